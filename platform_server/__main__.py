@@ -1,0 +1,4 @@
+from platform_server.cli import main
+
+if __name__ == "__main__":
+    main()

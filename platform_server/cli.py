@@ -1,0 +1,71 @@
+"""Command line: `serve` (default), `migrate`, `create-admin`."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import logging
+import signal
+import sys
+
+from platform_server.config import Config, load_config
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="platform-server", description="Self-hosted agent platform server")
+    p.add_argument("command", nargs="?", default="serve", choices=("serve", "migrate", "create-admin"))
+    p.add_argument("--host")
+    p.add_argument("--port", type=int)
+    p.add_argument("--data-dir", dest="data_dir")
+    p.add_argument("--config", dest="config_file", help="TOML settings file")
+    p.add_argument("--username", default="admin", help="create-admin: the admin's username")
+    return p
+
+
+def _config(args: argparse.Namespace) -> Config:
+    return load_config(args.config_file, overrides={"host": args.host, "port": args.port, "data_dir": args.data_dir})
+
+
+async def serve(config: Config) -> None:
+    """Run the server until SIGINT/SIGTERM."""
+    from platform_server.app import listen, make_app, start_features, stop_features
+
+    app, platform = make_app(config)
+    await start_features(platform)
+    server = listen(app, config)
+    logging.getLogger("platform_server").info("listening on http://%s:%s", config.host, config.port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    server.stop()
+    await stop_features(platform)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    config = _config(args)
+    logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.command == "serve":
+        asyncio.run(serve(config))
+    elif args.command == "migrate":
+        from platform_server.app import make_app
+
+        make_app(config)
+        print("migrations applied")
+    elif args.command == "create-admin":
+        from platform_server.app import make_app
+        from platform_server.features.auth import service as auth
+        from platform_server.features.setup import service as setup
+
+        make_app(config)
+        password = getpass.getpass("Admin password (8+ characters): ")
+        if len(password) < 8:
+            sys.exit("password too short")
+        setup.create_admin(args.username, auth.hash_password(password), None, None)
+        print(f"admin {args.username!r} created")
+
+
+if __name__ == "__main__":
+    main()

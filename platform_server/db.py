@@ -1,0 +1,146 @@
+"""The SQLite database (apsw, WAL), the model base class and the numbered-migrations runner."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from typing import Any, Callable, Iterable, Sequence
+
+import peewee
+from playhouse.apsw_ext import APSWDatabase
+
+from platform_server.ids import next_id
+
+log = logging.getLogger(__name__)
+
+database = peewee.DatabaseProxy()
+
+PRAGMAS = (
+    ("journal_mode", "wal"),
+    ("foreign_keys", 1),
+    ("busy_timeout", 5000),
+    ("synchronous", "normal"),
+    ("cache_size", -16000),
+)
+
+
+def open_database(path: str) -> APSWDatabase:
+    """Open (or create) the SQLite file and bind it to every model."""
+    db = APSWDatabase(path, pragmas=PRAGMAS, timeout=5)
+    database.initialize(db)
+    db.connect(reuse_if_open=True)
+    return db
+
+
+def close_database() -> None:
+    """Close this thread's connection, if any."""
+    if database.obj is not None and not database.is_closed():
+        database.close()
+
+
+def utcnow() -> dt.datetime:
+    """Current UTC time, naive, millisecond precision (the storage convention)."""
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    return now.replace(microsecond=(now.microsecond // 1000) * 1000)
+
+
+def iso(value: dt.datetime | None) -> str | None:
+    """ISO 8601 UTC with Z, as the API sends timestamps."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value)
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    text = value.isoformat(timespec="milliseconds" if value.microsecond else "seconds")
+    return text + "Z"
+
+
+def parse_iso(text: str) -> dt.datetime:
+    """Parse ISO 8601 (with Z or an offset, or naive UTC) into naive UTC."""
+    value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    if value.tzinfo is not None:
+        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+class DateTimeField(peewee.DateTimeField):
+    """Naive UTC datetime stored as sortable text with millisecond precision (apsw binds no datetime)."""
+
+    def db_value(self, value: Any) -> str | None:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            value = parse_iso(value)
+        return value.isoformat(sep=" ", timespec="milliseconds")
+
+
+class BooleanField(peewee.BooleanField):
+    """Boolean stored as 0/1."""
+
+    def db_value(self, value: Any) -> int | None:
+        return None if value is None else int(bool(value))
+
+
+class JSONField(peewee.TextField):
+    """A JSON document stored as text."""
+
+    def db_value(self, value: Any) -> str | None:
+        return None if value is None else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+    def python_value(self, value: str | None) -> Any:
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(peewee.Model):
+    id = peewee.BigIntegerField(primary_key=True, default=next_id)
+
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class SchemaMigration(peewee.Model):
+    name = peewee.CharField(primary_key=True)
+    applied_at = DateTimeField(default=utcnow)
+
+    class Meta:
+        database = database
+        table_name = "schema_migration"
+
+
+Migration = tuple[str, Callable[[peewee.Database], None]]
+
+
+def create_tables(*models: type[peewee.Model]) -> Callable[[peewee.Database], None]:
+    """A migration step that creates the given tables."""
+    return lambda db: db.create_tables(models, safe=True)
+
+
+def run_migrations(migrations: Sequence[Migration]) -> list[str]:
+    """Apply, in order, each numbered migration not yet recorded; returns the names applied."""
+    db = database.obj
+    db.create_tables([SchemaMigration], safe=True)
+    done = {row.name for row in SchemaMigration.select()}
+    applied: list[str] = []
+    for name, step in migrations:
+        if name in done:
+            continue
+        with db.atomic():
+            step(db)
+            SchemaMigration.create(name=name)
+        applied.append(name)
+        log.info("migration applied: %s", name)
+    return applied
+
+
+def chunks(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
+    """Split items into lists of at most size (SQLite's variable limit)."""
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,37 @@
+"""The audit events page (workspace admin)."""
+from __future__ import annotations
+
+from platform_server.db import parse_iso
+from platform_server.features.audit import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.errors import BadRequest
+from platform_server.web.pagination import page_request
+from platform_server.web.routing import route
+
+
+class AuditEventsHandler(ApiHandler):
+    access = {"GET": "admin"}
+    tags = ("Audit",)
+
+    def get(self) -> None:
+        """Audit events of the workspace, newest first; filters action, resourceType, startTime, endTime."""
+        caller = self.require_caller()
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
+                           self.config.max_page_size)
+        times = {}
+        for name in ("startTime", "endTime"):
+            raw = self.get_query_argument(name, None)
+            if raw:
+                try:
+                    times[name] = parse_iso(raw)
+                except ValueError:
+                    raise BadRequest(f"Invalid value for parameter '{name}': expected ISO 8601 date-time")
+        self.ok(service.page_events(
+            caller.workspace_id, req,
+            action=self.get_query_argument("action", None),
+            resource_type=self.get_query_argument("resourceType", None),
+            start=times.get("startTime"), end=times.get("endTime"),
+        ))
+
+
+ROUTES = [route("/api/v1/audit/events", AuditEventsHandler)]

@@ -1,0 +1,65 @@
+"""Record audit events and page through them."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from platform_server.db import iso
+from platform_server.features.audit.models import AuditEvent
+from platform_server.web.context import Caller
+from platform_server.web.pagination import PageRequest, paginate
+
+
+def record(
+    actor: Caller | None,
+    action: str,
+    resource_type: str,
+    resource_id: Any,
+    detail: str = "",
+    workspace_id: int | None = None,
+) -> None:
+    """Write one audit event (call inside the same transaction as the change)."""
+    AuditEvent.create(
+        workspace_id=workspace_id if workspace_id is not None else (actor.workspace_id if actor else 1),
+        actor_user_id=actor.user_id if actor else None,
+        actor_username=actor.username if actor else None,
+        action=action,
+        resource_type=resource_type,
+        resource_id=None if resource_id is None else str(resource_id),
+        detail=detail[:500],
+    )
+
+
+def to_dict(e: AuditEvent) -> dict[str, Any]:
+    return {
+        "id": str(e.id),
+        "workspaceId": str(e.workspace_id),
+        "actorUserId": None if e.actor_user_id is None else str(e.actor_user_id),
+        "actorUsername": e.actor_username,
+        "action": e.action,
+        "resourceType": e.resource_type,
+        "resourceId": e.resource_id,
+        "detail": e.detail,
+        "createTime": iso(e.create_time),
+    }
+
+
+def page_events(
+    workspace_id: int,
+    req: PageRequest,
+    action: str | None = None,
+    resource_type: str | None = None,
+    start: dt.datetime | None = None,
+    end: dt.datetime | None = None,
+) -> dict[str, Any]:
+    """Newest-first page of a workspace's audit events with optional filters."""
+    q = AuditEvent.select().where(AuditEvent.workspace_id == workspace_id)
+    if action:
+        q = q.where(AuditEvent.action == action.upper())
+    if resource_type:
+        q = q.where(AuditEvent.resource_type == resource_type.upper())
+    if start:
+        q = q.where(AuditEvent.create_time >= start)
+    if end:
+        q = q.where(AuditEvent.create_time <= end)
+    return paginate(q.order_by(AuditEvent.create_time.desc(), AuditEvent.id.desc()), req, to_dict)

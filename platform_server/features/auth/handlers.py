@@ -1,0 +1,143 @@
+"""Login, personal access tokens, users, password change."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from platform_server.db import parse_iso
+from platform_server.features.auth import service
+from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
+from platform_server.web.errors import BadRequest, Unauthorized
+from platform_server.web.routing import route
+
+USERNAME_PATTERN = r"^[A-Za-z0-9_.@-]{3,64}$"
+
+
+class LoginRequest(BaseModel):
+    username: str = Field(min_length=1, max_length=128)
+    password: str = Field(min_length=1, max_length=256)
+
+
+class CreateTokenRequest(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    expiresAt: str | None = None
+
+    @field_validator("expiresAt")
+    @classmethod
+    def _iso(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                parse_iso(v)
+            except ValueError:
+                raise ValueError("must be an ISO 8601 date-time")
+        return v
+
+
+class CreateUserRequest(BaseModel):
+    username: str = Field(pattern=USERNAME_PATTERN)
+    password: str = Field(min_length=8, max_length=256)
+    nickname: str | None = Field(default=None, max_length=100)
+    email: str | None = Field(default=None, max_length=200)
+    role: Literal["admin", "user"] = "user"
+    enabled: bool = True
+
+
+class LoginHandler(ApiHandler):
+    access = {"POST": PUBLIC}
+    body_models = {"POST": LoginRequest}
+    tags = ("Authentication",)
+
+    async def post(self) -> None:
+        """Log in with username and password; returns a JWT."""
+        req = self.body(LoginRequest)
+        address = self.request.remote_ip or "?"
+        limiter = self.platform.login_limiter
+        limiter.check(req.username, address)
+        user = service.find_active_user(req.username)
+        valid = await run_blocking(service.check_password, req.password, user.password_hash if user else service._DUMMY_HASH)
+        if not user or not valid:
+            limiter.failed(req.username, address)
+            raise Unauthorized("Invalid username or password")
+        if not user.enabled:
+            limiter.failed(req.username, address)
+            raise Unauthorized("User is disabled")
+        limiter.succeeded(req.username)
+        self.ok(service.login_response(user, self.platform.jwt.issue(user.id, user.username, user.role)))
+
+
+class TokensHandler(ApiHandler):
+    access = {"GET": LOGIN, "POST": LOGIN}
+    body_models = {"POST": CreateTokenRequest}
+    tags = ("Authentication",)
+
+    def get(self) -> None:
+        """List the caller's personal access tokens (metadata only)."""
+        self.ok(service.list_pats(self.require_caller().user_id))
+
+    def post(self) -> None:
+        """Create a personal access token; the plaintext is shown once."""
+        req = self.body(CreateTokenRequest)
+        expires = parse_iso(req.expiresAt) if req.expiresAt else None
+        self.ok(service.create_pat(self.require_caller(), req.name, expires))
+
+
+class TokenHandler(ApiHandler):
+    access = {"DELETE": LOGIN}
+    tags = ("Authentication",)
+
+    def delete(self, id: int) -> None:
+        """Revoke one of the caller's tokens (soft delete)."""
+        service.revoke_pat(self.require_caller(), id)
+        self.ok(None)
+
+
+class UsersHandler(ApiHandler):
+    access = {"GET": GLOBAL_ADMIN, "POST": GLOBAL_ADMIN}
+    body_models = {"POST": CreateUserRequest}
+    tags = ("Authentication",)
+
+    def get(self) -> None:
+        """List users (global admin)."""
+        self.ok(service.list_users())
+
+    async def post(self) -> None:
+        """Create a user (global admin); they join workspace 1 as member."""
+        req = self.body(CreateUserRequest)
+        if service.find_active_user(req.username) is not None:
+            raise BadRequest("username: already exists")
+        password_hash = await run_blocking(service.hash_password, req.password)
+        user = service.create_user(
+            self.require_caller(), req.username, password_hash, req.nickname, req.email, req.role, req.enabled
+        )
+        self.ok(service.user_to_dict(user))
+
+
+class PasswordHandler(ApiHandler):
+    access = {"PUT": LOGIN}
+    tags = ("Authentication",)
+
+    async def put(self, id: int) -> None:
+        """Change the caller's own password (`oldPassword`, `newPassword` query parameters)."""
+        caller = self.require_caller()
+        old = self.get_query_argument("oldPassword", None)
+        new = self.get_query_argument("newPassword", None)
+        if not old:
+            raise BadRequest("oldPassword: must not be blank")
+        if not new or len(new) < 8:
+            raise BadRequest("newPassword: size must be at least 8")
+        user = service.get_user(caller.user_id)
+        if not await run_blocking(service.check_password, old, user.password_hash):
+            raise BadRequest("oldPassword: does not match")
+        service.set_password(caller, user, await run_blocking(service.hash_password, new))
+        self.ok(None)
+
+
+ROUTES = [
+    route("/api/v1/auth/login", LoginHandler),
+    route("/api/v1/auth/tokens", TokensHandler),
+    route("/api/v1/auth/tokens/{id}", TokenHandler),
+    route("/api/v1/auth/users", UsersHandler),
+    route("/api/v1/auth/users/{id}/password", PasswordHandler),
+]

@@ -1,0 +1,233 @@
+"""Users, passwords, login rate limits, personal access tokens and token resolution."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import secrets
+import time
+from collections import defaultdict, deque
+from typing import Any
+
+import bcrypt
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.auth.models import AccessToken, User
+from platform_server.features.auth.tokens import JwtIssuer
+from platform_server.web.context import Caller, Principal
+from platform_server.web.errors import BadRequest, NotFound, TooManyRequests, Unauthorized
+
+PAT_PREFIX = "mc_"
+_LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
+
+
+# ---- passwords (blocking: call from an executor) ---------------------------
+
+def hash_password(password: str) -> str:
+    return bcrypt.hashpw(password.encode()[:72], bcrypt.gensalt(rounds=10)).decode()
+
+
+def check_password(password: str, password_hash: str) -> bool:
+    try:
+        return bcrypt.checkpw(password.encode()[:72], password_hash.encode())
+    except ValueError:
+        return False
+
+
+# A hash to compare against when the user does not exist, so timing does not reveal usernames.
+_DUMMY_HASH = bcrypt.hashpw(b"not-a-password", bcrypt.gensalt(rounds=10)).decode()
+
+
+class LoginLimiter:
+    """Failures per username and per client address in a sliding window; lockout after the limit."""
+
+    def __init__(self, per_user: int, per_address: int, window_s: float) -> None:
+        self.per_user, self.per_address, self.window_s = per_user, per_address, window_s
+        self._failures: dict[str, deque[float]] = defaultdict(deque)
+        self._locked_until: dict[str, float] = {}
+
+    def _key_state(self, key: str, limit: int, now: float) -> bool:
+        if self._locked_until.get(key, 0) > now:
+            return True
+        q = self._failures.get(key)
+        while q and q[0] < now - self.window_s:
+            q.popleft()
+        return False
+
+    def check(self, username: str, address: str) -> None:
+        now = time.monotonic()
+        if self._key_state("u:" + username.lower(), self.per_user, now) or self._key_state(
+            "a:" + address, self.per_address, now
+        ):
+            raise TooManyRequests("Too many failed login attempts, try again later")
+
+    def failed(self, username: str, address: str) -> None:
+        now = time.monotonic()
+        for key, limit in (("u:" + username.lower(), self.per_user), ("a:" + address, self.per_address)):
+            q = self._failures[key]
+            q.append(now)
+            while q and q[0] < now - self.window_s:
+                q.popleft()
+            if len(q) >= limit:
+                self._locked_until[key] = now + self.window_s
+                q.clear()
+
+    def succeeded(self, username: str) -> None:
+        self._failures.pop("u:" + username.lower(), None)
+
+
+# ---- users -----------------------------------------------------------------
+
+def user_to_dict(u: User) -> dict[str, Any]:
+    """A user as the API shows it: never the password or its hash."""
+    return {
+        "id": str(u.id),
+        "username": u.username,
+        "nickname": u.nickname,
+        "email": u.email,
+        "role": u.role,
+        "enabled": u.enabled,
+        "createTime": iso(u.create_time),
+    }
+
+
+def login_response(u: User, token: str) -> dict[str, Any]:
+    return {"id": str(u.id), "token": token, "username": u.username, "nickname": u.nickname, "role": u.role}
+
+
+def find_active_user(username: str) -> User | None:
+    return User.get_or_none((User.username == username) & (User.deleted == False))  # noqa: E712
+
+
+def has_admin() -> bool:
+    return User.select().where((User.role == "admin") & (User.deleted == False)).exists()  # noqa: E712
+
+
+def create_user(
+    actor: Caller | None,
+    username: str,
+    password_hash: str,
+    nickname: str | None = None,
+    email: str | None = None,
+    role: str = "user",
+    enabled: bool = True,
+    workspace_role: str = "member",
+) -> User:
+    """Create a user and make them a member of workspace 1 (owner for the first admin)."""
+    from platform_server.features.workspaces import service as workspaces
+
+    with database.atomic():
+        if User.select().where(User.username == username).exists():
+            raise BadRequest("username: already exists")
+        user = User.create(
+            username=username, password_hash=password_hash, nickname=nickname or username,
+            email=email, role=role, enabled=enabled,
+        )
+        workspaces.add_membership(1, user.id, workspace_role)
+        audit.record(actor, "CREATE", "USER", user.id, f"user {username} ({role})", workspace_id=1)
+    return user
+
+
+def list_users() -> list[dict[str, Any]]:
+    return [user_to_dict(u) for u in User.select().where(User.deleted == False).order_by(User.id)]  # noqa: E712
+
+
+def set_password(actor: Caller, user: User, new_hash: str) -> None:
+    """Replace the password; JWTs issued before now stop working."""
+    with database.atomic():
+        User.update(password_hash=new_hash, password_changed_at=utcnow(), update_time=utcnow()).where(
+            User.id == user.id
+        ).execute()
+        audit.record(actor, "UPDATE", "USER", user.id, "password changed")
+
+
+# ---- token resolution ------------------------------------------------------
+
+def authenticate(token: str, jwt_issuer: JwtIssuer) -> Principal | None:
+    """Resolve a JWT or PAT to its principal; None when invalid, expired, revoked or the user is disabled."""
+    if token.startswith(PAT_PREFIX):
+        return _authenticate_pat(token)
+    claims = jwt_issuer.verify(token)
+    if claims is None:
+        return None
+    user = User.get_or_none(User.id == int(claims["userId"]))
+    if user is None or not user.enabled or user.deleted or user.username != claims["sub"]:
+        return None
+    if int(claims["iat"]) < int(user.password_changed_at.replace(tzinfo=dt.timezone.utc).timestamp()):
+        return None
+    return Principal(user.id, user.username, user.role, "jwt", float(claims["exp"]), user.nickname)
+
+
+def _authenticate_pat(token: str) -> Principal | None:
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    row = (
+        AccessToken.select(AccessToken, User)
+        .join(User)
+        .where((AccessToken.token_hash == digest) & AccessToken.deleted_at.is_null())
+        .first()
+    )
+    if row is None:
+        return None
+    now = utcnow()
+    user = row.user
+    if (row.expires_at is not None and row.expires_at <= now) or not user.enabled or user.deleted:
+        return None
+    if row.last_used_at is None or now - row.last_used_at > _LAST_USED_RESOLUTION:
+        AccessToken.update(last_used_at=now).where(AccessToken.id == row.id).execute()
+    return Principal(user.id, user.username, user.role, "pat", None, user.nickname)
+
+
+# ---- personal access tokens --------------------------------------------------
+
+def pat_to_dict(t: AccessToken) -> dict[str, Any]:
+    return {
+        "id": str(t.id),
+        "name": t.name,
+        "tokenPrefix": t.token_prefix,
+        "createTime": iso(t.create_time),
+        "expiresAt": iso(t.expires_at),
+        "lastUsedAt": iso(t.last_used_at),
+    }
+
+
+def create_pat(caller: Caller, name: str, expires_at: dt.datetime | None) -> dict[str, Any]:
+    """Create a PAT; the plaintext is returned here and never again."""
+    if expires_at is not None and expires_at <= utcnow():
+        raise BadRequest("expiresAt: must be in the future")
+    plaintext = PAT_PREFIX + secrets.token_urlsafe(32)
+    with database.atomic():
+        row = AccessToken.create(
+            user=caller.user_id, name=name, token_hash=hashlib.sha256(plaintext.encode()).hexdigest(),
+            token_prefix=plaintext[:8], expires_at=expires_at,
+        )
+        audit.record(caller, "CREATE", "TOKEN", row.id, f"personal access token {name}")
+    return {
+        "id": str(row.id), "name": row.name, "token": plaintext, "tokenPrefix": row.token_prefix,
+        "createTime": iso(row.create_time), "expiresAt": iso(row.expires_at),
+    }
+
+
+def list_pats(user_id: int) -> list[dict[str, Any]]:
+    q = AccessToken.select().where((AccessToken.user == user_id) & AccessToken.deleted_at.is_null())
+    return [pat_to_dict(t) for t in q.order_by(AccessToken.create_time.desc())]
+
+
+def revoke_pat(caller: Caller, token_id: int) -> None:
+    """Soft-delete one of the caller's own PATs."""
+    with database.atomic():
+        updated = (
+            AccessToken.update(deleted_at=utcnow())
+            .where((AccessToken.id == token_id) & (AccessToken.user == caller.user_id) & AccessToken.deleted_at.is_null())
+            .execute()
+        )
+        if not updated:
+            raise NotFound("Token not found")
+        audit.record(caller, "DELETE", "TOKEN", token_id, "personal access token revoked")
+
+
+def get_user(user_id: int) -> User:
+    user = User.get_or_none((User.id == user_id) & (User.deleted == False))  # noqa: E712
+    if user is None:
+        raise Unauthorized()
+    return user
+

@@ -1,0 +1,53 @@
+"""JWT issue/verify (HS256) and the JWT secret kept in the data dir."""
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from typing import Any
+
+import jwt
+
+
+def load_secret(configured: str, data_dir: str) -> bytes:
+    """The configured secret, or one generated on first start and kept (mode 0600)."""
+    if configured:
+        secret = configured.encode()
+    else:
+        path = os.path.join(data_dir, "jwt_secret")
+        if os.path.exists(path):
+            with open(path, "rb") as fh:
+                secret = fh.read().strip()
+        else:
+            secret = secrets.token_urlsafe(32).encode()
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(secret)
+    if len(secret) < 32:
+        raise SystemExit("jwt_secret must be at least 32 bytes")
+    return secret
+
+
+class JwtIssuer:
+    """Signs and verifies the platform's JWTs."""
+
+    def __init__(self, secret: bytes, ttl_ms: int) -> None:
+        self._secret = secret
+        self.ttl_ms = ttl_ms
+
+    def issue(self, user_id: int, username: str, role: str) -> str:
+        now = int(time.time())
+        claims = {"sub": username, "userId": str(user_id), "role": role, "iat": now, "exp": now + self.ttl_ms // 1000}
+        return jwt.encode(claims, self._secret, algorithm="HS256")
+
+    def verify(self, token: str) -> dict[str, Any] | None:
+        """The claims of a valid, unexpired HS256 token; None otherwise."""
+        try:
+            claims = jwt.decode(
+                token, self._secret, algorithms=["HS256"], options={"require": ["exp", "iat", "sub", "userId"]}
+            )
+        except jwt.PyJWTError:
+            return None
+        if not str(claims.get("userId", "")).isdigit():
+            return None
+        return claims

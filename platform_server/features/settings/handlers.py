@@ -1,0 +1,103 @@
+"""Settings, language, sidecar and feature flags."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, RootModel
+
+from platform_server.features.settings import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
+from platform_server.web.errors import BadRequest
+from platform_server.web.routing import route
+
+
+class SettingsUpdate(RootModel[dict[str, Any]]):
+    pass
+
+
+class LanguageRequest(BaseModel):
+    language: Literal["en-US", "zh-CN"]
+
+
+class SidecarRequest(BaseModel):
+    enabled: bool = False
+    provider: str | None = Field(default=None, max_length=100)
+    modelName: str | None = Field(default=None, max_length=200)
+
+
+class FlagRequest(BaseModel):
+    enabled: bool
+
+
+class SettingsHandler(ApiHandler):
+    access = {"GET": LOGIN, "PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": SettingsUpdate}
+    tags = ("Settings",)
+
+    def get(self) -> None:
+        """All system settings with their defaults."""
+        self.ok(service.get_all())
+
+    def put(self) -> None:
+        """Save some settings (global admin)."""
+        data = self.json_body()
+        if not isinstance(data, dict):
+            raise BadRequest("Request body must be a JSON object")
+        self.ok(service.save(self.require_caller(), data))
+
+
+class LanguageHandler(ApiHandler):
+    access = {"GET": PUBLIC, "PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": LanguageRequest}
+    tags = ("Settings",)
+
+    def get(self) -> None:
+        """The system language (public: the login page uses it)."""
+        self.ok({"language": service.get("language")})
+
+    def put(self) -> None:
+        """Set the system language (global admin)."""
+        req = self.body(LanguageRequest)
+        service.save(self.require_caller(), {"language": req.language})
+        self.ok({"language": req.language})
+
+
+class SidecarHandler(ApiHandler):
+    access = {"PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": SidecarRequest}
+    tags = ("Settings",)
+
+    def put(self) -> None:
+        """Save the multimodal sidecar (a vision model that describes images for text-only models)."""
+        req = self.body(SidecarRequest)
+        self.ok(service.save_sidecar(self.require_caller(), req.enabled, req.provider, req.modelName))
+
+
+class FlagsHandler(ApiHandler):
+    access = {"GET": LOGIN}
+    tags = ("Feature flags",)
+
+    def get(self) -> None:
+        """All feature flags."""
+        self.ok(service.list_flags())
+
+
+class FlagHandler(ApiHandler):
+    access = {"PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": FlagRequest}
+    tags = ("Feature flags",)
+
+    def put(self, flagKey: str) -> None:
+        """Turn a feature flag on or off (global admin)."""
+        req = self.body(FlagRequest)
+        self.ok(service.set_flag(self.require_caller(), flagKey, req.enabled))
+
+
+ROUTES = [
+    route("/api/v1/settings", SettingsHandler),
+    route("/api/v1/settings/language", LanguageHandler),
+    route("/api/v1/settings/sidecar", SidecarHandler),
+    route("/api/v1/feature-flags", FlagsHandler),
+    route("/api/v1/feature-flags/{flagKey}", FlagHandler),
+]

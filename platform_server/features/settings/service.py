@@ -1,0 +1,108 @@
+"""System settings with defaults, the public language, the sidecar config and feature flags."""
+from __future__ import annotations
+
+import zoneinfo
+from typing import Any
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.settings.models import FeatureFlag, Setting
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, NotFound
+
+LANGUAGES = ("en-US", "zh-CN")
+DEFAULT_SIDECAR = {"enabled": False, "provider": None, "modelName": None}
+
+DEFAULTS: dict[str, Any] = {
+    "language": "en-US",
+    "siteName": "Agent Platform",
+    "timezone": "UTC",
+    "welcomeMessage": "",
+    "sidecar": DEFAULT_SIDECAR,
+}
+
+FLAGS: dict[str, tuple[bool, str]] = {
+    "talk_mode": (False, "Voice conversations over the talk WebSocket"),
+    "wiki": (True, "Knowledge bases (LLM wiki)"),
+    "dreaming": (False, "Nightly memory consolidation"),
+    "workflows": (True, "Workflow editor and runs"),
+    "channels": (True, "External messaging channels"),
+    "skills_curator": (False, "Autonomous skill curation"),
+    "team_runs": (False, "Multi-agent team runs"),
+}
+
+
+def _validate(key: str, value: Any) -> Any:
+    if key not in DEFAULTS:
+        raise BadRequest(f"{key}: unknown setting")
+    if key == "language" and value not in LANGUAGES:
+        raise BadRequest(f"language: must be one of {', '.join(LANGUAGES)}")
+    if key == "timezone":
+        try:
+            zoneinfo.ZoneInfo(str(value))
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise BadRequest("timezone: unknown IANA time zone")
+    if key in ("siteName", "welcomeMessage") and (not isinstance(value, str) or len(value) > 2000):
+        raise BadRequest(f"{key}: must be a string of at most 2000 characters")
+    return value
+
+
+def get_all() -> dict[str, Any]:
+    values = dict(DEFAULTS)
+    for row in Setting.select():
+        values[row.key] = row.value
+    return values
+
+
+def get(key: str) -> Any:
+    row = Setting.get_or_none(Setting.key == key)
+    return DEFAULTS.get(key) if row is None else row.value
+
+
+def save(caller: Caller | None, changes: dict[str, Any]) -> dict[str, Any]:
+    """Save some settings (validated first: nothing is half-written)."""
+    clean = {k: _validate(k, v) for k, v in changes.items()}
+    with database.atomic():
+        for key, value in clean.items():
+            Setting.insert(key=key, value=value, update_time=utcnow()).on_conflict_replace().execute()
+        if clean:
+            audit.record(caller, "UPDATE", "SETTINGS", None, "settings: " + ", ".join(sorted(clean)))
+    return get_all()
+
+
+def save_sidecar(caller: Caller, enabled: bool, provider: str | None, model_name: str | None) -> dict[str, Any]:
+    if enabled and not (provider and model_name):
+        raise BadRequest("provider: required with modelName when the sidecar is enabled")
+    value = {"enabled": enabled, "provider": provider, "modelName": model_name}
+    save(caller, {"sidecar": value})
+    return value
+
+
+def seed_flags() -> None:
+    for key, (enabled, description) in FLAGS.items():
+        FeatureFlag.insert(key=key, enabled=enabled, description=description).on_conflict_ignore().execute()
+
+
+def flag_to_dict(f: FeatureFlag) -> dict[str, Any]:
+    return {"key": f.key, "enabled": f.enabled, "description": f.description, "updateTime": iso(f.update_time)}
+
+
+def list_flags() -> list[dict[str, Any]]:
+    return [flag_to_dict(f) for f in FeatureFlag.select().order_by(FeatureFlag.key)]
+
+
+def flag_enabled(key: str) -> bool:
+    row = FeatureFlag.get_or_none(FeatureFlag.key == key)
+    return bool(row and row.enabled)
+
+
+def set_flag(caller: Caller, key: str, enabled: bool) -> dict[str, Any]:
+    with database.atomic():
+        flag = FeatureFlag.get_or_none(FeatureFlag.key == key)
+        if flag is None:
+            raise NotFound("Feature flag not found")
+        flag.enabled = enabled
+        flag.update_time = utcnow()
+        flag.save()
+        audit.record(caller, "UPDATE", "FEATURE_FLAG", key, f"{key} -> {enabled}")
+    return flag_to_dict(flag)

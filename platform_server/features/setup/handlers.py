@@ -1,0 +1,61 @@
+"""First-run setup routes."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.auth import service as auth
+from platform_server.features.auth.handlers import USERNAME_PATTERN
+from platform_server.features.setup import service
+from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.web.context import LOGIN, PUBLIC
+from platform_server.web.errors import BadRequest
+from platform_server.web.routing import route
+
+
+class InitRequest(BaseModel):
+    username: str = Field(default="admin", pattern=USERNAME_PATTERN)
+    password: str = Field(min_length=8, max_length=256)
+    nickname: str | None = Field(default=None, max_length=100)
+    language: Literal["en-US", "zh-CN"] = "en-US"
+
+
+class StatusHandler(ApiHandler):
+    access = {"GET": PUBLIC}
+    tags = ("Setup",)
+
+    def get(self) -> None:
+        """Whether the platform has its admin yet."""
+        self.ok(service.status())
+
+
+class InitHandler(ApiHandler):
+    access = {"POST": PUBLIC}
+    body_models = {"POST": InitRequest}
+    tags = ("Setup",)
+
+    async def post(self) -> None:
+        """Create the global admin (only while none exists) and log them in."""
+        req = self.body(InitRequest)
+        if auth.has_admin():
+            raise BadRequest("Already initialized")
+        password_hash = await run_blocking(auth.hash_password, req.password)
+        user = service.create_admin(req.username, password_hash, req.nickname, req.language)
+        self.ok(auth.login_response(user, self.platform.jwt.issue(user.id, user.username, user.role)))
+
+
+class OnboardingHandler(ApiHandler):
+    access = {"GET": LOGIN}
+    tags = ("Setup",)
+
+    def get(self) -> None:
+        """Which first-run steps are done (provider, agent, first chat)."""
+        self.ok(service.onboarding(self.require_caller().user_id))
+
+
+ROUTES = [
+    route("/api/v1/setup/status", StatusHandler),
+    route("/api/v1/setup/init", InitHandler),
+    route("/api/v1/setup/onboarding-status", OnboardingHandler),
+]

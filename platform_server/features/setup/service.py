@@ -1,0 +1,47 @@
+"""First-run setup: the global admin, created once (by the API or headless from the environment)."""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from platform_server import __version__
+from platform_server.features.auth import service as auth
+from platform_server.features.auth.models import User
+from platform_server.features.settings import service as settings
+from platform_server.web.errors import BadRequest
+
+log = logging.getLogger(__name__)
+
+# Other areas add onboarding steps: name -> callable(user_id) -> bool
+ONBOARDING_STEPS: dict[str, Any] = {}
+
+
+def status() -> dict[str, Any]:
+    admin = auth.has_admin()
+    return {"initialized": admin, "hasAdmin": admin, "version": __version__}
+
+
+def create_admin(username: str, password_hash: str, nickname: str | None, language: str | None) -> User:
+    """Create the global admin as owner of workspace 1; refused once an admin exists."""
+    if auth.has_admin():
+        raise BadRequest("Already initialized")
+    user = auth.create_user(None, username, password_hash, nickname, None, "admin", True, workspace_role="owner")
+    if language:
+        settings.save(None, {"language": language})
+    return user
+
+
+def ensure_headless_admin(username: str, password: str) -> None:
+    """Create the admin from PLATFORM_ADMIN_PASSWORD at start when none exists."""
+    if not password or auth.has_admin():
+        return
+    if len(password) < 8:
+        raise SystemExit("PLATFORM_ADMIN_PASSWORD must be at least 8 characters")
+    create_admin(username or "admin", auth.hash_password(password), None, None)
+    log.info("created admin user %r from the environment", username)
+
+
+def onboarding(user_id: int) -> dict[str, Any]:
+    steps = {name: bool(check(user_id)) for name, check in ONBOARDING_STEPS.items()}
+    steps["adminCreated"] = auth.has_admin()
+    return {"completed": all(steps.values()), "steps": steps, **status()}

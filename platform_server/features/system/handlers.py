@@ -1,0 +1,31 @@
+"""Health and browser diagnostics."""
+from __future__ import annotations
+
+from platform_server.features.system import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import GLOBAL_ADMIN, LOGIN
+from platform_server.web.routing import route
+
+
+class HealthHandler(ApiHandler):
+    access = {"GET": LOGIN}
+    tags = ("System",)
+
+    def get(self) -> None:
+        """Database reachable, version, uptime."""
+        self.ok(service.health(self.platform.started_at))
+
+
+class BrowserHealthHandler(ApiHandler):
+    access = {"GET": GLOBAL_ADMIN}
+    tags = ("System",)
+
+    async def get(self) -> None:
+        """Whether a headless browser can be launched on this machine."""
+        self.ok(await service.browser_health())
+
+
+ROUTES = [
+    route("/api/v1/system/health", HealthHandler),
+    route("/api/v1/system/browser-health", BrowserHealthHandler),
+]

@@ -1,0 +1,60 @@
+"""Health of the process and whether a headless browser can be launched here."""
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+from typing import Any
+
+from platform_server import __version__
+from platform_server.db import database
+
+BROWSER_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+BROWSER_FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+)
+
+
+def health(started_at: float) -> dict[str, Any]:
+    """Database reachability, version and uptime."""
+    try:
+        database.execute_sql("SELECT 1").fetchone()
+        db_state = "UP"
+    except Exception as exc:  # noqa: BLE001 - reported, not raised: this is the health route
+        db_state = f"DOWN: {type(exc).__name__}"
+    return {
+        "status": "UP" if db_state == "UP" else "DOWN",
+        "database": db_state,
+        "version": __version__,
+        "uptimeSeconds": round(time.time() - started_at, 3),
+    }
+
+
+async def browser_health(timeout_s: float = 20.0) -> dict[str, Any]:
+    """Try to launch a headless browser and render about:blank."""
+    executable = next((p for p in map(shutil.which, BROWSER_CANDIDATES) if p), None)
+    if executable is None:
+        return {"available": False, "launched": False, "executable": None, "error": "no Chromium executable found"}
+    start = time.monotonic()
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="browser-health-") as profile:
+        proc = await asyncio.create_subprocess_exec(
+            executable, *BROWSER_FLAGS, f"--user-data-dir={profile}", "--dump-dom", "about:blank",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
+        except asyncio.TimeoutError:
+            proc.kill()
+            await proc.wait()
+            return {"available": True, "launched": False, "executable": executable, "error": "launch timed out"}
+    launched = proc.returncode == 0 and b"<html" in out.lower()
+    return {
+        "available": True,
+        "launched": launched,
+        "executable": executable,
+        "durationMs": int((time.monotonic() - start) * 1000),
+        "error": None if launched else err.decode("utf-8", "replace")[-500:],
+    }

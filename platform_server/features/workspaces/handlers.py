@@ -1,0 +1,116 @@
+"""Workspaces and members; the role check uses the path's workspace id."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.workspaces import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import LOGIN
+from platform_server.web.routing import route
+
+Role = Literal["owner", "admin", "member", "viewer"]
+
+
+class WorkspaceRequest(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    description: str | None = Field(default=None, max_length=2000)
+
+
+class WorkspaceUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    description: str | None = Field(default=None, max_length=2000)
+
+
+class MemberRequest(BaseModel):
+    userId: int
+    role: Role
+
+
+class MemberRoleRequest(BaseModel):
+    role: Role
+
+
+class WorkspacesHandler(ApiHandler):
+    access = {"GET": LOGIN, "POST": LOGIN}
+    body_models = {"POST": WorkspaceRequest}
+    tags = ("Workspaces",)
+
+    def get(self) -> None:
+        """The caller's workspaces with `memberRole` and `effectiveRole`."""
+        self.ok(service.list_for(self.require_caller()))
+
+    def post(self) -> None:
+        """Create a workspace; the caller becomes owner."""
+        req = self.body(WorkspaceRequest)
+        self.ok(service.create(self.require_caller(), req.name, req.description))
+
+
+class WorkspaceHandler(ApiHandler):
+    access = {"GET": LOGIN, "PUT": LOGIN, "DELETE": LOGIN}
+    body_models = {"PUT": WorkspaceUpdate}
+    tags = ("Workspaces",)
+
+    def get(self, id: int) -> None:
+        """One workspace (viewer)."""
+        self.ok(service.get(self.require_caller(), id))
+
+    def put(self, id: int) -> None:
+        """Update name or description (admin)."""
+        req = self.body(WorkspaceUpdate)
+        self.ok(service.update(self.require_caller(), id, req.name, req.description))
+
+    def delete(self, id: int) -> None:
+        """Delete a workspace (owner); workspace 1 stays."""
+        service.delete(self.require_caller(), id)
+        self.ok(None)
+
+
+class AccessHandler(ApiHandler):
+    access = {"GET": LOGIN}
+    tags = ("Workspaces",)
+
+    def get(self, id: int) -> None:
+        """The caller's access capability in the workspace."""
+        self.ok(service.access(self.require_caller(), id))
+
+
+class MembersHandler(ApiHandler):
+    access = {"GET": LOGIN, "POST": LOGIN}
+    body_models = {"POST": MemberRequest}
+    tags = ("Workspaces",)
+
+    def get(self, id: int) -> None:
+        """Members of the workspace (viewer)."""
+        self.ok(service.members(self.require_caller(), id))
+
+    def post(self, id: int) -> None:
+        """Add a member (admin; only an owner grants owner)."""
+        req = self.body(MemberRequest)
+        self.ok(service.add_member(self.require_caller(), id, req.userId, req.role))
+
+
+class MemberHandler(ApiHandler):
+    access = {"PUT": LOGIN, "DELETE": LOGIN}
+    body_models = {"PUT": MemberRoleRequest}
+    tags = ("Workspaces",)
+
+    def put(self, id: int, targetUserId: int) -> None:
+        """Change a member's role (admin; the last owner stays)."""
+        req = self.body(MemberRoleRequest)
+        self.ok(service.update_member(self.require_caller(), id, targetUserId, req.role))
+
+    def delete(self, id: int, targetUserId: int) -> None:
+        """Remove a member (admin; the last owner stays)."""
+        service.remove_member(self.require_caller(), id, targetUserId)
+        self.ok(None)
+
+
+ROUTES = [
+    route("/api/v1/workspaces", WorkspacesHandler),
+    route("/api/v1/workspaces/{id}", WorkspaceHandler),
+    route("/api/v1/workspaces/{id}/access", AccessHandler),
+    route("/api/v1/workspaces/{id}/members", MembersHandler),
+    route("/api/v1/workspaces/{id}/members/{targetUserId}", MemberHandler),
+]

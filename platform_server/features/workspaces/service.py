@@ -1,0 +1,211 @@
+"""Workspaces, memberships and the role rules (owner > admin > member > viewer)."""
+from __future__ import annotations
+
+from typing import Any
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.workspaces.models import Workspace, WorkspaceMember
+from platform_server.web.context import ROLE_RANK, Caller
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
+
+DEFAULT_WORKSPACE_ID = 1
+
+
+def member_role(user_id: int, workspace_id: int) -> str | None:
+    """The user's membership role in a workspace, or None."""
+    row = (
+        WorkspaceMember.select(WorkspaceMember.role)
+        .where((WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.user_id == user_id))
+        .first()
+    )
+    return row.role if row else None
+
+
+def add_membership(workspace_id: int, user_id: int, role: str) -> None:
+    """Insert or update a membership (no checks: callers check)."""
+    WorkspaceMember.insert(workspace=workspace_id, user_id=user_id, role=role).on_conflict(
+        conflict_target=[WorkspaceMember.workspace, WorkspaceMember.user_id], update={WorkspaceMember.role: role}
+    ).execute()
+
+
+def effective_role(caller: Caller, workspace_id: int) -> str | None:
+    return "owner" if caller.is_global_admin else member_role(caller.user_id, workspace_id)
+
+
+def _get(workspace_id: int) -> Workspace:
+    ws = Workspace.get_or_none(Workspace.id == workspace_id)
+    if ws is None:
+        raise NotFound("Workspace not found")
+    return ws
+
+
+def require_role(caller: Caller, workspace_id: int, role: str) -> tuple[Workspace, str]:
+    """The workspace and the caller's effective role, or 404/403."""
+    ws = _get(workspace_id)
+    eff = effective_role(caller, workspace_id)
+    if eff is None:
+        raise Forbidden("Not a member of this workspace")
+    if ROLE_RANK[eff] < ROLE_RANK[role]:
+        raise Forbidden(f"Workspace role '{role}' required")
+    return ws, eff
+
+
+def to_dict(ws: Workspace, member: str | None, effective: str | None, member_count: int | None = None) -> dict[str, Any]:
+    data = {
+        "id": str(ws.id),
+        "name": ws.name,
+        "description": ws.description,
+        "creatorUserId": None if ws.creator_user_id is None else str(ws.creator_user_id),
+        "memberRole": member,
+        "effectiveRole": effective,
+        "createTime": iso(ws.create_time),
+        "updateTime": iso(ws.update_time),
+    }
+    if member_count is not None:
+        data["memberCount"] = member_count
+    return data
+
+
+def list_for(caller: Caller) -> list[dict[str, Any]]:
+    """The caller's workspaces (every workspace for a global admin)."""
+    roles = {
+        m.workspace_id: m.role
+        for m in WorkspaceMember.select().where(WorkspaceMember.user_id == caller.user_id)
+    }
+    q = Workspace.select().order_by(Workspace.id)
+    if not caller.is_global_admin:
+        q = q.where(Workspace.id.in_(list(roles) or [0]))
+    return [to_dict(ws, roles.get(ws.id), "owner" if caller.is_global_admin else roles.get(ws.id)) for ws in q]
+
+
+def get(caller: Caller, workspace_id: int) -> dict[str, Any]:
+    ws, eff = require_role(caller, workspace_id, "viewer")
+    count = WorkspaceMember.select().where(WorkspaceMember.workspace == ws.id).count()
+    return to_dict(ws, member_role(caller.user_id, ws.id), eff, count)
+
+
+def create(caller: Caller, name: str, description: str | None) -> dict[str, Any]:
+    """Create a workspace; the creator becomes its owner."""
+    with database.atomic():
+        ws = Workspace.create(name=name, description=description or "", creator_user_id=caller.user_id)
+        add_membership(ws.id, caller.user_id, "owner")
+        audit.record(caller, "CREATE", "WORKSPACE", ws.id, f"workspace {name}", workspace_id=ws.id)
+    return to_dict(ws, "owner", "owner", 1)
+
+
+def update(caller: Caller, workspace_id: int, name: str | None, description: str | None) -> dict[str, Any]:
+    ws, eff = require_role(caller, workspace_id, "admin")
+    with database.atomic():
+        if name is not None:
+            ws.name = name
+        if description is not None:
+            ws.description = description
+        ws.update_time = utcnow()
+        ws.save()
+        audit.record(caller, "UPDATE", "WORKSPACE", ws.id, f"workspace {ws.name}", workspace_id=ws.id)
+    return to_dict(ws, member_role(caller.user_id, ws.id), eff)
+
+
+def delete(caller: Caller, workspace_id: int) -> None:
+    if workspace_id == DEFAULT_WORKSPACE_ID:
+        raise BadRequest("The default workspace cannot be deleted")
+    ws, _ = require_role(caller, workspace_id, "owner")
+    with database.atomic():
+        ws.delete_instance(recursive=True)
+        audit.record(caller, "DELETE", "WORKSPACE", workspace_id, f"workspace {ws.name}", workspace_id=workspace_id)
+
+
+def access(caller: Caller, workspace_id: int) -> dict[str, Any]:
+    """What the caller may do in a workspace."""
+    _get(workspace_id)
+    member = member_role(caller.user_id, workspace_id)
+    eff = "owner" if caller.is_global_admin else member
+    rank = ROLE_RANK.get(eff or "", 0)
+    return {
+        "workspaceId": str(workspace_id),
+        "memberRole": member,
+        "effectiveRole": eff,
+        "globalAdmin": caller.is_global_admin,
+        "canRead": rank >= 1,
+        "canWrite": rank >= 2,
+        "canManage": rank >= 3,
+        "canDelete": rank >= 4,
+    }
+
+
+def members(caller: Caller, workspace_id: int) -> list[dict[str, Any]]:
+    from platform_server.features.auth.models import User
+
+    require_role(caller, workspace_id, "viewer")
+    rows = (
+        WorkspaceMember.select(WorkspaceMember, User)
+        .join(User, on=(WorkspaceMember.user_id == User.id))
+        .where((WorkspaceMember.workspace == workspace_id) & (User.deleted == False))  # noqa: E712
+        .order_by(WorkspaceMember.create_time)
+    )
+    return [
+        {
+            "userId": str(m.user_id), "username": m.user.username, "nickname": m.user.nickname,
+            "role": m.role, "createTime": iso(m.create_time),
+        }
+        for m in rows
+    ]
+
+
+def _owner_count(workspace_id: int) -> int:
+    return WorkspaceMember.select().where(
+        (WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.role == "owner")
+    ).count()
+
+
+def _check_grant(eff: str, current: str | None, new: str | None) -> None:
+    """Only an owner may grant owner or change/remove an owner."""
+    if eff != "owner" and (new == "owner" or current == "owner"):
+        raise Forbidden("Only an owner can grant or change the owner role")
+
+
+def add_member(caller: Caller, workspace_id: int, user_id: int, role: str) -> dict[str, Any]:
+    from platform_server.features.auth.models import User
+
+    _, eff = require_role(caller, workspace_id, "admin")
+    user = User.get_or_none((User.id == user_id) & (User.deleted == False))  # noqa: E712
+    if user is None:
+        raise NotFound("User not found")
+    current = member_role(user_id, workspace_id)
+    if current is not None:
+        raise BadRequest("userId: already a member of this workspace")
+    _check_grant(eff, current, role)
+    with database.atomic():
+        add_membership(workspace_id, user_id, role)
+        audit.record(caller, "CREATE", "WORKSPACE_MEMBER", user_id, f"{user.username} as {role}", workspace_id=workspace_id)
+    return {"userId": str(user_id), "username": user.username, "role": role}
+
+
+def update_member(caller: Caller, workspace_id: int, user_id: int, role: str) -> dict[str, Any]:
+    _, eff = require_role(caller, workspace_id, "admin")
+    current = member_role(user_id, workspace_id)
+    if current is None:
+        raise NotFound("Member not found")
+    _check_grant(eff, current, role)
+    with database.atomic():
+        if current == "owner" and role != "owner" and _owner_count(workspace_id) <= 1:
+            raise BadRequest("The last owner cannot be demoted")
+        add_membership(workspace_id, user_id, role)
+        audit.record(caller, "UPDATE", "WORKSPACE_MEMBER", user_id, f"role {current} -> {role}", workspace_id=workspace_id)
+    return {"userId": str(user_id), "role": role}
+
+
+def remove_member(caller: Caller, workspace_id: int, user_id: int) -> None:
+    _, eff = require_role(caller, workspace_id, "admin")
+    current = member_role(user_id, workspace_id)
+    if current is None:
+        raise NotFound("Member not found")
+    _check_grant(eff, current, None)
+    with database.atomic():
+        if current == "owner" and _owner_count(workspace_id) <= 1:
+            raise BadRequest("The last owner cannot be removed")
+        WorkspaceMember.delete().where(
+            (WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.user_id == user_id)
+        ).execute()
+        audit.record(caller, "DELETE", "WORKSPACE_MEMBER", user_id, f"removed ({current})", workspace_id=workspace_id)

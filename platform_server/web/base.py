@@ -1,0 +1,367 @@
+"""The one base handler: envelope, error path, auth before the handler, body limits, timeouts."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from typing import Any, Callable, TypeVar
+
+import pydantic
+import tornado.httputil
+import tornado.iostream
+import tornado.web
+from tornado.ioloop import IOLoop
+
+from platform_server.web.context import (
+    GLOBAL_ADMIN,
+    LOGIN,
+    OPTIONAL,
+    PUBLIC,
+    ROLE_RANK,
+    Caller,
+    Principal,
+)
+from platform_server.web.errors import (
+    ApiError,
+    BadRequest,
+    Forbidden,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    ServiceTimeout,
+    Unauthorized,
+    parse_long,
+)
+
+log = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+R = TypeVar("R")
+
+HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+# Path parameters that are strings; every other `{id}` / `{...Id}` is a Long (decisions.md).
+STRING_PARAMS = frozenset(
+    "providerId ruleId conversationId subagentId sessionId taskId storedName slug slugA slugB "
+    "key flagKey name skillName channelType skillType path".split()
+)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        from platform_server.db import iso
+
+        return iso(value)
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(by_alias=True)
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+async def run_blocking(fn: Callable[..., R], *args: Any) -> R:
+    """Run blocking work (bcrypt, file parsing) in the default executor, off the IOLoop."""
+    return await IOLoop.current().run_in_executor(None, fn, *args)
+
+
+def dumps(value: Any) -> str:
+    """JSON text as the API sends it."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+
+
+def first_validation_error(exc: pydantic.ValidationError) -> str:
+    """`<field>: <message>` for the first field error, as the spec wants."""
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__") or "body"
+    msg = err.get("msg", "invalid value")
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    return f"{loc}: {msg}"
+
+
+@tornado.web.stream_request_body
+class ApiHandler(tornado.web.RequestHandler):
+    """Base of every route: declare `access` per method; handlers call one service and `ok()`."""
+
+    access: dict[str, str] = {}  # method -> PUBLIC | OPTIONAL | LOGIN | viewer..owner | GLOBAL_ADMIN
+    body_models: dict[str, type[pydantic.BaseModel]] = {}  # method -> request model (OpenAPI + parsing)
+    sse_methods: frozenset[str] = frozenset()  # methods that answer text/event-stream
+    query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
+    download_methods: frozenset[str] = frozenset()  # methods that answer bytes
+    max_body_setting = "max_body_bytes"
+    tags: tuple[str, ...] = ()
+
+    principal: Principal | None
+    caller: Caller | None
+
+    # ---- lifecycle -------------------------------------------------------
+
+    @property
+    def platform(self) -> Any:
+        return self.application.settings["platform"]
+
+    @property
+    def config(self) -> Any:
+        return self.platform.config
+
+    def initialize(self) -> None:
+        self.principal = None
+        self.caller = None
+        self._chunks: list[bytes] = []
+        self._received = 0
+        self._timeout_handle: object | None = None
+        self._body_rejected = False
+        self._deferred_error: BaseException | None = None
+
+    def set_default_headers(self) -> None:
+        self.set_header("Content-Type", "application/json; charset=UTF-8")
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("Cache-Control", "no-store")
+
+    @classmethod
+    def implemented_methods(cls) -> list[str]:
+        return [m for m in HTTP_METHODS if getattr(cls, m.lower()) is not getattr(tornado.web.RequestHandler, m.lower())]
+
+    def is_sse(self) -> bool:
+        return self.request.method in self.sse_methods
+
+    async def prepare(self) -> None:
+        """Check method, size, token, path ids and role before the body is read.
+
+        Errors other than 413 are raised from the handler method instead, after the (small) body
+        has been read, so the keep-alive connection survives a 401/403/405.
+        """
+        try:
+            self.check_request()
+        except PayloadTooLarge:
+            raise
+        except Exception as exc:  # noqa: BLE001 - re-raised from the method
+            self._deferred_error = exc
+            setattr(self, (self.request.method or "GET").lower(), self._raise_deferred)
+
+    def _raise_deferred(self, *args: Any, **kwargs: Any) -> None:
+        raise self._deferred_error
+
+    def check_request(self) -> None:
+        method = self.request.method or "GET"
+        if method not in self.implemented_methods():
+            raise MethodNotAllowed()
+        limit = getattr(self.config, self.max_body_setting)
+        length = self.request.headers.get("Content-Length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            raise PayloadTooLarge(f"Request body exceeds {limit} bytes")
+        if not self.is_sse():
+            self._timeout_handle = IOLoop.current().call_later(self.config.request_timeout_s, self._on_timeout)
+        level = self.access.get(method, LOGIN)
+        self.principal = self._authenticate(required=level not in (PUBLIC, OPTIONAL))
+        self._parse_path_params()
+        if self.principal is not None and level != PUBLIC:
+            self._authorize(level)
+
+    def data_received(self, chunk: bytes) -> None:
+        if self._body_rejected or self._deferred_error is not None:
+            return
+        self._received += len(chunk)
+        limit = getattr(self.config, self.max_body_setting)
+        if self._received > limit:
+            self._body_rejected = True
+            self._chunks.clear()
+            self._write_error_now(PayloadTooLarge(f"Request body exceeds {limit} bytes"))
+            return
+        self._chunks.append(chunk)
+
+    def on_finish(self) -> None:
+        if self._timeout_handle is not None:
+            IOLoop.current().remove_timeout(self._timeout_handle)  # type: ignore[arg-type]
+            self._timeout_handle = None
+
+    def _on_timeout(self) -> None:
+        self._timeout_handle = None
+        if not self._finished and not self._headers_written:
+            self._write_error_now(ServiceTimeout())
+
+    # ---- auth ------------------------------------------------------------
+
+    def bearer_token(self) -> str | None:
+        header = self.request.headers.get("Authorization", "")
+        if header[:7].lower() == "bearer ":
+            token = header[7:].strip()
+            if token:
+                return token
+        if self.query_token:
+            token = self.get_query_argument("token", "")
+            if token:
+                return token
+        return None
+
+    def _authenticate(self, required: bool) -> Principal | None:
+        token = self.bearer_token()
+        principal = self.platform.web.authenticate(token) if token else None
+        if principal is None:
+            if required:
+                raise Unauthorized()
+            return None
+        if principal.token_kind == "jwt" and principal.token_exp is not None:
+            remaining_ms = (principal.token_exp - dt.datetime.now(dt.timezone.utc).timestamp()) * 1000
+            if remaining_ms < self.config.jwt_renew_threshold_ms:
+                self.set_header("X-New-Token", self.platform.web.renew_token(principal))
+                self.set_header("Access-Control-Expose-Headers", "X-New-Token")
+        return principal
+
+    def workspace_id(self) -> int:
+        """`X-Workspace-Id`, or workspace 1 when absent or unparseable."""
+        raw = (self.request.headers.get("X-Workspace-Id") or "").strip()
+        return int(raw) if raw.isdigit() and 0 < int(raw) < 2**63 else 1
+
+    def _authorize(self, level: str) -> None:
+        assert self.principal is not None
+        ws = self.workspace_id()
+        role = "owner" if self.principal.is_global_admin else self.platform.web.workspace_role(self.principal.user_id, ws)
+        self.caller = Caller(self.principal, ws, role)
+        if level == GLOBAL_ADMIN and not self.principal.is_global_admin:
+            raise Forbidden("Global admin required")
+        if level in ROLE_RANK and not self.caller.has_role(level):
+            raise Forbidden(f"Workspace role '{level}' required" if role else "Not a member of this workspace")
+
+    def require_caller(self) -> Caller:
+        """The authenticated caller; 401 when the route allowed anonymous access and none was given."""
+        if self.caller is None:
+            if self.principal is None:
+                raise Unauthorized()
+            self._authorize(LOGIN)
+        assert self.caller is not None
+        return self.caller
+
+    def _parse_path_params(self) -> None:
+        for name, raw in list(self.path_kwargs.items()):
+            if name not in STRING_PARAMS:
+                self.path_kwargs[name] = parse_long(name, raw)
+
+    # ---- input -----------------------------------------------------------
+
+    @property
+    def body_bytes(self) -> bytes:
+        return b"".join(self._chunks)
+
+    def json_body(self) -> Any:
+        """The request body as JSON (400 when malformed; {} when empty)."""
+        raw = self.body_bytes
+        if not raw.strip():
+            return {}
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise BadRequest("Malformed JSON request body")
+
+    def body(self, model: type[M]) -> M:
+        """Parse and validate the JSON body into a pydantic model."""
+        data = self.json_body()
+        if not isinstance(data, dict):
+            raise BadRequest("Request body must be a JSON object")
+        try:
+            return model.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise BadRequest(first_validation_error(exc))
+
+    def query(self, model: type[M]) -> M:
+        """Validate query parameters into a pydantic model."""
+        data = {k: self.get_query_argument(k) for k in self.request.query_arguments}
+        try:
+            return model.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise BadRequest(first_validation_error(exc))
+
+    def query_long(self, name: str, required: bool = False) -> int | None:
+        raw = self.get_query_argument(name, None)
+        if raw is None or raw == "":
+            if required:
+                raise BadRequest(f"{name}: must not be null")
+            return None
+        return parse_long(name, raw)
+
+    def query_bool(self, name: str) -> bool | None:
+        raw = self.get_query_argument(name, None)
+        if raw is None or raw == "":
+            return None
+        lowered = raw.strip().lower()
+        if lowered in ("true", "1"):
+            return True
+        if lowered in ("false", "0"):
+            return False
+        raise BadRequest(f"Invalid value for parameter '{name}': expected Boolean")
+
+    def multipart(self) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
+        """Form fields and files of a multipart or urlencoded body."""
+        args: dict[str, list[bytes]] = {}
+        files: dict[str, list[tornado.httputil.HTTPFile]] = {}
+        tornado.httputil.parse_body_arguments(
+            self.request.headers.get("Content-Type", ""), self.body_bytes, args, files, self.request.headers
+        )
+        return args, files
+
+    # ---- output ----------------------------------------------------------
+
+    def ok(self, data: Any = None, msg: str = "success") -> None:
+        """Answer `{code:200, msg, data}`."""
+        if self._finished:
+            return
+        self.finish(dumps({"code": 200, "msg": msg, "data": data}))
+
+    def _write_error_now(self, error: ApiError) -> None:
+        if self._finished:
+            return
+        self.clear()
+        self._write_error_body(error)
+
+    def _write_error_body(self, error: ApiError) -> None:
+        if self.is_sse():
+            self.set_status(200)
+            self.set_header("Content-Type", "text/event-stream; charset=UTF-8")
+            payload = {"message": error.msg, "code": error.code}
+            self.finish(f"event: error\ndata: {dumps(payload)}\n\n")
+            return
+        self.set_status(error.http_status)
+        if isinstance(error, MethodNotAllowed):
+            self.set_header("Allow", ", ".join(self.implemented_methods()))
+        self.finish(dumps(error.body()))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        self._write_error_body(to_api_error(exc, status_code))
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, ApiError):
+            return
+        if isinstance(value, tornado.web.HTTPError) and value.status_code < 500:
+            return
+        if isinstance(value, tornado.iostream.StreamClosedError):
+            return
+        log.error("Uncaught exception %s %s", self.request.method, self.request.uri, exc_info=(typ, value, tb))
+
+
+def to_api_error(exc: BaseException | None, status_code: int = 500) -> ApiError:
+    """Map any exception to the spec's error rows; a 500 never carries the exception text."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, tornado.web.HTTPError):
+        status_code = exc.status_code
+    if status_code == 405:
+        return MethodNotAllowed()
+    if status_code == 404:
+        return NotFound()
+    if status_code == 413:
+        return PayloadTooLarge()
+    if 400 <= status_code < 500:
+        return ApiError(getattr(exc, "log_message", None) or "Bad request", status_code)
+    return ApiError("Internal server error", 500)
+
+
+class NotFoundHandler(ApiHandler):
+    """Any path no route matches: 404 `Resource not found` for every method."""
+
+    access = {m: PUBLIC for m in HTTP_METHODS}
+
+    def check_request(self) -> None:
+        raise NotFound()

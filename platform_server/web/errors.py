@@ -1,0 +1,125 @@
+"""The project's exceptions; each maps to one row of the spec's Errors table."""
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApiError(Exception):
+    """An error answered as `{code, msg, data:null}`; HTTP status mirrors code (non-HTTP codes give 500)."""
+
+    code = 500
+    default_msg = "Internal server error"
+
+    def __init__(self, msg: str | None = None, code: int | None = None) -> None:
+        self.msg = msg or self.default_msg
+        if code is not None:
+            self.code = code
+        super().__init__(self.msg)
+
+    @property
+    def http_status(self) -> int:
+        return self.code if 100 <= self.code <= 599 else 500
+
+    def body(self) -> dict[str, Any]:
+        return {"code": self.code, "msg": self.msg, "data": None}
+
+
+class BadRequest(ApiError):
+    code = 400
+    default_msg = "Bad request"
+
+
+class Unauthorized(ApiError):
+    code = 401
+    default_msg = "Token expired or invalid"
+
+
+class Forbidden(ApiError):
+    code = 403
+    default_msg = "Forbidden"
+
+
+class NotFound(ApiError):
+    code = 404
+    default_msg = "Resource not found"
+
+
+class MethodNotAllowed(ApiError):
+    code = 405
+    default_msg = "Method not allowed"
+
+
+class Conflict(ApiError):
+    code = 409
+    default_msg = "Conflict"
+
+
+class PayloadTooLarge(ApiError):
+    code = 413
+    default_msg = "Request body too large"
+
+
+class TooManyRequests(ApiError):
+    code = 429
+    default_msg = "Too many requests, please try again later"
+
+
+class ServiceTimeout(ApiError):
+    code = 503
+    default_msg = "Request timeout, please try again"
+
+
+class AgentNotFound(ApiError):
+    code = 1001
+    default_msg = "Agent not found"
+
+
+class AgentBusy(ApiError):
+    code = 1002
+    default_msg = "Agent busy"
+
+
+class LlmFailure(ApiError):
+    code = 2001
+    default_msg = "LLM error"
+
+
+class ToolNotFound(ApiError):
+    code = 3001
+    default_msg = "Tool not found"
+
+
+class ChannelError(ApiError):
+    code = 4001
+    default_msg = "Channel error"
+
+
+class ConfirmationRequired(ApiError):
+    """409 second confirmation: the one non-envelope error body (`message`, `boundAgents`)."""
+
+    code = 409
+
+    def __init__(self, message: str, bound_agents: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.bound_agents = bound_agents
+
+    def body(self) -> dict[str, Any]:
+        return {"code": 409, "message": self.msg, "boundAgents": self.bound_agents}
+
+
+def invalid_long(name: str) -> BadRequest:
+    """The spec's message for a non-numeric Long parameter."""
+    return BadRequest(f"Invalid value for parameter '{name}': expected Long")
+
+
+def parse_long(name: str, value: str | None) -> int:
+    """Parse a Long path/query parameter or raise the spec's 400."""
+    if value is None:
+        raise BadRequest(f"{name}: must not be null")
+    text = value.strip()
+    if not text or not (text.isdigit() or (text[0] == "-" and text[1:].isdigit())):
+        raise invalid_long(name)
+    number = int(text)
+    if not -(2**63) <= number < 2**63:
+        raise invalid_long(name)
+    return number

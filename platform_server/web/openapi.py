@@ -1,0 +1,142 @@
+"""OpenAPI 3 document generated from the route table and the handlers' request models."""
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from platform_server import __version__
+from platform_server.web.base import STRING_PARAMS, ApiHandler, dumps
+from platform_server.web.context import PUBLIC
+from platform_server.web.routing import Route
+
+_ERRORS = {
+    "400": "Parameter error: `<field>: <message>` or `Invalid value for parameter '<name>': expected Long`",
+    "401": "Token expired or invalid",
+    "403": "Insufficient workspace role, or not the owner",
+    "404": "Resource not found",
+    "405": "Method not allowed (see the Allow header)",
+    "413": "Request body too large",
+    "429": "Too many requests",
+    "500": "Internal server error (also result codes 1001, 1002, 2001, 3001, 4001)",
+    "503": "Request timeout, please try again",
+}
+
+_ENVELOPE = {
+    "type": "object",
+    "required": ["code", "msg"],
+    "properties": {"code": {"type": "integer"}, "msg": {"type": "string"}, "data": {}},
+}
+_ERROR = {
+    "type": "object",
+    "required": ["code", "msg"],
+    "properties": {"code": {"type": "integer"}, "msg": {"type": "string"}, "data": {"nullable": True}},
+}
+_CONFIRM = {
+    "type": "object",
+    "required": ["code", "message"],
+    "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "boundAgents": {}},
+}
+
+
+def _path_params(template: str) -> list[dict[str, Any]]:
+    params = []
+    for segment in template.split("/"):
+        if segment.startswith("{") and segment.endswith("}"):
+            name = segment[1:-1]
+            schema = {"type": "string"} if name in STRING_PARAMS else {"type": "string", "pattern": "^[0-9]{1,18}$"}
+            params.append({"name": name, "in": "path", "required": True, "schema": schema})
+    return params
+
+
+def _summary(handler: type[ApiHandler], method: str) -> str:
+    doc = inspect.getdoc(getattr(handler, method.lower())) or ""
+    return doc.splitlines()[0] if doc else f"{method} {handler.__name__}"
+
+
+def build_document(routes: list[Route]) -> dict[str, Any]:
+    """The OpenAPI 3.0 document for every route with its implemented methods."""
+    paths: dict[str, Any] = {}
+    schemas: dict[str, Any] = {"R": _ENVELOPE, "Error": _ERROR, "Confirmation": _CONFIRM}
+    for r in routes:
+        handler = r.handler
+        if not issubclass(handler, ApiHandler):
+            continue
+        ops: dict[str, Any] = {}
+        for method in handler.implemented_methods():
+            level = handler.access.get(method, "login")
+            op: dict[str, Any] = {
+                "summary": _summary(handler, method),
+                "operationId": f"{method.lower()}{handler.__name__}",
+                "tags": list(handler.tags) or [r.template.split("/")[3] if r.template.count("/") > 2 else "misc"],
+                "parameters": _path_params(r.template)
+                + [dict(p) for p in getattr(handler, "query_params", {}).get(method, [])],
+                "responses": {},
+            }
+            if level == PUBLIC:
+                op["security"] = []
+            if method in handler.sse_methods:
+                op["responses"]["200"] = {
+                    "description": "Server-sent events (errors arrive as an `error` frame)",
+                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                }
+            elif method in handler.download_methods:
+                op["responses"]["200"] = {
+                    "description": "File bytes",
+                    "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+                }
+            else:
+                op["responses"]["200"] = {
+                    "description": "Success envelope `{code:200, msg, data}`",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/R"}}},
+                }
+            model = handler.body_models.get(method)
+            if model is not None:
+                schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                for name, sub in schema.pop("$defs", {}).items():
+                    schemas[name] = sub
+                schemas[model.__name__] = schema
+                op["requestBody"] = {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
+                }
+            for code, text in _ERRORS.items():
+                if code == "401" and level == PUBLIC and method not in handler.sse_methods:
+                    continue
+                content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+                if method in handler.sse_methods:
+                    content["text/event-stream"] = {"schema": {"type": "string"}}
+                op["responses"][code] = {"description": text, "content": content}
+            if getattr(handler, "confirms", False):
+                op["responses"]["409"] = {
+                    "description": "Second confirmation needed",
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Confirmation"}}},
+                }
+            ops[method.lower()] = op
+        if ops:
+            paths[r.template] = ops
+    return {
+        "openapi": "3.0.3",
+        "info": {
+            "title": "Agent Platform API",
+            "version": __version__,
+            "description": "Self-hosted agent platform. Responses use the envelope `{code, msg, data}`; ids are "
+            "Snowflake integers sent as strings. Authenticate with `Authorization: Bearer <JWT or mc_ PAT>`.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+    }
+
+
+class ApiDocsHandler(ApiHandler):
+    access = {"GET": PUBLIC}
+    tags = ("Docs",)
+
+    def get(self) -> None:
+        """This OpenAPI document."""
+        if self.platform.openapi_text is None:
+            self.platform.openapi_text = dumps(build_document(self.platform.routes))
+        self.finish(self.platform.openapi_text)

@@ -1,0 +1,45 @@
+"""Route templates (`/api/v1/agents/{id}`, `/files/**`, `{storedName:.+}`) and their Tornado regexes."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tornado.web
+
+_PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)(?::([^}]+))?\}")
+
+
+@dataclass(frozen=True)
+class Route:
+    template: str  # as documented in OpenAPI: /api/v1/agents/{id}
+    handler: type[tornado.web.RequestHandler]
+    regex: str
+
+    @property
+    def specificity(self) -> tuple[int, ...]:
+        """Sort key: literal segments before parameters, parameters before catch-alls."""
+        keys = []
+        for segment in self.template.strip("/").split("/"):
+            keys.append(2 if segment == "{path}" and self.regex.endswith("(?P<path>.*)$") else 1 if "{" in segment else 0)
+        return tuple(keys)
+
+
+def route(template: str, handler: type[tornado.web.RequestHandler]) -> Route:
+    """A route from a template; `/**` at the end captures the rest of the path as `path`."""
+    documented = template
+    pattern = template
+    if template.endswith("/**"):
+        documented = template[:-3] + "/{path}"
+        pattern = template[:-3]
+    regex = ""
+    pos = 0
+    for match in _PARAM.finditer(pattern):
+        regex += re.escape(pattern[pos:match.start()])
+        name, custom = match.group(1), match.group(2)
+        regex += f"(?P<{name}>{custom or '[^/]+'})"
+        pos = match.end()
+    regex += re.escape(pattern[pos:])
+    if template.endswith("/**"):
+        regex += "/(?P<path>.*)"
+    documented = _PARAM.sub(lambda m: "{" + m.group(1) + "}", documented)
+    return Route(documented, handler, regex + "$")

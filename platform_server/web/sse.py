@@ -1,0 +1,63 @@
+"""Server-sent events: frames `id: N / event: NAME / data: JSON`, heartbeats, error frames."""
+from __future__ import annotations
+
+from typing import Any
+
+import tornado.iostream
+import tornado.web
+
+from platform_server.web.base import dumps
+
+
+def frame(event: str, data: Any, event_id: int | None = None) -> str:
+    """One SSE frame."""
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {event}\ndata: {dumps(data)}\n\n"
+
+
+class SseWriter:
+    """Writes frames to a handler; knows when the client has gone."""
+
+    def __init__(self, handler: tornado.web.RequestHandler) -> None:
+        self.handler = handler
+        self.closed = False
+        self.started = False
+
+    def start(self) -> None:
+        if self.started:
+            return
+        self.started = True
+        h = self.handler
+        h.set_status(200)
+        h.set_header("Content-Type", "text/event-stream; charset=UTF-8")
+        h.set_header("Cache-Control", "no-cache")
+        h.set_header("X-Accel-Buffering", "no")
+
+    async def send(self, event: str, data: Any, event_id: int | None = None) -> bool:
+        """Write one frame and flush; False when the client has disconnected."""
+        return await self.send_raw(frame(event, data, event_id))
+
+    async def send_raw(self, text: str) -> bool:
+        if self.closed:
+            return False
+        self.start()
+        try:
+            self.handler.write(text)
+            await self.handler.flush()
+            return True
+        except tornado.iostream.StreamClosedError:
+            self.closed = True
+            return False
+
+    async def error(self, message: str, code: int = 500) -> None:
+        """Send the error frame and close."""
+        await self.send("error", {"message": message, "code": code})
+        self.finish()
+
+    def finish(self) -> None:
+        if not self.handler._finished:
+            try:
+                self.handler.finish()
+            except tornado.iostream.StreamClosedError:
+                pass
+        self.closed = True

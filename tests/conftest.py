@@ -1,0 +1,35 @@
+"""Fixtures: a real server per test (fresh data dir, free port) and the named personas."""
+from __future__ import annotations
+
+from typing import Any, AsyncIterator
+
+import pytest
+
+from tests.helpers.client import ApiClient
+from tests.helpers.server import RunningServer, create_personas, start_server
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "config(**settings): settings for the test's server")
+
+
+@pytest.fixture
+async def server(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[RunningServer]:
+    marker = request.node.get_closest_marker("config")
+    overrides = dict(marker.kwargs) if marker else {}
+    running = await start_server(str(tmp_path / "data"), **overrides)
+    try:
+        yield running
+    finally:
+        await running.stop()
+
+
+@pytest.fixture
+def api(server: RunningServer) -> ApiClient:
+    return server.client
+
+
+@pytest.fixture
+async def people(api: ApiClient) -> dict[str, dict[str, Any]]:
+    """alice (global admin), bob (member), carol (viewer), dave (another workspace); tokens under their names."""
+    return await create_personas(api)

@@ -1,0 +1,79 @@
+"""A real platform server on a free port with a fresh data directory, in this test's event loop."""
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from platform_server.app import Platform, listen, make_app, start_features, stop_features
+from platform_server.config import Config, load_config
+from tests.helpers.client import ApiClient
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class RunningServer:
+    url: str
+    config: Config
+    platform: Platform
+    client: ApiClient
+    _server: Any
+    _session: aiohttp.ClientSession
+
+    async def stop(self) -> None:
+        self._server.stop()
+        await self._session.close()
+        await stop_features(self.platform)
+
+
+async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
+    port = free_port()
+    values: dict[str, Any] = {"host": "127.0.0.1", "port": port, "data_dir": data_dir, "log_level": "WARNING"}
+    values.update(overrides)
+    config = load_config(None, env={}, overrides=values)
+    app, platform = make_app(config)
+    await start_features(platform)
+    server = listen(app, config)
+    session = aiohttp.ClientSession()
+    url = f"http://127.0.0.1:{port}"
+    return RunningServer(url, config, platform, ApiClient(url, session), server, session)
+
+
+PASSWORD = "password-123"
+
+
+async def login(client: ApiClient, username: str, password: str = PASSWORD) -> str:
+    r = await client.post("/api/v1/auth/login", {"username": username, "password": password})
+    assert r.status == 200, r.body
+    client.tokens[username] = r.data["token"]
+    return r.data["token"]
+
+
+async def create_personas(client: ApiClient) -> dict[str, dict[str, Any]]:
+    """alice: global admin (owner of workspace 1); bob: member; carol: viewer; dave: only in workspace "Other"."""
+    r = await client.post("/api/v1/setup/init", {"username": "alice", "password": PASSWORD})
+    assert r.status == 200, r.body
+    client.tokens["alice"] = r.data["token"]
+    people: dict[str, dict[str, Any]] = {"alice": {"id": r.data["id"]}}
+    for name in ("bob", "carol", "dave"):
+        r = await client.post("/api/v1/auth/users", {"username": name, "password": PASSWORD}, token="alice")
+        assert r.status == 200, r.body
+        people[name] = {"id": r.data["id"]}
+        await login(client, name)
+    r = await client.put(f"/api/v1/workspaces/1/members/{people['carol']['id']}", {"role": "viewer"}, token="alice")
+    assert r.status == 200, r.body
+    r = await client.post("/api/v1/workspaces", {"name": "Other"}, token="alice")
+    other = r.data["id"]
+    r = await client.post(f"/api/v1/workspaces/{other}/members", {"userId": people["dave"]["id"], "role": "owner"}, token="alice")
+    assert r.status == 200, r.body
+    r = await client.delete(f"/api/v1/workspaces/1/members/{people['dave']['id']}", token="alice")
+    assert r.status == 200, r.body
+    people["dave"]["workspace"] = other
+    return people
