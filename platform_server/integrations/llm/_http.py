@@ -1,0 +1,269 @@
+"""Shared aiohttp transport with connect/first-byte/idle/total timeouts and SSE parsing."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import json
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
+
+import aiohttp
+
+from platform_server.integrations.llm.types import LlmError
+
+T = TypeVar("T")
+_MAX_ERROR_BODY = 64 * 1024
+
+
+class Deadline:
+    """Tracks the total budget of one call and the first-byte/idle phase limits."""
+
+    def __init__(self, provider: str, total_s: float, first_byte_s: float, idle_s: float) -> None:
+        self.provider = provider
+        self.total_s = total_s
+        self.first_byte_s = first_byte_s
+        self.idle_s = idle_s
+        self.end = asyncio.get_running_loop().time() + total_s
+        self.got_first_byte = False
+
+    async def wait(self, aw: Awaitable[T], phase_s: float | None, what: str) -> T:
+        """Await aw within min(phase_s, remaining total) or raise LlmError."""
+        remaining = self.end - asyncio.get_running_loop().time()
+        limit = remaining if phase_s is None else min(phase_s, remaining)
+        if limit <= 0:
+            raise LlmError(f"{self.provider}: request timed out after {self.total_s:g}s (total)")
+        try:
+            return await asyncio.wait_for(aw, limit)
+        except asyncio.TimeoutError:
+            if phase_s is None or remaining <= phase_s:
+                raise LlmError(f"{self.provider}: request timed out after {self.total_s:g}s (total)") from None
+            raise LlmError(f"{self.provider}: timed out after {phase_s:g}s waiting for {what}") from None
+
+    async def next_chunk(self, resp: aiohttp.ClientResponse) -> bytes:
+        """Read the next body chunk, applying the first-byte or idle limit."""
+        if self.got_first_byte:
+            chunk = await self.wait(resp.content.readany(), self.idle_s, "the next stream chunk (idle)")
+        else:
+            chunk = await self.wait(resp.content.readany(), self.first_byte_s, "the first byte")
+            self.got_first_byte = True
+        return chunk
+
+
+def error_message_from_body(body: bytes) -> str:
+    """Extract the provider's human error message from an error response body."""
+    text = body[:_MAX_ERROR_BODY].decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:500] or "(empty body)"
+    if isinstance(data, dict):
+        err = data.get("error", data)
+        if isinstance(err, dict):
+            for key in ("message", "detail", "error", "msg"):
+                if isinstance(err.get(key), str) and err[key]:
+                    return str(err[key])
+        if isinstance(err, str) and err:
+            return err
+        for key in ("message", "detail"):
+            if isinstance(data.get(key), str):
+                return str(data[key])
+    return text[:500]
+
+
+async def _read_capped(resp: aiohttp.ClientResponse, cap: int) -> bytes:
+    """Read a response body up to cap bytes."""
+    buf = bytearray()
+    while len(buf) < cap:
+        chunk = await resp.content.read(cap - len(buf))
+        if not chunk:
+            break
+        buf += chunk
+    return bytes(buf)
+
+
+class HttpTransport:
+    """One aiohttp session per client (recreated if the event loop changes)."""
+
+    def __init__(
+        self,
+        provider: str,
+        base_url: str,
+        headers: dict[str, str],
+        *,
+        timeout_s: float,
+        first_byte_timeout_s: float,
+        idle_timeout_s: float,
+    ) -> None:
+        self.provider = provider
+        self.base_url = base_url.rstrip("/")
+        self.headers = headers
+        self.timeout_s = timeout_s
+        self.first_byte_timeout_s = first_byte_timeout_s
+        self.idle_timeout_s = idle_timeout_s
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            connect = min(self.first_byte_timeout_s, self.timeout_s)
+            timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect, connect=connect)
+            self._session = aiohttp.ClientSession(headers=self.headers, timeout=timeout)
+            self._loop = loop
+        return self._session
+
+    def deadline(self) -> Deadline:
+        """Start the timing budget of one call."""
+        return Deadline(self.provider, self.timeout_s, self.first_byte_timeout_s, self.idle_timeout_s)
+
+    async def open(
+        self, method: str, path: str, body: Any | None, dl: Deadline, *, headers_timeout: bool = True
+    ) -> aiohttp.ClientResponse:
+        """Send a request and return a 2xx response (caller must release it) or raise LlmError."""
+        url = self.base_url + path
+        session = self._get_session()
+        try:
+            resp = await dl.wait(
+                session.request(method, url, json=body),
+                self.first_byte_timeout_s if headers_timeout else None,
+                "the response headers",
+            )
+        except LlmError:
+            raise
+        except aiohttp.InvalidURL as exc:
+            raise LlmError(f"{self.provider}: invalid URL {url}: {exc}", retryable=False) from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise LlmError(f"{self.provider}: cannot connect to {url}: {exc or type(exc).__name__}") from None
+        if resp.status >= 300:
+            try:
+                body_bytes = await dl.wait(_read_capped(resp, _MAX_ERROR_BODY), self.idle_timeout_s, "the error body")
+            except (LlmError, aiohttp.ClientError):
+                body_bytes = b""
+            finally:
+                resp.close()
+            msg = error_message_from_body(body_bytes)
+            raise LlmError(
+                f"{self.provider}: HTTP {resp.status} from {url}: {msg}",
+                status=resp.status,
+                retryable=resp.status in (408, 409, 425, 429) or resp.status >= 500,
+            )
+        return resp
+
+    async def request_json(self, method: str, path: str, body: Any | None = None, *, headers_timeout: bool = True) -> Any:
+        """Send a request and return the decoded JSON body."""
+        dl = self.deadline()
+        resp = await self.open(method, path, body, dl, headers_timeout=headers_timeout)
+        try:
+            raw = await dl.wait(resp.read(), None, "the response body")
+        except aiohttp.ClientError as exc:
+            raise LlmError(f"{self.provider}: connection lost while reading the response: {exc}") from None
+        finally:
+            resp.release()
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise LlmError(f"{self.provider}: malformed JSON response: {raw[:200]!r}") from None
+
+    async def stream_sse(self, path: str, body: Any) -> AsyncIterator[tuple[str, str]]:
+        """POST body and yield (event, data) SSE messages until the body ends."""
+        dl = self.deadline()
+        resp = await self.open("POST", path, body, dl)
+        parser = SseParser()
+        try:
+            if resp.content_type == "application/json":
+                # Some servers ignore stream=true (or report errors) with a plain JSON body.
+                raw = await dl.wait(resp.read(), self.first_byte_timeout_s, "the first byte")
+                yield "json", raw.decode("utf-8", "replace")
+                return
+            while True:
+                try:
+                    chunk = await dl.next_chunk(resp)
+                except aiohttp.ClientError as exc:
+                    raise LlmError(f"{self.provider}: connection lost mid-stream: {exc}") from None
+                if not chunk:
+                    for ev in parser.feed("", final=True):
+                        yield ev
+                    return
+                for ev in parser.feed(parser.decode(chunk)):
+                    yield ev
+        finally:
+            if resp.content.at_eof():
+                resp.release()
+            else:
+                resp.close()
+
+    async def close(self) -> None:
+        """Close the session."""
+        if self._session is not None and not self._session.closed:
+            try:
+                await self._session.close()
+            except RuntimeError:
+                pass  # session belongs to a closed loop
+        self._session = None
+
+
+class SseParser:
+    """Incremental text/event-stream parser tolerant of CRLF, comments and multi-line data."""
+
+    def __init__(self) -> None:
+        self._buf = ""
+        self._event = ""
+        self._data: list[str] = []
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def decode(self, chunk: bytes) -> str:
+        """Decode bytes, keeping split multi-byte characters for the next chunk."""
+        return str(self._decoder.decode(chunk))
+
+    def feed(self, text: str, *, final: bool = False) -> list[tuple[str, str]]:
+        """Feed text; return completed (event, data) messages."""
+        self._buf += text
+        out: list[tuple[str, str]] = []
+        while True:
+            idx = _line_end(self._buf)
+            if idx is None:
+                break
+            pos, width = idx
+            line, self._buf = self._buf[:pos], self._buf[pos + width :]
+            self._line(line, out)
+        if final:
+            if self._buf:
+                self._line(self._buf.rstrip("\r"), out)
+                self._buf = ""
+            self._line("", out)
+        return out
+
+    def _line(self, line: str, out: list[tuple[str, str]]) -> None:
+        if line == "":
+            if self._data:
+                out.append((self._event or "message", "\n".join(self._data)))
+            self._event, self._data = "", []
+            return
+        if line.startswith(":"):
+            return
+        if line.lstrip().startswith(("{", "[")) and not self._data:
+            out.append(("message", line))  # bare JSON line: some servers omit "data:"
+            return
+        name, sep, value = line.partition(":")
+        if not sep:
+            return
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+
+
+def _line_end(buf: str) -> tuple[int, int] | None:
+    """Position and width of the first line terminator (\\n, \\r\\n or \\r) in buf."""
+    n = buf.find("\n")
+    r = buf.find("\r")
+    if r == -1 and n == -1:
+        return None
+    if r == -1 or (n != -1 and n < r):
+        return n, 1
+    if r + 1 < len(buf):
+        return (r, 2) if buf[r + 1] == "\n" else (r, 1)
+    return None  # a trailing \r may be followed by \n in the next chunk

@@ -1,0 +1,132 @@
+"""Provider-neutral request, response and stream-event types for LLM clients."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+THINKING_LEVELS = ("off", "low", "medium", "high", "max")
+
+
+class LlmError(Exception):
+    """A provider call failed; the message is meant for humans."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retryable = retryable
+
+
+@dataclass
+class ToolCall:
+    """A complete tool call requested by the model; arguments is JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class ChatMessage:
+    """One conversation message; list content holds text/image parts."""
+
+    role: str
+    content: str | list[dict[str, Any]] | None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def text(self) -> str:
+        """Return the message's text, joining text parts of list content."""
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(str(p.get("text", "")) for p in self.content if p.get("type") == "text")
+
+
+@dataclass
+class ToolSpec:
+    """A tool offered to the model, with a JSON-schema parameters object."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class ChatRequest:
+    """A chat completion request in provider-neutral form."""
+
+    model: str
+    messages: list[ChatMessage]
+    tools: list[ToolSpec] = field(default_factory=list)
+    thinking_level: str | None = None  # off/low/medium/high/max
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+@dataclass
+class TextDelta:
+    """A piece of answer text."""
+
+    text: str
+
+
+@dataclass
+class ReasoningDelta:
+    """A piece of reasoning/thinking text."""
+
+    text: str
+
+
+@dataclass
+class ToolCallDelta:
+    """An incremental piece of a tool call, keyed by its index."""
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments_delta: str
+
+
+@dataclass
+class Usage:
+    """Token counts of the call."""
+
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass
+class Finish:
+    """The last event of a stream, with the fully assembled tool calls."""
+
+    reason: str
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+
+StreamEvent = Union[TextDelta, ReasoningDelta, ToolCallDelta, Usage, Finish]
+
+
+@dataclass
+class ChatResult:
+    """The outcome of a whole (non-streamed or consumed) chat call."""
+
+    content: str
+    reasoning: str
+    tool_calls: list[ToolCall]
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str
+
+
+@dataclass
+class ModelInfo:
+    """A model a provider offers."""
+
+    id: str
+    model_type: str = "chat"
+    modalities: str = "text"
+    max_input_tokens: int | None = None
