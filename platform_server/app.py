@@ -34,6 +34,7 @@ FEATURES: tuple[str, ...] = (
     "settings",
     "setup",
     "system",
+    "models",
 )
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")

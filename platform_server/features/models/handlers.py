@@ -1,0 +1,319 @@
+"""Models: providers, their models, defaults, discovery and tests; the LLM provider pool."""
+from __future__ import annotations
+
+from platform_server.features.models import remote, service
+from platform_server.features.models.runtime import LlmRouter
+from platform_server.features.models.schemas import (
+    ActiveModel,
+    ContextWindow,
+    CustomProviderCreate,
+    DiscoverApply,
+    EmbeddingDefault,
+    EmbeddingTest,
+    ModelCreate,
+    ModelTest,
+    ModelUpdate,
+    ProviderConfigUpdate,
+    ProviderModelCreate,
+)
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.errors import BadRequest
+from platform_server.web.routing import route
+
+ADMIN = GLOBAL_ADMIN
+
+
+class _Models(ApiHandler):
+    tags = ("Models",)
+
+    @property
+    def router(self) -> LlmRouter:
+        return self.platform.services["llm"]
+
+
+class ModelsHandler(_Models):
+    access = {"GET": ADMIN, "POST": ADMIN}
+    body_models = {"POST": ModelCreate}
+
+    def get(self) -> None:
+        """Enabled providers with their models and API keys (global admin)."""
+        self.ok(service.list_providers(enabled_only=True))
+
+    def post(self) -> None:
+        """Create a model under a provider."""
+        req = self.body(ModelCreate)
+        self.ok(service.add_model(self.require_caller(), req.providerId, req.modelName, req.displayName, req.modelType,
+                                  req.modalities, req.maxInputTokens, req.enabled))
+
+
+class CatalogHandler(_Models):
+    access = {"GET": ADMIN}
+
+    def get(self) -> None:
+        """Every provider, disabled ones included, with models and API keys (global admin)."""
+        self.ok(service.list_providers(enabled_only=False))
+
+
+class ActiveHandler(_Models):
+    access = {"GET": "viewer", "PUT": ADMIN}
+    body_models = {"PUT": ActiveModel}
+
+    def get(self) -> None:
+        """The active (default chat) model as `{activeLlm: {provider, modelName}}`."""
+        self.ok(service.active())
+
+    def put(self) -> None:
+        """Set the active (default chat) model."""
+        req = self.body(ActiveModel)
+        self.ok(service.set_active(self.require_caller(), req.provider, req.modelName))
+
+
+class ByTypeHandler(_Models):
+    access = {"GET": "viewer"}
+
+    def get(self) -> None:
+        """Enabled models of one type (`chat` or `embedding`), optionally with a `modality`."""
+        model_type = self.get_query_argument("type", None) or self.get_query_argument("modelType", None) or "chat"
+        if model_type not in service.MODEL_TYPES:
+            raise BadRequest("type: must be chat or embedding")
+        modality = self.get_query_argument("modality", None) or None
+        if modality is not None and modality not in service.MODALITIES:
+            raise BadRequest("modality: must be text or image")
+        self.ok([service.model_to_dict(m) for m in service.enabled_models(model_type, modality)])
+
+
+class EnabledHandler(_Models):
+    access = {"GET": "viewer"}
+
+    def get(self) -> None:
+        """Enabled models of enabled providers."""
+        self.ok([service.model_to_dict(m) for m in service.enabled_models()])
+
+
+class DefaultHandler(_Models):
+    access = {"GET": "viewer"}
+
+    def get(self) -> None:
+        """The global default chat model (null when none)."""
+        m = service.default_model("chat")
+        self.ok(service.model_to_dict(m) if m else None)
+
+
+class CustomProvidersHandler(_Models):
+    access = {"POST": ADMIN, "DELETE": ADMIN}
+    body_models = {"POST": CustomProviderCreate}
+
+    def post(self) -> None:
+        """Create an enabled custom provider."""
+        req = self.body(CustomProviderCreate)
+        self.ok(service.create_custom_provider(self.require_caller(), req.providerId, req.name, req.baseUrl, req.apiKey,
+                                               req.protocol))
+
+    def delete(self) -> None:
+        """Delete a custom provider named by the `providerId` query parameter."""
+        provider_id = self.get_query_argument("providerId", "")
+        if not provider_id:
+            raise BadRequest("providerId: must not be blank")
+        service.delete_custom_provider(self.require_caller(), provider_id)
+        self.ok(None)
+
+
+class CustomProviderHandler(_Models):
+    access = {"DELETE": ADMIN}
+
+    def delete(self, providerId: str) -> None:
+        """Delete a custom provider and its models."""
+        service.delete_custom_provider(self.require_caller(), providerId)
+        self.ok(None)
+
+
+class EmbeddingDefaultHandler(_Models):
+    access = {"GET": "viewer", "POST": ADMIN}
+    body_models = {"POST": EmbeddingDefault}
+
+    def get(self) -> None:
+        """The default embedding model's id (null when none)."""
+        m = service.default_model("embedding")
+        self.ok(str(m.id) if m else None)
+
+    def post(self) -> None:
+        """Set the default embedding model."""
+        req = self.body(EmbeddingDefault)
+        self.ok(service.set_default_embedding(self.require_caller(), req.modelId))
+
+
+class EmbeddingTestHandler(_Models):
+    access = {"POST": ADMIN}
+    body_models = {"POST": EmbeddingTest}
+
+    async def post(self, modelId: int) -> None:
+        """Embed a short text with the model and report the dimensions."""
+        req = self.body(EmbeddingTest)
+        self.ok(await remote.test_embedding(self.router, modelId, req.text))
+
+
+class ModelHandler(_Models):
+    access = {"GET": "viewer", "PUT": ADMIN, "DELETE": ADMIN}
+    body_models = {"PUT": ModelUpdate}
+
+    def get(self, id: int) -> None:
+        """One model."""
+        self.ok(service.model_to_dict(service.get_model_row(id)))
+
+    def put(self, id: int) -> None:
+        """Update displayName, modalities, maxInputTokens or enabled."""
+        req = self.body(ModelUpdate)
+        self.ok(service.update_model(self.require_caller(), id, req.model_dump(exclude_unset=True)))
+
+    def delete(self, id: int) -> None:
+        """Delete a model."""
+        service.delete_model(self.require_caller(), id)
+        self.ok(None)
+
+
+class ModelDefaultHandler(_Models):
+    access = {"POST": ADMIN}
+
+    def post(self, id: int) -> None:
+        """Make the model the default of its type."""
+        self.ok(service.set_default(self.require_caller(), id))
+
+
+class ProviderConfigHandler(_Models):
+    access = {"PUT": ADMIN}
+    body_models = {"PUT": ProviderConfigUpdate}
+
+    def put(self, providerId: str) -> None:
+        """Update a provider's baseUrl, apiKey (empty clears), name or protocol."""
+        req = self.body(ProviderConfigUpdate)
+        self.ok(service.update_config(self.require_caller(), providerId, req.baseUrl, req.apiKey, req.name, req.protocol))
+
+
+class ProviderEnableHandler(_Models):
+    access = {"POST": ADMIN}
+
+    def post(self, providerId: str) -> None:
+        """Enable a provider."""
+        self.ok(service.set_provider_enabled(self.require_caller(), providerId, True))
+
+
+class ProviderDisableHandler(_Models):
+    access = {"POST": ADMIN}
+
+    def post(self, providerId: str) -> None:
+        """Disable a provider (the default moves to another enabled chat model)."""
+        self.ok(service.set_provider_enabled(self.require_caller(), providerId, False))
+
+
+class DiscoverHandler(_Models):
+    access = {"POST": ADMIN}
+
+    async def post(self, providerId: str) -> None:
+        """List the models the provider itself offers."""
+        self.ok(await remote.discover(self.router, providerId))
+
+
+class DiscoverApplyHandler(_Models):
+    access = {"POST": ADMIN}
+    body_models = {"POST": DiscoverApply}
+
+    async def post(self, providerId: str) -> None:
+        """Add discovered models (`modelNames`, or all new ones) in bulk."""
+        req = self.body(DiscoverApply)
+        self.ok(await remote.discover_apply(self.router, self.require_caller(), providerId, req.modelNames))
+
+
+class ContextWindowHandler(_Models):
+    access = {"PUT": ADMIN}
+    body_models = {"PUT": ContextWindow}
+
+    def put(self, providerId: str) -> None:
+        """Set a model's maxInputTokens; null or non-positive clears it."""
+        req = self.body(ContextWindow)
+        self.ok(service.set_context_window(self.require_caller(), providerId, req.modelId, req.maxInputTokens))
+
+
+class ProviderModelsHandler(_Models):
+    access = {"POST": ADMIN, "DELETE": ADMIN}
+    body_models = {"POST": ProviderModelCreate}
+
+    def post(self, providerId: str) -> None:
+        """Add a model to the provider."""
+        req = self.body(ProviderModelCreate)
+        self.ok(service.add_model(self.require_caller(), providerId, req.modelName, req.displayName, req.modelType,
+                                  req.modalities, req.maxInputTokens, req.enabled))
+
+    def delete(self, providerId: str) -> None:
+        """Remove the model named by the `modelName` query parameter."""
+        name = self.get_query_argument("modelName", "")
+        if not name:
+            raise BadRequest("modelName: must not be blank")
+        service.remove_model_by_name(self.require_caller(), providerId, name)
+        self.ok(None)
+
+
+class ProviderModelTestHandler(_Models):
+    access = {"POST": ADMIN}
+    body_models = {"POST": ModelTest}
+
+    async def post(self, providerId: str) -> None:
+        """A real one-token call to one model (`modelName`, default: the provider's)."""
+        req = self.body(ModelTest)
+        service.get_provider(providerId)
+        self.ok(await self.router.probe(providerId, req.modelName))
+
+
+class TestConnectionHandler(_Models):
+    access = {"POST": ADMIN}
+
+    async def post(self, providerId: str) -> None:
+        """Test the provider with a real one-token call (or its model list when it has no chat model)."""
+        service.get_provider(providerId)
+        self.ok(await self.router.probe(providerId))
+
+
+class PoolHandler(_Models):
+    access = {"GET": ADMIN}
+    tags = ("LLM runtime",)
+
+    def get(self) -> None:
+        """Pool state, consecutive failures and cooldown end of every provider."""
+        self.ok(self.router.pool_state())
+
+
+class ReprobeHandler(_Models):
+    access = {"POST": ADMIN}
+    tags = ("LLM runtime",)
+
+    async def post(self, providerId: str) -> None:
+        """Probe the provider now and update its pool state."""
+        service.get_provider(providerId)
+        self.ok(await self.router.reprobe(providerId))
+
+
+ROUTES = [
+    route("/api/v1/models", ModelsHandler),
+    route("/api/v1/models/catalog", CatalogHandler),
+    route("/api/v1/models/active", ActiveHandler),
+    route("/api/v1/models/by-type", ByTypeHandler),
+    route("/api/v1/models/enabled", EnabledHandler),
+    route("/api/v1/models/default", DefaultHandler),
+    route("/api/v1/models/custom-providers", CustomProvidersHandler),
+    route("/api/v1/models/custom-providers/{providerId}", CustomProviderHandler),
+    route("/api/v1/models/embedding/default", EmbeddingDefaultHandler),
+    route("/api/v1/models/embedding/{modelId}/test", EmbeddingTestHandler),
+    route("/api/v1/models/{id}", ModelHandler),
+    route("/api/v1/models/{id}/default", ModelDefaultHandler),
+    route("/api/v1/models/{providerId}/config", ProviderConfigHandler),
+    route("/api/v1/models/{providerId}/enable", ProviderEnableHandler),
+    route("/api/v1/models/{providerId}/disable", ProviderDisableHandler),
+    route("/api/v1/models/{providerId}/discover", DiscoverHandler),
+    route("/api/v1/models/{providerId}/discover/apply", DiscoverApplyHandler),
+    route("/api/v1/models/{providerId}/models", ProviderModelsHandler),
+    route("/api/v1/models/{providerId}/models/context-window", ContextWindowHandler),
+    route("/api/v1/models/{providerId}/models/test", ProviderModelTestHandler),
+    route("/api/v1/models/{providerId}/test-connection", TestConnectionHandler),
+    route("/api/v1/llm/provider-pool", PoolHandler),
+    route("/api/v1/llm/provider-pool/{providerId}/reprobe", ReprobeHandler),
+]

@@ -1,0 +1,46 @@
+"""Model providers (a slug id, protocol, endpoint, key) and the models each one offers."""
+from __future__ import annotations
+
+import peewee
+
+from platform_server.db import BaseModel, BooleanField, DateTimeField, Migration, utcnow
+
+
+class Provider(peewee.Model):
+    id = peewee.CharField(primary_key=True, max_length=200)  # slug: openai, ollama, local, my-vllm
+    name = peewee.CharField()
+    protocol = peewee.CharField()  # openai | anthropic | local
+    base_url = peewee.CharField(default="")
+    api_key = peewee.TextField(null=True)
+    enabled = BooleanField(default=False)
+    builtin = BooleanField(default=False)
+    sort_order = peewee.IntegerField(default=100)
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        database = BaseModel._meta.database
+        table_name = "model_provider"
+
+
+class ModelConfig(BaseModel):
+    provider = peewee.ForeignKeyField(Provider, backref="models", on_delete="CASCADE", column_name="provider_id")
+    model_name = peewee.CharField()
+    display_name = peewee.CharField(default="")
+    model_type = peewee.CharField(default="chat")  # chat | embedding
+    modalities = peewee.CharField(default="text")  # "text" or "text,image"
+    max_input_tokens = peewee.IntegerField(null=True)
+    is_default = BooleanField(default=False)  # the default of its model_type (one per type)
+    enabled = BooleanField(default=True)
+    create_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "model_config"
+        indexes = ((("provider", "model_name", "model_type"), True),)
+
+
+def _tables(db: peewee.Database) -> None:
+    db.create_tables([Provider, ModelConfig], safe=True)
+
+
+MIGRATIONS: list[Migration] = [("models_0001_tables", _tables)]

@@ -1,0 +1,363 @@
+"""The LLM runtime: which model answers (targets), failover across providers, the provider pool."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Callable, Union
+
+from platform_server.config import Config
+from platform_server.features.models import service
+from platform_server.features.models.models import ModelConfig, Provider
+from platform_server.integrations.llm.base import LlmClient, make_client
+from platform_server.integrations.llm.types import (
+    ChatMessage,
+    ChatRequest,
+    ChatResult,
+    Finish,
+    LlmError,
+    ModelInfo,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    Usage,
+)
+from platform_server.web.errors import BadRequest, LlmFailure
+
+log = logging.getLogger(__name__)
+
+FAILURE_THRESHOLD = 3
+COOLDOWN_S = 300.0
+# Statuses that blame the request, not the provider: they fail over but do not count toward cooldown.
+REQUEST_FAULT_STATUSES = frozenset({400, 413, 422})
+
+
+@dataclass(frozen=True)
+class ModelTarget:
+    provider_id: str
+    protocol: str
+    base_url: str
+    api_key: str | None
+    model_name: str
+    modalities: str  # "text" or "text,image"
+
+
+@dataclass(frozen=True)
+class Routed:
+    """First item the router yields: which target answers."""
+
+    target: ModelTarget
+
+
+RouterEvent = Union[Routed, TextDelta, ReasoningDelta, ToolCallDelta, Usage, Finish]
+
+
+# ---- choosing targets ---------------------------------------------------------
+
+
+def _target(provider: Provider, model_name: str, modalities: str | None = None) -> ModelTarget:
+    if modalities is None:
+        row = service.find_model(provider.id, model_name)
+        modalities = row.modalities if row is not None else "text"
+    return ModelTarget(provider.id, provider.protocol, provider.base_url, provider.api_key, model_name, modalities)
+
+
+def _row_target(m: ModelConfig) -> ModelTarget:
+    return _target(m.provider, m.model_name, m.modalities)
+
+
+def _enabled_provider(provider_id: str) -> Provider | None:
+    return Provider.get_or_none((Provider.id == provider_id) & (Provider.enabled == True))  # noqa: E712
+
+
+def provider_chat_target(provider_id: str) -> ModelTarget | None:
+    """An enabled provider's default chat model, else its first enabled chat model."""
+    if _enabled_provider(provider_id) is None:
+        return None
+    rows = [m for m in service.enabled_models("chat") if m.provider_id == provider_id]
+    if not rows:
+        return None
+    return _row_target(next((m for m in rows if m.is_default), rows[0]))
+
+
+def _explicit_target(model_name: str | None, provider_id: str | None) -> ModelTarget | None:
+    if provider_id:
+        provider = _enabled_provider(provider_id)
+        if provider is None:
+            return None
+        return _target(provider, model_name) if model_name else provider_chat_target(provider_id)
+    if not model_name:
+        return None
+    prefix, sep, rest = model_name.partition("/")
+    if sep and rest:
+        provider = _enabled_provider(prefix)
+        if provider is not None:
+            return _target(provider, rest)
+    rows = [m for m in service.enabled_models("chat") if m.model_name == model_name]
+    if not rows:
+        return None
+    return _row_target(next((m for m in rows if m.is_default), rows[0]))
+
+
+def resolve_targets(model_name: str | None, provider_id: str | None, preferences: list[str]) -> list[ModelTarget]:
+    """The ordered models to try: the explicit one (or the global default), then each preferred provider's."""
+    first = _explicit_target(model_name, provider_id)
+    if first is None:
+        default = service.default_model("chat")
+        first = _row_target(default) if default is not None else None
+    candidates = [first] + [provider_chat_target(pid) for pid in preferences]
+    targets: list[ModelTarget] = []
+    seen: set[tuple[str, str]] = set()
+    for t in candidates:
+        if t is not None and (t.provider_id, t.model_name) not in seen:
+            seen.add((t.provider_id, t.model_name))
+            targets.append(t)
+    if not targets:
+        raise LlmFailure("No chat model configured")
+    return targets
+
+
+# ---- the provider pool --------------------------------------------------------
+
+
+@dataclass
+class PoolEntry:
+    consecutive_failures: int = 0
+    cooldown_until: float | None = None
+    last_error: str | None = None
+    last_success_at: float | None = None
+    last_failure_at: float | None = None
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+
+
+class ProviderPool:
+    """Per-provider health: FAILURE_THRESHOLD consecutive failures -> COOLDOWN_S of being skipped."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock  # wall-clock seconds; tests swap it
+        self.entries: dict[str, PoolEntry] = {}
+
+    def entry(self, provider_id: str) -> PoolEntry:
+        return self.entries.setdefault(provider_id, PoolEntry())
+
+    def cooling_until(self, provider_id: str) -> float | None:
+        """The cooldown end when the provider is cooling down now, else None."""
+        e = self.entries.get(provider_id)
+        if e is None or e.cooldown_until is None or e.cooldown_until <= self.clock():
+            return None
+        return e.cooldown_until
+
+    def success(self, provider_id: str) -> None:
+        e = self.entry(provider_id)
+        e.consecutive_failures = 0
+        e.cooldown_until = None
+        e.last_success_at = self.clock()
+
+    def failure(self, provider_id: str, error: str) -> None:
+        e = self.entry(provider_id)
+        now = self.clock()
+        e.consecutive_failures += 1
+        e.last_error = error[:500]
+        e.last_failure_at = now
+        if e.consecutive_failures >= FAILURE_THRESHOLD:
+            e.cooldown_until = now + COOLDOWN_S
+            log.warning("provider %s in cooldown for %ss after %d failures", provider_id, COOLDOWN_S, e.consecutive_failures)
+
+    def state(self, provider: Provider) -> dict[str, Any]:
+        e = self.entries.get(provider.id) or PoolEntry()
+        until = self.cooling_until(provider.id)
+        if not provider.enabled:
+            state = "disabled"
+        elif until is not None:
+            state = "cooldown"
+        elif e.consecutive_failures:
+            state = "degraded"
+        else:
+            state = "healthy"
+        return {
+            "providerId": provider.id,
+            "name": provider.name,
+            "protocol": provider.protocol,
+            "enabled": bool(provider.enabled),
+            "state": state,
+            "consecutiveFailures": e.consecutive_failures,
+            "cooldownUntil": _iso(until),
+            "cooldownRemainingSeconds": max(0, int(until - self.clock())) if until else 0,
+            "lastError": e.last_error,
+            "lastSuccessTime": _iso(e.last_success_at),
+            "lastFailureTime": _iso(e.last_failure_at),
+        }
+
+
+def _counts_against_provider(exc: LlmError) -> bool:
+    return exc.status not in REQUEST_FAULT_STATUSES
+
+
+def _as_llm_error(provider_id: str, exc: Exception) -> LlmError:
+    if isinstance(exc, LlmError):
+        return exc
+    log.warning("provider %s call raised %s", provider_id, type(exc).__name__, exc_info=exc)
+    return LlmError(f"{provider_id}: {type(exc).__name__}: {exc}")
+
+
+# ---- the router ---------------------------------------------------------------
+
+
+class LlmRouter:
+    """One per process: cached clients per provider, failover over targets, pool bookkeeping."""
+
+    def __init__(self, config: Config, clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.pool = ProviderPool(clock)
+        self._clients: dict[str, tuple[tuple[str, str, str | None], LlmClient]] = {}
+        self._retired: list[LlmClient] = []
+
+    def client_for(self, target: ModelTarget) -> LlmClient:
+        """The cached client of the target's provider, recreated when its config changed."""
+        key = (target.protocol, target.base_url, target.api_key)
+        cached = self._clients.get(target.provider_id)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        if cached is not None:
+            self._retired.append(cached[1])  # a call may still be using it: closed on stop
+        client = make_client(
+            target.protocol, target.base_url, target.api_key,
+            timeout_s=self.config.llm_timeout_s,
+            first_byte_timeout_s=self.config.llm_first_byte_timeout_s,
+            idle_timeout_s=self.config.llm_idle_timeout_s,
+        )
+        self._clients[target.provider_id] = (key, client)
+        return client
+
+    def _failed(self, target: ModelTarget, exc: LlmError) -> str:
+        text = f"{target.provider_id}/{target.model_name}: {exc.message}"
+        if _counts_against_provider(exc):
+            self.pool.failure(target.provider_id, exc.message)
+        return text
+
+    def _cooling_note(self, target: ModelTarget) -> str | None:
+        until = self.pool.cooling_until(target.provider_id)
+        return None if until is None else f"{target.provider_id}: cooling down until {_iso(until)}"
+
+    @staticmethod
+    def _all_failed(errors: list[str]) -> LlmError:
+        return LlmError("All model providers failed: " + "; ".join(errors), retryable=False)
+
+    async def stream_chat(self, targets: list[ModelTarget], req: ChatRequest) -> AsyncIterator[RouterEvent]:
+        """Yield Routed(target) then that target's events; fail over while nothing has flowed yet."""
+        errors: list[str] = []
+        for target in targets:
+            note = self._cooling_note(target)
+            if note:
+                errors.append(note)
+                continue
+            stream = self.client_for(target).stream_chat(dataclasses.replace(req, model=target.model_name))
+            started = False
+            try:
+                async for event in stream:
+                    if not started:
+                        started = True
+                        yield Routed(target)
+                    yield event
+            except Exception as raw:  # noqa: BLE001 - every provider failure fails over or becomes LlmError
+                exc = _as_llm_error(target.provider_id, raw)
+                text = self._failed(target, exc)
+                if started:
+                    raise LlmError(text, status=exc.status, retryable=False) from raw
+                errors.append(text)
+                continue
+            finally:
+                await stream.aclose()  # type: ignore[attr-defined]
+            self.pool.success(target.provider_id)
+            return
+        raise self._all_failed(errors or ["no model to try"])
+
+    async def chat(self, targets: list[ModelTarget], req: ChatRequest) -> tuple[ModelTarget, ChatResult]:
+        """A whole (non-streamed) call with the same failover and pool rules."""
+        errors: list[str] = []
+        for target in targets:
+            note = self._cooling_note(target)
+            if note:
+                errors.append(note)
+                continue
+            try:
+                result = await self.client_for(target).chat(dataclasses.replace(req, model=target.model_name))
+            except Exception as raw:  # noqa: BLE001
+                errors.append(self._failed(target, _as_llm_error(target.provider_id, raw)))
+                continue
+            self.pool.success(target.provider_id)
+            return target, result
+        raise self._all_failed(errors or ["no model to try"])
+
+    async def embed(self, texts: list[str], model_id: int | None = None) -> list[list[float]]:
+        """Embed texts with a given embedding model, or the default embedding model."""
+        if model_id is None:
+            row = service.default_model("embedding")
+            if row is None:
+                raise LlmFailure("No embedding model configured")
+        else:
+            row = service.get_model_row(model_id)
+            if row.model_type != "embedding":
+                raise BadRequest("modelId: not an embedding model")
+        target = _row_target(row)
+        return await self.client_for(target).embed(target.model_name, texts)
+
+    async def list_models(self, provider_id: str) -> list[ModelInfo]:
+        """The provider's own model list (raises LlmError)."""
+        p = service.get_provider(provider_id)
+        return await self.client_for(_target(p, "", "text")).list_models()
+
+    async def probe(self, provider_id: str, model_name: str | None = None) -> dict[str, Any]:
+        """A real one-token call (or the model list when the provider has no chat model); never raises LlmError."""
+        p = service.get_provider(provider_id)
+        if not model_name:
+            rows = [m for m in service.models_of(provider_id) if m.model_type == "chat" and m.enabled]
+            chosen = next((m for m in rows if m.is_default), rows[0] if rows else None)
+            model_name = chosen.model_name if chosen else None
+        target = _target(p, model_name or "", None if model_name else "text")
+        started = time.monotonic()
+        try:
+            if model_name:
+                req = ChatRequest(model=model_name, messages=[ChatMessage("user", "Reply with OK.")], max_tokens=1)
+                result = await self.client_for(target).chat(req)
+                detail: dict[str, Any] = {"modelName": model_name, "content": result.content}
+            else:
+                models = await self.client_for(target).list_models()
+                detail = {"modelName": None, "modelCount": len(models)}
+        except Exception as raw:  # noqa: BLE001 - reported to the admin, not raised
+            exc = _as_llm_error(provider_id, raw)
+            return {"success": False, "providerId": provider_id, "modelName": model_name, "message": exc.message,
+                    "latencyMs": int((time.monotonic() - started) * 1000), "status": exc.status}
+        return {"success": True, "providerId": provider_id, "message": "OK",
+                "latencyMs": int((time.monotonic() - started) * 1000), **detail}
+
+    async def reprobe(self, provider_id: str) -> dict[str, Any]:
+        """Probe now and record the outcome in the pool (success clears any cooldown)."""
+        result = await self.probe(provider_id)
+        if result["success"]:
+            self.pool.success(provider_id)
+        else:
+            self.pool.failure(provider_id, result["message"])
+        return {**self.pool.state(service.get_provider(provider_id)), "probe": result}
+
+    def pool_state(self) -> list[dict[str, Any]]:
+        """Pool state of every provider (disabled ones included, marked so)."""
+        return [self.pool.state(p) for p in Provider.select().order_by(Provider.sort_order, Provider.id)]
+
+    async def close(self) -> None:
+        clients = [c for _, c in self._clients.values()] + self._retired
+        self._clients.clear()
+        self._retired.clear()
+        results = await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+        for r in results:
+            if isinstance(r, Exception):
+                log.warning("closing an LLM client failed: %s", r)

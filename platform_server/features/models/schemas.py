@@ -1,0 +1,65 @@
+"""Request bodies of the Models, LLM runtime and provider routes."""
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class CustomProviderCreate(BaseModel):
+    providerId: str = Field(min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=100)
+    baseUrl: str = Field(default="", max_length=2000)
+    apiKey: str | None = Field(default=None, max_length=8000)
+    protocol: str = "openai"
+
+
+class ProviderConfigUpdate(BaseModel):
+    baseUrl: str | None = Field(default=None, max_length=2000)
+    apiKey: str | None = Field(default=None, max_length=8000)
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    protocol: str | None = None
+
+
+class ProviderModelCreate(BaseModel):
+    modelName: str = Field(min_length=1, max_length=500)
+    displayName: str | None = Field(default=None, max_length=200)
+    modelType: str | None = "chat"
+    modalities: str | None = None
+    maxInputTokens: int | None = None
+    enabled: bool = True
+
+
+class ModelCreate(ProviderModelCreate):
+    providerId: str = Field(min_length=1, max_length=200)
+
+
+class ModelUpdate(BaseModel):
+    displayName: str | None = Field(default=None, max_length=200)
+    modalities: str | None = None
+    maxInputTokens: int | None = None
+    enabled: bool | None = None
+
+
+class ActiveModel(BaseModel):
+    provider: str = Field(min_length=1, max_length=200)
+    modelName: str = Field(min_length=1, max_length=500)
+
+
+class ContextWindow(BaseModel):
+    modelId: int
+    maxInputTokens: int | None = None
+
+
+class EmbeddingDefault(BaseModel):
+    modelId: int
+
+
+class EmbeddingTest(BaseModel):
+    text: str = Field(default="The quick brown fox jumps over the lazy dog.", min_length=1, max_length=2000)
+
+
+class ModelTest(BaseModel):
+    modelName: str | None = Field(default=None, max_length=500)
+
+
+class DiscoverApply(BaseModel):
+    modelNames: list[str] | None = Field(default=None, max_length=1000)

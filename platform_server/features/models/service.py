@@ -1,0 +1,403 @@
+"""Providers and models: the catalog, custom providers, defaults and per-model settings."""
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+from typing import Any, Iterable
+
+import peewee
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.models.models import ModelConfig, Provider
+from platform_server.integrations.llm.base import PROTOCOLS
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, NotFound
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+MODEL_TYPES = ("chat", "embedding")
+MODALITIES = ("text", "image")
+
+
+# ---- shapes ---------------------------------------------------------------
+
+
+def model_to_dict(m: ModelConfig) -> dict[str, Any]:
+    """ModelConfigEntity: never carries a key."""
+    return {
+        "id": str(m.id),
+        "providerId": m.provider_id,
+        "modelName": m.model_name,
+        "displayName": m.display_name or m.model_name,
+        "modelType": m.model_type,
+        "modalities": m.modalities,
+        "maxInputTokens": m.max_input_tokens,
+        "isDefault": bool(m.is_default),
+        "enabled": bool(m.enabled),
+        "createTime": iso(m.create_time),
+    }
+
+
+def provider_to_dict(p: Provider, models: Iterable[ModelConfig]) -> dict[str, Any]:
+    """ProviderInfoDTO: includes the API key (global-admin routes only)."""
+    return {
+        "id": p.id,
+        "name": p.name,
+        "protocol": p.protocol,
+        "baseUrl": p.base_url,
+        "apiKey": p.api_key,
+        "enabled": bool(p.enabled),
+        "builtin": bool(p.builtin),
+        "models": [model_to_dict(m) for m in models],
+    }
+
+
+def _ordered_models() -> peewee.ModelSelect:
+    return (
+        ModelConfig.select(ModelConfig, Provider)
+        .join(Provider)
+        .order_by(Provider.sort_order, Provider.id, ModelConfig.model_type, ModelConfig.create_time, ModelConfig.id)
+    )
+
+
+def list_providers(enabled_only: bool) -> list[dict[str, Any]]:
+    """Providers with their models (only enabled providers when asked)."""
+    q = Provider.select().order_by(Provider.sort_order, Provider.id)
+    if enabled_only:
+        q = q.where(Provider.enabled == True)  # noqa: E712
+    providers = list(q)
+    by_provider: dict[str, list[ModelConfig]] = {p.id: [] for p in providers}
+    for m in _ordered_models():
+        if m.provider_id in by_provider:
+            by_provider[m.provider_id].append(m)
+    return [provider_to_dict(p, by_provider[p.id]) for p in providers]
+
+
+def enabled_models(model_type: str | None = None, modality: str | None = None) -> list[ModelConfig]:
+    """Enabled models of enabled providers, optionally of one type and supporting one modality."""
+    q = _ordered_models().where((ModelConfig.enabled == True) & (Provider.enabled == True))  # noqa: E712
+    if model_type:
+        q = q.where(ModelConfig.model_type == model_type)
+    rows = list(q)
+    if modality:
+        rows = [m for m in rows if modality in _split_modalities(m.modalities)]
+    return rows
+
+
+def _split_modalities(value: str) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+# ---- lookups --------------------------------------------------------------
+
+
+def get_provider(provider_id: str) -> Provider:
+    p = Provider.get_or_none(Provider.id == provider_id)
+    if p is None:
+        raise NotFound(f"Provider not found: {provider_id}")
+    return p
+
+
+def get_model_row(model_id: int) -> ModelConfig:
+    m = ModelConfig.get_or_none(ModelConfig.id == model_id)
+    if m is None:
+        raise NotFound("Model not found")
+    return m
+
+
+def default_model(model_type: str = "chat") -> ModelConfig | None:
+    """The usable default of a type (enabled model of an enabled provider), or None."""
+    rows = enabled_models(model_type)
+    return next((m for m in rows if m.is_default), None)
+
+
+def ensure_defaults() -> None:
+    """Keep exactly one usable default per model type when any usable model exists."""
+    with database.atomic():
+        for model_type in MODEL_TYPES:
+            usable = enabled_models(model_type)
+            current = next((m for m in usable if m.is_default), None)
+            if current is None and usable:
+                current = usable[0]
+            keep = current.id if current else 0
+            ModelConfig.update(is_default=False).where(
+                (ModelConfig.model_type == model_type) & (ModelConfig.is_default == True) & (ModelConfig.id != keep)  # noqa: E712
+            ).execute()
+            if current is not None and not current.is_default:
+                ModelConfig.update(is_default=True).where(ModelConfig.id == keep).execute()
+
+
+# ---- validation -----------------------------------------------------------
+
+
+def check_base_url(protocol: str, base_url: str) -> str:
+    """An http(s) URL for remote protocols; for `local`, empty or an existing GGUF file or folder.
+
+    Provider URLs are set by global admins only, so LAN and loopback hosts are allowed on purpose.
+    """
+    base_url = (base_url or "").strip()
+    if protocol == "local":
+        if base_url and not os.path.exists(base_url):
+            raise BadRequest("baseUrl: no such file or folder for the local protocol")
+        return base_url
+    parsed = urllib.parse.urlparse(base_url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise BadRequest("baseUrl: must be an http or https URL")
+    if parsed.username or parsed.password:
+        raise BadRequest("baseUrl: must not contain credentials (use apiKey)")
+    return base_url.rstrip("/")
+
+
+def check_protocol(protocol: str) -> str:
+    if protocol not in PROTOCOLS:
+        raise BadRequest(f"protocol: must be one of {', '.join(PROTOCOLS)}")
+    return protocol
+
+
+def check_modalities(value: str | None) -> str:
+    parts = _split_modalities(value or "text")
+    bad = [p for p in parts if p not in MODALITIES]
+    if bad or not parts:
+        raise BadRequest(f"modalities: must be a comma-separated subset of {', '.join(MODALITIES)}")
+    return ",".join(m for m in MODALITIES if m in parts)
+
+
+def check_model_type(value: str | None) -> str:
+    value = value or "chat"
+    if value not in MODEL_TYPES:
+        raise BadRequest(f"modelType: must be one of {', '.join(MODEL_TYPES)}")
+    return value
+
+
+def _check_local_model(provider: Provider, model_name: str, model_type: str) -> None:
+    """A local chat model other than the shipped one is a GGUF file named by path."""
+    if provider.protocol != "local" or model_type != "chat":
+        return
+    if ("/" in model_name or model_name.endswith(".gguf")) and not (model_name.endswith(".gguf") and os.path.isfile(model_name)):
+        raise BadRequest("modelName: a local model must be an existing .gguf file path")
+
+
+# ---- providers ------------------------------------------------------------
+
+
+def create_custom_provider(
+    caller: Caller, provider_id: str, name: str, base_url: str, api_key: str | None, protocol: str
+) -> dict[str, Any]:
+    """Create an enabled custom provider."""
+    if not SLUG.match(provider_id):
+        raise BadRequest("providerId: must match [a-z0-9][a-z0-9._-]*")
+    check_protocol(protocol)
+    base_url = check_base_url(protocol, base_url)
+    with database.atomic():
+        if Provider.get_or_none(Provider.id == provider_id) is not None:
+            raise BadRequest(f"providerId: provider '{provider_id}' already exists")
+        p = Provider.create(
+            id=provider_id, name=name, protocol=protocol, base_url=base_url,
+            api_key=api_key or None, enabled=True, builtin=False, sort_order=100,
+        )
+        audit.record(caller, "CREATE", "MODEL_PROVIDER", provider_id, f"custom provider {provider_id} ({protocol})")
+    return provider_to_dict(p, [])
+
+
+def delete_custom_provider(caller: Caller, provider_id: str) -> None:
+    """Delete a custom provider and its models; built-in providers stay."""
+    with database.atomic():
+        p = get_provider(provider_id)
+        if p.builtin:
+            raise BadRequest("A built-in provider cannot be deleted (disable it instead)")
+        ModelConfig.delete().where(ModelConfig.provider == provider_id).execute()
+        p.delete_instance()
+        ensure_defaults()
+        audit.record(caller, "DELETE", "MODEL_PROVIDER", provider_id, f"custom provider {provider_id}")
+
+
+def set_provider_enabled(caller: Caller, provider_id: str, enabled: bool) -> dict[str, Any]:
+    """Enable or disable a provider; disabling the default's provider moves the default elsewhere."""
+    with database.atomic():
+        p = get_provider(provider_id)
+        p.enabled = enabled
+        p.update_time = utcnow()
+        p.save()
+        ensure_defaults()
+        audit.record(caller, "UPDATE", "MODEL_PROVIDER", provider_id, ("enabled " if enabled else "disabled ") + provider_id)
+    return provider_info(provider_id)
+
+
+def provider_info(provider_id: str) -> dict[str, Any]:
+    p = get_provider(provider_id)
+    models = _ordered_models().where(ModelConfig.provider == provider_id)
+    return provider_to_dict(p, models)
+
+
+def update_config(
+    caller: Caller, provider_id: str, base_url: str | None, api_key: str | None, name: str | None, protocol: str | None
+) -> dict[str, Any]:
+    """Change a provider's endpoint, key (empty string clears it), name or protocol (custom only)."""
+    with database.atomic():
+        p = get_provider(provider_id)
+        changed: list[str] = []
+        if protocol is not None and protocol != p.protocol:
+            if p.builtin:
+                raise BadRequest("protocol: a built-in provider's protocol cannot change")
+            p.protocol = check_protocol(protocol)
+            changed.append("protocol")
+        if base_url is not None:
+            p.base_url = check_base_url(p.protocol, base_url)
+            changed.append("baseUrl")
+        elif "protocol" in changed:
+            p.base_url = check_base_url(p.protocol, p.base_url)
+        if api_key is not None:
+            p.api_key = api_key.strip() or None
+            changed.append("apiKey")
+        if name is not None:
+            p.name = name
+            changed.append("name")
+        p.update_time = utcnow()
+        p.save()
+        audit.record(caller, "UPDATE", "MODEL_PROVIDER", provider_id, "config: " + ", ".join(changed or ["nothing"]))
+    return provider_info(provider_id)
+
+
+def set_api_key(provider_id: str, api_key: str | None, enable: bool) -> None:
+    """Store credentials obtained elsewhere (OAuth) as a provider's key; audited by the caller's service."""
+    p = get_provider(provider_id)
+    p.api_key = api_key or None
+    if enable:
+        p.enabled = True
+    p.update_time = utcnow()
+    p.save()
+    ensure_defaults()
+
+
+# ---- models ---------------------------------------------------------------
+
+
+def add_model(
+    caller: Caller,
+    provider_id: str,
+    model_name: str,
+    display_name: str | None = None,
+    model_type: str | None = None,
+    modalities: str | None = None,
+    max_input_tokens: int | None = None,
+    enabled: bool = True,
+) -> dict[str, Any]:
+    """Add a model to a provider (the first usable model of a type becomes its default)."""
+    model_type = check_model_type(model_type)
+    modalities = check_modalities(modalities)
+    model_name = model_name.strip()
+    if not model_name:
+        raise BadRequest("modelName: must not be blank")
+    with database.atomic():
+        p = get_provider(provider_id)
+        _check_local_model(p, model_name, model_type)
+        exists = ModelConfig.get_or_none(
+            (ModelConfig.provider == provider_id) & (ModelConfig.model_name == model_name) & (ModelConfig.model_type == model_type)
+        )
+        if exists is not None:
+            raise BadRequest(f"modelName: '{model_name}' already exists for provider {provider_id}")
+        m = ModelConfig.create(
+            provider=provider_id, model_name=model_name, display_name=display_name or model_name,
+            model_type=model_type, modalities=modalities,
+            max_input_tokens=max_input_tokens if max_input_tokens and max_input_tokens > 0 else None,
+            enabled=enabled,
+        )
+        ensure_defaults()
+        audit.record(caller, "CREATE", "MODEL", m.id, f"{provider_id}/{model_name} ({model_type})")
+    return model_to_dict(get_model_row(m.id))
+
+
+def remove_model_by_name(caller: Caller, provider_id: str, model_name: str) -> None:
+    """Remove a provider's model(s) named model_name."""
+    with database.atomic():
+        get_provider(provider_id)
+        rows = list(ModelConfig.select().where((ModelConfig.provider == provider_id) & (ModelConfig.model_name == model_name)))
+        if not rows:
+            raise NotFound("Model not found")
+        for m in rows:
+            m.delete_instance()
+            audit.record(caller, "DELETE", "MODEL", m.id, f"{provider_id}/{model_name}")
+        ensure_defaults()
+
+
+def delete_model(caller: Caller, model_id: int) -> None:
+    with database.atomic():
+        m = get_model_row(model_id)
+        m.delete_instance()
+        ensure_defaults()
+        audit.record(caller, "DELETE", "MODEL", model_id, f"{m.provider_id}/{m.model_name}")
+
+
+def update_model(caller: Caller, model_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    """Sparse update of displayName, modalities, maxInputTokens (<= 0 clears) and enabled."""
+    with database.atomic():
+        m = get_model_row(model_id)
+        if "displayName" in changes and changes["displayName"] is not None:
+            m.display_name = changes["displayName"]
+        if "modalities" in changes and changes["modalities"] is not None:
+            m.modalities = check_modalities(changes["modalities"])
+        if "maxInputTokens" in changes:
+            value = changes["maxInputTokens"]
+            m.max_input_tokens = value if value is not None and value > 0 else None
+        if "enabled" in changes and changes["enabled"] is not None:
+            m.enabled = bool(changes["enabled"])
+        m.save()
+        ensure_defaults()
+        audit.record(caller, "UPDATE", "MODEL", model_id, f"{m.provider_id}/{m.model_name}: " + ", ".join(sorted(changes)))
+    return model_to_dict(get_model_row(model_id))
+
+
+def set_default(caller: Caller, model_id: int) -> dict[str, Any]:
+    """Make a model the default of its type (the global default chat model, or embedding model)."""
+    with database.atomic():
+        m = get_model_row(model_id)
+        if not m.enabled or not m.provider.enabled:
+            raise BadRequest("Only an enabled model of an enabled provider can be the default")
+        ModelConfig.update(is_default=False).where(
+            (ModelConfig.model_type == m.model_type) & (ModelConfig.id != m.id)
+        ).execute()
+        ModelConfig.update(is_default=True).where(ModelConfig.id == m.id).execute()
+        audit.record(caller, "UPDATE", "MODEL", model_id, f"default {m.model_type} model {m.provider_id}/{m.model_name}")
+    return model_to_dict(get_model_row(model_id))
+
+
+def set_default_embedding(caller: Caller, model_id: int) -> dict[str, Any]:
+    m = get_model_row(model_id)
+    if m.model_type != "embedding":
+        raise BadRequest("modelId: not an embedding model")
+    return set_default(caller, model_id)
+
+
+def find_model(provider_id: str, model_name: str, model_type: str = "chat") -> ModelConfig | None:
+    return ModelConfig.get_or_none(
+        (ModelConfig.provider == provider_id) & (ModelConfig.model_name == model_name) & (ModelConfig.model_type == model_type)
+    )
+
+
+def active() -> dict[str, Any]:
+    """`{activeLlm: {provider, modelName}}` from the default chat model (null when none)."""
+    m = default_model("chat")
+    return {"activeLlm": {"provider": m.provider_id, "modelName": m.model_name} if m else None}
+
+
+def set_active(caller: Caller, provider_id: str, model_name: str) -> dict[str, Any]:
+    """Make (provider, modelName) the default chat model."""
+    get_provider(provider_id)
+    m = find_model(provider_id, model_name)
+    if m is None:
+        raise NotFound(f"Model not found: {provider_id}/{model_name}")
+    set_default(caller, m.id)
+    return active()
+
+
+def set_context_window(caller: Caller, provider_id: str, model_id: int, max_input_tokens: int | None) -> dict[str, Any]:
+    """Set a model's maxInputTokens; null or non-positive clears the override."""
+    m = get_model_row(model_id)
+    if m.provider_id != provider_id:
+        raise NotFound("Model not found for this provider")
+    return update_model(caller, model_id, {"maxInputTokens": max_input_tokens})
+
+
+def models_of(provider_id: str) -> list[ModelConfig]:
+    return list(ModelConfig.select().where(ModelConfig.provider == provider_id).order_by(ModelConfig.create_time, ModelConfig.id))
