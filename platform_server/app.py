@@ -35,6 +35,7 @@ FEATURES: tuple[str, ...] = (
     "setup",
     "system",
     "models",
+    "agents",
 )
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")

@@ -1,0 +1,261 @@
+"""Files confined to an agent's workspace folder: `..`, absolute paths, symlinks, NUL never escape.
+
+Every operation walks from the root with directory file descriptors and `O_NOFOLLOW`, so a
+symlink anywhere in the path (also one planted inside the folder, or swapped in between a check
+and the use) is refused instead of followed.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import errno
+import os
+import re
+import secrets
+import stat
+from pathlib import Path
+from typing import Any, Iterator
+
+from platform_server.db import iso
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
+
+MAX_REL_PATH = 1024  # bytes, whole relative path
+MAX_SEGMENT = 255  # bytes, one name
+MAX_DEPTH = 32
+MAX_LIST_ENTRIES = 10_000
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+ESCAPE = "Path escapes the agent workspace"
+SYMLINK = "Symbolic links are not allowed in the agent workspace"
+
+
+def split_rel(rel: str | None) -> list[str]:
+    """Validate a workspace-relative path and split it into names (`.` and empty names dropped)."""
+    if rel is None or rel == "":
+        raise BadRequest("path: must name a file")
+    if "\x00" in rel:
+        raise BadRequest("path: must not contain NUL bytes")
+    if "\\" in rel:
+        raise BadRequest("path: backslashes are not allowed")
+    if any(ord(c) < 0x20 or c == "\x7f" for c in rel):
+        raise BadRequest("path: must not contain control characters")
+    if len(rel.encode("utf-8", "surrogatepass")) > MAX_REL_PATH:
+        raise BadRequest(f"path: longer than {MAX_REL_PATH} bytes")
+    if rel.startswith("/") or _DRIVE.match(rel):
+        raise BadRequest("path: must be relative to the agent workspace")
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise Forbidden(ESCAPE)
+    if not parts:
+        raise BadRequest("path: must name a file")
+    if len(parts) > MAX_DEPTH:
+        raise BadRequest(f"path: deeper than {MAX_DEPTH} levels")
+    for p in parts:
+        try:
+            encoded = p.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadRequest("path: not valid UTF-8")
+        if len(encoded) > MAX_SEGMENT:
+            raise BadRequest(f"path: a name is longer than {MAX_SEGMENT} bytes")
+    return parts
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """The path of `rel` inside `root` (it may not exist yet); 400 malformed, 403 escape or symlink."""
+    parts = split_rel(rel)
+    current = root
+    for part in parts:
+        current = current / part
+        try:
+            st = os.lstat(current)
+        except FileNotFoundError:
+            break
+        except NotADirectoryError:
+            raise BadRequest("path: a parent is not a directory")
+        if stat.S_ISLNK(st.st_mode):
+            raise Forbidden(SYMLINK)
+    target = root.joinpath(*parts)
+    real_root = os.path.realpath(root)
+    if os.path.commonpath([real_root, os.path.realpath(target)]) != real_root:
+        raise Forbidden(ESCAPE)
+    return target
+
+
+def _open_dir(parent_fd: int, name: str) -> int:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+    except FileNotFoundError:
+        raise NotFound("File not found")
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            try:
+                st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+            except OSError:
+                raise NotFound("File not found")
+            if stat.S_ISLNK(st.st_mode):
+                raise Forbidden(SYMLINK)
+            raise BadRequest("path: a parent is not a directory")
+        raise
+
+
+@contextlib.contextmanager
+def _parent(root: Path, parts: list[str], create: bool) -> Iterator[int]:
+    """A descriptor of the directory holding the last name, walked without following links."""
+    if create:
+        root.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise NotFound("File not found")
+    try:
+        for part in parts[:-1]:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+            child = _open_dir(fd, part)
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def read_bytes(root: Path, rel: str, max_bytes: int) -> bytes:
+    """The bytes of a regular file inside root (404 absent, 403 symlink, 400 directory or too large)."""
+    parts = split_rel(rel)
+    with _parent(root, parts, create=False) as dfd:
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+        except FileNotFoundError:
+            raise NotFound("File not found")
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise Forbidden(SYMLINK)
+            raise
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISDIR(st.st_mode):
+                raise BadRequest("path: is a directory")
+            if not stat.S_ISREG(st.st_mode):
+                raise BadRequest("path: not a regular file")
+            if st.st_size > max_bytes:
+                raise BadRequest(f"File is larger than {max_bytes} bytes")
+            data = fh.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise BadRequest(f"File is larger than {max_bytes} bytes")
+            return data
+
+
+def read_text_capped(root: Path, rel: str, cap: int) -> str | None:
+    """Up to `cap` bytes of a file as text, or None when it is absent, unsafe or not a regular file."""
+    try:
+        parts = split_rel(rel)
+        with _parent(root, parts, create=False) as dfd:
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    return None
+                return fh.read(cap).decode("utf-8", "replace")
+    except (OSError, BadRequest, Forbidden, NotFound):
+        return None
+
+
+def write_bytes(root: Path, rel: str, data: bytes) -> bool:
+    """Write a file atomically inside root (parents created); True when it did not exist before."""
+    parts = split_rel(rel)
+    with _parent(root, parts, create=True) as dfd:
+        name = parts[-1]
+        st = _lstat_at(dfd, name)
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            raise Forbidden(SYMLINK)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise BadRequest("path: is a directory")
+        tmp = f".tmp-{secrets.token_hex(8)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+            raise
+        return st is None
+
+
+def delete_path(root: Path, rel: str) -> None:
+    """Delete a file or an empty directory inside root (symlinks are refused, not followed)."""
+    parts = split_rel(rel)
+    with _parent(root, parts, create=False) as dfd:
+        st = _lstat_at(dfd, parts[-1])
+        if st is None:
+            raise NotFound("File not found")
+        if stat.S_ISLNK(st.st_mode):
+            raise Forbidden(SYMLINK)
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                os.rmdir(parts[-1], dir_fd=dfd)
+            except OSError as exc:
+                if exc.errno == errno.ENOTEMPTY:
+                    raise BadRequest("Directory not empty")
+                raise
+            return
+        os.unlink(parts[-1], dir_fd=dfd)
+
+
+def file_info(rel: str, st: os.stat_result) -> dict[str, Any]:
+    return {
+        "path": rel,
+        "size": st.st_size,
+        "modifiedTime": iso(dt.datetime.fromtimestamp(st.st_mtime, dt.timezone.utc)),
+    }
+
+
+def stat_file(root: Path, rel: str) -> dict[str, Any]:
+    parts = split_rel(rel)
+    with _parent(root, parts, create=False) as dfd:
+        st = _lstat_at(dfd, parts[-1])
+        if st is None:
+            raise NotFound("File not found")
+        return file_info("/".join(parts), st)
+
+
+def walk_files(root: Path, start: str = "") -> Iterator[tuple[str, os.stat_result]]:
+    """Regular files under root (or under `start` inside it), never through a symlink, sorted."""
+    base = root.joinpath(*split_rel(start)) if start else root
+    if start:
+        resolve_inside(root, start)
+    prefix = "/".join(split_rel(start)) + "/" if start else ""
+    stack = [(base, prefix)]
+    count = 0
+    while stack:
+        directory, rel = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name, reverse=True)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((Path(entry.path), rel + entry.name + "/"))
+            elif entry.is_file(follow_symlinks=False):
+                if entry.name.startswith(".tmp-"):
+                    continue
+                count += 1
+                if count > MAX_LIST_ENTRIES:
+                    return
+                yield rel + entry.name, entry.stat(follow_symlinks=False)
+
+
+def list_files(root: Path) -> list[dict[str, Any]]:
+    """Every regular file of the workspace (relative path, size, modified time), by path."""
+    items = [file_info(rel, st) for rel, st in walk_files(root)]
+    return sorted(items, key=lambda i: i["path"])

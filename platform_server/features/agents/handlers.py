@@ -1,0 +1,163 @@
+"""Agent routes: CRUD, skill and tool bindings, provider preferences, capabilities, prompt files.
+
+The chat, execute and state routes of `/api/v1/agents/{id}` live with the chat runtime; the
+workspace file and memory routes are in `workspace_handlers.py`.
+"""
+from __future__ import annotations
+
+from platform_server.features.agents import service
+from platform_server.features.agents.schemas import (
+    AgentCreate,
+    AgentUpdate,
+    PromptFiles,
+    ProviderPreferences,
+    SkillBindings,
+    ToolBindings,
+)
+from platform_server.features.agents.workspace_handlers import (
+    FileHandler,
+    FilesHandler,
+    MemoryExportHandler,
+    MemoryImportHandler,
+    MemoryImportPreviewHandler,
+)
+from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.web.routing import route
+
+TAGS = ("Agents",)
+
+
+class AgentsHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": AgentCreate}
+    query_params = {"GET": [{"name": "enabled", "in": "query", "required": False, "schema": {"type": "boolean"}}]}
+    tags = TAGS
+
+    def get(self) -> None:
+        """List the workspace's agents (`?enabled=true|false` filters)."""
+        self.ok(service.list_agents(self.require_caller(), self.query_bool("enabled")))
+
+    def post(self) -> None:
+        """Create an agent; `workspaceId` and `creatorUserId` come from the caller."""
+        req = self.body(AgentCreate)
+        self.ok(service.create(self.require_caller(), req))
+
+
+class AgentHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    body_models = {"PUT": AgentUpdate}
+    tags = TAGS
+
+    def get(self, id: int) -> None:
+        """One agent of the workspace."""
+        self.ok(service.to_dict(service.get_agent(self.require_caller(), id)))
+
+    def put(self, id: int) -> None:
+        """Sparse update of an agent."""
+        req = self.body(AgentUpdate)
+        self.ok(service.update(self.require_caller(), id, req))
+
+    async def delete(self, id: int) -> None:
+        """Delete an agent (global admin, workspace admin or above, or its creator)."""
+        service.delete(self.require_caller(), id)
+        await run_blocking(service.remove_files, self.config, id)
+        self.ok(None)
+
+
+class CapabilitiesHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self, id: int) -> None:
+        """The modality set of the agent's model and the sidecar configuration."""
+        self.ok(service.capabilities(self.require_caller(), id))
+
+
+class SkillsHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    body_models = {"PUT": SkillBindings}
+    tags = TAGS
+
+    def get(self, agentId: int) -> None:
+        """Ids of the skills bound to the agent."""
+        self.ok(service.skills(self.require_caller(), agentId))
+
+    def put(self, agentId: int) -> None:
+        """Replace the skill bindings (`{skillIds: [...]}`)."""
+        req = self.body(SkillBindings)
+        self.ok(service.set_skills(self.require_caller(), agentId, req.skillIds))
+
+
+class SkillHandler(ApiHandler):
+    access = {"POST": "member", "DELETE": "member"}
+    tags = TAGS
+
+    def post(self, agentId: int, skillId: int) -> None:
+        """Bind one skill to the agent."""
+        self.ok(service.bind_skill(self.require_caller(), agentId, skillId))
+
+    def delete(self, agentId: int, skillId: int) -> None:
+        """Unbind one skill from the agent."""
+        self.ok(service.unbind_skill(self.require_caller(), agentId, skillId))
+
+
+class ToolsHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    body_models = {"PUT": ToolBindings}
+    tags = TAGS
+
+    def get(self, agentId: int) -> None:
+        """Names of the tools bound to the agent."""
+        self.ok(service.tools(self.require_caller(), agentId))
+
+    def put(self, agentId: int) -> None:
+        """Replace the tool bindings (`{toolNames: [...]}`)."""
+        req = self.body(ToolBindings)
+        self.ok(service.set_tools(self.require_caller(), agentId, req.toolNames))
+
+
+class ProviderPreferencesHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    body_models = {"PUT": ProviderPreferences}
+    tags = TAGS
+
+    def get(self, agentId: int) -> None:
+        """Preferred provider order (`{providerIds: [...]}`)."""
+        self.ok(service.preferences(self.require_caller(), agentId))
+
+    def put(self, agentId: int) -> None:
+        """Replace the preferred provider order."""
+        req = self.body(ProviderPreferences)
+        self.ok(service.set_preferences(self.require_caller(), agentId, req.providerIds))
+
+
+class PromptFilesHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    body_models = {"PUT": PromptFiles}
+    tags = TAGS
+
+    def get(self, agentId: int) -> None:
+        """Workspace files appended to the system prompt, in order (`{files: [...]}`)."""
+        self.ok(service.prompt_files(self.require_caller(), agentId))
+
+    def put(self, agentId: int) -> None:
+        """Set the prompt-file list (`{files: ["AGENTS.md", ...]}`)."""
+        req = self.body(PromptFiles)
+        self.ok(service.set_prompt_files(self.require_caller(), agentId, req.files))
+
+
+ROUTES = [
+    route("/api/v1/agents", AgentsHandler),
+    route("/api/v1/agents/{id}", AgentHandler),
+    route("/api/v1/agents/{id}/capabilities", CapabilitiesHandler),
+    route("/api/v1/agents/{agentId}/skills", SkillsHandler),
+    route("/api/v1/agents/{agentId}/skills/{skillId}", SkillHandler),
+    route("/api/v1/agents/{agentId}/tools", ToolsHandler),
+    route("/api/v1/agents/{agentId}/provider-preferences", ProviderPreferencesHandler),
+    route("/api/v1/agents/{agentId}/workspace/prompt-files", PromptFilesHandler),
+    route("/api/v1/agents/{agentId}/workspace/files", FilesHandler),
+    route("/api/v1/agents/{agentId}/workspace/files/**", FileHandler),
+    route("/api/v1/agents/{agentId}/workspace/memory/export", MemoryExportHandler),
+    route("/api/v1/agents/{agentId}/workspace/memory/import", MemoryImportHandler),
+    route("/api/v1/agents/{agentId}/workspace/memory/import/preview", MemoryImportPreviewHandler),
+]

@@ -1,0 +1,201 @@
+"""Request bodies of the agent routes (AgentEntity in, bindings, preferences, prompt files)."""
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+AGENT_TYPES = ("react", "plan_execute")
+THINKING_LEVELS = ("off", "low", "medium", "high", "max")
+TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+PROVIDER_SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+MAX_PROVIDER_SLUG = 200
+MAX_BINDINGS = 500
+MAX_PROMPT_FILES = 32
+
+AgentType = Literal["react", "plan_execute"]
+ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
+
+
+def _check_icon(value: str | None) -> str | None:
+    """An emoji (or a few characters of text) or an http(s) / site-relative image URL."""
+    if value is None:
+        return None
+    value = value.strip()
+    if not value:
+        return ""
+    lowered = value.lower()
+    if lowered.startswith(("http://", "https://")) or (value.startswith("/") and not value.startswith("//")):
+        if any(c.isspace() or ord(c) < 0x20 for c in value):
+            raise ValueError("must be an emoji or an http(s) URL")
+        return value
+    if ":" in value or "/" in value or len(value) > 16:
+        raise ValueError("must be an emoji or an http(s) URL")
+    return value
+
+
+def _check_tags(value: str | None) -> str | None:
+    if value is None:
+        return None
+    tags = [t.strip() for t in value.split(",")]
+    return ",".join(t for t in tags if t)
+
+
+def _check_kb_id(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    text = str(value).strip()
+    if not text.isdigit() or int(text) >= 2**63:
+        raise ValueError("must be a Long id")
+    return int(text)
+
+
+def _check_provider(value: str | None) -> str | None:
+    if value is None or value.strip() == "":
+        return None
+    value = value.strip()
+    if len(value) > MAX_PROVIDER_SLUG or not PROVIDER_SLUG_RE.match(value):
+        raise ValueError("must be a provider id such as 'openai' ([a-z0-9][a-z0-9._-]*)")
+    return value
+
+
+class _AgentFields(BaseModel):
+    """Validators shared by create and update."""
+
+    @field_validator("icon", check_fields=False)
+    @classmethod
+    def _icon(cls, v: str | None) -> str | None:
+        return _check_icon(v)
+
+    @field_validator("tags", check_fields=False)
+    @classmethod
+    def _tags(cls, v: str | None) -> str | None:
+        return _check_tags(v)
+
+    @field_validator("primaryKbId", mode="before", check_fields=False)
+    @classmethod
+    def _kb(cls, v: Any) -> int | None:
+        return _check_kb_id(v)
+
+    @field_validator("modelProvider", check_fields=False)
+    @classmethod
+    def _provider(cls, v: str | None) -> str | None:
+        return _check_provider(v)
+
+    @field_validator("modelName", check_fields=False)
+    @classmethod
+    def _model_name(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        if any(ord(c) < 0x20 for c in v):
+            raise ValueError("must not contain control characters")
+        return v.strip()
+
+    @field_validator("defaultThinkingLevel", mode="before", check_fields=False)
+    @classmethod
+    def _thinking(cls, v: Any) -> Any:
+        return None if v == "" else v
+
+
+class AgentCreate(_AgentFields):
+    """An AgentEntity; `id`, `workspaceId`, `creatorUserId` and times are ignored (set by the service)."""
+
+    name: str = Field(min_length=1, max_length=100)
+    description: str = Field(default="", max_length=2000)
+    agentType: AgentType = "react"
+    systemPrompt: str = Field(default="", max_length=100_000)
+    modelProvider: str | None = None
+    modelName: str = Field(default="", max_length=200)
+    maxIterations: int = Field(default=10, ge=1, le=100)
+    enabled: bool = True
+    icon: str = Field(default="", max_length=500)
+    tags: str = Field(default="", max_length=500)
+    defaultThinkingLevel: ThinkingLevel | None = None
+    primaryKbId: int | None = None
+    skillsDisabled: bool = False
+    toolsDisabled: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be blank")
+        return v.strip()
+
+
+class AgentUpdate(_AgentFields):
+    """Sparse update: absent fields stay; null clears only the nullable ones (modelProvider,
+    defaultThinkingLevel, primaryKbId) and is ignored for the others."""
+
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    description: str | None = Field(default=None, max_length=2000)
+    agentType: AgentType | None = None
+    systemPrompt: str | None = Field(default=None, max_length=100_000)
+    modelProvider: str | None = None
+    modelName: str | None = Field(default=None, max_length=200)
+    maxIterations: int | None = Field(default=None, ge=1, le=100)
+    enabled: bool | None = None
+    icon: str | None = Field(default=None, max_length=500)
+    tags: str | None = Field(default=None, max_length=500)
+    defaultThinkingLevel: ThinkingLevel | None = None
+    primaryKbId: int | None = None
+    skillsDisabled: bool | None = None
+    toolsDisabled: bool | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is not None and not v.strip():
+            raise ValueError("must not be blank")
+        return None if v is None else v.strip()
+
+
+class SkillBindings(BaseModel):
+    skillIds: list[int] = Field(max_length=MAX_BINDINGS)
+
+    @field_validator("skillIds", mode="before")
+    @classmethod
+    def _ids(cls, v: Any) -> Any:
+        if not isinstance(v, list):
+            return v
+        return [_check_kb_id(x) if isinstance(x, str) else x for x in v]
+
+    @field_validator("skillIds")
+    @classmethod
+    def _positive(cls, v: list[int]) -> list[int]:
+        if any(x is None or x <= 0 or x >= 2**63 for x in v):
+            raise ValueError("must be Long ids")
+        return list(dict.fromkeys(v))
+
+
+class ToolBindings(BaseModel):
+    toolNames: list[str] = Field(max_length=MAX_BINDINGS)
+
+    @field_validator("toolNames")
+    @classmethod
+    def _names(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if not TOOL_NAME_RE.match(name):
+                raise ValueError(f"invalid tool name '{name[:64]}' (expected ^[A-Za-z0-9_.:-]{{1,128}}$)")
+        return list(dict.fromkeys(v))
+
+
+class ProviderPreferences(BaseModel):
+    providerIds: list[str] = Field(max_length=50)
+
+    @field_validator("providerIds")
+    @classmethod
+    def _ids(cls, v: list[str]) -> list[str]:
+        for pid in v:
+            if len(pid) > MAX_PROVIDER_SLUG or not PROVIDER_SLUG_RE.match(pid):
+                raise ValueError(f"invalid provider id '{pid[:64]}' (expected [a-z0-9][a-z0-9._-]*)")
+        return list(dict.fromkeys(v))
+
+
+class PromptFiles(BaseModel):
+    files: list[str] = Field(max_length=MAX_PROMPT_FILES)
+
+
+class FileContent(BaseModel):
+    content: str

@@ -1,0 +1,363 @@
+"""Agents: CRUD scoped to the caller's workspace, bindings, preferences, and what the runtime reads."""
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from platform_server.config import Config
+from platform_server.db import database, iso, utcnow
+from platform_server.features.agents import files
+from platform_server.features.agents.models import Agent, AgentSkill, AgentTool
+from platform_server.features.agents.schemas import AgentCreate, AgentUpdate
+from platform_server.features.audit import service as audit
+from platform_server.web.context import Caller
+from platform_server.web.errors import AgentNotFound, BadRequest, Forbidden, NotFound
+
+PROMPT_FILE_CAP = 64 * 1024  # bytes of one prompt file appended to the system prompt
+_SAFE_END_USER = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
+
+# AgentEntity JSON name -> model attribute
+FIELDS = {
+    "name": "name",
+    "description": "description",
+    "agentType": "agent_type",
+    "systemPrompt": "system_prompt",
+    "modelProvider": "model_provider",
+    "modelName": "model_name",
+    "maxIterations": "max_iterations",
+    "enabled": "enabled",
+    "icon": "icon",
+    "tags": "tags",
+    "defaultThinkingLevel": "default_thinking_level",
+    "primaryKbId": "primary_kb_id",
+    "skillsDisabled": "skills_disabled",
+    "toolsDisabled": "tools_disabled",
+}
+NULLABLE = {"modelProvider", "defaultThinkingLevel", "primaryKbId"}
+
+
+# ---- the API other areas use -------------------------------------------------
+
+
+def get_agent(caller: Caller, agent_id: int) -> Agent:
+    """The agent in the caller's workspace; 404 when absent or in another workspace."""
+    agent = Agent.get_or_none((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id))
+    if agent is None:
+        raise NotFound("Agent not found")
+    return agent
+
+
+def get_agent_for_chat(caller: Caller, agent_id: int) -> Agent:
+    """The agent to run a turn with: AgentNotFound (1001) when absent, 400 when disabled."""
+    agent = Agent.get_or_none((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id))
+    if agent is None:
+        raise AgentNotFound()
+    if not agent.enabled:
+        raise BadRequest("Agent is disabled")
+    return agent
+
+
+def to_dict(agent: Agent) -> dict[str, Any]:
+    """The AgentEntity JSON."""
+    return {
+        "id": str(agent.id),
+        "name": agent.name,
+        "description": agent.description,
+        "agentType": agent.agent_type,
+        "systemPrompt": agent.system_prompt,
+        "modelProvider": agent.model_provider,
+        "modelName": agent.model_name,
+        "maxIterations": agent.max_iterations,
+        "enabled": bool(agent.enabled),
+        "icon": agent.icon,
+        "tags": agent.tags,
+        "defaultThinkingLevel": agent.default_thinking_level,
+        "primaryKbId": None if agent.primary_kb_id is None else str(agent.primary_kb_id),
+        "skillsDisabled": bool(agent.skills_disabled),
+        "toolsDisabled": bool(agent.tools_disabled),
+        "workspaceId": str(agent.workspace_id),
+        "creatorUserId": None if agent.creator_user_id is None else str(agent.creator_user_id),
+        "templateId": None if agent.template_id is None else str(agent.template_id),
+        "createTime": iso(agent.create_time),
+        "updateTime": iso(agent.update_time),
+    }
+
+
+def agent_root(config: Config, agent_id: int) -> Path:
+    """`<data_dir>/agents/<agentId>` (not created)."""
+    return Path(config.data_dir).resolve() / "agents" / str(int(agent_id))
+
+
+def agent_dir(config: Config, agent_id: int) -> Path:
+    """The agent's workspace folder `<data_dir>/agents/<agentId>/workspace`, created if missing."""
+    path = agent_root(config, agent_id) / "workspace"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def end_user_key(end_user_id: str) -> str:
+    """A folder name for an end user id: the id itself when plainly safe, else a hash of it."""
+    if _SAFE_END_USER.match(end_user_id) and end_user_id.strip(".") != "":
+        return end_user_id
+    return "_" + hashlib.sha256(end_user_id.encode("utf-8", "surrogatepass")).hexdigest()[:40]
+
+
+def memory_dir(config: Config, agent_id: int, end_user_id: str | None) -> Path:
+    """Where the agent's memory notes go, created if missing.
+
+    `<workspace>/memory` for the agent itself, `<workspace>/memory/users/<endUserId>` for one end
+    user (ids that are not plain names are hashed). `MEMORY.md` at the workspace root is the
+    agent's main memory file; export and import cover it and `memory/**`.
+    """
+    path = agent_dir(config, agent_id) / "memory"
+    if end_user_id:
+        path = path / "users" / end_user_key(end_user_id)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def system_prompt(config: Config, agent: Agent) -> str:
+    """The agent's systemPrompt followed by its prompt files (missing ones skipped, each capped)."""
+    parts = [agent.system_prompt.strip()] if agent.system_prompt.strip() else []
+    names = list(agent.prompt_files or [])
+    if names:
+        root = agent_dir(config, agent.id)
+        for name in names:
+            text = files.read_text_capped(root, name, PROMPT_FILE_CAP)
+            if text is not None and text.strip():
+                parts.append(f"## {name}\n\n{text.strip()}")
+    return "\n\n".join(parts)
+
+
+def bound_tools(agent_id: int) -> list[str]:
+    """Names of the tools bound to the agent, in binding order."""
+    q = AgentTool.select(AgentTool.tool_name).where(AgentTool.agent == agent_id).order_by(AgentTool.position)
+    return [row.tool_name for row in q]
+
+
+def bound_skills(agent_id: int) -> list[int]:
+    """Ids of the skills bound to the agent, oldest binding first."""
+    q = AgentSkill.select(AgentSkill.skill_id).where(AgentSkill.agent == agent_id).order_by(AgentSkill.create_time, AgentSkill.id)
+    return [row.skill_id for row in q]
+
+
+def provider_preferences(agent_id: int) -> list[str]:
+    """Provider ids to fail over to, in order (empty when none or the agent is gone)."""
+    agent = Agent.get_or_none(Agent.id == agent_id)
+    return list(agent.provider_preferences or []) if agent else []
+
+
+# ---- CRUD ----------------------------------------------------------------------
+
+
+def list_agents(caller: Caller, enabled: bool | None) -> list[dict[str, Any]]:
+    """The workspace's agents, newest first, optionally only enabled or disabled ones."""
+    q = Agent.select().where(Agent.workspace_id == caller.workspace_id)
+    if enabled is not None:
+        q = q.where(Agent.enabled == int(enabled))
+    return [to_dict(a) for a in q.order_by(Agent.create_time.desc(), Agent.id.desc())]
+
+
+def create(caller: Caller, req: AgentCreate, template_id: int | None = None) -> dict[str, Any]:
+    """Create an agent in the caller's workspace; the caller is its creator."""
+    values = {attr: getattr(req, name) for name, attr in FIELDS.items()}
+    with database.atomic():
+        agent = Agent.create(
+            workspace_id=caller.workspace_id,
+            creator_user_id=caller.user_id,
+            template_id=template_id,
+            **values,
+        )
+        audit.record(caller, "CREATE", "AGENT", agent.id, f"agent {agent.name}")
+    return to_dict(agent)
+
+
+def update(caller: Caller, agent_id: int, req: AgentUpdate) -> dict[str, Any]:
+    """Sparse update: fields absent stay; null clears only nullable fields."""
+    given = req.model_fields_set
+    with database.atomic():
+        agent = get_agent(caller, agent_id)
+        changed = []
+        for name, attr in FIELDS.items():
+            if name not in given:
+                continue
+            value = getattr(req, name)
+            if value is None and name not in NULLABLE:
+                continue
+            if getattr(agent, attr) != value:
+                setattr(agent, attr, value)
+                changed.append(name)
+        agent.update_time = utcnow()
+        agent.save()
+        audit.record(caller, "UPDATE", "AGENT", agent.id, f"agent {agent.name}: {', '.join(changed) or 'no change'}")
+    return to_dict(agent)
+
+
+def can_delete(caller: Caller, agent: Agent) -> bool:
+    return caller.is_global_admin or caller.has_role("admin") or agent.creator_user_id == caller.user_id
+
+
+def delete(caller: Caller, agent_id: int) -> None:
+    """Delete an agent (global admin, workspace admin or above, or its creator); see remove_files."""
+    with database.atomic():
+        agent = get_agent(caller, agent_id)
+        if not can_delete(caller, agent):
+            raise Forbidden("Only the creator or a workspace admin can delete this agent")
+        AgentSkill.delete().where(AgentSkill.agent == agent.id).execute()
+        AgentTool.delete().where(AgentTool.agent == agent.id).execute()
+        agent.delete_instance(recursive=True)
+        audit.record(caller, "DELETE", "AGENT", agent_id, f"agent {agent.name}")
+
+
+def remove_files(config: Config, agent_id: int) -> None:
+    """Remove a deleted agent's folder (blocking: run it off the IOLoop)."""
+    shutil.rmtree(agent_root(config, agent_id), ignore_errors=True)
+
+
+# ---- bindings and preferences --------------------------------------------------
+
+
+def _touch(agent: Agent) -> None:
+    agent.update_time = utcnow()
+    agent.save(only=[Agent.update_time])
+
+
+def skills(caller: Caller, agent_id: int) -> dict[str, Any]:
+    agent = get_agent(caller, agent_id)
+    return {"agentId": str(agent.id), "skillIds": [str(s) for s in bound_skills(agent.id)]}
+
+
+def set_skills(caller: Caller, agent_id: int, skill_ids: list[int]) -> dict[str, Any]:
+    """Replace the agent's skill bindings."""
+    with database.atomic():
+        agent = get_agent(caller, agent_id)
+        AgentSkill.delete().where(AgentSkill.agent == agent.id).execute()
+        for sid in skill_ids:
+            AgentSkill.create(agent=agent.id, skill_id=sid)
+        _touch(agent)
+        audit.record(caller, "UPDATE", "AGENT_SKILL", agent.id, f"skills of {agent.name}: {len(skill_ids)} bound")
+    return skills(caller, agent_id)
+
+
+def bind_skill(caller: Caller, agent_id: int, skill_id: int) -> dict[str, Any]:
+    if skill_id <= 0:
+        raise BadRequest("skillId: must be a positive Long")
+    with database.atomic():
+        agent = get_agent(caller, agent_id)
+        exists = AgentSkill.select().where((AgentSkill.agent == agent.id) & (AgentSkill.skill_id == skill_id)).exists()
+        if not exists:
+            AgentSkill.create(agent=agent.id, skill_id=skill_id)
+            _touch(agent)
+            audit.record(caller, "CREATE", "AGENT_SKILL", agent.id, f"bind skill {skill_id} to {agent.name}")
+    return skills(caller, agent_id)
+
+
+def unbind_skill(caller: Caller, agent_id: int, skill_id: int) -> dict[str, Any]:
+    with database.atomic():
+        agent = get_agent(caller, agent_id)
+        deleted = AgentSkill.delete().where((AgentSkill.agent == agent.id) & (AgentSkill.skill_id == skill_id)).execute()
+        if not deleted:
+            raise NotFound("Skill is not bound to this agent")
+        _touch(agent)
+        audit.record(caller, "DELETE", "AGENT_SKILL", agent.id, f"unbind skill {skill_id} from {agent.name}")
+    return skills(caller, agent_id)
+
+
+def tools(caller: Caller, agent_id: int) -> dict[str, Any]:
+    agent = get_agent(caller, agent_id)
+    return {"agentId": str(agent.id), "toolNames": bound_tools(agent.id)}
+
+
+def set_tools(caller: Caller, agent_id: int, names: list[str]) -> dict[str, Any]:
+    """Replace the agent's tool bindings (names; the registry checks them at run time)."""
+    with database.atomic():
+        agent = get_agent(caller, agent_id)
+        AgentTool.delete().where(AgentTool.agent == agent.id).execute()
+        for pos, name in enumerate(names):
+            AgentTool.create(agent=agent.id, tool_name=name, position=pos)
+        _touch(agent)
+        audit.record(caller, "UPDATE", "AGENT_TOOL", agent.id, f"tools of {agent.name}: {', '.join(names)[:300]}")
+    return tools(caller, agent_id)
+
+
+def preferences(caller: Caller, agent_id: int) -> dict[str, Any]:
+    agent = get_agent(caller, agent_id)
+    return {"agentId": str(agent.id), "providerIds": list(agent.provider_preferences or [])}
+
+
+def set_preferences(caller: Caller, agent_id: int, provider_ids: list[str]) -> dict[str, Any]:
+    with database.atomic():
+        agent = get_agent(caller, agent_id)
+        agent.provider_preferences = provider_ids
+        agent.update_time = utcnow()
+        agent.save()
+        audit.record(caller, "UPDATE", "AGENT", agent.id, f"provider preferences of {agent.name}: {', '.join(provider_ids)}")
+    return preferences(caller, agent_id)
+
+
+def prompt_files(caller: Caller, agent_id: int) -> dict[str, Any]:
+    agent = get_agent(caller, agent_id)
+    return {"agentId": str(agent.id), "files": list(agent.prompt_files or [])}
+
+
+def set_prompt_files(caller: Caller, agent_id: int, names: list[str]) -> dict[str, Any]:
+    """Set the ordered prompt-file list (workspace-relative names; files may be created later)."""
+    clean = list(dict.fromkeys("/".join(files.split_rel(n)) for n in names))
+    with database.atomic():
+        agent = get_agent(caller, agent_id)
+        agent.prompt_files = clean
+        agent.update_time = utcnow()
+        agent.save()
+        audit.record(caller, "UPDATE", "AGENT", agent.id, f"prompt files of {agent.name}: {', '.join(clean)[:300]}")
+    return prompt_files(caller, agent_id)
+
+
+# ---- capabilities ---------------------------------------------------------------
+
+
+def _model_row(agent: Agent) -> Any | None:
+    """The ModelConfig row the agent runs on (its own model, else the default chat model), if known."""
+    from platform_server.features.models.models import ModelConfig  # lazy: the models area is optional
+
+    provider, name = agent.model_provider, (agent.model_name or "").strip()
+    if name and not provider and "/" in name:
+        head, tail = name.split("/", 1)
+        match = ModelConfig.select().where((ModelConfig.provider == head) & (ModelConfig.model_name == tail)).first()
+        if match is not None:
+            return match
+    q = ModelConfig.select().where(ModelConfig.model_type == "chat")
+    if name:
+        q = q.where(ModelConfig.model_name == name)
+        if provider:
+            q = q.where(ModelConfig.provider == provider)
+        return q.order_by(ModelConfig.enabled.desc()).first()
+    return q.where(ModelConfig.is_default == 1).first()
+
+
+def capabilities(caller: Caller, agent_id: int) -> dict[str, Any]:
+    """The modality set of the agent's model and the sidecar configuration."""
+    import peewee
+
+    from platform_server.features.settings import service as settings
+
+    agent = get_agent(caller, agent_id)
+    modalities = ["text"]
+    model: dict[str, Any] = {"provider": agent.model_provider, "modelName": agent.model_name or None, "resolved": False}
+    try:
+        row = _model_row(agent)
+    except (ImportError, AttributeError, peewee.PeeweeException):
+        row = None
+    if row is not None:
+        found = [m.strip() for m in (row.modalities or "text").split(",") if m.strip()]
+        modalities = list(dict.fromkeys(["text", *found]))
+        model = {"provider": row.provider_id, "modelName": row.model_name, "resolved": True}
+    return {
+        "agentId": str(agent.id),
+        "model": model,
+        "modalities": modalities,
+        "vision": "image" in modalities,
+        "sidecar": settings.get("sidecar"),
+    }

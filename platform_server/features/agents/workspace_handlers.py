@@ -1,0 +1,159 @@
+"""Agent workspace routes: files under `/workspace/files/**` and the memory snapshot (ZIP) routes."""
+from __future__ import annotations
+
+import mimetypes
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from platform_server.db import database
+from platform_server.features.agents import files, memory, service
+from platform_server.features.agents.schemas import FileContent
+from platform_server.features.audit import service as audit
+from platform_server.web.base import ApiHandler, first_validation_error, run_blocking
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest
+
+TAGS = ("Agents",)
+MAX_READ_BYTES = 50 * 1024 * 1024
+# Types served as themselves; everything else is text/plain or octet-stream (no HTML or SVG from our origin).
+_INLINE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "application/json"}
+
+
+def _content_type(rel: str, data: bytes) -> str:
+    guessed, _ = mimetypes.guess_type(rel)
+    if guessed in _INLINE_TYPES:
+        return guessed
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "application/octet-stream"
+    return "text/plain; charset=UTF-8"
+
+
+def _audit(caller: Caller, action: str, agent_id: int, detail: str) -> None:
+    with database.atomic():
+        audit.record(caller, action, "AGENT_FILE", agent_id, detail)
+
+
+class FilesHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    async def get(self, agentId: int) -> None:
+        """Files of the agent's workspace: `[{path, size, modifiedTime}]`."""
+        agent = service.get_agent(self.require_caller(), agentId)
+        root = service.agent_dir(self.config, agent.id)
+        self.ok(await run_blocking(files.list_files, root))
+
+
+class FileHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    body_models = {"PUT": FileContent}
+    download_methods = frozenset({"GET"})
+    tags = TAGS
+
+    def _root(self, agent_id: int) -> Path:
+        agent = service.get_agent(self.require_caller(), agent_id)
+        return service.agent_dir(self.config, agent.id)
+
+    async def get(self, agentId: int, path: str) -> None:
+        """The bytes of one workspace file."""
+        root = self._root(agentId)
+        data = await run_blocking(files.read_bytes, root, path, MAX_READ_BYTES)
+        self.set_header("Content-Type", _content_type(path, data))
+        self.set_header("Content-Security-Policy", "sandbox; default-src 'none'")
+        self.finish(data)
+
+    def _content(self) -> bytes:
+        ctype = (self.request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        if ctype and ctype != "application/json" and not ctype.endswith("+json"):
+            return self.body_bytes
+        raw = self.json_body()
+        if not isinstance(raw, dict):
+            raise BadRequest("Request body must be a JSON object")
+        try:
+            return FileContent.model_validate(raw).content.encode("utf-8")
+        except pydantic.ValidationError as exc:
+            raise BadRequest(first_validation_error(exc))
+        except UnicodeEncodeError:
+            raise BadRequest("content: not valid text")
+
+    async def put(self, agentId: int, path: str) -> None:
+        """Save a file: `{content}` as JSON text, or the raw bytes with a non-JSON content type."""
+        caller = self.require_caller()
+        root = self._root(agentId)
+        files.split_rel(path)
+        data = self._content()
+        created = await run_blocking(files.write_bytes, root, path, data)
+        info = await run_blocking(files.stat_file, root, path)
+        _audit(caller, "CREATE" if created else "UPDATE", agentId, f"{info['path']} ({len(data)} bytes)")
+        self.ok(info)
+
+    async def delete(self, agentId: int, path: str) -> None:
+        """Delete a file (or an empty folder) of the workspace."""
+        caller = self.require_caller()
+        root = self._root(agentId)
+        await run_blocking(files.delete_path, root, path)
+        _audit(caller, "DELETE", agentId, "/".join(files.split_rel(path)))
+        self.ok(None)
+
+
+class MemoryExportHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    download_methods = frozenset({"GET"})
+    tags = TAGS
+
+    async def get(self, agentId: int) -> None:
+        """A ZIP of the agent's memory (`MEMORY.md` and `memory/**`)."""
+        agent = service.get_agent(self.require_caller(), agentId)
+        data = await run_blocking(memory.export_zip, service.agent_dir(self.config, agent.id))
+        self.set_header("Content-Type", "application/zip")
+        self.set_header("Content-Disposition", f'attachment; filename="agent-{agent.id}-memory.zip"')
+        self.finish(data)
+
+
+class _MemoryImportBase(ApiHandler):
+    access = {"POST": "member"}
+    max_body_setting = "upload_max_bytes"
+    tags = TAGS
+
+    def _archive(self) -> bytes:
+        ctype = (self.request.headers.get("Content-Type") or "").lower()
+        if ctype.startswith("multipart/form-data"):
+            _, uploads = self.multipart()
+            parts = uploads.get("file") or []
+            if not parts:
+                raise BadRequest("file: a ZIP archive is required")
+            return parts[0]["body"]
+        return self.body_bytes
+
+    async def _plan(self, write: bool) -> dict[str, Any]:
+        caller = self.require_caller()
+        agent = service.get_agent(caller, self.path_kwargs["agentId"])
+        root = service.agent_dir(self.config, agent.id)
+        archive = self._archive()
+        plan = await run_blocking(memory.plan_import, root, archive, write)
+        result = plan.to_dict()
+        if write:
+            written = await run_blocking(memory.apply_import, root, plan)
+            result["imported"] = written
+            with database.atomic():
+                audit.record(caller, "UPDATE", "AGENT_MEMORY", agent.id, f"memory import: {written} files written")
+        return result
+
+
+class MemoryImportPreviewHandler(_MemoryImportBase):
+    async def post(self, agentId: int) -> None:
+        """What an import would create, overwrite and refuse, without writing (multipart `file` or raw ZIP)."""
+        self.ok(await self._plan(write=False))
+
+
+class MemoryImportHandler(_MemoryImportBase):
+    async def post(self, agentId: int) -> None:
+        """Import a memory ZIP (merge; entries outside `MEMORY.md`/`memory/**` are refused)."""
+        self.ok(await self._plan(write=True))
+
+
+__all__ = ["FilesHandler", "FileHandler", "MemoryExportHandler", "MemoryImportHandler", "MemoryImportPreviewHandler"]

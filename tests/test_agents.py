@@ -1,0 +1,214 @@
+"""Agents: CRUD scoped to the workspace, delete permissions, validation, bindings, preferences."""
+from __future__ import annotations
+
+from typing import Any
+
+from platform_server.features.agents import service
+from tests.helpers.client import ApiClient
+from tests.helpers.server import RunningServer
+
+AGENTS = "/api/v1/agents"
+
+
+async def make_agent(api: ApiClient, token: str = "bob", **fields: Any) -> dict[str, Any]:
+    body = {"name": "Helper", **fields}
+    r = await api.post(AGENTS, body, token=token)
+    assert r.status == 200, r.body
+    return r.data
+
+
+async def test_create_injects_workspace_and_creator_and_returns_the_full_entity(api: ApiClient, people: dict) -> None:
+    r = await api.post(
+        AGENTS,
+        {
+            "id": "42", "name": "  Coder ", "workspaceId": "999", "creatorUserId": people["alice"]["id"],
+            "agentType": "plan_execute", "systemPrompt": "Be brief.", "modelName": "openai/gpt-4o",
+            "modelProvider": "openai", "maxIterations": 25, "icon": "🤖", "tags": "code, dev ,,",
+            "defaultThinkingLevel": "high", "primaryKbId": "123", "skillsDisabled": True,
+        },
+        token="bob",
+    )
+    assert r.status == 200, r.body
+    a = r.data
+    assert a["id"] != "42" and a["id"].isdigit()
+    assert a["workspaceId"] == "1" and a["creatorUserId"] == people["bob"]["id"]
+    assert a["name"] == "Coder" and a["agentType"] == "plan_execute" and a["maxIterations"] == 25
+    assert a["tags"] == "code,dev" and a["icon"] == "🤖" and a["defaultThinkingLevel"] == "high"
+    assert a["primaryKbId"] == "123" and a["skillsDisabled"] is True and a["toolsDisabled"] is False
+    assert a["enabled"] is True and a["modelName"] == "openai/gpt-4o" and a["modelProvider"] == "openai"
+    assert a["createTime"].endswith("Z") and a["updateTime"].endswith("Z")
+    got = await api.get(f"{AGENTS}/{a['id']}", token="carol")
+    assert got.data == a
+
+
+async def test_defaults_are_react_ten_iterations_and_the_global_default_model(api: ApiClient, people: dict) -> None:
+    a = await make_agent(api)
+    assert (a["agentType"], a["maxIterations"], a["modelName"], a["defaultThinkingLevel"]) == ("react", 10, "", None)
+
+
+async def test_list_is_scoped_to_the_workspace_and_filters_by_enabled(api: ApiClient, people: dict) -> None:
+    on = await make_agent(api, name="On")
+    off = await make_agent(api, name="Off", enabled=False)
+    r = await api.get(AGENTS, token="carol")
+    assert {a["id"] for a in r.data} == {on["id"], off["id"]}
+    r = await api.get(AGENTS, token="carol", params={"enabled": "true"})
+    assert [a["id"] for a in r.data] == [on["id"]]
+    r = await api.get(AGENTS, token="carol", params={"enabled": "false"})
+    assert [a["id"] for a in r.data] == [off["id"]]
+    r = await api.get(AGENTS, token="carol", params={"enabled": "maybe"})
+    assert r.status == 400
+    r = await api.get(AGENTS, token="dave", workspace=people["dave"]["workspace"])
+    assert r.status == 200 and r.data == []
+
+
+async def test_another_workspace_sees_404_for_reads_and_writes(api: ApiClient, people: dict) -> None:
+    a = await make_agent(api)
+    ws = people["dave"]["workspace"]
+    for method, path, body in [
+        ("GET", f"{AGENTS}/{a['id']}", None),
+        ("PUT", f"{AGENTS}/{a['id']}", {"name": "x"}),
+        ("DELETE", f"{AGENTS}/{a['id']}", None),
+        ("GET", f"{AGENTS}/{a['id']}/tools", None),
+        ("PUT", f"{AGENTS}/{a['id']}/tools", {"toolNames": []}),
+        ("GET", f"{AGENTS}/{a['id']}/capabilities", None),
+        ("GET", f"{AGENTS}/{a['id']}/workspace/files", None),
+    ]:
+        r = await api.request(method, path, body, token="dave", workspace=ws)
+        assert r.status == 404, (method, path, r.body)
+    # dave's own workspace header does not let him reach workspace 1 either
+    r = await api.get(f"{AGENTS}/{a['id']}", token="dave", workspace=1)
+    assert r.status == 403
+    # alice (global admin) acting in dave's workspace does not see workspace 1's agent
+    r = await api.get(f"{AGENTS}/{a['id']}", token="alice", workspace=ws)
+    assert r.status == 404
+
+
+async def test_viewer_reads_but_cannot_write(api: ApiClient, people: dict) -> None:
+    a = await make_agent(api)
+    assert (await api.get(f"{AGENTS}/{a['id']}", token="carol")).status == 200
+    assert (await api.post(AGENTS, {"name": "x"}, token="carol")).status == 403
+    assert (await api.put(f"{AGENTS}/{a['id']}", {"name": "x"}, token="carol")).status == 403
+    assert (await api.delete(f"{AGENTS}/{a['id']}", token="carol")).status == 403
+    assert (await api.put(f"{AGENTS}/{a['id']}/tools", {"toolNames": ["read_file"]}, token="carol")).status == 403
+
+
+async def test_sparse_update_changes_only_the_given_fields(api: ApiClient, people: dict) -> None:
+    a = await make_agent(api, description="old", defaultThinkingLevel="low", modelProvider="openai", modelName="gpt-4o")
+    r = await api.put(f"{AGENTS}/{a['id']}", {"description": "new", "name": None, "enabled": False}, token="bob")
+    assert r.status == 200, r.body
+    assert r.data["description"] == "new" and r.data["name"] == "Helper" and r.data["enabled"] is False
+    assert r.data["defaultThinkingLevel"] == "low" and r.data["workspaceId"] == "1"
+    r = await api.put(f"{AGENTS}/{a['id']}", {"defaultThinkingLevel": None, "modelProvider": None, "workspaceId": "7"}, token="bob")
+    assert r.data["defaultThinkingLevel"] is None and r.data["modelProvider"] is None
+    assert r.data["workspaceId"] == "1" and r.data["modelName"] == "gpt-4o"
+
+
+async def test_validation_errors_name_the_field(api: ApiClient, people: dict) -> None:
+    a = await make_agent(api)
+    cases = [
+        ({}, "name: "),
+        ({"name": "   "}, "name: must not be blank"),
+        ({"name": "x", "agentType": "chain"}, "agentType: "),
+        ({"name": "x", "maxIterations": 0}, "maxIterations: "),
+        ({"name": "x", "maxIterations": 101}, "maxIterations: "),
+        ({"name": "x", "defaultThinkingLevel": "extreme"}, "defaultThinkingLevel: "),
+        ({"name": "x", "icon": "javascript:alert(1)"}, "icon: "),
+        ({"name": "x", "primaryKbId": "abc"}, "primaryKbId: "),
+        ({"name": "x", "modelProvider": "Open AI"}, "modelProvider: "),
+        ({"name": "x" * 101}, "name: "),
+    ]
+    for body, prefix in cases:
+        r = await api.post(AGENTS, body, token="bob")
+        assert r.status == 400 and r.body["msg"].startswith(prefix), (body, r.body)
+    r = await api.put(f"{AGENTS}/{a['id']}", {"maxIterations": 500}, token="bob")
+    assert r.status == 400 and r.body["msg"].startswith("maxIterations: ")
+    r = await api.put(f"{AGENTS}/{a['id']}", [1, 2], token="bob")
+    assert r.status == 400
+    r = await api.post(AGENTS, {"name": "x", "icon": "https://example.com/i.png"}, token="bob")
+    assert r.status == 200 and r.data["icon"] == "https://example.com/i.png"
+
+
+async def test_the_creator_and_admins_delete_but_another_member_gets_403(api: ApiClient, people: dict) -> None:
+    r = await api.post("/api/v1/auth/users", {"username": "erin", "password": "password-123"}, token="alice")
+    erin = r.data["id"]
+    from tests.helpers.server import login
+
+    await login(api, "erin")
+    by_bob = await make_agent(api, token="bob")
+    r = await api.delete(f"{AGENTS}/{by_bob['id']}", token="erin")
+    assert r.status == 403 and r.body == {"code": 403, "msg": r.body["msg"], "data": None}
+    assert (await api.delete(f"{AGENTS}/{by_bob['id']}", token="bob")).status == 200
+    assert (await api.get(f"{AGENTS}/{by_bob['id']}", token="bob")).status == 404
+    # a workspace admin (not global admin) deletes another member's agent
+    r = await api.put(f"/api/v1/workspaces/1/members/{erin}", {"role": "admin"}, token="alice")
+    assert r.status == 200
+    other = await make_agent(api, token="bob")
+    assert (await api.delete(f"{AGENTS}/{other['id']}", token="erin")).status == 200
+    third = await make_agent(api, token="bob")
+    assert (await api.delete(f"{AGENTS}/{third['id']}", token="alice")).status == 200
+    assert (await api.delete(f"{AGENTS}/{third['id']}", token="alice")).status == 404
+
+
+async def test_every_change_is_audited(api: ApiClient, people: dict) -> None:
+    a = await make_agent(api)
+    await api.put(f"{AGENTS}/{a['id']}", {"name": "Renamed"}, token="bob")
+    await api.put(f"{AGENTS}/{a['id']}/tools", {"toolNames": ["read_file"]}, token="bob")
+    await api.delete(f"{AGENTS}/{a['id']}", token="bob")
+    r = await api.get("/api/v1/audit/events", token="alice", params={"resourceType": "AGENT", "size": "50"})
+    actions = sorted(e["action"] for e in r.data["records"] if e["resourceId"] == a["id"])
+    assert actions == ["CREATE", "DELETE", "UPDATE"]
+    r = await api.get("/api/v1/audit/events", token="alice", params={"resourceType": "AGENT_TOOL"})
+    assert [e["resourceId"] for e in r.data["records"]] == [a["id"]]
+
+
+async def test_tool_bindings_keep_order_and_refuse_bad_names(api: ApiClient, server: RunningServer, people: dict) -> None:
+    a = await make_agent(api)
+    path = f"{AGENTS}/{a['id']}/tools"
+    r = await api.put(path, {"toolNames": ["web_fetch", "read_file", "mcp:github.search", "read_file"]}, token="bob")
+    assert r.status == 200 and r.data["toolNames"] == ["web_fetch", "read_file", "mcp:github.search"]
+    assert (await api.get(path, token="carol")).data["toolNames"] == ["web_fetch", "read_file", "mcp:github.search"]
+    assert service.bound_tools(int(a["id"])) == ["web_fetch", "read_file", "mcp:github.search"]
+    for bad in (["../x"], ["a b"], ["x" * 129], [""]):
+        r = await api.put(path, {"toolNames": bad}, token="bob")
+        assert r.status == 400 and r.body["msg"].startswith("toolNames: "), r.body
+    assert (await api.put(path, {}, token="bob")).status == 400
+    r = await api.put(path, {"toolNames": []}, token="bob")
+    assert r.data["toolNames"] == []
+
+
+async def test_skill_bindings_bind_unbind_and_replace(api: ApiClient, people: dict) -> None:
+    a = await make_agent(api)
+    base = f"{AGENTS}/{a['id']}/skills"
+    r = await api.post(f"{base}/11", token="bob")
+    assert r.status == 200 and r.data["skillIds"] == ["11"]
+    await api.post(f"{base}/11", token="bob")
+    await api.post(f"{base}/12", token="bob")
+    assert (await api.get(base, token="carol")).data["skillIds"] == ["11", "12"]
+    assert (await api.delete(f"{base}/11", token="bob")).data["skillIds"] == ["12"]
+    assert (await api.delete(f"{base}/11", token="bob")).status == 404
+    r = await api.put(base, {"skillIds": ["5", 6, "5"]}, token="bob")
+    assert r.status == 200 and r.data["skillIds"] == ["5", "6"]
+    assert (await api.put(base, {"skillIds": ["x"]}, token="bob")).status == 400
+    assert (await api.put(base, {"skillIds": [-1]}, token="bob")).status == 400
+    assert (await api.post(f"{base}/abc", token="bob")).status == 400
+
+
+async def test_provider_preferences_round_trip_in_order(api: ApiClient, people: dict) -> None:
+    a = await make_agent(api)
+    path = f"{AGENTS}/{a['id']}/provider-preferences"
+    assert (await api.get(path, token="carol")).data["providerIds"] == []
+    r = await api.put(path, {"providerIds": ["ollama", "openai", "my-vllm.2"]}, token="bob")
+    assert r.status == 200 and r.data["providerIds"] == ["ollama", "openai", "my-vllm.2"]
+    assert (await api.get(path, token="bob")).data["providerIds"] == ["ollama", "openai", "my-vllm.2"]
+    assert service.provider_preferences(int(a["id"])) == ["ollama", "openai", "my-vllm.2"]
+    for bad in (["OpenAI"], ["-x"], ["a/b"]):
+        r = await api.put(path, {"providerIds": bad}, token="bob")
+        assert r.status == 400 and r.body["msg"].startswith("providerIds: ")
+
+
+async def test_capabilities_report_text_and_the_sidecar_config(api: ApiClient, people: dict) -> None:
+    a = await make_agent(api)
+    r = await api.get(f"{AGENTS}/{a['id']}/capabilities", token="carol")
+    assert r.status == 200
+    assert "text" in r.data["modalities"] and r.data["agentId"] == a["id"]
+    assert r.data["sidecar"] == {"enabled": False, "provider": None, "modelName": None}
