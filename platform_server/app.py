@@ -36,6 +36,10 @@ FEATURES: tuple[str, ...] = (
     "system",
     "models",
     "agents",
+    "conversations",
+    "plans",
+    "chat",
+    "usage",
 )
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")

@@ -1,0 +1,196 @@
+"""Chat routes: SSE streams (POST and GET), synchronous chat, stop, interrupt, uploads."""
+from __future__ import annotations
+
+import asyncio
+
+from platform_server.features.chat import admin, service, uploads
+from platform_server.features.chat.service import (
+    ChatStreamRequest,
+    InterruptRequest,
+    Subscription,
+    SyncChatRequest,
+)
+from platform_server.features.conversations import service as conversations
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import LOGIN
+from platform_server.web.errors import BadRequest
+from platform_server.web.routing import route
+from platform_server.web.sse import SseWriter
+
+TAGS = ("Chat",)
+
+
+class StreamingHandler(ApiHandler):
+    """Shared by the chat SSE routes: pipe a turn to the client; a disconnect leaves the turn running."""
+
+    query_token = True
+    _subscription: Subscription | None = None
+
+    @property
+    def runtime(self) -> service.ChatRuntime:
+        return self.platform.services["chat"]
+
+    async def stream_turn(self, turn: service.Turn, after_id: int = 0) -> None:
+        self._subscription = Subscription(turn, after_id)
+        writer = SseWriter(self)
+        writer.start()
+        await service.pipe(writer, self._subscription, self.config.heartbeat_s)
+
+    async def send_nothing_to_replay(self, conversation_id: str) -> None:
+        writer = SseWriter(self)
+        await writer.send("done", {"conversationId": conversation_id, "status": "completed"})
+        writer.finish()
+
+    def on_connection_close(self) -> None:
+        if self._subscription is not None:
+            self._subscription.close()
+
+
+class ChatStreamHandler(StreamingHandler):
+    access = {"POST": "viewer"}
+    body_models = {"POST": ChatStreamRequest}
+    sse_methods = frozenset({"POST"})
+    tags = TAGS
+
+    async def post(self) -> None:
+        """Structured SSE chat; `reconnect=true` with `lastEventId` re-attaches to the running turn."""
+        req = self.body(ChatStreamRequest)
+        caller = self.require_caller()
+        if req.reconnect:
+            after = service.parse_last_event_id(req.lastEventId)
+            turn = service.reattach(self.runtime, caller, req.conversationId)
+            if turn is None:
+                await self.send_nothing_to_replay(req.conversationId)
+                return
+            await self.stream_turn(turn, after)
+            return
+        turn = service.begin_turn(
+            self.runtime, self.config, caller, req.agentId or "", req.message, service.parts_of(req.contentParts),
+            req.conversationId, req.thinkingLevel, req.modelProvider, req.modelName, req.endUserId,
+        )
+        await self.stream_turn(turn)
+
+
+class AgentChatStreamHandler(StreamingHandler):
+    access = {"GET": "viewer"}
+    sse_methods = frozenset({"GET"})
+    tags = ("Agents",)
+    query_params = {"GET": [
+        {"name": "message", "in": "query", "required": True, "schema": {"type": "string"}},
+        {"name": "conversationId", "in": "query", "schema": {"type": "string"}},
+        {"name": "token", "in": "query", "schema": {"type": "string"}},
+    ]}
+
+    async def get(self, id: int) -> None:
+        """GET form of SSE chat (`message`, `conversationId`, `token` as query parameters)."""
+        message = self.get_query_argument("message", "")
+        if not message.strip():
+            raise BadRequest("message: must not be blank")
+        caller = self.require_caller()
+        turn = service.begin_turn(self.runtime, self.config, caller, str(id), message, None,
+                                  self.get_query_argument("conversationId", "default") or "default")
+        await self.stream_turn(turn)
+
+
+class SyncChatHandler(StreamingHandler):
+    access = {"POST": "viewer"}
+    body_models = {"POST": SyncChatRequest}
+    query_token = False
+    tags = TAGS
+
+    async def post(self, id: int | None = None) -> None:
+        """Synchronous chat: the whole answer in one envelope."""
+        req = self.body(SyncChatRequest)
+        agent_id = str(id) if id is not None else req.agentId
+        if not agent_id:
+            raise BadRequest("agentId: must not be null")
+        turn = service.begin_turn(self.runtime, self.config, self.require_caller(), agent_id, req.message, None,
+                                  req.conversationId, req.thinkingLevel, end_user_id=req.endUserId)
+        self.ok(await service.wait_result(turn))
+
+
+class AgentSyncChatHandler(SyncChatHandler):
+    tags = ("Agents",)
+
+
+class StopHandler(ApiHandler):
+    access = {"POST": LOGIN}
+    query_token = True
+    tags = TAGS
+
+    async def post(self, conversationId: str) -> None:
+        """Stop generation now; the partial answer is kept with status `stopped`."""
+        caller = self.require_caller()
+        conv = conversations.check_owner(caller.user_id, conversationId)
+        runtime = self.platform.services["chat"]
+        turn = runtime.turns.get(conversations.key_for(caller.user_id, conversationId)) if conv else None
+        if turn is None or not runtime.cancel(turn.key):
+            self.ok({"stopped": False})
+            return
+        if turn.task is not None:
+            await asyncio.wait([turn.task], timeout=5)
+        self.ok({"stopped": True})
+
+
+class InterruptHandler(ApiHandler):
+    access = {"POST": "viewer"}
+    body_models = {"POST": InterruptRequest}
+    tags = TAGS
+
+    def post(self, conversationId: str) -> None:
+        """Queue a follow-up message; it runs as the next turn in the same stream."""
+        req = self.body(InterruptRequest)
+        caller = self.require_caller()
+        conversations.check_owner(caller.user_id, conversationId)
+        key = conversations.key_for(caller.user_id, conversationId)
+        size = self.platform.services["chat"].queue_input(
+            key, req.message, service.parts_of(req.contentParts), caller.user_id
+        )
+        if size is None:
+            self.ok({"queued": False, "reason": "no_active_stream"})
+        else:
+            self.ok({"queued": True, "queueSize": size})
+
+
+class UploadHandler(ApiHandler):
+    access = {"POST": "viewer"}
+    max_body_setting = "upload_max_bytes"
+    tags = TAGS
+
+    def post(self) -> None:
+        """Upload an attachment (multipart `file`, `conversationId`); readable by the uploader only."""
+        args, files = self.multipart()
+        if not files.get("file"):
+            raise BadRequest("file: must not be null")
+        raw_cid = (args.get("conversationId") or [b"default"])[0].decode("utf-8", "replace")
+        cid = conversations.validate_id(raw_cid)
+        caller = self.require_caller()
+        conversations.check_owner(caller.user_id, cid)
+        f = files["file"][0]
+        self.ok(uploads.store(self.config.data_dir, caller.user_id, cid, f.filename or "file", f.body, f.content_type))
+
+
+class FileHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    download_methods = frozenset({"GET"})
+    tags = TAGS
+
+    def get(self, conversationId: str, storedName: str) -> None:
+        """Read an uploaded file (uploader only)."""
+        path, row = uploads.open_upload(self.config.data_dir, self.require_caller().user_id, conversationId, storedName)
+        self.set_header("Content-Type", row.content_type)
+        self.set_header("Content-Disposition", "inline" if row.content_type.startswith("image/") else "attachment")
+        self.set_header("Content-Security-Policy", "default-src 'none'; sandbox")
+        self.finish(path.read_bytes())
+
+
+ROUTES = admin.ROUTES + [
+    route("/api/v1/chat", SyncChatHandler),
+    route("/api/v1/chat/stream", ChatStreamHandler),
+    route("/api/v1/chat/upload", UploadHandler),
+    route("/api/v1/chat/files/{conversationId}/{storedName:.+}", FileHandler),
+    route("/api/v1/chat/{conversationId}/stop", StopHandler),
+    route("/api/v1/chat/{conversationId}/interrupt", InterruptHandler),
+    route("/api/v1/agents/{id}/chat", AgentSyncChatHandler),
+    route("/api/v1/agents/{id}/chat/stream", AgentChatStreamHandler),
+]

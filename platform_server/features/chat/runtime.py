@@ -1,0 +1,460 @@
+"""The chat turn orchestrator: agents, conversations, providers and tools meet here and nowhere else."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any
+
+from platform_server.db import database, utcnow
+from platform_server.features.chat import uploads
+from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
+from platform_server.features.conversations import service as conversations
+from platform_server.features.conversations.models import Conversation, Message
+from platform_server.integrations.llm import (
+    ChatMessage,
+    ChatRequest,
+    Finish,
+    LlmError,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+from platform_server.web.context import Caller
+from platform_server.web.errors import AgentBusy, ApiError
+
+log = logging.getLogger(__name__)
+
+HISTORY_MESSAGES = 60
+PERSIST_EVERY_S = 0.5
+
+
+@dataclass
+class TurnRequest:
+    caller: Caller
+    agent: Any  # features.agents.models.Agent
+    conversation_id: str
+    message: str | None
+    content_parts: list[dict[str, Any]] | None = None
+    thinking_level: str | None = None
+    model_provider: str | None = None
+    model_name: str | None = None
+    end_user_id: str | None = None
+    source: str = "web"
+
+
+@dataclass
+class TurnSetup:
+    """What a turn resolves once: model targets, tools, limits."""
+
+    targets: list[Any]
+    vision: bool
+    specs: list[Any]
+    tool_ctx: Any
+    max_iterations: int
+    thinking_level: str | None
+
+
+@dataclass
+class Answer:
+    """The assistant message being produced (kept so a stop or failure can save the partial text)."""
+
+    row_id: int
+    conversation_db_id: int
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    runtime_model: str | None = None
+    runtime_provider: str | None = None
+    persisted_at: float = 0.0
+
+
+def text_of(message: str | None, parts: list[dict[str, Any]] | None) -> str:
+    if message is not None:
+        return message
+    return "\n".join(p.get("text", "") for p in parts or [] if p.get("type") == "text")
+
+
+class ChatRuntime:
+    """Starts turns, owns them (platform.services["chat"]), and runs the react / plan-execute loops."""
+
+    def __init__(self, platform: Any) -> None:
+        self.platform = platform
+        self.config = platform.config
+        self.turns = TurnRegistry(platform.config.replay_retention_s)
+
+    # ---- public API ------------------------------------------------------------
+
+    def is_running(self, key: str) -> bool:
+        return self.turns.is_running(key)
+
+    def cancel(self, key: str) -> bool:
+        return self.turns.cancel(key)
+
+    def start_turn(self, req: TurnRequest) -> Turn:
+        """Store the user message, mark the conversation running and start the turn task."""
+        caller, agent = req.caller, req.agent
+        key = conversations.key_for(caller.user_id, req.conversation_id)
+        if self.turns.is_running(key):
+            raise AgentBusy()
+        conversations.check_owner(caller.user_id, req.conversation_id)
+        text = text_of(req.message, req.content_parts)
+        parts = uploads.check_parts(caller.user_id, req.content_parts) if req.content_parts else None
+        now = utcnow()
+        with database.atomic():
+            conv = conversations.find(caller.user_id, req.conversation_id)
+            if conv is None:
+                conv = Conversation.create(
+                    key=key, conversation_id=req.conversation_id, user_id=caller.user_id,
+                    workspace_id=agent.workspace_id, agent_id=agent.id, title=text.strip()[:50] or "New chat",
+                    source=req.source, end_user_id=req.end_user_id,
+                )
+            if req.model_provider and req.model_name:
+                conv.model_provider, conv.model_name = req.model_provider, req.model_name
+            conv.agent_id = agent.id
+            conv.workspace_id = agent.workspace_id
+            user_row = self._add_message(conv, "user", text, content_parts=parts, now=now)
+            conv.stream_status = "running"
+            conv.save()
+        turn = Turn(
+            key=key, conversation_db_id=conv.id, conversation_id=req.conversation_id, user_id=caller.user_id,
+            workspace_id=agent.workspace_id, agent_id=agent.id, last_event_id=conv.last_event_id,
+        )
+        self.turns.add(turn)
+        turn.task = asyncio.get_running_loop().create_task(self._run(turn, req, conv, user_row.id))
+        return turn
+
+    def queue_input(self, key: str, message: str | None, parts: list[dict[str, Any]] | None, user_id: int) -> int | None:
+        """Queue a follow-up for the running turn; None when nothing runs."""
+        turn = self.turns.get(key)
+        if turn is None or not turn.running:
+            return None
+        checked = uploads.check_parts(user_id, parts) if parts else None
+        turn.queue.append(QueuedInput(message, checked))
+        turn.publish("queued_input_accepted", {"queuedMessage": text_of(message, checked), "queueSize": len(turn.queue)})
+        return len(turn.queue)
+
+    def find_turns(self, conversation_id: str) -> list[Turn]:
+        """Turns whose public id (or storage key) is conversation_id (admin routes, any user)."""
+        return [t for t in self.turns.all() if t.conversation_id == conversation_id or t.key == conversation_id]
+
+    def request_stop(self, turn: Turn) -> bool:
+        """Friendly stop: the turn winds down at its next checkpoint."""
+        if not turn.running:
+            return False
+        turn.stop_requested = True
+        return True
+
+    async def recycle(self, turn: Turn, grace_s: float = 2.0) -> bool:
+        """Force: cancel the task; if it ignores that, drop the run state and free the conversation."""
+        if not turn.running:
+            self.turns.drop(turn.key)
+            return False
+        self.turns.cancel(turn.key)
+        if turn.task is not None:
+            await asyncio.wait([turn.task], timeout=grace_s)
+        if turn.running:
+            Conversation.update(stream_status="idle").where(Conversation.id == turn.conversation_db_id).execute()
+            turn.publish("done", {"conversationId": turn.conversation_id, "status": "stopped"})
+            turn.finish("stopped")
+        self.turns.drop(turn.key)
+        return True
+
+    async def sweep(self) -> list[str]:
+        """Recycle every turn with no event for longer than stuck_turn_s."""
+        stuck = self.turns.stuck(self.config.stuck_turn_s)
+        for turn in stuck:
+            await self.recycle(turn)
+        return [t.conversation_id for t in stuck]
+
+    async def stop_all(self) -> None:
+        tasks = [t.task for t in self.turns.running() if t.task]
+        for t in self.turns.running():
+            self.turns.cancel(t.key)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # ---- persistence -------------------------------------------------------------
+
+    @staticmethod
+    def _add_message(conv: Conversation, role: str, content: str, **fields: Any) -> Message:
+        now = fields.pop("now", None) or utcnow()
+        row = Message.create(conversation=conv.id, role=role, content=content, create_time=now, **fields)
+        preview = content.strip().replace("\n", " ")[:200]
+        updates: dict[Any, Any] = {Conversation.message_count: Conversation.message_count + 1,
+                                   Conversation.last_active_time: now, Conversation.update_time: now}
+        if preview:
+            updates[Conversation.last_message] = preview
+        Conversation.update(updates).where(Conversation.id == conv.id).execute()
+        conv.message_count += 1
+        return row
+
+    def _save_answer(self, answer: Answer, status: str) -> None:
+        metadata: dict[str, Any] = {}
+        if answer.tool_calls:
+            metadata["toolCalls"] = answer.tool_calls
+        if answer.reasoning:
+            metadata["reasoning"] = answer.reasoning
+        Message.update(
+            content=answer.content, status=status, metadata=metadata or None,
+            prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
+            runtime_model=answer.runtime_model, runtime_provider=answer.runtime_provider,
+        ).where(Message.id == answer.row_id).execute()
+        preview = answer.content.strip().replace("\n", " ")[:200]
+        if preview:
+            Conversation.update(last_message=preview, last_active_time=utcnow()).where(
+                Conversation.id == answer.conversation_db_id
+            ).execute()
+
+    # ---- the turn ------------------------------------------------------------------
+
+    async def _run(self, turn: Turn, req: TurnRequest, conv: Conversation, user_message_id: int) -> None:
+        status, answer = "completed", None
+        totals = {"prompt": 0, "completion": 0, "model": None, "provider": None}
+        try:
+            pending_input: tuple[int, TurnRequest] | None = (user_message_id, req)
+            while pending_input is not None:
+                user_id, current = pending_input
+                turn.publish("meta", {"conversationId": turn.conversation_id, "agentId": str(turn.agent_id),
+                                      "userMessageId": str(user_id)})
+                answer = await self._answer(turn, current, conv, totals)
+                turn.publish("message_complete", {"status": "completed", "assistantMessageId": str(answer.row_id)})
+                pending_input = None
+                if turn.queue:
+                    queued = turn.queue.pop(0)
+                    with database.atomic():
+                        row = self._add_message(conv, "user", text_of(queued.message, queued.content_parts),
+                                                content_parts=queued.content_parts)
+                    pending_input = (row.id, TurnRequest(
+                        caller=req.caller, agent=req.agent, conversation_id=req.conversation_id,
+                        message=queued.message, content_parts=queued.content_parts,
+                        thinking_level=req.thinking_level, end_user_id=req.end_user_id, source=req.source,
+                    ))
+        except asyncio.CancelledError:
+            status = "stopped"
+            answer = self._current_answer(turn) or answer
+            if answer is not None:
+                self._save_answer(answer, "stopped")
+                turn.publish("message_complete", {"status": "stopped", "assistantMessageId": str(answer.row_id)})
+        except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error frame
+            status = "failed"
+            message = exc.msg if isinstance(exc, ApiError) else str(exc) if isinstance(exc, LlmError) else "Internal error"
+            if not isinstance(exc, (ApiError, LlmError)):
+                log.exception("chat turn failed")
+            answer = self._current_answer(turn) or answer
+            if answer is not None:
+                self._save_answer(answer, "failed")
+            turn.result["error"] = message
+            turn.publish("error", {"message": message})
+            if answer is not None:
+                turn.publish("message_complete", {"status": "failed", "assistantMessageId": str(answer.row_id)})
+        finally:
+            self._finish(turn, conv, status, answer, totals)
+
+    def _current_answer(self, turn: Turn) -> Answer | None:
+        return turn.result.get("_answer")
+
+    def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: dict[str, Any]) -> None:
+        count = Message.select().where(Message.conversation == conv.id).count()
+        done = {
+            "conversationId": turn.conversation_id, "status": status,
+            "assistantMessageId": str(answer.row_id) if answer else None,
+            "runtimeModel": totals["model"], "runtimeProvider": totals["provider"],
+            "promptTokens": totals["prompt"], "completionTokens": totals["completion"], "messageCount": count,
+        }
+        turn.result.pop("_answer", None)
+        turn.result.update(done)
+        turn.publish("done", done)
+        Conversation.update(stream_status="idle", last_event_id=turn.last_event_id, message_count=count).where(
+            Conversation.id == conv.id
+        ).execute()
+        turn.finish(status)
+
+    async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any]) -> Answer:
+        """One user input: react, or plan-execute for such agents."""
+        from platform_server.features.chat import planner
+
+        setup = self._setup(turn, req, conv)
+        turn.publish("message_start", {"role": "assistant"})
+        if req.agent.agent_type == "plan_execute" or req.source == "execute":
+            return await planner.plan_execute(self, turn, req, conv, totals, setup)
+        return await self.react(turn, req, conv, totals, setup)
+
+    def _setup(self, turn: Turn, req: TurnRequest, conv: Conversation) -> "TurnSetup":
+        from platform_server.features.agents import service as agents
+        from platform_server.features.models.runtime import resolve_targets
+
+        agent = req.agent
+        conv = Conversation.get_by_id(conv.id)
+        preferences = agents.provider_preferences(agent.id)
+        if conv.model_provider and conv.model_name:
+            targets = resolve_targets(conv.model_name, conv.model_provider, preferences)
+        else:
+            targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
+        registry = self.platform.services.get("tools")
+        specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled)) if registry else []
+        return TurnSetup(
+            targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
+            tool_ctx=self._tool_context(turn, req), max_iterations=max(1, int(agent.max_iterations or 10)),
+            thinking_level=req.thinking_level or agent.default_thinking_level,
+        )
+
+    async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],
+                    setup: "TurnSetup", extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer:
+        """Model <-> tools until an answer or maxIterations; returns the final assistant message."""
+        router = self.platform.services["llm"]
+        answer = self._new_answer(conv)
+        turn.result["_answer"] = answer
+        for iteration in range(setup.max_iterations):
+            self.checkpoint(turn)
+            messages = self._llm_messages(req.agent, conv, setup.vision) + list(extra or [])
+            chat_req = ChatRequest(model="", messages=messages, tools=setup.specs if use_tools else [],
+                                   thinking_level=setup.thinking_level)
+            finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
+            if not finish.tool_calls:
+                self._save_answer(answer, "completed")
+                return answer
+            turn.phase = "executing"
+            answer.tool_calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in finish.tool_calls]
+            self._save_answer(answer, "completed")
+            for call in finish.tool_calls:
+                self.checkpoint(turn)
+                await self._run_tool(turn, conv, call, setup.tool_ctx, answer)
+            turn.phase = "thinking"
+            answer = self._new_answer(conv)
+            turn.result["_answer"] = answer
+        note = f"Stopped after reaching the maximum of {setup.max_iterations} iterations."
+        answer.content = note
+        turn.publish("content_delta", {"delta": note})
+        self._save_answer(answer, "completed")
+        return answer
+
+    @staticmethod
+    def checkpoint(turn: Turn) -> None:
+        """A friendly stop takes effect here (between events, tool calls and iterations)."""
+        if turn.stop_requested:
+            raise asyncio.CancelledError()
+
+    def _new_answer(self, conv: Conversation) -> Answer:
+        with database.atomic():
+            row = self._add_message(conv, "assistant", "", status="streaming")
+        return Answer(row_id=row.id, conversation_db_id=conv.id)
+
+    async def _stream_model(self, turn: Turn, router: Any, targets: list[Any], chat_req: ChatRequest,
+                            answer: Answer, totals: dict[str, Any]) -> Finish:
+        from platform_server.features.models.runtime import Routed
+
+        finish: Finish | None = None
+        loop = asyncio.get_running_loop()
+        async with aclosing(router.stream_chat(targets, chat_req)) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    answer.content += event.text
+                    turn.publish("content_delta", {"delta": event.text})
+                elif isinstance(event, ReasoningDelta):
+                    answer.reasoning += event.text
+                    turn.publish("thinking_delta", {"delta": event.text})
+                elif isinstance(event, Usage):
+                    answer.prompt_tokens += event.prompt_tokens
+                    answer.completion_tokens += event.completion_tokens
+                    totals["prompt"] += event.prompt_tokens
+                    totals["completion"] += event.completion_tokens
+                elif isinstance(event, Finish):
+                    finish = event
+                elif isinstance(event, Routed):
+                    answer.runtime_model = totals["model"] = event.target.model_name
+                    answer.runtime_provider = totals["provider"] = event.target.provider_id
+                elif isinstance(event, ToolCallDelta):
+                    continue
+                self.checkpoint(turn)
+                if loop.time() - answer.persisted_at > PERSIST_EVERY_S:
+                    answer.persisted_at = loop.time()
+                    Message.update(content=answer.content).where(Message.id == answer.row_id).execute()
+        if finish is None:
+            raise LlmError("The model stream ended without a finish")
+        return finish
+
+    def _tool_context(self, turn: Turn, req: TurnRequest) -> Any:
+        from platform_server.features.agents import service as agents
+
+        if "tools" not in self.platform.services:
+            return None
+        from platform_server.features.tools.registry import ToolContext
+
+        return ToolContext(
+            user_id=turn.user_id, workspace_id=turn.workspace_id, agent_id=turn.agent_id,
+            conversation_id=turn.conversation_id, agent_dir=agents.agent_dir(self.config, turn.agent_id),
+            config=self.config,
+        )
+
+    async def _run_tool(self, turn: Turn, conv: Conversation, call: ToolCall, ctx: Any, answer: Answer) -> None:
+        turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
+        registry = self.platform.services["tools"]
+        outcome = await registry.execute(call.name, call.arguments, ctx)
+        with database.atomic():
+            self._add_message(conv, "tool", outcome.result, tool_name=call.name,
+                              metadata={"toolCallId": call.id, "arguments": call.arguments, "success": outcome.success})
+        for entry in answer.tool_calls:
+            if entry["id"] == call.id:
+                entry["result"], entry["success"] = outcome.result[:2000], outcome.success
+        self._save_answer(answer, "completed")
+        turn.result.setdefault("toolCalls", []).append({
+            "id": call.id, "name": call.name, "arguments": call.arguments,
+            "result": outcome.result, "success": outcome.success,
+        })
+        turn.publish("tool_call_completed", {"toolCallId": call.id, "toolName": call.name,
+                                             "result": outcome.result, "success": outcome.success})
+
+    # ---- building the model's view of the conversation ------------------------------
+
+    def _llm_messages(self, agent: Any, conv: Conversation, vision: bool) -> list[ChatMessage]:
+        from platform_server.features.agents import service as agents
+
+        rows = list(
+            Message.select().where((Message.conversation == conv.id) & (Message.status != "streaming"))
+            .order_by(Message.id.desc()).limit(HISTORY_MESSAGES)
+        )[::-1]
+        while rows and rows[0].role == "tool":
+            rows.pop(0)
+        out: list[ChatMessage] = []
+        prompt = agents.system_prompt(self.config, agent)
+        if prompt:
+            out.append(ChatMessage("system", prompt))
+        answered: set[str] = {str((m.metadata or {}).get("toolCallId")) for m in rows if m.role == "tool"}
+        for m in rows:
+            if m.role == "user":
+                out.append(ChatMessage("user", self._user_content(m, conv, vision)))
+            elif m.role == "assistant":
+                calls = [ToolCall(c["id"], c["name"], c.get("arguments") or "{}")
+                         for c in (m.metadata or {}).get("toolCalls", [])]
+                if not m.content and not calls:
+                    continue
+                out.append(ChatMessage("assistant", m.content or None, tool_calls=calls))
+                for c in calls:
+                    if c.id not in answered:
+                        out.append(ChatMessage("tool", "(no result: the call was interrupted)", tool_call_id=c.id, name=c.name))
+            elif m.role == "tool":
+                out.append(ChatMessage("tool", m.content, tool_call_id=(m.metadata or {}).get("toolCallId"), name=m.tool_name))
+        return out
+
+    def _user_content(self, m: Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
+        if not m.content_parts:
+            return m.content
+        parts: list[dict[str, Any]] = []
+        for p in m.content_parts:
+            if p.get("type") == "text":
+                parts.append({"type": "text", "text": p.get("text", "")})
+            elif p.get("type") == "image":
+                if not vision:
+                    parts.append({"type": "text", "text": "[image omitted: the model does not accept images]"})
+                    continue
+                url = uploads.image_data_url(self.config.data_dir, conv.user_id, p.get("url", ""), p.get("contentType"))
+                if url:
+                    parts.append({"type": "image", "url": url})
+        return parts
+

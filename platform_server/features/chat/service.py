@@ -1,0 +1,165 @@
+"""Chat requests: validation, starting or re-attaching to a turn, and piping its events to a client."""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from platform_server.features.chat.runtime import ChatRuntime, TurnRequest
+from platform_server.features.chat.turns import CLOSED, Turn
+from platform_server.features.conversations import service as conversations
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, LlmFailure, parse_long
+from platform_server.web.sse import SseWriter
+
+ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
+
+
+class ContentPart(BaseModel):
+    type: Literal["text", "image"]
+    text: str | None = Field(default=None, max_length=200_000)
+    url: str | None = None
+    contentType: str | None = Field(default=None, max_length=100)
+
+
+class ChatStreamRequest(BaseModel):
+    agentId: str | None = None
+    message: str | None = Field(default=None, max_length=200_000)
+    contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
+    conversationId: str = "default"
+    reconnect: bool | None = None
+    lastEventId: str | None = None
+    thinkingLevel: ThinkingLevel | None = None
+    modelProvider: str | None = Field(default=None, max_length=100)
+    modelName: str | None = Field(default=None, max_length=200)
+    endUserId: str | None = Field(default=None, max_length=128)
+
+    @model_validator(mode="after")
+    def _rules(self) -> "ChatStreamRequest":
+        if self.message is not None and self.contentParts is not None:
+            raise ValueError("message and contentParts are mutually exclusive")
+        if not self.reconnect:
+            if self.message is None and not self.contentParts:
+                raise ValueError("message or contentParts is required")
+            if self.message is not None and not self.message.strip():
+                raise ValueError("message must not be blank")
+            if not self.agentId:
+                raise ValueError("agentId is required")
+        if bool(self.modelProvider) != bool(self.modelName):
+            raise ValueError("modelProvider and modelName come together")
+        return self
+
+
+class SyncChatRequest(BaseModel):
+    agentId: str | None = None
+    message: str = Field(min_length=1, max_length=200_000)
+    conversationId: str = "default"
+    thinkingLevel: ThinkingLevel | None = None
+    endUserId: str | None = Field(default=None, max_length=128)
+
+
+class InterruptRequest(BaseModel):
+    message: str | None = Field(default=None, max_length=200_000)
+    contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
+
+    @model_validator(mode="after")
+    def _one(self) -> "InterruptRequest":
+        if (self.message is None or not self.message.strip()) and not self.contentParts:
+            raise ValueError("message or contentParts is required")
+        return self
+
+
+def parts_of(parts: list[ContentPart] | None) -> list[dict[str, Any]] | None:
+    return None if parts is None else [p.model_dump(exclude_none=True) for p in parts]
+
+
+def begin_turn(runtime: ChatRuntime, config: Any, caller: Caller, agent_id_text: str, message: str | None,
+               parts: list[dict[str, Any]] | None, conversation_id: str, thinking_level: str | None = None,
+               model_provider: str | None = None, model_name: str | None = None,
+               end_user_id: str | None = None, source: str = "web") -> Turn:
+    """Resolve the agent and conversation (owner only) and start a new turn."""
+    from platform_server.features.agents import service as agents
+
+    cid = conversations.validate_id(conversation_id)
+    agent = agents.get_agent_for_chat(caller, parse_long("agentId", agent_id_text))
+    return runtime.start_turn(TurnRequest(
+        caller=caller, agent=agent, conversation_id=cid, message=message, content_parts=parts,
+        thinking_level=thinking_level, model_provider=model_provider, model_name=model_name,
+        end_user_id=end_user_id, source=source,
+    ))
+
+
+def reattach(runtime: ChatRuntime, caller: Caller, conversation_id: str) -> Turn | None:
+    """The turn to replay for the conversation's owner, or None when nothing is buffered."""
+    cid = conversations.validate_id(conversation_id)
+    conversations.check_owner(caller.user_id, cid)
+    return runtime.turns.get(conversations.key_for(caller.user_id, cid))
+
+
+def parse_last_event_id(raw: str | None) -> int:
+    if raw is None or raw == "":
+        return 0
+    if not raw.strip().isdigit():
+        raise BadRequest("Invalid value for parameter 'lastEventId': expected Long")
+    return int(raw.strip())
+
+
+class Subscription:
+    """One client's view of a turn; the handler closes it when the client goes away."""
+
+    def __init__(self, turn: Turn, after_id: int) -> None:
+        self.turn = turn
+        self.replay, self.queue = turn.subscribe(after_id)
+        self.last_id = after_id
+
+    def close(self) -> None:
+        self.queue.put_nowait(CLOSED)
+
+
+async def pipe(writer: SseWriter, sub: Subscription, heartbeat_s: float) -> None:
+    """Replay, then follow the live turn until `done` (heartbeats while idle)."""
+    try:
+        for event in sub.replay:
+            if not await writer.send(event.name, event.data, event.id):
+                return
+            sub.last_id = event.id or sub.last_id
+        while True:
+            try:
+                item = await asyncio.wait_for(sub.queue.get(), heartbeat_s)
+            except asyncio.TimeoutError:
+                if not await writer.send_raw("event: heartbeat\ndata: {}\n\n"):
+                    return
+                continue
+            if item is None or item is CLOSED:
+                return
+            if item.id is not None and item.id <= sub.last_id:
+                continue
+            if not await writer.send(item.name, item.data, item.id):
+                return
+            sub.last_id = item.id or sub.last_id
+    finally:
+        sub.turn.unsubscribe(sub.queue)
+        writer.finish()
+
+
+async def wait_result(turn: Turn) -> dict[str, Any]:
+    """Wait for a turn (synchronous chat) and shape its result."""
+    from platform_server.features.conversations.models import Message
+
+    assert turn.task is not None
+    await asyncio.shield(turn.task)
+    result = turn.result
+    if result.get("status") == "failed":
+        raise LlmFailure(result.get("error") or "The model call failed")
+    content, tool_calls = "", []
+    if result.get("assistantMessageId"):
+        row = Message.get_or_none(Message.id == int(result["assistantMessageId"]))
+        content = row.content if row else ""
+    tool_calls = result.get("toolCalls", [])
+    return {
+        "conversationId": turn.conversation_id, "content": content,
+        "assistantMessageId": result.get("assistantMessageId"), "status": result.get("status"),
+        "promptTokens": result.get("promptTokens", 0), "completionTokens": result.get("completionTokens", 0),
+        "toolCalls": tool_calls,
+    }

@@ -1,0 +1,148 @@
+"""In-flight chat turns: the event buffer, its subscribers, replay, and the registry that owns them."""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+CLOSED = object()  # put in a subscriber queue when its client has gone
+
+
+@dataclass(frozen=True)
+class Event:
+    id: int | None  # None: not replayed (heartbeats)
+    name: str
+    data: dict[str, Any]
+
+
+@dataclass
+class QueuedInput:
+    message: str | None
+    content_parts: list[dict[str, Any]] | None
+
+
+@dataclass
+class Turn:
+    """One conversation's running (or just finished) turn; the stream belongs to it, not to a request."""
+
+    key: str
+    conversation_db_id: int
+    conversation_id: str
+    user_id: int
+    workspace_id: int
+    agent_id: int
+    last_event_id: int
+    status: str = "running"
+    events: list[Event] = field(default_factory=list)
+    subscribers: set[asyncio.Queue[Any]] = field(default_factory=set)
+    queue: list[QueuedInput] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+    started_at: float = field(default_factory=time.time)
+    last_event_at: float = field(default_factory=time.monotonic)
+    finished_at: float | None = None
+    stop_requested: bool = False
+    phase: str = "thinking"
+    result: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def running(self) -> bool:
+        return self.finished_at is None
+
+    def next_event_id(self) -> int:
+        """Increasing within the conversation and across restarts (time-based, never repeats)."""
+        self.last_event_id = max(self.last_event_id + 1, int(time.time() * 1000) * 1000)
+        return self.last_event_id
+
+    def publish(self, name: str, data: dict[str, Any]) -> Event:
+        event = Event(self.next_event_id(), name, data)
+        self.events.append(event)
+        self.last_event_at = time.monotonic()
+        for q in self.subscribers:
+            q.put_nowait(event)
+        return event
+
+    def subscribe(self, after_id: int = 0) -> tuple[list[Event], asyncio.Queue[Any]]:
+        """Buffered events after `after_id` plus a queue for the live ones (no gap, no duplicate)."""
+        q: asyncio.Queue[Any] = asyncio.Queue()
+        replay = [e for e in self.events if e.id is not None and e.id > after_id]
+        if self.running:
+            self.subscribers.add(q)
+        else:
+            q.put_nowait(None)
+        return replay, q
+
+    def unsubscribe(self, q: asyncio.Queue[Any]) -> None:
+        self.subscribers.discard(q)
+
+    def finish(self, status: str) -> None:
+        self.status = status
+        self.finished_at = time.monotonic()
+        for q in self.subscribers:
+            q.put_nowait(None)
+        self.subscribers.clear()
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "conversationId": self.conversation_id,
+            "userId": str(self.user_id),
+            "agentId": str(self.agent_id),
+            "workspaceId": str(self.workspace_id),
+            "status": self.status,
+            "phase": self.phase,
+            "running": self.running,
+            "startedAt": self.started_at,
+            "secondsSinceLastEvent": round(time.monotonic() - self.last_event_at, 3),
+            "events": len(self.events),
+            "subscribers": len(self.subscribers),
+            "queued": len(self.queue),
+            "stopRequested": self.stop_requested,
+        }
+
+
+class TurnRegistry:
+    """All turns of the process, by conversation key; finished ones stay replayable for a while."""
+
+    def __init__(self, retention_s: float) -> None:
+        self.retention_s = retention_s
+        self._turns: dict[str, Turn] = {}
+
+    def get(self, key: str) -> Turn | None:
+        return self._turns.get(key)
+
+    def is_running(self, key: str) -> bool:
+        turn = self._turns.get(key)
+        return bool(turn and turn.running)
+
+    def add(self, turn: Turn) -> None:
+        self._turns[turn.key] = turn
+
+    def all(self) -> list[Turn]:
+        return list(self._turns.values())
+
+    def running(self) -> list[Turn]:
+        return [t for t in self._turns.values() if t.running]
+
+    def cancel(self, key: str) -> bool:
+        """Stop a running turn at once (its runner saves the partial answer)."""
+        turn = self._turns.get(key)
+        if turn is None or not turn.running or turn.task is None:
+            return False
+        turn.stop_requested = True
+        turn.task.cancel()
+        return True
+
+    def drop(self, key: str) -> None:
+        self._turns.pop(key, None)
+
+    def prune(self, now: float | None = None) -> int:
+        """Forget finished turns older than the retention; returns how many."""
+        now = time.monotonic() if now is None else now
+        old = [k for k, t in self._turns.items() if t.finished_at is not None and now - t.finished_at > self.retention_s]
+        for k in old:
+            del self._turns[k]
+        return len(old)
+
+    def stuck(self, idle_s: float, now: float | None = None) -> list[Turn]:
+        now = time.monotonic() if now is None else now
+        return [t for t in self.running() if now - t.last_event_at > idle_s]

@@ -1,0 +1,110 @@
+"""Chat attachments: generated stored names, uploader-only reads, image parts for vision models."""
+from __future__ import annotations
+
+import base64
+import mimetypes
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+from platform_server.db import database, iso
+from platform_server.features.chat.models import Upload
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
+
+FILES_PREFIX = "/api/v1/chat/files/"
+_EXTENSION = re.compile(r"^[a-z0-9]{1,8}$")
+_STORED_NAME = re.compile(r"^[a-f0-9]{32}(\.[a-z0-9]{1,8})?$")
+MAX_IMAGE_DATA_URL = 10 * 1024 * 1024
+
+
+def upload_root(data_dir: str) -> Path:
+    return Path(data_dir, "uploads").resolve()
+
+
+def _path(data_dir: str, user_id: int, stored_name: str) -> Path:
+    if not _STORED_NAME.match(stored_name):
+        raise NotFound("File not found")
+    return upload_root(data_dir) / str(user_id) / stored_name
+
+
+def store(data_dir: str, user_id: int, conversation_id: str, filename: str, body: bytes, content_type: str | None) -> dict[str, Any]:
+    """Save an upload under a generated name; the client's file name is kept only as metadata."""
+    name = Path(filename.replace("\\", "/")).name[:200] or "file"
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    stored = secrets.token_hex(16) + (f".{ext}" if _EXTENSION.match(ext) else "")
+    kind = (content_type or "").split(";")[0].strip() or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    path = _path(data_dir, user_id, stored)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(body)
+    with database.atomic():
+        row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name,
+                            size=len(body), content_type=kind)
+    return {
+        "storedName": stored, "url": f"{FILES_PREFIX}{conversation_id}/{stored}", "name": name,
+        "size": len(body), "contentType": kind, "createTime": iso(row.create_time),
+    }
+
+
+def open_upload(data_dir: str, user_id: int, conversation_id: str, stored_name: str) -> tuple[Path, Upload]:
+    """The file of an upload, for its uploader only (403 for anyone else, 404 when unknown)."""
+    row = Upload.get_or_none(Upload.stored_name == stored_name)
+    if row is None or row.conversation_id != conversation_id:
+        raise NotFound("File not found")
+    if row.user_id != user_id:
+        raise Forbidden("Not the uploader of this file")
+    path = _path(data_dir, user_id, stored_name)
+    if not path.is_file():
+        raise NotFound("File not found")
+    return path, row
+
+
+def check_parts(user_id: int, parts: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """Validate contentParts: text, or images from the caller's uploads or data: URLs (never http)."""
+    if parts is None:
+        return None
+    for p in parts:
+        kind = p.get("type")
+        if kind == "text":
+            if not isinstance(p.get("text"), str):
+                raise BadRequest("contentParts.text: must be a string")
+        elif kind == "image":
+            url = p.get("url")
+            if not isinstance(url, str) or not url:
+                raise BadRequest("contentParts.url: required for an image part")
+            if url.startswith("data:"):
+                if not re.match(r"^data:image/[a-z0-9.+-]+;base64,", url) or len(url) > MAX_IMAGE_DATA_URL:
+                    raise BadRequest("contentParts.url: data URLs must be base64 images")
+            elif url.startswith(FILES_PREFIX):
+                _, stored = _split_files_url(url)
+                row = Upload.get_or_none(Upload.stored_name == stored)
+                if row is None or row.user_id != user_id:
+                    raise BadRequest("contentParts.url: not one of your uploads")
+            else:
+                raise BadRequest("contentParts.url: only your uploads or data: URLs are accepted")
+        else:
+            raise BadRequest("contentParts.type: must be text or image")
+    return parts
+
+
+def _split_files_url(url: str) -> tuple[str, str]:
+    rest = url[len(FILES_PREFIX):]
+    conversation_id, _, stored = rest.rpartition("/")
+    if not conversation_id or not stored:
+        raise BadRequest("contentParts.url: malformed upload URL")
+    return conversation_id, stored
+
+
+def image_data_url(data_dir: str, user_id: int, url: str, content_type: str | None) -> str | None:
+    """A data: URL for an image part (the model never fetches an address)."""
+    if url.startswith("data:"):
+        return url
+    if not url.startswith(FILES_PREFIX):
+        return None
+    conversation_id, stored = _split_files_url(url)
+    try:
+        path, row = open_upload(data_dir, user_id, conversation_id, stored)
+    except (NotFound, Forbidden):
+        return None
+    kind = content_type or row.content_type or "application/octet-stream"
+    return f"data:{kind};base64," + base64.b64encode(path.read_bytes()).decode()

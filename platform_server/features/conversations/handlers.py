@@ -1,0 +1,190 @@
+"""Conversation routes: every per-conversation call checks ownership first."""
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.conversations import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.pagination import page_request
+from platform_server.web.routing import route
+
+TAGS = ("Conversations",)
+
+
+class TitleRequest(BaseModel):
+    title: str = Field(min_length=1, max_length=200)
+
+
+class PinRequest(BaseModel):
+    pinned: bool
+
+
+class ModelRequest(BaseModel):
+    modelProvider: str | None = Field(default=None, max_length=100)
+    modelName: str | None = Field(default=None, max_length=200)
+
+
+class BatchDeleteRequest(BaseModel):
+    conversationIds: list[str] = Field(min_length=1)
+
+
+class ConversationsHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self) -> None:
+        """The caller's conversations in the workspace, pinned first, most recent first."""
+        self.ok(service.list_for(self.require_caller()))
+
+
+class ConversationPageHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+    query_params = {"GET": [
+        {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+        {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+        {"name": "keyword", "in": "query", "schema": {"type": "string"}},
+    ]}
+
+    def get(self) -> None:
+        """A page of the caller's conversations; `keyword` searches titles and messages."""
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
+                           self.config.max_page_size)
+        keyword = (self.get_query_argument("keyword", "") or "").strip() or None
+        self.ok(service.page_for(self.require_caller(), req, keyword))
+
+
+class BatchDeleteHandler(ApiHandler):
+    access = {"POST": "viewer"}
+    body_models = {"POST": BatchDeleteRequest}
+    tags = TAGS
+
+    def post(self) -> None:
+        """Delete up to 200 of the caller's conversations at once."""
+        req = self.body(BatchDeleteRequest)
+        caller = self.require_caller()
+        self._stop_turns(caller.user_id, req.conversationIds)
+        self.ok({"deleted": service.batch_delete(caller, req.conversationIds)})
+
+    def _stop_turns(self, user_id: int, ids: list[str]) -> None:
+        chat = self.platform.services.get("chat")
+        if chat is not None and len(set(ids)) <= service.BATCH_DELETE_MAX:
+            for cid in set(ids):
+                conv = service.find(user_id, cid)
+                if conv is not None and conv.user_id == user_id:
+                    chat.cancel(conv.key)
+
+
+class ConversationHandler(ApiHandler):
+    access = {"DELETE": "viewer"}
+    tags = TAGS
+
+    def delete(self, conversationId: str) -> None:
+        """Delete one conversation with its messages."""
+        caller = self.require_caller()
+        conv = service.owned(caller, conversationId)
+        chat = self.platform.services.get("chat")
+        if chat is not None:
+            chat.cancel(conv.key)
+        service.delete(caller, conv)
+        self.ok(None)
+
+
+class MessagesHandler(ApiHandler):
+    access = {"GET": "viewer", "DELETE": "viewer"}
+    tags = TAGS
+    query_params = {"GET": [
+        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500}},
+        {"name": "beforeId", "in": "query", "schema": {"type": "string"}},
+    ]}
+
+    def get(self, conversationId: str) -> None:
+        """History: all messages, or the latest `limit` (`hasMore`), or `limit` before `beforeId`."""
+        conv = service.owned(self.require_caller(), conversationId)
+        limit = self.query_long("limit")
+        self.ok(service.messages(conv, limit, self.query_long("beforeId")))
+
+    def delete(self, conversationId: str) -> None:
+        """Clear the messages and keep the conversation."""
+        caller = self.require_caller()
+        conv = service.owned(caller, conversationId)
+        chat = self.platform.services.get("chat")
+        if chat is not None and chat.is_running(conv.key):
+            from platform_server.web.errors import AgentBusy
+
+            raise AgentBusy()
+        service.clear(caller, conv)
+        self.ok(None)
+
+
+class TitleHandler(ApiHandler):
+    access = {"PUT": "viewer"}
+    body_models = {"PUT": TitleRequest}
+    tags = TAGS
+
+    def put(self, conversationId: str) -> None:
+        """Rename."""
+        caller = self.require_caller()
+        conv = service.owned(caller, conversationId)
+        self.ok(service.rename(caller, conv, self.body(TitleRequest).title.strip()))
+
+
+class PinHandler(ApiHandler):
+    access = {"PUT": "viewer"}
+    body_models = {"PUT": PinRequest}
+    tags = TAGS
+
+    def put(self, conversationId: str) -> None:
+        """Pin or unpin."""
+        caller = self.require_caller()
+        conv = service.owned(caller, conversationId)
+        self.ok(service.pin(caller, conv, self.body(PinRequest).pinned))
+
+
+class ModelHandler(ApiHandler):
+    access = {"PUT": "viewer"}
+    body_models = {"PUT": ModelRequest}
+    tags = TAGS
+
+    def put(self, conversationId: str) -> None:
+        """Set (or clear, with nulls) the per-conversation model override."""
+        caller = self.require_caller()
+        conv = service.owned(caller, conversationId)
+        req = self.body(ModelRequest)
+        self.ok(service.set_model(caller, conv, req.modelProvider, req.modelName))
+
+
+class StatusHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self, conversationId: str) -> None:
+        """`{streamStatus}`: running while a turn is in flight."""
+        conv = service.owned(self.require_caller(), conversationId)
+        self.ok({"streamStatus": conv.stream_status, "conversationId": conv.conversation_id})
+
+
+class TrajectoryHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+    download_methods = frozenset({"GET"})
+
+    def get(self, conversationId: str) -> None:
+        """Plain-text trajectory in emission order."""
+        conv = service.owned(self.require_caller(), conversationId)
+        self.set_header("Content-Type", "text/plain; charset=UTF-8")
+        self.finish(service.trajectory(conv))
+
+
+ROUTES = [
+    route("/api/v1/conversations", ConversationsHandler),
+    route("/api/v1/conversations/page", ConversationPageHandler),
+    route("/api/v1/conversations/batch-delete", BatchDeleteHandler),
+    route("/api/v1/conversations/{conversationId}", ConversationHandler),
+    route("/api/v1/conversations/{conversationId}/messages", MessagesHandler),
+    route("/api/v1/conversations/{conversationId}/title", TitleHandler),
+    route("/api/v1/conversations/{conversationId}/pin", PinHandler),
+    route("/api/v1/conversations/{conversationId}/model", ModelHandler),
+    route("/api/v1/conversations/{conversationId}/status", StatusHandler),
+    route("/api/v1/conversations/{conversationId}/trajectory", TrajectoryHandler),
+]

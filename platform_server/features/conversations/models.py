@@ -1,0 +1,50 @@
+"""Conversations and their messages."""
+from __future__ import annotations
+
+import peewee
+
+from platform_server.db import BaseModel, DateTimeField, JSONField, Migration, create_tables, utcnow
+
+
+class Conversation(BaseModel):
+    key = peewee.CharField(unique=True)  # conversation_id, or "default@<userId>" for a user's default
+    conversation_id = peewee.CharField()
+    user_id = peewee.BigIntegerField(index=True)
+    workspace_id = peewee.BigIntegerField(index=True)
+    agent_id = peewee.BigIntegerField(null=True, index=True)
+    title = peewee.CharField(default="")
+    title_set = peewee.IntegerField(default=0)  # 1 once renamed: the first message no longer names it
+    pinned = peewee.IntegerField(default=0)
+    archived = peewee.IntegerField(default=0)
+    model_provider = peewee.CharField(null=True)
+    model_name = peewee.CharField(null=True)
+    source = peewee.CharField(default="web")
+    end_user_id = peewee.CharField(null=True)
+    stream_status = peewee.CharField(default="idle")
+    message_count = peewee.IntegerField(default=0)
+    last_message = peewee.TextField(default="")
+    last_active_time = DateTimeField(default=utcnow, index=True)
+    last_event_id = peewee.BigIntegerField(default=0)
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+
+class Message(BaseModel):
+    conversation = peewee.ForeignKeyField(Conversation, backref="messages", on_delete="CASCADE")
+    role = peewee.CharField()  # user, assistant, tool, system
+    content = peewee.TextField(default="")
+    tool_name = peewee.CharField(null=True)
+    status = peewee.CharField(default="completed")  # completed, stopped, failed, streaming
+    metadata = JSONField(null=True)
+    content_parts = JSONField(null=True)
+    prompt_tokens = peewee.IntegerField(default=0)
+    completion_tokens = peewee.IntegerField(default=0)
+    runtime_model = peewee.CharField(null=True)
+    runtime_provider = peewee.CharField(null=True)
+    create_time = DateTimeField(default=utcnow, index=True)
+
+    class Meta:
+        indexes = ((("conversation", "id"), False),)
+
+
+MIGRATIONS: list[Migration] = [("conversations_0001_tables", create_tables(Conversation, Message))]

@@ -1,0 +1,257 @@
+"""Conversations per user: lookup with ownership, views, history, housekeeping."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Iterable
+
+import peewee
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.conversations.models import Conversation, Message
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.pagination import PageRequest, page_of
+
+ACTIVE_WINDOW = dt.timedelta(hours=24)
+BATCH_DELETE_MAX = 200
+TITLE_LENGTH = 50
+DEFAULT_ID = "default"
+
+
+def key_for(user_id: int, conversation_id: str) -> str:
+    """Storage key: conversation ids are global, except `default`, which is per user."""
+    return f"{DEFAULT_ID}@{user_id}" if conversation_id == DEFAULT_ID else conversation_id
+
+
+def validate_id(conversation_id: str) -> str:
+    cid = conversation_id.strip()
+    if not cid or len(cid) > 128 or "@" in cid or any(ord(c) < 32 for c in cid):
+        raise BadRequest("conversationId: must be 1-128 printable characters without '@'")
+    return cid
+
+
+def find(user_id: int, conversation_id: str) -> Conversation | None:
+    return Conversation.get_or_none(Conversation.key == key_for(user_id, conversation_id))
+
+
+def owned(caller: Caller, conversation_id: str) -> Conversation:
+    """The caller's conversation; 404 when unknown, 403 when another user's."""
+    conv = find(caller.user_id, conversation_id)
+    if conv is None:
+        raise NotFound("Conversation not found")
+    if conv.user_id != caller.user_id:
+        raise Forbidden("Not the owner of this conversation")
+    return conv
+
+
+def check_owner(user_id: int, conversation_id: str) -> Conversation | None:
+    """The conversation when it is the user's or new; Forbidden when it belongs to someone else."""
+    conv = find(user_id, conversation_id)
+    if conv is not None and conv.user_id != user_id:
+        raise Forbidden("Not the owner of this conversation")
+    return conv
+
+
+def _agents(ids: Iterable[int | None]) -> dict[int, Any]:
+    wanted = {i for i in ids if i}
+    if not wanted:
+        return {}
+    try:
+        from platform_server.features.agents.models import Agent
+    except ImportError:
+        return {}
+    return {a.id: a for a in Agent.select().where(Agent.id.in_(list(wanted)))}
+
+
+def _usernames(ids: Iterable[int]) -> dict[int, str]:
+    from platform_server.features.auth.models import User
+
+    wanted = list(set(ids))
+    return {u.id: u.username for u in User.select(User.id, User.username).where(User.id.in_(wanted or [0]))}
+
+
+def to_vo(conv: Conversation, agents: dict[int, Any], usernames: dict[int, str]) -> dict[str, Any]:
+    agent = agents.get(conv.agent_id) if conv.agent_id else None
+    active = conv.last_active_time and utcnow() - conv.last_active_time <= ACTIVE_WINDOW
+    return {
+        "conversationId": conv.conversation_id,
+        "title": conv.title,
+        "agentId": None if conv.agent_id is None else str(conv.agent_id),
+        "agentName": getattr(agent, "name", None),
+        "agentIcon": getattr(agent, "icon", None),
+        "username": usernames.get(conv.user_id),
+        "messageCount": conv.message_count,
+        "lastMessage": conv.last_message,
+        "lastActiveTime": iso(conv.last_active_time),
+        "pinned": conv.pinned,
+        "archived": conv.archived,
+        "modelProvider": conv.model_provider,
+        "modelName": conv.model_name,
+        "status": "active" if active else "closed",
+        "streamStatus": conv.stream_status,
+        "source": conv.source,
+        "endUserId": conv.end_user_id,
+        "workspaceId": str(conv.workspace_id),
+        "createTime": iso(conv.create_time),
+    }
+
+
+def _vos(rows: list[Conversation]) -> list[dict[str, Any]]:
+    agents = _agents(r.agent_id for r in rows)
+    names = _usernames(r.user_id for r in rows)
+    return [to_vo(r, agents, names) for r in rows]
+
+
+def vo(conv: Conversation) -> dict[str, Any]:
+    return _vos([conv])[0]
+
+
+def _mine(caller: Caller) -> peewee.ModelSelect:
+    return (
+        Conversation.select()
+        .where((Conversation.user_id == caller.user_id) & (Conversation.workspace_id == caller.workspace_id))
+        .order_by(Conversation.pinned.desc(), Conversation.last_active_time.desc(), Conversation.id.desc())
+    )
+
+
+def list_for(caller: Caller) -> list[dict[str, Any]]:
+    return _vos(list(_mine(caller)))
+
+
+def page_for(caller: Caller, req: PageRequest, keyword: str | None) -> dict[str, Any]:
+    """A page of the caller's conversations; keyword matches the title or any message."""
+    q = _mine(caller)
+    if keyword:
+        in_messages = Message.select(Message.conversation).where(Message.content.contains(keyword))
+        q = q.where(Conversation.title.contains(keyword) | Conversation.id.in_(in_messages))
+    total = q.count()
+    return page_of(_vos(list(q.offset(req.offset).limit(req.size))), total, req)
+
+
+# ---- messages ------------------------------------------------------------------
+
+def message_vo(m: Message, conversation_id: str) -> dict[str, Any]:
+    return {
+        "id": str(m.id),
+        "conversationId": conversation_id,
+        "role": m.role,
+        "content": m.content,
+        "toolName": m.tool_name,
+        "status": m.status,
+        "createTime": iso(m.create_time),
+        "metadata": m.metadata or {},
+        "contentParts": m.content_parts,
+        "promptTokens": m.prompt_tokens,
+        "completionTokens": m.completion_tokens,
+        "runtimeModel": m.runtime_model,
+        "runtimeProvider": m.runtime_provider,
+    }
+
+
+def messages(conv: Conversation, limit: int | None, before_id: int | None) -> Any:
+    """All messages oldest first; or `{messages, hasMore}` for the `limit` just before `beforeId` (or the latest)."""
+    base = Message.select().where(Message.conversation == conv.id)
+    if limit is None:
+        if before_id is not None:
+            raise BadRequest("limit: required with beforeId")
+        return [message_vo(m, conv.conversation_id) for m in base.order_by(Message.id)]
+    if not 1 <= limit <= 500:
+        raise BadRequest("limit: must be between 1 and 500")
+    q = base
+    if before_id is not None:
+        q = q.where(Message.id < before_id)
+    rows = list(q.order_by(Message.id.desc()).limit(limit + 1))
+    has_more = len(rows) > limit
+    rows = rows[:limit][::-1]
+    return {"messages": [message_vo(m, conv.conversation_id) for m in rows], "hasMore": has_more}
+
+
+def history(conv: Conversation) -> list[Message]:
+    return list(Message.select().where(Message.conversation == conv.id).order_by(Message.id))
+
+
+def trajectory(conv: Conversation) -> str:
+    """Plain-text export: every segment in the order it was emitted."""
+    lines = [f"# Conversation {conv.conversation_id}: {conv.title}", ""]
+    for m in history(conv):
+        stamp = iso(m.create_time)
+        if m.role == "assistant":
+            if m.metadata and m.metadata.get("reasoning"):
+                lines.append(f"[{stamp}] thinking: {m.metadata['reasoning']}")
+            if m.content:
+                lines.append(f"[{stamp}] assistant ({m.status}): {m.content}")
+            for call in (m.metadata or {}).get("toolCalls", []):
+                lines.append(f"[{stamp}] tool_call {call.get('name')}: {call.get('arguments')}")
+        elif m.role == "tool":
+            ok = (m.metadata or {}).get("success", True)
+            lines.append(f"[{stamp}] tool_result {m.tool_name} ({'ok' if ok else 'failed'}): {m.content}")
+        else:
+            lines.append(f"[{stamp}] {m.role}: {m.content}")
+    return "\n".join(lines) + "\n"
+
+
+# ---- changes -------------------------------------------------------------------
+
+def rename(caller: Caller, conv: Conversation, title: str) -> dict[str, Any]:
+    with database.atomic():
+        Conversation.update(title=title, title_set=1, update_time=utcnow()).where(Conversation.id == conv.id).execute()
+        audit.record(caller, "UPDATE", "CONVERSATION", conv.conversation_id, "renamed", conv.workspace_id)
+    conv.title = title
+    return vo(conv)
+
+
+def pin(caller: Caller, conv: Conversation, pinned: bool) -> dict[str, Any]:
+    with database.atomic():
+        Conversation.update(pinned=int(pinned), update_time=utcnow()).where(Conversation.id == conv.id).execute()
+        audit.record(caller, "UPDATE", "CONVERSATION", conv.conversation_id, f"pinned={int(pinned)}", conv.workspace_id)
+    conv.pinned = int(pinned)
+    return vo(conv)
+
+
+def set_model(caller: Caller, conv: Conversation, provider: str | None, model_name: str | None) -> dict[str, Any]:
+    if bool(provider) != bool(model_name):
+        raise BadRequest("modelProvider: modelProvider and modelName come together")
+    with database.atomic():
+        Conversation.update(model_provider=provider or None, model_name=model_name or None, update_time=utcnow()).where(
+            Conversation.id == conv.id
+        ).execute()
+        audit.record(caller, "UPDATE", "CONVERSATION", conv.conversation_id, f"model {provider}/{model_name}", conv.workspace_id)
+    conv.model_provider, conv.model_name = provider or None, model_name or None
+    return vo(conv)
+
+
+def clear(caller: Caller, conv: Conversation) -> None:
+    with database.atomic():
+        Message.delete().where(Message.conversation == conv.id).execute()
+        Conversation.update(message_count=0, last_message="", update_time=utcnow()).where(Conversation.id == conv.id).execute()
+        audit.record(caller, "DELETE", "CONVERSATION_MESSAGES", conv.conversation_id, "messages cleared", conv.workspace_id)
+
+
+def delete(caller: Caller, conv: Conversation) -> None:
+    with database.atomic():
+        conv.delete_instance(recursive=True)
+        audit.record(caller, "DELETE", "CONVERSATION", conv.conversation_id, conv.title[:100], conv.workspace_id)
+
+
+def batch_delete(caller: Caller, conversation_ids: list[str]) -> int:
+    """Delete several of the caller's conversations; another user's id refuses the whole batch."""
+    unique = list(dict.fromkeys(conversation_ids))
+    if len(unique) > BATCH_DELETE_MAX:
+        raise BadRequest(f"conversationIds: at most {BATCH_DELETE_MAX} unique ids")
+    keys = [key_for(caller.user_id, c) for c in unique]
+    rows = list(Conversation.select().where(Conversation.key.in_(keys))) if keys else []
+    if any(r.user_id != caller.user_id for r in rows):
+        raise Forbidden("Not the owner of every conversation")
+    with database.atomic():
+        for r in rows:
+            r.delete_instance(recursive=True)
+            audit.record(caller, "DELETE", "CONVERSATION", r.conversation_id, "batch delete", r.workspace_id)
+    return len(rows)
+
+
+def reset_running() -> int:
+    """At start: no conversation stays running, no message stays streaming."""
+    with database.atomic():
+        Message.update(status="failed").where(Message.status == "streaming").execute()
+        return Conversation.update(stream_status="idle").where(Conversation.stream_status == "running").execute()

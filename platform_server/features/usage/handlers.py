@@ -1,0 +1,67 @@
+"""Dashboard and token usage."""
+from __future__ import annotations
+
+from platform_server.db import parse_iso
+from platform_server.features.usage import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.errors import BadRequest
+from platform_server.web.routing import route
+
+TAGS = ("Dashboard",)
+
+
+class OverviewHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Overview statistics of the workspace."""
+        chat = self.platform.services.get("chat")
+        caller = self.require_caller()
+        running = len([t for t in chat.turns.running() if t.workspace_id == caller.workspace_id]) if chat else 0
+        self.ok(service.overview(caller.workspace_id, running))
+
+
+class TrendHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+    query_params = {"GET": [{"name": "days", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 90}}]}
+
+    def get(self) -> None:
+        """Daily usage for the last `days` days (default 7, at most 90)."""
+        days = self.query_long("days") or 7
+        if not 1 <= days <= 90:
+            raise BadRequest("days: must be between 1 and 90")
+        self.ok(service.trend(self.require_caller().workspace_id, days))
+
+
+class TokenUsageHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+    query_params = {"GET": [
+        {"name": "startTime", "in": "query", "schema": {"type": "string"}},
+        {"name": "endTime", "in": "query", "schema": {"type": "string"}},
+        {"name": "groupBy", "in": "query", "schema": {"type": "string", "enum": sorted(service.GROUPS)}},
+    ]}
+
+    def get(self) -> None:
+        """Token usage in a time range grouped by model, provider, agent, user or day."""
+        times = {}
+        for name in ("startTime", "endTime"):
+            raw = self.get_query_argument(name, None)
+            if raw:
+                try:
+                    times[name] = parse_iso(raw)
+                except ValueError:
+                    raise BadRequest(f"Invalid value for parameter '{name}': expected ISO 8601 date-time")
+        group = self.get_query_argument("groupBy", "model") or "model"
+        if group not in service.GROUPS:
+            raise BadRequest(f"groupBy: must be one of {', '.join(sorted(service.GROUPS))}")
+        self.ok(service.token_usage(self.require_caller().workspace_id, times.get("startTime"), times.get("endTime"), group))
+
+
+ROUTES = [
+    route("/api/v1/dashboard/overview", OverviewHandler),
+    route("/api/v1/dashboard/trend", TrendHandler),
+    route("/api/v1/token-usage", TokenUsageHandler),
+]

@@ -1,0 +1,328 @@
+"""Streamed chat: events, tools, reconnect, stop, interrupt, busy, ownership, iterations."""
+from __future__ import annotations
+
+import json
+from typing import Any, AsyncIterator
+
+import aiohttp
+import importlib.util
+
+import pytest
+
+from tests.helpers.chat import ChatEnv, chat_env, make_agent, names, text_of
+from tests.helpers.client import ApiClient, iter_sse
+from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
+
+
+needs_tools = pytest.mark.skipif(
+    importlib.util.find_spec("platform_server.features.tools") is None, reason="tool registry not built yet"
+)
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[ScriptedOpenAI]:
+    server = ScriptedOpenAI()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
+    return await chat_env(api, people, llm)
+
+
+async def open_stream(env: ChatEnv, body: dict[str, Any], token: str = "alice") -> tuple[aiohttp.ClientResponse, Any]:
+    r = await env.api.session.post(env.api.base_url + "/api/v1/chat/stream", json=body,
+                                   headers={"Authorization": "Bearer " + env.api.tokens[token]})
+    return r, iter_sse(r)
+
+
+async def test_a_streamed_answer_arrives_as_meta_start_deltas_complete_done_with_token_counts(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text=["Hel", "lo ", "there"], prompt_tokens=11, completion_tokens=3))
+    events = await env.stream("hi")
+    seq = names(events)
+    assert seq[:2] == ["meta", "message_start"]
+    assert seq[-2:] == ["message_complete", "done"]
+    assert set(seq[2:-2]) == {"content_delta"}
+    assert text_of(events) == "Hello there"
+    ids = [e.id for e in events]
+    assert all(isinstance(i, int) for i in ids) and ids == sorted(set(ids))
+    done = events[-1].data
+    assert done["status"] == "completed" and done["promptTokens"] == 11 and done["completionTokens"] == 3
+    assert done["runtimeModel"] == "scripted" and done["runtimeProvider"] == "fake"
+    assert done["messageCount"] == 2
+    msgs = await env.messages()
+    assert [m["role"] for m in msgs] == ["user", "assistant"]
+    assert msgs[0]["content"] == "hi" and msgs[0]["id"] == events[0].data["userMessageId"]
+    assert msgs[1]["content"] == "Hello there" and msgs[1]["status"] == "completed"
+    assert msgs[1]["promptTokens"] == 11 and msgs[1]["runtimeModel"] == "scripted"
+    status = await env.api.get("/api/v1/conversations/c1/status", token="alice")
+    assert status.data["streamStatus"] == "idle"
+
+
+@needs_tools
+async def test_a_tool_call_round_trip_runs_the_tool_and_feeds_its_result_back(env: ChatEnv) -> None:
+    env.llm.enqueue(
+        Script(tool_calls=[ScriptedToolCall("get_current_time", {"timezone": "UTC"}, id="call_1")]),
+        Script(text="It is time."),
+    )
+    events = await env.stream("what time is it?")
+    seq = names(events)
+    assert "tool_call_started" in seq and "tool_call_completed" in seq
+    started = next(e for e in events if e.event == "tool_call_started").data
+    completed = next(e for e in events if e.event == "tool_call_completed").data
+    assert started["toolName"] == "get_current_time" and json.loads(started["arguments"]) == {"timezone": "UTC"}
+    assert completed["success"] is True and "UTC" in completed["result"] or completed["result"]
+    assert events[-1].data["status"] == "completed"
+    second = env.llm.requests[-1]["messages"]
+    tool_msgs = [m for m in second if m["role"] == "tool"]
+    assert tool_msgs and tool_msgs[0]["tool_call_id"] == "call_1"
+    msgs = await env.messages()
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant"]
+    assert msgs[1]["metadata"]["toolCalls"][0]["name"] == "get_current_time"
+
+
+async def test_a_client_that_drops_and_reconnects_with_last_event_id_gets_exactly_the_missing_events(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text=[f"w{i} " for i in range(12)], delay_s=0.05))
+    r, it = await open_stream(env, {"agentId": env.agent_id, "conversationId": "c1", "message": "go"})
+    first = []
+    async for ev in it:
+        first.append(ev)
+        if len(first) == 5:
+            break
+    r.close()
+    rest = await env.stream(conversation_id="c1", reconnect=True, lastEventId=str(first[-1].id))
+    full = await env.stream(conversation_id="c1", reconnect=True, lastEventId="0")
+    combined = first + rest
+    assert [e.id for e in combined] == [e.id for e in full]
+    assert names(combined).count("meta") == 1 and names(combined)[-1] == "done"
+    assert text_of(combined) == "".join(f"w{i} " for i in range(12))
+
+
+async def test_reconnect_with_nothing_running_sends_done_completed(env: ChatEnv) -> None:
+    events = await env.stream(conversation_id="nothing-here", reconnect=True)
+    assert names(events) == ["done"] and events[0].data["status"] == "completed"
+
+
+async def test_stop_keeps_the_partial_answer_with_status_stopped(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text=[f"t{i} " for i in range(200)], delay_s=0.02))
+    r, it = await open_stream(env, {"agentId": env.agent_id, "conversationId": "c1", "message": "long"})
+    seen = []
+    async for ev in it:
+        seen.append(ev)
+        if sum(e.event == "content_delta" for e in seen) >= 3:
+            break
+    stop = await env.api.post("/api/v1/chat/c1/stop", token="alice")
+    assert stop.status == 200 and stop.data == {"stopped": True}
+    tail = [ev async for ev in it]
+    r.close()
+    assert tail[-1].event == "done" and tail[-1].data["status"] == "stopped"
+    msgs = await env.messages()
+    assistant = msgs[-1]
+    assert assistant["status"] == "stopped"
+    assert assistant["content"].startswith("t0 t1 t2") and len(assistant["content"]) < len("".join(f"t{i} " for i in range(200)))
+    again = await env.api.post("/api/v1/chat/c1/stop", token="alice")
+    assert again.data == {"stopped": False}
+
+
+async def test_stop_needs_a_token_and_the_owner(env: ChatEnv) -> None:
+    assert (await env.api.post("/api/v1/chat/c1/stop")).status == 401
+    await env.stream("hi")
+    r = await env.api.post("/api/v1/chat/c1/stop", token="bob")
+    assert r.status == 403
+    r = await env.api.post("/api/v1/chat/c1/stop", params={"token": env.api.tokens["alice"]})
+    assert r.status == 200 and r.data == {"stopped": False}
+
+
+async def test_interrupt_queues_a_message_that_runs_next_in_the_same_stream(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text=[f"a{i} " for i in range(15)], delay_s=0.03), Script(text="second answer"))
+    r, it = await open_stream(env, {"agentId": env.agent_id, "conversationId": "c1", "message": "first"})
+    events = []
+    async for ev in it:
+        events.append(ev)
+        if ev.event == "content_delta":
+            q = await env.api.post("/api/v1/chat/c1/interrupt", {"message": "then this"}, token="alice")
+            assert q.data == {"queued": True, "queueSize": 1}
+            break
+    events += [ev async for ev in it]
+    r.close()
+    seq = names(events)
+    assert "queued_input_accepted" in seq
+    assert seq.count("meta") == 2 and seq.count("done") == 1 and seq[-1] == "done"
+    msgs = await env.messages()
+    assert [(m["role"], m["content"]) for m in msgs if m["role"] == "user"] == [("user", "first"), ("user", "then this")]
+    assert msgs[-1]["content"] == "second answer"
+    idle = await env.api.post("/api/v1/chat/c1/interrupt", {"message": "x"}, token="alice")
+    assert idle.data == {"queued": False, "reason": "no_active_stream"}
+
+
+async def test_a_second_message_while_running_gets_agent_busy(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text=[f"b{i} " for i in range(20)], delay_s=0.03))
+    r, it = await open_stream(env, {"agentId": env.agent_id, "conversationId": "c1", "message": "first"})
+    await it.__anext__()
+    busy = await env.stream("second")
+    assert names(busy) == ["error"] and busy[0].data["message"] == "Agent busy"
+    sync = await env.api.post("/api/v1/chat", {"agentId": env.agent_id, "message": "x", "conversationId": "c1"}, token="alice")
+    assert sync.body["code"] == 1002 and sync.status == 500
+    rest = [ev async for ev in it]
+    r.close()
+    assert rest[-1].event == "done"
+
+
+async def test_another_users_conversation_answers_403_on_every_per_conversation_route(env: ChatEnv) -> None:
+    await env.stream("mine", conversation_id="secret")
+    for method, path, body in [
+        ("GET", "/api/v1/conversations/secret/messages", None),
+        ("DELETE", "/api/v1/conversations/secret/messages", None),
+        ("DELETE", "/api/v1/conversations/secret", None),
+        ("PUT", "/api/v1/conversations/secret/title", {"title": "x"}),
+        ("PUT", "/api/v1/conversations/secret/pin", {"pinned": True}),
+        ("PUT", "/api/v1/conversations/secret/model", {"modelProvider": None, "modelName": None}),
+        ("GET", "/api/v1/conversations/secret/status", None),
+        ("GET", "/api/v1/conversations/secret/trajectory", None),
+        ("POST", "/api/v1/chat/secret/stop", None),
+        ("POST", "/api/v1/chat/secret/interrupt", {"message": "x"}),
+    ]:
+        r = await env.api.request(method, path, body, token="bob")
+        assert r.status == 403, (method, path, r.status)
+    events = await env.stream(conversation_id="secret", reconnect=True, token="bob")
+    assert names(events) == ["error"]
+    events = await env.stream("hijack", conversation_id="secret", token="bob")
+    assert names(events) == ["error"]
+    r = await env.api.post("/api/v1/conversations/batch-delete", {"conversationIds": ["secret"]}, token="bob")
+    assert r.status == 403
+    assert len(await env.messages("secret")) == 2
+
+
+async def test_each_user_has_their_own_default_conversation(env: ChatEnv) -> None:
+    await env.stream("alice here", conversation_id="default")
+    await env.stream("bob here", conversation_id="default", token="bob")
+    a = await env.messages("default")
+    b = await env.messages("default", token="bob")
+    assert a[0]["content"] == "alice here" and b[0]["content"] == "bob here"
+
+
+@needs_tools
+async def test_max_iterations_stops_a_model_that_calls_tools_forever(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    env = await chat_env(api, people, llm, maxIterations=3)
+    for _ in range(6):
+        llm.enqueue(Script(tool_calls=[ScriptedToolCall("get_current_time", {})]))
+    events = await env.stream("loop")
+    assert events[-1].data["status"] == "completed"
+    assert len(llm.requests) == 3
+    assert "maximum of 3 iterations" in text_of(events)
+
+
+async def test_validation_errors_arrive_as_error_frames(env: ChatEnv) -> None:
+    cases = [
+        {"agentId": env.agent_id},
+        {"agentId": env.agent_id, "message": "x", "contentParts": [{"type": "text", "text": "y"}]},
+        {"agentId": env.agent_id, "message": "x", "thinkingLevel": "extreme"},
+        {"agentId": env.agent_id, "message": "x", "modelProvider": "fake"},
+        {"agentId": "999", "message": "x"},
+        {"agentId": "abc", "message": "x"},
+    ]
+    for body in cases:
+        events = await env.api.sse("POST", "/api/v1/chat/stream", body, token="alice")
+        assert names(events) == ["error"], body
+    events = await env.api.sse("POST", "/api/v1/chat/stream", {"agentId": "999", "message": "x"}, token="alice")
+    assert events[0].data["code"] == 1001
+    events = await env.api.sse("POST", "/api/v1/chat/stream", {"agentId": env.agent_id, "message": "x"})
+    assert events[0].data["code"] == 401
+
+
+async def test_synchronous_chat_and_the_get_stream_use_the_same_runtime(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="sync answer", prompt_tokens=5, completion_tokens=2))
+    r = await env.api.post("/api/v1/chat", {"agentId": env.agent_id, "message": "hi", "conversationId": "s1"}, token="alice")
+    assert r.status == 200, r.body
+    assert r.data["content"] == "sync answer" and r.data["status"] == "completed"
+    assert r.data["promptTokens"] == 5 and r.data["toolCalls"] == []
+    r = await env.api.post(f"/api/v1/agents/{env.agent_id}/chat", {"message": "again", "conversationId": "s1"}, token="alice")
+    assert r.data["content"] == "Echo: again"
+    events = await env.api.sse("GET", f"/api/v1/agents/{env.agent_id}/chat/stream",
+                               params={"message": "via get", "conversationId": "g1", "token": env.api.tokens["alice"]})
+    assert names(events)[0] == "meta" and text_of(events) == "Echo: via get"
+
+
+async def test_a_failing_model_gives_an_error_event_and_keeps_the_turn_failed(env: ChatEnv) -> None:
+    for _ in range(3):
+        env.llm.enqueue(Script(error_status=500, error_message="model exploded"))
+    events = await env.stream("hi")
+    assert "error" in names(events) and events[-1].event == "done" and events[-1].data["status"] == "failed"
+    msgs = await env.messages()
+    assert msgs[0]["role"] == "user" and msgs[-1]["status"] == "failed"
+    status = await env.api.get("/api/v1/conversations/c1/status", token="alice")
+    assert status.data["streamStatus"] == "idle"
+
+
+async def test_a_viewer_can_chat_but_a_user_outside_the_workspace_cannot(env: ChatEnv) -> None:
+    events = await env.stream("viewer here", token="carol", conversation_id="v1")
+    assert events[-1].data["status"] == "completed"
+    events = await env.stream("outsider", token="dave", conversation_id="d1")
+    assert names(events) == ["error"]
+
+
+async def test_plan_execute_records_a_plan_with_steps(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    env = await chat_env(api, people, llm, agentType="plan_execute")
+    llm.enqueue(Script(text='["Look it up", "Write it down"]'), Script(text="found"), Script(text="written"),
+                Script(text="All done."))
+    events = await env.stream("do the thing")
+    assert events[-1].data["status"] == "completed"
+    assert text_of(events).endswith("All done.")
+    plans = await api.get("/api/v1/plans", params={"agentId": env.agent_id}, token="alice")
+    assert len(plans.data) == 1 and plans.data[0]["status"] == "completed"
+    plan = await api.get(f"/api/v1/plans/{plans.data[0]['id']}", token="alice")
+    assert [(s["description"], s["status"], s["result"]) for s in plan.data["steps"]] == [
+        ("Look it up", "completed", "found"), ("Write it down", "completed", "written")]
+    llm.enqueue(Script(text='["Only step"]'), Script(text="did it"), Script(text="Final."))
+    r = await api.post(f"/api/v1/agents/{env.agent_id}/execute", {"task": "one more"}, token="alice")
+    assert r.status == 200, r.body
+    assert r.data["content"] == "Final." and r.data["plan"]["steps"][0]["result"] == "did it"
+    assert (await api.get("/api/v1/plans", token="alice")).status == 400
+
+
+async def test_uploads_are_readable_by_their_uploader_only_and_feed_images_to_vision_models(
+    api: ApiClient, people: dict, llm: ScriptedOpenAI
+) -> None:
+    from tests.helpers.models import use_fake_openai
+
+    await use_fake_openai(api, llm.url, provider_id="vis", model="vision-model", vision=True)
+    agent = await make_agent(api)
+    form = aiohttp.FormData()
+    form.add_field("conversationId", "img1")
+    form.add_field("file", b"\x89PNG\r\n\x1a\nfake", filename="../../evil<script>.png", content_type="image/png")
+    r = await api.post("/api/v1/chat/upload", data=form, token="alice")
+    assert r.status == 200, r.body
+    stored = r.data["storedName"]
+    assert "/" not in stored and "evil" not in stored and "/" not in r.data["name"]
+    own = await api.get(r.data["url"], token="alice")
+    assert own.status == 200 and own.raw.startswith(b"\x89PNG")
+    assert (await api.get(r.data["url"], token="bob")).status == 403
+    events = await api.sse("POST", "/api/v1/chat/stream", {
+        "agentId": agent, "conversationId": "img1",
+        "contentParts": [{"type": "text", "text": "what is this?"}, {"type": "image", "url": r.data["url"]}],
+    }, token="alice")
+    assert events[-1].data["status"] == "completed"
+    sent = llm.requests[-1]["messages"][-1]["content"]
+    assert any(p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/png;base64,") for p in sent)
+    bad = await api.sse("POST", "/api/v1/chat/stream", {
+        "agentId": agent, "conversationId": "img1",
+        "contentParts": [{"type": "image", "url": "http://169.254.169.254/latest"}],
+    }, token="alice")
+    assert names(bad) == ["error"]
+    msgs = await api.get("/api/v1/conversations/img1/messages", token="alice")
+    assert msgs.data[0]["contentParts"][1]["url"] == r.data["url"]
+
+
+@pytest.mark.config(heartbeat_s=0.05)
+async def test_heartbeats_flow_while_a_turn_is_quiet(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    env = await chat_env(api, people, llm)
+    llm.enqueue(Script(text=["slow", " answer"], delay_s=0.3))
+    r = await env.api.session.post(env.api.base_url + "/api/v1/chat/stream",
+                                   json={"agentId": env.agent_id, "conversationId": "h1", "message": "x"},
+                                   headers={"Authorization": "Bearer " + env.api.tokens["alice"]})
+    raw = await r.read()
+    assert b"event: heartbeat" in raw and b"event: done" in raw

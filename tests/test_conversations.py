@@ -1,0 +1,115 @@
+"""Conversation views and housekeeping through the HTTP API."""
+from __future__ import annotations
+
+from typing import AsyncIterator
+
+import importlib.util
+
+import pytest
+
+from tests.helpers.chat import ChatEnv, chat_env
+from tests.helpers.client import ApiClient
+from tests.helpers.fake_openai import Script, ScriptedOpenAI
+
+
+needs_tools = pytest.mark.skipif(
+    importlib.util.find_spec("platform_server.features.tools") is None, reason="tool registry not built yet"
+)
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[ScriptedOpenAI]:
+    server = ScriptedOpenAI()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
+    return await chat_env(api, people, llm, icon="🤖")
+
+
+async def test_a_conversation_view_carries_every_field(env: ChatEnv) -> None:
+    await env.stream("Plan a trip to the mountains with friends next summer please", conversation_id="trip")
+    r = await env.api.get("/api/v1/conversations", token="alice")
+    assert r.status == 200
+    (vo,) = r.data
+    assert vo["conversationId"] == "trip"
+    assert vo["title"] == "Plan a trip to the mountains with friends next summer please"[:50]
+    assert vo["agentId"] == env.agent_id and vo["agentName"] == "Helper" and vo["agentIcon"] == "🤖"
+    assert vo["username"] == "alice" and vo["messageCount"] == 2
+    assert vo["lastMessage"].startswith("Echo: Plan a trip")
+    assert vo["status"] == "active" and vo["streamStatus"] == "idle" and vo["source"] == "web"
+    assert vo["pinned"] == 0 and vo["archived"] == 0 and vo["lastActiveTime"].endswith("Z")
+
+
+async def test_message_history_has_three_modes(env: ChatEnv) -> None:
+    for i in range(3):
+        await env.stream(f"m{i}")
+    all_msgs = await env.messages()
+    assert [m["content"] for m in all_msgs] == ["m0", "Echo: m0", "m1", "Echo: m1", "m2", "Echo: m2"]
+    latest = await env.api.get("/api/v1/conversations/c1/messages", params={"limit": "2"}, token="alice")
+    assert [m["content"] for m in latest.data["messages"]] == ["m2", "Echo: m2"] and latest.data["hasMore"] is True
+    before = await env.api.get("/api/v1/conversations/c1/messages",
+                               params={"limit": "3", "beforeId": latest.data["messages"][0]["id"]}, token="alice")
+    assert [m["content"] for m in before.data["messages"]] == ["Echo: m0", "m1", "Echo: m1"]
+    assert before.data["hasMore"] is True
+    bad = await env.api.get("/api/v1/conversations/c1/messages", params={"limit": "x"}, token="alice")
+    assert bad.status == 400
+
+
+async def test_rename_pin_model_and_page_with_keyword_search(env: ChatEnv) -> None:
+    await env.stream("about apples", conversation_id="a")
+    await env.stream("about pears", conversation_id="p")
+    r = await env.api.put("/api/v1/conversations/a/title", {"title": "Fruit"}, token="alice")
+    assert r.data["title"] == "Fruit"
+    r = await env.api.put("/api/v1/conversations/p/pin", {"pinned": True}, token="alice")
+    assert r.data["pinned"] == 1
+    r = await env.api.put("/api/v1/conversations/p/model", {"modelProvider": "fake", "modelName": "scripted"}, token="alice")
+    assert r.data["modelProvider"] == "fake"
+    r = await env.api.put("/api/v1/conversations/p/model", {"modelProvider": "fake"}, token="alice")
+    assert r.status == 400
+    page = await env.api.get("/api/v1/conversations/page", params={"keyword": "pears"}, token="alice")
+    assert [c["conversationId"] for c in page.data["records"]] == ["p"] and page.data["total"] == 1
+    page = await env.api.get("/api/v1/conversations/page", params={"size": "1"}, token="alice")
+    assert page.data["records"][0]["conversationId"] == "p" and page.data["pages"] == 2
+    assert (await env.api.get("/api/v1/conversations/page", params={"page": "0"}, token="alice")).status == 400
+    assert (await env.api.put("/api/v1/conversations/a/title", {"title": ""}, token="alice")).status == 400
+
+
+async def test_clear_delete_and_batch_delete(env: ChatEnv) -> None:
+    for cid in ("x", "y", "z"):
+        await env.stream("hi", conversation_id=cid)
+    assert (await env.api.delete("/api/v1/conversations/x/messages", token="alice")).status == 200
+    assert await env.messages("x") == []
+    assert (await env.api.delete("/api/v1/conversations/x", token="alice")).status == 200
+    assert (await env.api.get("/api/v1/conversations/x/messages", token="alice")).status == 404
+    too_many = [f"id{i}" for i in range(201)]
+    r = await env.api.post("/api/v1/conversations/batch-delete", {"conversationIds": too_many}, token="alice")
+    assert r.status == 400
+    r = await env.api.post("/api/v1/conversations/batch-delete", {"conversationIds": ["y", "z", "y", "unknown"]}, token="alice")
+    assert r.data == {"deleted": 2}
+    assert (await env.api.get("/api/v1/conversations", token="alice")).data == []
+
+
+@needs_tools
+async def test_the_trajectory_is_plain_text_in_emission_order(env: ChatEnv) -> None:
+    from tests.helpers.fake_openai import ScriptedToolCall
+
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("get_current_time", {})]), Script(text="done now"))
+    await env.stream("what time")
+    r = await env.api.get("/api/v1/conversations/c1/trajectory", token="alice")
+    assert r.status == 200 and r.headers["Content-Type"].startswith("text/plain")
+    text = r.raw.decode()
+    order = [text.index("user: what time"), text.index("tool_call get_current_time"),
+             text.index("tool_result get_current_time"), text.index("assistant (completed): done now")]
+    assert order == sorted(order)
+
+
+async def test_conversations_of_another_workspace_are_not_listed(env: ChatEnv) -> None:
+    await env.stream("hi")
+    r = await env.api.get("/api/v1/conversations", token="alice", workspace=env.people["dave"]["workspace"])
+    assert r.data == []
