@@ -134,7 +134,9 @@ async def start_features(platform: Platform) -> None:
     from platform_server.features.setup import service as setup_service
 
     settings_service.seed_flags()
-    setup_service.ensure_headless_admin(platform.config.admin_username, platform.config.admin_password)
+    setup_service.ensure_headless_admin(
+        platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds
+    )
     for name in FEATURES:
         module = _feature_module(name, "lifecycle")
         if module and hasattr(module, "start"):

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
         password = getpass.getpass("Admin password (8+ characters): ")
         if len(password) < 8:
             sys.exit("password too short")
-        setup.create_admin(args.username, auth.hash_password(password), None, None)
+        setup.create_admin(args.username, auth.hash_password(password, config.password_hash_rounds), None, None)
         print(f"admin {args.username!r} created")
 
 

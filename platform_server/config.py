@@ -23,6 +23,7 @@ class Config:
     login_lockout_seconds: int = 300
     admin_username: str = "admin"  # with admin_password: headless first run
     admin_password: str = ""
+    password_hash_rounds: int = 10  # bcrypt cost (4..15)
     # HTTP
     request_timeout_s: float = 60.0  # non-SSE requests that outlive this answer 503
     max_body_bytes: int = 10 * 1024 * 1024

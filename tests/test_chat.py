@@ -326,3 +326,17 @@ async def test_heartbeats_flow_while_a_turn_is_quiet(api: ApiClient, people: dic
                                    headers={"Authorization": "Bearer " + env.api.tokens["alice"]})
     raw = await r.read()
     assert b"event: heartbeat" in raw and b"event: done" in raw
+
+
+async def test_end_user_ids_keep_memory_and_conversations_apart(env: ChatEnv, server: Any) -> None:
+    from pathlib import Path
+
+    root = Path(server.config.data_dir) / "agents" / env.agent_id / "workspace" / "memory" / "users"
+    (root / "u1").mkdir(parents=True)
+    (root / "u1" / "MEMORY.md").write_text("The user's name is Ada.")
+    await env.stream("hello", conversation_id="e1", endUserId="u1")
+    await env.stream("hello", conversation_id="e2", endUserId="u2")
+    first, second = env.llm.requests[-2]["messages"][0]["content"], env.llm.requests[-1]["messages"][0]["content"]
+    assert "Ada" in first and "Ada" not in second
+    events = await env.stream("sneak", conversation_id="e1", endUserId="u2")
+    assert names(events) == ["error"]

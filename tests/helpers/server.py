@@ -35,7 +35,8 @@ class RunningServer:
 
 async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
     port = free_port()
-    values: dict[str, Any] = {"host": "127.0.0.1", "port": port, "data_dir": data_dir, "log_level": "WARNING"}
+    values: dict[str, Any] = {"host": "127.0.0.1", "port": port, "data_dir": data_dir, "log_level": "WARNING",
+                              "password_hash_rounds": 4}
     values.update(overrides)
     config = load_config(None, env={}, overrides=values)
     app, platform = make_app(config)

@@ -107,7 +107,7 @@ class UsersHandler(ApiHandler):
         req = self.body(CreateUserRequest)
         if service.find_active_user(req.username) is not None:
             raise BadRequest("username: already exists")
-        password_hash = await run_blocking(service.hash_password, req.password)
+        password_hash = await run_blocking(service.hash_password, req.password, self.config.password_hash_rounds)
         user = service.create_user(
             self.require_caller(), req.username, password_hash, req.nickname, req.email, req.role, req.enabled
         )
@@ -130,7 +130,7 @@ class PasswordHandler(ApiHandler):
         user = service.get_user(caller.user_id)
         if not await run_blocking(service.check_password, old, user.password_hash):
             raise BadRequest("oldPassword: does not match")
-        service.set_password(caller, user, await run_blocking(service.hash_password, new))
+        service.set_password(caller, user, await run_blocking(service.hash_password, new, self.config.password_hash_rounds))
         self.ok(None)
 
 

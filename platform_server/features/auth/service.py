@@ -23,8 +23,8 @@ _LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
 
 # ---- passwords (blocking: call from an executor) ---------------------------
 
-def hash_password(password: str) -> str:
-    return bcrypt.hashpw(password.encode()[:72], bcrypt.gensalt(rounds=10)).decode()
+def hash_password(password: str, rounds: int = 10) -> str:
+    return bcrypt.hashpw(password.encode()[:72], bcrypt.gensalt(rounds=rounds)).decode()
 
 
 def check_password(password: str, password_hash: str) -> bool:

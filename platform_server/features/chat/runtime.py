@@ -24,12 +24,13 @@ from platform_server.integrations.llm import (
     Usage,
 )
 from platform_server.web.context import Caller
-from platform_server.web.errors import AgentBusy, ApiError
+from platform_server.web.errors import AgentBusy, ApiError, Forbidden
 
 log = logging.getLogger(__name__)
 
 HISTORY_MESSAGES = 60
 PERSIST_EVERY_S = 0.5
+MEMORY_CAP = 16_000
 
 
 @dataclass
@@ -108,6 +109,8 @@ class ChatRuntime:
         now = utcnow()
         with database.atomic():
             conv = conversations.find(caller.user_id, req.conversation_id)
+            if conv is not None and (conv.end_user_id or None) != (req.end_user_id or None):
+                raise Forbidden("This conversation belongs to another end user")
             if conv is None:
                 conv = Conversation.create(
                     key=key, conversation_id=req.conversation_id, user_id=caller.user_id,
@@ -423,6 +426,9 @@ class ChatRuntime:
             rows.pop(0)
         out: list[ChatMessage] = []
         prompt = agents.system_prompt(self.config, agent)
+        memory = self._memory_text(agent.id, conv.end_user_id)
+        if memory:
+            prompt = (prompt + "\n\n" if prompt else "") + "## Memory\n\n" + memory
         if prompt:
             out.append(ChatMessage("system", prompt))
         answered: set[str] = {str((m.metadata or {}).get("toolCallId")) for m in rows if m.role == "tool"}
@@ -441,6 +447,19 @@ class ChatRuntime:
             elif m.role == "tool":
                 out.append(ChatMessage("tool", m.content, tool_call_id=(m.metadata or {}).get("toolCallId"), name=m.tool_name))
         return out
+
+    def _memory_text(self, agent_id: int, end_user_id: str | None) -> str:
+        """The memory notes of this agent for this end user (the agent's own MEMORY.md without one)."""
+        from platform_server.features.agents import service as agents
+
+        if end_user_id:
+            path = agents.memory_dir(self.config, agent_id, end_user_id) / "MEMORY.md"
+        else:
+            path = agents.agent_dir(self.config, agent_id) / "MEMORY.md"
+        try:
+            return path.read_text("utf-8", "replace")[:MEMORY_CAP].strip() if path.is_file() else ""
+        except OSError:
+            return ""
 
     def _user_content(self, m: Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
         if not m.content_parts:

@@ -40,7 +40,7 @@ class InitHandler(ApiHandler):
         req = self.body(InitRequest)
         if auth.has_admin():
             raise BadRequest("Already initialized")
-        password_hash = await run_blocking(auth.hash_password, req.password)
+        password_hash = await run_blocking(auth.hash_password, req.password, self.config.password_hash_rounds)
         user = service.create_admin(req.username, password_hash, req.nickname, req.language)
         self.ok(auth.login_response(user, self.platform.jwt.issue(user.id, user.username, user.role)))
 

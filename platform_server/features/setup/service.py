@@ -31,13 +31,13 @@ def create_admin(username: str, password_hash: str, nickname: str | None, langua
     return user
 
 
-def ensure_headless_admin(username: str, password: str) -> None:
+def ensure_headless_admin(username: str, password: str, rounds: int = 10) -> None:
     """Create the admin from PLATFORM_ADMIN_PASSWORD at start when none exists."""
     if not password or auth.has_admin():
         return
     if len(password) < 8:
         raise SystemExit("PLATFORM_ADMIN_PASSWORD must be at least 8 characters")
-    create_admin(username or "admin", auth.hash_password(password), None, None)
+    create_admin(username or "admin", auth.hash_password(password, rounds), None, None)
     log.info("created admin user %r from the environment", username)
 
 

@@ -1,0 +1,64 @@
+"""The server as a separate process (for crash and restart tests)."""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import aiohttp
+
+from tests.helpers.server import free_port
+
+ADMIN = ("admin", "admin-pass-123")
+
+
+@dataclass
+class ServerProcess:
+    data_dir: str
+    port: int = field(default_factory=free_port)
+    env: dict[str, str] = field(default_factory=dict)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self, timeout: float = 20.0) -> None:
+        env = dict(os.environ, PLATFORM_ADMIN_USERNAME=ADMIN[0], PLATFORM_ADMIN_PASSWORD=ADMIN[1],
+                   PLATFORM_PASSWORD_HASH_ROUNDS="4", PLATFORM_LOG_LEVEL="WARNING", **self.env)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "platform_server", "--host", "127.0.0.1", "--port", str(self.port),
+             "--data-dir", self.data_dir],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        )
+        deadline = asyncio.get_running_loop().time() + timeout
+        async with aiohttp.ClientSession() as s:
+            while True:
+                if self.proc.poll() is not None:
+                    raise RuntimeError("server exited: " + (self.proc.stderr.read() or b"").decode()[-2000:])
+                try:
+                    async with s.get(self.url + "/api/v1/setup/status") as r:
+                        if r.status == 200:
+                            return
+                except aiohttp.ClientError:
+                    pass
+                if asyncio.get_running_loop().time() > deadline:
+                    raise TimeoutError("server did not start")
+                await asyncio.sleep(0.05)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown code runs."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def terminate(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
