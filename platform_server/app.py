@@ -36,6 +36,7 @@ FEATURES: tuple[str, ...] = (
     "system",
     "models",
     "agents",
+    "templates",
     "conversations",
     "plans",
     "chat",

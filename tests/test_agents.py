@@ -212,3 +212,24 @@ async def test_capabilities_report_text_and_the_sidecar_config(api: ApiClient, p
     assert r.status == 200
     assert "text" in r.data["modalities"] and r.data["agentId"] == a["id"]
     assert r.data["sidecar"] == {"enabled": False, "provider": None, "modelName": None}
+
+
+async def test_capabilities_follow_the_agents_model_modalities(api: ApiClient, people: dict) -> None:
+    r = await api.post(
+        "/api/v1/models/custom-providers", {"providerId": "lan", "name": "LAN", "baseUrl": "http://127.0.0.1:9/v1"}, token="alice"
+    )
+    assert r.status == 200, r.body
+    r = await api.post("/api/v1/models/lan/models", {"modelName": "seer", "modalities": "text,image"}, token="alice")
+    assert r.status == 200, r.body
+    await api.post("/api/v1/models/lan/models", {"modelName": "plain"}, token="alice")
+    seer = await make_agent(api, modelProvider="lan", modelName="seer")
+    r = await api.get(f"{AGENTS}/{seer['id']}/capabilities", token="carol")
+    assert r.data["modalities"] == ["text", "image"] and r.data["vision"] is True
+    assert r.data["model"] == {"provider": "lan", "modelName": "seer", "resolved": True}
+    plain = await make_agent(api, modelName="lan/plain")
+    r = await api.get(f"{AGENTS}/{plain['id']}/capabilities", token="carol")
+    assert r.data["modalities"] == ["text"] and r.data["vision"] is False
+    r = await api.put("/api/v1/settings/sidecar", {"enabled": True, "provider": "lan", "modelName": "seer"}, token="alice")
+    assert r.status == 200, r.body
+    r = await api.get(f"{AGENTS}/{plain['id']}/capabilities", token="carol")
+    assert r.data["sidecar"] == {"enabled": True, "provider": "lan", "modelName": "seer"}

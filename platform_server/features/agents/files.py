@@ -127,24 +127,29 @@ def _lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
         return None
 
 
+def _open_regular(dir_fd: int, name: str) -> tuple[int, os.stat_result]:
+    """Open a regular file without following a link; 404 absent, 403 symlink, 400 anything else."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
+    except FileNotFoundError:
+        raise NotFound("File not found")
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Forbidden(SYMLINK)
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise BadRequest("path: is a directory" if stat.S_ISDIR(st.st_mode) else "path: not a regular file")
+    return fd, st
+
+
 def read_bytes(root: Path, rel: str, max_bytes: int) -> bytes:
     """The bytes of a regular file inside root (404 absent, 403 symlink, 400 directory or too large)."""
     parts = split_rel(rel)
     with _parent(root, parts, create=False) as dfd:
-        try:
-            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
-        except FileNotFoundError:
-            raise NotFound("File not found")
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise Forbidden(SYMLINK)
-            raise
+        fd, st = _open_regular(dfd, parts[-1])
         with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if stat.S_ISDIR(st.st_mode):
-                raise BadRequest("path: is a directory")
-            if not stat.S_ISREG(st.st_mode):
-                raise BadRequest("path: not a regular file")
             if st.st_size > max_bytes:
                 raise BadRequest(f"File is larger than {max_bytes} bytes")
             data = fh.read(max_bytes + 1)
@@ -158,10 +163,8 @@ def read_text_capped(root: Path, rel: str, cap: int) -> str | None:
     try:
         parts = split_rel(rel)
         with _parent(root, parts, create=False) as dfd:
-            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dfd)
+            fd, _ = _open_regular(dfd, parts[-1])
             with os.fdopen(fd, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    return None
                 return fh.read(cap).decode("utf-8", "replace")
     except (OSError, BadRequest, Forbidden, NotFound):
         return None

@@ -14,7 +14,7 @@ from platform_server.features.agents.models import Agent, AgentSkill, AgentTool
 from platform_server.features.agents.schemas import AgentCreate, AgentUpdate
 from platform_server.features.audit import service as audit
 from platform_server.web.context import Caller
-from platform_server.web.errors import AgentNotFound, BadRequest, Forbidden, NotFound
+from platform_server.web.errors import AgentNotFound, ApiError, BadRequest, Forbidden, NotFound
 
 PROMPT_FILE_CAP = 64 * 1024  # bytes of one prompt file appended to the system prompt
 _SAFE_END_USER = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
@@ -171,7 +171,8 @@ def create(caller: Caller, req: AgentCreate, template_id: int | None = None) -> 
             template_id=template_id,
             **values,
         )
-        audit.record(caller, "CREATE", "AGENT", agent.id, f"agent {agent.name}")
+        note = f" from template {template_id}" if template_id is not None else ""
+        audit.record(caller, "CREATE", "AGENT", agent.id, f"agent {agent.name}{note}")
     return to_dict(agent)
 
 
@@ -318,42 +319,31 @@ def set_prompt_files(caller: Caller, agent_id: int, names: list[str]) -> dict[st
 # ---- capabilities ---------------------------------------------------------------
 
 
-def _model_row(agent: Agent) -> Any | None:
-    """The ModelConfig row the agent runs on (its own model, else the default chat model), if known."""
-    from platform_server.features.models.models import ModelConfig  # lazy: the models area is optional
-
-    provider, name = agent.model_provider, (agent.model_name or "").strip()
-    if name and not provider and "/" in name:
-        head, tail = name.split("/", 1)
-        match = ModelConfig.select().where((ModelConfig.provider == head) & (ModelConfig.model_name == tail)).first()
-        if match is not None:
-            return match
-    q = ModelConfig.select().where(ModelConfig.model_type == "chat")
-    if name:
-        q = q.where(ModelConfig.model_name == name)
-        if provider:
-            q = q.where(ModelConfig.provider == provider)
-        return q.order_by(ModelConfig.enabled.desc()).first()
-    return q.where(ModelConfig.is_default == 1).first()
+def _resolved_model(agent: Agent) -> tuple[str, str, str] | None:
+    """(provider, model, modalities) the runtime would use first for the agent, or None when unknown."""
+    try:
+        from platform_server.features.models import runtime  # lazy: the models area is optional
+    except ImportError:
+        return None
+    try:
+        target = runtime.resolve_targets(agent.model_name or None, agent.model_provider, [])[0]
+    except ApiError:
+        return None
+    return target.provider_id, target.model_name, target.modalities or "text"
 
 
 def capabilities(caller: Caller, agent_id: int) -> dict[str, Any]:
     """The modality set of the agent's model and the sidecar configuration."""
-    import peewee
-
     from platform_server.features.settings import service as settings
 
     agent = get_agent(caller, agent_id)
     modalities = ["text"]
     model: dict[str, Any] = {"provider": agent.model_provider, "modelName": agent.model_name or None, "resolved": False}
-    try:
-        row = _model_row(agent)
-    except (ImportError, AttributeError, peewee.PeeweeException):
-        row = None
-    if row is not None:
-        found = [m.strip() for m in (row.modalities or "text").split(",") if m.strip()]
-        modalities = list(dict.fromkeys(["text", *found]))
-        model = {"provider": row.provider_id, "modelName": row.model_name, "resolved": True}
+    resolved = _resolved_model(agent)
+    if resolved is not None:
+        provider, name, found = resolved
+        modalities = list(dict.fromkeys(["text", *(m.strip() for m in found.split(",") if m.strip())]))
+        model = {"provider": provider, "modelName": name, "resolved": True}
     return {
         "agentId": str(agent.id),
         "model": model,

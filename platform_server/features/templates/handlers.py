@@ -1,0 +1,46 @@
+"""Agent templates: list the presets and create an agent from one."""
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, field_validator
+
+from platform_server.features.templates import service
+from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.web.routing import route
+
+
+class ApplyTemplate(BaseModel):
+    name: str | None = Field(default=None, max_length=100)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        return v.strip() or None if v is not None else None
+
+
+class TemplatesHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = ("Agent templates",)
+
+    def get(self) -> None:
+        """The agent templates (built-in presets)."""
+        self.require_caller()
+        self.ok(service.list_templates())
+
+
+class ApplyTemplateHandler(ApiHandler):
+    access = {"POST": "member"}
+    body_models = {"POST": ApplyTemplate}
+    tags = ("Agent templates",)
+
+    async def post(self, id: int) -> None:
+        """Create an agent in the caller's workspace from a template (optional `{name}`); returns the AgentEntity."""
+        req = self.body(ApplyTemplate)
+        agent, starter_files = service.apply(self.require_caller(), id, req.name)
+        await run_blocking(service.write_files, self.config, int(agent["id"]), starter_files)
+        self.ok(agent)
+
+
+ROUTES = [
+    route("/api/v1/templates", TemplatesHandler),
+    route("/api/v1/templates/{id}/apply", ApplyTemplateHandler),
+]
