@@ -150,3 +150,17 @@ async def test_reprobe_tests_now_and_clears_a_cooldown(
     assert primary.requests[-1]["max_tokens"] == 1  # a real one-token call
     assert (await api.post("/api/v1/llm/provider-pool/nope/reprobe", token="alice")).status == 404
     assert (await api.post("/api/v1/llm/provider-pool/primary/reprobe", token="bob")).status == 403
+
+
+async def test_an_in_stream_error_before_any_content_still_fails_over(
+    server: RunningServer, api: ApiClient, people: dict, two: tuple[ScriptedOpenAI, ScriptedOpenAI]
+) -> None:
+    primary, backup = two
+    await use_fake_openai(api, backup.url, provider_id="backup", model="b-model")
+    await use_fake_openai(api, primary.url, provider_id="primary", model="p-model")
+    router = server.platform.services["llm"]
+    primary.enqueue(Script(text="never sent", stream_error="exploded before content"))
+    backup.enqueue(Script(text="backup answers"))
+    assert await answer(router, resolve_targets(None, None, ["backup"])) == ("backup", "backup answers")
+    state = pool(router.pool_state())["primary"]
+    assert state["state"] == "degraded" and "exploded before content" in state["lastError"]
