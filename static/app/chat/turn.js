@@ -1,0 +1,215 @@
+// One assistant turn: a list of blocks (thinking, text, tool calls, approvals) built from
+// chat stream events or stored messages, rendered incrementally and serializable for reconnects.
+import { h, mount } from "../dom.js";
+import { renderMarkdown } from "../markdown.js";
+
+function pretty(value) {
+  if (value === undefined || value === null) return "";
+  if (typeof value !== "string") return JSON.stringify(value, null, 2);
+  try { return JSON.stringify(JSON.parse(value), null, 2); } catch { return value; }
+}
+
+export class Turn {
+  /** el: the container; onDecision(decision) is called by Approve/Deny buttons. */
+  constructor(el, { onDecision } = {}) {
+    this.el = el;
+    this.onDecision = onDecision;
+    this.state = { userMessageId: null, blocks: [], status: "streaming", phase: "", error: "" };
+    this.nodes = [];
+    this.dirty = new Set();
+    this.frame = 0;
+    this.body = h("div", { class: "turn-body" });
+    this.statusLine = h("div", { class: "turn-status", "aria-live": "polite" });
+    mount(el, this.body, this.statusLine);
+  }
+
+  /** Rebuild from a snapshot (see snapshot()). */
+  restore(state) {
+    this.state = structuredClone(state);
+    this.nodes = [];
+    this.body.replaceChildren();
+    this.state.blocks.forEach((block, i) => this.body.append(this.renderBlock(block, i)));
+    this.renderStatus();
+    return this;
+  }
+
+  snapshot() {
+    return this.state;
+  }
+
+  get finished() {
+    return this.state.status !== "streaming";
+  }
+
+  /** Apply one chat stream frame. */
+  apply({ event, data }) {
+    const d = data && typeof data === "object" ? data : {};
+    switch (event) {
+      case "meta":
+        this.state.userMessageId = d.userMessageId ?? this.state.userMessageId;
+        break;
+      case "thinking_delta":
+        this.appendText("thinking", d.delta);
+        break;
+      case "content_delta":
+        this.appendText("text", d.delta);
+        break;
+      case "tool_call_started":
+        this.add({ kind: "tool", toolCallId: d.toolCallId, toolName: d.toolName, arguments: d.arguments, result: null, success: null });
+        break;
+      case "tool_call_completed": {
+        const i = this.findTool(d.toolCallId, d.toolName);
+        if (i < 0) this.add({ kind: "tool", toolCallId: d.toolCallId, toolName: d.toolName, arguments: "", result: d.result, success: d.success });
+        else this.update(i, { result: d.result, success: d.success });
+        break;
+      }
+      case "tool_approval_requested":
+        this.add({ kind: "approval", pendingId: d.pendingId, toolName: d.toolName, arguments: d.arguments, reason: d.reason, maxSeverity: d.maxSeverity, decision: null });
+        break;
+      case "tool_approval_resolved": {
+        const i = this.state.blocks.findIndex((b) => b.kind === "approval" && String(b.pendingId) === String(d.pendingId));
+        if (i >= 0) this.update(i, { decision: d.decision });
+        else this.add({ kind: "approval", pendingId: d.pendingId, toolName: d.toolName, arguments: "", decision: d.decision });
+        break;
+      }
+      case "phase":
+        this.state.phase = d.phase || "";
+        this.renderStatus();
+        break;
+      case "error":
+        this.state.error = d.message || "Error";
+        this.state.status = "failed";
+        this.renderStatus();
+        break;
+      case "done":
+        this.state.status = d.status || "completed";
+        this.state.phase = "";
+        this.renderStatus();
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Mark pending approvals as answered (a decision was sent). */
+  settleApprovals(decision) {
+    this.state.blocks.forEach((b, i) => {
+      if (b.kind === "approval" && !b.decision) this.update(i, { decision });
+    });
+  }
+
+  appendText(kind, delta) {
+    if (!delta) return;
+    const last = this.state.blocks.length - 1;
+    if (last >= 0 && this.state.blocks[last].kind === kind) {
+      this.state.blocks[last].text += delta;
+      this.schedule(last);
+    } else {
+      this.add({ kind, text: delta });
+    }
+  }
+
+  findTool(toolCallId, toolName) {
+    const blocks = this.state.blocks;
+    let i = blocks.findIndex((b) => b.kind === "tool" && toolCallId && b.toolCallId === toolCallId);
+    if (i < 0) i = blocks.findIndex((b) => b.kind === "tool" && b.success === null && b.toolName === toolName);
+    return i;
+  }
+
+  add(block) {
+    this.state.blocks.push(block);
+    const i = this.state.blocks.length - 1;
+    this.body.append(this.renderBlock(block, i));
+  }
+
+  update(i, fields) {
+    Object.assign(this.state.blocks[i], fields);
+    const old = this.nodes[i];
+    const fresh = this.renderBlock(this.state.blocks[i], i);
+    if (old.open) fresh.open = true;
+    old.replaceWith(fresh);
+  }
+
+  /** Re-render streamed text once per animation frame. */
+  schedule(i) {
+    this.dirty.add(i);
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => this.flush());
+  }
+
+  flush() {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    for (const i of this.dirty) this.fillText(this.nodes[i], this.state.blocks[i]);
+    this.dirty.clear();
+  }
+
+  fillText(node, block) {
+    if (block.kind === "thinking") {
+      node.querySelector(".thinking-body").textContent = block.text;
+      node.querySelector(".thinking-size").textContent = ` (${block.text.length} chars)`;
+    } else {
+      renderMarkdown(node, block.text);
+    }
+  }
+
+  renderBlock(block, i) {
+    let node;
+    if (block.kind === "text") {
+      node = h("div", { class: "md" });
+      this.fillText(node, block);
+    } else if (block.kind === "thinking") {
+      node = h("details", { class: "thinking" },
+        h("summary", {}, "Thinking", h("span", { class: "thinking-size" })),
+        h("div", { class: "thinking-body" }));
+      this.fillText(node, block);
+    } else if (block.kind === "tool") {
+      node = toolCard(block);
+    } else {
+      node = approvalCard(block, this.onDecision);
+    }
+    this.nodes[i] = node;
+    return node;
+  }
+
+  renderStatus() {
+    const s = this.state;
+    this.el.classList.toggle("streaming", s.status === "streaming");
+    this.el.dataset.status = s.status;
+    let text = "";
+    if (s.error) text = s.error;
+    else if (s.status === "streaming") text = s.phase ? `${s.phase.replace(/_/g, " ")}…` : "…";
+    else if (s.status === "stopped") text = "Stopped";
+    else if (s.status === "failed") text = "Failed";
+    else if (s.status === "awaiting_approval") text = "Waiting for approval";
+    this.statusLine.textContent = text;
+    this.statusLine.className = "turn-status" + (s.error || s.status === "failed" ? " error" : "");
+  }
+}
+
+function toolCard(block) {
+  const state = block.success === null || block.success === undefined ? "running" : block.success ? "ok" : "failed";
+  const label = { running: "running…", ok: "done", failed: "failed" }[state];
+  return h("details", { class: `tool-card tool-${state}`, dataset: { tool: block.toolName || "" } },
+    h("summary", {}, h("span", { class: "tool-icon", "aria-hidden": "true", text: "⚙" }), h("code", { text: block.toolName || "tool" }), h("span", { class: "tool-state", text: label })),
+    h("div", { class: "tool-detail" },
+      h("div", { class: "label", text: "Arguments" }),
+      h("pre", { class: "tool-args", text: pretty(block.arguments) || "{}" }),
+      state === "running" ? null : [h("div", { class: "label", text: "Result" }), h("pre", { class: "tool-result", text: pretty(block.result) })]));
+}
+
+function approvalCard(block, onDecision) {
+  const decided = block.decision;
+  const buttons = decided
+    ? h("div", { class: `approval-decision ${decided}`, text: decided === "approved" ? "Approved" : decided === "denied" ? "Denied" : decided })
+    : h("div", { class: "actions" },
+      h("button", { class: "btn btn-primary", type: "button", text: "Approve", onclick: () => onDecision?.("approve") }),
+      h("button", { class: "btn btn-danger", type: "button", text: "Deny", onclick: () => onDecision?.("deny") }));
+  return h("div", { class: "approval-card", role: "group", "aria-label": "Tool approval" },
+    h("div", { class: "approval-head" },
+      h("strong", { text: "Approval needed: " }), h("code", { text: block.toolName || "tool" }),
+      block.maxSeverity ? h("span", { class: `severity sev-${block.maxSeverity}`, text: block.maxSeverity }) : null),
+    block.reason ? h("p", { class: "approval-reason", text: block.reason }) : null,
+    block.arguments ? h("pre", { class: "tool-args", text: pretty(block.arguments) }) : null,
+    buttons);
+}

@@ -1,0 +1,288 @@
+// The chat page: conversation list, agent and model pickers, messages, streaming answers.
+import { get, put, seg, ApiError } from "../api.js";
+import { h, mount, randomId, showError, toast } from "../dom.js";
+import { upload } from "../chat/attachments.js";
+import { Composer } from "../chat/composer.js";
+import { assistantBox, renderHistory, userBubble } from "../chat/history.js";
+import { ConversationList, iconText } from "../chat/list.js";
+import { clearProgress, loadProgress, runStream, stopStream } from "../chat/stream.js";
+import { Turn } from "../chat/turn.js";
+
+const LAST_AGENT = "ap.lastAgent";
+const PAGE = 100;
+
+export class ChatView {
+  constructor() {
+    this.agents = [];
+    this.models = [];
+    this.id = null;
+    this.isNew = true;
+    this.running = null;
+    this.pendingModel = "";
+    this.list = new ConversationList({ onDeleted: (id) => { if (id === this.id) location.hash = "#/chat"; } });
+    this.title = h("h1", { class: "chat-title", text: "New chat" });
+    this.agentSelect = h("select", { class: "agent-picker", "aria-label": "Agent", onchange: () => localStorage.setItem(LAST_AGENT, this.agentSelect.value) });
+    this.modelSelect = h("select", { class: "model-picker", "aria-label": "Model", onchange: () => this.changeModel() });
+    this.messages = h("div", { class: "messages", role: "log", "aria-label": "Messages" });
+    this.composer = new Composer({ onSend: (text, files) => this.send(text, files), onStop: () => this.stop() });
+    this.renamed = (e) => { if (e.detail.id === this.id) this.title.textContent = e.detail.title; };
+    document.addEventListener("conversation-renamed", this.renamed);
+    this.el = h("div", { class: "chat-layout" },
+      this.list.el,
+      h("section", { class: "chat-pane" },
+        h("header", { class: "chat-head" },
+          h("button", { type: "button", class: "icon-btn sidebar-toggle", "aria-label": "Conversations", "aria-controls": "conv-sidebar", text: "☰", onclick: () => this.el.classList.toggle("show-list") }),
+          this.title,
+          h("div", { class: "pickers" }, this.agentSelect, this.modelSelect)),
+        this.messages,
+        this.composer.el));
+  }
+
+  async init() {
+    const [agents, models] = await Promise.all([
+      get("/agents", { enabled: true }).catch(() => []),
+      get("/models/enabled").catch(() => []),
+      this.list.refresh(),
+    ]);
+    this.agents = Array.isArray(agents) ? agents : [];
+    this.models = (Array.isArray(models) ? models : []).filter((m) => !m.modelType || m.modelType === "chat");
+    mount(this.agentSelect, this.agents.length
+      ? this.agents.map((a) => h("option", { value: a.id, text: `${iconText(a.icon)} ${a.name}` }))
+      : h("option", { value: "", text: "No agents" }));
+    mount(this.modelSelect,
+      h("option", { value: "", text: "Default model" }),
+      this.models.map((m, i) => h("option", { value: String(i), text: `${m.displayName || m.modelName} · ${m.providerId}` })));
+  }
+
+  destroy() {
+    this.running?.controller.abort();
+    document.removeEventListener("conversation-renamed", this.renamed);
+  }
+
+  /** Show a conversation (id) or a new chat (no id). */
+  async update([rawId]) {
+    const id = rawId ? decodeURIComponent(rawId) : null;
+    if (id && id === this.id) return;
+    this.running?.controller.abort();
+    this.running = null;
+    this.composer.setRunning(false);
+    this.el.classList.remove("show-list");
+    this.id = id || randomId("c");
+    this.isNew = !id;
+    this.list.setActive(id);
+    this.messages.replaceChildren();
+    if (this.isNew) {
+      this.title.textContent = "New chat";
+      this.agentSelect.disabled = false;
+      const last = localStorage.getItem(LAST_AGENT);
+      if (last && this.agents.some((a) => a.id === last)) this.agentSelect.value = last;
+      this.modelSelect.value = this.pendingModel;
+      this.empty();
+      this.composer.focus();
+      return;
+    }
+    const conv = this.list.find(id);
+    this.title.textContent = conv?.title || "Conversation";
+    this.agentSelect.disabled = true;
+    if (conv?.agentId) this.ensureAgentOption(conv);
+    this.modelSelect.value = this.modelIndex(conv?.modelProvider, conv?.modelName);
+    await this.load();
+  }
+
+  ensureAgentOption(conv) {
+    if (!this.agents.some((a) => a.id === conv.agentId)) {
+      this.agentSelect.append(h("option", { value: conv.agentId, text: `${iconText(conv.agentIcon)} ${conv.agentName || "Agent"}` }));
+    }
+    this.agentSelect.value = conv.agentId;
+  }
+
+  modelIndex(provider, name) {
+    if (!name) return "";
+    const i = this.models.findIndex((m) => m.modelName === name && (!provider || m.providerId === provider));
+    return i < 0 ? "" : String(i);
+  }
+
+  empty() {
+    mount(this.messages, h("div", { class: "empty-chat" },
+      h("p", { class: "empty-title", text: this.agents.length ? "Start a conversation" : "No agents yet" }),
+      this.agents.length ? h("p", { text: "Pick an agent above and send a message." }) : h("p", {}, "Create one on the ", h("a", { href: "#/agents", text: "Agents" }), " page.")));
+  }
+
+  /** Load the history; re-attach when a turn is running, else show pending approvals. */
+  async load() {
+    const id = this.id;
+    let messages = [];
+    let status = null;
+    try {
+      const [page, st] = await Promise.all([
+        get(`/conversations/${seg(id)}/messages`, { limit: PAGE }),
+        get(`/conversations/${seg(id)}/status`).catch(() => null),
+      ]);
+      messages = Array.isArray(page) ? page : page?.messages || [];
+      status = st;
+    } catch (err) {
+      if (id === this.id) mount(this.messages, h("p", { class: "error", text: err.message }));
+      return;
+    }
+    if (id !== this.id) return;
+    this.messages.replaceChildren();
+    if (status?.streamStatus === "running") {
+      await this.reconnect(messages);
+      return;
+    }
+    clearProgress(id);
+    renderHistory(this.messages, messages, { onDecision: (d) => this.decide(d) });
+    await this.showPendingApprovals();
+    this.scroll(true);
+  }
+
+  /** Re-attach to the running turn: show what is saved, replay the rest from lastEventId. */
+  async reconnect(messages) {
+    const saved = loadProgress(this.id);
+    let cut = -1;
+    let state = null;
+    let lastEventId;
+    const mark = saved?.turn?.userMessageId;
+    if (mark !== undefined && mark !== null) cut = messages.findIndex((m) => String(m.id) === String(mark));
+    if (cut >= 0) {
+      state = saved.turn;
+      lastEventId = saved.lastEventId;
+    } else {
+      cut = messages.map((m) => m.role).lastIndexOf("user");
+    }
+    renderHistory(this.messages, messages.slice(0, cut + 1), { onDecision: (d) => this.decide(d) });
+    const body = { agentId: this.agentSelect.value, conversationId: this.id, reconnect: true };
+    if (lastEventId) body.lastEventId = lastEventId;
+    const done = await this.stream(body, state);
+    if (done.status !== "detached" && this.id === body.conversationId) {
+      // Re-read the stored history so earlier parts of a resumed turn show too.
+      this.id = null;
+      await this.update([encodeURIComponent(body.conversationId)]);
+    }
+  }
+
+  async showPendingApprovals() {
+    let pending = [];
+    try { pending = await get(`/chat/${seg(this.id)}/pending-approvals`); } catch { return; }
+    if (!Array.isArray(pending) || !pending.length) return;
+    const box = assistantBox();
+    this.messages.append(box);
+    const turn = new Turn(box, { onDecision: (d) => this.decide(d) });
+    for (const p of pending) {
+      turn.apply({ event: "tool_approval_requested", data: { ...p, pendingId: p.pendingId ?? p.id } });
+    }
+    turn.apply({ event: "done", data: { status: "awaiting_approval" } });
+  }
+
+  async send(text, files) {
+    if (this.running) return;
+    const agentId = this.agentSelect.value;
+    if (!agentId) {
+      toast("Create or pick an agent first", "error");
+      return;
+    }
+    if (this.isNew) this.messages.replaceChildren();
+    const body = { agentId, conversationId: this.id };
+    if (files.length) {
+      let uploads;
+      try {
+        uploads = await Promise.all(files.map((f) => upload(f, this.id)));
+      } catch (err) {
+        showError(err);
+        return;
+      }
+      body.contentParts = [
+        ...(text ? [{ type: "text", text }] : []),
+        ...uploads.map((u) => ({ type: "image", url: u.url, contentType: u.contentType, name: u.name })),
+      ];
+    } else {
+      body.message = text;
+    }
+    if (this.isNew && this.modelSelect.value !== "") {
+      const m = this.models[Number(this.modelSelect.value)];
+      body.modelProvider = m.providerId;
+      body.modelName = m.modelName;
+    }
+    this.messages.append(userBubble({ text: body.message, parts: body.contentParts }));
+    this.scroll(true);
+    await this.stream(body, null);
+  }
+
+  /** Send /approve or /deny as the next message. */
+  decide(decision) {
+    if (this.running) return;
+    this.messages.querySelectorAll(".approval-card .actions button").forEach((b) => { b.disabled = true; });
+    this.send("/" + decision, []);
+  }
+
+  async stream(body, state) {
+    const box = assistantBox();
+    this.messages.append(box);
+    const turn = new Turn(box, { onDecision: (d) => this.decide(d) });
+    if (state) turn.restore(state);
+    const controller = new AbortController();
+    const run = { controller, turn, id: body.conversationId };
+    this.running = run;
+    this.composer.setRunning(true);
+    this.agentSelect.disabled = true;
+    const done = await runStream({
+      body, turn, signal: controller.signal,
+      onFrame: (frame) => {
+        if (frame.event === "meta" && this.isNew && this.id === body.conversationId) this.adopt();
+        this.scroll(false);
+      },
+    });
+    if (this.running === run) {
+      this.running = null;
+      this.composer.setRunning(false);
+    }
+    if (done.status !== "detached") {
+      if (done.status === "failed" && done.message && /busy/i.test(done.message)) toast(done.message, "error");
+      this.list.refresh().then(() => this.list.setActive(this.isNew ? null : this.id));
+    }
+    return done;
+  }
+
+  /** A new chat got its first event: it is now a stored conversation. */
+  adopt() {
+    this.isNew = false;
+    history.replaceState(null, "", `#/chat/${encodeURIComponent(this.id)}`);
+    this.list.refresh().then(() => {
+      this.list.setActive(this.id);
+      const conv = this.list.find(this.id);
+      if (conv?.title) this.title.textContent = conv.title;
+    });
+  }
+
+  async stop() {
+    if (!this.running) return;
+    try {
+      const r = await stopStream(this.running.id);
+      if (r && r.stopped === false) toast("Nothing is running");
+    } catch (err) {
+      showError(err);
+    }
+  }
+
+  async changeModel() {
+    const value = this.modelSelect.value;
+    if (this.isNew) {
+      this.pendingModel = value;
+      return;
+    }
+    const m = value === "" ? null : this.models[Number(value)];
+    try {
+      await put(`/conversations/${seg(this.id)}/model`, { modelProvider: m ? m.providerId : null, modelName: m ? m.modelName : null });
+      toast(m ? `Model: ${m.displayName || m.modelName}` : "Model: default");
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      showError(err);
+    }
+  }
+
+  scroll(force) {
+    const el = this.messages;
+    const near = el.scrollHeight - el.scrollTop - el.clientHeight < 120;
+    if (force || near) el.scrollTop = el.scrollHeight;
+  }
+}
