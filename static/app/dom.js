@@ -3,17 +3,19 @@
 /** Create an element: h("button", {class: "x", onclick: fn, text: "Go"}, child, ...). */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
+  let initial;
   for (const [key, value] of Object.entries(attrs || {})) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "class") el.className = value;
     else if (key === "text") el.textContent = String(value);
     else if (key === "dataset") Object.assign(el.dataset, value);
     else if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
-    else if (key === "value") el.value = value;
+    else if (key === "value") initial = value;
     else if (key === "checked" || key === "selected" || key === "disabled") el[key] = Boolean(value);
     else el.setAttribute(key, value === true ? "" : String(value));
   }
   append(el, children);
+  if (initial !== undefined) el.value = initial; // after the children: a <select>'s options
   return el;
 }
 
@@ -56,7 +58,7 @@ export function modal({ title, fields = [], submit = "OK", danger = false, body 
   return new Promise((resolve) => {
     const inputs = {};
     const rows = fields.map((f) => {
-      const id = `modal-${f.name}`;
+      const id = `modal-${f.name}-${++fieldSeq}`;
       let input;
       if (f.options) {
         input = h("select", { id, name: f.name },
@@ -67,7 +69,7 @@ export function modal({ title, fields = [], submit = "OK", danger = false, body 
         input = h("input", { id, name: f.name, type: f.type || "text", value: f.value ?? "", placeholder: f.placeholder, required: f.required, autocomplete: "off" });
       }
       inputs[f.name] = input;
-      return h("label", { class: "field" }, h("span", { text: f.label }), input);
+      return field(f.label, input);
     });
     const dialog = h("dialog", { class: "modal", "aria-label": title });
     const close = (value) => { dialog.close(); dialog.remove(); resolve(value); };
@@ -115,4 +117,12 @@ export function shortTime(iso) {
 export function randomId(prefix = "c") {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
   return prefix + "-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+let fieldSeq = 0;
+
+/** A labelled form control: <div class=field><label for=…>text</label>control</div>. */
+export function field(label, control) {
+  if (!control.id) control.id = `f${++fieldSeq}`;
+  return h("div", { class: "field" }, h("label", { for: control.id, text: label }), control);
 }

@@ -1,5 +1,6 @@
 // Light and dark: follows prefers-color-scheme until the user picks one with the toggle.
 import { h } from "./dom.js";
+import { icon } from "./icons.js";
 
 const KEY = "ap.theme";
 const media = window.matchMedia("(prefers-color-scheme: dark)");
@@ -24,7 +25,7 @@ export function themeToggle() {
   const button = h("button", { type: "button", class: "icon-btn theme-toggle" });
   const label = () => {
     const dark = current() === "dark";
-    button.textContent = dark ? "☀" : "☾";
+    button.replaceChildren(icon(dark ? "sun" : "moon", 18));
     button.title = dark ? "Light theme" : "Dark theme";
     button.setAttribute("aria-label", button.title);
   };

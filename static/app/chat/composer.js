@@ -1,5 +1,6 @@
 // The message box: text, image attachments, Send / Stop.
 import { h, mount, toast } from "../dom.js";
+import { icon } from "../icons.js";
 import { attachmentChips } from "./attachments.js";
 
 export class Composer {
@@ -11,10 +12,10 @@ export class Composer {
     this.chips = h("div", { class: "chips" });
     this.fileInput = h("input", { type: "file", accept: "image/*", multiple: true, hidden: true, class: "file-input", onchange: () => this.pick() });
     this.text = h("textarea", {
-      class: "composer-text", rows: 1, placeholder: "Message the agent (Enter to send, Shift+Enter for a new line)",
+      class: "composer-text", rows: 1, placeholder: "Message the agent", title: "Enter sends, Shift+Enter adds a line, Esc stops",
       "aria-label": "Message", oninput: () => this.grow(), onkeydown: (e) => this.key(e),
     });
-    this.attach = h("button", { type: "button", class: "icon-btn attach", title: "Attach images", "aria-label": "Attach images", text: "📎", onclick: () => this.fileInput.click() });
+    this.attach = h("button", { type: "button", class: "icon-btn attach", title: "Attach images", "aria-label": "Attach images", onclick: () => this.fileInput.click() }, icon("attach", 20));
     this.sendBtn = h("button", { type: "submit", class: "btn btn-primary send", text: "Send" });
     this.stopBtn = h("button", { type: "button", class: "btn btn-danger stop", text: "Stop", hidden: true, onclick: () => this.onStop() });
     this.el = h("form", { class: "composer", onsubmit: (e) => { e.preventDefault(); this.submit(); } },

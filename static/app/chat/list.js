@@ -1,6 +1,7 @@
 // The conversation sidebar: search, new chat, pin, rename, delete.
 import { get, put, del, seg } from "../api.js";
 import { h, mount, modal, confirmAction, shortTime, showError } from "../dom.js";
+import { icon } from "../icons.js";
 
 export class ConversationList {
   constructor({ onDeleted }) {
@@ -16,7 +17,7 @@ export class ConversationList {
     this.list = h("ul", { class: "conv-list", "aria-label": "Conversations" });
     this.el = h("aside", { class: "conv-sidebar", id: "conv-sidebar" },
       h("div", { class: "conv-tools" },
-        h("a", { class: "btn btn-primary new-chat", href: "#/chat", text: "+ New chat" }),
+        h("a", { class: "btn btn-primary new-chat", href: "#/chat" }, icon("plus", 16), "New chat"),
         this.search),
       this.list);
   }
@@ -63,12 +64,12 @@ export class ConversationList {
         h("span", { class: "conv-main" },
           h("span", { class: "conv-title", text: c.title || "Untitled" }),
           h("span", { class: "conv-sub", text: [c.agentName, shortTime(c.lastActiveTime)].filter(Boolean).join(" · ") })),
-        pinned ? h("span", { class: "pin-mark", title: "Pinned", text: "📌" }) : null,
+        pinned ? h("span", { class: "pin-mark", title: "Pinned" }, icon("pin", 14)) : null,
         c.streamStatus === "running" ? h("span", { class: "running-dot", title: "Answering" }) : null),
       h("span", { class: "conv-actions" },
-        h("button", { type: "button", class: "icon-btn", title: pinned ? "Unpin" : "Pin", "aria-label": `${pinned ? "Unpin" : "Pin"} ${c.title || "conversation"}`, text: pinned ? "⊘" : "📌", onclick: () => this.pin(c, !pinned) }),
-        h("button", { type: "button", class: "icon-btn", title: "Rename", "aria-label": `Rename ${c.title || "conversation"}`, text: "✎", onclick: () => this.rename(c) }),
-        h("button", { type: "button", class: "icon-btn", title: "Delete", "aria-label": `Delete ${c.title || "conversation"}`, text: "🗑", onclick: () => this.remove(c) })));
+        h("button", { type: "button", class: "icon-btn", title: pinned ? "Unpin" : "Pin", "aria-label": `${pinned ? "Unpin" : "Pin"} ${c.title || "conversation"}`, onclick: () => this.pin(c, !pinned) }, icon(pinned ? "unpin" : "pin", 15)),
+        h("button", { type: "button", class: "icon-btn", title: "Rename", "aria-label": `Rename ${c.title || "conversation"}`, onclick: () => this.rename(c) }, icon("edit", 15)),
+        h("button", { type: "button", class: "icon-btn", title: "Delete", "aria-label": `Delete ${c.title || "conversation"}`, onclick: () => this.remove(c) }, icon("trash", 15))));
   }
 
   async pin(c, pinned) {

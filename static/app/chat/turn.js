@@ -2,6 +2,7 @@
 // chat stream events or stored messages, rendered incrementally and serializable for reconnects.
 import { h, mount } from "../dom.js";
 import { renderMarkdown } from "../markdown.js";
+import { icon } from "../icons.js";
 
 function pretty(value) {
   if (value === undefined || value === null) return "";
@@ -191,7 +192,7 @@ function toolCard(block) {
   const state = block.success === null || block.success === undefined ? "running" : block.success ? "ok" : "failed";
   const label = { running: "running…", ok: "done", failed: "failed" }[state];
   return h("details", { class: `tool-card tool-${state}`, dataset: { tool: block.toolName || "" } },
-    h("summary", {}, h("span", { class: "tool-icon", "aria-hidden": "true", text: "⚙" }), h("code", { text: block.toolName || "tool" }), h("span", { class: "tool-state", text: label })),
+    h("summary", {}, h("span", { class: "tool-icon" }, icon("tool", 15)), h("code", { text: block.toolName || "tool" }), h("span", { class: "tool-state", text: label })),
     h("div", { class: "tool-detail" },
       h("div", { class: "label", text: "Arguments" }),
       h("pre", { class: "tool-args", text: pretty(block.arguments) || "{}" }),

@@ -1,6 +1,6 @@
 // Agents: list, create, edit (prompt, model, type, tools, thinking level, icon), delete, templates.
 import { del, get, post, put, seg } from "../api.js";
-import { confirmAction, h, mount, showError, toast } from "../dom.js";
+import { confirmAction, field, h, mount, showError, toast } from "../dom.js";
 import { iconText } from "../chat/list.js";
 
 const THINKING = ["", "off", "low", "medium", "high", "max"];
@@ -97,12 +97,18 @@ export class AgentsView {
     const a = { ...BLANK, ...(agent || {}) };
     let bound = [];
     if (agent) {
-      try { bound = ((await get(`/agents/${seg(agent.id)}/tools`)) || []).map(toolName); } catch { bound = []; }
+      try { bound = (await get(`/agents/${seg(agent.id)}/tools`))?.toolNames || []; } catch { bound = []; }
     }
-    const f = (name, label, input) => h("label", { class: "field" }, h("span", { text: label }), input);
+    const f = (name, label, input) => field(label, input);
+    const key = (provider, name) => JSON.stringify([provider || "", name || ""]);
+    const current = a.modelName ? key(a.modelProvider, a.modelName) : "";
     const modelOptions = [h("option", { value: "", text: "Global default" }),
-      ...this.models.map((m) => h("option", { value: m.modelName, text: `${m.displayName || m.modelName} · ${m.providerId}` }))];
-    if (a.modelName && !this.models.some((m) => m.modelName === a.modelName)) modelOptions.push(h("option", { value: a.modelName, text: a.modelName }));
+      ...this.models.map((m) => h("option", { value: key(m.providerId, m.modelName), text: `${m.displayName || m.modelName} · ${m.providerId}` }))];
+    if (current && !this.models.some((m) => key(m.providerId, m.modelName) === current)) {
+      modelOptions.push(h("option", { value: current, text: a.modelName }));
+    }
+    const known = new Set(this.tools.map(toolName));
+    const extra = bound.filter((t) => !known.has(t));
     const form = h("form", { class: "agent-form", onsubmit: (e) => { e.preventDefault(); this.save(agent, form); } },
       h("h2", { text: agent ? `Edit ${a.name}` : "New agent" }),
       h("div", { class: "form-grid" },
@@ -111,7 +117,7 @@ export class AgentsView {
         f("agentType", "Type", h("select", { name: "agentType" },
           h("option", { value: "react", text: "ReAct (tools in a loop)", selected: a.agentType === "react" }),
           h("option", { value: "plan_execute", text: "Plan-Execute", selected: a.agentType === "plan_execute" }))),
-        f("modelName", "Model", h("select", { name: "modelName" }, modelOptions)),
+        f("model", "Model", h("select", { name: "model", value: current }, modelOptions)),
         f("defaultThinkingLevel", "Thinking level", h("select", { name: "defaultThinkingLevel" },
           THINKING.map((t) => h("option", { value: t, text: t || "Model default", selected: (a.defaultThinkingLevel || "") === t })))),
         f("maxIterations", "Max iterations", h("input", { name: "maxIterations", type: "number", min: 1, max: 100, value: a.maxIterations ?? 10 }))),
@@ -125,7 +131,9 @@ export class AgentsView {
             h("input", { type: "checkbox", name: "tool", value: toolName(t), checked: bound.includes(toolName(t)) }),
             h("code", { text: toolName(t) }),
             t.description ? h("span", { class: "muted", text: ` ${t.description}` }) : null))
-          : h("p", { class: "muted", text: "No tools available." })),
+          : null,
+        f("moreTools", this.tools.length ? "Other tool names (comma-separated)" : "Tool names (comma-separated)",
+          h("input", { name: "moreTools", value: extra.join(", "), placeholder: "get_current_time, read_file" }))),
       h("label", { class: "check" }, h("input", { type: "checkbox", name: "enabled", checked: a.enabled !== false }), " Enabled"),
       h("div", { class: "actions" },
         h("button", { type: "button", class: "btn", text: "Cancel", onclick: () => { this.editor.hidden = true; } }),
@@ -140,16 +148,21 @@ export class AgentsView {
     const el = form.elements;
     const body = {
       name: el.name.value.trim(), icon: el.icon.value.trim(), agentType: el.agentType.value,
-      modelName: el.modelName.value, defaultThinkingLevel: el.defaultThinkingLevel.value || null,
+      modelProvider: null, modelName: "", defaultThinkingLevel: el.defaultThinkingLevel.value || null,
       maxIterations: Number(el.maxIterations.value) || 10, description: el.description.value,
       systemPrompt: el.systemPrompt.value, tags: el.tags.value, enabled: el.enabled.checked,
     };
-    const tools = Array.from(form.querySelectorAll("input[name=tool]:checked"), (c) => c.value);
+    if (el.model.value) [body.modelProvider, body.modelName] = JSON.parse(el.model.value);
+    body.modelProvider = body.modelProvider || null;
+    const tools = [
+      ...Array.from(form.querySelectorAll("input[name=tool]:checked"), (c) => c.value),
+      ...el.moreTools.value.split(",").map((t) => t.trim()).filter(Boolean),
+    ];
     el.save.disabled = true;
     try {
-      const saved = agent ? await put(`/agents/${seg(agent.id)}`, { ...agent, ...body }) : await post("/agents", body);
+      const saved = agent ? await put(`/agents/${seg(agent.id)}`, body) : await post("/agents", body);
       const id = saved?.id || agent?.id;
-      if (id && this.tools.length) await put(`/agents/${seg(id)}/tools`, { toolNames: tools });
+      if (id && (agent || tools.length)) await put(`/agents/${seg(id)}/tools`, { toolNames: [...new Set(tools)] });
       toast(agent ? "Agent saved" : "Agent created");
       this.editor.hidden = true;
       await this.refresh();

@@ -1,9 +1,9 @@
 // First-run setup and login pages.
 import { post, session } from "../api.js";
-import { h, mount } from "../dom.js";
+import { field as labelled, h, mount } from "../dom.js";
 
 function field(label, attrs) {
-  return h("label", { class: "field" }, h("span", { text: label }), h("input", attrs));
+  return labelled(label, h("input", attrs));
 }
 
 function card(title, intro, form) {
@@ -53,8 +53,7 @@ export function showSetup(root, onDone) {
   field("Display name", { name: "nickname", autocomplete: "nickname" }),
   field("Password (at least 8 characters)", { name: "password", type: "password", required: true, minlength: 8, autocomplete: "new-password" }),
   field("Repeat password", { name: "confirm", type: "password", required: true, minlength: 8, autocomplete: "new-password" }),
-  h("label", { class: "field" }, h("span", { text: "Language" }),
-    h("select", { name: "language" }, h("option", { value: "en-US", text: "English" }), h("option", { value: "zh-CN", text: "中文" }))),
+  labelled("Language", h("select", { name: "language" }, h("option", { value: "en-US", text: "English" }), h("option", { value: "zh-CN", text: "中文" }))),
   err,
   h("button", { type: "submit", name: "submit", class: "btn btn-primary wide", text: "Create admin account" }));
   mount(root, card("Welcome", "No administrator exists yet. Create the first account to finish setup.", form));

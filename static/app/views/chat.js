@@ -1,6 +1,7 @@
 // The chat page: conversation list, agent and model pickers, messages, streaming answers.
 import { get, put, seg, ApiError } from "../api.js";
 import { h, mount, randomId, showError, toast } from "../dom.js";
+import { icon } from "../icons.js";
 import { upload } from "../chat/attachments.js";
 import { Composer } from "../chat/composer.js";
 import { assistantBox, renderHistory, userBubble } from "../chat/history.js";
@@ -31,7 +32,7 @@ export class ChatView {
       this.list.el,
       h("section", { class: "chat-pane" },
         h("header", { class: "chat-head" },
-          h("button", { type: "button", class: "icon-btn sidebar-toggle", "aria-label": "Conversations", "aria-controls": "conv-sidebar", text: "☰", onclick: () => this.el.classList.toggle("show-list") }),
+          h("button", { type: "button", class: "icon-btn sidebar-toggle", "aria-label": "Conversations", "aria-controls": "conv-sidebar", onclick: () => this.el.classList.toggle("show-list") }, icon("menu", 20)),
           this.title,
           h("div", { class: "pickers" }, this.agentSelect, this.modelSelect)),
         this.messages,

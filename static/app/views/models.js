@@ -1,6 +1,6 @@
 // Models: providers (enable, disable, configure, test), OpenAI-compatible servers, discovery, default.
 import { get, post, put, seg, session } from "../api.js";
-import { h, mount, modal, showError, toast } from "../dom.js";
+import { field, h, mount, modal, showError, toast } from "../dom.js";
 
 function slug(text) {
   return text.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+|-+$/g, "").slice(0, 60) || "server";
@@ -41,9 +41,9 @@ export class ModelsView {
       h("h2", { text: "Add an OpenAI-compatible server" }),
       h("p", { class: "muted", text: "OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter and others." }),
       h("div", { class: "form-grid" },
-        h("label", { class: "field" }, h("span", { text: "Name" }), h("input", { name: "name", required: true, placeholder: "My server" })),
-        h("label", { class: "field" }, h("span", { text: "Base URL" }), h("input", { name: "baseUrl", type: "url", required: true, placeholder: "http://192.168.1.10:11434/v1" })),
-        h("label", { class: "field" }, h("span", { text: "API key (optional)" }), h("input", { name: "apiKey", type: "password", autocomplete: "off" }))),
+        field("Name", h("input", { name: "name", required: true, placeholder: "My server" })),
+        field("Base URL", h("input", { name: "baseUrl", type: "url", required: true, placeholder: "http://192.168.1.10:11434/v1" })),
+        field("API key (optional)", h("input", { name: "apiKey", type: "password", autocomplete: "off" }))),
       h("div", { class: "actions" }, h("button", { type: "submit", name: "add", class: "btn btn-primary", text: "Add and discover models" })));
     return form;
   }
