@@ -75,21 +75,25 @@ export async function runStream({ body, turn, signal, onFrame }) {
       saver.note(frame.id);
       onFrame?.(frame);
       if (frame.event === "done") done = frame.data || { status: "completed" };
-      if (frame.event === "error") done = { status: "failed", message: frame.data?.message };
-    }
-    if (!done) {
-      turn.apply({ event: "error", data: { message: "The connection closed before the answer finished" } });
-      done = { status: "failed" };
+      if (frame.event === "error" && !done) done = { status: "failed", message: frame.data?.message };
     }
   } catch (err) {
-    if (err?.name === "AbortError") return { status: "detached" };
-    turn.apply({ event: "error", data: { message: err?.message || "Connection failed" } });
-    done = { status: "failed" };
+    // Aborted by us (switching conversation) or by the page going away: the turn goes on
+    // server-side, and the saved progress lets the next page re-attach.
+    if (err?.name === "AbortError" || signal?.aborted) return { status: "detached" };
+    if (!done) {
+      turn.apply({ event: "error", data: { message: "Connection lost; reopen the conversation to re-attach" } });
+      return { status: "detached" };
+    }
   } finally {
     turn.flush();
     saver.close();
   }
-  if (done.status !== "detached") clearProgress(conversationId);
+  if (!done) {
+    turn.apply({ event: "error", data: { message: "The connection closed before the answer finished" } });
+    return { status: "detached" };
+  }
+  clearProgress(conversationId);
   return done;
 }
 

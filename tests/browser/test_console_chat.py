@@ -1,0 +1,192 @@
+"""The chat view in headless Chromium against the real runtime and the scripted OpenAI-compatible model."""
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, AsyncIterator
+
+import pytest
+from playwright.async_api import expect
+
+from tests.browser.conftest import open_console
+from tests.helpers.chat import make_agent
+from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.models import use_fake_openai
+from tests.helpers.server import RunningServer
+
+# A 1x1 PNG.
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[ScriptedOpenAI]:
+    srv = ScriptedOpenAI(models=["scripted", "other"])
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+@pytest.fixture
+async def agent(server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI) -> str:
+    await use_fake_openai(server.client, llm.url, token="admin", vision=True)
+    return await make_agent(server.client, token="admin", name="Helper", icon="🦉")
+
+
+async def send(page: Any, text: str) -> None:
+    box = page.get_by_label("Message", exact=True)
+    await box.fill(text)
+    await box.press("Enter")
+
+
+def last_turn(page: Any) -> Any:
+    return page.locator(".msg.assistant").last
+
+
+async def test_a_streamed_answer_renders_markdown_and_thinking_without_running_injected_html(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(
+        reasoning="Let me think about <b>this</b>.",
+        text=["Hello **world**", "! <img src=x onerror=\"window.pwned=1\">", "<script>window.pwned=2</script>",
+              "\n\n```py\nprint(1)\n```\n"],
+        delay_s=0.05,
+    ))
+    await open_console(page, server, admin)
+    await send(page, "Say hi <b>now</b>")
+
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-status", "completed")
+    await expect(turn.locator(".md strong")).to_have_text("world")
+    await expect(turn.locator(".md pre code")).to_have_text("print(1)\n")
+    assert await turn.locator("script, [onerror]").count() == 0
+    assert await turn.locator("img[src]").count() == 0  # no remote images either
+    assert await page.evaluate("window.pwned") is None
+    thinking = turn.locator("details.thinking")
+    assert await thinking.get_attribute("open") is None
+    await thinking.locator("summary").click()
+    await expect(thinking.locator(".thinking-body")).to_have_text("Let me think about <b>this</b>.")
+    await expect(page.locator(".msg.user .msg-text")).to_have_text("Say hi <b>now</b>")
+
+    await expect(page.locator(".conv-item .conv-title")).to_have_text("Say hi <b>now</b>")
+    conv_id = (await server.client.get("/api/v1/conversations", token="admin")).data[0]["conversationId"]
+    assert page.url.endswith("#/chat/" + conv_id)
+    await page.reload()  # the stored history renders the same way
+    await expect(last_turn(page).locator(".md strong")).to_have_text("world")
+    await expect(page.locator(".md")).to_have_count(1)
+    assert await page.evaluate("window.pwned") is None
+
+
+async def test_stopping_an_answer_keeps_the_partial_text(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text=[f"part{i} " for i in range(40)], delay_s=0.15))
+    await open_console(page, server, admin)
+    await send(page, "Tell me a long story")
+    turn = last_turn(page)
+    await expect(turn.locator(".md")).to_contain_text("part2")
+    await page.get_by_role("button", name="Stop").click()
+    await expect(turn).to_have_attribute("data-status", "stopped")
+    await expect(turn.locator(".turn-status")).to_have_text("Stopped")
+    await expect(page.get_by_role("button", name="Send")).to_be_visible()
+    shown = await turn.locator(".md").inner_text()
+    assert "part39" not in shown
+    conv_id = (await server.client.get("/api/v1/conversations", token="admin")).data[0]["conversationId"]
+    msgs = (await server.client.get(f"/api/v1/conversations/{conv_id}/messages", token="admin")).data
+    assert msgs[-1]["status"] == "stopped" and msgs[-1]["content"].startswith("part0 part1 part2")
+
+
+async def test_refreshing_mid_answer_reattaches_and_shows_the_answer_once(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    words = [f"w{i:02d} " for i in range(24)]
+    llm.enqueue(Script(text=words, delay_s=0.12))
+    bodies: list[dict[str, Any]] = []
+    page.on("request", lambda r: bodies.append(json.loads(r.post_data)) if r.url.endswith("/api/v1/chat/stream") else None)
+    await open_console(page, server, admin)
+    await send(page, "Count slowly")
+    await expect(last_turn(page).locator(".md")).to_contain_text("w05")
+    await page.reload()
+
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-status", "completed", timeout=15_000)
+    full = "".join(words).strip()
+    await expect(turn.locator(".md")).to_have_text(full)
+    text = await page.locator(".messages").inner_text()
+    assert text.count("w00") == 1 and text.count("w23") == 1
+    assert await page.locator(".msg.user").count() == 1
+    reconnect = [b for b in bodies if b.get("reconnect")]
+    assert len(reconnect) == 1 and int(reconnect[0]["lastEventId"]) > 0
+    assert len(llm.requests) == 1  # re-attached to the running turn, no second model call
+
+
+async def test_conversations_can_be_searched_pinned_renamed_and_deleted(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    for conv_id, text in (("c-apples", "About apples"), ("c-pears", "About pears")):
+        await server.client.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": conv_id, "message": text}, token="admin")
+    await open_console(page, server, admin)
+    items = page.locator(".conv-item")
+    await expect(items).to_have_count(2)
+
+    await page.get_by_label("Search conversations").fill("pears")
+    await expect(items).to_have_count(1)
+    await expect(items.first.locator(".conv-title")).to_have_text("About pears")
+    await page.get_by_label("Search conversations").fill("")
+    await expect(items).to_have_count(2)
+
+    await page.get_by_role("button", name="Pin About apples").click()
+    await expect(items.first).to_have_class("conv-item pinned")
+    await expect(items.first.locator(".conv-title")).to_have_text("About apples")
+
+    await page.get_by_role("button", name="Rename About pears").click()
+    await page.get_by_role("dialog").get_by_label("Title").fill("Pear notes")
+    await page.get_by_role("dialog").get_by_role("button", name="Rename").click()
+    await expect(page.locator(".conv-title", has_text="Pear notes")).to_be_visible()
+
+    await page.locator(".conv-link", has_text="Pear notes").click()
+    await expect(page.locator(".chat-title")).to_have_text("Pear notes")
+    await expect(page.locator(".msg.user .msg-text")).to_have_text("About pears")
+    await expect(last_turn(page).locator(".md")).to_have_text("Echo: About pears")
+
+    await page.get_by_role("button", name="Delete Pear notes").click()
+    await page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+    await expect(items).to_have_count(1)
+    await expect(page.locator(".chat-title")).to_have_text("New chat")
+    convs = (await server.client.get("/api/v1/conversations", token="admin")).data
+    assert [c["conversationId"] for c in convs] == ["c-apples"] and convs[0]["pinned"] == 1
+
+
+async def test_an_image_attachment_is_uploaded_and_sent_as_content_parts(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    await open_console(page, server, admin)
+    await page.locator("input.file-input").set_input_files(files=[{"name": "dot <x>.png", "mimeType": "image/png", "buffer": PNG}])
+    await expect(page.locator(".chip-name")).to_have_text("dot <x>.png")
+    await send(page, "What is in the picture?")
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    img = page.locator(".msg.user img.attachment-img")
+    await expect(img).to_have_count(1)
+    await page.wait_for_function("() => document.querySelector('.msg.user img').naturalWidth === 1")
+    user_msg = llm.requests[-1]["messages"][-1]
+    kinds = [part["type"] for part in user_msg["content"]]
+    assert kinds == ["text", "image_url"]
+
+
+async def test_the_model_picker_sets_the_conversations_model(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    r = await server.client.post("/api/v1/models/fake/models", {"modelName": "other", "modelType": "chat"}, token="admin")
+    assert r.status == 200, r.body
+    await open_console(page, server, admin)
+    await send(page, "first")
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    assert llm.requests[-1]["model"] == "scripted"
+    await page.get_by_label("Model", exact=True).select_option(label="other · fake")
+    await expect(page.get_by_text("Model: other")).to_be_visible()
+    await send(page, "second")
+    await expect(page.locator(".msg.assistant[data-status=completed]")).to_have_count(2)
+    assert llm.requests[-1]["model"] == "other"
+    conv = (await server.client.get("/api/v1/conversations", token="admin")).data[0]
+    assert (conv["modelProvider"], conv["modelName"]) == ("fake", "other")
