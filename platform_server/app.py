@@ -34,6 +34,7 @@ FEATURES: tuple[str, ...] = (
     "settings",
     "setup",
     "system",
+    "tools",
     "models",
     "oauth",
     "agents",

@@ -40,6 +40,9 @@ class Config:
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False
     shell_exec_timeout_s: float = 30.0
+    web_fetch_timeout_s: float = 20.0
+    web_fetch_max_bytes: int = 2 * 1024 * 1024
+    tool_timeout_s: float = 120.0  # any single tool call
     # LLM
     llm_timeout_s: float = 120.0
     llm_first_byte_timeout_s: float = 60.0

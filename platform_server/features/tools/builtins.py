@@ -1,0 +1,220 @@
+"""The built-in system tools: time, the agent's workspace files, and the (off by default) shell."""
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import pathlib
+import signal
+import stat
+import zoneinfo
+from typing import Any
+
+from platform_server.features.tools.confine import PathEscape, display_path, resolve_inside
+from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
+from platform_server.features.tools.web_fetch import WEB_FETCH
+from platform_server.web.base import run_blocking
+
+READ_CAP_BYTES = 256 * 1024
+WRITE_CAP_BYTES = 10 * 1024 * 1024
+LIST_CAP_ENTRIES = 1000
+SHELL_OUTPUT_CAP_BYTES = 64 * 1024
+
+
+# ---- get_current_time -------------------------------------------------------------------
+
+
+async def get_current_time(args: dict[str, Any], ctx: ToolContext) -> str:
+    name = (args.get("timezone") or ctx.config.timezone or "UTC").strip()
+    try:
+        zone = zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        raise ToolError(f"Unknown time zone: {name} (use an IANA name such as Europe/Paris)") from None
+    now = dt.datetime.now(zone)
+    return f"{now.isoformat(timespec='seconds')} ({name}, {now.strftime('%A')})"
+
+
+# ---- workspace files ----------------------------------------------------------------------
+
+
+def _root(ctx: ToolContext) -> pathlib.Path:
+    ctx.agent_dir.mkdir(parents=True, exist_ok=True)
+    return ctx.agent_dir
+
+
+def _resolve(ctx: ToolContext, rel: str) -> pathlib.Path:
+    try:
+        return resolve_inside(_root(ctx), rel)
+    except PathEscape as exc:
+        raise ToolError(str(exc)) from None
+
+
+def _list(root: pathlib.Path, target: pathlib.Path, shown: str) -> str:
+    if not target.exists():
+        raise ToolError(f"No such directory: {shown}")
+    if not target.is_dir():
+        raise ToolError(f"Not a directory: {shown}")
+    lines: list[str] = []
+    entries = sorted(os.scandir(target), key=lambda e: (not e.is_dir(follow_symlinks=False), e.name))
+    for entry in entries[:LIST_CAP_ENTRIES]:
+        info = entry.stat(follow_symlinks=False)
+        if stat.S_ISLNK(info.st_mode):
+            lines.append(f"{entry.name} (symlink)")
+        elif stat.S_ISDIR(info.st_mode):
+            lines.append(f"{entry.name}/")
+        else:
+            lines.append(f"{entry.name} ({info.st_size} bytes)")
+    if len(entries) > LIST_CAP_ENTRIES:
+        lines.append(f"[{len(entries) - LIST_CAP_ENTRIES} more entries not shown]")
+    header = f"Directory {display_path(root, target)}: {len(entries)} entries"
+    return "\n".join([header, *lines]) if lines else header + " (empty)"
+
+
+async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
+    rel = args.get("path") or "."
+    target = _resolve(ctx, rel)
+    return await run_blocking(_list, ctx.agent_dir, target, rel)
+
+
+def _read(target: pathlib.Path, shown: str) -> str:
+    if not target.exists():
+        raise ToolError(f"No such file: {shown}")
+    if target.is_dir():
+        raise ToolError(f"Is a directory: {shown}")
+    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        data = fh.read(READ_CAP_BYTES + 1)
+    if b"\x00" in data[:8192]:
+        raise ToolError(f"{shown} is a binary file ({size} bytes); only text files can be read")
+    text = data[:READ_CAP_BYTES].decode("utf-8", "replace")
+    if len(data) > READ_CAP_BYTES:
+        text += f"\n[truncated: file is {size} bytes, showing the first {READ_CAP_BYTES}]"
+    return text
+
+
+async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    rel = args["path"]
+    target = _resolve(ctx, rel)
+    return await run_blocking(_read, target, rel)
+
+
+def _write(root: pathlib.Path, target: pathlib.Path, content: bytes, shown: str) -> str:
+    if target == pathlib.Path(os.path.realpath(root)) or target.is_dir():
+        raise ToolError(f"Is a directory: {shown}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    resolve_inside(root, display_path(root, target))  # the folders just made are still inside
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(content)
+    return f"Wrote {len(content)} bytes to {display_path(root, target)}"
+
+
+async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    rel = args["path"]
+    content = args.get("content")
+    if not isinstance(content, str):
+        raise ToolError("Argument 'content' must be a string")
+    data = content.encode("utf-8")
+    if len(data) > WRITE_CAP_BYTES:
+        raise ToolError(f"Content too large: {len(data)} bytes (limit {WRITE_CAP_BYTES})")
+    target = _resolve(ctx, rel)
+    return await run_blocking(_write, ctx.agent_dir, target, data, rel)
+
+
+# ---- shell_exec ---------------------------------------------------------------------------
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+async def shell_exec(args: dict[str, Any], ctx: ToolContext) -> str:
+    if not ctx.config.shell_exec_enabled:
+        raise ToolError("shell_exec is disabled on this server (an administrator can enable it with the shell_exec_enabled setting)")
+    command = args["command"]
+    if not command.strip() or "\x00" in command:
+        raise ToolError("Argument 'command' must be a non-empty command line")
+    root = _root(ctx)
+    env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8"}
+    proc = await asyncio.create_subprocess_shell(
+        command, cwd=str(root), env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+    )
+    chunks: list[bytes] = []
+    size = 0
+
+    async def pump() -> None:
+        nonlocal size
+        assert proc.stdout is not None
+        while chunk := await proc.stdout.read(65536):
+            if size < SHELL_OUTPUT_CAP_BYTES:
+                chunks.append(chunk[: SHELL_OUTPUT_CAP_BYTES - size])
+            size += len(chunk)
+        await proc.wait()
+
+    timeout = ctx.config.shell_exec_timeout_s
+    try:
+        await asyncio.wait_for(pump(), timeout=timeout)
+    except asyncio.TimeoutError:
+        _kill_group(proc)
+        await proc.wait()
+        output = b"".join(chunks).decode("utf-8", "replace")
+        raise ToolError(f"Command timed out after {timeout:g} seconds and was killed\n{output}".rstrip()) from None
+    finally:
+        _kill_group(proc)
+    output = b"".join(chunks).decode("utf-8", "replace")
+    if size > SHELL_OUTPUT_CAP_BYTES:
+        output += f"\n[truncated: output was {size} bytes, showing the first {SHELL_OUTPUT_CAP_BYTES}]"
+    text = f"exit code: {proc.returncode}\n{output}".rstrip()
+    if proc.returncode != 0:
+        raise ToolError(text)
+    return text
+
+
+# ---- definitions --------------------------------------------------------------------------
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+_PATH = {"type": "string", "description": "Path relative to the agent's workspace folder"}
+
+BUILTIN_TOOLS: tuple[ToolDefinition, ...] = (
+    ToolDefinition(
+        "get_current_time",
+        "Get the current date and time, optionally in an IANA time zone (for example Europe/Paris).",
+        _schema({"timezone": {"type": "string", "description": "IANA time zone name; default: the server's"}}, []),
+        get_current_time,
+    ),
+    ToolDefinition(
+        "list_files",
+        "List the files and folders in the agent's workspace folder (or a sub-folder of it).",
+        _schema({"path": {**_PATH, "description": "Folder relative to the agent's workspace; default: its root"}}, []),
+        list_files,
+    ),
+    ToolDefinition(
+        "read_file",
+        "Read a text file from the agent's workspace folder.",
+        _schema({"path": _PATH}, ["path"]),
+        read_file,
+    ),
+    ToolDefinition(
+        "write_file",
+        "Write a text file in the agent's workspace folder, creating folders as needed (replaces an existing file).",
+        _schema({"path": _PATH, "content": {"type": "string", "description": "The full file content"}}, ["path", "content"]),
+        write_file,
+    ),
+    WEB_FETCH,
+    ToolDefinition(
+        "shell_exec",
+        "Run a shell command in the agent's workspace folder and return its exit code and output.",
+        _schema({"command": {"type": "string", "description": "The command line, run with /bin/sh"}}, ["command"]),
+        shell_exec,
+    ),
+)

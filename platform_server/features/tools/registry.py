@@ -1,0 +1,178 @@
+"""The runtime tool registry: which tools a model is offered, and running a tool call safely."""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import pathlib
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from platform_server.config import Config
+from platform_server.features.tools.models import Tool
+from platform_server.integrations.llm.types import ToolSpec
+
+log = logging.getLogger(__name__)
+
+RESULT_CAP_BYTES = 64 * 1024
+DEFAULT_TOOL_TIMEOUT_S = 120.0
+DEFAULT_UNBOUND_EXCLUDED = frozenset({"shell_exec"})  # never offered unless bound explicitly
+
+
+@dataclass
+class ToolContext:
+    """Who calls the tool and where: the agent's workspace folder confines file and shell tools."""
+
+    user_id: int
+    workspace_id: int
+    agent_id: int
+    conversation_id: str
+    agent_dir: pathlib.Path
+    config: Config
+
+
+@dataclass
+class ToolOutcome:
+    success: bool
+    result: str
+
+
+@dataclass
+class ToolDefinition:
+    """A runnable tool; `run(arguments, ctx)` returns the result text or raises (ToolError for expected failures)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
+    source: str = "system"
+
+
+class ToolError(Exception):
+    """An expected tool failure; its message becomes the failed outcome's result as is."""
+
+
+def cap_result(text: str, limit: int = RESULT_CAP_BYTES) -> str:
+    """Cut text to `limit` UTF-8 bytes, with a note saying how much was dropped."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    kept = data[:limit].decode("utf-8", "ignore")
+    return kept + f"\n[truncated: result was {len(data)} bytes, showing the first {limit}]"
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def check_arguments(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
+    """A message for the first required argument missing or of the wrong JSON type, else None."""
+    for name in schema.get("required", []) or []:
+        if args.get(name) is None:
+            return f"Missing required argument '{name}'"
+    properties = schema.get("properties", {}) or {}
+    for name, value in args.items():
+        expected = (properties.get(name) or {}).get("type")
+        if value is None or not isinstance(expected, str) or expected not in _JSON_TYPES:
+            continue
+        ok = isinstance(value, _JSON_TYPES[expected]) and not (expected in ("integer", "number") and isinstance(value, bool))
+        if not ok:
+            return f"Argument '{name}' must be of type {expected}"
+    return None
+
+
+class ToolRegistry:
+    """Tool definitions by name, stored as `platform.services["tools"]`.
+
+    Areas add their tools with `register` (a Tool row is created when missing, enabled, so the
+    tool shows in `/api/v1/tools`); admins enable or disable them through the Tool table.
+    """
+
+    def __init__(self, timeout_s: float = DEFAULT_TOOL_TIMEOUT_S, result_cap_bytes: int = RESULT_CAP_BYTES) -> None:
+        self._tools: dict[str, ToolDefinition] = {}
+        self.timeout_s = timeout_s
+        self.result_cap_bytes = result_cap_bytes
+
+    def register(self, definition: ToolDefinition) -> None:
+        """Add (or replace) a tool definition and make sure its Tool row exists."""
+        from platform_server.features.tools import service
+
+        self._tools[definition.name] = definition
+        service.ensure_row(definition.name, definition.description, definition.source, definition.parameters)
+
+    def unregister(self, name: str) -> None:
+        """Forget a definition (its Tool row stays; the owning area deletes it if it should go)."""
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> ToolDefinition | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._tools)
+
+    def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
+        """The tools offered to a model for one agent turn.
+
+        Rules, in order:
+        - only tools that are registered here and enabled in the Tool table are ever offered;
+        - when `bound` (the agent's tool bindings, by name) is non-empty, exactly those tools,
+          in the bound order (unknown or disabled names are skipped);
+        - when `bound` is empty, every enabled `system` tool except `shell_exec` (which is offered
+          only when bound explicitly), by name;
+        - `tools_disabled=True` (the agent's `toolsDisabled`) then keeps only `system` tools.
+        The description sent is the Tool row's (admins may edit it), the parameters the definition's.
+        """
+        rows = {row.name: row for row in Tool.select().where(Tool.enabled == True)}  # noqa: E712
+        if bound:
+            names = list(dict.fromkeys(bound))
+        else:
+            names = sorted(
+                n for n, d in self._tools.items() if d.source == "system" and n not in DEFAULT_UNBOUND_EXCLUDED
+            )
+        specs: list[ToolSpec] = []
+        for name in names:
+            definition = self._tools.get(name)
+            row = rows.get(name)
+            if definition is None or row is None:
+                continue
+            if tools_disabled and definition.source != "system":
+                continue
+            specs.append(ToolSpec(name, row.description or definition.description, definition.parameters))
+        return specs
+
+    async def execute(self, name: str, arguments_json: str, ctx: ToolContext) -> ToolOutcome:
+        """Run one tool call; never raises for a tool failure (the failure text is the result)."""
+        definition = self._tools.get(name)
+        if definition is None:
+            return ToolOutcome(False, f"Unknown tool: {name}")
+        row = Tool.get_or_none(Tool.name == name)
+        if row is None or not row.enabled:
+            return ToolOutcome(False, f"Tool is disabled: {name}")
+        text = (arguments_json or "").strip()
+        try:
+            args = json.loads(text) if text else {}
+        except ValueError as exc:
+            return ToolOutcome(False, f"Invalid JSON arguments for {name}: {exc}")
+        if not isinstance(args, dict):
+            return ToolOutcome(False, f"Arguments for {name} must be a JSON object")
+        problem = check_arguments(definition.parameters, args)
+        if problem:
+            return ToolOutcome(False, f"{name}: {problem}")
+        try:
+            result = await asyncio.wait_for(definition.run(args, ctx), timeout=self.timeout_s)
+        except ToolError as exc:
+            return ToolOutcome(False, cap_result(str(exc) or f"{name} failed", self.result_cap_bytes))
+        except asyncio.TimeoutError:
+            return ToolOutcome(False, f"Tool {name} timed out after {self.timeout_s:g} seconds")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a tool failure is a result, not a crash
+            log.warning("tool %s failed", name, exc_info=True)
+            return ToolOutcome(False, cap_result(f"Tool {name} failed: {type(exc).__name__}: {exc}", self.result_cap_bytes))
+        return ToolOutcome(True, cap_result(str(result), self.result_cap_bytes))
