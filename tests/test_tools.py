@@ -154,7 +154,7 @@ async def test_bad_time_zones_fail_with_a_message(server: RunningServer, ctx: To
 
 async def test_write_read_and_list_files_in_the_agent_folder(server: RunningServer, ctx: ToolContext) -> None:
     ok, text = await run(server, ctx, "write_file", {"path": "notes/day 1/todo.md", "content": "héllo\nworld"})
-    assert ok and "notes/day 1/todo.md" in text
+    assert ok and text == "Created notes/day 1/todo.md (12 bytes)"
     assert (ctx.agent_dir / "notes" / "day 1" / "todo.md").read_text("utf-8") == "héllo\nworld"
     assert await run(server, ctx, "read_file", {"path": "./notes/day 1/todo.md"}) == (True, "héllo\nworld")
     await run(server, ctx, "write_file", {"path": "a.txt", "content": "abc"})
@@ -163,13 +163,17 @@ async def test_write_read_and_list_files_in_the_agent_folder(server: RunningServ
     ok, text = await run(server, ctx, "list_files", {"path": "notes"})
     assert ok and "day 1/" in text
     ok, text = await run(server, ctx, "read_file", {"path": "missing.txt"})
-    assert not ok and "No such file" in text
+    assert not ok and "File not found: missing.txt" in text
     ok, text = await run(server, ctx, "read_file", {"path": "notes"})
     assert not ok and "directory" in text
+    ok, text = await run(server, ctx, "list_files", {"path": "a.txt"})
+    assert not ok and "Not a directory" in text
+    ok, text = await run(server, ctx, "write_file", {"path": "a.txt", "content": "new"})
+    assert ok and text.startswith("Overwrote a.txt")
 
 
 @pytest.mark.parametrize(
-    "path", ["../outside.txt", "notes/../../outside.txt", "/etc/passwd", "..", "a\x00b", "link/secret.txt", "link", "~/x"]
+    "path", ["../outside.txt", "notes/../../outside.txt", "/etc/passwd", "..", "a\x00b", "link/secret.txt", "link", "link/../x", "C:/x"]
 )
 async def test_file_tools_never_escape_the_agent_folder(
     server: RunningServer, ctx: ToolContext, tmp_path: pathlib.Path, path: str
@@ -208,7 +212,7 @@ async def test_binary_and_large_files(server: RunningServer, ctx: ToolContext) -
     ctx.agent_dir.mkdir(parents=True)
     (ctx.agent_dir / "img.bin").write_bytes(b"\x89PNG\x00\x00\x01")
     ok, text = await run(server, ctx, "read_file", {"path": "img.bin"})
-    assert not ok and "binary" in text
+    assert not ok and "Binary file" in text
     (ctx.agent_dir / "big.txt").write_text("y" * 300_000)
     ok, text = await run(server, ctx, "read_file", {"path": "big.txt"})
     assert ok and "truncated" in text and len(text.encode()) < 70_000

@@ -8,12 +8,15 @@ import pathlib
 import signal
 import stat
 import zoneinfo
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from platform_server.features.tools.confine import PathEscape, display_path, resolve_inside
+from platform_server.features.agents import files
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.features.tools.web_fetch import WEB_FETCH
 from platform_server.web.base import run_blocking
+from platform_server.web.errors import ApiError, BadRequest, NotFound
+
+T = TypeVar("T")
 
 READ_CAP_BYTES = 256 * 1024
 WRITE_CAP_BYTES = 10 * 1024 * 1024
@@ -34,7 +37,7 @@ async def get_current_time(args: dict[str, Any], ctx: ToolContext) -> str:
     return f"{now.isoformat(timespec='seconds')} ({name}, {now.strftime('%A')})"
 
 
-# ---- workspace files ----------------------------------------------------------------------
+# ---- workspace files (the same files as /api/v1/agents/{id}/workspace/files/**) ---------
 
 
 def _root(ctx: ToolContext) -> pathlib.Path:
@@ -42,20 +45,24 @@ def _root(ctx: ToolContext) -> pathlib.Path:
     return ctx.agent_dir
 
 
-def _resolve(ctx: ToolContext, rel: str) -> pathlib.Path:
+def _confined(fn: Callable[..., T], *args: Any) -> T:
+    """Run a confined file operation; its API errors (escape, symlink, missing) become tool failures."""
     try:
-        return resolve_inside(_root(ctx), rel)
-    except PathEscape as exc:
-        raise ToolError(str(exc)) from None
+        return fn(*args)
+    except ApiError as exc:
+        raise ToolError(f"{exc.msg}: {args[1]}" if len(args) > 1 else exc.msg) from None
 
 
-def _list(root: pathlib.Path, target: pathlib.Path, shown: str) -> str:
+def _list(root: pathlib.Path, rel: str) -> str:
+    parts = files.split_rel(rel) if rel not in ("", ".", "./") else []
+    target = files.resolve_inside(root, rel) if parts else root
     if not target.exists():
-        raise ToolError(f"No such directory: {shown}")
+        raise NotFound("No such directory")
     if not target.is_dir():
-        raise ToolError(f"Not a directory: {shown}")
+        raise BadRequest("Not a directory")
     lines: list[str] = []
     entries = sorted(os.scandir(target), key=lambda e: (not e.is_dir(follow_symlinks=False), e.name))
+    entries = [e for e in entries if not e.name.startswith(".tmp-")]
     for entry in entries[:LIST_CAP_ENTRIES]:
         info = entry.stat(follow_symlinks=False)
         if stat.S_ISLNK(info.st_mode):
@@ -66,60 +73,50 @@ def _list(root: pathlib.Path, target: pathlib.Path, shown: str) -> str:
             lines.append(f"{entry.name} ({info.st_size} bytes)")
     if len(entries) > LIST_CAP_ENTRIES:
         lines.append(f"[{len(entries) - LIST_CAP_ENTRIES} more entries not shown]")
-    header = f"Directory {display_path(root, target)}: {len(entries)} entries"
+    header = f"Directory {'/'.join(parts) or '.'}: {len(entries)} entries"
     return "\n".join([header, *lines]) if lines else header + " (empty)"
 
 
 async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
-    rel = args.get("path") or "."
-    target = _resolve(ctx, rel)
-    return await run_blocking(_list, ctx.agent_dir, target, rel)
+    return await run_blocking(_confined, _list, _root(ctx), args.get("path") or ".")
 
 
-def _read(target: pathlib.Path, shown: str) -> str:
-    if not target.exists():
-        raise ToolError(f"No such file: {shown}")
-    if target.is_dir():
-        raise ToolError(f"Is a directory: {shown}")
-    fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        data = fh.read(READ_CAP_BYTES + 1)
+def _read(root: pathlib.Path, rel: str) -> str:
+    try:
+        data = files.read_bytes(root, rel, READ_CAP_BYTES)
+        note = ""
+    except BadRequest as exc:
+        if not exc.msg.startswith("File is larger"):
+            raise
+        size = files.stat_file(root, rel)["size"]
+        text = files.read_text_capped(root, rel, READ_CAP_BYTES)
+        if text is None:
+            raise
+        data = text.encode("utf-8")
+        note = f"\n[truncated: file is {size} bytes, showing the first {READ_CAP_BYTES}]"
     if b"\x00" in data[:8192]:
-        raise ToolError(f"{shown} is a binary file ({size} bytes); only text files can be read")
-    text = data[:READ_CAP_BYTES].decode("utf-8", "replace")
-    if len(data) > READ_CAP_BYTES:
-        text += f"\n[truncated: file is {size} bytes, showing the first {READ_CAP_BYTES}]"
-    return text
+        raise BadRequest("Binary file; only text files can be read")
+    return data.decode("utf-8", "replace") + note
 
 
 async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
-    rel = args["path"]
-    target = _resolve(ctx, rel)
-    return await run_blocking(_read, target, rel)
+    return await run_blocking(_confined, _read, _root(ctx), args["path"])
 
 
-def _write(root: pathlib.Path, target: pathlib.Path, content: bytes, shown: str) -> str:
-    if target == pathlib.Path(os.path.realpath(root)) or target.is_dir():
-        raise ToolError(f"Is a directory: {shown}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    resolve_inside(root, display_path(root, target))  # the folders just made are still inside
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(content)
-    return f"Wrote {len(content)} bytes to {display_path(root, target)}"
+def _write(root: pathlib.Path, rel: str, content: bytes) -> str:
+    created = files.write_bytes(root, rel, content)
+    shown = "/".join(files.split_rel(rel))
+    return f"{'Created' if created else 'Overwrote'} {shown} ({len(content)} bytes)"
 
 
 async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
-    rel = args["path"]
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolError("Argument 'content' must be a string")
-    data = content.encode("utf-8")
+    data = content.encode("utf-8", "replace")
     if len(data) > WRITE_CAP_BYTES:
         raise ToolError(f"Content too large: {len(data)} bytes (limit {WRITE_CAP_BYTES})")
-    target = _resolve(ctx, rel)
-    return await run_blocking(_write, ctx.agent_dir, target, data, rel)
+    return await run_blocking(_confined, _write, _root(ctx), args["path"], data)
 
 
 # ---- shell_exec ---------------------------------------------------------------------------
