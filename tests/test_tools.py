@@ -326,3 +326,105 @@ async def test_web_fetch_caps_responses_and_redirect_chains(server: RunningServe
     assert not ok and "Too many redirects" in text
     ok, text = await run(server, ctx, "web_fetch", {"url": "ftp://127.0.0.1/"})
     assert not ok and "http and https" in text
+
+
+# ---- routes ----------------------------------------------------------------------------------
+
+
+async def tool_id(api: Any, name: str) -> str:
+    r = await api.get("/api/v1/tools", token="alice")
+    return next(t["id"] for t in r.data if t["name"] == name)
+
+
+async def test_viewers_list_the_seeded_system_tools(api: Any, people: dict) -> None:
+    r = await api.get("/api/v1/tools", token="carol")
+    assert r.status == 200, r.body
+    assert {t["name"] for t in r.data} == SYSTEM_TOOLS
+    tool = next(t for t in r.data if t["name"] == "write_file")
+    assert tool["source"] == "system" and tool["enabled"] is True and tool["disclosureTier"] == "core"
+    assert tool["parameters"]["required"] == ["path", "content"] and tool["config"] == {}
+    assert isinstance(tool["id"], str) and tool["createTime"].endswith("Z")
+    r = await api.get(f"/api/v1/tools/{tool['id']}", token="carol")
+    assert r.status == 200 and r.data["name"] == "write_file"
+    assert (await api.get("/api/v1/tools")).status == 401
+    assert (await api.get("/api/v1/tools", token="dave")).status == 403
+    assert (await api.get("/api/v1/tools", token="dave", workspace=people["dave"]["workspace"])).status == 200
+    r = await api.get("/api/v1/tools/123", token="carol")
+    assert r.status == 404 and r.msg == "Tool not found"
+    r = await api.get("/api/v1/tools/abc", token="carol")
+    assert r.status == 400 and r.msg == "Invalid value for parameter 'id': expected Long"
+
+
+async def test_enabled_and_available_follow_the_enabled_flag(server: RunningServer, api: Any, people: dict) -> None:
+    registry_of(server).register(fake_tool("mcp_search", "mcp"))
+    tid = await tool_id(api, "web_fetch")
+    r = await api.put(f"/api/v1/tools/{tid}/toggle", {"enabled": False}, token="alice")
+    assert r.status == 200 and r.data["enabled"] is False
+    enabled = {t["name"] for t in (await api.get("/api/v1/tools/enabled", token="bob")).data}
+    assert enabled == (SYSTEM_TOOLS - {"web_fetch"}) | {"mcp_search"}
+    r = await api.get("/api/v1/tools/available", token="bob")
+    assert {t["name"] for t in r.data} == enabled
+    assert next(t for t in r.data if t["name"] == "mcp_search")["source"] == "mcp"
+    registry_of(server).unregister("mcp_search")
+    available = {t["name"] for t in (await api.get("/api/v1/tools/available", token="bob")).data}
+    assert "mcp_search" not in available
+    assert "web_fetch" not in [s.name for s in registry_of(server).specs_for([], False)]
+
+
+async def test_only_a_global_admin_changes_tools(api: Any, people: dict) -> None:
+    tid = await tool_id(api, "read_file")
+    for who in ("bob", "carol"):
+        assert (await api.put(f"/api/v1/tools/{tid}", {"description": "x"}, token=who)).status == 403
+        assert (await api.put(f"/api/v1/tools/{tid}/toggle", {"enabled": False}, token=who)).status == 403
+        assert (await api.put(f"/api/v1/tools/{tid}/disclosure-tier", {"tier": "extension"}, token=who)).status == 403
+        assert (await api.delete(f"/api/v1/tools/{tid}", token=who)).status == 403
+    r = await api.get(f"/api/v1/tools/{tid}", token="alice")
+    assert r.data["description"] != "x" and r.data["enabled"] is True and r.data["disclosureTier"] == "core"
+
+
+async def test_admin_updates_description_config_and_tier(server: RunningServer, api: Any, people: dict) -> None:
+    tid = await tool_id(api, "read_file")
+    r = await api.put(f"/api/v1/tools/{tid}", {"description": "Read a note", "config": {"k": 1}}, token="alice")
+    assert r.status == 200, r.body
+    assert r.data["description"] == "Read a note" and r.data["config"] == {"k": 1} and r.data["enabled"] is True
+    spec = next(s for s in registry_of(server).specs_for(["read_file"], False))
+    assert spec.description == "Read a note"
+    r = await api.put(f"/api/v1/tools/{tid}/disclosure-tier", {"tier": "extension"}, token="alice")
+    assert r.status == 200 and r.data["disclosureTier"] == "extension"
+    r = await api.put(f"/api/v1/tools/{tid}", {"enabled": False}, token="alice")
+    assert r.data["enabled"] is False and r.data["description"] == "Read a note"
+    r = await api.get("/api/v1/audit/events", token="alice", params={"resourceType": "TOOL"})
+    assert r.status == 200
+    assert sum(1 for e in r.data["records"] if e["resourceType"] == "TOOL" and e["resourceId"] == tid) == 3
+
+
+@pytest.mark.parametrize(
+    "path, body, message",
+    [
+        ("", {"config": "nope"}, "config"),
+        ("", {"enabled": "maybe"}, "enabled"),
+        ("/toggle", {}, "enabled"),
+        ("/disclosure-tier", {"tier": "hidden"}, "tier"),
+        ("/disclosure-tier", {}, "tier"),
+    ],
+)
+async def test_bad_tool_updates_are_400(api: Any, people: dict, path: str, body: dict, message: str) -> None:
+    tid = await tool_id(api, "list_files")
+    r = await api.put(f"/api/v1/tools/{tid}{path}", body, token="alice")
+    assert r.status == 400 and r.msg.startswith(message), r.body
+    r = await api.get(f"/api/v1/tools/{tid}", token="alice")
+    assert r.data["enabled"] is True and r.data["disclosureTier"] == "core" and r.data["config"] == {}
+
+
+async def test_system_tools_cannot_be_deleted_but_others_can(server: RunningServer, api: Any, people: dict) -> None:
+    tid = await tool_id(api, "get_current_time")
+    r = await api.delete(f"/api/v1/tools/{tid}", token="alice")
+    assert r.status == 400 and r.msg == "System tools cannot be deleted"
+    assert (await api.get(f"/api/v1/tools/{tid}", token="alice")).status == 200
+    registry_of(server).register(fake_tool("mcp_search", "mcp"))
+    mid = await tool_id(api, "mcp_search")
+    r = await api.delete(f"/api/v1/tools/{mid}", token="alice")
+    assert r.status == 200, r.body
+    assert (await api.get(f"/api/v1/tools/{mid}", token="alice")).status == 404
+    assert registry_of(server).get("mcp_search") is None
+    assert (await api.delete(f"/api/v1/tools/{mid}", token="alice")).status == 404

@@ -9,7 +9,7 @@ from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.tools.models import Tool
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, ToolNotFound
+from platform_server.web.errors import BadRequest, NotFound
 
 
 def ensure_row(name: str, description: str, source: str, parameters: dict[str, Any]) -> Tool:
@@ -79,7 +79,7 @@ def list_available(registered: set[str]) -> list[dict[str, Any]]:
 def _get(tool_id: int) -> Tool:
     row = Tool.get_or_none(Tool.id == tool_id)
     if row is None:
-        raise ToolNotFound()
+        raise NotFound("Tool not found")
     return row
 
 

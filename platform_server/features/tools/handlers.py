@@ -1,0 +1,109 @@
+"""The /api/v1/tools routes: tools are global, so reading needs viewer and changing needs a global admin."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.tools import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.routing import route
+
+
+class ToolUpdate(BaseModel):
+    description: str | None = Field(default=None, max_length=4000)
+    enabled: bool | None = None
+    config: dict[str, Any] | None = None
+
+
+class ToolToggle(BaseModel):
+    enabled: bool
+
+
+class ToolTier(BaseModel):
+    tier: Literal["core", "extension"]
+
+
+class _ToolsBase(ApiHandler):
+    tags = ("Tools",)
+
+    def registered(self) -> set[str]:
+        registry = self.platform.services.get("tools")
+        return set(registry.names()) if registry else set()
+
+
+class ToolsHandler(_ToolsBase):
+    access = {"GET": "viewer"}
+
+    def get(self) -> None:
+        """Every tool (system, MCP, skills), system tools first."""
+        self.ok(service.list_all())
+
+
+class AvailableToolsHandler(_ToolsBase):
+    access = {"GET": "viewer"}
+
+    def get(self) -> None:
+        """Every atomic tool an agent can bind (enabled and runnable), including MCP tools."""
+        self.ok(service.list_available(self.registered()))
+
+
+class EnabledToolsHandler(_ToolsBase):
+    access = {"GET": "viewer"}
+
+    def get(self) -> None:
+        """Enabled tools."""
+        self.ok(service.list_enabled())
+
+
+class ToolHandler(_ToolsBase):
+    access = {"GET": "viewer", "PUT": GLOBAL_ADMIN, "DELETE": GLOBAL_ADMIN}
+    body_models = {"PUT": ToolUpdate}
+
+    def get(self, id: int) -> None:
+        """One tool."""
+        self.ok(service.get(id))
+
+    def put(self, id: int) -> None:
+        """Update a tool's description, enabled flag or config (global admin)."""
+        req = self.body(ToolUpdate)
+        self.ok(service.update(self.require_caller(), id, req.description, req.enabled, req.config))
+
+    def delete(self, id: int) -> None:
+        """Delete a tool (global admin); system tools cannot be deleted."""
+        name = service.delete(self.require_caller(), id)
+        registry = self.platform.services.get("tools")
+        if registry is not None:
+            registry.unregister(name)
+        self.ok(None)
+
+
+class ToolToggleHandler(_ToolsBase):
+    access = {"PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": ToolToggle}
+
+    def put(self, id: int) -> None:
+        """Enable or disable a tool (global admin)."""
+        req = self.body(ToolToggle)
+        self.ok(service.toggle(self.require_caller(), id, req.enabled))
+
+
+class ToolTierHandler(_ToolsBase):
+    access = {"PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": ToolTier}
+
+    def put(self, id: int) -> None:
+        """Set the disclosure tier, `core` or `extension` (global admin)."""
+        req = self.body(ToolTier)
+        self.ok(service.set_tier(self.require_caller(), id, req.tier))
+
+
+ROUTES = [
+    route("/api/v1/tools", ToolsHandler),
+    route("/api/v1/tools/available", AvailableToolsHandler),
+    route("/api/v1/tools/enabled", EnabledToolsHandler),
+    route("/api/v1/tools/{id}", ToolHandler),
+    route("/api/v1/tools/{id}/toggle", ToolToggleHandler),
+    route("/api/v1/tools/{id}/disclosure-tier", ToolTierHandler),
+]
