@@ -29,7 +29,8 @@ class TrendHandler(ApiHandler):
 
     def get(self) -> None:
         """Daily usage for the last `days` days (default 7, at most 90)."""
-        days = self.query_long("days") or 7
+        days = self.query_long("days")
+        days = 7 if days is None else days
         if not 1 <= days <= 90:
             raise BadRequest("days: must be between 1 and 90")
         self.ok(service.trend(self.require_caller().workspace_id, days))

@@ -45,7 +45,7 @@ def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
 def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
     """Per day (UTC), oldest first: messages, new conversations, tokens."""
     start = utcnow().replace(hour=0, minute=0, second=0, microsecond=0) - dt.timedelta(days=days - 1)
-    day = peewee.fn.substr(Message.create_time, 1, 10)
+    day = peewee.fn.substr(Message.create_time, 1, 10).coerce(False)
     rows = (
         _messages(workspace_id).where(Message.create_time >= start)
         .select(day.alias("day"), peewee.fn.COUNT(Message.id).alias("n"),
@@ -53,7 +53,7 @@ def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
         .group_by(day).dicts()
     )
     by_day = {r["day"]: r for r in rows}
-    cday = peewee.fn.substr(Conversation.create_time, 1, 10)
+    cday = peewee.fn.substr(Conversation.create_time, 1, 10).coerce(False)
     new_convs = {
         r["day"]: r["n"]
         for r in Conversation.select(cday.alias("day"), peewee.fn.COUNT(Conversation.id).alias("n"))
@@ -75,7 +75,7 @@ GROUPS = {
     "provider": (Message.runtime_provider, "provider"),
     "agent": (Conversation.agent_id, "agentId"),
     "user": (Conversation.user_id, "userId"),
-    "day": (peewee.fn.substr(Message.create_time, 1, 10), "date"),
+    "day": (peewee.fn.substr(Message.create_time, 1, 10).coerce(False), "date"),
 }
 
 
