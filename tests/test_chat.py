@@ -5,18 +5,11 @@ import json
 from typing import Any, AsyncIterator
 
 import aiohttp
-import importlib.util
-
 import pytest
 
 from tests.helpers.chat import ChatEnv, chat_env, make_agent, names, text_of
 from tests.helpers.client import ApiClient, iter_sse
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
-
-
-needs_tools = pytest.mark.skipif(
-    importlib.util.find_spec("platform_server.features.tools") is None, reason="tool registry not built yet"
-)
 
 
 @pytest.fixture
@@ -63,7 +56,6 @@ async def test_a_streamed_answer_arrives_as_meta_start_deltas_complete_done_with
     assert status.data["streamStatus"] == "idle"
 
 
-@needs_tools
 async def test_a_tool_call_round_trip_runs_the_tool_and_feeds_its_result_back(env: ChatEnv) -> None:
     env.llm.enqueue(
         Script(tool_calls=[ScriptedToolCall("get_current_time", {"timezone": "UTC"}, id="call_1")]),
@@ -205,7 +197,6 @@ async def test_each_user_has_their_own_default_conversation(env: ChatEnv) -> Non
     assert a[0]["content"] == "alice here" and b[0]["content"] == "bob here"
 
 
-@needs_tools
 async def test_max_iterations_stops_a_model_that_calls_tools_forever(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
     env = await chat_env(api, people, llm, maxIterations=3)
     for _ in range(6):

@@ -3,18 +3,11 @@ from __future__ import annotations
 
 from typing import AsyncIterator
 
-import importlib.util
-
 import pytest
 
 from tests.helpers.chat import ChatEnv, chat_env
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
-
-
-needs_tools = pytest.mark.skipif(
-    importlib.util.find_spec("platform_server.features.tools") is None, reason="tool registry not built yet"
-)
 
 
 @pytest.fixture
@@ -95,7 +88,6 @@ async def test_clear_delete_and_batch_delete(env: ChatEnv) -> None:
     assert (await env.api.get("/api/v1/conversations", token="alice")).data == []
 
 
-@needs_tools
 async def test_the_trajectory_is_plain_text_in_emission_order(env: ChatEnv) -> None:
     from tests.helpers.fake_openai import ScriptedToolCall
 
