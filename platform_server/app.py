@@ -100,6 +100,8 @@ def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
     os.makedirs(config.data_dir, exist_ok=True)
     open_database(config.db_path)
     run_migrations(collect_migrations())
+    auth_service.check_rounds(config.password_hash_rounds)
+    auth_service.dummy_hash(config.password_hash_rounds)  # computed once, before the first login
     jwt = JwtIssuer(load_secret(config.jwt_secret, config.data_dir), config.jwt_ttl_ms)
     web = WebServices(
         authenticate=lambda token: auth_service.authenticate(token, jwt),
@@ -136,6 +138,7 @@ async def start_features(platform: Platform) -> None:
     from platform_server.features.settings import service as settings_service
     from platform_server.features.setup import service as setup_service
 
+    settings_service.apply_config_defaults(platform.config.default_language, platform.config.timezone)
     settings_service.seed_flags()
     setup_service.ensure_headless_admin(
         platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds

@@ -169,13 +169,25 @@ class ApiHandler(tornado.web.RequestHandler):
             self._body_rejected = True
             self._chunks.clear()
             self._write_error_now(PayloadTooLarge(f"Request body exceeds {limit} bytes"))
+            # The 413 is sent: the method must not run on the truncated body once it ends.
+            setattr(self, (self.request.method or "GET").lower(), self._skip)
             return
         self._chunks.append(chunk)
 
-    def on_finish(self) -> None:
+    def _skip(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def _cancel_timeout(self) -> None:
         if self._timeout_handle is not None:
             IOLoop.current().remove_timeout(self._timeout_handle)  # type: ignore[arg-type]
             self._timeout_handle = None
+
+    def on_finish(self) -> None:
+        self._cancel_timeout()
+
+    def on_connection_close(self) -> None:
+        self._cancel_timeout()
+        super().on_connection_close()
 
     def _on_timeout(self) -> None:
         self._timeout_handle = None

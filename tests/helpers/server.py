@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import tornado.web
 
 from platform_server.app import Platform, listen, make_app, start_features, stop_features
 from platform_server.config import Config, load_config
+from platform_server.web.routing import route
 from tests.helpers.client import ApiClient
 
 
@@ -26,6 +28,12 @@ class RunningServer:
     client: ApiClient
     _server: Any
     _session: aiohttp.ClientSession
+    app: tornado.web.Application | None = None
+
+    def add_route(self, template: str, handler: type[tornado.web.RequestHandler]) -> None:
+        """Serve a test-only handler in this running app (checked before the production routes)."""
+        assert self.app is not None
+        self.app.add_handlers(r".*$", [(route(template, handler).regex, handler)])
 
     async def stop(self) -> None:
         self._server.stop()
@@ -35,8 +43,10 @@ class RunningServer:
 
 async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
     port = free_port()
-    values: dict[str, Any] = {"host": "127.0.0.1", "port": port, "data_dir": data_dir, "log_level": "WARNING",
-                              "password_hash_rounds": 4}
+    values: dict[str, Any] = {
+        "host": "127.0.0.1", "port": port, "data_dir": data_dir, "log_level": "WARNING",
+        "password_hash_rounds": 4,  # the cheapest bcrypt cost keeps persona setup fast
+    }
     values.update(overrides)
     config = load_config(None, env={}, overrides=values)
     app, platform = make_app(config)
@@ -44,7 +54,7 @@ async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
     server = listen(app, config)
     session = aiohttp.ClientSession()
     url = f"http://127.0.0.1:{port}"
-    return RunningServer(url, config, platform, ApiClient(url, session), server, session)
+    return RunningServer(url, config, platform, ApiClient(url, session), server, session, app)
 
 
 PASSWORD = "password-123"

@@ -9,6 +9,8 @@ from platform_server.features.audit.models import AuditEvent
 from platform_server.web.context import Caller
 from platform_server.web.pagination import PageRequest, paginate
 
+NO_WORKSPACE = 0  # user-level events of a caller outside the request's workspace
+
 
 def record(
     actor: Caller | None,
@@ -18,9 +20,19 @@ def record(
     detail: str = "",
     workspace_id: int | None = None,
 ) -> None:
-    """Write one audit event (call inside the same transaction as the change)."""
+    """Write one audit event (call inside the same transaction as the change).
+
+    Without an explicit workspace the event goes to the request's workspace when the actor has a
+    role there, to workspace 1 for system actions (no actor), and to no workspace (0) otherwise, so
+    an `X-Workspace-Id` header cannot file events into a workspace the actor does not belong to.
+    """
+    if workspace_id is None:
+        if actor is None:
+            workspace_id = 1
+        else:
+            workspace_id = actor.workspace_id if actor.workspace_role else NO_WORKSPACE
     AuditEvent.create(
-        workspace_id=workspace_id if workspace_id is not None else (actor.workspace_id if actor else 1),
+        workspace_id=workspace_id,
         actor_user_id=actor.user_id if actor else None,
         actor_username=actor.username if actor else None,
         action=action,

@@ -23,6 +23,12 @@ _LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
 
 # ---- passwords (blocking: call from an executor) ---------------------------
 
+def check_rounds(rounds: int) -> None:
+    """Refuse a bcrypt cost outside 4..15 at start (config `password_hash_rounds`)."""
+    if not 4 <= rounds <= 15:
+        raise SystemExit("password_hash_rounds must be between 4 and 15")
+
+
 def hash_password(password: str, rounds: int = 10) -> str:
     return bcrypt.hashpw(password.encode()[:72], bcrypt.gensalt(rounds=rounds)).decode()
 
@@ -34,8 +40,14 @@ def check_password(password: str, password_hash: str) -> bool:
         return False
 
 
-# A hash to compare against when the user does not exist, so timing does not reveal usernames.
-_DUMMY_HASH = bcrypt.hashpw(b"not-a-password", bcrypt.gensalt(rounds=10)).decode()
+_DUMMY_HASHES: dict[int, str] = {}
+
+
+def dummy_hash(rounds: int) -> str:
+    """A hash of the configured cost to check when the user does not exist, so timing does not reveal usernames."""
+    if rounds not in _DUMMY_HASHES:
+        _DUMMY_HASHES[rounds] = hash_password("not-a-password", rounds)
+    return _DUMMY_HASHES[rounds]
 
 
 class LoginLimiter:
@@ -133,9 +145,14 @@ def list_users() -> list[dict[str, Any]]:
 
 
 def set_password(actor: Caller, user: User, new_hash: str) -> None:
-    """Replace the password; JWTs issued before now stop working."""
+    """Replace the password; JWTs issued before now stop working.
+
+    Stored times are truncated to the millisecond, so the mark is set one millisecond ahead: every
+    token issued up to now has an earlier `iat`.
+    """
     with database.atomic():
-        User.update(password_hash=new_hash, password_changed_at=utcnow(), update_time=utcnow()).where(
+        changed = utcnow() + dt.timedelta(milliseconds=1)
+        User.update(password_hash=new_hash, password_changed_at=changed, update_time=utcnow()).where(
             User.id == user.id
         ).execute()
         audit.record(actor, "UPDATE", "USER", user.id, "password changed")
@@ -153,8 +170,8 @@ def authenticate(token: str, jwt_issuer: JwtIssuer) -> Principal | None:
     user = User.get_or_none(User.id == int(claims["userId"]))
     if user is None or not user.enabled or user.deleted or user.username != claims["sub"]:
         return None
-    if int(claims["iat"]) < int(user.password_changed_at.replace(tzinfo=dt.timezone.utc).timestamp()):
-        return None
+    if float(claims["iat"]) < user.password_changed_at.replace(tzinfo=dt.timezone.utc).timestamp():
+        return None  # issued before the last password change
     return Principal(user.id, user.username, user.role, "jwt", float(claims["exp"]), user.nickname)
 
 

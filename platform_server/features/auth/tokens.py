@@ -36,8 +36,12 @@ class JwtIssuer:
         self.ttl_ms = ttl_ms
 
     def issue(self, user_id: int, username: str, role: str) -> str:
-        now = int(time.time())
-        claims = {"sub": username, "userId": str(user_id), "role": role, "iat": now, "exp": now + self.ttl_ms // 1000}
+        """A signed token; `iat` keeps sub-second precision so a password change revokes even a token of the same second."""
+        now = time.time()
+        claims = {
+            "sub": username, "userId": str(user_id), "role": role,
+            "iat": now, "exp": int(now + self.ttl_ms / 1000),
+        }
         return jwt.encode(claims, self._secret, algorithm="HS256")
 
     def verify(self, token: str) -> dict[str, Any] | None:

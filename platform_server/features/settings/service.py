@@ -44,7 +44,32 @@ def _validate(key: str, value: Any) -> Any:
             raise BadRequest("timezone: unknown IANA time zone")
     if key in ("siteName", "welcomeMessage") and (not isinstance(value, str) or len(value) > 2000):
         raise BadRequest(f"{key}: must be a string of at most 2000 characters")
+    if key == "sidecar":
+        return _validate_sidecar(value)
     return value
+
+
+def _validate_sidecar(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or set(value) - set(DEFAULT_SIDECAR):
+        raise BadRequest("sidecar: must be an object with enabled, provider, modelName")
+    clean = {**DEFAULT_SIDECAR, **value}
+    if not isinstance(clean["enabled"], bool):
+        raise BadRequest("sidecar.enabled: must be a boolean")
+    for name in ("provider", "modelName"):
+        if clean[name] is not None and (not isinstance(clean[name], str) or len(clean[name]) > 200):
+            raise BadRequest(f"sidecar.{name}: must be a string of at most 200 characters")
+    if clean["enabled"] and not (clean["provider"] and clean["modelName"]):
+        raise BadRequest("provider: required with modelName when the sidecar is enabled")
+    return clean
+
+
+def apply_config_defaults(language: str, timezone: str) -> None:
+    """A fresh install's language and time zone come from the configuration (checked at start)."""
+    try:
+        DEFAULTS["language"] = _validate("language", language)
+        DEFAULTS["timezone"] = _validate("timezone", timezone)
+    except BadRequest as exc:
+        raise SystemExit(f"invalid configuration: {exc.msg}")
 
 
 def get_all() -> dict[str, Any]:
@@ -71,11 +96,8 @@ def save(caller: Caller | None, changes: dict[str, Any]) -> dict[str, Any]:
 
 
 def save_sidecar(caller: Caller, enabled: bool, provider: str | None, model_name: str | None) -> dict[str, Any]:
-    if enabled and not (provider and model_name):
-        raise BadRequest("provider: required with modelName when the sidecar is enabled")
     value = {"enabled": enabled, "provider": provider, "modelName": model_name}
-    save(caller, {"sidecar": value})
-    return value
+    return save(caller, {"sidecar": value})["sidecar"]
 
 
 def seed_flags() -> None:

@@ -18,7 +18,7 @@ class InitRequest(BaseModel):
     username: str = Field(default="admin", pattern=USERNAME_PATTERN)
     password: str = Field(min_length=8, max_length=256)
     nickname: str | None = Field(default=None, max_length=100)
-    language: Literal["en-US", "zh-CN"] = "en-US"
+    language: Literal["en-US", "zh-CN"] | None = None  # absent: the configured default_language (en-US)
 
 
 class StatusHandler(ApiHandler):
