@@ -331,3 +331,10 @@ async def test_end_user_ids_keep_memory_and_conversations_apart(env: ChatEnv, se
     assert "Ada" in first and "Ada" not in second
     events = await env.stream("sneak", conversation_id="e1", endUserId="u2")
     assert names(events) == ["error"]
+
+
+async def test_a_call_to_a_tool_the_agent_was_not_given_is_refused(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("shell_exec", {"command": "id"})]), Script(text="ok"))
+    events = await env.stream("run id")
+    completed = next(e for e in events if e.event == "tool_call_completed").data
+    assert completed["success"] is False and "not available" in completed["result"]

@@ -47,6 +47,12 @@ class TurnRequest:
     source: str = "web"
 
 
+@dataclass(frozen=True)
+class ToolOutcomeLike:
+    success: bool
+    result: str
+
+
 @dataclass
 class TurnSetup:
     """What a turn resolves once: model targets, tools, limits."""
@@ -327,7 +333,7 @@ class ChatRuntime:
             self._save_answer(answer, "completed")
             for call in finish.tool_calls:
                 self.checkpoint(turn)
-                await self._run_tool(turn, conv, call, setup.tool_ctx, answer)
+                await self._run_tool(turn, conv, call, setup, answer)
             turn.phase = "thinking"
             answer = self._new_answer(conv)
             turn.result["_answer"] = answer
@@ -395,10 +401,12 @@ class ChatRuntime:
             config=self.config,
         )
 
-    async def _run_tool(self, turn: Turn, conv: Conversation, call: ToolCall, ctx: Any, answer: Answer) -> None:
+    async def _run_tool(self, turn: Turn, conv: Conversation, call: ToolCall, setup: TurnSetup, answer: Answer) -> None:
         turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-        registry = self.platform.services["tools"]
-        outcome = await registry.execute(call.name, call.arguments, ctx)
+        if call.name not in {spec.name for spec in setup.specs}:
+            outcome = ToolOutcomeLike(False, f"Tool '{call.name}' is not available to this agent")
+        else:
+            outcome = await self.platform.services["tools"].execute(call.name, call.arguments, setup.tool_ctx)
         with database.atomic():
             self._add_message(conv, "tool", outcome.result, tool_name=call.name,
                               metadata={"toolCallId": call.id, "arguments": call.arguments, "success": outcome.success})
