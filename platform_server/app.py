@@ -39,6 +39,7 @@ FEATURES: tuple[str, ...] = (
     "oauth",
     "agents",
     "templates",
+    "guard",
     "conversations",
     "plans",
     "chat",

@@ -1,0 +1,231 @@
+"""Approval grants: standing approvals by scope (user, agent, conversation, workspace), matched exactly."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import peewee
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.guard.models import ApprovalGrant
+from platform_server.features.guard.settings import SEVERITY_RANK
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.pagination import PageRequest, paginate
+
+SCOPES = ("USER", "AGENT", "CONVERSATION", "WORKSPACE")
+KINDS = ("ALWAYS", "UNTIL_TIMESTAMP", "UNTIL_CONVERSATION_END")
+SCOPE_ORDER = {"CONVERSATION": 0, "AGENT": 1, "USER": 2, "WORKSPACE": 3}  # most specific first
+
+
+def _conversation(user_id: int, conversation_id: str) -> Any:
+    from platform_server.features.conversations import service as conversations
+
+    return conversations.find(user_id, conversation_id)
+
+
+def _live(grant: ApprovalGrant, now: dt.datetime, conversation_pk: int | None) -> bool:
+    """Not revoked, not expired, and (conversation scope) given for the conversation that exists now."""
+    if grant.revoked:
+        return False
+    if grant.grant_kind == "UNTIL_TIMESTAMP" and (grant.expire_at is None or grant.expire_at <= now):
+        return False
+    if grant.scope_type == "CONVERSATION" and (conversation_pk is None or grant.conversation_pk != conversation_pk):
+        return False
+    return grant.grant_kind in KINDS
+
+
+def matching_grant(workspace_id: int, user_id: int, agent_id: int, conversation_id: str, tool_name: str,
+                   rule_id: str | None, severity: str, now: dt.datetime) -> ApprovalGrant | None:
+    """The most specific active grant that covers this call exactly, or None (critical: always None)."""
+    if severity not in SEVERITY_RANK or severity == "critical":
+        return None
+    scope = (
+        ((ApprovalGrant.scope_type == "USER") & (ApprovalGrant.scope_id == str(user_id)))
+        | ((ApprovalGrant.scope_type == "AGENT") & (ApprovalGrant.scope_id == str(agent_id)))
+        | ((ApprovalGrant.scope_type == "CONVERSATION") & (ApprovalGrant.scope_id == conversation_id))
+        | ((ApprovalGrant.scope_type == "WORKSPACE") & (ApprovalGrant.scope_id == str(workspace_id)))
+    )
+    tool_ok = ApprovalGrant.tool_name.is_null() | (ApprovalGrant.tool_name == tool_name)
+    rule_ok = ApprovalGrant.rule_id.is_null()
+    if rule_id is not None:
+        rule_ok = rule_ok | (ApprovalGrant.rule_id == rule_id)
+    rows = list(
+        ApprovalGrant.select()
+        .where((ApprovalGrant.workspace_id == workspace_id) & (ApprovalGrant.revoked == False)  # noqa: E712
+               & scope & tool_ok & rule_ok)
+        .order_by(ApprovalGrant.create_time, ApprovalGrant.id)
+    )
+    if not rows:
+        return None
+    conv = _conversation(user_id, conversation_id) if any(g.scope_type == "CONVERSATION" for g in rows) else None
+    conv_pk = conv.id if conv is not None and conv.user_id == user_id else None
+    live = [
+        g for g in rows
+        if SEVERITY_RANK[severity] <= SEVERITY_RANK.get(g.max_severity, -1) and _live(g, now, conv_pk)
+    ]
+    live.sort(key=lambda g: SCOPE_ORDER.get(g.scope_type, 9))
+    return live[0] if live else None
+
+
+# ---- the REST side ------------------------------------------------------------------------------
+
+def is_active(grant: ApprovalGrant, now: dt.datetime | None = None) -> bool:
+    moment = now or utcnow()
+    if grant.revoked:
+        return False
+    if grant.grant_kind == "UNTIL_TIMESTAMP":
+        return grant.expire_at is not None and grant.expire_at > moment
+    if grant.scope_type == "CONVERSATION":
+        from platform_server.features.conversations.models import Conversation
+
+        return Conversation.select().where(Conversation.id == grant.conversation_pk).exists()
+    return True
+
+
+def to_dict(g: ApprovalGrant, now: dt.datetime | None = None) -> dict[str, Any]:
+    return {
+        "id": str(g.id),
+        "workspaceId": str(g.workspace_id),
+        "scopeType": g.scope_type,
+        "scopeId": g.scope_id,
+        "toolName": g.tool_name,
+        "ruleId": g.rule_id,
+        "maxSeverity": g.max_severity,
+        "grantKind": g.grant_kind,
+        "expireAt": iso(g.expire_at),
+        "note": g.note,
+        "createdBy": str(g.created_by),
+        "createTime": iso(g.create_time),
+        "revoked": bool(g.revoked),
+        "revokedAt": iso(g.revoked_at),
+        "revokedBy": None if g.revoked_by is None else str(g.revoked_by),
+        "active": is_active(g, now),
+    }
+
+
+def _check_scope(caller: Caller, scope_type: str, scope_id: str) -> int | None:
+    """Check the scope id exists in the caller's workspace; returns the conversation row id for CONVERSATION."""
+    ws = caller.workspace_id
+    if scope_type == "WORKSPACE":
+        if not caller.has_role("admin"):
+            raise Forbidden("Workspace role 'admin' required for a WORKSPACE grant")
+        if scope_id != str(ws):
+            raise BadRequest("scopeId: must be the current workspace's id")
+        return None
+    if scope_type == "CONVERSATION":
+        conv = _conversation(caller.user_id, scope_id)
+        if conv is None or conv.user_id != caller.user_id or conv.workspace_id != ws:
+            raise BadRequest("scopeId: not one of your conversations in this workspace")
+        return conv.id
+    if not scope_id.isdigit():
+        raise BadRequest("scopeId: expected a numeric id")
+    if scope_type == "USER":
+        from platform_server.features.workspaces.service import member_role
+
+        if member_role(int(scope_id), ws) is None:
+            raise BadRequest("scopeId: not a member of this workspace")
+        if int(scope_id) != caller.user_id and not caller.has_role("admin"):
+            raise Forbidden("Workspace role 'admin' required to grant for another user")
+        return None
+    from platform_server.features.agents.models import Agent
+
+    agent = Agent.get_or_none((Agent.id == int(scope_id)) & (Agent.workspace_id == ws))
+    if agent is None:
+        raise BadRequest("scopeId: not an agent of this workspace")
+    if agent.creator_user_id != caller.user_id and not caller.has_role("admin"):
+        raise Forbidden("Only the agent's creator or a workspace admin can grant for an agent")
+    return None
+
+
+def create(caller: Caller, scope_type: str, scope_id: str, tool_name: str | None, rule_id: str | None,
+           max_severity: str, grant_kind: str, expire_at: dt.datetime | None, note: str | None,
+           now: dt.datetime | None = None) -> dict[str, Any]:
+    """Create a grant after checking its scope, severity ceiling and kind."""
+    moment = now or utcnow()
+    if max_severity == "critical":
+        raise BadRequest("maxSeverity: critical calls always ask; a grant cannot cover them")
+    if grant_kind == "UNTIL_TIMESTAMP":
+        if expire_at is None:
+            raise BadRequest("expireAt: required for UNTIL_TIMESTAMP")
+        if expire_at <= moment:
+            raise BadRequest("expireAt: must be in the future")
+    elif expire_at is not None:
+        raise BadRequest(f"expireAt: only UNTIL_TIMESTAMP grants expire at a time, not {grant_kind}")
+    if grant_kind == "UNTIL_CONVERSATION_END" and scope_type != "CONVERSATION":
+        raise BadRequest("grantKind: UNTIL_CONVERSATION_END needs scopeType CONVERSATION")
+    conversation_pk = _check_scope(caller, scope_type, scope_id)
+    if rule_id is not None:
+        from platform_server.features.guard.models import GuardRule
+
+        if not GuardRule.select().where(GuardRule.rule_id == rule_id).exists():
+            raise BadRequest(f"ruleId: unknown rule '{rule_id}'")
+    with database.atomic():
+        grant = ApprovalGrant.create(
+            workspace_id=caller.workspace_id, scope_type=scope_type, scope_id=scope_id,
+            conversation_pk=conversation_pk, tool_name=tool_name, rule_id=rule_id, max_severity=max_severity,
+            grant_kind=grant_kind, expire_at=expire_at, note=note or "", created_by=caller.user_id,
+            create_time=moment,
+        )
+        audit.record(caller, "CREATE", "APPROVAL_GRANT", grant.id,
+                     f"{scope_type}:{scope_id} tool={tool_name or '*'} rule={rule_id or '*'} "
+                     f"<= {max_severity} {grant_kind}")
+    return to_dict(grant, moment)
+
+
+def _visible(caller: Caller) -> peewee.ModelSelect:
+    return ApprovalGrant.select().where(ApprovalGrant.workspace_id == caller.workspace_id)
+
+
+def page(caller: Caller, req: PageRequest, scope_type: str | None, tool_name: str | None,
+         active: bool | None) -> dict[str, Any]:
+    """The workspace's grants, newest first; `active` filters live ones (or revoked/expired ones)."""
+    q = _visible(caller)
+    if scope_type:
+        q = q.where(ApprovalGrant.scope_type == scope_type.upper())
+    if tool_name:
+        q = q.where(ApprovalGrant.tool_name == tool_name)
+    q = q.order_by(ApprovalGrant.create_time.desc(), ApprovalGrant.id.desc())
+    if active is None:
+        return paginate(q, req, to_dict)
+    from platform_server.web.pagination import paginate_list
+
+    rows = [to_dict(g) for g in q]
+    return paginate_list([g for g in rows if g["active"] == active], req)
+
+
+def active_summary(caller: Caller) -> dict[str, Any]:
+    """Counts of the workspace's active grants, by scope type and by kind."""
+    now = utcnow()
+    live = [g for g in _visible(caller).where(ApprovalGrant.revoked == False) if is_active(g, now)]  # noqa: E712
+    by_scope = {s: 0 for s in SCOPES}
+    by_kind = {k: 0 for k in KINDS}
+    for g in live:
+        by_scope[g.scope_type] = by_scope.get(g.scope_type, 0) + 1
+        by_kind[g.grant_kind] = by_kind.get(g.grant_kind, 0) + 1
+    return {"total": len(live), "byScopeType": by_scope, "byKind": by_kind}
+
+
+def count_active(workspace_id: int) -> int:
+    now = utcnow()
+    rows = ApprovalGrant.select().where(
+        (ApprovalGrant.workspace_id == workspace_id) & (ApprovalGrant.revoked == False)  # noqa: E712
+    )
+    return sum(1 for g in rows if is_active(g, now))
+
+
+def revoke(caller: Caller, grant_id: int) -> dict[str, Any]:
+    """Soft-revoke a grant of the workspace (its creator or a workspace admin)."""
+    grant = _visible(caller).where(ApprovalGrant.id == grant_id).first()
+    if grant is None:
+        raise NotFound("Grant not found")
+    if grant.created_by != caller.user_id and not caller.has_role("admin"):
+        raise Forbidden("Only the grant's creator or a workspace admin can revoke it")
+    if grant.revoked:
+        return to_dict(grant)
+    with database.atomic():
+        grant.revoked, grant.revoked_at, grant.revoked_by = True, utcnow(), caller.user_id
+        grant.save()
+        audit.record(caller, "DELETE", "APPROVAL_GRANT", grant.id, f"revoked {grant.scope_type}:{grant.scope_id}")
+    return to_dict(grant)
