@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 
-from platform_server.features.chat import admin, service, uploads
+from platform_server.features.chat import admin, approvals, service, uploads
 from platform_server.features.chat.service import (
     ChatStreamRequest,
     InterruptRequest,
@@ -123,9 +123,10 @@ class StopHandler(ApiHandler):
         caller = self.require_caller()
         conv = conversations.check_owner(caller.user_id, conversationId)
         runtime = self.platform.services["chat"]
+        denied = approvals.guard.deny_all_pending(caller.user_id, conversationId, caller.user_id) if conv else 0
         turn = runtime.turns.get(conversations.key_for(caller.user_id, conversationId)) if conv else None
         if turn is None or not runtime.cancel(turn.key):
-            self.ok({"stopped": False})
+            self.ok({"stopped": bool(denied), "deniedApprovals": denied} if denied else {"stopped": False})
             return
         if turn.task is not None:
             await asyncio.wait([turn.task], timeout=5)

@@ -72,7 +72,7 @@ async def plan_execute(runtime: "ChatRuntime", turn: "Turn", req: "TurnRequest",
         status = "completed"
         return final
     except BaseException as exc:
-        status = "stopped" if type(exc).__name__ == "CancelledError" else "failed"
+        status = {"CancelledError": "stopped", "AwaitingApproval": "awaiting_approval"}.get(type(exc).__name__, "failed")
         raise
     finally:
         plans.finish(plan.id, status)

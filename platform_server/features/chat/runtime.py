@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_server.db import database, utcnow
-from platform_server.features.chat import uploads
+from platform_server.features.chat import approvals, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
@@ -45,12 +45,7 @@ class TurnRequest:
     model_name: str | None = None
     end_user_id: str | None = None
     source: str = "web"
-
-
-@dataclass(frozen=True)
-class ToolOutcomeLike:
-    success: bool
-    result: str
+    command: str | None = None  # "approved" / "denied": resolve the pending tool call first
 
 
 @dataclass
@@ -127,7 +122,14 @@ class ChatRuntime:
                 conv.model_provider, conv.model_name = req.model_provider, req.model_name
             conv.agent_id = agent.id
             conv.workspace_id = agent.workspace_id
-            user_row = self._add_message(conv, "user", text, content_parts=parts, now=now)
+            command = approvals.command_of(text) if not parts else None
+            waiting = approvals.has_pending(caller.user_id, req.conversation_id)
+            if command:
+                req.command = command
+            elif waiting:
+                approvals.supersede(caller.user_id, req.conversation_id)
+            user_row = self._add_message(conv, "user", text, content_parts=parts, now=now,
+                                         metadata={"command": command} if command else None)
             conv.stream_status = "running"
             conv.save()
         turn = Turn(
@@ -244,6 +246,13 @@ class ChatRuntime:
                         message=queued.message, content_parts=queued.content_parts,
                         thinking_level=req.thinking_level, end_user_id=req.end_user_id, source=req.source,
                     ))
+        except approvals.AwaitingApproval:
+            status = "awaiting_approval"
+            answer = self._current_answer(turn) or answer
+            if answer is not None:
+                self._save_answer(answer, "completed")
+                turn.publish("message_complete", {"status": status, "assistantMessageId": str(answer.row_id)})
+            self._keep_queued(turn, conv)
         except asyncio.CancelledError:
             status = "stopped"
             answer = self._current_answer(turn) or answer
@@ -264,6 +273,14 @@ class ChatRuntime:
                 turn.publish("message_complete", {"status": "failed", "assistantMessageId": str(answer.row_id)})
         finally:
             self._finish(turn, conv, status, answer, totals)
+
+    def _keep_queued(self, turn: Turn, conv: Conversation) -> None:
+        """Inputs queued behind a paused turn are stored (accepted messages are never lost)."""
+        with database.atomic():
+            while turn.queue:
+                queued = turn.queue.pop(0)
+                self._add_message(conv, "user", text_of(queued.message, queued.content_parts),
+                                  content_parts=queued.content_parts, metadata={"queuedWhilePaused": True})
 
     def _current_answer(self, turn: Turn) -> Answer | None:
         return turn.result.get("_answer")
@@ -290,6 +307,12 @@ class ChatRuntime:
 
         setup = self._setup(turn, req, conv)
         turn.publish("message_start", {"role": "assistant"})
+        if req.command and not await approvals.resume(self, turn, conv, req.command, setup):
+            answer = self._new_answer(conv)
+            answer.content = approvals.NOTHING_PENDING
+            turn.publish("content_delta", {"delta": answer.content})
+            self._save_answer(answer, "completed")
+            return answer
         if req.agent.agent_type == "plan_execute" or req.source == "execute":
             return await planner.plan_execute(self, turn, req, conv, totals, setup)
         return await self.react(turn, req, conv, totals, setup)
@@ -333,7 +356,7 @@ class ChatRuntime:
             self._save_answer(answer, "completed")
             for call in finish.tool_calls:
                 self.checkpoint(turn)
-                await self._run_tool(turn, conv, call, setup, answer)
+                await approvals.run_call(self, turn, conv, call, setup, answer)
             turn.phase = "thinking"
             answer = self._new_answer(conv)
             turn.result["_answer"] = answer
@@ -401,25 +424,21 @@ class ChatRuntime:
             config=self.config,
         )
 
-    async def _run_tool(self, turn: Turn, conv: Conversation, call: ToolCall, setup: TurnSetup, answer: Answer) -> None:
-        turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-        if call.name not in {spec.name for spec in setup.specs}:
-            outcome = ToolOutcomeLike(False, f"Tool '{call.name}' is not available to this agent")
-        else:
-            outcome = await self.platform.services["tools"].execute(call.name, call.arguments, setup.tool_ctx)
+    def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer,
+                          success: bool, result: str) -> None:
+        """Store a tool result, note it on the assistant message, and stream it."""
         with database.atomic():
-            self._add_message(conv, "tool", outcome.result, tool_name=call.name,
-                              metadata={"toolCallId": call.id, "arguments": call.arguments, "success": outcome.success})
+            self._add_message(conv, "tool", result, tool_name=call.name,
+                              metadata={"toolCallId": call.id, "arguments": call.arguments, "success": success})
         for entry in answer.tool_calls:
             if entry["id"] == call.id:
-                entry["result"], entry["success"] = outcome.result[:2000], outcome.success
+                entry["result"], entry["success"] = result[:2000], success
         self._save_answer(answer, "completed")
-        turn.result.setdefault("toolCalls", []).append({
-            "id": call.id, "name": call.name, "arguments": call.arguments,
-            "result": outcome.result, "success": outcome.success,
-        })
+        turn.result.setdefault("toolCalls", []).append(
+            {"id": call.id, "name": call.name, "arguments": call.arguments, "result": result, "success": success}
+        )
         turn.publish("tool_call_completed", {"toolCallId": call.id, "toolName": call.name,
-                                             "result": outcome.result, "success": outcome.success})
+                                             "result": result, "success": success})
 
     # ---- building the model's view of the conversation ------------------------------
 
@@ -439,9 +458,9 @@ class ChatRuntime:
             prompt = (prompt + "\n\n" if prompt else "") + "## Memory\n\n" + memory
         if prompt:
             out.append(ChatMessage("system", prompt))
-        answered: set[str] = {str((m.metadata or {}).get("toolCallId")) for m in rows if m.role == "tool"}
+        results = {str((m.metadata or {}).get("toolCallId")): m for m in rows if m.role == "tool"}
         for m in rows:
-            if m.role == "user":
+            if m.role == "user" and not (m.metadata or {}).get("command"):
                 out.append(ChatMessage("user", self._user_content(m, conv, vision)))
             elif m.role == "assistant":
                 calls = [ToolCall(c["id"], c["name"], c.get("arguments") or "{}")
@@ -449,11 +468,10 @@ class ChatRuntime:
                 if not m.content and not calls:
                     continue
                 out.append(ChatMessage("assistant", m.content or None, tool_calls=calls))
-                for c in calls:
-                    if c.id not in answered:
-                        out.append(ChatMessage("tool", "(no result: the call was interrupted)", tool_call_id=c.id, name=c.name))
-            elif m.role == "tool":
-                out.append(ChatMessage("tool", m.content, tool_call_id=(m.metadata or {}).get("toolCallId"), name=m.tool_name))
+                for c in calls:  # results right after their call, wherever they were stored
+                    found = results.get(c.id)
+                    text = found.content if found else "(no result: the call was interrupted)"
+                    out.append(ChatMessage("tool", text, tool_call_id=c.id, name=c.name))
         return out
 
     def _memory_text(self, agent_id: int, end_user_id: str | None) -> str:

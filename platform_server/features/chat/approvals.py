@@ -1,0 +1,123 @@
+"""Every tool call passes the guard; a call that needs approval pauses the turn until `/approve` or `/deny`."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.guard import service as guard
+from platform_server.integrations.llm import ToolCall
+
+if TYPE_CHECKING:
+    from platform_server.features.chat.runtime import Answer, ChatRuntime, TurnSetup
+    from platform_server.features.chat.turns import Turn
+
+COMMANDS = {"/approve": "approved", "/deny": "denied"}
+NOTHING_PENDING = "There is no tool call waiting for approval in this conversation."
+DENIED_RESULT = "The user denied this tool call."
+
+
+class AwaitingApproval(Exception):
+    """Raised inside a turn when a tool call waits for the owner's decision."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    success: bool
+    result: str
+
+
+def command_of(text: str) -> str | None:
+    """`approved` / `denied` when the message is `/approve` or `/deny`."""
+    return COMMANDS.get(text.strip().lower())
+
+
+def context(turn: "Turn") -> guard.GuardContext:
+    return guard.GuardContext(turn.user_id, turn.workspace_id, turn.agent_id, turn.conversation_id)
+
+
+def has_pending(user_id: int, conversation_id: str) -> bool:
+    return bool(guard.pending_for(user_id, conversation_id))
+
+
+def supersede(user_id: int, conversation_id: str) -> int:
+    """A new ordinary message denies what was waiting (the model moves on)."""
+    return guard.deny_all_pending(user_id, conversation_id, user_id, reason="superseded by a new message")
+
+
+def _arguments(call: ToolCall) -> dict[str, Any]:
+    try:
+        value = json.loads(call.arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+async def run_call(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, call: ToolCall, setup: "TurnSetup",
+                   answer: "Answer", approved: bool = False) -> None:
+    """Guard, then run (or refuse, or pause on) one tool call, storing and streaming its result."""
+    if call.name not in {spec.name for spec in setup.specs}:
+        turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
+        runtime.store_tool_result(turn, conv, call, answer, False, f"Tool '{call.name}' is not available to this agent")
+        return
+    verdict = guard.evaluate(call.name, _arguments(call), context(turn))
+    if approved:
+        verdict = guard.Verdict("allow", verdict.severity, verdict.rule_id, "approved by the owner")
+    if verdict.decision == "ask":
+        pending = guard.create_pending(context(turn), call.id, call.name, call.arguments, verdict, answer.row_id)
+        turn.phase = "awaiting_approval"
+        turn.publish("phase", {"phase": "awaiting_approval"})
+        turn.publish("tool_approval_requested", {
+            "pendingId": pending["pendingId"], "toolName": call.name, "arguments": call.arguments,
+            "reason": verdict.reason, "maxSeverity": verdict.severity,
+        })
+        raise AwaitingApproval(pending["pendingId"])
+    turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
+    started = time.monotonic()
+    if verdict.decision == "deny":
+        outcome: Any = Outcome(False, f"Denied by the tool guard: {verdict.reason}")
+    else:
+        outcome = await runtime.platform.services["tools"].execute(call.name, call.arguments, setup.tool_ctx)
+    guard.record_tool_call(context(turn), call.name, call.arguments, verdict, outcome.success,
+                           int((time.monotonic() - started) * 1000), outcome.result[:500])
+    runtime.store_tool_result(turn, conv, call, answer, outcome.success, outcome.result)
+
+
+def answer_from_row(row: Message) -> "Answer":
+    from platform_server.features.chat.runtime import Answer
+
+    return Answer(row_id=row.id, conversation_db_id=row.conversation_id, content=row.content,
+                  tool_calls=list((row.metadata or {}).get("toolCalls", [])),
+                  runtime_model=row.runtime_model, runtime_provider=row.runtime_provider)
+
+
+async def resume(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, decision: str, setup: "TurnSetup") -> bool:
+    """Resolve the oldest pending call, then finish that assistant message's other calls.
+
+    Returns False when nothing was pending (the turn then just says so).
+    """
+    resolved = guard.resolve_oldest(turn.user_id, turn.conversation_id, decision, turn.user_id)
+    if resolved is None:
+        return False
+    turn.publish("tool_approval_resolved", {"pendingId": resolved["pendingId"], "toolName": resolved["toolName"],
+                                            "decision": decision})
+    row = Message.get_or_none(Message.id == int(resolved["assistantMessageId"] or 0))
+    if row is None:
+        return True
+    answer = answer_from_row(row)
+    turn.result["_answer"] = answer
+    done = {m.metadata.get("toolCallId") for m in Message.select().where(
+        (Message.conversation == conv.id) & (Message.role == "tool")) if m.metadata}
+    for entry in answer.tool_calls:
+        if entry["id"] in done:
+            continue
+        call = ToolCall(entry["id"], entry["name"], entry.get("arguments") or "{}")
+        if entry["id"] == resolved["toolCallId"] and decision == "denied":
+            turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
+            runtime.store_tool_result(turn, conv, call, answer, False, DENIED_RESULT)
+            continue
+        runtime.checkpoint(turn)
+        await run_call(runtime, turn, conv, call, setup, answer, approved=entry["id"] == resolved["toolCallId"])
+    return True

@@ -1,0 +1,149 @@
+"""Approval in chat: a guarded tool call pauses the turn; `/approve` and `/deny` resume it."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import aiohttp
+import pytest
+
+from tests.helpers.chat import ChatEnv, chat_env, make_agent, names, text_of
+from tests.helpers.client import ApiClient
+from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
+from tests.helpers.models import use_fake_openai
+from tests.helpers.process import ServerProcess
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[ScriptedOpenAI]:
+    server = ScriptedOpenAI()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
+    return await chat_env(api, people, llm)
+
+
+def workspace_file(server: Any, agent_id: str, name: str) -> Path:
+    return Path(server.config.data_dir) / "agents" / agent_id / "workspace" / name
+
+
+def write_call(name: str = "note.txt", content: str = "hello") -> Script:
+    return Script(tool_calls=[ScriptedToolCall("write_file", {"path": name, "content": content})])
+
+
+async def test_write_file_asks_for_approval_and_approve_runs_it(env: ChatEnv, server: Any) -> None:
+    env.llm.enqueue(write_call(), Script(text="Saved it."))
+    events = await env.stream("save a note")
+    assert names(events)[-3:] == ["tool_approval_requested", "message_complete", "done"]
+    asked = next(e for e in events if e.event == "tool_approval_requested").data
+    assert asked["toolName"] == "write_file" and asked["maxSeverity"] == "high" and asked["pendingId"]
+    assert events[-1].data["status"] == "awaiting_approval"
+    assert not workspace_file(server, env.agent_id, "note.txt").exists()
+    pending = await env.api.get("/api/v1/chat/c1/pending-approvals", token="alice")
+    if pending.status == 200:
+        assert [p["pendingId"] for p in pending.data] == [asked["pendingId"]]
+    resumed = await env.stream("/approve")
+    seq = names(resumed)
+    assert seq[:3] == ["meta", "message_start", "tool_approval_resolved"]
+    assert resumed[2].data == {"pendingId": asked["pendingId"], "toolName": "write_file", "decision": "approved"}
+    completed = next(e for e in resumed if e.event == "tool_call_completed").data
+    assert completed["success"] is True
+    assert text_of(resumed) == "Saved it." and resumed[-1].data["status"] == "completed"
+    assert workspace_file(server, env.agent_id, "note.txt").read_text() == "hello"
+    history = env.llm.requests[-1]["messages"]
+    assert [m["role"] for m in history][-3:] == ["user", "assistant", "tool"]
+    assert all(m.get("content") != "/approve" for m in history)
+
+
+async def test_deny_leaves_no_file_and_the_model_hears_it(env: ChatEnv, server: Any) -> None:
+    env.llm.enqueue(write_call(), Script(text="Understood."))
+    await env.stream("save a note")
+    resumed = await env.stream("/deny")
+    resolved = next(e for e in resumed if e.event == "tool_approval_resolved").data
+    assert resolved["decision"] == "denied"
+    completed = next(e for e in resumed if e.event == "tool_call_completed").data
+    assert completed["success"] is False and "denied" in completed["result"]
+    assert not workspace_file(server, env.agent_id, "note.txt").exists()
+    assert resumed[-1].data["status"] == "completed"
+
+
+async def test_approve_with_nothing_pending_says_so_without_calling_the_model(env: ChatEnv) -> None:
+    events = await env.stream("/approve")
+    assert "no tool call waiting" in text_of(events)
+    assert env.llm.requests == []
+
+
+async def test_another_users_approve_resolves_nothing(env: ChatEnv, server: Any) -> None:
+    env.llm.enqueue(write_call())
+    await env.stream("save a note")
+    events = await env.stream("/approve", token="bob")
+    assert names(events) == ["error"]
+    assert not workspace_file(server, env.agent_id, "note.txt").exists()
+
+
+async def test_stop_denies_what_is_pending(env: ChatEnv, server: Any) -> None:
+    env.llm.enqueue(write_call(), Script(text="ok"))
+    await env.stream("save a note")
+    r = await env.api.post("/api/v1/chat/c1/stop", token="alice")
+    assert r.data["stopped"] is True and r.data["deniedApprovals"] == 1
+    events = await env.stream("/approve")
+    assert "no tool call waiting" in text_of(events)
+    assert not workspace_file(server, env.agent_id, "note.txt").exists()
+
+
+async def test_a_new_message_supersedes_a_pending_call(env: ChatEnv, server: Any) -> None:
+    env.llm.enqueue(write_call(), Script(text="fine, no file"))
+    await env.stream("save a note")
+    events = await env.stream("never mind")
+    assert events[-1].data["status"] == "completed"
+    sent = env.llm.requests[-1]["messages"]
+    roles = [m["role"] for m in sent]
+    assert roles[-4:] == ["user", "assistant", "tool", "user"]
+    assert not workspace_file(server, env.agent_id, "note.txt").exists()
+
+
+async def test_synchronous_chat_pauses_too(env: ChatEnv, server: Any) -> None:
+    env.llm.enqueue(write_call())
+    r = await env.api.post("/api/v1/chat", {"agentId": env.agent_id, "message": "save", "conversationId": "s1"},
+                           token="alice")
+    assert r.data["status"] == "awaiting_approval"
+    assert not workspace_file(server, env.agent_id, "note.txt").exists()
+
+
+async def test_a_pending_approval_survives_a_restart_and_can_still_be_approved(tmp_path: Any, llm: ScriptedOpenAI) -> None:
+    data_dir = str(tmp_path / "data")
+    session = aiohttp.ClientSession()
+    first = ServerProcess(data_dir)
+    await first.start()
+    try:
+        api = ApiClient(first.url, session)
+        r = await api.post("/api/v1/auth/login", {"username": "admin", "password": "admin-pass-123"})
+        api.tokens["alice"] = r.data["token"]
+        await use_fake_openai(api, llm.url)
+        agent = await make_agent(api)
+        llm.enqueue(write_call("kept.txt", "survived"), Script(text="Done after restart."))
+        events = await api.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "r1",
+                                                                "message": "write it"}, token="alice")
+        assert events[-1].data["status"] == "awaiting_approval"
+        first.terminate()
+        second = ServerProcess(data_dir)
+        await second.start()
+        try:
+            api = ApiClient(second.url, session)
+            r = await api.post("/api/v1/auth/login", {"username": "admin", "password": "admin-pass-123"})
+            api.tokens["alice"] = r.data["token"]
+            events = await api.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "r1",
+                                                                    "message": "/approve"}, token="alice")
+            assert text_of(events) == "Done after restart."
+            assert (Path(data_dir) / "agents" / agent / "workspace" / "kept.txt").read_text() == "survived"
+        finally:
+            second.terminate()
+    finally:
+        first.kill()
+        await session.close()
