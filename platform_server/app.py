@@ -139,7 +139,7 @@ async def start_features(platform: Platform) -> None:
     from platform_server.features.settings import service as settings_service
     from platform_server.features.setup import service as setup_service
 
-    settings_service.apply_config_defaults(platform.config.default_language, platform.config.timezone)
+    settings_service.seed_config_defaults(platform.config.default_language, platform.config.timezone)
     settings_service.seed_flags()
     setup_service.ensure_headless_admin(
         platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds

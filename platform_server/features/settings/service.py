@@ -63,13 +63,14 @@ def _validate_sidecar(value: Any) -> dict[str, Any]:
     return clean
 
 
-def apply_config_defaults(language: str, timezone: str) -> None:
-    """A fresh install's language and time zone come from the configuration (checked at start)."""
+def seed_config_defaults(language: str, timezone: str) -> None:
+    """A fresh install takes its language and time zone from the configuration (checked at start)."""
     try:
-        DEFAULTS["language"] = _validate("language", language)
-        DEFAULTS["timezone"] = _validate("timezone", timezone)
+        clean = {"language": _validate("language", language), "timezone": _validate("timezone", timezone)}
     except BadRequest as exc:
         raise SystemExit(f"invalid configuration: {exc.msg}")
+    for key, value in clean.items():
+        Setting.insert(key=key, value=value, update_time=utcnow()).on_conflict_ignore().execute()
 
 
 def get_all() -> dict[str, Any]:
