@@ -190,3 +190,101 @@ async def test_the_default_expiry_comes_from_config(server: RunningServer, peopl
 
     span = parse_iso(p["expiresAt"]) - parse_iso(p["createTime"])
     assert span == dt.timedelta(seconds=server.config.approval_expiry_s)
+
+
+# ---- HTTP level: grant routes ---------------------------------------------------------------------
+
+GRANTS = "/api/v1/approval/grants"
+
+
+async def test_grants_are_created_listed_summarized_and_revoked(api: ApiClient, people: dict) -> None:
+    conversation(people["bob"]["id"], "c1")
+    later = (utcnow() + dt.timedelta(hours=1)).isoformat() + "Z"
+    r = await api.post(GRANTS, {"scopeType": "CONVERSATION", "scopeId": "c1", "toolName": "write_file",
+                                "maxSeverity": "high", "grantKind": "UNTIL_CONVERSATION_END", "note": "ok"}, token="bob")
+    assert r.status == 200, r.body
+    g1 = r.data
+    assert (g1["scopeType"], g1["scopeId"], g1["toolName"], g1["active"], g1["revoked"]) == (
+        "CONVERSATION", "c1", "write_file", True, False)
+    r = await api.post(GRANTS, {"scopeType": "USER", "scopeId": int(people["bob"]["id"]), "maxSeverity": "medium",
+                                "grantKind": "UNTIL_TIMESTAMP", "expireAt": later}, token="bob")
+    assert r.status == 200 and r.data["expireAt"].endswith("Z") and r.data["toolName"] is None
+    r = await api.get(GRANTS, token="carol")
+    assert r.status == 200 and r.data["total"] == 2 and r.data["records"][0]["grantKind"] == "UNTIL_TIMESTAMP"
+    r = await api.get(GRANTS, params={"size": "1", "page": "2"}, token="bob")
+    assert [g["id"] for g in r.data["records"]] == [g1["id"]] and r.data["pages"] == 2
+    r = await api.get(GRANTS + "/active", token="bob")
+    assert r.data["total"] == 2 and r.data["byScopeType"]["CONVERSATION"] == 1 and r.data["byKind"]["UNTIL_TIMESTAMP"] == 1
+    assert (await api.delete(f"{GRANTS}/{g1['id']}", token="carol")).status == 403  # viewer
+    r = await api.delete(f"{GRANTS}/{g1['id']}", token="bob")
+    assert r.status == 200 and r.data["revoked"] is True and r.data["active"] is False
+    r = await api.get(GRANTS, params={"active": "true"}, token="bob")
+    assert r.data["total"] == 1
+    assert (await api.get(GRANTS + "/active", token="bob")).data["total"] == 1
+    assert (await api.delete(f"{GRANTS}/12345", token="bob")).status == 404
+    events = await api.get("/api/v1/audit/events", params={"resourceType": "APPROVAL_GRANT"}, token="alice")
+    assert sorted(e["action"] for e in events.data["records"]) == ["CREATE", "CREATE", "DELETE"]
+
+
+async def test_grant_bodies_are_validated(api: ApiClient, people: dict) -> None:
+    bob = int(people["bob"]["id"])
+    base = {"scopeType": "USER", "scopeId": bob, "maxSeverity": "high", "grantKind": "ALWAYS"}
+
+    async def bad(change: dict, field: str, status: int = 400, token: str = "bob") -> None:
+        r = await api.post(GRANTS, {**base, **change}, token=token)
+        assert r.status == status and (status != 400 or r.msg.startswith(field)), (change, r.body)
+
+    await bad({"maxSeverity": "critical"}, "maxSeverity")
+    await bad({"maxSeverity": "huge"}, "maxSeverity")
+    await bad({"grantKind": "FOREVER"}, "grantKind")
+    await bad({"scopeType": "TEAM"}, "scopeType")
+    await bad({"grantKind": "UNTIL_TIMESTAMP"}, "expireAt")
+    await bad({"grantKind": "UNTIL_TIMESTAMP", "expireAt": "2001-01-01T00:00:00Z"}, "expireAt")
+    await bad({"grantKind": "UNTIL_TIMESTAMP", "expireAt": "soon"}, "expireAt")
+    await bad({"toolName": "write file"}, "toolName")
+    await bad({"scopeType": "CONVERSATION", "scopeId": "unknown"}, "scopeId")
+    await bad({"scopeType": "AGENT", "scopeId": "999"}, "scopeId")
+    await bad({"scopeType": "USER", "scopeId": int(people["dave"]["id"])}, "scopeId")
+    await bad({"scopeType": "WORKSPACE", "scopeId": 1}, "", status=403)
+    await bad({}, "", status=403, token="carol")
+    r = await api.post(GRANTS, {**base, "scopeType": "WORKSPACE", "scopeId": 1}, token="alice")
+    assert r.status == 200
+    r = await api.post(GRANTS, {**base, "scopeType": "WORKSPACE", "scopeId": 2}, token="alice")
+    assert r.status == 400
+
+
+async def test_dave_sees_none_of_workspace_one_s_grants(api: ApiClient, people: dict) -> None:
+    r = await api.post(GRANTS, {"scopeType": "USER", "scopeId": int(people["bob"]["id"]), "maxSeverity": "high",
+                                "grantKind": "ALWAYS"}, token="bob")
+    gid = r.data["id"]
+    dave_ws = people["dave"]["workspace"]
+    r = await api.get(GRANTS, token="dave", workspace=dave_ws)
+    assert r.status == 200 and r.data["total"] == 0
+    assert (await api.get(GRANTS + "/active", token="dave", workspace=dave_ws)).data["total"] == 0
+    assert (await api.delete(f"{GRANTS}/{gid}", token="dave", workspace=dave_ws)).status == 404
+    assert (await api.get(GRANTS, token="dave")).status == 403  # not a member of workspace 1
+    r = await api.post(GRANTS, {"scopeType": "USER", "scopeId": int(people["bob"]["id"]), "maxSeverity": "high",
+                                "grantKind": "ALWAYS"}, token="dave", workspace=dave_ws)
+    assert r.status == 400  # bob is not in dave's workspace
+
+
+async def test_resolutions_are_filtered_by_grant_and_conversation(api: ApiClient, people: dict) -> None:
+    bob, alice = int(people["bob"]["id"]), int(people["alice"]["id"])
+    conversation(bob, "c1")
+    r = await api.post(GRANTS, {"scopeType": "CONVERSATION", "scopeId": "c1", "maxSeverity": "high",
+                                "grantKind": "ALWAYS"}, token="bob")
+    gid = r.data["id"]
+    guard.evaluate("write_file", WRITE, ctx(bob, "c1"))
+    p = guard.create_pending(ctx(alice, "a1"), "x", "write_file", "{}", _ask(alice, "a1"), None)
+    guard.resolve_oldest(alice, "a1", "denied", alice)
+    r = await api.get("/api/v1/approval/resolutions", params={"grantId": gid}, token="bob")
+    (res,) = r.data["records"]
+    assert (res["grantId"], res["decision"], res["source"], res["conversationId"]) == (gid, "approved", "grant", "c1")
+    r = await api.get("/api/v1/approval/resolutions", params={"conversationId": "a1"}, token="alice")
+    (res,) = r.data["records"]
+    assert (res["pendingId"], res["decision"], res["source"]) == (p["pendingId"], "denied", "manual")
+    assert (await api.get("/api/v1/approval/resolutions", token="alice")).data["total"] == 2
+    assert (await api.get("/api/v1/approval/resolutions", token="bob")).data["total"] == 1  # own only
+    r = await api.get("/api/v1/approval/resolutions", token="dave", workspace=people["dave"]["workspace"])
+    assert r.data["total"] == 0
+    assert (await api.get("/api/v1/approval/resolutions", params={"grantId": "x"}, token="bob")).status == 400

@@ -87,3 +87,148 @@ async def test_the_file_guard_denies_secret_paths_for_the_file_tools(server: Run
     assert guard.evaluate("read_file", {"path": "private/sub/a.txt"}, c).decision == "allow"
     guard_settings.put_file_guard(admin, False, None)
     assert guard.evaluate("read_file", {"path": "private/a.txt"}, c).decision == "allow"
+
+
+# ---- HTTP level: rule routes -----------------------------------------------------------------------
+
+RULES = "/api/v1/security/guard/rules"
+BLOCK_RM = {"name": "Block rm -rf", "toolName": "shell_exec", "argumentPatterns": {"command": r"rm\s+-rf"},
+            "severity": "critical", "decision": "deny", "description": "never"}
+
+
+async def test_built_in_rules_are_listed_with_the_custom_ones(api: ApiClient, people: dict) -> None:
+    r = await api.get(RULES + "/builtin", token="alice")
+    assert r.status == 200
+    by_id = {x["ruleId"]: x for x in r.data}
+    assert by_id["builtin.write_file"]["decision"] == "ask" and by_id["builtin.write_file"]["severity"] == "high"
+    assert by_id["builtin.shell_exec"]["severity"] == "high" and by_id["builtin.web_fetch"]["severity"] == "medium"
+    assert all(x["builtin"] is True for x in r.data)
+    created = await api.post(RULES, BLOCK_RM, token="alice")
+    assert created.status == 200 and created.data["ruleId"] == "block-rm-rf" and created.data["builtin"] is False
+    r = await api.get(RULES, token="alice")
+    assert [x["ruleId"] for x in r.data][-1] == "block-rm-rf" and len(r.data) == len(by_id) + 1
+
+
+async def test_rule_writes_need_a_global_admin_and_reads_a_workspace_admin(api: ApiClient, people: dict) -> None:
+    assert (await api.post(RULES, BLOCK_RM, token="bob")).status == 403
+    assert (await api.get(RULES, token="bob")).status == 403
+    assert (await api.get(RULES, token="carol")).status == 403
+    dave_ws = people["dave"]["workspace"]
+    assert (await api.get(RULES, token="dave", workspace=dave_ws)).status == 200
+    assert (await api.post(RULES, BLOCK_RM, token="dave", workspace=dave_ws)).status == 403
+    assert (await api.put(RULES + "/builtin.write_file/toggle", {"enabled": False}, token="dave",
+                          workspace=dave_ws)).status == 403
+    assert (await api.put("/api/v1/security/guard/config", {"enabled": False}, token="dave",
+                          workspace=dave_ws)).status == 403
+    assert (await api.get("/api/v1/security/guard/config", token="dave", workspace=dave_ws)).status == 200
+
+
+async def test_rule_bodies_are_validated(api: ApiClient, people: dict) -> None:
+    async def bad(body: dict, field: str) -> None:
+        r = await api.post(RULES, body, token="alice")
+        assert r.status == 400 and r.msg.startswith(field), (body, r.body)
+
+    await bad({**BLOCK_RM, "argumentPatterns": {"command": "rm ("}}, "argumentPatterns.command")
+    await bad({**BLOCK_RM, "argumentPatterns": {"command": "x" * 501}}, "argumentPatterns.command")
+    await bad({**BLOCK_RM, "severity": "urgent"}, "severity")
+    await bad({**BLOCK_RM, "decision": "maybe"}, "decision")
+    await bad({**BLOCK_RM, "decision": "allow"}, "decision")  # critical never allows
+    await bad({**BLOCK_RM, "ruleId": "Bad Id"}, "ruleId")
+    await bad({**BLOCK_RM, "ruleId": "builtin.mine"}, "ruleId")
+    await bad({**BLOCK_RM, "ruleId": "export"}, "ruleId")
+    await bad({**BLOCK_RM, "toolName": "a b"}, "toolName")
+    await bad({k: v for k, v in BLOCK_RM.items() if k != "name"}, "name")
+    await bad({**BLOCK_RM, "surprise": 1}, "surprise")
+    assert (await api.post(RULES, {**BLOCK_RM, "ruleId": "rm"}, token="alice")).status == 200
+    await bad({**BLOCK_RM, "ruleId": "rm"}, "ruleId")  # taken
+    r = await api.get(RULES, token="alice")
+    assert [x["ruleId"] for x in r.data if not x["builtin"]] == ["rm"]
+
+
+async def test_update_toggle_and_delete_a_custom_rule(api: ApiClient, people: dict) -> None:
+    r = await api.post(RULES, {**BLOCK_RM, "ruleId": "rm"}, token="alice")
+    pk = r.data["id"]
+    r = await api.put(RULES + "/rm", {"severity": "high", "decision": "ask", "name": "Ask before rm"}, token="alice")
+    assert r.status == 200 and (r.data["severity"], r.data["decision"], r.data["name"]) == ("high", "ask", "Ask before rm")
+    assert r.data["argumentPatterns"] == BLOCK_RM["argumentPatterns"]
+    r = await api.put(RULES + "/rm", {"severity": "critical", "decision": "allow"}, token="alice")
+    assert r.status == 400
+    r = await api.put(RULES + "/rm/toggle", {}, token="alice")
+    assert r.data["enabled"] is False
+    r = await api.put(RULES + "/rm/toggle", {"enabled": True}, token="alice")
+    assert r.data["enabled"] is True
+    assert (await api.put(RULES + "/nope", {"name": "x"}, token="alice")).status == 404
+    assert (await api.delete(RULES + "/rm", token="alice")).status == 200
+    assert (await api.delete(RULES + "/rm", token="alice")).status == 404
+    r = await api.post(RULES, {**BLOCK_RM, "ruleId": "again"}, token="alice")
+    assert (await api.delete(RULES + f"/by-id/{r.data['id']}", token="alice")).status == 200
+    assert (await api.delete(RULES + f"/by-id/{pk}", token="alice")).status == 404
+    events = await api.get("/api/v1/audit/events", params={"resourceType": "GUARD_RULE"}, token="alice")
+    assert [e["action"] for e in events.data["records"]].count("DELETE") == 2
+
+
+async def test_built_in_rules_are_read_only_but_can_be_toggled(api: ApiClient, people: dict) -> None:
+    assert (await api.put(RULES + "/builtin.write_file", {"severity": "low"}, token="alice")).status == 400
+    assert (await api.delete(RULES + "/builtin.write_file", token="alice")).status == 400
+    r = await api.get(RULES + "/builtin", token="alice")
+    pk = next(x["id"] for x in r.data if x["ruleId"] == "builtin.write_file")
+    assert (await api.delete(RULES + f"/by-id/{pk}", token="alice")).status == 400
+    r = await api.put(RULES + "/builtin.write_file/toggle", {"enabled": False}, token="alice")
+    assert r.status == 200 and r.data["enabled"] is False
+    v = guard.evaluate("write_file", {"path": "a"}, ctx(people["bob"]["id"]))
+    assert v.decision == "allow"
+
+
+async def test_rules_round_trip_through_export_and_import(api: ApiClient, people: dict) -> None:
+    await api.post(RULES, {**BLOCK_RM, "ruleId": "rm"}, token="alice")
+    await api.post(RULES, {"name": "Fetch intranet", "toolName": "web_fetch", "severity": "high",
+                           "argumentPatterns": {"url": "intranet"}}, token="alice")
+    await api.put(RULES + "/builtin.web_fetch/toggle", {"enabled": False}, token="alice")
+    exported = (await api.get(RULES + "/export", token="alice")).data
+    assert exported["version"] == 1 and len(exported["rules"]) == 8
+    before = (await api.get(RULES, token="alice")).data
+    for rule_id in ("rm", "fetch-intranet"):
+        await api.delete(f"{RULES}/{rule_id}", token="alice")
+    await api.put(RULES + "/builtin.web_fetch/toggle", {"enabled": True}, token="alice")
+    r = await api.post(RULES + "/import", exported, token="alice")
+    assert r.status == 200 and r.data == {"created": 2, "updated": 6, "total": 8}
+    after = (await api.get(RULES, token="alice")).data
+    strip = lambda rs: [{k: v for k, v in x.items() if k not in ("id", "createTime", "updateTime")} for x in rs]  # noqa: E731
+    assert strip(after) == strip(before)
+    r = await api.post(RULES + "/import", [{**BLOCK_RM, "ruleId": "rm", "decision": "ask", "severity": "high"}],
+                       token="alice")
+    assert r.data == {"created": 0, "updated": 1, "total": 1}
+    rm = next(x for x in (await api.get(RULES, token="alice")).data if x["ruleId"] == "rm")
+    assert (rm["decision"], rm["severity"]) == ("ask", "high")
+
+
+async def test_an_import_with_one_bad_rule_writes_nothing(api: ApiClient, people: dict) -> None:
+    good = {**BLOCK_RM, "ruleId": "good"}
+    for bad in ({**BLOCK_RM, "ruleId": "bad", "argumentPatterns": {"command": "("}},
+                {**BLOCK_RM, "ruleId": "good"},  # twice
+                {"ruleId": "builtin.unknown", **BLOCK_RM},
+                "not an object"):
+        r = await api.post(RULES + "/import", {"rules": [good, bad]}, token="alice")
+        assert r.status == 400, bad
+    assert (await api.post(RULES + "/import", {"rules": "x"}, token="alice")).status == 400
+    assert [x for x in (await api.get(RULES, token="alice")).data if not x["builtin"]] == []
+    assert (await api.post(RULES + "/import", {"rules": [good]}, token="bob")).status == 403
+
+
+async def test_guard_and_file_guard_configs_are_validated_and_applied(api: ApiClient, people: dict) -> None:
+    r = await api.get("/api/v1/security/guard/config", token="alice")
+    assert r.data == {"enabled": True, "defaultDecisions": {"low": "allow", "medium": "allow", "high": "ask",
+                                                             "critical": "ask"}}
+    bad = await api.put("/api/v1/security/guard/config", {"defaultDecisions": {"critical": "allow"}}, token="alice")
+    assert bad.status == 400 and "critical" in bad.msg
+    assert (await api.put("/api/v1/security/guard/config", {"defaultDecisions": {"extreme": "ask"}},
+                          token="alice")).status == 400
+    r = await api.put("/api/v1/security/guard/config", {"defaultDecisions": {"low": "ask"}}, token="alice")
+    assert r.data["defaultDecisions"]["low"] == "ask" and r.data["enabled"] is True
+    r = await api.get("/api/v1/security/guard/config/file-guard", token="alice")
+    assert r.data["enabled"] is True and "**/.env" in r.data["patterns"] and "**/*.pem" in r.data["patterns"]
+    r = await api.put("/api/v1/security/guard/config/file-guard", {"patterns": ["private/**", "/x.txt"]}, token="alice")
+    assert r.data == {"enabled": True, "patterns": ["private/**", "x.txt"]}
+    assert (await api.put("/api/v1/security/guard/config/file-guard", {"patterns": [""]}, token="alice")).status == 400
+    assert (await api.put("/api/v1/security/guard/config/file-guard", {"patterns": "x"}, token="alice")).status == 400
+    assert (await api.get("/api/v1/security/guard/config/file-guard", token="bob")).status == 403

@@ -1,0 +1,340 @@
+"""Guard routes: rules and configs (global: written by a global admin), grants, approvals, logs, feed, badges."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from platform_server.db import parse_iso
+from platform_server.features.guard import grants, rules, settings, views
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.errors import BadRequest
+from platform_server.web.pagination import PageRequest, page_request
+from platform_server.web.routing import route
+
+SECURITY = ("Security and tool guard",)
+GRANTS = ("Approval grants",)
+Severity = Literal["low", "medium", "high", "critical"]
+Decision = Literal["allow", "ask", "deny"]
+
+
+def _q(name: str, kind: str = "string", description: str = "") -> dict[str, Any]:
+    return {"name": name, "in": "query", "required": False, "schema": {"type": kind}, "description": description}
+
+
+PAGING = [_q("page", "integer"), _q("size", "integer")]
+
+
+class RuleBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ruleId: str | None = None
+    name: str | None = None
+    toolName: str | None = None
+    argumentPatterns: dict[str, str] | None = None
+    severity: Severity | None = None
+    decision: Decision | None = None
+    enabled: bool | None = None
+    description: str | None = None
+
+
+class ToggleBody(BaseModel):
+    enabled: bool | None = None
+
+
+class RulesImport(BaseModel):
+    rules: list[dict[str, Any]]
+
+
+class GuardConfigBody(BaseModel):
+    enabled: bool | None = None
+    defaultDecisions: dict[str, Decision] | None = None
+
+
+class FileGuardBody(BaseModel):
+    enabled: bool | None = None
+    patterns: list[str] | None = Field(default=None, max_length=settings.MAX_PATTERNS)
+
+
+class GrantBody(BaseModel):
+    scopeType: Literal["USER", "AGENT", "CONVERSATION", "WORKSPACE"]
+    scopeId: str | int
+    toolName: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]*$")
+    ruleId: str | None = Field(default=None, min_length=1, max_length=64)
+    maxSeverity: Severity
+    grantKind: Literal["ALWAYS", "UNTIL_TIMESTAMP", "UNTIL_CONVERSATION_END"]
+    expireAt: str | None = None
+    note: str | None = Field(default=None, max_length=500)
+
+    @field_validator("scopeId")
+    @classmethod
+    def _scope_id(cls, value: str | int) -> str:
+        text = str(value).strip()
+        if not text or len(text) > 128:
+            raise ValueError("must be 1-128 characters")
+        return text
+
+
+class PagedHandler(ApiHandler):
+    def page(self) -> PageRequest:
+        return page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
+                            self.config.max_page_size)
+
+
+# ---- rules ----------------------------------------------------------------------------------------
+
+class RulesHandler(ApiHandler):
+    access = {"GET": "admin", "POST": GLOBAL_ADMIN}
+    body_models = {"POST": RuleBody}
+    tags = SECURITY
+
+    def get(self) -> None:
+        """Every rule (built-in and custom), each with a `builtin` flag."""
+        self.ok(rules.list_rules())
+
+    def post(self) -> None:
+        """Create a custom rule; `ruleId` is generated from the name when absent."""
+        body = self.body(RuleBody)
+        self.ok(rules.create(self.require_caller(), body.model_dump(exclude_unset=True)))
+
+
+class BuiltinRulesHandler(ApiHandler):
+    access = {"GET": "admin"}
+    tags = SECURITY
+
+    def get(self) -> None:
+        """The built-in rules (read-only; they can be toggled)."""
+        self.ok(rules.list_rules(builtin=True))
+
+
+class RulesExportHandler(ApiHandler):
+    access = {"GET": "admin"}
+    tags = SECURITY
+
+    def get(self) -> None:
+        """Every rule as an importable JSON document."""
+        self.ok(rules.export_rules())
+
+
+class RulesImportHandler(ApiHandler):
+    access = {"POST": GLOBAL_ADMIN}
+    body_models = {"POST": RulesImport}
+    tags = SECURITY
+
+    def post(self) -> None:
+        """Upsert rules by ruleId (an export, or a bare list); nothing is written unless all are valid."""
+        caller = self.require_caller()
+        self.ok(rules.import_rules(caller, self.json_body()))
+
+
+class RuleHandler(ApiHandler):
+    access = {"PUT": GLOBAL_ADMIN, "DELETE": GLOBAL_ADMIN}
+    body_models = {"PUT": RuleBody}
+    tags = SECURITY
+
+    def put(self, ruleId: str) -> None:
+        """Sparse update of a custom rule (built-ins are read-only)."""
+        body = self.body(RuleBody)
+        self.ok(rules.update(self.require_caller(), ruleId, body.model_dump(exclude_unset=True)))
+
+    def delete(self, ruleId: str) -> None:
+        """Delete a custom rule (built-ins: 400)."""
+        rules.delete(self.require_caller(), ruleId)
+        self.ok(None)
+
+
+class RuleToggleHandler(ApiHandler):
+    access = {"PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": ToggleBody}
+    tags = SECURITY
+
+    def put(self, ruleId: str) -> None:
+        """Enable or disable a rule (`{enabled}`; no body flips it)."""
+        body = self.body(ToggleBody)
+        self.ok(rules.toggle(self.require_caller(), ruleId, body.enabled))
+
+
+class RuleByIdHandler(ApiHandler):
+    access = {"DELETE": GLOBAL_ADMIN}
+    tags = SECURITY
+
+    def delete(self, id: int) -> None:
+        """Delete a custom rule by primary key."""
+        rules.delete_by_pk(self.require_caller(), id)
+        self.ok(None)
+
+
+# ---- configs ----------------------------------------------------------------------------------------
+
+class GuardConfigHandler(ApiHandler):
+    access = {"GET": "admin", "PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": GuardConfigBody}
+    tags = SECURITY
+
+    def get(self) -> None:
+        """`{enabled, defaultDecisions}` of the tool guard."""
+        self.ok(settings.get_config())
+
+    def put(self) -> None:
+        """Sparse update; `defaultDecisions.critical` can never be allow."""
+        body = self.body(GuardConfigBody)
+        self.ok(settings.put_config(self.require_caller(), body.enabled, body.defaultDecisions))
+
+
+class FileGuardHandler(ApiHandler):
+    access = {"GET": "admin", "PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": FileGuardBody}
+    tags = SECURITY
+
+    def get(self) -> None:
+        """`{enabled, patterns}`: globs the file tools may never read, write or list."""
+        self.ok(settings.get_file_guard())
+
+    def put(self) -> None:
+        """Sparse update of the file guard."""
+        body = self.body(FileGuardBody)
+        self.ok(settings.put_file_guard(self.require_caller(), body.enabled, body.patterns))
+
+
+# ---- security views ---------------------------------------------------------------------------------
+
+class ApprovalsHandler(PagedHandler):
+    access = {"GET": "admin"}
+    query_params = {"GET": [*PAGING, _q("status", description="pending | approved | denied | expired")]}
+    tags = SECURITY
+
+    def get(self) -> None:
+        """Approval records of the workspace with their status, newest first."""
+        self.ok(views.approvals_page(self.require_caller(), self.page(), self.get_query_argument("status", None)))
+
+
+class AuditLogsHandler(PagedHandler):
+    access = {"GET": "admin"}
+    query_params = {"GET": [*PAGING, _q("toolName"), _q("decision"), _q("success", "boolean")]}
+    tags = SECURITY
+
+    def get(self) -> None:
+        """Tool calls of the workspace with decision, severity, duration and success, newest first."""
+        self.ok(views.audit_logs(self.require_caller(), self.page(), self.get_query_argument("toolName", None),
+                                 self.get_query_argument("decision", None), self.query_bool("success")))
+
+
+class AuditStatsHandler(ApiHandler):
+    access = {"GET": "admin"}
+    query_params = {"GET": [_q("days", "integer", "only the last N days (1-3650)")]}
+    tags = SECURITY
+
+    def get(self) -> None:
+        """Tool-call counts by decision, tool and severity, failures and mean duration."""
+        days = self.query_long("days")
+        if days is not None and not 1 <= days <= 3650:
+            raise BadRequest("days: must be between 1 and 3650")
+        self.ok(views.audit_stats(self.require_caller(), days))
+
+
+# ---- grants and resolutions -------------------------------------------------------------------------
+
+class GrantsHandler(PagedHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": GrantBody}
+    query_params = {"GET": [*PAGING, _q("scopeType"), _q("toolName"), _q("active", "boolean")]}
+    tags = GRANTS
+
+    def get(self) -> None:
+        """The workspace's grants, newest first."""
+        self.ok(grants.page(self.require_caller(), self.page(), self.get_query_argument("scopeType", None),
+                            self.get_query_argument("toolName", None), self.query_bool("active")))
+
+    def post(self) -> None:
+        """Create a grant (WORKSPACE scope, another user or another's agent need workspace admin)."""
+        body = self.body(GrantBody)
+        expire_at = None
+        if body.expireAt:
+            try:
+                expire_at = parse_iso(body.expireAt)
+            except ValueError:
+                raise BadRequest("expireAt: expected an ISO 8601 date-time")
+        self.ok(grants.create(self.require_caller(), body.scopeType, str(body.scopeId), body.toolName, body.ruleId,
+                              body.maxSeverity, body.grantKind, expire_at, body.note))
+
+
+class ActiveGrantsHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = GRANTS
+
+    def get(self) -> None:
+        """Counts of active grants by scope type and kind."""
+        self.ok(grants.active_summary(self.require_caller()))
+
+
+class GrantHandler(ApiHandler):
+    access = {"DELETE": "member"}
+    tags = GRANTS
+
+    def delete(self, id: int) -> None:
+        """Revoke a grant (soft: it stays listed as revoked)."""
+        self.ok(grants.revoke(self.require_caller(), id))
+
+
+class ResolutionsHandler(PagedHandler):
+    access = {"GET": "viewer"}
+    query_params = {"GET": [*PAGING, _q("grantId"), _q("conversationId")]}
+    tags = GRANTS
+
+    def get(self) -> None:
+        """Final decisions (manual, by grant, denied, expired), newest first; non-admins see their own."""
+        self.ok(views.resolutions_page(self.require_caller(), self.page(), self.query_long("grantId"),
+                                       self.get_query_argument("conversationId", None)))
+
+
+# ---- chat, activity, notifications ------------------------------------------------------------------
+
+class ChatPendingHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = ("Chat",)
+
+    def get(self, conversationId: str) -> None:
+        """The caller's pending tool calls in their conversation, oldest first."""
+        self.ok(views.chat_pending(self.require_caller(), conversationId))
+
+
+class ActivityFeedHandler(PagedHandler):
+    access = {"GET": "viewer"}
+    query_params = {"GET": [*PAGING, _q("kind", description="audit | approval | tool_call")]}
+    tags = ("Audit, activity, notifications",)
+
+    def get(self) -> None:
+        """Audit events, approval decisions and tool calls merged, newest first."""
+        self.ok(views.activity_feed(self.require_caller(), self.page(), self.get_query_argument("kind", None)))
+
+
+class NotificationsSummaryHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = ("Audit, activity, notifications",)
+
+    def get(self) -> None:
+        """Counts for the sidebar badges (pending approvals, failures in 24h, active grants)."""
+        self.ok(views.notifications_summary(self.require_caller()))
+
+
+ROUTES = [
+    route("/api/v1/security/guard/rules", RulesHandler),
+    route("/api/v1/security/guard/rules/builtin", BuiltinRulesHandler),
+    route("/api/v1/security/guard/rules/export", RulesExportHandler),
+    route("/api/v1/security/guard/rules/import", RulesImportHandler),
+    route("/api/v1/security/guard/rules/by-id/{id}", RuleByIdHandler),
+    route("/api/v1/security/guard/rules/{ruleId}", RuleHandler),
+    route("/api/v1/security/guard/rules/{ruleId}/toggle", RuleToggleHandler),
+    route("/api/v1/security/guard/config", GuardConfigHandler),
+    route("/api/v1/security/guard/config/file-guard", FileGuardHandler),
+    route("/api/v1/security/approvals", ApprovalsHandler),
+    route("/api/v1/security/audit/logs", AuditLogsHandler),
+    route("/api/v1/security/audit/stats", AuditStatsHandler),
+    route("/api/v1/approval/grants", GrantsHandler),
+    route("/api/v1/approval/grants/active", ActiveGrantsHandler),
+    route("/api/v1/approval/grants/{id}", GrantHandler),
+    route("/api/v1/approval/resolutions", ResolutionsHandler),
+    route("/api/v1/chat/{conversationId}/pending-approvals", ChatPendingHandler),
+    route("/api/v1/activity/feed", ActivityFeedHandler),
+    route("/api/v1/notifications/summary", NotificationsSummaryHandler),
+]

@@ -1,0 +1,239 @@
+"""Read views over the guard's logs: approvals, tool calls, their statistics, the activity feed and badges."""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import peewee
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.audit.models import AuditEvent
+from platform_server.features.guard import grants as grant_store
+from platform_server.features.guard import service as guard
+from platform_server.features.guard.models import ApprovalResolution, PendingApproval, ToolCallLog
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, Forbidden
+from platform_server.web.pagination import PageRequest, page_of, paginate
+
+PENDING_STATUSES = ("pending", "approved", "denied", "expired")
+FEED_KINDS = ("audit", "approval", "tool_call")
+DAY = dt.timedelta(hours=24)
+
+
+def resolution_dict(r: ApprovalResolution) -> dict[str, Any]:
+    return {
+        "id": str(r.id),
+        "workspaceId": str(r.workspace_id),
+        "userId": str(r.user_id),
+        "agentId": None if r.agent_id is None else str(r.agent_id),
+        "conversationId": r.conversation_id,
+        "pendingId": None if r.pending_id is None else str(r.pending_id),
+        "grantId": None if r.grant_id is None else str(r.grant_id),
+        "toolName": r.tool_name,
+        "ruleId": r.rule_id,
+        "severity": r.severity,
+        "decision": r.decision,
+        "source": r.source,
+        "actorUserId": None if r.actor_user_id is None else str(r.actor_user_id),
+        "reason": r.reason,
+        "createTime": iso(r.create_time),
+    }
+
+
+def tool_call_dict(t: ToolCallLog) -> dict[str, Any]:
+    return {
+        "id": str(t.id),
+        "workspaceId": str(t.workspace_id),
+        "userId": str(t.user_id),
+        "agentId": None if t.agent_id is None else str(t.agent_id),
+        "conversationId": t.conversation_id,
+        "toolName": t.tool_name,
+        "arguments": t.arguments,
+        "decision": t.decision,
+        "severity": t.severity,
+        "ruleId": t.rule_id,
+        "grantId": None if t.grant_id is None else str(t.grant_id),
+        "success": bool(t.success),
+        "durationMs": t.duration_ms,
+        "resultPreview": t.result_preview,
+        "createTime": iso(t.create_time),
+    }
+
+
+# ---- chat and approvals -------------------------------------------------------------------------
+
+def chat_pending(caller: Caller, conversation_id: str) -> list[dict[str, Any]]:
+    """The caller's pending calls in their conversation (403 for another user's; unknown: none)."""
+    from platform_server.features.conversations import service as conversations
+
+    conv = conversations.find(caller.user_id, conversation_id)
+    if conv is not None and conv.user_id != caller.user_id:
+        raise Forbidden("Not the owner of this conversation")
+    return guard.pending_for(caller.user_id, conversation_id)
+
+
+def approvals_page(caller: Caller, req: PageRequest, status: str | None) -> dict[str, Any]:
+    """Every approval record of the workspace, newest first (admin view)."""
+    if status and status not in PENDING_STATUSES:
+        raise BadRequest(f"status: must be one of {', '.join(PENDING_STATUSES)}")
+    guard.expire_due(workspace_id=caller.workspace_id)
+    q = PendingApproval.select().where(PendingApproval.workspace_id == caller.workspace_id)
+    if status:
+        q = q.where(PendingApproval.status == status)
+    return paginate(q.order_by(PendingApproval.create_time.desc(), PendingApproval.id.desc()), req, guard.pending_dict)
+
+
+def resolutions_page(caller: Caller, req: PageRequest, grant_id: int | None,
+                     conversation_id: str | None) -> dict[str, Any]:
+    """The resolution log of the workspace (a non-admin sees their own conversations' decisions)."""
+    q = ApprovalResolution.select().where(ApprovalResolution.workspace_id == caller.workspace_id)
+    if not caller.has_role("admin"):
+        q = q.where(ApprovalResolution.user_id == caller.user_id)
+    if grant_id is not None:
+        q = q.where(ApprovalResolution.grant_id == grant_id)
+    if conversation_id:
+        q = q.where(ApprovalResolution.conversation_id == conversation_id)
+    q = q.order_by(ApprovalResolution.create_time.desc(), ApprovalResolution.id.desc())
+    return paginate(q, req, resolution_dict)
+
+
+# ---- tool-call audit ----------------------------------------------------------------------------
+
+def _calls(caller: Caller, since: dt.datetime | None = None) -> peewee.ModelSelect:
+    q = ToolCallLog.select().where(ToolCallLog.workspace_id == caller.workspace_id)
+    return q if since is None else q.where(ToolCallLog.create_time >= since)
+
+
+def audit_logs(caller: Caller, req: PageRequest, tool_name: str | None, decision: str | None,
+               success: bool | None) -> dict[str, Any]:
+    """The workspace's tool calls, newest first; filters toolName, decision, success."""
+    q = _calls(caller)
+    if tool_name:
+        q = q.where(ToolCallLog.tool_name == tool_name)
+    if decision:
+        q = q.where(ToolCallLog.decision == decision)
+    if success is not None:
+        q = q.where(ToolCallLog.success == success)
+    return paginate(q.order_by(ToolCallLog.create_time.desc(), ToolCallLog.id.desc()), req, tool_call_dict)
+
+
+def _group(q: peewee.ModelSelect, field: peewee.Field) -> dict[str, int]:
+    rows = q.select(field, peewee.fn.COUNT(ToolCallLog.id).alias("n")).group_by(field).order_by(field)
+    return {str(getattr(r, field.name)): r.n for r in rows}
+
+
+def audit_stats(caller: Caller, days: int | None) -> dict[str, Any]:
+    """Counts of the workspace's tool calls by decision, tool and severity, failures and mean duration."""
+    since = utcnow() - dt.timedelta(days=days) if days else None
+    q = _calls(caller, since)
+    agg = q.select(
+        peewee.fn.COUNT(ToolCallLog.id).alias("total"),
+        peewee.fn.SUM(peewee.Case(None, [(ToolCallLog.success == False, 1)], 0)).alias("failed"),  # noqa: E712
+        peewee.fn.AVG(ToolCallLog.duration_ms).alias("avg"),
+    ).dicts().get()
+    total = agg["total"] or 0
+    return {
+        "total": total,
+        "failed": agg["failed"] or 0,
+        "successRate": round((total - (agg["failed"] or 0)) / total, 4) if total else None,
+        "avgDurationMs": round(agg["avg"], 1) if agg["avg"] is not None else None,
+        "byDecision": {"allow": 0, "ask": 0, "deny": 0, **_group(q, ToolCallLog.decision)},
+        "byTool": _group(q, ToolCallLog.tool_name),
+        "bySeverity": {"low": 0, "medium": 0, "high": 0, "critical": 0, **_group(q, ToolCallLog.severity)},
+        "since": iso(since),
+    }
+
+
+# ---- activity feed and badges -------------------------------------------------------------------
+
+def _feed_sources(caller: Caller, kinds: tuple[str, ...]) -> list[tuple[str, str, list[Any]]]:
+    own = not caller.has_role("admin")
+    ws = caller.workspace_id
+    sources = {
+        "audit": (AuditEvent._meta.table_name, "actor_user_id"),
+        "approval": (ApprovalResolution._meta.table_name, "user_id"),
+        "tool_call": (ToolCallLog._meta.table_name, "user_id"),
+    }
+    out = []
+    for kind in kinds:
+        table, user_col = sources[kind]
+        where, params = "workspace_id = ?", [ws]
+        if own:
+            where += f" AND {user_col} = ?"
+            params.append(caller.user_id)
+        out.append((kind, f'SELECT \'{kind}\' AS kind, id, create_time FROM "{table}" WHERE {where}', params))
+    return out
+
+
+def _feed_item(kind: str, row: Any) -> dict[str, Any]:
+    if kind == "audit":
+        data = audit.to_dict(row)
+        who = row.actor_username or "system"
+        summary = f"{who} {row.action.lower()} {row.resource_type.lower()} {row.resource_id or ''}".strip()
+    elif kind == "approval":
+        data = resolution_dict(row)
+        by = {"grant": "by grant", "manual": "by the owner", "expiry": "on expiry", "stop": "on stop"}
+        summary = f"{row.tool_name} {row.decision} {by.get(row.source, row.source)}"
+    else:
+        data = tool_call_dict(row)
+        outcome = "succeeded" if row.success else "failed"
+        summary = f"{row.tool_name} {outcome} ({row.decision}, {row.duration_ms} ms)"
+    return {"kind": kind, "id": str(row.id), "time": data["createTime"], "summary": summary, "data": data}
+
+
+def activity_feed(caller: Caller, req: PageRequest, kind: str | None) -> dict[str, Any]:
+    """Audit events, approval decisions and tool calls merged, newest first (non-admins: their own)."""
+    if kind and kind not in FEED_KINDS:
+        raise BadRequest(f"kind: must be one of {', '.join(FEED_KINDS)}")
+    sources = _feed_sources(caller, (kind,) if kind else FEED_KINDS)
+    union = " UNION ALL ".join(sql for _, sql, _ in sources)
+    params = [p for _, _, ps in sources for p in ps]
+    total = sum(
+        database.execute_sql(f"SELECT COUNT(*) FROM ({sql})", ps).fetchone()[0] for _, sql, ps in sources
+    )
+    rows = database.execute_sql(
+        f"SELECT kind, id FROM ({union}) ORDER BY create_time DESC, id DESC LIMIT ? OFFSET ?",
+        [*params, req.size, req.offset],
+    ).fetchall()
+    models = {"audit": AuditEvent, "approval": ApprovalResolution, "tool_call": ToolCallLog}
+    loaded: dict[tuple[str, int], Any] = {}
+    for k, model in models.items():
+        ids = [i for kk, i in rows if kk == k]
+        if ids:
+            loaded.update({(k, r.id): r for r in model.select().where(model.id.in_(ids))})
+    items = [_feed_item(k, loaded[(k, i)]) for k, i in rows if (k, i) in loaded]
+    return page_of(items, total, req)
+
+
+def notifications_summary(caller: Caller) -> dict[str, Any]:
+    """Counts for the sidebar badges, from the caller's view of the workspace."""
+    from platform_server.features.conversations.models import Conversation, Message
+
+    now = utcnow()
+    ws, admin = caller.workspace_id, caller.has_role("admin")
+    pending = PendingApproval.select().where(
+        (PendingApproval.workspace_id == ws) & (PendingApproval.status == "pending")
+        & (PendingApproval.expires_at > now)
+    )
+    mine = pending.where(PendingApproval.user_id == caller.user_id).count()
+    calls = _calls(caller, now - DAY)
+    if not admin:
+        calls = calls.where(ToolCallLog.user_id == caller.user_id)
+    failed_calls = calls.where(ToolCallLog.success == False).count()  # noqa: E712
+    denied_calls = calls.where(ToolCallLog.decision == "deny").count()
+    failed_messages = (
+        Message.select().join(Conversation)
+        .where((Conversation.user_id == caller.user_id) & (Conversation.workspace_id == ws)
+               & (Message.status == "failed") & (Message.create_time >= now - DAY))
+        .count()
+    )
+    return {
+        "pendingApprovals": mine,
+        "workspacePendingApprovals": pending.count() if admin else None,
+        "failedToolCalls24h": failed_calls,
+        "deniedToolCalls24h": denied_calls,
+        "failedMessages24h": failed_messages,
+        "activeGrants": grant_store.count_active(ws),
+        "total": mine + failed_calls + failed_messages,
+    }
