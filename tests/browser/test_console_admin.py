@@ -129,3 +129,14 @@ async def test_an_admin_changes_a_members_role(page: Any, server: RunningServer,
     await expect(page.get_by_text("bob is now viewer")).to_be_visible()
     members = (await server.client.get("/api/v1/workspaces/1/members", token="admin")).data
     assert next(m for m in members if m["userId"] == bob)["role"] == "viewer"
+
+
+async def test_an_agent_is_created_from_a_template(page: Any, server: RunningServer, admin: dict[str, Any]) -> None:
+    templates = (await server.client.get("/api/v1/templates", token="admin")).data
+    assert templates, "the install seeds agent templates"
+    first = templates[0]
+    await open_console(page, server, admin, "#/agents")
+    await page.get_by_role("button", name=f"Use template {first['name']}").click()
+    await expect(page.locator("article.agent-card .agent-name")).to_have_text(first["name"])
+    agents = (await server.client.get("/api/v1/agents", token="admin")).data
+    assert [a["name"] for a in agents] == [first["name"]]

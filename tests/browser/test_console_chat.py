@@ -10,7 +10,7 @@ from playwright.async_api import expect
 
 from tests.browser.conftest import open_console
 from tests.helpers.chat import make_agent
-from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer
 
@@ -190,3 +190,59 @@ async def test_the_model_picker_sets_the_conversations_model(
     assert llm.requests[-1]["model"] == "other"
     conv = (await server.client.get("/api/v1/conversations", token="admin")).data[0]
     assert (conv["modelProvider"], conv["modelName"]) == ("fake", "other")
+
+
+async def test_approving_a_tool_call_runs_it_and_finishes_the_answer(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    if "tools" not in server.platform.services:
+        pytest.skip("needs the tool registry (/api/v1/tools) and the tool guard")
+    r = await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["write_file", "read_file"]}, token="admin")
+    assert r.status == 200, r.body
+    llm.enqueue(
+        Script(text="I will save it.", tool_calls=[ScriptedToolCall("write_file", {"path": "notes.txt", "content": "hello <b>"})]),
+        Script(text="Saved **notes.txt**."),
+    )
+    await open_console(page, server, admin)
+    await send(page, "Save a note")
+    card = page.get_by_role("group", name="Tool approval")
+    await expect(card).to_contain_text("write_file")
+    await expect(card.locator(".tool-args")).to_contain_text('"path": "notes.txt"')
+    await expect(last_turn(page)).to_have_attribute("data-status", "awaiting_approval")
+    conv_id = (await server.client.get("/api/v1/conversations", token="admin")).data[0]["conversationId"]
+    pending = (await server.client.get(f"/api/v1/chat/{conv_id}/pending-approvals", token="admin")).data
+    assert len(pending) == 1
+
+    await page.reload()  # the pending approval survives a refresh
+    card = page.get_by_role("group", name="Tool approval")
+    await card.get_by_role("button", name="Approve").click()
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-status", "completed")
+    await expect(turn.locator(".md strong")).to_have_text("notes.txt")
+    tool = turn.locator(".tool-card[data-tool=write_file]")
+    await expect(tool.locator(".tool-state")).to_have_text("done")
+    await tool.locator("summary").click()
+    await expect(tool.locator(".tool-args")).to_contain_text('"content": "hello <b>"')
+    await expect(page.locator(".msg.user .msg-text").last).to_have_text("/approve")
+    files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/notes.txt", token="admin")
+    assert files.raw == b"hello <b>"
+    assert (await server.client.get(f"/api/v1/chat/{conv_id}/pending-approvals", token="admin")).data == []
+
+
+async def test_denying_a_tool_call_does_not_run_it(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    if "tools" not in server.platform.services:
+        pytest.skip("needs the tool registry (/api/v1/tools) and the tool guard")
+    await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["write_file"]}, token="admin")
+    llm.enqueue(
+        Script(tool_calls=[ScriptedToolCall("write_file", {"path": "x.txt", "content": "no"})]),
+        Script(text="Understood, I did not save it."),
+    )
+    await open_console(page, server, admin)
+    await send(page, "Save x")
+    await page.get_by_role("group", name="Tool approval").get_by_role("button", name="Deny").click()
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    await expect(last_turn(page).locator(".md")).to_contain_text("did not save")
+    files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/x.txt", token="admin")
+    assert files.status == 404

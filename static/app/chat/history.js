@@ -50,7 +50,9 @@ function framesFor(messages) {
   }
   const last = messages[messages.length - 1];
   const status = last?.status && last.status !== "streaming" ? last.status : "completed";
-  frames.push({ event: "done", data: { status } });
+  const model = [...messages].reverse().find((m) => m.runtimeModel)?.runtimeModel;
+  const sum = (key) => messages.reduce((n, m) => n + (Number(m[key]) || 0), 0);
+  frames.push({ event: "done", data: { status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens") } });
   return frames;
 }
 

@@ -84,6 +84,8 @@ export class Turn {
         break;
       case "done":
         this.state.status = d.status || "completed";
+        this.state.model = d.runtimeModel || this.state.model || "";
+        this.state.tokens = (d.promptTokens || 0) + (d.completionTokens || 0) || this.state.tokens || 0;
         this.state.phase = "";
         this.renderStatus();
         break;
@@ -183,8 +185,10 @@ export class Turn {
     else if (s.status === "stopped") text = "Stopped";
     else if (s.status === "failed") text = "Failed";
     else if (s.status === "awaiting_approval") text = "Waiting for approval";
+    else if (s.model) text = s.tokens ? `${s.model} · ${s.tokens} tokens` : s.model;
     this.statusLine.textContent = text;
-    this.statusLine.className = "turn-status" + (s.error || s.status === "failed" ? " error" : "");
+    const quiet = s.status === "completed" && !s.error;
+    this.statusLine.className = "turn-status" + (s.error || s.status === "failed" ? " error" : "") + (quiet ? " meta" : "");
   }
 }
 
