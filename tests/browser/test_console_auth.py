@@ -64,20 +64,25 @@ async def test_an_invalid_stored_token_leads_back_to_login(page: Any, server: Ru
 
 @pytest.mark.config(jwt_renew_threshold_ms=86_400_000 * 2)
 async def test_a_token_sent_in_x_new_token_replaces_the_stored_one(page: Any, server: RunningServer, admin: dict[str, Any]) -> None:
-    seen: list[str] = []
-    page.on("response", lambda r: seen.append(r.headers.get("x-new-token") or ""))
-    # The server renews on every call here; tokens minted in the same second are identical, so one
-    # answer also carries a different valid token (a PAT) to prove the console swaps it in.
+    # The server renews on every call here. Tokens minted in the same second are identical, so every
+    # answer's X-New-Token is swapped for a different valid token (a PAT) to prove the console takes it.
     pat = (await server.client.post("/api/v1/auth/tokens", {"name": "swap"}, token="admin")).data["token"]
+    renewed: list[str] = []
 
-    async def add_header(route: Any) -> None:
+    async def swap(route: Any) -> None:
         response = await route.fetch()
-        await route.fulfill(response=response, headers={**response.headers, "x-new-token": pat})
+        if response.headers.get("x-new-token"):
+            renewed.append(response.headers["x-new-token"])
+            await route.fulfill(response=response, headers={**response.headers, "x-new-token": pat})
+        else:
+            await route.fulfill(response=response)
 
-    await page.route("**/api/v1/auth/tokens", add_header)
+    await page.route("**/api/v1/**", swap)
     await open_console(page, server, admin, "#/account")
     await page.wait_for_function("t => localStorage.getItem('ap.token') === t", arg=pat)
-    await page.unroute("**/api/v1/auth/tokens")
-    assert any(s.startswith("eyJ") for s in seen), "the server sent no X-New-Token"
+    assert renewed and all(t.startswith("eyJ") for t in renewed)
+    await page.unroute_all(behavior="wait")
     await page.reload()
-    await expect(page.get_by_role("cell", name="swap", exact=True)).to_be_visible()  # calls made with the PAT succeed
+    await expect(page.get_by_role("cell", name="swap", exact=True)).to_be_visible()
+    last_used = page.locator("tr", has=page.get_by_role("cell", name="swap", exact=True)).locator("td").nth(4)
+    await expect(last_used).not_to_have_text("—")  # the console's calls now authenticate with the PAT

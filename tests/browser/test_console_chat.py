@@ -40,6 +40,12 @@ async def send(page: Any, text: str) -> None:
     await box.press("Enter")
 
 
+def needs_approvals(server: RunningServer) -> None:
+    route = "/api/v1/chat/{conversationId}/pending-approvals"
+    if not any(r.template == route for r in server.platform.routes):
+        pytest.skip(f"needs {route} and the tool guard (approvals)")
+
+
 def last_turn(page: Any) -> Any:
     return page.locator(".msg.assistant").last
 
@@ -195,8 +201,7 @@ async def test_the_model_picker_sets_the_conversations_model(
 async def test_approving_a_tool_call_runs_it_and_finishes_the_answer(
     page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
 ) -> None:
-    if "tools" not in server.platform.services:
-        pytest.skip("needs the tool registry (/api/v1/tools) and the tool guard")
+    needs_approvals(server)
     r = await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["write_file", "read_file"]}, token="admin")
     assert r.status == 200, r.body
     llm.enqueue(
@@ -232,8 +237,7 @@ async def test_approving_a_tool_call_runs_it_and_finishes_the_answer(
 async def test_denying_a_tool_call_does_not_run_it(
     page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
 ) -> None:
-    if "tools" not in server.platform.services:
-        pytest.skip("needs the tool registry (/api/v1/tools) and the tool guard")
+    needs_approvals(server)
     await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["write_file"]}, token="admin")
     llm.enqueue(
         Script(tool_calls=[ScriptedToolCall("write_file", {"path": "x.txt", "content": "no"})]),
