@@ -201,7 +201,6 @@ async def test_the_model_picker_sets_the_conversations_model(
 async def test_approving_a_tool_call_runs_it_and_finishes_the_answer(
     page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
 ) -> None:
-    needs_approvals(server)
     r = await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["write_file", "read_file"]}, token="admin")
     assert r.status == 200, r.body
     llm.enqueue(
@@ -214,13 +213,11 @@ async def test_approving_a_tool_call_runs_it_and_finishes_the_answer(
     await expect(card).to_contain_text("write_file")
     await expect(card.locator(".tool-args")).to_contain_text('"path": "notes.txt"')
     await expect(last_turn(page)).to_have_attribute("data-status", "awaiting_approval")
-    conv_id = (await server.client.get("/api/v1/conversations", token="admin")).data[0]["conversationId"]
-    pending = (await server.client.get(f"/api/v1/chat/{conv_id}/pending-approvals", token="admin")).data
-    assert len(pending) == 1
+    files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/notes.txt", token="admin")
+    assert files.status == 404  # nothing runs before the approval
 
-    await page.reload()  # the pending approval survives a refresh
-    card = page.get_by_role("group", name="Tool approval")
     await card.get_by_role("button", name="Approve").click()
+    await expect(card.locator(".approval-decision")).to_have_text("Approved")
     turn = last_turn(page)
     await expect(turn).to_have_attribute("data-status", "completed")
     await expect(turn.locator(".md strong")).to_have_text("notes.txt")
@@ -231,13 +228,36 @@ async def test_approving_a_tool_call_runs_it_and_finishes_the_answer(
     await expect(page.locator(".msg.user .msg-text").last).to_have_text("/approve")
     files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/notes.txt", token="admin")
     assert files.raw == b"hello <b>"
-    assert (await server.client.get(f"/api/v1/chat/{conv_id}/pending-approvals", token="admin")).data == []
+    await page.reload()  # the stored history shows the call once, with its result
+    await expect(last_turn(page).locator(".md strong")).to_have_text("notes.txt")
+    await expect(page.locator(".tool-card[data-tool=write_file]")).to_have_count(1)
+    await expect(page.locator(".tool-card[data-tool=write_file] .tool-state")).to_have_text("done")
+
+
+async def test_a_pending_approval_survives_a_refresh(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    needs_approvals(server)
+    await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["write_file"]}, token="admin")
+    llm.enqueue(
+        Script(tool_calls=[ScriptedToolCall("write_file", {"path": "later.txt", "content": "ok"})]),
+        Script(text="Done."),
+    )
+    await open_console(page, server, admin)
+    await send(page, "Save later")
+    await expect(last_turn(page)).to_have_attribute("data-status", "awaiting_approval")
+    await page.reload()
+    card = page.get_by_role("group", name="Tool approval")
+    await expect(card).to_contain_text("write_file")
+    await card.get_by_role("button", name="Approve").click()
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/later.txt", token="admin")
+    assert files.raw == b"ok"
 
 
 async def test_denying_a_tool_call_does_not_run_it(
     page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
 ) -> None:
-    needs_approvals(server)
     await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["write_file"]}, token="admin")
     llm.enqueue(
         Script(tool_calls=[ScriptedToolCall("write_file", {"path": "x.txt", "content": "no"})]),

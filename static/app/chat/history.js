@@ -23,61 +23,73 @@ function toolCallsOf(message) {
   return Array.isArray(calls) ? calls : [];
 }
 
-/** Convert one stored assistant turn (assistant and tool messages) into Turn frames. */
-function framesFor(messages) {
+function assistantFrames(m) {
   const frames = [];
-  for (const m of messages) {
-    if (m.role === "assistant") {
-      const thinking = m.metadata?.thinking || m.metadata?.reasoning;
-      if (thinking) frames.push({ event: "thinking_delta", data: { delta: String(thinking) } });
-      if (m.content) frames.push({ event: "content_delta", data: { delta: m.content } });
-      for (const c of toolCallsOf(m)) {
-        const name = c.toolName || c.name || c.function?.name;
-        const args = c.arguments ?? c.function?.arguments ?? "";
-        const id = c.toolCallId || c.id;
-        frames.push({ event: "tool_call_started", data: { toolCallId: id, toolName: name, arguments: args } });
-        if (c.result !== undefined) {
-          frames.push({ event: "tool_call_completed", data: { toolCallId: id, toolName: name, result: c.result, success: c.success !== false } });
-        }
-      }
-    } else if (m.role === "tool") {
-      const meta = m.metadata || {};
-      frames.push({ event: "tool_call_completed", data: {
-        toolCallId: meta.toolCallId || m.toolCallId, toolName: m.toolName || meta.toolName,
-        result: m.content, success: !(meta.success === false || m.status === "failed"),
-      } });
+  const thinking = m.metadata?.reasoning || m.metadata?.thinking;
+  if (thinking) frames.push({ event: "thinking_delta", data: { delta: String(thinking) } });
+  if (m.content) frames.push({ event: "content_delta", data: { delta: m.content } });
+  for (const c of toolCallsOf(m)) {
+    const name = c.toolName || c.name || c.function?.name;
+    const id = c.toolCallId || c.id;
+    frames.push({ event: "tool_call_started", data: { toolCallId: id, toolName: name, arguments: c.arguments ?? c.function?.arguments ?? "" } });
+    if (c.result !== undefined) {
+      frames.push({ event: "tool_call_completed", data: { toolCallId: id, toolName: name, result: c.result, success: c.success !== false } });
     }
   }
-  const last = messages[messages.length - 1];
-  const status = last?.status && last.status !== "streaming" ? last.status : "completed";
-  const model = [...messages].reverse().find((m) => m.runtimeModel)?.runtimeModel;
-  const sum = (key) => messages.reduce((n, m) => n + (Number(m[key]) || 0), 0);
-  frames.push({ event: "done", data: { status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens") } });
   return frames;
 }
 
+function toolFrame(m) {
+  const meta = m.metadata || {};
+  return { event: "tool_call_completed", data: {
+    toolCallId: meta.toolCallId || m.toolCallId, toolName: m.toolName || meta.toolName,
+    result: m.content, success: !(meta.success === false || m.status === "failed"),
+  } };
+}
+
 /**
- * Render messages into `list`. Returns the Turn objects keyed by the index of their user message.
- * onDecision is used by approval cards restored later.
+ * Render stored messages into `list`: user bubbles, and one assistant Turn per run of assistant
+ * and tool messages. A tool result lands on the card of the call it answers, even when it was
+ * stored after a later user message (a call resumed by /approve).
  */
 export function renderHistory(list, messages, { onDecision } = {}) {
+  const owners = new Map(); // toolCallId -> Turn
+  let turn = null;
   let group = [];
-  const flush = () => {
-    if (!group.length) return;
-    const box = assistantBox();
-    list.append(box);
-    const turn = new Turn(box, { onDecision });
-    framesFor(group).forEach((f) => turn.apply(f));
+  const close = () => {
+    if (!turn) return;
+    const last = group[group.length - 1];
+    const status = last?.status && last.status !== "streaming" ? last.status : "completed";
+    const sum = (key) => group.reduce((n, m) => n + (Number(m[key]) || 0), 0);
+    const model = [...group].reverse().find((m) => m.runtimeModel)?.runtimeModel;
+    turn.apply({ event: "done", data: { status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens") } });
     turn.flush();
+    turn = null;
     group = [];
+  };
+  const open = () => {
+    if (!turn) {
+      const box = assistantBox();
+      list.append(box);
+      turn = new Turn(box, { onDecision });
+    }
+    return turn;
   };
   for (const m of messages) {
     if (m.role === "user") {
-      flush();
+      close();
       list.append(userBubble({ text: m.content, parts: m.contentParts, id: m.id }));
-    } else if (m.role === "assistant" || m.role === "tool") {
+    } else if (m.role === "assistant") {
+      const t = open();
       group.push(m);
+      assistantFrames(m).forEach((f) => t.apply(f));
+      for (const c of toolCallsOf(m)) owners.set(String(c.toolCallId || c.id), t);
+    } else if (m.role === "tool") {
+      const frame = toolFrame(m);
+      const owner = owners.get(String(frame.data.toolCallId));
+      if (owner) owner.apply(frame);
+      else { open().apply(frame); group.push(m); }
     }
   }
-  flush();
+  close();
 }

@@ -69,8 +69,7 @@ export class Turn {
         break;
       case "tool_approval_resolved": {
         const i = this.state.blocks.findIndex((b) => b.kind === "approval" && String(b.pendingId) === String(d.pendingId));
-        if (i >= 0) this.update(i, { decision: d.decision });
-        else this.add({ kind: "approval", pendingId: d.pendingId, toolName: d.toolName, arguments: "", decision: d.decision });
+        if (i >= 0) this.update(i, { decision: d.decision }); // else: the card is in an earlier turn, settled there
         break;
       }
       case "phase":

@@ -19,6 +19,7 @@ export class ChatView {
     this.id = null;
     this.isNew = true;
     this.running = null;
+    this.turns = []; // live turns on screen (approval cards to settle)
     this.pendingModel = "";
     this.list = new ConversationList({ onDeleted: (id) => { if (id === this.id) location.hash = "#/chat"; } });
     this.title = h("h1", { class: "chat-title", text: "New chat" });
@@ -71,6 +72,7 @@ export class ChatView {
     this.id = id || randomId("c");
     this.isNew = !id;
     this.list.setActive(id);
+    this.turns = [];
     this.messages.replaceChildren();
     if (this.isNew) {
       this.title.textContent = "New chat";
@@ -169,6 +171,7 @@ export class ChatView {
     const box = assistantBox();
     this.messages.append(box);
     const turn = new Turn(box, { onDecision: (d) => this.decide(d) });
+    this.turns.push(turn);
     for (const p of pending) {
       turn.apply({ event: "tool_approval_requested", data: { ...p, pendingId: p.pendingId ?? p.id } });
     }
@@ -212,7 +215,7 @@ export class ChatView {
   /** Send /approve or /deny as the next message. */
   decide(decision) {
     if (this.running) return;
-    this.messages.querySelectorAll(".approval-card .actions button").forEach((b) => { b.disabled = true; });
+    for (const turn of this.turns) turn.settleApprovals(decision === "approve" ? "approved" : "denied");
     this.send("/" + decision, []);
   }
 
@@ -220,6 +223,7 @@ export class ChatView {
     const box = assistantBox();
     this.messages.append(box);
     const turn = new Turn(box, { onDecision: (d) => this.decide(d) });
+    this.turns.push(turn);
     if (state) turn.restore(state);
     const controller = new AbortController();
     const run = { controller, turn, id: body.conversationId };
