@@ -66,20 +66,21 @@ async def main() -> None:
         await server.client.put("/api/v1/conversations/c-trip/pin", {"pinned": True}, token="ada")
         scripts = [Script(reasoning="The user wants the current time in several cities, then a script.", text="", tool_calls=[
             ScriptedToolCall("get_current_time", {"timezone": "Asia/Tokyo"})])] if tools else []
-        scripts.append(Script(text=ANSWER))
+        scripts.append(Script(reasoning="Tokyo is UTC+9; now write the snippet.", text=ANSWER))
         llm.enqueue(*scripts)
 
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            ctx = await browser.new_context(viewport={"width": 1280, "height": 800}, device_scale_factor=1,
+            ctx = await browser.new_context(viewport={"width": 1280, "height": 940}, device_scale_factor=1,
                                             color_scheme="dark" if ns.dark else "light")
             page = await ctx.new_page()
             await page.goto(server.url + "/#/login")
             await page.get_by_label("Username").fill("ada")
             await page.get_by_label("Password").fill("password-123")
             await page.get_by_role("button", name="Log in").click()
+            await page.get_by_label("Agent", exact=True).select_option(agent)
             box = page.get_by_label("Message", exact=True)
-            await box.fill("What time is it in Tokyo? And show me a Python snippet for world clocks.")
+            await box.fill("What time is it in Tokyo? Show me a world clock.")
             await box.press("Enter")
             await page.locator(".msg.assistant[data-status=completed]").wait_for()
             if tools:
