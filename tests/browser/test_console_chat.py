@@ -270,3 +270,47 @@ async def test_denying_a_tool_call_does_not_run_it(
     await expect(last_turn(page).locator(".md")).to_contain_text("did not save")
     files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/x.txt", token="admin")
     assert files.status == 404
+
+
+async def test_the_workspace_switcher_scopes_every_call(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    lab = (await server.client.post("/api/v1/workspaces", {"name": "Lab"}, token="admin")).data["id"]
+    r = await server.client.post("/api/v1/agents", {"name": "LabBot", "icon": "🧪"}, token="admin", workspace=lab)
+    assert r.status == 200, r.body
+    headers: list[str | None] = []
+    page.on("request", lambda req: headers.append(req.headers.get("x-workspace-id")) if "/api/v1/agents" in req.url else None)
+    await open_console(page, server, admin, "#/agents")
+    await expect(page.locator(".agent-name")).to_have_text(["Helper"])
+    await page.get_by_label("Workspace").select_option(label="Lab")
+    await expect(page.locator(".agent-name")).to_have_text(["LabBot"])
+    assert headers[0] == "1" and headers[-1] == lab
+    await page.reload()  # the choice is remembered
+    await expect(page.locator(".agent-name")).to_have_text(["LabBot"])
+    await expect(page.get_by_label("Workspace")).to_have_value(lab)
+
+
+async def test_at_phone_width_the_conversation_list_is_a_drawer_and_the_theme_toggles(
+    browser_context: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    await server.client.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "c-phone", "message": "Hello phone"}, token="admin")
+    page = await browser_context.new_page()
+    await page.set_viewport_size({"width": 390, "height": 780})
+    await open_console(page, server, admin)
+    link = page.locator(".conv-link", has_text="Hello phone")
+    await expect(link).not_to_be_in_viewport()
+    await page.get_by_role("button", name="Conversations").click()
+    await expect(link).to_be_in_viewport()
+    await link.click()
+    await expect(page.locator(".chat-title")).to_have_text("Hello phone")
+    await expect(link).not_to_be_in_viewport()
+    width = await page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390  # nothing overflows sideways
+
+    before = await page.evaluate("getComputedStyle(document.body).backgroundColor")
+    await page.get_by_role("button", name="Dark theme").click()
+    await expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    assert await page.evaluate("getComputedStyle(document.body).backgroundColor") != before
+    await page.reload()
+    await expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    await expect(page.get_by_role("button", name="Light theme")).to_be_visible()

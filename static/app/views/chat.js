@@ -29,7 +29,7 @@ export class ChatView {
     this.composer = new Composer({ onSend: (text, files) => this.send(text, files), onStop: () => this.stop() });
     this.renamed = (e) => { if (e.detail.id === this.id) this.title.textContent = e.detail.title; };
     document.addEventListener("conversation-renamed", this.renamed);
-    this.el = h("div", { class: "chat-layout" },
+    this.el = h("div", { class: "chat-layout", onkeydown: (e) => { if (e.key === "Escape") this.el.classList.remove("show-list"); } },
       this.list.el,
       h("section", { class: "chat-pane" },
         h("header", { class: "chat-head" },
@@ -115,6 +115,7 @@ export class ChatView {
   async load() {
     const id = this.id;
     let messages = [];
+    let hasMore = false;
     let status = null;
     try {
       const [page, st] = await Promise.all([
@@ -122,6 +123,7 @@ export class ChatView {
         get(`/conversations/${seg(id)}/status`).catch(() => null),
       ]);
       messages = Array.isArray(page) ? page : page?.messages || [];
+      hasMore = Boolean(page?.hasMore);
       status = st;
     } catch (err) {
       if (id === this.id) mount(this.messages, h("p", { class: "error", text: err.message }));
@@ -134,6 +136,7 @@ export class ChatView {
       return;
     }
     clearProgress(id);
+    if (hasMore) this.messages.append(this.earlierButton(messages[0]?.id));
     renderHistory(this.messages, messages, { onDecision: (d) => this.decide(d) });
     await this.showPendingApprovals();
     this.scroll(true);
@@ -162,6 +165,28 @@ export class ChatView {
       this.id = null;
       await this.update([encodeURIComponent(body.conversationId)]);
     }
+  }
+
+  /** A button that prepends the page of messages before `beforeId`. */
+  earlierButton(beforeId) {
+    const button = h("button", { type: "button", class: "btn btn-small load-earlier", text: "Load earlier messages" });
+    button.addEventListener("click", async () => {
+      button.disabled = true;
+      try {
+        const page = await get(`/conversations/${seg(this.id)}/messages`, { limit: PAGE, beforeId });
+        const older = page?.messages || [];
+        const box = document.createDocumentFragment();
+        if (page?.hasMore && older.length) box.append(this.earlierButton(older[0].id));
+        renderHistory(box, older, { onDecision: (d) => this.decide(d) });
+        const height = this.messages.scrollHeight;
+        button.replaceWith(box);
+        this.messages.scrollTop += this.messages.scrollHeight - height;
+      } catch (err) {
+        button.disabled = false;
+        showError(err);
+      }
+    });
+    return button;
   }
 
   async showPendingApprovals() {
