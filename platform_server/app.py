@@ -43,6 +43,7 @@ FEATURES: tuple[str, ...] = (
     "conversations",
     "plans",
     "chat",
+    "subagents",
     "usage",
 )
 

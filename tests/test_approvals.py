@@ -147,3 +147,12 @@ async def test_a_pending_approval_survives_a_restart_and_can_still_be_approved(t
     finally:
         first.kill()
         await session.close()
+
+
+async def test_deleting_a_conversation_denies_its_pending_call(env: ChatEnv, server: Any) -> None:
+    env.llm.enqueue(write_call())
+    await env.stream("save a note")
+    assert (await env.api.delete("/api/v1/conversations/c1", token="alice")).status == 200
+    env.llm.enqueue(Script(text="fresh start"))
+    events = await env.stream("/approve")
+    assert "no tool call waiting" in text_of(events)

@@ -339,7 +339,7 @@ async def tool_id(api: Any, name: str) -> str:
 async def test_viewers_list_the_seeded_system_tools(api: Any, people: dict) -> None:
     r = await api.get("/api/v1/tools", token="carol")
     assert r.status == 200, r.body
-    assert {t["name"] for t in r.data} == SYSTEM_TOOLS
+    assert {t["name"] for t in r.data if t["source"] == "system"} == SYSTEM_TOOLS
     tool = next(t for t in r.data if t["name"] == "write_file")
     assert tool["source"] == "system" and tool["enabled"] is True and tool["disclosureTier"] == "core"
     assert tool["parameters"]["required"] == ["path", "content"] and tool["config"] == {}
@@ -355,13 +355,16 @@ async def test_viewers_list_the_seeded_system_tools(api: Any, people: dict) -> N
     assert r.status == 400 and r.msg == "Invalid value for parameter 'id': expected Long"
 
 
+OTHER_AREAS_TOOLS = {"delegate_to_agent"}  # registered by the sub-agents area
+
+
 async def test_enabled_and_available_follow_the_enabled_flag(server: RunningServer, api: Any, people: dict) -> None:
     registry_of(server).register(fake_tool("mcp_search", "mcp"))
     tid = await tool_id(api, "web_fetch")
     r = await api.put(f"/api/v1/tools/{tid}/toggle", {"enabled": False}, token="alice")
     assert r.status == 200 and r.data["enabled"] is False
     enabled = {t["name"] for t in (await api.get("/api/v1/tools/enabled", token="bob")).data}
-    assert enabled == (SYSTEM_TOOLS - {"web_fetch"}) | {"mcp_search"}
+    assert enabled == (SYSTEM_TOOLS - {"web_fetch"}) | {"mcp_search"} | OTHER_AREAS_TOOLS
     r = await api.get("/api/v1/tools/available", token="bob")
     assert {t["name"] for t in r.data} == enabled
     assert next(t for t in r.data if t["name"] == "mcp_search")["source"] == "mcp"

@@ -63,7 +63,7 @@ async def run_call(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, cal
         runtime.store_tool_result(turn, conv, call, answer, False, f"Tool '{call.name}' is not available to this agent")
         return
     verdict = guard.evaluate(call.name, _arguments(call), context(turn))
-    if approved:
+    if approved and verdict.decision == "ask":  # the owner's approval answers an "ask", never a "deny"
         verdict = guard.Verdict("allow", verdict.severity, verdict.rule_id, "approved by the owner")
     if verdict.decision == "ask":
         pending = guard.create_pending(context(turn), call.id, call.name, call.arguments, verdict, answer.row_id)

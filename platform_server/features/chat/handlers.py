@@ -42,6 +42,7 @@ class StreamingHandler(ApiHandler):
         writer.finish()
 
     def on_connection_close(self) -> None:
+        super().on_connection_close()
         if self._subscription is not None:
             self._subscription.close()
 

@@ -1,9 +1,13 @@
 """Conversation routes: every per-conversation call checks ownership first."""
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 from platform_server.features.conversations import service
+from platform_server.features.conversations.models import Conversation
+from platform_server.features.guard import service as guard
 from platform_server.web.base import ApiHandler
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
@@ -26,6 +30,14 @@ class ModelRequest(BaseModel):
 
 class BatchDeleteRequest(BaseModel):
     conversationIds: list[str] = Field(min_length=1)
+
+
+def wind_down(platform: Any, user_id: int, conv: Conversation) -> None:
+    """A deleted conversation's turn stops and its pending approvals are denied."""
+    chat = platform.services.get("chat")
+    if chat is not None:
+        chat.cancel(conv.key)
+    guard.deny_all_pending(user_id, conv.conversation_id, user_id, reason="conversation deleted")
 
 
 class ConversationsHandler(ApiHandler):
@@ -63,16 +75,10 @@ class BatchDeleteHandler(ApiHandler):
         """Delete up to 200 of the caller's conversations at once."""
         req = self.body(BatchDeleteRequest)
         caller = self.require_caller()
-        self._stop_turns(caller.user_id, req.conversationIds)
-        self.ok({"deleted": service.batch_delete(caller, req.conversationIds)})
-
-    def _stop_turns(self, user_id: int, ids: list[str]) -> None:
-        chat = self.platform.services.get("chat")
-        if chat is not None and len(set(ids)) <= service.BATCH_DELETE_MAX:
-            for cid in set(ids):
-                conv = service.find(user_id, cid)
-                if conv is not None and conv.user_id == user_id:
-                    chat.cancel(conv.key)
+        deleted = service.batch_delete(caller, req.conversationIds)
+        for conv in deleted:
+            wind_down(self.platform, caller.user_id, conv)
+        self.ok({"deleted": len(deleted)})
 
 
 class ConversationHandler(ApiHandler):
@@ -83,10 +89,8 @@ class ConversationHandler(ApiHandler):
         """Delete one conversation with its messages."""
         caller = self.require_caller()
         conv = service.owned(caller, conversationId)
-        chat = self.platform.services.get("chat")
-        if chat is not None:
-            chat.cancel(conv.key)
         service.delete(caller, conv)
+        wind_down(self.platform, caller.user_id, conv)
         self.ok(None)
 
 

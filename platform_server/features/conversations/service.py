@@ -234,7 +234,7 @@ def delete(caller: Caller, conv: Conversation) -> None:
         audit.record(caller, "DELETE", "CONVERSATION", conv.conversation_id, conv.title[:100], conv.workspace_id)
 
 
-def batch_delete(caller: Caller, conversation_ids: list[str]) -> int:
+def batch_delete(caller: Caller, conversation_ids: list[str]) -> list[Conversation]:
     """Delete several of the caller's conversations; another user's id refuses the whole batch."""
     unique = list(dict.fromkeys(conversation_ids))
     if len(unique) > BATCH_DELETE_MAX:
@@ -247,7 +247,7 @@ def batch_delete(caller: Caller, conversation_ids: list[str]) -> int:
         for r in rows:
             r.delete_instance(recursive=True)
             audit.record(caller, "DELETE", "CONVERSATION", r.conversation_id, "batch delete", r.workspace_id)
-    return len(rows)
+    return rows
 
 
 def reset_running() -> int:

@@ -1,0 +1,74 @@
+"""Sub-agents: active delegations of a conversation, spawn pause, interrupt (owner; admin override)."""
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.conversations import service as conversations
+from platform_server.features.subagents import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.errors import BadRequest
+from platform_server.web.routing import route
+
+TAGS = ("Sub-agents",)
+
+
+class SpawnPauseRequest(BaseModel):
+    conversationId: str = Field(min_length=1, max_length=128)
+    paused: bool
+
+
+class ActiveHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+    query_params = {"GET": [{"name": "conversationId", "in": "query", "required": True, "schema": {"type": "string"}}]}
+
+    def get(self) -> None:
+        """Running sub-agents in a conversation's delegation tree (owner only)."""
+        cid = self.get_query_argument("conversationId", "")
+        if not cid:
+            raise BadRequest("conversationId: must not be blank")
+        caller = self.require_caller()
+        conversations.check_owner(caller.user_id, cid)
+        self.ok(service.active(caller.user_id, cid))
+
+
+class SpawnPauseHandler(ApiHandler):
+    access = {"POST": "viewer"}
+    body_models = {"POST": SpawnPauseRequest}
+    tags = TAGS
+
+    def post(self) -> None:
+        """Pause (or allow again) spawning sub-agents in a conversation."""
+        req = self.body(SpawnPauseRequest)
+        caller = self.require_caller()
+        conversations.check_owner(caller.user_id, req.conversationId)
+        self.ok(service.set_paused(caller.user_id, req.conversationId, req.paused))
+
+
+class InterruptHandler(ApiHandler):
+    access = {"POST": "viewer"}
+    tags = TAGS
+
+    def post(self, subagentId: str) -> None:
+        """Interrupt a running sub-agent of one of the caller's conversations."""
+        run = service.owned_run(self.require_caller().user_id, subagentId)
+        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services["subagents"].interrupt(subagentId)})
+
+
+class AdminInterruptHandler(ApiHandler):
+    access = {"POST": GLOBAL_ADMIN}
+    tags = ("Admin runtime",)
+
+    def post(self, subagentId: str) -> None:
+        """Interrupt any sub-agent (global admin; no ownership check)."""
+        run = service.owned_run(None, subagentId)
+        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services["subagents"].interrupt(subagentId)})
+
+
+ROUTES = [
+    route("/api/v1/subagents/active", ActiveHandler),
+    route("/api/v1/subagents/spawn-pause", SpawnPauseHandler),
+    route("/api/v1/subagents/{subagentId}/interrupt", InterruptHandler),
+    route("/api/v1/admin/agent-runtime/subagents/{subagentId}/interrupt", AdminInterruptHandler),
+]
