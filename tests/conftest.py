@@ -5,7 +5,9 @@ from typing import Any, AsyncIterator
 
 import pytest
 
+from tests.helpers.chat import ChatEnv, chat_env
 from tests.helpers.client import ApiClient
+from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.server import RunningServer, create_personas, start_server
 
 
@@ -33,3 +35,20 @@ def api(server: RunningServer) -> ApiClient:
 async def people(api: ApiClient) -> dict[str, dict[str, Any]]:
     """alice (global admin), bob (member), carol (viewer), dave (another workspace); tokens under their names."""
     return await create_personas(api)
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[ScriptedOpenAI]:
+    """A scripted OpenAI-compatible model server (echoes when nothing is scripted)."""
+    server = ScriptedOpenAI()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def env(api: ApiClient, people: dict[str, dict[str, Any]], llm: ScriptedOpenAI) -> ChatEnv:
+    """People, the scripted model as the default, and one agent (alice's)."""
+    return await chat_env(api, people, llm)

@@ -2,28 +2,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
-from tests.helpers.chat import ChatEnv, chat_env
-from tests.helpers.client import ApiClient, iter_sse
-from tests.helpers.fake_openai import Script, ScriptedOpenAI
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
-async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
-    return await chat_env(api, people, llm)
+from tests.helpers.chat import ChatEnv
+from tests.helpers.client import iter_sse
+from tests.helpers.fake_openai import Script
 
 
 async def _start_slow(env: ChatEnv, cid: str, script: Script) -> tuple[Any, Any]:

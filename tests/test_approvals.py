@@ -2,31 +2,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import aiohttp
-import pytest
 
-from tests.helpers.chat import ChatEnv, chat_env, make_agent, names, text_of
+from tests.helpers.chat import ChatEnv, make_agent, names, text_of
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
 from tests.helpers.process import ServerProcess
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
-async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
-    return await chat_env(api, people, llm)
 
 
 def workspace_file(server: Any, agent_id: str, name: str) -> Path:

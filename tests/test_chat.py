@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator
+from typing import Any
 
 import aiohttp
 import pytest
@@ -10,21 +10,6 @@ import pytest
 from tests.helpers.chat import ChatEnv, chat_env, make_agent, names, text_of
 from tests.helpers.client import ApiClient, iter_sse
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
-async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
-    return await chat_env(api, people, llm)
 
 
 async def open_stream(env: ChatEnv, body: dict[str, Any], token: str = "alice") -> tuple[aiohttp.ClientResponse, Any]:

@@ -1,23 +1,11 @@
 """Conversation views and housekeeping through the HTTP API."""
 from __future__ import annotations
 
-from typing import AsyncIterator
-
 import pytest
 
 from tests.helpers.chat import ChatEnv, chat_env
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 @pytest.fixture

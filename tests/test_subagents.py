@@ -2,23 +2,12 @@
 from __future__ import annotations
 
 import asyncio
-from typing import AsyncIterator
 
 import pytest
 
 from tests.helpers.chat import ChatEnv, chat_env, make_agent, names, text_of
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 @pytest.fixture
