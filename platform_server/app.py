@@ -44,6 +44,7 @@ FEATURES: tuple[str, ...] = (
     "plans",
     "chat",
     "subagents",
+    "media",
     "usage",
 )
 

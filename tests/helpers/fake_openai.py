@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import time
 import uuid
@@ -11,6 +12,7 @@ from typing import Any
 
 from tests.helpers.llm_script import (
     BaseHandler,
+    RecordedRequest,
     Script,
     ScriptedServerBase,
     ScriptedToolCall,
@@ -174,6 +176,58 @@ class ChatHandler(_Handler):
         self.finish()
 
 
+# A 1x1 transparent PNG: what /v1/images/generations returns (as b64_json).
+TINY_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+
+class TranscriptionsHandler(_Handler):
+    """`/v1/audio/transcriptions`: multipart `file` + `model`; answers `{text}`."""
+
+    async def post(self) -> None:
+        self.srv.request_log.append(RecordedRequest("POST", self.request.path, dict(self.request.headers), None))
+        if not self.check_auth():
+            return
+        files = self.request.files.get("file")
+        model = self.get_body_argument("model", "")
+        if not files or not model:
+            self.send_json(400, {"error": {"message": "file and model are required", "type": "invalid_request_error"}})
+            return
+        f = files[0]
+        self.srv.requests.append({"model": model, "filename": f.filename, "size": len(f.body),
+                                  "language": self.get_body_argument("language", None)})
+        self.send_json(200, {"text": f"transcript of {f.filename} ({len(f.body)} bytes)"})
+
+
+class SpeechHandler(_Handler):
+    """`/v1/audio/speech`: `{model, input, voice, response_format}`; answers audio bytes."""
+
+    async def post(self) -> None:
+        body = self.body_json()
+        if not self.check_auth():
+            return
+        if not isinstance(body, dict) or not body.get("input") or not body.get("voice"):
+            self.send_json(400, {"error": {"message": "input and voice are required", "type": "invalid_request_error"}})
+            return
+        fmt = body.get("response_format") or "mp3"
+        self.set_header("Content-Type", {"mp3": "audio/mpeg", "wav": "audio/wav", "opus": "audio/ogg"}.get(fmt, "audio/mpeg"))
+        self.finish(b"ID3fake-audio:" + str(body["input"]).encode())
+
+
+class ImagesHandler(_Handler):
+    """`/v1/images/generations`: `{model, prompt, size, response_format: b64_json}`."""
+
+    async def post(self) -> None:
+        body = self.body_json()
+        if not self.check_auth():
+            return
+        if not isinstance(body, dict) or not body.get("prompt"):
+            self.send_json(400, {"error": {"message": "prompt is required", "type": "invalid_request_error"}})
+            return
+        self.send_json(200, {"created": int(time.time()), "data": [{"b64_json": base64.b64encode(TINY_PNG).decode()}]})
+
+
 class ScriptedOpenAI(ScriptedServerBase):
     """OpenAI-compatible server: /v1/chat/completions, /v1/models, /v1/embeddings."""
 
@@ -186,6 +240,9 @@ class ScriptedOpenAI(ScriptedServerBase):
             (r"/v1/chat/completions", ChatHandler, args),
             (r"/v1/models", ModelsHandler, args),
             (r"/v1/embeddings", EmbeddingsHandler, args),
+            (r"/v1/audio/transcriptions", TranscriptionsHandler, args),
+            (r"/v1/audio/speech", SpeechHandler, args),
+            (r"/v1/images/generations", ImagesHandler, args),
         ]
 
 

@@ -13,12 +13,18 @@ from platform_server.web.errors import BadRequest, NotFound
 LANGUAGES = ("en-US", "zh-CN")
 DEFAULT_SIDECAR = {"enabled": False, "provider": None, "modelName": None}
 
+# Media settings: which provider (an OpenAI-compatible one) serves speech and images.
+DEFAULT_SPEECH = {"provider": None, "sttModel": "whisper-1", "ttsModel": "tts-1", "voice": "alloy"}
+DEFAULT_IMAGES = {"provider": None, "model": "gpt-image-1", "size": "1024x1024"}
+
 DEFAULTS: dict[str, Any] = {
     "language": "en-US",
     "siteName": "Agent Platform",
     "timezone": "UTC",
     "welcomeMessage": "",
     "sidecar": DEFAULT_SIDECAR,
+    "speech": DEFAULT_SPEECH,
+    "images": DEFAULT_IMAGES,
 }
 
 FLAGS: dict[str, tuple[bool, str]] = {
@@ -46,7 +52,21 @@ def _validate(key: str, value: Any) -> Any:
         raise BadRequest(f"{key}: must be a string of at most 2000 characters")
     if key == "sidecar":
         return _validate_sidecar(value)
+    if key in ("speech", "images"):
+        return _validate_strings(key, value, DEFAULT_SPEECH if key == "speech" else DEFAULT_IMAGES)
     return value
+
+
+def _validate_strings(key: str, value: Any, defaults: dict[str, Any]) -> dict[str, Any]:
+    """An object whose fields are all optional short strings (null clears to the default)."""
+    if not isinstance(value, dict) or set(value) - set(defaults):
+        raise BadRequest(f"{key}: must be an object with {', '.join(defaults)}")
+    clean = dict(defaults)
+    for name, item in value.items():
+        if item is not None and (not isinstance(item, str) or not 0 < len(item) <= 200):
+            raise BadRequest(f"{key}.{name}: must be a string of 1-200 characters")
+        clean[name] = item if item is not None else defaults[name]
+    return clean
 
 
 def _validate_sidecar(value: Any) -> dict[str, Any]:

@@ -1,0 +1,80 @@
+"""Speech to text, text to speech, voices, and the one-time download of tool-generated files."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.media import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import PUBLIC
+from platform_server.web.errors import BadRequest
+from platform_server.web.routing import route
+
+
+class SynthesizeRequest(BaseModel):
+    text: str = Field(min_length=1, max_length=4096)
+    voice: Literal[service.VOICES] | None = None  # type: ignore[valid-type]
+    format: Literal["mp3", "wav", "opus"] = "mp3"
+
+
+class TranscribeHandler(ApiHandler):
+    access = {"POST": "viewer"}
+    max_body_setting = "upload_max_bytes"
+    tags = ("Speech",)
+
+    async def post(self) -> None:
+        """Speech to text: multipart `file` (audio) and optional `language`."""
+        args, files = self.multipart()
+        if not files.get("file"):
+            raise BadRequest("file: must not be null")
+        f = files["file"][0]
+        if not f.body:
+            raise BadRequest("file: must not be empty")
+        language = (args.get("language") or [b""])[0].decode("utf-8", "replace").strip() or None
+        self.ok(await service.transcribe(f.filename or "audio", f.body, f.content_type, language))
+
+
+class SynthesizeHandler(ApiHandler):
+    access = {"POST": "viewer"}
+    body_models = {"POST": SynthesizeRequest}
+    download_methods = frozenset({"POST"})
+    tags = ("Speech",)
+
+    async def post(self) -> None:
+        """Text to speech: audio bytes in the requested format."""
+        req = self.body(SynthesizeRequest)
+        audio, content_type = await service.synthesize(req.text, req.voice, req.format)
+        self.set_header("Content-Type", content_type)
+        self.finish(audio)
+
+
+class VoicesHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = ("Speech",)
+
+    def get(self) -> None:
+        """Voices of the configured speech provider and the default one."""
+        self.ok(service.voices())
+
+
+class GeneratedFileHandler(ApiHandler):
+    access = {"GET": PUBLIC}
+    download_methods = frozenset({"GET"})
+    tags = ("Files",)
+
+    def get(self, id: int) -> None:
+        """Download a tool-generated file once by its unguessable id (public)."""
+        body, row = service.take_generated(self.config.data_dir, id)
+        self.set_header("Content-Type", row.content_type)
+        self.set_header("Content-Disposition", f'attachment; filename="{row.name}"')
+        self.set_header("Content-Security-Policy", "default-src 'none'; sandbox")
+        self.finish(body)
+
+
+ROUTES = [
+    route("/api/v1/stt/transcribe", TranscribeHandler),
+    route("/api/v1/tts/synthesize", SynthesizeHandler),
+    route("/api/v1/tts/voices", VoicesHandler),
+    route("/api/v1/files/generated/{id}", GeneratedFileHandler),
+]

@@ -1,0 +1,48 @@
+"""Register the image tool and purge downloaded or expired generated files."""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from platform_server.features.media import service
+from platform_server.loops import Loop
+
+IMAGE_TOOL = {
+    "type": "object",
+    "properties": {
+        "prompt": {"type": "string", "description": "What the image should show"},
+        "size": {"type": "string", "enum": list(service.IMAGE_SIZES)},
+    },
+    "required": ["prompt"],
+}
+
+
+class GeneratedFilesPurge(Loop):
+    """Delete generated files once downloaded or expired."""
+
+    interval_s = 600.0
+
+    def __init__(self, data_dir: str) -> None:
+        super().__init__()
+        self.data_dir = data_dir
+
+    def tick(self) -> int:
+        return service.purge_expired(self.data_dir)
+
+
+async def start(platform: Any) -> None:
+    from platform_server.features.tools.registry import ToolDefinition
+
+    platform.services["tools"].register(ToolDefinition(
+        name="image_generate", description="Generate an image from a text prompt; returns a one-time download link.",
+        parameters=IMAGE_TOOL, run=partial(service.image_generate, platform.config.data_dir), source="media",
+    ))
+    loop = GeneratedFilesPurge(platform.config.data_dir)
+    platform.services["media.purge"] = loop
+    loop.start()
+
+
+async def stop(platform: Any) -> None:
+    loop = platform.services.pop("media.purge", None)
+    if loop is not None:
+        loop.stop()

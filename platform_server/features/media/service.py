@@ -1,0 +1,125 @@
+"""Speech to text, text to speech and tool-generated files, through the configured providers."""
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+from pathlib import Path
+from typing import Any
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.media.models import GeneratedFile
+from platform_server.features.settings import service as settings
+from platform_server.integrations import media
+from platform_server.integrations.llm import LlmError
+from platform_server.web.errors import BadRequest, LlmFailure, NotFound
+
+# The voices of the OpenAI speech protocol (it has no listing endpoint).
+VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer")
+FORMATS = {"mp3": "audio/mpeg", "wav": "audio/wav", "opus": "audio/ogg"}
+GENERATED_TTL = dt.timedelta(hours=24)
+IMAGE_SIZES = ("256x256", "512x512", "1024x1024", "1024x1536", "1536x1024")
+
+
+def _provider(key: str) -> tuple[str, str | None, dict[str, Any]]:
+    """(base_url, api_key, settings) of the provider configured for speech or images."""
+    from platform_server.features.models.models import Provider
+
+    conf = settings.get(key)
+    if not conf.get("provider"):
+        raise BadRequest(f"No {key} provider configured (set `{key}.provider` in the settings)")
+    provider = Provider.get_or_none(Provider.id == conf["provider"])
+    if provider is None or not provider.enabled or provider.protocol != "openai":
+        raise BadRequest(f"The {key} provider must be an enabled OpenAI-compatible provider")
+    return provider.base_url, provider.api_key or None, conf
+
+
+async def transcribe(filename: str, audio: bytes, content_type: str | None, language: str | None) -> dict[str, Any]:
+    base_url, api_key, conf = _provider("speech")
+    try:
+        text = await media.transcribe(base_url, api_key, conf["sttModel"], filename, audio, content_type, language)
+    except LlmError as exc:
+        raise LlmFailure(str(exc))
+    return {"text": text, "model": conf["sttModel"], "provider": conf["provider"]}
+
+
+async def synthesize(text: str, voice: str | None, fmt: str) -> tuple[bytes, str]:
+    base_url, api_key, conf = _provider("speech")
+    voice = voice or conf.get("voice") or "alloy"
+    try:
+        audio, _ = await media.synthesize(base_url, api_key, conf["ttsModel"], text, voice, fmt)
+    except LlmError as exc:
+        raise LlmFailure(str(exc))
+    return audio, FORMATS[fmt]
+
+
+def voices() -> dict[str, Any]:
+    conf = settings.get("speech")
+    return {"provider": conf.get("provider"), "default": conf.get("voice") or "alloy",
+            "voices": [{"id": v, "name": v.capitalize()} for v in VOICES]}
+
+
+# ---- generated files ---------------------------------------------------------------------
+
+def generated_root(data_dir: str) -> Path:
+    return Path(data_dir, "generated").resolve()
+
+
+def save_generated(data_dir: str, user_id: int, workspace_id: int, conversation_id: str | None, name: str,
+                   content_type: str, body: bytes) -> dict[str, Any]:
+    """Keep a tool's output and return its one-time download URL."""
+    file_id = secrets.randbits(62) + 1
+    root = generated_root(data_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / str(file_id)).write_bytes(body)
+    with database.atomic():
+        GeneratedFile.create(id=file_id, user_id=user_id, workspace_id=workspace_id, conversation_id=conversation_id,
+                             name=name, content_type=content_type, size=len(body),
+                             expires_at=utcnow() + GENERATED_TTL)
+    return {"id": str(file_id), "url": f"/api/v1/files/generated/{file_id}", "name": name, "size": len(body),
+            "contentType": content_type, "expiresAt": iso(utcnow() + GENERATED_TTL)}
+
+
+def take_generated(data_dir: str, file_id: int) -> tuple[bytes, GeneratedFile]:
+    """The file's bytes, once: the row is marked downloaded and the file removed."""
+    with database.atomic():
+        row = GeneratedFile.get_or_none(GeneratedFile.id == file_id)
+        if row is None or row.downloaded_at is not None or row.expires_at <= utcnow():
+            raise NotFound("File not found or already downloaded")
+        claimed = GeneratedFile.update(downloaded_at=utcnow()).where(
+            (GeneratedFile.id == file_id) & GeneratedFile.downloaded_at.is_null()).execute()
+    path = generated_root(data_dir) / str(file_id)
+    if not claimed or not path.is_file():
+        raise NotFound("File not found or already downloaded")
+    body = path.read_bytes()
+    path.unlink(missing_ok=True)
+    return body, row
+
+
+def purge_expired(data_dir: str) -> int:
+    """Remove downloaded and expired files."""
+    rows = list(GeneratedFile.select().where(
+        GeneratedFile.downloaded_at.is_null(False) | (GeneratedFile.expires_at <= utcnow())))
+    for row in rows:
+        (generated_root(data_dir) / str(row.id)).unlink(missing_ok=True)
+    if rows:
+        GeneratedFile.delete().where(GeneratedFile.id.in_([r.id for r in rows])).execute()
+    return len(rows)
+
+
+async def image_generate(data_dir: str, args: dict[str, Any], ctx: Any) -> str:
+    """The `image_generate` tool: one image from the configured provider, returned as a download link."""
+    from platform_server.features.tools.registry import ToolError
+
+    try:
+        base_url, api_key, conf = _provider("images")
+    except BadRequest as exc:
+        raise ToolError(exc.msg)
+    size = str(args.get("size") or conf.get("size") or "1024x1024")
+    if size not in IMAGE_SIZES:
+        raise ToolError(f"size must be one of {', '.join(IMAGE_SIZES)}")
+    try:
+        png = await media.generate_image(base_url, api_key, conf["model"], str(args["prompt"])[:4000], size)
+    except LlmError as exc:
+        raise ToolError(str(exc))
+    saved = save_generated(data_dir, ctx.user_id, ctx.workspace_id, ctx.conversation_id, "image.png", "image/png", png)
+    return f"Image generated ({saved['size']} bytes). One-time download link: {saved['url']}"

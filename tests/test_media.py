@@ -1,0 +1,66 @@
+"""Speech to text, text to speech, voices and one-time generated files, against the scripted provider."""
+from __future__ import annotations
+
+import re
+
+import aiohttp
+
+from tests.helpers.chat import ChatEnv
+from tests.helpers.fake_openai import TINY_PNG, Script, ScriptedToolCall
+
+
+async def _configure(env: ChatEnv) -> None:
+    r = await env.api.put("/api/v1/settings", {"speech": {"provider": "fake"}, "images": {"provider": "fake"}},
+                          token="alice")
+    assert r.status == 200, r.body
+
+
+async def test_speech_needs_a_configured_provider(env: ChatEnv) -> None:
+    form = aiohttp.FormData()
+    form.add_field("file", b"RIFF....", filename="a.wav", content_type="audio/wav")
+    r = await env.api.post("/api/v1/stt/transcribe", data=form, token="bob")
+    assert r.status == 400 and "speech" in r.msg
+    r = await env.api.put("/api/v1/settings", {"speech": {"provider": 5}}, token="alice")
+    assert r.status == 400
+
+
+async def test_transcribe_sends_the_audio_to_the_provider(env: ChatEnv) -> None:
+    await _configure(env)
+    form = aiohttp.FormData()
+    form.add_field("file", b"RIFF-audio-bytes", filename="hello.wav", content_type="audio/wav")
+    form.add_field("language", "en")
+    r = await env.api.post("/api/v1/stt/transcribe", data=form, token="carol")
+    assert r.status == 200, r.body
+    assert r.data["text"] == "transcript of hello.wav (16 bytes)" and r.data["model"] == "whisper-1"
+    assert env.llm.requests[-1]["language"] == "en"
+    r = await env.api.post("/api/v1/stt/transcribe", data=aiohttp.FormData({"x": "y"}), token="carol")
+    assert r.status == 400
+
+
+async def test_synthesize_returns_audio_bytes_and_voices_are_listed(env: ChatEnv) -> None:
+    await _configure(env)
+    r = await env.api.post("/api/v1/tts/synthesize", {"text": "Hello there", "voice": "nova"}, token="bob")
+    assert r.status == 200 and r.headers["Content-Type"] == "audio/mpeg"
+    assert r.raw == b"ID3fake-audio:Hello there"
+    assert env.llm.requests[-1] == {"model": "tts-1", "input": "Hello there", "voice": "nova", "response_format": "mp3"}
+    bad = await env.api.post("/api/v1/tts/synthesize", {"text": "x", "voice": "robot"}, token="bob")
+    assert bad.status == 400
+    voices = await env.api.get("/api/v1/tts/voices", token="carol")
+    assert voices.data["default"] == "alloy" and {"id": "nova", "name": "Nova"} in voices.data["voices"]
+    assert (await env.api.get("/api/v1/tts/voices")).status == 401
+
+
+async def test_a_generated_image_downloads_once_without_a_token(env: ChatEnv) -> None:
+    await _configure(env)
+    r = await env.api.put(f"/api/v1/agents/{env.agent_id}/tools", {"toolNames": ["image_generate"]}, token="alice")
+    assert r.status == 200
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("image_generate", {"prompt": "a red fox"})]),
+                    Script(text="Here you go."))
+    events = await env.stream("draw a fox")
+    completed = next(e for e in events if e.event == "tool_call_completed").data
+    assert completed["success"] is True, completed
+    url = re.search(r"/api/v1/files/generated/\d+", completed["result"]).group(0)
+    first = await env.api.get(url)
+    assert first.status == 200 and first.raw == TINY_PNG and first.headers["Content-Type"] == "image/png"
+    assert (await env.api.get(url)).status == 404
+    assert (await env.api.get("/api/v1/files/generated/12345")).status == 404
