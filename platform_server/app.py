@@ -45,6 +45,7 @@ FEATURES: tuple[str, ...] = (
     "chat",
     "subagents",
     "media",
+    "datasources",
     "usage",
 )
 

@@ -39,6 +39,7 @@ class Config:
     # Tools
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False
+    datasource_roots: tuple[str, ...] = ()  # extra folders SQLite datasources may live in
     shell_exec_timeout_s: float = 30.0
     web_fetch_timeout_s: float = 20.0
     web_fetch_max_bytes: int = 2 * 1024 * 1024

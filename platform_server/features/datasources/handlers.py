@@ -1,0 +1,95 @@
+"""Datasources of the workspace: viewer reads, workspace admin writes (they reach host resources)."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.datasources import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.routing import route
+
+TAGS = ("Datasources",)
+
+
+class DatasourceCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
+    type: Literal["sqlite", "http"]
+    description: str = Field(default="", max_length=2000)
+    config: dict[str, Any]
+    enabled: bool = True
+
+
+class DatasourceUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str | None = Field(default=None, max_length=2000)
+    config: dict[str, Any] | None = None
+    enabled: bool | None = None
+
+
+class ToggleRequest(BaseModel):
+    enabled: bool
+
+
+class DatasourcesHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "admin"}
+    body_models = {"POST": DatasourceCreate}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Datasources of the workspace (header values masked)."""
+        self.ok(service.list_for(self.require_caller()))
+
+    def post(self) -> None:
+        """Create a SQLite or HTTP datasource (workspace admin)."""
+        req = self.body(DatasourceCreate)
+        self.ok(service.create(self.require_caller(), self.config, req.name, req.type, req.description, req.config,
+                               req.enabled))
+
+
+class DatasourceHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "admin", "DELETE": "admin"}
+    body_models = {"PUT": DatasourceUpdate}
+    tags = TAGS
+
+    def get(self, id: int) -> None:
+        """One datasource."""
+        self.ok(service.get(self.require_caller(), id))
+
+    def put(self, id: int) -> None:
+        """Update (sparse; a masked header value keeps the stored one)."""
+        changes = self.body(DatasourceUpdate).model_dump(exclude_none=True)
+        self.ok(service.update(self.require_caller(), self.config, id, changes))
+
+    def delete(self, id: int) -> None:
+        """Delete."""
+        service.delete(self.require_caller(), id)
+        self.ok(None)
+
+
+class TestHandler(ApiHandler):
+    access = {"POST": "member"}
+    tags = TAGS
+
+    async def post(self, id: int) -> None:
+        """Connect now: `{success, message, latencyMs}`."""
+        self.ok(await service.test(self.require_caller(), self.config, id))
+
+
+class ToggleHandler(ApiHandler):
+    access = {"PUT": "admin"}
+    body_models = {"PUT": ToggleRequest}
+    tags = TAGS
+
+    def put(self, id: int) -> None:
+        """Enable or disable."""
+        req = self.body(ToggleRequest)
+        self.ok(service.update(self.require_caller(), self.config, id, {"enabled": req.enabled}))
+
+
+ROUTES = [
+    route("/api/v1/datasources", DatasourcesHandler),
+    route("/api/v1/datasources/{id}", DatasourceHandler),
+    route("/api/v1/datasources/{id}/test", TestHandler),
+    route("/api/v1/datasources/{id}/toggle", ToggleHandler),
+]

@@ -1,0 +1,25 @@
+"""Register the read-only query tool."""
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from platform_server.features.datasources import service
+
+QUERY_TOOL = {
+    "type": "object",
+    "properties": {
+        "datasource": {"type": "string", "description": "Name of a datasource of this workspace"},
+        "query": {"type": "string", "description": "A read-only SQL statement (sqlite) or a path to GET (http)"},
+    },
+    "required": ["datasource", "query"],
+}
+
+
+async def start(platform: Any) -> None:
+    from platform_server.features.tools.registry import ToolDefinition
+
+    platform.services["tools"].register(ToolDefinition(
+        name="query_datasource", description="Query a workspace datasource read-only (SQL for SQLite, GET for HTTP).",
+        parameters=QUERY_TOOL, run=partial(service.query_tool, platform.config), source="datasource",
+    ))

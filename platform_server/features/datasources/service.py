@@ -1,0 +1,196 @@
+"""Datasources: workspace-scoped, secrets masked, tested for real, queried read-only by the `query_datasource` tool."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from platform_server.config import Config
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.datasources.models import Datasource
+from platform_server.integrations import net_guard
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, NotFound
+
+MAX_ROWS = 200
+QUERY_TIMEOUT_S = 10.0
+MASK = "********"
+
+
+def roots(config: Config) -> list[Path]:
+    """Folders a SQLite datasource may live in: `<data_dir>/datasources` plus `datasource_roots`."""
+    return [Path(config.data_dir, "datasources").resolve(), *(Path(r).resolve() for r in config.datasource_roots)]
+
+
+def check_sqlite_path(config: Config, raw: str) -> str:
+    """An existing file inside one of the roots (relative paths are taken from `<data_dir>/datasources`)."""
+    if not raw or "\x00" in raw:
+        raise BadRequest("config.path: required")
+    base = roots(config)[0]
+    path = (base / raw).resolve() if not Path(raw).is_absolute() else Path(raw).resolve()
+    if not any(path == r or r in path.parents for r in roots(config)):
+        raise BadRequest("config.path: must be inside <data_dir>/datasources or a configured datasource root")
+    if not path.is_file():
+        raise BadRequest("config.path: no such file")
+    return str(path)
+
+
+def clean_config(config: Config, kind: str, raw: dict[str, Any], old: dict[str, Any] | None = None) -> dict[str, Any]:
+    if kind == "sqlite":
+        return {"path": check_sqlite_path(config, str(raw.get("path") or ""))}
+    base_url = str(raw.get("baseUrl") or "")
+    if not base_url.startswith(("http://", "https://")) or len(base_url) > 2000:
+        raise BadRequest("config.baseUrl: must be an http(s) URL")
+    headers = raw.get("headers") or {}
+    if not isinstance(headers, dict) or len(headers) > 20:
+        raise BadRequest("config.headers: must be an object of at most 20 headers")
+    previous = (old or {}).get("headers", {})
+    clean = {}
+    for key, value in headers.items():
+        if not isinstance(value, str) or len(str(key)) > 100 or len(value) > 4000:
+            raise BadRequest("config.headers: names and values must be short strings")
+        clean[str(key)] = previous.get(key, "") if value == MASK else value  # the mask keeps the stored value
+    return {"baseUrl": base_url.rstrip("/"), "headers": clean}
+
+
+def to_dict(d: Datasource) -> dict[str, Any]:
+    config = dict(d.config or {})
+    if "headers" in config:
+        config["headers"] = {k: MASK for k in config["headers"]}
+    return {
+        "id": str(d.id), "workspaceId": str(d.workspace_id), "name": d.name, "type": d.type,
+        "description": d.description, "config": config, "enabled": d.enabled,
+        "lastTestOk": d.last_test_ok, "lastTestTime": iso(d.last_test_time),
+        "createTime": iso(d.create_time), "updateTime": iso(d.update_time),
+    }
+
+
+def _get(caller: Caller, ds_id: int) -> Datasource:
+    row = Datasource.get_or_none((Datasource.id == ds_id) & (Datasource.workspace_id == caller.workspace_id))
+    if row is None:
+        raise NotFound("Datasource not found")
+    return row
+
+
+def list_for(caller: Caller) -> list[dict[str, Any]]:
+    q = Datasource.select().where(Datasource.workspace_id == caller.workspace_id).order_by(Datasource.name)
+    return [to_dict(d) for d in q]
+
+
+def get(caller: Caller, ds_id: int) -> dict[str, Any]:
+    return to_dict(_get(caller, ds_id))
+
+
+def _unique_name(caller: Caller, name: str, exclude: int | None = None) -> None:
+    q = Datasource.select().where((Datasource.workspace_id == caller.workspace_id) & (Datasource.name == name))
+    if exclude is not None:
+        q = q.where(Datasource.id != exclude)
+    if q.exists():
+        raise BadRequest("name: a datasource with this name exists in the workspace")
+
+
+def create(caller: Caller, config: Config, name: str, kind: str, description: str, raw: dict[str, Any],
+           enabled: bool) -> dict[str, Any]:
+    clean = clean_config(config, kind, raw)
+    with database.atomic():
+        _unique_name(caller, name)
+        row = Datasource.create(workspace_id=caller.workspace_id, name=name, type=kind, description=description,
+                                config=clean, enabled=enabled, creator_user_id=caller.user_id)
+        audit.record(caller, "CREATE", "DATASOURCE", row.id, f"{kind} datasource {name}")
+    return to_dict(row)
+
+
+def update(caller: Caller, config: Config, ds_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    row = _get(caller, ds_id)
+    clean = clean_config(config, row.type, changes["config"], row.config) if "config" in changes else None
+    with database.atomic():
+        if "name" in changes:
+            _unique_name(caller, changes["name"], exclude=row.id)
+            row.name = changes["name"]
+        if "description" in changes:
+            row.description = changes["description"]
+        if "enabled" in changes:
+            row.enabled = changes["enabled"]
+        if clean is not None:
+            row.config = clean
+        row.update_time = utcnow()
+        row.save()
+        audit.record(caller, "UPDATE", "DATASOURCE", row.id, ", ".join(sorted(changes)))
+    return to_dict(row)
+
+
+def delete(caller: Caller, ds_id: int) -> None:
+    row = _get(caller, ds_id)
+    with database.atomic():
+        row.delete_instance()
+        audit.record(caller, "DELETE", "DATASOURCE", ds_id, row.name)
+
+
+# ---- connections -------------------------------------------------------------------------
+
+def _sqlite_query(path: str, sql: str) -> dict[str, Any]:
+    """Run one read-only statement (blocking: call in an executor)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+    deadline = time.monotonic() + QUERY_TIMEOUT_S
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    try:
+        conn.execute("PRAGMA query_only = 1")
+        cur = conn.execute(sql)
+        columns = [c[0] for c in cur.description or []]
+        rows = cur.fetchmany(MAX_ROWS + 1)
+    finally:
+        conn.close()
+    return {"columns": columns, "rows": [list(r) for r in rows[:MAX_ROWS]], "truncated": len(rows) > MAX_ROWS}
+
+
+async def _http_get(config: Config, row: Datasource, path: str) -> net_guard.FetchResult:
+    url = row.config["baseUrl"] + ("/" + path.lstrip("/") if path.strip("/") else "")
+    return await net_guard.fetch(url, allow_hosts=config.web_fetch_allow_hosts, headers=row.config.get("headers"),
+                                 max_bytes=512 * 1024, timeout_s=QUERY_TIMEOUT_S)
+
+
+async def test(caller: Caller, config: Config, ds_id: int) -> dict[str, Any]:
+    """Connect for real; record and return the outcome."""
+    from platform_server.web.base import run_blocking
+
+    row = _get(caller, ds_id)
+    started = time.monotonic()
+    try:
+        if row.type == "sqlite":
+            result = await run_blocking(_sqlite_query, row.config["path"], "SELECT count(*) FROM sqlite_master")
+            message = f"{result['rows'][0][0]} schema objects"
+        else:
+            fetched = await _http_get(config, row, "")
+            if fetched.status >= 400:
+                raise ValueError(f"HTTP {fetched.status}")
+            message = f"HTTP {fetched.status}"
+        ok = True
+    except (sqlite3.Error, net_guard.BlockedUrl, ValueError, OSError, TimeoutError) as exc:
+        ok, message = False, f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a failed connection is the answer, not a crash
+        ok, message = False, f"{type(exc).__name__}: {exc}"
+    Datasource.update(last_test_ok=ok, last_test_time=utcnow()).where(Datasource.id == row.id).execute()
+    return {"success": ok, "message": message, "latencyMs": int((time.monotonic() - started) * 1000)}
+
+
+async def query_tool(config: Config, args: dict[str, Any], ctx: Any) -> str:
+    """The `query_datasource` tool: a read-only SQL statement or an HTTP GET path."""
+    from platform_server.features.tools.registry import ToolError
+    from platform_server.web.base import run_blocking
+
+    row = Datasource.get_or_none((Datasource.workspace_id == ctx.workspace_id) & (Datasource.name == args["datasource"]))
+    if row is None or not row.enabled:
+        raise ToolError(f"No enabled datasource named {args['datasource']!r} in this workspace")
+    query = str(args["query"])
+    try:
+        if row.type == "sqlite":
+            return json.dumps(await run_blocking(_sqlite_query, row.config["path"], query), default=str)
+        fetched = await _http_get(config, row, query)
+        return f"HTTP {fetched.status}\n" + fetched.body.decode(fetched.charset or "utf-8", "replace")
+    except sqlite3.Error as exc:
+        raise ToolError(f"query failed: {exc}")
+    except net_guard.BlockedUrl as exc:
+        raise ToolError(f"refused: {exc}")

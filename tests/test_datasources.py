@@ -1,0 +1,87 @@
+"""Datasources: admin-managed, masked secrets, real connection tests, read-only queries from agents."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.chat import ChatEnv
+from tests.helpers.fake_openai import Script, ScriptedToolCall
+
+
+def make_db(server: Any, name: str = "shop.db") -> Path:
+    path = Path(server.config.data_dir) / "datasources" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)")
+        db.executemany("INSERT INTO items (name) VALUES (?)", [("apple",), ("pear",)])
+    return path
+
+
+async def test_datasource_crud_is_admin_only_and_confined_to_the_roots(env: ChatEnv, server: Any, tmp_path: Any) -> None:
+    make_db(server)
+    body = {"name": "shop", "type": "sqlite", "config": {"path": "shop.db"}}
+    assert (await env.api.post("/api/v1/datasources", body, token="bob")).status == 403
+    r = await env.api.post("/api/v1/datasources", body, token="alice")
+    assert r.status == 200, r.body
+    ds = r.data
+    assert ds["config"]["path"].endswith("datasources/shop.db")
+    outside = tmp_path / "elsewhere.db"
+    sqlite3.connect(outside).close()
+    for path in (str(outside), "../platform.db", "/etc/passwd", "missing.db"):
+        r = await env.api.post("/api/v1/datasources", {"name": "x", "type": "sqlite", "config": {"path": path}}, token="alice")
+        assert r.status == 400, path
+    assert (await env.api.post("/api/v1/datasources", body, token="alice")).status == 400  # duplicate name
+    assert len((await env.api.get("/api/v1/datasources", token="carol")).data) == 1
+    assert (await env.api.get(f"/api/v1/datasources/{ds['id']}", token="dave",
+                              workspace=env.people["dave"]["workspace"])).status == 404
+    r = await env.api.put(f"/api/v1/datasources/{ds['id']}/toggle", {"enabled": False}, token="alice")
+    assert r.data["enabled"] is False
+    assert (await env.api.delete(f"/api/v1/datasources/{ds['id']}", token="bob")).status == 403
+    assert (await env.api.delete(f"/api/v1/datasources/{ds['id']}", token="alice")).status == 200
+
+
+async def test_http_datasources_mask_header_values_and_test_for_real(env: ChatEnv) -> None:
+    body = {"name": "api", "type": "http",
+            "config": {"baseUrl": env.llm.url, "headers": {"Authorization": "Bearer secret-value"}}}
+    r = await env.api.post("/api/v1/datasources", body, token="alice")
+    assert r.status == 200 and r.data["config"]["headers"] == {"Authorization": "********"}
+    assert "secret-value" not in json.dumps((await env.api.get("/api/v1/datasources", token="alice")).body)
+    test = await env.api.post(f"/api/v1/datasources/{r.data['id']}/test", token="bob")
+    assert test.data["success"] is False and test.data["message"].startswith("BlockedUrl")
+
+
+@pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",))
+async def test_an_allowed_http_datasource_answers_the_test_and_keeps_masked_secrets(env: ChatEnv) -> None:
+    body = {"name": "api", "type": "http",
+            "config": {"baseUrl": env.llm.url + "/models", "headers": {"Authorization": "Bearer test-key"}}}
+    r = await env.api.post("/api/v1/datasources", body, token="alice")
+    test = await env.api.post(f"/api/v1/datasources/{r.data['id']}/test", token="bob")
+    assert test.data["success"] is True, test.data
+    r = await env.api.put(f"/api/v1/datasources/{r.data['id']}",
+                          {"config": {"baseUrl": env.llm.url + "/models", "headers": {"Authorization": "********"}}},
+                          token="alice")
+    assert r.status == 200
+    assert env.llm.request_log[-1].headers.get("Authorization") == "Bearer test-key"
+
+
+async def test_an_agent_queries_a_sqlite_datasource_read_only(env: ChatEnv, server: Any) -> None:
+    make_db(server)
+    r = await env.api.post("/api/v1/datasources", {"name": "shop", "type": "sqlite", "config": {"path": "shop.db"}},
+                           token="alice")
+    assert (await env.api.post(f"/api/v1/datasources/{r.data['id']}/test", token="bob")).data["success"] is True
+    await env.api.put(f"/api/v1/agents/{env.agent_id}/tools", {"toolNames": ["query_datasource"]}, token="alice")
+    env.llm.enqueue(
+        Script(tool_calls=[ScriptedToolCall("query_datasource", {"datasource": "shop", "query": "SELECT name FROM items ORDER BY id"})]),
+        Script(tool_calls=[ScriptedToolCall("query_datasource", {"datasource": "shop", "query": "DELETE FROM items"})]),
+        Script(text="two items"),
+    )
+    events = await env.stream("what is in the shop?")
+    results = [e.data for e in events if e.event == "tool_call_completed"]
+    assert results[0]["success"] is True and json.loads(results[0]["result"])["rows"] == [["apple"], ["pear"]]
+    assert results[1]["success"] is False and "readonly" in results[1]["result"].replace("-", "").lower()
+    with sqlite3.connect(Path(server.config.data_dir) / "datasources" / "shop.db") as db:
+        assert db.execute("SELECT count(*) FROM items").fetchone()[0] == 2
