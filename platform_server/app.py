@@ -46,6 +46,7 @@ FEATURES: tuple[str, ...] = (
     "subagents",
     "media",
     "datasources",
+    "plugins",
     "usage",
 )
 

@@ -1,0 +1,118 @@
+"""Plugins: shipped ones plus entry points (`platform_server.plugins`); enabling one registers its tools."""
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+from typing import Any
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.plugins.models import PluginState
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, NotFound
+
+log = logging.getLogger(__name__)
+ENTRY_POINT_GROUP = "platform_server.plugins"
+BUILTIN = ("platform_server.plugins.calculator", "platform_server.plugins.units")
+
+
+class PluginCatalog:
+    """The plugins found at start and the tools each enabled one registered (platform.services["plugins"])."""
+
+    def __init__(self, registry: Any) -> None:
+        self.registry = registry
+        self.plugins: dict[str, tuple[Any, str]] = {}  # name -> (plugin object, source)
+        self.registered: dict[str, list[str]] = {}
+
+    def discover(self) -> None:
+        for module_name in BUILTIN:
+            obj = importlib.import_module(module_name).plugin
+            self.plugins[obj.name] = (obj, "builtin")
+        for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                obj = entry.load()
+                self.plugins.setdefault(obj.name, (obj, "entry_point"))
+            except Exception:  # noqa: BLE001 - a broken third-party plugin must not stop the server
+                log.exception("plugin entry point %s failed to load", entry.name)
+
+    def apply(self, name: str) -> None:
+        """Register (enabled) or unregister (disabled) the plugin's tools to match its state."""
+        from platform_server.features.tools.registry import ToolDefinition
+
+        for tool_name in self.registered.pop(name, []):
+            self.registry.unregister(tool_name)
+        state = PluginState.get_or_none(PluginState.name == name)
+        if state is None or not state.enabled:
+            return
+        plugin, _ = self.plugins[name]
+        names = []
+        for spec in plugin.tools(effective_config(plugin, state.config)):
+            self.registry.register(ToolDefinition(name=spec["name"], description=spec["description"],
+                                                  parameters=spec["parameters"], run=spec["run"], source="plugin"))
+            names.append(spec["name"])
+        self.registered[name] = names
+
+    def get(self, name: str) -> Any:
+        if name not in self.plugins:
+            raise NotFound("Plugin not found")
+        return self.plugins[name][0]
+
+
+def effective_config(plugin: Any, stored: dict[str, Any] | None) -> dict[str, Any]:
+    defaults = {k: v.get("default") for k, v in plugin.config_schema.items() if "default" in v}
+    return {**defaults, **(stored or {})}
+
+
+def validate_config(plugin: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """Check a config against the plugin's simple schema (`type`, `minimum`, `maximum`, `enum`)."""
+    types = {"integer": int, "number": (int, float), "string": str, "boolean": bool}
+    for key, value in config.items():
+        rule = plugin.config_schema.get(key)
+        if rule is None:
+            raise BadRequest(f"{key}: unknown setting of plugin {plugin.name}")
+        expected = types.get(rule.get("type", "string"), str)
+        if not isinstance(value, expected) or (rule.get("type") in ("integer", "number") and isinstance(value, bool)):
+            raise BadRequest(f"{key}: must be of type {rule.get('type', 'string')}")
+        if "minimum" in rule and value < rule["minimum"] or "maximum" in rule and value > rule["maximum"]:
+            raise BadRequest(f"{key}: must be between {rule.get('minimum')} and {rule.get('maximum')}")
+        if "enum" in rule and value not in rule["enum"]:
+            raise BadRequest(f"{key}: must be one of {rule['enum']}")
+    return config
+
+
+def to_dict(catalog: PluginCatalog, name: str) -> dict[str, Any]:
+    plugin, source = catalog.plugins[name]
+    state = PluginState.get_or_none(PluginState.name == name)
+    return {
+        "name": name, "version": plugin.version, "description": plugin.description, "source": source,
+        "enabled": bool(state and state.enabled), "config": effective_config(plugin, state.config if state else None),
+        "configSchema": plugin.config_schema, "tools": catalog.registered.get(name, []),
+        "updateTime": iso(state.update_time) if state else None,
+    }
+
+
+def list_all(catalog: PluginCatalog) -> list[dict[str, Any]]:
+    return [to_dict(catalog, name) for name in sorted(catalog.plugins)]
+
+
+def set_enabled(catalog: PluginCatalog, caller: Caller, name: str, enabled: bool) -> dict[str, Any]:
+    catalog.get(name)
+    with database.atomic():
+        PluginState.insert(name=name, enabled=enabled, update_time=utcnow()).on_conflict(
+            conflict_target=[PluginState.name], update={PluginState.enabled: enabled, PluginState.update_time: utcnow()}
+        ).execute()
+        audit.record(caller, "UPDATE", "PLUGIN", name, "enabled" if enabled else "disabled")
+    catalog.apply(name)
+    return to_dict(catalog, name)
+
+
+def set_config(catalog: PluginCatalog, caller: Caller, name: str, config: dict[str, Any]) -> dict[str, Any]:
+    plugin = catalog.get(name)
+    clean = validate_config(plugin, config)
+    with database.atomic():
+        PluginState.insert(name=name, config=clean, update_time=utcnow()).on_conflict(
+            conflict_target=[PluginState.name], update={PluginState.config: clean, PluginState.update_time: utcnow()}
+        ).execute()
+        audit.record(caller, "UPDATE", "PLUGIN", name, "config: " + ", ".join(sorted(clean)))
+    catalog.apply(name)
+    return to_dict(catalog, name)
