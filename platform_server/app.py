@@ -47,6 +47,7 @@ FEATURES: tuple[str, ...] = (
     "media",
     "datasources",
     "plugins",
+    "channels",
     "usage",
 )
 

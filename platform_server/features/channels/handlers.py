@@ -1,0 +1,270 @@
+"""Channel routes: management (workspace admin writes), signed inbound webhooks and the public webchat."""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.channels import service
+from platform_server.features.channels.models import Channel
+from platform_server.features.channels.runtime import ChannelRuntime, conversation_id_for
+from platform_server.features.chat.handlers import StreamingHandler
+from platform_server.integrations import net_guard
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import GLOBAL_ADMIN, PUBLIC
+from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.routing import route
+
+TAGS = ("Channels",)
+ChannelType = Literal["im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h", "webchat"]
+
+
+class ChannelCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    channelType: ChannelType
+    agentId: str = Field(pattern=r"^[0-9]{1,19}$")
+    replyUrl: str | None = Field(default=None, max_length=2000)
+    secret: str | None = Field(default=None, min_length=16, max_length=200)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    enabled: bool = True
+
+
+class ChannelUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    agentId: str | None = Field(default=None, pattern=r"^[0-9]{1,19}$")
+    replyUrl: str | None = Field(default=None, max_length=2000)
+    secret: str | None = Field(default=None, min_length=16, max_length=200)
+    settings: dict[str, Any] | None = None
+    enabled: bool | None = None
+
+
+class ToggleRequest(BaseModel):
+    enabled: bool
+
+
+class WebchatRequest(BaseModel):
+    token: str = Field(min_length=1, max_length=200)
+    sessionId: str = Field(min_length=1, max_length=128)
+    message: str | None = Field(default=None, max_length=20_000)
+    reconnect: bool | None = None
+    lastEventId: str | None = None
+
+
+class ChannelsHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "admin"}
+    body_models = {"POST": ChannelCreate}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Channels of the workspace (secrets never shown)."""
+        self.ok(service.list_for(self.require_caller()))
+
+    def post(self) -> None:
+        """Create; a generated secret is shown once in this answer."""
+        req = self.body(ChannelCreate)
+        draft = {"channelType": req.channelType, "agentId": req.agentId, "replyUrl": req.replyUrl}
+        self.ok(service.create(self.require_caller(), req.name, draft, req.secret, req.settings, req.enabled))
+
+
+class ChannelHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "admin", "DELETE": "admin"}
+    body_models = {"PUT": ChannelUpdate}
+    tags = TAGS
+
+    def get(self, id: int) -> None:
+        """One channel."""
+        self.ok(service.get(self.require_caller(), id))
+
+    def put(self, id: int) -> None:
+        """Update (sparse)."""
+        changes = self.body(ChannelUpdate).model_dump(exclude_none=True)
+        self.ok(service.update(self.require_caller(), id, changes))
+
+    def delete(self, id: int) -> None:
+        """Delete."""
+        service.delete(self.require_caller(), id)
+        self.ok(None)
+
+
+class ToggleHandler(ApiHandler):
+    access = {"PUT": "admin"}
+    body_models = {"PUT": ToggleRequest}
+    tags = TAGS
+
+    def put(self, id: int) -> None:
+        """Enable or disable."""
+        self.ok(service.update(self.require_caller(), id, {"enabled": self.body(ToggleRequest).enabled}))
+
+
+class TypeHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self, channelType: str) -> None:
+        """Channels of one type."""
+        self.ok(service.list_for(self.require_caller(), channelType))
+
+
+class PreflightHandler(ApiHandler):
+    access = {"POST": "admin"}
+    body_models = {"POST": ChannelCreate}
+    tags = TAGS
+
+    async def post(self) -> None:
+        """Validate a draft without saving: agent, type, and whether the reply URL may be reached."""
+        req = self.body(ChannelCreate)
+        service.check_draft(self.require_caller(), {"channelType": req.channelType, "agentId": req.agentId,
+                                                    "replyUrl": req.replyUrl})
+        problems = []
+        if req.replyUrl:
+            try:
+                await net_guard.vet_url(req.replyUrl, self.config.web_fetch_allow_hosts)
+            except net_guard.BlockedUrl as exc:
+                problems.append(f"replyUrl: {exc}")
+        self.ok({"valid": not problems, "problems": problems})
+
+
+class HealthHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    async def get(self, id: int) -> None:
+        """Check one channel's connection now (a signed ping to its reply URL)."""
+        caller = self.require_caller()
+        service.get(caller, id)
+        self.ok(await service.check_health(self.config, Channel.get_by_id(id)))
+
+
+class AllHealthHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    async def get(self) -> None:
+        """Check every enabled channel of the workspace now."""
+        caller = self.require_caller()
+        rows = [c for c in Channel.select().where(Channel.workspace_id == caller.workspace_id) if c.enabled]
+        self.ok(list(await asyncio.gather(*(service.check_health(self.config, c) for c in rows))))
+
+
+class StatusHandler(ApiHandler):
+    access = {"GET": GLOBAL_ADMIN}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Runtime status of every channel of every workspace (global admin)."""
+        self.ok(service.status(list(Channel.select())))
+
+
+class WebhookStatusHandler(ApiHandler):
+    access = {"GET": "admin"}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Runtime status of the workspace's webhook channels."""
+        caller = self.require_caller()
+        rows = list(Channel.select().where((Channel.workspace_id == caller.workspace_id)
+                                           & (Channel.channel_type.in_(service.IM_TYPES))))
+        self.ok(service.status(rows))
+
+
+class WebhookHandler(ApiHandler):
+    """Inbound message callback of one platform type (public; HMAC-signed)."""
+
+    access = {"POST": PUBLIC}
+    tags = TAGS
+    channel_type = ""
+
+    def post(self) -> None:
+        """Inbound message: `{channelId, messageId, sender:{id}, text}` signed with the channel secret."""
+        raw = self.body_bytes
+        message = service.parse_inbound(self.channel_type, self.json_body())
+        if not message:
+            self.ok({"accepted": False, "reason": "ignored event type"})
+            return
+        channel = service.inbound_channel(self.channel_type, message["channelId"])
+        service.verify(channel, self.request.headers, raw)
+        if not channel.enabled:
+            self.ok({"accepted": False, "reason": "channel disabled"})
+            return
+        if not service.first_sight(channel, message["messageId"]):
+            self.ok({"accepted": False, "reason": "duplicate"})
+            return
+        runtime: ChannelRuntime = self.platform.services["channels"]
+        self.ok(runtime.deliver(channel, message))
+
+
+def webchat_channel(token: str) -> Channel:
+    row = Channel.get_or_none((Channel.public_token == token) & (Channel.channel_type == "webchat"))
+    if row is None or not row.enabled:
+        raise NotFound("Webchat not found")
+    return row
+
+
+class WebchatConfigHandler(ApiHandler):
+    access = {"GET": PUBLIC}
+    tags = TAGS
+    query_params = {"GET": [{"name": "token", "in": "query", "required": True, "schema": {"type": "string"}}]}
+
+    def get(self) -> None:
+        """What the public widget shows (by its public token)."""
+        from platform_server.features.agents.models import Agent
+
+        channel = webchat_channel(self.get_query_argument("token", ""))
+        agent = Agent.get_or_none(Agent.id == channel.agent_id)
+        settings = channel.settings or {}
+        self.ok({"name": channel.name, "title": settings.get("title") or channel.name,
+                 "welcomeMessage": settings.get("welcomeMessage", ""),
+                 "agentName": getattr(agent, "name", None), "agentIcon": getattr(agent, "icon", None)})
+
+
+class WebchatStreamHandler(StreamingHandler):
+    access = {"POST": PUBLIC}
+    body_models = {"POST": WebchatRequest}
+    sse_methods = frozenset({"POST"})
+    query_token = False
+    tags = TAGS
+
+    async def post(self) -> None:
+        """Public webchat SSE chat: one conversation per widget session, answered by the channel's agent."""
+        from platform_server.features.agents import service as agents
+        from platform_server.features.chat import service as chat_service
+        from platform_server.features.conversations.service import key_for
+
+        req = self.body(WebchatRequest)
+        channel = webchat_channel(req.token)
+        caller = service.owner_caller(channel)
+        cid = conversation_id_for(channel, req.sessionId, prefix="wc")
+        if req.reconnect:
+            turn = self.runtime.turns.get(key_for(caller.user_id, cid))
+            if turn is None:
+                await self.send_nothing_to_replay(cid)
+                return
+            await self.stream_turn(turn, chat_service.parse_last_event_id(req.lastEventId))
+            return
+        if not (req.message or "").strip():
+            raise BadRequest("message: must not be blank")
+        agent = agents.get_agent_for_chat(caller, channel.agent_id)
+        turn = self.runtime.start_turn(chat_service.TurnRequest(
+            caller=caller, agent=agent, conversation_id=cid, message=req.message,
+            end_user_id=f"webchat:{req.sessionId}", source="web"))
+        await self.stream_turn(turn)
+
+
+def _webhook(channel_type: str) -> type[WebhookHandler]:
+    return type(f"Webhook_{channel_type}", (WebhookHandler,), {"channel_type": channel_type})
+
+
+ROUTES = [
+    route("/api/v1/channels", ChannelsHandler),
+    route("/api/v1/channels/health", AllHealthHandler),
+    route("/api/v1/channels/preflight", PreflightHandler),
+    route("/api/v1/channels/status", StatusHandler),
+    route("/api/v1/channels/type/{channelType}", TypeHandler),
+    route("/api/v1/channels/webchat/config", WebchatConfigHandler),
+    route("/api/v1/channels/webchat/stream", WebchatStreamHandler),
+    route("/api/v1/channels/webhook/status", WebhookStatusHandler),
+    route("/api/v1/channels/{id}", ChannelHandler),
+    route("/api/v1/channels/{id}/health", HealthHandler),
+    route("/api/v1/channels/{id}/toggle", ToggleHandler),
+] + [route(f"/api/v1/channels/webhook/{t}", _webhook(t)) for t in ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f")]

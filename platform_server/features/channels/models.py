@@ -1,0 +1,40 @@
+"""Messaging channels: an agent reachable from an external platform (signed webhooks) or the webchat widget."""
+from __future__ import annotations
+
+import peewee
+
+from platform_server.db import BaseModel, BooleanField, DateTimeField, JSONField, Migration, create_tables, utcnow
+
+
+class Channel(BaseModel):
+    workspace_id = peewee.BigIntegerField(index=True)
+    owner_user_id = peewee.BigIntegerField()  # conversations of the channel belong to this user
+    name = peewee.CharField()
+    channel_type = peewee.CharField(index=True)  # im_a .. im_h, webchat
+    agent_id = peewee.BigIntegerField()
+    enabled = BooleanField(default=True)
+    reply_url = peewee.CharField(null=True)
+    secret = peewee.CharField()  # HMAC key of the webhook signatures (write-only)
+    public_token = peewee.CharField(unique=True)  # webchat: the widget's public token
+    settings = JSONField(default=dict)  # webchat: welcomeMessage, title
+    last_inbound_at = DateTimeField(null=True)
+    last_outbound_at = DateTimeField(null=True)
+    last_error = peewee.TextField(null=True)
+    health = peewee.CharField(default="unknown")  # unknown, healthy, unhealthy
+    health_checked_at = DateTimeField(null=True)
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+
+class InboundMessage(BaseModel):
+    """Seen message ids, so a platform's retries are answered once."""
+
+    channel = peewee.ForeignKeyField(Channel, on_delete="CASCADE")
+    message_id = peewee.CharField()
+    create_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        indexes = ((("channel", "message_id"), True),)
+
+
+MIGRATIONS: list[Migration] = [("channels_0001_tables", create_tables(Channel, InboundMessage))]

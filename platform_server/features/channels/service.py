@@ -1,0 +1,245 @@
+"""Channels: CRUD, the signed webhook protocol (inbound and replies), health, webchat sessions."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import time
+from typing import Any
+
+import aiohttp
+import peewee
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.channels.models import Channel, InboundMessage
+from platform_server.integrations import net_guard
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, ChannelError, NotFound, Unauthorized
+
+IM_TYPES = ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h")
+TYPES = IM_TYPES + ("webchat",)
+SIGNATURE_HEADER = "X-Signature"
+TIMESTAMP_HEADER = "X-Timestamp"
+MAX_SKEW_S = 300
+
+
+def sign(secret: str, timestamp: str, body: bytes) -> str:
+    """`sha256=` + hex HMAC-SHA256 of `<timestamp>.<body>` with the channel secret."""
+    mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
+    return "sha256=" + mac.hexdigest()
+
+
+def verify(channel: Channel, headers: Any, body: bytes, now: float | None = None) -> None:
+    """Refuse unsigned, badly signed or stale webhook calls (401)."""
+    timestamp = headers.get(TIMESTAMP_HEADER, "")
+    signature = headers.get(SIGNATURE_HEADER, "")
+    if not timestamp.isdigit() or abs((now or time.time()) - int(timestamp)) > MAX_SKEW_S:
+        raise Unauthorized("Missing or stale webhook timestamp")
+    if not hmac.compare_digest(signature, sign(channel.secret, timestamp, body)):
+        raise Unauthorized("Invalid webhook signature")
+
+
+def to_dict(c: Channel) -> dict[str, Any]:
+    data = {
+        "id": str(c.id), "workspaceId": str(c.workspace_id), "name": c.name, "channelType": c.channel_type,
+        "agentId": str(c.agent_id), "enabled": c.enabled, "replyUrl": c.reply_url, "secretSet": bool(c.secret),
+        "settings": c.settings or {}, "health": c.health, "healthCheckedAt": iso(c.health_checked_at),
+        "lastInboundAt": iso(c.last_inbound_at), "lastOutboundAt": iso(c.last_outbound_at),
+        "lastError": c.last_error, "createTime": iso(c.create_time), "updateTime": iso(c.update_time),
+        "webhookUrl": f"/api/v1/channels/webhook/{c.channel_type}" if c.channel_type in IM_TYPES else None,
+    }
+    if c.channel_type == "webchat":
+        data["publicToken"] = c.public_token  # embedded in the public widget: not a secret
+    return data
+
+
+def _get(caller: Caller, channel_id: int) -> Channel:
+    row = Channel.get_or_none((Channel.id == channel_id) & (Channel.workspace_id == caller.workspace_id))
+    if row is None:
+        raise NotFound("Channel not found")
+    return row
+
+
+def _mine(caller: Caller) -> peewee.ModelSelect:
+    return Channel.select().where(Channel.workspace_id == caller.workspace_id).order_by(Channel.id)
+
+
+def list_for(caller: Caller, channel_type: str | None = None) -> list[dict[str, Any]]:
+    q = _mine(caller)
+    if channel_type is not None:
+        if channel_type not in TYPES:
+            raise BadRequest(f"channelType: must be one of {', '.join(TYPES)}")
+        q = q.where(Channel.channel_type == channel_type)
+    return [to_dict(c) for c in q]
+
+
+def get(caller: Caller, channel_id: int) -> dict[str, Any]:
+    return to_dict(_get(caller, channel_id))
+
+
+def check_draft(caller: Caller, draft: dict[str, Any]) -> dict[str, Any]:
+    """Validate a channel config (agent of the workspace, type, reply URL); returns the cleaned fields."""
+    from platform_server.features.agents.models import Agent
+
+    kind = draft.get("channelType")
+    if kind not in TYPES:
+        raise BadRequest(f"channelType: must be one of {', '.join(TYPES)}")
+    agent_id = draft.get("agentId")
+    if not str(agent_id or "").isdigit() or not Agent.select().where(
+            (Agent.id == int(agent_id)) & (Agent.workspace_id == caller.workspace_id)).exists():
+        raise BadRequest("agentId: no such agent in this workspace")
+    reply_url = draft.get("replyUrl")
+    if kind in IM_TYPES and not (isinstance(reply_url, str) and reply_url.startswith(("http://", "https://"))):
+        raise BadRequest("replyUrl: an http(s) URL where replies are posted is required for messaging channels")
+    return {"channel_type": kind, "agent_id": int(agent_id), "reply_url": reply_url if kind in IM_TYPES else None}
+
+
+def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None, settings: dict[str, Any],
+           enabled: bool) -> dict[str, Any]:
+    """Create a channel; the generated secret is returned once when none was given."""
+    fields = check_draft(caller, draft)
+    secret_value = secret or secrets.token_urlsafe(32)
+    with database.atomic():
+        row = Channel.create(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=name,
+                             secret=secret_value, public_token="wc_" + secrets.token_urlsafe(24), settings=settings,
+                             enabled=enabled, **fields)
+        audit.record(caller, "CREATE", "CHANNEL", row.id, f"{row.channel_type} channel {name}")
+    data = to_dict(row)
+    if secret is None:
+        data["secret"] = secret_value  # shown once so the platform side can be configured
+    return data
+
+
+def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    row = _get(caller, channel_id)
+    draft = {"channelType": row.channel_type, "agentId": changes.get("agentId", row.agent_id),
+             "replyUrl": changes.get("replyUrl", row.reply_url)}
+    fields = check_draft(caller, draft)
+    with database.atomic():
+        row.agent_id, row.reply_url = fields["agent_id"], fields["reply_url"]
+        for key, attr in (("name", "name"), ("enabled", "enabled"), ("settings", "settings"), ("secret", "secret")):
+            if key in changes:
+                setattr(row, attr, changes[key])
+        row.update_time = utcnow()
+        row.save()
+        audit.record(caller, "UPDATE", "CHANNEL", row.id, ", ".join(sorted(changes)))
+    return to_dict(row)
+
+
+def delete(caller: Caller, channel_id: int) -> None:
+    row = _get(caller, channel_id)
+    with database.atomic():
+        row.delete_instance(recursive=True)
+        audit.record(caller, "DELETE", "CHANNEL", channel_id, row.name)
+
+
+# ---- outbound ---------------------------------------------------------------------------
+
+async def post_signed(config: Any, channel: Channel, payload: dict[str, Any]) -> int:
+    """POST a signed JSON payload to the channel's reply URL (SSRF-guarded, pinned to the vetted address)."""
+    if not channel.reply_url:
+        raise ChannelError("This channel has no reply URL")
+    body = json.dumps(payload, ensure_ascii=False).encode()
+    timestamp = str(int(time.time()))
+    try:
+        target = await net_guard.vet_url(channel.reply_url, config.web_fetch_allow_hosts)
+    except net_guard.BlockedUrl as exc:
+        raise ChannelError(str(exc))
+    headers = {"Content-Type": "application/json", TIMESTAMP_HEADER: timestamp,
+               SIGNATURE_HEADER: sign(channel.secret, timestamp, body)}
+    connector = aiohttp.TCPConnector(resolver=net_guard.PinnedResolver(target), use_dns_cache=False, force_close=True)
+    try:
+        async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=15)) as s:
+            async with s.post(target.url, data=body, headers=headers, allow_redirects=False) as r:
+                return r.status
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise ChannelError(f"reply URL unreachable: {type(exc).__name__}: {exc}")
+
+
+async def check_health(config: Any, channel: Channel) -> dict[str, Any]:
+    """A signed `ping` to the reply URL (webchat: healthy when enabled)."""
+    started = time.monotonic()
+    if channel.channel_type == "webchat":
+        ok, message = channel.enabled, "webchat is served by this server" if channel.enabled else "disabled"
+    else:
+        try:
+            status = await post_signed(config, channel, {"type": "ping", "channelId": str(channel.id)})
+            ok, message = 200 <= status < 300, f"HTTP {status}"
+        except ChannelError as exc:
+            ok, message = False, exc.msg
+    Channel.update(health="healthy" if ok else "unhealthy", health_checked_at=utcnow(),
+                   last_error=None if ok else message).where(Channel.id == channel.id).execute()
+    return {"channelId": str(channel.id), "healthy": ok, "message": message,
+            "latencyMs": int((time.monotonic() - started) * 1000)}
+
+
+# ---- inbound ----------------------------------------------------------------------------
+
+def parse_inbound(channel_type: str, payload: Any) -> dict[str, Any]:
+    """The message of an inbound call: `{channelId, messageId, sender: {id, name?}, text}`
+    (im_d wraps it as `{type: "message", event: {...}}`)."""
+    if channel_type == "im_d" and isinstance(payload, dict) and "event" in payload:
+        if payload.get("type") != "message":
+            return {}
+        payload = payload["event"]
+    if not isinstance(payload, dict):
+        raise BadRequest("Webhook body must be a JSON object")
+    sender = payload.get("sender") or {}
+    if not str(payload.get("channelId", "")).isdigit():
+        raise BadRequest("channelId: required")
+    if not isinstance(sender, dict) or not str(sender.get("id") or "").strip():
+        raise BadRequest("sender.id: required")
+    text = payload.get("text")
+    if not isinstance(text, str) or not text.strip() or len(text) > 20_000:
+        raise BadRequest("text: required (at most 20000 characters)")
+    return {"channelId": int(payload["channelId"]), "messageId": str(payload.get("messageId") or "")[:200],
+            "senderId": str(sender["id"])[:128], "text": text}
+
+
+def inbound_channel(channel_type: str, channel_id: int) -> Channel:
+    row = Channel.get_or_none((Channel.id == channel_id) & (Channel.channel_type == channel_type))
+    if row is None:
+        raise NotFound("Channel not found")
+    return row
+
+
+def first_sight(channel: Channel, message_id: str) -> bool:
+    """Record a message id; False when it was already seen (a retry)."""
+    if not message_id:
+        return True
+    try:
+        with database.atomic():
+            InboundMessage.create(channel=channel.id, message_id=message_id)
+        return True
+    except peewee.IntegrityError:
+        return False
+
+
+def owner_caller(channel: Channel) -> Caller:
+    """The channel owner acting in the channel's workspace (their current role)."""
+    from platform_server.features.auth.models import User
+    from platform_server.features.workspaces.service import member_role
+    from platform_server.web.context import Principal
+
+    user = User.get_or_none((User.id == channel.owner_user_id) & (User.deleted == False))  # noqa: E712
+    if user is None or not user.enabled:
+        raise ChannelError("The channel owner can no longer act")
+    role = "owner" if user.role == "admin" else member_role(user.id, channel.workspace_id)
+    if role is None:
+        raise ChannelError("The channel owner lost access to the workspace")
+    return Caller(Principal(user.id, user.username, user.role, "channel"), channel.workspace_id, role)
+
+
+def status(channels: list[Channel]) -> dict[str, Any]:
+    by_type: dict[str, dict[str, int]] = {}
+    for c in channels:
+        entry = by_type.setdefault(c.channel_type, {"total": 0, "enabled": 0, "healthy": 0, "unhealthy": 0})
+        entry["total"] += 1
+        entry["enabled"] += int(c.enabled)
+        entry["healthy"] += int(c.health == "healthy")
+        entry["unhealthy"] += int(c.health == "unhealthy")
+    return {"channels": len(channels), "byType": by_type,
+            "lastInboundAt": iso(max((c.last_inbound_at for c in channels if c.last_inbound_at), default=None)),
+            "lastOutboundAt": iso(max((c.last_outbound_at for c in channels if c.last_outbound_at), default=None))}
