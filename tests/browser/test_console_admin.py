@@ -4,7 +4,10 @@ from __future__ import annotations
 from typing import Any, AsyncIterator
 
 import pytest
-from playwright.async_api import expect
+
+pytest.importorskip("playwright.async_api", reason="browser tests need Playwright for Python (pip install playwright)")
+
+from playwright.async_api import expect  # noqa: E402
 
 from tests.browser.conftest import open_console
 from tests.helpers.fake_openai import ScriptedOpenAI
