@@ -17,6 +17,7 @@ setup(
         "watchdog>=4.0",
         "schedule>=1.2",
         "cronsim>=2.6",
+        "mcp>=2.3",
     ],
     extras_require={
         "test": [

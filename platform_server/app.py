@@ -35,6 +35,8 @@ FEATURES: tuple[str, ...] = (
     "setup",
     "system",
     "tools",
+    "mcp",
+    "acp",
     "models",
     "oauth",
     "agents",

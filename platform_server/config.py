@@ -44,6 +44,8 @@ class Config:
     web_fetch_timeout_s: float = 20.0
     web_fetch_max_bytes: int = 2 * 1024 * 1024
     tool_timeout_s: float = 120.0  # any single tool call
+    mcp_connect_timeout_s: float = 15.0  # connect + initialize + list tools of one MCP server
+    acp_test_timeout_s: float = 15.0  # spawn + initialize handshake of an ACP endpoint test
     # LLM
     llm_timeout_s: float = 120.0
     llm_first_byte_timeout_s: float = 60.0

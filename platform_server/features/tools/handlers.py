@@ -5,6 +5,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from platform_server.features.mcp import service as mcp_service
+from platform_server.features.mcp.schemas import McpToolCreate
 from platform_server.features.tools import service
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
@@ -34,11 +36,21 @@ class _ToolsBase(ApiHandler):
 
 
 class ToolsHandler(_ToolsBase):
-    access = {"GET": "viewer"}
+    access = {"GET": "viewer", "POST": GLOBAL_ADMIN}
+    body_models = {"POST": McpToolCreate}
 
     def get(self) -> None:
         """Every tool (system, MCP, skills), system tools first."""
         self.ok(service.list_all())
+
+    def post(self) -> None:
+        """Create a tool that runs one discovered tool of an MCP server under its own name (global admin)."""
+        req = self.body(McpToolCreate)
+        server, alias, row = mcp_service.create_alias(self.require_caller(), req)
+        manager = self.platform.services.get("mcp")
+        if manager is not None:
+            manager.register_alias(int(server.id), alias.name, alias.mcp_tool)
+        self.ok(service.to_dict(row))
 
 
 class AvailableToolsHandler(_ToolsBase):
