@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import Any, AsyncIterator, Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -262,16 +262,6 @@ async def test_a_lost_connection_fails_the_call_clearly_and_refresh_reconnects(
 
 
 # ---- chat ------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    fake = ScriptedOpenAI()
-    await fake.start()
-    try:
-        yield fake
-    finally:
-        await fake.stop()
 
 
 async def test_an_agent_bound_to_an_mcp_tool_calls_it_through_the_chat_runtime(

@@ -62,7 +62,7 @@ def _check_url(url: str | None) -> str:
     if parts.username or parts.password:
         raise BadRequest("url: must not carry credentials (use headers)")
     try:
-        parts.port
+        _ = parts.port
     except ValueError:
         raise BadRequest("url: invalid port") from None
     return text
