@@ -52,8 +52,7 @@ def iso(value: dt.datetime | None) -> str | None:
         value = dt.datetime.fromisoformat(value)
     if value.tzinfo is not None:
         value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    text = value.isoformat(timespec="milliseconds" if value.microsecond else "seconds")
-    return text + "Z"
+    return value.isoformat(timespec="milliseconds") + "Z"  # fixed width, so the text sorts like the time
 
 
 def parse_iso(text: str) -> dt.datetime:
