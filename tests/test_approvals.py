@@ -1,6 +1,8 @@
 """Approval in chat: a guarded tool call pauses the turn; `/approve` and `/deny` resume it."""
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
 from pathlib import Path
 from typing import Any
 
@@ -140,3 +142,67 @@ async def test_deleting_a_conversation_denies_its_pending_call(env: ChatEnv, ser
     env.llm.enqueue(Script(text="fresh start"))
     events = await env.stream("/approve")
     assert "no tool call waiting" in text_of(events)
+
+
+async def _grant(env: ChatEnv, **fields: Any) -> dict[str, Any]:
+    body = {"scopeType": "CONVERSATION", "scopeId": "c1", "toolName": "write_file", "maxSeverity": "high",
+            "grantKind": "ALWAYS", **fields}
+    r = await env.api.post("/api/v1/approval/grants", body, token="alice")
+    assert r.status == 200, r.body
+    return r.data
+
+
+async def test_a_grant_for_the_tool_in_the_conversation_lets_the_next_call_through(env: ChatEnv, server: Any) -> None:
+    await env.stream("hello")  # the conversation exists before its grant
+    grant = await _grant(env)
+    env.llm.enqueue(write_call("granted.txt"), Script(text="Written."))
+    events = await env.stream("save it")
+    assert "tool_approval_requested" not in names(events) and events[-1].data["status"] == "completed"
+    assert workspace_file(server, env.agent_id, "granted.txt").exists()
+    log = await env.api.get("/api/v1/approval/resolutions", params={"grantId": grant["id"]}, token="alice")
+    assert log.data["total"] == 1 and log.data["records"][0]["decision"] == "approved"
+    env.llm.enqueue(write_call("other.txt"))
+    events = await env.stream("save it", conversation_id="c2")
+    assert "tool_approval_requested" in names(events)  # exact scope: another conversation still asks
+
+
+async def test_a_revoked_or_expired_grant_asks_again(env: ChatEnv) -> None:
+    await env.stream("hello")
+    grant = await _grant(env)
+    assert (await env.api.delete(f"/api/v1/approval/grants/{grant['id']}", token="alice")).status == 200
+    env.llm.enqueue(write_call())
+    assert "tool_approval_requested" in names(await env.stream("save it"))
+    await env.stream("/deny")
+    soon = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)).isoformat()
+    await _grant(env, grantKind="UNTIL_TIMESTAMP", expireAt=soon)
+    await asyncio.sleep(1.2)
+    env.llm.enqueue(write_call())
+    assert "tool_approval_requested" in names(await env.stream("save it again"))
+
+
+async def test_a_critical_rule_always_asks_even_with_a_grant(env: ChatEnv) -> None:
+    r = await env.api.post("/api/v1/security/guard/rules", {
+        "ruleId": "time-critical", "name": "time is critical", "toolName": "get_current_time",
+        "severity": "critical", "decision": "ask"}, token="alice")
+    assert r.status == 200, r.body
+    await env.stream("hello")
+    await _grant(env, toolName="get_current_time")
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("get_current_time", {})]))
+    events = await env.stream("what time?")
+    asked = next(e for e in events if e.event == "tool_approval_requested").data
+    assert asked["maxSeverity"] == "critical"
+
+
+async def test_a_custom_deny_rule_blocks_the_tool_on_the_synchronous_route_too(env: ChatEnv) -> None:
+    r = await env.api.post("/api/v1/security/guard/rules", {
+        "ruleId": "no-time", "name": "no clocks", "toolName": "get_current_time", "severity": "medium",
+        "decision": "deny"}, token="alice")
+    assert r.status == 200, r.body
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("get_current_time", {})]), Script(text="I may not."))
+    r = await env.api.post("/api/v1/chat", {"agentId": env.agent_id, "message": "time?", "conversationId": "s1"},
+                           token="alice")
+    assert r.data["status"] == "completed"
+    (call,) = r.data["toolCalls"]
+    assert call["success"] is False and "Denied by the tool guard" in call["result"]
+    logs = await env.api.get("/api/v1/security/audit/logs", params={"toolName": "get_current_time"}, token="alice")
+    assert logs.data["records"][0]["decision"] == "deny"
