@@ -18,6 +18,7 @@ setup(
         "schedule>=1.2",
         "cronsim>=2.6",
         "mcp>=2.3",
+        "cryptography>=41",  # AES-GCM for secrets at rest
     ],
     extras_require={
         "test": [

@@ -40,6 +40,7 @@ FEATURES: tuple[str, ...] = (
     "models",
     "oauth",
     "agents",
+    "skills",
     "templates",
     "guard",
     "conversations",

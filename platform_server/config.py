@@ -46,6 +46,9 @@ class Config:
     tool_timeout_s: float = 120.0  # any single tool call
     mcp_connect_timeout_s: float = 15.0  # connect + initialize + list tools of one MCP server
     acp_test_timeout_s: float = 15.0  # spawn + initialize handshake of an ACP endpoint test
+    # Skills
+    skills_hub_url: str = ""  # URL of a skills hub index (JSON); empty: no hub
+    skills_install_max_bytes: int = 20 * 1024 * 1024  # largest skill ZIP downloaded by an install
     # LLM
     llm_timeout_s: float = 120.0
     llm_first_byte_timeout_s: float = 60.0

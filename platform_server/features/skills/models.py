@@ -1,0 +1,91 @@
+"""Skills (SQLite is the source of truth; the cache folder mirrors it), their files, secrets and templates."""
+from __future__ import annotations
+
+import peewee
+
+from platform_server.db import BaseModel, BooleanField, DateTimeField, JSONField, Migration, create_tables, utcnow
+
+SKILL_TYPES = ("builtin", "custom", "installed", "synthesized", "template")
+
+
+class Skill(BaseModel):
+    workspace_id = peewee.BigIntegerField(index=True)
+    name = peewee.CharField()  # slug, unique per workspace; also the cache folder name
+    display_name = peewee.CharField(default="")
+    description = peewee.TextField(default="")
+    skill_type = peewee.CharField(default="custom", index=True)
+    content = peewee.TextField(default="")  # the SKILL.md text
+    requires = JSONField(default=dict)  # {env: [...], bins: [...], secrets: [...]} from the front matter
+    enabled = BooleanField(default=True)
+    archived = peewee.IntegerField(default=0)
+    pinned = peewee.IntegerField(default=0)
+    version = peewee.CharField(default="1.0.0")
+    source = peewee.CharField(default="")  # hub URL, upload:<file>, conversation:<id>, template:<id>, builtin
+    creator_user_id = peewee.BigIntegerField(null=True)
+    archived_at = DateTimeField(null=True)
+    last_used_at = DateTimeField(null=True)
+    use_count = peewee.IntegerField(default=0)
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "skill"
+        indexes = ((("workspace_id", "name"), True),)
+
+
+class SkillFile(BaseModel):
+    """One bundle file of a skill (besides SKILL.md), by path relative to the skill folder."""
+
+    skill = peewee.ForeignKeyField(Skill, backref="files", on_delete="CASCADE")
+    path = peewee.CharField()
+    data = peewee.BlobField()
+    size = peewee.IntegerField(default=0)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "skill_file"
+        indexes = ((("skill", "path"), True),)
+
+
+class SkillSecret(BaseModel):
+    """A per-skill secret; `value` is AES-GCM ciphertext and never leaves the server."""
+
+    skill = peewee.ForeignKeyField(Skill, backref="secrets", on_delete="CASCADE")
+    key = peewee.CharField()
+    value = peewee.TextField()
+    preview = peewee.CharField(default="")
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "skill_secret"
+        indexes = ((("skill", "key"), True),)
+
+
+class SkillTemplate(BaseModel):
+    name = peewee.CharField()
+    display_name = peewee.CharField(default="")
+    description = peewee.TextField(default="")
+    category = peewee.CharField(default="general")
+    content = peewee.TextField(default="")
+    builtin = BooleanField(default=True)
+    sort_order = peewee.IntegerField(default=100)
+    create_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "skill_template"
+
+
+class BuiltinSeed(BaseModel):
+    """A workspace whose built-in skills were seeded once (deleted built-ins then stay deleted)."""
+
+    workspace_id = peewee.BigIntegerField(unique=True)
+    create_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "skill_builtin_seed"
+
+
+MIGRATIONS: list[Migration] = [
+    ("skills_0001_tables", create_tables(Skill, SkillFile, SkillSecret, SkillTemplate, BuiltinSeed)),
+]

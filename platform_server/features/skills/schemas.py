@@ -1,0 +1,109 @@
+"""Request bodies of the skills routes."""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+MAX_BUNDLE_FILES = 500
+
+
+def _blank_to_none(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    return value or None
+
+
+class _SkillFields(BaseModel):
+    displayName: str | None = Field(default=None, max_length=200)
+    description: str | None = Field(default=None, max_length=4000)
+    content: str | None = Field(default=None, max_length=256 * 1024, description="The SKILL.md text")
+    version: str | None = Field(default=None, max_length=50)
+    files: dict[str, str] | None = Field(
+        default=None, description="Bundle files (relative path -> text); on update, replaces all bundle files"
+    )
+
+    @field_validator("displayName", "version")
+    @classmethod
+    def _strip(cls, v: str | None) -> str | None:
+        return _blank_to_none(v)
+
+    @field_validator("files")
+    @classmethod
+    def _files(cls, v: dict[str, str] | None) -> dict[str, str] | None:
+        if v is not None and len(v) > MAX_BUNDLE_FILES:
+            raise ValueError(f"at most {MAX_BUNDLE_FILES} files")
+        return v
+
+
+class SkillCreate(_SkillFields):
+    name: str | None = Field(default=None, max_length=64, description="Slug; default: the front matter name")
+    skillType: Literal["custom"] | None = Field(default=None, description="Only custom skills are created here")
+    enabled: bool = True
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        return _blank_to_none(v)
+
+
+class SkillUpdate(_SkillFields):
+    name: str | None = Field(default=None, max_length=64)
+    enabled: bool | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        return _blank_to_none(v)
+
+
+class ToggleBody(BaseModel):
+    enabled: bool | None = Field(default=None, description="Absent: flip")
+
+
+class PinBody(BaseModel):
+    pinned: bool | None = Field(default=None, description="Absent: flip")
+
+
+class ArchiveBody(BaseModel):
+    force: bool = Field(default=False, description="Archive even when enabled agents are bound (also ?force=true)")
+
+
+class ExportBody(BaseModel):
+    agentId: int = Field(gt=0, lt=2**63)
+
+
+class SecretBody(BaseModel):
+    key: str = Field(min_length=1, max_length=128)
+    value: str = Field(default="", max_length=16 * 1024, description="Empty deletes the secret")
+
+
+class InstallStart(BaseModel):
+    url: str | None = Field(default=None, max_length=2048, description="http(s) URL of a skill ZIP")
+    slug: str | None = Field(default=None, max_length=128, description="A skill of the configured hub")
+    overwrite: bool = Field(default=False, description="Replace an installed skill of the same name")
+
+    @field_validator("url", "slug")
+    @classmethod
+    def _strip(cls, v: str | None) -> str | None:
+        return _blank_to_none(v)
+
+
+class SynthesizeBody(BaseModel):
+    conversationId: str = Field(min_length=1, max_length=128)
+    name: str | None = Field(default=None, max_length=64)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        return _blank_to_none(v)
+
+
+class InstantiateBody(BaseModel):
+    name: str | None = Field(default=None, max_length=64)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        return _blank_to_none(v)
