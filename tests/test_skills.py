@@ -500,3 +500,27 @@ async def test_a_skill_is_synthesized_from_the_owners_conversation_and_starts_di
     llm.enqueue(Script(error_status=500), Script(error_status=500), Script(error_status=500))
     r = await api.post(f"{SKILLS}/synthesize-from-conversation", {"conversationId": "weekly"}, token="bob")
     assert r.body["code"] == 2001
+
+
+def test_the_front_matter_parser_reads_what_skill_files_use() -> None:
+    from platform_server.features.skills import frontmatter as fm
+
+    doc = fm.parse(
+        "\ufeff---\n"
+        "name: 'My Skill'  \n"
+        "# a comment\n"
+        'description: "Says \\"hi\\" # not a comment"\n'
+        "summary: >\n  folded\n  text\n"
+        "notes: |\n  line one\n    indented\n"
+        "tags: [a, 'b, c']\n"
+        "requires:\n  env:\n    - HOME_DIR\n    - bad name\n  binaries: [git]\n  other: [x]\n"
+        "---\n\n# Body\n"
+    )
+    assert doc.meta["name"] == "My Skill" and doc.meta["description"] == 'Says "hi" # not a comment'
+    assert doc.meta["summary"] == "folded text" and doc.meta["notes"] == "line one\n  indented"
+    assert doc.meta["tags"] == ["a", "b, c"] and doc.body == "# Body"
+    assert fm.requirements(doc.meta) == {"env": ["HOME_DIR"], "bins": ["git"], "secrets": []}
+    assert fm.requirements({"requires": ["env:A", "secret:B", "curl"]}) == {"env": ["A"], "bins": ["curl"], "secrets": ["B"]}
+    assert fm.parse("plain text").meta == {} and fm.slugify("  Hello, World! ") == "hello-world"
+    again = fm.parse(fm.compose({"name": "x", "description": "a: b", "requires": {"env": ["A"]}}, "Body"))
+    assert again.meta == {"name": "x", "description": "a: b", "requires": {"env": ["A"]}} and again.body == "Body"
