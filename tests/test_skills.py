@@ -2,9 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, AsyncIterator
-
-import pytest
+from typing import Any
 
 from platform_server.features.agents.models import Agent
 from platform_server.features.skills import service
@@ -455,16 +453,6 @@ async def test_templates_are_listed_and_instantiated_into_template_skills(api: A
     assert r.data["name"] == "my-review" and "name: my-review" in r.data["content"]
     r = await api.get("/api/v1/skill-templates/42", token="bob")
     assert r.status == 404
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def test_a_skill_is_synthesized_from_the_owners_conversation_and_starts_disabled(
