@@ -323,3 +323,19 @@ async def test_a_call_to_a_tool_the_agent_was_not_given_is_refused(env: ChatEnv)
     events = await env.stream("run id")
     completed = next(e for e in events if e.event == "tool_call_completed").data
     assert completed["success"] is False and "not available" in completed["result"]
+
+
+async def test_bound_skills_reach_the_system_prompt_unless_skills_are_disabled(env: ChatEnv) -> None:
+    skill = await env.api.post("/api/v1/skills", {"content": "---\nname: haiku\ndescription: Answer in haiku.\n---\n"
+                                                             "Always answer in three lines of 5, 7 and 5 syllables.\n"},
+                               token="alice")
+    assert skill.status == 200, skill.body
+    await env.api.post(f"/api/v1/agents/{env.agent_id}/skills/{skill.data['id']}", token="alice")
+    await env.stream("hello")
+    system = env.llm.requests[-1]["messages"][0]["content"]
+    assert "### haiku" in system and "5, 7 and 5 syllables" in system
+    used = await env.api.get(f"/api/v1/skills/{skill.data['id']}", token="alice")
+    assert used.data["useCount"] == 1
+    await env.api.put(f"/api/v1/agents/{env.agent_id}", {"skillsDisabled": True}, token="alice")
+    await env.stream("hello again")
+    assert "haiku" not in env.llm.requests[-1]["messages"][0]["content"]

@@ -12,6 +12,7 @@ from platform_server.features.chat import approvals, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.skills import service as skills
 from platform_server.integrations.llm import (
     ChatMessage,
     ChatRequest,
@@ -330,6 +331,7 @@ class ChatRuntime:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
         registry = self.platform.services.get("tools")
         specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled)) if registry else []
+        skills.mark_used([s.name for s in skills.active_skills(agent)], agent.workspace_id)
         return TurnSetup(
             targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
             tool_ctx=self._tool_context(turn, req), max_iterations=max(1, int(agent.max_iterations or 10)),
@@ -456,6 +458,9 @@ class ChatRuntime:
         memory = self._memory_text(agent.id, conv.end_user_id)
         if memory:
             prompt = (prompt + "\n\n" if prompt else "") + "## Memory\n\n" + memory
+        skills_text = skills.prompt_for_agent(self.config, agent)
+        if skills_text:
+            prompt = (prompt + "\n\n" if prompt else "") + skills_text
         if prompt:
             out.append(ChatMessage("system", prompt))
         results = {str((m.metadata or {}).get("toolCallId")): m for m in rows if m.role == "tool"}
