@@ -15,7 +15,7 @@ from aiohttp import web
 
 from platform_server.features.skills.models import Skill
 from tests.helpers.client import ApiClient, Response
-from tests.helpers.server import RunningServer, free_port, start_server
+from tests.helpers.server import RunningServer, start_server
 
 SKILLS = "/api/v1/skills"
 INSTALL = "/api/v1/skills/install"
@@ -62,8 +62,7 @@ class Site:
 
 @pytest.fixture
 async def site() -> AsyncIterator[Site]:
-    port = free_port()
-    state = Site(f"http://127.0.0.1:{port}")
+    state = Site("")
 
     async def serve(request: web.Request) -> web.StreamResponse:
         state.hits.append(request.path)
@@ -78,7 +77,8 @@ async def site() -> AsyncIterator[Site]:
     app.router.add_get("/{tail:.*}", serve)
     runner = web.AppRunner(app)
     await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()  # port 0: no race for a free port
+    state.base = "http://127.0.0.1:%d" % runner.addresses[0][1]
     try:
         yield state
     finally:
