@@ -169,15 +169,19 @@ async def stop_features(platform: Platform) -> None:
     close_database()
 
 
-def listen(app: tornado.web.Application, config: Config, port: int | None = None) -> tornado.httpserver.HTTPServer:
-    """Bind the HTTP server; the body limit is enforced per route, this is only the hard ceiling."""
+def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | None = None) -> tornado.httpserver.HTTPServer:
+    """Bind the HTTP server (or serve already bound sockets); the per-route body limit applies first,
+    this is only the hard ceiling."""
     server = tornado.httpserver.HTTPServer(
         app,
         max_body_size=max(config.max_body_bytes, config.upload_max_bytes) * 2,
         idle_connection_timeout=120,
         xheaders=False,
     )
-    server.listen(config.port if port is None else port, config.host)
+    if sockets is not None:
+        server.add_sockets(sockets)
+    else:
+        server.listen(config.port, config.host)
     return server
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import tornado.netutil
 import tornado.web
 
 from platform_server.app import Platform, listen, make_app, start_features, stop_features
@@ -42,7 +43,8 @@ class RunningServer:
 
 
 async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
-    port = free_port()
+    sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")  # bound now: no other process can take the port
+    port = sockets[0].getsockname()[1]
     values: dict[str, Any] = {
         "host": "127.0.0.1", "port": port, "data_dir": data_dir, "log_level": "WARNING",
         "password_hash_rounds": 4,  # the cheapest bcrypt cost keeps persona setup fast
@@ -51,7 +53,7 @@ async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
     config = load_config(None, env={}, overrides=values)
     app, platform = make_app(config)
     await start_features(platform)
-    server = listen(app, config)
+    server = listen(app, config, sockets)
     session = aiohttp.ClientSession()
     url = f"http://127.0.0.1:{port}"
     return RunningServer(url, config, platform, ApiClient(url, session), server, session, app)
