@@ -51,6 +51,7 @@ FEATURES: tuple[str, ...] = (
     "datasources",
     "plugins",
     "channels",
+    "workflows",
     "usage",
 )
 

@@ -248,3 +248,15 @@ def get_user(user_id: int) -> User:
         raise Unauthorized()
     return user
 
+
+
+def acting_caller(user_id: int, workspace_id: int) -> Caller | None:
+    """The caller background work acts as (a workflow or team run's starter); None when that user lost access."""
+    from platform_server.features.workspaces.service import member_role
+
+    user = User.get_or_none(User.id == user_id)
+    if user is None or not user.enabled or user.deleted:
+        return None
+    principal = Principal(user.id, user.username, user.role, "internal", None, user.nickname)
+    role = "owner" if principal.is_global_admin else member_role(user.id, workspace_id)
+    return Caller(principal, workspace_id, role) if role else None

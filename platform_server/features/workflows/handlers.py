@@ -1,0 +1,237 @@
+"""Workflows (workspace-scoped: viewer reads, member writes), their drafts, revisions and runs."""
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from platform_server.features.workflows import service
+from platform_server.web.base import ApiHandler
+from platform_server.web.errors import BadRequest
+from platform_server.web.routing import route
+
+TAGS = ("Workflows",)
+MAX_INPUT_BYTES = 64 * 1024
+
+
+class WorkflowCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    description: str = Field(default="", max_length=2000)
+    enabled: bool = True
+
+
+class WorkflowUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    description: str | None = Field(default=None, max_length=2000)
+    enabled: bool | None = None
+
+
+class DraftBody(BaseModel):
+    """A graph `{nodes, edges}` as `graph` (object) or `graphJson` (object or JSON text)."""
+
+    graph: dict[str, Any] | None = None
+    graphJson: dict[str, Any] | str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> "DraftBody":
+        if (self.graph is None) == (self.graphJson is None):
+            raise ValueError("exactly one of graph or graphJson is required")
+        return self
+
+    def value(self) -> dict[str, Any]:
+        if self.graph is not None:
+            return self.graph
+        raw = self.graphJson
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw)
+            except ValueError:
+                raise BadRequest("graphJson: not valid JSON") from None
+        if not isinstance(raw, dict):
+            raise BadRequest("graphJson: must be a JSON object")
+        return raw
+
+
+class GenerateRequest(BaseModel):
+    description: str = Field(min_length=1, max_length=4000)
+
+
+class ResumeRequest(BaseModel):
+    pauseToken: str | None = Field(default=None, max_length=100)
+    outcome: Literal["approved", "rejected", "timeout", "cancelled"]
+    payload: Any = None
+
+
+class RunRequest(BaseModel):
+    input: Any = None
+
+
+def _checked_input(value: Any) -> Any:
+    if len(json.dumps(value, ensure_ascii=False)) > MAX_INPUT_BYTES:
+        raise BadRequest(f"input: larger than {MAX_INPUT_BYTES} bytes")
+    return value
+
+
+class WorkflowsHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": WorkflowCreate}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Workflows of the workspace, newest first."""
+        self.ok(service.list_workflows(self.require_caller()))
+
+    def post(self) -> None:
+        """Create a workflow; its draft starts empty."""
+        req = self.body(WorkflowCreate)
+        self.ok(service.create(self.require_caller(), req.name, req.description, req.enabled))
+
+
+class WorkflowHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    body_models = {"PUT": WorkflowUpdate}
+    tags = TAGS
+
+    def get(self, id: int) -> None:
+        """One workflow with its inline draft and latest published revision."""
+        self.ok(service.get(self.require_caller(), id))
+
+    def put(self, id: int) -> None:
+        """Update name, description or enabled."""
+        req = self.body(WorkflowUpdate)
+        self.ok(service.update(self.require_caller(), id, req.model_dump()))
+
+    def delete(self, id: int) -> None:
+        """Soft-delete the workflow (its revisions and runs stay readable by id)."""
+        service.delete(self.require_caller(), id)
+        self.ok(None)
+
+
+class DraftHandler(ApiHandler):
+    access = {"PUT": "member"}
+    body_models = {"PUT": DraftBody}
+    tags = TAGS
+
+    def put(self, id: int) -> None:
+        """Save the inline draft graph without compiling it."""
+        req = self.body(DraftBody)
+        self.ok(service.save_draft(self.require_caller(), id, req.value()))
+
+
+class CompileHandler(ApiHandler):
+    access = {"POST": "member"}
+    tags = TAGS
+
+    def post(self, id: int) -> None:
+        """Compile the saved draft and return diagnostics; nothing is stored."""
+        self.ok(service.compile_saved(self.require_caller(), id))
+
+
+class PublishHandler(ApiHandler):
+    access = {"POST": "member"}
+    tags = TAGS
+
+    def post(self, id: int) -> None:
+        """Compile the draft and store it as a new immutable revision (400 when it has errors)."""
+        self.ok(service.publish(self.require_caller(), id))
+
+
+class PreviewCompileHandler(ApiHandler):
+    access = {"POST": "member"}
+    body_models = {"POST": DraftBody}
+    tags = TAGS
+
+    def post(self) -> None:
+        """Compile any draft JSON (schema and ACL diagnostics) without storing it."""
+        req = self.body(DraftBody)
+        draft = req.value()
+        service.check_draft_size(draft)
+        self.ok(service.compile_draft(self.require_caller(), draft))
+
+
+class TemplatesHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Canonical graph templates (agent nodes left for the user to fill in)."""
+        self.ok(service.templates())
+
+
+class GenerateHandler(ApiHandler):
+    access = {"POST": "member"}
+    body_models = {"POST": GenerateRequest}
+    tags = TAGS
+
+    async def post(self) -> None:
+        """Draft a graph from a description with the default model; compiled, returned, not saved."""
+        req = self.body(GenerateRequest)
+        self.ok(await service.generate(self.require_caller(), self.platform, req.description))
+
+
+class RunsHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": RunRequest}
+    tags = TAGS
+    query_params = {"GET": [{"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}}]}
+
+    def get(self, id: int) -> None:
+        """The workflow's most recent runs (`limit`, default 20, at most 50)."""
+        raw = self.get_query_argument("limit", "20") or "20"
+        if not raw.strip().isdigit() or int(raw) < 1:
+            raise BadRequest("limit: must be a positive integer")
+        self.ok(service.runs_of(self.require_caller(), id, int(raw)))
+
+    def post(self, id: int) -> None:
+        """Start a run of the latest published revision with `{input}` (extension route)."""
+        req = self.body(RunRequest)
+        engine = self.platform.services["workflows"]
+        self.ok(engine.start_run(self.require_caller(), id, _checked_input(req.input)))
+
+
+class PausedRunsHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Paused runs across the workspace, newest first."""
+        self.ok(service.paused_runs(self.require_caller()))
+
+
+class RunHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self, runId: int) -> None:
+        """One run with its step rows."""
+        self.ok(service.get_run(self.require_caller(), runId))
+
+
+class ResumeHandler(ApiHandler):
+    access = {"POST": "member"}
+    body_models = {"POST": ResumeRequest}
+    tags = TAGS
+
+    def post(self, runId: int) -> None:
+        """Resume a paused run with an outcome (409 when it is not paused or the token is stale)."""
+        req = self.body(ResumeRequest)
+        engine = self.platform.services["workflows"]
+        self.ok(engine.resume(self.require_caller(), runId, req.outcome, req.pauseToken,
+                              _checked_input(req.payload)))
+
+
+ROUTES = [
+    route("/api/v1/workflows", WorkflowsHandler),
+    route("/api/v1/workflows/draft/generate", GenerateHandler),
+    route("/api/v1/workflows/draft/preview-compile", PreviewCompileHandler),
+    route("/api/v1/workflows/draft/templates", TemplatesHandler),
+    route("/api/v1/workflows/runs/paused", PausedRunsHandler),
+    route("/api/v1/workflows/runs/{runId}", RunHandler),
+    route("/api/v1/workflows/runs/{runId}/resume", ResumeHandler),
+    route("/api/v1/workflows/{id}", WorkflowHandler),
+    route("/api/v1/workflows/{id}/compile", CompileHandler),
+    route("/api/v1/workflows/{id}/draft", DraftHandler),
+    route("/api/v1/workflows/{id}/publish", PublishHandler),
+    route("/api/v1/workflows/{id}/runs", RunsHandler),
+]

@@ -1,0 +1,54 @@
+"""Start: runs left `running` by a crash fail with a clear error; paused runs stay resumable; the timeout loop."""
+from __future__ import annotations
+
+from typing import Any
+
+from platform_server.db import database, utcnow
+from platform_server.features.workflows.engine import RESTART_ERROR, WorkflowEngine
+from platform_server.features.workflows.models import WorkflowRun, WorkflowStep
+from platform_server.loops import Loop
+
+
+class PauseTimeoutLoop(Loop):
+    """Resume paused runs whose approval deadline passed with outcome `timeout`."""
+
+    interval_s = 15.0
+
+    def __init__(self, engine: WorkflowEngine) -> None:
+        super().__init__()
+        self.engine = engine
+
+    def tick(self) -> int:
+        return self.engine.expire_pauses()
+
+
+def fail_interrupted() -> int:
+    """No run survives a restart in `running`: it and its running step fail with RESTART_ERROR."""
+    now = utcnow()
+    with database.atomic():
+        ids = [r.id for r in WorkflowRun.select(WorkflowRun.id).where(WorkflowRun.status == "running")]
+        if not ids:
+            return 0
+        WorkflowStep.update(status="failed", error=RESTART_ERROR, finished_at=now).where(
+            WorkflowStep.run_id.in_(ids) & (WorkflowStep.status == "running")).execute()
+        WorkflowRun.update(status="failed", error=RESTART_ERROR, finished_at=now, update_time=now).where(
+            WorkflowRun.id.in_(ids)).execute()
+    return len(ids)
+
+
+async def start(platform: Any) -> None:
+    fail_interrupted()
+    engine = WorkflowEngine(platform)
+    platform.services["workflows"] = engine
+    loop = PauseTimeoutLoop(engine)
+    platform.services["workflows.timeouts"] = loop
+    loop.start()
+
+
+async def stop(platform: Any) -> None:
+    loop = platform.services.pop("workflows.timeouts", None)
+    if loop is not None:
+        loop.stop()
+    engine = platform.services.pop("workflows", None)
+    if engine is not None:
+        await engine.stop()

@@ -1,0 +1,248 @@
+"""Workflows: rows with an inline draft, compile and publish to immutable revisions, runs and their steps."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.workflows import catalog, graph
+from platform_server.features.workflows.models import Workflow, WorkflowRevision, WorkflowRun, WorkflowStep
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, Conflict, NotFound
+
+MAX_DRAFT_BYTES = 256 * 1024
+RUNS_LIMIT = 50
+PAUSED_LIMIT = 200
+
+
+# ---- workflows ----------------------------------------------------------------------
+
+
+def _get(caller: Caller, workflow_id: int) -> Workflow:
+    row = Workflow.get_or_none((Workflow.id == workflow_id) & (Workflow.workspace_id == caller.workspace_id)
+                               & (Workflow.deleted == False))  # noqa: E712
+    if row is None:
+        raise NotFound("Workflow not found")
+    return row
+
+
+def _revision_dict(rev: WorkflowRevision | None) -> dict[str, Any] | None:
+    if rev is None:
+        return None
+    return {"id": str(rev.id), "version": rev.version, "graph": rev.graph, "createdBy": str(rev.created_by),
+            "createTime": iso(rev.create_time)}
+
+
+def to_dict(row: Workflow, full: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": str(row.id), "workspaceId": str(row.workspace_id), "name": row.name, "description": row.description,
+        "enabled": bool(row.enabled),
+        "latestRevisionId": str(row.latest_revision_id) if row.latest_revision_id else None,
+        "creatorUserId": str(row.creator_user_id), "createTime": iso(row.create_time),
+        "updateTime": iso(row.update_time),
+    }
+    if full:
+        rev = WorkflowRevision.get_or_none(WorkflowRevision.id == row.latest_revision_id) \
+            if row.latest_revision_id else None
+        out["draft"] = row.draft
+        out["latestRevision"] = _revision_dict(rev)
+    return out
+
+
+def list_workflows(caller: Caller) -> list[dict[str, Any]]:
+    q = Workflow.select().where((Workflow.workspace_id == caller.workspace_id) & (Workflow.deleted == False))  # noqa: E712
+    return [to_dict(r) for r in q.order_by(Workflow.id.desc())]
+
+
+def get(caller: Caller, workflow_id: int) -> dict[str, Any]:
+    return to_dict(_get(caller, workflow_id), full=True)
+
+
+def create(caller: Caller, name: str, description: str, enabled: bool) -> dict[str, Any]:
+    with database.atomic():
+        row = Workflow.create(workspace_id=caller.workspace_id, name=name.strip(), description=description,
+                              enabled=enabled, creator_user_id=caller.user_id)
+        audit.record(caller, "CREATE", "WORKFLOW", row.id, f"workflow '{row.name}' created")
+    return to_dict(row, full=True)
+
+
+def update(caller: Caller, workflow_id: int, fields: dict[str, Any]) -> dict[str, Any]:
+    with database.atomic():
+        row = _get(caller, workflow_id)
+        for key in ("name", "description", "enabled"):
+            if fields.get(key) is not None:
+                setattr(row, key, fields[key].strip() if key == "name" else fields[key])
+        row.update_time = utcnow()
+        row.save()
+        audit.record(caller, "UPDATE", "WORKFLOW", row.id, f"workflow '{row.name}' updated")
+    return to_dict(row, full=True)
+
+
+def delete(caller: Caller, workflow_id: int) -> None:
+    with database.atomic():
+        row = _get(caller, workflow_id)
+        row.deleted, row.update_time = True, utcnow()
+        row.save()
+        audit.record(caller, "DELETE", "WORKFLOW", row.id, f"workflow '{row.name}' deleted")
+
+
+def check_draft_size(draft: Any) -> None:
+    if len(json.dumps(draft, ensure_ascii=False)) > MAX_DRAFT_BYTES:
+        raise BadRequest(f"graph: larger than {MAX_DRAFT_BYTES} bytes")
+
+
+def save_draft(caller: Caller, workflow_id: int, draft: dict[str, Any]) -> dict[str, Any]:
+    check_draft_size(draft)
+    with database.atomic():
+        row = _get(caller, workflow_id)
+        row.draft, row.update_time = draft, utcnow()
+        row.save()
+        audit.record(caller, "UPDATE", "WORKFLOW", row.id, "draft saved")
+    return to_dict(row, full=True)
+
+
+# ---- compile and publish --------------------------------------------------------------
+
+
+def agent_check(caller: Caller) -> graph.AgentCheck:
+    """ACL of agent nodes: an enabled agent of the caller's workspace (one the caller may chat with)."""
+    from platform_server.features.agents.models import Agent
+
+    def check(agent_id: int) -> str | None:
+        agent = Agent.get_or_none((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id))
+        if agent is None:
+            return f"agent {agent_id} is not an agent of this workspace"
+        if not agent.enabled:
+            return f"agent {agent_id} ({agent.name}) is disabled"
+        if not caller.has_role("viewer"):
+            return "the caller may not use this workspace's agents"
+        return None
+
+    return check
+
+
+def compile_draft(caller: Caller, draft: Any) -> dict[str, Any]:
+    """Diagnostics for any draft; nothing is stored."""
+    return graph.compile_graph(draft, agent_check(caller)).to_dict()
+
+
+def compile_saved(caller: Caller, workflow_id: int) -> dict[str, Any]:
+    return compile_draft(caller, _get(caller, workflow_id).draft)
+
+
+def publish(caller: Caller, workflow_id: int) -> dict[str, Any]:
+    """Compile the draft; without errors, store it as the next immutable revision."""
+    row = _get(caller, workflow_id)
+    result = graph.compile_graph(row.draft, agent_check(caller))
+    if not result.ok:
+        errors = [d for d in result.diagnostics if d.severity == "error"]
+        raise BadRequest(f"Draft does not compile ({len(errors)} error(s)): {errors[0].message}")
+    with database.atomic():
+        row = _get(caller, workflow_id)
+        last = WorkflowRevision.select().where(WorkflowRevision.workflow_id == row.id) \
+            .order_by(WorkflowRevision.version.desc()).first()
+        rev = WorkflowRevision.create(workflow_id=row.id, workspace_id=row.workspace_id,
+                                      version=(last.version + 1) if last else 1,
+                                      graph=graph.normalized(result.graph), created_by=caller.user_id)
+        row.latest_revision_id, row.update_time = rev.id, utcnow()
+        row.save()
+        audit.record(caller, "UPDATE", "WORKFLOW", row.id, f"revision {rev.version} published")
+    return {**to_dict(row, full=True), "compile": result.to_dict()}
+
+
+def templates() -> list[dict[str, Any]]:
+    return catalog.TEMPLATES
+
+
+async def generate(caller: Caller, platform: Any, description: str) -> dict[str, Any]:
+    """Ask the default model to draft a graph for the description; compiled, returned, not saved."""
+    from platform_server.features.agents.models import Agent
+    from platform_server.features.models.runtime import resolve_targets
+    from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
+    from platform_server.web.errors import LlmFailure
+
+    agents = [{"id": str(a.id), "name": a.name, "description": a.description or ""}
+              for a in Agent.select().where((Agent.workspace_id == caller.workspace_id) & (Agent.enabled == True))  # noqa: E712
+              .order_by(Agent.id).limit(50)]
+    req = ChatRequest(model="", messages=[ChatMessage("system", catalog.generation_prompt(agents)),
+                                          ChatMessage("user", description)])
+    try:
+        _, result = await platform.services["llm"].chat(resolve_targets(None, None, []), req)
+    except LlmError as exc:
+        raise LlmFailure(str(exc)) from None
+    draft = catalog.extract_json(result.content or "")
+    if not isinstance(draft, dict):
+        diag = graph.Diagnostic("error", "INVALID_GRAPH", "The model's answer held no JSON graph")
+        return {"graph": None, "compile": {"ok": False, "errors": 1, "warnings": 0, "nodeCount": 0, "edgeCount": 0,
+                                           "diagnostics": [diag.to_dict()]}, "raw": (result.content or "")[:4000]}
+    return {"graph": draft, "compile": compile_draft(caller, draft), "raw": None}
+
+
+# ---- runs -------------------------------------------------------------------------------
+
+
+def run_dict(run: WorkflowRun, steps: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": str(run.id), "workflowId": str(run.workflow_id), "revisionId": str(run.revision_id),
+        "workspaceId": str(run.workspace_id), "startedBy": str(run.user_id), "status": run.status,
+        "input": run.input, "output": run.output, "error": run.error,
+        "pauseToken": run.pause_token if run.status == "paused" else None,
+        "pausedStepId": str(run.paused_step_id) if run.status == "paused" and run.paused_step_id else None,
+        "pauseDeadline": iso(run.pause_deadline) if run.status == "paused" else None,
+        "createTime": iso(run.create_time), "updateTime": iso(run.update_time), "finishedAt": iso(run.finished_at),
+    }
+    if run.status == "paused" and run.paused_step_id:
+        step = WorkflowStep.get_or_none(WorkflowStep.id == run.paused_step_id)
+        out["pausedNodeId"] = step.node_id if step else None
+        out["pauseReason"] = (step.output or {}).get("message") if step and isinstance(step.output, dict) else None
+    if steps:
+        rows = WorkflowStep.select().where(WorkflowStep.run_id == run.id).order_by(WorkflowStep.seq)
+        out["steps"] = [step_dict(s) for s in rows]
+    return out
+
+
+def step_dict(s: WorkflowStep) -> dict[str, Any]:
+    duration = int((s.finished_at - s.started_at).total_seconds() * 1000) if s.finished_at else None
+    return {
+        "id": str(s.id), "runId": str(s.run_id), "seq": s.seq, "nodeId": s.node_id, "nodeType": s.node_type,
+        "status": s.status, "input": s.input, "output": s.output, "error": s.error, "outcome": s.outcome,
+        "conversationId": s.conversation_id, "startedAt": iso(s.started_at), "finishedAt": iso(s.finished_at),
+        "durationMs": duration,
+    }
+
+
+def get_run_row(caller: Caller, run_id: int) -> WorkflowRun:
+    run = WorkflowRun.get_or_none((WorkflowRun.id == run_id) & (WorkflowRun.workspace_id == caller.workspace_id))
+    if run is None:
+        raise NotFound("Workflow run not found")
+    return run
+
+
+def get_run(caller: Caller, run_id: int) -> dict[str, Any]:
+    return run_dict(get_run_row(caller, run_id), steps=True)
+
+
+def runs_of(caller: Caller, workflow_id: int, limit: int) -> list[dict[str, Any]]:
+    _get(caller, workflow_id)
+    q = WorkflowRun.select().where((WorkflowRun.workflow_id == workflow_id)
+                                   & (WorkflowRun.workspace_id == caller.workspace_id))
+    return [run_dict(r) for r in q.order_by(WorkflowRun.id.desc()).limit(max(1, min(limit, RUNS_LIMIT)))]
+
+
+def paused_runs(caller: Caller) -> list[dict[str, Any]]:
+    q = WorkflowRun.select().where((WorkflowRun.workspace_id == caller.workspace_id)
+                                   & (WorkflowRun.status == "paused"))
+    return [run_dict(r) for r in q.order_by(WorkflowRun.id.desc()).limit(PAUSED_LIMIT)]
+
+
+def startable(caller: Caller, workflow_id: int) -> tuple[Workflow, WorkflowRevision]:
+    """The workflow and its latest revision, when a run may start (enabled and published)."""
+    row = _get(caller, workflow_id)
+    if not row.enabled:
+        raise Conflict("Workflow is disabled")
+    rev = WorkflowRevision.get_or_none(WorkflowRevision.id == row.latest_revision_id) \
+        if row.latest_revision_id else None
+    if rev is None:
+        raise Conflict("Workflow has no published revision")
+    return row, rev
