@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -14,16 +14,6 @@ from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer, create_personas, start_server
 
 W = "/api/v1/workflows"
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 @pytest.fixture
