@@ -52,6 +52,7 @@ FEATURES: tuple[str, ...] = (
     "plugins",
     "channels",
     "workflows",
+    "teams",
     "usage",
 )
 

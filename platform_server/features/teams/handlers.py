@@ -1,0 +1,172 @@
+"""Team runs (since 2.1.0): read, cancel (admin), list per team and per lead conversation; teams themselves."""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.teams import runner, service
+from platform_server.web.base import ApiHandler
+from platform_server.web.errors import BadRequest, parse_long
+from platform_server.web.routing import route
+
+TAGS = ("Team runs",)
+MAX_PAGE = 100
+ACTIVE_ONLY = {"name": "activeOnly", "in": "query", "required": False, "schema": {"type": "boolean"}}
+CURSOR = [{"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"}},
+          {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}}]
+
+
+class TeamCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    description: str = Field(default="", max_length=2000)
+    leadAgentId: int
+    memberAgentIds: list[int] = Field(max_length=service.MAX_MEMBERS)
+
+
+class TeamUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    description: str | None = Field(default=None, max_length=2000)
+    leadAgentId: int | None = None
+    memberAgentIds: list[int] | None = Field(default=None, max_length=service.MAX_MEMBERS)
+
+
+class TeamRunStart(BaseModel):
+    goal: str = Field(min_length=1, max_length=20_000)
+
+
+class CancelRequest(BaseModel):
+    reason: str | None = Field(default=None, max_length=500)
+
+
+class CursorMixin(ApiHandler):
+    def cursor_args(self) -> tuple[int | None, int]:
+        raw_cursor = self.get_query_argument("cursor", "") or None
+        cursor = parse_long("cursor", raw_cursor) if raw_cursor else None
+        raw = (self.get_query_argument("limit", "") or "").strip()
+        if raw and not raw.lstrip("-").isdigit():
+            raise BadRequest("Invalid value for parameter 'limit': expected Integer")
+        limit = int(raw) if raw else service.PAGE_DEFAULT
+        if limit < 1:
+            raise BadRequest("limit: must be greater than or equal to 1")
+        return cursor, min(limit, MAX_PAGE)
+
+
+class TeamRunHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self, runId: int) -> None:
+        """One team run with its member tasks."""
+        self.ok(service.get_run(self.require_caller(), runId))
+
+
+class TeamRunCancelHandler(ApiHandler):
+    access = {"POST": "admin"}
+    body_models = {"POST": CancelRequest}
+    tags = TAGS
+
+    def post(self, runId: int) -> None:
+        """Cancel an active run with an optional `{reason}` (workspace admin; 409 once it ended)."""
+        req = self.body(CancelRequest)
+        self.ok(self.platform.services["teams"].cancel(self.require_caller(), runId, req.reason))
+
+
+class TeamRunsHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": TeamRunStart}
+    tags = TAGS
+    query_params = {"GET": [ACTIVE_ONLY]}
+
+    def get(self, teamId: int) -> None:
+        """The team's runs, newest first (at most 100; `activeOnly` keeps the unfinished ones)."""
+        self.ok(service.team_runs(self.require_caller(), teamId, bool(self.query_bool("activeOnly"))))
+
+    def post(self, teamId: int) -> None:
+        """Start a team run on `{goal}` in the background, linked to no conversation (extension route)."""
+        req = self.body(TeamRunStart)
+        caller = self.require_caller()
+        team = service.get_team_row(caller, teamId)
+        run = self.platform.services["teams"].start(caller, team, runner.check_goal(req.goal))
+        self.ok(service.run_dict(run))
+
+
+class TeamRunsPageHandler(CursorMixin):
+    access = {"GET": "viewer"}
+    tags = TAGS
+    query_params = {"GET": [ACTIVE_ONLY, *CURSOR]}
+
+    def get(self, teamId: int) -> None:
+        """A cursor page of the team's runs: `{items, nextCursor}` (limit default 20, at most 100)."""
+        cursor, limit = self.cursor_args()
+        self.ok(service.team_runs_page(self.require_caller(), teamId, bool(self.query_bool("activeOnly")),
+                                       cursor, limit))
+
+
+class ConversationRunsHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self, conversationId: str) -> None:
+        """Team runs started from this lead conversation (its owner only), newest first."""
+        self.ok(service.conversation_runs(self.require_caller(), conversationId))
+
+
+class ConversationRunsPageHandler(CursorMixin):
+    access = {"GET": "viewer"}
+    tags = TAGS
+    query_params = {"GET": CURSOR}
+
+    def get(self, conversationId: str) -> None:
+        """A cursor page of the conversation's team runs: `{items, nextCursor}`."""
+        cursor, limit = self.cursor_args()
+        self.ok(service.conversation_runs_page(self.require_caller(), conversationId, cursor, limit))
+
+
+class TeamsHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": TeamCreate}
+    tags = ("Teams",)
+
+    def get(self) -> None:
+        """Teams of the workspace (extension route)."""
+        self.ok(service.list_teams(self.require_caller()))
+
+    def post(self) -> None:
+        """Create a team: a lead agent and member agents of the workspace (extension route)."""
+        req = self.body(TeamCreate)
+        self.ok(service.create_team(self.require_caller(), req.name, req.description, req.leadAgentId,
+                                    req.memberAgentIds))
+
+
+class TeamHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    body_models = {"PUT": TeamUpdate}
+    tags = ("Teams",)
+
+    def get(self, teamId: int) -> None:
+        """One team (extension route)."""
+        self.ok(service.team_dict(service.get_team_row(self.require_caller(), teamId)))
+
+    def put(self, teamId: int) -> None:
+        """Update a team, sparse (extension route)."""
+        req = self.body(TeamUpdate)
+        fields: dict[str, Any] = req.model_dump()
+        self.ok(service.update_team(self.require_caller(), teamId, fields))
+
+    def delete(self, teamId: int) -> None:
+        """Soft-delete a team without active runs (extension route)."""
+        service.delete_team(self.require_caller(), teamId)
+        self.ok(None)
+
+
+ROUTES = [
+    route("/api/v1/team-runs/{runId}", TeamRunHandler),
+    route("/api/v1/team-runs/{runId}/cancel", TeamRunCancelHandler),
+    route("/api/v1/teams", TeamsHandler),
+    route("/api/v1/teams/{teamId}", TeamHandler),
+    route("/api/v1/teams/{teamId}/runs", TeamRunsHandler),
+    route("/api/v1/teams/{teamId}/runs/page", TeamRunsPageHandler),
+    route("/api/v1/conversations/{conversationId}/team-runs", ConversationRunsHandler),
+    route("/api/v1/conversations/{conversationId}/team-runs/page", ConversationRunsPageHandler),
+]

@@ -1,0 +1,244 @@
+"""Team runs: the lead plans, members work through sub-agent delegation (guarded), the lead merges.
+
+`platform.services["teams"]` owns the background tasks. States: planning -> running -> finalizing ->
+completed | partial (some member tasks failed) | failed | cancelled. `awaiting_review` is part of the
+state set but this build has no review step, so a run never enters it.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.teams import service
+from platform_server.features.teams.models import Team, TeamRun
+from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
+from platform_server.web.context import Caller
+from platform_server.web.errors import ApiError, BadRequest
+
+log = logging.getLogger(__name__)
+
+RESTART_ERROR = "Interrupted by a server restart"
+SHUTDOWN_ERROR = "Interrupted: the server stopped"
+MAX_TASKS = 10
+TOOL_NAME = "team_run"
+TOOL_DESCRIPTION = ("Run your team on a goal: you plan member tasks, the members work, and you get the merged "
+                    "result back. Only a team's lead agent can use it.")
+TOOL_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "goal": {"type": "string", "description": "What the team should achieve; include all needed context"},
+        "teamId": {"type": "string", "description": "The team to run when this agent leads more than one"},
+    },
+    "required": ["goal"],
+}
+PLAN_INSTRUCTIONS = (
+    "You lead a team. Split the goal into tasks for your members. Answer with JSON only: "
+    '{"tasks": [{"agent": "<member name>", "task": "<self-contained instructions>"}]}. '
+    "Use only these members:\n"
+)
+MERGE_INSTRUCTIONS = "You lead a team. Merge your members' results into one final answer to the goal."
+
+
+class RunFailed(Exception):
+    """The run cannot go on; the text is its error."""
+
+
+@dataclass
+class DelegationContext:
+    """What `SubagentManager.delegate` reads from a tool context."""
+
+    user_id: int
+    workspace_id: int
+    agent_id: int
+    conversation_id: str
+
+
+class TeamRunner:
+    """Starts, cancels and owns team runs (platform.services["teams"])."""
+
+    def __init__(self, platform: Any) -> None:
+        self.platform = platform
+        self.tasks: dict[int, asyncio.Task[None]] = {}
+
+    def start(self, caller: Caller, team: Team, goal: str, conversation_id: str | None = None) -> TeamRun:
+        with database.atomic():
+            run = TeamRun.create(workspace_id=team.workspace_id, team_id=team.id, user_id=caller.user_id,
+                                 conversation_id=conversation_id, goal=goal)
+            audit.record(caller, "CREATE", "TEAM_RUN", run.id, f"run of team '{team.name}'",
+                         workspace_id=team.workspace_id)
+        task = asyncio.get_running_loop().create_task(self._run(run.id))
+        self.tasks[run.id] = task
+        task.add_done_callback(lambda _t: self.tasks.pop(run.id, None))
+        return run
+
+    def cancel(self, caller: Caller, run_id: int, reason: str | None) -> dict[str, Any]:
+        run = service.mark_cancelled(caller, run_id, reason)
+        task = self.tasks.get(run.id)
+        if task is not None and not task.done():
+            task.cancel()
+        return service.run_dict(run)
+
+    async def stop(self) -> None:
+        tasks = list(self.tasks.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    # ---- the run ------------------------------------------------------------------------
+
+    @staticmethod
+    def _save(run_id: int, **fields: Any) -> bool:
+        """Update an active run (a cancelled one keeps its final state)."""
+        fields["update_time"] = utcnow()
+        return bool(TeamRun.update(**fields).where((TeamRun.id == run_id) & TeamRun.status.in_(service.ACTIVE))
+                    .execute())
+
+    async def _run(self, run_id: int) -> None:
+        run = TeamRun.get_by_id(run_id)
+        tasks: list[dict[str, Any]] = []
+        try:
+            team = Team.get_by_id(run.team_id)
+            lead, members = self._agents(team)
+            tasks = await self._plan(run, lead, members)
+            if not self._save(run_id, status="running", tasks=tasks):
+                return
+            ctx = DelegationContext(run.user_id, run.workspace_id, lead.id, run.conversation_id or f"team-{run.id}")
+            for task in tasks:
+                await self._work(run_id, ctx, task, tasks)
+            done = [t for t in tasks if t["status"] == "completed"]
+            if not done:
+                raise RunFailed("Every member task failed")
+            if not self._save(run_id, status="finalizing"):
+                return
+            result = await self._merge(run, lead, tasks)
+            final = "completed" if len(done) == len(tasks) else "partial"
+            self._save(run_id, status=final, result=result, finished_at=utcnow())
+        except asyncio.CancelledError:
+            for t in tasks:
+                if t["status"] in ("pending", "running"):
+                    t["status"], t["finishedAt"] = "cancelled", iso(utcnow())
+            if tasks:
+                TeamRun.update(tasks=tasks).where(TeamRun.id == run_id).execute()
+            self._save(run_id, status="failed", error=SHUTDOWN_ERROR, finished_at=utcnow())
+            raise
+        except (RunFailed, ApiError, LlmError) as exc:
+            message = exc.msg if isinstance(exc, ApiError) else str(exc)
+            self._save(run_id, status="failed", error=message, finished_at=utcnow(), **({"tasks": tasks} if tasks else {}))
+        except Exception:  # noqa: BLE001 - a run must end in a state
+            log.exception("team run %s failed", run_id)
+            self._save(run_id, status="failed", error="Internal error", finished_at=utcnow())
+
+    @staticmethod
+    def _agents(team: Team) -> tuple[Any, list[Any]]:
+        from platform_server.features.agents.models import Agent
+
+        ids = [team.lead_agent_id, *(int(m) for m in team.member_agent_ids)]
+        found = {a.id: a for a in Agent.select().where((Agent.workspace_id == team.workspace_id)
+                                                         & Agent.id.in_(ids) & (Agent.enabled == True))}  # noqa: E712
+        if team.lead_agent_id not in found:
+            raise RunFailed("The team's lead agent is missing or disabled")
+        members = [found[i] for i in ids[1:] if i in found]
+        if not members:
+            raise RunFailed("The team has no enabled member agent")
+        return found[team.lead_agent_id], members
+
+    async def _ask_lead(self, lead: Any, instructions: str, user_text: str) -> str:
+        from platform_server.features.agents import service as agents
+        from platform_server.features.models.runtime import resolve_targets
+
+        prompt = agents.system_prompt(self.platform.config, lead)
+        system = (prompt + "\n\n" if prompt else "") + instructions
+        targets = resolve_targets(lead.model_name or None, lead.model_provider or None,
+                                  agents.provider_preferences(lead.id))
+        req = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user_text)])
+        _, result = await self.platform.services["llm"].chat(targets, req)
+        return result.content or ""
+
+    async def _plan(self, run: TeamRun, lead: Any, members: list[Any]) -> list[dict[str, Any]]:
+        from platform_server.features.workflows.catalog import extract_json
+
+        roster = "\n".join(f"- {m.name}: {(m.description or '')[:200]}" for m in members)
+        answer = await self._ask_lead(lead, PLAN_INSTRUCTIONS + roster, f"Goal: {run.goal}")
+        plan = extract_json(answer)
+        raw = plan.get("tasks") if isinstance(plan, dict) else None
+        if not isinstance(raw, list) or not raw:
+            raise RunFailed("The lead's plan was not a JSON object with a non-empty `tasks` list")
+        by_name = {m.name.strip().lower(): m for m in members} | {str(m.id): m for m in members}
+        tasks = []
+        for item in raw[:MAX_TASKS]:
+            name = str(item.get("agent", "")).strip().lower() if isinstance(item, dict) else ""
+            text = str(item.get("task", "")).strip() if isinstance(item, dict) else ""
+            agent = by_name.get(name)
+            if agent is None or not text:
+                raise RunFailed(f"The lead's plan names an unknown member or an empty task: {str(item)[:200]}")
+            tasks.append({"index": len(tasks), "agentId": str(agent.id), "agentName": agent.name, "task": text,
+                          "status": "pending", "result": None, "error": None, "startedAt": None, "finishedAt": None})
+        return tasks
+
+    async def _work(self, run_id: int, ctx: DelegationContext, task: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
+        """One member task through the sub-agent delegation (its tool calls pass the guard)."""
+        from platform_server.features.tools.registry import ToolError
+
+        task["status"], task["startedAt"] = "running", iso(utcnow())
+        if not self._save(run_id, tasks=tasks):
+            raise asyncio.CancelledError()
+        try:
+            result = await self.platform.services["subagents"].delegate(
+                {"agentId": task["agentId"], "task": task["task"]}, ctx)
+            task["status"], task["result"] = "completed", result
+        except ToolError as exc:
+            task["status"], task["error"] = "failed", str(exc)
+        task["finishedAt"] = iso(utcnow())
+        self._save(run_id, tasks=tasks)
+
+    async def _merge(self, run: TeamRun, lead: Any, tasks: list[dict[str, Any]]) -> str:
+        parts = [f"Goal: {run.goal}"]
+        for t in tasks:
+            outcome = t["result"] if t["status"] == "completed" else f"(failed: {t['error']})"
+            parts.append(f"## {t['agentName']}: {t['task']}\n{outcome}")
+        return await self._ask_lead(lead, MERGE_INSTRUCTIONS, "\n\n".join(parts))
+
+    # ---- the agent tool -------------------------------------------------------------------
+
+    async def tool(self, args: dict[str, Any], ctx: Any) -> str:
+        """`team_run`: the lead's conversation starts a run of its team and waits for the merged result."""
+        from platform_server.features.auth.service import acting_caller
+        from platform_server.features.tools.registry import ToolError
+
+        q = Team.select().where((Team.workspace_id == ctx.workspace_id) & (Team.lead_agent_id == ctx.agent_id)
+                                & (Team.deleted == False))  # noqa: E712
+        if str(args.get("teamId") or "").isdigit():
+            q = q.where(Team.id == int(args["teamId"]))
+        teams = list(q.limit(2))
+        if not teams:
+            raise ToolError("This agent leads no team (or not the team given)")
+        if len(teams) > 1:
+            raise ToolError("This agent leads several teams; pass teamId")
+        caller = acting_caller(ctx.user_id, ctx.workspace_id)
+        if caller is None:
+            raise ToolError("The conversation's user can no longer act in this workspace")
+        goal = str(args.get("goal") or "").strip()[:20_000]
+        if not goal:
+            raise ToolError("goal must not be empty")
+        run = self.start(caller, teams[0], goal, ctx.conversation_id)
+        wait_s = max(1.0, self.platform.services["tools"].timeout_s - 5)
+        try:
+            await asyncio.wait_for(asyncio.shield(self.tasks.get(run.id) or asyncio.sleep(0)), wait_s)
+        except asyncio.TimeoutError:
+            return f"Team run {run.id} is still running; see GET /api/v1/team-runs/{run.id}."
+        run = TeamRun.get_by_id(run.id)
+        if run.status in ("completed", "partial"):
+            return run.result or ""
+        raise ToolError(f"Team run {run.id} ended {run.status}: {run.error or run.cancel_reason or ''}".strip())
+
+
+def check_goal(goal: str) -> str:
+    text = goal.strip()
+    if not text:
+        raise BadRequest("goal: must not be blank")
+    return text

@@ -1,0 +1,177 @@
+"""Teams and team runs: plan, member work through delegation, merge; cancel by admins; listings and pages."""
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from tests.helpers.chat import make_agent, text_of
+from tests.helpers.client import ApiClient
+from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
+from tests.helpers.models import use_fake_openai
+
+TERMINAL = ("completed", "partial", "failed", "cancelled")
+
+
+@pytest.fixture
+async def team(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> dict[str, Any]:
+    await use_fake_openai(api, llm.url)
+    lead = await make_agent(api, name="Lead", systemPrompt="You lead.")
+    writer = await make_agent(api, name="Writer", systemPrompt="You write.", description="writes text")
+    checker = await make_agent(api, name="Checker", systemPrompt="You check.")
+    r = await api.post("/api/v1/teams", {"name": "Docs", "leadAgentId": lead, "memberAgentIds": [writer, checker]},
+                       token="bob")
+    assert r.status == 200, r.body
+    return {"id": r.data["id"], "lead": lead, "writer": writer, "checker": checker}
+
+
+def plan(*pairs: tuple[str, str]) -> Script:
+    return Script(text=json.dumps({"tasks": [{"agent": a, "task": t} for a, t in pairs]}))
+
+
+async def start(api: ApiClient, team_id: str, goal: str = "write the docs", token: str = "bob") -> str:
+    r = await api.post(f"/api/v1/teams/{team_id}/runs", {"goal": goal}, token=token)
+    assert r.status == 200, r.body
+    assert r.data["status"] == "planning"
+    return r.data["id"]
+
+
+async def wait_for(api: ApiClient, run_id: str, states: tuple[str, ...] = TERMINAL) -> dict[str, Any]:
+    for _ in range(300):
+        r = await api.get(f"/api/v1/team-runs/{run_id}", token="carol")
+        assert r.status == 200, r.body
+        if r.data["status"] in states:
+            return r.data
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"team run stayed {r.data['status']}")
+
+
+async def test_teams_are_made_of_agents_of_the_workspace(api: ApiClient, people: dict, team: dict) -> None:
+    body = {"name": "T", "leadAgentId": team["lead"], "memberAgentIds": [team["writer"]]}
+    assert (await api.post("/api/v1/teams", body, token="carol")).status == 403
+    bad = await api.post("/api/v1/teams", {**body, "memberAgentIds": [team["lead"]]}, token="bob")
+    assert bad.status == 400 and "lead" in bad.msg
+    assert (await api.post("/api/v1/teams", {**body, "memberAgentIds": []}, token="bob")).status == 400
+    other = people["dave"]["workspace"]
+    foreign = (await api.post("/api/v1/agents", {"name": "F", "agentType": "react"}, token="dave",
+                              workspace=other)).data["id"]
+    r = await api.post("/api/v1/teams", {**body, "memberAgentIds": [foreign]}, token="bob")
+    assert r.status == 400 and "not an agent of this workspace" in r.msg
+    got = (await api.get(f"/api/v1/teams/{team['id']}", token="carol")).data
+    assert got["leadAgentId"] == team["lead"] and got["memberAgentIds"] == [team["writer"], team["checker"]]
+    r = await api.put(f"/api/v1/teams/{team['id']}", {"memberAgentIds": [team["writer"]]}, token="bob")
+    assert r.data["memberAgentIds"] == [team["writer"]] and r.data["name"] == "Docs"
+    assert [t["id"] for t in (await api.get("/api/v1/teams", token="carol")).data] == [team["id"]]
+    assert (await api.get(f"/api/v1/teams/{team['id']}", token="dave", workspace=other)).status == 404
+
+
+async def test_a_team_run_plans_delegates_to_members_and_merges(api: ApiClient, people: dict, team: dict,
+                                                                llm: ScriptedOpenAI) -> None:
+    llm.enqueue(plan(("Writer", "draft the intro"), ("checker", "check the intro")),
+                Script(text="Intro drafted."), Script(text="Looks right."), Script(text="Final: intro ready."))
+    run = await wait_for(api, await start(api, team["id"]))
+    assert run["status"] == "completed", run
+    assert run["result"] == "Final: intro ready." and run["active"] is False and run["finishedAt"]
+    assert [(t["agentName"], t["status"], t["result"]) for t in run["tasks"]] == [
+        ("Writer", "completed", "Intro drafted."), ("Checker", "completed", "Looks right.")]
+    planning, writer, checker, merge = llm.requests[-4:]
+    assert planning["messages"][0]["content"].startswith("You lead.") and "- Writer: writes text" in \
+        planning["messages"][0]["content"]
+    assert planning["messages"][-1]["content"] == "Goal: write the docs"
+    assert writer["messages"][0]["content"] == "You write." and writer["messages"][-1]["content"] == "draft the intro"
+    assert checker["messages"][0]["content"] == "You check."
+    assert "Intro drafted." in merge["messages"][-1]["content"] and "Looks right." in merge["messages"][-1]["content"]
+    listed = (await api.get(f"/api/v1/teams/{team['id']}/runs", token="carol")).data
+    assert [r["id"] for r in listed] == [run["id"]]
+    active = await api.get(f"/api/v1/teams/{team['id']}/runs", params={"activeOnly": "true"}, token="carol")
+    assert active.data == []
+
+
+async def test_failed_member_tasks_make_the_run_partial_or_failed(api: ApiClient, people: dict, team: dict,
+                                                                  llm: ScriptedOpenAI) -> None:
+    llm.enqueue(plan(("Writer", "a"), ("Checker", "b")), Script(text="done a"),
+                Script(error_status=400, error_message="bad request"), Script(text="merged"))
+    run = await wait_for(api, await start(api, team["id"]))
+    assert run["status"] == "partial" and run["result"] == "merged"
+    assert [t["status"] for t in run["tasks"]] == ["completed", "failed"] and "failed" in run["tasks"][1]["error"]
+    llm.enqueue(Script(text="I would rather not plan"))
+    run = await wait_for(api, await start(api, team["id"]))
+    assert run["status"] == "failed" and "plan" in run["error"]
+    llm.enqueue(plan(("Nobody", "x")))
+    run = await wait_for(api, await start(api, team["id"]))
+    assert run["status"] == "failed" and "unknown member" in run["error"]
+
+
+async def test_only_a_workspace_admin_cancels_an_active_run(api: ApiClient, people: dict, team: dict,
+                                                            llm: ScriptedOpenAI) -> None:
+    llm.enqueue(plan(("Writer", "slow work"), ("Checker", "never runs")), Script(hang=True))
+    run_id = await start(api, team["id"])
+    running = await wait_for(api, run_id, ("running",) + TERMINAL)
+    assert running["status"] == "running"
+    active = (await api.get(f"/api/v1/teams/{team['id']}/runs", params={"activeOnly": "1"}, token="carol")).data
+    assert [r["id"] for r in active] == [run_id]
+    for _ in range(100):
+        delegated = (await api.get("/api/v1/subagents/active", params={"conversationId": f"team-{run_id}"},
+                                   token="bob")).data
+        if delegated:
+            break
+        await asyncio.sleep(0.02)
+    assert [d["agentName"] for d in delegated] == ["Writer"]  # members run as sub-agent delegations
+    for who in ("bob", "carol"):
+        r = await api.post(f"/api/v1/team-runs/{run_id}/cancel", {"reason": "x"}, token=who)
+        assert r.status == 403, r.body
+    r = await api.put(f"/api/v1/workspaces/1/members/{people['bob']['id']}", {"role": "admin"}, token="alice")
+    assert r.status == 200, r.body
+    r = await api.post(f"/api/v1/team-runs/{run_id}/cancel", {"reason": "enough"}, token="bob")
+    assert r.status == 200, r.body
+    assert r.data["status"] == "cancelled" and r.data["cancelReason"] == "enough"
+    assert r.data["cancelledBy"] == people["bob"]["id"]
+    await asyncio.sleep(0.05)
+    run = (await api.get(f"/api/v1/team-runs/{run_id}", token="carol")).data
+    assert run["status"] == "cancelled" and [t["status"] for t in run["tasks"]] == ["cancelled", "cancelled"]
+    again = await api.post(f"/api/v1/team-runs/{run_id}/cancel", token="alice")
+    assert again.status == 409
+    params = {"conversationId": f"team-{run_id}"}
+    assert (await api.get("/api/v1/subagents/active", params=params, token="bob")).data == []
+
+
+async def test_team_runs_page_with_a_cursor(api: ApiClient, people: dict, team: dict, llm: ScriptedOpenAI) -> None:
+    ids = []
+    for _ in range(3):
+        llm.enqueue(Script(text="no plan"))
+        ids.append(await start(api, team["id"]))
+        await wait_for(api, ids[-1])
+    base = f"/api/v1/teams/{team['id']}/runs/page"
+    first = (await api.get(base, params={"limit": "2"}, token="carol")).data
+    assert [r["id"] for r in first["items"]] == ids[::-1][:2] and first["nextCursor"] == ids[1]
+    second = (await api.get(base, params={"limit": "2", "cursor": first["nextCursor"]}, token="carol")).data
+    assert [r["id"] for r in second["items"]] == [ids[0]] and second["nextCursor"] is None
+    assert (await api.get(base, params={"limit": "0"}, token="carol")).status == 400
+    assert (await api.get(base, params={"cursor": "abc"}, token="carol")).status == 400
+    assert (await api.get(base, params={"activeOnly": "true"}, token="carol")).data == {"items": [], "nextCursor": None}
+
+
+async def test_the_lead_conversation_runs_its_team_with_the_team_run_tool(api: ApiClient, people: dict, team: dict,
+                                                                          llm: ScriptedOpenAI) -> None:
+    r = await api.put(f"/api/v1/agents/{team['lead']}/tools", {"toolNames": ["team_run"]}, token="alice")
+    assert r.status == 200, r.body
+    llm.enqueue(Script(tool_calls=[ScriptedToolCall("team_run", {"goal": "ship the docs"})]),
+                plan(("Writer", "write")), Script(text="written"), Script(text="merged docs"),
+                Script(text="The team shipped the docs."))
+    events = await api.sse("POST", "/api/v1/chat/stream",
+                           {"agentId": team["lead"], "conversationId": "lead-1", "message": "go team"}, token="alice")
+    completed = next(e for e in events if e.event == "tool_call_completed").data
+    assert completed["success"] is True and completed["result"] == "merged docs"
+    assert text_of(events) == "The team shipped the docs."
+    runs = (await api.get("/api/v1/conversations/lead-1/team-runs", token="alice")).data
+    assert len(runs) == 1 and runs[0]["conversationId"] == "lead-1" and runs[0]["status"] == "completed"
+    assert runs[0]["goal"] == "ship the docs" and runs[0]["startedBy"] == people["alice"]["id"]
+    page = (await api.get("/api/v1/conversations/lead-1/team-runs/page", token="alice")).data
+    assert [r["id"] for r in page["items"]] == [runs[0]["id"]] and page["nextCursor"] is None
+    assert (await api.get("/api/v1/conversations/lead-1/team-runs", token="bob")).status == 403
+    assert (await api.get("/api/v1/conversations/nope/team-runs/page", token="alice")).status == 404
+    other = people["dave"]["workspace"]
+    assert (await api.get(f"/api/v1/team-runs/{runs[0]['id']}", token="dave", workspace=other)).status == 404
+    assert (await api.get(f"/api/v1/team-runs/{runs[0]['id']}", token="dave")).status == 403
