@@ -161,8 +161,10 @@ class ApiHandler(tornado.web.RequestHandler):
             self._authorize(level)
 
     def data_received(self, chunk: bytes) -> None:
-        if self._body_rejected or self._deferred_error is not None:
+        if self._body_rejected:
             return
+        # Counted even when a 401/403 is already due: a body without Content-Length (chunked)
+        # must not be read on and on just to be discarded.
         self._received += len(chunk)
         limit = getattr(self.config, self.max_body_setting)
         if self._received > limit:
@@ -172,7 +174,8 @@ class ApiHandler(tornado.web.RequestHandler):
             # The 413 is sent: the method must not run on the truncated body once it ends.
             setattr(self, (self.request.method or "GET").lower(), self._skip)
             return
-        self._chunks.append(chunk)
+        if self._deferred_error is None:
+            self._chunks.append(chunk)
 
     def _skip(self, *args: Any, **kwargs: Any) -> None:
         return None

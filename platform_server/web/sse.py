@@ -32,6 +32,11 @@ class SseWriter:
         h.set_header("Content-Type", "text/event-stream; charset=UTF-8")
         h.set_header("Cache-Control", "no-cache")
         h.set_header("X-Accel-Buffering", "no")
+        # Each frame goes out at once: with Nagle on, a small frame waits for the ACK of the
+        # previous one (up to 40 ms of delayed ACK). Tornado turns Nagle back on after the response.
+        stream = getattr(h.request.connection, "stream", None)
+        if stream is not None:
+            stream.set_nodelay(True)
 
     async def send(self, event: str, data: Any, event_id: int | None = None) -> bool:
         """Write one frame and flush; False when the client has disconnected."""

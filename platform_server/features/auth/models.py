@@ -30,4 +30,13 @@ class AccessToken(BaseModel):
     deleted_at = DateTimeField(null=True)
 
 
-MIGRATIONS: list[Migration] = [("auth_0001_users_tokens", create_tables(User, AccessToken))]
+def _auth_epoch(db: peewee.Database) -> None:
+    from platform_server.features.auth.cache import create_epoch
+
+    create_epoch(db)
+
+
+MIGRATIONS: list[Migration] = [
+    ("auth_0001_users_tokens", create_tables(User, AccessToken)),
+    ("auth_0002_epoch_triggers", _auth_epoch),  # invalidates features/auth/cache.py on any auth write
+]

@@ -109,7 +109,10 @@ class HttpTransport:
         if self._session is None or self._session.closed or self._loop is not loop:
             connect = min(self.first_byte_timeout_s, self.timeout_s)
             timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect, connect=connect)
-            self._session = aiohttp.ClientSession(headers=self.headers, timeout=timeout)
+            # No pool limit: aiohttp's default of 100 connections would queue the 101st concurrent
+            # chat stream to a provider behind the first 100 (a turn holds its connection to the end).
+            connector = aiohttp.TCPConnector(limit=0)
+            self._session = aiohttp.ClientSession(headers=self.headers, timeout=timeout, connector=connector)
             self._loop = loop
         return self._session
 

@@ -1,0 +1,99 @@
+"""Resolved JWTs and workspace roles, kept until any auth-relevant row changes (or a few seconds pass).
+
+Every request resolves its token (JWT verify + user lookup) and its workspace role (membership
+lookup); on a hot route that was most of the request's cost. SQLite triggers bump one counter,
+`auth_epoch.n`, whenever a user, personal access token or membership row changes, by any code
+path; the cache compares that counter (one indexed read) before answering and empties itself when
+it moved, so a password change, a disabled user or a changed role takes effect on the next request.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import peewee
+
+from platform_server.db import database
+from platform_server.web.context import Principal
+
+TTL_S = 10.0
+MAX_ENTRIES = 10_000
+
+_BUMP = "BEGIN UPDATE auth_epoch SET n = n + 1 WHERE id = 1; END"
+_TRIGGERS = {
+    "auth_epoch_user_update": 'AFTER UPDATE OF username, password_hash, nickname, role, enabled, deleted, '
+                              'password_changed_at ON "user"',
+    "auth_epoch_user_delete": 'AFTER DELETE ON "user"',
+    "auth_epoch_token_update": "AFTER UPDATE OF user_id, token_hash, expires_at, deleted_at ON access_token",
+    "auth_epoch_token_delete": "AFTER DELETE ON access_token",
+    "auth_epoch_member_insert": "AFTER INSERT ON workspace_member",
+    "auth_epoch_member_update": "AFTER UPDATE ON workspace_member",
+    "auth_epoch_member_delete": "AFTER DELETE ON workspace_member",
+}
+
+
+def create_epoch(db: peewee.Database) -> None:
+    """Migration step: the counter row and the triggers that bump it."""
+    db.execute_sql("CREATE TABLE IF NOT EXISTS auth_epoch (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)")
+    db.execute_sql("INSERT OR IGNORE INTO auth_epoch (id, n) VALUES (1, 0)")
+    for name, when in _TRIGGERS.items():
+        db.execute_sql(f"CREATE TRIGGER IF NOT EXISTS {name} {when} {_BUMP}")
+
+
+def current_epoch() -> int:
+    row = database.execute_sql("SELECT n FROM auth_epoch WHERE id = 1").fetchone()
+    return int(row[0]) if row else -1
+
+
+class AuthCache:
+    """Token -> principal (JWTs only) and (user, workspace) -> role, valid while the epoch holds."""
+
+    def __init__(self, resolve: Callable[[str], Principal | None], member_role: Callable[[int, int], str | None],
+                 ttl_s: float = TTL_S, clock: Callable[[], float] = time.time) -> None:
+        self._resolve = resolve
+        self._member_role = member_role
+        self.ttl_s = ttl_s
+        self.clock = clock
+        self._epoch = -1
+        self._principals: dict[str, tuple[float, Principal]] = {}
+        self._roles: dict[tuple[int, int], tuple[float, str | None]] = {}
+
+    def _check_epoch(self) -> None:
+        epoch = current_epoch()
+        if epoch != self._epoch:
+            self.clear()
+            self._epoch = epoch
+
+    def clear(self) -> None:
+        self._principals.clear()
+        self._roles.clear()
+
+    def authenticate(self, token: str) -> Principal | None:
+        """The token's principal; JWTs are cached until their expiry or the TTL, PATs always resolved."""
+        self._check_epoch()
+        now = self.clock()
+        hit = self._principals.get(token)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        principal = self._resolve(token)
+        if principal is not None and principal.token_kind == "jwt" and principal.token_exp is not None:
+            if len(self._principals) >= MAX_ENTRIES:
+                self._principals.clear()
+            self._principals[token] = (min(now + self.ttl_s, principal.token_exp), principal)
+        else:
+            self._principals.pop(token, None)
+        return principal
+
+    def member_role(self, user_id: int, workspace_id: int) -> str | None:
+        """The user's membership role in the workspace (None: not a member)."""
+        self._check_epoch()
+        now = self.clock()
+        key = (user_id, workspace_id)
+        hit = self._roles.get(key)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        role = self._member_role(user_id, workspace_id)
+        if len(self._roles) >= MAX_ENTRIES:
+            self._roles.clear()
+        self._roles[key] = (now + self.ttl_s, role)
+        return role
