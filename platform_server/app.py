@@ -15,7 +15,6 @@ import tornado.web
 from platform_server.config import Config
 from platform_server.db import Migration, close_database, open_database, run_migrations
 from platform_server.features.auth import service as auth_service
-from platform_server.features.auth.cache import AuthCache
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
 from platform_server.features.workspaces import service as workspace_service
@@ -115,10 +114,9 @@ def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
     auth_service.check_rounds(config.password_hash_rounds)
     auth_service.dummy_hash(config.password_hash_rounds)  # computed once, before the first login
     jwt = JwtIssuer(load_secret(config.jwt_secret, config.data_dir), config.jwt_ttl_ms)
-    auth_cache = AuthCache(lambda token: auth_service.authenticate(token, jwt), workspace_service.member_role)
     web = WebServices(
-        authenticate=auth_cache.authenticate,
-        workspace_role=auth_cache.member_role,
+        authenticate=lambda token: auth_service.authenticate(token, jwt),
+        workspace_role=workspace_service.member_role,
         renew_token=lambda p: jwt.issue(p.user_id, p.username, p.role),
     )
     platform = Platform(
