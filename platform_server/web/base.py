@@ -311,9 +311,12 @@ class ApiHandler(tornado.web.RequestHandler):
         """Form fields and files of a multipart or urlencoded body."""
         args: dict[str, list[bytes]] = {}
         files: dict[str, list[tornado.httputil.HTTPFile]] = {}
-        tornado.httputil.parse_body_arguments(
-            self.request.headers.get("Content-Type", ""), self.body_bytes, args, files, self.request.headers
-        )
+        try:
+            tornado.httputil.parse_body_arguments(
+                self.request.headers.get("Content-Type", ""), self.body_bytes, args, files, self.request.headers
+            )
+        except tornado.httputil.HTTPInputError as exc:
+            raise BadRequest(f"Malformed form body: {exc}") from None
         return args, files
 
     # ---- output ----------------------------------------------------------
@@ -360,6 +363,8 @@ def to_api_error(exc: BaseException | None, status_code: int = 500) -> ApiError:
     """Map any exception to the spec's error rows; a 500 never carries the exception text."""
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, OverflowError):  # an integer SQLite cannot hold (beyond 64 bits) reached a query
+        return BadRequest("Numeric value out of range")
     if isinstance(exc, tornado.web.HTTPError):
         status_code = exc.status_code
     if status_code == 405:

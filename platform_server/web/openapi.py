@@ -31,6 +31,18 @@ _ERROR = {
     "required": ["code", "msg"],
     "properties": {"code": {"type": "integer"}, "msg": {"type": "string"}, "data": {"nullable": True}},
 }
+# OpenAPI 3.0: the schema of a text/event-stream response describes each event.
+_SSE_EVENT = {
+    "type": "object",
+    "required": ["data"],
+    "properties": {
+        "event": {"type": "string"},
+        "data": {"type": "string", "description": "JSON text"},
+        "id": {"type": "string"},
+        "retry": {"type": "integer"},
+    },
+}
+_SSE = {"schema": {"$ref": "#/components/schemas/SseEvent"}}
 _CONFIRM = {
     "type": "object",
     "required": ["code", "message"],
@@ -56,7 +68,7 @@ def _summary(handler: type[ApiHandler], method: str) -> str:
 def build_document(routes: list[Route]) -> dict[str, Any]:
     """The OpenAPI 3.0 document for every route with its implemented methods."""
     paths: dict[str, Any] = {}
-    schemas: dict[str, Any] = {"R": _ENVELOPE, "Error": _ERROR, "Confirmation": _CONFIRM}
+    schemas: dict[str, Any] = {"R": _ENVELOPE, "Error": _ERROR, "Confirmation": _CONFIRM, "SseEvent": _SSE_EVENT}
     for r in routes:
         handler = r.handler
         if not issubclass(handler, ApiHandler):
@@ -77,7 +89,7 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
             if method in handler.sse_methods:
                 op["responses"]["200"] = {
                     "description": "Server-sent events (errors arrive as an `error` frame)",
-                    "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                    "content": {"text/event-stream": dict(_SSE)},
                 }
             elif method in handler.download_methods:
                 op["responses"]["200"] = {
@@ -104,7 +116,7 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
                     continue
                 content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
                 if method in handler.sse_methods:
-                    content["text/event-stream"] = {"schema": {"type": "string"}}
+                    content["text/event-stream"] = dict(_SSE)
                 op["responses"][code] = {"description": text, "content": content}
             if getattr(handler, "confirms", False):
                 op["responses"]["409"] = {
