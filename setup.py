@@ -25,6 +25,7 @@ setup(
             "pytest>=8",
             "pytest-asyncio>=0.23",
             "pytest-timeout>=2.3",
+            "schemathesis>=4.0",  # the OpenAPI fuzz test (tests/test_fuzz_openapi.py)
             "playwright>=1.40",  # drives Debian's /usr/bin/chromium; never downloads a browser
         ],
         # The embedded model: llama-cpp-python must be built with portable CMAKE_ARGS and the
