@@ -15,7 +15,8 @@ from typing import Any, Awaitable, Callable
 import aiohttp
 
 from scripts.benchmarks import load, persist, streams
-from scripts.benchmarks.procs import ADMIN, ROOT, Proc, bare_proc, model_proc, platform_proc, raise_nofile, rss_mb
+from scripts.benchmarks.procs import (ADMIN, ROOT, Proc, bare_proc, cpu_seconds, model_proc, platform_proc,
+                                      raise_nofile, rss_mb)
 from scripts.benchmarks.report import Row, fmt, profile_summary, table, write_markdown
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient
@@ -155,9 +156,14 @@ class Bench:
                 self.note(f"requests/s {path}")
                 await asyncio.to_thread(load.measure, server.url + path, headers, 1)  # warm-up
                 ours, theirs = [], []
+                cpu = {"ours": [0.0, 0], "theirs": [0.0, 0]}
                 for _ in range(self.s.http_rounds):
-                    ours.append(await asyncio.to_thread(load.measure, server.url + path, headers, self.s.http_seconds))
-                    theirs.append(await asyncio.to_thread(load.measure, bare.url + path, headers, self.s.http_seconds))
+                    for side, proc, results in (("ours", server, ours), ("theirs", bare, theirs)):
+                        before = cpu_seconds(proc.server_pid())
+                        results.append(await asyncio.to_thread(load.measure, proc.url + path, headers,
+                                                               self.s.http_seconds))
+                        cpu[side][0] += cpu_seconds(proc.server_pid()) - before
+                        cpu[side][1] += results[-1].requests
                 tool = ours[0].tool
                 rps = statistics.mean(r.rps for r in ours)
                 base = statistics.mean(r.rps for r in theirs)
@@ -166,6 +172,10 @@ class Bench:
                 self.rows.append(Row(f"GET {path} req/s (p99 {fmt(p99, ' ms')}{', errors ' + str(errors) if errors else ''})",
                                      fmt(rps, "", 0), fmt(base, "", 0), f"{rps / base:.2f}", ">= 0.50",
                                      rps / base >= 0.5 and errors == 0))
+                ours_us = 1e6 * cpu["ours"][0] / max(cpu["ours"][1], 1)
+                theirs_us = 1e6 * cpu["theirs"][0] / max(cpu["theirs"][1], 1)
+                self.rows.append(Row(f"  server CPU per request, {path}", fmt(ours_us, " us", 0),
+                                     fmt(theirs_us, " us", 0), f"x{ours_us / max(theirs_us, 1e-9):.1f}", "-", None))
         finally:
             bare.stop()
         self.context.append(f"Load generator: {tool}, one thread, 16 keep-alive connections, "
@@ -181,7 +191,9 @@ class Bench:
             await self.control(chunks, delay)
             assert self.model is not None
             direct = await streams.run_direct(self.model.url, n)
+            before = cpu_seconds(server.server_pid())
             ours = await streams.run_platform(server.url, self.token, self.agent_id, n)
+            cpu_per_event = 1e6 * (cpu_seconds(server.server_pid()) - before) / max(ours.events, 1)
             errors = f" ({ours.completed}/{ours.streams} completed{'; ' + ours.errors[0][:60] if ours.errors else ''})"
             added_ttfe = ours.ttfe_p99_ms - direct.ttfe_p99_ms
             self.rows.append(Row(f"Time to first event, {n} streams, p50 / p99{errors}",
@@ -196,6 +208,8 @@ class Bench:
                                  f"+{fmt(added_p50, ' ms', 2)} / +{fmt(added_p99, ' ms', 2)}",
                                  "< 2 ms added p99" if n <= 10 else "-",
                                  (added_p99 < 2 and ours.completed == ours.streams) if n <= 10 else None))
+            self.rows.append(Row(f"  server CPU per streamed event, {n} streams (turn setup included)",
+                                 fmt(cpu_per_event, " us", 0), "-", "-", "-", None))
         self.context.append("Stream latency: the scripted model stamps each chunk with the time it wrote it; the "
                             "client reads the stamp on arrival, through the platform's SSE chat and straight from "
                             "the model (baseline), so 'added' is the platform's own delay per event.")
@@ -270,7 +284,8 @@ class Bench:
     # ---- the run --------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        self.context.append(f"Machine: {report_machine()}; open-files limit raised to {raise_nofile()}.")
+        self.context.append(f"Machine: {report_machine()}; open-files limit raised to {raise_nofile()}; "
+                            f"load average at start {load_average()} (other work on the machine shares the cores).")
         data_dir = self.path("data")
         self.model = model_proc(self.path("model.log"), 3, 0)
         self.model.spawn()
@@ -289,6 +304,14 @@ class Bench:
             await self.persistence(data_dir)
         finally:
             self.model.stop()
+
+
+def load_average() -> str:
+    try:
+        with open("/proc/loadavg") as fh:
+            return " ".join(fh.read().split()[:3])
+    except OSError:
+        return "n/a"
 
 
 def report_machine() -> str:
@@ -318,7 +341,7 @@ def main() -> None:
             shutil.rmtree(work, ignore_errors=True)
         else:
             print(f"bench: work directory kept at {work}")
-    bench.context.append(f"Whole run: {time.perf_counter() - started:.0f} s.")
+    bench.context.append(f"Whole run: {time.perf_counter() - started:.0f} s; load average at the end {load_average()}.")
     print("\n".join(table(bench.rows)))
     for c in bench.context:
         print("- " + c)
