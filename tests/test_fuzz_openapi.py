@@ -1,9 +1,11 @@
 """Schemathesis over /v3/api-docs with an admin token: no server error, no response outside its schema.
 
 Bounded: a fixed seed and a few examples per operation (FUZZ_EXAMPLES, FUZZ_SEED override them).
-Excluded operations and why:
+Excluded operations and why (tests never send traffic off this machine, nor run fuzzed commands):
 - routes that call a provider's base URL (test-connection, discover, model and embedding tests,
-  reprobe): the catalog's providers point at public hosts, which tests never contact;
+  reprobe) or a speech provider (stt, tts): the catalog's providers point at public hosts;
+- MCP servers and ACP endpoints (connect to fuzzed URLs or spawn fuzzed commands), datasource
+  tests, channel preflight and health checks (contact the configured URLs);
 - browser-health launches a headless browser (up to 20 s) and exercises nothing fuzzable.
 Chat streams stay in: without an existing agent they end at once with an `error` frame.
 """
@@ -23,7 +25,8 @@ from tests.helpers.server import RunningServer
 
 ROOT = Path(__file__).resolve().parent.parent
 EXCLUDE = (r"/test-connection$|/discover(/apply)?$|/models/test$|/embedding/\{modelId\}/test$|/reprobe$"
-           r"|/system/browser-health$")
+           r"|^/api/v1/(mcp|acp|stt|tts)/|/datasources/\{id\}/test$|^/api/v1/channels/(preflight|health)$"
+           r"|^/api/v1/channels/\{id\}/health$|/system/browser-health$")
 ST = Path(sys.executable).with_name("st")
 
 
