@@ -50,6 +50,21 @@ _CONFIRM = {
 }
 
 
+def _oas30(schema: Any) -> Any:
+    """JSON Schema 2020 (pydantic) to OpenAPI 3.0: numeric exclusiveMinimum/Maximum become a bound plus a flag."""
+    if isinstance(schema, list):
+        return [_oas30(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _oas30(value) for key, value in schema.items()}
+    for word, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        value = out.get(word)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[bound] = value
+            out[word] = True
+    return out
+
+
 def _path_params(template: str) -> list[dict[str, Any]]:
     params = []
     for segment in template.split("/"):
@@ -103,7 +118,7 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
                 }
             model = handler.body_models.get(method)
             if model is not None:
-                schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                schema = _oas30(model.model_json_schema(ref_template="#/components/schemas/{model}"))
                 for name, sub in schema.pop("$defs", {}).items():
                     schemas[name] = sub
                 schemas[model.__name__] = schema
