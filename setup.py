@@ -19,6 +19,8 @@ setup(
         "cronsim>=2.6",
         "mcp>=2.3",
         "cryptography>=41",  # AES-GCM for secrets at rest
+        "pypdf>=4.0",
+        "numpy>=1.24",
     ],
     extras_require={
         "test": [

@@ -41,6 +41,7 @@ FEATURES: tuple[str, ...] = (
     "oauth",
     "agents",
     "skills",
+    "wiki",
     "templates",
     "guard",
     "conversations",

@@ -68,6 +68,9 @@ class Config:
     oauth_vendor_b_scope: str = "openid profile offline_access"
     oauth_vendor_b_callback_port: int = 1455  # loopback port of the LOCAL-mode redirect listener
     oauth_vendor_b_mode: str = "auto"  # auto (LOCAL when bound to loopback) | LOCAL | MANUAL_PASTE (e.g. behind a proxy)
+    # LLM Wiki
+    wiki_workers: int = 1  # materials processed at once
+    wiki_max_material_bytes: int = 20 * 1024 * 1024  # one raw material (text or file)
 
     @property
     def db_path(self) -> str:

@@ -1,0 +1,316 @@
+"""The processing engine: a queue of materials, bounded workers, the pipeline, progress fan-out.
+
+Per material: extract text -> chunk -> embed chunks -> ask the LLM for pages in batches of chunks ->
+store pages, links and citations. State lives in the database (`status`, `queued`), so a restart
+resumes the queue; the in-memory part is only the queue order, running tasks and subscribers.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import numpy as np
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.wiki import generate, search
+from platform_server.features.wiki.kbs import config_of
+from platform_server.features.wiki.models import Chunk, Job, KnowledgeBase, Page, PageCitation, PageSource, RawMaterial
+from platform_server.features.wiki.pages import set_links
+from platform_server.features.wiki.raw import stored_path
+from platform_server.features.wiki.text import chunk_text, extract_text
+from platform_server.integrations.llm.types import ChatRequest
+from platform_server.web.base import run_blocking
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 64
+CONTEXT_PAGES = 3
+
+
+class Cancelled(Exception):
+    """The material was cancelled or deleted while it was being processed."""
+
+
+class WikiEngine:
+    """`platform.services["wiki"]`: owns the workers and the progress subscribers."""
+
+    def __init__(self, platform: Any, workers: int = 1) -> None:
+        self.platform = platform
+        self.worker_count = max(1, workers)
+        self.queue: asyncio.Queue[int] = asyncio.Queue()
+        self.queued: set[int] = set()
+        self.running: dict[int, asyncio.Task[None]] = {}
+        self.steps: dict[int, dict[str, Any]] = {}  # raw id -> its latest step event
+        self.subscribers: dict[int, set[asyncio.Queue[dict[str, Any]]]] = {}
+        self.workers: list[asyncio.Task[None]] = []
+        self.stopping = False
+
+    @property
+    def llm(self) -> Any:
+        return self.platform.services["llm"]
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Materials left `processing` by a stop go back to pending; every queued one is resumed."""
+        with database.atomic():
+            RawMaterial.update(status="pending", queued=True).where(RawMaterial.status == "processing").execute()
+            Job.update(status="interrupted", end_time=utcnow()).where(Job.status == "running").execute()
+        q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
+        for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
+            self.enqueue(row.id)
+        self.workers = [asyncio.ensure_future(self._worker()) for _ in range(self.worker_count)]
+
+    async def stop(self) -> None:
+        self.stopping = True
+        tasks = self.workers + list(self.running.values())
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for queues in self.subscribers.values():
+            for q in queues:
+                q.put_nowait({"type": "closed"})
+
+    # ---- queue ----------------------------------------------------------------------------
+
+    def enqueue(self, raw_id: int) -> None:
+        if raw_id not in self.queued and raw_id not in self.running:
+            self.queued.add(raw_id)
+            self.queue.put_nowait(raw_id)
+
+    def cancel(self, raw_id: int) -> None:
+        """Stop the material's running task (its row is already marked by the caller)."""
+        self.queued.discard(raw_id)
+        task = self.running.get(raw_id)
+        if task is not None:
+            task.cancel()
+
+    async def _worker(self) -> None:
+        while True:
+            raw_id = await self.queue.get()
+            if raw_id not in self.queued:
+                continue  # cancelled or deleted while waiting
+            self.queued.discard(raw_id)
+            task = asyncio.ensure_future(self._process(raw_id))
+            self.running[raw_id] = task
+            try:
+                await asyncio.wait({task})
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
+            finally:
+                self.running.pop(raw_id, None)
+                self.steps.pop(raw_id, None)
+            if not task.cancelled() and task.exception() is not None:
+                log.error("wiki processing of %s crashed", raw_id, exc_info=task.exception())
+
+    # ---- progress -------------------------------------------------------------------------
+
+    def subscribe(self, kb_id: int) -> asyncio.Queue[dict[str, Any]]:
+        q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.subscribers.setdefault(kb_id, set()).add(q)
+        return q
+
+    def unsubscribe(self, kb_id: int, q: asyncio.Queue[dict[str, Any]]) -> None:
+        subs = self.subscribers.get(kb_id)
+        if subs is not None:
+            subs.discard(q)
+            if not subs:
+                self.subscribers.pop(kb_id, None)
+
+    def emit(self, kb_id: int, event: dict[str, Any]) -> None:
+        for q in list(self.subscribers.get(kb_id, ())):
+            q.put_nowait(event)
+
+    def busy(self, kb_id: int) -> bool:
+        """Whether the KB has a material processing or waiting in the queue."""
+        q = RawMaterial.select().where((RawMaterial.kb == kb_id) & (
+            (RawMaterial.status == "processing") | ((RawMaterial.status == "pending") & (RawMaterial.queued == 1))))
+        return q.exists()
+
+    def _material_event(self, raw: RawMaterial, status: str, **extra: Any) -> None:
+        self.emit(raw.kb_id, {"type": "material", "kbId": str(raw.kb_id), "rawId": str(raw.id),
+                              "title": raw.title, "status": status, **extra})
+
+    def _step(self, job: Job, raw: RawMaterial, step: str, status: str, **detail: Any) -> None:
+        self._alive(raw.id)
+        entry = {"step": step, "status": status, "at": iso(utcnow()), **detail}
+        job.steps = [*job.steps, entry]
+        job.save(only=[Job.steps])
+        event = {"type": "step", "kbId": str(raw.kb_id), "rawId": str(raw.id), "jobId": str(job.id), **entry}
+        self.steps[raw.id] = event
+        self.emit(raw.kb_id, event)
+
+    @staticmethod
+    def _alive(raw_id: int) -> RawMaterial:
+        raw = RawMaterial.get_or_none(RawMaterial.id == raw_id)
+        if raw is None or raw.status != "processing":
+            raise Cancelled()
+        return raw
+
+    # ---- the pipeline ---------------------------------------------------------------------
+
+    async def _process(self, raw_id: int) -> None:
+        raw = RawMaterial.get_or_none(RawMaterial.id == raw_id)
+        if raw is None or raw.status != "pending" or not raw.queued:
+            return
+        kb = KnowledgeBase.get_by_id(raw.kb_id)
+        with database.atomic():
+            raw.status, raw.error, raw.update_time = "processing", None, utcnow()
+            raw.save()
+            job = Job.create(kb=kb.id, raw_id=raw.id, status="running", steps=[])
+        self._material_event(raw, "processing", jobId=str(job.id))
+        try:
+            status, error, pages = await self._pipeline(kb, raw, job)
+        except (asyncio.CancelledError, Cancelled):
+            if self.stopping:
+                raise
+            self._finish_job(job, "cancelled", "Cancelled", 0)
+            self._material_event(raw, "cancelled", jobId=str(job.id))
+            self._maybe_idle(kb.id)
+            return
+        except Exception as exc:  # noqa: BLE001 - a failing material must not stop the engine
+            log.warning("wiki material %s failed", raw_id, exc_info=True)
+            status, error, pages = "failed", f"{type(exc).__name__}: {exc}"[:2000], 0
+        with database.atomic():
+            current = RawMaterial.get_or_none(RawMaterial.id == raw_id)
+            if current is not None and current.status == "processing":
+                current.status, current.error, current.queued = status, error, False
+                current.update_time = current.processed_time = utcnow()
+                if status in ("completed", "partial"):
+                    current.last_processed_hash = current.content_hash
+                current.save()
+        self._finish_job(job, "skipped" if error == "unchanged" else status, error, pages)
+        self._material_event(raw, status, jobId=str(job.id), pagesWritten=pages, error=error)
+        self._maybe_idle(kb.id)
+
+    def _finish_job(self, job: Job, status: str, error: str | None, pages: int) -> None:
+        if Job.get_or_none(Job.id == job.id) is None:
+            return  # the KB was deleted
+        job.status, job.error, job.pages_written, job.end_time = status, error, pages, utcnow()
+        job.save(only=[Job.status, Job.error, Job.pages_written, Job.end_time])
+
+    def _maybe_idle(self, kb_id: int) -> None:
+        if not self.busy(kb_id):
+            self.emit(kb_id, {"type": "idle", "kbId": str(kb_id)})
+
+    async def _pipeline(self, kb: KnowledgeBase, raw: RawMaterial, job: Job) -> tuple[str, str | None, int]:
+        """Run the steps; returns (status, error, pages written)."""
+        cfg = config_of(kb)
+        model_id = int(cfg["embeddingModelId"]) if cfg["embeddingModelId"] is not None else None
+        self._step(job, raw, "extract", "started")
+        text = raw.text
+        if not text:
+            data = await run_blocking(stored_path(self.platform.config, raw).read_bytes)
+            text = await run_blocking(extract_text, data, raw.content_type)
+        self._step(job, raw, "extract", "completed", chars=len(text))
+        if raw.last_processed_hash and raw.last_processed_hash == raw.content_hash:
+            self._step(job, raw, "unchanged", "completed")
+            return "completed", "unchanged", 0
+        pieces = await run_blocking(chunk_text, text, int(cfg["chunkSize"]), int(cfg["chunkOverlap"]))
+        self._step(job, raw, "chunk", "completed", chunks=len(pieces))
+        if not pieces:
+            return "failed", "The material holds no text", 0
+        self._step(job, raw, "embed", "started", total=len(pieces))
+        vectors: list[list[float]] = []
+        for i in range(0, len(pieces), EMBED_BATCH):
+            vectors += await self.llm.embed(pieces[i:i + EMBED_BATCH], model_id)
+        blobs = [search.pack(v) for v in vectors]
+        chunk_ids = self._store_chunks(kb, raw, pieces, blobs)
+        self._step(job, raw, "embed", "completed", total=len(pieces))
+        per_call = int(cfg["maxChunksPerCall"])
+        batches = [list(range(i, min(i + per_call, len(pieces)))) for i in range(0, len(pieces), per_call)]
+        failures: list[str] = []
+        written: set[int] = set()
+        for n, batch in enumerate(batches, start=1):
+            self._step(job, raw, "generate", "started", batch=n, total=len(batches))
+            try:
+                ids = await self._generate(kb, raw, cfg, [(chunk_ids[i], pieces[i]) for i in batch],
+                                           [blobs[i] for i in batch], model_id)
+                written.update(ids)
+                self._step(job, raw, "generate", "completed", batch=n, total=len(batches), pages=len(ids))
+            except (asyncio.CancelledError, Cancelled):
+                raise
+            except Exception as exc:  # noqa: BLE001 - one failed batch makes the material partial
+                message = getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+                failures.append(f"batch {n}: {message}"[:500])
+                self._step(job, raw, "generate", "failed", batch=n, total=len(batches), error=message[:500])
+        if len(failures) == len(batches):
+            return "failed", "; ".join(failures)[:2000], 0
+        return ("partial" if failures else "completed"), ("; ".join(failures)[:2000] or None), len(written)
+
+    def _store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], blobs: list[bytes]) -> list[int]:
+        """Replace the material's chunks (and their index rows) with the new ones."""
+        with database.atomic():
+            self._alive(raw.id)
+            old = [c.id for c in Chunk.select(Chunk.id).where(Chunk.raw == raw.id)]
+            search.fts_drop_chunks(old)
+            Chunk.delete().where(Chunk.raw == raw.id).execute()
+            ids = []
+            for pos, (text, blob) in enumerate(zip(pieces, blobs)):
+                chunk = Chunk.create(kb=kb.id, raw=raw.id, position=pos, text=text, embedding=blob, dims=len(blob) // 4)
+                search.fts_put_chunk(chunk.id, kb.id, text)
+                ids.append(chunk.id)
+            RawMaterial.update(chunk_count=len(ids)).where(RawMaterial.id == raw.id).execute()
+        return ids
+
+    def _context_pages(self, kb_id: int, blobs: list[bytes]) -> list[tuple[str, str, str]]:
+        pages = list(Page.select().where((Page.kb == kb_id) & Page.embedding.is_null(False)))
+        if not pages:
+            return []
+        mean = search.pack(np.mean([search.unpack(b) for b in blobs], axis=0))
+        scores = search.cosine_all(mean, [p.embedding for p in pages])
+        ranked = sorted(zip(pages, scores), key=lambda t: -float(t[1]))[:CONTEXT_PAGES]
+        return [(p.slug, p.title, p.markdown) for p, s in ranked if float(s) > 0.3]
+
+    async def _generate(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
+                        blobs: list[bytes], model_id: int | None) -> list[int]:
+        known = [(p.slug, p.title) for p in Page.select(Page.slug, Page.title).where(Page.kb == kb.id).order_by(Page.slug)]
+        messages = generate.build_messages(kb.name, str(cfg["pageLanguage"]), raw.title, chunks, known,
+                                           self._context_pages(kb.id, blobs))
+        targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
+        _, result = await self.llm.chat(targets, ChatRequest(model="", messages=messages, temperature=0.2))
+        drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks])
+        vectors = await self.llm.embed([f"{d.title}\n\n{d.markdown[:4000]}" for d in drafts],
+                                       model_id)
+        return self._store_pages(kb, raw, drafts, [search.pack(v) for v in vectors])
+
+    def _store_pages(self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage],
+                     blobs: list[bytes]) -> list[int]:
+        ids = []
+        with database.atomic():
+            self._alive(raw.id)
+            for draft, blob in zip(drafts, blobs):
+                page = Page.get_or_none((Page.kb == kb.id) & (Page.slug == draft.slug))
+                if page is None:
+                    page = Page.create(kb=kb.id, workspace_id=kb.workspace_id, slug=draft.slug, title=draft.title,
+                                       page_type=draft.page_type, markdown=draft.markdown, embedding=blob,
+                                       dims=len(blob) // 4)
+                else:
+                    page.title, page.page_type, page.markdown = draft.title, draft.page_type, draft.markdown
+                    page.embedding, page.dims, page.origin = blob, len(blob) // 4, "generated"
+                    page.version += 1
+                    page.update_time = utcnow()
+                    page.save()
+                set_links(page)
+                search.fts_put_page(page)
+                PageSource.insert(page=page.id, raw=raw.id).on_conflict_ignore().execute()
+                for cid in draft.citations:
+                    PageCitation.insert(page=page.id, chunk=cid, kb_id=kb.id).on_conflict_ignore().execute()
+                ids.append(page.id)
+        return ids
+
+    # ---- status ---------------------------------------------------------------------------
+
+    def status(self, kb_id: int) -> dict[str, Any]:
+        counts = {s: 0 for s in ("pending", "processing", "completed", "failed", "partial", "cancelled")}
+        materials = []
+        for raw in RawMaterial.select().where(RawMaterial.kb == kb_id).order_by(RawMaterial.create_time):
+            counts[raw.status] = counts.get(raw.status, 0) + 1
+            step = self.steps.get(raw.id)
+            materials.append({"rawId": str(raw.id), "title": raw.title, "status": raw.status, "queued": bool(raw.queued),
+                              "error": raw.error, "step": step["step"] if step and raw.status == "processing" else None})
+        return {"kbId": str(kb_id), "idle": not self.busy(kb_id), "counts": counts, "total": sum(counts.values()),
+                "materials": materials}

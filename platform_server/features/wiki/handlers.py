@@ -1,0 +1,287 @@
+"""LLM Wiki routes: knowledge bases, raw materials, processing (page routes in page_handlers)."""
+from __future__ import annotations
+
+import asyncio
+import urllib.parse
+from typing import Any
+
+from platform_server.features.wiki import kbs, raw
+from platform_server.features.wiki.engine import WikiEngine
+from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
+from platform_server.features.wiki.text import slugify
+from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.web.errors import BadRequest
+from platform_server.web.routing import route
+from platform_server.web.sse import SseWriter
+
+TAGS = ("LLM Wiki",)
+KB = "/api/v1/wiki/knowledge-bases"
+
+
+class WikiHandler(ApiHandler):
+    tags = TAGS
+
+    @property
+    def engine(self) -> WikiEngine:
+        return self.platform.services["wiki"]
+
+
+class KbsHandler(WikiHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": kbs.KbCreate}
+
+    def get(self) -> None:
+        """Knowledge bases of the workspace."""
+        self.ok(kbs.list_kbs(self.require_caller()))
+
+    def post(self) -> None:
+        """Create a knowledge base (optionally bound to agents by `agentIds`)."""
+        self.ok(kbs.create(self.require_caller(), self.body(kbs.KbCreate)))
+
+
+class KbHandler(WikiHandler):
+    access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    body_models = {"PUT": kbs.KbUpdate}
+
+    def get(self, id: int) -> None:
+        """One knowledge base."""
+        self.ok(kbs.to_dict(kbs.get_kb(self.require_caller(), id)))
+
+    def put(self, id: int) -> None:
+        """Update name, description or the bound agents (`agentIds` replaces them)."""
+        self.ok(kbs.update(self.require_caller(), id, self.body(kbs.KbUpdate)))
+
+    async def delete(self, id: int) -> None:
+        """Delete a knowledge base with its materials and pages (creator or workspace admin)."""
+        for raw_id in kbs.delete(self.require_caller(), id):
+            self.engine.cancel(raw_id)
+        await run_blocking(kbs.remove_files, self.config, id)
+        self.ok(None)
+
+
+class KbConfigHandler(WikiHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    body_models = {"PUT": kbs.KbConfigUpdate}
+
+    def get(self, id: int) -> None:
+        """Chunking, models, page language and auto-processing of the KB."""
+        self.ok(kbs.get_config(self.require_caller(), id))
+
+    def put(self, id: int) -> None:
+        """Sparse config update; null clears a model override."""
+        self.ok(kbs.put_config(self.require_caller(), id, self.body(kbs.KbConfigUpdate)))
+
+
+class AgentKbsHandler(WikiHandler):
+    access = {"GET": "viewer"}
+
+    def get(self, agentId: int) -> None:
+        """The agent's knowledge bases: its primaryKbId first, then the bound ones."""
+        self.ok(kbs.for_agent(self.require_caller(), agentId))
+
+
+class BindableHandler(WikiHandler):
+    access = {"GET": "viewer"}
+
+    def get(self) -> None:
+        """Knowledge bases the agent (`?agentId=`) is not bound to yet."""
+        self.ok(kbs.bindable(self.require_caller(), self.query_long("agentId")))
+
+
+# ---- raw materials ----------------------------------------------------------------------------
+
+class RawListHandler(WikiHandler):
+    access = {"GET": "viewer"}
+
+    def get(self, kbId: int) -> None:
+        """Raw materials with the number of pages generated from each (`?status=` filters)."""
+        self.ok(raw.list_raw(self.require_caller(), kbId, self.get_query_argument("status", None)))
+
+
+class RawAdder(WikiHandler):
+    async def add(self, kb_id: int, title: str, source_type: str, file_name: str, data: bytes) -> None:
+        caller = self.require_caller()
+        kb = kbs.get_kb(caller, kb_id)
+        prep = await run_blocking(raw.prepare, self.config, kb.id, data, file_name)
+        try:
+            row, auto = raw.create(caller, kb, title, source_type, file_name, prep)
+        except Exception:
+            await run_blocking(raw.discard, self.config, kb.id, prep.stored_name)
+            raise
+        if auto:
+            self.engine.enqueue(row.id)
+        self.ok(raw.to_dict(row, 0))
+
+
+class RawTextHandler(RawAdder):
+    access = {"POST": "member"}
+    body_models = {"POST": raw.RawText}
+
+    async def post(self, kbId: int) -> None:
+        """Add a text material `{title, text}`; processed at once when the KB's autoProcess is on."""
+        req = self.body(raw.RawText)
+        if not req.text.strip():
+            raise BadRequest("text: must not be blank")
+        await self.add(kbId, req.title, "text", f"{slugify(req.title)[:60] or 'material'}.txt", req.text.encode("utf-8"))
+
+
+class RawUploadHandler(RawAdder):
+    access = {"POST": "member"}
+    max_body_setting = "upload_max_bytes"
+
+    async def post(self, kbId: int) -> None:
+        """Upload a file (multipart `file`, optional `title`): text, markdown, HTML or PDF."""
+        args, files = self.multipart()
+        if not files.get("file"):
+            raise BadRequest("file: must not be null")
+        f = files["file"][0]
+        name = (f.filename or "").strip() or "upload.txt"
+        title = (args.get("title") or [b""])[0].decode("utf-8", "replace").strip() or name
+        await self.add(kbId, title[:200], "upload", name, f.body)
+
+
+class RawHandler(WikiHandler):
+    access = {"DELETE": "member"}
+
+    async def delete(self, kbId: int, rawId: int) -> None:
+        """Delete a material, its chunks and citations (pages generated from it stay)."""
+        row = raw.delete(self.require_caller(), kbId, rawId)
+        self.engine.cancel(rawId)
+        await run_blocking(raw.discard, self.config, row.kb_id, row.stored_name)
+        self.ok(None)
+
+
+class RawDownloadHandler(WikiHandler):
+    access = {"GET": "viewer"}
+    download_methods = frozenset({"GET"})
+
+    async def get(self, kbId: int, rawId: int) -> None:
+        """The material's original bytes."""
+        row = raw.get_raw(self.require_caller(), kbId, rawId)
+        data = await run_blocking(raw.stored_path(self.config, row).read_bytes)
+        name = row.file_name or "material"
+        ascii_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:100] or "material"
+        self.set_header("Content-Type", row.content_type)
+        self.set_header("Content-Disposition",
+                        f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{urllib.parse.quote(name)}")
+        self.set_header("Content-Security-Policy", "default-src 'none'; sandbox")
+        self.finish(data)
+
+
+class RawCancelHandler(WikiHandler):
+    access = {"POST": "member"}
+
+    def post(self, kbId: int, rawId: int) -> None:
+        """Cancel processing; valid only while the material is `processing`."""
+        caller = self.require_caller()
+        raw.check_cancellable(caller, kbId, rawId)
+        row = raw.mark_cancelled(caller, rawId)
+        self.engine.cancel(rawId)
+        self.ok(raw.to_dict(row) if row else None)
+
+
+class RawReprocessHandler(WikiHandler):
+    access = {"POST": "member"}
+
+    def post(self, kbId: int, rawId: int) -> None:
+        """Queue the material again; `force=true` bypasses the unchanged-content short-circuit."""
+        row = raw.requeue(self.require_caller(), kbId, rawId, bool(self.query_bool("force")))
+        self.engine.enqueue(row.id)
+        self.ok(raw.to_dict(row))
+
+
+# ---- processing -------------------------------------------------------------------------------
+
+class ProcessHandler(WikiHandler):
+    access = {"POST": "member"}
+
+    def post(self, kbId: int) -> None:
+        """Queue the KB's materials that need work; `force=true` re-queues all of them."""
+        force = bool(self.query_bool("force"))
+        ids = raw.requeue_kb(self.require_caller(), kbId, force)
+        for raw_id in ids:
+            self.engine.enqueue(raw_id)
+        self.ok({"kbId": str(kbId), "queued": len(ids), "rawIds": [str(i) for i in ids], "force": force})
+
+
+class StatusHandler(WikiHandler):
+    access = {"GET": "viewer"}
+
+    def get(self, kbId: int) -> None:
+        """Counts per state, whether the KB is idle, and the step each material is at."""
+        kb = kbs.get_kb(self.require_caller(), kbId)
+        self.ok(self.engine.status(kb.id))
+
+
+class JobsHandler(WikiHandler):
+    access = {"GET": "viewer"}
+
+    def get(self, kbId: int) -> None:
+        """Processing jobs with their steps, newest first (`rawId`, `limit` up to 200)."""
+        limit = self.query_long("limit") or 50
+        if not 1 <= limit <= 200:
+            raise BadRequest("limit: must be between 1 and 200")
+        self.ok(raw.jobs(self.require_caller(), kbId, self.query_long("rawId"), limit))
+
+
+class ProgressHandler(WikiHandler):
+    access = {"GET": "viewer"}
+    sse_methods = frozenset({"GET"})
+    query_token = True
+    _sub: tuple[int, Any] | None = None
+
+    async def get(self, kbId: int) -> None:
+        """SSE: a `snapshot`, then `material` and `step` frames until an `idle` frame ends the stream."""
+        kb = kbs.get_kb(self.require_caller(), kbId)
+        queue = self.engine.subscribe(kb.id)
+        self._sub = (kb.id, queue)
+        writer = SseWriter(self)
+        try:
+            await writer.send("snapshot", self.engine.status(kb.id))
+            if not self.engine.busy(kb.id):
+                await writer.send("idle", {"type": "idle", "kbId": str(kb.id)})
+                return
+            while not writer.closed:
+                try:
+                    event = await asyncio.wait_for(queue.get(), self.config.heartbeat_s)
+                except asyncio.TimeoutError:
+                    await writer.send_raw("event: heartbeat\ndata: {}\n\n")
+                    continue
+                if event["type"] == "closed":
+                    break
+                await writer.send(event["type"], event)
+                if event["type"] == "idle":
+                    break
+        finally:
+            self._unsubscribe()
+            writer.finish()
+
+    def _unsubscribe(self) -> None:
+        if self._sub is not None:
+            self.engine.unsubscribe(*self._sub)
+            self._sub = None
+
+    def on_connection_close(self) -> None:
+        if self._sub is not None:
+            self._sub[1].put_nowait({"type": "closed"})
+        super().on_connection_close()
+
+
+ROUTES = [
+    route(KB, KbsHandler),
+    route(f"{KB}/agent/{{agentId}}", AgentKbsHandler),
+    route(f"{KB}/bindable", BindableHandler),
+    route(f"{KB}/{{id}}", KbHandler),
+    route(f"{KB}/{{id}}/config", KbConfigHandler),
+    route(f"{KB}/{{kbId}}/raw", RawListHandler),
+    route(f"{KB}/{{kbId}}/raw/text", RawTextHandler),
+    route(f"{KB}/{{kbId}}/raw/upload", RawUploadHandler),
+    route(f"{KB}/{{kbId}}/raw/{{rawId}}", RawHandler),
+    route(f"{KB}/{{kbId}}/raw/{{rawId}}/download", RawDownloadHandler),
+    route(f"{KB}/{{kbId}}/raw/{{rawId}}/cancel", RawCancelHandler),
+    route(f"{KB}/{{kbId}}/raw/{{rawId}}/reprocess", RawReprocessHandler),
+    route(f"{KB}/{{kbId}}/process", ProcessHandler),
+    route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
+    route(f"{KB}/{{kbId}}/progress", ProgressHandler),
+    route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
+] + PAGE_ROUTES

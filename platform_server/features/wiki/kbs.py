@@ -1,0 +1,236 @@
+"""Knowledge bases: CRUD in the caller's workspace, per-KB config, agent bindings."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import peewee
+from pydantic import BaseModel, Field, field_validator
+
+from platform_server.config import Config
+from platform_server.db import database, iso, utcnow
+from platform_server.features.agents import service as agents
+from platform_server.features.agents.models import Agent
+from platform_server.features.audit import service as audit
+from platform_server.features.models import service as model_service
+from platform_server.features.wiki.models import KbAgent, KnowledgeBase, Page, RawMaterial
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "chunkSize": 1200,  # characters
+    "chunkOverlap": 150,
+    "embeddingModelId": None,  # null: the default embedding model
+    "generationModelProvider": None,  # null: the global default chat model
+    "generationModelName": None,
+    "pageLanguage": "auto",  # "auto": the material's language
+    "autoProcess": True,  # process a material as soon as it is added
+    "maxChunksPerCall": 8,  # chunks given to the LLM in one page-writing call
+}
+
+
+class KbCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    description: str = Field(default="", max_length=2000)
+    agentIds: list[int] | None = Field(default=None, max_length=100)
+
+
+class KbUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    description: str | None = Field(default=None, max_length=2000)
+    agentIds: list[int] | None = Field(default=None, max_length=100)
+
+
+class KbConfigUpdate(BaseModel):
+    chunkSize: int | None = Field(default=None, ge=200, le=8000)
+    chunkOverlap: int | None = Field(default=None, ge=0, le=2000)
+    embeddingModelId: int | None = None
+    generationModelProvider: str | None = Field(default=None, max_length=100)
+    generationModelName: str | None = Field(default=None, max_length=200)
+    pageLanguage: str | None = Field(default=None, min_length=2, max_length=20)
+    autoProcess: bool | None = None
+    maxChunksPerCall: int | None = Field(default=None, ge=1, le=50)
+
+    @field_validator("pageLanguage")
+    @classmethod
+    def _lang(cls, v: str | None) -> str | None:
+        if v is not None and not all(c.isalnum() or c == "-" for c in v):
+            raise ValueError("must be a language tag such as en-US, zh-CN or auto")
+        return v
+
+
+def kb_dir(config: Config, kb_id: int) -> Path:
+    """`<data_dir>/wiki/<kbId>` (not created)."""
+    return Path(config.data_dir).resolve() / "wiki" / str(int(kb_id))
+
+
+def get_kb(caller: Caller, kb_id: int) -> KnowledgeBase:
+    """The KB in the caller's workspace; 404 otherwise."""
+    kb = KnowledgeBase.get_or_none((KnowledgeBase.id == kb_id) & (KnowledgeBase.workspace_id == caller.workspace_id))
+    if kb is None:
+        raise NotFound("Knowledge base not found")
+    return kb
+
+
+def config_of(kb: KnowledgeBase) -> dict[str, Any]:
+    """The KB's config with defaults filled in."""
+    return {**DEFAULT_CONFIG, **(kb.config or {})}
+
+
+def agent_ids(kb_id: int) -> list[int]:
+    return [r.agent_id for r in KbAgent.select(KbAgent.agent_id).where(KbAgent.kb == kb_id).order_by(KbAgent.id)]
+
+
+def to_dict(kb: KnowledgeBase) -> dict[str, Any]:
+    raw_count = RawMaterial.select().where(RawMaterial.kb == kb.id).count()
+    page_count = Page.select().where((Page.kb == kb.id) & (Page.archived == 0)).count()
+    return {
+        "id": str(kb.id),
+        "workspaceId": str(kb.workspace_id),
+        "name": kb.name,
+        "description": kb.description,
+        "creatorUserId": None if kb.creator_user_id is None else str(kb.creator_user_id),
+        "agentIds": [str(a) for a in agent_ids(kb.id)],
+        "rawCount": raw_count,
+        "pageCount": page_count,
+        "sourceDirectory": (kb.config or {}).get("sourceDirectory"),
+        "createTime": iso(kb.create_time),
+        "updateTime": iso(kb.update_time),
+    }
+
+
+def list_kbs(caller: Caller) -> list[dict[str, Any]]:
+    q = KnowledgeBase.select().where(KnowledgeBase.workspace_id == caller.workspace_id)
+    return [to_dict(kb) for kb in q.order_by(KnowledgeBase.create_time.desc(), KnowledgeBase.id.desc())]
+
+
+def _bind(caller: Caller, kb: KnowledgeBase, ids: list[int]) -> None:
+    for agent_id in dict.fromkeys(ids):
+        agents.get_agent(caller, agent_id)  # 404 for an agent outside the workspace
+    KbAgent.delete().where(KbAgent.kb == kb.id).execute()
+    for agent_id in dict.fromkeys(ids):
+        KbAgent.create(kb=kb.id, agent_id=agent_id)
+
+
+def create(caller: Caller, req: KbCreate) -> dict[str, Any]:
+    with database.atomic():
+        kb = KnowledgeBase.create(workspace_id=caller.workspace_id, creator_user_id=caller.user_id,
+                                  name=req.name.strip(), description=req.description, config={})
+        if req.agentIds:
+            _bind(caller, kb, req.agentIds)
+        audit.record(caller, "CREATE", "WIKI_KB", kb.id, f"knowledge base {kb.name}")
+    return to_dict(kb)
+
+
+def update(caller: Caller, kb_id: int, req: KbUpdate) -> dict[str, Any]:
+    with database.atomic():
+        kb = get_kb(caller, kb_id)
+        if req.name is not None:
+            kb.name = req.name.strip()
+        if req.description is not None:
+            kb.description = req.description
+        if req.agentIds is not None:
+            _bind(caller, kb, req.agentIds)
+        kb.update_time = utcnow()
+        kb.save()
+        audit.record(caller, "UPDATE", "WIKI_KB", kb.id, f"knowledge base {kb.name}")
+    return to_dict(kb)
+
+
+def delete(caller: Caller, kb_id: int) -> list[int]:
+    """Delete a KB and everything in it (creator or workspace admin); returns its material ids."""
+    with database.atomic():
+        kb = get_kb(caller, kb_id)
+        if not (caller.has_role("admin") or kb.creator_user_id == caller.user_id):
+            raise Forbidden("Only the creator or a workspace admin can delete this knowledge base")
+        raw_ids = [r.id for r in RawMaterial.select(RawMaterial.id).where(RawMaterial.kb == kb.id)]
+        database.execute_sql("DELETE FROM wiki_chunk_fts WHERE kb_id = ?", (kb.id,))
+        database.execute_sql("DELETE FROM wiki_page_fts WHERE kb_id = ?", (kb.id,))
+        kb.delete_instance(recursive=True)
+        audit.record(caller, "DELETE", "WIKI_KB", kb_id, f"knowledge base {kb.name}")
+    return raw_ids
+
+
+def remove_files(config: Config, kb_id: int) -> None:
+    """Remove a deleted KB's folder (blocking)."""
+    shutil.rmtree(kb_dir(config, kb_id), ignore_errors=True)
+
+
+def get_config(caller: Caller, kb_id: int) -> dict[str, Any]:
+    kb = get_kb(caller, kb_id)
+    cfg = config_of(kb)
+    out = {k: cfg[k] for k in DEFAULT_CONFIG}
+    out["embeddingModelId"] = None if cfg["embeddingModelId"] is None else str(cfg["embeddingModelId"])
+    return {"kbId": str(kb.id), **out}
+
+
+def put_config(caller: Caller, kb_id: int, req: KbConfigUpdate) -> dict[str, Any]:
+    """Sparse update of the config; null clears the model overrides."""
+    given = req.model_fields_set
+    with database.atomic():
+        kb = get_kb(caller, kb_id)
+        cfg = dict(kb.config or {})
+        for name in DEFAULT_CONFIG:
+            if name not in given:
+                continue
+            value = getattr(req, name)
+            if value is None and name not in ("embeddingModelId", "generationModelProvider", "generationModelName"):
+                continue
+            cfg[name] = value
+        merged = {**DEFAULT_CONFIG, **cfg}
+        if merged["chunkOverlap"] >= merged["chunkSize"] // 2:
+            raise BadRequest("chunkOverlap: must be less than half of chunkSize")
+        if merged["embeddingModelId"] is not None:
+            row = model_service.get_model_row(int(merged["embeddingModelId"]))
+            if row.model_type != "embedding":
+                raise BadRequest("embeddingModelId: not an embedding model")
+        kb.config = cfg
+        kb.update_time = utcnow()
+        kb.save()
+        audit.record(caller, "UPDATE", "WIKI_KB", kb.id, f"config of {kb.name}: {', '.join(sorted(given)) or 'no change'}")
+    return get_config(caller, kb_id)
+
+
+def _agent_kb_ids(agent: Agent) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    if agent.primary_kb_id is not None:
+        out.append((agent.primary_kb_id, "primary"))
+    for kb_id in (r.kb_id for r in KbAgent.select(KbAgent.kb).where(KbAgent.agent_id == agent.id).order_by(KbAgent.id)):
+        if kb_id != agent.primary_kb_id:
+            out.append((kb_id, "bound"))
+    return out
+
+
+def kbs_of_agent(workspace_id: int, agent_id: int) -> list[tuple[KnowledgeBase, str]]:
+    """The agent's KBs in the workspace (primary first), with how each is bound."""
+    agent = Agent.get_or_none((Agent.id == agent_id) & (Agent.workspace_id == workspace_id))
+    if agent is None:
+        return []
+    out = []
+    for kb_id, how in _agent_kb_ids(agent):
+        kb = KnowledgeBase.get_or_none((KnowledgeBase.id == kb_id) & (KnowledgeBase.workspace_id == workspace_id))
+        if kb is not None:
+            out.append((kb, how))
+    return out
+
+
+def for_agent(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
+    agents.get_agent(caller, agent_id)
+    return [{**to_dict(kb), "binding": how} for kb, how in kbs_of_agent(caller.workspace_id, agent_id)]
+
+
+def bindable(caller: Caller, agent_id: int | None) -> list[dict[str, Any]]:
+    """Workspace KBs the agent is not bound to yet (all of them without an agent)."""
+    taken: set[int] = set()
+    if agent_id is not None:
+        agents.get_agent(caller, agent_id)
+        taken = {kb.id for kb, _ in kbs_of_agent(caller.workspace_id, agent_id)}
+    q = KnowledgeBase.select().where(KnowledgeBase.workspace_id == caller.workspace_id)
+    if taken:
+        q = q.where(KnowledgeBase.id.not_in(list(taken)))
+    return [to_dict(kb) for kb in q.order_by(KnowledgeBase.name, KnowledgeBase.id)]
+
+
+def workspace_kbs(workspace_id: int) -> peewee.ModelSelect:
+    return KnowledgeBase.select().where(KnowledgeBase.workspace_id == workspace_id)

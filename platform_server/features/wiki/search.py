@@ -1,0 +1,156 @@
+"""Vectors (normalised float32 blobs, numpy cosine), FTS5 upkeep and the hybrid page search."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from platform_server.db import database
+from platform_server.features.wiki.models import Chunk, Page, PageCitation, RawMaterial
+from platform_server.features.wiki.text import snippet
+
+KEYWORD_WEIGHT = 0.5
+VECTOR_WEIGHT = 0.5
+
+
+def pack(vector: Sequence[float]) -> bytes:
+    """A normalised float32 blob."""
+    arr = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(arr))
+    return (arr / norm if norm > 0 else arr).tobytes()
+
+
+def unpack(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32)
+
+
+def cosine_all(query: bytes, blobs: list[bytes]) -> np.ndarray:
+    """Cosine of the (normalised) query against each blob of the same dimension (others score 0)."""
+    q = unpack(query)
+    out = np.zeros(len(blobs), dtype=np.float32)
+    same = [i for i, b in enumerate(blobs) if b is not None and len(b) == len(query)]
+    if same:
+        matrix = np.vstack([unpack(blobs[i]) for i in same])
+        out[same] = matrix @ q
+    return out
+
+
+# ---- FTS5 upkeep (rowid = the row's id) -------------------------------------------------------
+
+def fts_put_chunk(chunk_id: int, kb_id: int, text: str) -> None:
+    database.execute_sql("INSERT INTO wiki_chunk_fts(rowid, text, kb_id) VALUES (?, ?, ?)", (chunk_id, text, kb_id))
+
+
+def fts_drop_chunks(chunk_ids: list[int]) -> None:
+    for i in range(0, len(chunk_ids), 500):
+        part = chunk_ids[i:i + 500]
+        database.execute_sql(f"DELETE FROM wiki_chunk_fts WHERE rowid IN ({','.join('?' * len(part))})", part)
+
+
+def fts_put_page(page: Page) -> None:
+    database.execute_sql("DELETE FROM wiki_page_fts WHERE rowid = ?", (page.id,))
+    database.execute_sql("INSERT INTO wiki_page_fts(rowid, title, body, kb_id) VALUES (?, ?, ?, ?)",
+                         (page.id, page.title, page.markdown, page.kb_id))
+
+
+def fts_drop_pages(page_ids: list[int]) -> None:
+    for i in range(0, len(page_ids), 500):
+        part = page_ids[i:i + 500]
+        database.execute_sql(f"DELETE FROM wiki_page_fts WHERE rowid IN ({','.join('?' * len(part))})", part)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 query matching any word of the text (each quoted, so no syntax gets through)."""
+    words = [w for w in re.findall(r"\w+", text.lower()) if len(w) > 1][:32]
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(words)) or None
+
+
+def _keyword(table: str, kb_ids: list[int], query: str, limit: int) -> dict[int, float]:
+    """rowid -> keyword score in (0, 1] (best hit 1) for rows of the given KBs."""
+    match = fts_query(query)
+    if match is None or not kb_ids:
+        return {}
+    marks = ",".join("?" * len(kb_ids))
+    sql = (f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? AND kb_id IN ({marks}) "
+           f"ORDER BY bm25({table}) LIMIT ?")
+    rows = database.execute_sql(sql, (match, *kb_ids, limit)).fetchall()
+    if not rows:
+        return {}
+    best = max(-float(r[1]) for r in rows) or 1.0
+    return {int(r[0]): max(1e-6, -float(r[1]) / best) for r in rows}
+
+
+@dataclass
+class Hit:
+    page: Page
+    score: float
+    keyword: float
+    vector: float
+
+
+def search_pages(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int,
+                 include_archived: bool = False) -> list[Hit]:
+    """Hybrid page ranking: normalised BM25 over title+body and the best cosine of the page or its cited chunks."""
+    if not kb_ids:
+        return []
+    keyword = _keyword("wiki_page_fts", kb_ids, query, 200)
+    q = Page.select().where(Page.kb.in_(kb_ids))
+    if not include_archived:
+        q = q.where(Page.archived == 0)
+    pages = list(q)
+    vector: dict[int, float] = {}
+    if query_vec is not None and pages:
+        for page, score in zip(pages, cosine_all(query_vec, [p.embedding for p in pages])):
+            vector[page.id] = float(score)
+        cited = (Chunk.select(Chunk.embedding, PageCitation.page_id.alias("pid"))
+                 .join(PageCitation, on=(PageCitation.chunk == Chunk.id))
+                 .where(PageCitation.kb_id.in_(kb_ids)).dicts())
+        rows = list(cited)
+        if rows:
+            for row, score in zip(rows, cosine_all(query_vec, [r["embedding"] for r in rows])):
+                pid = row["pid"]
+                if pid in vector and score > vector[pid]:
+                    vector[pid] = float(score)
+    hits = []
+    for page in pages:
+        kw = keyword.get(page.id, 0.0)
+        vec = max(0.0, vector.get(page.id, 0.0))
+        if kw <= 0 and vec <= 0:
+            continue
+        hits.append(Hit(page, KEYWORD_WEIGHT * kw + VECTOR_WEIGHT * vec, kw, vec))
+    hits.sort(key=lambda h: (-h.score, h.page.slug))
+    return hits[:top_k]
+
+
+def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int) -> list[dict[str, Any]]:
+    """Hybrid ranking of raw chunks, for the preview."""
+    if not kb_ids:
+        return []
+    keyword = _keyword("wiki_chunk_fts", kb_ids, query, 200)
+    rows = list(Chunk.select(Chunk.id, Chunk.raw, Chunk.text, Chunk.embedding, Chunk.position).where(Chunk.kb.in_(kb_ids)))
+    vec = cosine_all(query_vec, [r.embedding for r in rows]) if query_vec is not None and rows else np.zeros(len(rows))
+    scored = []
+    for row, v in zip(rows, vec):
+        kw = keyword.get(row.id, 0.0)
+        if kw <= 0 and v <= 0:
+            continue
+        scored.append((KEYWORD_WEIGHT * kw + VECTOR_WEIGHT * max(0.0, float(v)), kw, float(v), row))
+    scored.sort(key=lambda t: -t[0])
+    titles = {r.id: r.title for r in RawMaterial.select(RawMaterial.id, RawMaterial.title)
+              .where(RawMaterial.id.in_([t[3].raw_id for t in scored[:top_k]] or [0]))}
+    return [{
+        "chunkId": str(row.id), "rawId": str(row.raw_id), "rawTitle": titles.get(row.raw_id, ""),
+        "position": row.position, "snippet": snippet(row.text, query), "score": round(s, 4),
+        "keywordScore": round(kw, 4), "vectorScore": round(v, 4),
+    } for s, kw, v, row in scored[:top_k]]
+
+
+def hit_dict(hit: Hit, query: str) -> dict[str, Any]:
+    p = hit.page
+    return {
+        "pageId": str(p.id), "kbId": str(p.kb_id), "slug": p.slug, "title": p.title, "pageType": p.page_type,
+        "archived": p.archived, "snippet": snippet(p.markdown, query), "score": round(hit.score, 4),
+        "keywordScore": round(hit.keyword, 4), "vectorScore": round(hit.vector, 4),
+    }

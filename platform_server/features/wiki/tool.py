@@ -1,0 +1,73 @@
+"""Search shared by the preview route and the `wiki_search` tool agents call."""
+from __future__ import annotations
+
+from typing import Any
+
+from platform_server.features.wiki import kbs, search
+from platform_server.features.wiki.models import KnowledgeBase
+from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
+from platform_server.web.base import run_blocking
+
+MAX_TOP_K = 50
+
+
+async def query_vector(platform: Any, kb: KnowledgeBase, query: str) -> tuple[bytes | None, str | None]:
+    """The query's embedding with the KB's model, or (None, reason) when no embedding is available."""
+    model_id = kbs.config_of(kb)["embeddingModelId"]
+    try:
+        vectors = await platform.services["llm"].embed([query], int(model_id) if model_id is not None else None)
+    except Exception as exc:  # noqa: BLE001 - keyword search still answers
+        return None, getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+    return search.pack(vectors[0]), None
+
+
+async def preview(platform: Any, kb: KnowledgeBase, query: str, top_k: int, include_archived: bool) -> dict[str, Any]:
+    """Hybrid keyword + vector results over the KB's pages and raw chunks, with their scores."""
+    vec, problem = await query_vector(platform, kb, query)
+    hits = await run_blocking(search.search_pages, [kb.id], query, vec, top_k, include_archived)
+    chunks = await run_blocking(search.search_chunks, [kb.id], query, vec, top_k)
+    return {"query": query, "topK": top_k, "results": [search.hit_dict(h, query) for h in hits], "chunks": chunks,
+            "vectorSearch": vec is not None, "vectorError": problem}
+
+
+async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Any) -> str:
+    query = str(args.get("query") or "").strip()
+    if not query:
+        raise ToolError("query must not be empty")
+    top_k = max(1, min(int(args.get("topK") or 5), 20))
+    bound = [kb for kb, _ in kbs.kbs_of_agent(ctx.workspace_id, ctx.agent_id)]
+    if not bound:
+        raise ToolError("No knowledge base is bound to this agent")
+    vec = None
+    if bound:
+        vec, _ = await query_vector(platform, bound[0], query)
+    hits = await run_blocking(search.search_pages, [kb.id for kb in bound], query, vec, top_k, False)
+    if not hits:
+        return f"No wiki pages match '{query}'."
+    names = {kb.id: kb.name for kb in bound}
+    lines = []
+    for h in hits:
+        p = h.page
+        lines.append(f"## {p.title}\nslug: {p.slug} | knowledge base: {names.get(p.kb_id, '')} | score: {h.score:.3f}\n"
+                     f"{p.markdown[:1500]}")
+    return "\n\n".join(lines)
+
+
+def definition(platform: Any) -> ToolDefinition:
+    async def run(args: dict[str, Any], ctx: ToolContext) -> str:
+        return await run_wiki_search(args, ctx, platform)
+
+    return ToolDefinition(
+        name="wiki_search",
+        description="Search the knowledge bases bound to this agent; returns the best wiki pages with their slugs.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What to look for"},
+                "topK": {"type": "integer", "description": "How many pages (1-20, default 5)"},
+            },
+            "required": ["query"],
+        },
+        run=run,
+        source="wiki",
+    )
