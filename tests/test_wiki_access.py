@@ -2,24 +2,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import aiohttp
-import pytest_asyncio
 
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient, Response
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
 from tests.helpers.wiki import KB, add_text, make_kb, page, pages_answer, tiny_pdf, wait_idle
-
-
-@pytest_asyncio.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(api_key="test-key", models=["scripted"])
-    await srv.start()
-    yield srv
-    await srv.stop()
 
 
 async def upload(api: ApiClient, kb_id: str, name: str, data: bytes, token: str = "bob", title: str | None = None) -> Response:

@@ -1,7 +1,6 @@
 """LLM Wiki: materials become pages (scripted LLM, real local embeddings), search, links, rename, states."""
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,14 +16,6 @@ PHOTO = ("Photosynthesis is how plants turn sunlight, water and carbon dioxide i
          "It happens in the chloroplasts, which hold chlorophyll.")
 CHLORO = "# Chlorophyll\n\nThe green pigment that absorbs light for [[photosynthesis]]."
 PHOTO_MD = "# Photosynthesis\n\nPlants make glucose from light in [[Chlorophyll|chlorophyll]]-rich chloroplasts."
-
-
-@pytest_asyncio.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(api_key="test-key", models=["scripted"])
-    await srv.start()
-    yield srv
-    await srv.stop()
 
 
 @pytest_asyncio.fixture
