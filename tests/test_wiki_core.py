@@ -1,6 +1,7 @@
 """LLM Wiki: materials become pages (scripted LLM, real local embeddings), search, links, rename, states."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -179,3 +180,45 @@ async def test_processing_left_unfinished_resumes_after_a_restart(server: Runnin
     await wait_idle(api, kb)
     raws = (await api.get(f"{KB}/{kb}/raw", token="bob")).data
     assert raws[0]["status"] == "completed" and raws[0]["pageCount"] == 1
+
+
+async def test_a_page_type_profile_steers_generation_and_edits(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    await use_fake_openai(api, llm.url)
+    kb = await make_kb(api)
+    builtin = (await api.get(f"{KB}/{kb}/page-type-profile", token="carol")).data
+    assert builtin["builtin"] is True and builtin["defaultType"] == "concept"
+    custom = {"defaultType": "note", "pageTypes": [{"name": "note", "description": "A plain note"}, {"name": "person"}]}
+    bad = {"defaultType": "x", "pageTypes": [{"name": "note"}]}
+    r = await api.post(f"{KB}/{kb}/page-type-profile/validate", bad, token="carol")
+    assert r.data == {"valid": False, "error": "defaultType: must be one of the pageTypes"}
+    assert (await api.post(f"{KB}/{kb}/page-type-profile/validate", custom, token="carol")).data["valid"] is True
+    assert (await api.put(f"{KB}/{kb}/page-type-profile", bad, token="bob")).status == 400
+    r = await api.put(f"{KB}/{kb}/page-type-profile", custom, token="bob")
+    assert r.status == 200 and r.data["builtin"] is False and [t["name"] for t in r.data["pageTypes"]] == ["note", "person"]
+    llm.enqueue(Script(text=pages_answer(page("ada", "Ada", "# Ada\n\nSee [[nowhere]].", ["c1"], "person"),
+                                         page("misc", "Misc", "# Misc", ["c9"], "entity"))))
+    await add_text(api, kb, "People", "Ada Lovelace wrote the first program.")
+    await wait_idle(api, kb)
+    assert "person (" not in llm.requests[-1]["messages"][0]["content"]
+    assert "note (A plain note); person" in llm.requests[-1]["messages"][0]["content"]
+    types = {p["slug"]: p["pageType"] for p in (await api.get(f"{KB}/{kb}/pages", token="bob")).data["records"]}
+    assert types == {"ada": "person", "misc": "note"}  # unknown types fall back to the default
+    r = await api.put(f"{KB}/{kb}/pages/ada", {"markdown": "x", "pageType": "concept"}, token="bob")
+    assert r.status == 400 and r.msg == "pageType: must be one of note, person"
+    r = await api.post(f"{KB}/{kb}/page-type-profile/reset-default", token="bob")
+    assert r.data["builtin"] is True
+    # broken-link lint runs as a job; its latest result is the aggregate
+    assert (await api.get(f"{KB}/{kb}/lint/broken-links", token="carol")).data["jobId"] is None
+    r = await api.post(f"{KB}/{kb}/lint/broken-links", token="bob")
+    assert r.status == 200 and r.data["status"] == "running"
+    for _ in range(100):
+        job = (await api.get(f"{KB}/{kb}/lint/broken-links/jobs/{r.data['jobId']}", token="carol")).data
+        if job["status"] != "running":
+            break
+        await asyncio.sleep(0.02)
+    assert job["status"] == "completed" and job["result"]["brokenCount"] == 1
+    agg = (await api.get(f"{KB}/{kb}/lint/broken-links", token="carol")).data
+    assert agg["jobId"] == r.data["jobId"] and agg["result"]["byTarget"] == [
+        {"targetSlug": "nowhere", "target": "nowhere", "count": 1, "pages": ["ada"]}]
+    assert (await api.get("/api/v1/wiki/admin/failures", token="bob")).status == 403
+    assert (await api.get("/api/v1/wiki/admin/failures", token="alice")).data == []

@@ -14,9 +14,18 @@ import numpy as np
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
-from platform_server.features.wiki import generate, search
+from platform_server.features.wiki import generate, profile, search
 from platform_server.features.wiki.kbs import config_of
-from platform_server.features.wiki.models import Chunk, Job, KnowledgeBase, Page, PageCitation, PageSource, RawMaterial
+from platform_server.features.wiki.models import (
+    Chunk,
+    Job,
+    KnowledgeBase,
+    LintRun,
+    Page,
+    PageCitation,
+    PageSource,
+    RawMaterial,
+)
 from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
@@ -45,6 +54,7 @@ class WikiEngine:
         self.steps: dict[int, dict[str, Any]] = {}  # raw id -> its latest step event
         self.subscribers: dict[int, set[asyncio.Queue[dict[str, Any]]]] = {}
         self.workers: list[asyncio.Task[None]] = []
+        self.tasks: set[asyncio.Task[Any]] = set()  # other background work (lint scans, ...)
         self.stopping = False
 
     @property
@@ -58,6 +68,8 @@ class WikiEngine:
         with database.atomic():
             RawMaterial.update(status="pending", queued=True).where(RawMaterial.status == "processing").execute()
             Job.update(status="interrupted", end_time=utcnow()).where(Job.status == "running").execute()
+            LintRun.update(status="failed", error="Interrupted by a restart", end_time=utcnow()).where(
+                LintRun.status == "running").execute()
         q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
         for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
             self.enqueue(row.id)
@@ -65,13 +77,20 @@ class WikiEngine:
 
     async def stop(self) -> None:
         self.stopping = True
-        tasks = self.workers + list(self.running.values())
+        tasks = self.workers + list(self.running.values()) + list(self.tasks)
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for queues in self.subscribers.values():
             for q in queues:
                 q.put_nowait({"type": "closed"})
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        """Run background work owned by the engine (cancelled on stop)."""
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
 
     # ---- queue ----------------------------------------------------------------------------
 
@@ -177,7 +196,8 @@ class WikiEngine:
         with database.atomic():
             current = RawMaterial.get_or_none(RawMaterial.id == raw_id)
             if current is not None and current.status == "processing":
-                current.status, current.error, current.queued = status, error, False
+                current.status, current.queued = status, False
+                current.error = None if error == "unchanged" else error
                 current.update_time = current.processed_time = utcnow()
                 if status in ("completed", "partial"):
                     current.last_processed_hash = current.content_hash
@@ -268,11 +288,13 @@ class WikiEngine:
     async def _generate(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
                         blobs: list[bytes], model_id: int | None) -> list[int]:
         known = [(p.slug, p.title) for p in Page.select(Page.slug, Page.title).where(Page.kb == kb.id).order_by(Page.slug)]
+        types = profile.profile_of(kb)
         messages = generate.build_messages(kb.name, str(cfg["pageLanguage"]), raw.title, chunks, known,
-                                           self._context_pages(kb.id, blobs))
+                                           self._context_pages(kb.id, blobs), types["pageTypes"])
         targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
         _, result = await self.llm.chat(targets, ChatRequest(model="", messages=messages, temperature=0.2))
-        drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks])
+        drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks],
+                                      [t["name"] for t in types["pageTypes"]], types["defaultType"])
         vectors = await self.llm.embed([f"{d.title}\n\n{d.markdown[:4000]}" for d in drafts],
                                        model_id)
         return self._store_pages(kb, raw, drafts, [search.pack(v) for v in vectors])

@@ -6,7 +6,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from platform_server.features.wiki.pages import PAGE_TYPES
 from platform_server.features.wiki.text import slugify
 from platform_server.integrations.llm.types import ChatMessage
 
@@ -38,7 +37,8 @@ class DraftError(ValueError):
 
 
 def build_messages(kb_name: str, language: str, material_title: str, chunks: list[tuple[int, str]],
-                   known: list[tuple[str, str]], context_pages: list[tuple[str, str, str]]) -> list[ChatMessage]:
+                   known: list[tuple[str, str]], context_pages: list[tuple[str, str, str]],
+                   types: list[dict[str, str]]) -> list[ChatMessage]:
     """System + user messages for one batch of chunks."""
     lang = "the language of the source" if language == "auto" else language
     parts = [f"Knowledge base: {kb_name}", f"Write pages in {lang}.", f"Source: {material_title}", ""]
@@ -51,7 +51,8 @@ def build_messages(kb_name: str, language: str, material_title: str, chunks: lis
     parts.append("Source chunks:")
     for n, (_, text) in enumerate(chunks, start=1):
         parts += [f"[c{n}]", text, ""]
-    return [ChatMessage("system", SYSTEM_PROMPT % ", ".join(PAGE_TYPES)), ChatMessage("user", "\n".join(parts))]
+    described = "; ".join(f"{t['name']} ({t['description']})" if t.get("description") else t["name"] for t in types)
+    return [ChatMessage("system", SYSTEM_PROMPT % described), ChatMessage("user", "\n".join(parts))]
 
 
 def _json_object(text: str) -> Any:
@@ -68,7 +69,7 @@ def _json_object(text: str) -> Any:
         raise DraftError(f"the answer is not valid JSON: {exc}") from exc
 
 
-def parse_pages(text: str, chunk_ids: list[int]) -> list[DraftPage]:
+def parse_pages(text: str, chunk_ids: list[int], type_names: list[str], default_type: str) -> list[DraftPage]:
     """Pages from the model's answer; citation labels `cN` map to the batch's chunk ids, others are dropped."""
     data = _json_object(text)
     items = data.get("pages") if isinstance(data, dict) else None
@@ -85,9 +86,9 @@ def parse_pages(text: str, chunk_ids: list[int]) -> list[DraftPage]:
         slug = slugify(str(item.get("slug") or "")) or slugify(title)
         if not slug:
             continue
-        page_type = str(item.get("pageType") or "concept").strip().lower()
-        if page_type not in PAGE_TYPES:
-            page_type = "concept"
+        page_type = str(item.get("pageType") or default_type).strip().lower()
+        if page_type not in type_names:
+            page_type = default_type
         cites = []
         for c in item.get("citations") or []:
             label = re.sub(r"^(chunk|c)\s*", "", str(c).strip().lower())

@@ -7,6 +7,7 @@ from typing import Any
 
 from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
+from platform_server.features.wiki.extra_handlers import ROUTES as EXTRA_ROUTES
 from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
 from platform_server.features.wiki.text import slugify
 from platform_server.web.base import ApiHandler, run_blocking
@@ -284,4 +285,4 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
     route(f"{KB}/{{kbId}}/progress", ProgressHandler),
     route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
-] + PAGE_ROUTES
+] + PAGE_ROUTES + EXTRA_ROUTES

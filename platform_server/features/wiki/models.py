@@ -142,6 +142,20 @@ class Job(BaseModel):
         table_name = "wiki_job"
 
 
+class LintRun(BaseModel):
+    """One broken-link scan of a KB."""
+
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
+    status = peewee.CharField(default="running")  # running | completed | failed
+    result = JSONField(null=True)
+    error = peewee.TextField(null=True)
+    create_time = DateTimeField(default=utcnow)
+    end_time = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "wiki_lint_run"
+
+
 def _fts(db: peewee.Database) -> None:
     # rowid = Chunk.id / Page.id; kept in step with the tables by the services.
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_chunk_fts USING fts5(text, kb_id UNINDEXED)")
@@ -152,4 +166,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0001_tables", create_tables(KnowledgeBase, KbAgent, RawMaterial, Chunk, Page, PageLink, PageCitation,
                                        PageSource, Job)),
     ("wiki_0002_fts", _fts),
+    ("wiki_0003_lint", create_tables(LintRun)),
 ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from platform_server.features.wiki import kbs, pages, tool
+from platform_server.features.wiki import kbs, pages, profile, tool
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.pagination import page_request
@@ -75,7 +75,7 @@ class PageHandler(ApiHandler):
         kb = kbs.get_kb(caller, kbId)
         page = pages.get_page(kb, slug)
         if req.pageType is not None:
-            pages.check_page_type(req.pageType)
+            profile.check_type(kb, req.pageType)
         vec, _ = await tool.query_vector(self.platform, kb, f"{req.title or page.title}\n\n{req.markdown[:4000]}")
         self.ok(pages.edit(caller, kbId, slug, req, vec))
 

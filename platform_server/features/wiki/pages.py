@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
-from platform_server.features.wiki import search
+from platform_server.features.wiki import profile, search
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import (
     Chunk,
@@ -23,7 +23,6 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.pagination import PageRequest, paginate
 
-PAGE_TYPES = ("overview", "entity", "concept", "topic", "summary", "source", "synthesis", "howto", "faq", "log")
 MAX_MARKDOWN = 200_000
 
 
@@ -193,22 +192,16 @@ def set_links(page: Page) -> None:
         PageLink.create(page=page.id, kb_id=page.kb_id, target_slug=link.slug, target_text=link.target[:200])
 
 
-def check_page_type(page_type: str) -> str:
-    value = page_type.strip().lower()
-    if value not in PAGE_TYPES:
-        raise BadRequest(f"pageType: must be one of {', '.join(PAGE_TYPES)}")
-    return value
-
-
 def edit(caller: Caller, kb_id: int, slug: str, req: PageEdit, embedding: bytes | None) -> dict[str, Any]:
     """Manual edit: markdown (and optionally title, pageType); links and the search index follow."""
     with database.atomic():
-        page = get_page(get_kb(caller, kb_id), slug)
+        kb = get_kb(caller, kb_id)
+        page = get_page(kb, slug)
         page.markdown = req.markdown
         if req.title is not None:
             page.title = req.title.strip()
         if req.pageType is not None:
-            page.page_type = check_page_type(req.pageType)
+            page.page_type = profile.check_type(kb, req.pageType)
         page.origin = "manual"
         page.version += 1
         page.update_time = utcnow()

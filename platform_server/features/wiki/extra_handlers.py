@@ -1,0 +1,111 @@
+"""LLM Wiki routes around the core: page-type profiles, broken-link lint, admin failure list."""
+from __future__ import annotations
+
+from typing import Any
+
+import peewee
+
+from platform_server.db import iso
+from platform_server.features.wiki import lint, profile
+from platform_server.features.wiki.models import KnowledgeBase, PageSource, RawMaterial
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.routing import route
+
+TAGS = ("LLM Wiki",)
+KB = "/api/v1/wiki/knowledge-bases"
+
+
+class ProfileHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    body_models = {"PUT": profile.PageTypeProfile}
+    tags = TAGS
+
+    def get(self, id: int) -> None:
+        """The KB's page-type profile (the built-in default when none is saved)."""
+        self.ok(profile.get(self.require_caller(), id))
+
+    def put(self, id: int) -> None:
+        """Save a profile `{defaultType, pageTypes: [{name, description}]}`."""
+        self.ok(profile.save(self.require_caller(), id, self.json_body()))
+
+
+class ProfileResetHandler(ApiHandler):
+    access = {"POST": "member"}
+    tags = TAGS
+
+    def post(self, id: int) -> None:
+        """Drop the saved profile: the built-in default applies again."""
+        self.ok(profile.reset(self.require_caller(), id))
+
+
+class ProfileValidateHandler(ApiHandler):
+    access = {"POST": "viewer"}
+    body_models = {"POST": profile.PageTypeProfile}
+    tags = TAGS
+
+    def post(self, id: int) -> None:
+        """Check a profile without saving: `{valid, error}`."""
+        self.ok(profile.validate(self.require_caller(), id, self.json_body()))
+
+
+class LintHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    tags = TAGS
+
+    def get(self, kbId: int) -> None:
+        """The latest finished broken-link scan, grouped by missing target."""
+        self.ok(lint.latest(self.require_caller(), kbId))
+
+    def post(self, kbId: int) -> None:
+        """Start a broken-link scan job; poll `lint/broken-links/jobs/{jobId}`."""
+        run = lint.start(self.require_caller(), kbId)
+        self.platform.services["wiki"].spawn(lint.execute(run.id, run.kb_id))
+        self.ok(lint.to_dict(run))
+
+
+class LintJobHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self, kbId: int, jobId: int) -> None:
+        """One scan job with its result once completed."""
+        self.ok(lint.job(self.require_caller(), kbId, jobId))
+
+
+def failures() -> list[dict[str, Any]]:
+    """Materials in every workspace that failed, are partial, or completed without any page (degraded)."""
+    pages = (PageSource.select(PageSource.raw, peewee.fn.COUNT(PageSource.id).alias("n")).group_by(PageSource.raw))
+    counts = {row.raw_id: row.n for row in pages}
+    q = (RawMaterial.select(RawMaterial, KnowledgeBase.name, KnowledgeBase.id).join(KnowledgeBase)
+         .where(RawMaterial.status.in_(["failed", "partial", "completed"]))
+         .order_by(RawMaterial.update_time.desc()))
+    out = []
+    for raw in q:
+        n = counts.get(raw.id, 0)
+        if raw.status == "completed" and n > 0:
+            continue
+        out.append({"rawId": str(raw.id), "kbId": str(raw.kb.id), "kbName": raw.kb.name,
+                    "workspaceId": str(raw.workspace_id), "title": raw.title,
+                    "status": "degraded" if raw.status == "completed" else raw.status,
+                    "error": raw.error, "pageCount": n, "updateTime": iso(raw.update_time)})
+    return out
+
+
+class FailuresHandler(ApiHandler):
+    access = {"GET": GLOBAL_ADMIN}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Materials that failed, are partial, or produced no page, across all knowledge bases (global admin)."""
+        self.ok(failures())
+
+
+ROUTES = [
+    route(f"{KB}/{{id}}/page-type-profile", ProfileHandler),
+    route(f"{KB}/{{id}}/page-type-profile/reset-default", ProfileResetHandler),
+    route(f"{KB}/{{id}}/page-type-profile/validate", ProfileValidateHandler),
+    route(f"{KB}/{{kbId}}/lint/broken-links", LintHandler),
+    route(f"{KB}/{{kbId}}/lint/broken-links/jobs/{{jobId}}", LintJobHandler),
+    route("/api/v1/wiki/admin/failures", FailuresHandler),
+]
