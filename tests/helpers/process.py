@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiohttp
 
@@ -29,16 +30,18 @@ class ServerProcess:
     async def start(self, timeout: float = 20.0) -> None:
         env = dict(os.environ, PLATFORM_ADMIN_USERNAME=ADMIN[0], PLATFORM_ADMIN_PASSWORD=ADMIN[1],
                    PLATFORM_PASSWORD_HASH_ROUNDS="4", PLATFORM_LOG_LEVEL="WARNING", **self.env)
+        log = self._log()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "platform_server", "--host", "127.0.0.1", "--port", str(self.port),
              "--data-dir", self.data_dir],
-            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+            env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
         )
+        log.close()  # the child keeps its own descriptor
         deadline = asyncio.get_running_loop().time() + timeout
         async with aiohttp.ClientSession() as s:
             while True:
                 if self.proc.poll() is not None:
-                    raise RuntimeError("server exited: " + (self.proc.stderr.read() or b"").decode()[-2000:])
+                    raise RuntimeError("server exited: " + self.log_tail())
                 try:
                     async with s.get(self.url + "/api/v1/setup/status") as r:
                         if r.status == 200:
@@ -48,6 +51,16 @@ class ServerProcess:
                 if asyncio.get_running_loop().time() > deadline:
                     raise TimeoutError("server did not start")
                 await asyncio.sleep(0.05)
+
+    def _log(self) -> Any:
+        """The server's stderr goes to a file beside its data dir (a pipe nobody reads would block it)."""
+        os.makedirs(self.data_dir, exist_ok=True)
+        return open(os.path.join(os.path.dirname(os.path.abspath(self.data_dir)), f"server-{self.port}.log"), "ab")
+
+    def log_tail(self) -> str:
+        path = os.path.join(os.path.dirname(os.path.abspath(self.data_dir)), f"server-{self.port}.log")
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8", "replace")[-2000:]
 
     def kill(self) -> None:
         """SIGKILL: no shutdown code runs."""
