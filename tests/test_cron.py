@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import zoneinfo
 from typing import Any, AsyncIterator
 
@@ -11,7 +12,7 @@ from platform_server.features.cron.schedule import next_fire
 from tests.helpers.chat import ChatEnv, chat_env, make_agent
 from tests.helpers.client import ApiClient
 from tests.helpers.cron import make_job, runs, scheduler, utc
-from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer, create_personas, start_server
 
@@ -155,6 +156,24 @@ async def test_a_job_without_a_zone_takes_the_servers_configured_timezone(env: C
     assert job["timezone"] == "Asia/Tokyo"
     local = utc(job["nextFireTime"]).replace(tzinfo=dt.timezone.utc).astimezone(zoneinfo.ZoneInfo("Asia/Tokyo"))
     assert (local.hour, local.minute) == (6, 30)
+    assert (await env.api.put("/api/v1/settings", {"timezone": "America/New_York"}, token="alice")).status == 200
+    assert (await make_job(env.api, env.agent_id))["timezone"] == "America/New_York"
+
+
+async def test_a_run_whose_tool_call_needs_approval_ends_awaiting_approval_until_the_owner_approves(
+    env: ChatEnv, server: RunningServer
+) -> None:
+    job = await make_job(env.api, env.agent_id, message="Save the report")
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("write_file", {"path": "report.txt", "content": "ok"})]),
+                    Script(text="Saved."))
+    run = (await env.api.post(f"/api/v1/cron-jobs/{job['id']}/run", token="alice")).data
+    await scheduler(server).drain()
+    done = (await runs(env.api))["records"][0]
+    assert done["id"] == run["id"] and done["status"] == "awaiting_approval" and done["error"] is None
+    report = server.config.data_dir + f"/agents/{env.agent_id}/workspace/report.txt"
+    assert not os.path.exists(report)
+    events = await env.stream("/approve", conversation_id=run["conversationId"])
+    assert events[-1].data["status"] == "completed" and os.path.exists(report)
 
 
 @pytest.mark.parametrize("fields, msg", [

@@ -38,7 +38,7 @@ class CronJobsHandler(CronHandler):
     def post(self) -> None:
         """Create a cron job owned by the caller (5-field expression, IANA time zone)."""
         req = self.body(service.CronJobCreate)
-        self.ok(service.create(self.require_caller(), req, self.config.timezone))
+        self.ok(service.create(self.require_caller(), req, service.default_timezone()))
 
 
 class ActiveRunsHandler(CronHandler):
@@ -120,7 +120,7 @@ class TriggersHandler(CronHandler):
     def post(self) -> None:
         """Create a cron or event trigger; an enabled cron trigger is scheduled at once."""
         req = self.body(triggers.TriggerCreate)
-        self.ok(triggers.create(self.require_caller(), req, self.config.timezone))
+        self.ok(triggers.create(self.require_caller(), req, service.default_timezone()))
 
 
 class TriggerEventsHandler(CronHandler):
@@ -144,7 +144,7 @@ class TriggerHandler(CronHandler):
     def put(self, id: int) -> None:
         """Sparse update; `patternVersion` goes up when the cron expression changes."""
         req = self.body(triggers.TriggerUpdate)
-        self.ok(triggers.update(self.require_caller(), id, req, self.config.timezone))
+        self.ok(triggers.update(self.require_caller(), id, req, service.default_timezone()))
 
     def delete(self, id: int) -> None:
         """Delete and unregister the schedule."""

@@ -46,6 +46,13 @@ class ToggleRequest(BaseModel):
 
 # ---- shared checks (triggers use them too) -------------------------------------------
 
+def default_timezone() -> str:
+    """The server's time zone: the admin's `timezone` setting (its default is the `timezone` config)."""
+    from platform_server.features.settings import service as settings
+
+    return str(settings.get("timezone") or "UTC")
+
+
 def check_agent(caller: Caller, raw: str | int) -> int:
     """The id of an agent in the caller's workspace, or 400."""
     from platform_server.features.agents.models import Agent
