@@ -172,6 +172,8 @@ async def test_a_run_whose_tool_call_needs_approval_ends_awaiting_approval_until
     assert done["id"] == run["id"] and done["status"] == "awaiting_approval" and done["error"] is None
     report = server.config.data_dir + f"/agents/{env.agent_id}/workspace/report.txt"
     assert not os.path.exists(report)
+    pending = await env.api.get(f"/api/v1/chat/{run['conversationId']}/pending-approvals", token="alice")
+    assert pending.status == 200 and [p["toolName"] for p in pending.data] == ["write_file"]
     events = await env.stream("/approve", conversation_id=run["conversationId"])
     assert events[-1].data["status"] == "completed" and os.path.exists(report)
 
@@ -256,6 +258,20 @@ async def test_a_run_refuses_to_act_for_an_owner_who_lost_access_or_with_a_disab
     await sched.drain()
     run = (await api.get(f"/api/v1/dashboard/cron-runs/{job['id']}", token="alice")).data["records"][0]
     assert run["id"] == r.data["id"] and run["status"] == "failed" and run["error"] == "Agent is disabled"
+    assert env.llm.requests == []
+
+
+async def test_a_job_of_a_deleted_workspace_fails_instead_of_running(env: ChatEnv, server: RunningServer) -> None:
+    ws = (await env.api.post("/api/v1/workspaces", {"name": "Temp"}, token="alice")).data["id"]
+    agent = (await env.api.post("/api/v1/agents", {"name": "T"}, token="alice", workspace=ws)).data["id"]
+    r = await env.api.post("/api/v1/cron-jobs", {"name": "j", "agentId": agent, "cronExpression": "0 * * * *",
+                                                 "message": "m"}, token="alice", workspace=ws)
+    assert r.status == 200, r.body
+    assert (await env.api.delete(f"/api/v1/workspaces/{ws}", token="alice")).status == 200
+    assert len(await scheduler(server).tick(utc(r.data["nextFireTime"]))) == 1
+    await scheduler(server).drain()
+    run = (await env.api.get("/api/v1/dashboard/cron-runs", token="alice", workspace=ws)).data["records"][0]
+    assert run["status"] == "failed" and run["error"] == "The job's workspace no longer exists"
     assert env.llm.requests == []
 
 

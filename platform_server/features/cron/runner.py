@@ -61,7 +61,10 @@ def owner_caller(user_id: int, workspace_id: int) -> Caller:
     """The job owner as a caller in the job's workspace; RunRefused when they lost access."""
     from platform_server.features.auth.models import User
     from platform_server.features.workspaces import service as workspaces
+    from platform_server.features.workspaces.models import Workspace
 
+    if not Workspace.select().where(Workspace.id == workspace_id).exists():
+        raise RunRefused("The job's workspace no longer exists")
     user = User.get_or_none(User.id == user_id)
     if user is None or user.deleted:
         raise RunRefused("The job's owner no longer exists")
