@@ -4,32 +4,16 @@ from __future__ import annotations
 import datetime as dt
 import os
 import zoneinfo
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
 from platform_server.features.cron.schedule import next_fire
-from tests.helpers.chat import ChatEnv, chat_env, make_agent
-from tests.helpers.client import ApiClient
+from tests.helpers.chat import ChatEnv, make_agent
 from tests.helpers.cron import make_job, runs, scheduler, utc
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer, create_personas, start_server
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
-async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
-    return await chat_env(api, people, llm)
 
 
 def slow(words: int = 40) -> Script:

@@ -1,7 +1,7 @@
 """Goals: creation on an owned conversation, the state machine with every refused transition, events, ownership."""
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -12,17 +12,8 @@ from tests.helpers.fake_openai import ScriptedOpenAI
 
 
 @pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
 async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
+    """The shared chat setup plus alice's conversation `g1`."""
     env = await chat_env(api, people, llm)
     await env.stream("let us plan the launch", conversation_id="g1")
     return env

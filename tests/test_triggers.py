@@ -1,30 +1,13 @@
 """Triggers: event matching with filters and templates, de-duplication, cron triggers, pattern versions, scoping."""
 from __future__ import annotations
 
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
-from tests.helpers.chat import ChatEnv, chat_env
-from tests.helpers.client import ApiClient
+from tests.helpers.chat import ChatEnv
 from tests.helpers.cron import runs, scheduler, utc
-from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.server import RunningServer
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
-async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
-    return await chat_env(api, people, llm)
 
 
 async def make_trigger(env: ChatEnv, token: str = "alice", **fields: Any) -> dict[str, Any]:
