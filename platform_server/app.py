@@ -54,6 +54,8 @@ FEATURES: tuple[str, ...] = (
     "channels",
     "workflows",
     "teams",
+    "cron",
+    "goals",
     "usage",
 )
 

@@ -35,7 +35,8 @@ class Config:
     stuck_turn_s: float = 600.0
     approval_expiry_s: float = 1800.0
     default_language: str = "en-US"
-    timezone: str = "UTC"
+    timezone: str = "UTC"  # IANA zone: the default of cron jobs and cron triggers
+    cron_tick_s: float = 15.0  # how often the scheduler looks for due jobs; 0 = never on its own (tests tick it)
     # Tools
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False

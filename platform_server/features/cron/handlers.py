@@ -1,0 +1,166 @@
+"""Cron jobs, triggers and the cron-run dashboard routes (reads: viewer; writes: member)."""
+from __future__ import annotations
+
+from platform_server.features.cron import service, triggers
+from platform_server.features.cron.runner import CronScheduler
+from platform_server.web.base import ApiHandler
+from platform_server.web.errors import ApiError
+from platform_server.web.pagination import page_request
+from platform_server.web.routing import route
+
+TAGS = ("Cron jobs and triggers",)
+PAGE_PARAMS = [
+    {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+    {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+    {"name": "status", "in": "query", "schema": {"type": "string", "enum": list(service.RUN_STATUSES)}},
+]
+
+
+class CronHandler(ApiHandler):
+    tags = TAGS
+
+    @property
+    def scheduler(self) -> CronScheduler:
+        sched = self.platform.services.get("cron")
+        if sched is None:
+            raise ApiError("The scheduler is not running", 503)
+        return sched
+
+
+class CronJobsHandler(CronHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": service.CronJobCreate}
+
+    def get(self) -> None:
+        """Cron jobs of the workspace."""
+        self.ok(service.list_jobs(self.require_caller()))
+
+    def post(self) -> None:
+        """Create a cron job owned by the caller (5-field expression, IANA time zone)."""
+        req = self.body(service.CronJobCreate)
+        self.ok(service.create(self.require_caller(), req, service.default_timezone()))
+
+
+class ActiveRunsHandler(CronHandler):
+    access = {"GET": "viewer"}
+    query_params = {"GET": [{"name": "conversationId", "in": "query", "schema": {"type": "string"}}]}
+
+    def get(self) -> None:
+        """Running cron and trigger runs, optionally only those of one conversation."""
+        cid = self.get_query_argument("conversationId", None)
+        self.ok(service.active_runs(self.require_caller(), cid.strip() if cid else None))
+
+
+class CronJobHandler(CronHandler):
+    access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    body_models = {"PUT": service.CronJobUpdate}
+
+    def get(self, id: int) -> None:
+        """One cron job."""
+        self.ok(service.get(self.require_caller(), id))
+
+    def put(self, id: int) -> None:
+        """Sparse update; the owner or a workspace admin (a new schedule reschedules)."""
+        req = self.body(service.CronJobUpdate)
+        self.ok(service.update(self.require_caller(), id, req))
+
+    def delete(self, id: int) -> None:
+        """Delete the job and its run history (the owner or a workspace admin)."""
+        service.delete(self.require_caller(), id)
+        self.ok(None)
+
+
+class RunNowHandler(CronHandler):
+    access = {"POST": "member"}
+
+    def post(self, id: int) -> None:
+        """Run now in the background; answers the run (status `running`) at once."""
+        self.ok(service.run_now(self.require_caller(), self.scheduler, id))
+
+
+class ToggleHandler(CronHandler):
+    access = {"PUT": "member"}
+    body_models = {"PUT": service.ToggleRequest}
+
+    def put(self, id: int) -> None:
+        """Enable or disable (`{enabled}`; an empty body flips it)."""
+        req = self.body(service.ToggleRequest)
+        self.ok(service.toggle(self.require_caller(), id, req.enabled))
+
+
+class CronRunsHandler(CronHandler):
+    access = {"GET": "viewer"}
+    query_params = {"GET": PAGE_PARAMS}
+    tags = ("Dashboard",)
+
+    def page(self, job_id: int | None) -> None:
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
+                           self.config.max_page_size)
+        self.ok(service.runs_page(self.require_caller(), req, self.get_query_argument("status", None), job_id))
+
+    def get(self) -> None:
+        """Newest-first page of runs of the workspace's cron jobs and triggers."""
+        self.page(None)
+
+
+class CronJobRunsHandler(CronRunsHandler):
+    def get(self, cronJobId: int) -> None:  # type: ignore[override]
+        """Newest-first page of one cron job's (or trigger's) runs."""
+        self.page(cronJobId)
+
+
+class TriggersHandler(CronHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": triggers.TriggerCreate}
+
+    def get(self) -> None:
+        """Triggers of the workspace."""
+        self.ok(triggers.list_triggers(self.require_caller()))
+
+    def post(self) -> None:
+        """Create a cron or event trigger; an enabled cron trigger is scheduled at once."""
+        req = self.body(triggers.TriggerCreate)
+        self.ok(triggers.create(self.require_caller(), req, service.default_timezone()))
+
+
+class TriggerEventsHandler(CronHandler):
+    access = {"POST": "member"}
+    body_models = {"POST": triggers.EventEnvelope}
+
+    def post(self) -> None:
+        """Ingest `{type, source?, payload, id?}`; answers `[{triggerId, fired, reason, runId}]`."""
+        req = self.body(triggers.EventEnvelope)
+        self.ok(triggers.ingest(self.require_caller(), self.scheduler, req))
+
+
+class TriggerHandler(CronHandler):
+    access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    body_models = {"PUT": triggers.TriggerUpdate}
+
+    def get(self, id: int) -> None:
+        """One trigger of the workspace."""
+        self.ok(triggers.get(self.require_caller(), id))
+
+    def put(self, id: int) -> None:
+        """Sparse update; `patternVersion` goes up when the cron expression changes."""
+        req = self.body(triggers.TriggerUpdate)
+        self.ok(triggers.update(self.require_caller(), id, req, service.default_timezone()))
+
+    def delete(self, id: int) -> None:
+        """Delete and unregister the schedule."""
+        triggers.delete(self.require_caller(), id)
+        self.ok(None)
+
+
+ROUTES = [
+    route("/api/v1/cron-jobs", CronJobsHandler),
+    route("/api/v1/cron-jobs/active-runs", ActiveRunsHandler),
+    route("/api/v1/cron-jobs/{id}", CronJobHandler),
+    route("/api/v1/cron-jobs/{id}/run", RunNowHandler),
+    route("/api/v1/cron-jobs/{id}/toggle", ToggleHandler),
+    route("/api/v1/dashboard/cron-runs", CronRunsHandler),
+    route("/api/v1/dashboard/cron-runs/{cronJobId}", CronJobRunsHandler),
+    route("/api/v1/triggers", TriggersHandler),
+    route("/api/v1/triggers/events", TriggerEventsHandler),
+    route("/api/v1/triggers/{id}", TriggerHandler),
+]

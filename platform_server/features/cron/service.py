@@ -1,0 +1,294 @@
+"""Cron jobs: CRUD scoped to the caller's workspace, run now, toggle, and the run history."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, Field
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.cron import schedule
+from platform_server.features.cron.models import CronJob, CronRun, Trigger
+from platform_server.features.cron.runner import CronScheduler, spec_of
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
+from platform_server.web.pagination import PageRequest, paginate
+
+RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
+ConversationMode = Literal["new", "fixed"]
+
+
+class CronJobCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    agentId: str | int
+    cronExpression: str = Field(min_length=1, max_length=200)
+    timezone: str | None = Field(default=None, max_length=64)
+    message: str = Field(min_length=1, max_length=20_000)
+    enabled: bool = True
+    conversationMode: ConversationMode = "new"
+    conversationId: str | None = Field(default=None, max_length=128)
+
+
+class CronJobUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    agentId: str | int | None = None
+    cronExpression: str | None = Field(default=None, min_length=1, max_length=200)
+    timezone: str | None = Field(default=None, max_length=64)
+    message: str | None = Field(default=None, min_length=1, max_length=20_000)
+    enabled: bool | None = None
+    conversationMode: ConversationMode | None = None
+    conversationId: str | None = Field(default=None, max_length=128)
+
+
+class ToggleRequest(BaseModel):
+    enabled: bool | None = None
+
+
+# ---- shared checks (triggers use them too) -------------------------------------------
+
+def default_timezone() -> str:
+    """The server's time zone: the admin's `timezone` setting (its default is the `timezone` config)."""
+    from platform_server.features.settings import service as settings
+
+    return str(settings.get("timezone") or "UTC")
+
+
+def check_agent(caller: Caller, raw: str | int) -> int:
+    """The id of an agent in the caller's workspace, or 400."""
+    from platform_server.features.agents.models import Agent
+
+    agent_id = parse_long("agentId", str(raw))
+    if not Agent.select().where((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id)).exists():
+        raise BadRequest("agentId: no such agent in this workspace")
+    return agent_id
+
+
+def check_text(value: str, field: str) -> str:
+    if not value.strip():
+        raise BadRequest(f"{field}: must not be blank")
+    return value
+
+
+def check_conversation(mode: str, conversation_id: str | None, owner_user_id: int) -> str | None:
+    """`fixed` needs a conversation id the job's owner may write to; `new` takes none."""
+    from platform_server.features.conversations import service as conversations
+
+    if mode == "new":
+        if conversation_id:
+            raise BadRequest("conversationId: only allowed with conversationMode 'fixed'")
+        return None
+    if not conversation_id:
+        raise BadRequest("conversationId: required with conversationMode 'fixed'")
+    cid = conversations.validate_id(conversation_id)
+    conversations.check_owner(owner_user_id, cid)
+    return cid
+
+
+def can_manage(caller: Caller, owner_user_id: int) -> None:
+    """Runs act as the owner, so only the owner or a workspace admin changes or starts them."""
+    if caller.user_id != owner_user_id and not caller.has_role("admin"):
+        raise Forbidden("Only the owner or a workspace admin can change or run it")
+
+
+def names(model: Any, ids: Iterable[int]) -> dict[int, str]:
+    wanted = list({i for i in ids if i})
+    if not wanted:
+        return {}
+    return {r.id: r.name for r in model.select(model.id, model.name).where(model.id.in_(wanted))}
+
+
+def usernames(ids: Iterable[int]) -> dict[int, str]:
+    from platform_server.features.auth.models import User
+
+    wanted = list(set(ids))
+    return {u.id: u.username for u in User.select(User.id, User.username).where(User.id.in_(wanted or [0]))}
+
+
+# ---- cron jobs ------------------------------------------------------------------------
+
+def to_dict(job: CronJob, agents: dict[int, str] | None = None, users: dict[int, str] | None = None) -> dict[str, Any]:
+    from platform_server.features.agents.models import Agent
+
+    agents = names(Agent, [job.agent_id]) if agents is None else agents
+    users = usernames([job.owner_user_id]) if users is None else users
+    return {
+        "id": str(job.id),
+        "workspaceId": str(job.workspace_id),
+        "name": job.name,
+        "agentId": str(job.agent_id),
+        "agentName": agents.get(job.agent_id),
+        "cronExpression": job.cron_expression,
+        "timezone": job.timezone,
+        "message": job.message,
+        "enabled": bool(job.enabled),
+        "conversationMode": job.conversation_mode,
+        "conversationId": job.conversation_id,
+        "ownerUserId": str(job.owner_user_id),
+        "ownerUsername": users.get(job.owner_user_id),
+        "nextFireTime": iso(job.next_fire_at),
+        "lastFireTime": iso(job.last_fire_at),
+        "createTime": iso(job.create_time),
+        "updateTime": iso(job.update_time),
+    }
+
+
+def _get(caller: Caller, job_id: int) -> CronJob:
+    job = CronJob.get_or_none((CronJob.id == job_id) & (CronJob.workspace_id == caller.workspace_id))
+    if job is None:
+        raise NotFound("Cron job not found")
+    return job
+
+
+def list_jobs(caller: Caller) -> list[dict[str, Any]]:
+    from platform_server.features.agents.models import Agent
+
+    rows = list(CronJob.select().where(CronJob.workspace_id == caller.workspace_id).order_by(CronJob.id))
+    agents = names(Agent, (r.agent_id for r in rows))
+    users = usernames(r.owner_user_id for r in rows)
+    return [to_dict(r, agents, users) for r in rows]
+
+
+def get(caller: Caller, job_id: int) -> dict[str, Any]:
+    return to_dict(_get(caller, job_id))
+
+
+def create(caller: Caller, req: CronJobCreate, default_timezone: str) -> dict[str, Any]:
+    """Create a job owned by the caller; an enabled job is scheduled at once."""
+    agent_id = check_agent(caller, req.agentId)
+    expression = schedule.normalize(req.cronExpression)
+    tz = req.timezone if req.timezone is not None else default_timezone
+    schedule.zone(tz)
+    message = check_text(req.message, "message")
+    cid = check_conversation(req.conversationMode, req.conversationId, caller.user_id)
+    now = utcnow()
+    with database.atomic():
+        job = CronJob.create(
+            workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=check_text(req.name, "name").strip(),
+            agent_id=agent_id, cron_expression=expression, timezone=tz.strip(), message=message, enabled=req.enabled,
+            conversation_mode=req.conversationMode, conversation_id=cid,
+            next_fire_at=schedule.next_fire(expression, tz.strip(), now) if req.enabled else None,
+        )
+        audit.record(caller, "CREATE", "CRON_JOB", job.id, f"cron job {job.name} ({expression} {job.timezone})")
+    return to_dict(job)
+
+
+def update(caller: Caller, job_id: int, req: CronJobUpdate) -> dict[str, Any]:
+    """Sparse update; a new expression, zone or enabled state reschedules the job."""
+    job = _get(caller, job_id)
+    can_manage(caller, job.owner_user_id)
+    given = req.model_fields_set
+    if req.name is not None:
+        job.name = check_text(req.name, "name").strip()
+    if req.agentId is not None:
+        job.agent_id = check_agent(caller, req.agentId)
+    if req.cronExpression is not None:
+        job.cron_expression = schedule.normalize(req.cronExpression)
+    if req.timezone is not None:
+        schedule.zone(req.timezone)
+        job.timezone = req.timezone.strip()
+    if req.message is not None:
+        job.message = check_text(req.message, "message")
+    if req.enabled is not None:
+        job.enabled = req.enabled
+    if "conversationMode" in given or "conversationId" in given:
+        mode = req.conversationMode or job.conversation_mode
+        cid = req.conversationId if "conversationId" in given else (job.conversation_id if mode == "fixed" else None)
+        job.conversation_mode, job.conversation_id = mode, check_conversation(mode, cid, job.owner_user_id)
+    job.next_fire_at = schedule.next_fire(job.cron_expression, job.timezone, utcnow()) if job.enabled else None
+    job.update_time = utcnow()
+    with database.atomic():
+        job.save()
+        audit.record(caller, "UPDATE", "CRON_JOB", job.id, f"cron job {job.name} ({job.cron_expression} {job.timezone})")
+    return to_dict(job)
+
+
+def toggle(caller: Caller, job_id: int, enabled: bool | None) -> dict[str, Any]:
+    """Enable or disable (flip when no value is given); disabling unschedules the job."""
+    job = _get(caller, job_id)
+    can_manage(caller, job.owner_user_id)
+    job.enabled = (not job.enabled) if enabled is None else enabled
+    job.next_fire_at = schedule.next_fire(job.cron_expression, job.timezone, utcnow()) if job.enabled else None
+    job.update_time = utcnow()
+    with database.atomic():
+        job.save()
+        audit.record(caller, "UPDATE", "CRON_JOB", job.id, f"{'enabled' if job.enabled else 'disabled'}")
+    return to_dict(job)
+
+
+def delete(caller: Caller, job_id: int) -> None:
+    """Delete the job and its run history."""
+    job = _get(caller, job_id)
+    can_manage(caller, job.owner_user_id)
+    with database.atomic():
+        CronRun.delete().where((CronRun.job_type == "cron_job") & (CronRun.job_id == job.id)).execute()
+        job.delete_instance()
+        audit.record(caller, "DELETE", "CRON_JOB", job.id, f"cron job {job.name}")
+
+
+def run_now(caller: Caller, scheduler: CronScheduler, job_id: int) -> dict[str, Any]:
+    """Start a run at once (even when disabled); answers the running run."""
+    job = _get(caller, job_id)
+    can_manage(caller, job.owner_user_id)
+    run = scheduler.begin(spec_of(job), "manual")
+    with database.atomic():
+        audit.record(caller, "UPDATE", "CRON_JOB", job.id, f"run now: run {run.id}")
+    return run_dict(run)
+
+
+# ---- runs ---------------------------------------------------------------------------------
+
+def run_dict(run: CronRun) -> dict[str, Any]:
+    duration = None
+    if run.finished_at is not None and run.started_at is not None:
+        duration = int((run.finished_at - run.started_at).total_seconds() * 1000)
+    return {
+        "id": str(run.id),
+        "runId": str(run.id),
+        "jobType": run.job_type,
+        "cronJobId": str(run.job_id) if run.job_type == "cron_job" else None,
+        "triggerId": str(run.job_id) if run.job_type == "trigger" else None,
+        "jobName": run.job_name,
+        "agentId": str(run.agent_id),
+        "ownerUserId": str(run.owner_user_id),
+        "cause": run.cause,
+        "status": run.status,
+        "scheduledTime": iso(run.scheduled_at),
+        "startTime": iso(run.started_at),
+        "finishTime": iso(run.finished_at),
+        "durationMs": duration,
+        "conversationId": run.conversation_id,
+        "assistantMessageId": None if run.assistant_message_id is None else str(run.assistant_message_id),
+        "error": run.error,
+        "promptTokens": run.prompt_tokens,
+        "completionTokens": run.completion_tokens,
+        "eventId": run.event_id,
+    }
+
+
+def _check_status(status: str | None) -> str | None:
+    if status and status not in RUN_STATUSES:
+        raise BadRequest(f"status: must be one of {', '.join(RUN_STATUSES)}")
+    return status or None
+
+
+def runs_page(caller: Caller, req: PageRequest, status: str | None = None, job_id: int | None = None) -> dict[str, Any]:
+    """Newest-first runs of the workspace's cron jobs and triggers (one job's with job_id)."""
+    q = CronRun.select().where(CronRun.workspace_id == caller.workspace_id)
+    if job_id is not None:
+        exists = (CronJob.select().where((CronJob.id == job_id) & (CronJob.workspace_id == caller.workspace_id)).exists()
+                  or Trigger.select().where((Trigger.id == job_id) & (Trigger.workspace_id == caller.workspace_id)).exists())
+        if not exists:
+            raise NotFound("Cron job not found")
+        q = q.where(CronRun.job_id == job_id)
+    status = _check_status(status)
+    if status:
+        q = q.where(CronRun.status == status)
+    return paginate(q.order_by(CronRun.started_at.desc(), CronRun.id.desc()), req, run_dict)
+
+
+def active_runs(caller: Caller, conversation_id: str | None) -> list[dict[str, Any]]:
+    """Running runs of the workspace, optionally only those in one conversation."""
+    q = CronRun.select().where((CronRun.workspace_id == caller.workspace_id) & (CronRun.status == "running"))
+    if conversation_id:
+        q = q.where(CronRun.conversation_id == conversation_id)
+    return [run_dict(r) for r in q.order_by(CronRun.started_at.desc())]

@@ -1,0 +1,266 @@
+"""Triggers: a cron schedule, or an event type with an equality filter, that starts an agent run."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from typing import Any, Literal
+
+import peewee
+from pydantic import BaseModel, Field
+
+from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
+from platform_server.features.cron import schedule
+from platform_server.features.cron.events import MAX_MESSAGE_CHARS, check_filter, mismatch, render
+from platform_server.features.cron.models import CronRun, Trigger, TriggerEvent
+from platform_server.features.cron.runner import EVENT_DEDUPE, CronScheduler, spec_of
+from platform_server.features.cron.service import (
+    ConversationMode,
+    can_manage,
+    check_agent,
+    check_conversation,
+    check_text,
+    names,
+    usernames,
+)
+from platform_server.web.context import Caller
+from platform_server.web.errors import ApiError, BadRequest, NotFound
+
+MAX_PAYLOAD_BYTES = 256 * 1024
+_EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:/\-]{1,100}$")
+Scalar = str | int | float | bool | None
+
+
+class TriggerCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    agentId: str | int
+    type: Literal["cron", "event"]
+    cronExpression: str | None = Field(default=None, max_length=200)
+    timezone: str | None = Field(default=None, max_length=64)
+    eventType: str | None = Field(default=None, max_length=100)
+    filter: dict[str, Scalar] | None = None
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    enabled: bool = True
+    conversationMode: ConversationMode = "new"
+    conversationId: str | None = Field(default=None, max_length=128)
+
+
+class TriggerUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    agentId: str | int | None = None
+    type: Literal["cron", "event"] | None = None
+    cronExpression: str | None = Field(default=None, max_length=200)
+    timezone: str | None = Field(default=None, max_length=64)
+    eventType: str | None = Field(default=None, max_length=100)
+    filter: dict[str, Scalar] | None = None
+    message: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS)
+    enabled: bool | None = None
+    conversationMode: ConversationMode | None = None
+    conversationId: str | None = Field(default=None, max_length=128)
+
+
+class EventEnvelope(BaseModel):
+    type: str = Field(min_length=1, max_length=100)
+    source: str | None = Field(default=None, max_length=200)
+    payload: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+# ---- CRUD -------------------------------------------------------------------------------
+
+def to_dict(t: Trigger, agents: dict[int, str] | None = None, users: dict[int, str] | None = None) -> dict[str, Any]:
+    from platform_server.features.agents.models import Agent
+
+    agents = names(Agent, [t.agent_id]) if agents is None else agents
+    users = usernames([t.owner_user_id]) if users is None else users
+    return {
+        "id": str(t.id),
+        "workspaceId": str(t.workspace_id),
+        "name": t.name,
+        "agentId": str(t.agent_id),
+        "agentName": agents.get(t.agent_id),
+        "type": t.type,
+        "cronExpression": t.cron_expression,
+        "timezone": t.timezone,
+        "eventType": t.event_type,
+        "filter": t.filter,
+        "message": t.message,
+        "enabled": bool(t.enabled),
+        "conversationMode": t.conversation_mode,
+        "conversationId": t.conversation_id,
+        "patternVersion": t.pattern_version,
+        "ownerUserId": str(t.owner_user_id),
+        "ownerUsername": users.get(t.owner_user_id),
+        "nextFireTime": iso(t.next_fire_at),
+        "lastFireTime": iso(t.last_fire_at),
+        "createTime": iso(t.create_time),
+        "updateTime": iso(t.update_time),
+    }
+
+
+def _get(caller: Caller, trigger_id: int) -> Trigger:
+    t = Trigger.get_or_none((Trigger.id == trigger_id) & (Trigger.workspace_id == caller.workspace_id))
+    if t is None:
+        raise NotFound("Trigger not found")
+    return t
+
+
+def _apply_kind(t: Trigger, given: set[str], req: TriggerCreate | TriggerUpdate, default_tz: str) -> None:
+    """Set the cron or event fields; the other kind's fields are refused when sent and cleared."""
+    if t.type == "cron":
+        if req.eventType is not None or req.filter is not None:
+            raise BadRequest("eventType: only for triggers of type 'event'")
+        if req.cronExpression is not None:
+            t.cron_expression = schedule.normalize(req.cronExpression)
+        if not t.cron_expression:
+            raise BadRequest("cronExpression: required for triggers of type 'cron'")
+        tz = req.timezone if req.timezone is not None else (t.timezone or default_tz)
+        schedule.zone(tz)
+        t.timezone = tz.strip()
+        t.event_type, t.filter = None, None
+    else:
+        if req.cronExpression is not None or req.timezone is not None:
+            raise BadRequest("cronExpression: only for triggers of type 'cron'")
+        if req.eventType is not None:
+            if not _EVENT_TYPE.match(req.eventType):
+                raise BadRequest("eventType: 1-100 characters of letters, digits and _ . : / -")
+            t.event_type = req.eventType
+        if not t.event_type:
+            raise BadRequest("eventType: required for triggers of type 'event'")
+        if "filter" in given:
+            t.filter = check_filter(req.filter)
+        t.cron_expression, t.timezone = None, None
+
+
+def _schedule(t: Trigger) -> None:
+    """Register with the scheduler (a next fire time) or unregister (none)."""
+    active = t.enabled and t.type == "cron" and t.cron_expression
+    t.next_fire_at = schedule.next_fire(t.cron_expression, t.timezone, utcnow()) if active else None
+
+
+def list_triggers(caller: Caller) -> list[dict[str, Any]]:
+    from platform_server.features.agents.models import Agent
+
+    rows = list(Trigger.select().where(Trigger.workspace_id == caller.workspace_id).order_by(Trigger.id))
+    agents = names(Agent, (r.agent_id for r in rows))
+    users = usernames(r.owner_user_id for r in rows)
+    return [to_dict(r, agents, users) for r in rows]
+
+
+def get(caller: Caller, trigger_id: int) -> dict[str, Any]:
+    return to_dict(_get(caller, trigger_id))
+
+
+def create(caller: Caller, req: TriggerCreate, default_tz: str) -> dict[str, Any]:
+    """Create a trigger owned by the caller; an enabled cron trigger is scheduled at once."""
+    t = Trigger(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, type=req.type, pattern_version=1)
+    t.name = check_text(req.name, "name").strip()
+    t.agent_id = check_agent(caller, req.agentId)
+    _apply_kind(t, req.model_fields_set, req, default_tz)
+    t.message = check_text(req.message, "message")
+    t.enabled = req.enabled
+    t.conversation_mode = req.conversationMode
+    t.conversation_id = check_conversation(req.conversationMode, req.conversationId, caller.user_id)
+    _schedule(t)
+    with database.atomic():
+        t.save(force_insert=True)
+        audit.record(caller, "CREATE", "TRIGGER", t.id, f"{t.type} trigger {t.name}")
+    return to_dict(t)
+
+
+def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str) -> dict[str, Any]:
+    """Sparse update; `patternVersion` goes up by one when the cron expression changes."""
+    t = _get(caller, trigger_id)
+    can_manage(caller, t.owner_user_id)
+    given = req.model_fields_set
+    before = t.cron_expression
+    if req.name is not None:
+        t.name = check_text(req.name, "name").strip()
+    if req.agentId is not None:
+        t.agent_id = check_agent(caller, req.agentId)
+    if req.type is not None:
+        t.type = req.type
+    _apply_kind(t, given, req, default_tz)
+    if req.message is not None:
+        t.message = check_text(req.message, "message")
+    if req.enabled is not None:
+        t.enabled = req.enabled
+    if "conversationMode" in given or "conversationId" in given:
+        mode = req.conversationMode or t.conversation_mode
+        cid = req.conversationId if "conversationId" in given else (t.conversation_id if mode == "fixed" else None)
+        t.conversation_mode, t.conversation_id = mode, check_conversation(mode, cid, t.owner_user_id)
+    if t.cron_expression != before:
+        t.pattern_version += 1
+    _schedule(t)
+    t.update_time = utcnow()
+    with database.atomic():
+        t.save()
+        audit.record(caller, "UPDATE", "TRIGGER", t.id, f"{t.type} trigger {t.name} (pattern v{t.pattern_version})")
+    return to_dict(t)
+
+
+def delete(caller: Caller, trigger_id: int) -> None:
+    """Delete the trigger (unregistering its schedule) and its run history."""
+    t = _get(caller, trigger_id)
+    can_manage(caller, t.owner_user_id)
+    with database.atomic():
+        CronRun.delete().where((CronRun.job_type == "trigger") & (CronRun.job_id == t.id)).execute()
+        t.delete_instance()
+        audit.record(caller, "DELETE", "TRIGGER", t.id, f"{t.type} trigger {t.name}")
+
+
+# ---- events -------------------------------------------------------------------------------
+
+def _remembered(caller: Caller, event_id: str, now: dt.datetime) -> TriggerEvent | None:
+    return TriggerEvent.get_or_none(
+        (TriggerEvent.workspace_id == caller.workspace_id) & (TriggerEvent.event_key == event_id)
+        & (TriggerEvent.received_at >= now - EVENT_DEDUPE)
+    )
+
+
+def ingest(caller: Caller, scheduler: CronScheduler, envelope: EventEnvelope) -> list[dict[str, Any]]:
+    """Match one event against the workspace's event triggers; fire the matching ones.
+
+    Answers `[{triggerId, triggerName, fired, reason, runId}]` for every event trigger of that type.
+    An event whose `id` was ingested within 24 hours fires nothing: its entries come back with
+    `fired:false`, `reason:"duplicate"` and the runs it started then.
+    """
+    if not _EVENT_TYPE.match(envelope.type):
+        raise BadRequest("type: 1-100 characters of letters, digits and _ . : / -")
+    if len(json.dumps(envelope.payload, ensure_ascii=False)) > MAX_PAYLOAD_BYTES:
+        raise BadRequest(f"payload: larger than {MAX_PAYLOAD_BYTES} bytes")
+    now = utcnow()
+    if envelope.id is not None:
+        seen = _remembered(caller, envelope.id, now)
+        if seen is not None:
+            return [{**entry, "fired": False, "reason": "duplicate"} for entry in seen.summary]
+    summary: list[dict[str, Any]] = []
+    triggers = Trigger.select().where(
+        (Trigger.workspace_id == caller.workspace_id) & (Trigger.type == "event") & (Trigger.event_type == envelope.type)
+    ).order_by(Trigger.id)
+    for t in triggers:
+        entry: dict[str, Any] = {"triggerId": str(t.id), "triggerName": t.name, "fired": False, "runId": None}
+        reason = "disabled" if not t.enabled else mismatch(t.filter, envelope.payload)
+        if reason is None and scheduler.is_active("trigger", t.id):
+            reason = "already running"
+        if reason is None:
+            try:
+                run = scheduler.begin(spec_of(t, render(t.message, envelope)), "event", event_id=envelope.id)
+                entry.update(fired=True, reason="matched", runId=str(run.id))
+            except ApiError as exc:
+                reason = exc.msg
+        if reason is not None:
+            entry["reason"] = reason
+        summary.append(entry)
+    if envelope.id is not None:
+        with database.atomic():
+            try:
+                TriggerEvent.delete().where(
+                    (TriggerEvent.workspace_id == caller.workspace_id) & (TriggerEvent.event_key == envelope.id)
+                ).execute()
+                TriggerEvent.create(workspace_id=caller.workspace_id, event_key=envelope.id, type=envelope.type,
+                                    summary=summary, received_at=now)
+            except peewee.IntegrityError:
+                pass
+    return summary
