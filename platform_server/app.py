@@ -47,6 +47,7 @@ FEATURES: tuple[str, ...] = (
     "conversations",
     "plans",
     "chat",
+    "memory",
     "subagents",
     "media",
     "datasources",

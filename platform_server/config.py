@@ -37,6 +37,11 @@ class Config:
     default_language: str = "en-US"
     timezone: str = "UTC"  # IANA zone: the default of cron jobs and cron triggers
     cron_tick_s: float = 15.0  # how often the scheduler looks for due jobs; 0 = never on its own (tests tick it)
+    # Memory and dreaming (nightly consolidation also needs the `dreaming` feature flag)
+    dreaming_enabled: bool = True
+    dreaming_hour: int = 3  # local hour (0-23) from which the nightly dream runs once a day
+    dreaming_timezone: str = ""  # IANA zone of dreaming_hour and of daily notes; empty: `timezone`
+    dreaming_check_interval_s: float = 300.0  # how often the nightly loop looks at the clock
     # Tools
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False

@@ -455,7 +455,7 @@ class ChatRuntime:
             rows.pop(0)
         out: list[ChatMessage] = []
         prompt = agents.system_prompt(self.config, agent)
-        memory = self._memory_text(agent.id, conv.end_user_id)
+        memory = self._memory_text(agent.id, conv.end_user_id, conv.user_id)
         if memory:
             prompt = (prompt + "\n\n" if prompt else "") + "## Memory\n\n" + memory
         skills_text = skills.prompt_for_agent(self.config, agent)
@@ -479,18 +479,21 @@ class ChatRuntime:
                     out.append(ChatMessage("tool", text, tool_call_id=c.id, name=c.name))
         return out
 
-    def _memory_text(self, agent_id: int, end_user_id: str | None) -> str:
-        """The memory notes of this agent for this end user (the agent's own MEMORY.md without one)."""
+    def _memory_text(self, agent_id: int, end_user_id: str | None, user_id: int) -> str:
+        """The agent's shared notes (its MEMORY.md, or the end user's) and this user's own memory of the agent."""
         from platform_server.features.agents import service as agents
+        from platform_server.features.memory import store as memory
 
         if end_user_id:
             path = agents.memory_dir(self.config, agent_id, end_user_id) / "MEMORY.md"
         else:
             path = agents.agent_dir(self.config, agent_id) / "MEMORY.md"
         try:
-            return path.read_text("utf-8", "replace")[:MEMORY_CAP].strip() if path.is_file() else ""
+            shared = path.read_text("utf-8", "replace")[:MEMORY_CAP].strip() if path.is_file() else ""
         except OSError:
-            return ""
+            shared = ""
+        own = memory.prompt_text(self.config, agent_id, user_id, end_user_id)
+        return "\n\n".join(p for p in (shared, own) if p)[:MEMORY_CAP]
 
     def _user_content(self, m: Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
         if not m.content_parts:

@@ -1,0 +1,266 @@
+"""Memory routes under /api/v1/memory/{agentId}: the caller's own memory of an agent (optionally per end user)."""
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from platform_server.features.agents import service as agents
+from platform_server.features.memory import dreaming, facts, schedule, store
+from platform_server.features.memory.store import Scope
+from platform_server.web.base import ApiHandler
+from platform_server.web.errors import BadRequest
+from platform_server.web.pagination import page_request, paginate
+from platform_server.web.routing import route
+from platform_server.web.sse import SseWriter
+
+TAGS = ("Memory",)
+BASE = "/api/v1/memory/{agentId}"
+END_USER = {"name": "endUserId", "in": "query", "schema": {"type": "string"},
+            "description": "The end user whose memory this is (none: the caller's own)"}
+
+
+class FeedbackRequest(BaseModel):
+    value: Literal["HELPFUL", "UNHELPFUL"]
+
+
+class ResolveRequest(BaseModel):
+    resolution: Literal["KEEP_A", "KEEP_B", "MERGE", "IGNORE"]
+    statement: str | None = Field(default=None, min_length=1, max_length=1000,
+                                  description="MERGE only: the merged statement (else the model writes it)")
+
+
+class FocusedRequest(BaseModel):
+    topic: str = Field(min_length=1, max_length=200)
+
+
+class EditRequest(BaseModel):
+    after: str = Field(min_length=1, max_length=1000)
+
+
+class MemoryHandler(ApiHandler):
+    """Shared: the agent in the caller's workspace and the caller's memory scope of it."""
+
+    access = {"GET": "viewer", "POST": "member"}
+    tags = TAGS
+    query_params = {"GET": [END_USER], "POST": [END_USER]}
+
+    def scope(self, agent_id: int) -> tuple[Any, Scope]:
+        caller = self.require_caller()
+        agent = agents.get_agent(caller, agent_id)
+        raw = (self.get_query_argument("endUserId", "") or "").strip()
+        if len(raw) > 128:
+            raise BadRequest("endUserId: at most 128 characters")
+        return agent, Scope(agent.workspace_id, caller.user_id, agent.id, raw)
+
+    @property
+    def dreamer(self) -> dreaming.Dreamer:
+        return self.platform.services["memory"]
+
+
+class DreamEventsHandler(MemoryHandler):
+    access = {"GET": "viewer"}
+    sse_methods = frozenset({"GET"})
+    query_token = True
+    query_params = {"GET": [{"name": "token", "in": "query", "schema": {"type": "string"}}]}
+    _sub: dreaming.Subscriber | None = None
+
+    async def get(self, agentId: int) -> None:
+        """Dream progress of the caller's memories of this agent (SSE: snapshot, dream_*, error, heartbeat)."""
+        agent, scope = self.scope(agentId)
+        self._sub = self.dreamer.bus.subscribe(scope.user_id, agent.id)
+        writer = SseWriter(self)
+        try:
+            if not await writer.send("snapshot", {"agentId": str(agent.id),
+                                                  "running": self.dreamer.running_for(scope.user_id, agent.id)}):
+                return
+            while True:
+                try:
+                    item = await asyncio.wait_for(self._sub.queue.get(), self.config.heartbeat_s)
+                except asyncio.TimeoutError:
+                    if not await writer.send_raw("event: heartbeat\ndata: {}\n\n"):
+                        return
+                    continue
+                if item is None or not await writer.send(item[0], item[1]):
+                    return
+        finally:
+            self.dreamer.bus.unsubscribe(self._sub)
+            writer.finish()
+
+    def on_connection_close(self) -> None:
+        super().on_connection_close()
+        if self._sub is not None:
+            self.dreamer.bus.unsubscribe(self._sub)
+
+
+class MorningCardHandler(MemoryHandler):
+    def get(self, agentId: int) -> None:
+        """The last completed dream of this memory in short, with `seen` (null before the first dream)."""
+        _, scope = self.scope(agentId)
+        self.ok(dreaming.morning_card(scope))
+
+
+class MorningCardSeenHandler(MemoryHandler):
+    def post(self, agentId: int) -> None:
+        """Mark the morning card (the last completed dream report) as seen."""
+        _, scope = self.scope(agentId)
+        self.ok(dreaming.mark_seen(scope, self.require_caller()))
+
+
+class ReportsHandler(MemoryHandler):
+    query_params = {"GET": [END_USER, {"name": "page", "in": "query", "schema": {"type": "integer"}},
+                            {"name": "size", "in": "query", "schema": {"type": "integer"}}]}
+
+    def get(self, agentId: int) -> None:
+        """Dream reports of this memory, newest first (paged)."""
+        _, scope = self.scope(agentId)
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
+                           self.config.max_page_size)
+        self.ok(paginate(dreaming.reports_query(scope), req, dreaming.report_vo))
+
+
+class ReportHandler(MemoryHandler):
+    def get(self, agentId: int, reportId: int) -> None:
+        """One dream report with its entries (key, action, before, after)."""
+        _, scope = self.scope(agentId)
+        self.ok(dreaming.report_vo(dreaming.get_report(scope, reportId)))
+
+
+class EntryConfirmHandler(MemoryHandler):
+    def post(self, agentId: int, reportId: int, key: str) -> None:
+        """Acknowledge a report entry (memory is unchanged; the confirmation time is recorded)."""
+        _, scope = self.scope(agentId)
+        self.ok(dreaming.confirm_entry(scope, self.require_caller(), reportId, key))
+
+
+class EntryEditHandler(MemoryHandler):
+    body_models = {"POST": EditRequest}
+
+    def post(self, agentId: int, reportId: int, key: str) -> None:
+        """Rewrite an entry (`{after}`); MEMORY.md marks it user-edited and later dreams keep it."""
+        req = self.body(EditRequest)
+        _, scope = self.scope(agentId)
+        self.ok(dreaming.edit_entry(self.config, scope, self.require_caller(), reportId, key, req.after))
+
+
+class CandidatesHandler(MemoryHandler):
+    query_params = {"GET": [END_USER, {"name": "limit", "in": "query", "schema": {"type": "integer"}}]}
+
+    def get(self, agentId: int) -> None:
+        """Active facts ranked by recall score with its parts (recency, frequency, helpfulness, confidence)."""
+        _, scope = self.scope(agentId)
+        limit = self.query_long("limit")
+        limit = 20 if limit is None else limit
+        if not 1 <= limit <= 500:
+            raise BadRequest("limit: must be between 1 and 500")
+        self.ok(facts.candidates(scope, limit))
+
+
+class DreamsHandler(MemoryHandler):
+    def get(self, agentId: int) -> None:
+        """The DREAMS.md consolidation diary of this memory (`content` is empty before the first dream)."""
+        _, scope = self.scope(agentId)
+        self.ok({"path": scope.path(store.DIARY), "content": store.read(self.config, scope, store.DIARY)})
+
+
+class FocusedHandler(MemoryHandler):
+    body_models = {"POST": FocusedRequest}
+
+    async def post(self, agentId: int) -> None:
+        """Dream now on one topic: only facts matching it may change; returns the report."""
+        req = self.body(FocusedRequest)
+        agent, scope = self.scope(agentId)
+        self.ok(await self.dreamer.dream(scope, agent, self.require_caller(), "FOCUSED", "manual", req.topic.strip()))
+
+
+class StatusHandler(MemoryHandler):
+    def get(self, agentId: int) -> None:
+        """Dreaming configuration, this memory's stats, last and next run."""
+        _, scope = self.scope(agentId)
+        self.ok(schedule.status(self.platform, scope))
+
+
+class EmergenceHandler(MemoryHandler):
+    async def post(self, agentId: int) -> None:
+        """Consolidate now, as the nightly dream does (NIGHTLY mode); returns the report."""
+        agent, scope = self.scope(agentId)
+        self.ok(await self.dreamer.dream(scope, agent, self.require_caller(), "NIGHTLY", "manual"))
+
+
+class FactsHandler(MemoryHandler):
+    query_params = {"GET": [END_USER, {"name": "status", "in": "query", "schema": {"type": "string"},
+                                       "description": "active (default), forgotten or all"},
+                            {"name": "keyword", "in": "query", "schema": {"type": "string"}}]}
+
+    def get(self, agentId: int) -> None:
+        """The caller's remembered facts of this agent, newest first."""
+        _, scope = self.scope(agentId)
+        self.ok(facts.list_facts(scope, self.get_query_argument("status", None), self.get_query_argument("keyword", None)))
+
+
+class ContradictionsHandler(MemoryHandler):
+    def get(self, agentId: int) -> None:
+        """Open contradictions: two active facts with the same key and different statements."""
+        _, scope = self.scope(agentId)
+        self.ok(facts.contradictions(scope))
+
+
+class ResolveHandler(MemoryHandler):
+    body_models = {"POST": ResolveRequest}
+
+    async def post(self, agentId: int, contradictionId: int) -> None:
+        """Resolve with KEEP_A, KEEP_B, MERGE (into fact A) or IGNORE (both stay)."""
+        req = self.body(ResolveRequest)
+        agent, scope = self.scope(agentId)
+        self.ok(await facts.resolve(self.platform, scope, self.require_caller(), agent, contradictionId,
+                                    req.resolution, req.statement))
+
+
+class FeedbackHandler(MemoryHandler):
+    body_models = {"POST": FeedbackRequest}
+
+    def post(self, agentId: int, factId: int) -> None:
+        """Vote HELPFUL or UNHELPFUL on a fact (it feeds the recall score)."""
+        req = self.body(FeedbackRequest)
+        _, scope = self.scope(agentId)
+        self.ok(facts.feedback(scope, self.require_caller(), factId, req.value))
+
+
+class ForgetHandler(MemoryHandler):
+    def post(self, agentId: int, factId: int) -> None:
+        """Forget a fact (kept as `forgotten`) and rebuild MEMORY.md from the active facts."""
+        _, scope = self.scope(agentId)
+        self.ok(facts.forget(self.config, scope, self.require_caller(), factId))
+
+
+class SummarizeHandler(MemoryHandler):
+    query_params: dict[str, list[dict[str, Any]]] = {}
+
+    async def post(self, agentId: int, conversationId: str) -> None:
+        """Extract durable facts from the caller's conversation (its endUserId picks the memory)."""
+        caller = self.require_caller()
+        agent = agents.get_agent(caller, agentId)
+        self.ok(await facts.summarize(self.platform, caller, agent, conversationId))
+
+
+ROUTES = [
+    route(f"{BASE}/dream/events", DreamEventsHandler),
+    route(f"{BASE}/dream/morning-card", MorningCardHandler),
+    route(f"{BASE}/dream/morning-card/seen", MorningCardSeenHandler),
+    route(f"{BASE}/dream/reports", ReportsHandler),
+    route(f"{BASE}/dream/reports/{{reportId}}", ReportHandler),
+    route(f"{BASE}/dream/reports/{{reportId}}/entries/{{key}}/confirm", EntryConfirmHandler),
+    route(f"{BASE}/dream/reports/{{reportId}}/entries/{{key}}/edit", EntryEditHandler),
+    route(f"{BASE}/dreaming/candidates", CandidatesHandler),
+    route(f"{BASE}/dreaming/dreams", DreamsHandler),
+    route(f"{BASE}/dreaming/focused", FocusedHandler),
+    route(f"{BASE}/dreaming/status", StatusHandler),
+    route(f"{BASE}/emergence", EmergenceHandler),
+    route(f"{BASE}/facts", FactsHandler),
+    route(f"{BASE}/facts/contradictions", ContradictionsHandler),
+    route(f"{BASE}/facts/contradictions/{{contradictionId}}/resolve", ResolveHandler),
+    route(f"{BASE}/facts/{{factId}}/feedback", FeedbackHandler),
+    route(f"{BASE}/facts/{{factId}}/forget", ForgetHandler),
+    route(f"{BASE}/summarize/{{conversationId}}", SummarizeHandler),
+]

@@ -1,0 +1,91 @@
+"""Memory: facts per (user, agent, endUserId), contradictions between them, dream reports."""
+from __future__ import annotations
+
+import peewee
+
+from platform_server.db import (
+    BaseModel,
+    BooleanField,
+    DateTimeField,
+    JSONField,
+    Migration,
+    create_tables,
+    database,
+    utcnow,
+)
+
+
+class Fact(BaseModel):
+    """One remembered statement; MEMORY.md is a projection of the active ones."""
+
+    workspace_id = peewee.BigIntegerField()
+    user_id = peewee.BigIntegerField()
+    agent_id = peewee.BigIntegerField(index=True)
+    end_user_id = peewee.CharField(default="")  # "" = no end user
+    key = peewee.CharField()
+    statement = peewee.TextField()
+    confidence = peewee.FloatField(default=0.7)
+    status = peewee.CharField(default="active")  # active | forgotten
+    source = peewee.CharField(default="conversation")  # conversation | dream | user | merge
+    source_conversation_id = peewee.CharField(null=True)
+    mentions = peewee.IntegerField(default=1)
+    helpful_count = peewee.IntegerField(default=0)
+    unhelpful_count = peewee.IntegerField(default=0)
+    user_edited = BooleanField(default=False)
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+    forgotten_time = DateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("user_id", "agent_id", "end_user_id", "status"), False),)
+
+
+class Contradiction(BaseModel):
+    workspace_id = peewee.BigIntegerField()
+    user_id = peewee.BigIntegerField()
+    agent_id = peewee.BigIntegerField(index=True)
+    end_user_id = peewee.CharField(default="")
+    fact_a = peewee.ForeignKeyField(Fact, on_delete="CASCADE")
+    fact_b = peewee.ForeignKeyField(Fact, on_delete="CASCADE")
+    status = peewee.CharField(default="open")  # open | resolved
+    resolution = peewee.CharField(null=True)  # KEEP_A | KEEP_B | MERGE | IGNORE
+    create_time = DateTimeField(default=utcnow)
+    resolve_time = DateTimeField(null=True)
+
+
+class DreamReport(BaseModel):
+    workspace_id = peewee.BigIntegerField()
+    user_id = peewee.BigIntegerField()
+    agent_id = peewee.BigIntegerField(index=True)
+    end_user_id = peewee.CharField(default="")
+    mode = peewee.CharField()  # NIGHTLY | FOCUSED
+    trigger = peewee.CharField()  # schedule | manual
+    topic = peewee.CharField(null=True)
+    status = peewee.CharField(default="running")  # running | completed | failed
+    summary = peewee.TextField(default="")
+    entries = JSONField(default=list)
+    skipped = JSONField(default=list)
+    error = peewee.TextField(null=True)
+    model = peewee.CharField(null=True)
+    seen = BooleanField(default=False)
+    create_time = DateTimeField(default=utcnow, index=True)
+    finish_time = DateTimeField(null=True)
+
+    class Meta:
+        indexes = ((("user_id", "agent_id", "end_user_id", "create_time"), False),)
+
+
+class MemoryMeta(peewee.Model):
+    """Small process-wide values that survive restarts (the last nightly run date)."""
+
+    key = peewee.CharField(primary_key=True)
+    value = peewee.TextField()
+
+    class Meta:
+        database = database
+        table_name = "memory_meta"
+
+
+MIGRATIONS: list[Migration] = [
+    ("memory_0001_tables", create_tables(Fact, Contradiction, DreamReport, MemoryMeta)),
+]
