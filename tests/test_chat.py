@@ -293,6 +293,25 @@ async def test_uploads_are_readable_by_their_uploader_only_and_feed_images_to_vi
     assert msgs.data[0]["contentParts"][1]["url"] == r.data["url"]
 
 
+async def test_uploads_are_parsed_written_and_read_off_the_event_loop(
+    api: ApiClient, people: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tornado.httputil
+
+    from tests.helpers.loop_watch import watch, watch_file_io
+
+    use = watch_file_io(monkeypatch, "/uploads/")
+    watch(monkeypatch, tornado.httputil, "parse_body_arguments", use)
+    form = aiohttp.FormData()
+    form.add_field("conversationId", "big")
+    form.add_field("file", b"x" * 1_000_000, filename="big.bin", content_type="application/octet-stream")
+    r = await api.post("/api/v1/chat/upload", data=form, token="alice")
+    assert r.status == 200, r.body
+    assert len((await api.get(r.data["url"], token="alice")).raw) == 1_000_000
+    assert use.on_loop == [], use.on_loop
+    assert sorted(use.off_loop) == ["parse_body_arguments", "read_bytes", "write_bytes"]
+
+
 @pytest.mark.config(heartbeat_s=0.05)
 async def test_heartbeats_flow_while_a_turn_is_quiet(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
     env = await chat_env(api, people, llm)
