@@ -337,6 +337,27 @@ async def test_end_user_ids_keep_memory_and_conversations_apart(env: ChatEnv, se
     assert names(events) == ["error"]
 
 
+async def test_a_memory_file_that_is_a_symlink_is_not_followed_into_the_prompt(
+    env: ChatEnv, server: Any, tmp_path: Any
+) -> None:
+    from pathlib import Path
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("OUTSIDE-SECRET")
+    workspace = Path(server.config.data_dir) / "agents" / env.agent_id / "workspace"
+    (workspace / "memory" / "users" / "u1").mkdir(parents=True)
+    (workspace / "MEMORY.md").symlink_to(outside)
+    (workspace / "memory" / "users" / "u1" / "MEMORY.md").symlink_to(outside)
+    (workspace / "memory" / "users" / "u2").symlink_to(tmp_path)  # a linked folder is refused too
+    await env.stream("hello", conversation_id="m0")
+    await env.stream("hello", conversation_id="m1", endUserId="u1")
+    await env.stream("hello", conversation_id="m2", endUserId="u2")
+    (outside.parent / "MEMORY.md").write_text("OUTSIDE-SECRET")
+    await env.stream("hello", conversation_id="m3", endUserId="u2")
+    assert len(env.llm.requests) == 4
+    assert not any("OUTSIDE-SECRET" in json.dumps(r["messages"]) for r in env.llm.requests)
+
+
 async def test_a_call_to_a_tool_the_agent_was_not_given_is_refused(env: ChatEnv) -> None:
     env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("shell_exec", {"command": "id"})]), Script(text="ok"))
     events = await env.stream("run id")

@@ -481,16 +481,13 @@ class ChatRuntime:
 
     def _memory_text(self, agent_id: int, end_user_id: str | None) -> str:
         """The memory notes of this agent for this end user (the agent's own MEMORY.md without one)."""
+        from platform_server.features.agents import files
         from platform_server.features.agents import service as agents
 
-        if end_user_id:
-            path = agents.memory_dir(self.config, agent_id, end_user_id) / "MEMORY.md"
-        else:
-            path = agents.agent_dir(self.config, agent_id) / "MEMORY.md"
-        try:
-            return path.read_text("utf-8", "replace")[:MEMORY_CAP].strip() if path.is_file() else ""
-        except OSError:
-            return ""
+        rel = f"memory/users/{agents.end_user_key(end_user_id)}/MEMORY.md" if end_user_id else "MEMORY.md"
+        # confined like every workspace file: a symlink is never followed, and only the cap is read
+        text = files.read_text_capped(agents.agent_dir(self.config, agent_id), rel, MEMORY_CAP * 4)
+        return (text or "")[:MEMORY_CAP].strip()
 
     def _user_content(self, m: Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
         if not m.content_parts:
