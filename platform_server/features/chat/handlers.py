@@ -161,7 +161,7 @@ class UploadHandler(ApiHandler):
 
     async def post(self) -> None:
         """Upload an attachment (multipart `file`, `conversationId`); readable by the uploader only."""
-        args, files = await run_blocking(self.multipart)
+        args, files = await self.multipart()
         if not files.get("file"):
             raise BadRequest("file: must not be null")
         raw_cid = (args.get("conversationId") or [b"default"])[0].decode("utf-8", "replace")

@@ -25,7 +25,7 @@ class TranscribeHandler(ApiHandler):
 
     async def post(self) -> None:
         """Speech to text: multipart `file` (audio) and optional `language`."""
-        args, files = self.multipart()
+        args, files = await self.multipart()
         if not files.get("file"):
             raise BadRequest("file: must not be null")
         f = files["file"][0]

@@ -1,0 +1,41 @@
+"""Blocking work (multipart parsing of uploads) runs in the executor, never on the IOLoop."""
+from __future__ import annotations
+
+import aiohttp
+import pytest
+import tornado.httputil
+
+from tests.helpers.client import ApiClient
+from tests.helpers.loop_watch import LoopUse, watch
+from tests.helpers.seed import memory_zip
+
+
+def form(**fields: bytes | str) -> aiohttp.FormData:
+    data = aiohttp.FormData()
+    for name, value in fields.items():
+        if isinstance(value, bytes):
+            data.add_field(name, value, filename=f"{name}.bin", content_type="application/octet-stream")
+        else:
+            data.add_field(name, value)
+    return data
+
+
+async def test_every_multipart_route_parses_its_body_off_the_event_loop(
+    api: ApiClient, people: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    r = await api.post("/api/v1/agents", {"name": "Files"}, token="alice")
+    agent = r.data["id"]
+    use = LoopUse()
+    watch(monkeypatch, tornado.httputil, "parse_body_arguments", use)
+    calls = {
+        "/api/v1/chat/upload": form(conversationId="c1", file=b"x" * 100_000),
+        "/api/v1/stt/transcribe": form(file=b"RIFF" + b"x" * 100_000),
+        f"/api/v1/agents/{agent}/workspace/memory/import/preview": form(file=memory_zip()),
+        f"/api/v1/agents/{agent}/workspace/memory/import": form(file=memory_zip()),
+        "/api/v1/skills/install/upload": form(file=b"not a zip"),
+    }
+    for path, body in calls.items():
+        res = await api.post(path, data=body, token="alice")
+        assert res.status in (200, 400), (path, res.body)
+        assert res.code != 500
+    assert use.on_loop == [] and len(use.off_loop) == len(calls)
