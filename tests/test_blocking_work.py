@@ -1,10 +1,12 @@
-"""Blocking work (multipart parsing of uploads) runs in the executor, never on the IOLoop."""
+"""Blocking work (multipart parsing of uploads, bcrypt) runs in the executor, never on the IOLoop."""
 from __future__ import annotations
 
 import aiohttp
+import bcrypt
 import pytest
 import tornado.httputil
 
+from platform_server.features.auth import service as auth
 from tests.helpers.client import ApiClient
 from tests.helpers.loop_watch import LoopUse, watch
 from tests.helpers.seed import memory_zip
@@ -39,3 +41,15 @@ async def test_every_multipart_route_parses_its_body_off_the_event_loop(
         assert res.status in (200, 400), (path, res.body)
         assert res.code != 500
     assert use.on_loop == [] and len(use.off_loop) == len(calls)
+
+
+async def test_a_login_for_an_unknown_user_does_its_bcrypt_work_off_the_event_loop(
+    api: ApiClient, people: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(auth, "_DUMMY_HASHES", {})  # the dummy hash is computed on first use
+    use = LoopUse()
+    watch(monkeypatch, bcrypt, "hashpw", use)
+    watch(monkeypatch, bcrypt, "checkpw", use)
+    res = await api.post("/api/v1/auth/login", {"username": "nobody", "password": "whatever-123"})
+    assert res.status == 401
+    assert use.on_loop == [] and sorted(use.off_loop) == ["checkpw", "hashpw"]
