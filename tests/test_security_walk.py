@@ -24,11 +24,8 @@ OWN_DATA = {
     ("POST", "/api/v1/tts/synthesize"),  # stateless: speaks the caller's text
 }
 # Creates in the request's workspace: an owner of another workspace may create there (checked with X-Workspace-Id 1).
-CREATE_IN_OWN_WORKSPACE = {
-    ("POST", "/api/v1/agents"),
-    ("POST", "/api/v1/datasources"),
-    ("POST", "/api/v1/templates/{id}/apply"),
-}
+# Writes without path parameters (and no body naming a workspace-1 resource) likewise act on the caller's workspace.
+CREATE_IN_OWN_WORKSPACE = {("POST", "/api/v1/templates/{id}/apply"), ("POST", "/api/v1/skill-templates/{id}/instantiate")}
 # Reads that describe the caller, not the workspace: `access` answers the caller's own (empty) capability.
 OWN_READS = {"/api/v1/workspaces/{id}/access"}
 # Writes that name a workspace-1 resource in the body: refused with 400 (not in this workspace) as well as 403/404.
@@ -40,6 +37,7 @@ GET_PARAMS = {
     "/api/v1/subagents/active": lambda s: {"conversationId": s.conversation},
     "/api/v1/approval/resolutions": lambda s: {"conversationId": s.conversation},
     "/api/v1/agents/{id}/chat/stream": lambda s: {"message": "hi", "conversationId": s.conversation},
+    "/api/v1/skills/prompt-preview": lambda s: {"agentId": s.agent},
 }
 
 
@@ -49,7 +47,14 @@ def bodies(s: Seeded, people: dict[str, Any]) -> dict[tuple[str, str], Any]:
     channel = {"name": "x", "channelType": "im_a", "agentId": s.agent, "replyUrl": "https://example.com/r"}
     return {
         ("PUT", "/api/v1/agents/{id}"): {"name": "hacked"},
-        ("PUT", "/api/v1/agents/{agentId}/skills"): {"skillIds": [5]},
+        ("PUT", "/api/v1/agents/{agentId}/skills"): {"skillIds": [int(s.skill)]},
+        ("PUT", "/api/v1/skills/{id}"): {"description": "hacked"},
+        ("PUT", "/api/v1/skills/{id}/toggle"): {"enabled": False},
+        ("POST", "/api/v1/skills/{id}/pin"): {"pinned": True},
+        ("POST", "/api/v1/skills/{id}/archive"): {"force": True},
+        ("POST", "/api/v1/skills/{id}/export-workspace"): {"agentId": s.agent},
+        ("POST", "/api/v1/skills/{skillId}/secrets"): {"key": "API_KEY", "value": "hacked"},
+        ("POST", "/api/v1/skills/synthesize-from-conversation"): {"conversationId": s.conversation},
         ("PUT", "/api/v1/agents/{agentId}/tools"): {"toolNames": ["get_current_time"]},
         ("PUT", "/api/v1/agents/{agentId}/provider-preferences"): {"providerIds": ["fake"]},
         ("PUT", "/api/v1/agents/{agentId}/workspace/prompt-files"): {"files": ["notes.md"]},
@@ -117,8 +122,9 @@ async def test_outsiders_and_viewers_cannot_change_or_read_workspace_one_through
                         assert res.status >= 400, (token, workspace, method, path, res.body)
                     checked += 1
                     continue
-                if workspace == dave_ws and (method, r.template) in CREATE_IN_OWN_WORKSPACE:
-                    continue
+                if workspace == dave_ws and ((method, r.template) in CREATE_IN_OWN_WORKSPACE or (
+                        "{" not in r.template and (method, r.template) not in known)):
+                    continue  # creates in, or acts on, the caller's own workspace: nothing of workspace 1 is named
                 if not r.template.count("{") and (method, r.template) not in known and level in ("viewer", LOGIN) \
                         and r.template != "/api/v1/chat/upload":
                     continue  # a create in the caller's own space (an area that landed after this walk)
@@ -161,6 +167,10 @@ async def assert_workspace_one_intact(api: ApiClient, s: Seeded, people: dict) -
     grants = (await data("/api/v1/approval/grants"))["records"]
     assert [g["revoked"] for g in grants] == [False]
     assert (await api.get("/api/v1/auth/tokens", token=s.pat_token)).status == 200
+    skill = await data(f"/api/v1/skills/{s.skill}")
+    assert skill["description"] == f"skill {MARK}" and skill["enabled"] is True and not skill["archived"]
+    assert [x["key"] for x in await data(f"/api/v1/skills/{s.skill}/secrets")] == ["API_KEY"]
+    assert (await data(f"/api/v1/agents/{s.agent}/skills"))["skillIds"] == []
     actors = {e["actorUsername"] for e in (await data("/api/v1/audit/events?size=100"))["records"]}
     assert not actors & {"dave", "carol"}, actors
 
@@ -251,6 +261,9 @@ async def test_no_read_route_answers_a_secret_after_its_one_time_creation_answer
         "name": "api", "type": "http",
         "config": {"baseUrl": "https://example.com", "headers": {"X-Api-Key": secrets["datasource header"]}}},
         token="alice"), secrets["datasource header"])
+    secrets["skill secret"] = "SECRET-SKILL-6a7b-zzzz"
+    await created(await api.post(f"/api/v1/skills/{s.skill}/secrets", {"key": "TOKEN", "value": secrets["skill secret"]},
+                                 token="alice"), secrets["skill secret"])
     await sign_in_vendor_b(api)
     (secrets["oauth access token"],) = idp.access_tokens
     (secrets["oauth refresh token"],) = idp.refresh_tokens

@@ -37,6 +37,8 @@ class Seeded:
     rule_id: str = "custom-rule"
     tool: str = ""
     model: str = ""
+    skill: str = ""
+    skill_name: str = "walk-skill"
     bob: str = ""
     alice: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -59,12 +61,15 @@ class Seeded:
             ("/api/v1/datasources/", self.datasource, True),
             ("/api/v1/channels/", self.channel, True),
             ("/api/v1/templates/", "1001", False),
+            ("/api/v1/skills/", self.skill, True),
+            ("/api/v1/skill-templates/", UNKNOWN_ID, False),
         ]
 
     def params(self) -> dict[str, tuple[str, bool]]:
         """Value and workspace-1 flag of every other path parameter."""
         return {
-            "agentId": (self.agent, True), "skillId": ("5", True), "conversationId": (self.conversation, True),
+            "agentId": (self.agent, True), "skillId": (self.skill, True), "skillName": (self.skill_name, True),
+            "key": ("API_KEY", True), "skillType": ("custom", False), "conversationId": (self.conversation, True),
             "storedName": (self.upload, True), "providerId": ("fake", False), "ruleId": (self.rule_id, False),
             "subagentId": (self.subagent, True), "modelId": (self.model, False), "channelType": ("im_a", False),
             "flagKey": ("wiki", False), "name": ("calculator", False), "path": ("notes.md", True),
@@ -141,6 +146,11 @@ async def seed_workspace_one(api: ApiClient, people: dict[str, Any], llm: Script
         "ruleId": s.rule_id, "name": "Custom", "toolName": "web_fetch", "severity": "medium", "decision": "ask"},
         token="alice"))
     s.rule_pk = rule["id"]
+    s.skill = (await ok(await api.post("/api/v1/skills", {
+        "name": s.skill_name, "description": f"skill {MARK}", "content": f"---\nname: {s.skill_name}\n---\n{MARK}"},
+        token="alice")))["id"]
+    await ok(await api.post(f"/api/v1/skills/{s.skill}/secrets", {"key": "API_KEY", "value": f"key-{MARK}"},
+                            token="alice"))
     tools = await ok(await api.get("/api/v1/tools", token="alice"))
     s.tool = next(t["id"] for t in tools if t["name"] == "get_current_time")
     plan = plans.create(int(s.agent), 1, int(s.alice), s.conversation, f"goal {MARK}", [f"step {MARK}"])
