@@ -27,6 +27,9 @@ async def test_every_multipart_route_parses_its_body_off_the_event_loop(
 ) -> None:
     r = await api.post("/api/v1/agents", {"name": "Files"}, token="alice")
     agent = r.data["id"]
+    r = await api.post("/api/v1/wiki/knowledge-bases", {"name": "Docs"}, token="alice")
+    assert r.status == 200, r.body
+    kb = r.data["id"]
     use = LoopUse()
     watch(monkeypatch, tornado.httputil, "parse_body_arguments", use)
     calls = {
@@ -35,6 +38,7 @@ async def test_every_multipart_route_parses_its_body_off_the_event_loop(
         f"/api/v1/agents/{agent}/workspace/memory/import/preview": form(file=memory_zip()),
         f"/api/v1/agents/{agent}/workspace/memory/import": form(file=memory_zip()),
         "/api/v1/skills/install/upload": form(file=b"not a zip"),
+        f"/api/v1/wiki/knowledge-bases/{kb}/raw/upload": form(file=b"plain text notes"),
     }
     for path, body in calls.items():
         res = await api.post(path, data=body, token="alice")
