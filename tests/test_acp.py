@@ -150,6 +150,7 @@ async def test_a_symlink_cannot_lead_the_working_folder_outside(api: ApiClient, 
     data = await create(api, agent_body(cwd="escape/sub"))
     r = await api.post(f"/api/v1/acp/endpoints/{data['id']}/test", token="alice")
     assert r.status == 400 and "outside" in r.msg
+    assert not (tmp_path / "sub").exists()  # refused before any folder is made outside
 
 
 async def test_only_a_global_admin_changes_or_tests_endpoints(api: ApiClient, people: dict) -> None:

@@ -293,6 +293,25 @@ async def test_uploads_are_readable_by_their_uploader_only_and_feed_images_to_vi
     assert msgs.data[0]["contentParts"][1]["url"] == r.data["url"]
 
 
+async def test_uploads_are_parsed_written_and_read_off_the_event_loop(
+    api: ApiClient, people: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tornado.httputil
+
+    from tests.helpers.loop_watch import watch, watch_file_io
+
+    use = watch_file_io(monkeypatch, "/uploads/")
+    watch(monkeypatch, tornado.httputil, "parse_body_arguments", use)
+    form = aiohttp.FormData()
+    form.add_field("conversationId", "big")
+    form.add_field("file", b"x" * 1_000_000, filename="big.bin", content_type="application/octet-stream")
+    r = await api.post("/api/v1/chat/upload", data=form, token="alice")
+    assert r.status == 200, r.body
+    assert len((await api.get(r.data["url"], token="alice")).raw) == 1_000_000
+    assert use.on_loop == [], use.on_loop
+    assert sorted(use.off_loop) == ["parse_body_arguments", "read_bytes", "write_bytes"]
+
+
 @pytest.mark.config(heartbeat_s=0.05)
 async def test_heartbeats_flow_while_a_turn_is_quiet(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
     env = await chat_env(api, people, llm)
@@ -316,6 +335,27 @@ async def test_end_user_ids_keep_memory_and_conversations_apart(env: ChatEnv, se
     assert "Ada" in first and "Ada" not in second
     events = await env.stream("sneak", conversation_id="e1", endUserId="u2")
     assert names(events) == ["error"]
+
+
+async def test_a_memory_file_that_is_a_symlink_is_not_followed_into_the_prompt(
+    env: ChatEnv, server: Any, tmp_path: Any
+) -> None:
+    from pathlib import Path
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("OUTSIDE-SECRET")
+    workspace = Path(server.config.data_dir) / "agents" / env.agent_id / "workspace"
+    (workspace / "memory" / "users" / "u1").mkdir(parents=True)
+    (workspace / "MEMORY.md").symlink_to(outside)
+    (workspace / "memory" / "users" / "u1" / "MEMORY.md").symlink_to(outside)
+    (workspace / "memory" / "users" / "u2").symlink_to(tmp_path)  # a linked folder is refused too
+    await env.stream("hello", conversation_id="m0")
+    await env.stream("hello", conversation_id="m1", endUserId="u1")
+    await env.stream("hello", conversation_id="m2", endUserId="u2")
+    (outside.parent / "MEMORY.md").write_text("OUTSIDE-SECRET")
+    await env.stream("hello", conversation_id="m3", endUserId="u2")
+    assert len(env.llm.requests) == 4
+    assert not any("OUTSIDE-SECRET" in json.dumps(r["messages"]) for r in env.llm.requests)
 
 
 async def test_a_call_to_a_tool_the_agent_was_not_given_is_refused(env: ChatEnv) -> None:

@@ -85,3 +85,13 @@ async def test_an_agent_queries_a_sqlite_datasource_read_only(env: ChatEnv, serv
     assert results[1]["success"] is False and "readonly" in results[1]["result"].replace("-", "").lower()
     with sqlite3.connect(Path(server.config.data_dir) / "datasources" / "shop.db") as db:
         assert db.execute("SELECT count(*) FROM items").fetchone()[0] == 2
+
+
+async def test_a_sqlite_file_name_is_never_read_as_a_uri(env: ChatEnv, server: Any) -> None:
+    # `%2e%2e%2f` would be decoded to `../` in an SQLite URI and open <data_dir>/platform.db instead
+    make_db(server, "%2e%2e%2fplatform.db")
+    r = await env.api.post("/api/v1/datasources", {"name": "odd", "type": "sqlite",
+                                                    "config": {"path": "%2e%2e%2fplatform.db"}}, token="alice")
+    assert r.status == 200, r.body
+    test = await env.api.post(f"/api/v1/datasources/{r.data['id']}/test", token="alice")
+    assert test.data == {**test.data, "success": True, "message": "1 schema objects"}

@@ -4,9 +4,11 @@ from __future__ import annotations
 import re
 
 import aiohttp
+import pytest
 
 from tests.helpers.chat import ChatEnv
 from tests.helpers.fake_openai import TINY_PNG, Script, ScriptedToolCall
+from tests.helpers.loop_watch import watch_file_io
 
 
 async def _configure(env: ChatEnv) -> None:
@@ -64,3 +66,14 @@ async def test_a_generated_image_downloads_once_without_a_token(env: ChatEnv) ->
     assert first.status == 200 and first.raw == TINY_PNG and first.headers["Content-Type"] == "image/png"
     assert (await env.api.get(url)).status == 404
     assert (await env.api.get("/api/v1/files/generated/12345")).status == 404
+
+
+async def test_generated_files_are_written_and_read_off_the_event_loop(env: ChatEnv, monkeypatch: pytest.MonkeyPatch) -> None:
+    use = watch_file_io(monkeypatch, "/generated/")
+    await _configure(env)
+    await env.api.put(f"/api/v1/agents/{env.agent_id}/tools", {"toolNames": ["image_generate"]}, token="alice")
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("image_generate", {"prompt": "a fox"})]), Script(text="ok"))
+    completed = next(e for e in await env.stream("draw") if e.event == "tool_call_completed").data
+    url = re.search(r"/api/v1/files/generated/\d+", completed["result"]).group(0)
+    assert (await env.api.get(url)).raw == TINY_PNG
+    assert use.on_loop == [] and sorted(use.off_loop) == ["read_bytes", "write_bytes"]

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import socket
 
 import pytest
+import tornado.httpserver
+import tornado.netutil
+import tornado.web
 
 from platform_server.integrations import net_guard
 from platform_server.integrations.net_guard import BlockedUrl, classify_ip, parse_ip_host, vet_url
@@ -115,3 +119,38 @@ async def test_pinned_resolver_answers_only_the_vetted_addresses(monkeypatch: py
     assert [r["host"] for r in resolved] == ["93.184.216.34"]
     with pytest.raises(OSError):
         await resolver.resolve("other.example.test", 80)
+
+
+class _Redirect(tornado.web.RequestHandler):
+    def get(self) -> None:
+        self.redirect(self.settings["to"] + self.get_query_argument("then", ""))
+
+
+class _Headers(tornado.web.RequestHandler):
+    def get(self) -> None:
+        self.finish(json.dumps({k.lower(): v for k, v in self.request.headers.items()}))
+
+
+def _serve(**settings: str) -> tuple[tornado.httpserver.HTTPServer, str]:
+    app = tornado.web.Application([(r"/redirect", _Redirect), (r"/headers", _Headers)], **settings)
+    sockets = tornado.netutil.bind_sockets(0, "127.0.0.1", family=socket.AF_INET)
+    server = tornado.httpserver.HTTPServer(app)
+    server.add_sockets(sockets)
+    return server, f"http://127.0.0.1:{sockets[0].getsockname()[1]}"
+
+
+async def test_fetch_sends_the_callers_headers_to_the_urls_origin_only() -> None:
+    other, other_url = _serve()
+    first, first_url = _serve(to="")  # same-origin redirects are relative
+    away, away_url = _serve(to=other_url)
+    secret = {"Authorization": "Bearer s3cret", "X-Api-Key": "k3y"}
+    try:
+        same = await net_guard.fetch(first_url + "/redirect?then=/headers", allow_hosts=("127.0.0.1",), headers=secret)
+        assert json.loads(same.body)["authorization"] == "Bearer s3cret" and same.redirects
+        moved = await net_guard.fetch(away_url + "/redirect?then=/headers", allow_hosts=("127.0.0.1",), headers=secret)
+        seen = json.loads(moved.body)
+        assert moved.url.startswith(other_url) and "authorization" not in seen and "x-api-key" not in seen
+        assert seen["user-agent"].startswith("platform-server")
+    finally:
+        for srv in (other, first, away):
+            srv.stop()

@@ -1,8 +1,11 @@
 """Plugins: enabling registers real tools agents can call; configuration is validated."""
 from __future__ import annotations
 
+from typing import Any
+
 from tests.helpers.chat import ChatEnv
 from tests.helpers.fake_openai import Script, ScriptedToolCall
+from tests.helpers.server import RunningServer
 
 
 async def test_plugins_are_listed_and_only_a_global_admin_changes_them(env: ChatEnv) -> None:
@@ -40,3 +43,28 @@ async def test_an_enabled_plugin_tool_answers_an_agent(env: ChatEnv) -> None:
     assert results[0] == {**results[0], "success": True, "result": "1025.414"}
     assert results[1]["success"] is False and "cannot evaluate" in results[1]["result"]
     assert results[2]["result"] == "212 F"
+
+
+class KeyedPlugin:
+    name = "keyed"
+    version = "0.1.0"
+    description = "A plugin with a write-only API key"
+    config_schema = {"apiKey": {"type": "string", "writeOnly": True}, "region": {"type": "string", "default": "eu"}}
+
+    def tools(self, config: dict[str, Any]) -> list[dict[str, Any]]:
+        return []
+
+
+async def test_write_only_plugin_settings_are_masked_and_the_mask_keeps_them(env: ChatEnv, server: RunningServer) -> None:
+    from platform_server.features.plugins.models import PluginState
+
+    server.platform.services["plugins"].plugins["keyed"] = (KeyedPlugin(), "entry_point")
+    r = await env.api.put("/api/v1/plugins/keyed/config", {"apiKey": "******"}, token="alice")
+    assert r.status == 400  # nothing stored to keep yet
+    r = await env.api.put("/api/v1/plugins/keyed/config", {"apiKey": "SECRET-PLUGIN-KEY", "region": "us"}, token="alice")
+    assert r.status == 200 and r.data["config"] == {"apiKey": "******", "region": "us"}
+    for path in ("/api/v1/plugins", "/api/v1/plugins/keyed"):
+        assert "SECRET-PLUGIN-KEY" not in (await env.api.get(path, token="carol")).raw.decode()
+    r = await env.api.put("/api/v1/plugins/keyed/config", {"apiKey": "******", "region": "ap"}, token="alice")
+    assert r.data["config"] == {"apiKey": "******", "region": "ap"}
+    assert PluginState.get(PluginState.name == "keyed").config == {"apiKey": "SECRET-PLUGIN-KEY", "region": "ap"}

@@ -58,6 +58,8 @@ async def test_a_running_sub_agent_is_listed_and_can_be_interrupted_by_the_owner
 async def test_spawn_pause_refuses_new_delegations(env: ChatEnv) -> None:
     r = await env.api.post("/api/v1/subagents/spawn-pause", {"conversationId": "c1", "paused": True}, token="alice")
     assert r.data == {"conversationId": "c1", "paused": True}
+    audit = await env.api.get("/api/v1/audit/events?resourceType=SUBAGENT_SPAWN_PAUSE", token="alice")
+    assert [(e["resourceId"], e["detail"]) for e in audit.data["records"]] == [("c1", "paused=True")]
     env.llm.enqueue(delegate(), Script(text="ok"))
     events = await env.stream("go")
     completed = next(e for e in events if e.event == "tool_call_completed").data

@@ -264,18 +264,25 @@ async def fetch(
     max_redirects: int = 5,
     headers: dict[str, str] | None = None,
 ) -> FetchResult:
-    """GET a URL with the guard on every redirect hop; raises BlockedUrl, aiohttp errors or TimeoutError."""
+    """GET a URL with the guard on every redirect hop; raises BlockedUrl, aiohttp errors or TimeoutError.
+
+    `headers` (credentials of a datasource, say) go to the URL's own origin only: a redirect to
+    another scheme, host or port is followed without them, as browsers do with Authorization.
+    """
     allow = tuple(allow_hosts)
     current = str(url)
     redirects: list[str] = []
-    request_headers = {"User-Agent": "platform-server web_fetch", "Accept": "text/html,text/plain,*/*;q=0.8"}
-    request_headers.update(headers or {})
+    base_headers = {"User-Agent": "platform-server web_fetch", "Accept": "text/html,text/plain,*/*;q=0.8"}
+    origin: tuple[str, str, int] | None = None
     async with asyncio.timeout(timeout_s):
         while True:
             try:
                 target = await vet_url(current, allow)
             except BlockedUrl as exc:
                 raise BlockedUrl(f"Redirect to {current}: {exc}" if redirects else str(exc)) from None
+            hop = (target.url.scheme, target.host, target.port)
+            origin = origin or hop
+            request_headers = {**base_headers, **(headers or {})} if hop == origin else dict(base_headers)
             connector = aiohttp.TCPConnector(resolver=PinnedResolver(target), use_dns_cache=False, force_close=True)
             async with aiohttp.ClientSession(
                 connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False

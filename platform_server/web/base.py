@@ -66,6 +66,15 @@ async def run_blocking(fn: Callable[..., R], *args: Any) -> R:
     return await IOLoop.current().run_in_executor(None, fn, *args)
 
 
+def _parse_form(
+    content_type: str, chunks: list[bytes], headers: tornado.httputil.HTTPHeaders
+) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
+    args: dict[str, list[bytes]] = {}
+    files: dict[str, list[tornado.httputil.HTTPFile]] = {}
+    tornado.httputil.parse_body_arguments(content_type, b"".join(chunks), args, files, headers)
+    return args, files
+
+
 def dumps(value: Any) -> str:
     """JSON text as the API sends it."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
@@ -307,17 +316,13 @@ class ApiHandler(tornado.web.RequestHandler):
             return False
         raise BadRequest(f"Invalid value for parameter '{name}': expected Boolean")
 
-    def multipart(self) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
-        """Form fields and files of a multipart or urlencoded body."""
-        args: dict[str, list[bytes]] = {}
-        files: dict[str, list[tornado.httputil.HTTPFile]] = {}
+    async def multipart(self) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
+        """Form fields and files of a multipart or urlencoded body, parsed off the IOLoop (uploads are large)."""
         try:
-            tornado.httputil.parse_body_arguments(
-                self.request.headers.get("Content-Type", ""), self.body_bytes, args, files, self.request.headers
-            )
+            return await run_blocking(_parse_form, self.request.headers.get("Content-Type", ""), list(self._chunks),
+                                      self.request.headers)
         except tornado.httputil.HTTPInputError as exc:
             raise BadRequest(f"Malformed form body: {exc}") from None
-        return args, files
 
     # ---- output ----------------------------------------------------------
 

@@ -76,11 +76,16 @@ def working_dir(data_dir: str, rel: str) -> pathlib.Path:
     root = pathlib.Path(data_dir, "acp").resolve()
     root.mkdir(parents=True, exist_ok=True)
     target = root.joinpath(*[p for p in check_cwd(rel).split("/") if p])
+
+    def inside() -> pathlib.Path:
+        real = target.resolve()
+        if real != root and not real.is_relative_to(root):
+            raise BadRequest("cwd: resolves outside the ACP folder")
+        return real
+
+    inside()  # checked first, so no folder is ever made through a link
     target.mkdir(parents=True, exist_ok=True)
-    real = target.resolve()
-    if real != root and not real.is_relative_to(root):
-        raise BadRequest("cwd: resolves outside the ACP folder")
-    return real
+    return inside()
 
 
 # ---- rows ---------------------------------------------------------------------------------

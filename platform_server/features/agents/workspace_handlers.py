@@ -119,10 +119,10 @@ class _MemoryImportBase(ApiHandler):
     max_body_setting = "upload_max_bytes"
     tags = TAGS
 
-    def _archive(self) -> bytes:
+    async def _archive(self) -> bytes:
         ctype = (self.request.headers.get("Content-Type") or "").lower()
         if ctype.startswith("multipart/form-data"):
-            _, uploads = self.multipart()
+            _, uploads = await self.multipart()
             parts = uploads.get("file") or []
             if not parts:
                 raise BadRequest("file: a ZIP archive is required")
@@ -133,7 +133,7 @@ class _MemoryImportBase(ApiHandler):
         caller = self.require_caller()
         agent = service.get_agent(caller, self.path_kwargs["agentId"])
         root = service.agent_dir(self.config, agent.id)
-        archive = self._archive()
+        archive = await self._archive()
         plan = await run_blocking(memory.plan_import, root, archive, write)
         result = plan.to_dict()
         if write:

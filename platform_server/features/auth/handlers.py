@@ -56,7 +56,7 @@ class LoginHandler(ApiHandler):
         limiter = self.platform.login_limiter
         limiter.check(req.username, address)
         user = service.find_active_user(req.username)
-        valid = await run_blocking(service.check_password, req.password, user.password_hash if user else service.dummy_hash(self.config.password_hash_rounds))
+        valid = await run_blocking(service.check_login, req.password, user, self.config.password_hash_rounds)
         if not user or not valid:
             limiter.failed(req.username, address)
             raise Unauthorized("Invalid username or password")

@@ -50,6 +50,11 @@ def dummy_hash(rounds: int) -> str:
     return _DUMMY_HASHES[rounds]
 
 
+def check_login(password: str, user: User | None, rounds: int) -> bool:
+    """The password check of a login (blocking); an unknown user costs the same bcrypt work as a known one."""
+    return check_password(password, user.password_hash if user else dummy_hash(rounds))
+
+
 class LoginLimiter:
     """Failures per username and per client address in a sliding window; lockout after the limit."""
 

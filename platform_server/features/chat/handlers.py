@@ -11,7 +11,7 @@ from platform_server.features.chat.service import (
     SyncChatRequest,
 )
 from platform_server.features.conversations import service as conversations
-from platform_server.web.base import ApiHandler
+from platform_server.web.base import ApiHandler, run_blocking
 from platform_server.web.context import LOGIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
@@ -159,9 +159,9 @@ class UploadHandler(ApiHandler):
     max_body_setting = "upload_max_bytes"
     tags = TAGS
 
-    def post(self) -> None:
+    async def post(self) -> None:
         """Upload an attachment (multipart `file`, `conversationId`); readable by the uploader only."""
-        args, files = self.multipart()
+        args, files = await self.multipart()
         if not files.get("file"):
             raise BadRequest("file: must not be null")
         raw_cid = (args.get("conversationId") or [b"default"])[0].decode("utf-8", "replace")
@@ -169,7 +169,8 @@ class UploadHandler(ApiHandler):
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, cid)
         f = files["file"][0]
-        self.ok(uploads.store(self.config.data_dir, caller.user_id, cid, f.filename or "file", f.body, f.content_type))
+        self.ok(await uploads.store(self.config.data_dir, caller.user_id, cid, f.filename or "file", f.body,
+                                    f.content_type))
 
 
 class FileHandler(ApiHandler):
@@ -177,13 +178,14 @@ class FileHandler(ApiHandler):
     download_methods = frozenset({"GET"})
     tags = TAGS
 
-    def get(self, conversationId: str, storedName: str) -> None:
+    async def get(self, conversationId: str, storedName: str) -> None:
         """Read an uploaded file (uploader only)."""
         path, row = uploads.open_upload(self.config.data_dir, self.require_caller().user_id, conversationId, storedName)
+        data = await run_blocking(path.read_bytes)
         self.set_header("Content-Type", row.content_type)
         self.set_header("Content-Disposition", "inline" if row.content_type.startswith("image/") else "attachment")
         self.set_header("Content-Security-Policy", "default-src 'none'; sandbox")
-        self.finish(path.read_bytes())
+        self.finish(data)
 
 
 ROUTES = admin.ROUTES + [

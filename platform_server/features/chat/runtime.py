@@ -481,19 +481,15 @@ class ChatRuntime:
 
     def _memory_text(self, agent_id: int, end_user_id: str | None, user_id: int) -> str:
         """The agent's shared notes (its MEMORY.md, or the end user's) and this user's own memory of the agent."""
+        from platform_server.features.agents import files
         from platform_server.features.agents import service as agents
         from platform_server.features.memory import store as memory
 
-        if end_user_id:
-            path = agents.memory_dir(self.config, agent_id, end_user_id) / "MEMORY.md"
-        else:
-            path = agents.agent_dir(self.config, agent_id) / "MEMORY.md"
-        try:
-            shared = path.read_text("utf-8", "replace")[:MEMORY_CAP].strip() if path.is_file() else ""
-        except OSError:
-            shared = ""
+        rel = f"memory/users/{agents.end_user_key(end_user_id)}/MEMORY.md" if end_user_id else "MEMORY.md"
+        # confined like every workspace file: a symlink is never followed, and only the cap is read
+        shared = (files.read_text_capped(agents.agent_dir(self.config, agent_id), rel, MEMORY_CAP * 4) or "").strip()
         own = memory.prompt_text(self.config, agent_id, user_id, end_user_id)
-        return "\n\n".join(p for p in (shared, own) if p)[:MEMORY_CAP]
+        return "\n\n".join(p for p in (shared[:MEMORY_CAP], own) if p)[:MEMORY_CAP]
 
     def _user_content(self, m: Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
         if not m.content_parts:

@@ -10,6 +10,7 @@ from typing import Any
 
 from platform_server.db import database, iso
 from platform_server.features.chat.models import Upload
+from platform_server.web.base import run_blocking
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
 
 FILES_PREFIX = "/api/v1/chat/files/"
@@ -28,15 +29,20 @@ def _path(data_dir: str, user_id: int, stored_name: str) -> Path:
     return upload_root(data_dir) / str(user_id) / stored_name
 
 
-def store(data_dir: str, user_id: int, conversation_id: str, filename: str, body: bytes, content_type: str | None) -> dict[str, Any]:
-    """Save an upload under a generated name; the client's file name is kept only as metadata."""
+def _write(path: Path, body: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(body)
+
+
+async def store(data_dir: str, user_id: int, conversation_id: str, filename: str, body: bytes,
+                content_type: str | None) -> dict[str, Any]:
+    """Save an upload under a generated name (written off the IOLoop); the client's file name is only metadata."""
     name = Path(filename.replace("\\", "/")).name[:200] or "file"
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     stored = secrets.token_hex(16) + (f".{ext}" if _EXTENSION.match(ext) else "")
     kind = (content_type or "").split(";")[0].strip() or mimetypes.guess_type(name)[0] or "application/octet-stream"
     path = _path(data_dir, user_id, stored)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(body)
+    await run_blocking(_write, path, body)
     with database.atomic():
         row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name,
                             size=len(body), content_type=kind)

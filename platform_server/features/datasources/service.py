@@ -133,7 +133,8 @@ def delete(caller: Caller, ds_id: int) -> None:
 
 def _sqlite_query(path: str, sql: str) -> dict[str, Any]:
     """Run one read-only statement (blocking: call in an executor)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+    # as_uri() percent-encodes the name: `%2e%2e%2f`, `?` or `#` in it cannot change the file or its mode
+    conn = sqlite3.connect(Path(path).as_uri() + "?mode=ro", uri=True, timeout=2)
     deadline = time.monotonic() + QUERY_TIMEOUT_S
     conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
     try:

@@ -25,7 +25,7 @@ class TranscribeHandler(ApiHandler):
 
     async def post(self) -> None:
         """Speech to text: multipart `file` (audio) and optional `language`."""
-        args, files = self.multipart()
+        args, files = await self.multipart()
         if not files.get("file"):
             raise BadRequest("file: must not be null")
         f = files["file"][0]
@@ -63,9 +63,9 @@ class GeneratedFileHandler(ApiHandler):
     download_methods = frozenset({"GET"})
     tags = ("Files",)
 
-    def get(self, id: int) -> None:
+    async def get(self, id: int) -> None:
         """Download a tool-generated file once by its unguessable id (public)."""
-        body, row = service.take_generated(self.config.data_dir, id)
+        body, row = await service.take_generated(self.config.data_dir, id)
         self.set_header("Content-Type", row.content_type)
         self.set_header("Content-Disposition", f'attachment; filename="{row.name}"')
         self.set_header("Content-Security-Policy", "default-src 'none'; sandbox")

@@ -11,6 +11,7 @@ from platform_server.features.media.models import GeneratedFile
 from platform_server.features.settings import service as settings
 from platform_server.integrations import media
 from platform_server.integrations.llm import LlmError
+from platform_server.web.base import run_blocking
 from platform_server.web.errors import BadRequest, LlmFailure, NotFound
 
 # The voices of the OpenAI speech protocol (it has no listing endpoint).
@@ -64,13 +65,24 @@ def generated_root(data_dir: str) -> Path:
     return Path(data_dir, "generated").resolve()
 
 
-def save_generated(data_dir: str, user_id: int, workspace_id: int, conversation_id: str | None, name: str,
-                   content_type: str, body: bytes) -> dict[str, Any]:
-    """Keep a tool's output and return its one-time download URL."""
-    file_id = secrets.randbits(62) + 1
-    root = generated_root(data_dir)
+def _write(root: Path, name: str, body: bytes) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    (root / str(file_id)).write_bytes(body)
+    (root / name).write_bytes(body)
+
+
+def _read_and_remove(path: Path) -> bytes | None:
+    if not path.is_file():
+        return None
+    body = path.read_bytes()
+    path.unlink(missing_ok=True)
+    return body
+
+
+async def save_generated(data_dir: str, user_id: int, workspace_id: int, conversation_id: str | None, name: str,
+                         content_type: str, body: bytes) -> dict[str, Any]:
+    """Keep a tool's output (written off the IOLoop) and return its one-time download URL."""
+    file_id = secrets.randbits(62) + 1
+    await run_blocking(_write, generated_root(data_dir), str(file_id), body)
     with database.atomic():
         GeneratedFile.create(id=file_id, user_id=user_id, workspace_id=workspace_id, conversation_id=conversation_id,
                              name=name, content_type=content_type, size=len(body),
@@ -79,19 +91,17 @@ def save_generated(data_dir: str, user_id: int, workspace_id: int, conversation_
             "contentType": content_type, "expiresAt": iso(utcnow() + GENERATED_TTL)}
 
 
-def take_generated(data_dir: str, file_id: int) -> tuple[bytes, GeneratedFile]:
-    """The file's bytes, once: the row is marked downloaded and the file removed."""
+async def take_generated(data_dir: str, file_id: int) -> tuple[bytes, GeneratedFile]:
+    """The file's bytes (read off the IOLoop), once: the row is marked downloaded and the file removed."""
     with database.atomic():
         row = GeneratedFile.get_or_none(GeneratedFile.id == file_id)
         if row is None or row.downloaded_at is not None or row.expires_at <= utcnow():
             raise NotFound("File not found or already downloaded")
         claimed = GeneratedFile.update(downloaded_at=utcnow()).where(
             (GeneratedFile.id == file_id) & GeneratedFile.downloaded_at.is_null()).execute()
-    path = generated_root(data_dir) / str(file_id)
-    if not claimed or not path.is_file():
+    body = await run_blocking(_read_and_remove, generated_root(data_dir) / str(file_id)) if claimed else None
+    if body is None:
         raise NotFound("File not found or already downloaded")
-    body = path.read_bytes()
-    path.unlink(missing_ok=True)
     return body, row
 
 
@@ -121,5 +131,5 @@ async def image_generate(data_dir: str, args: dict[str, Any], ctx: Any) -> str:
         png = await media.generate_image(base_url, api_key, conf["model"], str(args["prompt"])[:4000], size)
     except LlmError as exc:
         raise ToolError(str(exc))
-    saved = save_generated(data_dir, ctx.user_id, ctx.workspace_id, ctx.conversation_id, "image.png", "image/png", png)
+    saved = await save_generated(data_dir, ctx.user_id, ctx.workspace_id, ctx.conversation_id, "image.png", "image/png", png)
     return f"Image generated ({saved['size']} bytes). One-time download link: {saved['url']}"

@@ -58,6 +58,19 @@ class PluginCatalog:
         return self.plugins[name][0]
 
 
+MASK = "******"  # a write-only setting as answers show it; sending it back keeps the stored value
+
+
+def secret_keys(plugin: Any) -> set[str]:
+    """Settings whose schema says `writeOnly: true` (API keys and the like): never shown, masked."""
+    return {k for k, rule in plugin.config_schema.items() if rule.get("writeOnly")}
+
+
+def shown_config(plugin: Any, config: dict[str, Any]) -> dict[str, Any]:
+    hidden = secret_keys(plugin)
+    return {k: (MASK if k in hidden and v not in (None, "") else v) for k, v in config.items()}
+
+
 def effective_config(plugin: Any, stored: dict[str, Any] | None) -> dict[str, Any]:
     defaults = {k: v.get("default") for k, v in plugin.config_schema.items() if "default" in v}
     return {**defaults, **(stored or {})}
@@ -85,7 +98,8 @@ def to_dict(catalog: PluginCatalog, name: str) -> dict[str, Any]:
     state = PluginState.get_or_none(PluginState.name == name)
     return {
         "name": name, "version": plugin.version, "description": plugin.description, "source": source,
-        "enabled": bool(state and state.enabled), "config": effective_config(plugin, state.config if state else None),
+        "enabled": bool(state and state.enabled),
+        "config": shown_config(plugin, effective_config(plugin, state.config if state else None)),
         "configSchema": plugin.config_schema, "tools": catalog.registered.get(name, []),
         "updateTime": iso(state.update_time) if state else None,
     }
@@ -108,6 +122,12 @@ def set_enabled(catalog: PluginCatalog, caller: Caller, name: str, enabled: bool
 
 def set_config(catalog: PluginCatalog, caller: Caller, name: str, config: dict[str, Any]) -> dict[str, Any]:
     plugin = catalog.get(name)
+    state = PluginState.get_or_none(PluginState.name == name)
+    stored = (state.config if state else None) or {}
+    for key in secret_keys(plugin) & {k for k, v in config.items() if v == MASK}:
+        if key not in stored:
+            raise BadRequest(f"{key}: has no stored value to keep")
+        config = {**config, key: stored[key]}
     clean = validate_config(plugin, config)
     with database.atomic():
         PluginState.insert(name=name, config=clean, update_time=utcnow()).on_conflict(

@@ -44,12 +44,12 @@ class InstallUploadHandler(SkillsBase):
     max_body_setting = "upload_max_bytes"
     query_params = {"POST": [{"name": "overwrite", "in": "query", "required": False, "schema": {"type": "boolean"}}]}
 
-    def _archive(self) -> tuple[bytes, str, bool]:
+    async def _archive(self) -> tuple[bytes, str, bool]:
         overwrite = bool(self.query_bool("overwrite"))
         ctype = (self.request.headers.get("Content-Type") or "").lower()
         if not ctype.startswith("multipart/form-data"):
             return self.body_bytes, "upload", overwrite
-        fields, uploads = self.multipart()
+        fields, uploads = await self.multipart()
         parts = uploads.get("file") or []
         if not parts:
             raise BadRequest("file: a ZIP archive is required")
@@ -60,7 +60,7 @@ class InstallUploadHandler(SkillsBase):
     async def post(self) -> None:
         """Install from a ZIP (multipart `file`, or the raw body) with SKILL.md at the root or one folder down."""
         caller = self.require_caller()
-        archive, source, overwrite = self._archive()
+        archive, source, overwrite = await self._archive()
         bundle = await run_blocking(install.read_zip, archive)
         skill, replaced = install.install_bundle(caller, bundle, source, overwrite)
         await self.skills.sync_skill(skill)

@@ -43,7 +43,7 @@ class SpawnPauseHandler(ApiHandler):
         req = self.body(SpawnPauseRequest)
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, req.conversationId)
-        self.ok(service.set_paused(caller.user_id, req.conversationId, req.paused))
+        self.ok(service.set_paused(caller, req.conversationId, req.paused))
 
 
 class InterruptHandler(ApiHandler):

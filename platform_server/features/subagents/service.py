@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_server.db import database, iso, utcnow
+from platform_server.features.audit import service as audit
 from platform_server.features.subagents.models import SpawnPause, SubagentRun
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolCall
+from platform_server.web.context import Caller
 from platform_server.web.errors import Forbidden, NotFound
 
 TOOL_NAME = "delegate_to_agent"
@@ -169,11 +171,12 @@ def is_paused(user_id: int, conversation_id: str) -> bool:
     return bool(row and row.paused)
 
 
-def set_paused(user_id: int, conversation_id: str, paused: bool) -> dict[str, Any]:
+def set_paused(caller: Caller, conversation_id: str, paused: bool) -> dict[str, Any]:
     with database.atomic():
-        SpawnPause.insert(user_id=user_id, conversation_id=conversation_id, paused=paused, update_time=utcnow()) \
+        SpawnPause.insert(user_id=caller.user_id, conversation_id=conversation_id, paused=paused, update_time=utcnow()) \
             .on_conflict(conflict_target=[SpawnPause.user_id, SpawnPause.conversation_id],
                          update={SpawnPause.paused: paused, SpawnPause.update_time: utcnow()}).execute()
+        audit.record(caller, "UPDATE", "SUBAGENT_SPAWN_PAUSE", conversation_id, f"paused={paused}")
     return {"conversationId": conversation_id, "paused": paused}
 
 

@@ -132,7 +132,7 @@ class RawUploadHandler(RawAdder):
 
     async def post(self, kbId: int) -> None:
         """Upload a file (multipart `file`, optional `title`): text, markdown, HTML or PDF."""
-        args, files = self.multipart()
+        args, files = await self.multipart()
         if not files.get("file"):
             raise BadRequest("file: must not be null")
         f = files["file"][0]
