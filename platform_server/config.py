@@ -55,6 +55,16 @@ class Config:
     # Skills
     skills_hub_url: str = ""  # URL of a skills hub index (JSON); empty: no hub
     skills_install_max_bytes: int = 20 * 1024 * 1024  # largest skill ZIP downloaded by an install
+    skills_curator_tick_s: float = 300.0  # how often the curator loop looks for workspaces due a scan
+    skills_curator_interval_hours: float = 24.0  # scheduled scan interval per workspace
+    skills_curator_unused_days: int = 30  # a managed skill unused this long is proposed for archiving
+    skills_curator_similarity: float = 0.8  # token-set similarity from which two skills count as duplicates
+    skills_curator_keep_reports: int = 100  # curator reports kept per workspace
+    skills_curator_keep_snapshots: int = 20  # skill-library restore points kept per workspace
+    skills_routines_window_days: int = 30  # how far back routine mining reads the caller's messages
+    skills_routines_similarity: float = 0.6  # token-set similarity from which two requests are the same routine
+    skills_routines_min_occurrences: int = 3  # frequency gate: occurrences before a candidate is `ready`
+    skills_routines_min_days: int = 2  # frequency gate: distinct days before a candidate is `ready`
     # LLM
     llm_timeout_s: float = 120.0
     llm_first_byte_timeout_s: float = 60.0

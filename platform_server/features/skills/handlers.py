@@ -5,6 +5,7 @@ from typing import Any
 
 from platform_server.features.agents import service as agents
 from platform_server.features.skills import catalog, secrets, service, storage
+from platform_server.features.skills.curator_handlers import CURATOR_ROUTES
 from platform_server.features.skills.install_handlers import (
     HubSearchHandler,
     InstallCancelHandler,
@@ -415,4 +416,5 @@ ROUTES: list[Any] = [
     route("/api/v1/skill-templates", TemplatesHandler),
     route("/api/v1/skill-templates/{id}", TemplateHandler),
     route("/api/v1/skill-templates/{id}/instantiate", InstantiateHandler),
+    *CURATOR_ROUTES,
 ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.skills import catalog
+from platform_server.features.skills import catalog, curator_runtime
 from platform_server.features.skills.runtime import SkillsRuntime
 from platform_server.features.workspaces.models import Workspace
 
@@ -14,9 +14,11 @@ async def start(platform: Any) -> None:
     platform.services["skills"] = runtime
     for workspace in Workspace.select(Workspace.id):
         await runtime.ensure_workspace(workspace.id)
+    await curator_runtime.start(platform)
 
 
 async def stop(platform: Any) -> None:
+    await curator_runtime.stop(platform)
     runtime = platform.services.pop("skills", None)
     if runtime is not None:
         await runtime.close()

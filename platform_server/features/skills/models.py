@@ -89,3 +89,13 @@ class BuiltinSeed(BaseModel):
 MIGRATIONS: list[Migration] = [
     ("skills_0001_tables", create_tables(Skill, SkillFile, SkillSecret, SkillTemplate, BuiltinSeed)),
 ]
+
+
+def _curator_tables(db: peewee.Database) -> None:
+    """The curator's and routines' tables (their module references Skill, so it is imported here)."""
+    from platform_server.features.skills.curator_models import CURATOR_TABLES
+
+    db.create_tables(CURATOR_TABLES, safe=True)
+
+
+MIGRATIONS.append(("skills_0101_curator_tables", _curator_tables))
