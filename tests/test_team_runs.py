@@ -175,3 +175,29 @@ async def test_the_lead_conversation_runs_its_team_with_the_team_run_tool(api: A
     other = people["dave"]["workspace"]
     assert (await api.get(f"/api/v1/team-runs/{runs[0]['id']}", token="dave", workspace=other)).status == 404
     assert (await api.get(f"/api/v1/team-runs/{runs[0]['id']}", token="dave")).status == 403
+
+
+async def test_no_team_run_stays_active_across_a_restart(tmp_path: Any, llm: ScriptedOpenAI) -> None:
+    from tests.helpers.server import create_personas, start_server
+
+    data_dir = str(tmp_path / "data")
+    first = await start_server(data_dir)
+    try:
+        await create_personas(first.client)
+        await use_fake_openai(first.client, llm.url)
+        lead = await make_agent(first.client, name="Lead")
+        member = await make_agent(first.client, name="Writer")
+        r = await first.client.post("/api/v1/teams", {"name": "T", "leadAgentId": lead, "memberAgentIds": [member]},
+                                    token="alice")
+        llm.enqueue(plan(("Writer", "slow")), Script(hang=True))
+        run_id = await start(first.client, r.data["id"], token="alice")
+        await wait_for(first.client, run_id, ("running",))
+    finally:
+        await first.stop()
+    second = await start_server(data_dir)
+    try:
+        second.client.tokens.update(first.client.tokens)
+        run = (await second.client.get(f"/api/v1/team-runs/{run_id}", token="alice")).data
+        assert run["status"] == "failed" and "Interrupted" in run["error"] and run["tasks"][0]["status"] == "cancelled"
+    finally:
+        await second.stop()
