@@ -147,3 +147,16 @@ async def test_the_context_hook_gives_the_active_goal_and_nothing_while_paused(e
     await act(env, g["id"], "pause")
     assert goals.context_for(alice, "g1") is None
     assert goals.context_for(int(env.people["bob"]["id"]), "g1") is None
+
+
+async def test_the_agent_sees_the_active_goal_of_its_conversation(env: ChatEnv) -> None:
+    await env.stream("let's plan", conversation_id="g9")
+    r = await env.api.post("/api/v1/goals", {"conversationId": "g9", "agentId": env.agent_id, "title": "Ship the release",
+                                             "criteria": ["tests pass"]}, token="alice")
+    assert r.status == 200, r.body
+    await env.stream("next step?", conversation_id="g9")
+    system = env.llm.requests[-1]["messages"][0]["content"]
+    assert "## Current goal" in system and "Ship the release" in system and "- tests pass" in system
+    await env.api.post(f"/api/v1/goals/{r.data['id']}/pause", token="alice")
+    await env.stream("and now?", conversation_id="g9")
+    assert "Ship the release" not in env.llm.requests[-1]["messages"][0]["content"]

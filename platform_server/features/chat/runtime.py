@@ -458,9 +458,11 @@ class ChatRuntime:
         memory = self._memory_text(agent.id, conv.end_user_id, conv.user_id)
         if memory:
             prompt = (prompt + "\n\n" if prompt else "") + "## Memory\n\n" + memory
-        skills_text = skills.prompt_for_agent(self.config, agent)
-        if skills_text:
-            prompt = (prompt + "\n\n" if prompt else "") + skills_text
+        from platform_server.features.goals import service as goals
+
+        for extra in (skills.prompt_for_agent(self.config, agent), goals.context_for(conv.user_id, conv.conversation_id)):
+            if extra:
+                prompt = (prompt + "\n\n" if prompt else "") + extra
         if prompt:
             out.append(ChatMessage("system", prompt))
         results = {str((m.metadata or {}).get("toolCallId")): m for m in rows if m.role == "tool"}
