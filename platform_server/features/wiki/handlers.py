@@ -132,6 +132,7 @@ class RawUploadHandler(RawAdder):
 
     async def post(self, kbId: int) -> None:
         """Upload a file (multipart `file`, optional `title`): text, markdown, HTML or PDF."""
+        kbs.get_kb(self.require_caller(), kbId)  # an unknown or foreign KB is a 404 before the body is looked at
         args, files = await self.multipart()
         if not files.get("file"):
             raise BadRequest("file: must not be null")
