@@ -4,30 +4,15 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from typing import Any, AsyncIterator
+from typing import Any
 
 import aiohttp
 import pytest
 
-from tests.helpers.chat import ChatEnv, chat_env
+from tests.helpers.chat import ChatEnv
 from tests.helpers.client import ApiClient, iter_sse
-from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.fake_openai import Script
 from tests.helpers.memory import base, dream_answer, fact, folder, summarize
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
-async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
-    return await chat_env(api, people, llm)
 
 
 def at(hour: int, day: int = 2) -> dt.datetime:

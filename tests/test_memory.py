@@ -2,29 +2,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
-from tests.helpers.chat import ChatEnv, chat_env
+from tests.helpers.chat import ChatEnv
 from tests.helpers.client import ApiClient
-from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.fake_openai import Script
 from tests.helpers.memory import base, fact, folder, summarize
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    server = ScriptedOpenAI()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-@pytest.fixture
-async def env(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> ChatEnv:
-    return await chat_env(api, people, llm)
 
 
 async def facts_of(env: ChatEnv, token: str = "alice", **params: Any) -> list[dict[str, Any]]:
