@@ -45,7 +45,7 @@ async def plan_execute(runtime: "ChatRuntime", turn: "Turn", req: "TurnRequest",
     router = runtime.platform.services["llm"]
     turn.phase = "planning"
     turn.publish("phase", {"phase": "planning"})
-    history = runtime._llm_messages(req.agent, conv, setup.vision)
+    history = runtime._llm_messages(conv, setup.vision, setup.system_prompt)
     target, result = await router.chat(setup.targets, ChatRequest(
         model="", messages=history + [ChatMessage("user", PLAN_PROMPT)], thinking_level=setup.thinking_level,
     ))

@@ -59,6 +59,7 @@ class TurnSetup:
     tool_ctx: Any
     max_iterations: int
     thinking_level: str | None
+    system_prompt: str = ""
 
 
 @dataclass
@@ -336,6 +337,7 @@ class ChatRuntime:
             targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
             tool_ctx=self._tool_context(turn, req), max_iterations=max(1, int(agent.max_iterations or 10)),
             thinking_level=req.thinking_level or agent.default_thinking_level,
+            system_prompt=self.system_prompt(agent, conv),
         )
 
     async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],
@@ -346,7 +348,7 @@ class ChatRuntime:
         turn.result["_answer"] = answer
         for iteration in range(setup.max_iterations):
             self.checkpoint(turn)
-            messages = self._llm_messages(req.agent, conv, setup.vision) + list(extra or [])
+            messages = self._llm_messages(conv, setup.vision, setup.system_prompt) + list(extra or [])
             chat_req = ChatRequest(model="", messages=messages, tools=setup.specs if use_tools else [],
                                    thinking_level=setup.thinking_level)
             finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
@@ -444,27 +446,25 @@ class ChatRuntime:
 
     # ---- building the model's view of the conversation ------------------------------
 
-    def _llm_messages(self, agent: Any, conv: Conversation, vision: bool) -> list[ChatMessage]:
+    def system_prompt(self, agent: Any, conv: Conversation) -> str:
+        """The agent's prompt (with prompt files), memory, skills and the conversation's goal, built once per answer."""
         from platform_server.features.agents import service as agents
+        from platform_server.features.goals import service as goals
 
+        prompt = agents.system_prompt(self.config, agent)
+        memory = self._memory_text(agent.id, conv.end_user_id, conv.user_id)
+        extras = (f"## Memory\n\n{memory}" if memory else "", skills.prompt_for_agent(self.config, agent),
+                  goals.context_for(conv.user_id, conv.conversation_id) or "")
+        return "\n\n".join(part for part in (prompt, *extras) if part)
+
+    def _llm_messages(self, conv: Conversation, vision: bool, system_prompt: str) -> list[ChatMessage]:
         rows = list(
             Message.select().where((Message.conversation == conv.id) & (Message.status != "streaming"))
             .order_by(Message.id.desc()).limit(HISTORY_MESSAGES)
         )[::-1]
         while rows and rows[0].role == "tool":
             rows.pop(0)
-        out: list[ChatMessage] = []
-        prompt = agents.system_prompt(self.config, agent)
-        memory = self._memory_text(agent.id, conv.end_user_id, conv.user_id)
-        if memory:
-            prompt = (prompt + "\n\n" if prompt else "") + "## Memory\n\n" + memory
-        from platform_server.features.goals import service as goals
-
-        for extra in (skills.prompt_for_agent(self.config, agent), goals.context_for(conv.user_id, conv.conversation_id)):
-            if extra:
-                prompt = (prompt + "\n\n" if prompt else "") + extra
-        if prompt:
-            out.append(ChatMessage("system", prompt))
+        out: list[ChatMessage] = [ChatMessage("system", system_prompt)] if system_prompt else []
         results = {str((m.metadata or {}).get("toolCallId")): m for m in rows if m.role == "tool"}
         for m in rows:
             if m.role == "user" and not (m.metadata or {}).get("command"):
