@@ -15,6 +15,13 @@ export {
 
 /** uPlot is loaded on demand: only pages with charts pay for it. */
 export async function loadUPlot() {
+  if (!document.querySelector("link[data-uplot]")) {
+    const link = document.createElement("link");
+    link.rel = "stylesheet";
+    link.href = "/static/vendor/uplot/uPlot.min.css";
+    link.dataset.uplot = "1";
+    document.head.appendChild(link);
+  }
   const mod = await import("/static/vendor/uplot/uPlot.esm.js");
   return mod.default;
 }
