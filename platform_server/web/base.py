@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import pydantic
 import tornado.httputil
@@ -32,6 +32,10 @@ from platform_server.web.errors import (
     Unauthorized,
     parse_long,
 )
+
+if TYPE_CHECKING:  # the joined application's state; web/ imports no feature at run time
+    from platform_server.app import Platform
+    from platform_server.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -108,11 +112,12 @@ class ApiHandler(tornado.web.RequestHandler):
     # ---- lifecycle -------------------------------------------------------
 
     @property
-    def platform(self) -> Any:
-        return self.application.settings["platform"]
+    def platform(self) -> Platform:
+        platform: Platform = self.application.settings["platform"]
+        return platform
 
     @property
-    def config(self) -> Any:
+    def config(self) -> Config:
         return self.platform.config
 
     def initialize(self) -> None:

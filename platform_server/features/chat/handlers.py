@@ -28,7 +28,7 @@ class StreamingHandler(ApiHandler):
 
     @property
     def runtime(self) -> service.ChatRuntime:
-        return self.platform.services["chat"]
+        return self.platform.services.chat
 
     async def stream_turn(self, turn: service.Turn, after_id: int = 0) -> None:
         self._subscription = Subscription(turn, after_id)
@@ -123,7 +123,7 @@ class StopHandler(ApiHandler):
         """Stop generation now; the partial answer is kept with status `stopped`."""
         caller = self.require_caller()
         conv = conversations.check_owner(caller.user_id, conversationId)
-        runtime = self.platform.services["chat"]
+        runtime = self.platform.services.chat
         denied = approvals.guard.deny_all_pending(caller.user_id, conversationId, caller.user_id) if conv else 0
         turn = runtime.turns.get(conversations.key_for(caller.user_id, conversationId)) if conv else None
         if turn is None or not runtime.cancel(turn.key):
@@ -145,7 +145,7 @@ class InterruptHandler(ApiHandler):
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, conversationId)
         key = conversations.key_for(caller.user_id, conversationId)
-        size = self.platform.services["chat"].queue_input(
+        size = self.platform.services.chat.queue_input(
             key, req.message, service.parts_of(req.contentParts), caller.user_id
         )
         if size is None:

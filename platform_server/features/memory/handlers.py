@@ -56,7 +56,7 @@ class MemoryHandler(ApiHandler):
 
     @property
     def dreamer(self) -> dreaming.Dreamer:
-        return self.platform.services["memory"]
+        return self.platform.services.memory
 
 
 class DreamEventsHandler(MemoryHandler):

@@ -29,7 +29,7 @@ class _Models(ApiHandler):
 
     @property
     def router(self) -> LlmRouter:
-        return self.platform.services["llm"]
+        return self.platform.services.llm
 
 
 class ModelsHandler(_Models):

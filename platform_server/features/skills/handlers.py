@@ -344,7 +344,7 @@ class SynthesizeHandler(SkillsBase):
     async def post(self) -> None:
         """Draft a skill from one of the caller's conversations with the default model (created disabled)."""
         req = self.body(SynthesizeBody)
-        skill = await synthesize(self.platform.services["llm"], self.require_caller(), req.conversationId, req.name)
+        skill = await synthesize(self.platform.services.llm, self.require_caller(), req.conversationId, req.name)
         await self.skills.sync_skill(skill)
         self.ok(service.to_dict(skill, full=True))
 

@@ -24,7 +24,7 @@ class SkillsBase(ApiHandler):
 
     @property
     def skills(self) -> SkillsRuntime:
-        return self.platform.services["skills"]
+        return self.platform.services.skills
 
     async def prepare(self) -> None:
         await super().prepare()

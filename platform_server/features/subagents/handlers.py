@@ -53,7 +53,7 @@ class InterruptHandler(ApiHandler):
     def post(self, subagentId: str) -> None:
         """Interrupt a running sub-agent of one of the caller's conversations."""
         run = service.owned_run(self.require_caller().user_id, subagentId)
-        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services["subagents"].interrupt(subagentId)})
+        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services.subagents.interrupt(subagentId)})
 
 
 class AdminInterruptHandler(ApiHandler):
@@ -63,7 +63,7 @@ class AdminInterruptHandler(ApiHandler):
     def post(self, subagentId: str) -> None:
         """Interrupt any sub-agent (global admin; no ownership check)."""
         run = service.owned_run(None, subagentId)
-        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services["subagents"].interrupt(subagentId)})
+        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services.subagents.interrupt(subagentId)})
 
 
 ROUTES = [

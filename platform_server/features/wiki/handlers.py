@@ -24,7 +24,7 @@ class WikiHandler(ApiHandler):
 
     @property
     def engine(self) -> WikiEngine:
-        return self.platform.services["wiki"]
+        return self.platform.services.wiki
 
 
 class KbsHandler(WikiHandler):
