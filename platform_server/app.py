@@ -227,7 +227,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         web=web,
     )
     platform.routes = collect_routes()
-    handlers: list[Any] = [(r.regex, r.handler) for r in platform.routes]
+    handlers: list[Any] = [r.target() for r in platform.routes]
     handlers += [
         (r"/(swagger-ui\.html)$", IndexHandler, {"path": STATIC_DIR}),
         (r"/static/(.*)", tornado.web.StaticFileHandler, {"path": STATIC_DIR}),

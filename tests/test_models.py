@@ -10,7 +10,7 @@ import pytest_asyncio
 from platform_server.features.models.runtime import Routed, resolve_targets
 from platform_server.integrations.llm import ChatMessage, ChatRequest, TextDelta
 from platform_server.integrations.llm.local import find_default_gguf
-from platform_server.web.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.llm_script import Script

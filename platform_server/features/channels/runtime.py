@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 from platform_server.db import utcnow
 from platform_server.features.channels import service
 from platform_server.features.channels.models import Channel
-from platform_server.web.errors import AgentBusy, ApiError
+from platform_server.features.chat.errors import AgentBusy
+from platform_server.web.errors import ApiError
 
 if TYPE_CHECKING:
     from platform_server.app import Platform

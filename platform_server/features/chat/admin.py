@@ -107,8 +107,8 @@ class ExecuteHandler(ApiHandler):
 
 ROUTES = [
     route("/api/v1/admin/agent-runtime/snapshot", SnapshotHandler),
-    route("/api/v1/admin/agent-runtime/runs/{conversationId}/stop", AdminStopHandler),
-    route("/api/v1/admin/agent-runtime/runs/{conversationId}/recycle", RecycleHandler),
+    route("/api/v1/admin/agent-runtime/runs/{conversationId:str}/stop", AdminStopHandler),
+    route("/api/v1/admin/agent-runtime/runs/{conversationId:str}/recycle", RecycleHandler),
     route("/api/v1/admin/agent-runtime/sweep", SweepHandler),
     route("/api/v1/agents/{id}/state", AgentStateHandler),
     route("/api/v1/agents/{id}/execute", ExecuteHandler),

@@ -11,7 +11,8 @@ from platform_server.features.chat.service import (
     SyncChatRequest,
 )
 from platform_server.features.conversations import service as conversations
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
@@ -192,9 +193,9 @@ ROUTES = admin.ROUTES + [
     route("/api/v1/chat", SyncChatHandler),
     route("/api/v1/chat/stream", ChatStreamHandler),
     route("/api/v1/chat/upload", UploadHandler),
-    route("/api/v1/chat/files/{conversationId}/{storedName:.+}", FileHandler),
-    route("/api/v1/chat/{conversationId}/stop", StopHandler),
-    route("/api/v1/chat/{conversationId}/interrupt", InterruptHandler),
+    route("/api/v1/chat/files/{conversationId:str}/{storedName:.+}", FileHandler),
+    route("/api/v1/chat/{conversationId:str}/stop", StopHandler),
+    route("/api/v1/chat/{conversationId:str}/interrupt", InterruptHandler),
     route("/api/v1/agents/{id}/chat", AgentSyncChatHandler),
     route("/api/v1/agents/{id}/chat/stream", AgentChatStreamHandler),
 ]

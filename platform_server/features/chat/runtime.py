@@ -25,7 +25,8 @@ from platform_server.integrations.llm import (
     Usage,
 )
 from platform_server.web.context import Caller
-from platform_server.web.errors import AgentBusy, ApiError, Forbidden
+from platform_server.features.chat.errors import AgentBusy
+from platform_server.web.errors import ApiError, Forbidden
 
 if TYPE_CHECKING:
     from platform_server.app import Platform

@@ -117,7 +117,7 @@ class MessagesHandler(ApiHandler):
         conv = service.owned(caller, conversationId)
         chat = self.platform.services.chat
         if chat is not None and chat.is_running(conv.key):
-            from platform_server.web.errors import AgentBusy
+            from platform_server.features.chat.errors import AgentBusy
 
             raise AgentBusy()
         service.clear(caller, conv)
@@ -187,11 +187,11 @@ ROUTES = [
     route("/api/v1/conversations", ConversationsHandler),
     route("/api/v1/conversations/page", ConversationPageHandler),
     route("/api/v1/conversations/batch-delete", BatchDeleteHandler),
-    route("/api/v1/conversations/{conversationId}", ConversationHandler),
-    route("/api/v1/conversations/{conversationId}/messages", MessagesHandler),
-    route("/api/v1/conversations/{conversationId}/title", TitleHandler),
-    route("/api/v1/conversations/{conversationId}/pin", PinHandler),
-    route("/api/v1/conversations/{conversationId}/model", ModelHandler),
-    route("/api/v1/conversations/{conversationId}/status", StatusHandler),
-    route("/api/v1/conversations/{conversationId}/trajectory", TrajectoryHandler),
+    route("/api/v1/conversations/{conversationId:str}", ConversationHandler),
+    route("/api/v1/conversations/{conversationId:str}/messages", MessagesHandler),
+    route("/api/v1/conversations/{conversationId:str}/title", TitleHandler),
+    route("/api/v1/conversations/{conversationId:str}/pin", PinHandler),
+    route("/api/v1/conversations/{conversationId:str}/model", ModelHandler),
+    route("/api/v1/conversations/{conversationId:str}/status", StatusHandler),
+    route("/api/v1/conversations/{conversationId:str}/trajectory", TrajectoryHandler),
 ]

@@ -18,7 +18,8 @@ from platform_server.features.memory import facts, llm, store
 from platform_server.features.memory.models import DreamReport, Fact
 from platform_server.features.memory.store import Scope
 from platform_server.web.context import Caller
-from platform_server.web.errors import ApiError, BadRequest, LlmFailure, NotFound
+from platform_server.features.models.errors import LlmFailure
+from platform_server.web.errors import ApiError, BadRequest, NotFound
 
 if TYPE_CHECKING:
     from platform_server.app import Platform

@@ -13,7 +13,8 @@ from platform_server.features.memory import llm, store
 from platform_server.features.memory.models import Contradiction, Fact
 from platform_server.features.memory.store import Scope
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, LlmFailure, NotFound
+from platform_server.features.models.errors import LlmFailure
+from platform_server.web.errors import BadRequest, NotFound
 
 if TYPE_CHECKING:
     from platform_server.app import Platform

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from platform_server.features.models import catalog
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.integrations.llm.local import find_default_embedding_model, find_default_gguf
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
 
 if TYPE_CHECKING:
     from platform_server.app import Platform

@@ -204,7 +204,7 @@ class Curator(Loop):
     async def _merged_values(self, keeper: Skill, others: list[Skill]) -> dict[str, Any]:
         """Ask the default chat model for one SKILL.md that merges the keeper and its duplicates."""
         from platform_server.features.models.runtime import resolve_targets
-        from platform_server.web.errors import LlmFailure
+        from platform_server.features.models.errors import LlmFailure
 
         parts = [f"Skill {i + 1}: {s.name}\n\n{s.content[:MERGE_SKILL_CAP]}" for i, s in enumerate([keeper, *others])]
         request = ChatRequest(

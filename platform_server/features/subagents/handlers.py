@@ -69,6 +69,6 @@ class AdminInterruptHandler(ApiHandler):
 ROUTES = [
     route("/api/v1/subagents/active", ActiveHandler),
     route("/api/v1/subagents/spawn-pause", SpawnPauseHandler),
-    route("/api/v1/subagents/{subagentId}/interrupt", InterruptHandler),
-    route("/api/v1/admin/agent-runtime/subagents/{subagentId}/interrupt", AdminInterruptHandler),
+    route("/api/v1/subagents/{subagentId:str}/interrupt", InterruptHandler),
+    route("/api/v1/admin/agent-runtime/subagents/{subagentId:str}/interrupt", AdminInterruptHandler),
 ]

@@ -167,6 +167,6 @@ ROUTES = [
     route("/api/v1/teams/{teamId}", TeamHandler),
     route("/api/v1/teams/{teamId}/runs", TeamRunsHandler),
     route("/api/v1/teams/{teamId}/runs/page", TeamRunsPageHandler),
-    route("/api/v1/conversations/{conversationId}/team-runs", ConversationRunsHandler),
-    route("/api/v1/conversations/{conversationId}/team-runs/page", ConversationRunsPageHandler),
+    route("/api/v1/conversations/{conversationId:str}/team-runs", ConversationRunsHandler),
+    route("/api/v1/conversations/{conversationId:str}/team-runs/page", ConversationRunsPageHandler),
 ]

@@ -30,7 +30,7 @@ from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
 from platform_server.integrations.llm.types import ChatRequest
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
 
 if TYPE_CHECKING:
     from platform_server.app import Platform

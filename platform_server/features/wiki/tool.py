@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 from platform_server.features.wiki import kbs, search
 from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
 
 if TYPE_CHECKING:
     from platform_server.app import Platform

@@ -163,7 +163,7 @@ async def generate(caller: Caller, platform: Platform, description: str) -> dict
     from platform_server.features.agents.models import Agent
     from platform_server.features.models.runtime import resolve_targets
     from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
-    from platform_server.web.errors import LlmFailure
+    from platform_server.features.models.errors import LlmFailure
 
     agents = [{"id": str(a.id), "name": a.name, "description": a.description or ""}
               for a in Agent.select().where((Agent.workspace_id == caller.workspace_id) & (Agent.enabled == True))  # noqa: E712
