@@ -195,7 +195,7 @@ def _hub_item(raw: Any, base: str) -> dict[str, Any] | None:
         absolute = str(URL(base).join(URL(link))) if isinstance(link, str) and link.strip() else None
     except ValueError:
         absolute = None
-    tags = raw.get("tags") if isinstance(raw.get("tags"), list) else []
+    tags = raw["tags"] if isinstance(raw.get("tags"), list) else []
     return {
         "slug": raw["slug"].strip()[:128],
         "name": str(raw.get("name") or raw["slug"])[:200],
