@@ -4,6 +4,7 @@
 //   load   the page module; its default export is a Preact component receiving {args} (the hash after the path).
 //          `legacy: "ClassName"` marks a page still written as a dom.js class (el, init, update(args), destroy).
 export const NAV = [
+  { path: "dashboard", label: "Home", group: "Run", need: "viewer", load: () => import("./pages/dashboard.js") },
   { path: "chat", label: "Chat", group: "Run", need: "login", legacy: "ChatView", load: () => import("./views/chat.js") },
   { path: "agents", label: "Agents", group: "Build", need: "login", legacy: "AgentsView", load: () => import("./views/agents.js") },
   { path: "models", label: "Models", group: "Build", need: "login", legacy: "ModelsView", load: () => import("./views/models.js") },
@@ -11,4 +12,4 @@ export const NAV = [
 ];
 
 /** The page a bare "#/" opens. */
-export const HOME = "chat";
+export const HOME = "dashboard";
