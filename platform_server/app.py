@@ -67,7 +67,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("settings", needs=("audit",)),
     Feature("setup", needs=("auth", "settings")),
     Feature("system"),
-    Feature("tools", needs=("audit",), uses=("agents", "mcp")),
+    Feature("tools", needs=("audit",), uses=("agents",)),
     Feature("mcp", needs=("audit", "tools"), uses=("agents",)),
     Feature("acp", needs=("audit",)),
     Feature("models", needs=("audit",)),
