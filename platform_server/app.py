@@ -77,7 +77,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("wiki", needs=("agents", "audit", "models", "tools")),
     Feature("templates", needs=("agents",)),
     Feature("guard", needs=("agents", "audit", "workspaces"), uses=("conversations",)),
-    Feature("conversations", needs=("agents", "audit", "auth", "guard"), uses=("chat",)),
+    Feature("conversations", needs=("agents", "audit", "auth"), uses=("chat",)),
     Feature("plans"),
     Feature("chat", needs=("agents", "conversations", "guard", "models", "plans", "skills", "tools"),
             uses=("goals", "memory")),

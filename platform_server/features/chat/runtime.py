@@ -12,6 +12,7 @@ from platform_server.features.chat import approvals, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.guard import service as guard
 from platform_server.features.skills import service as skills
 from platform_server.integrations.llm import (
     ChatMessage,
@@ -103,6 +104,11 @@ class ChatRuntime:
 
     def cancel(self, key: str) -> bool:
         return self.turns.cancel(key)
+
+    def wind_down(self, user_id: int, conv: Conversation) -> None:
+        """A deleted conversation's turn stops and its pending approvals are denied."""
+        self.cancel(conv.key)
+        guard.deny_all_pending(user_id, conv.conversation_id, user_id, reason="conversation deleted")
 
     def start_turn(self, req: TurnRequest) -> Turn:
         """Store the user message, mark the conversation running and start the turn task."""
