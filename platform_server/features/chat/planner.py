@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from platform_server.features.chat import history as chat_history
 from platform_server.features.conversations.models import Conversation
 from platform_server.features.plans import service as plans
 from platform_server.integrations.llm import ChatMessage, ChatRequest
 
 if TYPE_CHECKING:
-    from platform_server.features.chat.runtime import Answer, ChatRuntime, TurnRequest, TurnSetup
+    from platform_server.features.chat.runtime import Answer, ChatRuntime, Totals, TurnRequest, TurnSetup
     from platform_server.features.chat.turns import Turn
 
 MAX_STEPS = 8
@@ -40,18 +41,18 @@ def parse_steps(text: str) -> list[str]:
 
 
 async def plan_execute(runtime: "ChatRuntime", turn: "Turn", req: "TurnRequest", conv: Conversation,
-                       totals: dict[str, Any], setup: "TurnSetup") -> "Answer":
+                       totals: "Totals", setup: "TurnSetup") -> "Answer":
     """Plan, execute each step (recorded in /api/v1/plans), then write the final answer."""
     router = runtime.platform.services.llm
     turn.phase = "planning"
     turn.publish("phase", {"phase": "planning"})
-    history = runtime._llm_messages(conv, setup.vision, setup.system_prompt)
+    history = chat_history.llm_messages(runtime.config.data_dir, conv, setup.vision, setup.system_prompt)
     target, result = await router.chat(setup.targets, ChatRequest(
         model="", messages=history + [ChatMessage("user", PLAN_PROMPT)], thinking_level=setup.thinking_level,
     ))
-    totals["prompt"] += result.prompt_tokens
-    totals["completion"] += result.completion_tokens
-    totals["model"], totals["provider"] = target.model_name, target.provider_id
+    totals.prompt += result.prompt_tokens
+    totals.completion += result.completion_tokens
+    totals.model, totals.provider = target.model_name, target.provider_id
     goal = req.message or ""
     steps = parse_steps(result.content or "")
     plan = plans.create(turn.agent_id, turn.workspace_id, turn.user_id, turn.conversation_id, goal, steps)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
-from platform_server.features.chat import approvals, tool_calls, uploads
+from platform_server.features.chat import approvals, history, tool_calls, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-HISTORY_MESSAGES = 60
 PERSIST_EVERY_S = 0.5
 MEMORY_CAP = 16_000
 
@@ -52,6 +51,16 @@ class TurnRequest:
     end_user_id: str | None = None
     source: str = "web"
     command: str | None = None  # "approved" / "denied": resolve the pending tool call first
+
+
+@dataclass
+class Totals:
+    """Tokens and the model that answered, summed over a turn's model calls (the `done` event's figures)."""
+
+    prompt: int = 0
+    completion: int = 0
+    model: str | None = None
+    provider: str | None = None
 
 
 @dataclass
@@ -238,7 +247,7 @@ class ChatRuntime:
 
     async def _run(self, turn: Turn, req: TurnRequest, conv: Conversation, user_message_id: int) -> None:
         status, answer = "completed", None
-        totals = {"prompt": 0, "completion": 0, "model": None, "provider": None}
+        totals = Totals()
         try:
             pending_input: tuple[int, TurnRequest] | None = (user_message_id, req)
             while pending_input is not None:
@@ -297,13 +306,13 @@ class ChatRuntime:
     def _current_answer(self, turn: Turn) -> Answer | None:
         return turn.result.get("_answer")
 
-    def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: dict[str, Any]) -> None:
+    def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
         count = Message.select().where(Message.conversation == conv.id).count()
         done = {
             "conversationId": turn.conversation_id, "status": status,
             "assistantMessageId": str(answer.row_id) if answer else None,
-            "runtimeModel": totals["model"], "runtimeProvider": totals["provider"],
-            "promptTokens": totals["prompt"], "completionTokens": totals["completion"], "messageCount": count,
+            "runtimeModel": totals.model, "runtimeProvider": totals.provider,
+            "promptTokens": totals.prompt, "completionTokens": totals.completion, "messageCount": count,
         }
         turn.result.pop("_answer", None)
         turn.result.update(done)
@@ -313,7 +322,7 @@ class ChatRuntime:
         ).execute()
         turn.finish(status)
 
-    async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any]) -> Answer:
+    async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals) -> Answer:
         """One user input: react, or plan-execute for such agents."""
         from platform_server.features.chat import planner
 
@@ -349,7 +358,7 @@ class ChatRuntime:
             system_prompt=self.system_prompt(agent, conv),
         )
 
-    async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],
+    async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals,
                     setup: "TurnSetup", extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer:
         """Model <-> tools until an answer or maxIterations; returns the final assistant message."""
         router = self.platform.services.llm
@@ -357,7 +366,7 @@ class ChatRuntime:
         turn.result["_answer"] = answer
         for iteration in range(setup.max_iterations):
             self.checkpoint(turn)
-            messages = self._llm_messages(conv, setup.vision, setup.system_prompt) + list(extra or [])
+            messages = history.llm_messages(self.config.data_dir, conv, setup.vision, setup.system_prompt) + list(extra or [])
             chat_req = ChatRequest(model="", messages=messages, tools=setup.specs if use_tools else [],
                                    thinking_level=setup.thinking_level)
             finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
@@ -391,7 +400,7 @@ class ChatRuntime:
         return Answer(row_id=row.id, conversation_db_id=conv.id)
 
     async def _stream_model(self, turn: Turn, router: Any, targets: list[Any], chat_req: ChatRequest,
-                            answer: Answer, totals: dict[str, Any]) -> Finish:
+                            answer: Answer, totals: Totals) -> Finish:
         from platform_server.features.models.runtime import Routed
 
         finish: Finish | None = None
@@ -407,13 +416,13 @@ class ChatRuntime:
                 elif isinstance(event, Usage):
                     answer.prompt_tokens += event.prompt_tokens
                     answer.completion_tokens += event.completion_tokens
-                    totals["prompt"] += event.prompt_tokens
-                    totals["completion"] += event.completion_tokens
+                    totals.prompt += event.prompt_tokens
+                    totals.completion += event.completion_tokens
                 elif isinstance(event, Finish):
                     finish = event
                 elif isinstance(event, Routed):
-                    answer.runtime_model = totals["model"] = event.target.model_name
-                    answer.runtime_provider = totals["provider"] = event.target.provider_id
+                    answer.runtime_model = totals.model = event.target.model_name
+                    answer.runtime_provider = totals.provider = event.target.provider_id
                 elif isinstance(event, ToolCallDelta):
                     continue
                 self.checkpoint(turn)
@@ -453,30 +462,6 @@ class ChatRuntime:
                   goals.context_for(conv.user_id, conv.conversation_id) or "")
         return "\n\n".join(part for part in (prompt, *extras) if part)
 
-    def _llm_messages(self, conv: Conversation, vision: bool, system_prompt: str) -> list[ChatMessage]:
-        rows = list(
-            Message.select().where((Message.conversation == conv.id) & (Message.status != "streaming"))
-            .order_by(Message.id.desc()).limit(HISTORY_MESSAGES)
-        )[::-1]
-        while rows and rows[0].role == "tool":
-            rows.pop(0)
-        out: list[ChatMessage] = [ChatMessage("system", system_prompt)] if system_prompt else []
-        results = {str((m.metadata or {}).get("toolCallId")): m for m in rows if m.role == "tool"}
-        for m in rows:
-            if m.role == "user" and not (m.metadata or {}).get("command"):
-                out.append(ChatMessage("user", self._user_content(m, conv, vision)))
-            elif m.role == "assistant":
-                calls = [ToolCall(c["id"], c["name"], c.get("arguments") or "{}")
-                         for c in (m.metadata or {}).get("toolCalls", [])]
-                if not m.content and not calls:
-                    continue
-                out.append(ChatMessage("assistant", m.content or None, tool_calls=calls))
-                for c in calls:  # results right after their call, wherever they were stored
-                    found = results.get(c.id)
-                    text = found.content if found else "(no result: the call was interrupted)"
-                    out.append(ChatMessage("tool", text, tool_call_id=c.id, name=c.name))
-        return out
-
     def _memory_text(self, agent_id: int, end_user_id: str | None, user_id: int) -> str:
         """The agent's shared notes (its MEMORY.md, or the end user's) and this user's own memory of the agent."""
         from platform_server.features.agents import files
@@ -488,20 +473,4 @@ class ChatRuntime:
         shared = (files.read_text_capped(agents.agent_dir(self.config, agent_id), rel, MEMORY_CAP * 4) or "").strip()
         own = memory.prompt_text(self.config, agent_id, user_id, end_user_id)
         return "\n\n".join(p for p in (shared[:MEMORY_CAP], own) if p)[:MEMORY_CAP]
-
-    def _user_content(self, m: Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
-        if not m.content_parts:
-            return m.content
-        parts: list[dict[str, Any]] = []
-        for p in m.content_parts:
-            if p.get("type") == "text":
-                parts.append({"type": "text", "text": p.get("text", "")})
-            elif p.get("type") == "image":
-                if not vision:
-                    parts.append({"type": "text", "text": "[image omitted: the model does not accept images]"})
-                    continue
-                url = uploads.image_data_url(self.config.data_dir, conv.user_id, p.get("url", ""), p.get("contentType"))
-                if url:
-                    parts.append({"type": "image", "url": url})
-        return parts
 
