@@ -86,7 +86,7 @@ async def resume(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, decis
     if row is None:
         return True
     answer = answer_from_row(row)
-    turn.result["_answer"] = answer
+    turn.answer = answer
     done = {m.metadata.get("toolCallId") for m in Message.select().where(
         (Message.conversation == conv.id) & (Message.role == "tool")) if m.metadata}
     for entry in answer.tool_calls:

@@ -56,7 +56,7 @@ async def plan_execute(runtime: "ChatRuntime", turn: "Turn", req: "TurnRequest",
     goal = req.message or ""
     steps = parse_steps(result.content or "")
     plan = plans.create(turn.agent_id, turn.workspace_id, turn.user_id, turn.conversation_id, goal, steps)
-    turn.result["planId"] = str(plan.id)
+    turn.result.plan_id = str(plan.id)
     turn.publish("phase", {"phase": "executing", "planId": str(plan.id), "steps": steps})
     status = "failed"
     try:

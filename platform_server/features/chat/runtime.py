@@ -288,7 +288,7 @@ class ChatRuntime:
             answer = self._current_answer(turn) or answer
             if answer is not None:
                 self._save_answer(answer, "failed")
-            turn.result["error"] = message
+            turn.result.error = message
             turn.publish("error", {"message": message})
             if answer is not None:
                 turn.publish("message_complete", {"status": "failed", "assistantMessageId": str(answer.row_id)})
@@ -304,7 +304,8 @@ class ChatRuntime:
                                   content_parts=queued.content_parts, metadata={"queuedWhilePaused": True})
 
     def _current_answer(self, turn: Turn) -> Answer | None:
-        return turn.result.get("_answer")
+        answer: Answer | None = turn.answer
+        return answer
 
     def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
         count = Message.select().where(Message.conversation == conv.id).count()
@@ -314,8 +315,9 @@ class ChatRuntime:
             "runtimeModel": totals.model, "runtimeProvider": totals.provider,
             "promptTokens": totals.prompt, "completionTokens": totals.completion, "messageCount": count,
         }
-        turn.result.pop("_answer", None)
-        turn.result.update(done)
+        turn.answer = None
+        turn.result.status, turn.result.assistant_message_id = status, str(answer.row_id) if answer else None
+        turn.result.prompt_tokens, turn.result.completion_tokens = totals.prompt, totals.completion
         turn.publish("done", done)
         Conversation.update(stream_status="idle", last_event_id=turn.last_event_id, message_count=count).where(
             Conversation.id == conv.id
@@ -363,7 +365,7 @@ class ChatRuntime:
         """Model <-> tools until an answer or maxIterations; returns the final assistant message."""
         router = self.platform.services.llm
         answer = self._new_answer(conv)
-        turn.result["_answer"] = answer
+        turn.answer = answer
         for iteration in range(setup.max_iterations):
             self.checkpoint(turn)
             messages = history.llm_messages(self.config.data_dir, conv, setup.vision, setup.system_prompt) + list(extra or [])
@@ -381,7 +383,7 @@ class ChatRuntime:
                 await approvals.run_call(self, turn, conv, call, setup, answer)
             turn.phase = "thinking"
             answer = self._new_answer(conv)
-            turn.result["_answer"] = answer
+            turn.answer = answer
         note = f"Stopped after reaching the maximum of {setup.max_iterations} iterations."
         answer.content = note
         turn.publish("content_delta", {"delta": note})
@@ -443,7 +445,7 @@ class ChatRuntime:
             if entry["id"] == call.id:
                 entry["result"], entry["success"] = result[:2000], success
         self._save_answer(answer, "completed")
-        turn.result.setdefault("toolCalls", []).append(
+        turn.result.tool_calls.append(
             {"id": call.id, "name": call.name, "arguments": call.arguments, "result": result, "success": success}
         )
         turn.publish("tool_call_completed", {"toolCallId": call.id, "toolName": call.name,
