@@ -100,6 +100,7 @@ def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None,
            enabled: bool) -> dict[str, Any]:
     """Create a channel; the generated secret is returned once when none was given."""
     fields = check_draft(caller, draft)
+    check_settings(settings)
     secret_value = secret or secrets.token_urlsafe(32)
     with database.atomic():
         row = Channel.create(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=name,
@@ -117,6 +118,8 @@ def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str
     draft = {"channelType": row.channel_type, "agentId": changes.get("agentId", row.agent_id),
              "replyUrl": changes.get("replyUrl", row.reply_url)}
     fields = check_draft(caller, draft)
+    if changes.get("settings") is not None:
+        check_settings(changes["settings"])
     with database.atomic():
         row.agent_id, row.reply_url = fields["agent_id"], fields["reply_url"]
         for key, attr in (("name", "name"), ("enabled", "enabled"), ("settings", "settings"), ("secret", "secret")):
@@ -215,6 +218,21 @@ def first_sight(channel: Channel, message_id: str) -> bool:
         return True
     except peewee.IntegrityError:
         return False
+
+
+def may_approve(channel: Channel, sender_id: str) -> bool:
+    """Whether this sender's `/approve` or `/deny` decides a pending call (settings.approverIds; none by default)."""
+    approvers = (channel.settings or {}).get("approverIds") or []
+    return isinstance(approvers, list) and sender_id in [str(a) for a in approvers]
+
+
+def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """`approverIds`, when given, is a list of sender ids (strings)."""
+    approvers = settings.get("approverIds")
+    if approvers is not None and (not isinstance(approvers, list) or len(approvers) > 100
+                                  or not all(isinstance(a, str) and 0 < len(a) <= 128 for a in approvers)):
+        raise BadRequest("settings.approverIds: must be a list of at most 100 sender ids")
+    return settings
 
 
 def owner_caller(channel: Channel) -> Caller:

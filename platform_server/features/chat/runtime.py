@@ -47,6 +47,8 @@ class TurnRequest:
     end_user_id: str | None = None
     source: str = "web"
     command: str | None = None  # "approved" / "denied": resolve the pending tool call first
+    text_commands: bool = False  # the sender may resolve a pending call by sending `/approve` or `/deny`
+    held: bool = False  # set when the message arrives while a call waits for someone else's decision
 
 
 @dataclass
@@ -60,6 +62,7 @@ class TurnSetup:
     max_iterations: int
     thinking_level: str | None
     system_prompt: str = ""
+    withheld: dict[str, str] = field(default_factory=dict)  # tool name -> the role the caller lacks for it
 
 
 @dataclass
@@ -124,14 +127,16 @@ class ChatRuntime:
                 conv.model_provider, conv.model_name = req.model_provider, req.model_name
             conv.agent_id = agent.id
             conv.workspace_id = agent.workspace_id
-            command = approvals.command_of(text) if not parts else None
+            command = req.command or (approvals.command_of(text) if req.text_commands and not parts else None)
             waiting = approvals.has_pending(caller.user_id, req.conversation_id)
             if command:
                 req.command = command
+            elif waiting and not req.text_commands:
+                req.held = True  # only the owner (console/API) or a channel approver decides; the call waits
             elif waiting:
                 approvals.supersede(caller.user_id, req.conversation_id)
-            user_row = self._add_message(conv, "user", text, content_parts=parts, now=now,
-                                         metadata={"command": command} if command else None)
+            metadata = {"command": command} if command else {"heldForApproval": True} if req.held else None
+            user_row = self._add_message(conv, "user", text, content_parts=parts, now=now, metadata=metadata)
             conv.stream_status = "running"
             conv.save()
         turn = Turn(
@@ -309,9 +314,9 @@ class ChatRuntime:
 
         setup = self._setup(turn, req, conv)
         turn.publish("message_start", {"role": "assistant"})
-        if req.command and not await approvals.resume(self, turn, conv, req.command, setup):
+        if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
             answer = self._new_answer(conv)
-            answer.content = approvals.NOTHING_PENDING
+            answer.content = approvals.WAITING_FOR_OWNER if req.held else approvals.NOTHING_PENDING
             turn.publish("content_delta", {"delta": answer.content})
             self._save_answer(answer, "completed")
             return answer
@@ -332,12 +337,15 @@ class ChatRuntime:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
         registry = self.platform.services.get("tools")
         specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled)) if registry else []
+        withheld = {spec.name: role for spec in specs
+                    if (role := registry.required_role(spec.name)) and not req.caller.has_role(role)}
+        specs = [spec for spec in specs if spec.name not in withheld]
         skills.mark_used([s.name for s in skills.active_skills(agent)], agent.workspace_id)
         return TurnSetup(
             targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
             tool_ctx=self._tool_context(turn, req), max_iterations=max(1, int(agent.max_iterations or 10)),
             thinking_level=req.thinking_level or agent.default_thinking_level,
-            system_prompt=self.system_prompt(agent, conv),
+            system_prompt=self.system_prompt(agent, conv), withheld=withheld,
         )
 
     async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],

@@ -206,6 +206,7 @@ BUILTIN_TOOLS: tuple[ToolDefinition, ...] = (
         "Write a text file in the agent's workspace folder, creating folders as needed (replaces an existing file).",
         _schema({"path": _PATH, "content": {"type": "string", "description": "The full file content"}}, ["path", "content"]),
         write_file,
+        min_role="member",
     ),
     WEB_FETCH,
     ToolDefinition(
@@ -213,5 +214,6 @@ BUILTIN_TOOLS: tuple[ToolDefinition, ...] = (
         "Run a shell command in the agent's workspace folder and return its exit code and output.",
         _schema({"command": {"type": "string", "description": "The command line, run with /bin/sh"}}, ["command"]),
         shell_exec,
+        min_role="member",
     ),
 )
