@@ -98,6 +98,36 @@ def agent_dir(config: Config, agent_id: int) -> Path:
     return path
 
 
+def private_dir(config: Config, agent_id: int) -> Path:
+    """`<data_dir>/agents/<agentId>/private` (0700, created if missing): per-user memory, outside the workspace.
+
+    Nothing that reaches the shared workspace (files routes, tools, memory export, prompt files) reaches here.
+    """
+    path = agent_root(config, agent_id) / "private"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def move_private_memory(config: Config) -> int:
+    """Move per-user memory kept in `workspace/memory/people` by older versions into `private/`; returns how many."""
+    moved = 0
+    agents_root = Path(config.data_dir).resolve() / "agents"
+    for old in agents_root.glob("*/workspace/memory/people"):
+        if old.is_symlink() or not old.is_dir() or not old.parent.parent.parent.name.isdigit():
+            continue
+        target = private_dir(config, int(old.parent.parent.parent.name)) / "memory" / "people"
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if target.exists():
+            for person in old.iterdir():
+                if not (target / person.name).exists():
+                    person.rename(target / person.name)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.rename(target)
+        moved += 1
+    return moved
+
+
 def end_user_key(end_user_id: str) -> str:
     """A folder name for an end user id: the id itself when plainly safe, else a hash of it."""
     if _SAFE_END_USER.match(end_user_id) and end_user_id.strip(".") != "":

@@ -62,8 +62,7 @@ async def run_call(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, cal
     """Guard, then run (or refuse, or pause on) one tool call, storing and streaming its result."""
     if call.name in setup.withheld:
         turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-        runtime.store_tool_result(turn, conv, call, answer, False, f"Tool '{call.name}' needs the "
-                                  f"{setup.withheld[call.name]} role in this workspace; the caller's role is lower")
+        runtime.store_tool_result(turn, conv, call, answer, False, setup.withheld[call.name])
         return
     if call.name not in {spec.name for spec in setup.specs}:
         turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})

@@ -62,7 +62,7 @@ class TurnSetup:
     max_iterations: int
     thinking_level: str | None
     system_prompt: str = ""
-    withheld: dict[str, str] = field(default_factory=dict)  # tool name -> the role the caller lacks for it
+    withheld: dict[str, str] = field(default_factory=dict)  # tool name -> why this caller may not use it
 
 
 @dataclass
@@ -337,8 +337,7 @@ class ChatRuntime:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
         registry = self.platform.services.get("tools")
         specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled)) if registry else []
-        withheld = {spec.name: role for spec in specs
-                    if (role := registry.required_role(spec.name)) and not req.caller.has_role(role)}
+        withheld = self._withheld(registry, specs, req) if registry else {}
         specs = [spec for spec in specs if spec.name not in withheld]
         skills.mark_used([s.name for s in skills.active_skills(agent)], agent.workspace_id)
         return TurnSetup(
@@ -347,6 +346,19 @@ class ChatRuntime:
             thinking_level=req.thinking_level or agent.default_thinking_level,
             system_prompt=self.system_prompt(agent, conv), withheld=withheld,
         )
+
+    @staticmethod
+    def _withheld(registry: Any, specs: list[Any], req: TurnRequest) -> dict[str, str]:
+        """Tools not offered in this turn, with the reason a call of them is refused."""
+        out: dict[str, str] = {}
+        for spec in specs:
+            role = registry.required_role(spec.name)
+            if role and not req.caller.has_role(role):
+                out[spec.name] = (f"Tool '{spec.name}' needs the {role} role in this workspace; "
+                                  "the caller's role is lower")
+            elif spec.name == "shell_exec" and req.end_user_id:
+                out[spec.name] = "Tool 'shell_exec' is not available in an end user's conversation"
+        return out
 
     async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],
                     setup: "TurnSetup", extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer:
@@ -433,7 +445,7 @@ class ChatRuntime:
         return ToolContext(
             user_id=turn.user_id, workspace_id=turn.workspace_id, agent_id=turn.agent_id,
             conversation_id=turn.conversation_id, agent_dir=agents.agent_dir(self.config, turn.agent_id),
-            config=self.config,
+            config=self.config, end_user_id=req.end_user_id,
         )
 
     def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer,

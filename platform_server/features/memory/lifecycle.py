@@ -8,6 +8,9 @@ from platform_server.features.memory.schedule import NightlyDreamLoop
 
 
 async def start(platform: Any) -> None:
+    from platform_server.features.agents.service import move_private_memory
+
+    move_private_memory(platform.config)  # once, before serving: memory left the shared workspace
     dreamer = Dreamer(platform)
     platform.services["memory"] = dreamer
     loop = NightlyDreamLoop(dreamer)

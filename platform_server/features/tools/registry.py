@@ -29,6 +29,7 @@ class ToolContext:
     conversation_id: str
     agent_dir: pathlib.Path
     config: Config
+    end_user_id: str | None = None  # an end user's turn (webchat, channel): other end users' notes are off limits
 
 
 @dataclass
