@@ -13,7 +13,8 @@ import tornado.httpserver
 import tornado.web
 
 from platform_server.config import Config
-from platform_server.db import Migration, close_database, open_database, run_migrations
+from platform_server import sealed
+from platform_server.db import Migration, close_database, database, open_database, run_migrations
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
@@ -110,11 +111,24 @@ class IndexHandler(tornado.web.StaticFileHandler):
         self.set_header("Cache-Control", "no-cache")
 
 
+def make_private(config: Config) -> None:
+    """Tighten what an older version left readable: the data dir 0700, the database files 0600."""
+    os.chmod(config.data_dir, 0o700)
+    for suffix in ("", "-wal", "-shm"):
+        path = config.db_path + suffix
+        if os.path.exists(path):
+            os.chmod(path, 0o600)
+
+
 def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
     """Open the database, migrate, seed, and build the Tornado application."""
-    os.makedirs(config.data_dir, exist_ok=True)
+    os.umask(0o077)  # every file this process creates (database, WAL, uploads, memory) is 0600, folders 0700
+    os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
+    make_private(config)
+    sealed.configure(config.data_dir)  # before migrating: data migrations seal plain secrets
     open_database(config.db_path)
-    run_migrations(collect_migrations())
+    if run_migrations(collect_migrations()):
+        database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # sealed values replace plain ones on disk now
     auth_service.check_rounds(config.password_hash_rounds)
     auth_service.dummy_hash(config.password_hash_rounds)  # computed once, before the first login
     jwt = JwtIssuer(load_secret(config.jwt_secret, config.data_dir), config.jwt_ttl_ms)
