@@ -19,6 +19,7 @@ from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
 from platform_server.features.workspaces import service as workspace_service
+from platform_server.web import redact
 from platform_server.web.base import NotFoundHandler
 from platform_server.web.context import Principal, WebServices
 from platform_server.web.openapi import ApiDocsHandler
@@ -122,6 +123,7 @@ def make_private(config: Config) -> None:
 
 def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
     """Open the database, migrate, seed, and build the Tornado application."""
+    redact.install()  # no token, password or key in any log line
     os.umask(0o077)  # every file this process creates (database, WAL, uploads, memory) is 0600, folders 0700
     os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
     make_private(config)

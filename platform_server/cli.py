@@ -9,6 +9,7 @@ import signal
 import sys
 
 from platform_server.config import Config, load_config
+from platform_server.web import redact
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     config = _config(args)
     logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redact.install()
     if args.command == "serve":
         asyncio.run(serve(config))
     elif args.command == "migrate":
