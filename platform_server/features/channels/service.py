@@ -31,13 +31,17 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
     return "sha256=" + mac.hexdigest()
 
 
-def verify(channel: Channel, headers: Any, body: bytes, now: float | None = None) -> None:
-    """Refuse unsigned, badly signed or stale webhook calls (401)."""
+_UNKNOWN_CHANNEL_KEY = secrets.token_urlsafe(32)  # signs nothing: an unknown channel fails like a bad signature
+
+
+def verify(channel: Channel | None, headers: Any, body: bytes, now: float | None = None) -> None:
+    """Refuse unsigned, badly signed or stale webhook calls (401), the same way whether the channel exists or not."""
     timestamp = headers.get(TIMESTAMP_HEADER, "")
     signature = headers.get(SIGNATURE_HEADER, "")
     if not timestamp.isdigit() or abs((now or time.time()) - int(timestamp)) > MAX_SKEW_S:
         raise Unauthorized("Missing or stale webhook timestamp")
-    if not hmac.compare_digest(signature, sign(channel.secret, timestamp, body)):
+    expected = sign(channel.secret if channel is not None else _UNKNOWN_CHANNEL_KEY, timestamp, body)
+    if not hmac.compare_digest(signature, expected) or channel is None:
         raise Unauthorized("Invalid webhook signature")
 
 
@@ -201,17 +205,15 @@ def parse_inbound(channel_type: str, payload: Any) -> dict[str, Any]:
             "senderId": str(sender["id"])[:128], "text": text}
 
 
-def inbound_channel(channel_type: str, channel_id: int) -> Channel:
-    row = Channel.get_or_none((Channel.id == channel_id) & (Channel.channel_type == channel_type))
-    if row is None:
-        raise NotFound("Channel not found")
-    return row
+def inbound_channel(channel_type: str, channel_id: int) -> Channel | None:
+    """The channel, or None (the caller then fails the signature check like any unsigned call)."""
+    return Channel.get_or_none((Channel.id == channel_id) & (Channel.channel_type == channel_type))
 
 
-def first_sight(channel: Channel, message_id: str) -> bool:
-    """Record a message id; False when it was already seen (a retry)."""
+def first_sight(channel: Channel, message_id: str, body: bytes = b"") -> bool:
+    """Record a message id (a hash of the signed body when there is none); False when already seen (a retry)."""
     if not message_id:
-        return True
+        message_id = "sha256:" + hashlib.sha256(body).hexdigest()
     try:
         with database.atomic():
             InboundMessage.create(channel=channel.id, message_id=message_id)

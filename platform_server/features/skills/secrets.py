@@ -37,9 +37,9 @@ def decrypt(master: bytes, skill_id: int, key: str, stored: str) -> str:
 
 
 def mask(value: str) -> str:
-    """`sk-…abcd` for long values; short ones reveal nothing."""
+    """`…abcd` (the last 4 characters) for long values; short ones reveal nothing."""
     if len(value) >= 12:
-        return f"{value[:3]}…{value[-4:]}"
+        return f"…{value[-4:]}"
     return "••••"
 
 
