@@ -90,6 +90,7 @@ def first_validation_error(exc: pydantic.ValidationError) -> str:
     return f"{loc}: {msg}"
 
 
+API_CSP = "default-src 'none'; frame-ancestors 'none'"
 MAX_JSON_DEPTH = 64  # deeper documents are refused before anything recurses over them
 
 
@@ -149,6 +150,8 @@ class ApiHandler(tornado.web.RequestHandler):
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Cache-Control", "no-store")
+        self.set_header("X-Frame-Options", "DENY")
+        self.set_header("Content-Security-Policy", API_CSP)  # a download handler may set its own sandbox
 
     @classmethod
     def implemented_methods(cls) -> list[str]:
@@ -416,3 +419,12 @@ class NotFoundHandler(ApiHandler):
 
     def check_request(self) -> None:
         raise NotFound()
+
+
+class HostRefusedHandler(ApiHandler):
+    """A request whose Host header names no allowed host (DNS rebinding): 400 for every method."""
+
+    access = {m: PUBLIC for m in HTTP_METHODS}
+
+    def check_request(self) -> None:
+        raise BadRequest(f"Host '{self.request.host[:100]}' is not allowed (see allowed_hosts)")
