@@ -226,6 +226,8 @@ async def stop_features(platform: Platform) -> None:
                 await module.stop(platform)
             except Exception:  # noqa: BLE001 - stopping must reach every area
                 log.exception("stopping %s failed", name)
+    if database.obj is not None and not database.is_closed():
+        database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # the database file alone is complete
     close_database()
 
 

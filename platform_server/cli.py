@@ -28,7 +28,11 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 async def serve(config: Config) -> None:
-    """Run the server until SIGINT/SIGTERM."""
+    """Run the server until SIGINT/SIGTERM, then stop gracefully.
+
+    Stop accepting connections, let running chat turns finish (up to `shutdown_grace_s`; the rest are
+    stopped with their partial answers kept), stop every area, checkpoint the WAL, return (exit 0).
+    """
     from platform_server.app import listen, make_app, start_features, stop_features
 
     app, platform = make_app(config)
@@ -40,8 +44,17 @@ async def serve(config: Config) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    log = logging.getLogger("platform_server")
     server.stop()
+    chat = platform.services.get("chat")
+    if chat is not None:
+        log.info("stopping: waiting up to %.0f s for %d running turn(s)", config.shutdown_grace_s,
+                 len(chat.turns.running()))
+        left = await chat.drain(config.shutdown_grace_s)
+        if left:
+            log.warning("stopping %d turn(s) that outlived the grace period (partial answers are kept)", left)
     await stop_features(platform)
+    log.info("stopped")
 
 
 def main(argv: list[str] | None = None) -> None:

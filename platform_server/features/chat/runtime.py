@@ -190,6 +190,13 @@ class ChatRuntime:
             await self.recycle(turn)
         return [t.conversation_id for t in stuck]
 
+    async def drain(self, timeout_s: float) -> int:
+        """Wait until no turn runs or timeout_s has passed; returns how many still run."""
+        tasks = [t.task for t in self.turns.running() if t.task]
+        if tasks and timeout_s > 0:
+            await asyncio.wait(tasks, timeout=timeout_s)
+        return len(self.turns.running())
+
     async def stop_all(self) -> None:
         tasks = [t.task for t in self.turns.running() if t.task]
         for t in self.turns.running():
