@@ -1,4 +1,4 @@
-"""Command line: `serve` (default), `migrate`, `create-admin`."""
+"""Command line: `serve` (default), `migrate`, `create-admin`, `backup FILE`, `restore FILE`."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +14,10 @@ from platform_server.web import redact
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="platform-server", description="Self-hosted agent platform server")
-    p.add_argument("command", nargs="?", default="serve", choices=("serve", "migrate", "create-admin"))
+    p.add_argument("command", nargs="?", default="serve",
+                   choices=("serve", "migrate", "create-admin", "backup", "restore"))
+    p.add_argument("file", nargs="?", help="backup / restore: the archive (.tar.gz)")
+    p.add_argument("--force", action="store_true", help="restore: replace the data dir's database")
     p.add_argument("--host")
     p.add_argument("--port", type=int)
     p.add_argument("--data-dir", dest="data_dir")
@@ -64,6 +67,8 @@ def main(argv: list[str] | None = None) -> None:
     redact.install()
     if args.command == "serve":
         asyncio.run(serve(config))
+    elif args.command in ("backup", "restore"):
+        _backup_or_restore(args, config)
     elif args.command == "migrate":
         from platform_server.app import make_app
 
@@ -80,6 +85,28 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit("password too short")
         setup.create_admin(args.username, auth.hash_password(password, config.password_hash_rounds), None, None)
         print(f"admin {args.username!r} created")
+
+
+def _backup_or_restore(args: argparse.Namespace, config: Config) -> None:
+    """Backup runs beside a live server; restore fills a new data dir (migrations run at the next start)."""
+    from platform_server import backup
+
+    if not args.file:
+        sys.exit(f"{args.command}: the archive file is required")
+    try:
+        if args.command == "backup":
+            manifest = backup.backup(config, args.file)
+            print(f"backup written to {args.file}: database ({len(manifest['migrations'])} migrations) "
+                  f"and {manifest['files']} files")
+        else:
+            from platform_server.app import collect_migrations
+
+            known = [name for name, _ in collect_migrations()]
+            manifest = backup.restore(config, args.file, known, force=args.force)
+            print(f"restored {args.file} (from version {manifest.get('version')}, {manifest.get('createdAt')}) "
+                  f"into {config.data_dir}")
+    except backup.BackupError as exc:
+        sys.exit(f"{args.command} refused: {exc}")
 
 
 if __name__ == "__main__":
