@@ -49,7 +49,7 @@ async def serve(config: Config) -> None:
     await stop.wait()
     log = logging.getLogger("platform_server")
     server.stop()
-    chat = platform.services.get("chat")
+    chat = getattr(platform.services, "chat", None)
     if chat is not None:
         log.info("stopping: waiting up to %.0f s for %d running turn(s)", config.shutdown_grace_s,
                  len(chat.turns.running()))

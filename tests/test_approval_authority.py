@@ -26,7 +26,7 @@ def write_call(name: str = "note.txt", content: str = "hello") -> Script:
 
 async def settle(server: RunningServer) -> None:
     """Wait until every chat turn of the process has finished."""
-    runtime = server.platform.services["chat"]
+    runtime = server.platform.services.chat
     for _ in range(500):
         if not runtime.turns.running():
             return

@@ -192,7 +192,7 @@ class WebhookHandler(ApiHandler):
         if not service.first_sight(channel, message["messageId"], raw):
             self.ok({"accepted": False, "reason": "duplicate"})
             return
-        runtime: ChannelRuntime = self.platform.services["channels"]
+        runtime: ChannelRuntime = self.platform.services.channels
         self.ok(runtime.deliver(channel, message))
 
 
