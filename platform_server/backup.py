@@ -60,8 +60,9 @@ def backup(config: Config, target: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="platform-backup-") as tmp:
         copy = os.path.join(tmp, DATABASE)
         _copy_database(config.db_path, copy)
-        manifest = {"format": FORMAT, "version": __version__, "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
-                    "migrations": _applied_migrations(copy), "files": 0}
+        manifest: dict[str, Any] = {"format": FORMAT, "version": __version__,
+                                    "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
+                                    "migrations": _applied_migrations(copy), "files": 0}
         partial = f"{target}.partial"
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
