@@ -107,3 +107,12 @@ async def test_the_data_dir_database_and_memory_files_are_private(env: ChatEnv, 
     memory = folder(server, env) / "MEMORY.md"
     assert stat.S_IMODE(memory.stat().st_mode) == 0o600
     assert stat.S_IMODE(memory.parent.stat().st_mode) == 0o700
+    import aiohttp
+    form = aiohttp.FormData()
+    form.add_field("conversationId", "up1")
+    form.add_field("file", b"private bytes", filename="note.txt", content_type="text/plain")
+    r = await env.api.post("/api/v1/chat/upload", data=form, token="alice")
+    assert r.status == 200, r.body
+    uploaded = next((data / "uploads").rglob(r.data["storedName"]))
+    assert stat.S_IMODE(uploaded.stat().st_mode) == 0o600
+    assert stat.S_IMODE(uploaded.parent.stat().st_mode) == 0o700
