@@ -29,6 +29,7 @@ from platform_server.features.wiki.models import (
 from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
+from platform_server.features.wiki.watcher import Watchers
 from platform_server.integrations.llm.types import ChatRequest
 from platform_server.web.base import run_blocking
 
@@ -55,7 +56,9 @@ class WikiEngine:
         self.subscribers: dict[int, set[asyncio.Queue[dict[str, Any]]]] = {}
         self.workers: list[asyncio.Task[None]] = []
         self.tasks: set[asyncio.Task[Any]] = set()  # other background work (lint scans, ...)
+        self.again: set[int] = set()  # queued while running: queued again when that run ends
         self.stopping = False
+        self.watchers = Watchers(self)
 
     @property
     def llm(self) -> Any:
@@ -77,6 +80,7 @@ class WikiEngine:
 
     async def stop(self) -> None:
         self.stopping = True
+        await self.watchers.stop()
         tasks = self.workers + list(self.running.values()) + list(self.tasks)
         for t in tasks:
             t.cancel()
@@ -95,13 +99,16 @@ class WikiEngine:
     # ---- queue ----------------------------------------------------------------------------
 
     def enqueue(self, raw_id: int) -> None:
-        if raw_id not in self.queued and raw_id not in self.running:
+        if raw_id in self.running:
+            self.again.add(raw_id)
+        elif raw_id not in self.queued:
             self.queued.add(raw_id)
             self.queue.put_nowait(raw_id)
 
     def cancel(self, raw_id: int) -> None:
         """Stop the material's running task (its row is already marked by the caller)."""
         self.queued.discard(raw_id)
+        self.again.discard(raw_id)
         task = self.running.get(raw_id)
         if task is not None:
             task.cancel()
@@ -122,6 +129,9 @@ class WikiEngine:
             finally:
                 self.running.pop(raw_id, None)
                 self.steps.pop(raw_id, None)
+                if raw_id in self.again:
+                    self.again.discard(raw_id)
+                    self.enqueue(raw_id)
             if not task.cancelled() and task.exception() is not None:
                 log.error("wiki processing of %s crashed", raw_id, exc_info=task.exception())
 
@@ -329,10 +339,13 @@ class WikiEngine:
     def status(self, kb_id: int) -> dict[str, Any]:
         counts = {s: 0 for s in ("pending", "processing", "completed", "failed", "partial", "cancelled")}
         materials = []
-        for raw in RawMaterial.select().where(RawMaterial.kb == kb_id).order_by(RawMaterial.create_time):
-            counts[raw.status] = counts.get(raw.status, 0) + 1
-            step = self.steps.get(raw.id)
-            materials.append({"rawId": str(raw.id), "title": raw.title, "status": raw.status, "queued": bool(raw.queued),
-                              "error": raw.error, "step": step["step"] if step and raw.status == "processing" else None})
+        q = (RawMaterial.select(RawMaterial.id, RawMaterial.title, RawMaterial.status, RawMaterial.queued,
+                                RawMaterial.error).where(RawMaterial.kb == kb_id)
+             .order_by(RawMaterial.create_time, RawMaterial.id).tuples())
+        for raw_id, title, status, queued, error in q:
+            counts[status] = counts.get(status, 0) + 1
+            step = self.steps.get(raw_id)
+            materials.append({"rawId": str(raw_id), "title": title, "status": status, "queued": bool(queued),
+                              "error": error, "step": step["step"] if step and status == "processing" else None})
         return {"kbId": str(kb_id), "idle": not self.busy(kb_id), "counts": counts, "total": sum(counts.values()),
                 "materials": materials}

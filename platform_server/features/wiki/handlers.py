@@ -9,6 +9,7 @@ from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.extra_handlers import ROUTES as EXTRA_ROUTES
 from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
+from platform_server.features.wiki.source_handlers import ROUTES as SOURCE_ROUTES
 from platform_server.features.wiki.text import slugify
 from platform_server.web.base import ApiHandler, run_blocking
 from platform_server.web.errors import BadRequest
@@ -56,6 +57,7 @@ class KbHandler(WikiHandler):
         """Delete a knowledge base with its materials and pages (creator or workspace admin)."""
         for raw_id in kbs.delete(self.require_caller(), id):
             self.engine.cancel(raw_id)
+        await self.engine.watchers.unlink(id)
         await run_blocking(kbs.remove_files, self.config, id)
         self.ok(None)
 
@@ -286,4 +288,4 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
     route(f"{KB}/{{kbId}}/progress", ProgressHandler),
     route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
-] + PAGE_ROUTES + EXTRA_ROUTES
+] + PAGE_ROUTES + EXTRA_ROUTES + SOURCE_ROUTES

@@ -13,6 +13,7 @@ async def start(platform: Any) -> None:
     if "tools" in platform.services:
         platform.services["tools"].register(tool.definition(platform))
     engine.start()
+    await engine.watchers.start()
 
 
 async def stop(platform: Any) -> None:

@@ -51,6 +51,8 @@ class RawMaterial(BaseModel):
     error = peewee.TextField(null=True)
     chunk_count = peewee.IntegerField(default=0)
     source_path = peewee.CharField(null=True)  # relative path inside a linked source directory
+    source_mtime = peewee.BigIntegerField(null=True)  # st_mtime_ns of the source file when last read
+    removed = BooleanField(default=False)  # its source file was deleted (its pages are archived)
     create_time = DateTimeField(default=utcnow)
     update_time = DateTimeField(default=utcnow)
     processed_time = DateTimeField(null=True)
@@ -162,9 +164,20 @@ def _fts(db: peewee.Database) -> None:
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_page_fts USING fts5(title, body, kb_id UNINDEXED)")
 
 
+def _source_columns(db: peewee.Database) -> None:
+    # A fresh database already has them: wiki_0001 creates the table from the current model.
+    have = {c.name for c in db.get_columns("wiki_raw")}
+    if "source_mtime" not in have:
+        db.execute_sql("ALTER TABLE wiki_raw ADD COLUMN source_mtime INTEGER")
+    if "removed" not in have:
+        db.execute_sql("ALTER TABLE wiki_raw ADD COLUMN removed INTEGER NOT NULL DEFAULT 0")
+    db.execute_sql("CREATE INDEX IF NOT EXISTS wiki_raw_source ON wiki_raw (kb_id, source_type, source_path)")
+
+
 MIGRATIONS: list[Migration] = [
     ("wiki_0001_tables", create_tables(KnowledgeBase, KbAgent, RawMaterial, Chunk, Page, PageLink, PageCitation,
                                        PageSource, Job)),
     ("wiki_0002_fts", _fts),
     ("wiki_0003_lint", create_tables(LintRun)),
+    ("wiki_0004_source", _source_columns),
 ]
