@@ -6,7 +6,7 @@ from typing import Any
 import peewee
 
 from platform_server.db import iso
-from platform_server.features.wiki import lint, profile
+from platform_server.features.wiki import lint, permissions, profile
 from platform_server.features.wiki.models import KnowledgeBase, PageSource, RawMaterial
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
@@ -101,6 +101,30 @@ class FailuresHandler(ApiHandler):
         self.ok(failures())
 
 
+class PermissionsHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": permissions.PermissionRule}
+    tags = TAGS
+
+    def get(self, kbId: int, agentId: int) -> None:
+        """The agent's page-type rules in the KB (`*` covers every type without its own rule)."""
+        self.ok(permissions.list_rules(self.require_caller(), kbId, agentId))
+
+    def post(self, kbId: int, agentId: int) -> None:
+        """Add or update the rule `{pageType, read: allow|deny, write: allow|deny|approval_required}`."""
+        self.ok(permissions.upsert(self.require_caller(), kbId, agentId, self.body(permissions.PermissionRule)))
+
+
+class PermissionHandler(ApiHandler):
+    access = {"DELETE": "member"}
+    tags = TAGS
+
+    def delete(self, kbId: int, agentId: int, id: int) -> None:
+        """Delete a rule (the type is then allowed, or follows the `*` rule)."""
+        permissions.delete(self.require_caller(), kbId, agentId, id)
+        self.ok(None)
+
+
 ROUTES = [
     route(f"{KB}/{{id}}/page-type-profile", ProfileHandler),
     route(f"{KB}/{{id}}/page-type-profile/reset-default", ProfileResetHandler),
@@ -108,4 +132,6 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/lint/broken-links", LintHandler),
     route(f"{KB}/{{kbId}}/lint/broken-links/jobs/{{jobId}}", LintJobHandler),
     route("/api/v1/wiki/admin/failures", FailuresHandler),
+    route(f"{KB}/{{kbId}}/agents/{{agentId}}/page-type-permissions", PermissionsHandler),
+    route(f"{KB}/{{kbId}}/agents/{{agentId}}/page-type-permissions/{{id}}", PermissionHandler),
 ]

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.wiki import tool
+from platform_server.features.guard import service as guard
+from platform_server.features.wiki import agent_tools, tool
 from platform_server.features.wiki.engine import WikiEngine
 
 
@@ -12,6 +13,9 @@ async def start(platform: Any) -> None:
     platform.services["wiki"] = engine
     if "tools" in platform.services:
         platform.services["tools"].register(tool.definition(platform))
+        for definition in agent_tools.definitions(platform):
+            platform.services["tools"].register(definition)
+    guard.register_tool_hook("wiki_write", agent_tools.guard_hook)
     engine.start()
     await engine.watchers.start()
 

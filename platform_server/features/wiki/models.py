@@ -158,6 +158,22 @@ class LintRun(BaseModel):
         table_name = "wiki_lint_run"
 
 
+class PageTypePermission(BaseModel):
+    """What one agent may do with pages of one type in one KB (`*`: every type without its own rule)."""
+
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
+    agent_id = peewee.BigIntegerField(index=True)
+    page_type = peewee.CharField()
+    read = peewee.CharField(default="allow")  # allow | deny
+    write = peewee.CharField(default="allow")  # allow | deny | approval_required
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "wiki_page_type_permission"
+        indexes = ((("kb", "agent_id", "page_type"), True),)
+
+
 def _fts(db: peewee.Database) -> None:
     # rowid = Chunk.id / Page.id; kept in step with the tables by the services.
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_chunk_fts USING fts5(text, kb_id UNINDEXED)")
@@ -180,4 +196,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0002_fts", _fts),
     ("wiki_0003_lint", create_tables(LintRun)),
     ("wiki_0004_source", _source_columns),
+    ("wiki_0005_permissions", create_tables(PageTypePermission)),
 ]
