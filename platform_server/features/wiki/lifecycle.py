@@ -1,26 +1,26 @@
 """Start the wiki engine (resuming queued materials) and register the `wiki_search` tool."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.guard import service as guard
 from platform_server.features.wiki import agent_tools, tool
 from platform_server.features.wiki.engine import WikiEngine
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
+
+async def start(platform: Platform) -> None:
     engine = WikiEngine(platform, platform.config.wiki_workers)
-    platform.services["wiki"] = engine
-    if "tools" in platform.services:
-        platform.services["tools"].register(tool.definition(platform))
-        for definition in agent_tools.definitions(platform):
-            platform.services["tools"].register(definition)
+    platform.services.wiki = engine
+    platform.services.tools.register(tool.definition(platform))
+    for definition in agent_tools.definitions(platform):
+        platform.services.tools.register(definition)
     guard.register_tool_hook("wiki_write", agent_tools.guard_hook)
     engine.start()
     await engine.watchers.start()
 
 
-async def stop(platform: Any) -> None:
-    engine = platform.services.pop("wiki", None)
-    if engine is not None:
-        await engine.stop()
+async def stop(platform: Platform) -> None:
+    await platform.services.wiki.stop()

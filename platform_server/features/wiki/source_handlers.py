@@ -5,7 +5,8 @@ from typing import Any
 
 from platform_server.features.wiki import kbs, source
 from platform_server.features.wiki.watcher import Watchers
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
 
@@ -18,7 +19,7 @@ class SourceHandler(ApiHandler):
 
     @property
     def watchers(self) -> Watchers:
-        return self.platform.services["wiki"].watchers
+        return self.platform.services.wiki.watchers
 
     def state(self, kb_id: int) -> dict[str, Any]:
         watcher = self.watchers.get(kb_id)

@@ -31,7 +31,7 @@ from platform_server.features.wiki import raw as raw_service
 from platform_server.features.wiki import source
 from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.loops import Loop
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
 from platform_server.web.errors import BadRequest
 
 log = logging.getLogger(__name__)
