@@ -29,6 +29,7 @@ from platform_server.features.wiki.models import (
 from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
+from platform_server.features.wiki.research import Researcher
 from platform_server.features.wiki.watcher import Watchers
 from platform_server.integrations.llm.types import ChatRequest
 from platform_server.blocking import run_blocking
@@ -62,6 +63,7 @@ class WikiEngine:
         self.again: set[int] = set()  # queued while running: queued again when that run ends
         self.stopping = False
         self.watchers = Watchers(self)
+        self.research = Researcher(self)
 
     @property
     def llm(self) -> Any:
