@@ -30,6 +30,7 @@ from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
 from platform_server.features.wiki.research import Researcher
+from platform_server.features.wiki.transform import Transformer
 from platform_server.features.wiki.watcher import Watchers
 from platform_server.integrations.llm.types import ChatRequest
 from platform_server.blocking import run_blocking
@@ -64,6 +65,7 @@ class WikiEngine:
         self.stopping = False
         self.watchers = Watchers(self)
         self.research = Researcher(self)
+        self.transformer = Transformer(self)
 
     @property
     def llm(self) -> Any:
@@ -78,6 +80,7 @@ class WikiEngine:
             Job.update(status="interrupted", end_time=utcnow()).where(Job.status == "running").execute()
             LintRun.update(status="failed", error="Interrupted by a restart", end_time=utcnow()).where(
                 LintRun.status == "running").execute()
+            self.transformer.interrupted()
         q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
         for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
             self.enqueue(row.id)

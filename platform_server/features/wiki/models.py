@@ -174,6 +174,41 @@ class PageTypePermission(BaseModel):
         indexes = ((("kb", "agent_id", "page_type"), True),)
 
 
+class Transformation(BaseModel):
+    """A prompt template applied to a material or a page (`{{content}}`, `{{title}}` are filled in)."""
+
+    workspace_id = peewee.BigIntegerField(index=True)
+    kb_id = peewee.BigIntegerField(null=True, index=True)  # null: every KB of the workspace
+    creator_user_id = peewee.BigIntegerField(null=True)
+    name = peewee.CharField()
+    description = peewee.TextField(default="")
+    prompt = peewee.TextField()
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "wiki_transformation"
+
+
+class TransformationRun(BaseModel):
+    transformation = peewee.ForeignKeyField(Transformation, on_delete="CASCADE", index=True)
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
+    workspace_id = peewee.BigIntegerField(index=True)
+    user_id = peewee.BigIntegerField(null=True)
+    target_type = peewee.CharField()  # raw | page | kb (an aggregate)
+    target_id = peewee.BigIntegerField(null=True)
+    target_title = peewee.CharField(default="")
+    status = peewee.CharField(default="running", index=True)  # running | completed | failed | cancelled
+    output = peewee.TextField(null=True)
+    error = peewee.TextField(null=True)
+    page_slug = peewee.CharField(null=True)  # the page it was saved as
+    create_time = DateTimeField(default=utcnow)
+    end_time = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "wiki_transformation_run"
+
+
 def _fts(db: peewee.Database) -> None:
     # rowid = Chunk.id / Page.id; kept in step with the tables by the services.
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_chunk_fts USING fts5(text, kb_id UNINDEXED)")
@@ -197,4 +232,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0003_lint", create_tables(LintRun)),
     ("wiki_0004_source", _source_columns),
     ("wiki_0005_permissions", create_tables(PageTypePermission)),
+    ("wiki_0006_transformations", create_tables(Transformation, TransformationRun)),
 ]

@@ -17,12 +17,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from platform_server.blocking import run_blocking
-from platform_server.db import database, utcnow
-from platform_server.features.audit import service as audit
 from platform_server.features.models.runtime import resolve_targets
-from platform_server.features.wiki import kbs, profile, search, tool
-from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, PageCitation, RawMaterial
-from platform_server.features.wiki.pages import set_links
+from platform_server.features.wiki import kbs, search, synthesis, tool
+from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page
 from platform_server.features.wiki.text import slugify, wikilinks
 from platform_server.ids import next_id
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
@@ -206,23 +203,6 @@ class Researcher:
     @staticmethod
     def _save(session: Session, kb: KnowledgeBase, report: str, chunk_ids: list[int]) -> str:
         """The report as a `synthesis` page (a new slug when the question was asked before)."""
-        types = profile.type_names(kb)
-        page_type = "synthesis" if "synthesis" in types else profile.profile_of(kb)["defaultType"]
-        base = slugify(f"research {session.question}")[:80].strip("-") or "research"
-        with database.atomic():
-            slug, n = base, 1
-            while Page.get_or_none((Page.kb == kb.id) & (Page.slug == slug)) is not None:
-                n += 1
-                slug = f"{base}-{n}"
-            page = Page.create(kb=kb.id, workspace_id=kb.workspace_id, slug=slug,
-                               title=f"Research: {session.question[:180]}", page_type=page_type, markdown=report,
-                               origin="research", update_time=utcnow())
-            set_links(page)
-            search.fts_put_page(page)
-            live = {c.id for c in Chunk.select(Chunk.id).join(RawMaterial).where(
-                Chunk.id.in_(chunk_ids or [0]) & (RawMaterial.kb == kb.id))}
-            for cid in chunk_ids:
-                if cid in live:
-                    PageCitation.insert(page=page.id, chunk=cid, kb_id=kb.id).on_conflict_ignore().execute()
-            audit.record(None, "CREATE", "WIKI_PAGE", page.id, f"research report {slug}", workspace_id=kb.workspace_id)
-        return slug
+        page = synthesis.save_page(None, kb, f"research {session.question}", f"Research: {session.question[:180]}",
+                                   report, "research", chunk_ids)
+        return page.slug
