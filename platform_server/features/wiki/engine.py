@@ -14,7 +14,7 @@ import numpy as np
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
-from platform_server.features.wiki import generate, profile, search
+from platform_server.features.wiki import generate, pipeline_exec, pipelines, profile, search
 from platform_server.features.wiki.kbs import config_of
 from platform_server.features.wiki.models import (
     Chunk,
@@ -189,6 +189,20 @@ class WikiEngine:
 
     # ---- the pipeline ---------------------------------------------------------------------
 
+    cancelled_error = Cancelled  # what a step raises when its material was cancelled
+
+    def step(self, job: Job, raw: RawMaterial, step: str, status: str, **detail: Any) -> None:
+        """Record and broadcast a step of a material's processing (raises Cancelled when it was cancelled)."""
+        self._step(job, raw, step, status, **detail)
+
+    def store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], blobs: list[bytes]) -> list[int]:
+        return self._store_chunks(kb, raw, pieces, blobs)
+
+    async def generate(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
+                       blobs: list[bytes], model_id: int | None) -> list[int]:
+        """One page-writing call over a batch of chunks; the ids of the pages written."""
+        return await self._generate(kb, raw, cfg, chunks, blobs, model_id)
+
     async def _process(self, raw_id: int) -> None:
         raw = RawMaterial.get_or_none(RawMaterial.id == raw_id)
         if raw is None or raw.status != "pending" or not raw.queued:
@@ -200,7 +214,11 @@ class WikiEngine:
             job = Job.create(kb=kb.id, raw_id=raw.id, status="running", steps=[])
         self._material_event(raw, "processing", jobId=str(job.id))
         try:
-            status, error, pages = await self._pipeline(kb, raw, job)
+            pipeline = pipelines.active(kb.id)
+            if pipeline is not None:
+                status, error, pages = await pipeline_exec.execute(self, kb, raw, job, pipeline)
+            else:
+                status, error, pages = await self._pipeline(kb, raw, job)
         except (asyncio.CancelledError, Cancelled):
             if self.stopping:
                 raise

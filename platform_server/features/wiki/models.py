@@ -209,6 +209,36 @@ class TransformationRun(BaseModel):
         table_name = "wiki_transformation_run"
 
 
+class Pipeline(BaseModel):
+    """A processing pipeline of a KB: an ordered list of steps from a fixed catalogue."""
+
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
+    name = peewee.CharField()
+    description = peewee.TextField(default="")
+    enabled = BooleanField(default=True)  # the newest enabled pipeline processes the KB's materials
+    steps = JSONField(default=list)
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "wiki_pipeline"
+        indexes = ((("kb", "name"), True),)
+
+
+class PipelineRun(BaseModel):
+    pipeline = peewee.ForeignKeyField(Pipeline, on_delete="CASCADE", index=True)
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
+    raw_id = peewee.BigIntegerField(null=True, index=True)
+    status = peewee.CharField(default="running")  # running | completed | failed | partial | cancelled
+    steps = JSONField(default=list)  # [{type, status, startTime, endTime, durationMs, error, detail}]
+    error = peewee.TextField(null=True)
+    create_time = DateTimeField(default=utcnow)
+    end_time = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "wiki_pipeline_run"
+
+
 def _fts(db: peewee.Database) -> None:
     # rowid = Chunk.id / Page.id; kept in step with the tables by the services.
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_chunk_fts USING fts5(text, kb_id UNINDEXED)")
@@ -233,4 +263,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0004_source", _source_columns),
     ("wiki_0005_permissions", create_tables(PageTypePermission)),
     ("wiki_0006_transformations", create_tables(Transformation, TransformationRun)),
+    ("wiki_0007_pipelines", create_tables(Pipeline, PipelineRun)),
 ]

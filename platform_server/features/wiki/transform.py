@@ -148,7 +148,7 @@ def list_runs(caller: Caller, tid: int | None, kb_id: int | None, status: str | 
             .limit(500)]
 
 
-def _fill(prompt: str, title: str, content: str) -> str:
+def fill(prompt: str, title: str, content: str) -> str:
     content = content[:MAX_CONTENT_CHARS]
     if "{{content}}" not in prompt:
         prompt += "\n\n{{content}}"
@@ -180,7 +180,7 @@ def start_apply(caller: Caller, tid: int, req: ApplyRequest) -> tuple[Transforma
                                        user_id=caller.user_id, target_type=kind, target_id=target_id,
                                        target_title=title[:200])
         audit.record(caller, "CREATE", "WIKI_TRANSFORMATION_RUN", run.id, f"{t.name} on {kind} {title}"[:300])
-    return run, _fill(t.prompt, title, content)
+    return run, fill(t.prompt, title, content)
 
 
 def start_aggregate(caller: Caller, tid: int, kb_id: int) -> tuple[TransformationRun, str]:
@@ -250,7 +250,7 @@ class Transformer:
             TransformationRun.status == "running").execute()
 
     def launch(self, run: TransformationRun, prompt: str) -> None:
-        task = self.engine.spawn(self._run(run.id, prompt))
+        task = self.engine.spawn(self.execute(run.id, prompt))
         self.tasks[run.id] = task
         task.add_done_callback(lambda _: self.tasks.pop(run.id, None))
 
@@ -259,7 +259,8 @@ class Transformer:
         if task is not None:
             task.cancel()
 
-    async def _run(self, run_id: int, prompt: str) -> None:
+    async def execute(self, run_id: int, prompt: str) -> None:
+        """Ask the model and record the run's end (an aggregate is saved as its page)."""
         run = TransformationRun.get_or_none(TransformationRun.id == run_id)
         if run is None:
             return
