@@ -80,7 +80,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("conversations", needs=("agents", "audit", "auth", "guard"), uses=("chat",)),
     Feature("plans"),
     Feature("chat", needs=("agents", "conversations", "guard", "models", "plans", "skills", "tools"),
-            uses=("goals", "memory")),
+            uses=("goals", "memory", "wiki")),
     Feature("memory", needs=("agents", "audit", "conversations", "models", "settings")),
     Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools")),
     Feature("media", needs=("models", "settings", "tools")),

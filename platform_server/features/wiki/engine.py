@@ -14,7 +14,7 @@ import numpy as np
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
-from platform_server.features.wiki import generate, pipeline_exec, pipelines, profile, search
+from platform_server.features.wiki import generate, hot_cache, pipeline_exec, pipelines, profile, search
 from platform_server.features.wiki.kbs import config_of
 from platform_server.features.wiki.models import (
     Chunk,
@@ -251,6 +251,23 @@ class WikiEngine:
     def _maybe_idle(self, kb_id: int) -> None:
         if not self.busy(kb_id):
             self.emit(kb_id, {"type": "idle", "kbId": str(kb_id)})
+            self.refresh_hot_cache(None, kb_id)
+
+    def refresh_hot_cache(self, caller: Any, kb_id: int) -> dict[str, Any] | None:
+        """Rebuild the KB's hot cache in the background (a caller also revives a soft-deleted one)."""
+        row = hot_cache.schedule(caller, kb_id)
+        if row is not None:
+            self.spawn(self._build_hot_cache(kb_id))
+        return row
+
+    async def _build_hot_cache(self, kb_id: int) -> None:
+        try:
+            content, slugs = await run_blocking(hot_cache.digest, kb_id, self.platform.config.wiki_hot_cache_max_tokens)
+        except Exception as exc:  # noqa: BLE001 - the row records why
+            log.warning("hot cache of KB %s failed", kb_id, exc_info=True)
+            hot_cache.store(kb_id, "", [], f"{type(exc).__name__}: {exc}")
+            return
+        hot_cache.store(kb_id, content, slugs, None)
 
     async def _pipeline(self, kb: KnowledgeBase, raw: RawMaterial, job: Job) -> tuple[str, str | None, int]:
         """Run the steps; returns (status, error, pages written)."""

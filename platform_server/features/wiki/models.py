@@ -239,6 +239,23 @@ class PipelineRun(BaseModel):
         table_name = "wiki_pipeline_run"
 
 
+class HotCache(BaseModel):
+    """A KB's digest of its most-linked and most-recent pages, added to its agents' system prompts."""
+
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", unique=True)
+    status = peewee.CharField(default="pending")  # pending | building | ready | failed
+    content = peewee.TextField(default="")
+    token_count = peewee.IntegerField(default=0)
+    pages = JSONField(default=list)  # slugs in the digest
+    error = peewee.TextField(null=True)
+    deleted = BooleanField(default=False)
+    generated_time = DateTimeField(null=True)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "wiki_hot_cache"
+
+
 def _fts(db: peewee.Database) -> None:
     # rowid = Chunk.id / Page.id; kept in step with the tables by the services.
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_chunk_fts USING fts5(text, kb_id UNINDEXED)")
@@ -264,4 +281,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0005_permissions", create_tables(PageTypePermission)),
     ("wiki_0006_transformations", create_tables(Transformation, TransformationRun)),
     ("wiki_0007_pipelines", create_tables(Pipeline, PipelineRun)),
+    ("wiki_0008_hot_cache", create_tables(HotCache)),
 ]
