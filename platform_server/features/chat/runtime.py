@@ -475,11 +475,13 @@ class ChatRuntime:
         """The agent's prompt (with prompt files), memory, skills and the conversation's goal, built once per answer."""
         from platform_server.features.agents import service as agents
         from platform_server.features.goals import service as goals
+        from platform_server.features.wiki import hot_cache
 
         prompt = agents.system_prompt(self.config, agent)
         memory = self._memory_text(agent.id, conv.end_user_id, conv.user_id)
         extras = (f"## Memory\n\n{memory}" if memory else "", skills.prompt_for_agent(self.config, agent),
-                  goals.context_for(conv.user_id, conv.conversation_id) or "")
+                  goals.context_for(conv.user_id, conv.conversation_id) or "",
+                  hot_cache.prompt_for_agent(agent.workspace_id, agent.id, self.config.wiki_hot_cache_max_tokens))
         return "\n\n".join(part for part in (prompt, *extras) if part)
 
     def _llm_messages(self, conv: Conversation, vision: bool, system_prompt: str) -> list[ChatMessage]:
