@@ -58,6 +58,7 @@ FEATURES: tuple[str, ...] = (
     "cron",
     "goals",
     "usage",
+    "compat",
 )
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")

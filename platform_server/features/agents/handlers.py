@@ -20,6 +20,8 @@ from platform_server.features.agents.workspace_handlers import (
     MemoryExportHandler,
     MemoryImportHandler,
     MemoryImportPreviewHandler,
+    PersonalFileHandler,
+    PersonalFilesHandler,
 )
 from platform_server.web.base import ApiHandler, run_blocking
 from platform_server.web.routing import route
@@ -158,6 +160,8 @@ ROUTES = [
     route("/api/v1/agents/{agentId}/workspace/files", FilesHandler),
     route("/api/v1/agents/{agentId}/workspace/files/**", FileHandler),
     route("/api/v1/agents/{agentId}/workspace/memory/export", MemoryExportHandler),
+    route("/api/v1/agents/{agentId}/workspace/memory/personal-files", PersonalFilesHandler),
+    route("/api/v1/agents/{agentId}/workspace/memory/personal-file", PersonalFileHandler),
     route("/api/v1/agents/{agentId}/workspace/memory/import", MemoryImportHandler),
     route("/api/v1/agents/{agentId}/workspace/memory/import/preview", MemoryImportPreviewHandler),
 ]
