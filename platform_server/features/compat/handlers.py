@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from platform_server.features.compat import service
+from platform_server.features.conversations import service as conversations
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
@@ -99,6 +100,16 @@ class SearchProvidersHandler(ApiHandler):
         self.ok(service.search_providers())
 
 
+class TeamWorkerContextHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = ("Conversations",)
+
+    def get(self, conversationId: str) -> None:
+        """The team-run task a conversation works for: null (team members run as sub-agent delegations here)."""
+        conversations.owned(self.require_caller(), conversationId)
+        self.ok(None)
+
+
 ROUTES = [
     route("/api/v1/auth/sso/providers", SsoProvidersHandler),
     route("/api/v1/docs", DocsHandler),
@@ -109,4 +120,5 @@ ROUTES = [
     route("/api/v1/admin/agent-runtime/dsh/diagnostics", DshDiagnosticsHandler),
     route("/api/v1/settings/proxy", ProxySettingsHandler),
     route("/api/v1/settings/search-providers", SearchProvidersHandler),
+    route("/api/v1/conversations/{conversationId}/team-worker-context", TeamWorkerContextHandler),
 ]
