@@ -7,8 +7,8 @@ import json
 from tests.helpers.chat import ChatEnv, names, text_of
 from tests.helpers.llm_script import Script
 
-ALL_CAPABILITIES = {"chat", "view:wiki", "view:memory", "view:dashboard", "manage:wiki", "manage:agents", "manage:skills",
-                    "manage:channels", "manage:models", "manage:security", "manage:settings"}
+ALL_CAPABILITIES = {"chat", "view:wiki", "view:memory", "view:dashboard", "manage:wiki", "manage:agents",
+                    "manage:skills", "manage:channels", "manage:models", "manage:security", "manage:settings"}
 
 
 async def test_workspace_store_gets_capabilities_and_the_global_admin_flag_its_router_guard_needs(env: ChatEnv) -> None:
@@ -108,7 +108,8 @@ async def test_setup_api_onboarding_status_says_whether_a_default_model_exists_a
     assert (await api.get("/api/v1/setup/onboarding-status", token="alice")).data["ollamaOnline"] is True
     r = await api.delete("/api/v1/models/custom-providers/fake", token="alice")
     default = (await api.get("/api/v1/models/default", token="bob")).data  # the embedded model, when installed
-    assert (await api.get("/api/v1/setup/onboarding-status", token="bob")).data["hasDefaultModel"] is (default is not None)
+    status = (await api.get("/api/v1/setup/onboarding-status", token="bob")).data
+    assert status["hasDefaultModel"] is (default is not None)
 
 
 async def test_agent_binding_api_sends_bare_arrays_and_agent_api_generates_a_draft(env: ChatEnv) -> None:
@@ -177,3 +178,40 @@ async def test_routes_without_a_feature_here_answer_honestly_empty(env: ChatEnv)
     assert (await api.get("/api/v1/admin/dsh/status", token="bob")).status == 403
     diag = (await api.get("/api/v1/admin/agent-runtime/dsh/diagnostics", token="bob")).data
     assert diag["executableAvailable"] is False and diag["cordisConfigAvailable"] is False
+
+
+async def test_cron_job_api_creates_with_trigger_message_and_reads_task_type_and_run_times(env: ChatEnv) -> None:
+    api = env.api
+    body = {"name": "daily", "cronExpression": "0 9 * * *", "timezone": "UTC", "agentId": env.agent_id,
+            "taskType": "text", "triggerMessage": "good morning", "enabled": True}
+    r = await api.post("/api/v1/cron-jobs", body, token="alice")
+    assert r.status == 200, r.body
+    job = (await api.get("/api/v1/cron-jobs", token="alice")).data
+    job = job[0] if isinstance(job, list) else job["records"][0]
+    assert job["taskType"] == "text" and job["triggerMessage"] == "good morning" and job["message"] == "good morning"
+    assert job["nextRunTime"] == job["nextFireTime"] and job["nextRunTime"] and job["lastRunTime"] is None
+    r = await api.put(f"/api/v1/cron-jobs/{job['id']}", {"triggerMessage": "good evening"}, token="alice")
+    assert r.status == 200 and r.data["message"] == "good evening"
+
+
+async def test_feature_flag_skill_counts_runtime_status_and_token_usage_carry_the_console_names(env: ChatEnv) -> None:
+    api = env.api
+    flags = (await api.get("/api/v1/feature-flags", token="carol")).data
+    assert all(f["flagKey"] == f["key"] for f in flags) and flags
+    counts = (await api.get("/api/v1/skills/counts", token="carol")).data
+    assert counts["all"] == counts["total"] and counts["builtin"] == counts["byType"]["builtin"]
+    for status in (await api.get("/api/v1/skills/runtime/status", token="carol")).data:
+        assert status["runtimeAvailable"] is (status["status"] == "ready")
+    events = await env.stream("count my tokens")
+    assert events[-1].data["status"] == "completed"
+    usage = await api.get("/api/v1/token-usage", params={"startDate": "2000-01-01", "endDate": "2999-12-31"},
+                          token="carol")
+    assert usage.status == 200, usage.body
+    data = usage.data
+    assert data["totalMessages"] == 1 and data["totalPromptTokens"] == data["total"]["promptTokens"]
+    assert data["byModel"][0]["runtimeModel"] == "scripted" and data["byModel"][0]["messageCount"] == 1
+    assert len(data["byDate"]) == 1 and data["byDate"][0]["promptTokens"] == data["totalPromptTokens"]
+    empty = await api.get("/api/v1/token-usage", params={"startDate": "2000-01-01", "endDate": "2000-01-02"},
+                          token="carol")
+    assert empty.data["totalMessages"] == 0 and empty.data["byModel"] == []
+    assert (await api.get("/api/v1/token-usage", params={"startDate": "yesterday"}, token="carol")).status == 400

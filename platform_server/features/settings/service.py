@@ -180,7 +180,9 @@ def seed_flags() -> None:
 
 
 def flag_to_dict(f: FeatureFlag) -> dict[str, Any]:
-    return {"key": f.key, "enabled": f.enabled, "description": f.description, "updateTime": iso(f.update_time)}
+    # flagKey: the original console's name for key
+    return {"key": f.key, "enabled": f.enabled, "description": f.description, "updateTime": iso(f.update_time),
+            "flagKey": f.key}
 
 
 def list_flags() -> list[dict[str, Any]]:
