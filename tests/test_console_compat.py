@@ -215,3 +215,18 @@ async def test_feature_flag_skill_counts_runtime_status_and_token_usage_carry_th
                           token="carol")
     assert empty.data["totalMessages"] == 0 and empty.data["byModel"] == []
     assert (await api.get("/api/v1/token-usage", params={"startDate": "yesterday"}, token="carol")).status == 400
+
+
+async def test_security_api_pages_rules_and_reads_and_writes_the_file_guard_by_its_names(env: ChatEnv) -> None:
+    api = env.api
+    plain = (await api.get("/api/v1/security/guard/rules", token="alice")).data
+    page = (await api.get("/api/v1/security/guard/rules", params={"page": 1, "size": 200}, token="alice")).data
+    assert page["records"] == plain and page["total"] == len(plain)
+    guard = (await api.get("/api/v1/security/guard/config/file-guard", token="alice")).data
+    assert guard["fileGuardEnabled"] is True and guard["sensitivePaths"] == guard["patterns"]
+    body = {"fileGuardEnabled": False, "sensitivePathsJson": json.dumps(["**/*.pem"])}
+    r = await api.put("/api/v1/security/guard/config/file-guard", body, token="alice")
+    assert r.status == 200, r.body
+    assert r.data["enabled"] is False and r.data["sensitivePaths"] == ["**/*.pem"]
+    bad = {"sensitivePathsJson": "not json"}
+    assert (await api.put("/api/v1/security/guard/config/file-guard", bad, token="alice")).status == 400
