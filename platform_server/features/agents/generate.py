@@ -6,7 +6,7 @@ from typing import Any
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.workflows.catalog import extract_json
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
-from platform_server.web.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure
 
 PROMPT = (
     "You design AI agents. Answer with one JSON object only, no prose, with these fields: "

@@ -28,7 +28,8 @@ from platform_server.features.agents.workspace_handlers import (
     PersonalFileHandler,
     PersonalFilesHandler,
 )
-from platform_server.web.base import ApiHandler, first_validation_error, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler, first_validation_error
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
 
@@ -94,7 +95,7 @@ class GenerateHandler(ApiHandler):
     async def post(self) -> None:
         """Draft an agent from a one-sentence requirement with the default model; returned, not saved."""
         req = self.body(GenerateRequest)
-        self.ok(await generate.generate(self.platform.services["llm"], req.requirement))
+        self.ok(await generate.generate(self.platform.services.llm, req.requirement))
 
 
 def _bindings(handler: ApiHandler, model: type[M], field: str) -> M:
