@@ -120,5 +120,5 @@ ROUTES = [
     route("/api/v1/admin/agent-runtime/dsh/diagnostics", DshDiagnosticsHandler),
     route("/api/v1/settings/proxy", ProxySettingsHandler),
     route("/api/v1/settings/search-providers", SearchProvidersHandler),
-    route("/api/v1/conversations/{conversationId}/team-worker-context", TeamWorkerContextHandler),
+    route("/api/v1/conversations/{conversationId:str}/team-worker-context", TeamWorkerContextHandler),
 ]
