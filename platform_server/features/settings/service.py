@@ -148,7 +148,8 @@ def _fold_console_keys(changes: dict[str, Any]) -> dict[str, Any]:
         elif key not in CONSOLE_IGNORED:
             folded[key] = value
     for setting, fields in nested.items():
-        base = folded.get(setting) if isinstance(folded.get(setting), dict) else get(setting)
+        current = folded.get(setting)
+        base: dict[str, Any] = current if isinstance(current, dict) else dict(get(setting) or {})
         folded[setting] = {**base, **fields}
     return folded
 
