@@ -71,7 +71,7 @@ def provider_to_dict(p: Provider, models: Iterable[ModelConfig], pool_state: str
     }
 
 
-def _ordered_models() -> peewee.ModelSelect:
+def _ordered_models() -> peewee.ModelSelect[ModelConfig]:
     return (
         ModelConfig.select(ModelConfig, Provider)
         .join(Provider)

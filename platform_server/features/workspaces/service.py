@@ -74,7 +74,7 @@ def to_dict(
     ws: Workspace, member: str | None, effective: str | None, member_count: int | None = None,
     is_global_admin: bool = False,
 ) -> dict[str, Any]:
-    data = {
+    data: dict[str, Any] = {
         "id": str(ws.id),
         "name": ws.name,
         "description": ws.description,
