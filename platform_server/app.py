@@ -67,14 +67,14 @@ FEATURES: tuple[Feature, ...] = (
     Feature("workspaces", needs=("audit",), uses=("auth",)),
     Feature("auth", needs=("audit", "workspaces")),
     Feature("settings", needs=("audit",)),
-    Feature("setup", needs=("auth", "settings")),
+    Feature("setup", needs=("auth", "settings"), uses=("models",)),
     Feature("system"),
     Feature("tools", needs=("audit",), uses=("agents",)),
     Feature("mcp", needs=("audit", "tools"), uses=("agents",)),
     Feature("acp", needs=("audit",)),
     Feature("models", needs=("audit",)),
     Feature("oauth", needs=("audit", "models")),
-    Feature("agents", needs=("audit", "models", "settings")),
+    Feature("agents", needs=("audit", "models", "settings"), uses=("workflows",)),
     Feature("skills", needs=("agents", "audit", "models", "workspaces"), uses=("conversations",)),
     Feature("wiki", needs=("agents", "audit", "models", "tools"), uses=("guard",)),
     Feature("templates", needs=("agents",)),
@@ -94,6 +94,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
     Feature("goals", needs=("agents", "audit", "conversations")),
     Feature("usage", needs=("agents", "chat", "conversations")),
+    Feature("compat", uses=("conversations",)),
 )
 
 

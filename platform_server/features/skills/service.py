@@ -134,6 +134,9 @@ def counts(caller: Caller) -> dict[str, Any]:
         "archived": len(rows) - len(live),
         "pinned": sum(1 for s in live if s.pinned),
         "byType": by_type,
+        # the original console's tab counters, flat: `all` plus one per skill type
+        "all": len(live),
+        **by_type,
     }
 
 
@@ -499,7 +502,10 @@ def runtime_status(caller: Caller) -> list[dict[str, Any]]:
         bound = bound_enabled_agents(s)
         out.append({"id": str(s.id), "name": s.name, "skillType": s.skill_type, "enabled": bool(s.enabled),
                     "archived": int(s.archived), "status": status, "missing": missing,
-                    "boundAgentCount": len(bound), "activeAgentCount": sum(1 for a in bound if not a.skills_disabled)})
+                    "boundAgentCount": len(bound), "activeAgentCount": sum(1 for a in bound if not a.skills_disabled),
+                    # the original console's names: resolvable now, and why not
+                    "runtimeAvailable": status == "ready",
+                    "resolutionError": None if not missing else "missing: " + ", ".join(m["name"] for m in missing)})
     return out
 
 
