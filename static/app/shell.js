@@ -12,7 +12,7 @@ import { SessionContext, allowed } from "./components/session.js";
 const POLL_MS = 20_000;
 
 function parseHash() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   return { path: parts[0] || HOME, args: parts.slice(1) };
 }
 

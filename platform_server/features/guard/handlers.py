@@ -208,6 +208,15 @@ class ApprovalsHandler(PagedHandler):
         self.ok(views.approvals_page(self.require_caller(), self.page(), self.get_query_argument("status", None)))
 
 
+class MyPendingHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = GRANTS
+
+    def get(self) -> None:
+        """The caller's pending tool calls across the workspace's conversations (the approvals inbox), oldest first."""
+        self.ok(views.my_pending(self.require_caller()))
+
+
 class AuditLogsHandler(PagedHandler):
     access = {"GET": "admin"}
     query_params = {"GET": [*PAGING, _q("toolName"), _q("decision"), _q("success", "boolean")]}
@@ -334,6 +343,7 @@ ROUTES = [
     route("/api/v1/approval/grants/active", ActiveGrantsHandler),
     route("/api/v1/approval/grants/{id}", GrantHandler),
     route("/api/v1/approval/resolutions", ResolutionsHandler),
+    route("/api/v1/approval/pending", MyPendingHandler),
     route("/api/v1/chat/{conversationId}/pending-approvals", ChatPendingHandler),
     route("/api/v1/activity/feed", ActivityFeedHandler),
     route("/api/v1/notifications/summary", NotificationsSummaryHandler),
