@@ -119,12 +119,13 @@ class RulesExportHandler(ApiHandler):
 class RulesImportHandler(ApiHandler):
     access = {"POST": GLOBAL_ADMIN}
     body_models = {"POST": RulesImport}
+    query_params = {"POST": [_q("dryRun", "boolean", "validate and answer the plan without writing")]}
     tags = SECURITY
 
     def post(self) -> None:
         """Upsert rules by ruleId (an export, or a bare list); nothing is written unless all are valid."""
         caller = self.require_caller()
-        self.ok(rules.import_rules(caller, self.json_body()))
+        self.ok(rules.import_rules(caller, self.json_body(), dry_run=bool(self.query_bool("dryRun"))))
 
 
 class RuleHandler(ApiHandler):
