@@ -14,7 +14,8 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.auth import service
 from platform_server.features.auth.models import AccessToken, User
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.web.routing import route
