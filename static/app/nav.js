@@ -4,6 +4,7 @@
 //   load   the page module; its default export is a Preact component receiving {args} (the hash after
 //          the path, split on "/", still URI-encoded).
 //          `legacy: "ClassName"` marks a page still written as a dom.js class (el, init, update(args), destroy).
+//   flag   optional: the feature flag that gates the page (hidden while the flag is off)
 export const NAV = [
   { path: "dashboard", label: "Home", group: "Run", need: "viewer", load: () => import("./pages/dashboard.js") },
   { path: "chat", label: "Chat", group: "Run", need: "login", legacy: "ChatView", load: () => import("./views/chat.js") },
@@ -13,6 +14,7 @@ export const NAV = [
   { path: "audit", label: "Audit log", group: "Observe", need: "admin", load: () => import("./pages/audit.js") },
   { path: "security", label: "Security", group: "Observe", need: "admin", load: () => import("./pages/security.js") },
   { path: "people", label: "People", group: "Admin", need: "login", load: () => import("./pages/people.js") },
+  { path: "settings", label: "Settings", group: "Admin", need: "global", load: () => import("./pages/settings.js") },
   { path: "account", label: "Account", group: "Admin", need: "login", legacy: "AccountView", load: () => import("./views/account.js") },
 ];
 

@@ -16,6 +16,11 @@ function parseHash() {
   return { path: parts[0] || HOME, args: parts.slice(1) };
 }
 
+/** Tell the shell that feature flags changed (Settings): flag-gated pages appear or disappear. */
+export function flagsChanged() {
+  window.dispatchEvent(new Event("flags-changed"));
+}
+
 /** Tell the header to refresh its badges now (after an approval, a revoke, …). */
 export function notificationsChanged() {
   window.dispatchEvent(new Event("notifications-changed"));
@@ -26,6 +31,7 @@ export function Shell({ onLogout }) {
   const [workspace, setWorkspace] = useState(session.workspace);
   const [workspaces, setWorkspaces] = useState(null);
   const [navOpen, setNavOpen] = useState(false);
+  const [flags, setFlags] = useState(null); // {key: enabled}
   const user = session.user;
   const isGlobalAdmin = user?.role === "admin";
 
@@ -39,8 +45,17 @@ export function Shell({ onLogout }) {
     setWorkspaces(Array.isArray(list) ? list : []);
   }, []);
 
+  const loadFlags = useCallback(async () => {
+    try {
+      const list = await get("/feature-flags");
+      setFlags(Object.fromEntries((list || []).map((f) => [f.key, !!f.enabled])));
+    } catch { setFlags({}); }
+  }, []);
+
   useEffect(() => {
     loadWorkspaces();
+    loadFlags();
+    window.addEventListener("flags-changed", loadFlags);
     const onHash = () => { setRoute(parseHash()); setNavOpen(false); };
     const onWorkspace = (e) => setWorkspace(e.detail);
     window.addEventListener("hashchange", onHash);
@@ -49,24 +64,30 @@ export function Shell({ onLogout }) {
     return () => {
       window.removeEventListener("hashchange", onHash);
       window.removeEventListener("workspaces-changed", loadWorkspaces);
+      window.removeEventListener("flags-changed", loadFlags);
       bus.removeEventListener("workspace", onWorkspace);
     };
-  }, [loadWorkspaces]);
+  }, [loadWorkspaces, loadFlags]);
 
   const role = workspaces?.find((w) => w.id === workspace)?.effectiveRole || null;
+  const flagOn = useCallback((key) => !key || !flags || flags[key] !== false, [flags]);
   const ctx = useMemo(() => ({
     user, isGlobalAdmin, role, workspace, workspaces: workspaces || [], reloadWorkspaces: loadWorkspaces,
-    can: (need) => allowed(need, role, isGlobalAdmin),
-  }), [user, isGlobalAdmin, role, workspace, workspaces, loadWorkspaces]);
+    can: (need) => allowed(need, role, isGlobalAdmin), flags: flags || {}, flag: flagOn,
+  }), [user, isGlobalAdmin, role, workspace, workspaces, loadWorkspaces, flags, flagOn]);
 
-  const visible = NAV.filter((p) => allowed(p.need, role, isGlobalAdmin));
+  const visible = NAV.filter((p) => allowed(p.need, role, isGlobalAdmin) && flagOn(p.flag));
   const entry = NAV.find((p) => p.path === route.path) || NAV.find((p) => p.path === HOME);
   const title = entry?.label || "";
   useEffect(() => { document.title = `${title} · Agent Platform`; }, [title]);
   const mainRef = useRef(null);
 
   let content;
-  if (workspaces === null) content = html`<${Loading} />`;
+  if (workspaces === null || flags === null) content = html`<${Loading} />`;
+  else if (!flagOn(entry.flag)) {
+    content = html`<div class="page-inner"><h1>${entry.label}</h1>
+      <p class="muted">This feature is switched off (feature flag <code>${entry.flag}</code>). A global admin can switch it on in Settings.</p></div>`;
+  }
   else if (!allowed(entry.need, role, isGlobalAdmin)) {
     content = html`<div class="page-inner"><h1>${entry.label}</h1>
       <p class="muted">This page is for ${needWords(entry.need)}. Ask an administrator if you need it.</p></div>`;

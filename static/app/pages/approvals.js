@@ -42,11 +42,11 @@ export default function Approvals() {
   const state = useLoad(async () => {
     const [calls, paused] = await Promise.all([
       get("/approval/pending"),
-      session.can("member") ? get("/workflows/runs/paused").catch(() => []) : Promise.resolve([]),
+      session.can("member") && session.flag("workflows") ? get("/workflows/runs/paused") : Promise.resolve([]),
     ]);
     const mine = (paused || []).filter((r) => r.pauseToken && (r.startedBy === String(session.user?.id) || session.can("admin")));
     return { calls, runs: mine };
-  }, [session.workspace]);
+  }, [session.workspace, session.flag("workflows")]);
   usePoll(() => state.reload(true), POLL_MS, [state.reload]);
   const [busy, setBusy] = useState({}); // pendingId -> "approving" | "continuing" | …
 
