@@ -11,6 +11,7 @@ export const NAV = [
   { path: "approvals", label: "Approvals", group: "Run", need: "viewer", load: () => import("./pages/approvals.js") },
   { path: "agents", label: "Agents", group: "Build", need: "login", legacy: "AgentsView", load: () => import("./views/agents.js") },
   { path: "models", label: "Models", group: "Build", need: "login", legacy: "ModelsView", load: () => import("./views/models.js") },
+  { path: "providers", label: "Provider settings", group: "Build", need: "member", load: () => import("./pages/providers.js") },
   { path: "usage", label: "Usage", group: "Observe", need: "viewer", load: () => import("./pages/usage.js") },
   { path: "audit", label: "Audit log", group: "Observe", need: "admin", load: () => import("./pages/audit.js") },
   { path: "security", label: "Security", group: "Observe", need: "admin", load: () => import("./pages/security.js") },
