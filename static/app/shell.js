@@ -98,7 +98,7 @@ export function Shell({ onLogout }) {
       <a class="skip-link" href="#main" onClick=${(e) => { e.preventDefault(); mainRef.current?.focus(); }}>Skip to content</a>
       <${Header} workspaces=${workspaces || []} workspace=${workspace} user=${user} role=${role} onLogout=${onLogout}
         navOpen=${navOpen} onMenu=${() => setNavOpen(!navOpen)} />
-      <${Sidebar} pages=${visible} current=${entry?.path} />
+      <${Sidebar} pages=${visible} current=${entry?.path} onNavigate=${() => setNavOpen(false)} />
       <div class="nav-scrim" onClick=${() => setNavOpen(false)} aria-hidden="true"></div>
       <main class="page" id="main" tabindex="-1" ref=${mainRef}>${content}</main>
     </div>
@@ -110,7 +110,7 @@ function needWords(need) {
   return `workspace ${need}s and above`;
 }
 
-function Sidebar({ pages, current }) {
+function Sidebar({ pages, current, onNavigate }) {
   const groups = [];
   for (const p of pages) {
     let g = groups.find((x) => x.name === p.group);
@@ -120,7 +120,7 @@ function Sidebar({ pages, current }) {
   return html`<nav class="side-nav" id="side-nav" aria-label="Main">
     ${groups.map((g) => html`<div class="nav-group" key=${g.name}>
       ${g.name && html`<div class="nav-group-title">${g.name}</div>`}
-      ${g.pages.map((p) => html`<a key=${p.path} href=${`#/${p.path}`} data-page=${p.path}
+      ${g.pages.map((p) => html`<a key=${p.path} href=${`#/${p.path}`} data-page=${p.path} onClick=${onNavigate}
         aria-current=${p.path === current ? "page" : undefined}>${p.label}</a>`)}
     </div>`)}
   </nav>`;
