@@ -7,11 +7,13 @@ import { ChatView } from "./views/chat.js";
 import { AgentsView } from "./views/agents.js";
 import { ModelsView } from "./views/models.js";
 import { AccountView } from "./views/account.js";
+import { SkillsView } from "./views/build/skills.js";
 
 const PAGES = {
   chat: { label: "Chat", View: ChatView },
   agents: { label: "Agents", View: AgentsView },
   models: { label: "Models", View: ModelsView },
+  skills: { label: "Skills", View: SkillsView },
   account: { label: "Account", View: AccountView },
 };
 
