@@ -8,12 +8,14 @@ import { AgentsView } from "./views/agents.js";
 import { ModelsView } from "./views/models.js";
 import { AccountView } from "./views/account.js";
 import { SkillsView } from "./views/build/skills.js";
+import { ToolsView } from "./views/build/tools.js";
 
 const PAGES = {
   chat: { label: "Chat", View: ChatView },
   agents: { label: "Agents", View: AgentsView },
   models: { label: "Models", View: ModelsView },
   skills: { label: "Skills", View: SkillsView },
+  tools: { label: "Tools", View: ToolsView },
   account: { label: "Account", View: AccountView },
 };
 
