@@ -9,6 +9,7 @@ import { ModelsView } from "./views/models.js";
 import { AccountView } from "./views/account.js";
 import { SkillsView } from "./views/build/skills.js";
 import { ToolsView } from "./views/build/tools.js";
+import { MemoryView } from "./views/build/memory.js";
 
 const PAGES = {
   chat: { label: "Chat", View: ChatView },
@@ -16,6 +17,7 @@ const PAGES = {
   models: { label: "Models", View: ModelsView },
   skills: { label: "Skills", View: SkillsView },
   tools: { label: "Tools", View: ToolsView },
+  memory: { label: "Memory", View: MemoryView },
   account: { label: "Account", View: AccountView },
 };
 
