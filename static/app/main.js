@@ -10,6 +10,7 @@ import { AccountView } from "./views/account.js";
 import { SkillsView } from "./views/build/skills.js";
 import { ToolsView } from "./views/build/tools.js";
 import { MemoryView } from "./views/build/memory.js";
+import { GoalsView } from "./views/build/goals.js";
 
 const PAGES = {
   chat: { label: "Chat", View: ChatView },
@@ -18,6 +19,7 @@ const PAGES = {
   skills: { label: "Skills", View: SkillsView },
   tools: { label: "Tools", View: ToolsView },
   memory: { label: "Memory", View: MemoryView },
+  goals: { label: "Goals", View: GoalsView },
   account: { label: "Account", View: AccountView },
 };
 
