@@ -12,6 +12,7 @@ export const NAV = [
   { path: "tools", label: "Tools", group: "Build", need: "viewer", load: () => import("./views/build/tools.js") },
   { path: "memory", label: "Memory", group: "Build", need: "viewer", load: () => import("./views/build/memory.js") },
   { path: "goals", label: "Goals", group: "Build", need: "viewer", load: () => import("./views/build/goals.js") },
+  { path: "automation", label: "Automation", group: "Build", need: "viewer", load: () => import("./views/build/automation.js") },
   { path: "account", label: "Account", group: "Admin", need: "login", legacy: "AccountView", load: () => import("./views/account.js") },
 ];
 
