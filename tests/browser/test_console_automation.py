@@ -126,3 +126,35 @@ async def test_a_workflow_with_a_cycle_shows_the_compilers_error_inline_and_a_fi
     await expect(run.locator(".badge").first).to_have_text("succeeded")
     await expect(run).to_contain_text("shipped v2")
     await expect(run.locator(".wf-steps li")).to_have_count(3)
+
+
+async def test_a_team_is_created_and_its_run_shows_the_tasks_moving_to_completed(
+    page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
+) -> None:
+    import json
+
+    from tests.helpers.chat import make_agent
+    from tests.helpers.fake_openai import Script
+
+    await admin_env(server, admin, llm, name="Lead")
+    for name in ("Writer", "Checker"):
+        await make_agent(server.client, token="admin", name=name)
+    llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Writer", "task": "draft the intro"},
+                                                  {"agent": "Checker", "task": "check the intro"}]})),
+                Script(text="Intro drafted.", delay_s=0.3), Script(text="Looks right."), Script(text="Final: intro ready."))
+    await open_console(page, server, admin, "#/automation/teams")
+    form = page.get_by_role("form", name="New team")
+    await form.get_by_label("Name").fill("Docs")
+    await form.get_by_label("Lead agent").select_option(label="Lead")
+    await form.get_by_label("Members").select_option(label=["Writer", "Checker"])
+    await form.get_by_role("button", name="Create team").click()
+    detail = page.locator(".team-detail")
+    await expect(detail.get_by_role("heading", name="Docs")).to_be_visible()
+    await detail.get_by_label("Goal for the team").fill("write the docs")
+    await detail.get_by_role("button", name="Start run").click()
+    tasks = detail.locator(".team-tasks li")
+    await expect(tasks).to_have_count(2)
+    await expect(tasks.nth(0)).to_contain_text("draft the intro")
+    await expect(tasks.nth(0)).to_have_attribute("data-status", "completed")
+    await expect(tasks.nth(1)).to_have_attribute("data-status", "completed")
+    await expect(detail.locator(".team-run")).to_contain_text("Final: intro ready.")
