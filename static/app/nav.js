@@ -13,6 +13,7 @@ export const NAV = [
   { path: "memory", label: "Memory", group: "Build", need: "viewer", load: () => import("./views/build/memory.js") },
   { path: "goals", label: "Goals", group: "Build", need: "viewer", load: () => import("./views/build/goals.js") },
   { path: "automation", label: "Automation", group: "Build", need: "viewer", load: () => import("./views/build/automation.js") },
+  { path: "channels", label: "Channels", group: "Build", need: "viewer", load: () => import("./views/build/channels.js") },
   { path: "account", label: "Account", group: "Admin", need: "login", legacy: "AccountView", load: () => import("./views/account.js") },
 ];
 
