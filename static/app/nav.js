@@ -14,6 +14,7 @@ export const NAV = [
   { path: "goals", label: "Goals", group: "Build", need: "viewer", load: () => import("./views/build/goals.js") },
   { path: "automation", label: "Automation", group: "Build", need: "viewer", load: () => import("./views/build/automation.js") },
   { path: "channels", label: "Channels", group: "Build", need: "viewer", load: () => import("./views/build/channels.js") },
+  { path: "data", label: "Data", group: "Build", need: "viewer", load: () => import("./views/build/data.js") },
   { path: "account", label: "Account", group: "Admin", need: "login", legacy: "AccountView", load: () => import("./views/account.js") },
 ];
 
