@@ -27,6 +27,9 @@ from tests.test_mcp import SERVER_SCRIPT
 from tests.test_skill_install import GOOD_ZIP
 
 SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
+DOC_PAGES = {"skill-detail", "skills-curator", "tools-mcp", "tools-plugins", "memory-facts", "memory-dreams", "goals",
+             "automation-cron", "automation-triggers", "automation-workflows", "automation-teams", "channels-webchat",
+             "channels-im", "data-datasources", "data-workspace", "agent-skills"}
 
 
 async def seed(server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI) -> dict[str, str]:
@@ -120,11 +123,13 @@ async def test_every_build_page_loads_without_a_failed_request_or_a_console_erro
         await expect(page.locator("main h1:visible").first).to_be_visible()
         await expect(page.get_by_text("Loading…")).to_have_count(0)
         await page.wait_for_timeout(300)
-        if SHOTS:
+        if SHOTS and name in DOC_PAGES:
             folder = Path(SHOTS)
             folder.mkdir(parents=True, exist_ok=True)
+            await page.set_viewport_size({"width": 1280, "height": 1300})
+            await page.wait_for_timeout(200)
             await page.screenshot(path=str(folder / f"{name}-1280.png"), full_page=True)
-            await page.set_viewport_size({"width": 390, "height": 844})
+            await page.set_viewport_size({"width": 390, "height": 1400})
             await page.wait_for_timeout(200)
             await page.screenshot(path=str(folder / f"{name}-390.png"), full_page=True)
             await page.set_viewport_size({"width": 1280, "height": 800})
