@@ -95,7 +95,7 @@ def bundle_of(skill: Skill) -> Bundle:
 # ---- lookups --------------------------------------------------------------------------------
 
 
-def _in_workspace(caller: Caller) -> peewee.ModelSelect:
+def _in_workspace(caller: Caller) -> peewee.ModelSelect[Skill]:
     return Skill.select().where(Skill.workspace_id == caller.workspace_id)
 
 
@@ -111,7 +111,7 @@ def get_by_name(caller: Caller, name: str) -> Skill | None:
     return _in_workspace(caller).where(Skill.name == name).first()
 
 
-def _ordered(q: peewee.ModelSelect) -> peewee.ModelSelect:
+def _ordered(q: peewee.ModelSelect[Any]) -> peewee.ModelSelect[Any]:
     return q.order_by(Skill.pinned.desc(), Skill.update_time.desc(), Skill.id.desc())
 
 
@@ -156,6 +156,9 @@ def counts(caller: Caller) -> dict[str, Any]:
         "archived": len(rows) - len(live),
         "pinned": sum(1 for s in live if s.pinned),
         "byType": by_type,
+        # the original console's tab counters, flat: `all` plus one per skill type
+        "all": len(live),
+        **by_type,
     }
 
 
@@ -521,7 +524,10 @@ def runtime_status(caller: Caller) -> list[dict[str, Any]]:
         bound = bound_enabled_agents(s)
         out.append({"id": str(s.id), "name": s.name, "skillType": s.skill_type, "enabled": bool(s.enabled),
                     "archived": int(s.archived), "status": status, "missing": missing,
-                    "boundAgentCount": len(bound), "activeAgentCount": sum(1 for a in bound if not a.skills_disabled)})
+                    "boundAgentCount": len(bound), "activeAgentCount": sum(1 for a in bound if not a.skills_disabled),
+                    # the original console's names: resolvable now, and why not
+                    "runtimeAvailable": status == "ready",
+                    "resolutionError": None if not missing else "missing: " + ", ".join(m["name"] for m in missing)})
     return out
 
 
