@@ -18,6 +18,7 @@ from platform_server.db import Migration, close_database, database, open_databas
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
+from platform_server.features.channels.page import WebchatPageHandler
 from platform_server.features.workspaces import service as workspace_service
 from platform_server.web import hosts, redact
 from platform_server.web.base import HostRefusedHandler, NotFoundHandler
@@ -286,6 +287,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         (r"/static/(.*)", StaticHandler, {"path": STATIC_DIR}),
         (r"/()$", IndexHandler, {"path": STATIC_DIR, "default_filename": "index.html"}),
     ]
+    handlers.append((r"/webchat()$", WebchatPageHandler, {"path": os.path.join(STATIC_DIR, "webchat")}))
     app = GuardedApplication(
         handlers,
         allowed=hosts.allowed_hosts(config),
