@@ -21,6 +21,7 @@ PRAGMAS = (
     ("busy_timeout", 5000),
     ("synchronous", "normal"),
     ("cache_size", -16000),
+    ("secure_delete", 1),  # replaced values (a secret sealed, a row deleted) do not linger in free space
 )
 
 
@@ -105,6 +106,11 @@ class BaseModel(peewee.Model):
 def dict_rows(query: Any) -> list[dict[str, Any]]:
     """A query's rows as dicts (peewee's `.dicts()`, typed)."""
     return list(query.dicts())
+
+
+def tuple_rows(query: Any) -> list[tuple[Any, ...]]:
+    """A query's rows as tuples (peewee's `.tuples()`, typed)."""
+    return list(query.tuples())
 
 
 def dict_row(query: Any) -> dict[str, Any]:
