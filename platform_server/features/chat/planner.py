@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from platform_server.features.chat import history as chat_history
 from platform_server.features.conversations.models import Conversation
@@ -11,8 +11,21 @@ from platform_server.features.plans import service as plans
 from platform_server.integrations.llm import ChatMessage, ChatRequest
 
 if TYPE_CHECKING:
-    from platform_server.features.chat.runtime import Answer, ChatRuntime, Totals, TurnRequest, TurnSetup
+    from platform_server.app import Platform
+    from platform_server.features.chat.runtime import Answer, Totals, TurnRequest, TurnSetup
     from platform_server.features.chat.turns import Turn
+
+
+class ReactLoop(Protocol):
+    """What plan-execute needs of the turn runner (the ChatRuntime): the platform, a react loop, a stop check."""
+
+    platform: Platform
+
+    async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, setup: TurnSetup,
+                    extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer: ...
+
+    def checkpoint(self, turn: Turn) -> None: ...
+
 
 MAX_STEPS = 8
 
@@ -40,13 +53,13 @@ def parse_steps(text: str) -> list[str]:
     return steps[:MAX_STEPS] or [text.strip()[:500] or "Answer the request"]
 
 
-async def plan_execute(runtime: "ChatRuntime", turn: "Turn", req: "TurnRequest", conv: Conversation,
+async def plan_execute(runtime: ReactLoop, turn: "Turn", req: "TurnRequest", conv: Conversation,
                        totals: "Totals", setup: "TurnSetup") -> "Answer":
     """Plan, execute each step (recorded in /api/v1/plans), then write the final answer."""
     router = runtime.platform.services.llm
     turn.phase = "planning"
     turn.publish("phase", {"phase": "planning"})
-    history = chat_history.llm_messages(runtime.config.data_dir, conv, setup.vision, setup.system_prompt)
+    history = chat_history.llm_messages(runtime.platform.config.data_dir, conv, setup.vision, setup.system_prompt)
     target, result = await router.chat(setup.targets, ChatRequest(
         model="", messages=history + [ChatMessage("user", PLAN_PROMPT)], thinking_level=setup.thinking_level,
     ))
