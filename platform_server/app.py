@@ -65,7 +65,7 @@ class Feature:
 # handlers.py (ROUTES), optional models.py (MIGRATIONS) and optional lifecycle.py (start/stop).
 FEATURES: tuple[Feature, ...] = (
     Feature("audit"),
-    Feature("workspaces", needs=("audit",), uses=("auth",)),
+    Feature("workspaces", needs=("audit",)),
     Feature("auth", needs=("audit", "workspaces")),
     Feature("settings", needs=("audit",)),
     Feature("setup", needs=("auth", "settings"), uses=("models",)),
