@@ -52,7 +52,7 @@ async def test_adding_an_openai_compatible_server_discovers_models_and_sets_the_
     assert all(r.headers.get("Authorization") == "Bearer lan-key" for r in fake.request_log)
 
     active = (await server.client.get("/api/v1/models/active", token="admin")).data["activeLlm"]
-    assert active == {"provider": "lan-box", "modelName": "llama-lan"}
+    assert (active["provider"], active["modelName"]) == ("lan-box", "llama-lan")
     catalog = (await server.client.get("/api/v1/models/catalog", token="admin")).data
     provider = next(p for p in catalog if p["id"] == "lan-box")
     assert provider["baseUrl"] == fake.url and provider["enabled"] is True
