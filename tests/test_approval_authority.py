@@ -27,7 +27,7 @@ def write_call(name: str = "note.txt", content: str = "hello") -> Script:
 async def settle(server: RunningServer) -> None:
     """Wait until every chat turn of the process has finished."""
     runtime = server.platform.services.chat
-    for _ in range(500):
+    for _ in range(3000):  # up to 30 s on a busy machine; usually a few ticks
         if not runtime.turns.running():
             return
         await asyncio.sleep(0.01)
