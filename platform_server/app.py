@@ -246,11 +246,14 @@ class GuardedApplication(tornado.web.Application):
 
 def make_private(config: Config) -> None:
     """Tighten what an older version left readable: the data dir 0700, the database files 0600."""
-    os.chmod(config.data_dir, 0o700)
-    for suffix in ("", "-wal", "-shm"):
-        path = config.db_path + suffix
-        if os.path.exists(path):
-            os.chmod(path, 0o600)
+    try:
+        os.chmod(config.data_dir, 0o700)
+        for suffix in ("", "-wal", "-shm"):
+            path = config.db_path + suffix
+            if os.path.exists(path):
+                os.chmod(path, 0o600)
+    except OSError as exc:  # a data dir this user does not own: serve anyway, say so
+        log.warning("could not make the data dir private: %s", exc)
 
 
 def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
