@@ -29,6 +29,11 @@ class Config:
     max_body_bytes: int = 10 * 1024 * 1024
     upload_max_bytes: int = 20 * 1024 * 1024
     max_page_size: int = 100
+    # Host names the server answers to (DNS-rebinding guard); empty: the bind address, localhost, and
+    # the machine's names and addresses when bound to 0.0.0.0 / ::. "*" turns the check off.
+    allowed_hosts: tuple[str, ...] = ()
+    setup_token: str = ""  # first run: setup/init from a non-loopback address needs it; empty: generated and logged
+    shutdown_grace_s: float = 30.0  # SIGTERM: running turns get this long to finish before they are stopped
     # Chat runtime
     heartbeat_s: float = 15.0
     replay_retention_s: float = 300.0
