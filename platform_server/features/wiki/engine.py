@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable, cast
 
 import numpy as np
 
@@ -187,7 +187,7 @@ class WikiEngine:
     def store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], blobs: list[bytes]) -> list[int]:
         return self._store_chunks(kb, raw, pieces, blobs)
 
-    async def generate(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
+    async def write_pages(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
                        blobs: list[bytes], model_id: int | None) -> list[int]:
         """One page-writing call over a batch of chunks; the ids of the pages written."""
         return await self._generate(kb, raw, cfg, chunks, blobs, model_id)
@@ -374,7 +374,7 @@ class WikiEngine:
         q = (RawMaterial.select(RawMaterial.id, RawMaterial.title, RawMaterial.status, RawMaterial.queued,
                                 RawMaterial.error).where(RawMaterial.kb == kb_id)
              .order_by(RawMaterial.create_time, RawMaterial.id).tuples())
-        for raw_id, title, status, queued, error in q:
+        for raw_id, title, status, queued, error in cast(Iterable[tuple[int, str, str, int, str | None]], q):
             counts[status] = counts.get(status, 0) + 1
             step = self.steps.get(raw_id)
             materials.append({"rawId": str(raw_id), "title": title, "status": status, "queued": bool(queued),

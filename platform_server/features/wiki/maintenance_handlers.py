@@ -1,4 +1,5 @@
 """LLM Wiki maintenance routes: page relations, enrich, repair, and the admin batches."""
+
 from __future__ import annotations
 
 from platform_server.features.wiki import maintenance
