@@ -7,6 +7,7 @@ export const NAV = [
   { path: "dashboard", label: "Home", group: "Run", need: "viewer", load: () => import("./pages/dashboard.js") },
   { path: "chat", label: "Chat", group: "Run", need: "login", legacy: "ChatView", load: () => import("./views/chat.js") },
   { path: "agents", label: "Agents", group: "Build", need: "login", legacy: "AgentsView", load: () => import("./views/agents.js") },
+  { path: "wiki", label: "Wiki", group: "Build", need: "viewer", load: () => import("./pages/wiki.js") },
   { path: "models", label: "Models", group: "Build", need: "login", legacy: "ModelsView", load: () => import("./views/models.js") },
   { path: "account", label: "Account", group: "Admin", need: "login", legacy: "AccountView", load: () => import("./views/account.js") },
 ];
