@@ -18,6 +18,7 @@ from platform_server.db import Migration, close_database, database, open_databas
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
+from platform_server.features.channels.page import WebchatPageHandler
 from platform_server.features.workspaces import service as workspace_service
 from platform_server.web import hosts, redact
 from platform_server.web.base import HostRefusedHandler, NotFoundHandler
@@ -67,14 +68,14 @@ FEATURES: tuple[Feature, ...] = (
     Feature("workspaces", needs=("audit",), uses=("auth",)),
     Feature("auth", needs=("audit", "workspaces")),
     Feature("settings", needs=("audit",)),
-    Feature("setup", needs=("auth", "settings")),
+    Feature("setup", needs=("auth", "settings"), uses=("models",)),
     Feature("system"),
     Feature("tools", needs=("audit",), uses=("agents",)),
     Feature("mcp", needs=("audit", "tools"), uses=("agents",)),
     Feature("acp", needs=("audit",)),
     Feature("models", needs=("audit",)),
     Feature("oauth", needs=("audit", "models")),
-    Feature("agents", needs=("audit", "models", "settings")),
+    Feature("agents", needs=("audit", "models", "settings"), uses=("workflows",)),
     Feature("skills", needs=("agents", "audit", "models", "workspaces"), uses=("conversations",)),
     Feature("wiki", needs=("agents", "audit", "models", "tools"), uses=("guard",)),
     Feature("templates", needs=("agents",)),
@@ -94,6 +95,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
     Feature("goals", needs=("agents", "audit", "conversations")),
     Feature("usage", needs=("agents", "chat", "conversations")),
+    Feature("compat", uses=("conversations",)),
 )
 
 
@@ -285,6 +287,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         (r"/static/(.*)", StaticHandler, {"path": STATIC_DIR}),
         (r"/()$", IndexHandler, {"path": STATIC_DIR, "default_filename": "index.html"}),
     ]
+    handlers.append((r"/webchat()$", WebchatPageHandler, {"path": os.path.join(STATIC_DIR, "webchat")}))
     app = GuardedApplication(
         handlers,
         allowed=hosts.allowed_hosts(config),

@@ -192,8 +192,8 @@ async def test_pin_toggle_counts_summary_and_lists_by_type(api: ApiClient, peopl
     await api.put(f"{SKILLS}/{skill['id']}/toggle", {"enabled": False}, token="bob")
 
     r = await api.get(f"{SKILLS}/counts", token="carol")
-    assert r.data == {"total": 4, "enabled": 3, "archived": 0, "pinned": 0,
-                      "byType": {"builtin": 3, "custom": 1, "installed": 0, "synthesized": 0, "template": 0}}
+    by_type = {"builtin": 3, "custom": 1, "installed": 0, "synthesized": 0, "template": 0}
+    assert r.data == {"total": 4, "enabled": 3, "archived": 0, "pinned": 0, "byType": by_type, "all": 4, **by_type}
     r = await api.get(f"{SKILLS}/summary", token="carol")
     assert r.data["total"] == 3 and [g["skillType"] for g in r.data["groups"]] == ["builtin"]
     r = await api.get(f"{SKILLS}/enabled", token="carol")

@@ -37,8 +37,9 @@ class ChatStreamRequest(BaseModel):
 
     @model_validator(mode="after")
     def _rules(self) -> "ChatStreamRequest":
-        if self.message is not None and self.contentParts is not None:
-            raise ValueError("message and contentParts are mutually exclusive")
+        if self.message is not None and self.contentParts:
+            # the original console sends the text twice (message and a text part): the parts win
+            self.message = None
         if not self.reconnect:
             if self.message is None and not self.contentParts:
                 raise ValueError("message or contentParts is required")

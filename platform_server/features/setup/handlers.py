@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+import aiohttp
 from pydantic import BaseModel, Field
 
 from platform_server.features.auth import service as auth
@@ -54,9 +55,21 @@ class OnboardingHandler(ApiHandler):
     access = {"GET": LOGIN}
     tags = ("Setup",)
 
-    def get(self) -> None:
-        """Which first-run steps are done (provider, agent, first chat)."""
-        self.ok(service.onboarding(self.require_caller().user_id))
+    async def get(self) -> None:
+        """Which first-run steps are done (provider, agent, first chat); `ollamaOnline` is probed live."""
+        self.ok(service.onboarding(self.require_caller().user_id, await _ollama_online()))
+
+
+async def _ollama_online() -> bool:
+    """Whether the Ollama provider's address answers its model list within a second."""
+    url = service.ollama_url()
+    if url is None:
+        return False
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=1)) as s, s.get(url) as r:
+            return r.status == 200
+    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return False
 
 
 ROUTES = [

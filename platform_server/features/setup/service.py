@@ -74,7 +74,20 @@ def check_setup_origin(remote_ip: str, forwarded: bool, given: str | None) -> No
                         "at first start (setupToken), or run it from the server itself")
 
 
-def onboarding(user_id: int) -> dict[str, Any]:
+def onboarding(user_id: int, ollama_online: bool = False) -> dict[str, Any]:
+    """Which first-run steps are done, plus the two facts the original console's wizard reads."""
+    from platform_server.features.models import service as models
+
     steps = {name: bool(check(user_id)) for name, check in ONBOARDING_STEPS.items()}
     steps["adminCreated"] = auth.has_admin()
-    return {"completed": all(steps.values()), "steps": steps, **status()}
+    has_default = models.default_model("chat") is not None
+    return {"completed": all(steps.values()), "steps": steps, **status(), "hasDefaultModel": has_default,
+            "ollamaOnline": ollama_online}
+
+
+def ollama_url() -> str | None:
+    """The Ollama provider's model-list URL (its base URL ends in /v1), or None when it is not seeded."""
+    from platform_server.features.models.models import Provider
+
+    p = Provider.get_or_none(Provider.id == "ollama")
+    return f"{p.base_url.rstrip('/')}/models" if p is not None and p.base_url else None
