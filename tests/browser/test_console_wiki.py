@@ -79,4 +79,37 @@ async def test_a_linked_folder_becomes_pages_with_wikilinks_search_and_research(
     await expect(page.locator(".research-log li[data-event=finding]")).to_contain_text("Tomatoes want full sun")
     await report.get_by_role("link", name="compost").click()
     await expect(page.locator(".page-head h1")).to_have_text("Compost")
+    # Phone width: nothing scrolls sideways on the page view or the knowledge base view.
+    await page.set_viewport_size({"width": 390, "height": 844})
+    for link in (None, "Knowledge base"):
+        if link:
+            await page.get_by_role("link", name=link).click()
+            await expect(page.locator("#wiki-pages")).to_be_visible()
+        await page.wait_for_load_state("networkidle")
+        assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert bad == []
+
+
+async def test_an_uploaded_file_becomes_a_page_that_can_be_edited(
+    page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
+) -> None:
+    await use_fake_wiki_models(server.client, llm.url, token="admin")
+    r = await server.client.post("/api/v1/wiki/knowledge-bases", {"name": "Kitchen"}, token="admin")
+    kb = r.data["id"]
+    bad = failed_requests(page)
+    await open_console(page, server, admin, f"#/wiki/{kb}")
+    await expect(page.locator(".page-head h1")).to_have_text("Kitchen")
+    await expect(page.locator("#wiki-source")).to_contain_text("wiki_source_roots")  # no roots configured here
+    llm.enqueue(Script(text=pages_answer(wiki_page("bread", "Bread", "# Bread\n\nFlour, water, salt and [[yeast]].", ["c1"]))))
+    await page.locator("input[type=file]").set_input_files(
+        files=[{"name": "bread.md", "mimeType": "text/markdown", "buffer": b"Bread is flour, water, salt and yeast."}])
+    await expect(page.locator("#wiki-pages").get_by_role("link", name="Bread")).to_be_visible(timeout=20_000)
+    await expect(page.locator("#wiki-progress")).to_contain_text("1 done")
+    await page.locator("#wiki-pages").get_by_role("link", name="Bread").click()
+    await expect(page.locator(".wiki-markdown a.wikilink.missing")).to_have_text("yeast")
+    await page.get_by_role("button", name="Edit").click()
+    await page.get_by_label("Markdown").fill("# Bread\n\nFlour, water and salt. No [[yeast]] in flatbread.")
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.locator(".wiki-markdown")).to_contain_text("No yeast in flatbread")
+    await expect(page.locator(".page-head")).to_contain_text("version 2")
     assert bad == []
