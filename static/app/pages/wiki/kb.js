@@ -64,11 +64,15 @@ function SourceFolder({ kb, onChange }) {
         ${w.pendingEvents > 0 && html` <span class="muted">${w.pendingEvents} pending changes</span>`}
         <button type="button" class="btn btn-small" onClick=${scan}>Scan now</button></p>
       ${w.error && html`<p class="field-error" role="alert">${w.error}</p>`}
-      ${w.lastScan && !w.lastScan.error && html`<p class="muted">Last scan ${new Date(w.lastScanTime).toLocaleTimeString()}:
-        ${w.lastScan.added} added, ${w.lastScan.updated} changed, ${w.lastScan.removed} removed,
-        ${w.lastScan.skippedCount} skipped, ${w.lastScan.failedCount} failed</p>`}
+      ${w.lastScan && !w.lastScan.error && html`<p class="muted">${lastScan(w)}</p>`}
     </div>`}
   <//>`;
+}
+
+function lastScan(w) {
+  const r = w.lastScan;
+  return `Last scan ${new Date(w.lastScanTime).toLocaleTimeString()}: ${r.added} added, ${r.updated} changed, `
+    + `${r.removed} removed, ${r.skippedCount} skipped, ${r.failedCount} failed`;
 }
 
 function Upload({ kbId }) {
@@ -105,8 +109,8 @@ function Progress({ kbId }) {
   const c = s.counts;
   const busy = s.materials.filter((m) => m.status === "processing" || m.status === "pending");
   return html`<${Panel} title="Processing" id="wiki-progress">
-    <p aria-live="polite">${s.idle ? "Idle" : "Working"} · ${s.total} materials: ${c.completed} done, ${c.processing} processing,
-      ${c.pending} waiting, ${c.failed} failed, ${c.partial} partial</p>
+    <p aria-live="polite">${`${s.idle ? "Idle" : "Working"} · ${s.total} materials: ${c.completed} done, ${c.processing} processing, `
+      + `${c.pending} waiting, ${c.failed} failed, ${c.partial} partial`}</p>
     ${busy.length > 0 && html`<ul class="plain">${busy.slice(0, 8).map((m) => html`<li key=${m.rawId}>${m.title}: ${m.step || m.status}</li>`)}</ul>`}
   <//>`;
 }
