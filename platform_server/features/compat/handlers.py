@@ -1,4 +1,5 @@
 """Routes the original web console calls that have no feature behind them here (honest answers)."""
+
 from __future__ import annotations
 
 from platform_server.features.compat import service
@@ -46,8 +47,7 @@ class ContentItemsHandler(ApiHandler):
 
     def get(self) -> None:
         """Published content pieces: none (no content publishing here); a page of `records`."""
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
-                           self.platform.config.max_page_size)
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.platform.config.max_page_size)
         self.ok(service.content_items_page(req.page, req.size))
 
 
