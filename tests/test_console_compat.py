@@ -230,3 +230,24 @@ async def test_security_api_pages_rules_and_reads_and_writes_the_file_guard_by_i
     assert r.data["enabled"] is False and r.data["sensitivePaths"] == ["**/*.pem"]
     bad = {"sensitivePathsJson": "not json"}
     assert (await api.put("/api/v1/security/guard/config/file-guard", bad, token="alice")).status == 400
+
+
+async def test_model_forms_create_providers_and_models_with_the_console_field_names(env: ChatEnv) -> None:
+    api = env.api
+    body = {"id": "vllm-box", "name": "vLLM box", "defaultBaseUrl": env.llm.url, "apiKeyPrefix": "",
+            "protocol": "openai-compatible", "chatModel": "OpenAIChatModel", "requireApiKey": False, "models": []}
+    r = await api.post("/api/v1/models/custom-providers", body, token="alice")
+    assert r.status == 200, r.body
+    assert r.data["id"] == "vllm-box" and r.data["protocol"] == "openai" and r.data["baseUrl"] == env.llm.url
+    r = await api.post("/api/v1/models/vllm-box/models", {"id": "served-model", "name": "Served"}, token="alice")
+    assert r.status == 200 and r.data["modelName"] == "served-model" and r.data["displayName"] == "Served"
+    bad = {"id": "other", "name": "x", "defaultBaseUrl": env.llm.url, "protocol": "gemini-native"}
+    assert (await api.post("/api/v1/models/custom-providers", bad, token="alice")).status == 400
+
+
+async def test_agent_context_reads_a_file_as_json_when_json_is_asked_for_first(env: ChatEnv) -> None:
+    api, base = env.api, f"/api/v1/agents/{env.agent_id}/workspace/files"
+    assert (await api.put(f"{base}/NOTES.md", {"content": "# notes"}, token="alice")).status == 200
+    as_json = await api.get(f"{base}/NOTES.md", token="alice", headers={"Accept": "application/json, text/plain, */*"})
+    assert as_json.data == {"filename": "NOTES.md", "content": "# notes", "fileSize": 7}
+    assert (await api.get(f"{base}/NOTES.md", token="alice")).raw == b"# notes"
