@@ -192,6 +192,9 @@ async def test_cron_job_api_creates_with_trigger_message_and_reads_task_type_and
     assert job["nextRunTime"] == job["nextFireTime"] and job["nextRunTime"] and job["lastRunTime"] is None
     r = await api.put(f"/api/v1/cron-jobs/{job['id']}", {"triggerMessage": "good evening"}, token="alice")
     assert r.status == 200 and r.data["message"] == "good evening"
+    reminder = {**body, "name": "remind", "taskType": "reminder"}
+    r = await api.post("/api/v1/cron-jobs", reminder, token="alice")
+    assert r.status == 400 and r.msg.startswith("taskType")
 
 
 async def test_feature_flag_skill_counts_runtime_status_and_token_usage_carry_the_console_names(env: ChatEnv) -> None:
