@@ -254,3 +254,14 @@ async def test_agent_context_reads_a_file_as_json_when_json_is_asked_for_first(e
     as_json = await api.get(f"{base}/NOTES.md", token="alice", headers={"Accept": "application/json, text/plain, */*"})
     assert as_json.data == {"filename": "NOTES.md", "content": "# notes", "fileSize": 7}
     assert (await api.get(f"{base}/NOTES.md", token="alice")).raw == b"# notes"
+
+
+async def test_activity_feed_items_are_flat_and_source_filters(env: ChatEnv) -> None:
+    page = (await env.api.get("/api/v1/activity/feed", params={"source": "audit", "page": 1, "size": 20},
+                              token="alice")).data
+    assert page["records"] and all(e["source"] == "audit" for e in page["records"])
+    created = next(e for e in page["records"] if e["resourceType"] == "AGENT")
+    assert created["action"] == "CREATE" and created["resourceId"] == env.agent_id
+    assert created["username"] == "alice" and created["detail"]["id"] == created["id"] and created["createTime"]
+    bad = await env.api.get("/api/v1/activity/feed", params={"source": "nope"}, token="alice")
+    assert bad.status == 400
