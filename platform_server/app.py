@@ -92,7 +92,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
     Feature("goals", needs=("agents", "audit", "conversations")),
     Feature("usage", needs=("agents", "chat", "conversations")),
-    Feature("compat", uses=("conversations",)),
+    Feature("compat", uses=("conversations", "wiki")),
 )
 
 

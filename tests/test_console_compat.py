@@ -116,7 +116,13 @@ async def test_agent_binding_api_sends_bare_arrays_and_agent_api_generates_a_dra
     api = env.api
     r = await api.put(f"/api/v1/agents/{env.agent_id}/tools", ["web_fetch"], token="bob")
     assert r.status == 200, r.body
-    assert (await api.get(f"/api/v1/agents/{env.agent_id}/tools", token="bob")).data["toolNames"] == ["web_fetch"]
+    tools = (await api.get(f"/api/v1/agents/{env.agent_id}/tools", token="bob")).data
+    assert [(t["toolName"], t["enabled"]) for t in tools] == [("web_fetch", True)]
+    prefs = [{"providerId": "fake", "modelId": None}]
+    r = await api.put(f"/api/v1/agents/{env.agent_id}/provider-preferences", prefs, token="bob")
+    assert r.status == 200 and [(p["providerId"], p["enabled"]) for p in r.data] == [("fake", True)]
+    prefs = [{"providerId": "fake", "modelId": "123"}]
+    assert (await api.put(f"/api/v1/agents/{env.agent_id}/provider-preferences", prefs, token="bob")).status == 400
     assert (await api.put(f"/api/v1/agents/{env.agent_id}/skills", [], token="bob")).status == 200
     assert (await api.put(f"/api/v1/agents/{env.agent_id}/skills", ["x"], token="bob")).status == 400
     draft = {"name": "Invoice clerk", "icon": "🧾", "description": "Files invoices.", "agentType": "react",
@@ -265,3 +271,18 @@ async def test_activity_feed_items_are_flat_and_source_filters(env: ChatEnv) -> 
     assert created["username"] == "alice" and created["detail"]["id"] == created["id"] and created["createTime"]
     bad = await env.api.get("/api/v1/activity/feed", params={"source": "nope"}, token="alice")
     assert bad.status == 400
+
+
+async def test_agent_binding_api_reads_and_replaces_an_agents_knowledge_bases(env: ChatEnv) -> None:
+    api, path = env.api, f"/api/v1/agents/{env.agent_id}/kbs"
+    assert (await api.get(path, token="carol")).data == []
+    kb = await api.post("/api/v1/wiki/knowledge-bases", {"name": "Handbook"}, token="alice")
+    assert kb.status == 200, kb.body
+    r = await api.put(path, [kb.data["id"]], token="bob")
+    assert r.status == 200 and r.data == [{"agentId": env.agent_id, "kbId": kb.data["id"], "enabled": True}]
+    assert (await api.get(path, token="carol")).data == r.data
+    assert (await api.put(path, ["999"], token="bob")).status == 404
+    assert (await api.put(path, ["x"], token="bob")).status == 400
+    assert (await api.put(path, {"kbIds": []}, token="bob")).status == 400
+    assert (await api.put(path, [], token="carol")).status == 403
+    assert (await api.put(path, [], token="bob")).data == []

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from platform_server.features.compat import service
 from platform_server.features.conversations import service as conversations
+from platform_server.features.wiki import kbs
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import BadRequest, parse_long
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
@@ -110,6 +111,23 @@ class TeamWorkerContextHandler(ApiHandler):
         self.ok(None)
 
 
+class AgentKbsHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    tags = ("Agents",)
+
+    def get(self, agentId: int) -> None:
+        """Knowledge bases bound to the agent (besides its primary one), as rows `{agentId, kbId, enabled}`."""
+        self.ok(kbs.agent_bindings(self.require_caller(), agentId))
+
+    def put(self, agentId: int) -> None:
+        """Replace the agent's bound knowledge bases; the body is a bare array of KB ids."""
+        data = self.json_body()
+        if not isinstance(data, list) or len(data) > 200:
+            raise BadRequest("Request body must be an array of at most 200 knowledge base ids")
+        ids = [parse_long("kbIds", str(item)) for item in data]
+        self.ok(kbs.set_agent_bindings(self.require_caller(), agentId, ids))
+
+
 ROUTES = [
     route("/api/v1/auth/sso/providers", SsoProvidersHandler),
     route("/api/v1/docs", DocsHandler),
@@ -121,4 +139,5 @@ ROUTES = [
     route("/api/v1/settings/proxy", ProxySettingsHandler),
     route("/api/v1/settings/search-providers", SearchProvidersHandler),
     route("/api/v1/conversations/{conversationId:str}/team-worker-context", TeamWorkerContextHandler),
+    route("/api/v1/agents/{agentId}/kbs", AgentKbsHandler),
 ]

@@ -234,3 +234,26 @@ def bindable(caller: Caller, agent_id: int | None) -> list[dict[str, Any]]:
 
 def workspace_kbs(workspace_id: int) -> peewee.ModelSelect[KnowledgeBase]:
     return KnowledgeBase.select().where(KnowledgeBase.workspace_id == workspace_id)
+
+
+def agent_bindings(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
+    """The KBs an agent is bound to besides its primary one, as rows `{agentId, kbId, enabled}`."""
+    agent = agents.get_agent(caller, agent_id)
+    return [{"agentId": str(agent.id), "kbId": str(kb.id), "enabled": True}
+            for kb, how in kbs_of_agent(caller.workspace_id, agent.id) if how == "bound"]
+
+
+def set_agent_bindings(caller: Caller, agent_id: int, kb_ids: list[int]) -> list[dict[str, Any]]:
+    """Replace the KBs an agent is bound to (each must be a KB of the caller's workspace)."""
+    with database.atomic():
+        agent = agents.get_agent(caller, agent_id)
+        wanted = list(dict.fromkeys(kb_ids))
+        found = {kb.id for kb in workspace_kbs(caller.workspace_id).where(KnowledgeBase.id.in_(wanted or [0]))}
+        missing = [i for i in wanted if i not in found]
+        if missing:
+            raise NotFound(f"Knowledge base not found: {missing[0]}")
+        KbAgent.delete().where(KbAgent.agent_id == agent.id).execute()
+        for kb_id in wanted:
+            KbAgent.create(kb=kb_id, agent_id=agent.id)
+        audit.record(caller, "UPDATE", "WIKI_KB", None, f"knowledge bases of agent {agent.name}: {len(wanted)} bound")
+    return agent_bindings(caller, agent_id)
