@@ -87,7 +87,7 @@ def begin_turn(runtime: ChatRuntime, config: Any, caller: Caller, agent_id_text:
     return runtime.start_turn(TurnRequest(
         caller=caller, agent=agent, conversation_id=cid, message=message, content_parts=parts,
         thinking_level=thinking_level, model_provider=model_provider, model_name=model_name,
-        end_user_id=end_user_id, source=source,
+        end_user_id=end_user_id, source=source, text_commands=True,  # the authenticated owner, console or API
     ))
 
 

@@ -65,6 +65,28 @@ def to_dict(skill: Skill, full: bool = False) -> dict[str, Any]:
     return data
 
 
+def bundle_file(skill: Skill, rel: str) -> dict[str, Any]:
+    """One bundle file of the skill as text."""
+    path = check_bundle_path(rel)
+    row = SkillFile.get_or_none((SkillFile.skill == skill.id) & (SkillFile.path == path))
+    if row is None:
+        raise NotFound("File not found")
+    try:
+        text = bytes(row.data).decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest(f"'{path}' is not a text file")
+    return {"skillId": str(skill.id), "path": path, "size": row.size, "content": text}
+
+
+def write_bundle_file(caller: Caller, skill_id: int, rel: str, text: str) -> Skill:
+    """Create or replace one bundle file, keeping the rest of the bundle."""
+    path = check_bundle_path(rel)
+    files = dict(bundle_of(get_skill(caller, skill_id)).files)
+    files[path] = text.encode("utf-8")
+    skill, _ = update(caller, skill_id, {}, check_bundle(files))
+    return skill
+
+
 def bundle_of(skill: Skill) -> Bundle:
     rows = SkillFile.select().where(SkillFile.skill == skill.id)
     return Bundle(skill.workspace_id, skill.name, skill.content, {r.path: bytes(r.data) for r in rows})
