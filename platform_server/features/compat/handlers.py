@@ -7,7 +7,7 @@ from platform_server.features.conversations import service as conversations
 from platform_server.features.wiki import kbs
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
-from platform_server.web.errors import BadRequest, parse_long
+from platform_server.web.errors import BadRequest
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
@@ -121,11 +121,7 @@ class AgentKbsHandler(ApiHandler):
 
     def put(self, agentId: int) -> None:
         """Replace the agent's bound knowledge bases; the body is a bare array of KB ids."""
-        data = self.json_body()
-        if not isinstance(data, list) or len(data) > 200:
-            raise BadRequest("Request body must be an array of at most 200 knowledge base ids")
-        ids = [parse_long("kbIds", str(item)) for item in data]
-        self.ok(kbs.set_agent_bindings(self.require_caller(), agentId, ids))
+        self.ok(kbs.set_agent_bindings(self.require_caller(), agentId, self.json_body()))
 
 
 ROUTES = [

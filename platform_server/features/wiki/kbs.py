@@ -16,7 +16,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.models import service as model_service
 from platform_server.features.wiki.models import KbAgent, KnowledgeBase, Page, RawMaterial
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "chunkSize": 1200,  # characters
@@ -243,11 +243,13 @@ def agent_bindings(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
             for kb, how in kbs_of_agent(caller.workspace_id, agent.id) if how == "bound"]
 
 
-def set_agent_bindings(caller: Caller, agent_id: int, kb_ids: list[int]) -> list[dict[str, Any]]:
-    """Replace the KBs an agent is bound to (each must be a KB of the caller's workspace)."""
+def set_agent_bindings(caller: Caller, agent_id: int, body: Any) -> list[dict[str, Any]]:
+    """Replace the KBs an agent is bound to: `body` is a JSON array of ids of the caller's workspace's KBs."""
     with database.atomic():
         agent = agents.get_agent(caller, agent_id)
-        wanted = list(dict.fromkeys(kb_ids))
+        if not isinstance(body, list) or len(body) > 200:
+            raise BadRequest("Request body must be an array of at most 200 knowledge base ids")
+        wanted = list(dict.fromkeys(parse_long("kbIds", str(item)) for item in body))
         found = {kb.id for kb in workspace_kbs(caller.workspace_id).where(KnowledgeBase.id.in_(wanted or [0]))}
         missing = [i for i in wanted if i not in found]
         if missing:
