@@ -220,6 +220,8 @@ async def test_feature_flag_skill_counts_runtime_status_and_token_usage_carry_th
     assert data["totalMessages"] == 1 and data["totalPromptTokens"] == data["total"]["promptTokens"]
     assert data["byModel"][0]["runtimeModel"] == "scripted" and data["byModel"][0]["messageCount"] == 1
     assert len(data["byDate"]) == 1 and data["byDate"][0]["promptTokens"] == data["totalPromptTokens"]
+    today = (await api.get("/api/v1/dashboard/overview", token="carol")).data["today"]
+    assert today["conversations"] == 1 and today["messages"] == 2 and today["toolCalls"] == 0
     empty = await api.get("/api/v1/token-usage", params={"startDate": "2000-01-01", "endDate": "2000-01-02"},
                           token="carol")
     assert empty.data["totalMessages"] == 0 and empty.data["byModel"] == []

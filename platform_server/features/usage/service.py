@@ -27,6 +27,7 @@ def _token_sums(q: peewee.ModelSelect[Any]) -> dict[str, int]:
 def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
     """Counts for the dashboard: agents, conversations, messages, tokens (all time and today)."""
     from platform_server.features.agents.models import Agent
+    from platform_server.features.guard.models import ToolCallLog
 
     today = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
     agents = Agent.select().where(Agent.workspace_id == workspace_id)
@@ -38,7 +39,12 @@ def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
         "activeConversations": convs.where(Conversation.last_active_time >= utcnow() - dt.timedelta(hours=24)).count(),
         "runningTurns": running_turns,
         "total": _token_sums(_messages(workspace_id)),
-        "today": _token_sums(_messages(workspace_id).where(Message.create_time >= today)),
+        "today": {
+            **_token_sums(_messages(workspace_id).where(Message.create_time >= today)),
+            # the original console's "today" tiles
+            "conversations": convs.where(Conversation.last_active_time >= today).count(),
+            "toolCalls": ToolCallLog.select().where((ToolCallLog.workspace_id == workspace_id) & (ToolCallLog.create_time >= today)).count(),
+        },
     }
 
 
