@@ -288,3 +288,13 @@ async def test_agent_binding_api_reads_and_replaces_an_agents_knowledge_bases(en
     assert (await api.put(path, {"kbIds": []}, token="bob")).status == 400
     assert (await api.put(path, [], token="carol")).status == 403
     assert (await api.put(path, [], token="bob")).data == []
+
+
+async def test_curator_switches_take_the_console_query_parameters(env: ChatEnv) -> None:
+    api = env.api
+    r = await api.post("/api/v1/skills/curator/activate", params={"activate": "true"}, token="alice")
+    assert r.status == 200 and r.data["control"]["activated"] is True
+    r = await api.post("/api/v1/skills/curator/consolidate", params={"enabled": "true"}, token="alice")
+    assert r.status == 200 and r.data["control"]["consolidate"] is True
+    r = await api.post("/api/v1/skills/curator/activate", params={"activate": "maybe"}, token="alice")
+    assert r.status == 400
