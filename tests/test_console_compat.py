@@ -298,3 +298,21 @@ async def test_curator_switches_take_the_console_query_parameters(env: ChatEnv) 
     assert r.status == 200 and r.data["control"]["consolidate"] is True
     r = await api.post("/api/v1/skills/curator/activate", params={"activate": "maybe"}, token="alice")
     assert r.status == 400
+
+
+async def test_toggles_take_the_enabled_query_parameter_the_console_sends_without_a_body(env: ChatEnv) -> None:
+    api = env.api
+    tools = (await api.get("/api/v1/tools", token="alice")).data
+    tool = next(t for t in tools if t["name"] == "web_fetch")
+    for value, expected in (("false", False), ("false", False), ("true", True)):
+        r = await api.put(f"/api/v1/tools/{tool['id']}/toggle", params={"enabled": value}, token="alice")
+        assert r.status == 200, r.body
+        again = next(t for t in (await api.get("/api/v1/tools", token="alice")).data if t["id"] == tool["id"])
+        assert again["enabled"] is expected
+    rule = (await api.get("/api/v1/security/guard/rules", token="alice")).data[0]
+    path = f"/api/v1/security/guard/rules/{rule['ruleId']}/toggle"
+    for _ in range(2):  # the same value twice stays put (an empty body alone would flip it)
+        assert (await api.put(path, params={"enabled": "false"}, token="alice")).status == 200
+    assert next(r for r in (await api.get("/api/v1/security/guard/rules", token="alice")).data
+                if r["ruleId"] == rule["ruleId"])["enabled"] is False
+    assert (await api.put(path, params={"enabled": "maybe"}, token="alice")).status == 400

@@ -171,7 +171,7 @@ class RuleToggleHandler(ApiHandler):
 
     def put(self, ruleId: str) -> None:
         """Enable or disable a rule (`{enabled}`; no body flips it)."""
-        body = self.body(ToggleBody)
+        body = self.toggle_body(ToggleBody)
         self.ok(rules.toggle(self.require_caller(), ruleId, body.enabled))
 
 
