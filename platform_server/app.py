@@ -94,8 +94,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("teams", needs=("agents", "audit", "auth", "conversations", "models", "subagents", "tools", "workflows")),
     Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
     Feature("goals", needs=("agents", "audit", "conversations")),
-    Feature("usage", needs=("agents", "chat", "conversations")),
-    Feature("compat", uses=("conversations",)),
+    Feature("usage", needs=("agents", "chat", "conversations"), uses=("guard",)),
+    Feature("compat", uses=("conversations", "wiki")),
 )
 
 

@@ -93,7 +93,7 @@ async def test_creating_editing_and_deleting_an_agent(page: Any, server: Running
     assert (agent["icon"], agent["agentType"], agent["modelName"], agent["defaultThinkingLevel"]) == ("🔬", "plan_execute", "llama-lan", "high")
     assert agent["systemPrompt"] == "You research things."
     tools = (await server.client.get(f"/api/v1/agents/{agent['id']}/tools", token="admin")).data
-    assert tools["toolNames"] == ["get_current_time", "read_file"]
+    assert [t["toolName"] for t in tools] == ["get_current_time", "read_file"]
 
     await card.get_by_role("button", name="Edit").click()
     await expect(editor.get_by_label("Model", exact=True)).to_have_value('["lan","llama-lan"]')
