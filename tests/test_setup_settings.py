@@ -401,3 +401,20 @@ async def test_an_invalid_configured_language_time_zone_or_bcrypt_cost_is_refuse
     for name, value in (("default_language", "xx-XX"), ("timezone", "Nowhere/Land"), ("password_hash_rounds", 3)):
         with pytest.raises(SystemExit, match=name.replace("default_", "")):
             await start_server(str(tmp_path / name), **{name: value})
+
+
+async def test_system_info_shows_the_data_directory_and_the_embedded_model_to_global_admins_only(
+    server: RunningServer, api: ApiClient, people: dict
+) -> None:
+    assert (await api.get("/api/v1/system/info", token="bob")).status == 403
+    res = await api.get("/api/v1/system/info", token="alice")
+    assert res.status == 200, res.body
+    data = res.data
+    root = os.path.realpath(server.config.data_dir)
+    assert data["dataDir"] == root and data["databasePath"] == os.path.join(root, "platform.db")
+    assert os.path.isfile(data["databasePath"])
+    assert all(f["path"] == os.path.join(root, f["name"]) and os.path.isdir(f["path"]) for f in data["folders"])
+    model = data["localModel"]
+    assert set(model) >= {"runtimeInstalled", "chatModelPath", "chatModelFound", "chatModelLoaded", "embeddingModelFound"}
+    assert model["chatModelFound"] == bool(model["chatModelPath"] and os.path.isfile(model["chatModelPath"]))
+    assert model["chatModelConfigured"] is False

@@ -139,12 +139,13 @@ class RulesExportHandler(ApiHandler):
 class RulesImportHandler(ApiHandler):
     access = {"POST": GLOBAL_ADMIN}
     body_models = {"POST": RulesImport}
+    query_params = {"POST": [_q("dryRun", "boolean", "validate and answer the plan without writing")]}
     tags = SECURITY
 
     def post(self) -> None:
         """Upsert rules by ruleId (an export, or a bare list); nothing is written unless all are valid."""
         caller = self.require_caller()
-        self.ok(rules.import_rules(caller, self.json_body()))
+        self.ok(rules.import_rules(caller, self.json_body(), dry_run=bool(self.query_bool("dryRun"))))
 
 
 class RuleHandler(ApiHandler):
@@ -231,6 +232,15 @@ class ApprovalsHandler(PagedHandler):
     def get(self) -> None:
         """Approval records of the workspace with their status, newest first."""
         self.ok(views.approvals_page(self.require_caller(), self.page(), self.get_query_argument("status", None)))
+
+
+class MyPendingHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = GRANTS
+
+    def get(self) -> None:
+        """The caller's pending tool calls across the workspace's conversations (the approvals inbox), oldest first."""
+        self.ok(views.my_pending(self.require_caller()))
 
 
 class AuditLogsHandler(PagedHandler):
@@ -359,6 +369,7 @@ ROUTES = [
     route("/api/v1/approval/grants/active", ActiveGrantsHandler),
     route("/api/v1/approval/grants/{id}", GrantHandler),
     route("/api/v1/approval/resolutions", ResolutionsHandler),
+    route("/api/v1/approval/pending", MyPendingHandler),
     route("/api/v1/chat/{conversationId:str}/pending-approvals", ChatPendingHandler),
     route("/api/v1/activity/feed", ActivityFeedHandler),
     route("/api/v1/notifications/summary", NotificationsSummaryHandler),
