@@ -12,10 +12,10 @@ fake_gateway = pytest.importorskip("tests.helpers.fake_gateway", reason="needs t
 
 from playwright.async_api import expect  # noqa: E402
 
-from tests.browser.build_helpers import admin_env, toast
-from tests.browser.conftest import open_console
-from tests.helpers.fake_openai import ScriptedOpenAI
-from tests.helpers.server import RunningServer
+from tests.browser.build_helpers import admin_env, toast  # noqa: E402
+from tests.browser.conftest import open_console  # noqa: E402
+from tests.helpers.fake_openai import ScriptedOpenAI  # noqa: E402
+from tests.helpers.server import RunningServer  # noqa: E402
 
 
 @pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",))
