@@ -17,6 +17,7 @@ from platform_server.db import Migration, close_database, open_database, run_mig
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
+from platform_server.features.settings import service as settings_service
 from platform_server.features.workspaces import service as workspace_service
 from platform_server.web.base import NotFoundHandler
 from platform_server.web.context import Principal, WebServices
@@ -122,6 +123,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
         authenticate=lambda token: auth_service.authenticate(token, jwt),
         workspace_role=workspace_service.member_role,
         renew_token=lambda p: jwt.issue(p.user_id, p.username, p.role),
+        feature_enabled=settings_service.is_enabled,
     )
     platform = Platform(
         config=config,
@@ -150,7 +152,6 @@ def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
 
 async def start_features(platform: Platform) -> None:
     """Seed data and start each area's background work."""
-    from platform_server.features.settings import service as settings_service
     from platform_server.features.setup import service as setup_service
 
     settings_service.seed_config_defaults(platform.config.default_language, platform.config.timezone)

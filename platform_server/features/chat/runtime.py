@@ -13,6 +13,7 @@ from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.skills import service as skills
+from platform_server.features.usage import meter
 from platform_server.integrations.llm import (
     ChatMessage,
     ChatRequest,
@@ -227,6 +228,8 @@ class ChatRuntime:
     # ---- the turn ------------------------------------------------------------------
 
     async def _run(self, turn: Turn, req: TurnRequest, conv: Conversation, user_message_id: int) -> None:
+        meter.enter(meter.source_of_conversation(req.source), turn.workspace_id, turn.user_id, turn.agent_id,
+                    turn.conversation_id)
         status, answer = "completed", None
         totals = {"prompt": 0, "completion": 0, "model": None, "provider": None}
         try:

@@ -151,7 +151,7 @@ async def summarize(platform: Any, caller: Caller, agent: Any, conversation_id: 
     targets = llm.targets_for(agent)
     known = [{"key": f.key, "statement": f.statement} for f in active(scope)][:200]
     prompt = json.dumps({"knownFacts": known, "conversation": transcript}, ensure_ascii=False)
-    value, model = await llm.ask_json(platform.services["llm"], targets, llm.EXTRACT_SYSTEM, prompt)
+    value, model = await llm.ask_json(platform.services["llm"], targets, llm.EXTRACT_SYSTEM, prompt, scope=scope)
     extracted = _extracted(value)
     results: list[tuple[Fact, str, Contradiction | None]] = []
     with database.atomic():
@@ -219,7 +219,8 @@ async def resolve(platform: Any, scope: Scope, caller: Caller, agent: Any, contr
             merged = statement
         else:
             text, _ = await llm.ask(platform.services["llm"], llm.targets_for(agent), llm.MERGE_SYSTEM,
-                                    json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}), 500)
+                                    json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}), 500,
+                                    scope=scope)
             merged = " ".join(text.strip().strip('"').split())[:STATEMENT_MAX]
             if not merged:
                 raise LlmFailure("The memory model answered an empty merge")

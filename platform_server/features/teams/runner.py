@@ -15,6 +15,7 @@ from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.teams import service
 from platform_server.features.teams.models import Team, TeamRun
+from platform_server.features.usage import meter
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest
@@ -100,6 +101,7 @@ class TeamRunner:
 
     async def _run(self, run_id: int) -> None:
         run = TeamRun.get_by_id(run_id)
+        meter.enter("team", run.workspace_id, run.user_id)  # planning, member runs and merging count as team
         tasks: list[dict[str, Any]] = []
         try:
             team = Team.get_by_id(run.team_id)

@@ -46,6 +46,13 @@ class ToolDefinition:
     parameters: dict[str, Any]
     run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
     source: str = "system"
+    feature: str | None = None  # a feature flag: while it is off the tool is neither offered nor run
+
+
+def _feature_on(flag: str) -> bool:
+    from platform_server.features.settings import service as settings
+
+    return settings.is_enabled(flag)
 
 
 class ToolError(Exception):
@@ -129,6 +136,7 @@ class ToolRegistry:
         The description sent is the Tool row's (admins may edit it), the parameters the definition's.
         """
         rows = {row.name: row for row in Tool.select().where(Tool.enabled == True)}  # noqa: E712
+        flags: dict[str, bool] = {}
         if bound:
             names = list(dict.fromkeys(bound))
         else:
@@ -143,6 +151,8 @@ class ToolRegistry:
                 continue
             if tools_disabled and definition.source != "system":
                 continue
+            if definition.feature and not flags.setdefault(definition.feature, _feature_on(definition.feature)):
+                continue
             specs.append(ToolSpec(name, row.description or definition.description, definition.parameters))
         return specs
 
@@ -154,6 +164,8 @@ class ToolRegistry:
         row = Tool.get_or_none(Tool.name == name)
         if row is None or not row.enabled:
             return ToolOutcome(False, f"Tool is disabled: {name}")
+        if definition.feature and not _feature_on(definition.feature):
+            return ToolOutcome(False, f"Feature {definition.feature} is disabled")
         text = (arguments_json or "").strip()
         try:
             args = json.loads(text) if text else {}

@@ -12,7 +12,7 @@ from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
 from platform_server.features.wiki.text import slugify
 from platform_server.web.base import ApiHandler, run_blocking
 from platform_server.web.errors import BadRequest
-from platform_server.web.routing import route
+from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 
 TAGS = ("LLM Wiki",)
@@ -269,7 +269,7 @@ class ProgressHandler(WikiHandler):
         super().on_connection_close()
 
 
-ROUTES = [
+ROUTES = gated("wiki", [
     route(KB, KbsHandler),
     route(f"{KB}/agent/{{agentId}}", AgentKbsHandler),
     route(f"{KB}/bindable", BindableHandler),
@@ -286,4 +286,4 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
     route(f"{KB}/{{kbId}}/progress", ProgressHandler),
     route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
-] + PAGE_ROUTES + EXTRA_ROUTES
+] + PAGE_ROUTES + EXTRA_ROUTES)

@@ -70,4 +70,5 @@ def definition(platform: Any) -> ToolDefinition:
         },
         run=run,
         source="wiki",
+        feature="wiki",
     )
