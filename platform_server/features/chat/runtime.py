@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_server.db import database, utcnow
-from platform_server.features.chat import approvals, uploads
+from platform_server.features.chat import approvals, sidecar, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
@@ -311,6 +311,7 @@ class ChatRuntime:
         from platform_server.features.chat import planner
 
         setup = self._setup(turn, req, conv)
+        await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
         if req.command and not await approvals.resume(self, turn, conv, req.command, setup):
             answer = self._new_answer(conv)
@@ -505,7 +506,7 @@ class ChatRuntime:
                 parts.append({"type": "text", "text": p.get("text", "")})
             elif p.get("type") == "image":
                 if not vision:
-                    parts.append({"type": "text", "text": "[image omitted: the model does not accept images]"})
+                    parts.append({"type": "text", "text": sidecar.placeholder(m, str(p.get("url", "")))})
                     continue
                 url = uploads.image_data_url(self.config.data_dir, conv.user_id, p.get("url", ""), p.get("contentType"))
                 if url:

@@ -104,6 +104,11 @@ def _explicit_target(model_name: str | None, provider_id: str | None) -> ModelTa
     return _row_target(next((m for m in rows if m.is_default), rows[0]))
 
 
+def explicit_target(model_name: str | None, provider_id: str | None) -> ModelTarget | None:
+    """Exactly this model (never a fallback), or None when it cannot be resolved to an enabled provider."""
+    return _explicit_target(model_name, provider_id)
+
+
 def resolve_targets(model_name: str | None, provider_id: str | None, preferences: list[str]) -> list[ModelTarget]:
     """The ordered models to try: the explicit one (or the global default), then each preferred provider's."""
     first = _explicit_target(model_name, provider_id)
