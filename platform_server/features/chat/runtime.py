@@ -277,7 +277,18 @@ class ChatRuntime:
             if answer is not None:
                 turn.publish("message_complete", {"status": "failed", "assistantMessageId": str(answer.row_id)})
         finally:
+            await self._learn(req, conv)
             self._finish(turn, conv, status, answer, totals)
+
+    async def _learn(self, req: TurnRequest, conv: Conversation) -> None:
+        """Skills the turn used: count the use, record lessons of failures and corrections."""
+        from platform_server.features.skills import lessons
+        from platform_server.web.base import run_blocking
+
+        try:
+            await run_blocking(lessons.after_turn, self.config, req.agent, conv.id)
+        except Exception:  # noqa: BLE001 - learning must never break the turn
+            log.exception("recording skill lessons failed")
 
     def _keep_queued(self, turn: Turn, conv: Conversation) -> None:
         """Inputs queued behind a paused turn are stored (accepted messages are never lost)."""
@@ -336,7 +347,6 @@ class ChatRuntime:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
         registry = self.platform.services.get("tools")
         specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled)) if registry else []
-        skills.mark_used([s.name for s in skills.active_skills(agent)], agent.workspace_id)
         return TurnSetup(
             targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
             tool_ctx=self._tool_context(turn, req), max_iterations=max(1, int(agent.max_iterations or 10)),
@@ -426,10 +436,12 @@ class ChatRuntime:
             return None
         from platform_server.features.tools.registry import ToolContext
 
+        runtime = self.platform.services.get("skills")
         return ToolContext(
             user_id=turn.user_id, workspace_id=turn.workspace_id, agent_id=turn.agent_id,
             conversation_id=turn.conversation_id, agent_dir=agents.agent_dir(self.config, turn.agent_id),
             config=self.config,
+            secret_env=skills.secret_env(runtime.key, req.agent) if runtime is not None else {},
         )
 
     def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer,

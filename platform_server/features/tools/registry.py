@@ -5,7 +5,7 @@ import asyncio
 import json
 import logging
 import pathlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from platform_server.config import Config
@@ -29,6 +29,9 @@ class ToolContext:
     conversation_id: str
     agent_dir: pathlib.Path
     config: Config
+    # The active skills' secrets: in the environment of shell_exec (and so of skill scripts), masked in
+    # every tool result, never in a prompt or a log.
+    secret_env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -57,6 +60,16 @@ def _feature_on(flag: str) -> bool:
 
 class ToolError(Exception):
     """An expected tool failure; its message becomes the failed outcome's result as is."""
+
+
+SECRET_MASK = "******"
+
+
+def mask_secrets(text: str, secrets: dict[str, str]) -> str:
+    """Replace every secret value (4+ characters, the longest first) echoed in a tool's output."""
+    for value in sorted((v for v in secrets.values() if len(v) >= 4), key=len, reverse=True):
+        text = text.replace(value, SECRET_MASK)
+    return text
 
 
 def cap_result(text: str, limit: int = RESULT_CAP_BYTES) -> str:
@@ -158,6 +171,12 @@ class ToolRegistry:
 
     async def execute(self, name: str, arguments_json: str, ctx: ToolContext) -> ToolOutcome:
         """Run one tool call; never raises for a tool failure (the failure text is the result)."""
+        outcome = await self._execute(name, arguments_json, ctx)
+        if ctx is not None and ctx.secret_env:
+            outcome.result = mask_secrets(outcome.result, ctx.secret_env)
+        return outcome
+
+    async def _execute(self, name: str, arguments_json: str, ctx: ToolContext) -> ToolOutcome:
         definition = self._tools.get(name)
         if definition is None:
             return ToolOutcome(False, f"Unknown tool: {name}")
