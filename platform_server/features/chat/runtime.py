@@ -153,6 +153,16 @@ class ChatRuntime:
         turn.publish("queued_input_accepted", {"queuedMessage": text_of(message, checked), "queueSize": len(turn.queue)})
         return len(turn.queue)
 
+    def resolve_live_approval(self, key: str, message: str | None, user_id: int) -> str | None:
+        """`/approve` or `/deny` for a call a running tool waits on (a delegated agent's permission
+        request): resolve the oldest pending one now; returns the decision, or None when not applicable."""
+        turn = self.turns.get(key)
+        command = approvals.command_of(message or "")
+        if turn is None or not turn.running or command is None:
+            return None
+        resolved = approvals.guard.resolve_oldest(user_id, turn.conversation_id, command, user_id)
+        return command if resolved is not None else None
+
     def find_turns(self, conversation_id: str) -> list[Turn]:
         """Turns whose public id (or storage key) is conversation_id (admin routes, any user)."""
         return [t for t in self.turns.all() if t.conversation_id == conversation_id or t.key == conversation_id]
@@ -442,6 +452,7 @@ class ChatRuntime:
             conversation_id=turn.conversation_id, agent_dir=agents.agent_dir(self.config, turn.agent_id),
             config=self.config,
             secret_env=skills.secret_env(runtime.key, req.agent) if runtime is not None else {},
+            emit=turn.publish,
         )
 
     def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer,

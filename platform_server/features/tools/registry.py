@@ -32,6 +32,8 @@ class ToolContext:
     # The active skills' secrets: in the environment of shell_exec (and so of skill scripts), masked in
     # every tool result, never in a prompt or a log.
     secret_env: dict[str, str] = field(default_factory=dict)
+    # Publishes an event into the running turn (tools that report progress); None outside a turn.
+    emit: Callable[[str, dict[str, Any]], Any] | None = None
 
 
 @dataclass
