@@ -80,7 +80,7 @@ async def test_stopping_the_turn_cancels_the_acp_session(env: ChatEnv, server: A
     cwd = await endpoint(env, "projects/acp3")
     env.llm.enqueue(delegate("please wait for me"))
     stream = asyncio.ensure_future(env.stream("ask the helper"))
-    runtime = server.platform.services["chat"]
+    runtime = server.platform.services.chat
     for _ in range(200):
         turn = next(iter(runtime.turns.running()), None)
         if turn and any(e.name == "tool_progress" and e.data.get("kind") == "agent_message_chunk" for e in turn.events):

@@ -60,7 +60,7 @@ async def test_the_dreaming_flag_closes_the_dreaming_routes_and_the_nightly_loop
     await assert_disabled(env.api, "GET", f"{base}/dreaming/status", "dreaming")
     await assert_disabled(env.api, "GET", f"{base}/dream/reports", "dreaming")
     assert (await env.api.get(f"{base}/facts", token="alice")).status == 200  # memory itself stays
-    assert server.platform.services["memory.nightly"].enabled() is False
+    assert server.platform.services.memory_nightly.enabled() is False
 
 
 async def test_the_workflows_flag_closes_the_routes_and_the_timeout_loop_skips(api: ApiClient, people: dict,
@@ -78,7 +78,7 @@ async def test_the_workflows_flag_closes_the_routes_and_the_timeout_loop_skips(a
     await switch(api, "workflows", False)
     await assert_disabled(api, "GET", "/api/v1/workflows", "workflows")
     await assert_disabled(api, "GET", f"/api/v1/workflows/runs/{run['id']}", "workflows")
-    loop = server.platform.services["workflows.timeouts"]
+    loop = server.platform.services.workflow_timeouts
     assert loop.tick() == 0
     await switch(api, "workflows", True)
     assert loop.tick() == 1

@@ -29,7 +29,7 @@ async def goal(env: ChatEnv, goal_id: str) -> dict[str, Any]:
 async def test_a_goal_is_judged_after_each_turn_and_completes_by_itself(env: ChatEnv, server: Any) -> None:
     await env.stream("let us plan the launch", conversation_id="g1")
     g = await make_goal(env)
-    evaluator = server.platform.services["goals.evaluator"]
+    evaluator = server.platform.services.goals_evaluator
     assert await evaluator.tick() == 0  # no turn since the goal was set
     await env.stream("the landing page is live", conversation_id="g1")
     env.llm.enqueue(verdict(50, False, "The press kit is not sent yet."))
@@ -65,7 +65,7 @@ async def test_a_goal_runs_out_of_attempts_and_is_exhausted(env: ChatEnv, server
     await env.stream("let us plan the launch", conversation_id="g1")
     g = await make_goal(env, maxAttempts=2)
     assert g["maxAttempts"] == 2
-    evaluator = server.platform.services["goals.evaluator"]
+    evaluator = server.platform.services.goals_evaluator
     for i, text in enumerate(("try one", "try two")):
         await env.stream(text, conversation_id="g1")
         env.llm.enqueue(verdict(10, False, "Waiting for the designer.", blocked=True))

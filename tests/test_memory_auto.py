@@ -20,7 +20,7 @@ async def facts_of(env: ChatEnv, token: str = "alice", **params: Any) -> list[di
 
 
 def extraction_loop(server: Any, minutes: float) -> Any:
-    loop = server.platform.services["memory.extraction"]
+    loop = server.platform.services.memory_extraction
     loop.clock = lambda: utcnow() + dt.timedelta(minutes=minutes)
     return loop
 

@@ -113,7 +113,7 @@ async def _wait_for(pending_id: int) -> str:
 
 async def delegate(platform: Any, args: dict[str, Any], ctx: ToolContext) -> str:
     """Run the task on the endpoint's agent; its final answer is the tool result."""
-    from platform_server.web.base import run_blocking
+    from platform_server.blocking import run_blocking
 
     name = str(args.get("endpoint") or "").strip()
     task = str(args.get("task") or "").strip()

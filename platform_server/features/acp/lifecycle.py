@@ -1,12 +1,14 @@
 """Seed the built-in ACP endpoints (disabled until an admin enables them); register `acp_delegate`."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.acp import delegate, service
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
+
+async def start(platform: Platform) -> None:
     service.seed_builtins()
-    if "tools" in platform.services:
-        platform.services["tools"].register(delegate.definition(platform))
+    platform.services.tools.register(delegate.definition(platform))

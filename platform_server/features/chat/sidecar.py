@@ -49,7 +49,7 @@ def _sidecar_targets() -> list[Any]:
 
 async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> None:
     """Before a text-only model answers: describe the conversation's undescribed images, or tell the user."""
-    from platform_server.web.base import run_blocking
+    from platform_server.blocking import run_blocking
 
     if vision:
         return
@@ -84,7 +84,7 @@ async def _describe(runtime: Any, targets: list[Any], data_url: str) -> str | No
     req = ChatRequest(model="", messages=[ChatMessage("system", DESCRIBE_SYSTEM), ChatMessage("user", content)],
                       max_tokens=600, temperature=0.2)
     try:
-        _, result = await runtime.platform.services["llm"].chat(targets, req)
+        _, result = await runtime.platform.services.llm.chat(targets, req)
     except LlmError as exc:
         log.warning("the vision sidecar failed: %s", exc.message)
         return None

@@ -94,7 +94,7 @@ class GoalEvaluator(Loop):
         prompt = json.dumps({"goal": goal.title, "criteria": list(goal.criteria or []),
                              "conversation": _transcript(conv)}, ensure_ascii=False)
         with meter.scope("goal", goal.workspace_id, goal.user_id, agent.id, goal.conversation_id):
-            value, model = await llm.ask_json(self.platform.services["llm"], llm.targets_for(agent), JUDGE_SYSTEM,
+            value, model = await llm.ask_json(self.platform.services.llm, llm.targets_for(agent), JUDGE_SYSTEM,
                                               prompt, 300, source="goal")
         verdict = _verdict(value)
         return self._record(goal, last, verdict, model)

@@ -1,19 +1,20 @@
-"""Start: the goal evaluator loop (`platform.services["goals.evaluator"]`)."""
+"""Start: the goal evaluator loop (`platform.services.goals_evaluator`)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.goals.evaluation import GoalEvaluator
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
+
+async def start(platform: Platform) -> None:
     evaluator = GoalEvaluator(platform)
-    platform.services["goals.evaluator"] = evaluator
+    platform.services.goals_evaluator = evaluator
     if platform.config.goal_eval_tick_s > 0:
         evaluator.start()
 
 
-async def stop(platform: Any) -> None:
-    evaluator = platform.services.pop("goals.evaluator", None)
-    if evaluator is not None:
-        evaluator.stop()
+async def stop(platform: Platform) -> None:
+    platform.services.goals_evaluator.stop()

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.media import service
 from platform_server.loops import Loop
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 IMAGE_TOOL = {
     "type": "object",
@@ -30,19 +33,17 @@ class GeneratedFilesPurge(Loop):
         return service.purge_expired(self.data_dir)
 
 
-async def start(platform: Any) -> None:
+async def start(platform: Platform) -> None:
     from platform_server.features.tools.registry import ToolDefinition
 
-    platform.services["tools"].register(ToolDefinition(
+    platform.services.tools.register(ToolDefinition(
         name="image_generate", description="Generate an image from a text prompt; returns a one-time download link.",
         parameters=IMAGE_TOOL, run=partial(service.image_generate, platform.config.data_dir), source="media",
     ))
     loop = GeneratedFilesPurge(platform.config.data_dir)
-    platform.services["media.purge"] = loop
+    platform.services.media_purge = loop
     loop.start()
 
 
-async def stop(platform: Any) -> None:
-    loop = platform.services.pop("media.purge", None)
-    if loop is not None:
-        loop.stop()
+async def stop(platform: Platform) -> None:
+    platform.services.media_purge.stop()
