@@ -360,13 +360,23 @@ class ChatRuntime:
         else:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
         registry = self.platform.services.tools
-        specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled)) if registry else []
-        return TurnSetup(
+        bound = agents.bound_tools(agent.id)
+        specs = registry.specs_for(bound, bool(agent.tools_disabled)) if registry else []
+        setup = TurnSetup(
             targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
             tool_ctx=self._tool_context(turn, req), max_iterations=max(1, int(agent.max_iterations or 10)),
             thinking_level=req.thinking_level or agent.default_thinking_level,
             system_prompt=self.system_prompt(agent, conv),
         )
+        if setup.tool_ctx is not None and registry:
+            deferred = registry.deferred_for(bound, bool(agent.tools_disabled))
+
+            def offer(names: list[str]) -> None:  # tool_search: held-back tools join this turn's offer
+                offered = {s.name for s in setup.specs}
+                setup.specs.extend(s for s in deferred if s.name in names and s.name not in offered)
+
+            setup.tool_ctx.deferred, setup.tool_ctx.offer = deferred, offer
+        return setup
 
     async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],
                     setup: "TurnSetup", extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer:

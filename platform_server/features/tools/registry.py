@@ -34,6 +34,9 @@ class ToolContext:
     secret_env: dict[str, str] = field(default_factory=dict)
     # Publishes an event into the running turn (tools that report progress); None outside a turn.
     emit: Callable[[str, dict[str, Any]], Any] | None = None
+    # Extension-tier tools held back from the model, and how `tool_search` offers some of them.
+    deferred: list[ToolSpec] = field(default_factory=list)
+    offer: Callable[[list[str]], Any] | None = None
 
 
 @dataclass
@@ -139,6 +142,19 @@ class ToolRegistry:
         return sorted(self._tools)
 
     def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
+        """The tools offered at the start of a turn: the core tier, plus `tool_search` when extension
+        tools are held back (see `deferred_for`)."""
+        core, deferred = self.tiered_specs(bound, tools_disabled)
+        search = self._tools.get("tool_search")
+        if deferred and search is not None:
+            core.append(ToolSpec(search.name, search.description, search.parameters))
+        return core
+
+    def deferred_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
+        """The extension-tier tools this agent could use, offered only after `tool_search` asks for them."""
+        return self.tiered_specs(bound, tools_disabled)[1]
+
+    def tiered_specs(self, bound: list[str], tools_disabled: bool) -> tuple[list[ToolSpec], list[ToolSpec]]:
         """The tools offered to a model for one agent turn.
 
         Rules, in order:
@@ -159,6 +175,7 @@ class ToolRegistry:
                 n for n, d in self._tools.items() if d.source == "system" and n not in DEFAULT_UNBOUND_EXCLUDED
             )
         specs: list[ToolSpec] = []
+        deferred: list[ToolSpec] = []
         for name in names:
             definition = self._tools.get(name)
             row = rows.get(name)
@@ -168,8 +185,9 @@ class ToolRegistry:
                 continue
             if definition.feature and not flags.setdefault(definition.feature, _feature_on(definition.feature)):
                 continue
-            specs.append(ToolSpec(name, row.description or definition.description, definition.parameters))
-        return specs
+            spec = ToolSpec(name, row.description or definition.description, definition.parameters)
+            (deferred if row.disclosure_tier == "extension" else specs).append(spec)
+        return specs, deferred
 
     async def execute(self, name: str, arguments_json: str, ctx: ToolContext) -> ToolOutcome:
         """Run one tool call; never raises for a tool failure (the failure text is the result)."""
