@@ -271,7 +271,8 @@ class AcpSession:
             if future is not None and not future.done():
                 future.set_result(msg)
             return
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        raw = msg.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if "id" not in msg:
             if method == "session/update" and isinstance(params.get("update"), dict):
                 self.on_update(params["update"])

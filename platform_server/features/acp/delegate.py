@@ -53,7 +53,8 @@ def _emit(ctx: ToolContext, name: str, data: dict[str, Any]) -> None:
 
 def _progress(ctx: ToolContext, endpoint: str, update: dict[str, Any], answer: list[str]) -> None:
     kind = str(update.get("sessionUpdate") or "update")
-    content = update.get("content") if isinstance(update.get("content"), dict) else {}
+    raw = update.get("content")
+    content: dict[str, Any] = raw if isinstance(raw, dict) else {}
     data: dict[str, Any] = {"endpoint": endpoint, "kind": kind}
     if kind == "agent_message_chunk":
         text = str(content.get("text") or "")
@@ -77,8 +78,9 @@ def _option(options: list[Any], prefix: str) -> str | None:
 
 async def _permission(ctx: ToolContext, endpoint: str, params: dict[str, Any]) -> str | None:
     """Decide one permission request through the guard; returns the chosen optionId (None: cancelled)."""
-    call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
-    options = params.get("options") if isinstance(params.get("options"), list) else []
+    raw_call, raw_options = params.get("toolCall"), params.get("options")
+    call: dict[str, Any] = raw_call if isinstance(raw_call, dict) else {}
+    options: list[Any] = raw_options if isinstance(raw_options, list) else []
     title = str(call.get("title") or call.get("kind") or "an action")[:500]
     arguments = {"endpoint": endpoint, "permission": title, "kind": call.get("kind")}
     gctx = guard.GuardContext(ctx.user_id, ctx.workspace_id, ctx.agent_id, ctx.conversation_id)

@@ -41,6 +41,7 @@ def due(now: dt.datetime, idle_s: float, max_messages: int) -> list[tuple[Any, l
     latest = (Message.select(Message.conversation, peewee.fn.MAX(Message.id).alias("last_id"))
               .where(Message.role.in_(TALK_ROLES)).group_by(Message.conversation))
     out: list[tuple[Any, list[Any]]] = []
+    row: Any
     for row in latest.dicts():
         conv_id, last_id = row["conversation"], row["last_id"]
         m = marks.get(conv_id)

@@ -13,15 +13,15 @@ from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.usage.models import UsageRecord
 
 
-def _messages(workspace_id: int) -> peewee.ModelSelect:
+def _messages(workspace_id: int) -> Any:
     return Message.select().join(Conversation).where(Conversation.workspace_id == workspace_id)
 
 
-def _records(workspace_id: int) -> peewee.ModelSelect:
+def _records(workspace_id: int) -> Any:
     return UsageRecord.select().where(UsageRecord.workspace_id == workspace_id)
 
 
-def _token_sums(q: peewee.ModelSelect) -> dict[str, int]:
+def _token_sums(q: Any) -> dict[str, int]:
     row = q.select(
         peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.prompt_tokens), 0).alias("p"),
         peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.completion_tokens), 0).alias("c"),
@@ -31,7 +31,7 @@ def _token_sums(q: peewee.ModelSelect) -> dict[str, int]:
             "totalTokens": int(row["p"]) + int(row["c"]), "calls": int(row["n"])}
 
 
-def by_source(q: peewee.ModelSelect) -> list[dict[str, Any]]:
+def by_source(q: Any) -> list[dict[str, Any]]:
     """Totals per source (chat, wiki, memory, ...), the largest first."""
     rows = (
         q.select(UsageRecord.source.alias("k"), peewee.fn.COUNT(UsageRecord.id).alias("n"),
@@ -108,7 +108,7 @@ def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
     return out
 
 
-GROUPS = {
+GROUPS: dict[str, tuple[Any, str]] = {
     "model": (UsageRecord.model, "model"),
     "provider": (UsageRecord.provider, "provider"),
     "agent": (UsageRecord.agent_id, "agentId"),
