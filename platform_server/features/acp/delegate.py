@@ -6,6 +6,7 @@ events. Each permission request of the agent goes through the tool guard as the 
 `tool_approval_requested` is sent, and the owner answers with `/approve` or `/deny` through the
 conversation's interrupt route while the tool waits. Stopping the turn cancels the ACP session.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,8 +26,10 @@ log = logging.getLogger(__name__)
 
 TOOL_NAME = "acp_delegate"
 PERMISSION_TOOL = "acp_permission"
-DESCRIPTION = ("Delegate a task to an external coding agent over the Agent Client Protocol (ACP) and get its "
-               "final answer. `endpoint` is the name of an enabled ACP endpoint.")
+DESCRIPTION = (
+    "Delegate a task to an external coding agent over the Agent Client Protocol (ACP) and get its "
+    "final answer. `endpoint` is the name of an enabled ACP endpoint."
+)
 PARAMETERS = {
     "type": "object",
     "properties": {
@@ -87,17 +90,23 @@ async def _permission(ctx: ToolContext, endpoint: str, params: dict[str, Any]) -
     verdict = guard.evaluate(PERMISSION_TOOL, arguments, gctx)
     decision = verdict.decision
     if decision == "ask":
-        pending = guard.create_pending(gctx, str(call.get("toolCallId") or "acp"), PERMISSION_TOOL,
-                                       json.dumps(arguments), verdict, None)
-        _emit(ctx, "tool_approval_requested", {"pendingId": pending["pendingId"], "toolName": PERMISSION_TOOL,
-                                               "arguments": json.dumps(arguments), "reason": verdict.reason,
-                                               "maxSeverity": verdict.severity, "endpoint": endpoint})
+        pending = guard.create_pending(gctx, str(call.get("toolCallId") or "acp"), PERMISSION_TOOL, json.dumps(arguments), verdict, None)
+        _emit(
+            ctx,
+            "tool_approval_requested",
+            {
+                "pendingId": pending["pendingId"],
+                "toolName": PERMISSION_TOOL,
+                "arguments": json.dumps(arguments),
+                "reason": verdict.reason,
+                "maxSeverity": verdict.severity,
+                "endpoint": endpoint,
+            },
+        )
         decision = await _wait_for(int(pending["pendingId"]))
-        _emit(ctx, "tool_approval_resolved", {"pendingId": pending["pendingId"], "toolName": PERMISSION_TOOL,
-                                              "decision": decision})
+        _emit(ctx, "tool_approval_resolved", {"pendingId": pending["pendingId"], "toolName": PERMISSION_TOOL, "decision": decision})
     allowed = decision in ("allow", "approved")
-    _emit(ctx, "tool_progress", {"endpoint": endpoint, "kind": "permission", "title": title,
-                                 "decision": "allowed" if allowed else "refused"})
+    _emit(ctx, "tool_progress", {"endpoint": endpoint, "kind": "permission", "title": title, "decision": "allowed" if allowed else "refused"})
     return _option(options, "allow" if allowed else "reject")
 
 

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
-from platform_server.features.chat import approvals, sidecar, uploads
+from platform_server.features.chat import approvals, sidecar, tool_calls, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.guard import service as guard
 from platform_server.features.skills import service as skills
 from platform_server.features.usage import meter
 from platform_server.integrations.llm import (
@@ -104,6 +105,11 @@ class ChatRuntime:
 
     def cancel(self, key: str) -> bool:
         return self.turns.cancel(key)
+
+    def wind_down(self, user_id: int, conv: Conversation) -> None:
+        """A deleted conversation's turn stops and its pending approvals are denied."""
+        self.cancel(conv.key)
+        guard.deny_all_pending(user_id, conv.conversation_id, user_id, reason="conversation deleted")
 
     def start_turn(self, req: TurnRequest) -> Turn:
         """Store the user message, mark the conversation running and start the turn task."""
@@ -359,24 +365,14 @@ class ChatRuntime:
             targets = resolve_targets(conv.model_name, conv.model_provider, preferences)
         else:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
-        registry = self.platform.services.tools
-        bound = agents.bound_tools(agent.id)
-        specs = registry.specs_for(bound, bool(agent.tools_disabled)) if registry else []
-        setup = TurnSetup(
+        specs, tool_ctx = tool_calls.agent_tools(self.platform, agent, turn.user_id, turn.workspace_id, turn.conversation_id)
+        tool_ctx.emit = turn.publish  # tools that report progress (acp_delegate) stream into the turn
+        return TurnSetup(
             targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
-            tool_ctx=self._tool_context(turn, req), max_iterations=max(1, int(agent.max_iterations or 10)),
+            tool_ctx=tool_ctx, max_iterations=max(1, int(agent.max_iterations or 10)),
             thinking_level=req.thinking_level or agent.default_thinking_level,
             system_prompt=self.system_prompt(agent, conv),
         )
-        if setup.tool_ctx is not None and registry:
-            deferred = registry.deferred_for(bound, bool(agent.tools_disabled))
-
-            def offer(names: list[str]) -> None:  # tool_search: held-back tools join this turn's offer
-                offered = {s.name for s in setup.specs}
-                setup.specs.extend(s for s in deferred if s.name in names and s.name not in offered)
-
-            setup.tool_ctx.deferred, setup.tool_ctx.offer = deferred, offer
-        return setup
 
     async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],
                     setup: "TurnSetup", extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer:
@@ -452,20 +448,6 @@ class ChatRuntime:
         if finish is None:
             raise LlmError("The model stream ended without a finish")
         return finish
-
-    def _tool_context(self, turn: Turn, req: TurnRequest) -> Any:
-        from platform_server.features.agents import service as agents
-
-        from platform_server.features.tools.registry import ToolContext
-
-        runtime = getattr(self.platform.services, "skills", None)
-        return ToolContext(
-            user_id=turn.user_id, workspace_id=turn.workspace_id, agent_id=turn.agent_id,
-            conversation_id=turn.conversation_id, agent_dir=agents.agent_dir(self.config, turn.agent_id),
-            config=self.config,
-            secret_env=skills.secret_env(runtime.key, req.agent) if runtime is not None else {},
-            emit=turn.publish,
-        )
 
     def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer,
                           success: bool, result: str) -> None:

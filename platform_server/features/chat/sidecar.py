@@ -5,6 +5,7 @@ the recent user messages is described once by that model (kept in the message's 
 `imageDescriptions`); the main model receives the description instead of the image. Without a sidecar
 the image is replaced by a note and the turn sends a `notice` event, so the user knows it was not seen.
 """
+
 from __future__ import annotations
 
 import logging
@@ -53,17 +54,21 @@ async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> 
 
     if vision:
         return
-    rows = [m for m in Message.select().where((Message.conversation == conv.id) & (Message.role == "user"))
-            .order_by(Message.id.desc()).limit(RECENT_MESSAGES) if _image_urls(m)]
-    todo = [(m, url) for m in rows for url in _image_urls(m)
-            if not ((m.metadata or {}).get("imageDescriptions") or {}).get(url)]
+    rows = [
+        m
+        for m in Message.select()
+        .where((Message.conversation == conv.id) & (Message.role == "user"))
+        .order_by(Message.id.desc())
+        .limit(RECENT_MESSAGES)
+        if _image_urls(m)
+    ]
+    todo = [(m, url) for m in rows for url in _image_urls(m) if not ((m.metadata or {}).get("imageDescriptions") or {}).get(url)]
     if not todo:
         return
     targets = _sidecar_targets()
     missed = 0
     for m, url in todo:
-        data_url = await run_blocking(uploads.image_data_url, runtime.config.data_dir, conv.user_id, url, None) \
-            if targets else None
+        data_url = await run_blocking(uploads.image_data_url, runtime.config.data_dir, conv.user_id, url, None) if targets else None
         text = await _describe(runtime, targets, data_url) if data_url else None
         if not text:
             missed += 1
@@ -75,14 +80,15 @@ async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> 
             Message.update(metadata=metadata).where(Message.id == m.id).execute()
     if missed:
         why = "no vision sidecar is configured" if not targets else "the vision sidecar could not describe them"
-        turn.publish("notice", {"kind": "images_omitted", "count": missed,
-                                "message": f"The model cannot see images and {why}: {missed} image(s) were left out."})
+        turn.publish(
+            "notice",
+            {"kind": "images_omitted", "count": missed, "message": f"The model cannot see images and {why}: {missed} image(s) were left out."},
+        )
 
 
 async def _describe(runtime: Any, targets: list[Any], data_url: str) -> str | None:
     content = [{"type": "text", "text": "Describe this image."}, {"type": "image", "url": data_url}]
-    req = ChatRequest(model="", messages=[ChatMessage("system", DESCRIBE_SYSTEM), ChatMessage("user", content)],
-                      max_tokens=600, temperature=0.2)
+    req = ChatRequest(model="", messages=[ChatMessage("system", DESCRIBE_SYSTEM), ChatMessage("user", content)], max_tokens=600, temperature=0.2)
     try:
         _, result = await runtime.platform.services.llm.chat(targets, req)
     except LlmError as exc:

@@ -1,5 +1,6 @@
 """Goals that are judged: after each finished turn of a conversation with an active goal, the agent's
 model answers a small JSON verdict; the goal completes or runs out of attempts by itself."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -33,8 +34,12 @@ def _verdict(value: Any) -> dict[str, Any]:
         progress = int(float(value.get("progress", 0)))
     except (TypeError, ValueError):
         progress = 0
-    return {"progress": max(0, min(100, progress)), "completed": value.get("completed") is True,
-            "blocked": value.get("blocked") is True, "reason": str(value.get("reason") or "")[:1000]}
+    return {
+        "progress": max(0, min(100, progress)),
+        "completed": value.get("completed") is True,
+        "blocked": value.get("blocked") is True,
+        "reason": str(value.get("reason") or "")[:1000],
+    }
 
 
 def _pending(goal: Goal) -> tuple[Any, Any] | None:
@@ -44,9 +49,17 @@ def _pending(goal: Goal) -> tuple[Any, Any] | None:
     conv = Conversation.get_or_none(Conversation.key == goal.conversation_key)
     if conv is None or conv.stream_status == "running":
         return None
-    last = (Message.select().where((Message.conversation == conv.id) & (Message.role == "assistant")
-                                   & (Message.status == "completed") & (Message.create_time >= goal.create_time))
-            .order_by(Message.id.desc()).first())
+    last = (
+        Message.select()
+        .where(
+            (Message.conversation == conv.id)
+            & (Message.role == "assistant")
+            & (Message.status == "completed")
+            & (Message.create_time >= goal.create_time)
+        )
+        .order_by(Message.id.desc())
+        .first()
+    )
     if last is None:
         return None
     judged = GoalEvaluation.select().where((GoalEvaluation.goal == goal.id) & (GoalEvaluation.message_id >= last.id))
@@ -56,8 +69,12 @@ def _pending(goal: Goal) -> tuple[Any, Any] | None:
 def _transcript(conv: Any) -> str:
     from platform_server.features.conversations.models import Message
 
-    rows = list(Message.select().where((Message.conversation == conv.id) & Message.role.in_(("user", "assistant")))
-                .order_by(Message.id.desc()).limit(RECENT_MESSAGES))
+    rows = list(
+        Message.select()
+        .where((Message.conversation == conv.id) & Message.role.in_(("user", "assistant")))
+        .order_by(Message.id.desc())
+        .limit(RECENT_MESSAGES)
+    )
     text = "\n".join(f"{m.role}: {(m.content or '').strip()}" for m in reversed(rows) if (m.content or "").strip())
     return text[-TRANSCRIPT_CAP:]
 
@@ -91,11 +108,9 @@ class GoalEvaluator(Loop):
         from platform_server.features.memory import llm
 
         agent = Agent.get_or_none(Agent.id == goal.agent_id) or Agent.get_by_id(conv.agent_id)
-        prompt = json.dumps({"goal": goal.title, "criteria": list(goal.criteria or []),
-                             "conversation": _transcript(conv)}, ensure_ascii=False)
+        prompt = json.dumps({"goal": goal.title, "criteria": list(goal.criteria or []), "conversation": _transcript(conv)}, ensure_ascii=False)
         with meter.scope("goal", goal.workspace_id, goal.user_id, agent.id, goal.conversation_id):
-            value, model = await llm.ask_json(self.platform.services.llm, llm.targets_for(agent), JUDGE_SYSTEM,
-                                              prompt, 300, source="goal")
+            value, model = await llm.ask_json(self.platform.services.llm, llm.targets_for(agent), JUDGE_SYSTEM, prompt, 300, source="goal")
         verdict = _verdict(value)
         return self._record(goal, last, verdict, model)
 
@@ -104,8 +119,13 @@ class GoalEvaluator(Loop):
         with database.atomic():
             goal = Goal.get_by_id(goal.id)
             row = GoalEvaluation.create(goal=goal.id, message_id=last.id, model=model, **verdict)
-            GoalEvent.create(goal=goal.id, type="evaluated", from_status=goal.status, to_status=goal.status,
-                             detail={**verdict, "evaluationId": str(row.id), "messageId": str(last.id)})
+            GoalEvent.create(
+                goal=goal.id,
+                type="evaluated",
+                from_status=goal.status,
+                to_status=goal.status,
+                detail={**verdict, "evaluationId": str(row.id), "messageId": str(last.id)},
+            )
             attempts = GoalEvaluation.select().where(GoalEvaluation.goal == goal.id).count()
             before = goal.status
             if goal.status == "active" and verdict["completed"]:
@@ -116,11 +136,9 @@ class GoalEvaluator(Loop):
                 goal.update_time = goal.closed_at = utcnow()
                 goal.save()
                 detail = {"reason": verdict["reason"], "attempts": attempts, "by": "evaluation"}
-                GoalEvent.create(goal=goal.id, type=goal.status, from_status=before, to_status=goal.status,
-                                 detail=detail)
+                GoalEvent.create(goal=goal.id, type=goal.status, from_status=before, to_status=goal.status, detail=detail)
             # The conversation shows the judgement on the message that ended the judged turn.
             metadata = dict(last.metadata or {})
-            metadata["goalEvaluation"] = {"goalId": str(goal.id), **verdict, "attempts": attempts,
-                                          "goalStatus": goal.status}
+            metadata["goalEvaluation"] = {"goalId": str(goal.id), **verdict, "attempts": attempts, "goalStatus": goal.status}
             type(last).update(metadata=metadata).where(type(last).id == last.id).execute()
         return row

@@ -1,4 +1,5 @@
 """Start: the goal evaluator loop (`platform.services.goals_evaluator`)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

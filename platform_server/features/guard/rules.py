@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -271,10 +271,11 @@ def import_rules(caller: Caller, payload: Any) -> dict[str, Any]:
                 raw_id = _slug(fields["name"], taken | seen)
             else:
                 validate_rule_id(f"{where}.ruleId", raw_id)
-        if raw_id in seen:
-            raise BadRequest(f"{where}.ruleId: '{raw_id}' appears twice")
-        seen.add(raw_id)
-        plan.append((raw_id, current, fields))
+        rule_id = cast(str, raw_id)  # an existing rule's id, a validated one or a new slug
+        if rule_id in seen:
+            raise BadRequest(f"{where}.ruleId: '{rule_id}' appears twice")
+        seen.add(rule_id)
+        plan.append((rule_id, current, fields))
     created = updated = 0
     with database.atomic():
         for rule_id, current, fields in plan:

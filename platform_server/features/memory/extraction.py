@@ -1,5 +1,6 @@
 """Memory that fills itself: facts are extracted in the background from conversations that went quiet
 (`memory_extract_idle_s`) or gathered `memory_extract_messages` new messages since the last extraction."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,8 +24,12 @@ def mark(conversation_db_id: int, last_message_id: int, failed: bool = False) ->
     now = utcnow()
     row = ExtractionMark.get_or_none(ExtractionMark.conversation_db_id == conversation_db_id)
     if row is None:
-        ExtractionMark.create(conversation_db_id=conversation_db_id, last_message_id=0 if failed else last_message_id,
-                              failed_at=now if failed else None, update_time=now)
+        ExtractionMark.create(
+            conversation_db_id=conversation_db_id,
+            last_message_id=0 if failed else last_message_id,
+            failed_at=now if failed else None,
+            update_time=now,
+        )
         return
     if not failed:
         row.last_message_id = max(row.last_message_id, last_message_id)
@@ -38,8 +43,11 @@ def due(now: dt.datetime, idle_s: float, max_messages: int) -> list[tuple[Any, l
     from platform_server.features.conversations.models import Conversation, Message
 
     marks = {m.conversation_db_id: m for m in ExtractionMark.select()}
-    latest = (Message.select(Message.conversation, peewee.fn.MAX(Message.id).alias("last_id"))
-              .where(Message.role.in_(TALK_ROLES)).group_by(Message.conversation))
+    latest = (
+        Message.select(Message.conversation, peewee.fn.MAX(Message.id).alias("last_id"))
+        .where(Message.role.in_(TALK_ROLES))
+        .group_by(Message.conversation)
+    )
     out: list[tuple[Any, list[Any]]] = []
     row: Any
     for row in latest.dicts():
@@ -53,8 +61,9 @@ def due(now: dt.datetime, idle_s: float, max_messages: int) -> list[tuple[Any, l
         if conv is None or conv.stream_status == "running":
             continue
         after = m.last_message_id if m is not None else 0
-        rows = list(Message.select().where((Message.conversation == conv_id) & (Message.id > after)
-                                           & Message.role.in_(TALK_ROLES)).order_by(Message.id))
+        rows = list(
+            Message.select().where((Message.conversation == conv_id) & (Message.id > after) & Message.role.in_(TALK_ROLES)).order_by(Message.id)
+        )
         quiet = idle_s > 0 and now - rows[-1].create_time >= dt.timedelta(seconds=idle_s)
         long = max_messages > 0 and len(rows) >= max_messages
         if rows and (quiet or long):

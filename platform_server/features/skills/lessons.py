@@ -5,6 +5,7 @@ carries its lessons. Only a turn that used a skill counts a use of it (`useCount
 A skill is *used* in a turn when one of the turn's tool calls names it: its folder (`skills/<name>/`),
 or its name as a whole word in the call's arguments.
 """
+
 from __future__ import annotations
 
 import re
@@ -64,7 +65,7 @@ def failure_lesson(name: str, call: dict[str, Any]) -> str:
 
 
 def correction_lesson(name: str, user_text: str) -> str:
-    return _line(f"An answer that used {name} was corrected by the user: \"{user_text.strip()}\"")
+    return _line(f'An answer that used {name} was corrected by the user: "{user_text.strip()}"')
 
 
 def append(config: Config, workspace_id: int, name: str, lines: list[str]) -> int:
@@ -111,7 +112,7 @@ def after_turn(config: Config, agent: Any, conversation_db_id: int) -> dict[str,
     if not users:
         return {}
     last = users[-1]
-    turn_rows = rows[last + 1:]
+    turn_rows = rows[last + 1 :]
     used = used_skills(list(active), calls_of(turn_rows))
     lessons: dict[str, list[str]] = {}
     for name, calls in used.items():
@@ -120,7 +121,7 @@ def after_turn(config: Config, agent: Any, conversation_db_id: int) -> dict[str,
             lessons.setdefault(name, []).append(failure_lesson(name, failed[-1]))
     user_text = rows[last].content or ""
     if len(users) >= 2 and is_correction(user_text):
-        previous = rows[users[-2] + 1:last]
+        previous = rows[users[-2] + 1 : last]
         for name in used_skills(list(active), calls_of(previous)):
             lessons.setdefault(name, []).append(correction_lesson(name, user_text))
     if used:

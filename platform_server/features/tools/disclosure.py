@@ -1,6 +1,7 @@
 """Disclosure tiers: `core` tools are always offered; `extension` tools (a Tool row's tier, which an MCP
 server's tier sets for all its tools) are held back and offered only after the model asks for them
 with `tool_search`, for the rest of that turn."""
+
 from __future__ import annotations
 
 import re
@@ -37,10 +38,11 @@ async def tool_search(args: dict[str, Any], ctx: ToolContext) -> str:
 
 TOOL_SEARCH = ToolDefinition(
     name=TOOL_NAME,
-    description=("Find more tools: some tools are only offered on request. Describe what you need (for example "
-                 "'send email' or 'query database'); matching tools become available for this answer."),
-    parameters={"type": "object", "properties": {"query": {"type": "string", "description": "What the tool should do"}},
-                "required": ["query"]},
+    description=(
+        "Find more tools: some tools are only offered on request. Describe what you need (for example "
+        "'send email' or 'query database'); matching tools become available for this answer."
+    ),
+    parameters={"type": "object", "properties": {"query": {"type": "string", "description": "What the tool should do"}}, "required": ["query"]},
     run=tool_search,
     source="meta",  # never offered by the default rules: only when tools are held back
 )

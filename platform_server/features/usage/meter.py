@@ -5,6 +5,7 @@ variable, so it follows the call into the router (and into tasks started inside 
 scope's source wins, so a chat turn run by a workflow counts as `workflow`; inner scopes fill in
 the ids the outer one lacked.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,8 +19,7 @@ from platform_server.features.usage.models import UsageRecord
 
 log = logging.getLogger(__name__)
 
-SOURCES = ("chat", "wiki", "memory", "dreaming", "workflow", "team", "curator", "skill_synthesis", "goal",
-           "channel", "cron", "other")
+SOURCES = ("chat", "wiki", "memory", "dreaming", "workflow", "team", "curator", "skill_synthesis", "goal", "channel", "cron", "other")
 
 
 @dataclass(frozen=True)
@@ -38,14 +38,14 @@ def current() -> UsageScope | None:
     return _current.get()
 
 
-def _merged(source: str, workspace_id: int | None, user_id: int | None, agent_id: int | None,
-            conversation_id: str | None) -> UsageScope:
+def _merged(source: str, workspace_id: int | None, user_id: int | None, agent_id: int | None, conversation_id: str | None) -> UsageScope:
     outer = _current.get()
     inner = UsageScope(source, workspace_id, user_id, agent_id, conversation_id)
     if outer is None:
         return inner
     return dataclasses.replace(
-        inner, source=outer.source,
+        inner,
+        source=outer.source,
         workspace_id=workspace_id if workspace_id is not None else outer.workspace_id,
         user_id=user_id if user_id is not None else outer.user_id,
         agent_id=agent_id if agent_id is not None else outer.agent_id,
@@ -54,8 +54,9 @@ def _merged(source: str, workspace_id: int | None, user_id: int | None, agent_id
 
 
 @contextlib.contextmanager
-def scope(source: str, workspace_id: int | None = None, user_id: int | None = None, agent_id: int | None = None,
-          conversation_id: str | None = None) -> Iterator[UsageScope]:
+def scope(
+    source: str, workspace_id: int | None = None, user_id: int | None = None, agent_id: int | None = None, conversation_id: str | None = None
+) -> Iterator[UsageScope]:
     """Label the model calls made inside the block (and in tasks created inside it)."""
     token = _current.set(_merged(source, workspace_id, user_id, agent_id, conversation_id))
     try:
@@ -64,8 +65,9 @@ def scope(source: str, workspace_id: int | None = None, user_id: int | None = No
         _current.reset(token)
 
 
-def enter(source: str, workspace_id: int | None = None, user_id: int | None = None, agent_id: int | None = None,
-          conversation_id: str | None = None) -> None:
+def enter(
+    source: str, workspace_id: int | None = None, user_id: int | None = None, agent_id: int | None = None, conversation_id: str | None = None
+) -> None:
     """Label the rest of the current task (for a task's own body, whose context dies with it)."""
     _current.set(_merged(source, workspace_id, user_id, agent_id, conversation_id))
 
@@ -79,14 +81,22 @@ def source_of_conversation(conversation_source: str | None) -> str:
     return "chat"
 
 
-def record(provider: str | None, model: str | None, prompt_tokens: int, completion_tokens: int,
-           kind: str = "chat") -> None:
+def record(provider: str | None, model: str | None, prompt_tokens: int, completion_tokens: int, kind: str = "chat") -> None:
     """Store one model call under the current scope (a failure to store never fails the call)."""
     s = _current.get() or UsageScope("other")
     try:
-        UsageRecord.create(workspace_id=s.workspace_id, source=s.source, kind=kind, provider=provider, model=model,
-                           user_id=s.user_id, agent_id=s.agent_id, conversation_id=s.conversation_id,
-                           prompt_tokens=max(0, int(prompt_tokens)), completion_tokens=max(0, int(completion_tokens)))
+        UsageRecord.create(
+            workspace_id=s.workspace_id,
+            source=s.source,
+            kind=kind,
+            provider=provider,
+            model=model,
+            user_id=s.user_id,
+            agent_id=s.agent_id,
+            conversation_id=s.conversation_id,
+            prompt_tokens=max(0, int(prompt_tokens)),
+            completion_tokens=max(0, int(completion_tokens)),
+        )
     except Exception:  # noqa: BLE001 - bookkeeping must not break an answer
         log.exception("recording model usage failed")
 

@@ -1,4 +1,5 @@
 """One row per model call (chat or embedding), whoever made it: the source of every usage figure."""
+
 from __future__ import annotations
 
 import peewee

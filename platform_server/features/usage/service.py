@@ -8,37 +8,36 @@ from typing import Any
 
 import peewee
 
-from platform_server.db import utcnow
+from platform_server.db import dict_row, dict_rows, utcnow
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.usage.models import UsageRecord
 
 
-def _messages(workspace_id: int) -> Any:
+def _messages(workspace_id: int) -> peewee.ModelSelect[Message]:
     return Message.select().join(Conversation).where(Conversation.workspace_id == workspace_id)
 
 
-def _records(workspace_id: int) -> Any:
+def _records(workspace_id: int) -> peewee.ModelSelect[UsageRecord]:
     return UsageRecord.select().where(UsageRecord.workspace_id == workspace_id)
 
 
-def _token_sums(q: Any) -> dict[str, int]:
-    row = q.select(
+def _token_sums(q: peewee.ModelSelect[Any]) -> dict[str, int]:
+    row = dict_row(q.select(
         peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.prompt_tokens), 0).alias("p"),
         peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.completion_tokens), 0).alias("c"),
         peewee.fn.COUNT(UsageRecord.id).alias("n"),
-    ).dicts().get()
+    ))
     return {"promptTokens": int(row["p"]), "completionTokens": int(row["c"]),
             "totalTokens": int(row["p"]) + int(row["c"]), "calls": int(row["n"])}
 
 
-def by_source(q: Any) -> list[dict[str, Any]]:
+def by_source(q: peewee.ModelSelect[Any]) -> list[dict[str, Any]]:
     """Totals per source (chat, wiki, memory, ...), the largest first."""
-    rows = (
+    rows = dict_rows(
         q.select(UsageRecord.source.alias("k"), peewee.fn.COUNT(UsageRecord.id).alias("n"),
                  peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"), peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
         .group_by(UsageRecord.source)
         .order_by(peewee.fn.SUM(UsageRecord.prompt_tokens + UsageRecord.completion_tokens).desc(), UsageRecord.source)
-        .dicts()
     )
     return [{"source": r["k"], "calls": int(r["n"]), "promptTokens": int(r["p"] or 0),
              "completionTokens": int(r["c"] or 0), "totalTokens": int(r["p"] or 0) + int(r["c"] or 0)} for r in rows]
@@ -76,16 +75,16 @@ def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
     day = peewee.fn.substr(Message.create_time, 1, 10).coerce(False)
     messages = {
         r["day"]: int(r["n"])
-        for r in _messages(workspace_id).where(Message.create_time >= start)
-        .select(day.alias("day"), peewee.fn.COUNT(Message.id).alias("n")).group_by(day).dicts()
+        for r in dict_rows(_messages(workspace_id).where(Message.create_time >= start)
+                           .select(day.alias("day"), peewee.fn.COUNT(Message.id).alias("n")).group_by(day))
     }
     rday = peewee.fn.substr(UsageRecord.create_time, 1, 10).coerce(False)
     tokens: dict[str, dict[str, Any]] = {}
-    for r in (_records(workspace_id).where(UsageRecord.create_time >= start)
-              .select(rday.alias("day"), UsageRecord.source.alias("s"),
-                      peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
-                      peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
-              .group_by(rday, UsageRecord.source).dicts()):
+    for r in dict_rows(_records(workspace_id).where(UsageRecord.create_time >= start)
+                       .select(rday.alias("day"), UsageRecord.source.alias("s"),
+                               peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
+                               peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
+                       .group_by(rday, UsageRecord.source)):
         entry = tokens.setdefault(r["day"], {"p": 0, "c": 0, "sources": {}})
         p, c = int(r["p"] or 0), int(r["c"] or 0)
         entry["p"] += p
@@ -94,9 +93,9 @@ def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
     cday = peewee.fn.substr(Conversation.create_time, 1, 10).coerce(False)
     new_convs = {
         r["day"]: r["n"]
-        for r in Conversation.select(cday.alias("day"), peewee.fn.COUNT(Conversation.id).alias("n"))
+        for r in dict_rows(Conversation.select(cday.alias("day"), peewee.fn.COUNT(Conversation.id).alias("n"))
         .where((Conversation.workspace_id == workspace_id) & (Conversation.create_time >= start))
-        .group_by(cday).dicts()
+        .group_by(cday))
     }
     out = []
     for i in range(days):
@@ -126,10 +125,10 @@ def token_usage(workspace_id: int, start: dt.datetime | None, end: dt.datetime |
     if end:
         q = q.where(UsageRecord.create_time <= end)
     column, label = GROUPS[group_by]
-    rows = (
+    rows = dict_rows(
         q.select(column.alias("k"), peewee.fn.COUNT(UsageRecord.id).alias("n"),
                  peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"), peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
-        .group_by(column).order_by(peewee.fn.SUM(UsageRecord.prompt_tokens + UsageRecord.completion_tokens).desc()).dicts()
+        .group_by(column).order_by(peewee.fn.SUM(UsageRecord.prompt_tokens + UsageRecord.completion_tokens).desc())
     )
     items = []
     for r in rows:
