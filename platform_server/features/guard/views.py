@@ -84,6 +84,34 @@ def approvals_page(caller: Caller, req: PageRequest, status: str | None) -> dict
     return paginate(q.order_by(PendingApproval.create_time.desc(), PendingApproval.id.desc()), req, guard.pending_dict)
 
 
+def my_pending(caller: Caller) -> list[dict[str, Any]]:
+    """The caller's own pending calls in the workspace, across conversations (cron runs included), oldest first.
+
+    These are the calls the caller can resolve: `/approve` counts only from the conversation's owner.
+    """
+    from platform_server.features.conversations.models import Conversation
+
+    guard.expire_due(workspace_id=caller.workspace_id, user_id=caller.user_id)
+    rows = list(
+        PendingApproval.select()
+        .where((PendingApproval.workspace_id == caller.workspace_id) & (PendingApproval.user_id == caller.user_id)
+               & (PendingApproval.status == "pending"))
+        .order_by(PendingApproval.create_time, PendingApproval.id)
+    )
+    ids = {r.conversation_id for r in rows}
+    convs = {
+        c.conversation_id: c for c in Conversation.select().where(
+            (Conversation.conversation_id.in_(list(ids) or [""])) & (Conversation.user_id == caller.user_id)
+            & (Conversation.workspace_id == caller.workspace_id))
+    }
+    out = []
+    for r in rows:
+        conv = convs.get(r.conversation_id)
+        out.append({**guard.pending_dict(r), "conversationTitle": conv.title if conv else "",
+                    "source": conv.source if conv else None})
+    return out
+
+
 def resolutions_page(caller: Caller, req: PageRequest, grant_id: int | None,
                      conversation_id: str | None) -> dict[str, Any]:
     """The resolution log of the workspace (a non-admin sees their own conversations' decisions)."""

@@ -137,4 +137,26 @@ def token_usage(workspace_id: int, start: dt.datetime | None, end: dt.datetime |
         # `messages` is kept for older clients: it counts model calls, like `calls`
         items.append({label: None if key is None else str(key), "calls": int(r["n"]), "messages": int(r["n"]),
                       "promptTokens": p, "completionTokens": c, "totalTokens": p + c})
-    return {"groupBy": group_by, "total": _token_sums(q), "bySource": by_source(q), "items": items}
+    total = _token_sums(q)
+    return {"groupBy": group_by, "total": total, "bySource": by_source(q), "items": items, **_console_breakdown(q, total)}
+
+
+def _console_breakdown(q: peewee.ModelSelect[Any], total: dict[str, int]) -> dict[str, Any]:
+    """The same range as the original console's token page reads it: flat totals, by model and by date
+    (`messageCount` and `totalMessages` count model calls, as the usage records do)."""
+    sums = (peewee.fn.COUNT(UsageRecord.id).alias("n"), peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
+            peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
+    day = peewee.fn.substr(UsageRecord.create_time, 1, 10).coerce(False)
+    by_model = dict_rows(q.select(UsageRecord.model, UsageRecord.provider, *sums).group_by(
+        UsageRecord.model, UsageRecord.provider).order_by(peewee.fn.SUM(UsageRecord.prompt_tokens).desc()))
+    by_date = dict_rows(q.select(day.alias("d"), *sums).group_by(day).order_by(day))
+
+    def row(r: dict[str, Any]) -> dict[str, int]:
+        return {"promptTokens": int(r["p"] or 0), "completionTokens": int(r["c"] or 0), "messageCount": int(r["n"])}
+
+    return {
+        "totalPromptTokens": total["promptTokens"], "totalCompletionTokens": total["completionTokens"],
+        "totalMessages": total["calls"],
+        "byModel": [{"runtimeModel": r["model"], "runtimeProvider": r["provider"], **row(r)} for r in by_model],
+        "byDate": [{"date": r["d"], **row(r)} for r in by_date],
+    }
