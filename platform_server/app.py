@@ -79,7 +79,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("oauth", needs=("audit", "models")),
     Feature("agents", needs=("audit", "models", "settings"), uses=("workflows",)),
     Feature("skills", needs=("agents", "audit", "models", "workspaces"), uses=("conversations", "settings", "usage")),
-    Feature("wiki", needs=("agents", "audit", "models", "tools"), uses=("guard", "usage")),
+    Feature("wiki", needs=("agents", "audit", "models", "tools"), uses=("guard", "settings", "usage")),
     Feature("templates", needs=("agents",)),
     Feature("guard", needs=("agents", "audit", "workspaces"), uses=("conversations",)),
     Feature("conversations", needs=("agents", "audit", "auth"), uses=("chat",)),
