@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.chat import uploads
+from platform_server.features.chat import sidecar, uploads
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.integrations.llm import ChatMessage, ToolCall
 
@@ -48,7 +48,7 @@ def user_content(data_dir: str, m: Message, conv: Conversation, vision: bool) ->
             parts.append({"type": "text", "text": p.get("text", "")})
         elif p.get("type") == "image":
             if not vision:
-                parts.append({"type": "text", "text": "[image omitted: the model does not accept images]"})
+                parts.append({"type": "text", "text": sidecar.placeholder(m, str(p.get("url", "")))})
                 continue
             url = uploads.image_data_url(data_dir, conv.user_id, p.get("url", ""), p.get("contentType"))
             if url:

@@ -7,11 +7,11 @@ prompts until it is regenerated.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterable, cast
 
 import peewee
 
-from platform_server.db import database, iso, tuple_rows, utcnow
+from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki import kbs
 from platform_server.features.wiki.models import HotCache, KnowledgeBase, Page, PageLink
@@ -50,8 +50,8 @@ def digest(kb_id: int, max_tokens: int) -> tuple[str, list[str]]:
         keys[p.slug] = p.id
     counts: dict[int, int] = {}
     q = (PageLink.select(PageLink.target_slug, peewee.fn.COUNT(PageLink.id).alias("n"))
-         .where(PageLink.kb_id == kb_id).group_by(PageLink.target_slug))
-    for target, n in tuple_rows(q):
+         .where(PageLink.kb_id == kb_id).group_by(PageLink.target_slug).tuples())
+    for target, n in cast(Iterable[tuple[str, int]], q):
         pid = keys.get(target)
         if pid is not None:
             counts[pid] = counts.get(pid, 0) + n

@@ -12,12 +12,12 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, cast
 
 from pydantic import BaseModel, Field
 
 from platform_server.config import Config
-from platform_server.db import database, iso, tuple_rows, utcnow
+from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki import raw as raw_service
 from platform_server.features.wiki.kbs import config_of, get_kb
@@ -250,8 +250,9 @@ class Known:
 def known_materials(kb_id: int) -> dict[str, Known]:
     q = (RawMaterial.select(RawMaterial.id, RawMaterial.source_path, RawMaterial.size_bytes, RawMaterial.source_mtime,
                             RawMaterial.content_hash, RawMaterial.removed)
-         .where((RawMaterial.kb == kb_id) & (RawMaterial.source_type == "directory")))
-    return {rel: Known(i, size, mtime, digest, bool(removed)) for i, rel, size, mtime, digest, removed in tuple_rows(q)}
+         .where((RawMaterial.kb == kb_id) & (RawMaterial.source_type == "directory")).tuples())
+    rows = cast(Iterable[tuple[int, str, int, int | None, str, int]], q)
+    return {rel: Known(i, size, mtime, digest, bool(removed)) for i, rel, size, mtime, digest, removed in rows}
 
 
 def list_files(directory: str, result: ScanResult) -> list[tuple[str, Path, os.stat_result]]:
