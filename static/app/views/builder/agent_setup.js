@@ -1,7 +1,7 @@
 // Agent detail: one agent's whole setup on one screen, in tabs: skills, tools, knowledge bases, memory,
 // channels and cron jobs (mounted by the Agents page at #/agents/<id>/<tab>).
 import { del, get, post, put, seg } from "./http.js";
-import { html, useLoad, useAction, Empty, Badge, Toggle, when, rows } from "./kit.js";
+import { html, useLoad, useAction, Empty, Badge, Toggle, when, rows, boundNames } from "./kit.js";
 import { Facts } from "./memory.js";
 import { AgentFiles } from "./data.js";
 
@@ -31,7 +31,7 @@ function SkillsTab({ id }) {
   const skills = useLoad(() => get("/skills", { size: 100 }), []);
   const bound = useLoad(() => get(`/agents/${seg(id)}/skills`), [id]);
   const [, run] = useAction();
-  const ids = bound.data?.skillIds || [];
+  const ids = boundNames(bound.data, "skillId");
   const set = (s, on) => run(() => (on ? post(`/agents/${seg(id)}/skills/${seg(s.id)}`) : del(`/agents/${seg(id)}/skills/${seg(s.id)}`)),
     on ? `Bound ${s.name}` : `Unbound ${s.name}`).then(bound.reload);
   return html`<section class="panel" aria-label="Skills of the agent">
@@ -48,7 +48,7 @@ function ToolsTab({ id }) {
   const available = useLoad(() => get("/tools/available"), []);
   const bound = useLoad(() => get(`/agents/${seg(id)}/tools`), [id]);
   const [, run] = useAction();
-  const names = bound.data?.toolNames || [];
+  const names = boundNames(bound.data);
   const set = (name, on) => run(() => put(`/agents/${seg(id)}/tools`, { toolNames: on ? [...names, name] : names.filter((n) => n !== name) }),
     on ? `Added ${name}` : `Removed ${name}`).then(bound.reload);
   const list = (available.data || []).filter((t) => toolName(t));

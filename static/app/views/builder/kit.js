@@ -111,6 +111,12 @@ export function formValues(form) {
   return out;
 }
 
+/** Tool names bound to an agent: rows `[{toolName}]` (current) or `{toolNames}` (earlier shape). */
+export function boundNames(data, key = "toolName") {
+  if (Array.isArray(data)) return data.map((r) => (typeof r === "string" ? r : r[key])).filter(Boolean);
+  return data?.[`${key}s`] || [];
+}
+
 /** Records of a paged answer or the list itself. */
 export function rows(data) {
   if (Array.isArray(data)) return data;

@@ -2,7 +2,7 @@
 // HTTP, test, see the tools, enable per agent); ACP endpoints (add, test, delegating agents); plugins.
 import { del, get, post, put, seg } from "../../api.js";
 import {
-  html, page, useLoad, useAction, useState, Tabs, Head, Empty, Badge, Toggle, Field, useSession,
+  html, page, useLoad, useAction, useState, Tabs, Head, Empty, Badge, Toggle, Field, useSession, boundNames,
   confirmAction, formValues, when,
 } from "./kit.js";
 
@@ -141,7 +141,7 @@ function McpDetail({ id, onChange }) {
 export function AgentBinding({ toolNames, label }) {
   const agents = useLoad(async () => {
     const list = await get("/agents") || [];
-    return Promise.all(list.map(async (a) => ({ ...a, tools: (await get(`/agents/${seg(a.id)}/tools`))?.toolNames || [] })));
+    return Promise.all(list.map(async (a) => ({ ...a, tools: boundNames(await get(`/agents/${seg(a.id)}/tools`)) })));
   }, []);
   const [, run] = useAction();
   if (!toolNames.length) return null;
