@@ -1,52 +1,19 @@
 """Cron jobs: CRUD scoped to the caller's workspace, run now, toggle, and the run history."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal
-
-from pydantic import AliasChoices, BaseModel, Field
+from typing import Any, Iterable
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.cron import schedule
 from platform_server.features.cron.models import CronJob, CronRun, Trigger
 from platform_server.features.cron.runner import CronScheduler, spec_of
+from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 from platform_server.web.pagination import PageRequest, paginate
 
 RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
-ConversationMode = Literal["new", "fixed"]
-
-
-class CronJobCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    agentId: str | int
-    cronExpression: str = Field(min_length=1, max_length=200)
-    timezone: str | None = Field(default=None, max_length=64)
-    # triggerMessage: the original console's name for the message
-    message: str = Field(min_length=1, max_length=20_000, validation_alias=AliasChoices("message", "triggerMessage"))
-    enabled: bool = True
-    conversationMode: ConversationMode = "new"
-    # the original console's job kinds: only `text` (a message to the agent) exists here
-    taskType: Literal["text"] | None = None
-    conversationId: str | None = Field(default=None, max_length=128)
-
-
-class CronJobUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    agentId: str | int | None = None
-    cronExpression: str | None = Field(default=None, min_length=1, max_length=200)
-    timezone: str | None = Field(default=None, max_length=64)
-    message: str | None = Field(default=None, min_length=1, max_length=20_000,
-                                validation_alias=AliasChoices("message", "triggerMessage"))
-    enabled: bool | None = None
-    conversationMode: ConversationMode | None = None
-    conversationId: str | None = Field(default=None, max_length=128)
-    taskType: Literal["text"] | None = None
-
-
-class ToggleRequest(BaseModel):
-    enabled: bool | None = None
 
 
 # ---- shared checks (triggers use them too) -------------------------------------------
@@ -171,14 +138,13 @@ def create(caller: Caller, req: CronJobCreate, default_timezone: str) -> dict[st
     message = check_text(req.message, "message")
     cid = check_conversation(req.conversationMode, req.conversationId, caller.user_id)
     now = utcnow()
-    with database.atomic():
-        job = CronJob.create(
-            workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=check_text(req.name, "name").strip(),
-            agent_id=agent_id, cron_expression=expression, timezone=tz.strip(), message=message, enabled=req.enabled,
-            conversation_mode=req.conversationMode, conversation_id=cid,
-            next_fire_at=schedule.next_fire(expression, tz.strip(), now) if req.enabled else None,
-        )
-        audit.record(caller, "CREATE", "CRON_JOB", job.id, f"cron job {job.name} ({expression} {job.timezone})")
+    job = CronJob(
+        workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=check_text(req.name, "name").strip(),
+        agent_id=agent_id, cron_expression=expression, timezone=tz.strip(), message=message, enabled=req.enabled,
+        conversation_mode=req.conversationMode, conversation_id=cid,
+        next_fire_at=schedule.next_fire(expression, tz.strip(), now) if req.enabled else None,
+    )
+    audit.save(caller, "CREATE", "CRON_JOB", job, f"cron job {job.name} ({expression} {job.timezone})")
     return to_dict(job)
 
 
@@ -206,9 +172,7 @@ def update(caller: Caller, job_id: int, req: CronJobUpdate) -> dict[str, Any]:
         job.conversation_mode, job.conversation_id = mode, check_conversation(mode, cid, job.owner_user_id)
     job.next_fire_at = schedule.next_fire(job.cron_expression, job.timezone, utcnow()) if job.enabled else None
     job.update_time = utcnow()
-    with database.atomic():
-        job.save()
-        audit.record(caller, "UPDATE", "CRON_JOB", job.id, f"cron job {job.name} ({job.cron_expression} {job.timezone})")
+    audit.save(caller, "UPDATE", "CRON_JOB", job, f"cron job {job.name} ({job.cron_expression} {job.timezone})")
     return to_dict(job)
 
 
@@ -219,9 +183,7 @@ def toggle(caller: Caller, job_id: int, enabled: bool | None) -> dict[str, Any]:
     job.enabled = (not job.enabled) if enabled is None else enabled
     job.next_fire_at = schedule.next_fire(job.cron_expression, job.timezone, utcnow()) if job.enabled else None
     job.update_time = utcnow()
-    with database.atomic():
-        job.save()
-        audit.record(caller, "UPDATE", "CRON_JOB", job.id, f"{'enabled' if job.enabled else 'disabled'}")
+    audit.save(caller, "UPDATE", "CRON_JOB", job, f"{'enabled' if job.enabled else 'disabled'}")
     return to_dict(job)
 
 

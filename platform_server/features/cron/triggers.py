@@ -4,19 +4,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import peewee
-from pydantic import BaseModel, Field
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.cron import schedule
-from platform_server.features.cron.events import MAX_MESSAGE_CHARS, check_filter, mismatch, render
+from platform_server.features.cron.events import check_filter, mismatch, render
 from platform_server.features.cron.models import CronRun, Trigger, TriggerEvent
 from platform_server.features.cron.runner import EVENT_DEDUPE, CronScheduler, spec_of
+from platform_server.features.cron.schemas import EventEnvelope, TriggerCreate, TriggerUpdate
 from platform_server.features.cron.service import (
-    ConversationMode,
     can_manage,
     check_agent,
     check_conversation,
@@ -29,42 +28,6 @@ from platform_server.web.errors import ApiError, BadRequest, NotFound
 
 MAX_PAYLOAD_BYTES = 256 * 1024
 _EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:/\-]{1,100}$")
-Scalar = str | int | float | bool | None
-
-
-class TriggerCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    agentId: str | int
-    type: Literal["cron", "event"]
-    cronExpression: str | None = Field(default=None, max_length=200)
-    timezone: str | None = Field(default=None, max_length=64)
-    eventType: str | None = Field(default=None, max_length=100)
-    filter: dict[str, Scalar] | None = None
-    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    enabled: bool = True
-    conversationMode: ConversationMode = "new"
-    conversationId: str | None = Field(default=None, max_length=128)
-
-
-class TriggerUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    agentId: str | int | None = None
-    type: Literal["cron", "event"] | None = None
-    cronExpression: str | None = Field(default=None, max_length=200)
-    timezone: str | None = Field(default=None, max_length=64)
-    eventType: str | None = Field(default=None, max_length=100)
-    filter: dict[str, Scalar] | None = None
-    message: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS)
-    enabled: bool | None = None
-    conversationMode: ConversationMode | None = None
-    conversationId: str | None = Field(default=None, max_length=128)
-
-
-class EventEnvelope(BaseModel):
-    type: str = Field(min_length=1, max_length=100)
-    source: str | None = Field(default=None, max_length=200)
-    payload: dict[str, Any] = Field(default_factory=dict)
-    id: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 # ---- CRUD -------------------------------------------------------------------------------
@@ -163,9 +126,7 @@ def create(caller: Caller, req: TriggerCreate, default_tz: str) -> dict[str, Any
     t.conversation_mode = req.conversationMode
     t.conversation_id = check_conversation(req.conversationMode, req.conversationId, caller.user_id)
     _schedule(t)
-    with database.atomic():
-        t.save(force_insert=True)
-        audit.record(caller, "CREATE", "TRIGGER", t.id, f"{t.type} trigger {t.name}")
+    audit.save(caller, "CREATE", "TRIGGER", t, f"{t.type} trigger {t.name}")
     return to_dict(t)
 
 
@@ -194,9 +155,7 @@ def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str)
         t.pattern_version += 1
     _schedule(t)
     t.update_time = utcnow()
-    with database.atomic():
-        t.save()
-        audit.record(caller, "UPDATE", "TRIGGER", t.id, f"{t.type} trigger {t.name} (pattern v{t.pattern_version})")
+    audit.save(caller, "UPDATE", "TRIGGER", t, f"{t.type} trigger {t.name} (pattern v{t.pattern_version})")
     return to_dict(t)
 
 

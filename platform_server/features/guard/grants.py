@@ -161,16 +161,14 @@ def create(caller: Caller, scope_type: str, scope_id: str, tool_name: str | None
 
         if not GuardRule.select().where(GuardRule.rule_id == rule_id).exists():
             raise BadRequest(f"ruleId: unknown rule '{rule_id}'")
-    with database.atomic():
-        grant = ApprovalGrant.create(
-            workspace_id=caller.workspace_id, scope_type=scope_type, scope_id=scope_id,
-            conversation_pk=conversation_pk, tool_name=tool_name, rule_id=rule_id, max_severity=max_severity,
-            grant_kind=grant_kind, expire_at=expire_at, note=note or "", created_by=caller.user_id,
-            create_time=moment,
-        )
-        audit.record(caller, "CREATE", "APPROVAL_GRANT", grant.id,
-                     f"{scope_type}:{scope_id} tool={tool_name or '*'} rule={rule_id or '*'} "
-                     f"<= {max_severity} {grant_kind}")
+    grant = ApprovalGrant(
+        workspace_id=caller.workspace_id, scope_type=scope_type, scope_id=scope_id,
+        conversation_pk=conversation_pk, tool_name=tool_name, rule_id=rule_id, max_severity=max_severity,
+        grant_kind=grant_kind, expire_at=expire_at, note=note or "", created_by=caller.user_id,
+        create_time=moment,
+    )
+    audit.save(caller, "CREATE", "APPROVAL_GRANT", grant,
+               f"{scope_type}:{scope_id} tool={tool_name or '*'} rule={rule_id or '*'} <= {max_severity} {grant_kind}")
     return to_dict(grant, moment)
 
 

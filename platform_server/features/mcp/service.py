@@ -226,9 +226,7 @@ def create(caller: Caller, req: McpServerCreate) -> McpServer:
     row = McpServer(name=req.name, description=req.description, enabled=req.enabled,
                     disclosure_tier=req.disclosureTier, creator_user_id=caller.user_id)
     _apply_target(row, req.transport, req.url, req.headers, req.command, req.args, req.env)
-    with database.atomic():
-        row.save(force_insert=True)
-        audit.record(caller, "CREATE", "MCP_SERVER", row.id, f"MCP server {row.name} ({row.transport})")
+    audit.save(caller, "CREATE", "MCP_SERVER", row, f"MCP server {row.name} ({row.transport})")
     return row
 
 
@@ -258,11 +256,9 @@ def update(caller: Caller, server_id: int, req: McpServerUpdate) -> McpServer:
 
 def toggle(caller: Caller, server_id: int, enabled: bool) -> McpServer:
     row = get_row(server_id)
-    with database.atomic():
-        row.enabled = enabled
-        row.update_time = utcnow()
-        row.save()
-        audit.record(caller, "UPDATE", "MCP_SERVER", row.id, f"MCP server {row.name} {'enabled' if enabled else 'disabled'}")
+    row.enabled = enabled
+    row.update_time = utcnow()
+    audit.save(caller, "UPDATE", "MCP_SERVER", row, f"MCP server {row.name} {'enabled' if enabled else 'disabled'}")
     return row
 
 

@@ -116,13 +116,11 @@ class Dreamer:
             selected = {f.key for f in facts.active(scope) if _matches(f, words)}
             if not selected:
                 raise BadRequest("topic: no remembered facts match this topic")
-        with database.atomic():
-            report = DreamReport.create(
-                workspace_id=scope.workspace_id, user_id=scope.user_id, agent_id=scope.agent_id,
-                end_user_id=scope.end_user_id, mode=mode, trigger=trigger, topic=topic,
-            )
-            audit.record(actor, "CREATE", "DREAM_REPORT", report.id, f"{mode} dream of agent {scope.agent_id}",
-                         workspace_id=scope.workspace_id)
+        report = DreamReport(
+            workspace_id=scope.workspace_id, user_id=scope.user_id, agent_id=scope.agent_id,
+            end_user_id=scope.end_user_id, mode=mode, trigger=trigger, topic=topic,
+        )
+        audit.save(actor, "CREATE", "DREAM_REPORT", report, f"{mode} dream of agent {scope.agent_id}", workspace_id=scope.workspace_id)
         self.running[scope] = report.id
         task = asyncio.ensure_future(self._run(scope, report, actor, targets, selected))
         self.tasks.add(task)

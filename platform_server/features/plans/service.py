@@ -7,6 +7,7 @@ from platform_server.db import database, iso, utcnow
 from platform_server.features.plans.models import Plan, PlanStep
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
+from platform_server.serialize import Fields, ident, when
 
 
 def create(agent_id: int, workspace_id: int, user_id: int, conversation_id: str, goal: str, steps: list[str]) -> Plan:
@@ -40,11 +41,15 @@ def finish(plan_id: int, status: str) -> None:
             PlanStep.update(status=status).where((PlanStep.plan == plan_id) & (PlanStep.status.in_(["pending", "running"]))).execute()
 
 
-def step_dict(s: PlanStep) -> dict[str, Any]:
-    return {
-        "id": str(s.id), "index": s.step_index, "description": s.description, "status": s.status,
-        "result": s.result, "startedAt": iso(s.started_at), "finishedAt": iso(s.finished_at),
-    }
+step_dict = Fields(
+    id=ident("id"),
+    index="step_index",
+    description="description",
+    status="status",
+    result="result",
+    startedAt=when("started_at"),
+    finishedAt=when("finished_at"),
+)
 
 
 def to_dict(plan: Plan, with_steps: bool = False) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_server.config import Config
-from platform_server.db import BaseModel, database, iso, utcnow
+from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import secrets, service
@@ -15,6 +15,7 @@ from platform_server.features.skills.curator_models import CuratorRun, CuratorSt
 from platform_server.features.skills.models import Skill
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import Fields, ident
 
 MAX_BULK = 500
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#]*|[\u3040-\u30ff\u3400-\u9fff]")
@@ -249,9 +250,11 @@ def _keeper(members: list[Skill], bound: dict[int, list[dict[str, str]]]) -> Ski
                                        -(s.last_used_at or epoch).timestamp(), s.create_time, s.id))
 
 
-def _ref(row: BaseModel) -> dict[str, str]:
-    """A skill or agent as `{id, name}`."""
-    return {"id": str(row.id), "name": row.name}
+# A skill or agent as `{id, name}`.
+_ref = Fields(
+    id=ident("id"),
+    name="name",
+)
 
 
 def plan(workspace_id: int, now: dt.datetime, settings: Settings, consolidate: bool) -> list[dict[str, Any]]:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import peewee
-from pydantic import BaseModel, Field, field_validator
 
 from platform_server.config import Config
 from platform_server.db import database, iso, utcnow
@@ -15,6 +14,7 @@ from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.models import service as model_service
 from platform_server.features.wiki.models import KbAgent, KnowledgeBase, Page, RawMaterial
+from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 
@@ -28,36 +28,6 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "autoProcess": True,  # process a material as soon as it is added
     "maxChunksPerCall": 8,  # chunks given to the LLM in one page-writing call
 }
-
-
-class KbCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    description: str = Field(default="", max_length=2000)
-    agentIds: list[int] | None = Field(default=None, max_length=100)
-
-
-class KbUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    description: str | None = Field(default=None, max_length=2000)
-    agentIds: list[int] | None = Field(default=None, max_length=100)
-
-
-class KbConfigUpdate(BaseModel):
-    chunkSize: int | None = Field(default=None, ge=200, le=8000)
-    chunkOverlap: int | None = Field(default=None, ge=0, le=2000)
-    embeddingModelId: int | None = None
-    generationModelProvider: str | None = Field(default=None, max_length=100)
-    generationModelName: str | None = Field(default=None, max_length=200)
-    pageLanguage: str | None = Field(default=None, min_length=2, max_length=20)
-    autoProcess: bool | None = None
-    maxChunksPerCall: int | None = Field(default=None, ge=1, le=50)
-
-    @field_validator("pageLanguage")
-    @classmethod
-    def _lang(cls, v: str | None) -> str | None:
-        if v is not None and not all(c.isalnum() or c == "-" for c in v):
-            raise ValueError("must be a language tag such as en-US, zh-CN or auto")
-        return v
 
 
 def kb_dir(config: Config, kb_id: int) -> Path:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import peewee
-from pydantic import BaseModel, Field
 
 from platform_server.config import Config
 from platform_server.db import database, iso, utcnow
@@ -22,11 +21,6 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound, PayloadTooLarge
 
 MAX_TEXT_CHARS = 2_000_000  # extracted text of one material
-
-
-class RawText(BaseModel):
-    title: str = Field(min_length=1, max_length=200)
-    text: str = Field(min_length=1)
 
 
 @dataclass
@@ -113,15 +107,13 @@ def create(caller: Caller | None, kb: KnowledgeBase, title: str, source_type: st
            source_path: str | None = None) -> tuple[RawMaterial, bool]:
     """Insert the row; returns it and whether it should be queued now (the KB's autoProcess)."""
     auto = bool(config_of(kb)["autoProcess"])
-    with database.atomic():
-        raw = RawMaterial.create(
-            kb=kb.id, workspace_id=kb.workspace_id, creator_user_id=caller.user_id if caller else None,
-            title=title.strip()[:200], source_type=source_type, file_name=file_name[:255], stored_name=prep.stored_name,
-            content_type=prep.content_type, size_bytes=prep.size, content_hash=prep.content_hash, text=prep.text,
-            status="pending", queued=auto, source_path=source_path,
-        )
-        audit.record(caller, "CREATE", "WIKI_RAW", raw.id, f"material {raw.title} in {kb.name}",
-                     workspace_id=kb.workspace_id)
+    raw = RawMaterial(
+        kb=kb.id, workspace_id=kb.workspace_id, creator_user_id=caller.user_id if caller else None,
+        title=title.strip()[:200], source_type=source_type, file_name=file_name[:255], stored_name=prep.stored_name,
+        content_type=prep.content_type, size_bytes=prep.size, content_hash=prep.content_hash, text=prep.text,
+        status="pending", queued=auto, source_path=source_path,
+    )
+    audit.save(caller, "CREATE", "WIKI_RAW", raw, f"material {raw.title} in {kb.name}", workspace_id=kb.workspace_id)
     return raw, auto
 
 

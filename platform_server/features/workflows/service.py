@@ -64,10 +64,9 @@ def get(caller: Caller, workflow_id: int) -> dict[str, Any]:
 
 
 def create(caller: Caller, name: str, description: str, enabled: bool) -> dict[str, Any]:
-    with database.atomic():
-        row = Workflow.create(workspace_id=caller.workspace_id, name=name.strip(), description=description,
-                              enabled=enabled, creator_user_id=caller.user_id)
-        audit.record(caller, "CREATE", "WORKFLOW", row.id, f"workflow '{row.name}' created")
+    row = Workflow(workspace_id=caller.workspace_id, name=name.strip(), description=description,
+                   enabled=enabled, creator_user_id=caller.user_id)
+    audit.save(caller, "CREATE", "WORKFLOW", row, f"workflow '{row.name}' created")
     return to_dict(row, full=True)
 
 
