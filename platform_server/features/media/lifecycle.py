@@ -5,6 +5,7 @@ from functools import partial
 from typing import Any
 
 from platform_server.features.media import service
+from platform_server.integrations.local_speech import LocalSpeech
 from platform_server.loops import Loop
 
 IMAGE_TOOL = {
@@ -37,6 +38,7 @@ async def start(platform: Any) -> None:
         name="image_generate", description="Generate an image from a text prompt; returns a one-time download link.",
         parameters=IMAGE_TOOL, run=partial(service.image_generate, platform.config.data_dir), source="media",
     ))
+    platform.services["speech.local"] = LocalSpeech()  # models load on first use
     loop = GeneratedFilesPurge(platform.config.data_dir)
     platform.services["media.purge"] = loop
     loop.start()
