@@ -50,6 +50,7 @@ FEATURES: tuple[str, ...] = (
     "memory",
     "subagents",
     "media",
+    "talk",
     "datasources",
     "plugins",
     "channels",
@@ -94,6 +95,15 @@ def collect_migrations() -> list[Migration]:
     return migrations
 
 
+def collect_sockets() -> list[Route]:
+    """WebSocket routes (`SOCKETS` of an area): served, but not REST routes of the inventory."""
+    sockets: list[Route] = []
+    for name in FEATURES:
+        module = _feature_module(name, "handlers")
+        sockets.extend(getattr(module, "SOCKETS", []) if module else [])
+    return sockets
+
+
 def collect_routes() -> list[Route]:
     routes: list[Route] = []
     for name in FEATURES:
@@ -132,7 +142,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
         web=web,
     )
     platform.routes = collect_routes()
-    handlers: list[Any] = [(r.regex, r.handler) for r in platform.routes]
+    handlers: list[Any] = [(r.regex, r.handler) for r in collect_sockets() + platform.routes]
     handlers += [
         (r"/(swagger-ui\.html)$", IndexHandler, {"path": STATIC_DIR}),
         (r"/static/(.*)", tornado.web.StaticFileHandler, {"path": STATIC_DIR}),

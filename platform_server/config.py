@@ -29,6 +29,7 @@ class Config:
     max_body_bytes: int = 10 * 1024 * 1024
     upload_max_bytes: int = 20 * 1024 * 1024
     max_page_size: int = 100
+    allowed_origins: tuple[str, ...] = ()  # other origins (scheme://host[:port]) the talk WebSocket accepts
     # Chat runtime
     heartbeat_s: float = 15.0
     replay_retention_s: float = 300.0
@@ -42,6 +43,9 @@ class Config:
     dreaming_hour: int = 3  # local hour (0-23) from which the nightly dream runs once a day
     dreaming_timezone: str = ""  # IANA zone of dreaming_hour and of daily notes; empty: `timezone`
     dreaming_check_interval_s: float = 300.0  # how often the nightly loop looks at the clock
+    # Talk mode (the talk WebSocket; also needs the `talk_mode` feature flag)
+    talk_max_frame_bytes: int = 64 * 1024  # one client frame (JSON or PCM16 audio)
+    talk_max_utterance_s: float = 30.0  # audio buffered before `end` (16 kHz PCM16)
     # Tools
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False
