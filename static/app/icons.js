@@ -1,5 +1,5 @@
 // Inline SVG icons built with DOM calls (24x24 stroke paths, currentColor).
-const PATHS = {
+export const PATHS = {
   attach: "M21 11.5 12.5 20a5 5 0 0 1-7-7l8.5-8.5a3.3 3.3 0 0 1 4.7 4.7L10.2 17.7a1.7 1.7 0 0 1-2.4-2.4L15.5 7.6",
   pin: "M9 4h6l-1 6 4 3v2H6v-2l4-3zM12 15v6",
   unpin: "M9 4h6l-1 6 4 3v2H6v-2l4-3zM12 15v6M4 4l16 16",
@@ -12,6 +12,8 @@ const PATHS = {
   send: "M4 12 20 4l-6 16-3-7z",
   stop: "M7 7h10v10H7z",
   plus: "M12 5v14M5 12h14",
+  bell: "M6 16V11a6 6 0 0 1 12 0v5l2 2H4zM10 21h4",
+  inbox: "M3 13h5l1 3h6l1-3h5M5 5h14l2 8v6H3v-6z",
 };
 
 const NS = "http://www.w3.org/2000/svg";

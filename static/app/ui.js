@@ -1,8 +1,8 @@
 // The console's component toolkit: Preact with htm tagged templates (no build step, no eval,
 // so it runs under the strict CSP) and uPlot for time series. Pages import from here only.
-import { h, render, Fragment } from "/static/vendor/preact/preact.mjs";
+import { h, render, Fragment, cloneElement, createContext } from "/static/vendor/preact/preact.mjs";
 import {
-  useState, useEffect, useMemo, useCallback, useRef, useReducer, useLayoutEffect,
+  useState, useEffect, useMemo, useCallback, useRef, useReducer, useLayoutEffect, useContext, useId,
 } from "/static/vendor/preact/hooks.mjs";
 import htm from "/static/vendor/htm/htm.mjs";
 
@@ -10,7 +10,8 @@ import htm from "/static/vendor/htm/htm.mjs";
 export const html = htm.bind(h);
 
 export {
-  h, render, Fragment, useState, useEffect, useMemo, useCallback, useRef, useReducer, useLayoutEffect,
+  h, render, Fragment, cloneElement, createContext,
+  useState, useEffect, useMemo, useCallback, useRef, useReducer, useLayoutEffect, useContext, useId,
 };
 
 /** uPlot is loaded on demand: only pages with charts pay for it. */

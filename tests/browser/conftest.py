@@ -109,3 +109,15 @@ async def open_console(page: Any, server: RunningServer, login: dict[str, Any] |
             [login["token"], user],
         )
     await page.goto(f"{server.url}/{path}")
+
+
+def failed_requests(page: Any) -> list[str]:
+    """Collects "STATUS METHOD URL" of every API answer with status 400 or more (a normal walk expects none)."""
+    failures: list[str] = []
+
+    def check(response: Any) -> None:
+        if "/api/" in response.url and response.status >= 400:
+            failures.append(f"{response.status} {response.request.method} {response.url}")
+
+    page.on("response", check)
+    return failures

@@ -1,0 +1,212 @@
+// The console's frame: header (workspace, approval and notification badges, theme, user), the sidebar
+// built from nav.js, and the routed page. Pages get the session through SessionContext.
+import { bus, get, session } from "./api.js";
+import { showError } from "./dom.js";
+import { themeToggle } from "./theme.js";
+import { HOME, NAV } from "./nav.js";
+import { html, useCallback, useEffect, useMemo, useRef, useState } from "./ui.js";
+import { Icon } from "./components/icon.js";
+import { ErrorBox, Loading, usePoll } from "./components/page.js";
+import { SessionContext, allowed } from "./components/session.js";
+
+const POLL_MS = 20_000;
+
+function parseHash() {
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  return { path: parts[0] || HOME, args: parts.slice(1) };
+}
+
+/** Tell the header to refresh its badges now (after an approval, a revoke, …). */
+export function notificationsChanged() {
+  window.dispatchEvent(new Event("notifications-changed"));
+}
+
+export function Shell({ onLogout }) {
+  const [route, setRoute] = useState(parseHash);
+  const [workspace, setWorkspace] = useState(session.workspace);
+  const [workspaces, setWorkspaces] = useState(null);
+  const [navOpen, setNavOpen] = useState(false);
+  const user = session.user;
+  const isGlobalAdmin = user?.role === "admin";
+
+  const loadWorkspaces = useCallback(async () => {
+    let list = [];
+    try { list = await get("/workspaces"); } catch { list = []; }
+    if (Array.isArray(list) && list.length && !list.some((w) => w.id === session.workspace)) {
+      localStorage.setItem("ap.workspace", list[0].id);
+      setWorkspace(list[0].id);
+    }
+    setWorkspaces(Array.isArray(list) ? list : []);
+  }, []);
+
+  useEffect(() => {
+    loadWorkspaces();
+    const onHash = () => { setRoute(parseHash()); setNavOpen(false); };
+    const onWorkspace = (e) => setWorkspace(e.detail);
+    window.addEventListener("hashchange", onHash);
+    window.addEventListener("workspaces-changed", loadWorkspaces);
+    bus.addEventListener("workspace", onWorkspace);
+    return () => {
+      window.removeEventListener("hashchange", onHash);
+      window.removeEventListener("workspaces-changed", loadWorkspaces);
+      bus.removeEventListener("workspace", onWorkspace);
+    };
+  }, [loadWorkspaces]);
+
+  const role = workspaces?.find((w) => w.id === workspace)?.effectiveRole || null;
+  const ctx = useMemo(() => ({
+    user, isGlobalAdmin, role, workspace, workspaces: workspaces || [], reloadWorkspaces: loadWorkspaces,
+    can: (need) => allowed(need, role, isGlobalAdmin),
+  }), [user, isGlobalAdmin, role, workspace, workspaces, loadWorkspaces]);
+
+  const visible = NAV.filter((p) => allowed(p.need, role, isGlobalAdmin));
+  const entry = NAV.find((p) => p.path === route.path) || NAV.find((p) => p.path === HOME);
+  const title = entry?.label || "";
+  useEffect(() => { document.title = `${title} · Agent Platform`; }, [title]);
+  const mainRef = useRef(null);
+
+  let content;
+  if (workspaces === null) content = html`<${Loading} />`;
+  else if (!allowed(entry.need, role, isGlobalAdmin)) {
+    content = html`<div class="page-inner"><h1>${entry.label}</h1>
+      <p class="muted">This page is for ${needWords(entry.need)}. Ask an administrator if you need it.</p></div>`;
+  } else content = html`<${PageHost} key=${`${workspace}:${entry.path}`} entry=${entry} args=${route.args} />`;
+
+  return html`<${SessionContext.Provider} value=${ctx}>
+    <div class=${navOpen ? "shell nav-open" : "shell"}>
+      <a class="skip-link" href="#main" onClick=${(e) => { e.preventDefault(); mainRef.current?.focus(); }}>Skip to content</a>
+      <${Header} workspaces=${workspaces || []} workspace=${workspace} user=${user} role=${role} onLogout=${onLogout}
+        navOpen=${navOpen} onMenu=${() => setNavOpen(!navOpen)} />
+      <${Sidebar} pages=${visible} current=${entry?.path} />
+      <div class="nav-scrim" onClick=${() => setNavOpen(false)} aria-hidden="true"></div>
+      <main class="page" id="main" tabindex="-1" ref=${mainRef}>${content}</main>
+    </div>
+  <//>`;
+}
+
+function needWords(need) {
+  if (need === "global") return "global administrators";
+  return `workspace ${need}s and above`;
+}
+
+function Sidebar({ pages, current }) {
+  const groups = [];
+  for (const p of pages) {
+    let g = groups.find((x) => x.name === p.group);
+    if (!g) groups.push(g = { name: p.group, pages: [] });
+    g.pages.push(p);
+  }
+  return html`<nav class="side-nav" id="side-nav" aria-label="Main">
+    ${groups.map((g) => html`<div class="nav-group" key=${g.name}>
+      ${g.name && html`<div class="nav-group-title">${g.name}</div>`}
+      ${g.pages.map((p) => html`<a key=${p.path} href=${`#/${p.path}`} data-page=${p.path}
+        aria-current=${p.path === current ? "page" : undefined}>${p.label}</a>`)}
+    </div>`)}
+  </nav>`;
+}
+
+function Header({ workspaces, workspace, user, role, onLogout, navOpen, onMenu }) {
+  return html`<header class="topbar">
+    <button type="button" class="icon-btn menu-toggle" aria-label="Menu" aria-controls="side-nav"
+      aria-expanded=${navOpen ? "true" : "false"} onClick=${onMenu}><${Icon} name="menu" size=${20} /></button>
+    <a class="brand" href=${`#/${HOME}`}><span class="brand-mark" aria-hidden="true">◆</span><span class="brand-name">Agent Platform</span></a>
+    <div class="top-right">
+      <select class="workspace-picker" aria-label="Workspace" hidden=${workspaces.length < 2} value=${workspace}
+        onChange=${(e) => { session.workspace = e.currentTarget.value; }}>
+        ${workspaces.map((w) => html`<option key=${w.id} value=${w.id}>${w.name}</option>`)}
+      </select>
+      <${Badges} workspace=${workspace} role=${role} />
+      <${ThemeToggle} />
+      <span class="who" title=${user?.role === "admin" ? "Global admin" : role || ""}>${user?.nickname || user?.username || ""}</span>
+      <button type="button" class="btn btn-ghost logout" onClick=${onLogout}>Log out</button>
+    </div>
+  </header>`;
+}
+
+/** The approvals badge and the notifications bell, from GET /notifications/summary. */
+function Badges({ workspace, role }) {
+  const [summary, setSummary] = useState(null);
+  const [open, setOpen] = useState(false);
+  const load = useCallback(async () => {
+    try { setSummary(await get("/notifications/summary")); } catch { setSummary(null); }
+  }, [workspace]);
+  useEffect(() => {
+    if (!role) return undefined;
+    load();
+    window.addEventListener("notifications-changed", load);
+    return () => window.removeEventListener("notifications-changed", load);
+  }, [load, role]);
+  usePoll(() => { if (role) load(); }, POLL_MS, [load, role]);
+  if (!summary) return null;
+  const pending = summary.workspacePendingApprovals ?? summary.pendingApprovals ?? 0;
+  const problems = (summary.failedToolCalls24h || 0) + (summary.failedMessages24h || 0);
+  const hasApprovals = NAV.some((p) => p.path === "approvals");
+  return html`
+    ${hasApprovals && html`<a class="icon-btn badge-btn" href="#/approvals" title="Approvals"
+        aria-label=${`Approvals: ${pending} pending`}><${Icon} name="inbox" />
+      ${pending > 0 && html`<span class="count" data-count="approvals">${pending}</span>`}</a>`}
+    <div class="bell">
+      <button type="button" class="icon-btn badge-btn" aria-expanded=${open ? "true" : "false"}
+        aria-label=${`Notifications: ${summary.total || 0}`} title="Notifications" onClick=${() => setOpen(!open)}>
+        <${Icon} name="bell" />${summary.total > 0 && html`<span class="count" data-count="notifications">${summary.total}</span>`}
+      </button>
+      ${open && html`<div class="bell-menu" role="dialog" aria-label="Notifications"
+          onKeyDown=${(e) => { if (e.key === "Escape") setOpen(false); }}>
+        <ul class="plain">
+          <li><span class="num">${pending}</span> pending approvals</li>
+          <li><span class="num">${summary.failedToolCalls24h || 0}</span> failed tool calls (24 h)</li>
+          <li><span class="num">${summary.deniedToolCalls24h || 0}</span> denied tool calls (24 h)</li>
+          <li><span class="num">${summary.failedMessages24h || 0}</span> failed answers (24 h)</li>
+          <li><span class="num">${summary.activeGrants || 0}</span> active approval grants</li>
+        </ul>
+        ${problems > 0 && html`<p class="muted">Failures show on the dashboard and in the audit log.</p>`}
+      </div>`}
+    </div>`;
+}
+
+function ThemeToggle() {
+  const ref = useRef(null);
+  useEffect(() => {
+    const button = themeToggle();
+    ref.current.append(button);
+    return () => button.remove();
+  }, []);
+  return html`<span class="theme-slot" ref=${ref}></span>`;
+}
+
+/** Loads a page's module and shows it: a Preact component, or a legacy dom.js class hosted in a box. */
+function PageHost({ entry, args }) {
+  const [mod, setMod] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    let live = true;
+    entry.load().then((m) => { if (live) setMod(m); }, (err) => { if (live) setError(err); });
+    return () => { live = false; };
+  }, [entry]);
+  if (error) return html`<div class="page-inner"><${ErrorBox} error=${error} /></div>`;
+  if (!mod) return html`<${Loading} />`;
+  if (entry.legacy) return html`<${LegacyHost} View=${mod[entry.legacy]} args=${args} />`;
+  const Page = mod.default;
+  return html`<${Page} args=${args} />`;
+}
+
+function LegacyHost({ View, args }) {
+  const box = useRef(null);
+  const view = useRef(null);
+  useEffect(() => {
+    const v = new View();
+    view.current = { view: v, ready: Promise.resolve(v.init?.()).catch(showError) };
+    box.current.replaceChildren(v.el);
+    return () => { v.destroy?.(); view.current = null; };
+  }, [View]);
+  const key = args.join("/");
+  useEffect(() => {
+    const current = view.current;
+    if (!current) return;
+    current.ready.then(() => {
+      if (view.current === current) return Promise.resolve(current.view.update?.(args)).catch(showError);
+      return undefined;
+    });
+  }, [View, key]);
+  return html`<div class="legacy-host" ref=${box}></div>`;
+}
