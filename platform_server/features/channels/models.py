@@ -43,6 +43,7 @@ class PairingSession(BaseModel):
     session_id = peewee.CharField(unique=True)  # ours, unguessable
     workspace_id = peewee.BigIntegerField(index=True)
     channel = peewee.ForeignKeyField(Channel, on_delete="CASCADE")
+    channel_id: int  # peewee's accessor of the foreign key column
     purpose = peewee.CharField()  # qrcode, register, login
     gateway_session = peewee.CharField()
     status = peewee.CharField(default="waiting")  # waiting, scanned, confirmed, expired, failed
