@@ -46,6 +46,11 @@ class Config:
     # Talk mode (the talk WebSocket; also needs the `talk_mode` feature flag)
     talk_max_frame_bytes: int = 64 * 1024  # one client frame (JSON or PCM16 audio)
     talk_max_utterance_s: float = 30.0  # audio buffered before `end` (16 kHz PCM16)
+    # Media generation jobs (video_generate, music_generate, model3d_generate)
+    media_job_poll_initial_s: float = 1.0  # first status poll; doubles up to media_job_poll_max_s
+    media_job_poll_max_s: float = 15.0
+    media_job_timeout_s: float = 900.0  # a job not finished by then fails the tool call
+    media_job_max_bytes: int = 200 * 1024 * 1024  # largest file downloaded from a provider
     # Tools
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False
