@@ -107,11 +107,14 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
 
     def on_close(self) -> None:
         session, self.session = self.session, None
-        if session is not None:
-            session.release()  # at once: the conversation may be talked to again right away
-            task = asyncio.get_running_loop().create_task(session.close())
-            self.platform.services["talk"].closing.add(task)
-            task.add_done_callback(self.platform.services["talk"].closing.discard)
+        if session is None:
+            return
+        session.release()  # at once: the conversation may be talked to again right away
+        task = asyncio.get_running_loop().create_task(session.close())
+        registry = self.platform.services.get("talk")
+        if registry is not None:  # None while the server stops
+            registry.closing.add(task)
+            task.add_done_callback(registry.closing.discard)
 
 
 ROUTES: list[Any] = []  # no REST routes; the socket is outside the inventory

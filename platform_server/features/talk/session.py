@@ -202,9 +202,10 @@ class TalkSession:
                 await asyncio.wait([turn.task], timeout=5)
 
     def release(self) -> None:
-        if self._claimed is not None:
-            self.registry.release(self._claimed, self)
-            self._claimed = None
+        registry = self.platform.services.get("talk")
+        if self._claimed is not None and registry is not None:
+            registry.release(self._claimed, self)
+        self._claimed = None
 
     async def close(self) -> None:
         await self.cancel_answer()
