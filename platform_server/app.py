@@ -7,7 +7,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import tornado.httpserver
 import tornado.web
@@ -23,50 +23,147 @@ from platform_server.web.context import Principal, WebServices
 from platform_server.web.openapi import ApiDocsHandler
 from platform_server.web.routing import Route, route
 
+if TYPE_CHECKING:
+    from tornado.ioloop import PeriodicCallback
+
+    from platform_server.features.auth.cache import AuthCache
+    from platform_server.features.channels.runtime import ChannelRuntime
+    from platform_server.features.chat.runtime import ChatRuntime
+    from platform_server.features.cron.runner import CronScheduler
+    from platform_server.features.mcp.manager import McpManager
+    from platform_server.features.memory.dreaming import Dreamer
+    from platform_server.features.models.runtime import LlmRouter
+    from platform_server.features.oauth.service import OAuthService
+    from platform_server.features.plugins.service import PluginCatalog
+    from platform_server.features.skills.curator_runtime import Curator
+    from platform_server.features.skills.runtime import SkillsRuntime
+    from platform_server.features.subagents.service import SubagentManager
+    from platform_server.features.talk.session import TalkRegistry
+    from platform_server.features.teams.runner import TeamRunner
+    from platform_server.features.tools.registry import ToolRegistry
+    from platform_server.features.wiki.engine import WikiEngine
+    from platform_server.features.workflows.engine import WorkflowEngine
+    from platform_server.integrations.local_speech import LocalSpeech
+    from platform_server.loops import Loop
+
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One area as registered here: `needs` start before it (their services are running when its
+    `lifecycle.start` runs); `uses` are areas it calls only while serving or imports functions
+    from, which may start later. tests/test_layout.py checks both lists against the code."""
+
+    name: str
+    needs: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
+
 
 # Feature areas in start order; each is a package under platform_server/features/ with
 # handlers.py (ROUTES), optional models.py (MIGRATIONS) and optional lifecycle.py (start/stop).
-FEATURES: tuple[str, ...] = (
-    "audit",
-    "workspaces",
-    "auth",
-    "settings",
-    "setup",
-    "system",
-    "tools",
-    "mcp",
-    "acp",
-    "models",
-    "oauth",
-    "agents",
-    "skills",
-    "wiki",
-    "templates",
-    "guard",
-    "conversations",
-    "plans",
-    "chat",
-    "memory",
-    "subagents",
-    "media",
-    "talk",
-    "datasources",
-    "plugins",
-    "channels",
-    "workflows",
-    "teams",
-    "cron",
-    "goals",
-    "usage",
+FEATURES: tuple[Feature, ...] = (
+    Feature("audit"),
+    Feature("workspaces", needs=("audit",), uses=("auth",)),
+    Feature("auth", needs=("audit", "workspaces")),
+    Feature("settings", needs=("audit",)),
+    Feature("setup", needs=("auth", "settings")),
+    Feature("system"),
+    Feature("tools", needs=("audit",), uses=("agents", "mcp")),
+    Feature("mcp", needs=("audit", "tools"), uses=("agents",)),
+    Feature("acp", needs=("audit",)),
+    Feature("models", needs=("audit",)),
+    Feature("oauth", needs=("audit", "models")),
+    Feature("agents", needs=("audit", "models", "settings")),
+    Feature("skills", needs=("agents", "audit", "models", "workspaces"), uses=("conversations",)),
+    Feature("wiki", needs=("agents", "audit", "models", "tools")),
+    Feature("templates", needs=("agents",)),
+    Feature("guard", needs=("agents", "audit", "workspaces"), uses=("conversations",)),
+    Feature("conversations", needs=("agents", "audit", "auth", "guard"), uses=("chat",)),
+    Feature("plans"),
+    Feature("chat", needs=("agents", "conversations", "guard", "models", "plans", "skills", "tools"),
+            uses=("goals", "memory")),
+    Feature("memory", needs=("agents", "audit", "conversations", "models", "settings")),
+    Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools")),
+    Feature("media", needs=("models", "settings", "tools")),
+    Feature("talk", needs=("chat", "conversations", "media", "settings")),
+    Feature("datasources", needs=("audit", "tools")),
+    Feature("plugins", needs=("audit", "tools")),
+    Feature("channels", needs=("agents", "audit", "auth", "chat", "conversations", "workspaces")),
+    Feature("workflows", needs=("agents", "audit", "auth", "chat", "guard", "models")),
+    Feature("teams", needs=("agents", "audit", "auth", "conversations", "models", "subagents", "tools", "workflows")),
+    Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
+    Feature("goals", needs=("agents", "audit", "conversations")),
+    Feature("usage", needs=("agents", "chat", "conversations")),
 )
+
+
+def check_feature_order(features: tuple[Feature, ...] = FEATURES) -> None:
+    """Every area's `needs` start before it and every named area exists (raises ValueError otherwise)."""
+    seen: set[str] = set()
+    names = {f.name for f in features}
+    for feature in features:
+        if feature.name in seen:
+            raise ValueError(f"feature {feature.name!r} is registered twice")
+        for need in feature.needs:
+            if need not in seen:
+                raise ValueError(f"feature {feature.name!r} needs {need!r}, which does not start before it")
+        for use in feature.uses:
+            if use not in names:
+                raise ValueError(f"feature {feature.name!r} uses {use!r}, which is not registered")
+        seen.add(feature.name)
+
+
+class Services:
+    """The long-lived objects areas start, one attribute each (set by that area's lifecycle.start).
+
+    A type checker follows every `platform.services.<name>`; an area that starts one adds its
+    attribute here. Reading one whose area has not started raises AttributeError."""
+
+    auth_cache: AuthCache
+    tools: ToolRegistry
+    mcp: McpManager
+    llm: LlmRouter
+    oauth: OAuthService
+    oauth_refresh: PeriodicCallback
+    skills: SkillsRuntime
+    skills_curator: Curator
+    wiki: WikiEngine
+    chat: ChatRuntime
+    chat_prune: Loop
+    memory: Dreamer
+    memory_nightly: Loop
+    subagents: SubagentManager
+    media_purge: Loop
+    speech_local: LocalSpeech
+    talk: TalkRegistry
+    plugins: PluginCatalog
+    channels: ChannelRuntime
+    workflows: WorkflowEngine
+    workflow_timeouts: Loop
+    teams: TeamRunner
+    cron: CronScheduler
+
+
+class Platform(Protocol):
+    """What handlers, lifecycles and runtimes read of the process state."""
+
+    config: Config
+    jwt: JwtIssuer
+    login_limiter: LoginLimiter
+    web: WebServices
+    routes: list[Route]
+    started_at: float
+    openapi_text: str | None
+    services: Services
+
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
 
 
 @dataclass
-class Platform:
-    """State shared by handlers and loops: one per process, created by make_app."""
+class PlatformState:
+    """State shared by handlers and loops (the `Platform`): one per process, created by make_app."""
 
     config: Config
     jwt: JwtIssuer
@@ -75,7 +172,8 @@ class Platform:
     routes: list[Route] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)
     openapi_text: str | None = None
-    services: dict[str, Any] = field(default_factory=dict)  # feature name -> runtime object
+    services: Services = field(default_factory=Services)
+    started: list[str] = field(default_factory=list)  # areas whose lifecycle.start completed, in order
 
 
 def _feature_module(name: str, part: str) -> ModuleType | None:
@@ -89,8 +187,8 @@ def _feature_module(name: str, part: str) -> ModuleType | None:
 
 def collect_migrations() -> list[Migration]:
     migrations: list[Migration] = []
-    for name in FEATURES:
-        module = _feature_module(name, "models")
+    for feature in FEATURES:
+        module = _feature_module(feature.name, "models")
         migrations.extend(getattr(module, "MIGRATIONS", []) if module else [])
     return migrations
 
@@ -98,16 +196,16 @@ def collect_migrations() -> list[Migration]:
 def collect_sockets() -> list[Route]:
     """WebSocket routes (`SOCKETS` of an area): served, but not REST routes of the inventory."""
     sockets: list[Route] = []
-    for name in FEATURES:
-        module = _feature_module(name, "handlers")
+    for feature in FEATURES:
+        module = _feature_module(feature.name, "handlers")
         sockets.extend(getattr(module, "SOCKETS", []) if module else [])
     return sockets
 
 
 def collect_routes() -> list[Route]:
     routes: list[Route] = []
-    for name in FEATURES:
-        module = _feature_module(name, "handlers")
+    for feature in FEATURES:
+        module = _feature_module(feature.name, "handlers")
         routes.extend(getattr(module, "ROUTES", []) if module else [])
     routes.append(route("/v3/api-docs", ApiDocsHandler))
     return sorted(routes, key=lambda r: r.specificity)
@@ -120,8 +218,9 @@ class IndexHandler(tornado.web.StaticFileHandler):
         self.set_header("Cache-Control", "no-cache")
 
 
-def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
+def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     """Open the database, migrate, seed, and build the Tornado application."""
+    check_feature_order()
     os.makedirs(config.data_dir, exist_ok=True)
     open_database(config.db_path)
     run_migrations(collect_migrations())
@@ -133,7 +232,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
         workspace_role=workspace_service.member_role,
         renew_token=lambda p: jwt.issue(p.user_id, p.username, p.role),
     )
-    platform = Platform(
+    platform = PlatformState(
         config=config,
         jwt=jwt,
         login_limiter=LoginLimiter(
@@ -142,7 +241,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
         web=web,
     )
     platform.routes = collect_routes()
-    handlers: list[Any] = [(r.regex, r.handler) for r in collect_sockets() + platform.routes]
+    handlers: list[Any] = [r.target() for r in collect_sockets() + platform.routes]
     handlers += [
         (r"/(swagger-ui\.html)$", IndexHandler, {"path": STATIC_DIR}),
         (r"/static/(.*)", tornado.web.StaticFileHandler, {"path": STATIC_DIR}),
@@ -158,7 +257,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, Platform]:
     return app, platform
 
 
-async def start_features(platform: Platform) -> None:
+async def start_features(platform: PlatformState) -> None:
     """Seed data and start each area's background work."""
     from platform_server.features.settings import service as settings_service
     from platform_server.features.setup import service as setup_service
@@ -168,14 +267,17 @@ async def start_features(platform: Platform) -> None:
     setup_service.ensure_headless_admin(
         platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds
     )
-    for name in FEATURES:
-        module = _feature_module(name, "lifecycle")
+    for feature in FEATURES:
+        module = _feature_module(feature.name, "lifecycle")
         if module and hasattr(module, "start"):
             await module.start(platform)
+        platform.started.append(feature.name)
 
 
-async def stop_features(platform: Platform) -> None:
-    for name in reversed(FEATURES):
+async def stop_features(platform: PlatformState) -> None:
+    """Stop the areas that started, in reverse order (a second call stops nothing)."""
+    while platform.started:
+        name = platform.started.pop()
         module = _feature_module(name, "lifecycle")
         if module and hasattr(module, "stop"):
             try:
@@ -201,4 +303,4 @@ def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | No
     return server
 
 
-__all__ = ["FEATURES", "Platform", "make_app", "start_features", "stop_features", "listen", "Principal"]
+__all__ = ["FEATURES", "Feature", "Platform", "PlatformState", "Services", "make_app", "start_features", "stop_features", "listen", "Principal"]

@@ -13,7 +13,8 @@ import yarl
 
 from platform_server.features.agents import files, memory, service
 from platform_server.web.context import Caller, Principal
-from platform_server.web.errors import AgentNotFound, BadRequest, Forbidden, NotFound
+from platform_server.features.agents.errors import AgentNotFound
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
 from tests.helpers.client import ApiClient, Response
 from tests.helpers.server import RunningServer
 

@@ -27,7 +27,7 @@ async def emergence(env: ChatEnv, script: Script, token: str = "alice", **params
 @pytest.mark.config(dreaming_hour=3, dreaming_timezone="Europe/Lisbon")
 async def test_the_nightly_loop_dreams_once_a_day_and_chat_sends_the_new_memory(env: ChatEnv, server: Any) -> None:
     await summarize(env, [fact("coffee", "Drinks coffee black"), fact("job", "Works as a nurse")])
-    loop = server.platform.services["memory.nightly"]
+    loop = server.platform.services.memory_nightly
     loop.clock = lambda: at(4)
     assert await loop.tick() == 0  # the `dreaming` feature flag is off by default
     r = await env.api.put("/api/v1/feature-flags/dreaming", {"enabled": True}, token="alice")
@@ -167,7 +167,7 @@ async def test_dream_events_stream_progress_and_failures(env: ChatEnv, api: ApiC
         assert "boom" in frame.data["message"]
         failed = await run
         assert failed.code == 2001 and "boom" in failed.msg
-    bus = server.platform.services["memory"].bus
+    bus = server.platform.services.memory.bus
     for _ in range(100):
         if not bus.subscribers:
             break

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 
-from platform_server.web.base import STRING_PARAMS
 from platform_server.web.context import OPTIONAL, PUBLIC
 from tests.helpers.client import ApiClient, iter_sse
 from tests.helpers.server import RunningServer
@@ -48,12 +47,12 @@ async def test_a_non_numeric_long_path_parameter_answers_400(server: RunningServ
     checked = 0
     for r in server.platform.routes:
         names = re.findall(r"\{([^}]+)\}", r.template)
-        longs = [n for n in names if n not in STRING_PARAMS]
+        longs = [n for n in names if n in r.long_params]
         if not longs:
             continue
         path = r.template
         for n in names:
-            path = path.replace("{" + n + "}", "abc" if n == longs[0] else ("1" if n not in STRING_PARAMS else "x"))
+            path = path.replace("{" + n + "}", "abc" if n == longs[0] else ("1" if n in r.long_params else "x"))
         for method in r.handler.implemented_methods():
             res = await api.request(method, path, token="alice")
             if method in r.handler.sse_methods:

@@ -66,7 +66,7 @@ def mcp_http() -> Iterator[McpProcess]:
 
 
 def registry_of(server: RunningServer) -> ToolRegistry:
-    return server.platform.services["tools"]
+    return server.platform.services.tools
 
 
 async def run_tool(server: RunningServer, name: str, args: dict[str, Any]) -> tuple[bool, str]:
@@ -185,11 +185,11 @@ async def test_startup_does_not_wait_for_servers_and_connects_them_in_the_backgr
 
     await create(api, http_body(mcp_http.url))
     await create(api, http_body(f"http://127.0.0.1:{free_port()}/mcp", name="dead"))
-    old: McpManager = server.platform.services["mcp"]
+    old: McpManager = server.platform.services.mcp
     await old.stop()
     assert "mcp__docs__add" not in registry_of(server).names()
     fresh = McpManager(server.config, registry_of(server))
-    server.platform.services["mcp"] = fresh
+    server.platform.services.mcp = fresh
     started = time.monotonic()
     await fresh.start()
     assert time.monotonic() - started < 0.5

@@ -36,7 +36,7 @@ async def test_without_a_provider_the_local_engines_speak_and_hear(env: ChatEnv,
     assert heard.data["engine"] == "pocketsphinx" and "time" in heard.data["text"]
     r2 = await env.api.post("/api/v1/tts/synthesize", {"text": "Again.", "voice": "joe", "format": "wav"}, token="bob")
     assert r2.status == 200
-    assert server.platform.services["speech.local"].loads == {"stt": 1, "tts": 1}
+    assert server.platform.services.speech_local.loads == {"stt": 1, "tts": 1}
 
 
 async def test_the_local_engines_refuse_what_they_cannot_do(env: ChatEnv) -> None:

@@ -10,7 +10,7 @@ import pytest_asyncio
 from platform_server.features.models.runtime import Routed, resolve_targets
 from platform_server.integrations.llm import ChatMessage, ChatRequest, TextDelta
 from platform_server.integrations.llm.local import find_default_gguf
-from platform_server.web.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.llm_script import Script
@@ -118,7 +118,7 @@ async def test_resolve_targets_orders_explicit_then_default_then_preferences(ser
 async def test_the_router_streams_from_the_default_model_and_names_the_target_first(server: RunningServer, api: ApiClient, people: dict, fake: ScriptedOpenAI) -> None:
     await use_fake_openai(api, fake.url)
     fake.enqueue(Script(text="Hello from the fake"))
-    router = server.platform.services["llm"]
+    router = server.platform.services.llm
     req = ChatRequest(model="", messages=[ChatMessage("user", "hi")])
     events = [e async for e in router.stream_chat(resolve_targets(None, None, []), req)]
     assert isinstance(events[0], Routed) and events[0].target.provider_id == "fake"

@@ -126,7 +126,7 @@ async def test_the_device_flow_polls_pending_then_succeeds_and_can_be_cancelled_
 @pytest.mark.config(oauth_vendor_b_mode="MANUAL_PASTE")
 async def test_device_polls_respect_the_interval_and_slow_down(oapi: ApiClient, oauth_server: RunningServer, idp: FakeOAuthServer) -> None:
     idp.device_interval, idp.enforce_interval = 5, True
-    vb = oauth_server.platform.services["oauth"].vendor_b
+    vb = oauth_server.platform.services.oauth.vendor_b
     now = [time.time()]
     vb.clock = lambda: now[0]
     r = await oapi.post("/api/v1/oauth/vendor_b/device/start", token="alice")
@@ -154,7 +154,7 @@ async def test_refresh_rotates_the_token_and_revoke_clears_it_at_the_vendor_and_
     idp.expires_in = 60  # within the 300 s margin: the periodic check refreshes it
     await oapi.post("/api/v1/oauth/vendor_b/refresh", token="alice")
     third = (await provider(oapi, "vendor_b"))["apiKey"]
-    await oauth_server.platform.services["oauth"].tick()
+    await oauth_server.platform.services.oauth.tick()
     assert (await provider(oapi, "vendor_b"))["apiKey"] not in (second, third)
 
     r = await oapi.delete("/api/v1/oauth/vendor_b/revoke", token="alice")

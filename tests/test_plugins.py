@@ -58,7 +58,7 @@ class KeyedPlugin:
 async def test_write_only_plugin_settings_are_masked_and_the_mask_keeps_them(env: ChatEnv, server: RunningServer) -> None:
     from platform_server.features.plugins.models import PluginState
 
-    server.platform.services["plugins"].plugins["keyed"] = (KeyedPlugin(), "entry_point")
+    server.platform.services.plugins.plugins["keyed"] = (KeyedPlugin(), "entry_point")
     r = await env.api.put("/api/v1/plugins/keyed/config", {"apiKey": "******"}, token="alice")
     assert r.status == 400  # nothing stored to keep yet
     r = await env.api.put("/api/v1/plugins/keyed/config", {"apiKey": "SECRET-PLUGIN-KEY", "region": "us"}, token="alice")

@@ -54,7 +54,7 @@ async def test_a_provider_failing_three_times_cools_down_for_five_minutes_and_th
     primary, backup = two
     await use_fake_openai(api, backup.url, provider_id="backup", model="b-model")
     await use_fake_openai(api, primary.url, provider_id="primary", model="p-model")
-    router = server.platform.services["llm"]
+    router = server.platform.services.llm
     clock = FakeClock()
     router.pool.clock = clock
     targets = resolve_targets(None, None, ["backup"])
@@ -89,7 +89,7 @@ async def test_every_target_failing_or_cooling_raises_a_clear_llm_error(
 ) -> None:
     primary, _ = two
     await use_fake_openai(api, primary.url, provider_id="primary", model="p-model")
-    router = server.platform.services["llm"]
+    router = server.platform.services.llm
     router.pool.clock = FakeClock()
     targets = resolve_targets(None, None, [])
     for _ in range(3):
@@ -107,7 +107,7 @@ async def test_an_error_after_the_first_event_raises_instead_of_failing_over(
     primary, backup = two
     await use_fake_openai(api, backup.url, provider_id="backup", model="b-model")
     await use_fake_openai(api, primary.url, provider_id="primary", model="p-model")
-    router = server.platform.services["llm"]
+    router = server.platform.services.llm
     primary.enqueue(Script(text="partial answer here", hang_after_chunks=2))  # one text chunk, then silence
     got: list[object] = []
     with pytest.raises(LlmError, match="primary"):
@@ -124,7 +124,7 @@ async def test_chat_fails_over_too_and_returns_the_answering_target(
     primary, backup = two
     await use_fake_openai(api, backup.url, provider_id="backup", model="b-model")
     await use_fake_openai(api, primary.url, provider_id="primary", model="p-model")
-    router = server.platform.services["llm"]
+    router = server.platform.services.llm
     primary.enqueue(Script(error_status=502))
     backup.enqueue(Script(text="from backup"))
     target, result = await router.chat(resolve_targets(None, None, ["backup"]), req())
@@ -137,7 +137,7 @@ async def test_reprobe_tests_now_and_clears_a_cooldown(
 ) -> None:
     primary, _ = two
     await use_fake_openai(api, primary.url, provider_id="primary", model="p-model")
-    router = server.platform.services["llm"]
+    router = server.platform.services.llm
     router.pool.clock = FakeClock()
     for _ in range(3):
         primary.enqueue(Script(error_status=500))
@@ -158,7 +158,7 @@ async def test_an_in_stream_error_before_any_content_still_fails_over(
     primary, backup = two
     await use_fake_openai(api, backup.url, provider_id="backup", model="b-model")
     await use_fake_openai(api, primary.url, provider_id="primary", model="p-model")
-    router = server.platform.services["llm"]
+    router = server.platform.services.llm
     primary.enqueue(Script(text="never sent", stream_error="exploded before content"))
     backup.enqueue(Script(text="backup answers"))
     assert await answer(router, resolve_targets(None, None, ["backup"])) == ("backup", "backup answers")

@@ -32,7 +32,7 @@ async def test_500_clients_that_disconnect_mid_stream_leave_no_turn_or_subscribe
         await use_fake_openai(api, llm.url)
         agent = await make_agent(api)
         llm.enqueue(*[Script(text=["word "] * 8, delay_s=0.05) for _ in range(CLIENTS)])
-        runtime = server.platform.services["chat"]
+        runtime = server.platform.services.chat
         headers = {"Authorization": "Bearer " + api.tokens["alice"]}
         got_text = 0
 

@@ -60,7 +60,7 @@ def age(skill_id: str, days: int) -> None:
 
 
 def curator_loop(server: RunningServer, hours: float) -> Any:
-    loop = server.platform.services["skills.curator"]
+    loop = server.platform.services.skills_curator
     loop.clock = lambda: utcnow() + dt.timedelta(hours=hours)
     return loop
 

@@ -30,7 +30,7 @@ async def enable_talk(env: ChatEnv, enabled: bool = True) -> None:
 
 async def spoken_pcm(server: RunningServer, text: str) -> bytes:
     """`text` spoken by the local voice, as the 16 kHz PCM16 a microphone client streams."""
-    wav = await server.platform.services["speech.local"].synthesize_wav(text)
+    wav = await server.platform.services.speech_local.synthesize_wav(text)
     pcm = read_wav(wav)
     return resample(pcm.samples, pcm.rate).tobytes()
 
@@ -72,7 +72,7 @@ async def test_a_spoken_question_gets_a_spoken_answer_stored_in_the_conversation
     assert deltas == "It is ten o'clock. Time for tea."
     audio = [f for f in frames if isinstance(f, bytes)]
     assert len(audio) == 2 and all(a[:4] == b"RIFF" for a in audio)
-    local = server.platform.services["speech.local"]
+    local = server.platform.services.speech_local
     heard = " ".join([await local.transcribe_wav(a) for a in audio])
     assert {"ten", "tea"} & set(heard.split()), heard
     done = frames[-1]
@@ -172,7 +172,7 @@ async def test_bad_frames_get_error_frames_and_the_session_goes_on(env: ChatEnv,
         await ws.send_json({"type": "start", "agentId": env.agent_id, "conversationId": "talk4"})
         assert "empty utterance" in (await error_for(ws.send_json({"type": "end"})))["message"]
         assert "even" in (await error_for(ws.send_bytes(b"\x00\x00\x00")))["message"]
-        wav_44k = read_wav(await server.platform.services["speech.local"].synthesize_wav("Hi."))
+        wav_44k = read_wav(await server.platform.services.speech_local.synthesize_wav("Hi."))
         assert "16000 Hz" in (await error_for(ws.send_bytes(_wav(wav_44k.samples[:1000], 44100))))["message"]
         assert (await error_for(ws.send_bytes(b"\x00" * 9000)))["code"] == 413
         for _ in range(4):

@@ -17,7 +17,7 @@ SYSTEM_TOOLS = {"get_current_time", "list_files", "read_file", "write_file", "we
 
 
 def registry_of(server: RunningServer) -> ToolRegistry:
-    return server.platform.services["tools"]
+    return server.platform.services.tools
 
 
 @pytest.fixture

@@ -172,10 +172,10 @@ async def test_processing_left_unfinished_resumes_after_a_restart(server: Runnin
     await use_fake_openai(api, llm.url)
     kb = await make_kb(api, autoProcess=False)
     raw = await add_text(api, kb, "Resume me", "Resumable knowledge about tides.")
-    await server.platform.services["wiki"].stop()  # as if the process stopped mid-run
+    await server.platform.services.wiki.stop()  # as if the process stopped mid-run
     RawMaterial.update(status="processing", queued=True).where(RawMaterial.id == int(raw["id"])).execute()
     llm.enqueue(Script(text=pages_answer(page("tides", "Tides", "# Tides"))))
-    engine = server.platform.services["wiki"] = WikiEngine(server.platform)
+    engine = server.platform.services.wiki = WikiEngine(server.platform)
     engine.start()
     await wait_idle(api, kb)
     raws = (await api.get(f"{KB}/{kb}/raw", token="bob")).data

@@ -237,7 +237,7 @@ async def test_an_approval_past_its_deadline_resumes_as_timeout(server: RunningS
     wid = await published(api, graph)
     run = await finished(api, await start_run(api, wid, {"what": "v3"}))
     assert run["status"] == "paused" and run["pauseDeadline"]
-    engine = server.platform.services["workflows"]
+    engine = server.platform.services.workflows
     assert engine.expire_pauses() == 0
     from platform_server.features.workflows.models import WorkflowRun
     WorkflowRun.update(pause_deadline="2000-01-01T00:00:00").where(WorkflowRun.id == int(run["id"])).execute()

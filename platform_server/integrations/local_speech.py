@@ -84,7 +84,7 @@ def sentences(text: str) -> list[str]:
 
 
 class LocalSpeech:
-    """The two offline engines of this process (platform.services["speech.local"])."""
+    """The two offline engines of this process (platform.services.speech_local)."""
 
     def __init__(self) -> None:
         self._stt_lock = threading.Lock()

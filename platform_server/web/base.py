@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pydantic
 import tornado.httputil
@@ -12,6 +12,7 @@ import tornado.iostream
 import tornado.web
 from tornado.ioloop import IOLoop
 
+from platform_server.blocking import run_blocking
 from platform_server.web.context import (
     GLOBAL_ADMIN,
     LOGIN,
@@ -33,19 +34,15 @@ from platform_server.web.errors import (
     parse_long,
 )
 
+if TYPE_CHECKING:  # the joined application's state; web/ imports no feature at run time
+    from platform_server.app import Platform
+    from platform_server.config import Config
+
 log = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=pydantic.BaseModel)
-R = TypeVar("R")
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
-
-# Path parameters that are strings; every other `{id}` / `{...Id}` is a Long (decisions.md).
-STRING_PARAMS = frozenset(
-    "providerId ruleId conversationId subagentId sessionId taskId storedName slug slugA slugB "
-    "key flagKey name skillName channelType skillType path".split()
-)
-
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, dt.datetime):
@@ -59,11 +56,6 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
-async def run_blocking(fn: Callable[..., R], *args: Any) -> R:
-    """Run blocking work (bcrypt, file parsing) in the default executor, off the IOLoop."""
-    return await IOLoop.current().run_in_executor(None, fn, *args)
 
 
 def _parse_form(
@@ -108,14 +100,16 @@ class ApiHandler(tornado.web.RequestHandler):
     # ---- lifecycle -------------------------------------------------------
 
     @property
-    def platform(self) -> Any:
-        return self.application.settings["platform"]
+    def platform(self) -> Platform:
+        platform: Platform = self.application.settings["platform"]
+        return platform
 
     @property
-    def config(self) -> Any:
+    def config(self) -> Config:
         return self.platform.config
 
-    def initialize(self) -> None:
+    def initialize(self, long_params: frozenset[str] = frozenset()) -> None:
+        self.long_params = long_params  # from the route template (web.routing)
         self.principal = None
         self.caller = None
         self._chunks: list[bytes] = []
@@ -260,7 +254,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def _parse_path_params(self) -> None:
         for name, raw in list(self.path_kwargs.items()):
-            if name not in STRING_PARAMS:
+            if name in self.long_params:
                 self.path_kwargs[name] = parse_long(name, raw)
 
     # ---- input -----------------------------------------------------------

@@ -69,31 +69,6 @@ class ServiceTimeout(ApiError):
     default_msg = "Request timeout, please try again"
 
 
-class AgentNotFound(ApiError):
-    code = 1001
-    default_msg = "Agent not found"
-
-
-class AgentBusy(ApiError):
-    code = 1002
-    default_msg = "Agent busy"
-
-
-class LlmFailure(ApiError):
-    code = 2001
-    default_msg = "LLM error"
-
-
-class ToolNotFound(ApiError):
-    code = 3001
-    default_msg = "Tool not found"
-
-
-class ChannelError(ApiError):
-    code = 4001
-    default_msg = "Channel error"
-
-
 class ConfirmationRequired(ApiError):
     """409 second confirmation: the one non-envelope error body (`message`, `boundAgents`)."""
 

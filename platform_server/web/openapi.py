@@ -5,7 +5,7 @@ import inspect
 from typing import Any
 
 from platform_server import __version__
-from platform_server.web.base import STRING_PARAMS, ApiHandler, dumps
+from platform_server.web.base import ApiHandler, dumps
 from platform_server.web.context import PUBLIC
 from platform_server.web.routing import Route
 
@@ -65,12 +65,12 @@ def _oas30(schema: Any) -> Any:
     return out
 
 
-def _path_params(template: str) -> list[dict[str, Any]]:
+def _path_params(route: Route) -> list[dict[str, Any]]:
     params = []
-    for segment in template.split("/"):
+    for segment in route.template.split("/"):
         if segment.startswith("{") and segment.endswith("}"):
             name = segment[1:-1]
-            schema = {"type": "string"} if name in STRING_PARAMS else {"type": "string", "pattern": "^[0-9]{1,18}$"}
+            schema = {"type": "string", "pattern": "^[0-9]{1,18}$"} if name in route.long_params else {"type": "string"}
             params.append({"name": name, "in": "path", "required": True, "schema": schema})
     return params
 
@@ -95,7 +95,7 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
                 "summary": _summary(handler, method),
                 "operationId": f"{method.lower()}{handler.__name__}",
                 "tags": list(handler.tags) or [r.template.split("/")[3] if r.template.count("/") > 2 else "misc"],
-                "parameters": _path_params(r.template)
+                "parameters": _path_params(r)
                 + [dict(p) for p in getattr(handler, "query_params", {}).get(method, [])],
                 "responses": {},
             }

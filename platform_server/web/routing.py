@@ -1,8 +1,13 @@
-"""Route templates (`/api/v1/agents/{id}`, `/files/**`, `{storedName:.+}`) and their Tornado regexes."""
+"""Route templates and their Tornado regexes.
+
+A placeholder is typed in the template: `{id}` and `{...Id}` are Longs (400 `expected Long` when not
+numeric); `{conversationId:str}` is a string id; any other name (`{slug}`, `{key}`) is a string;
+`{storedName:.+}` is a string matching that pattern; `/**` at the end captures the rest as `{path}`."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import tornado.web
 
@@ -14,6 +19,11 @@ class Route:
     template: str  # as documented in OpenAPI: /api/v1/agents/{id}
     handler: type[tornado.web.RequestHandler]
     regex: str
+    long_params: frozenset[str] = frozenset()  # placeholders parsed as Long before the handler runs
+
+    def target(self) -> tuple[str, type[tornado.web.RequestHandler], dict[str, Any]]:
+        """The Tornado rule: regex, handler and the handler's `initialize` arguments."""
+        return self.regex, self.handler, {"long_params": self.long_params}
 
     @property
     def specificity(self) -> tuple[int, ...]:
@@ -33,13 +43,17 @@ def route(template: str, handler: type[tornado.web.RequestHandler]) -> Route:
         pattern = template[:-3]
     regex = ""
     pos = 0
+    longs: set[str] = set()
     for match in _PARAM.finditer(pattern):
         regex += re.escape(pattern[pos:match.start()])
-        name, custom = match.group(1), match.group(2)
+        name, kind = match.group(1), match.group(2)
+        if kind is None and (name == "id" or name.endswith("Id")) or kind == "long":
+            longs.add(name)
+        custom = None if kind in (None, "str", "long") else kind
         regex += f"(?P<{name}>{custom or '[^/]+'})"
         pos = match.end()
     regex += re.escape(pattern[pos:])
     if template.endswith("/**"):
         regex += "/(?P<path>.*)"
     documented = _PARAM.sub(lambda m: "{" + m.group(1) + "}", documented)
-    return Route(documented, handler, regex + "$")
+    return Route(documented, handler, regex + "$", frozenset(longs))

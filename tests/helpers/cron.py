@@ -9,7 +9,7 @@ from tests.helpers.server import RunningServer
 
 
 def scheduler(server: RunningServer) -> Any:
-    return server.platform.services["cron"]
+    return server.platform.services.cron
 
 
 def utc(text: str) -> dt.datetime:

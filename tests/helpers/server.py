@@ -34,7 +34,7 @@ class RunningServer:
     def add_route(self, template: str, handler: type[tornado.web.RequestHandler]) -> None:
         """Serve a test-only handler in this running app (checked before the production routes)."""
         assert self.app is not None
-        self.app.add_handlers(r".*$", [(route(template, handler).regex, handler)])
+        self.app.add_handlers(r".*$", [route(template, handler).target()])
 
     async def stop(self) -> None:
         self._server.stop()

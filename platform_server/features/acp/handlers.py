@@ -4,7 +4,8 @@ from __future__ import annotations
 from platform_server.features.acp import service
 from platform_server.features.acp.schemas import AcpCreate, AcpToggle, AcpUpdate
 from platform_server.integrations import acp_client
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.routing import route
 

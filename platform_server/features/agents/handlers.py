@@ -21,7 +21,8 @@ from platform_server.features.agents.workspace_handlers import (
     MemoryImportHandler,
     MemoryImportPreviewHandler,
 )
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
 
 TAGS = ("Agents",)

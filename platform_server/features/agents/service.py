@@ -14,7 +14,8 @@ from platform_server.features.agents.models import Agent, AgentSkill, AgentTool
 from platform_server.features.agents.schemas import AgentCreate, AgentUpdate
 from platform_server.features.audit import service as audit
 from platform_server.web.context import Caller
-from platform_server.web.errors import AgentNotFound, ApiError, BadRequest, Forbidden, NotFound
+from platform_server.features.agents.errors import AgentNotFound
+from platform_server.web.errors import ApiError, BadRequest, Forbidden, NotFound
 
 PROMPT_FILE_CAP = 64 * 1024  # bytes of one prompt file appended to the system prompt
 _SAFE_END_USER = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")

@@ -7,7 +7,8 @@ from pydantic import BaseModel, Field, field_validator
 
 from platform_server.db import parse_iso
 from platform_server.features.auth import service
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest, Unauthorized
 from platform_server.web.routing import route

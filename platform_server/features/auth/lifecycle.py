@@ -1,13 +1,16 @@
 """Put the token and role cache in front of the web layer's resolvers."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.auth.cache import AuthCache
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
+
+async def start(platform: Platform) -> None:
     cache = AuthCache(platform.web.authenticate, platform.web.workspace_role)
     platform.web.authenticate = cache.authenticate
     platform.web.workspace_role = cache.member_role
-    platform.services["auth_cache"] = cache
+    platform.services.auth_cache = cache

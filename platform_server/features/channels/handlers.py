@@ -190,7 +190,7 @@ class WebhookHandler(ApiHandler):
         if not service.first_sight(channel, message["messageId"]):
             self.ok({"accepted": False, "reason": "duplicate"})
             return
-        runtime: ChannelRuntime = self.platform.services["channels"]
+        runtime: ChannelRuntime = self.platform.services.channels
         self.ok(runtime.deliver(channel, message))
 
 

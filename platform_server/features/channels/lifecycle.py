@@ -1,16 +1,17 @@
 """The channel reply workers."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.channels.runtime import ChannelRuntime
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
-    platform.services["channels"] = ChannelRuntime(platform)
+
+async def start(platform: Platform) -> None:
+    platform.services.channels = ChannelRuntime(platform)
 
 
-async def stop(platform: Any) -> None:
-    runtime = platform.services.pop("channels", None)
-    if runtime is not None:
-        await runtime.stop()
+async def stop(platform: Platform) -> None:
+    await platform.services.channels.stop()

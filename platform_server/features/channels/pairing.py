@@ -10,15 +10,16 @@ from typing import Any
 
 import segno
 
+from platform_server.blocking import run_blocking
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.channels import service
+from platform_server.features.channels.errors import ChannelError
 from platform_server.features.channels.models import Channel, PairingSession
 from platform_server.integrations import pairing_gateway
 from platform_server.integrations.pairing_gateway import GatewayError
-from platform_server.web.base import run_blocking
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, ChannelError, NotFound
+from platform_server.web.errors import BadRequest, NotFound
 
 TERMINAL = ("confirmed", "expired", "failed")
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import utcnow
 from platform_server.features.channels import service
 from platform_server.features.channels.models import Channel
-from platform_server.web.errors import AgentBusy, ApiError
+from platform_server.features.chat.errors import AgentBusy
+from platform_server.web.errors import ApiError
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -20,9 +24,9 @@ def conversation_id_for(channel: Channel, end_user: str, prefix: str = "ch") -> 
 
 
 class ChannelRuntime:
-    """Reply workers of this process (platform.services["channels"])."""
+    """Reply workers of this process (platform.services.channels)."""
 
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: Platform) -> None:
         self.platform = platform
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -33,7 +37,7 @@ class ChannelRuntime:
 
         caller = service.owner_caller(channel)
         agent = agents.get_agent_for_chat(caller, channel.agent_id)
-        chat = self.platform.services["chat"]
+        chat = self.platform.services.chat
         cid = conversation_id_for(channel, message["senderId"])
         end_user = f"{channel.channel_type}:{message['senderId']}"
         try:

@@ -16,7 +16,8 @@ from platform_server.features.audit import service as audit
 from platform_server.features.channels.models import Channel, InboundMessage
 from platform_server.integrations import net_guard
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, ChannelError, NotFound, Unauthorized
+from platform_server.features.channels.errors import ChannelError
+from platform_server.web.errors import BadRequest, NotFound, Unauthorized
 
 IM_TYPES = ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h")
 TYPES = IM_TYPES + ("webchat",)

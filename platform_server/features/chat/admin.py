@@ -25,7 +25,7 @@ class AdminHandler(ApiHandler):
 
     @property
     def runtime(self) -> ChatRuntime:
-        return self.platform.services["chat"]
+        return self.platform.services.chat
 
     def turns_of(self, conversation_id: str) -> list[service.Turn]:
         turns = [t for t in self.runtime.find_turns(conversation_id) if t.running]
@@ -72,7 +72,7 @@ class AgentStateHandler(ApiHandler):
 
         caller = self.require_caller()
         agent = agents.get_agent(caller, id)
-        runtime: ChatRuntime = self.platform.services["chat"]
+        runtime: ChatRuntime = self.platform.services.chat
         running = [t for t in runtime.turns.running() if t.agent_id == agent.id]
         mine = [t.conversation_id for t in running if t.user_id == caller.user_id]
         self.ok({
@@ -96,7 +96,7 @@ class ExecuteHandler(ApiHandler):
         caller = self.require_caller()
         agent = agents.get_agent_for_chat(caller, id)
         cid = conversations.validate_id(req.conversationId or f"plan-{id}-{caller.user_id}")
-        runtime: ChatRuntime = self.platform.services["chat"]
+        runtime: ChatRuntime = self.platform.services.chat
         turn = runtime.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=req.task,
                                               source="execute"))
         result = await service.wait_result(turn)
@@ -107,8 +107,8 @@ class ExecuteHandler(ApiHandler):
 
 ROUTES = [
     route("/api/v1/admin/agent-runtime/snapshot", SnapshotHandler),
-    route("/api/v1/admin/agent-runtime/runs/{conversationId}/stop", AdminStopHandler),
-    route("/api/v1/admin/agent-runtime/runs/{conversationId}/recycle", RecycleHandler),
+    route("/api/v1/admin/agent-runtime/runs/{conversationId:str}/stop", AdminStopHandler),
+    route("/api/v1/admin/agent-runtime/runs/{conversationId:str}/recycle", RecycleHandler),
     route("/api/v1/admin/agent-runtime/sweep", SweepHandler),
     route("/api/v1/agents/{id}/state", AgentStateHandler),
     route("/api/v1/agents/{id}/execute", ExecuteHandler),

@@ -79,7 +79,7 @@ async def run_call(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, cal
     if verdict.decision == "deny":
         outcome: Any = Outcome(False, f"Denied by the tool guard: {verdict.reason}")
     else:
-        outcome = await runtime.platform.services["tools"].execute(call.name, call.arguments, setup.tool_ctx)
+        outcome = await runtime.platform.services.tools.execute(call.name, call.arguments, setup.tool_ctx)
     guard.record_tool_call(context(turn), call.name, call.arguments, verdict, outcome.success,
                            int((time.monotonic() - started) * 1000), outcome.result[:500])
     runtime.store_tool_result(turn, conv, call, answer, outcome.success, outcome.result)

@@ -11,7 +11,8 @@ from platform_server.features.chat.service import (
     SyncChatRequest,
 )
 from platform_server.features.conversations import service as conversations
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
@@ -28,7 +29,7 @@ class StreamingHandler(ApiHandler):
 
     @property
     def runtime(self) -> service.ChatRuntime:
-        return self.platform.services["chat"]
+        return self.platform.services.chat
 
     async def stream_turn(self, turn: service.Turn, after_id: int = 0) -> None:
         self._subscription = Subscription(turn, after_id)
@@ -123,7 +124,7 @@ class StopHandler(ApiHandler):
         """Stop generation now; the partial answer is kept with status `stopped`."""
         caller = self.require_caller()
         conv = conversations.check_owner(caller.user_id, conversationId)
-        runtime = self.platform.services["chat"]
+        runtime = self.platform.services.chat
         denied = approvals.guard.deny_all_pending(caller.user_id, conversationId, caller.user_id) if conv else 0
         turn = runtime.turns.get(conversations.key_for(caller.user_id, conversationId)) if conv else None
         if turn is None or not runtime.cancel(turn.key):
@@ -145,7 +146,7 @@ class InterruptHandler(ApiHandler):
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, conversationId)
         key = conversations.key_for(caller.user_id, conversationId)
-        size = self.platform.services["chat"].queue_input(
+        size = self.platform.services.chat.queue_input(
             key, req.message, service.parts_of(req.contentParts), caller.user_id
         )
         if size is None:
@@ -192,9 +193,9 @@ ROUTES = admin.ROUTES + [
     route("/api/v1/chat", SyncChatHandler),
     route("/api/v1/chat/stream", ChatStreamHandler),
     route("/api/v1/chat/upload", UploadHandler),
-    route("/api/v1/chat/files/{conversationId}/{storedName:.+}", FileHandler),
-    route("/api/v1/chat/{conversationId}/stop", StopHandler),
-    route("/api/v1/chat/{conversationId}/interrupt", InterruptHandler),
+    route("/api/v1/chat/files/{conversationId:str}/{storedName:.+}", FileHandler),
+    route("/api/v1/chat/{conversationId:str}/stop", StopHandler),
+    route("/api/v1/chat/{conversationId:str}/interrupt", InterruptHandler),
     route("/api/v1/agents/{id}/chat", AgentSyncChatHandler),
     route("/api/v1/agents/{id}/chat/stream", AgentChatStreamHandler),
 ]

@@ -1,11 +1,14 @@
 """Start: no conversation stays running; the chat runtime and its housekeeping loop."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.chat.runtime import ChatRuntime
 from platform_server.features.conversations import service as conversations
 from platform_server.loops import Loop
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 
 class ReplayPruneLoop(Loop):
@@ -21,19 +24,15 @@ class ReplayPruneLoop(Loop):
         return self.runtime.turns.prune()
 
 
-async def start(platform: Any) -> None:
+async def start(platform: Platform) -> None:
     conversations.reset_running()
     runtime = ChatRuntime(platform)
-    platform.services["chat"] = runtime
+    platform.services.chat = runtime
     loop = ReplayPruneLoop(runtime)
-    platform.services["chat.prune"] = loop
+    platform.services.chat_prune = loop
     loop.start()
 
 
-async def stop(platform: Any) -> None:
-    loop = platform.services.pop("chat.prune", None)
-    if loop is not None:
-        loop.stop()
-    runtime = platform.services.pop("chat", None)
-    if runtime is not None:
-        await runtime.stop_all()
+async def stop(platform: Platform) -> None:
+    platform.services.chat_prune.stop()
+    await platform.services.chat.stop_all()

@@ -42,7 +42,7 @@ def parse_steps(text: str) -> list[str]:
 async def plan_execute(runtime: "ChatRuntime", turn: "Turn", req: "TurnRequest", conv: Conversation,
                        totals: dict[str, Any], setup: "TurnSetup") -> "Answer":
     """Plan, execute each step (recorded in /api/v1/plans), then write the final answer."""
-    router = runtime.platform.services["llm"]
+    router = runtime.platform.services.llm
     turn.phase = "planning"
     turn.publish("phase", {"phase": "planning"})
     history = runtime._llm_messages(conv, setup.vision, setup.system_prompt)

@@ -5,7 +5,7 @@ import asyncio
 import logging
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.chat import approvals, uploads
@@ -25,7 +25,11 @@ from platform_server.integrations.llm import (
     Usage,
 )
 from platform_server.web.context import Caller
-from platform_server.web.errors import AgentBusy, ApiError, Forbidden
+from platform_server.features.chat.errors import AgentBusy
+from platform_server.web.errors import ApiError, Forbidden
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +89,9 @@ def text_of(message: str | None, parts: list[dict[str, Any]] | None) -> str:
 
 
 class ChatRuntime:
-    """Starts turns, owns them (platform.services["chat"]), and runs the react / plan-execute loops."""
+    """Starts turns, owns them (platform.services.chat), and runs the react / plan-execute loops."""
 
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: Platform) -> None:
         self.platform = platform
         self.config = platform.config
         self.turns = TurnRegistry(platform.config.replay_retention_s)
@@ -330,7 +334,7 @@ class ChatRuntime:
             targets = resolve_targets(conv.model_name, conv.model_provider, preferences)
         else:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
-        registry = self.platform.services.get("tools")
+        registry = self.platform.services.tools
         specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled)) if registry else []
         skills.mark_used([s.name for s in skills.active_skills(agent)], agent.workspace_id)
         return TurnSetup(
@@ -343,7 +347,7 @@ class ChatRuntime:
     async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],
                     setup: "TurnSetup", extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer:
         """Model <-> tools until an answer or maxIterations; returns the final assistant message."""
-        router = self.platform.services["llm"]
+        router = self.platform.services.llm
         answer = self._new_answer(conv)
         turn.result["_answer"] = answer
         for iteration in range(setup.max_iterations):
@@ -418,8 +422,6 @@ class ChatRuntime:
     def _tool_context(self, turn: Turn, req: TurnRequest) -> Any:
         from platform_server.features.agents import service as agents
 
-        if "tools" not in self.platform.services:
-            return None
         from platform_server.features.tools.registry import ToolContext
 
         return ToolContext(

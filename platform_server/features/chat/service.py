@@ -10,7 +10,8 @@ from platform_server.features.chat.runtime import ChatRuntime, TurnRequest
 from platform_server.features.chat.turns import CLOSED, Turn
 from platform_server.features.conversations import service as conversations
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, LlmFailure, parse_long
+from platform_server.features.models.errors import LlmFailure
+from platform_server.web.errors import BadRequest, parse_long
 from platform_server.web.sse import SseWriter
 
 ThinkingLevel = Literal["off", "low", "medium", "high", "max"]

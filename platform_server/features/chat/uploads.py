@@ -10,7 +10,7 @@ from typing import Any
 
 from platform_server.db import database, iso
 from platform_server.features.chat.models import Upload
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
 
 FILES_PREFIX = "/api/v1/chat/files/"

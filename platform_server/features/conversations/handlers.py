@@ -1,7 +1,7 @@
 """Conversation routes: every per-conversation call checks ownership first."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
@@ -11,6 +11,9 @@ from platform_server.features.guard import service as guard
 from platform_server.web.base import ApiHandler
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 TAGS = ("Conversations",)
 
@@ -32,9 +35,9 @@ class BatchDeleteRequest(BaseModel):
     conversationIds: list[str] = Field(min_length=1)
 
 
-def wind_down(platform: Any, user_id: int, conv: Conversation) -> None:
+def wind_down(platform: Platform, user_id: int, conv: Conversation) -> None:
     """A deleted conversation's turn stops and its pending approvals are denied."""
-    chat = platform.services.get("chat")
+    chat = platform.services.chat
     if chat is not None:
         chat.cancel(conv.key)
     guard.deny_all_pending(user_id, conv.conversation_id, user_id, reason="conversation deleted")
@@ -112,9 +115,9 @@ class MessagesHandler(ApiHandler):
         """Clear the messages and keep the conversation."""
         caller = self.require_caller()
         conv = service.owned(caller, conversationId)
-        chat = self.platform.services.get("chat")
+        chat = self.platform.services.chat
         if chat is not None and chat.is_running(conv.key):
-            from platform_server.web.errors import AgentBusy
+            from platform_server.features.chat.errors import AgentBusy
 
             raise AgentBusy()
         service.clear(caller, conv)
@@ -184,11 +187,11 @@ ROUTES = [
     route("/api/v1/conversations", ConversationsHandler),
     route("/api/v1/conversations/page", ConversationPageHandler),
     route("/api/v1/conversations/batch-delete", BatchDeleteHandler),
-    route("/api/v1/conversations/{conversationId}", ConversationHandler),
-    route("/api/v1/conversations/{conversationId}/messages", MessagesHandler),
-    route("/api/v1/conversations/{conversationId}/title", TitleHandler),
-    route("/api/v1/conversations/{conversationId}/pin", PinHandler),
-    route("/api/v1/conversations/{conversationId}/model", ModelHandler),
-    route("/api/v1/conversations/{conversationId}/status", StatusHandler),
-    route("/api/v1/conversations/{conversationId}/trajectory", TrajectoryHandler),
+    route("/api/v1/conversations/{conversationId:str}", ConversationHandler),
+    route("/api/v1/conversations/{conversationId:str}/messages", MessagesHandler),
+    route("/api/v1/conversations/{conversationId:str}/title", TitleHandler),
+    route("/api/v1/conversations/{conversationId:str}/pin", PinHandler),
+    route("/api/v1/conversations/{conversationId:str}/model", ModelHandler),
+    route("/api/v1/conversations/{conversationId:str}/status", StatusHandler),
+    route("/api/v1/conversations/{conversationId:str}/trajectory", TrajectoryHandler),
 ]

@@ -21,7 +21,7 @@ class CronHandler(ApiHandler):
 
     @property
     def scheduler(self) -> CronScheduler:
-        sched = self.platform.services.get("cron")
+        sched = self.platform.services.cron
         if sched is None:
             raise ApiError("The scheduler is not running", 503)
         return sched

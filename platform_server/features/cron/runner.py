@@ -5,7 +5,7 @@ import asyncio
 import datetime as dt
 import logging
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import peewee
 
@@ -17,6 +17,9 @@ from platform_server.ids import next_id
 from platform_server.loops import Loop
 from platform_server.web.context import ROLE_RANK, Caller, Principal
 from platform_server.web.errors import ApiError, BadRequest
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +93,7 @@ def run_agent(spec: RunSpec) -> Any:
 
 
 class CronScheduler(Loop):
-    """Fires due cron jobs and cron triggers (platform.services["cron"]) and owns every run task.
+    """Fires due cron jobs and cron triggers (platform.services.cron) and owns every run task.
 
     State lives in SQLite (each job's next fire instant), so a restart neither loses nor repeats a
     fire; a job whose fire times passed while the server was down fires once, then moves on.
@@ -98,7 +101,7 @@ class CronScheduler(Loop):
 
     interval_s = 15.0
 
-    def __init__(self, platform: Any, clock: Callable[[], dt.datetime] = utcnow) -> None:
+    def __init__(self, platform: Platform, clock: Callable[[], dt.datetime] = utcnow) -> None:
         super().__init__()
         self.platform = platform
         self.clock = clock
@@ -200,7 +203,7 @@ class CronScheduler(Loop):
         try:
             caller = owner_caller(spec.owner_user_id, spec.workspace_id)
             agent = run_agent(spec)
-            runtime = self.platform.services.get("chat")
+            runtime = self.platform.services.chat
             if runtime is None or conversation_id is None:
                 raise RunRefused("The chat runtime is not running")
             turn = runtime.start_turn(TurnRequest(

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.datasources import service
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 QUERY_TOOL = {
     "type": "object",
@@ -16,10 +19,10 @@ QUERY_TOOL = {
 }
 
 
-async def start(platform: Any) -> None:
+async def start(platform: Platform) -> None:
     from platform_server.features.tools.registry import ToolDefinition
 
-    platform.services["tools"].register(ToolDefinition(
+    platform.services.tools.register(ToolDefinition(
         name="query_datasource", description="Query a workspace datasource read-only (SQL for SQLite, GET for HTTP).",
         parameters=QUERY_TOOL, run=partial(service.query_tool, platform.config), source="datasource",
     ))

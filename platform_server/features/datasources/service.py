@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from platform_server.blocking import run_blocking
 from platform_server.config import Config
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -155,8 +156,6 @@ async def _http_get(config: Config, row: Datasource, path: str) -> net_guard.Fet
 
 async def test(caller: Caller, config: Config, ds_id: int) -> dict[str, Any]:
     """Connect for real; record and return the outcome."""
-    from platform_server.web.base import run_blocking
-
     row = _get(caller, ds_id)
     started = time.monotonic()
     try:
@@ -180,7 +179,6 @@ async def test(caller: Caller, config: Config, ds_id: int) -> dict[str, Any]:
 async def query_tool(config: Config, args: dict[str, Any], ctx: Any) -> str:
     """The `query_datasource` tool: a read-only SQL statement or an HTTP GET path."""
     from platform_server.features.tools.registry import ToolError
-    from platform_server.web.base import run_blocking
 
     row = Datasource.get_or_none((Datasource.workspace_id == ctx.workspace_id) & (Datasource.name == args["datasource"]))
     if row is None or not row.enabled:

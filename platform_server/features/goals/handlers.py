@@ -99,7 +99,7 @@ class ResumeHandler(ApiHandler):
 
 ROUTES = [
     route("/api/v1/goals", GoalsHandler),
-    route("/api/v1/goals/by-conversation/{conversationId}", ByConversationHandler),
+    route("/api/v1/goals/by-conversation/{conversationId:str}", ByConversationHandler),
     route("/api/v1/goals/{id}", GoalHandler),
     route("/api/v1/goals/{id}/abandon", AbandonHandler),
     route("/api/v1/goals/{id}/criteria", CriteriaHandler),

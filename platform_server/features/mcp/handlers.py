@@ -17,7 +17,7 @@ class _McpBase(ApiHandler):
 
     @property
     def manager(self) -> McpManager:
-        return self.platform.services["mcp"]
+        return self.platform.services.mcp
 
     def present(self, row: McpServer) -> dict[str, Any]:
         return service.to_dict(row, self.manager.status(row))

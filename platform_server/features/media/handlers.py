@@ -22,7 +22,7 @@ class SynthesizeRequest(BaseModel):
 class SpeechHandler(ApiHandler):
     @property
     def local_speech(self) -> LocalSpeech:
-        return self.platform.services["speech.local"]
+        return self.platform.services.speech_local
 
 
 class TranscribeHandler(SpeechHandler):

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.media import generation, service
-from platform_server.integrations.media_jobs import JobPolicy
 from platform_server.integrations.local_speech import LocalSpeech
+from platform_server.integrations.media_jobs import JobPolicy
 from platform_server.loops import Loop
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 IMAGE_TOOL = {
     "type": "object",
@@ -32,10 +35,10 @@ class GeneratedFilesPurge(Loop):
         return service.purge_expired(self.data_dir)
 
 
-async def start(platform: Any) -> None:
+async def start(platform: Platform) -> None:
     from platform_server.features.tools.registry import ToolDefinition
 
-    platform.services["tools"].register(ToolDefinition(
+    platform.services.tools.register(ToolDefinition(
         name="image_generate", description="Generate an image from a text prompt; returns a one-time download link.",
         parameters=IMAGE_TOOL, run=partial(service.image_generate, platform.config.data_dir), source="media",
     ))
@@ -45,18 +48,16 @@ async def start(platform: Any) -> None:
     policy = JobPolicy(config.media_job_poll_initial_s, config.media_job_poll_max_s, job_timeout,
                        config.media_job_max_bytes)
     for kind in generation.KINDS:
-        platform.services["tools"].register(ToolDefinition(
+        platform.services.tools.register(ToolDefinition(
             name=kind.tool, description=f"Generate a {kind.noun} from a text prompt (a provider job; it may take "
                                         "minutes); returns a one-time download link.",
             parameters=kind.parameters, run=partial(generation.generate, kind, config.data_dir, policy),
             source="media"))
-    platform.services["speech.local"] = LocalSpeech()  # models load on first use
+    platform.services.speech_local = LocalSpeech()  # models load on first use
     loop = GeneratedFilesPurge(platform.config.data_dir)
-    platform.services["media.purge"] = loop
+    platform.services.media_purge = loop
     loop.start()
 
 
-async def stop(platform: Any) -> None:
-    loop = platform.services.pop("media.purge", None)
-    if loop is not None:
-        loop.stop()
+async def stop(platform: Platform) -> None:
+    platform.services.media_purge.stop()

@@ -6,14 +6,15 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from platform_server.blocking import run_blocking
 from platform_server.db import database, iso, utcnow
 from platform_server.features.media.models import GeneratedFile
+from platform_server.features.models.errors import LlmFailure
 from platform_server.features.settings import service as settings
 from platform_server.integrations import local_speech, media
-from platform_server.integrations.local_speech import AudioError, LocalSpeech
 from platform_server.integrations.llm import LlmError
-from platform_server.web.base import run_blocking
-from platform_server.web.errors import BadRequest, LlmFailure, NotFound
+from platform_server.integrations.local_speech import AudioError, LocalSpeech
+from platform_server.web.errors import BadRequest, NotFound
 
 # The voices of the OpenAI speech protocol (it has no listing endpoint).
 VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer")

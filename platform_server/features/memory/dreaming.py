@@ -10,7 +10,7 @@ import datetime as dt
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -18,7 +18,11 @@ from platform_server.features.memory import facts, llm, store
 from platform_server.features.memory.models import DreamReport, Fact
 from platform_server.features.memory.store import Scope
 from platform_server.web.context import Caller
-from platform_server.web.errors import ApiError, BadRequest, LlmFailure, NotFound
+from platform_server.features.models.errors import LlmFailure
+from platform_server.web.errors import ApiError, BadRequest, NotFound
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +100,7 @@ def last_completed(scope: Scope) -> DreamReport | None:
 class Dreamer:
     """The process's dream runner: running dreams per scope, the event bus, the consolidation itself."""
 
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: Platform) -> None:
         self.platform = platform
         self.bus = DreamBus()
         self.running: dict[Scope, int] = {}  # scope -> running report id
@@ -149,7 +153,7 @@ class Dreamer:
             self.bus.publish(scope, "dream_progress", {**base, "stage": "gathering"})
             prompt, protected = self._material(scope, selected)
             self.bus.publish(scope, "dream_progress", {**base, "stage": "consolidating"})
-            value, model = await llm.ask_json(self.platform.services["llm"], targets, llm.DREAM_SYSTEM, prompt, 4000)
+            value, model = await llm.ask_json(self.platform.services.llm, targets, llm.DREAM_SYSTEM, prompt, 4000)
             if not isinstance(value, dict):
                 raise LlmFailure("The memory model did not answer a JSON object")
             self.bus.publish(scope, "dream_progress", {**base, "stage": "writing"})

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.config import Config
 from platform_server.db import database, iso, utcnow
@@ -13,7 +13,11 @@ from platform_server.features.memory import llm, store
 from platform_server.features.memory.models import Contradiction, Fact
 from platform_server.features.memory.store import Scope
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, LlmFailure, NotFound
+from platform_server.features.models.errors import LlmFailure
+from platform_server.web.errors import BadRequest, NotFound
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 MAX_FACTS_PER_CALL = 50
 STATEMENT_MAX = 1000
@@ -139,7 +143,7 @@ def _extracted(value: Any) -> list[tuple[str, str, float]]:
     return out
 
 
-async def summarize(platform: Any, caller: Caller, agent: Any, conversation_id: str) -> dict[str, Any]:
+async def summarize(platform: Platform, caller: Caller, agent: Any, conversation_id: str) -> dict[str, Any]:
     """Extract durable facts from the caller's conversation with the agent; note them in today's daily note."""
     conv = conversations.owned(caller, conversations.validate_id(conversation_id))
     if conv.agent_id != agent.id:
@@ -151,7 +155,7 @@ async def summarize(platform: Any, caller: Caller, agent: Any, conversation_id: 
     targets = llm.targets_for(agent)
     known = [{"key": f.key, "statement": f.statement} for f in active(scope)][:200]
     prompt = json.dumps({"knownFacts": known, "conversation": transcript}, ensure_ascii=False)
-    value, model = await llm.ask_json(platform.services["llm"], targets, llm.EXTRACT_SYSTEM, prompt)
+    value, model = await llm.ask_json(platform.services.llm, targets, llm.EXTRACT_SYSTEM, prompt)
     extracted = _extracted(value)
     results: list[tuple[Fact, str, Contradiction | None]] = []
     with database.atomic():
@@ -204,7 +208,7 @@ def contradictions(scope: Scope) -> list[dict[str, Any]]:
     return [contradiction_vo(c) for c in q.order_by(Contradiction.id)]
 
 
-async def resolve(platform: Any, scope: Scope, caller: Caller, agent: Any, contradiction_id: int, resolution: str,
+async def resolve(platform: Platform, scope: Scope, caller: Caller, agent: Any, contradiction_id: int, resolution: str,
                   statement: str | None) -> dict[str, Any]:
     """Settle a contradiction: keep one side, merge both into fact A, or keep both (IGNORE)."""
     c = Contradiction.get_or_none((Contradiction.id == contradiction_id) & scope.where(Contradiction))
@@ -218,7 +222,7 @@ async def resolve(platform: Any, scope: Scope, caller: Caller, agent: Any, contr
         if statement:
             merged = statement
         else:
-            text, _ = await llm.ask(platform.services["llm"], llm.targets_for(agent), llm.MERGE_SYSTEM,
+            text, _ = await llm.ask(platform.services.llm, llm.targets_for(agent), llm.MERGE_SYSTEM,
                                     json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}), 500)
             merged = " ".join(text.strip().strip('"').split())[:STATEMENT_MAX]
             if not merged:

@@ -56,7 +56,7 @@ class MemoryHandler(ApiHandler):
 
     @property
     def dreamer(self) -> dreaming.Dreamer:
-        return self.platform.services["memory"]
+        return self.platform.services.memory
 
 
 class DreamEventsHandler(MemoryHandler):
@@ -262,5 +262,5 @@ ROUTES = [
     route(f"{BASE}/facts/contradictions/{{contradictionId}}/resolve", ResolveHandler),
     route(f"{BASE}/facts/{{factId}}/feedback", FeedbackHandler),
     route(f"{BASE}/facts/{{factId}}/forget", ForgetHandler),
-    route(f"{BASE}/summarize/{{conversationId}}", SummarizeHandler),
+    route(f"{BASE}/summarize/{{conversationId:str}}", SummarizeHandler),
 ]

@@ -1,24 +1,23 @@
-"""Start: the dream runner (`platform.services["memory"]`) and the nightly dream loop."""
+"""Start: the dream runner (`platform.services.memory`) and the nightly dream loop."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.memory.dreaming import Dreamer
 from platform_server.features.memory.schedule import NightlyDreamLoop
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
+
+async def start(platform: Platform) -> None:
     dreamer = Dreamer(platform)
-    platform.services["memory"] = dreamer
+    platform.services.memory = dreamer
     loop = NightlyDreamLoop(dreamer)
-    platform.services["memory.nightly"] = loop
+    platform.services.memory_nightly = loop
     loop.start()
 
 
-async def stop(platform: Any) -> None:
-    loop = platform.services.pop("memory.nightly", None)
-    if loop is not None:
-        loop.stop()
-    dreamer = platform.services.pop("memory", None)
-    if dreamer is not None:
-        await dreamer.stop()
+async def stop(platform: Platform) -> None:
+    platform.services.memory_nightly.stop()
+    await platform.services.memory.stop()

@@ -7,7 +7,7 @@ from typing import Any
 
 from platform_server.features.agents import service as agents
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
-from platform_server.web.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure
 
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*|\s*```$")
 

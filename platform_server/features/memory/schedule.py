@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import peewee
 
@@ -14,6 +14,9 @@ from platform_server.features.memory.models import Contradiction, DreamReport, F
 from platform_server.features.memory.store import Scope
 from platform_server.loops import Loop
 from platform_server.web.errors import ApiError
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +107,10 @@ class NightlyDreamLoop(Loop):
         return done
 
 
-def status(platform: Any, scope: Scope) -> dict[str, Any]:
+def status(platform: Platform, scope: Scope) -> dict[str, Any]:
     """Dreaming configuration, this memory's stats and its last run."""
     config = platform.config
-    dreamer: Dreamer = platform.services["memory"]
+    dreamer: Dreamer = platform.services.memory
     last = (DreamReport.select().where(scope.where(DreamReport) & (DreamReport.status != "running"))
             .order_by(DreamReport.create_time.desc(), DreamReport.id.desc()).first())
     fact_rows = Fact.select(Fact.status, peewee.fn.COUNT(Fact.id).alias("n")).where(scope.where(Fact)).group_by(Fact.status)

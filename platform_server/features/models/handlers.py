@@ -29,7 +29,7 @@ class _Models(ApiHandler):
 
     @property
     def router(self) -> LlmRouter:
-        return self.platform.services["llm"]
+        return self.platform.services.llm
 
 
 class ModelsHandler(_Models):
@@ -300,20 +300,20 @@ ROUTES = [
     route("/api/v1/models/enabled", EnabledHandler),
     route("/api/v1/models/default", DefaultHandler),
     route("/api/v1/models/custom-providers", CustomProvidersHandler),
-    route("/api/v1/models/custom-providers/{providerId}", CustomProviderHandler),
+    route("/api/v1/models/custom-providers/{providerId:str}", CustomProviderHandler),
     route("/api/v1/models/embedding/default", EmbeddingDefaultHandler),
     route("/api/v1/models/embedding/{modelId}/test", EmbeddingTestHandler),
     route("/api/v1/models/{id}", ModelHandler),
     route("/api/v1/models/{id}/default", ModelDefaultHandler),
-    route("/api/v1/models/{providerId}/config", ProviderConfigHandler),
-    route("/api/v1/models/{providerId}/enable", ProviderEnableHandler),
-    route("/api/v1/models/{providerId}/disable", ProviderDisableHandler),
-    route("/api/v1/models/{providerId}/discover", DiscoverHandler),
-    route("/api/v1/models/{providerId}/discover/apply", DiscoverApplyHandler),
-    route("/api/v1/models/{providerId}/models", ProviderModelsHandler),
-    route("/api/v1/models/{providerId}/models/context-window", ContextWindowHandler),
-    route("/api/v1/models/{providerId}/models/test", ProviderModelTestHandler),
-    route("/api/v1/models/{providerId}/test-connection", TestConnectionHandler),
+    route("/api/v1/models/{providerId:str}/config", ProviderConfigHandler),
+    route("/api/v1/models/{providerId:str}/enable", ProviderEnableHandler),
+    route("/api/v1/models/{providerId:str}/disable", ProviderDisableHandler),
+    route("/api/v1/models/{providerId:str}/discover", DiscoverHandler),
+    route("/api/v1/models/{providerId:str}/discover/apply", DiscoverApplyHandler),
+    route("/api/v1/models/{providerId:str}/models", ProviderModelsHandler),
+    route("/api/v1/models/{providerId:str}/models/context-window", ContextWindowHandler),
+    route("/api/v1/models/{providerId:str}/models/test", ProviderModelTestHandler),
+    route("/api/v1/models/{providerId:str}/test-connection", TestConnectionHandler),
     route("/api/v1/llm/provider-pool", PoolHandler),
-    route("/api/v1/llm/provider-pool/{providerId}/reprobe", ReprobeHandler),
+    route("/api/v1/llm/provider-pool/{providerId:str}/reprobe", ReprobeHandler),
 ]

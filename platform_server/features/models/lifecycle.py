@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.models import catalog
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.integrations.llm.local import find_default_embedding_model, find_default_gguf
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 
 def _local_files(configured: str) -> tuple[str | None, str | None]:
@@ -15,17 +18,15 @@ def _local_files(configured: str) -> tuple[str | None, str | None]:
     return chat, find_default_embedding_model()
 
 
-async def start(platform: Any) -> None:
+async def start(platform: Platform) -> None:
     configured = platform.config.local_model_path
     gguf, embedding = await run_blocking(_local_files, configured)
     catalog.seed_catalog()
     # A configured path is the model name itself (the local client opens it); the shipped one goes by its stem.
     chat_name = configured if configured else (Path(gguf).stem if gguf else None)
     catalog.seed_local(chat_name, embedding)
-    platform.services["llm"] = LlmRouter(platform.config)
+    platform.services.llm = LlmRouter(platform.config)
 
 
-async def stop(platform: Any) -> None:
-    router = platform.services.pop("llm", None)
-    if router is not None:
-        await router.close()
+async def stop(platform: Platform) -> None:
+    await platform.services.llm.close()

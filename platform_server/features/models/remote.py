@@ -11,7 +11,8 @@ from platform_server.features.models.models import ModelConfig
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.integrations.llm.types import LlmError, ModelInfo
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, LlmFailure
+from platform_server.features.models.errors import LlmFailure
+from platform_server.web.errors import BadRequest
 
 
 async def _remote_models(router: LlmRouter, provider_id: str) -> list[ModelInfo]:

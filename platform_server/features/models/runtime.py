@@ -26,7 +26,8 @@ from platform_server.integrations.llm.types import (
     ToolCallDelta,
     Usage,
 )
-from platform_server.web.errors import BadRequest, LlmFailure
+from platform_server.features.models.errors import LlmFailure
+from platform_server.web.errors import BadRequest
 
 log = logging.getLogger(__name__)
 

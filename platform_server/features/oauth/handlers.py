@@ -22,7 +22,7 @@ class _OAuth(ApiHandler):
 
     @property
     def oauth(self) -> OAuthService:
-        return self.platform.services["oauth"]
+        return self.platform.services.oauth
 
 
 class VendorAStatusHandler(_OAuth):

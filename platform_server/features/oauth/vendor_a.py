@@ -15,7 +15,7 @@ from platform_server.db import database
 from platform_server.features.audit import service as audit
 from platform_server.features.models import service as models
 from platform_server.integrations import oauth
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
 from platform_server.web.context import Caller
 
 log = logging.getLogger(__name__)

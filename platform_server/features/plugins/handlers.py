@@ -23,7 +23,7 @@ class PluginHandlerBase(ApiHandler):
 
     @property
     def catalog(self) -> service.PluginCatalog:
-        return self.platform.services["plugins"]
+        return self.platform.services.plugins
 
 
 class PluginsHandler(PluginHandlerBase):

@@ -1,14 +1,17 @@
 """Discover plugins and register the tools of the enabled ones."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.plugins.service import PluginCatalog
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
-    catalog = PluginCatalog(platform.services["tools"])
+
+async def start(platform: Platform) -> None:
+    catalog = PluginCatalog(platform.services.tools)
     catalog.discover()
     for name in catalog.plugins:
         catalog.apply(name)
-    platform.services["plugins"] = catalog
+    platform.services.plugins = catalog

@@ -17,7 +17,7 @@ BUILTIN = ("platform_server.plugins.calculator", "platform_server.plugins.units"
 
 
 class PluginCatalog:
-    """The plugins found at start and the tools each enabled one registered (platform.services["plugins"])."""
+    """The plugins found at start and the tools each enabled one registered (platform.services.plugins)."""
 
     def __init__(self, registry: Any) -> None:
         self.registry = registry

@@ -8,7 +8,8 @@ from pydantic import BaseModel, Field
 from platform_server.features.auth import service as auth
 from platform_server.features.auth.handlers import USERNAME_PATTERN
 from platform_server.features.setup import service
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route

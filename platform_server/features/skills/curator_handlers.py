@@ -51,7 +51,7 @@ class CuratorBase(SkillsBase):
 
     @property
     def curator(self) -> Curator:
-        return self.platform.services["skills.curator"]
+        return self.platform.services.skills_curator
 
     def limit(self) -> int:
         value = self.query_long("limit")
@@ -256,7 +256,7 @@ class RoutinePromoteHandler(RoutinesBase):
         """Promote now, skipping the frequency gates: the default model drafts a SKILL.md (the skill starts disabled)."""
         req = self.optional_body(PromoteBody)
         caller = self.require_caller()
-        result = await routines.promote(self.platform.services["llm"], caller, id, req.name, self.gates)
+        result = await routines.promote(self.platform.services.llm, caller, id, req.name, self.gates)
         await self.skills.sync_skill(service.get_skill(caller, int(result["skill"]["id"])))
         self.ok(result)
 

@@ -1,10 +1,10 @@
-"""The curator's process side (`platform.services["skills.curator"]`): dry runs, scheduled scans, applying, merging."""
+"""The curator's process side (`platform.services.skills_curator`): dry runs, scheduled scans, applying, merging."""
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
 import logging
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
@@ -18,6 +18,9 @@ from platform_server.integrations.llm.types import ChatMessage, ChatRequest, Llm
 from platform_server.loops import Loop
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ Answer with the SKILL.md content only."""
 class Curator(Loop):
     """Runs dry runs on request and scheduled scans from tick(); tests set `clock` and call tick()."""
 
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: Platform) -> None:
         super().__init__()
         self.platform = platform
         self.config = platform.config
@@ -193,7 +196,7 @@ class Curator(Loop):
                          f"(curator run {run_id})", workspace_id=workspace_id)
             for item, _ in eligible:
                 self._archive(workspace_id, run_id, item, f"merged into {keeper.name}")
-        runtime = self.platform.services.get("skills")
+        runtime = self.platform.services.skills
         updated = Skill.get_or_none(Skill.id == keeper.id)
         if runtime is not None and updated is not None:
             await runtime.sync_skill(updated)
@@ -201,7 +204,7 @@ class Curator(Loop):
     async def _merged_values(self, keeper: Skill, others: list[Skill]) -> dict[str, Any]:
         """Ask the default chat model for one SKILL.md that merges the keeper and its duplicates."""
         from platform_server.features.models.runtime import resolve_targets
-        from platform_server.web.errors import LlmFailure
+        from platform_server.features.models.errors import LlmFailure
 
         parts = [f"Skill {i + 1}: {s.name}\n\n{s.content[:MERGE_SKILL_CAP]}" for i, s in enumerate([keeper, *others])]
         request = ChatRequest(
@@ -210,7 +213,7 @@ class Curator(Loop):
             max_tokens=3000,
             temperature=0.2,
         )
-        _, result = await self.platform.services["llm"].chat(resolve_targets(None, None, []), request)
+        _, result = await self.platform.services.llm.chat(resolve_targets(None, None, []), request)
         text = fm.strip_fences(result.content or "").strip()
         if not text:
             raise LlmFailure("The model returned no merged skill")
@@ -230,13 +233,11 @@ class Curator(Loop):
         return values
 
 
-async def start(platform: Any) -> None:
+async def start(platform: Platform) -> None:
     loop = Curator(platform)
-    platform.services["skills.curator"] = loop
+    platform.services.skills_curator = loop
     loop.start()
 
 
-async def stop(platform: Any) -> None:
-    loop = platform.services.pop("skills.curator", None)
-    if loop is not None:
-        loop.stop()
+async def stop(platform: Platform) -> None:
+    platform.services.skills_curator.stop()

@@ -344,7 +344,7 @@ class SynthesizeHandler(SkillsBase):
     async def post(self) -> None:
         """Draft a skill from one of the caller's conversations with the default model (created disabled)."""
         req = self.body(SynthesizeBody)
-        skill = await synthesize(self.platform.services["llm"], self.require_caller(), req.conversationId, req.name)
+        skill = await synthesize(self.platform.services.llm, self.require_caller(), req.conversationId, req.name)
         await self.skills.sync_skill(skill)
         self.ok(service.to_dict(skill, full=True))
 
@@ -394,8 +394,8 @@ ROUTES: list[Any] = [
     route("/api/v1/skills/synthesize-from-conversation", SynthesizeHandler),
     route("/api/v1/skills/install/upload", InstallUploadHandler),
     route("/api/v1/skills/install/start", InstallStartHandler),
-    route("/api/v1/skills/install/status/{taskId}", InstallStatusHandler),
-    route("/api/v1/skills/install/cancel/{taskId}", InstallCancelHandler),
+    route("/api/v1/skills/install/status/{taskId:str}", InstallStatusHandler),
+    route("/api/v1/skills/install/cancel/{taskId:str}", InstallCancelHandler),
     route("/api/v1/skills/install/hub/search", HubSearchHandler),
     route("/api/v1/skills/install/{skillName}", UninstallHandler),
     route("/api/v1/skills/{id}", SkillHandler),

@@ -9,7 +9,8 @@ from platform_server.features.skills import install, service
 from platform_server.features.skills.models import Skill
 from platform_server.features.skills.runtime import SkillsRuntime
 from platform_server.features.skills.schemas import InstallStart
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest
 
@@ -24,7 +25,7 @@ class SkillsBase(ApiHandler):
 
     @property
     def skills(self) -> SkillsRuntime:
-        return self.platform.services["skills"]
+        return self.platform.services.skills
 
     async def prepare(self) -> None:
         await super().prepare()

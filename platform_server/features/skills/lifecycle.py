@@ -1,24 +1,25 @@
 """Seed the skill templates and built-in skills, and create the skills runtime."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.skills import catalog, curator_runtime
 from platform_server.features.skills.runtime import SkillsRuntime
 from platform_server.features.workspaces.models import Workspace
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
+
+async def start(platform: Platform) -> None:
     catalog.seed_templates()
     runtime = SkillsRuntime(platform.config)
-    platform.services["skills"] = runtime
+    platform.services.skills = runtime
     for workspace in Workspace.select(Workspace.id):
         await runtime.ensure_workspace(workspace.id)
     await curator_runtime.start(platform)
 
 
-async def stop(platform: Any) -> None:
+async def stop(platform: Platform) -> None:
     await curator_runtime.stop(platform)
-    runtime = platform.services.pop("skills", None)
-    if runtime is not None:
-        await runtime.close()
+    await platform.services.skills.close()

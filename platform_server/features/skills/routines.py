@@ -17,7 +17,8 @@ from platform_server.features.skills.models import Skill
 from platform_server.features.skills.runtime import blocking
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
-from platform_server.web.errors import ApiError, BadRequest, Conflict, LlmFailure, NotFound
+from platform_server.features.models.errors import LlmFailure
+from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
 
 STATUSES = ("open", "dismissed", "promoted")
 MAX_MESSAGES = 5_000  # the most recent user messages read by one mining pass

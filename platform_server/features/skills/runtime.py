@@ -1,22 +1,19 @@
-"""The skills area's process state (`platform.services["skills"]`): secret key, seeding, cache sync, installs."""
+"""The skills area's process state (`platform.services.skills`): secret key, seeding, cache sync, installs."""
 from __future__ import annotations
 
-import asyncio
 import logging
-from typing import Any, Callable, TypeVar
+from typing import Any
 
+from platform_server.blocking import run_blocking
 from platform_server.config import Config
 from platform_server.features.skills import catalog, secrets, service, storage
 from platform_server.features.skills.install import InstallTasks
 from platform_server.features.skills.models import Skill
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 
-async def blocking(fn: Callable[..., T], *args: Any) -> T:
-    """Run file work in the default executor, off the IOLoop."""
-    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+blocking = run_blocking  # file work off the IOLoop (the name the skills area's modules use)
 
 
 class SkillsRuntime:

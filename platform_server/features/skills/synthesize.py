@@ -9,7 +9,8 @@ from platform_server.features.skills import service
 from platform_server.features.skills.models import Skill
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Conflict, LlmFailure, NotFound
+from platform_server.features.models.errors import LlmFailure
+from platform_server.web.errors import BadRequest, Conflict, NotFound
 
 TRANSCRIPT_CAP = 24_000  # characters of the conversation sent to the model (the latest ones)
 MESSAGE_CAP = 4_000

@@ -53,7 +53,7 @@ class InterruptHandler(ApiHandler):
     def post(self, subagentId: str) -> None:
         """Interrupt a running sub-agent of one of the caller's conversations."""
         run = service.owned_run(self.require_caller().user_id, subagentId)
-        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services["subagents"].interrupt(subagentId)})
+        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services.subagents.interrupt(subagentId)})
 
 
 class AdminInterruptHandler(ApiHandler):
@@ -63,12 +63,12 @@ class AdminInterruptHandler(ApiHandler):
     def post(self, subagentId: str) -> None:
         """Interrupt any sub-agent (global admin; no ownership check)."""
         run = service.owned_run(None, subagentId)
-        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services["subagents"].interrupt(subagentId)})
+        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services.subagents.interrupt(subagentId)})
 
 
 ROUTES = [
     route("/api/v1/subagents/active", ActiveHandler),
     route("/api/v1/subagents/spawn-pause", SpawnPauseHandler),
-    route("/api/v1/subagents/{subagentId}/interrupt", InterruptHandler),
-    route("/api/v1/admin/agent-runtime/subagents/{subagentId}/interrupt", AdminInterruptHandler),
+    route("/api/v1/subagents/{subagentId:str}/interrupt", InterruptHandler),
+    route("/api/v1/admin/agent-runtime/subagents/{subagentId:str}/interrupt", AdminInterruptHandler),
 ]

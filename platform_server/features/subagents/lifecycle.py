@@ -1,25 +1,26 @@
 """Register the delegation tool; no delegation survives a restart."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.subagents import service
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
+
+async def start(platform: Platform) -> None:
     from platform_server.features.tools.registry import ToolDefinition
 
     service.mark_interrupted_at_start()
     manager = service.SubagentManager(platform)
-    platform.services["subagents"] = manager
-    platform.services["tools"].register(ToolDefinition(
+    platform.services.subagents = manager
+    platform.services.tools.register(ToolDefinition(
         name=service.TOOL_NAME, description=service.TOOL_DESCRIPTION, parameters=service.TOOL_PARAMETERS,
         run=manager.delegate, source="subagent",
     ))
 
 
-async def stop(platform: Any) -> None:
-    manager = platform.services.pop("subagents", None)
-    if manager is not None:
-        for task in list(manager.tasks.values()):
-            task.cancel()
+async def stop(platform: Platform) -> None:
+    for task in list(platform.services.subagents.tasks.values()):
+        task.cancel()

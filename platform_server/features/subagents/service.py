@@ -7,7 +7,7 @@ import json
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -15,6 +15,9 @@ from platform_server.features.subagents.models import SpawnPause, SubagentRun
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolCall
 from platform_server.web.context import Caller
 from platform_server.web.errors import Forbidden, NotFound
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 TOOL_NAME = "delegate_to_agent"
 MAX_DEPTH = 2
@@ -37,9 +40,9 @@ _depth: contextvars.ContextVar[int] = contextvars.ContextVar("subagent_depth", d
 
 @dataclass
 class SubagentManager:
-    """The running delegations of this process (platform.services["subagents"])."""
+    """The running delegations of this process (platform.services.subagents)."""
 
-    platform: Any
+    platform: Platform
     tasks: dict[str, asyncio.Task[str]] = field(default_factory=dict)
     interrupted: set[str] = field(default_factory=set)
 
@@ -92,7 +95,7 @@ class SubagentManager:
     def _announce(self, ctx: Any, run: SubagentRun, status: str) -> None:
         from platform_server.features.conversations.service import key_for
 
-        turn = self.platform.services["chat"].turns.get(key_for(ctx.user_id, ctx.conversation_id))
+        turn = self.platform.services.chat.turns.get(key_for(ctx.user_id, ctx.conversation_id))
         if turn is not None and turn.running:
             turn.publish("phase", {"phase": "subagent", "subagentId": run.subagent_id, "agentId": str(run.agent_id),
                                    "agentName": run.agent_name, "status": status})
@@ -106,8 +109,8 @@ class SubagentManager:
 
         _depth.set(depth)
         config = self.platform.config
-        router = self.platform.services["llm"]
-        registry = self.platform.services["tools"]
+        router = self.platform.services.llm
+        registry = self.platform.services.tools
         targets = resolve_targets(agent.model_name or None, agent.model_provider or None,
                                   agents.provider_preferences(agent.id))
         specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled))

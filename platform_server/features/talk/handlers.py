@@ -47,6 +47,9 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
 
     session: TalkSession | None = None
 
+    def initialize(self, long_params: frozenset[str] = frozenset()) -> None:
+        """The route table passes `long_params` to every handler; this socket has no path parameters."""
+
     @property
     def platform(self) -> Any:
         return self.application.settings["platform"]
@@ -111,10 +114,9 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
             return
         session.release()  # at once: the conversation may be talked to again right away
         task = asyncio.get_running_loop().create_task(session.close())
-        registry = self.platform.services.get("talk")
-        if registry is not None:  # None while the server stops
-            registry.closing.add(task)
-            task.add_done_callback(registry.closing.discard)
+        registry = self.platform.services.talk
+        registry.closing.add(task)
+        task.add_done_callback(registry.closing.discard)
 
 
 ROUTES: list[Any] = []  # no REST routes; the socket is outside the inventory

@@ -1,17 +1,20 @@
-"""The registry of open talk sessions (`platform.services["talk"]`)."""
+"""The registry of open talk sessions (`platform.services.talk`)."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.talk.session import TalkRegistry
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
-    platform.services["talk"] = TalkRegistry()
+
+async def start(platform: Platform) -> None:
+    platform.services.talk = TalkRegistry()
 
 
-async def stop(platform: Any) -> None:
-    registry = platform.services.pop("talk", None)
-    if registry is not None and registry.closing:
-        await asyncio.gather(*registry.closing, return_exceptions=True)
+async def stop(platform: Platform) -> None:
+    closing = platform.services.talk.closing
+    if closing:
+        await asyncio.gather(*closing, return_exceptions=True)

@@ -50,7 +50,7 @@ class TalkLimits:
 
 
 class TalkRegistry:
-    """Which conversations have a talk session open (one each): platform.services["talk"]."""
+    """Which conversations have a talk session open (one each): platform.services.talk."""
 
     def __init__(self) -> None:
         self._open: dict[str, "TalkSession"] = {}
@@ -105,11 +105,11 @@ class TalkSession:
 
     @property
     def registry(self) -> TalkRegistry:
-        return self.platform.services["talk"]
+        return self.platform.services.talk
 
     @property
     def local(self) -> LocalSpeech:
-        return self.platform.services["speech.local"]
+        return self.platform.services.speech_local
 
     # ---- frames ---------------------------------------------------------------
 
@@ -175,7 +175,7 @@ class TalkSession:
         await self.sender.send_json({"type": "transcript", "text": text, "final": True})
         if not text.strip():
             raise BadRequest("nothing was heard in that utterance")
-        self.turn = chat.begin_turn(self.platform.services["chat"], self.platform.config, self.caller,
+        self.turn = chat.begin_turn(self.platform.services.chat, self.platform.config, self.caller,
                                     self.agent_id, text, None, self.conversation_id)
         self.answer_task = asyncio.get_running_loop().create_task(self._answer(self.turn))
 
@@ -197,14 +197,13 @@ class TalkSession:
             await asyncio.gather(task, return_exceptions=True)
         if turn is not None and turn.running:
             guard.deny_all_pending(self.caller.user_id, turn.conversation_id, self.caller.user_id)
-            self.platform.services["chat"].cancel(turn.key)
+            self.platform.services.chat.cancel(turn.key)
             if turn.task is not None:
                 await asyncio.wait([turn.task], timeout=5)
 
     def release(self) -> None:
-        registry = self.platform.services.get("talk")
-        if self._claimed is not None and registry is not None:
-            registry.release(self._claimed, self)
+        if self._claimed is not None:
+            self.registry.release(self._claimed, self)
         self._claimed = None
 
     async def close(self) -> None:

@@ -69,7 +69,7 @@ class TeamRunCancelHandler(ApiHandler):
     def post(self, runId: int) -> None:
         """Cancel an active run with an optional `{reason}` (workspace admin; 409 once it ended)."""
         req = self.body(CancelRequest)
-        self.ok(self.platform.services["teams"].cancel(self.require_caller(), runId, req.reason))
+        self.ok(self.platform.services.teams.cancel(self.require_caller(), runId, req.reason))
 
 
 class TeamRunsHandler(ApiHandler):
@@ -87,7 +87,7 @@ class TeamRunsHandler(ApiHandler):
         req = self.body(TeamRunStart)
         caller = self.require_caller()
         team = service.get_team_row(caller, teamId)
-        run = self.platform.services["teams"].start(caller, team, runner.check_goal(req.goal))
+        run = self.platform.services.teams.start(caller, team, runner.check_goal(req.goal))
         self.ok(service.run_dict(run))
 
 
@@ -167,6 +167,6 @@ ROUTES = [
     route("/api/v1/teams/{teamId}", TeamHandler),
     route("/api/v1/teams/{teamId}/runs", TeamRunsHandler),
     route("/api/v1/teams/{teamId}/runs/page", TeamRunsPageHandler),
-    route("/api/v1/conversations/{conversationId}/team-runs", ConversationRunsHandler),
-    route("/api/v1/conversations/{conversationId}/team-runs/page", ConversationRunsPageHandler),
+    route("/api/v1/conversations/{conversationId:str}/team-runs", ConversationRunsHandler),
+    route("/api/v1/conversations/{conversationId:str}/team-runs/page", ConversationRunsPageHandler),
 ]

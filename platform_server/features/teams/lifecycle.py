@@ -1,24 +1,25 @@
 """Start: no team run stays active across a restart; the runner and the `team_run` agent tool."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.teams import runner, service
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
+
+async def start(platform: Platform) -> None:
     from platform_server.features.tools.registry import ToolDefinition
 
     service.fail_interrupted(runner.RESTART_ERROR)
     team_runner = runner.TeamRunner(platform)
-    platform.services["teams"] = team_runner
-    platform.services["tools"].register(ToolDefinition(
+    platform.services.teams = team_runner
+    platform.services.tools.register(ToolDefinition(
         name=runner.TOOL_NAME, description=runner.TOOL_DESCRIPTION, parameters=runner.TOOL_PARAMETERS,
         run=team_runner.tool, source="team",
     ))
 
 
-async def stop(platform: Any) -> None:
-    team_runner = platform.services.pop("teams", None)
-    if team_runner is not None:
-        await team_runner.stop()
+async def stop(platform: Platform) -> None:
+    await platform.services.teams.stop()

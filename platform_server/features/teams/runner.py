@@ -1,6 +1,6 @@
 """Team runs: the lead plans, members work through sub-agent delegation (guarded), the lead merges.
 
-`platform.services["teams"]` owns the background tasks. States: planning -> running -> finalizing ->
+`platform.services.teams` owns the background tasks. States: planning -> running -> finalizing ->
 completed | partial (some member tasks failed) | failed | cancelled. `awaiting_review` is part of the
 state set but this build has no review step, so a run never enters it.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -18,6 +18,9 @@ from platform_server.features.teams.models import Team, TeamRun
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +61,9 @@ class DelegationContext:
 
 
 class TeamRunner:
-    """Starts, cancels and owns team runs (platform.services["teams"])."""
+    """Starts, cancels and owns team runs (platform.services.teams)."""
 
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: Platform) -> None:
         self.platform = platform
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
@@ -156,7 +159,7 @@ class TeamRunner:
         targets = resolve_targets(lead.model_name or None, lead.model_provider or None,
                                   agents.provider_preferences(lead.id))
         req = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user_text)])
-        _, result = await self.platform.services["llm"].chat(targets, req)
+        _, result = await self.platform.services.llm.chat(targets, req)
         return result.content or ""
 
     async def _plan(self, run: TeamRun, lead: Any, members: list[Any]) -> list[dict[str, Any]]:
@@ -188,7 +191,7 @@ class TeamRunner:
         if not self._save(run_id, tasks=tasks):
             raise asyncio.CancelledError()
         try:
-            result = await self.platform.services["subagents"].delegate(
+            result = await self.platform.services.subagents.delegate(
                 {"agentId": task["agentId"], "task": task["task"]}, ctx)
             task["status"], task["result"] = "completed", result
         except ToolError as exc:
@@ -226,7 +229,7 @@ class TeamRunner:
         if not goal:
             raise ToolError("goal must not be empty")
         run = self.start(caller, teams[0], goal, ctx.conversation_id)
-        wait_s = max(1.0, self.platform.services["tools"].timeout_s - 5)
+        wait_s = max(1.0, self.platform.services.tools.timeout_s - 5)
         try:
             await asyncio.wait_for(asyncio.shield(self.tasks.get(run.id) or asyncio.sleep(0)), wait_s)
         except asyncio.TimeoutError:

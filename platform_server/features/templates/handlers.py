@@ -4,7 +4,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field, field_validator
 
 from platform_server.features.templates import service
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
 
 

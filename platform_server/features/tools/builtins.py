@@ -13,7 +13,7 @@ from typing import Any, Callable, TypeVar
 from platform_server.features.agents import files
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.features.tools.web_fetch import WEB_FETCH
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
 from platform_server.web.errors import ApiError, BadRequest, NotFound
 
 T = TypeVar("T")

@@ -31,7 +31,7 @@ class _ToolsBase(ApiHandler):
     tags = ("Tools",)
 
     def registered(self) -> set[str]:
-        registry = self.platform.services.get("tools")
+        registry = self.platform.services.tools
         return set(registry.names()) if registry else set()
 
 
@@ -47,7 +47,7 @@ class ToolsHandler(_ToolsBase):
         """Create a tool that runs one discovered tool of an MCP server under its own name (global admin)."""
         req = self.body(McpToolCreate)
         server, alias, row = mcp_service.create_alias(self.require_caller(), req)
-        manager = self.platform.services.get("mcp")
+        manager = self.platform.services.mcp
         if manager is not None:
             manager.register_alias(int(server.id), alias.name, alias.mcp_tool)
         self.ok(service.to_dict(row))
@@ -85,7 +85,7 @@ class ToolHandler(_ToolsBase):
     def delete(self, id: int) -> None:
         """Delete a tool (global admin); system tools cannot be deleted."""
         name = service.delete(self.require_caller(), id)
-        registry = self.platform.services.get("tools")
+        registry = self.platform.services.tools
         if registry is not None:
             registry.unregister(name)
         self.ok(None)

@@ -10,7 +10,7 @@ import aiohttp
 
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.integrations import net_guard
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
 
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe", "object"})
 _BLOCK = frozenset(

@@ -16,7 +16,7 @@ class OverviewHandler(ApiHandler):
 
     def get(self) -> None:
         """Overview statistics of the workspace."""
-        chat = self.platform.services.get("chat")
+        chat = self.platform.services.chat
         caller = self.require_caller()
         running = len([t for t in chat.turns.running() if t.workspace_id == caller.workspace_id]) if chat else 0
         self.ok(service.overview(caller.workspace_id, running))

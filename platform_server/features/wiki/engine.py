@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,7 +30,10 @@ from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
 from platform_server.integrations.llm.types import ChatRequest
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +46,9 @@ class Cancelled(Exception):
 
 
 class WikiEngine:
-    """`platform.services["wiki"]`: owns the workers and the progress subscribers."""
+    """`platform.services.wiki`: owns the workers and the progress subscribers."""
 
-    def __init__(self, platform: Any, workers: int = 1) -> None:
+    def __init__(self, platform: Platform, workers: int = 1) -> None:
         self.platform = platform
         self.worker_count = max(1, workers)
         self.queue: asyncio.Queue[int] = asyncio.Queue()
@@ -59,7 +62,7 @@ class WikiEngine:
 
     @property
     def llm(self) -> Any:
-        return self.platform.services["llm"]
+        return self.platform.services.llm
 
     # ---- lifecycle ------------------------------------------------------------------------
 

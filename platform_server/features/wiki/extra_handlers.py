@@ -60,7 +60,7 @@ class LintHandler(ApiHandler):
     def post(self, kbId: int) -> None:
         """Start a broken-link scan job; poll `lint/broken-links/jobs/{jobId}`."""
         run = lint.start(self.require_caller(), kbId)
-        self.platform.services["wiki"].spawn(lint.execute(run.id, run.kb_id))
+        self.platform.services.wiki.spawn(lint.execute(run.id, run.kb_id))
         self.ok(lint.to_dict(run))
 
 

@@ -10,7 +10,8 @@ from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.extra_handlers import ROUTES as EXTRA_ROUTES
 from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
 from platform_server.features.wiki.text import slugify
-from platform_server.web.base import ApiHandler, run_blocking
+from platform_server.blocking import run_blocking
+from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
 from platform_server.web.sse import SseWriter
@@ -24,7 +25,7 @@ class WikiHandler(ApiHandler):
 
     @property
     def engine(self) -> WikiEngine:
-        return self.platform.services["wiki"]
+        return self.platform.services.wiki
 
 
 class KbsHandler(WikiHandler):

@@ -1,21 +1,21 @@
 """Start the wiki engine (resuming queued materials) and register the `wiki_search` tool."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.wiki import tool
 from platform_server.features.wiki.engine import WikiEngine
 
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
-async def start(platform: Any) -> None:
+
+async def start(platform: Platform) -> None:
     engine = WikiEngine(platform, platform.config.wiki_workers)
-    platform.services["wiki"] = engine
-    if "tools" in platform.services:
-        platform.services["tools"].register(tool.definition(platform))
+    platform.services.wiki = engine
+    platform.services.tools.register(tool.definition(platform))
     engine.start()
 
 
-async def stop(platform: Any) -> None:
-    engine = platform.services.pop("wiki", None)
-    if engine is not None:
-        await engine.stop()
+async def stop(platform: Platform) -> None:
+    await platform.services.wiki.stop()

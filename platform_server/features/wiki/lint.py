@@ -9,7 +9,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import LintRun, Page, PageLink
 from platform_server.features.wiki.pages import resolver
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
 

@@ -1,27 +1,30 @@
 """Search shared by the preview route and the `wiki_search` tool agents call."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.features.wiki import kbs, search
 from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
-from platform_server.web.base import run_blocking
+from platform_server.blocking import run_blocking
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 MAX_TOP_K = 50
 
 
-async def query_vector(platform: Any, kb: KnowledgeBase, query: str) -> tuple[bytes | None, str | None]:
+async def query_vector(platform: Platform, kb: KnowledgeBase, query: str) -> tuple[bytes | None, str | None]:
     """The query's embedding with the KB's model, or (None, reason) when no embedding is available."""
     model_id = kbs.config_of(kb)["embeddingModelId"]
     try:
-        vectors = await platform.services["llm"].embed([query], int(model_id) if model_id is not None else None)
+        vectors = await platform.services.llm.embed([query], int(model_id) if model_id is not None else None)
     except Exception as exc:  # noqa: BLE001 - keyword search still answers
         return None, getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
     return search.pack(vectors[0]), None
 
 
-async def preview(platform: Any, kb: KnowledgeBase, query: str, top_k: int, include_archived: bool) -> dict[str, Any]:
+async def preview(platform: Platform, kb: KnowledgeBase, query: str, top_k: int, include_archived: bool) -> dict[str, Any]:
     """Hybrid keyword + vector results over the KB's pages and raw chunks, with their scores."""
     vec, problem = await query_vector(platform, kb, query)
     hits = await run_blocking(search.search_pages, [kb.id], query, vec, top_k, include_archived)
@@ -30,7 +33,7 @@ async def preview(platform: Any, kb: KnowledgeBase, query: str, top_k: int, incl
             "vectorSearch": vec is not None, "vectorError": problem}
 
 
-async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Any) -> str:
+async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Platform) -> str:
     query = str(args.get("query") or "").strip()
     if not query:
         raise ToolError("query must not be empty")
@@ -53,7 +56,7 @@ async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Any)
     return "\n\n".join(lines)
 
 
-def definition(platform: Any) -> ToolDefinition:
+def definition(platform: Platform) -> ToolDefinition:
     async def run(args: dict[str, Any], ctx: ToolContext) -> str:
         return await run_wiki_search(args, ctx, platform)
 

@@ -1,6 +1,6 @@
 """Workflow runs: background tasks that walk a published graph, persisting every step.
 
-`platform.services["workflows"]` owns the tasks. A run follows one path from `start`; each node
+`platform.services.workflows` owns the tasks. A run follows one path from `start`; each node
 becomes a step row (status, input, output, error, timings). Approval nodes, and agent turns whose
 tool call waits for approval, pause the run with a `pauseToken` until `resume`.
 """
@@ -11,7 +11,7 @@ import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Coroutine
+from typing import TYPE_CHECKING, Any, Coroutine
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
@@ -19,6 +19,9 @@ from platform_server.features.workflows import graph, service
 from platform_server.features.workflows.models import WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, Conflict
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +46,9 @@ class NodeResult:
 
 
 class WorkflowEngine:
-    """Starts, resumes and owns workflow runs (platform.services["workflows"])."""
+    """Starts, resumes and owns workflow runs (platform.services.workflows)."""
 
-    def __init__(self, platform: Any) -> None:
+    def __init__(self, platform: Platform) -> None:
         self.platform = platform
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
@@ -255,7 +258,7 @@ class WorkflowEngine:
         messages = ([ChatMessage("system", system)] if system else []) + [ChatMessage("user", prompt)]
         targets = resolve_targets(config.get("modelName") or None, config.get("modelProvider") or None, [])
         try:
-            target, result = await self.platform.services["llm"].chat(targets, ChatRequest(model="", messages=messages))
+            target, result = await self.platform.services.llm.chat(targets, ChatRequest(model="", messages=messages))
         except LlmError as exc:
             raise StepError(str(exc)) from None
         return NodeResult(output=result.content or "")
@@ -288,7 +291,7 @@ class WorkflowEngine:
         from platform_server.features.chat.service import wait_result
         from platform_server.features.guard import service as guard
 
-        turn = self.platform.services["chat"].start_turn(
+        turn = self.platform.services.chat.start_turn(
             TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="web"))
         result = await wait_result(turn)
         if result["status"] == "awaiting_approval":

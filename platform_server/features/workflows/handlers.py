@@ -186,7 +186,7 @@ class RunsHandler(ApiHandler):
     def post(self, id: int) -> None:
         """Start a run of the latest published revision with `{input}` (extension route)."""
         req = self.body(RunRequest)
-        engine = self.platform.services["workflows"]
+        engine = self.platform.services.workflows
         self.ok(engine.start_run(self.require_caller(), id, _checked_input(req.input)))
 
 
@@ -216,7 +216,7 @@ class ResumeHandler(ApiHandler):
     def post(self, runId: int) -> None:
         """Resume a paused run with an outcome (409 when it is not paused or the token is stale)."""
         req = self.body(ResumeRequest)
-        engine = self.platform.services["workflows"]
+        engine = self.platform.services.workflows
         self.ok(engine.resume(self.require_caller(), runId, req.outcome, req.pauseToken,
                               _checked_input(req.payload)))
 

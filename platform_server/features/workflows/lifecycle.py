@@ -1,12 +1,15 @@
 """Start: runs left `running` by a crash fail with a clear error; paused runs stay resumable; the timeout loop."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from platform_server.db import database, utcnow
 from platform_server.features.workflows.engine import RESTART_ERROR, WorkflowEngine
 from platform_server.features.workflows.models import WorkflowRun, WorkflowStep
 from platform_server.loops import Loop
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 
 class PauseTimeoutLoop(Loop):
@@ -36,19 +39,15 @@ def fail_interrupted() -> int:
     return len(ids)
 
 
-async def start(platform: Any) -> None:
+async def start(platform: Platform) -> None:
     fail_interrupted()
     engine = WorkflowEngine(platform)
-    platform.services["workflows"] = engine
+    platform.services.workflows = engine
     loop = PauseTimeoutLoop(engine)
-    platform.services["workflows.timeouts"] = loop
+    platform.services.workflow_timeouts = loop
     loop.start()
 
 
-async def stop(platform: Any) -> None:
-    loop = platform.services.pop("workflows.timeouts", None)
-    if loop is not None:
-        loop.stop()
-    engine = platform.services.pop("workflows", None)
-    if engine is not None:
-        await engine.stop()
+async def stop(platform: Platform) -> None:
+    platform.services.workflow_timeouts.stop()
+    await platform.services.workflows.stop()

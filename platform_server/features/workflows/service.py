@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -10,6 +10,9 @@ from platform_server.features.workflows import catalog, graph
 from platform_server.features.workflows.models import Workflow, WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
 
 MAX_DRAFT_BYTES = 256 * 1024
 RUNS_LIMIT = 50
@@ -155,12 +158,12 @@ def templates() -> list[dict[str, Any]]:
     return catalog.TEMPLATES
 
 
-async def generate(caller: Caller, platform: Any, description: str) -> dict[str, Any]:
+async def generate(caller: Caller, platform: Platform, description: str) -> dict[str, Any]:
     """Ask the default model to draft a graph for the description; compiled, returned, not saved."""
     from platform_server.features.agents.models import Agent
     from platform_server.features.models.runtime import resolve_targets
     from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
-    from platform_server.web.errors import LlmFailure
+    from platform_server.features.models.errors import LlmFailure
 
     agents = [{"id": str(a.id), "name": a.name, "description": a.description or ""}
               for a in Agent.select().where((Agent.workspace_id == caller.workspace_id) & (Agent.enabled == True))  # noqa: E712
@@ -168,7 +171,7 @@ async def generate(caller: Caller, platform: Any, description: str) -> dict[str,
     req = ChatRequest(model="", messages=[ChatMessage("system", catalog.generation_prompt(agents)),
                                           ChatMessage("user", description)])
     try:
-        _, result = await platform.services["llm"].chat(resolve_targets(None, None, []), req)
+        _, result = await platform.services.llm.chat(resolve_targets(None, None, []), req)
     except LlmError as exc:
         raise LlmFailure(str(exc)) from None
     draft = catalog.extract_json(result.content or "")
