@@ -3,6 +3,7 @@
 // Hold the button to talk (push-to-talk), or click once to start and again to send; Stop cancels.
 import { session } from "../api.js";
 import { h, toast } from "../dom.js";
+import { icon } from "../icons.js";
 
 const HOLD_MS = 350;
 const WORKLET = new URL("./mic-worklet.js", import.meta.url);
@@ -25,11 +26,11 @@ export class TalkControl {
     this.sources = new Set();
     this.button = h("button", {
       type: "button", class: "icon-btn mic", title: "Talk: hold to speak, or click to start and click again to send",
-      "aria-label": "Talk", "aria-pressed": "false", text: "🎤",
+      "aria-label": "Talk", "aria-pressed": "false",
       onpointerdown: (e) => { e.preventDefault(); this.press(); },
       onpointerup: () => this.release(),
       onkeydown: (e) => { if (e.key === " " || e.key === "Enter") { e.preventDefault(); this.toggle(); } },
-    });
+    }, icon("mic", 20));
     this.stopButton = h("button", { type: "button", class: "btn btn-small talk-stop", text: "Stop talking", hidden: true, onclick: () => this.stop() });
     this.status = h("div", { class: "talk-status", "aria-live": "polite", hidden: true });
   }
