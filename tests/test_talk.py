@@ -214,3 +214,23 @@ def _wav(samples: np.ndarray, rate: int) -> bytes:
     from platform_server.integrations.local_speech import to_wav
 
     return to_wav(samples.astype(np.int16).tobytes(), rate)
+
+
+async def test_a_configured_speech_provider_hears_and_speaks_instead_of_the_local_engines(
+        env: ChatEnv, server: RunningServer) -> None:
+    await enable_talk(env)
+    r = await env.api.put("/api/v1/settings", {"speech": {"provider": "fake"}}, token="alice")
+    assert r.status == 200, r.body
+    env.llm.enqueue(Script(text="Noon. Lunch time."))
+    pcm = np.full(16000, 3000, dtype=np.int16).tobytes()  # not silence: it goes to the provider
+    async with env.api.session.ws_connect(ws_url(server, env.api.tokens["alice"])) as ws:
+        await ws.send_json({"type": "start", "agentId": env.agent_id, "conversationId": "talk6", "voice": "joe"})
+        assert "nova" in (await ws.receive_json(timeout=10))["message"]  # the provider's voices apply
+        await ws.send_json({"type": "start", "agentId": env.agent_id, "conversationId": "talk6", "voice": "nova"})
+        await say(ws, pcm)
+        frames = await frames_until(ws, "done")
+    assert frames[0] == {"type": "transcript", "text": "transcript of utterance.wav (32044 bytes)", "final": True}
+    audio = [f for f in frames if isinstance(f, bytes)]
+    assert audio == [b"ID3fake-audio:Noon.", b"ID3fake-audio:Lunch time."]
+    assert env.llm.requests[-1] == {"model": "tts-1", "input": "Lunch time.", "voice": "nova", "response_format": "wav"}
+    assert server.platform.services.speech_local.loads == {"stt": 0, "tts": 0}

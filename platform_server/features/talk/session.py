@@ -150,8 +150,10 @@ class TalkSession:
         parse_long("agentId", str(agent_id))
         cid = conversations.validate_id(str(frame.get("conversationId") or "default"))
         voice = frame.get("voice")
-        if voice is not None and (not isinstance(voice, str) or not 0 < len(voice) <= 50):
-            raise BadRequest("voice: must be a string of 1-50 characters")
+        if voice is not None:
+            known = [v["id"] for v in media.voices()["voices"]]
+            if voice not in known:
+                raise BadRequest(f"voice: must be one of {', '.join(known)}")
         rate = frame.get("sampleRate", SAMPLE_RATE)
         if rate != SAMPLE_RATE:
             raise BadRequest(f"sampleRate: audio must be PCM16 mono at {SAMPLE_RATE} Hz")
