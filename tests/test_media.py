@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 import wave
 
 import aiohttp
@@ -36,7 +37,9 @@ async def test_without_a_provider_the_local_engines_speak_and_hear(env: ChatEnv,
     assert heard.data["engine"] == "pocketsphinx" and "time" in heard.data["text"]
     r2 = await env.api.post("/api/v1/tts/synthesize", {"text": "Again.", "voice": "joe", "format": "wav"}, token="bob")
     assert r2.status == 200
-    assert server.platform.services.speech_local.loads == {"stt": 1, "tts": 1}
+    local = server.platform.services.speech_local
+    assert local.loads == {"stt": 1, "tts": 1}
+    assert len(local.load_threads) == 2 and threading.main_thread().name not in local.load_threads
 
 
 async def test_the_local_engines_refuse_what_they_cannot_do(env: ChatEnv) -> None:

