@@ -56,7 +56,7 @@ def resample(samples: np.ndarray, rate: int, target: int = STT_RATE) -> np.ndarr
     """Band-limited (FFT) resampling of int16 mono samples to `target` Hz."""
     if rate == target or not len(samples):
         return samples.astype(np.int16)
-    n_out = max(1, int(round(len(samples) * target / rate)))
+    n_out = max(1, round(len(samples) * target / rate))
     spectrum = np.fft.rfft(samples.astype(np.float64))
     keep = n_out // 2 + 1
     if keep <= len(spectrum):
