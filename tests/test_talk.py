@@ -234,3 +234,19 @@ async def test_a_configured_speech_provider_hears_and_speaks_instead_of_the_loca
     assert audio == [b"ID3fake-audio:Noon.", b"ID3fake-audio:Lunch time."]
     assert env.llm.requests[-1] == {"model": "tts-1", "input": "Lunch time.", "voice": "nova", "response_format": "wav"}
     assert server.platform.services.speech_local.loads == {"stt": 0, "tts": 0}
+
+
+async def test_stop_silences_the_answer_and_keeps_the_partial_text(env: ChatEnv, server: RunningServer) -> None:
+    await enable_talk(env)
+    question = await spoken_pcm(server, "What time is it?")
+    env.llm.enqueue(Script(text=["One.", " two", " three", " four", " five."], delay_s=0.5))
+    async with env.api.session.ws_connect(ws_url(server, env.api.tokens["alice"])) as ws:
+        await ws.send_json({"type": "start", "agentId": env.agent_id, "conversationId": "talk7"})
+        await say(ws, question)
+        await frames_until(ws, "delta")
+        await ws.send_json({"type": "stop"})
+        await ws.send_json({"type": "bogus"})  # answered after the stop is handled
+        frames = await frames_until(ws, "error")
+    assert not [f for f in frames if isinstance(f, dict) and f["type"] == "done"]
+    assistant = [m for m in await env.messages("talk7") if m["role"] == "assistant"][-1]
+    assert assistant["status"] == "stopped" and "five" not in assistant["content"]
