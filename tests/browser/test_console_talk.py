@@ -61,8 +61,9 @@ async def talk_page(tmp_path: Path) -> AsyncIterator[Any]:
             await browser.close()
 
 
+@pytest.mark.parametrize("gesture", ["click to start and to send", "hold to talk"])
 async def test_the_microphone_button_talks_to_the_agent_and_shows_the_exchange(
-    talk_page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
+    talk_page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI, gesture: str
 ) -> None:
     page = talk_page
     await use_fake_openai(server.client, llm.url, token="admin")
@@ -72,17 +73,29 @@ async def test_the_microphone_button_talks_to_the_agent_and_shows_the_exchange(
     llm.enqueue(Script(text="It is ten o'clock. Time for tea."))
     await open_console(page, server, admin)
     mic = page.get_by_role("button", name="Talk", exact=True)
-    await mic.click()
-    await expect(page.locator(".talk-status")).to_have_text("Listening…")
+    if gesture == "hold to talk":
+        await mic.hover()
+        await page.mouse.down()
+    else:
+        await mic.click()
+    await expect(page.locator(".talk-status")).to_have_text("Listening…", timeout=20_000)
     await expect(mic).to_have_attribute("aria-pressed", "true")
     await asyncio.sleep(2.0)  # the fake device plays the question in real time
-    await mic.click()
-    await expect(page.locator(".msg.user .msg-text")).to_contain_text("time")
+    if gesture == "hold to talk":
+        await page.mouse.up()
+    else:
+        await mic.click()
+    await expect(mic).to_have_attribute("aria-pressed", "false")
+    await expect(page.locator(".msg.user .msg-text")).to_contain_text("time", timeout=30_000)
     answer = page.locator(".msg.assistant").last
-    await expect(answer).to_have_attribute("data-status", "completed")
+    await expect(answer).to_have_attribute("data-status", "completed", timeout=30_000)
     await expect(answer).to_contain_text("It is ten o'clock. Time for tea.")
     convs = (await server.client.get("/api/v1/conversations", token="admin")).data
     messages = (await server.client.get(f"/api/v1/conversations/{convs[0]['conversationId']}/messages",
                                         token="admin")).data
     assert [m["role"] for m in messages] == ["user", "assistant"] and "time" in messages[0]["content"]
+    stop = page.get_by_role("button", name="Stop talking")
+    if await stop.is_visible():  # the answer may still be playing
+        await stop.click()
+    await expect(stop).to_be_hidden()
     assert not [line for line in page.logs if "Content Security Policy" in line or "pageerror" in line], page.logs
