@@ -169,6 +169,7 @@ async def test_bad_frames_get_error_frames_and_the_session_goes_on(env: ChatEnv,
         assert "start" in (await error_for(ws.send_bytes(b"\x00\x00")))["message"]
         assert (await error_for(ws.send_str("not json")))["code"] == 400
         assert (await error_for(ws.send_json({"type": "start"})))["message"].startswith("agentId")
+        assert (await error_for(ws.send_json({"type": "start", "agentId": "123"})))["code"] == 1001
         await ws.send_json({"type": "start", "agentId": env.agent_id, "conversationId": "talk4"})
         assert "empty utterance" in (await error_for(ws.send_json({"type": "end"})))["message"]
         assert "even" in (await error_for(ws.send_bytes(b"\x00\x00\x00")))["message"]

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from platform_server.features.agents import service as agents
 from platform_server.features.chat import service as chat
 from platform_server.features.chat.approvals import guard
 from platform_server.features.chat.turns import CLOSED, Turn
@@ -147,7 +148,7 @@ class TalkSession:
         agent_id = frame.get("agentId")
         if not isinstance(agent_id, (str, int)) or isinstance(agent_id, bool):
             raise BadRequest("agentId: must not be null")
-        parse_long("agentId", str(agent_id))
+        agents.get_agent_for_chat(self.caller, parse_long("agentId", str(agent_id)))  # fail early, not after speech
         cid = conversations.validate_id(str(frame.get("conversationId") or "default"))
         voice = frame.get("voice")
         if voice is not None:
