@@ -74,7 +74,7 @@ async def main() -> None:
             ctx = await browser.new_context(viewport={"width": 1280, "height": 940}, device_scale_factor=1,
                                             color_scheme="dark" if ns.dark else "light")
             page = await ctx.new_page()
-            await page.goto(server.url + "/#/login")
+            await page.goto(server.url + "/#/chat")  # the login keeps the route
             await page.get_by_label("Username").fill("ada")
             await page.get_by_label("Password").fill("password-123")
             await page.get_by_role("button", name="Log in").click()

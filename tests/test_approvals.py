@@ -1,7 +1,6 @@
 """Approval in chat: a guarded tool call pauses the turn; `/approve` and `/deny` resume it."""
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from pathlib import Path
 from typing import Any
@@ -173,9 +172,11 @@ async def test_a_revoked_or_expired_grant_asks_again(env: ChatEnv) -> None:
     env.llm.enqueue(write_call())
     assert "tool_approval_requested" in names(await env.stream("save it"))
     await env.stream("/deny")
-    soon = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)).isoformat()
-    await _grant(env, grantKind="UNTIL_TIMESTAMP", expireAt=soon)
-    await asyncio.sleep(1.2)
+    later = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=5)).isoformat()
+    grant = await _grant(env, grantKind="UNTIL_TIMESTAMP", expireAt=later)
+    from platform_server.features.guard.models import ApprovalGrant
+    past = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) - dt.timedelta(seconds=1)
+    ApprovalGrant.update(expire_at=past).where(ApprovalGrant.id == int(grant["id"])).execute()  # no sleeping
     env.llm.enqueue(write_call())
     assert "tool_approval_requested" in names(await env.stream("save it again"))
 
@@ -206,3 +207,21 @@ async def test_a_custom_deny_rule_blocks_the_tool_on_the_synchronous_route_too(e
     assert call["success"] is False and "Denied by the tool guard" in call["result"]
     logs = await env.api.get("/api/v1/security/audit/logs", params={"toolName": "get_current_time"}, token="alice")
     assert logs.data["records"][0]["decision"] == "deny"
+
+
+async def test_the_inbox_route_lists_the_callers_pending_calls_across_conversations_and_nobody_elses(env: ChatEnv) -> None:
+    env.llm.enqueue(write_call("a.txt"), write_call("b.txt"))
+    await env.stream("save a", conversation_id="c-a")
+    await env.stream("save b", conversation_id="c-b")
+    r = await env.api.get("/api/v1/approval/pending", token="alice")
+    assert r.status == 200, r.body
+    assert [(p["conversationId"], p["toolName"], p["status"]) for p in r.data] == [
+        ("c-a", "write_file", "pending"), ("c-b", "write_file", "pending")]
+    assert r.data[0]["conversationTitle"] == "save a" and r.data[0]["source"] == "web"
+    assert '"a.txt"' in r.data[0]["arguments"]
+    assert (await env.api.get("/api/v1/approval/pending", token="bob")).data == []
+    await env.stream("/approve", conversation_id="c-a")
+    r = await env.api.get("/api/v1/approval/pending", token="alice")
+    assert [p["conversationId"] for p in r.data] == ["c-b"]
+    other = await env.api.get("/api/v1/approval/pending", token="dave", workspace=env.people["dave"]["workspace"])
+    assert other.status == 200 and other.data == []

@@ -141,3 +141,15 @@ async def test_an_absent_or_unparseable_workspace_header_means_workspace_1(api: 
     other = await all_events(api, workspace=dave_ws)
     assert other and {e["workspaceId"] for e in other} == {dave_ws}
     assert (await api.get(EVENTS, token="dave", workspace=f" {dave_ws} ")).status == 200
+
+
+async def test_events_filter_by_actor_name_or_id_and_by_resource_id(api: ApiClient, people: dict) -> None:
+    await api.put(f"/api/v1/workspaces/1/members/{people['carol']['id']}", {"role": "member"}, token="alice")
+    await api.post("/api/v1/agents", {"name": "Bob's"}, token="bob")
+    by_bob = await all_events(api, actor="bob")
+    assert by_bob and {e["actorUsername"] for e in by_bob} == {"bob"}
+    assert await all_events(api, actor=people["bob"]["id"]) == by_bob
+    assert await all_events(api, actor="nobody") == []
+    assert await all_events(api, actor="9" * 40) == []  # a long number is a name, not an id
+    carol = await all_events(api, resourceType="WORKSPACE_MEMBER", resourceId=people["carol"]["id"])
+    assert carol and {e["resourceId"] for e in carol} == {people["carol"]["id"]}

@@ -12,7 +12,9 @@ from platform_server.features.channels.pairing import qr_png_data_url
 from platform_server.features.channels.service import sign
 from tests.helpers.chat import ChatEnv
 from tests.helpers.fake_gateway import FakeGateway
+from tests.helpers.server import RunningServer
 from tests.test_channels import signed
+from tests.test_secrets_at_rest import raw_bytes
 
 LOCAL = pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",))
 
@@ -34,7 +36,7 @@ async def gateway_channel(env: ChatEnv, gateway: FakeGateway, kind: str) -> dict
 
 @LOCAL
 async def test_qr_pairing_reaches_confirmed_and_replies_carry_the_paired_token(
-        env: ChatEnv, gateway: FakeGateway) -> None:
+        env: ChatEnv, gateway: FakeGateway, server: RunningServer) -> None:
     channel = await gateway_channel(env, gateway, "im_e")
     r = await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]}, token="alice")
     assert r.status == 200, r.body
@@ -55,6 +57,7 @@ async def test_qr_pairing_reaches_confirmed_and_replies_carry_the_paired_token(
     shown = (await env.api.get(f"/api/v1/channels/{channel['id']}", token="alice")).data
     assert shown["paired"] is True and shown["pairedAccountId"] == "bot-42"
     assert "paired-token-xyz" not in str(shown) and shown["settings"] == {"gatewayUrl": gateway.url}
+    assert b"paired-token-xyz" not in raw_bytes(server)  # sealed at rest
     # The credentials survive a settings update and are used on replies.
     r = await env.api.put(f"/api/v1/channels/{channel['id']}", {"settings": {"gatewayUrl": gateway.url, "x": 1}},
                           token="alice")

@@ -215,6 +215,25 @@ async def test_an_import_with_one_bad_rule_writes_nothing(api: ApiClient, people
     assert (await api.post(RULES + "/import", {"rules": [good]}, token="bob")).status == 403
 
 
+async def test_a_dry_run_import_answers_the_plan_and_writes_nothing(api: ApiClient, people: dict) -> None:
+    await api.post(RULES, {**BLOCK_RM, "ruleId": "rm"}, token="alice")
+    payload = {"rules": [{**BLOCK_RM, "ruleId": "rm", "decision": "ask", "severity": "high"},
+                         {**BLOCK_RM, "ruleId": "new-one", "name": "New one"},
+                         {"ruleId": "builtin.web_fetch", "enabled": False}]}
+    r = await api.post(RULES + "/import", payload, token="alice", params={"dryRun": "true"})
+    assert r.status == 200, r.body
+    assert (r.data["dryRun"], r.data["created"], r.data["updated"], r.data["total"]) == (True, 1, 2, 3)
+    assert [(p["ruleId"], p["action"], p["builtin"]) for p in r.data["rules"]] == [
+        ("rm", "update", False), ("new-one", "create", False), ("builtin.web_fetch", "update", True)]
+    assert r.data["rules"][0]["decision"] == "ask" and r.data["rules"][2]["enabled"] is False
+    rules = {x["ruleId"]: x for x in (await api.get(RULES, token="alice")).data}
+    assert "new-one" not in rules and rules["rm"]["decision"] == BLOCK_RM.get("decision", "deny")
+    assert rules["builtin.web_fetch"]["enabled"] is True
+    bad = await api.post(RULES + "/import", {"rules": [{**BLOCK_RM, "ruleId": "x", "argumentPatterns": {"command": "("}}]},
+                         token="alice", params={"dryRun": "true"})
+    assert bad.status == 400 and bad.msg.startswith("rules[0].argumentPatterns")
+
+
 async def test_guard_and_file_guard_configs_are_validated_and_applied(api: ApiClient, people: dict) -> None:
     r = await api.get("/api/v1/security/guard/config", token="alice")
     assert r.data == {"enabled": True, "defaultDecisions": {"low": "allow", "medium": "allow", "high": "ask",
@@ -228,7 +247,7 @@ async def test_guard_and_file_guard_configs_are_validated_and_applied(api: ApiCl
     r = await api.get("/api/v1/security/guard/config/file-guard", token="alice")
     assert r.data["enabled"] is True and "**/.env" in r.data["patterns"] and "**/*.pem" in r.data["patterns"]
     r = await api.put("/api/v1/security/guard/config/file-guard", {"patterns": ["private/**", "/x.txt"]}, token="alice")
-    assert r.data == {"enabled": True, "patterns": ["private/**", "x.txt"]}
+    assert {k: r.data[k] for k in ("enabled", "patterns")} == {"enabled": True, "patterns": ["private/**", "x.txt"]}
     assert (await api.put("/api/v1/security/guard/config/file-guard", {"patterns": [""]}, token="alice")).status == 400
     assert (await api.put("/api/v1/security/guard/config/file-guard", {"patterns": "x"}, token="alice")).status == 400
     assert (await api.get("/api/v1/security/guard/config/file-guard", token="bob")).status == 403

@@ -46,7 +46,7 @@ async def test_setup_status_reports_no_admin_until_init_and_init_works_once(api:
     token = res.data["token"]
     ws = (await api.get("/api/v1/workspaces", token=token)).data
     assert [(w["id"], w["memberRole"]) for w in ws] == [("1", "owner")]
-    assert (await api.get("/api/v1/settings/language")).data == {"language": "zh-CN"}
+    assert (await api.get("/api/v1/settings/language")).data == "zh-CN"
 
     after = (await api.get("/api/v1/setup/status")).data
     assert after["initialized"] is True and after["hasAdmin"] is True
@@ -216,14 +216,14 @@ async def test_invalid_settings_answer_400_and_nothing_is_saved(api: ApiClient, 
 
 async def test_the_language_is_public_to_read_and_set_by_a_global_admin(api: ApiClient, people: dict) -> None:
     res = await api.get("/api/v1/settings/language")
-    assert res.status == 200 and res.data == {"language": "en-US"}
+    assert res.status == 200 and res.data == "en-US"
     assert (await api.put("/api/v1/settings/language", {"language": "zh-CN"})).status == 401
     assert (await api.put("/api/v1/settings/language", {"language": "zh-CN"}, token="bob")).status == 403
     res = await api.put("/api/v1/settings/language", {"language": "de-DE"}, token="alice")
     assert res.status == 400 and res.msg.startswith("language: ")
     res = await api.put("/api/v1/settings/language", {"language": "zh-CN"}, token="alice")
-    assert res.status == 200 and res.data == {"language": "zh-CN"}
-    assert (await api.get("/api/v1/settings/language")).data == {"language": "zh-CN"}
+    assert res.status == 200 and res.data == "zh-CN"
+    assert (await api.get("/api/v1/settings/language")).data == "zh-CN"
     assert (await api.get("/api/v1/settings", token="bob")).data["language"] == "zh-CN"
 
 
@@ -393,7 +393,7 @@ async def test_a_body_over_the_limit_answers_413_with_or_without_content_length(
 
 @pytest.mark.config(default_language="zh-CN", timezone="Asia/Shanghai")
 async def test_a_fresh_install_takes_its_language_and_time_zone_from_the_configuration(api: ApiClient, people: dict) -> None:
-    assert (await api.get("/api/v1/settings/language")).data == {"language": "zh-CN"}
+    assert (await api.get("/api/v1/settings/language")).data == "zh-CN"
     assert (await api.get("/api/v1/settings", token="bob")).data["timezone"] == "Asia/Shanghai"
 
 
@@ -401,3 +401,20 @@ async def test_an_invalid_configured_language_time_zone_or_bcrypt_cost_is_refuse
     for name, value in (("default_language", "xx-XX"), ("timezone", "Nowhere/Land"), ("password_hash_rounds", 3)):
         with pytest.raises(SystemExit, match=name.replace("default_", "")):
             await start_server(str(tmp_path / name), **{name: value})
+
+
+async def test_system_info_shows_the_data_directory_and_the_embedded_model_to_global_admins_only(
+    server: RunningServer, api: ApiClient, people: dict
+) -> None:
+    assert (await api.get("/api/v1/system/info", token="bob")).status == 403
+    res = await api.get("/api/v1/system/info", token="alice")
+    assert res.status == 200, res.body
+    data = res.data
+    root = os.path.realpath(server.config.data_dir)
+    assert data["dataDir"] == root and data["databasePath"] == os.path.join(root, "platform.db")
+    assert os.path.isfile(data["databasePath"])
+    assert all(f["path"] == os.path.join(root, f["name"]) and os.path.isdir(f["path"]) for f in data["folders"])
+    model = data["localModel"]
+    assert set(model) >= {"runtimeInstalled", "chatModelPath", "chatModelFound", "chatModelLoaded", "embeddingModelFound"}
+    assert model["chatModelFound"] == bool(model["chatModelPath"] and os.path.isfile(model["chatModelPath"]))
+    assert model["chatModelConfigured"] is False

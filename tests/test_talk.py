@@ -102,6 +102,10 @@ async def test_a_foreign_origin_is_refused(env: ChatEnv, server: RunningServer) 
     with pytest.raises(aiohttp.WSServerHandshakeError) as err:
         await env.api.session.ws_connect(ws_url(server, env.api.tokens["alice"]), origin="http://evil.example")
     assert err.value.status == 403
+    with pytest.raises(aiohttp.WSServerHandshakeError) as err:  # DNS rebinding: a foreign Host header
+        await env.api.session.ws_connect(ws_url(server, env.api.tokens["alice"]),
+                                         headers={"Host": "evil.example"}, origin="http://evil.example")
+    assert err.value.status == 400
     own = server.url
     async with env.api.session.ws_connect(ws_url(server, env.api.tokens["alice"]), origin=own) as ws:
         await ws.send_json({"type": "stop"})

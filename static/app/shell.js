@@ -12,8 +12,13 @@ import { SessionContext, allowed } from "./components/session.js";
 const POLL_MS = 20_000;
 
 function parseHash() {
-  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   return { path: parts[0] || HOME, args: parts.slice(1) };
+}
+
+/** Tell the shell that feature flags changed (Settings): flag-gated pages appear or disappear. */
+export function flagsChanged() {
+  window.dispatchEvent(new Event("flags-changed"));
 }
 
 /** Tell the header to refresh its badges now (after an approval, a revoke, …). */
@@ -26,6 +31,7 @@ export function Shell({ onLogout }) {
   const [workspace, setWorkspace] = useState(session.workspace);
   const [workspaces, setWorkspaces] = useState(null);
   const [navOpen, setNavOpen] = useState(false);
+  const [flags, setFlags] = useState(null); // {key: enabled}
   const user = session.user;
   const isGlobalAdmin = user?.role === "admin";
 
@@ -39,8 +45,17 @@ export function Shell({ onLogout }) {
     setWorkspaces(Array.isArray(list) ? list : []);
   }, []);
 
+  const loadFlags = useCallback(async () => {
+    try {
+      const list = await get("/feature-flags");
+      setFlags(Object.fromEntries((list || []).map((f) => [f.key, !!f.enabled])));
+    } catch { setFlags({}); }
+  }, []);
+
   useEffect(() => {
     loadWorkspaces();
+    loadFlags();
+    window.addEventListener("flags-changed", loadFlags);
     const onHash = () => { setRoute(parseHash()); setNavOpen(false); };
     const onWorkspace = (e) => setWorkspace(e.detail);
     window.addEventListener("hashchange", onHash);
@@ -49,24 +64,30 @@ export function Shell({ onLogout }) {
     return () => {
       window.removeEventListener("hashchange", onHash);
       window.removeEventListener("workspaces-changed", loadWorkspaces);
+      window.removeEventListener("flags-changed", loadFlags);
       bus.removeEventListener("workspace", onWorkspace);
     };
-  }, [loadWorkspaces]);
+  }, [loadWorkspaces, loadFlags]);
 
   const role = workspaces?.find((w) => w.id === workspace)?.effectiveRole || null;
+  const flagOn = useCallback((key) => !key || !flags || flags[key] !== false, [flags]);
   const ctx = useMemo(() => ({
     user, isGlobalAdmin, role, workspace, workspaces: workspaces || [], reloadWorkspaces: loadWorkspaces,
-    can: (need) => allowed(need, role, isGlobalAdmin),
-  }), [user, isGlobalAdmin, role, workspace, workspaces, loadWorkspaces]);
+    can: (need) => allowed(need, role, isGlobalAdmin), flags: flags || {}, flag: flagOn,
+  }), [user, isGlobalAdmin, role, workspace, workspaces, loadWorkspaces, flags, flagOn]);
 
-  const visible = NAV.filter((p) => allowed(p.need, role, isGlobalAdmin));
+  const visible = NAV.filter((p) => allowed(p.need, role, isGlobalAdmin) && flagOn(p.flag));
   const entry = NAV.find((p) => p.path === route.path) || NAV.find((p) => p.path === HOME);
   const title = entry?.label || "";
   useEffect(() => { document.title = `${title} · Agent Platform`; }, [title]);
   const mainRef = useRef(null);
 
   let content;
-  if (workspaces === null) content = html`<${Loading} />`;
+  if (workspaces === null || flags === null) content = html`<${Loading} />`;
+  else if (!flagOn(entry.flag)) {
+    content = html`<div class="page-inner"><h1>${entry.label}</h1>
+      <p class="muted">This feature is switched off (feature flag <code>${entry.flag}</code>). A global admin can switch it on in Settings.</p></div>`;
+  }
   else if (!allowed(entry.need, role, isGlobalAdmin)) {
     content = html`<div class="page-inner"><h1>${entry.label}</h1>
       <p class="muted">This page is for ${needWords(entry.need)}. Ask an administrator if you need it.</p></div>`;
@@ -77,7 +98,7 @@ export function Shell({ onLogout }) {
       <a class="skip-link" href="#main" onClick=${(e) => { e.preventDefault(); mainRef.current?.focus(); }}>Skip to content</a>
       <${Header} workspaces=${workspaces || []} workspace=${workspace} user=${user} role=${role} onLogout=${onLogout}
         navOpen=${navOpen} onMenu=${() => setNavOpen(!navOpen)} />
-      <${Sidebar} pages=${visible} current=${entry?.path} />
+      <${Sidebar} pages=${visible} current=${entry?.path} onNavigate=${() => setNavOpen(false)} />
       <div class="nav-scrim" onClick=${() => setNavOpen(false)} aria-hidden="true"></div>
       <main class="page" id="main" tabindex="-1" ref=${mainRef}>${content}</main>
     </div>
@@ -89,7 +110,7 @@ function needWords(need) {
   return `workspace ${need}s and above`;
 }
 
-function Sidebar({ pages, current }) {
+function Sidebar({ pages, current, onNavigate }) {
   const groups = [];
   for (const p of pages) {
     let g = groups.find((x) => x.name === p.group);
@@ -99,7 +120,7 @@ function Sidebar({ pages, current }) {
   return html`<nav class="side-nav" id="side-nav" aria-label="Main">
     ${groups.map((g) => html`<div class="nav-group" key=${g.name}>
       ${g.name && html`<div class="nav-group-title">${g.name}</div>`}
-      ${g.pages.map((p) => html`<a key=${p.path} href=${`#/${p.path}`} data-page=${p.path}
+      ${g.pages.map((p) => html`<a key=${p.path} href=${`#/${p.path}`} data-page=${p.path} onClick=${onNavigate}
         aria-current=${p.path === current ? "page" : undefined}>${p.label}</a>`)}
     </div>`)}
   </nav>`;

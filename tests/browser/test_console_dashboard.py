@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
 pytest.importorskip("playwright.async_api", reason="browser tests need Playwright for Python (pip install playwright)")
 
-from playwright.async_api import expect  # noqa: E402
+from playwright.async_api import expect
 
 from tests.browser.conftest import failed_requests, open_console
 from tests.helpers.chat import make_agent

@@ -12,9 +12,16 @@ from platform_server.web.routing import route
 class AuditEventsHandler(ApiHandler):
     access = {"GET": "admin"}
     tags = ("Audit",)
+    query_params = {"GET": [
+        {"name": n, "in": "query", "schema": {"type": t}, "description": d} for n, t, d in (
+            ("page", "integer", "page number, from 1"), ("size", "integer", "page size"),
+            ("actor", "string", "the actor's username or user id"), ("action", "string", "CREATE, UPDATE, DELETE, ..."),
+            ("resourceType", "string", "e.g. AGENT, USER, TOKEN"), ("resourceId", "string", "the resource's id"),
+            ("startTime", "string", "ISO 8601, inclusive"), ("endTime", "string", "ISO 8601, inclusive"))
+    ]}
 
     def get(self) -> None:
-        """Audit events of the workspace, newest first; filters action, resourceType, startTime, endTime."""
+        """Audit events of the workspace, newest first; filters actor, action, resourceType, resourceId, startTime, endTime."""
         caller = self.require_caller()
         req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
                            self.config.max_page_size)
@@ -30,6 +37,8 @@ class AuditEventsHandler(ApiHandler):
             caller.workspace_id, req,
             action=self.get_query_argument("action", None),
             resource_type=self.get_query_argument("resourceType", None),
+            actor=self.get_query_argument("actor", None),
+            resource_id=self.get_query_argument("resourceId", None),
             start=times.get("startTime"), end=times.get("endTime"),
         ))
 

@@ -63,9 +63,16 @@ def page_events(
     resource_type: str | None = None,
     start: dt.datetime | None = None,
     end: dt.datetime | None = None,
+    actor: str | None = None,
+    resource_id: str | None = None,
 ) -> dict[str, Any]:
-    """Newest-first page of a workspace's audit events with optional filters."""
+    """Newest-first page of a workspace's audit events with optional filters (actor: username or user id)."""
     q = AuditEvent.select().where(AuditEvent.workspace_id == workspace_id)
+    if actor:
+        by_name = AuditEvent.actor_username == actor.strip()
+        q = q.where(by_name | (AuditEvent.actor_user_id == int(actor)) if actor.strip().isdigit() and len(actor.strip()) <= 18 else by_name)
+    if resource_id:
+        q = q.where(AuditEvent.resource_id == resource_id.strip())
     if action:
         q = q.where(AuditEvent.action == action.upper())
     if resource_type:

@@ -6,8 +6,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from platform_server.db import parse_iso
-from platform_server.features.auth import service
 from platform_server.blocking import run_blocking
+from platform_server.features.auth import admin, service
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest, Unauthorized
@@ -128,6 +128,7 @@ class PasswordHandler(ApiHandler):
             raise BadRequest("oldPassword: must not be blank")
         if not new or len(new) < 8:
             raise BadRequest("newPassword: size must be at least 8")
+        service.check_password_length(new, "newPassword")
         user = service.get_user(caller.user_id)
         if not await run_blocking(service.check_password, old, user.password_hash):
             raise BadRequest("oldPassword: does not match")
@@ -141,4 +142,5 @@ ROUTES = [
     route("/api/v1/auth/tokens/{id}", TokenHandler),
     route("/api/v1/auth/users", UsersHandler),
     route("/api/v1/auth/users/{id}/password", PasswordHandler),
+    *admin.ROUTES,
 ]

@@ -10,6 +10,7 @@ from typing import Any
 
 import segno
 
+from platform_server import sealed
 from platform_server.blocking import run_blocking
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -111,7 +112,8 @@ def _confirm(caller: Caller, row: PairingSession, credentials: dict[str, Any]) -
         channel = Channel.get_by_id(row.channel_id)
         settings = dict(channel.settings or {})
         settings["credentials"] = {"accountId": str(credentials.get("accountId") or "")[:200],
-                                   "token": str(credentials["token"])[:2000], "pairedAt": iso(utcnow())}
+                                   "token": sealed.seal(str(credentials["token"])[:2000], service.CREDENTIALS_CONTEXT),
+                                   "pairedAt": iso(utcnow())}
         channel.settings, channel.update_time = settings, utcnow()
         channel.save()
         _set(row, "confirmed", None)

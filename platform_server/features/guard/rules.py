@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -239,10 +239,11 @@ def delete_by_pk(caller: Caller, pk: int) -> None:
     _delete(caller, rule)
 
 
-def import_rules(caller: Caller, payload: Any) -> dict[str, Any]:
+def import_rules(caller: Caller, payload: Any, dry_run: bool = False) -> dict[str, Any]:
     """Upsert rules by ruleId from an export (or a bare list); all are validated before any is written.
 
-    Built-in entries only carry `enabled` over; unknown built-in ids are refused.
+    Built-in entries only carry `enabled` over; unknown built-in ids are refused. A dry run validates the
+    same way and answers the plan (`rules`: each ruleId with `create` or `update`) without writing.
     """
     items = payload.get("rules") if isinstance(payload, dict) else payload
     if not isinstance(items, list):
@@ -271,10 +272,23 @@ def import_rules(caller: Caller, payload: Any) -> dict[str, Any]:
                 raw_id = _slug(fields["name"], taken | seen)
             else:
                 validate_rule_id(f"{where}.ruleId", raw_id)
-        if raw_id in seen:
-            raise BadRequest(f"{where}.ruleId: '{raw_id}' appears twice")
-        seen.add(raw_id)
-        plan.append((raw_id, current, fields))
+        rule_id = cast(str, raw_id)  # an existing rule's id, a validated one or a new slug
+        if rule_id in seen:
+            raise BadRequest(f"{where}.ruleId: '{rule_id}' appears twice")
+        seen.add(rule_id)
+        plan.append((rule_id, current, fields))
+    if dry_run:
+        preview = [{"ruleId": rule_id, "action": "create" if current is None else "update",
+                    "builtin": bool(current is not None and current.builtin),
+                    "name": fields.get("name", current.name if current else None),
+                    "toolName": fields.get("tool_name", current.tool_name if current else None),
+                    "severity": fields.get("severity", current.severity if current else None),
+                    "decision": fields.get("decision", current.decision if current else None),
+                    "enabled": fields.get("enabled", current.enabled if current else True)}
+                   for rule_id, current, fields in plan]
+        creates = sum(1 for p in preview if p["action"] == "create")
+        return {"dryRun": True, "created": creates, "updated": len(preview) - creates, "total": len(preview),
+                "rules": preview}
     created = updated = 0
     with database.atomic():
         for rule_id, current, fields in plan:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_server.config import Config
-from platform_server.db import database, iso, utcnow
+from platform_server.db import BaseModel, database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import secrets, service
@@ -65,6 +65,10 @@ def _live_counts(workspace_id: int) -> dict[str, int]:
         "managedPinned": sum(1 for s in rows if s.id in managed and s.pinned and not s.archived),
         "unmanaged": sum(1 for s in rows if s.id not in managed and not s.archived),
         "reports": CuratorRun.select().where(CuratorRun.workspace_id == workspace_id).count(),
+        # the original console's tiles: every skill of the workspace by lifecycle
+        "active": sum(1 for s in rows if not s.archived),
+        "archived": sum(1 for s in rows if s.archived),
+        "pinned": sum(1 for s in rows if s.pinned and not s.archived),
     }
 
 
@@ -72,7 +76,7 @@ def status(workspace_id: int, settings: Settings) -> dict[str, Any]:
     """Active, paused, consolidation, last and next run, counts."""
     state = state_of(workspace_id)
     last = CuratorRun.get_or_none(CuratorRun.id == state.last_run_id) if state and state.last_run_id else None
-    return {
+    data: dict[str, Any] = {
         "workspaceId": str(workspace_id),
         "active": bool(state and state.active),
         "paused": bool(state and state.paused),
@@ -88,6 +92,16 @@ def status(workspace_id: int, settings: Settings) -> dict[str, Any]:
         "lastSummary": last.summary if last else None,
         "counts": _live_counts(workspace_id),
     }
+    # the same facts grouped the way the original console reads them
+    data["config"] = {"enabled": data["active"], "cron": f"every {data['intervalHours']:g} h",
+                      "staleAfterDays": settings.unused_days, "archiveAfterDays": settings.unused_days,
+                      "scope": "managed"}
+    data["control"] = {"activated": data["active"], "paused": data["paused"], "consolidate": data["consolidate"],
+                       "lastRunAt": data["lastRunAt"], "lastDryRunAt": data["lastRunAt"],
+                       "lastObservedAt": data["lastScheduledAt"], "nextScheduledRun": data["nextRunAt"]}
+    last_id = data["lastRunId"]
+    data["lastReport"] = {"id": last_id, "url": f"/api/v1/skills/curator/reports/{last_id}"} if last_id else None
+    return data
 
 
 def set_flag(caller: Caller, attr: str, value: bool, detail: str) -> None:
@@ -235,8 +249,9 @@ def _keeper(members: list[Skill], bound: dict[int, list[dict[str, str]]]) -> Ski
                                        -(s.last_used_at or epoch).timestamp(), s.create_time, s.id))
 
 
-def _ref(skill: Skill) -> dict[str, str]:
-    return {"id": str(skill.id), "name": skill.name}
+def _ref(row: BaseModel) -> dict[str, str]:
+    """A skill or agent as `{id, name}`."""
+    return {"id": str(row.id), "name": row.name}
 
 
 def plan(workspace_id: int, now: dt.datetime, settings: Settings, consolidate: bool) -> list[dict[str, Any]]:

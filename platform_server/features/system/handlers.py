@@ -1,6 +1,7 @@
 """Health and browser diagnostics."""
 from __future__ import annotations
 
+from platform_server.blocking import run_blocking
 from platform_server.features.system import service
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN
@@ -25,7 +26,17 @@ class BrowserHealthHandler(ApiHandler):
         self.ok(await service.browser_health())
 
 
+class InfoHandler(ApiHandler):
+    access = {"GET": GLOBAL_ADMIN}
+    tags = ("System",)
+
+    async def get(self) -> None:
+        """The data directory and its folders, the database file and the embedded model's status (global admin)."""
+        self.ok(await run_blocking(service.info, self.config.data_dir, self.config.local_model_path))
+
+
 ROUTES = [
     route("/api/v1/system/health", HealthHandler),
     route("/api/v1/system/browser-health", BrowserHealthHandler),
+    route("/api/v1/system/info", InfoHandler),
 ]

@@ -58,3 +58,35 @@ async def browser_health(timeout_s: float = 20.0) -> dict[str, Any]:
         "durationMs": int((time.monotonic() - start) * 1000),
         "error": None if launched else err.decode("utf-8", "replace")[-500:],
     }
+
+
+def info(data_dir: str, local_model_path: str) -> dict[str, Any]:
+    """Where the server keeps its data and what the embedded model is (blocking: walks the file system)."""
+    import importlib.util
+    import os
+
+    from platform_server.integrations.llm import local
+
+    root = os.path.realpath(data_dir)
+    folders = []
+    if os.path.isdir(root):
+        for entry in sorted(os.scandir(root), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                folders.append({"name": entry.name, "path": os.path.join(root, entry.name)})
+    chat = local_model_path or local.find_default_gguf()
+    embedding = local.find_default_embedding_model()
+    return {
+        "version": __version__,
+        "dataDir": root,
+        "databasePath": os.path.join(root, "platform.db"),
+        "folders": folders,
+        "localModel": {
+            "runtimeInstalled": importlib.util.find_spec("llama_cpp") is not None,
+            "chatModelPath": chat,
+            "chatModelFound": bool(chat and os.path.isfile(chat)),
+            "chatModelConfigured": bool(local_model_path),
+            "chatModelLoaded": bool(chat and chat in local._llamas),
+            "embeddingModelPath": embedding,
+            "embeddingModelFound": bool(embedding),
+        },
+    }

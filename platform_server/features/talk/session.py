@@ -18,7 +18,7 @@ import numpy as np
 from platform_server.features.agents import service as agents
 from platform_server.features.chat import service as chat
 from platform_server.features.chat.approvals import guard
-from platform_server.features.chat.turns import CLOSED, Turn
+from platform_server.features.chat.turns import Turn
 from platform_server.features.conversations import service as conversations
 from platform_server.features.media import service as media
 from platform_server.integrations import local_speech
@@ -217,28 +217,27 @@ class TalkSession:
 
     async def _answer(self, turn: Turn) -> None:
         """Follow the turn: deltas as they come, each finished sentence spoken, then `done`."""
-        sub = chat.Subscription(turn, 0)
-        spoken = ""
+        sub = turn.subscribe(0)
         pending = ""
         try:
-            for event in list(sub.replay):
-                pending = await self._event(event.name, event.data, pending)
+            events = list(sub.replay)
             while True:
-                item = await sub.queue.get()
-                if item is None or item is CLOSED:
+                for event in events:
+                    pending = await self._event(event.name, event.data, pending)
+                if any(event.name == "done" for event in events):
                     break
-                pending = await self._event(item.name, item.data, pending)
-                if item.name == "done":
+                live = await sub.next()
+                if live is None:
                     break
-            spoken = pending
-            if spoken.strip():
-                await self._speak(spoken)
+                events = [live]
+            if pending.strip():
+                await self._speak(pending)
             result = turn.result
             await self.sender.send_json({"type": "done", "conversationId": turn.conversation_id,
                                          "assistantMessageId": result.get("assistantMessageId"),
                                          "status": result.get("status", turn.status)})
         finally:
-            turn.unsubscribe(sub.queue)
+            sub.close()
 
     async def _event(self, name: str, data: dict[str, Any], pending: str) -> str:
         if name == "content_delta":

@@ -10,7 +10,9 @@ from typing import Any, Awaitable, Callable
 
 from platform_server.config import Config
 from platform_server.features.tools.models import Tool
+from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.integrations.llm.types import ToolSpec
+from platform_server.web.context import Caller
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,7 @@ class ToolContext:
     conversation_id: str
     agent_dir: pathlib.Path
     config: Config
+    end_user_id: str | None = None  # an end user's turn (webchat, channel): other end users' notes are off limits
 
 
 @dataclass
@@ -46,6 +49,7 @@ class ToolDefinition:
     parameters: dict[str, Any]
     run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
     source: str = "system"
+    min_role: str | None = None  # workspace role the caller needs for the tool's effect (None: any member role)
 
 
 class ToolError(Exception):
@@ -96,6 +100,8 @@ class ToolRegistry:
 
     def __init__(self, timeout_s: float = DEFAULT_TOOL_TIMEOUT_S, result_cap_bytes: int = RESULT_CAP_BYTES) -> None:
         self._tools: dict[str, ToolDefinition] = {}
+        # `POST /api/v1/tools`: set by the mcp area (a tool that runs one discovered MCP server tool)
+        self.create_mcp_tool: Callable[[Caller, McpToolCreate], Tool] | None = None
         self.timeout_s = timeout_s
         self.result_cap_bytes = result_cap_bytes
 
@@ -115,6 +121,11 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._tools)
+
+    def required_role(self, name: str) -> str | None:
+        """The workspace role a caller needs for this tool's effect (writing files, shell, datasources)."""
+        definition = self._tools.get(name)
+        return definition.min_role if definition else None
 
     def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
         """The tools offered to a model for one agent turn.

@@ -1,19 +1,22 @@
 """LLM Wiki routes: knowledge bases, raw materials, processing (page routes in page_handlers)."""
 from __future__ import annotations
 
-import asyncio
 import urllib.parse
-from typing import Any
 
 from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.extra_handlers import ROUTES as EXTRA_ROUTES
 from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
+from platform_server.features.wiki.pipeline_handlers import ROUTES as PIPELINE_ROUTES
+from platform_server.features.wiki.research_handlers import ROUTES as RESEARCH_ROUTES
+from platform_server.features.wiki.source_handlers import ROUTES as SOURCE_ROUTES
+from platform_server.features.wiki.transform_handlers import ROUTES as TRANSFORM_ROUTES
 from platform_server.features.wiki.text import slugify
 from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
+from platform_server.web.events import Subscription, stream
 from platform_server.web.sse import SseWriter
 
 TAGS = ("LLM Wiki",)
@@ -57,6 +60,7 @@ class KbHandler(WikiHandler):
         """Delete a knowledge base with its materials and pages (creator or workspace admin)."""
         for raw_id in kbs.delete(self.require_caller(), id):
             self.engine.cancel(raw_id)
+        await self.engine.watchers.unlink(id)
         await run_blocking(kbs.remove_files, self.config, id)
         self.ok(None)
 
@@ -231,42 +235,26 @@ class ProgressHandler(WikiHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
     query_token = True
-    _sub: tuple[int, Any] | None = None
+    _sub: Subscription | None = None
 
     async def get(self, kbId: int) -> None:
         """SSE: a `snapshot`, then `material` and `step` frames until an `idle` frame ends the stream."""
         kb = kbs.get_kb(self.require_caller(), kbId)
-        queue = self.engine.subscribe(kb.id)
-        self._sub = (kb.id, queue)
+        self._sub = sub = self.engine.subscribe(kb.id)
         writer = SseWriter(self)
         try:
             await writer.send("snapshot", self.engine.status(kb.id))
             if not self.engine.busy(kb.id):
                 await writer.send("idle", {"type": "idle", "kbId": str(kb.id)})
                 return
-            while not writer.closed:
-                try:
-                    event = await asyncio.wait_for(queue.get(), self.config.heartbeat_s)
-                except asyncio.TimeoutError:
-                    await writer.send_raw("event: heartbeat\ndata: {}\n\n")
-                    continue
-                if event["type"] == "closed":
-                    break
-                await writer.send(event["type"], event)
-                if event["type"] == "idle":
-                    break
+            await stream(writer, sub, self.config.heartbeat_s, last=lambda event: event.name == "idle")
         finally:
-            self._unsubscribe()
+            sub.close()
             writer.finish()
-
-    def _unsubscribe(self) -> None:
-        if self._sub is not None:
-            self.engine.unsubscribe(*self._sub)
-            self._sub = None
 
     def on_connection_close(self) -> None:
         if self._sub is not None:
-            self._sub[1].put_nowait({"type": "closed"})
+            self._sub.close()
         super().on_connection_close()
 
 
@@ -287,4 +275,4 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
     route(f"{KB}/{{kbId}}/progress", ProgressHandler),
     route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
-] + PAGE_ROUTES + EXTRA_ROUTES
+] + PAGE_ROUTES + EXTRA_ROUTES + SOURCE_ROUTES + RESEARCH_ROUTES + TRANSFORM_ROUTES + PIPELINE_ROUTES

@@ -24,7 +24,8 @@ export function Chart({ label, x, series, height = 220, bars = false }) {
         height,
         legend: { show: true },
         cursor: { drag: { x: false, y: false } },
-        scales: { x: { time: true } },
+        // bars get half a day of room at both ends so the first and last are drawn whole
+        scales: { x: bars ? { time: true, range: (u, min, max) => [min - 43200, max + 43200] } : { time: true } },
         axes: [axis, { ...axis, size: 56 }],
         series: [{}, ...series.map((s, i) => {
           const color = cssVar(PALETTE[i % PALETTE.length]);

@@ -4,9 +4,9 @@ import { createContext, useContext } from "../ui.js";
 
 export const RANK = { viewer: 1, member: 2, admin: 3, owner: 4 };
 
-/** {user, isGlobalAdmin, role (effective workspace role), workspace (id), can(levelOrRole)} */
+/** {user, isGlobalAdmin, role (effective workspace role), workspace (id), workspaces, can(levelOrRole), flags, flag(key)} */
 export const SessionContext = createContext({
-  user: null, isGlobalAdmin: false, role: null, workspace: "1", can: () => false,
+  user: null, isGlobalAdmin: false, role: null, workspace: "1", workspaces: [], can: () => false, flags: {}, flag: () => true,
 });
 
 export function useSession() {

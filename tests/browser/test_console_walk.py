@@ -1,0 +1,59 @@
+"""A walk over every console page at desktop and phone width: no 4xx answer, no script error, nothing sideways."""
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("playwright.async_api", reason="browser tests need Playwright for Python (pip install playwright)")
+
+from playwright.async_api import expect
+
+from tests.browser.conftest import failed_requests, open_console
+from tests.helpers.console_seed import seed_console
+from tests.helpers.fake_openai import ScriptedOpenAI
+from tests.helpers.server import RunningServer
+
+PAGES = [
+    ("dashboard", "Home"), ("chat/c-trip", "Plan a weekend in Lisbon"), ("approvals", "Approvals"), ("agents", "Agents"),
+    ("models", "Models"), ("providers", "Provider settings"), ("usage", "Usage"), ("audit", "Audit log"),
+    ("security/rules", "Security"), ("security/config", "Security"), ("security/grants", "Security"),
+    ("security/events", "Security"), ("people", "People and workspaces"), ("settings", "Settings"), ("account", "Account"),
+]
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[ScriptedOpenAI]:
+    srv = ScriptedOpenAI(models=["qwen2.5-7b-instruct"])
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+async def test_every_page_loads_without_4xx_errors_or_sideways_scrolling(
+    browser_context: Any, server: RunningServer, llm: ScriptedOpenAI, width: int
+) -> None:
+    seeded = await seed_console(server, llm)
+    page = await browser_context.new_page()
+    await page.set_viewport_size({"width": width, "height": 844})
+    failures = failed_requests(page)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    await open_console(page, server, seeded["login"], "#/dashboard")
+    for path, heading in PAGES:
+        await page.goto(f"{server.url}/#/{path}")
+        await expect(page.get_by_role("heading", name=heading, exact=True).first).to_be_visible()
+        await page.wait_for_load_state("networkidle")
+        overflow = await page.evaluate("document.documentElement.scrollWidth")
+        assert overflow <= width, f"#/{path} is {overflow}px wide at {width}px"
+        if width == 390:  # the sidebar is a drawer; the menu button opens it and a link closes it
+            await page.get_by_role("button", name="Menu").click()
+            await expect(page.get_by_role("navigation", name="Main")).to_be_visible()
+            await page.get_by_role("navigation", name="Main").get_by_role("link", name="Home").click()
+            await expect(page.get_by_role("navigation", name="Main")).to_be_hidden()
+    assert failures == []
+    assert errors == []
