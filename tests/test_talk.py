@@ -66,8 +66,8 @@ async def test_a_spoken_question_gets_a_spoken_answer_stored_in_the_conversation
         await ws.send_json({"type": "start", "agentId": env.agent_id, "conversationId": "talk1"})
         await say(ws, question)
         frames = await frames_until(ws, "done")
-    transcript = next(f for f in frames if isinstance(f, dict) and f["type"] == "transcript")
-    assert transcript["final"] is True and "time" in transcript["text"]
+    transcript = next(f for f in frames if isinstance(f, dict) and f["type"] == "transcript" and f["final"])
+    assert "time" in transcript["text"]
     deltas = "".join(f["text"] for f in frames if isinstance(f, dict) and f["type"] == "delta")
     assert deltas == "It is ten o'clock. Time for tea."
     audio = [f for f in frames if isinstance(f, bytes)]
@@ -255,3 +255,20 @@ async def test_stop_silences_the_answer_and_keeps_the_partial_text(env: ChatEnv,
     assert not [f for f in frames if isinstance(f, dict) and f["type"] == "done"]
     assistant = [m for m in await env.messages("talk7") if m["role"] == "assistant"][-1]
     assert assistant["status"] == "stopped" and "five" not in assistant["content"]
+
+
+async def test_a_long_utterance_gets_partial_transcripts_before_the_final_one(
+        env: ChatEnv, server: RunningServer) -> None:
+    await enable_talk(env)
+    speech = await spoken_pcm(server, "What time is it? Please tell me the time.")
+    assert len(speech) > 16000 * 2 * 2
+    async with env.api.session.ws_connect(ws_url(server, env.api.tokens["alice"])) as ws:
+        await ws.send_json({"type": "start", "agentId": env.agent_id, "conversationId": "talk8"})
+        for i in range(0, len(speech), CHUNK):
+            await ws.send_bytes(speech[i:i + CHUNK])
+        partial = await ws.receive_json(timeout=30)
+        assert partial["type"] == "transcript" and partial["final"] is False and partial["text"]
+        await ws.send_json({"type": "end"})
+        frames = await frames_until(ws, "done")
+    final = [f for f in frames if isinstance(f, dict) and f["type"] == "transcript"]
+    assert final[-1]["final"] is True and "time" in final[-1]["text"]

@@ -18,6 +18,7 @@ import numpy as np
 STT_ENGINE = "pocketsphinx"
 TTS_ENGINE = "piper"
 STT_RATE = 16_000
+DECODE_PIECE_BYTES = STT_RATE // 20 * 2  # 50 ms of audio per call into the decoder
 LOCAL_VOICES = {"joe": "Joe (US English, local)"}
 DEFAULT_VOICE = "joe"
 
@@ -112,7 +113,9 @@ class LocalSpeech:
         with self._stt_lock:  # one decoder, one utterance at a time
             decoder = self._load_decoder()
             decoder.start_utt()
-            decoder.process_raw(pcm16k, full_utt=True)
+            # pocketsphinx holds the GIL while it decodes: small pieces let the IOLoop's thread run between them.
+            for i in range(0, len(pcm16k), DECODE_PIECE_BYTES):
+                decoder.process_raw(pcm16k[i:i + DECODE_PIECE_BYTES], no_search=False, full_utt=False)
             decoder.end_utt()
             hyp = decoder.hyp()
         return hyp.hypstr.strip() if hyp is not None else ""

@@ -29,6 +29,7 @@ from platform_server.web.errors import ApiError, BadRequest, Conflict, parse_lon
 log = logging.getLogger(__name__)
 
 SAMPLE_RATE = 16_000
+PARTIAL_FIRST_BYTES = SAMPLE_RATE * 2 * 3 // 2  # the first partial transcript after 1.5 s of audio
 SILENCE_RMS = 30.0  # PCM16 RMS below which an utterance is silence (about -60 dBFS)
 SENTENCE_END = re.compile(r"[.!?;:](?=\s)|\n")
 
@@ -103,6 +104,9 @@ class TalkSession:
         self.answer_task: asyncio.Task[None] | None = None
         self.turn: Turn | None = None
         self._claimed: str | None = None
+        self.utterance = 0  # counts utterances: a partial transcript of an earlier one is dropped
+        self._partial_at = 0  # buffered bytes at the last partial transcript
+        self._partial_task: asyncio.Task[None] | None = None
 
     @property
     def registry(self) -> TalkRegistry:
@@ -128,7 +132,7 @@ class TalkSession:
             await self.end_of_utterance()
         elif kind == "stop":
             await self.cancel_answer()
-            self.audio.clear()
+            self.reset_audio()
         else:
             raise BadRequest(f"type: unknown frame type '{kind[:40]}' (start, end, stop)")
 
@@ -137,14 +141,42 @@ class TalkSession:
             raise BadRequest("audio before `start`")
         pcm = pcm_of_frame(frame)
         if len(self.audio) + len(pcm) > self.limits.max_utterance_bytes:
-            self.audio.clear()
+            self.reset_audio()
             raise ApiError(f"utterance longer than {self.limits.max_utterance_s:g} s; send `end` sooner", 413)
         self.audio.extend(pcm)
+        self._maybe_partial()
+
+    def reset_audio(self) -> bytes:
+        """Take the buffered utterance (and forget any partial transcript of it in flight)."""
+        pcm, self.audio = bytes(self.audio), bytearray()
+        self.utterance += 1
+        self._partial_at = 0
+        return pcm
+
+    def _maybe_partial(self) -> None:
+        """While the user speaks, the local engine's words so far (`final: false`): after 1.5 s of audio, then
+        each time the utterance has doubled, so the partials cost at most what the final transcript costs."""
+        if len(self.audio) < max(PARTIAL_FIRST_BYTES, 2 * self._partial_at):
+            return
+        if self._partial_task is not None and not self._partial_task.done():
+            return
+        if media.speech_provider_configured():
+            return  # a provider is paid per call: only the final transcript goes there
+        self._partial_at = len(self.audio)
+        self._partial_task = asyncio.get_running_loop().create_task(self._partial(bytes(self.audio), self.utterance))
+
+    async def _partial(self, pcm: bytes, utterance: int) -> None:
+        try:
+            text = await self.transcribe(pcm)
+        except ApiError:
+            return
+        if text and utterance == self.utterance:
+            await self.sender.send_json({"type": "transcript", "text": text, "final": False})
 
     async def start(self, frame: dict[str, Any]) -> None:
         """A new exchange: any answer in flight is cancelled first."""
         await self.cancel_answer()
-        self.audio.clear()
+        self.reset_audio()
         agent_id = frame.get("agentId")
         if not isinstance(agent_id, (str, int)) or isinstance(agent_id, bool):
             raise BadRequest("agentId: must not be null")
@@ -170,7 +202,7 @@ class TalkSession:
         """Transcribe what was heard and answer it as a normal conversation turn."""
         if self.agent_id is None:
             raise BadRequest("`end` before `start`")
-        pcm, self.audio = bytes(self.audio), bytearray()
+        pcm = self.reset_audio()
         if len(pcm) < SAMPLE_RATE // 10 * 2:
             raise BadRequest("empty utterance: no audio before `end`")
         await self.cancel_answer()
@@ -210,7 +242,10 @@ class TalkSession:
         self._claimed = None
 
     async def close(self) -> None:
+        self.reset_audio()
         await self.cancel_answer()
+        if self._partial_task is not None:
+            await asyncio.gather(self._partial_task, return_exceptions=True)
         self.release()
 
     # ---- the answer -----------------------------------------------------------

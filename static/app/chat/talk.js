@@ -153,7 +153,9 @@ export class TalkControl {
     }
     let frame;
     try { frame = JSON.parse(data); } catch { return; }
-    if (frame.type === "transcript") {
+    if (frame.type === "transcript" && !frame.final) {
+      if (this.listening) this.setStatus(`Listening… ${frame.text}`);
+    } else if (frame.type === "transcript") {
       this.setStatus(`You said: ${frame.text || "(nothing heard)"}`);
       if (frame.text) this.onTranscript(frame.text);
     } else if (frame.type === "error") {
