@@ -115,6 +115,7 @@ class ApiHandler(tornado.web.RequestHandler):
     download_methods: frozenset[str] = frozenset()  # methods that answer bytes
     max_body_setting = "max_body_bytes"
     tags: tuple[str, ...] = ()
+    feature: str | None = None  # a feature flag that must be on (set with routing.gated)
 
     principal: Principal | None
     caller: Caller | None
@@ -187,6 +188,8 @@ class ApiHandler(tornado.web.RequestHandler):
         self._parse_path_params()
         if self.principal is not None and level != PUBLIC:
             self._authorize(level)
+        if self.feature and not self.platform.web.feature_enabled(self.feature):
+            raise Forbidden(f"Feature {self.feature} is disabled")
 
     def data_received(self, chunk: bytes) -> None:
         if self._body_rejected:
@@ -310,6 +313,16 @@ class ApiHandler(tornado.web.RequestHandler):
             raise BadRequest("Request body must be a JSON object")
         try:
             return model.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise BadRequest(first_validation_error(exc))
+
+    def toggle_body(self, model: type[M]) -> M:
+        """A toggle's `{enabled}` body; with no body, `?enabled=` (as the original console sends it) stands in."""
+        enabled = self.query_bool("enabled")
+        if self.body_bytes.strip() or enabled is None:
+            return self.body(model)
+        try:
+            return model.model_validate({"enabled": enabled})
         except pydantic.ValidationError as exc:
             raise BadRequest(first_validation_error(exc))
 

@@ -5,14 +5,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from platform_server.blocking import run_blocking
 from platform_server.features.agents import service as agents
 from platform_server.features.memory import dreaming, facts, schedule, store
 from platform_server.features.memory.store import Scope
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.pagination import page_request, paginate
-from platform_server.web.routing import route
 from platform_server.web.events import Subscription, stream
+from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 
 TAGS = ("Memory",)
@@ -240,6 +241,34 @@ class FactEditHandler(MemoryHandler):
         self.ok(facts.edit(self.config, scope, self.require_caller(), factId, req.statement))
 
 
+class MemoryFilesHandler(MemoryHandler):
+    async def get(self, agentId: int) -> None:
+        """The caller's memory files of this agent (MEMORY.md, daily notes, DREAMS.md), private to them."""
+        _, scope = self.scope(agentId)
+        self.ok(await run_blocking(store.list_files, self.config, scope))
+
+
+class FileText(BaseModel):
+    content: str = Field(max_length=store.NOTE_CAP)
+
+
+class MemoryFileHandler(MemoryHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    body_models = {"PUT": FileText}
+    query_params = {"GET": [END_USER], "PUT": [END_USER]}
+
+    async def get(self, agentId: int, path: str) -> None:
+        """One memory file of the caller as `{path, content, editable}`."""
+        _, scope = self.scope(agentId)
+        self.ok(await run_blocking(store.read_file, self.config, scope, path))
+
+    async def put(self, agentId: int, path: str) -> None:
+        """Replace a daily note or DREAMS.md (`{content}`); MEMORY.md follows the facts and is refused."""
+        req = self.body(FileText)
+        _, scope = self.scope(agentId)
+        self.ok(await run_blocking(store.write_file, self.config, scope, path, req.content))
+
+
 class SummarizeHandler(MemoryHandler):
     query_params: dict[str, list[dict[str, Any]]] = {}
 
@@ -250,7 +279,7 @@ class SummarizeHandler(MemoryHandler):
         self.ok(await facts.summarize(self.platform, caller, agent, conversationId))
 
 
-ROUTES = [
+ROUTES = gated("dreaming", [
     route(f"{BASE}/dream/events", DreamEventsHandler),
     route(f"{BASE}/dream/morning-card", MorningCardHandler),
     route(f"{BASE}/dream/morning-card/seen", MorningCardSeenHandler),
@@ -262,6 +291,7 @@ ROUTES = [
     route(f"{BASE}/dreaming/dreams", DreamsHandler),
     route(f"{BASE}/dreaming/focused", FocusedHandler),
     route(f"{BASE}/dreaming/status", StatusHandler),
+]) + [
     route(f"{BASE}/emergence", EmergenceHandler),
     route(f"{BASE}/facts", FactsHandler),
     route(f"{BASE}/facts/contradictions", ContradictionsHandler),
@@ -269,5 +299,7 @@ ROUTES = [
     route(f"{BASE}/facts/{{factId}}/feedback", FeedbackHandler),
     route(f"{BASE}/facts/{{factId}}/forget", ForgetHandler),
     route(f"{BASE}/facts/{{factId}}/edit", FactEditHandler),
+    route(f"{BASE}/files", MemoryFilesHandler),
+    route(f"{BASE}/files/**", MemoryFileHandler),
     route(f"{BASE}/summarize/{{conversationId:str}}", SummarizeHandler),
 ]

@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 
 import tornado.websocket
 
-from platform_server.features.settings import service as settings
 from platform_server.features.talk.session import TalkLimits, TalkSession
 from platform_server.web.base import dumps
 from platform_server.web.context import Caller
@@ -81,7 +80,7 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
         if caller is None:
             self.close(CLOSE_UNAUTHORIZED, "Token expired or invalid")
             return
-        if not settings.flag_enabled("talk_mode"):
+        if not self.platform.web.feature_enabled("talk_mode"):
             self.close(CLOSE_FORBIDDEN, "Talk mode is off (feature flag talk_mode)")
             return
         if not caller.has_role("viewer"):

@@ -7,6 +7,7 @@ from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.extra_handlers import ROUTES as EXTRA_ROUTES
 from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
+from platform_server.features.wiki.maintenance_handlers import ROUTES as MAINTENANCE_ROUTES
 from platform_server.features.wiki.pipeline_handlers import ROUTES as PIPELINE_ROUTES
 from platform_server.features.wiki.research_handlers import ROUTES as RESEARCH_ROUTES
 from platform_server.features.wiki.source_handlers import ROUTES as SOURCE_ROUTES
@@ -15,8 +16,8 @@ from platform_server.features.wiki.text import slugify
 from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
-from platform_server.web.routing import route
 from platform_server.web.events import Subscription, stream
+from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 
 TAGS = ("LLM Wiki",)
@@ -258,7 +259,7 @@ class ProgressHandler(WikiHandler):
         super().on_connection_close()
 
 
-ROUTES = [
+ROUTES = gated("wiki", [
     route(KB, KbsHandler),
     route(f"{KB}/agent/{{agentId}}", AgentKbsHandler),
     route(f"{KB}/bindable", BindableHandler),
@@ -276,3 +277,4 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/progress", ProgressHandler),
     route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
 ] + PAGE_ROUTES + EXTRA_ROUTES + SOURCE_ROUTES + RESEARCH_ROUTES + TRANSFORM_ROUTES + PIPELINE_ROUTES
+           + MAINTENANCE_ROUTES)

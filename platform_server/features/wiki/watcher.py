@@ -165,6 +165,10 @@ class Health(Loop):
         self.interval_s = owner.check_s
 
     async def tick(self) -> None:
+        from platform_server.features.settings import service as settings
+
+        if not settings.is_enabled("wiki"):  # the `wiki` feature flag is off: no folder checks or scans
+            return
         for watcher in list(self.owner.watchers.values()):
             await self.owner.check(watcher)
 
@@ -199,7 +203,7 @@ class Watchers:
         await self.unlink(kb_id)
         watcher = SourceWatcher(self, kb_id, directory, watch)
         if watch:
-            if os.path.isdir(directory):
+            if await run_blocking(os.path.isdir, directory):
                 try:
                     await run_blocking(watcher.start_observer)
                 except OSError as exc:
@@ -224,7 +228,7 @@ class Watchers:
     async def check(self, watcher: SourceWatcher) -> None:
         if not watcher.watch or self.watchers.get(watcher.kb_id) is not watcher:
             return
-        present = os.path.isdir(watcher.directory)
+        present = await run_blocking(os.path.isdir, watcher.directory)  # a stat can hang on a network mount
         alive = watcher.observer is not None and watcher.observer.is_alive()
         if watcher.state == "watching" and not (present and alive):
             await run_blocking(watcher.stop_observer)
