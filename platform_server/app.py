@@ -69,7 +69,7 @@ class Feature:
 # handlers.py (ROUTES), optional models.py (MIGRATIONS) and optional lifecycle.py (start/stop).
 FEATURES: tuple[Feature, ...] = (
     Feature("audit"),
-    Feature("workspaces", needs=("audit",), uses=("auth",)),
+    Feature("workspaces", needs=("audit",)),
     Feature("auth", needs=("audit", "workspaces")),
     Feature("settings", needs=("audit",)),
     Feature("setup", needs=("auth", "settings"), uses=("models",)),
@@ -90,7 +90,7 @@ FEATURES: tuple[Feature, ...] = (
             uses=("goals", "memory", "settings", "usage", "wiki")),
     Feature("memory", needs=("agents", "audit", "conversations", "models", "settings"), uses=("usage",)),
     Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools")),
-    Feature("media", needs=("models", "settings", "tools"), uses=("chat", "conversations")),
+    Feature("media", needs=("chat", "conversations", "models", "settings", "tools")),
     Feature("talk", needs=("agents", "chat", "conversations", "media")),
     Feature("datasources", needs=("audit", "tools")),
     Feature("plugins", needs=("audit", "tools")),

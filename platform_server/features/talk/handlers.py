@@ -54,7 +54,7 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
         return self.application.settings["platform"]
 
     @property
-    def max_message_size(self) -> int:  # type: ignore[override]
+    def max_message_size(self) -> int:
         # Frames up to twice the limit get an error frame; beyond that Tornado closes with 1009.
         return int(self.platform.config.talk_max_frame_bytes) * 2
 

@@ -269,8 +269,8 @@ class TalkSession:
                 await self._speak(pending)
             result = turn.result
             await self.sender.send_json({"type": "done", "conversationId": turn.conversation_id,
-                                         "assistantMessageId": result.get("assistantMessageId"),
-                                         "status": result.get("status", turn.status)})
+                                         "assistantMessageId": result.assistant_message_id,
+                                         "status": result.status or turn.status})
         finally:
             sub.close()
 
