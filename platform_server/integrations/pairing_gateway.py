@@ -7,6 +7,7 @@
 
 Every call is SSRF-guarded and pinned to the vetted address.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,11 +44,11 @@ async def _call(method: str, url: str, allow_hosts: tuple[str, ...], body: dict[
     return data
 
 
-async def open_session(gateway_url: str, allow_hosts: tuple[str, ...], channel_type: str, channel_id: str,
-                       purpose: str) -> dict[str, Any]:
+async def open_session(gateway_url: str, allow_hosts: tuple[str, ...], channel_type: str, channel_id: str, purpose: str) -> dict[str, Any]:
     """Ask the gateway for a pairing session: `{sessionId, qrContent, expiresIn}`."""
-    data = await _call("POST", gateway_url.rstrip("/") + "/pairing/sessions", allow_hosts,
-                       {"channelType": channel_type, "channelId": channel_id, "purpose": purpose})
+    data = await _call(
+        "POST", gateway_url.rstrip("/") + "/pairing/sessions", allow_hosts, {"channelType": channel_type, "channelId": channel_id, "purpose": purpose}
+    )
     session_id, content, expires = data.get("sessionId"), data.get("qrContent"), data.get("expiresIn")
     if not isinstance(session_id, str) or not session_id or len(session_id) > 200:
         raise GatewayError("gateway answer has no sessionId")
@@ -60,13 +61,11 @@ async def open_session(gateway_url: str, allow_hosts: tuple[str, ...], channel_t
 
 async def poll_session(gateway_url: str, allow_hosts: tuple[str, ...], session_id: str) -> dict[str, Any]:
     """The gateway's view of a session: `{status, credentials?, error?}`."""
-    data = await _call("GET", gateway_url.rstrip("/") + "/pairing/sessions/" + quote(session_id, safe=""),
-                       allow_hosts, None)
+    data = await _call("GET", gateway_url.rstrip("/") + "/pairing/sessions/" + quote(session_id, safe=""), allow_hosts, None)
     status = data.get("status")
     if status not in STATUSES:
         raise GatewayError(f"gateway status must be one of {', '.join(STATUSES)}")
     credentials = data.get("credentials")
     if status == "confirmed" and not (isinstance(credentials, dict) and isinstance(credentials.get("token"), str)):
         raise GatewayError("a confirmed session must carry credentials.token")
-    return {"status": status, "credentials": credentials if status == "confirmed" else None,
-            "error": str(data.get("error") or "")[:300] or None}
+    return {"status": status, "credentials": credentials if status == "confirmed" else None, "error": str(data.get("error") or "")[:300] or None}

@@ -1,5 +1,6 @@
 """Channel pairing: a QR code from the channel's gateway, then waiting -> scanned -> confirmed (credentials
 written into the channel) or expired / failed. The gateway protocol is in integrations/pairing_gateway.py."""
+
 from __future__ import annotations
 
 import base64
@@ -53,37 +54,45 @@ def _channel(caller: Caller, channel_type: str, channel_id: int | None) -> Chann
 
 
 def _to_dict(row: PairingSession, **extra: Any) -> dict[str, Any]:
-    return {"sessionId": row.session_id, "channelId": str(row.channel_id), "purpose": row.purpose,
-            "status": row.status, "error": row.error, "expiresAt": iso(row.expires_at), **extra}
+    return {
+        "sessionId": row.session_id,
+        "channelId": str(row.channel_id),
+        "purpose": row.purpose,
+        "status": row.status,
+        "error": row.error,
+        "expiresAt": iso(row.expires_at),
+        **extra,
+    }
 
 
-async def begin(caller: Caller, allow_hosts: tuple[str, ...], channel_type: str, channel_id: int | None,
-                purpose: str) -> dict[str, Any]:
+async def begin(caller: Caller, allow_hosts: tuple[str, ...], channel_type: str, channel_id: int | None, purpose: str) -> dict[str, Any]:
     """Open a pairing session at the channel's gateway and answer its QR code."""
     channel = _channel(caller, channel_type, channel_id)
     try:
-        opened = await pairing_gateway.open_session(_gateway(channel), allow_hosts, channel_type, str(channel.id),
-                                                    purpose)
+        opened = await pairing_gateway.open_session(_gateway(channel), allow_hosts, channel_type, str(channel.id), purpose)
     except GatewayError as exc:
         raise ChannelError(f"pairing gateway: {exc}")
     image = await run_blocking(qr_png_data_url, opened["qrContent"])
     with database.atomic():
         row = PairingSession.create(
-            session_id="ps_" + secrets.token_urlsafe(18), workspace_id=caller.workspace_id, channel=channel.id,
-            purpose=purpose, gateway_session=opened["sessionId"],
-            expires_at=utcnow() + dt.timedelta(seconds=opened["expiresIn"]))
+            session_id="ps_" + secrets.token_urlsafe(18),
+            workspace_id=caller.workspace_id,
+            channel=channel.id,
+            purpose=purpose,
+            gateway_session=opened["sessionId"],
+            expires_at=utcnow() + dt.timedelta(seconds=opened["expiresIn"]),
+        )
         audit.record(caller, "CREATE", "CHANNEL_PAIRING", channel.id, f"{purpose} pairing of {channel.name}")
     return _to_dict(row, qrcodeImage=image)
 
 
-async def status(caller: Caller, allow_hosts: tuple[str, ...], channel_type: str, session_id: str | None,
-                 purpose: str) -> dict[str, Any]:
+async def status(caller: Caller, allow_hosts: tuple[str, ...], channel_type: str, session_id: str | None, purpose: str) -> dict[str, Any]:
     """Where the pairing stands; a confirmation writes the gateway's credentials into the channel."""
     if not session_id:
         raise BadRequest("sessionId: must not be null")
-    row = PairingSession.get_or_none((PairingSession.session_id == session_id)
-                                     & (PairingSession.workspace_id == caller.workspace_id)
-                                     & (PairingSession.purpose == purpose))
+    row = PairingSession.get_or_none(
+        (PairingSession.session_id == session_id) & (PairingSession.workspace_id == caller.workspace_id) & (PairingSession.purpose == purpose)
+    )
     if row is None or row.channel.channel_type != channel_type:
         raise NotFound("Pairing session not found")
     if row.status in TERMINAL:
@@ -111,9 +120,11 @@ def _confirm(caller: Caller, row: PairingSession, credentials: dict[str, Any]) -
     with database.atomic():
         channel = Channel.get_by_id(row.channel_id)
         settings = dict(channel.settings or {})
-        settings["credentials"] = {"accountId": str(credentials.get("accountId") or "")[:200],
-                                   "token": sealed.seal(str(credentials["token"])[:2000], service.CREDENTIALS_CONTEXT),
-                                   "pairedAt": iso(utcnow())}
+        settings["credentials"] = {
+            "accountId": str(credentials.get("accountId") or "")[:200],
+            "token": sealed.seal(str(credentials["token"])[:2000], service.CREDENTIALS_CONTEXT),
+            "pairedAt": iso(utcnow()),
+        }
         channel.settings, channel.update_time = settings, utcnow()
         channel.save()
         _set(row, "confirmed", None)

@@ -1,4 +1,5 @@
 """Channel pairing routes: QR-code authorization, app registration (im_a, im_c) and the im_g login QR code."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -104,7 +105,11 @@ ROUTES = [
     route("/api/v1/channels/qrcode/{channelType}/status", QrStatusHandler),
     route("/api/v1/channels/webhook/im_g/qrcode", LoginQrHandler),
     route("/api/v1/channels/webhook/im_g/qrcode/status", LoginQrStatusHandler),
-] + [r for t in ("im_a", "im_c") for r in (
-    route(f"/api/v1/channels/webhook/{t}/register/begin", _fixed(RegisterBeginHandler, t)),
-    route(f"/api/v1/channels/webhook/{t}/register/status", _fixed(RegisterStatusHandler, t)),
-)]
+] + [
+    r
+    for t in ("im_a", "im_c")
+    for r in (
+        route(f"/api/v1/channels/webhook/{t}/register/begin", _fixed(RegisterBeginHandler, t)),
+        route(f"/api/v1/channels/webhook/{t}/register/status", _fixed(RegisterStatusHandler, t)),
+    )
+]

@@ -1,4 +1,5 @@
 """The job-style media tools: `video_generate`, `music_generate`, `model3d_generate`."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,22 +24,33 @@ class MediaKind:
 
 
 def _prompted(extra: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "required": ["prompt"], "properties": {
-        "prompt": {"type": "string", "description": "What to generate"}, **extra}}
+    return {"type": "object", "required": ["prompt"], "properties": {"prompt": {"type": "string", "description": "What to generate"}, **extra}}
 
 
 KINDS = (
-    MediaKind("video", "video_generate", "video",
-              {"video/mp4": "mp4", "video/webm": "webm", "video/x-msvideo": "avi", "video/quicktime": "mov"},
-              _prompted({"durationSeconds": {"type": "integer", "minimum": 1, "maximum": 60},
-                         "aspectRatio": {"type": "string", "enum": ["16:9", "9:16", "1:1"]}})),
-    MediaKind("music", "music_generate", "music",
-              {"audio/mpeg": "mp3", "audio/wav": "wav", "audio/x-wav": "wav", "audio/ogg": "ogg", "audio/flac": "flac"},
-              _prompted({"durationSeconds": {"type": "integer", "minimum": 1, "maximum": 600},
-                         "instrumental": {"type": "boolean"}})),
-    MediaKind("model3d", "model3d_generate", "model",
-              {"model/gltf-binary": "glb", "model/obj": "obj", "model/stl": "stl", "model/gltf+json": "gltf"},
-              _prompted({"format": {"type": "string", "enum": ["glb", "obj", "stl"]}})),
+    MediaKind(
+        "video",
+        "video_generate",
+        "video",
+        {"video/mp4": "mp4", "video/webm": "webm", "video/x-msvideo": "avi", "video/quicktime": "mov"},
+        _prompted(
+            {"durationSeconds": {"type": "integer", "minimum": 1, "maximum": 60}, "aspectRatio": {"type": "string", "enum": ["16:9", "9:16", "1:1"]}}
+        ),
+    ),
+    MediaKind(
+        "music",
+        "music_generate",
+        "music",
+        {"audio/mpeg": "mp3", "audio/wav": "wav", "audio/x-wav": "wav", "audio/ogg": "ogg", "audio/flac": "flac"},
+        _prompted({"durationSeconds": {"type": "integer", "minimum": 1, "maximum": 600}, "instrumental": {"type": "boolean"}}),
+    ),
+    MediaKind(
+        "model3d",
+        "model3d_generate",
+        "model",
+        {"model/gltf-binary": "glb", "model/obj": "obj", "model/stl": "stl", "model/gltf+json": "gltf"},
+        _prompted({"format": {"type": "string", "enum": ["glb", "obj", "stl"]}}),
+    ),
 )
 
 
@@ -54,8 +66,9 @@ def _options(kind: MediaKind, args: dict[str, Any]) -> dict[str, Any]:
         if name == "prompt" or args.get(name) is None:
             continue
         value = args[name]
-        if schema["type"] == "integer" and (not isinstance(value, int) or isinstance(value, bool)
-                                            or not schema["minimum"] <= value <= schema["maximum"]):
+        if schema["type"] == "integer" and (
+            not isinstance(value, int) or isinstance(value, bool) or not schema["minimum"] <= value <= schema["maximum"]
+        ):
             raise ToolError(f"{name}: an integer from {schema['minimum']} to {schema['maximum']}")
         if schema["type"] == "boolean" and not isinstance(value, bool):
             raise ToolError(f"{name}: true or false")
@@ -65,8 +78,7 @@ def _options(kind: MediaKind, args: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-async def generate(kind: MediaKind, data_dir: str, policy: media_jobs.JobPolicy, args: dict[str, Any],
-                   ctx: Any) -> str:
+async def generate(kind: MediaKind, data_dir: str, policy: media_jobs.JobPolicy, args: dict[str, Any], ctx: Any) -> str:
     """Submit, poll, download; the file is kept as a one-time download link."""
     from platform_server.features.tools.registry import ToolError
 
@@ -79,7 +91,7 @@ async def generate(kind: MediaKind, data_dir: str, policy: media_jobs.JobPolicy,
         result = await media_jobs.generate(base_url, api_key, kind.name, {"model": conf["model"], **options}, policy)
     except LlmError as exc:
         raise ToolError(str(exc))
-    saved = await service.save_generated(data_dir, ctx.user_id, ctx.workspace_id, ctx.conversation_id,
-                                         kind.filename(result.content_type), result.content_type, result.body)
-    return (f"{kind.noun.capitalize()} generated ({saved['size']} bytes, {result.content_type}). "
-            f"One-time download link: {saved['url']}")
+    saved = await service.save_generated(
+        data_dir, ctx.user_id, ctx.workspace_id, ctx.conversation_id, kind.filename(result.content_type), result.content_type, result.body
+    )
+    return f"{kind.noun.capitalize()} generated ({saved['size']} bytes, {result.content_type}). One-time download link: {saved['url']}"

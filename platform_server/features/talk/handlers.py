@@ -3,6 +3,7 @@
 Not an inventory route (it is served beside the REST routes, see `SOCKETS`); auth is `?token=`
 (JWT or PAT) checked after the upgrade so the client can read the close code (4401, 4403).
 """
+
 from __future__ import annotations
 
 import asyncio

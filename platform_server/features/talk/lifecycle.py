@@ -1,4 +1,5 @@
 """The registry of open talk sessions (`platform.services.talk`)."""
+
 from __future__ import annotations
 
 import asyncio

@@ -2,6 +2,7 @@
 
 The socket handler feeds frames in and gives a `Sender`; nothing here imports Tornado.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -78,9 +79,11 @@ def pcm_of_frame(frame: bytes) -> bytes:
         try:
             with wave.open(io.BytesIO(frame)) as w:
                 if (w.getframerate(), w.getnchannels(), w.getsampwidth()) != (SAMPLE_RATE, 1, 2):
-                    raise BadRequest(f"audio must be PCM16 mono at {SAMPLE_RATE} Hz "
-                                     f"(got {w.getframerate()} Hz, {w.getnchannels()} channel(s), "
-                                     f"{8 * w.getsampwidth()}-bit)")
+                    raise BadRequest(
+                        f"audio must be PCM16 mono at {SAMPLE_RATE} Hz "
+                        f"(got {w.getframerate()} Hz, {w.getnchannels()} channel(s), "
+                        f"{8 * w.getsampwidth()}-bit)"
+                    )
                 return w.readframes(w.getnframes())
         except (wave.Error, EOFError):
             raise BadRequest("audio: unreadable WAV chunk")
@@ -210,8 +213,7 @@ class TalkSession:
         await self.sender.send_json({"type": "transcript", "text": text, "final": True})
         if not text.strip():
             raise BadRequest("nothing was heard in that utterance")
-        self.turn = chat.begin_turn(self.platform.services.chat, self.platform.config, self.caller,
-                                    self.agent_id, text, None, self.conversation_id)
+        self.turn = chat.begin_turn(self.platform.services.chat, self.platform.config, self.caller, self.agent_id, text, None, self.conversation_id)
         self.answer_task = asyncio.get_running_loop().create_task(self._answer(self.turn))
 
     async def transcribe(self, pcm: bytes) -> str:
@@ -268,9 +270,14 @@ class TalkSession:
             if pending.strip():
                 await self._speak(pending)
             result = turn.result
-            await self.sender.send_json({"type": "done", "conversationId": turn.conversation_id,
-                                         "assistantMessageId": result.assistant_message_id,
-                                         "status": result.status or turn.status})
+            await self.sender.send_json(
+                {
+                    "type": "done",
+                    "conversationId": turn.conversation_id,
+                    "assistantMessageId": result.assistant_message_id,
+                    "status": result.status or turn.status,
+                }
+            )
         finally:
             sub.close()
 
@@ -285,18 +292,15 @@ class TalkSession:
                 await self._speak(pending[:cut])
                 pending = pending[cut:]
         elif name == "tool_approval_requested":
-            await self.sender.send_json({"type": "approval", "callId": data.get("pendingId"),
-                                         "toolName": data.get("toolName")})
+            await self.sender.send_json({"type": "approval", "callId": data.get("pendingId"), "toolName": data.get("toolName")})
         elif name == "error":
-            await self.sender.send_json({"type": "error", "message": data.get("message", "the answer failed"),
-                                         "code": 500})
+            await self.sender.send_json({"type": "error", "message": data.get("message", "the answer failed"), "code": 500})
         return pending
 
     async def _speak(self, text: str) -> None:
         for sentence in local_speech.sentences(text):
             try:
-                audio, _, _ = await media.synthesize(self.local, sentence[: self.limits.max_tts_chars],
-                                                     self.voice, "wav")
+                audio, _, _ = await media.synthesize(self.local, sentence[: self.limits.max_tts_chars], self.voice, "wav")
             except ApiError as exc:
                 await self.sender.send_json({"type": "error", "message": f"speech: {exc.msg}", "code": exc.code})
                 return
