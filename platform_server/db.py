@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import peewee
 from playhouse.apsw_ext import APSWDatabase
@@ -94,9 +94,23 @@ class JSONField(peewee.TextField):
 class BaseModel(peewee.Model):
     id = peewee.BigIntegerField(primary_key=True, default=next_id)
 
+    if TYPE_CHECKING:  # peewee adds `<foreign key>_id` and joined-row attributes at run time
+        def __getattr__(self, name: str) -> Any: ...
+
     class Meta:
         database = database
         legacy_table_names = False
+
+
+def dict_rows(query: Any) -> list[dict[str, Any]]:
+    """A query's rows as dicts (peewee's `.dicts()`, typed)."""
+    return list(query.dicts())
+
+
+def dict_row(query: Any) -> dict[str, Any]:
+    """The first row of a query as a dict (`.dicts().get()`, typed)."""
+    row: dict[str, Any] = query.dicts().get()
+    return row
 
 
 class SchemaMigration(peewee.Model):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from platform_server.web.context import OPTIONAL, PUBLIC
-from tests.helpers.client import ApiClient, iter_sse
+from tests.helpers.client import ApiClient
 from tests.helpers.server import RunningServer
 
 ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")

@@ -137,11 +137,11 @@ async def handshake(command: str, args: list[str], env: dict[str, str], cwd: str
     if "error" in msg:
         err = msg["error"] if isinstance(msg["error"], dict) else {}
         return done(False, f"The agent answered initialize with error {err.get('code')}: {err.get('message', '')}")
-    result = msg.get("result") if isinstance(msg.get("result"), dict) else {}
+    result = msg["result"] if isinstance(msg.get("result"), dict) else {}
     version = result.get("protocolVersion")
     if not isinstance(version, int) or isinstance(version, bool):
         return done(False, "The agent's initialize answer has no integer protocolVersion")
-    info = result.get("agentInfo") if isinstance(result.get("agentInfo"), dict) else None
+    info = result["agentInfo"] if isinstance(result.get("agentInfo"), dict) else None
     name = (info or {}).get("title") or (info or {}).get("name") or command
     note = "" if version == PROTOCOL_VERSION else f" (client speaks version {PROTOCOL_VERSION})"
     return done(True, f"{name} answered initialize with protocol version {version}{note}", protocol_version=version,

@@ -145,6 +145,7 @@ class ApiHandler(tornado.web.RequestHandler):
             setattr(self, (self.request.method or "GET").lower(), self._raise_deferred)
 
     def _raise_deferred(self, *args: Any, **kwargs: Any) -> None:
+        assert self._deferred_error is not None
         raise self._deferred_error
 
     def check_request(self) -> None:
@@ -185,7 +186,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def _cancel_timeout(self) -> None:
         if self._timeout_handle is not None:
-            IOLoop.current().remove_timeout(self._timeout_handle)  # type: ignore[arg-type]
+            IOLoop.current().remove_timeout(self._timeout_handle)
             self._timeout_handle = None
 
     def on_finish(self) -> None:
@@ -255,7 +256,7 @@ class ApiHandler(tornado.web.RequestHandler):
     def _parse_path_params(self) -> None:
         for name, raw in list(self.path_kwargs.items()):
             if name in self.long_params:
-                self.path_kwargs[name] = parse_long(name, raw)
+                self.path_kwargs[name] = parse_long(name, raw)  # type: ignore[assignment]  # handlers get Longs as int
 
     # ---- input -----------------------------------------------------------
 

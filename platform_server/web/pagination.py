@@ -48,7 +48,7 @@ def page_of(records: list[Any], total: int, req: PageRequest) -> dict[str, Any]:
     }
 
 
-def paginate(query: peewee.SelectQuery, req: PageRequest, serialize: Callable[[Any], Any]) -> dict[str, Any]:
+def paginate(query: peewee.SelectBase, req: PageRequest, serialize: Callable[[Any], Any]) -> dict[str, Any]:
     """Run a peewee query for one page and serialize its rows."""
     total = query.count()
     rows: Iterable[Any] = query.offset(req.offset).limit(req.size)

@@ -8,13 +8,12 @@ so a lying header or a zip bomb stops before anything is written.
 from __future__ import annotations
 
 import io
-import stat
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from platform_server.features.agents import files
+from platform_server.features.agents import archives, files
 from platform_server.web.errors import ApiError, BadRequest
 
 MEMORY_FILE = "MEMORY.md"
@@ -80,15 +79,15 @@ class ImportPlan:
 def _classify(root: Path, info: zipfile.ZipInfo, seen: set[str]) -> Entry:
     raw = info.orig_filename if hasattr(info, "orig_filename") else info.filename
     size = info.file_size
-    if stat.S_ISLNK(info.external_attr >> 16):
-        return Entry(raw, size, "refused", "symbolic link entries are not imported")
-    if info.flag_bits & 0x1:
-        return Entry(raw, size, "refused", "encrypted entries are not supported")
-    if "\x00" in raw:
-        return Entry(raw.replace("\x00", "\\0"), size, "refused", "name contains a NUL byte")
     try:
-        rel = "/".join(files.split_rel(raw))
-    except ApiError as exc:
+        rel = archives.entry_path(info, raw)
+    except archives.UnsafeEntry as exc:
+        if exc.kind == "symlink":
+            return Entry(raw, size, "refused", "symbolic link entries are not imported")
+        if exc.kind == "encrypted":
+            return Entry(raw, size, "refused", "encrypted entries are not supported")
+        if exc.kind == "nul":
+            return Entry(raw.replace("\x00", "\\0"), size, "refused", "name contains a NUL byte")
         return Entry(raw, size, "refused", exc.msg)
     if not is_memory_path(rel):
         return Entry(rel, size, "refused", "outside the memory files (MEMORY.md, memory/**)")
@@ -108,16 +107,8 @@ def _classify(root: Path, info: zipfile.ZipInfo, seen: set[str]) -> Entry:
 
 def plan_import(root: Path, archive: bytes, read_contents: bool) -> ImportPlan:
     """What an import would write, overwrite and refuse; with read_contents, the checked bytes too."""
-    if not archive:
-        raise BadRequest("file: a ZIP archive is required")
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(archive))
-    except (zipfile.BadZipFile, ValueError, OSError):
-        raise BadRequest("file: not a ZIP archive")
-    with zf:
-        infos = [i for i in zf.infolist() if not i.is_dir()]
-        if len(infos) > MAX_ENTRIES:
-            raise BadRequest(f"file: more than {MAX_ENTRIES} entries")
+    with archives.open_zip(archive) as zf:
+        infos = archives.file_entries(zf, MAX_ENTRIES)
         plan = ImportPlan()
         seen: set[str] = set()
         declared = 0
@@ -133,13 +124,7 @@ def plan_import(root: Path, archive: bytes, read_contents: bool) -> ImportPlan:
             for entry in plan.entries:
                 if entry.info is None:
                     continue
-                try:
-                    with zf.open(entry.info) as fh:
-                        data = fh.read(entry.info.file_size + 1)
-                except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError):
-                    raise BadRequest(f"file: entry '{entry.path}' cannot be read")
-                if len(data) > entry.info.file_size:
-                    raise BadRequest(f"file: entry '{entry.path}' is larger than its header says")
+                data = archives.read_entry(zf, entry.info, entry.path, entry.info.file_size)
                 total += len(data)
                 if total > MAX_TOTAL_BYTES:
                     raise BadRequest(f"file: expands to more than {MAX_TOTAL_BYTES} bytes")

@@ -132,7 +132,7 @@ class _MemoryImportBase(ApiHandler):
 
     async def _plan(self, write: bool) -> dict[str, Any]:
         caller = self.require_caller()
-        agent = service.get_agent(caller, self.path_kwargs["agentId"])
+        agent = service.get_agent(caller, int(self.path_kwargs["agentId"]))
         root = service.agent_dir(self.config, agent.id)
         archive = await self._archive()
         plan = await run_blocking(memory.plan_import, root, archive, write)

@@ -59,8 +59,8 @@ class ChannelRuntime:
         """Follow the turn; every completed answer is posted (signed) to the reply URL."""
         from platform_server.features.conversations.models import Message
 
-        replay, queue = turn.subscribe(0)
-        events = list(replay)
+        sub = turn.subscribe(0)
+        events = list(sub.replay)
         try:
             while True:
                 for event in events:
@@ -72,12 +72,12 @@ class ChannelRuntime:
                                                        "recipient": message["senderId"], "text": row.content})
                     if event.name == "done":
                         return
-                item = await queue.get()
+                item = await sub.next()
                 if item is None:
                     return
                 events = [item]
         finally:
-            turn.unsubscribe(queue)
+            sub.close()
 
     async def _post(self, channel: Channel, payload: dict[str, Any]) -> None:
         try:

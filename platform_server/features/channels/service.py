@@ -63,7 +63,7 @@ def _get(caller: Caller, channel_id: int) -> Channel:
     return row
 
 
-def _mine(caller: Caller) -> peewee.ModelSelect:
+def _mine(caller: Caller) -> peewee.ModelSelect[Channel]:
     return Channel.select().where(Channel.workspace_id == caller.workspace_id).order_by(Channel.id)
 
 
@@ -89,12 +89,12 @@ def check_draft(caller: Caller, draft: dict[str, Any]) -> dict[str, Any]:
         raise BadRequest(f"channelType: must be one of {', '.join(TYPES)}")
     agent_id = draft.get("agentId")
     if not str(agent_id or "").isdigit() or not Agent.select().where(
-            (Agent.id == int(agent_id)) & (Agent.workspace_id == caller.workspace_id)).exists():
+            (Agent.id == int(str(agent_id))) & (Agent.workspace_id == caller.workspace_id)).exists():
         raise BadRequest("agentId: no such agent in this workspace")
     reply_url = draft.get("replyUrl")
     if kind in IM_TYPES and not (isinstance(reply_url, str) and reply_url.startswith(("http://", "https://"))):
         raise BadRequest("replyUrl: an http(s) URL where replies are posted is required for messaging channels")
-    return {"channel_type": kind, "agent_id": int(agent_id), "reply_url": reply_url if kind in IM_TYPES else None}
+    return {"channel_type": kind, "agent_id": int(str(agent_id)), "reply_url": reply_url if kind in IM_TYPES else None}
 
 
 def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None, settings: dict[str, Any],

@@ -1,11 +1,9 @@
 """Every tool call passes the guard; a call that needs approval pauses the turn until `/approve` or `/deny`."""
 from __future__ import annotations
 
-import json
-import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from platform_server.features.chat import tool_calls
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import service as guard
 from platform_server.integrations.llm import ToolCall
@@ -21,12 +19,6 @@ DENIED_RESULT = "The user denied this tool call."
 
 class AwaitingApproval(Exception):
     """Raised inside a turn when a tool call waits for the owner's decision."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    success: bool
-    result: str
 
 
 def command_of(text: str) -> str | None:
@@ -47,14 +39,6 @@ def supersede(user_id: int, conversation_id: str) -> int:
     return guard.deny_all_pending(user_id, conversation_id, user_id, reason="superseded by a new message")
 
 
-def _arguments(call: ToolCall) -> dict[str, Any]:
-    try:
-        value = json.loads(call.arguments or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
 async def run_call(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, call: ToolCall, setup: "TurnSetup",
                    answer: "Answer", approved: bool = False) -> None:
     """Guard, then run (or refuse, or pause on) one tool call, storing and streaming its result."""
@@ -62,7 +46,7 @@ async def run_call(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, cal
         turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
         runtime.store_tool_result(turn, conv, call, answer, False, f"Tool '{call.name}' is not available to this agent")
         return
-    verdict = guard.evaluate(call.name, _arguments(call), context(turn))
+    verdict = tool_calls.evaluate(call, context(turn))
     if approved and verdict.decision == "ask":  # the owner's approval answers an "ask", never a "deny"
         verdict = guard.Verdict("allow", verdict.severity, verdict.rule_id, "approved by the owner")
     if verdict.decision == "ask":
@@ -75,13 +59,8 @@ async def run_call(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, cal
         })
         raise AwaitingApproval(pending["pendingId"])
     turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-    started = time.monotonic()
-    if verdict.decision == "deny":
-        outcome: Any = Outcome(False, f"Denied by the tool guard: {verdict.reason}")
-    else:
-        outcome = await runtime.platform.services.tools.execute(call.name, call.arguments, setup.tool_ctx)
-    guard.record_tool_call(context(turn), call.name, call.arguments, verdict, outcome.success,
-                           int((time.monotonic() - started) * 1000), outcome.result[:500])
+    outcome = await tool_calls.run_guarded(runtime.platform.services.tools, context(turn), setup.tool_ctx, call, verdict,
+                                           f"Denied by the tool guard: {verdict.reason}")
     runtime.store_tool_result(turn, conv, call, answer, outcome.success, outcome.result)
 
 

@@ -7,7 +7,6 @@ from platform_server.features.chat import admin, approvals, service, uploads
 from platform_server.features.chat.service import (
     ChatStreamRequest,
     InterruptRequest,
-    Subscription,
     SyncChatRequest,
 )
 from platform_server.features.conversations import service as conversations
@@ -16,6 +15,7 @@ from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
+from platform_server.web.events import Subscription, stream
 from platform_server.web.sse import SseWriter
 
 TAGS = ("Chat",)
@@ -32,10 +32,10 @@ class StreamingHandler(ApiHandler):
         return self.platform.services.chat
 
     async def stream_turn(self, turn: service.Turn, after_id: int = 0) -> None:
-        self._subscription = Subscription(turn, after_id)
+        self._subscription = turn.subscribe(after_id)
         writer = SseWriter(self)
         writer.start()
-        await service.pipe(writer, self._subscription, self.config.heartbeat_s)
+        await stream(writer, self._subscription, self.config.heartbeat_s)
 
     async def send_nothing_to_replay(self, conversation_id: str) -> None:
         writer = SseWriter(self)

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
-from platform_server.features.chat import approvals, uploads
+from platform_server.features.chat import approvals, tool_calls, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.guard import service as guard
 from platform_server.features.skills import service as skills
 from platform_server.integrations.llm import (
     ChatMessage,
@@ -103,6 +104,11 @@ class ChatRuntime:
 
     def cancel(self, key: str) -> bool:
         return self.turns.cancel(key)
+
+    def wind_down(self, user_id: int, conv: Conversation) -> None:
+        """A deleted conversation's turn stops and its pending approvals are denied."""
+        self.cancel(conv.key)
+        guard.deny_all_pending(user_id, conv.conversation_id, user_id, reason="conversation deleted")
 
     def start_turn(self, req: TurnRequest) -> Turn:
         """Store the user message, mark the conversation running and start the turn task."""
@@ -334,12 +340,11 @@ class ChatRuntime:
             targets = resolve_targets(conv.model_name, conv.model_provider, preferences)
         else:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
-        registry = self.platform.services.tools
-        specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled)) if registry else []
+        specs, tool_ctx = tool_calls.agent_tools(self.platform, agent, turn.user_id, turn.workspace_id, turn.conversation_id)
         skills.mark_used([s.name for s in skills.active_skills(agent)], agent.workspace_id)
         return TurnSetup(
             targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
-            tool_ctx=self._tool_context(turn, req), max_iterations=max(1, int(agent.max_iterations or 10)),
+            tool_ctx=tool_ctx, max_iterations=max(1, int(agent.max_iterations or 10)),
             thinking_level=req.thinking_level or agent.default_thinking_level,
             system_prompt=self.system_prompt(agent, conv),
         )
@@ -418,17 +423,6 @@ class ChatRuntime:
         if finish is None:
             raise LlmError("The model stream ended without a finish")
         return finish
-
-    def _tool_context(self, turn: Turn, req: TurnRequest) -> Any:
-        from platform_server.features.agents import service as agents
-
-        from platform_server.features.tools.registry import ToolContext
-
-        return ToolContext(
-            user_id=turn.user_id, workspace_id=turn.workspace_id, agent_id=turn.agent_id,
-            conversation_id=turn.conversation_id, agent_dir=agents.agent_dir(self.config, turn.agent_id),
-            config=self.config,
-        )
 
     def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer,
                           success: bool, result: str) -> None:

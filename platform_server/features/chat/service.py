@@ -7,12 +7,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from platform_server.features.chat.runtime import ChatRuntime, TurnRequest
-from platform_server.features.chat.turns import CLOSED, Turn
+from platform_server.features.chat.turns import Turn
 from platform_server.features.conversations import service as conversations
 from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure
 from platform_server.web.errors import BadRequest, parse_long
-from platform_server.web.sse import SseWriter
 
 ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
 
@@ -104,44 +103,6 @@ def parse_last_event_id(raw: str | None) -> int:
     if not raw.strip().isdigit():
         raise BadRequest("Invalid value for parameter 'lastEventId': expected Long")
     return int(raw.strip())
-
-
-class Subscription:
-    """One client's view of a turn; the handler closes it when the client goes away."""
-
-    def __init__(self, turn: Turn, after_id: int) -> None:
-        self.turn = turn
-        self.replay, self.queue = turn.subscribe(after_id)
-        self.last_id = after_id
-
-    def close(self) -> None:
-        self.queue.put_nowait(CLOSED)
-
-
-async def pipe(writer: SseWriter, sub: Subscription, heartbeat_s: float) -> None:
-    """Replay, then follow the live turn until `done` (heartbeats while idle)."""
-    try:
-        for event in sub.replay:
-            if not await writer.send(event.name, event.data, event.id):
-                return
-            sub.last_id = event.id or sub.last_id
-        while True:
-            try:
-                item = await asyncio.wait_for(sub.queue.get(), heartbeat_s)
-            except asyncio.TimeoutError:
-                if not await writer.send_raw("event: heartbeat\ndata: {}\n\n"):
-                    return
-                continue
-            if item is None or item is CLOSED:
-                return
-            if item.id is not None and item.id <= sub.last_id:
-                continue
-            if not await writer.send(item.name, item.data, item.id):
-                return
-            sub.last_id = item.id or sub.last_id
-    finally:
-        sub.turn.unsubscribe(sub.queue)
-        writer.finish()
 
 
 async def wait_result(turn: Turn) -> dict[str, Any]:

@@ -6,14 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-CLOSED = object()  # put in a subscriber queue when its client has gone
-
-
-@dataclass(frozen=True)
-class Event:
-    id: int | None  # None: not replayed (heartbeats)
-    name: str
-    data: dict[str, Any]
+from platform_server.web.events import Event, EventHub, Subscription
 
 
 @dataclass
@@ -34,8 +27,7 @@ class Turn:
     agent_id: int
     last_event_id: int
     status: str = "running"
-    events: list[Event] = field(default_factory=list)
-    subscribers: set[asyncio.Queue[Any]] = field(default_factory=set)
+    hub: EventHub = field(default_factory=lambda: EventHub(keep=True))  # the turn's stream, replayable
     queue: list[QueuedInput] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
     started_at: float = field(default_factory=time.time)
@@ -49,38 +41,32 @@ class Turn:
     def running(self) -> bool:
         return self.finished_at is None
 
+    @property
+    def events(self) -> list[Event]:
+        return self.hub.history
+
+    @property
+    def subscribers(self) -> set[Subscription]:
+        return self.hub.subscribers
+
     def next_event_id(self) -> int:
         """Increasing within the conversation and across restarts (time-based, never repeats)."""
         self.last_event_id = max(self.last_event_id + 1, int(time.time() * 1000) * 1000)
         return self.last_event_id
 
     def publish(self, name: str, data: dict[str, Any]) -> Event:
-        event = Event(self.next_event_id(), name, data)
-        self.events.append(event)
+        event = self.hub.publish(name, data, self.next_event_id())
         self.last_event_at = time.monotonic()
-        for q in self.subscribers:
-            q.put_nowait(event)
         return event
 
-    def subscribe(self, after_id: int = 0) -> tuple[list[Event], asyncio.Queue[Any]]:
-        """Buffered events after `after_id` plus a queue for the live ones (no gap, no duplicate)."""
-        q: asyncio.Queue[Any] = asyncio.Queue()
-        replay = [e for e in self.events if e.id is not None and e.id > after_id]
-        if self.running:
-            self.subscribers.add(q)
-        else:
-            q.put_nowait(None)
-        return replay, q
-
-    def unsubscribe(self, q: asyncio.Queue[Any]) -> None:
-        self.subscribers.discard(q)
+    def subscribe(self, after_id: int = 0) -> Subscription:
+        """Buffered events after `after_id` (its `replay`), then the live ones until the turn finishes."""
+        return self.hub.subscribe(after_id)
 
     def finish(self, status: str) -> None:
         self.status = status
         self.finished_at = time.monotonic()
-        for q in self.subscribers:
-            q.put_nowait(None)
-        self.subscribers.clear()
+        self.hub.close()
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -1,19 +1,12 @@
 """Conversation routes: every per-conversation call checks ownership first."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from pydantic import BaseModel, Field
 
 from platform_server.features.conversations import service
-from platform_server.features.conversations.models import Conversation
-from platform_server.features.guard import service as guard
 from platform_server.web.base import ApiHandler
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
-
-if TYPE_CHECKING:
-    from platform_server.app import Platform
 
 TAGS = ("Conversations",)
 
@@ -33,14 +26,6 @@ class ModelRequest(BaseModel):
 
 class BatchDeleteRequest(BaseModel):
     conversationIds: list[str] = Field(min_length=1)
-
-
-def wind_down(platform: Platform, user_id: int, conv: Conversation) -> None:
-    """A deleted conversation's turn stops and its pending approvals are denied."""
-    chat = platform.services.chat
-    if chat is not None:
-        chat.cancel(conv.key)
-    guard.deny_all_pending(user_id, conv.conversation_id, user_id, reason="conversation deleted")
 
 
 class ConversationsHandler(ApiHandler):
@@ -80,7 +65,7 @@ class BatchDeleteHandler(ApiHandler):
         caller = self.require_caller()
         deleted = service.batch_delete(caller, req.conversationIds)
         for conv in deleted:
-            wind_down(self.platform, caller.user_id, conv)
+            self.platform.services.chat.wind_down(caller.user_id, conv)
         self.ok({"deleted": len(deleted)})
 
 
@@ -93,7 +78,7 @@ class ConversationHandler(ApiHandler):
         caller = self.require_caller()
         conv = service.owned(caller, conversationId)
         service.delete(caller, conv)
-        wind_down(self.platform, caller.user_id, conv)
+        self.platform.services.chat.wind_down(caller.user_id, conv)
         self.ok(None)
 
 

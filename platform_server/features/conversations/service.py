@@ -107,7 +107,7 @@ def vo(conv: Conversation) -> dict[str, Any]:
     return _vos([conv])[0]
 
 
-def _mine(caller: Caller) -> peewee.ModelSelect:
+def _mine(caller: Caller) -> peewee.ModelSelect[Conversation]:
     return (
         Conversation.select()
         .where((Conversation.user_id == caller.user_id) & (Conversation.workspace_id == caller.workspace_id))

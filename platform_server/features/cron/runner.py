@@ -5,9 +5,8 @@ import asyncio
 import datetime as dt
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, cast
 
-import peewee
 
 from platform_server.db import database, utcnow
 from platform_server.features.cron.events import render
@@ -130,7 +129,7 @@ class CronScheduler(Loop):
     @staticmethod
     def safe_next(row: CronJob | Trigger, after: dt.datetime) -> dt.datetime | None:
         try:
-            return next_fire(row.cron_expression, row.timezone, after)
+            return next_fire(cast(str, row.cron_expression), cast(str, row.timezone), after)
         except Exception:  # noqa: BLE001 - a zone that vanished from tzdata must not stop the loop
             log.exception("cannot compute the next fire time of %s %s", type(row).__name__, row.id)
             return None
@@ -154,7 +153,7 @@ class CronScheduler(Loop):
         TriggerEvent.delete().where(TriggerEvent.received_at < now - EVENT_DEDUPE).execute()
         return started
 
-    def _fire(self, model: type[peewee.Model], row: Any, now: dt.datetime) -> int | None:
+    def _fire(self, model: type[CronJob] | type[Trigger], row: Any, now: dt.datetime) -> int | None:
         due_at = row.next_fire_at
         with database.atomic():
             # compare-and-set: a concurrent update or toggle of the job wins over this fire

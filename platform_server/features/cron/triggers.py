@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import peewee
 from pydantic import BaseModel, Field
@@ -136,7 +136,7 @@ def _apply_kind(t: Trigger, given: set[str], req: TriggerCreate | TriggerUpdate,
 def _schedule(t: Trigger) -> None:
     """Register with the scheduler (a next fire time) or unregister (none)."""
     active = t.enabled and t.type == "cron" and t.cron_expression
-    t.next_fire_at = schedule.next_fire(t.cron_expression, t.timezone, utcnow()) if active else None
+    t.next_fire_at = schedule.next_fire(cast(str, t.cron_expression), cast(str, t.timezone), utcnow()) if active else None
 
 
 def list_triggers(caller: Caller) -> list[dict[str, Any]]:

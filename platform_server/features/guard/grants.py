@@ -174,7 +174,7 @@ def create(caller: Caller, scope_type: str, scope_id: str, tool_name: str | None
     return to_dict(grant, moment)
 
 
-def _visible(caller: Caller) -> peewee.ModelSelect:
+def _visible(caller: Caller) -> peewee.ModelSelect[ApprovalGrant]:
     return ApprovalGrant.select().where(ApprovalGrant.workspace_id == caller.workspace_id)
 
 

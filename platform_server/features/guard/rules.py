@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -272,10 +272,11 @@ def import_rules(caller: Caller, payload: Any, dry_run: bool = False) -> dict[st
                 raw_id = _slug(fields["name"], taken | seen)
             else:
                 validate_rule_id(f"{where}.ruleId", raw_id)
-        if raw_id in seen:
-            raise BadRequest(f"{where}.ruleId: '{raw_id}' appears twice")
-        seen.add(raw_id)
-        plan.append((raw_id, current, fields))
+        rule_id = cast(str, raw_id)  # an existing rule's id, a validated one or a new slug
+        if rule_id in seen:
+            raise BadRequest(f"{where}.ruleId: '{rule_id}' appears twice")
+        seen.add(rule_id)
+        plan.append((rule_id, current, fields))
     if dry_run:
         preview = [{"ruleId": rule_id, "action": "create" if current is None else "update",
                     "builtin": bool(current is not None and current.builtin),

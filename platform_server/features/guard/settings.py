@@ -4,7 +4,7 @@ from __future__ import annotations
 import posixpath
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Mapping
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
@@ -53,7 +53,7 @@ def get_config() -> dict[str, Any]:
     return {"enabled": bool(value.get("enabled", True)), "defaultDecisions": decisions}
 
 
-def put_config(caller: Caller, enabled: bool | None, default_decisions: dict[str, str] | None) -> dict[str, Any]:
+def put_config(caller: Caller, enabled: bool | None, default_decisions: Mapping[str, str] | None) -> dict[str, Any]:
     """Sparse update of the guard config; critical can never default to allow."""
     current = get_config()
     decisions = dict(current["defaultDecisions"])
@@ -86,7 +86,7 @@ def put_file_guard(caller: Caller, enabled: bool | None, patterns: list[str] | N
         patterns = [validate_pattern(i, p) for i, p in enumerate(patterns)]
         if len(patterns) > MAX_PATTERNS:
             raise BadRequest(f"patterns: at most {MAX_PATTERNS} patterns")
-    value = {
+    value: dict[str, Any] = {
         "enabled": current["enabled"] if enabled is None else enabled,
         "patterns": current["patterns"] if patterns is None else list(dict.fromkeys(patterns)),
     }

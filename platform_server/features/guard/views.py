@@ -6,7 +6,7 @@ from typing import Any
 
 import peewee
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, dict_row, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.audit.models import AuditEvent
 from platform_server.features.guard import grants as grant_store
@@ -128,7 +128,7 @@ def resolutions_page(caller: Caller, req: PageRequest, grant_id: int | None,
 
 # ---- tool-call audit ----------------------------------------------------------------------------
 
-def _calls(caller: Caller, since: dt.datetime | None = None) -> peewee.ModelSelect:
+def _calls(caller: Caller, since: dt.datetime | None = None) -> peewee.ModelSelect[ToolCallLog]:
     q = ToolCallLog.select().where(ToolCallLog.workspace_id == caller.workspace_id)
     return q if since is None else q.where(ToolCallLog.create_time >= since)
 
@@ -146,20 +146,20 @@ def audit_logs(caller: Caller, req: PageRequest, tool_name: str | None, decision
     return paginate(q.order_by(ToolCallLog.create_time.desc(), ToolCallLog.id.desc()), req, tool_call_dict)
 
 
-def _group(q: peewee.ModelSelect, field: peewee.Field) -> dict[str, int]:
+def _group(q: peewee.ModelSelect[Any], field: peewee.Field) -> dict[str, int]:
     rows = q.select(field, peewee.fn.COUNT(ToolCallLog.id).alias("n")).group_by(field).order_by(field)
-    return {str(getattr(r, field.name)): r.n for r in rows}
+    return {str(getattr(r, field.name)): int(r.n) for r in rows}
 
 
 def audit_stats(caller: Caller, days: int | None) -> dict[str, Any]:
     """Counts of the workspace's tool calls by decision, tool and severity, failures and mean duration."""
     since = utcnow() - dt.timedelta(days=days) if days else None
     q = _calls(caller, since)
-    agg = q.select(
+    agg = dict_row(q.select(
         peewee.fn.COUNT(ToolCallLog.id).alias("total"),
         peewee.fn.SUM(peewee.Case(None, [(ToolCallLog.success == False, 1)], 0)).alias("failed"),  # noqa: E712
         peewee.fn.AVG(ToolCallLog.duration_ms).alias("avg"),
-    ).dicts().get()
+    ))
     total = agg["total"] or 0
     return {
         "total": total,

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 async def start(platform: Platform) -> None:
     manager = McpManager(platform.config, platform.services.tools)
     platform.services.mcp = manager
+    platform.services.tools.create_mcp_tool = manager.create_alias_tool
     await manager.start()
 
 

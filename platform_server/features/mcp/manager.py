@@ -16,7 +16,10 @@ from typing import Any
 
 from platform_server.features.mcp import service
 from platform_server.features.mcp.models import McpServer
+from platform_server.features.tools.models import Tool
+from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError, ToolRegistry
+from platform_server.web.context import Caller
 from platform_server.integrations import mcp_client
 from platform_server.integrations.mcp_client import McpCallError, McpConnectionLost, McpTarget, McpToolInfo
 
@@ -240,6 +243,12 @@ class McpManager:
     def _unregister(self, name: str) -> None:
         self._owner.pop(name, None)
         self.registry.unregister(name)
+
+    def create_alias_tool(self, caller: Caller, req: McpToolCreate) -> Tool:
+        """`POST /api/v1/tools` (the registry's `create_mcp_tool`): store the alias and make it runnable."""
+        server, alias, row = service.create_alias(caller, req)
+        self.register_alias(int(server.id), alias.name, alias.mcp_tool)
+        return row
 
     def register_alias(self, server_id: int, name: str, mcp_tool: str) -> None:
         """Make a new alias runnable now when its server is connected (else on its next connection)."""

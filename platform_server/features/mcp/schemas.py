@@ -1,4 +1,4 @@
-"""Request bodies of the MCP routes (and of `POST /api/v1/tools`, which exposes one MCP tool)."""
+"""Request bodies of the MCP routes (`POST /api/v1/tools`, which exposes one MCP tool, is in tools/schemas.py)."""
 from __future__ import annotations
 
 from typing import Literal
@@ -6,7 +6,6 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 SERVER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,23}$"
-FUNCTION_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"  # what OpenAI and Anthropic accept as a function name
 MASK = "******"  # secret values (headers, env) as responses show them; sending it back keeps the stored value
 
 Transport = Literal["streamable_http", "sse", "stdio"]
@@ -44,12 +43,3 @@ class McpToggle(BaseModel):
 
 class McpTier(BaseModel):
     tier: Tier
-
-
-class McpToolCreate(BaseModel):
-    """`POST /api/v1/tools`: a named tool that runs one tool of an MCP server."""
-
-    serverId: str = Field(pattern=r"^[0-9]{1,19}$")
-    toolName: str = Field(min_length=1, max_length=256, description="The tool's name on the MCP server")
-    name: str = Field(pattern=FUNCTION_NAME_PATTERN, description="The new tool's name (agents bind it)")
-    description: str | None = Field(default=None, max_length=4000)

@@ -14,9 +14,10 @@ from typing import Any
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.mcp.models import McpServer, McpToolAlias
-from platform_server.features.mcp.schemas import MASK, McpServerCreate, McpServerUpdate, McpToolCreate
+from platform_server.features.mcp.schemas import MASK, McpServerCreate, McpServerUpdate
 from platform_server.features.tools import service as tools_service
 from platform_server.features.tools.models import Tool
+from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.integrations.mcp_client import McpTarget, McpToolInfo
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, ConfirmationRequired, Forbidden, NotFound

@@ -9,7 +9,6 @@ import asyncio
 import datetime as dt
 import json
 import logging
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, iso, utcnow
@@ -18,6 +17,7 @@ from platform_server.features.memory import facts, llm, store
 from platform_server.features.memory.models import DreamReport, Fact
 from platform_server.features.memory.store import Scope
 from platform_server.web.context import Caller
+from platform_server.web.events import Subscription, Topics
 from platform_server.features.models.errors import LlmFailure
 from platform_server.web.errors import ApiError, BadRequest, NotFound
 
@@ -30,33 +30,21 @@ MAX_ENTRIES = 200
 ACTIONS = ("add", "update", "remove")
 
 
-@dataclass
-class Subscriber:
-    user_id: int
-    agent_id: int
-    queue: asyncio.Queue = field(default_factory=asyncio.Queue)
-
-
 class DreamBus:
     """Dream progress fan-out to `dream/events` subscribers of one user and agent."""
 
     def __init__(self) -> None:
-        self.subscribers: list[Subscriber] = []
+        self.topics: Topics[tuple[int, int]] = Topics()
 
-    def subscribe(self, user_id: int, agent_id: int) -> Subscriber:
-        sub = Subscriber(user_id, agent_id)
-        self.subscribers.append(sub)
-        return sub
+    @property
+    def subscribers(self) -> list[Subscription]:
+        return self.topics.subscribers()
 
-    def unsubscribe(self, sub: Subscriber) -> None:
-        if sub in self.subscribers:
-            self.subscribers.remove(sub)
-        sub.queue.put_nowait(None)  # wakes a waiting reader
+    def subscribe(self, user_id: int, agent_id: int) -> Subscription:
+        return self.topics.subscribe((user_id, agent_id))
 
     def publish(self, scope: Scope, event: str, data: dict[str, Any]) -> None:
-        for sub in list(self.subscribers):
-            if sub.user_id == scope.user_id and sub.agent_id == scope.agent_id:
-                sub.queue.put_nowait((event, data))
+        self.topics.publish((scope.user_id, scope.agent_id), event, data)
 
 
 def entry_vo(e: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +201,7 @@ class Dreamer:
                 entry = self._apply_one(scope, actor, key, action, after)
                 if entry is not None:
                     entries.append(entry)
-            summary = value.get("summary") if isinstance(value.get("summary"), str) else ""
+            summary = value["summary"] if isinstance(value.get("summary"), str) else ""
             DreamReport.update(
                 status="completed", entries=entries, skipped=skipped, model=model, finish_time=utcnow(),
                 summary=(summary.strip() or f"{len(entries)} memory changes")[:2000],

@@ -1,7 +1,6 @@
 """Memory routes under /api/v1/memory/{agentId}: the caller's own memory of an agent (optionally per end user)."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -13,6 +12,7 @@ from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.pagination import page_request, paginate
 from platform_server.web.routing import route
+from platform_server.web.events import Subscription, stream
 from platform_server.web.sse import SseWriter
 
 TAGS = ("Memory",)
@@ -64,34 +64,26 @@ class DreamEventsHandler(MemoryHandler):
     sse_methods = frozenset({"GET"})
     query_token = True
     query_params = {"GET": [{"name": "token", "in": "query", "schema": {"type": "string"}}]}
-    _sub: dreaming.Subscriber | None = None
+    _sub: Subscription | None = None
 
     async def get(self, agentId: int) -> None:
         """Dream progress of the caller's memories of this agent (SSE: snapshot, dream_*, error, heartbeat)."""
         agent, scope = self.scope(agentId)
-        self._sub = self.dreamer.bus.subscribe(scope.user_id, agent.id)
+        self._sub = sub = self.dreamer.bus.subscribe(scope.user_id, agent.id)
         writer = SseWriter(self)
         try:
             if not await writer.send("snapshot", {"agentId": str(agent.id),
                                                   "running": self.dreamer.running_for(scope.user_id, agent.id)}):
                 return
-            while True:
-                try:
-                    item = await asyncio.wait_for(self._sub.queue.get(), self.config.heartbeat_s)
-                except asyncio.TimeoutError:
-                    if not await writer.send_raw("event: heartbeat\ndata: {}\n\n"):
-                        return
-                    continue
-                if item is None or not await writer.send(item[0], item[1]):
-                    return
+            await stream(writer, sub, self.config.heartbeat_s)
         finally:
-            self.dreamer.bus.unsubscribe(self._sub)
+            sub.close()
             writer.finish()
 
     def on_connection_close(self) -> None:
         super().on_connection_close()
         if self._sub is not None:
-            self.dreamer.bus.unsubscribe(self._sub)
+            self._sub.close()
 
 
 class MorningCardHandler(MemoryHandler):

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import peewee
 
-from platform_server.db import iso
+from platform_server.db import dict_rows, iso
 from platform_server.features.memory import store
 from platform_server.features.memory.dreaming import Dreamer, last_completed
 from platform_server.features.memory.models import Contradiction, DreamReport, Fact, MemoryMeta
@@ -59,7 +59,7 @@ def due_scopes() -> list[Scope]:
                         peewee.fn.MAX(Fact.update_time).alias("latest"))
             .group_by(Fact.workspace_id, Fact.user_id, Fact.agent_id, Fact.end_user_id))
     due: list[Scope] = []
-    for row in rows.dicts():
+    for row in dict_rows(rows):
         scope = Scope(row["workspace_id"], row["user_id"], row["agent_id"], row["end_user_id"])
         last = last_completed(scope)
         latest = Fact._meta.fields["update_time"].python_value(row["latest"])
@@ -114,7 +114,7 @@ def status(platform: Platform, scope: Scope) -> dict[str, Any]:
     last = (DreamReport.select().where(scope.where(DreamReport) & (DreamReport.status != "running"))
             .order_by(DreamReport.create_time.desc(), DreamReport.id.desc()).first())
     fact_rows = Fact.select(Fact.status, peewee.fn.COUNT(Fact.id).alias("n")).where(scope.where(Fact)).group_by(Fact.status)
-    by_status = {r["status"]: r["n"] for r in fact_rows.dicts()}
+    by_status = {r["status"]: r["n"] for r in dict_rows(fact_rows)}
     flag = flag_on()
     now = _utc_now()
     return {

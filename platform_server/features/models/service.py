@@ -53,7 +53,7 @@ def provider_to_dict(p: Provider, models: Iterable[ModelConfig]) -> dict[str, An
     }
 
 
-def _ordered_models() -> peewee.ModelSelect:
+def _ordered_models() -> peewee.ModelSelect[ModelConfig]:
     return (
         ModelConfig.select(ModelConfig, Provider)
         .join(Provider)

@@ -186,13 +186,13 @@ class VendorB:
             self._listener.add_sockets(sockets)
         loop = IOLoop.current()
         if self._listener_timer is not None:
-            loop.remove_timeout(self._listener_timer)  # type: ignore[arg-type]
+            loop.remove_timeout(self._listener_timer)
         self._listener_timer = loop.call_later(SESSION_TTL_S, self._stop_listener)
         return True
 
     def _stop_listener(self) -> None:
         if self._listener_timer is not None:
-            IOLoop.current().remove_timeout(self._listener_timer)  # type: ignore[arg-type]
+            IOLoop.current().remove_timeout(self._listener_timer)
             self._listener_timer = None
         if self._listener is not None:
             self._listener.stop()

@@ -78,7 +78,7 @@ def effective_config(plugin: Any, stored: dict[str, Any] | None) -> dict[str, An
 
 def validate_config(plugin: Any, config: dict[str, Any]) -> dict[str, Any]:
     """Check a config against the plugin's simple schema (`type`, `minimum`, `maximum`, `enum`)."""
-    types = {"integer": int, "number": (int, float), "string": str, "boolean": bool}
+    types: dict[str, type | tuple[type, ...]] = {"integer": int, "number": (int, float), "string": str, "boolean": bool}
     for key, value in config.items():
         rule = plugin.config_schema.get(key)
         if rule is None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_server.config import Config
-from platform_server.db import database, iso, utcnow
+from platform_server.db import BaseModel, database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import secrets, service
@@ -235,8 +235,9 @@ def _keeper(members: list[Skill], bound: dict[int, list[dict[str, str]]]) -> Ski
                                        -(s.last_used_at or epoch).timestamp(), s.create_time, s.id))
 
 
-def _ref(skill: Skill) -> dict[str, str]:
-    return {"id": str(skill.id), "name": skill.name}
+def _ref(row: BaseModel) -> dict[str, str]:
+    """A skill or agent as `{id, name}`."""
+    return {"id": str(row.id), "name": row.name}
 
 
 def plan(workspace_id: int, now: dt.datetime, settings: Settings, consolidate: bool) -> list[dict[str, Any]]:

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import io
 import json
-import stat
 import time
 import uuid
 import zipfile
@@ -22,7 +20,7 @@ from yarl import URL
 
 from platform_server.config import Config
 from platform_server.db import database, iso
-from platform_server.features.agents import files
+from platform_server.features.agents import archives
 from platform_server.features.audit import service as audit
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import service
@@ -50,30 +48,22 @@ class ZipBundle:
 
 def _entry_name(info: zipfile.ZipInfo) -> str:
     raw = info.filename
-    if stat.S_ISLNK(info.external_attr >> 16):
-        raise BadRequest(f"file: entry '{raw[:200]}' is a symbolic link")
-    if info.flag_bits & 0x1:
-        raise BadRequest(f"file: entry '{raw[:200]}' is encrypted")
-    if "\x00" in raw:
-        raise BadRequest("file: an entry name contains a NUL byte")
     try:
-        return "/".join(files.split_rel(raw))
-    except ApiError as exc:
+        return archives.entry_path(info)
+    except archives.UnsafeEntry as exc:
+        if exc.kind == "symlink":
+            raise BadRequest(f"file: entry '{raw[:200]}' is a symbolic link")
+        if exc.kind == "encrypted":
+            raise BadRequest(f"file: entry '{raw[:200]}' is encrypted")
+        if exc.kind == "nul":
+            raise BadRequest("file: an entry name contains a NUL byte")
         raise BadRequest(f"file: unsafe entry '{raw[:200]}': {exc.msg}")
 
 
 def read_zip(archive: bytes) -> ZipBundle:
     """The SKILL.md text and bundle files of a ZIP (blocking); 400 on anything unsafe or oversized."""
-    if not archive:
-        raise BadRequest("file: a ZIP archive is required")
-    try:
-        zf = zipfile.ZipFile(io.BytesIO(archive))
-    except (zipfile.BadZipFile, ValueError, OSError):
-        raise BadRequest("file: not a ZIP archive")
-    with zf:
-        infos = [i for i in zf.infolist() if not i.is_dir()]
-        if len(infos) > MAX_ENTRIES:
-            raise BadRequest(f"file: more than {MAX_ENTRIES} entries")
+    with archives.open_zip(archive) as zf:
+        infos = archives.file_entries(zf, MAX_ENTRIES)
         named = []
         for info in infos:
             rel = _entry_name(info)
@@ -102,13 +92,7 @@ def read_zip(archive: bytes) -> ZipBundle:
             limit = service.MAX_CONTENT * 4 if rel == SKILL_FILE else service.MAX_FILE_BYTES
             if info.file_size > limit:
                 raise BadRequest(f"file: entry '{rel}' is larger than {limit} bytes")
-            try:
-                with zf.open(info) as fh:
-                    data = fh.read(min(info.file_size, limit) + 1)
-            except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError):
-                raise BadRequest(f"file: entry '{rel}' cannot be read")
-            if len(data) > info.file_size or len(data) > limit:
-                raise BadRequest(f"file: entry '{rel}' is larger than its header says")
+            data = archives.read_entry(zf, info, rel, limit)
             total += len(data)
             if total > service.MAX_BUNDLE_BYTES:
                 raise BadRequest(f"file: expands to more than {service.MAX_BUNDLE_BYTES} bytes")
@@ -195,7 +179,7 @@ def _hub_item(raw: Any, base: str) -> dict[str, Any] | None:
         absolute = str(URL(base).join(URL(link))) if isinstance(link, str) and link.strip() else None
     except ValueError:
         absolute = None
-    tags = raw.get("tags") if isinstance(raw.get("tags"), list) else []
+    tags = raw["tags"] if isinstance(raw.get("tags"), list) else []
     return {
         "slug": raw["slug"].strip()[:128],
         "name": str(raw.get("name") or raw["slug"])[:200],

@@ -73,7 +73,7 @@ def bundle_of(skill: Skill) -> Bundle:
 # ---- lookups --------------------------------------------------------------------------------
 
 
-def _in_workspace(caller: Caller) -> peewee.ModelSelect:
+def _in_workspace(caller: Caller) -> peewee.ModelSelect[Skill]:
     return Skill.select().where(Skill.workspace_id == caller.workspace_id)
 
 
@@ -89,7 +89,7 @@ def get_by_name(caller: Caller, name: str) -> Skill | None:
     return _in_workspace(caller).where(Skill.name == name).first()
 
 
-def _ordered(q: peewee.ModelSelect) -> peewee.ModelSelect:
+def _ordered(q: peewee.ModelSelect[Any]) -> peewee.ModelSelect[Any]:
     return q.order_by(Skill.pinned.desc(), Skill.update_time.desc(), Skill.id.desc())
 
 

@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import secrets
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.features.chat import tool_calls
+from platform_server.features.guard.service import GuardContext
 from platform_server.features.subagents.models import SpawnPause, SubagentRun
+from platform_server.features.tools.registry import ToolContext, ToolRegistry
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolCall
 from platform_server.web.context import Caller
 from platform_server.web.errors import Forbidden, NotFound
@@ -105,7 +106,6 @@ class SubagentManager:
         from platform_server.features.agents import service as agents
         from platform_server.features.guard import service as guard
         from platform_server.features.models.runtime import resolve_targets
-        from platform_server.features.tools.registry import ToolContext
 
         _depth.set(depth)
         config = self.platform.config
@@ -113,11 +113,8 @@ class SubagentManager:
         registry = self.platform.services.tools
         targets = resolve_targets(agent.model_name or None, agent.model_provider or None,
                                   agents.provider_preferences(agent.id))
-        specs = registry.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled))
+        specs, tool_ctx = tool_calls.agent_tools(self.platform, agent, ctx.user_id, ctx.workspace_id, ctx.conversation_id)
         offered = {s.name for s in specs}
-        tool_ctx = ToolContext(user_id=ctx.user_id, workspace_id=ctx.workspace_id, agent_id=agent.id,
-                               conversation_id=ctx.conversation_id, agent_dir=agents.agent_dir(config, agent.id),
-                               config=config)
         gctx = guard.GuardContext(ctx.user_id, ctx.workspace_id, agent.id, ctx.conversation_id)
         messages = [ChatMessage("system", agents.system_prompt(config, agent)), ChatMessage("user", run.task)]
         for _ in range(max(1, agent.max_iterations or 10)):
@@ -126,29 +123,19 @@ class SubagentManager:
                 return result.content or ""
             messages.append(ChatMessage("assistant", result.content or None, tool_calls=result.tool_calls))
             for call in result.tool_calls:
-                messages.append(ChatMessage("tool", await _call(registry, guard, gctx, tool_ctx, call, offered),
+                messages.append(ChatMessage("tool", await _call(registry, gctx, tool_ctx, call, offered),
                                             tool_call_id=call.id, name=call.name))
         return f"Stopped after reaching the maximum of {agent.max_iterations} iterations."
 
 
-async def _call(registry: Any, guard: Any, gctx: Any, tool_ctx: Any, call: ToolCall, offered: set[str]) -> str:
+async def _call(registry: ToolRegistry, gctx: GuardContext, tool_ctx: ToolContext, call: ToolCall, offered: set[str]) -> str:
+    """A sub-agent's tool call: the chat path's guard, without pausing (an `ask` is refused)."""
     if call.name not in offered:
         return f"Tool '{call.name}' is not available to this agent"
-    try:
-        args = json.loads(call.arguments or "{}")
-    except ValueError:
-        args = {}
-    verdict = guard.evaluate(call.name, args if isinstance(args, dict) else {}, gctx)
-    started = time.monotonic()
-    if verdict.decision == "allow":
-        outcome = await registry.execute(call.name, call.arguments, tool_ctx)
-        success, text = outcome.success, outcome.result
-    else:
-        reason = REFUSED_IN_SUBAGENT if verdict.decision == "ask" else verdict.reason
-        success, text = False, f"Refused by the tool guard: {call.name} {reason}"
-    guard.record_tool_call(gctx, call.name, call.arguments, verdict, success,
-                           int((time.monotonic() - started) * 1000), text[:500])
-    return text
+    verdict = tool_calls.evaluate(call, gctx)
+    reason = REFUSED_IN_SUBAGENT if verdict.decision == "ask" else verdict.reason
+    outcome = await tool_calls.run_guarded(registry, gctx, tool_ctx, call, verdict, f"Refused by the tool guard: {call.name} {reason}")
+    return outcome.result
 
 
 def _target_agent(workspace_id: int, args: dict[str, Any]) -> Any:

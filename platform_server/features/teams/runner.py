@@ -172,7 +172,7 @@ class TeamRunner:
         if not isinstance(raw, list) or not raw:
             raise RunFailed("The lead's plan was not a JSON object with a non-empty `tasks` list")
         by_name = {m.name.strip().lower(): m for m in members} | {str(m.id): m for m in members}
-        tasks = []
+        tasks: list[Any] = []
         for item in raw[:MAX_TASKS]:
             name = str(item.get("agent", "")).strip().lower() if isinstance(item, dict) else ""
             text = str(item.get("task", "")).strip() if isinstance(item, dict) else ""

@@ -124,13 +124,13 @@ def get_run(caller: Caller, run_id: int) -> dict[str, Any]:
     return run_dict(get_run_row(caller, run_id))
 
 
-def _team_runs(caller: Caller, team_id: int, active_only: bool) -> peewee.ModelSelect:
+def _team_runs(caller: Caller, team_id: int, active_only: bool) -> peewee.ModelSelect[TeamRun]:
     get_team_row(caller, team_id)
     q = TeamRun.select().where((TeamRun.team_id == team_id) & (TeamRun.workspace_id == caller.workspace_id))
     return q.where(TeamRun.status.in_(ACTIVE)) if active_only else q
 
 
-def _conversation_runs(caller: Caller, conversation_id: str) -> peewee.ModelSelect:
+def _conversation_runs(caller: Caller, conversation_id: str) -> peewee.ModelSelect[TeamRun]:
     from platform_server.features.conversations import service as conversations
 
     conversations.owned(caller, conversations.validate_id(conversation_id))
@@ -156,7 +156,7 @@ def conversation_runs_page(caller: Caller, conversation_id: str, cursor: int | N
     return _page(_conversation_runs(caller, conversation_id), cursor, limit)
 
 
-def _page(q: peewee.ModelSelect, cursor: int | None, limit: int) -> dict[str, Any]:
+def _page(q: peewee.ModelSelect[Any], cursor: int | None, limit: int) -> dict[str, Any]:
     """Newest first; `nextCursor` (the last id returned) fetches the next older page, null at the end."""
     if cursor is not None:
         q = q.where(TeamRun.id < cursor)

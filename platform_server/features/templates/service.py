@@ -125,16 +125,16 @@ def apply(caller: Caller, template_id: int, name: str | None) -> tuple[dict[str,
     t = AgentTemplate.get_or_none(AgentTemplate.id == template_id)
     if t is None:
         raise NotFound("Template not found")
-    req = AgentCreate(
-        name=name or t.name,
-        description=t.description,
-        agentType=t.agent_type,
-        systemPrompt=t.system_prompt,
-        maxIterations=t.max_iterations,
-        icon=t.icon,
-        tags=t.tags,
-        defaultThinkingLevel=t.default_thinking_level,
-    )
+    req = AgentCreate.model_validate({
+        "name": name or t.name,
+        "description": t.description,
+        "agentType": t.agent_type,
+        "systemPrompt": t.system_prompt,
+        "maxIterations": t.max_iterations,
+        "icon": t.icon,
+        "tags": t.tags,
+        "defaultThinkingLevel": t.default_thinking_level,
+    })
     with database.atomic():
         agent = agents.create(caller, req, template_id=t.id)
         agent_id = int(agent["id"])

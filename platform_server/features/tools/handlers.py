@@ -1,30 +1,12 @@
 """The /api/v1/tools routes: tools are global, so reading needs viewer and changing needs a global admin."""
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
-
-from platform_server.features.mcp import service as mcp_service
-from platform_server.features.mcp.schemas import McpToolCreate
 from platform_server.features.tools import service
+from platform_server.features.tools.schemas import McpToolCreate, ToolTier, ToolToggle, ToolUpdate
 from platform_server.web.base import ApiHandler
+from platform_server.web.errors import ApiError
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.routing import route
-
-
-class ToolUpdate(BaseModel):
-    description: str | None = Field(default=None, max_length=4000)
-    enabled: bool | None = None
-    config: dict[str, Any] | None = None
-
-
-class ToolToggle(BaseModel):
-    enabled: bool
-
-
-class ToolTier(BaseModel):
-    tier: Literal["core", "extension"]
 
 
 class _ToolsBase(ApiHandler):
@@ -46,11 +28,10 @@ class ToolsHandler(_ToolsBase):
     def post(self) -> None:
         """Create a tool that runs one discovered tool of an MCP server under its own name (global admin)."""
         req = self.body(McpToolCreate)
-        server, alias, row = mcp_service.create_alias(self.require_caller(), req)
-        manager = self.platform.services.mcp
-        if manager is not None:
-            manager.register_alias(int(server.id), alias.name, alias.mcp_tool)
-        self.ok(service.to_dict(row))
+        create = self.platform.services.tools.create_mcp_tool
+        if create is None:
+            raise ApiError("MCP is not running", 503)
+        self.ok(service.to_dict(create(self.require_caller(), req)))
 
 
 class AvailableToolsHandler(_ToolsBase):

@@ -10,7 +10,9 @@ from typing import Any, Awaitable, Callable
 
 from platform_server.config import Config
 from platform_server.features.tools.models import Tool
+from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.integrations.llm.types import ToolSpec
+from platform_server.web.context import Caller
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +98,8 @@ class ToolRegistry:
 
     def __init__(self, timeout_s: float = DEFAULT_TOOL_TIMEOUT_S, result_cap_bytes: int = RESULT_CAP_BYTES) -> None:
         self._tools: dict[str, ToolDefinition] = {}
+        # `POST /api/v1/tools`: set by the mcp area (a tool that runs one discovered MCP server tool)
+        self.create_mcp_tool: Callable[[Caller, McpToolCreate], Tool] | None = None
         self.timeout_s = timeout_s
         self.result_cap_bytes = result_cap_bytes
 

@@ -6,20 +6,20 @@ from typing import Any
 
 import peewee
 
-from platform_server.db import utcnow
+from platform_server.db import dict_row, dict_rows, utcnow
 from platform_server.features.conversations.models import Conversation, Message
 
 
-def _messages(workspace_id: int) -> peewee.ModelSelect:
+def _messages(workspace_id: int) -> peewee.ModelSelect[Message]:
     return Message.select().join(Conversation).where(Conversation.workspace_id == workspace_id)
 
 
-def _token_sums(q: peewee.ModelSelect) -> dict[str, int]:
-    row = q.select(
+def _token_sums(q: peewee.ModelSelect[Any]) -> dict[str, int]:
+    row = dict_row(q.select(
         peewee.fn.COALESCE(peewee.fn.SUM(Message.prompt_tokens), 0).alias("p"),
         peewee.fn.COALESCE(peewee.fn.SUM(Message.completion_tokens), 0).alias("c"),
         peewee.fn.COUNT(Message.id).alias("n"),
-    ).dicts().get()
+    ))
     return {"promptTokens": int(row["p"]), "completionTokens": int(row["c"]),
             "totalTokens": int(row["p"]) + int(row["c"]), "messages": int(row["n"])}
 
@@ -46,19 +46,19 @@ def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
     """Per day (UTC), oldest first: messages, new conversations, tokens."""
     start = utcnow().replace(hour=0, minute=0, second=0, microsecond=0) - dt.timedelta(days=days - 1)
     day = peewee.fn.substr(Message.create_time, 1, 10).coerce(False)
-    rows = (
+    rows = dict_rows((
         _messages(workspace_id).where(Message.create_time >= start)
         .select(day.alias("day"), peewee.fn.COUNT(Message.id).alias("n"),
                 peewee.fn.SUM(Message.prompt_tokens).alias("p"), peewee.fn.SUM(Message.completion_tokens).alias("c"))
-        .group_by(day).dicts()
-    )
+        .group_by(day)
+    ))
     by_day = {r["day"]: r for r in rows}
     cday = peewee.fn.substr(Conversation.create_time, 1, 10).coerce(False)
     new_convs = {
         r["day"]: r["n"]
-        for r in Conversation.select(cday.alias("day"), peewee.fn.COUNT(Conversation.id).alias("n"))
+        for r in dict_rows(Conversation.select(cday.alias("day"), peewee.fn.COUNT(Conversation.id).alias("n"))
         .where((Conversation.workspace_id == workspace_id) & (Conversation.create_time >= start))
-        .group_by(cday).dicts()
+        .group_by(cday))
     }
     out = []
     for i in range(days):
@@ -70,7 +70,7 @@ def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
     return out
 
 
-GROUPS = {
+GROUPS: dict[str, tuple[Any, str]] = {
     "model": (Message.runtime_model, "model"),
     "provider": (Message.runtime_provider, "provider"),
     "agent": (Conversation.agent_id, "agentId"),
@@ -87,11 +87,11 @@ def token_usage(workspace_id: int, start: dt.datetime | None, end: dt.datetime |
     if end:
         q = q.where(Message.create_time <= end)
     column, label = GROUPS[group_by]
-    rows = (
+    rows = dict_rows((
         q.select(column.alias("k"), peewee.fn.COUNT(Message.id).alias("n"),
                  peewee.fn.SUM(Message.prompt_tokens).alias("p"), peewee.fn.SUM(Message.completion_tokens).alias("c"))
-        .group_by(column).order_by(peewee.fn.SUM(Message.prompt_tokens + Message.completion_tokens).desc()).dicts()
-    )
+        .group_by(column).order_by(peewee.fn.SUM(Message.prompt_tokens + Message.completion_tokens).desc())
+    ))
     items = []
     for r in rows:
         key = r["k"]

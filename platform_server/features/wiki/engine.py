@@ -31,6 +31,7 @@ from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
 from platform_server.integrations.llm.types import ChatRequest
 from platform_server.blocking import run_blocking
+from platform_server.web.events import Subscription, Topics
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -55,7 +56,7 @@ class WikiEngine:
         self.queued: set[int] = set()
         self.running: dict[int, asyncio.Task[None]] = {}
         self.steps: dict[int, dict[str, Any]] = {}  # raw id -> its latest step event
-        self.subscribers: dict[int, set[asyncio.Queue[dict[str, Any]]]] = {}
+        self.progress: Topics[int] = Topics()  # progress events by knowledge base id
         self.workers: list[asyncio.Task[None]] = []
         self.tasks: set[asyncio.Task[Any]] = set()  # other background work (lint scans, ...)
         self.stopping = False
@@ -84,9 +85,7 @@ class WikiEngine:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        for queues in self.subscribers.values():
-            for q in queues:
-                q.put_nowait({"type": "closed"})
+        self.progress.close()
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run background work owned by the engine (cancelled on stop)."""
@@ -130,21 +129,11 @@ class WikiEngine:
 
     # ---- progress -------------------------------------------------------------------------
 
-    def subscribe(self, kb_id: int) -> asyncio.Queue[dict[str, Any]]:
-        q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        self.subscribers.setdefault(kb_id, set()).add(q)
-        return q
-
-    def unsubscribe(self, kb_id: int, q: asyncio.Queue[dict[str, Any]]) -> None:
-        subs = self.subscribers.get(kb_id)
-        if subs is not None:
-            subs.discard(q)
-            if not subs:
-                self.subscribers.pop(kb_id, None)
+    def subscribe(self, kb_id: int) -> Subscription:
+        return self.progress.subscribe(kb_id)
 
     def emit(self, kb_id: int, event: dict[str, Any]) -> None:
-        for q in list(self.subscribers.get(kb_id, ())):
-            q.put_nowait(event)
+        self.progress.publish(kb_id, event["type"], event)
 
     def busy(self, kb_id: int) -> bool:
         """Whether the KB has a material processing or waiting in the queue."""

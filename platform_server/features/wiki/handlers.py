@@ -1,9 +1,7 @@
 """LLM Wiki routes: knowledge bases, raw materials, processing (page routes in page_handlers)."""
 from __future__ import annotations
 
-import asyncio
 import urllib.parse
-from typing import Any
 
 from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
@@ -14,6 +12,7 @@ from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
+from platform_server.web.events import Subscription, stream
 from platform_server.web.sse import SseWriter
 
 TAGS = ("LLM Wiki",)
@@ -231,42 +230,26 @@ class ProgressHandler(WikiHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
     query_token = True
-    _sub: tuple[int, Any] | None = None
+    _sub: Subscription | None = None
 
     async def get(self, kbId: int) -> None:
         """SSE: a `snapshot`, then `material` and `step` frames until an `idle` frame ends the stream."""
         kb = kbs.get_kb(self.require_caller(), kbId)
-        queue = self.engine.subscribe(kb.id)
-        self._sub = (kb.id, queue)
+        self._sub = sub = self.engine.subscribe(kb.id)
         writer = SseWriter(self)
         try:
             await writer.send("snapshot", self.engine.status(kb.id))
             if not self.engine.busy(kb.id):
                 await writer.send("idle", {"type": "idle", "kbId": str(kb.id)})
                 return
-            while not writer.closed:
-                try:
-                    event = await asyncio.wait_for(queue.get(), self.config.heartbeat_s)
-                except asyncio.TimeoutError:
-                    await writer.send_raw("event: heartbeat\ndata: {}\n\n")
-                    continue
-                if event["type"] == "closed":
-                    break
-                await writer.send(event["type"], event)
-                if event["type"] == "idle":
-                    break
+            await stream(writer, sub, self.config.heartbeat_s, last=lambda event: event.name == "idle")
         finally:
-            self._unsubscribe()
+            sub.close()
             writer.finish()
-
-    def _unsubscribe(self) -> None:
-        if self._sub is not None:
-            self.engine.unsubscribe(*self._sub)
-            self._sub = None
 
     def on_connection_close(self) -> None:
         if self._sub is not None:
-            self._sub[1].put_nowait({"type": "closed"})
+            self._sub.close()
         super().on_connection_close()
 
 

@@ -232,5 +232,5 @@ def bindable(caller: Caller, agent_id: int | None) -> list[dict[str, Any]]:
     return [to_dict(kb) for kb in q.order_by(KnowledgeBase.name, KnowledgeBase.id)]
 
 
-def workspace_kbs(workspace_id: int) -> peewee.ModelSelect:
+def workspace_kbs(workspace_id: int) -> peewee.ModelSelect[KnowledgeBase]:
     return KnowledgeBase.select().where(KnowledgeBase.workspace_id == workspace_id)

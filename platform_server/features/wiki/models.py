@@ -61,7 +61,7 @@ class RawMaterial(BaseModel):
 
 class Chunk(BaseModel):
     kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
-    raw = peewee.ForeignKeyField(RawMaterial, on_delete="CASCADE", index=True)
+    raw = peewee.ForeignKeyField(RawMaterial, on_delete="CASCADE", index=True)  # type: ignore[assignment]  # shadows Model.raw()
     position = peewee.IntegerField()
     text = peewee.TextField()
     embedding = peewee.BlobField(null=True)  # float32, normalised
@@ -118,7 +118,7 @@ class PageSource(BaseModel):
     """A raw material a page was generated (or updated) from."""
 
     page = peewee.ForeignKeyField(Page, on_delete="CASCADE", index=True)
-    raw = peewee.ForeignKeyField(RawMaterial, on_delete="CASCADE", index=True)
+    raw = peewee.ForeignKeyField(RawMaterial, on_delete="CASCADE", index=True)  # type: ignore[assignment]  # shadows Model.raw()
 
     class Meta:
         table_name = "wiki_page_source"

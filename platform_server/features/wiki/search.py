@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from platform_server.db import database
+from platform_server.db import database, dict_rows
 from platform_server.features.wiki.models import Chunk, Page, PageCitation, RawMaterial
 from platform_server.features.wiki.text import snippet
 
@@ -26,13 +26,13 @@ def unpack(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=np.float32)
 
 
-def cosine_all(query: bytes, blobs: list[bytes]) -> np.ndarray:
+def cosine_all(query: bytes, blobs: Sequence[bytes | None]) -> np.ndarray:
     """Cosine of the (normalised) query against each blob of the same dimension (others score 0)."""
     q = unpack(query)
     out = np.zeros(len(blobs), dtype=np.float32)
     same = [i for i, b in enumerate(blobs) if b is not None and len(b) == len(query)]
     if same:
-        matrix = np.vstack([unpack(blobs[i]) for i in same])
+        matrix = np.vstack([unpack(b) for b in (blobs[i] for i in same) if b is not None])
         out[same] = matrix @ q
     return out
 
@@ -104,10 +104,10 @@ def search_pages(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: 
     if query_vec is not None and pages:
         for page, score in zip(pages, cosine_all(query_vec, [p.embedding for p in pages])):
             vector[page.id] = float(score)
-        cited = (Chunk.select(Chunk.embedding, PageCitation.page_id.alias("pid"))
+        cited = (Chunk.select(Chunk.embedding, PageCitation.page.alias("pid"))
                  .join(PageCitation, on=(PageCitation.chunk == Chunk.id))
-                 .where(PageCitation.kb_id.in_(kb_ids)).dicts())
-        rows = list(cited)
+                 .where(PageCitation.kb_id.in_(kb_ids)))
+        rows = dict_rows(cited)
         if rows:
             for row, score in zip(rows, cosine_all(query_vec, [r["embedding"] for r in rows])):
                 pid = row["pid"]

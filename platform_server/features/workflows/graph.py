@@ -161,7 +161,7 @@ def _parse_edges(edges: list[Any], graph: Graph, diags: list[Diagnostic]) -> Non
                                     src, i))
             continue
         cond = cond or None
-        src_type, dst_type = graph.nodes[src]["type"], graph.nodes[dst]["type"]
+        src_type, dst_type = graph.nodes[str(src)]["type"], graph.nodes[str(dst)]["type"]  # both checked above
         if dst_type == "start":
             diags.append(Diagnostic("error", "EDGE_INTO_START", f"Edge #{i} leads into the start node", dst, i))
         if src_type == "end":

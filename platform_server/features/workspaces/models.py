@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import peewee
 
-from platform_server.db import BaseModel, DateTimeField, Migration, create_tables, utcnow
+from platform_server.db import BaseModel, DateTimeField, Migration, utcnow
 
 
 class Workspace(BaseModel):

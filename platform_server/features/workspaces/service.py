@@ -52,7 +52,7 @@ def require_role(caller: Caller, workspace_id: int, role: str) -> tuple[Workspac
 
 
 def to_dict(ws: Workspace, member: str | None, effective: str | None, member_count: int | None = None) -> dict[str, Any]:
-    data = {
+    data: dict[str, Any] = {
         "id": str(ws.id),
         "name": ws.name,
         "description": ws.description,

@@ -60,7 +60,8 @@ def build_body(req: ChatRequest, *, stream: bool) -> dict[str, Any]:
         body["stream_options"] = {"include_usage": True}
     if req.tools:
         body["tools"] = [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters or {"type": "object", "properties": {}}}}
+            {"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": t.parameters or {"type": "object", "properties": {}}}}
             for t in req.tools
         ]
     if req.thinking_level in _EFFORT:

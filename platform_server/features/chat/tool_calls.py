@@ -1,0 +1,61 @@
+"""The one guarded tool-call path and tool setup of an agent's turn.
+
+Chat turns and sub-agents (and through them team runs, workflows and cron) resolve an agent's tools
+with `agent_tools` and run every call through `evaluate` + `run_guarded`, so a guard change lands
+everywhere at once."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from platform_server.features.agents import service as agents
+from platform_server.features.guard import service as guard
+from platform_server.features.tools.registry import ToolContext, ToolOutcome, ToolRegistry
+from platform_server.integrations.llm import ToolCall, ToolSpec
+
+if TYPE_CHECKING:
+    from platform_server.app import Platform
+
+
+def agent_tools(platform: Platform, agent: Any, user_id: int, workspace_id: int, conversation_id: str) -> tuple[list[ToolSpec], ToolContext]:
+    """The tools an agent is offered and the context its tool calls run in."""
+    config = platform.config
+    specs = platform.services.tools.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled))
+    ctx = ToolContext(
+        user_id=user_id,
+        workspace_id=workspace_id,
+        agent_id=agent.id,
+        conversation_id=conversation_id,
+        agent_dir=agents.agent_dir(config, agent.id),
+        config=config,
+    )
+    return specs, ctx
+
+
+def arguments_of(call: ToolCall) -> dict[str, Any]:
+    """A call's arguments as the guard sees them ({} when not a JSON object)."""
+    try:
+        value = json.loads(call.arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def evaluate(call: ToolCall, gctx: guard.GuardContext) -> guard.Verdict:
+    """The guard's verdict on one call: allow, ask or deny."""
+    return guard.evaluate(call.name, arguments_of(call), gctx)
+
+
+async def run_guarded(
+    registry: ToolRegistry, gctx: guard.GuardContext, tool_ctx: ToolContext, call: ToolCall, verdict: guard.Verdict, refusal: str
+) -> ToolOutcome:
+    """Run an allowed call (any other verdict answers `refusal`) and record it in the tool-call log."""
+    started = time.monotonic()
+    if verdict.decision == "allow":
+        outcome = await registry.execute(call.name, call.arguments, tool_ctx)
+    else:
+        outcome = ToolOutcome(False, refusal)
+    guard.record_tool_call(gctx, call.name, call.arguments, verdict, outcome.success, int((time.monotonic() - started) * 1000), outcome.result[:500])
+    return outcome

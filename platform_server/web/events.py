@@ -1,0 +1,169 @@
+"""The one event hub: publish, subscribe (with replay from an event id), heartbeat while idle, close.
+
+A feature owns an `EventHub` per stream (one chat turn) or a `Topics` of hubs by key (a knowledge
+base, a user's memory of an agent). Readers subscribe; `stream()` writes a subscription to an SSE
+response; other readers (a WebSocket, a channel worker) await `Subscription.next()` themselves.
+
+    hub = EventHub(keep=True)             # keep: buffer events so late readers replay them
+    hub.publish("delta", {"text": "Hi"}, event_id=7)
+    sub = hub.subscribe(after_id=6)       # sub.replay: buffered events with id > 6
+    await stream(writer, sub, heartbeat_s=15)  # replay, live events, heartbeats, until the hub closes
+    hub.close()                           # every reader ends after what it already has
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Hashable, TypeVar
+
+from platform_server.web.sse import SseWriter
+
+K = TypeVar("K", bound=Hashable)
+
+HEARTBEAT_FRAME = "event: heartbeat\ndata: {}\n\n"
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    data: Any
+    id: int | None = None  # replayable events carry increasing ids
+
+
+_END = object()  # put in a reader's queue: the hub closed or the reader went away
+
+
+class Subscription:
+    """One reader of a hub: `replay` (buffered events it missed), then `await next()` for live ones."""
+
+    def __init__(self, hub: EventHub, replay: list[Event]) -> None:
+        self.hub = hub
+        self.replay = replay
+        self.last_id = 0  # the last event id sent (duplicates and older ids are skipped by stream())
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def put(self, event: Event) -> None:
+        self._queue.put_nowait(event)
+
+    async def next(self, timeout: float | None = None) -> Event | None:
+        """The next live event; None once the hub closed or `close()` was called; TimeoutError when idle."""
+        item = await asyncio.wait_for(self._queue.get(), timeout) if timeout is not None else await self._queue.get()
+        if item is _END:
+            self._queue.put_nowait(_END)  # stays ended for any further call
+            return None
+        event: Event = item
+        return event
+
+    def close(self) -> None:
+        """The reader is gone (client disconnected): its `next()` returns None and the hub lets it go."""
+        self._queue.put_nowait(_END)
+        self.hub.unsubscribe(self)
+
+
+class EventHub:
+    """Fan-out of one stream's events to its subscribers, optionally buffered for replay."""
+
+    def __init__(self, keep: bool = False) -> None:
+        self.keep = keep
+        self.history: list[Event] = []
+        self.subscribers: set[Subscription] = set()
+        self.closed = False
+
+    def publish(self, name: str, data: Any, event_id: int | None = None) -> Event:
+        event = Event(name, data, event_id)
+        if self.keep:
+            self.history.append(event)
+        for sub in list(self.subscribers):
+            sub.put(event)
+        return event
+
+    def subscribe(self, after_id: int = 0) -> Subscription:
+        """Buffered events with an id after `after_id`, then the live ones (no gap, no duplicate).
+        A closed hub's subscription ends after the replay."""
+        sub = Subscription(self, [e for e in self.history if e.id is not None and e.id > after_id])
+        sub.last_id = after_id
+        if self.closed:
+            sub._queue.put_nowait(_END)
+        else:
+            self.subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        self.subscribers.discard(sub)
+
+    def close(self) -> None:
+        """End of the stream: every subscriber ends after the events it already has."""
+        self.closed = True
+        for sub in list(self.subscribers):
+            sub._queue.put_nowait(_END)
+        self.subscribers.clear()
+
+
+class Topics(Generic[K]):
+    """Hubs by key (unbuffered), created on the first subscriber and dropped with the last."""
+
+    def __init__(self) -> None:
+        self.hubs: dict[K, EventHub] = {}
+
+    def subscribe(self, key: K) -> Subscription:
+        hub = self.hubs.setdefault(key, _TopicHub(self, key))
+        return hub.subscribe()
+
+    def publish(self, key: K, name: str, data: Any) -> None:
+        hub = self.hubs.get(key)
+        if hub is not None:
+            hub.publish(name, data)
+
+    def subscribers(self, key: K | None = None) -> list[Subscription]:
+        hubs = self.hubs.values() if key is None else [h for k, h in self.hubs.items() if k == key]
+        return [s for h in hubs for s in h.subscribers]
+
+    def close(self) -> None:
+        for hub in list(self.hubs.values()):
+            hub.close()
+        self.hubs.clear()
+
+
+class _TopicHub(EventHub):
+    def __init__(self, topics: Topics[Any], key: Any) -> None:
+        super().__init__()
+        self.topics = topics
+        self.key = key
+
+    def unsubscribe(self, sub: Subscription) -> None:
+        super().unsubscribe(sub)
+        if not self.subscribers and self.topics.hubs.get(self.key) is self:
+            del self.topics.hubs[self.key]
+
+
+async def stream(writer: SseWriter, sub: Subscription, heartbeat_s: float, last: Callable[[Event], bool] = lambda event: False) -> None:
+    """Write `sub` as SSE frames: its replay, then live events (a heartbeat frame after each idle
+    `heartbeat_s`), until the hub closes, the reader closes, the client goes or `last(event)` is true.
+    Always unsubscribes and finishes the response."""
+    try:
+        for event in sub.replay:
+            if not await writer.send(event.name, event.data, event.id):
+                return
+            sub.last_id = event.id or sub.last_id
+            if last(event):
+                return
+        while True:
+            try:
+                event_or_end = await sub.next(heartbeat_s)
+            except asyncio.TimeoutError:
+                if not await writer.send_raw(HEARTBEAT_FRAME):
+                    return
+                continue
+            if event_or_end is None:
+                return
+            if event_or_end.id is not None and event_or_end.id <= sub.last_id:
+                continue
+            if not await writer.send(event_or_end.name, event_or_end.data, event_or_end.id):
+                return
+            sub.last_id = event_or_end.id or sub.last_id
+            if last(event_or_end):
+                return
+    finally:
+        sub.hub.unsubscribe(sub)
+        writer.finish()
