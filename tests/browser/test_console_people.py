@@ -108,7 +108,7 @@ async def test_a_member_logs_in_and_sees_no_admin_pages_or_buttons(page: Any, se
     nav = page.get_by_role("navigation", name="Main")
     await expect(nav.get_by_role("link", name="Home")).to_be_visible()
     for hidden in ("Audit log", "Security", "Settings"):
-        await expect(nav.get_by_role("link", name=hidden)).to_have_count(0)
+        await expect(nav.get_by_role("link", name=hidden, exact=True)).to_have_count(0)
     await nav.get_by_role("link", name="People").click()
     await expect(page.get_by_role("heading", name="Members of Default")).to_be_visible()
     await expect(page.get_by_role("region", name="Users")).to_have_count(0)
