@@ -21,6 +21,7 @@ setup(
         "cryptography>=41",  # AES-GCM for secrets at rest
         "pypdf>=4.0",
         "numpy>=1.24",
+        "PyYAML>=6.0",  # wiki pipeline definitions may be sent as YAML
     ],
     extras_require={
         "test": [

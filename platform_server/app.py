@@ -13,12 +13,15 @@ import tornado.httpserver
 import tornado.web
 
 from platform_server.config import Config
-from platform_server.db import Migration, close_database, open_database, run_migrations
+from platform_server import sealed
+from platform_server.db import Migration, close_database, database, open_database, run_migrations
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
+from platform_server.features.channels.page import WebchatPageHandler
 from platform_server.features.workspaces import service as workspace_service
-from platform_server.web.base import NotFoundHandler
+from platform_server.web import hosts, redact
+from platform_server.web.base import HostRefusedHandler, NotFoundHandler
 from platform_server.web.context import Principal, WebServices
 from platform_server.web.openapi import ApiDocsHandler
 from platform_server.web.routing import Route, route
@@ -65,22 +68,22 @@ FEATURES: tuple[Feature, ...] = (
     Feature("workspaces", needs=("audit",), uses=("auth",)),
     Feature("auth", needs=("audit", "workspaces")),
     Feature("settings", needs=("audit",)),
-    Feature("setup", needs=("auth", "settings")),
+    Feature("setup", needs=("auth", "settings"), uses=("models",)),
     Feature("system"),
     Feature("tools", needs=("audit",), uses=("agents",)),
     Feature("mcp", needs=("audit", "tools"), uses=("agents",)),
     Feature("acp", needs=("audit",)),
     Feature("models", needs=("audit",)),
     Feature("oauth", needs=("audit", "models")),
-    Feature("agents", needs=("audit", "models", "settings")),
+    Feature("agents", needs=("audit", "models", "settings"), uses=("workflows",)),
     Feature("skills", needs=("agents", "audit", "models", "workspaces"), uses=("conversations",)),
-    Feature("wiki", needs=("agents", "audit", "models", "tools")),
+    Feature("wiki", needs=("agents", "audit", "models", "tools"), uses=("guard",)),
     Feature("templates", needs=("agents",)),
     Feature("guard", needs=("agents", "audit", "workspaces"), uses=("conversations",)),
     Feature("conversations", needs=("agents", "audit", "auth"), uses=("chat",)),
     Feature("plans"),
     Feature("chat", needs=("agents", "conversations", "guard", "models", "plans", "skills", "tools"),
-            uses=("goals", "memory")),
+            uses=("goals", "memory", "wiki")),
     Feature("memory", needs=("agents", "audit", "conversations", "models", "settings")),
     Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools")),
     Feature("media", needs=("models", "settings", "tools")),
@@ -92,6 +95,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
     Feature("goals", needs=("agents", "audit", "conversations")),
     Feature("usage", needs=("agents", "chat", "conversations")),
+    Feature("compat", uses=("conversations",)),
 )
 
 
@@ -197,19 +201,69 @@ def collect_routes() -> list[Route]:
     return sorted(routes, key=lambda r: r.specificity)
 
 
+CONSOLE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-src 'none'; "
+               "frame-ancestors 'none'")
+SWAGGER_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+
+
+def browser_headers(handler: tornado.web.RequestHandler, csp: str) -> None:
+    """What every page and static file is served with: a CSP header, no framing, no sniffing, no referrer."""
+    handler.set_header("Content-Security-Policy", csp)
+    handler.set_header("X-Frame-Options", "DENY")
+    handler.set_header("X-Content-Type-Options", "nosniff")
+    handler.set_header("Referrer-Policy", "no-referrer")
+
+
+class StaticHandler(tornado.web.StaticFileHandler):
+    """The console's modules, styles and vendored libraries."""
+
+    def set_extra_headers(self, path: str) -> None:
+        browser_headers(self, CONSOLE_CSP)
+
+
 class IndexHandler(tornado.web.StaticFileHandler):
     """The web console's entry page (and the swagger page) with no caching."""
 
     def set_extra_headers(self, path: str) -> None:
         self.set_header("Cache-Control", "no-cache")
+        browser_headers(self, SWAGGER_CSP if path.startswith("swagger") else CONSOLE_CSP)
+
+
+class GuardedApplication(tornado.web.Application):
+    """Refuses any request whose Host header names no allowed host (DNS rebinding reaches nothing)."""
+
+    def __init__(self, *args: Any, allowed: set[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.allowed_hosts = allowed
+
+    def find_handler(self, request: Any, **kwargs: Any) -> Any:
+        if not hosts.is_allowed(request.headers.get("Host"), self.allowed_hosts):
+            return self.get_handler_delegate(request, HostRefusedHandler)
+        return super().find_handler(request, **kwargs)
+
+
+def make_private(config: Config) -> None:
+    """Tighten what an older version left readable: the data dir 0700, the database files 0600."""
+    os.chmod(config.data_dir, 0o700)
+    for suffix in ("", "-wal", "-shm"):
+        path = config.db_path + suffix
+        if os.path.exists(path):
+            os.chmod(path, 0o600)
 
 
 def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     """Open the database, migrate, seed, and build the Tornado application."""
     check_feature_order()
-    os.makedirs(config.data_dir, exist_ok=True)
+    redact.install()  # no token, password or key in any log line
+    os.umask(0o077)  # every file this process creates (database, WAL, uploads, memory) is 0600, folders 0700
+    os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
+    make_private(config)
+    sealed.configure(config.data_dir)  # before migrating: data migrations seal plain secrets
     open_database(config.db_path)
-    run_migrations(collect_migrations())
+    if run_migrations(collect_migrations()):
+        database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # sealed values replace plain ones on disk now
     auth_service.check_rounds(config.password_hash_rounds)
     auth_service.dummy_hash(config.password_hash_rounds)  # computed once, before the first login
     jwt = JwtIssuer(load_secret(config.jwt_secret, config.data_dir), config.jwt_ttl_ms)
@@ -230,11 +284,13 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     handlers: list[Any] = [r.target() for r in platform.routes]
     handlers += [
         (r"/(swagger-ui\.html)$", IndexHandler, {"path": STATIC_DIR}),
-        (r"/static/(.*)", tornado.web.StaticFileHandler, {"path": STATIC_DIR}),
+        (r"/static/(.*)", StaticHandler, {"path": STATIC_DIR}),
         (r"/()$", IndexHandler, {"path": STATIC_DIR, "default_filename": "index.html"}),
     ]
-    app = tornado.web.Application(
+    handlers.append((r"/webchat()$", WebchatPageHandler, {"path": os.path.join(STATIC_DIR, "webchat")}))
+    app = GuardedApplication(
         handlers,
+        allowed=hosts.allowed_hosts(config),
         platform=platform,
         default_handler_class=NotFoundHandler,
         compress_response=False,
@@ -253,6 +309,7 @@ async def start_features(platform: PlatformState) -> None:
     setup_service.ensure_headless_admin(
         platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds
     )
+    setup_service.prepare_setup_token(platform.config.setup_token)
     for feature in FEATURES:
         module = _feature_module(feature.name, "lifecycle")
         if module and hasattr(module, "start"):
@@ -270,6 +327,8 @@ async def stop_features(platform: PlatformState) -> None:
                 await module.stop(platform)
             except Exception:  # noqa: BLE001 - stopping must reach every area
                 log.exception("stopping %s failed", name)
+    if database.obj is not None and not database.is_closed():
+        database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # the database file alone is complete
     close_database()
 
 

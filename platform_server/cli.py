@@ -1,4 +1,4 @@
-"""Command line: `serve` (default), `migrate`, `create-admin`."""
+"""Command line: `serve` (default), `migrate`, `create-admin`, `backup FILE`, `restore FILE`."""
 from __future__ import annotations
 
 import argparse
@@ -9,11 +9,15 @@ import signal
 import sys
 
 from platform_server.config import Config, load_config
+from platform_server.web import redact
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="platform-server", description="Self-hosted agent platform server")
-    p.add_argument("command", nargs="?", default="serve", choices=("serve", "migrate", "create-admin"))
+    p.add_argument("command", nargs="?", default="serve",
+                   choices=("serve", "migrate", "create-admin", "backup", "restore"))
+    p.add_argument("file", nargs="?", help="backup / restore: the archive (.tar.gz)")
+    p.add_argument("--force", action="store_true", help="restore: replace the data dir's database")
     p.add_argument("--host")
     p.add_argument("--port", type=int)
     p.add_argument("--data-dir", dest="data_dir")
@@ -27,7 +31,11 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 async def serve(config: Config) -> None:
-    """Run the server until SIGINT/SIGTERM."""
+    """Run the server until SIGINT/SIGTERM, then stop gracefully.
+
+    Stop accepting connections, let running chat turns finish (up to `shutdown_grace_s`; the rest are
+    stopped with their partial answers kept), stop every area, checkpoint the WAL, return (exit 0).
+    """
     from platform_server.app import listen, make_app, start_features, stop_features
 
     app, platform = make_app(config)
@@ -39,16 +47,28 @@ async def serve(config: Config) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+    log = logging.getLogger("platform_server")
     server.stop()
+    chat = getattr(platform.services, "chat", None)
+    if chat is not None:
+        log.info("stopping: waiting up to %.0f s for %d running turn(s)", config.shutdown_grace_s,
+                 len(chat.turns.running()))
+        left = await chat.drain(config.shutdown_grace_s)
+        if left:
+            log.warning("stopping %d turn(s) that outlived the grace period (partial answers are kept)", left)
     await stop_features(platform)
+    log.info("stopped")
 
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     config = _config(args)
     logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redact.install()
     if args.command == "serve":
         asyncio.run(serve(config))
+    elif args.command in ("backup", "restore"):
+        _backup_or_restore(args, config)
     elif args.command == "migrate":
         from platform_server.app import make_app
 
@@ -65,6 +85,28 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit("password too short")
         setup.create_admin(args.username, auth.hash_password(password, config.password_hash_rounds), None, None)
         print(f"admin {args.username!r} created")
+
+
+def _backup_or_restore(args: argparse.Namespace, config: Config) -> None:
+    """Backup runs beside a live server; restore fills a new data dir (migrations run at the next start)."""
+    from platform_server import backup
+
+    if not args.file:
+        sys.exit(f"{args.command}: the archive file is required")
+    try:
+        if args.command == "backup":
+            manifest = backup.backup(config, args.file)
+            print(f"backup written to {args.file}: database ({len(manifest['migrations'])} migrations) "
+                  f"and {manifest['files']} files")
+        else:
+            from platform_server.app import collect_migrations
+
+            known = [name for name, _ in collect_migrations()]
+            manifest = backup.restore(config, args.file, known, force=args.force)
+            print(f"restored {args.file} (from version {manifest.get('version')}, {manifest.get('createdAt')}) "
+                  f"into {config.data_dir}")
+    except backup.BackupError as exc:
+        sys.exit(f"{args.command} refused: {exc}")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,11 @@ class Config:
     max_body_bytes: int = 10 * 1024 * 1024
     upload_max_bytes: int = 20 * 1024 * 1024
     max_page_size: int = 100
+    # Host names the server answers to (DNS-rebinding guard); empty: the bind address, localhost, and
+    # the machine's names and addresses when bound to 0.0.0.0 / ::. "*" turns the check off.
+    allowed_hosts: tuple[str, ...] = ()
+    setup_token: str = ""  # first run: setup/init from a non-loopback address needs it; empty: generated and logged
+    shutdown_grace_s: float = 30.0  # SIGTERM: running turns get this long to finish before they are stopped
     # Chat runtime
     heartbeat_s: float = 15.0
     replay_retention_s: float = 300.0
@@ -87,6 +92,10 @@ class Config:
     # LLM Wiki
     wiki_workers: int = 1  # materials processed at once
     wiki_max_material_bytes: int = 20 * 1024 * 1024  # one raw material (text or file)
+    wiki_source_roots: tuple[str, ...] = ()  # the only folders a KB may link as its source directory; empty: none
+    wiki_watch_debounce_s: float = 1.0  # quiet time after the last file event before a watcher scans
+    wiki_hot_cache_max_tokens: int = 600  # digest of a KB added to its agents' system prompts (all KBs together)
+    wiki_watch_check_s: float = 2.0  # how often watchers check that their folder still exists
 
     @property
     def db_path(self) -> str:

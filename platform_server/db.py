@@ -21,6 +21,7 @@ PRAGMAS = (
     ("busy_timeout", 5000),
     ("synchronous", "normal"),
     ("cache_size", -16000),
+    ("secure_delete", 1),  # replaced values (a secret sealed, a row deleted) do not linger in free space
 )
 
 

@@ -1,7 +1,6 @@
 """Approval in chat: a guarded tool call pauses the turn; `/approve` and `/deny` resume it."""
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from pathlib import Path
 from typing import Any
@@ -173,9 +172,11 @@ async def test_a_revoked_or_expired_grant_asks_again(env: ChatEnv) -> None:
     env.llm.enqueue(write_call())
     assert "tool_approval_requested" in names(await env.stream("save it"))
     await env.stream("/deny")
-    soon = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=1)).isoformat()
-    await _grant(env, grantKind="UNTIL_TIMESTAMP", expireAt=soon)
-    await asyncio.sleep(1.2)
+    later = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(minutes=5)).isoformat()
+    grant = await _grant(env, grantKind="UNTIL_TIMESTAMP", expireAt=later)
+    from platform_server.features.guard.models import ApprovalGrant
+    past = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) - dt.timedelta(seconds=1)
+    ApprovalGrant.update(expire_at=past).where(ApprovalGrant.id == int(grant["id"])).execute()  # no sleeping
     env.llm.enqueue(write_call())
     assert "tool_approval_requested" in names(await env.stream("save it again"))
 

@@ -208,7 +208,7 @@ async def test_changing_the_password_invalidates_older_jwts_and_the_new_password
     assert (await login_raw(api, "bob", PASSWORD)).status == 401
     new_token = await login(api, "bob", "brand-new-pass")
     assert (await whoami(api, new_token)).status == 200
-    assert (await whoami(api, pat)).status == 200  # PATs are revoked explicitly, not by a password change
+    assert (await whoami(api, pat)).status == 401  # a password change revokes the user's PATs too
 
 
 async def test_a_wrong_old_password_answers_400_and_changes_nothing(api: ApiClient, people: dict) -> None:

@@ -195,7 +195,6 @@ async def test_max_iterations_stops_a_model_that_calls_tools_forever(api: ApiCli
 async def test_validation_errors_arrive_as_error_frames(env: ChatEnv) -> None:
     cases = [
         {"agentId": env.agent_id},
-        {"agentId": env.agent_id, "message": "x", "contentParts": [{"type": "text", "text": "y"}]},
         {"agentId": env.agent_id, "message": "x", "thinkingLevel": "extreme"},
         {"agentId": env.agent_id, "message": "x", "modelProvider": "fake"},
         {"agentId": "999", "message": "x"},

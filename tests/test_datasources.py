@@ -13,7 +13,7 @@ from tests.helpers.fake_openai import Script, ScriptedToolCall
 
 
 def make_db(server: Any, name: str = "shop.db") -> Path:
-    path = Path(server.config.data_dir) / "datasources" / name
+    path = Path(server.config.data_dir) / "datasources" / "1" / name  # workspace 1: alice's
     path.parent.mkdir(parents=True, exist_ok=True)
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)")
@@ -28,7 +28,7 @@ async def test_datasource_crud_is_admin_only_and_confined_to_the_roots(env: Chat
     r = await env.api.post("/api/v1/datasources", body, token="alice")
     assert r.status == 200, r.body
     ds = r.data
-    assert ds["config"]["path"].endswith("datasources/shop.db")
+    assert ds["config"]["path"].endswith("datasources/1/shop.db")
     outside = tmp_path / "elsewhere.db"
     sqlite3.connect(outside).close()
     for path in (str(outside), "../platform.db", "/etc/passwd", "missing.db"):
@@ -83,7 +83,7 @@ async def test_an_agent_queries_a_sqlite_datasource_read_only(env: ChatEnv, serv
     results = [e.data for e in events if e.event == "tool_call_completed"]
     assert results[0]["success"] is True and json.loads(results[0]["result"])["rows"] == [["apple"], ["pear"]]
     assert results[1]["success"] is False and "readonly" in results[1]["result"].replace("-", "").lower()
-    with sqlite3.connect(Path(server.config.data_dir) / "datasources" / "shop.db") as db:
+    with sqlite3.connect(Path(server.config.data_dir) / "datasources" / "1" / "shop.db") as db:
         assert db.execute("SELECT count(*) FROM items").fetchone()[0] == 2
 
 

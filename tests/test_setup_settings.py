@@ -46,7 +46,7 @@ async def test_setup_status_reports_no_admin_until_init_and_init_works_once(api:
     token = res.data["token"]
     ws = (await api.get("/api/v1/workspaces", token=token)).data
     assert [(w["id"], w["memberRole"]) for w in ws] == [("1", "owner")]
-    assert (await api.get("/api/v1/settings/language")).data == {"language": "zh-CN"}
+    assert (await api.get("/api/v1/settings/language")).data == "zh-CN"
 
     after = (await api.get("/api/v1/setup/status")).data
     assert after["initialized"] is True and after["hasAdmin"] is True
@@ -216,14 +216,14 @@ async def test_invalid_settings_answer_400_and_nothing_is_saved(api: ApiClient, 
 
 async def test_the_language_is_public_to_read_and_set_by_a_global_admin(api: ApiClient, people: dict) -> None:
     res = await api.get("/api/v1/settings/language")
-    assert res.status == 200 and res.data == {"language": "en-US"}
+    assert res.status == 200 and res.data == "en-US"
     assert (await api.put("/api/v1/settings/language", {"language": "zh-CN"})).status == 401
     assert (await api.put("/api/v1/settings/language", {"language": "zh-CN"}, token="bob")).status == 403
     res = await api.put("/api/v1/settings/language", {"language": "de-DE"}, token="alice")
     assert res.status == 400 and res.msg.startswith("language: ")
     res = await api.put("/api/v1/settings/language", {"language": "zh-CN"}, token="alice")
-    assert res.status == 200 and res.data == {"language": "zh-CN"}
-    assert (await api.get("/api/v1/settings/language")).data == {"language": "zh-CN"}
+    assert res.status == 200 and res.data == "zh-CN"
+    assert (await api.get("/api/v1/settings/language")).data == "zh-CN"
     assert (await api.get("/api/v1/settings", token="bob")).data["language"] == "zh-CN"
 
 
@@ -393,7 +393,7 @@ async def test_a_body_over_the_limit_answers_413_with_or_without_content_length(
 
 @pytest.mark.config(default_language="zh-CN", timezone="Asia/Shanghai")
 async def test_a_fresh_install_takes_its_language_and_time_zone_from_the_configuration(api: ApiClient, people: dict) -> None:
-    assert (await api.get("/api/v1/settings/language")).data == {"language": "zh-CN"}
+    assert (await api.get("/api/v1/settings/language")).data == "zh-CN"
     assert (await api.get("/api/v1/settings", token="bob")).data["timezone"] == "Asia/Shanghai"
 
 

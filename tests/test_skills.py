@@ -192,8 +192,8 @@ async def test_pin_toggle_counts_summary_and_lists_by_type(api: ApiClient, peopl
     await api.put(f"{SKILLS}/{skill['id']}/toggle", {"enabled": False}, token="bob")
 
     r = await api.get(f"{SKILLS}/counts", token="carol")
-    assert r.data == {"total": 4, "enabled": 3, "archived": 0, "pinned": 0,
-                      "byType": {"builtin": 3, "custom": 1, "installed": 0, "synthesized": 0, "template": 0}}
+    by_type = {"builtin": 3, "custom": 1, "installed": 0, "synthesized": 0, "template": 0}
+    assert r.data == {"total": 4, "enabled": 3, "archived": 0, "pinned": 0, "byType": by_type, "all": 4, **by_type}
     r = await api.get(f"{SKILLS}/summary", token="carol")
     assert r.data["total"] == 3 and [g["skillType"] for g in r.data["groups"]] == ["builtin"]
     r = await api.get(f"{SKILLS}/enabled", token="carol")
@@ -217,14 +217,15 @@ async def test_secrets_are_masked_encrypted_at_rest_and_never_returned(api: ApiC
     skill = await create(api, name="api-caller")
     base = f"{SKILLS}/{skill['id']}/secrets"
     plaintext = "sk-live-1234567890abcd"
+    pin = "pin-Qx7z"  # letters: it cannot turn up inside a random numeric id or a timestamp
     r = await api.post(base, {"key": "API_KEY", "value": plaintext}, token="bob")
-    assert r.status == 200 and r.data["preview"] == "sk-…abcd" and plaintext not in r.raw.decode()
-    await api.post(base, {"key": "PIN", "value": "1234"}, token="bob")
+    assert r.status == 200 and r.data["preview"] == "…abcd" and plaintext not in r.raw.decode()
+    await api.post(base, {"key": "PIN", "value": pin}, token="bob")
     r = await api.get(base, token="bob")
-    assert [(s["key"], s["preview"]) for s in r.data] == [("API_KEY", "sk-…abcd"), ("PIN", "••••")]
+    assert [(s["key"], s["preview"]) for s in r.data] == [("API_KEY", "…abcd"), ("PIN", "••••")]
     for path in (base, f"{SKILLS}/{skill['id']}", SKILLS, f"{SKILLS}/{skill['id']}/requirements"):
         r = await api.get(path, token="bob")
-        assert plaintext not in r.raw.decode() and "1234" not in r.raw.decode().replace("12345", "")
+        assert plaintext not in r.raw.decode() and pin not in r.raw.decode() and "sk-live" not in r.raw.decode()
     stored = SkillSecret.get(SkillSecret.key == "API_KEY").value
     assert plaintext not in stored and "sk-" not in stored
     r = await api.get(base, token="carol")
@@ -429,7 +430,8 @@ async def test_workspaces_are_isolated(api: ApiClient, people: dict, server: Run
     theirs = await create(api, token="dave", workspace=other, content=PDF_SKILL)  # same name, other workspace
     assert theirs["id"] != skill["id"] and (cache_dir(server, "pdf-tools", int(other)) / "SKILL.md").exists()
     agent_id = await make_agent(api)
-    await bind(api, agent_id, theirs["id"])  # a binding across workspaces never reaches the prompt
+    r = await api.post(f"/api/v1/agents/{agent_id}/skills/{theirs['id']}", token="bob")
+    assert r.status == 403, r.body  # another workspace's skill is never bound
     r = await api.get(f"{SKILLS}/prompt-preview", token="bob", params={"agentId": agent_id})
     assert r.data["prompt"] == ""
 

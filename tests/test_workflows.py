@@ -205,7 +205,7 @@ async def test_an_approval_pauses_the_run_until_resumed_with_each_outcome(api: A
     wid = await published(api, APPROVAL_GRAPH)
     results = {}
     for outcome in ("approved", "rejected", "timeout", "cancelled"):
-        run = await finished(api, await start_run(api, wid, {"what": "v2"}))
+        run = await finished(api, await start_run(api, wid, {"what": "v2"}, token="bob"))
         assert run["status"] == "paused" and run["pausedNodeId"] == "review" and run["pauseReason"] == "Ship v2?"
         token = run["pauseToken"]
         paused = (await api.get(f"{W}/runs/paused", token="carol")).data
@@ -327,7 +327,8 @@ async def test_after_a_restart_paused_runs_resume_and_running_ones_have_failed(t
         again = (await api.get(f"{W}/runs/{paused['id']}", token="alice")).data
         assert again["status"] == "paused" and again["pauseToken"] == paused["pauseToken"]
         r = await api.post(f"{W}/runs/{paused['id']}/resume",
-                           {"outcome": "approved", "payload": {"note": "after restart"}}, token="alice")
+                           {"outcome": "approved", "pauseToken": again["pauseToken"],
+                            "payload": {"note": "after restart"}}, token="alice")
         assert r.status == 200, r.body
         done = await finished(api, paused["id"], want=("succeeded", "failed"))
         assert done["status"] == "succeeded" and done["output"] == "shipped v9 (after restart)"

@@ -82,6 +82,28 @@ def first_validation_error(exc: pydantic.ValidationError) -> str:
     return f"{loc}: {msg}"
 
 
+API_CSP = "default-src 'none'; frame-ancestors 'none'"
+MAX_JSON_DEPTH = 64  # deeper documents are refused before anything recurses over them
+
+
+def json_depth(value: Any) -> int:
+    """How deeply a parsed JSON value nests (iteratively: no recursion limit to hit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            items: Any = item.values()
+        elif isinstance(item, list):
+            items = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in items)
+    return deepest
+
+
 @tornado.web.stream_request_body
 class ApiHandler(tornado.web.RequestHandler):
     """Base of every route: declare `access` per method; handlers call one service and `ok()`."""
@@ -122,6 +144,8 @@ class ApiHandler(tornado.web.RequestHandler):
         self.set_header("Content-Type", "application/json; charset=UTF-8")
         self.set_header("X-Content-Type-Options", "nosniff")
         self.set_header("Cache-Control", "no-store")
+        self.set_header("X-Frame-Options", "DENY")
+        self.set_header("Content-Security-Policy", API_CSP)  # a download handler may set its own sandbox
 
     @classmethod
     def implemented_methods(cls) -> list[str]:
@@ -270,9 +294,14 @@ class ApiHandler(tornado.web.RequestHandler):
         if not raw.strip():
             return {}
         try:
-            return json.loads(raw)
+            data = json.loads(raw)
+        except RecursionError:
+            raise BadRequest(f"JSON request body is nested too deeply (at most {MAX_JSON_DEPTH} levels)") from None
         except (ValueError, UnicodeDecodeError):
             raise BadRequest("Malformed JSON request body")
+        if json_depth(data) > MAX_JSON_DEPTH:
+            raise BadRequest(f"JSON request body is nested too deeply (at most {MAX_JSON_DEPTH} levels)")
+        return data
 
     def body(self, model: type[M]) -> M:
         """Parse and validate the JSON body into a pydantic model."""
@@ -385,3 +414,12 @@ class NotFoundHandler(ApiHandler):
 
     def check_request(self) -> None:
         raise NotFound()
+
+
+class HostRefusedHandler(ApiHandler):
+    """A request whose Host header names no allowed host (DNS rebinding): 400 for every method."""
+
+    access = {m: PUBLIC for m in HTTP_METHODS}
+
+    def check_request(self) -> None:
+        raise BadRequest(f"Host '{self.request.host[:100]}' is not allowed (see allowed_hosts)")

@@ -14,8 +14,8 @@ def base(env: ChatEnv) -> str:
 
 
 def folder(server: Any, env: ChatEnv, user: str = "alice", end_user: str | None = None) -> Path:
-    """The memory folder of a person (and end user) inside the agent's workspace."""
-    root = Path(server.config.data_dir) / "agents" / env.agent_id / "workspace" / "memory" / "people"
+    """The memory folder of a person (and end user) in the agent's private folder (outside its workspace)."""
+    root = Path(server.config.data_dir) / "agents" / env.agent_id / "private" / "memory" / "people"
     path = root / env.people[user]["id"]
     return path / "users" / end_user if end_user else path
 

@@ -28,8 +28,19 @@ class ServerProcess:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self, timeout: float = 20.0) -> None:
-        env = dict(os.environ, PLATFORM_ADMIN_USERNAME=ADMIN[0], PLATFORM_ADMIN_PASSWORD=ADMIN[1],
-                   PLATFORM_PASSWORD_HASH_ROUNDS="4", PLATFORM_LOG_LEVEL="WARNING", **self.env)
+        """Start the server; when its free port was taken meanwhile by another process, retry on a new one."""
+        for attempt in range(3):
+            try:
+                await self._start(timeout)
+                return
+            except RuntimeError as exc:
+                if "Address already in use" not in str(exc) or attempt == 2:
+                    raise
+                self.port = free_port()
+
+    async def _start(self, timeout: float) -> None:
+        env = {**os.environ, "PLATFORM_ADMIN_USERNAME": ADMIN[0], "PLATFORM_ADMIN_PASSWORD": ADMIN[1],
+               "PLATFORM_PASSWORD_HASH_ROUNDS": "4", "PLATFORM_LOG_LEVEL": "WARNING", **self.env}
         log = self._log()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "platform_server", "--host", "127.0.0.1", "--port", str(self.port),

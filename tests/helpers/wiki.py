@@ -73,3 +73,14 @@ def tiny_pdf(text: str) -> bytes:
     out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return out
+
+
+async def use_fake_wiki_models(api: ApiClient, base_url: str) -> None:
+    """The scripted server as the default chat model and, with its hash embeddings, the default embedding model."""
+    from tests.helpers.models import use_fake_openai
+
+    await use_fake_openai(api, base_url)
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "fake-embedding", "modelType": "embedding"}, token="alice")
+    assert r.status == 200, r.body
+    r = await api.post("/api/v1/models/embedding/default", {"modelId": r.data["id"]}, token="alice")
+    assert r.status == 200, r.body

@@ -4,6 +4,7 @@ from __future__ import annotations
 import peewee
 
 from platform_server.db import BaseModel, BooleanField, DateTimeField, JSONField, Migration, create_tables, utcnow
+from platform_server.sealed import SealedJSONField, seal_column
 
 
 class AcpEndpoint(BaseModel):
@@ -12,7 +13,7 @@ class AcpEndpoint(BaseModel):
     description = peewee.TextField(default="")
     command = peewee.TextField()
     args = JSONField(default=list)
-    env = JSONField(default=dict)  # values are write-only
+    env = SealedJSONField(default=dict)  # values are write-only
     cwd = peewee.TextField(default="")  # relative to <data_dir>/acp
     enabled = BooleanField(default=True)
     builtin = BooleanField(default=False)
@@ -24,4 +25,7 @@ class AcpEndpoint(BaseModel):
         table_name = "acp_endpoint"
 
 
-MIGRATIONS: list[Migration] = [("acp_0001_endpoints", create_tables(AcpEndpoint))]
+MIGRATIONS: list[Migration] = [
+    ("acp_0001_endpoints", create_tables(AcpEndpoint)),
+    ("acp_0002_seal_env", seal_column("acp_endpoint", "env")),
+]

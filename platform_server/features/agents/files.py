@@ -214,11 +214,10 @@ def delete_path(root: Path, rel: str) -> None:
 
 
 def file_info(rel: str, st: os.stat_result) -> dict[str, Any]:
-    return {
-        "path": rel,
-        "size": st.st_size,
-        "modifiedTime": iso(dt.datetime.fromtimestamp(st.st_mtime, dt.timezone.utc)),
-    }
+    modified = iso(dt.datetime.fromtimestamp(st.st_mtime, dt.timezone.utc))
+    # filename/fileSize/updateTime: the original console's names for the same values
+    return {"path": rel, "size": st.st_size, "modifiedTime": modified, "filename": rel, "fileSize": st.st_size,
+            "updateTime": modified}
 
 
 def stat_file(root: Path, rel: str) -> dict[str, Any]:

@@ -5,7 +5,12 @@ workspace file and memory routes are in `workspace_handlers.py`.
 """
 from __future__ import annotations
 
-from platform_server.features.agents import service
+from typing import TypeVar
+
+import pydantic
+from pydantic import BaseModel, Field
+
+from platform_server.features.agents import generate, service
 from platform_server.features.agents.schemas import (
     AgentCreate,
     AgentUpdate,
@@ -20,12 +25,16 @@ from platform_server.features.agents.workspace_handlers import (
     MemoryExportHandler,
     MemoryImportHandler,
     MemoryImportPreviewHandler,
+    PersonalFileHandler,
+    PersonalFilesHandler,
 )
 from platform_server.blocking import run_blocking
-from platform_server.web.base import ApiHandler
+from platform_server.web.base import ApiHandler, first_validation_error
+from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
 
 TAGS = ("Agents",)
+M = TypeVar("M", bound=BaseModel)
 
 
 class AgentsHandler(ApiHandler):
@@ -74,6 +83,34 @@ class CapabilitiesHandler(ApiHandler):
         self.ok(service.capabilities(self.require_caller(), id))
 
 
+class GenerateRequest(BaseModel):
+    requirement: str = Field(min_length=1, max_length=4000)
+
+
+class GenerateHandler(ApiHandler):
+    access = {"POST": "member"}
+    body_models = {"POST": GenerateRequest}
+    tags = TAGS
+
+    async def post(self) -> None:
+        """Draft an agent from a one-sentence requirement with the default model; returned, not saved."""
+        req = self.body(GenerateRequest)
+        self.ok(await generate.generate(self.platform.services.llm, req.requirement))
+
+
+def _bindings(handler: ApiHandler, model: type[M], field: str) -> M:
+    """The body as `model`; a bare JSON array (as the original console sends it) stands for `{field: [...]}`."""
+    data = handler.json_body()
+    if isinstance(data, list):
+        data = {field: data}
+    if not isinstance(data, dict):
+        raise BadRequest("Request body must be a JSON object")
+    try:
+        return model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise BadRequest(first_validation_error(exc))
+
+
 class SkillsHandler(ApiHandler):
     access = {"GET": "viewer", "PUT": "member"}
     body_models = {"PUT": SkillBindings}
@@ -84,8 +121,8 @@ class SkillsHandler(ApiHandler):
         self.ok(service.skills(self.require_caller(), agentId))
 
     def put(self, agentId: int) -> None:
-        """Replace the skill bindings (`{skillIds: [...]}`)."""
-        req = self.body(SkillBindings)
+        """Replace the skill bindings (`{skillIds: [...]}` or a bare array)."""
+        req = _bindings(self, SkillBindings, "skillIds")
         self.ok(service.set_skills(self.require_caller(), agentId, req.skillIds))
 
 
@@ -112,8 +149,8 @@ class ToolsHandler(ApiHandler):
         self.ok(service.tools(self.require_caller(), agentId))
 
     def put(self, agentId: int) -> None:
-        """Replace the tool bindings (`{toolNames: [...]}`)."""
-        req = self.body(ToolBindings)
+        """Replace the tool bindings (`{toolNames: [...]}` or a bare array)."""
+        req = _bindings(self, ToolBindings, "toolNames")
         self.ok(service.set_tools(self.require_caller(), agentId, req.toolNames))
 
 
@@ -149,6 +186,7 @@ class PromptFilesHandler(ApiHandler):
 
 ROUTES = [
     route("/api/v1/agents", AgentsHandler),
+    route("/api/v1/agents/generate", GenerateHandler),
     route("/api/v1/agents/{id}", AgentHandler),
     route("/api/v1/agents/{id}/capabilities", CapabilitiesHandler),
     route("/api/v1/agents/{agentId}/skills", SkillsHandler),
@@ -159,6 +197,8 @@ ROUTES = [
     route("/api/v1/agents/{agentId}/workspace/files", FilesHandler),
     route("/api/v1/agents/{agentId}/workspace/files/**", FileHandler),
     route("/api/v1/agents/{agentId}/workspace/memory/export", MemoryExportHandler),
+    route("/api/v1/agents/{agentId}/workspace/memory/personal-files", PersonalFilesHandler),
+    route("/api/v1/agents/{agentId}/workspace/memory/personal-file", PersonalFileHandler),
     route("/api/v1/agents/{agentId}/workspace/memory/import", MemoryImportHandler),
     route("/api/v1/agents/{agentId}/workspace/memory/import/preview", MemoryImportPreviewHandler),
 ]

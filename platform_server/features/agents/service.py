@@ -99,6 +99,36 @@ def agent_dir(config: Config, agent_id: int) -> Path:
     return path
 
 
+def private_dir(config: Config, agent_id: int) -> Path:
+    """`<data_dir>/agents/<agentId>/private` (0700, created if missing): per-user memory, outside the workspace.
+
+    Nothing that reaches the shared workspace (files routes, tools, memory export, prompt files) reaches here.
+    """
+    path = agent_root(config, agent_id) / "private"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
+
+
+def move_private_memory(config: Config) -> int:
+    """Move per-user memory kept in `workspace/memory/people` by older versions into `private/`; returns how many."""
+    moved = 0
+    agents_root = Path(config.data_dir).resolve() / "agents"
+    for old in agents_root.glob("*/workspace/memory/people"):
+        if old.is_symlink() or not old.is_dir() or not old.parent.parent.parent.name.isdigit():
+            continue
+        target = private_dir(config, int(old.parent.parent.parent.name)) / "memory" / "people"
+        target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if target.exists():
+            for person in old.iterdir():
+                if not (target / person.name).exists():
+                    person.rename(target / person.name)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.rename(target)
+        moved += 1
+    return moved
+
+
 def end_user_key(end_user_id: str) -> str:
     """A folder name for an end user id: the id itself when plainly safe, else a hash of it."""
     if _SAFE_END_USER.match(end_user_id) and end_user_id.strip(".") != "":
@@ -162,8 +192,25 @@ def list_agents(caller: Caller, enabled: bool | None) -> list[dict[str, Any]]:
     return [to_dict(a) for a in q.order_by(Agent.create_time.desc(), Agent.id.desc())]
 
 
+def check_not_foreign(caller: Caller, skill_ids: list[int] | None = None, kb_id: int | None = None) -> None:
+    """403 when a bound skill or knowledge base belongs to another workspace (unknown ids stay dangling)."""
+    from platform_server.features.skills.models import Skill
+    from platform_server.features.wiki.models import KnowledgeBase
+
+    if skill_ids:
+        foreign = Skill.select(Skill.id).where(Skill.id.in_(skill_ids) & (Skill.workspace_id != caller.workspace_id))
+        row = foreign.first()
+        if row is not None:
+            raise Forbidden(f"skillIds: skill {row.id} belongs to another workspace")
+    if kb_id is not None:
+        kb = KnowledgeBase.get_or_none(KnowledgeBase.id == kb_id)
+        if kb is not None and kb.workspace_id != caller.workspace_id:
+            raise Forbidden("primaryKbId: the knowledge base belongs to another workspace")
+
+
 def create(caller: Caller, req: AgentCreate, template_id: int | None = None) -> dict[str, Any]:
     """Create an agent in the caller's workspace; the caller is its creator."""
+    check_not_foreign(caller, kb_id=req.primaryKbId)
     values = {attr: getattr(req, name) for name, attr in FIELDS.items()}
     with database.atomic():
         agent = Agent.create(
@@ -180,6 +227,8 @@ def create(caller: Caller, req: AgentCreate, template_id: int | None = None) -> 
 def update(caller: Caller, agent_id: int, req: AgentUpdate) -> dict[str, Any]:
     """Sparse update: fields absent stay; null clears only nullable fields."""
     given = req.model_fields_set
+    if "primaryKbId" in given:
+        check_not_foreign(caller, kb_id=req.primaryKbId)
     with database.atomic():
         agent = get_agent(caller, agent_id)
         changed = []
@@ -234,6 +283,7 @@ def skills(caller: Caller, agent_id: int) -> dict[str, Any]:
 
 def set_skills(caller: Caller, agent_id: int, skill_ids: list[int]) -> dict[str, Any]:
     """Replace the agent's skill bindings."""
+    check_not_foreign(caller, skill_ids=skill_ids)
     with database.atomic():
         agent = get_agent(caller, agent_id)
         AgentSkill.delete().where(AgentSkill.agent == agent.id).execute()
@@ -247,6 +297,7 @@ def set_skills(caller: Caller, agent_id: int, skill_ids: list[int]) -> dict[str,
 def bind_skill(caller: Caller, agent_id: int, skill_id: int) -> dict[str, Any]:
     if skill_id <= 0:
         raise BadRequest("skillId: must be a positive Long")
+    check_not_foreign(caller, skill_ids=[skill_id])
     with database.atomic():
         agent = get_agent(caller, agent_id)
         exists = AgentSkill.select().where((AgentSkill.agent == agent.id) & (AgentSkill.skill_id == skill_id)).exists()

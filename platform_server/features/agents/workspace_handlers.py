@@ -49,6 +49,46 @@ class FilesHandler(ApiHandler):
         self.ok(await run_blocking(files.list_files, root))
 
 
+PEOPLE = "memory/people"
+
+
+def _personal_files(root: Path) -> list[dict[str, Any]]:
+    """Each user's private memory files: `ownerKey` is `user:<id>`, `filename` the path below it."""
+    rows = []
+    for rel, st in files.walk_files(root, PEOPLE):
+        owner, _, name = rel[len(PEOPLE) + 1:].partition("/")
+        if name:
+            rows.append({**files.file_info(rel, st), "filename": name, "ownerKey": f"user:{owner}",
+                         "scope": "PERSONAL", "enabled": True})
+    return sorted(rows, key=lambda r: (r["ownerKey"], r["filename"]))
+
+
+class PersonalFilesHandler(ApiHandler):
+    access = {"GET": "admin"}
+    tags = TAGS
+
+    async def get(self, agentId: int) -> None:
+        """Users' private memory files of the agent (metadata only; workspace admin)."""
+        agent = service.get_agent(self.require_caller(), agentId)
+        self.ok(await run_blocking(_personal_files, service.agent_dir(self.config, agent.id)))
+
+
+class PersonalFileHandler(ApiHandler):
+    access = {"GET": "admin"}
+    tags = TAGS
+
+    async def get(self, agentId: int) -> None:
+        """One user's private memory file as `{filename, ownerKey, content}` (workspace admin)."""
+        agent = service.get_agent(self.require_caller(), agentId)
+        filename, owner = self.get_query_argument("filename", ""), self.get_query_argument("ownerKey", "")
+        user_id = owner.removeprefix("user:")
+        if not filename or not user_id.isdigit():
+            raise BadRequest("ownerKey: must be user:<id>, with a filename")
+        rel = f"{PEOPLE}/{int(user_id)}/{filename}"
+        data = await run_blocking(files.read_bytes, service.agent_dir(self.config, agent.id), rel, MAX_READ_BYTES)
+        self.ok({"filename": filename, "ownerKey": owner, "content": data.decode("utf-8", "replace")})
+
+
 class FileHandler(ApiHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
     body_models = {"PUT": FileContent}
@@ -157,4 +197,4 @@ class MemoryImportHandler(_MemoryImportBase):
         self.ok(await self._plan(write=True))
 
 
-__all__ = ["FilesHandler", "FileHandler", "MemoryExportHandler", "MemoryImportHandler", "MemoryImportPreviewHandler"]
+__all__ = ["FileHandler", "FilesHandler", "MemoryExportHandler", "MemoryImportHandler", "MemoryImportPreviewHandler"]

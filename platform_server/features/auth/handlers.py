@@ -128,6 +128,7 @@ class PasswordHandler(ApiHandler):
             raise BadRequest("oldPassword: must not be blank")
         if not new or len(new) < 8:
             raise BadRequest("newPassword: size must be at least 8")
+        service.check_password_length(new, "newPassword")
         user = service.get_user(caller.user_id)
         if not await run_blocking(service.check_password, old, user.password_hash):
             raise BadRequest("oldPassword: does not match")

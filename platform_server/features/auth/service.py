@@ -15,7 +15,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import AccessToken, User
 from platform_server.features.auth.tokens import JwtIssuer
 from platform_server.web.context import Caller, Principal
-from platform_server.web.errors import BadRequest, NotFound, TooManyRequests, Unauthorized
+from platform_server.web.errors import BadRequest, Forbidden, NotFound, TooManyRequests, Unauthorized
 
 PAT_PREFIX = "mc_"
 _LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
@@ -29,8 +29,17 @@ def check_rounds(rounds: int) -> None:
         raise SystemExit("password_hash_rounds must be between 4 and 15")
 
 
+MAX_PASSWORD_BYTES = 72  # bcrypt reads no further; longer passwords are refused rather than silently cut
+
+
+def check_password_length(password: str, field: str = "password") -> None:
+    if len(password.encode("utf-8", "surrogatepass")) > MAX_PASSWORD_BYTES:
+        raise BadRequest(f"{field}: must be at most {MAX_PASSWORD_BYTES} bytes (UTF-8)")
+
+
 def hash_password(password: str, rounds: int = 10) -> str:
-    return bcrypt.hashpw(password.encode()[:72], bcrypt.gensalt(rounds=rounds)).decode()
+    check_password_length(password)
+    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=rounds)).decode()
 
 
 def check_password(password: str, password_hash: str) -> bool:
@@ -150,7 +159,7 @@ def list_users() -> list[dict[str, Any]]:
 
 
 def set_password(actor: Caller, user: User, new_hash: str) -> None:
-    """Replace the password; JWTs issued before now stop working.
+    """Replace the password; JWTs issued before now stop working and the user's personal access tokens are revoked.
 
     Stored times are truncated to the millisecond, so the mark is set one millisecond ahead: every
     token issued up to now has an earlier `iat`.
@@ -160,7 +169,10 @@ def set_password(actor: Caller, user: User, new_hash: str) -> None:
         User.update(password_hash=new_hash, password_changed_at=changed, update_time=utcnow()).where(
             User.id == user.id
         ).execute()
-        audit.record(actor, "UPDATE", "USER", user.id, "password changed")
+        revoked = AccessToken.update(deleted_at=utcnow()).where(
+            (AccessToken.user == user.id) & AccessToken.deleted_at.is_null()
+        ).execute()
+        audit.record(actor, "UPDATE", "USER", user.id, f"password changed; {revoked} access token(s) revoked")
 
 
 # ---- token resolution ------------------------------------------------------
@@ -213,7 +225,9 @@ def pat_to_dict(t: AccessToken) -> dict[str, Any]:
 
 
 def create_pat(caller: Caller, name: str, expires_at: dt.datetime | None) -> dict[str, Any]:
-    """Create a PAT; the plaintext is returned here and never again."""
+    """Create a PAT; the plaintext is returned here and never again. Only a login (JWT) mints one, never a PAT."""
+    if caller.principal.token_kind == "pat":
+        raise Forbidden("A personal access token cannot create tokens; log in to create one")
     if expires_at is not None and expires_at <= utcnow():
         raise BadRequest("expiresAt: must be in the future")
     plaintext = PAT_PREFIX + secrets.token_urlsafe(32)

@@ -184,10 +184,12 @@ class WebhookHandler(ApiHandler):
             return
         channel = service.inbound_channel(self.channel_type, message["channelId"])
         service.verify(channel, self.request.headers, raw)
+        if channel is None:  # verify already refused it; this narrows the type
+            return
         if not channel.enabled:
             self.ok({"accepted": False, "reason": "channel disabled"})
             return
-        if not service.first_sight(channel, message["messageId"]):
+        if not service.first_sight(channel, message["messageId"], raw):
             self.ok({"accepted": False, "reason": "duplicate"})
             return
         runtime: ChannelRuntime = self.platform.services.channels

@@ -4,6 +4,7 @@ from __future__ import annotations
 import peewee
 
 from platform_server.db import BaseModel, BooleanField, DateTimeField, JSONField, Migration, create_tables, utcnow
+from platform_server.sealed import SealedTextField, seal_column
 
 
 class Channel(BaseModel):
@@ -14,7 +15,7 @@ class Channel(BaseModel):
     agent_id = peewee.BigIntegerField()
     enabled = BooleanField(default=True)
     reply_url = peewee.CharField(null=True)
-    secret = peewee.CharField()  # HMAC key of the webhook signatures (write-only)
+    secret = SealedTextField()  # HMAC key of the webhook signatures (write-only)
     public_token = peewee.CharField(unique=True)  # webchat: the widget's public token
     settings = JSONField(default=dict)  # webchat: welcomeMessage, title
     last_inbound_at = DateTimeField(null=True)
@@ -37,4 +38,7 @@ class InboundMessage(BaseModel):
         indexes = ((("channel", "message_id"), True),)
 
 
-MIGRATIONS: list[Migration] = [("channels_0001_tables", create_tables(Channel, InboundMessage))]
+MIGRATIONS: list[Migration] = [
+    ("channels_0001_tables", create_tables(Channel, InboundMessage)),
+    ("channels_0002_seal_secrets", seal_column("channel", "secret")),
+]

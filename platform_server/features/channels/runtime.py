@@ -43,7 +43,8 @@ class ChannelRuntime:
         try:
             turn = chat.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid,
                                                message=message["text"], end_user_id=end_user,
-                                               source=channel.channel_type))
+                                               source=channel.channel_type,
+                                               text_commands=service.may_approve(channel, message["senderId"])))
         except AgentBusy:
             from platform_server.features.conversations.service import key_for
 

@@ -32,13 +32,17 @@ def sign(secret: str, timestamp: str, body: bytes) -> str:
     return "sha256=" + mac.hexdigest()
 
 
-def verify(channel: Channel, headers: Any, body: bytes, now: float | None = None) -> None:
-    """Refuse unsigned, badly signed or stale webhook calls (401)."""
+_UNKNOWN_CHANNEL_KEY = secrets.token_urlsafe(32)  # signs nothing: an unknown channel fails like a bad signature
+
+
+def verify(channel: Channel | None, headers: Any, body: bytes, now: float | None = None) -> None:
+    """Refuse unsigned, badly signed or stale webhook calls (401), the same way whether the channel exists or not."""
     timestamp = headers.get(TIMESTAMP_HEADER, "")
     signature = headers.get(SIGNATURE_HEADER, "")
     if not timestamp.isdigit() or abs((now or time.time()) - int(timestamp)) > MAX_SKEW_S:
         raise Unauthorized("Missing or stale webhook timestamp")
-    if not hmac.compare_digest(signature, sign(channel.secret, timestamp, body)):
+    expected = sign(channel.secret if channel is not None else _UNKNOWN_CHANNEL_KEY, timestamp, body)
+    if not hmac.compare_digest(signature, expected) or channel is None:
         raise Unauthorized("Invalid webhook signature")
 
 
@@ -101,6 +105,7 @@ def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None,
            enabled: bool) -> dict[str, Any]:
     """Create a channel; the generated secret is returned once when none was given."""
     fields = check_draft(caller, draft)
+    check_settings(settings)
     secret_value = secret or secrets.token_urlsafe(32)
     with database.atomic():
         row = Channel.create(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=name,
@@ -118,6 +123,8 @@ def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str
     draft = {"channelType": row.channel_type, "agentId": changes.get("agentId", row.agent_id),
              "replyUrl": changes.get("replyUrl", row.reply_url)}
     fields = check_draft(caller, draft)
+    if changes.get("settings") is not None:
+        check_settings(changes["settings"])
     with database.atomic():
         row.agent_id, row.reply_url = fields["agent_id"], fields["reply_url"]
         for key, attr in (("name", "name"), ("enabled", "enabled"), ("settings", "settings"), ("secret", "secret")):
@@ -199,23 +206,36 @@ def parse_inbound(channel_type: str, payload: Any) -> dict[str, Any]:
             "senderId": str(sender["id"])[:128], "text": text}
 
 
-def inbound_channel(channel_type: str, channel_id: int) -> Channel:
-    row = Channel.get_or_none((Channel.id == channel_id) & (Channel.channel_type == channel_type))
-    if row is None:
-        raise NotFound("Channel not found")
-    return row
+def inbound_channel(channel_type: str, channel_id: int) -> Channel | None:
+    """The channel, or None (the caller then fails the signature check like any unsigned call)."""
+    return Channel.get_or_none((Channel.id == channel_id) & (Channel.channel_type == channel_type))
 
 
-def first_sight(channel: Channel, message_id: str) -> bool:
-    """Record a message id; False when it was already seen (a retry)."""
+def first_sight(channel: Channel, message_id: str, body: bytes = b"") -> bool:
+    """Record a message id (a hash of the signed body when there is none); False when already seen (a retry)."""
     if not message_id:
-        return True
+        message_id = "sha256:" + hashlib.sha256(body).hexdigest()
     try:
         with database.atomic():
             InboundMessage.create(channel=channel.id, message_id=message_id)
         return True
     except peewee.IntegrityError:
         return False
+
+
+def may_approve(channel: Channel, sender_id: str) -> bool:
+    """Whether this sender's `/approve` or `/deny` decides a pending call (settings.approverIds; none by default)."""
+    approvers = (channel.settings or {}).get("approverIds") or []
+    return isinstance(approvers, list) and sender_id in [str(a) for a in approvers]
+
+
+def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """`approverIds`, when given, is a list of sender ids (strings)."""
+    approvers = settings.get("approverIds")
+    if approvers is not None and (not isinstance(approvers, list) or len(approvers) > 100
+                                  or not all(isinstance(a, str) and 0 < len(a) <= 128 for a in approvers)):
+        raise BadRequest("settings.approverIds: must be a list of at most 100 sender ids")
+    return settings
 
 
 def owner_caller(channel: Channel) -> Caller:

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 COMMANDS = {"/approve": "approved", "/deny": "denied"}
 NOTHING_PENDING = "There is no tool call waiting for approval in this conversation."
 DENIED_RESULT = "The user denied this tool call."
+WAITING_FOR_OWNER = ("A tool call in this conversation is waiting for the owner's approval; "
+                     "it is decided in the console, not by a chat message here.")
 
 
 class AwaitingApproval(Exception):
@@ -42,6 +44,10 @@ def supersede(user_id: int, conversation_id: str) -> int:
 async def run_call(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, call: ToolCall, setup: "TurnSetup",
                    answer: "Answer", approved: bool = False) -> None:
     """Guard, then run (or refuse, or pause on) one tool call, storing and streaming its result."""
+    if call.name in setup.withheld:
+        turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
+        runtime.store_tool_result(turn, conv, call, answer, False, setup.withheld[call.name])
+        return
     if call.name not in {spec.name for spec in setup.specs}:
         turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
         runtime.store_tool_result(turn, conv, call, answer, False, f"Tool '{call.name}' is not available to this agent")

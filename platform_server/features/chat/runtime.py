@@ -52,6 +52,8 @@ class TurnRequest:
     end_user_id: str | None = None
     source: str = "web"
     command: str | None = None  # "approved" / "denied": resolve the pending tool call first
+    text_commands: bool = False  # the sender may resolve a pending call by sending `/approve` or `/deny`
+    held: bool = False  # set when the message arrives while a call waits for someone else's decision
 
 
 @dataclass
@@ -65,6 +67,7 @@ class TurnSetup:
     max_iterations: int
     thinking_level: str | None
     system_prompt: str = ""
+    withheld: dict[str, str] = field(default_factory=dict)  # tool name -> why this caller may not use it
 
 
 @dataclass
@@ -134,14 +137,16 @@ class ChatRuntime:
                 conv.model_provider, conv.model_name = req.model_provider, req.model_name
             conv.agent_id = agent.id
             conv.workspace_id = agent.workspace_id
-            command = approvals.command_of(text) if not parts else None
+            command = req.command or (approvals.command_of(text) if req.text_commands and not parts else None)
             waiting = approvals.has_pending(caller.user_id, req.conversation_id)
             if command:
                 req.command = command
+            elif waiting and not req.text_commands:
+                req.held = True  # only the owner (console/API) or a channel approver decides; the call waits
             elif waiting:
                 approvals.supersede(caller.user_id, req.conversation_id)
-            user_row = self._add_message(conv, "user", text, content_parts=parts, now=now,
-                                         metadata={"command": command} if command else None)
+            metadata = {"command": command} if command else {"heldForApproval": True} if req.held else None
+            user_row = self._add_message(conv, "user", text, content_parts=parts, now=now, metadata=metadata)
             conv.stream_status = "running"
             conv.save()
         turn = Turn(
@@ -194,6 +199,13 @@ class ChatRuntime:
         for turn in stuck:
             await self.recycle(turn)
         return [t.conversation_id for t in stuck]
+
+    async def drain(self, timeout_s: float) -> int:
+        """Wait until no turn runs or timeout_s has passed; returns how many still run."""
+        tasks = [t.task for t in self.turns.running() if t.task]
+        if tasks and timeout_s > 0:
+            await asyncio.wait(tasks, timeout=timeout_s)
+        return len(self.turns.running())
 
     async def stop_all(self) -> None:
         tasks = [t.task for t in self.turns.running() if t.task]
@@ -319,9 +331,9 @@ class ChatRuntime:
 
         setup = self._setup(turn, req, conv)
         turn.publish("message_start", {"role": "assistant"})
-        if req.command and not await approvals.resume(self, turn, conv, req.command, setup):
+        if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
             answer = self._new_answer(conv)
-            answer.content = approvals.NOTHING_PENDING
+            answer.content = approvals.WAITING_FOR_OWNER if req.held else approvals.NOTHING_PENDING
             turn.publish("content_delta", {"delta": answer.content})
             self._save_answer(answer, "completed")
             return answer
@@ -340,14 +352,31 @@ class ChatRuntime:
             targets = resolve_targets(conv.model_name, conv.model_provider, preferences)
         else:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
-        specs, tool_ctx = tool_calls.agent_tools(self.platform, agent, turn.user_id, turn.workspace_id, turn.conversation_id)
+        specs, tool_ctx = tool_calls.agent_tools(self.platform, agent, turn.user_id, turn.workspace_id,
+                                                 turn.conversation_id, end_user_id=req.end_user_id)
+        registry = self.platform.services.tools
+        withheld = self._withheld(registry, specs, req)
+        specs = [spec for spec in specs if spec.name not in withheld]
         skills.mark_used([s.name for s in skills.active_skills(agent)], agent.workspace_id)
         return TurnSetup(
             targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
             tool_ctx=tool_ctx, max_iterations=max(1, int(agent.max_iterations or 10)),
             thinking_level=req.thinking_level or agent.default_thinking_level,
-            system_prompt=self.system_prompt(agent, conv),
+            system_prompt=self.system_prompt(agent, conv), withheld=withheld,
         )
+
+    @staticmethod
+    def _withheld(registry: Any, specs: list[Any], req: TurnRequest) -> dict[str, str]:
+        """Tools not offered in this turn, with the reason a call of them is refused."""
+        out: dict[str, str] = {}
+        for spec in specs:
+            role = registry.required_role(spec.name)
+            if role and not req.caller.has_role(role):
+                out[spec.name] = (f"Tool '{spec.name}' needs the {role} role in this workspace; "
+                                  "the caller's role is lower")
+            elif spec.name == "shell_exec" and req.end_user_id:
+                out[spec.name] = "Tool 'shell_exec' is not available in an end user's conversation"
+        return out
 
     async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],
                     setup: "TurnSetup", extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer:
@@ -446,11 +475,13 @@ class ChatRuntime:
         """The agent's prompt (with prompt files), memory, skills and the conversation's goal, built once per answer."""
         from platform_server.features.agents import service as agents
         from platform_server.features.goals import service as goals
+        from platform_server.features.wiki import hot_cache
 
         prompt = agents.system_prompt(self.config, agent)
         memory = self._memory_text(agent.id, conv.end_user_id, conv.user_id)
         extras = (f"## Memory\n\n{memory}" if memory else "", skills.prompt_for_agent(self.config, agent),
-                  goals.context_for(conv.user_id, conv.conversation_id) or "")
+                  goals.context_for(conv.user_id, conv.conversation_id) or "",
+                  hot_cache.prompt_for_agent(agent.workspace_id, agent.id, self.config.wiki_hot_cache_max_tokens))
         return "\n\n".join(part for part in (prompt, *extras) if part)
 
     def _llm_messages(self, conv: Conversation, vision: bool, system_prompt: str) -> list[ChatMessage]:

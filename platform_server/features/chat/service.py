@@ -37,8 +37,9 @@ class ChatStreamRequest(BaseModel):
 
     @model_validator(mode="after")
     def _rules(self) -> "ChatStreamRequest":
-        if self.message is not None and self.contentParts is not None:
-            raise ValueError("message and contentParts are mutually exclusive")
+        if self.message is not None and self.contentParts:
+            # the original console sends the text twice (message and a text part): the parts win
+            self.message = None
         if not self.reconnect:
             if self.message is None and not self.contentParts:
                 raise ValueError("message or contentParts is required")
@@ -86,7 +87,7 @@ def begin_turn(runtime: ChatRuntime, config: Any, caller: Caller, agent_id_text:
     return runtime.start_turn(TurnRequest(
         caller=caller, agent=agent, conversation_id=cid, message=message, content_parts=parts,
         thinking_level=thinking_level, model_provider=model_provider, model_name=model_name,
-        end_user_id=end_user_id, source=source,
+        end_user_id=end_user_id, source=source, text_commands=True,  # the authenticated owner, console or API
     ))
 
 

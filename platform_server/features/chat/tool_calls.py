@@ -19,7 +19,9 @@ if TYPE_CHECKING:
     from platform_server.app import Platform
 
 
-def agent_tools(platform: Platform, agent: Any, user_id: int, workspace_id: int, conversation_id: str) -> tuple[list[ToolSpec], ToolContext]:
+def agent_tools(
+    platform: Platform, agent: Any, user_id: int, workspace_id: int, conversation_id: str, end_user_id: str | None = None
+) -> tuple[list[ToolSpec], ToolContext]:
     """The tools an agent is offered and the context its tool calls run in."""
     config = platform.config
     specs = platform.services.tools.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled))
@@ -30,6 +32,7 @@ def agent_tools(platform: Platform, agent: Any, user_id: int, workspace_id: int,
         conversation_id=conversation_id,
         agent_dir=agents.agent_dir(config, agent.id),
         config=config,
+        end_user_id=end_user_id,
     )
     return specs, ctx
 

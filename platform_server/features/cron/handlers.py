@@ -1,10 +1,11 @@
 """Cron jobs, triggers and the cron-run dashboard routes (reads: viewer; writes: member)."""
 from __future__ import annotations
 
-from platform_server.features.cron import service, triggers
+from platform_server.db import utcnow
+from platform_server.features.cron import schedule, service, triggers
 from platform_server.features.cron.runner import CronScheduler
 from platform_server.web.base import ApiHandler
-from platform_server.web.errors import ApiError
+from platform_server.web.errors import ApiError, BadRequest
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
@@ -49,6 +50,25 @@ class ActiveRunsHandler(CronHandler):
         """Running cron and trigger runs, optionally only those of one conversation."""
         cid = self.get_query_argument("conversationId", None)
         self.ok(service.active_runs(self.require_caller(), cid.strip() if cid else None))
+
+
+class PreviewHandler(CronHandler):
+    access = {"GET": "viewer"}
+    query_params = {"GET": [
+        {"name": "cronExpression", "in": "query", "required": True, "schema": {"type": "string"}},
+        {"name": "timezone", "in": "query", "schema": {"type": "string"}, "description": "IANA zone; default: the server's"},
+        {"name": "count", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": schedule.PREVIEW_MAX}},
+    ]}
+
+    def get(self) -> None:
+        """A schedule in words and its next run times (ISO with the zone's offset); nothing is stored."""
+        self.require_caller()
+        given = self.query_long("count")
+        count = 5 if given is None else given
+        if not 1 <= count <= schedule.PREVIEW_MAX:
+            raise BadRequest(f"count: must be 1-{schedule.PREVIEW_MAX}")
+        tz = self.get_query_argument("timezone", None) or service.default_timezone()
+        self.ok(schedule.preview(self.get_query_argument("cronExpression", ""), tz, utcnow(), count))
 
 
 class CronJobHandler(CronHandler):
@@ -155,6 +175,7 @@ class TriggerHandler(CronHandler):
 ROUTES = [
     route("/api/v1/cron-jobs", CronJobsHandler),
     route("/api/v1/cron-jobs/active-runs", ActiveRunsHandler),
+    route("/api/v1/cron-jobs/preview", PreviewHandler),
     route("/api/v1/cron-jobs/{id}", CronJobHandler),
     route("/api/v1/cron-jobs/{id}/run", RunNowHandler),
     route("/api/v1/cron-jobs/{id}/toggle", ToggleHandler),

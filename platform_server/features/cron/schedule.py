@@ -46,3 +46,24 @@ def next_fire(expression: str, tz_name: str, after: dt.datetime) -> dt.datetime 
     except (CronSimError, StopIteration):
         return None
     return nxt.astimezone(UTC).replace(tzinfo=None)
+
+
+PREVIEW_MAX = 20
+
+
+def preview(expression: str, tz_name: str, after: dt.datetime, count: int = 5) -> dict[str, object]:
+    """The expression in words and its next `count` fire instants after `after` (naive UTC), in the zone."""
+    text = normalize(expression)
+    tz = zone(tz_name)
+    local = after.replace(tzinfo=UTC).astimezone(tz)
+    sim = CronSim(text, local)
+    try:
+        words = sim.explain()
+    except Exception:  # noqa: BLE001 - explain() covers most expressions; a missing phrase is not an error
+        words = text
+    runs: list[str] = []
+    for instant in sim:
+        runs.append(instant.isoformat())
+        if len(runs) >= min(max(count, 1), PREVIEW_MAX):
+            break
+    return {"cronExpression": text, "timezone": tz.key, "description": words, "nextRuns": runs}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -23,7 +23,8 @@ class CronJobCreate(BaseModel):
     agentId: str | int
     cronExpression: str = Field(min_length=1, max_length=200)
     timezone: str | None = Field(default=None, max_length=64)
-    message: str = Field(min_length=1, max_length=20_000)
+    # triggerMessage: the original console's name for the message
+    message: str = Field(min_length=1, max_length=20_000, validation_alias=AliasChoices("message", "triggerMessage"))
     enabled: bool = True
     conversationMode: ConversationMode = "new"
     conversationId: str | None = Field(default=None, max_length=128)
@@ -34,7 +35,8 @@ class CronJobUpdate(BaseModel):
     agentId: str | int | None = None
     cronExpression: str | None = Field(default=None, min_length=1, max_length=200)
     timezone: str | None = Field(default=None, max_length=64)
-    message: str | None = Field(default=None, min_length=1, max_length=20_000)
+    message: str | None = Field(default=None, min_length=1, max_length=20_000,
+                                validation_alias=AliasChoices("message", "triggerMessage"))
     enabled: bool | None = None
     conversationMode: ConversationMode | None = None
     conversationId: str | None = Field(default=None, max_length=128)
@@ -129,6 +131,11 @@ def to_dict(job: CronJob, agents: dict[int, str] | None = None, users: dict[int,
         "lastFireTime": iso(job.last_fire_at),
         "createTime": iso(job.create_time),
         "updateTime": iso(job.update_time),
+        # the original console's names: every job here sends a text message to its agent
+        "taskType": "text",
+        "triggerMessage": job.message,
+        "nextRunTime": iso(job.next_fire_at),
+        "lastRunTime": iso(job.last_fire_at),
     }
 
 

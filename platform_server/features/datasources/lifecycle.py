@@ -25,4 +25,5 @@ async def start(platform: Platform) -> None:
     platform.services.tools.register(ToolDefinition(
         name="query_datasource", description="Query a workspace datasource read-only (SQL for SQLite, GET for HTTP).",
         parameters=QUERY_TOOL, run=partial(service.query_tool, platform.config), source="datasource",
+        min_role="member",  # the query route's role
     ))

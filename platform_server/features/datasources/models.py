@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import peewee
 
-from platform_server.db import BaseModel, BooleanField, DateTimeField, JSONField, Migration, create_tables, utcnow
+from platform_server.db import BaseModel, BooleanField, DateTimeField, Migration, create_tables, utcnow
+from platform_server.sealed import SealedJSONField, seal_column
 
 
 class Datasource(BaseModel):
@@ -11,7 +12,7 @@ class Datasource(BaseModel):
     name = peewee.CharField()
     type = peewee.CharField()  # sqlite | http
     description = peewee.TextField(default="")
-    config = JSONField(default=dict)  # sqlite: {path}; http: {baseUrl, headers}
+    config = SealedJSONField(default=dict)  # sqlite: {path}; http: {baseUrl, headers}
     enabled = BooleanField(default=True)
     last_test_ok = BooleanField(null=True)
     last_test_time = DateTimeField(null=True)
@@ -23,4 +24,7 @@ class Datasource(BaseModel):
         indexes = ((("workspace_id", "name"), True),)
 
 
-MIGRATIONS: list[Migration] = [("datasources_0001_tables", create_tables(Datasource))]
+MIGRATIONS: list[Migration] = [
+    ("datasources_0001_tables", create_tables(Datasource)),
+    ("datasources_0002_seal_config", seal_column("datasource", "config")),
+]

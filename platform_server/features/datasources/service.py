@@ -21,27 +21,32 @@ QUERY_TIMEOUT_S = 10.0
 MASK = "********"
 
 
-def roots(config: Config) -> list[Path]:
-    """Folders a SQLite datasource may live in: `<data_dir>/datasources` plus `datasource_roots`."""
-    return [Path(config.data_dir, "datasources").resolve(), *(Path(r).resolve() for r in config.datasource_roots)]
+def roots(config: Config, workspace_id: int) -> list[Path]:
+    """Folders a SQLite datasource of one workspace may live in: `<data_dir>/datasources/<workspaceId>`
+    and `<root>/<workspaceId>` of each `datasource_roots` folder (no workspace reaches another's files)."""
+    bases = [Path(config.data_dir, "datasources"), *(Path(r) for r in config.datasource_roots)]
+    return [(base / str(int(workspace_id))).resolve() for base in bases]
 
 
-def check_sqlite_path(config: Config, raw: str) -> str:
-    """An existing file inside one of the roots (relative paths are taken from `<data_dir>/datasources`)."""
+def check_sqlite_path(config: Config, raw: str, workspace_id: int) -> str:
+    """An existing file inside one of the workspace's roots (relative paths: from `<data_dir>/datasources/<ws>`)."""
     if not raw or "\x00" in raw:
         raise BadRequest("config.path: required")
-    base = roots(config)[0]
+    allowed = roots(config, workspace_id)
+    base = allowed[0]
     path = (base / raw).resolve() if not Path(raw).is_absolute() else Path(raw).resolve()
-    if not any(path == r or r in path.parents for r in roots(config)):
-        raise BadRequest("config.path: must be inside <data_dir>/datasources or a configured datasource root")
+    if not any(r in path.parents for r in allowed):
+        raise BadRequest("config.path: must be inside <data_dir>/datasources/<workspaceId> or "
+                         "<datasource root>/<workspaceId>")
     if not path.is_file():
         raise BadRequest("config.path: no such file")
     return str(path)
 
 
-def clean_config(config: Config, kind: str, raw: dict[str, Any], old: dict[str, Any] | None = None) -> dict[str, Any]:
+def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: int,
+                 old: dict[str, Any] | None = None) -> dict[str, Any]:
     if kind == "sqlite":
-        return {"path": check_sqlite_path(config, str(raw.get("path") or ""))}
+        return {"path": check_sqlite_path(config, str(raw.get("path") or ""), workspace_id)}
     base_url = str(raw.get("baseUrl") or "")
     if not base_url.startswith(("http://", "https://")) or len(base_url) > 2000:
         raise BadRequest("config.baseUrl: must be an http(s) URL")
@@ -95,7 +100,7 @@ def _unique_name(caller: Caller, name: str, exclude: int | None = None) -> None:
 
 def create(caller: Caller, config: Config, name: str, kind: str, description: str, raw: dict[str, Any],
            enabled: bool) -> dict[str, Any]:
-    clean = clean_config(config, kind, raw)
+    clean = clean_config(config, kind, raw, caller.workspace_id)
     with database.atomic():
         _unique_name(caller, name)
         row = Datasource.create(workspace_id=caller.workspace_id, name=name, type=kind, description=description,
@@ -106,7 +111,7 @@ def create(caller: Caller, config: Config, name: str, kind: str, description: st
 
 def update(caller: Caller, config: Config, ds_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     row = _get(caller, ds_id)
-    clean = clean_config(config, row.type, changes["config"], row.config) if "config" in changes else None
+    clean = clean_config(config, row.type, changes["config"], row.workspace_id, row.config) if "config" in changes else None
     with database.atomic():
         if "name" in changes:
             _unique_name(caller, changes["name"], exclude=row.id)

@@ -1,9 +1,10 @@
 """Guard routes: rules and configs (global: written by a global admin), grants, approvals, logs, feed, badges."""
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from platform_server.db import parse_iso
 from platform_server.features.guard import grants, rules, settings, views
@@ -52,8 +53,20 @@ class GuardConfigBody(BaseModel):
 
 
 class FileGuardBody(BaseModel):
-    enabled: bool | None = None
-    patterns: list[str] | None = Field(default=None, max_length=settings.MAX_PATTERNS)
+    # fileGuardEnabled / sensitivePathsJson (a JSON-encoded list): the original console's names
+    enabled: bool | None = Field(default=None, validation_alias=AliasChoices("enabled", "fileGuardEnabled"))
+    patterns: list[str] | None = Field(default=None, max_length=settings.MAX_PATTERNS,
+                                       validation_alias=AliasChoices("patterns", "sensitivePathsJson"))
+
+    @field_validator("patterns", mode="before")
+    @classmethod
+    def _decode(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError:
+                raise ValueError("must be a list of glob patterns (or that list as JSON)")
+        return value
 
 
 class GrantBody(BaseModel):
@@ -89,8 +102,15 @@ class RulesHandler(ApiHandler):
     tags = SECURITY
 
     def get(self) -> None:
-        """Every rule (built-in and custom), each with a `builtin` flag."""
-        self.ok(rules.list_rules())
+        """Every rule (built-in and custom), each with a `builtin` flag; with `page` a page of `records`."""
+        items = rules.list_rules()
+        if self.get_query_argument("page", None) is None:
+            self.ok(items)
+            return
+        # the original console pages this list: `{records, total, page, size}`
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), 500)
+        self.ok({"records": items[req.offset:req.offset + req.size], "total": len(items), "page": req.page,
+                 "size": req.size})
 
     def post(self) -> None:
         """Create a custom rule; `ruleId` is generated from the name when absent."""
@@ -189,12 +209,17 @@ class FileGuardHandler(ApiHandler):
 
     def get(self) -> None:
         """`{enabled, patterns}`: globs the file tools may never read, write or list."""
-        self.ok(settings.get_file_guard())
+        self.ok(_file_guard_view(settings.get_file_guard()))
 
     def put(self) -> None:
         """Sparse update of the file guard."""
         body = self.body(FileGuardBody)
-        self.ok(settings.put_file_guard(self.require_caller(), body.enabled, body.patterns))
+        self.ok(_file_guard_view(settings.put_file_guard(self.require_caller(), body.enabled, body.patterns)))
+
+
+def _file_guard_view(value: dict[str, Any]) -> dict[str, Any]:
+    """fileGuardEnabled / sensitivePaths: the original console's names beside the spec's."""
+    return {**value, "fileGuardEnabled": value["enabled"], "sensitivePaths": value["patterns"]}
 
 
 # ---- security views ---------------------------------------------------------------------------------

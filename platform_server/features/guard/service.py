@@ -10,7 +10,7 @@ import datetime as dt
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.guard import grants as grant_store
@@ -39,6 +39,15 @@ class Verdict:
     rule_id: str | None
     reason: str
     grant_id: int | None = None  # set when an active grant turned an "ask" into "allow"
+
+
+ToolVerdictHook = Callable[[dict[str, Any], GuardContext], "Verdict | None"]
+_tool_hooks: dict[str, ToolVerdictHook] = {}  # tool name -> the owning area's own check (set at start)
+
+
+def register_tool_hook(tool_name: str, hook: ToolVerdictHook) -> None:
+    """Let a tool's area decide `deny` or `ask` for its own calls (e.g. wiki page-type permissions)."""
+    _tool_hooks[tool_name] = hook
 
 
 def configure(approval_expiry_s: float) -> None:
@@ -97,9 +106,13 @@ def evaluate(tool_name: str, arguments: dict[str, Any], ctx: GuardContext, now: 
     file_verdict = _file_guard_verdict(tool_name, args)
     if file_verdict is not None:
         return file_verdict
+    hook = _tool_hooks.get(tool_name)
+    own = hook(args, ctx) if hook is not None else None
+    if own is not None and own.decision == "deny":
+        return own
     config = guard_settings.get_config()
     if not config["enabled"]:
-        return Verdict("allow", "low", None, "the tool guard is disabled")
+        return own or Verdict("allow", "low", None, "the tool guard is disabled")
     defaults = config["defaultDecisions"]
     best: tuple[int, int, GuardRule] | None = None
     rules = GuardRule.select().where((GuardRule.enabled == True) & GuardRule.tool_name.in_([tool_name, "*"]))  # noqa: E712
@@ -111,9 +124,13 @@ def evaluate(tool_name: str, arguments: dict[str, Any], ctx: GuardContext, now: 
             best = (key[0], key[1], rule)
     if best is None:
         decision = defaults.get("low", "allow")
+        if own is not None and own.decision == "ask" and decision == "allow":
+            return own
         return Verdict(decision, "low", None, f"{tool_name}: no rule matched, default for low is {decision}")
     rule = best[2]
     decision = _rule_decision(rule, defaults)
+    if own is not None and own.decision == "ask" and decision == "allow":
+        return own
     words = {"allow": "is allowed", "ask": "requires approval", "deny": "is denied"}[decision]
     verdict = Verdict(decision, rule.severity, rule.rule_id, f"{tool_name} {words} (rule {rule.rule_id})")
     if decision != "ask" or rule.severity == "critical":

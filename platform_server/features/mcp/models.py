@@ -4,6 +4,7 @@ from __future__ import annotations
 import peewee
 
 from platform_server.db import BaseModel, BooleanField, DateTimeField, JSONField, Migration, create_tables, utcnow
+from platform_server.sealed import SealedJSONField, seal_column
 
 
 class McpServer(BaseModel):
@@ -11,10 +12,10 @@ class McpServer(BaseModel):
     description = peewee.TextField(default="")
     transport = peewee.CharField()  # streamable_http | sse | stdio
     url = peewee.TextField(default="")
-    headers = JSONField(default=dict)  # secret values: write-only
+    headers = SealedJSONField(default=dict)  # secret values: write-only
     command = peewee.TextField(default="")
     args = JSONField(default=list)
-    env = JSONField(default=dict)  # secret values: write-only
+    env = SealedJSONField(default=dict)  # secret values: write-only
     enabled = BooleanField(default=True)
     disclosure_tier = peewee.CharField(default="core")
     tools = JSONField(default=list)  # last discovery: [{name, toolName, description, inputSchema}]
@@ -41,4 +42,8 @@ class McpToolAlias(BaseModel):
         table_name = "mcp_tool_alias"
 
 
-MIGRATIONS: list[Migration] = [("mcp_0001_servers", create_tables(McpServer, McpToolAlias))]
+MIGRATIONS: list[Migration] = [
+    ("mcp_0001_servers", create_tables(McpServer, McpToolAlias)),
+    ("mcp_0002_seal_headers", seal_column("mcp_server", "headers")),
+    ("mcp_0003_seal_env", seal_column("mcp_server", "env")),
+]

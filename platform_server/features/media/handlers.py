@@ -5,6 +5,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from platform_server.features.conversations import service as conversations
 from platform_server.features.media import service
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import PUBLIC
@@ -72,9 +73,21 @@ class GeneratedFileHandler(ApiHandler):
         self.finish(body)
 
 
+class ConversationFilesHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = ("Files",)
+
+    def get(self, conversationId: str) -> None:
+        """The owner's uploads into the conversation and the files its tools generated (one-time links)."""
+        caller = self.require_caller()
+        conv = conversations.owned(caller, conversationId)
+        self.ok(service.conversation_files(caller.user_id, caller.workspace_id, conv.conversation_id))
+
+
 ROUTES = [
     route("/api/v1/stt/transcribe", TranscribeHandler),
     route("/api/v1/tts/synthesize", SynthesizeHandler),
     route("/api/v1/tts/voices", VoicesHandler),
     route("/api/v1/files/generated/{id}", GeneratedFileHandler),
+    route("/api/v1/conversations/{conversationId:str}/files", ConversationFilesHandler),
 ]

@@ -134,3 +134,29 @@ async def image_generate(data_dir: str, args: dict[str, Any], ctx: Any) -> str:
         raise ToolError(str(exc))
     saved = await save_generated(data_dir, ctx.user_id, ctx.workspace_id, ctx.conversation_id, "image.png", "image/png", png)
     return f"Image generated ({saved['size']} bytes). One-time download link: {saved['url']}"
+
+
+def conversation_files(user_id: int, workspace_id: int, conversation_id: str) -> dict[str, Any]:
+    """The caller's uploads into a conversation and the files tools generated in it (newest first)."""
+    from platform_server.features.chat.models import Upload
+
+    uploads = (Upload.select().where((Upload.user_id == user_id) & (Upload.conversation_id == conversation_id))
+               .order_by(Upload.id.desc()))
+    generated = (GeneratedFile.select().where((GeneratedFile.user_id == user_id)
+                                              & (GeneratedFile.workspace_id == workspace_id)
+                                              & (GeneratedFile.conversation_id == conversation_id))
+                 .order_by(GeneratedFile.create_time.desc()))
+    now = utcnow()
+
+    def state(g: GeneratedFile) -> str:
+        return "downloaded" if g.downloaded_at is not None else "expired" if g.expires_at <= now else "available"
+
+    return {
+        "conversationId": conversation_id,
+        "uploads": [{"storedName": u.stored_name, "name": u.name, "size": u.size, "contentType": u.content_type,
+                     "url": f"/api/v1/chat/files/{conversation_id}/{u.stored_name}", "createTime": iso(u.create_time)}
+                    for u in uploads],
+        "generated": [{"id": str(g.id), "name": g.name, "size": g.size, "contentType": g.content_type,
+                       "state": state(g), "url": f"/api/v1/files/generated/{g.id}" if state(g) == "available" else None,
+                       "createTime": iso(g.create_time), "expiresAt": iso(g.expires_at)} for g in generated],
+    }

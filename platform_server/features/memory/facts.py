@@ -202,6 +202,19 @@ def forget(config: Config, scope: Scope, caller: Caller, fact_id: int) -> dict[s
     return fact_vo(fact)
 
 
+def edit(config: Config, scope: Scope, caller: Caller, fact_id: int, statement: str) -> dict[str, Any]:
+    """Rewrite an active fact's statement (marked user-edited) and rebuild MEMORY.md."""
+    with database.atomic():
+        fact = get_fact(scope, fact_id)
+        if fact.status != "active":
+            raise BadRequest("Only an active fact can be edited")
+        fact.statement, fact.user_edited, fact.update_time = statement.strip(), True, utcnow()
+        fact.save()
+        audit.record(caller, "UPDATE", "MEMORY_FACT", fact.id, f"edited {fact.key}", workspace_id=scope.workspace_id)
+    store.write_projection(config, scope)
+    return fact_vo(fact)
+
+
 def contradictions(scope: Scope) -> list[dict[str, Any]]:
     """Open contradictions of the scope, oldest first."""
     q = Contradiction.select().where(scope.where(Contradiction) & (Contradiction.status == "open"))

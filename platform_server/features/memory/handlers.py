@@ -226,6 +226,20 @@ class ForgetHandler(MemoryHandler):
         self.ok(facts.forget(self.config, scope, self.require_caller(), factId))
 
 
+class FactEditRequest(BaseModel):
+    statement: str = Field(min_length=1, max_length=1000)
+
+
+class FactEditHandler(MemoryHandler):
+    body_models = {"POST": FactEditRequest}
+
+    def post(self, agentId: int, factId: int) -> None:
+        """Rewrite an active fact (`{statement}`; marked user-edited) and rebuild MEMORY.md."""
+        req = self.body(FactEditRequest)
+        _, scope = self.scope(agentId)
+        self.ok(facts.edit(self.config, scope, self.require_caller(), factId, req.statement))
+
+
 class SummarizeHandler(MemoryHandler):
     query_params: dict[str, list[dict[str, Any]]] = {}
 
@@ -254,5 +268,6 @@ ROUTES = [
     route(f"{BASE}/facts/contradictions/{{contradictionId}}/resolve", ResolveHandler),
     route(f"{BASE}/facts/{{factId}}/feedback", FeedbackHandler),
     route(f"{BASE}/facts/{{factId}}/forget", ForgetHandler),
+    route(f"{BASE}/facts/{{factId}}/edit", FactEditHandler),
     route(f"{BASE}/summarize/{{conversationId:str}}", SummarizeHandler),
 ]

@@ -11,6 +11,9 @@ if TYPE_CHECKING:
 
 
 async def start(platform: Platform) -> None:
+    from platform_server.features.agents.service import move_private_memory
+
+    move_private_memory(platform.config)  # once, before serving: memory left the shared workspace
     dreamer = Dreamer(platform)
     platform.services.memory = dreamer
     loop = NightlyDreamLoop(dreamer)

@@ -1,10 +1,11 @@
 """Memory files of one scope (user, agent, endUserId): the MEMORY.md projection, daily notes, DREAMS.md.
 
-Layout inside the agent's workspace folder (all writes go through the confined file helpers):
+Layout inside the agent's private folder `agents/<agentId>/private` (outside the shared workspace, so no
+files route, tool, export or prompt file reaches it; all writes go through the confined file helpers):
 `memory/people/<userId>/` for the user's own memory of the agent and
 `memory/people/<userId>/users/<endUserKey>/` for one end user, each holding `MEMORY.md`,
 `daily/YYYY-MM-DD.md` and `DREAMS.md`. The shared, hand-written `MEMORY.md` at the workspace root
-(and `memory/users/<key>/MEMORY.md`) stay the agent's own notes; the chat runtime sends both.
+(and `memory/users/<key>/MEMORY.md`) of the workspace stay the agent's own notes; the chat runtime sends both.
 """
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ def render(scope: Scope, facts: list[Fact]) -> str:
 def write_projection(config: Config, scope: Scope) -> int:
     """Rebuild the scope's MEMORY.md from its active facts; returns how many facts it holds."""
     facts = list(Fact.select().where(scope.where(Fact) & (Fact.status == "active")))
-    root = agents.agent_dir(config, scope.agent_id)
+    root = agents.private_dir(config, scope.agent_id)
     if not facts:
         try:
             files.delete_path(root, scope.path(PROJECTION))
@@ -137,13 +138,13 @@ def write_projection(config: Config, scope: Scope) -> int:
 
 def read(config: Config, scope: Scope, name: str) -> str:
     """A memory file of the scope as text ("" when absent)."""
-    root = agents.agent_dir(config, scope.agent_id)
+    root = agents.private_dir(config, scope.agent_id)
     return files.read_text_capped(root, scope.path(name), NOTE_CAP) or ""
 
 
 def prompt_text(config: Config, agent_id: int, user_id: int, end_user_id: str | None) -> str:
     """The user's memory of the agent as the chat runtime sends it (comments stripped)."""
-    root = agents.agent_root(config, agent_id) / "workspace"
+    root = agents.agent_root(config, agent_id) / "private"
     if not root.is_dir():
         return ""
     scope = Scope(0, user_id, agent_id, end_user_id or "")
@@ -155,7 +156,7 @@ def prompt_text(config: Config, agent_id: int, user_id: int, end_user_id: str | 
 
 def append(config: Config, scope: Scope, rel_name: str, text: str) -> str:
     """Append text to a memory file of the scope (created when missing); returns its relative path."""
-    root = agents.agent_dir(config, scope.agent_id)
+    root = agents.private_dir(config, scope.agent_id)
     rel = scope.path(rel_name)
     current = files.read_text_capped(root, rel, NOTE_CAP * 4) or ""
     if current and not current.endswith("\n"):
@@ -170,7 +171,7 @@ def daily_name(day: dt.date) -> str:
 
 def daily_notes(config: Config, scope: Scope, since: dt.date | None, cap: int = 24_000) -> str:
     """The scope's daily notes from `since` on (the last 7 days at most), newest kept within cap."""
-    root = agents.agent_dir(config, scope.agent_id)
+    root = agents.private_dir(config, scope.agent_id)
     folder: Path = root.joinpath(*scope.path("daily").split("/"))
     if not folder.is_dir():
         return ""
@@ -193,7 +194,7 @@ def daily_notes(config: Config, scope: Scope, since: dt.date | None, cap: int = 
 
 
 def daily_count(config: Config, scope: Scope) -> int:
-    root = agents.agent_root(config, scope.agent_id) / "workspace"
+    root = agents.agent_root(config, scope.agent_id) / "private"
     if not (root / scope.folder() / "daily").is_dir():
         return 0
     return sum(1 for _ in files.walk_files(root, scope.path("daily")))

@@ -31,6 +31,9 @@ class _Models(ApiHandler):
     def router(self) -> LlmRouter:
         return self.platform.services.llm
 
+    def pool_states(self) -> dict[str, str]:
+        return {s["providerId"]: s["state"] for s in self.router.pool_state()}
+
 
 class ModelsHandler(_Models):
     access = {"GET": ADMIN, "POST": ADMIN}
@@ -38,7 +41,7 @@ class ModelsHandler(_Models):
 
     def get(self) -> None:
         """Enabled providers with their models and API keys (global admin)."""
-        self.ok(service.list_providers(enabled_only=True))
+        self.ok(service.list_providers(enabled_only=True, pool_states=self.pool_states()))
 
     def post(self) -> None:
         """Create a model under a provider."""
@@ -52,7 +55,15 @@ class CatalogHandler(_Models):
 
     def get(self) -> None:
         """Every provider, disabled ones included, with models and API keys (global admin)."""
-        self.ok(service.list_providers(enabled_only=False))
+        self.ok(service.list_providers(enabled_only=False, pool_states=self.pool_states()))
+
+
+class OptionsHandler(_Models):
+    access = {"GET": "viewer"}
+
+    def get(self) -> None:
+        """Enabled providers as `{id, name}` (no settings, no keys), for any viewer."""
+        self.ok(service.provider_options())
 
 
 class ActiveHandler(_Models):
@@ -78,6 +89,11 @@ class ByTypeHandler(_Models):
         if model_type not in service.MODEL_TYPES:
             raise BadRequest("type: must be chat or embedding")
         modality = self.get_query_argument("modality", None) or None
+        if modality == "vision":  # the original console's name for image input
+            modality = "image"
+        if modality in ("video", "audio"):  # no model here takes video or audio input
+            self.ok([])
+            return
         if modality is not None and modality not in service.MODALITIES:
             raise BadRequest("modality: must be text or image")
         self.ok([service.model_to_dict(m) for m in service.enabled_models(model_type, modality)])
@@ -245,8 +261,8 @@ class ProviderModelsHandler(_Models):
                                   req.modalities, req.maxInputTokens, req.enabled))
 
     def delete(self, providerId: str) -> None:
-        """Remove the model named by the `modelName` query parameter."""
-        name = self.get_query_argument("modelName", "")
+        """Remove the model named by the `modelName` query parameter (`modelId` also accepted)."""
+        name = self.get_query_argument("modelName", "") or self.get_query_argument("modelId", "")
         if not name:
             raise BadRequest("modelName: must not be blank")
         service.remove_model_by_name(self.require_caller(), providerId, name)
@@ -261,7 +277,9 @@ class ProviderModelTestHandler(_Models):
         """A real one-token call to one model (`modelName`, default: the provider's)."""
         req = self.body(ModelTest)
         service.get_provider(providerId)
-        self.ok(await self.router.probe(providerId, req.modelName))
+        # the original console names the model in the `modelId` query parameter
+        name = req.modelName or service.model_name_of(providerId, self.get_query_argument("modelId", None))
+        self.ok(await self.router.probe(providerId, name))
 
 
 class TestConnectionHandler(_Models):
@@ -295,6 +313,7 @@ class ReprobeHandler(_Models):
 ROUTES = [
     route("/api/v1/models", ModelsHandler),
     route("/api/v1/models/catalog", CatalogHandler),
+    route("/api/v1/models/options", OptionsHandler),
     route("/api/v1/models/active", ActiveHandler),
     route("/api/v1/models/by-type", ByTypeHandler),
     route("/api/v1/models/enabled", EnabledHandler),

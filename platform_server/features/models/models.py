@@ -4,6 +4,7 @@ from __future__ import annotations
 import peewee
 
 from platform_server.db import BaseModel, BooleanField, DateTimeField, Migration, utcnow
+from platform_server.sealed import SealedTextField, seal_column
 
 
 class Provider(peewee.Model):
@@ -11,7 +12,7 @@ class Provider(peewee.Model):
     name = peewee.CharField()
     protocol = peewee.CharField()  # openai | anthropic | local
     base_url = peewee.CharField(default="")
-    api_key = peewee.TextField(null=True)
+    api_key = SealedTextField(null=True)
     enabled = BooleanField(default=False)
     builtin = BooleanField(default=False)
     sort_order = peewee.IntegerField(default=100)
@@ -43,4 +44,7 @@ def _tables(db: peewee.Database) -> None:
     db.create_tables([Provider, ModelConfig], safe=True)
 
 
-MIGRATIONS: list[Migration] = [("models_0001_tables", _tables)]
+MIGRATIONS: list[Migration] = [
+    ("models_0001_tables", _tables),
+    ("models_0002_seal_api_keys", seal_column("model_provider", "api_key")),
+]

@@ -1,7 +1,7 @@
 """Request bodies of the Models, LLM runtime and provider routes."""
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 
 class CustomProviderCreate(BaseModel):
@@ -40,8 +40,10 @@ class ModelUpdate(BaseModel):
 
 
 class ActiveModel(BaseModel):
-    provider: str = Field(min_length=1, max_length=200)
-    modelName: str = Field(min_length=1, max_length=500)
+    # providerId/model: the original console's names (decisions.md, compatibility)
+    model_config = ConfigDict(populate_by_name=True)
+    provider: str = Field(min_length=1, max_length=200, validation_alias=AliasChoices("provider", "providerId"))
+    modelName: str = Field(min_length=1, max_length=500, validation_alias=AliasChoices("modelName", "model"))
 
 
 class ContextWindow(BaseModel):
@@ -62,4 +64,7 @@ class ModelTest(BaseModel):
 
 
 class DiscoverApply(BaseModel):
-    modelNames: list[str] | None = Field(default=None, max_length=1000)
+    # modelIds: the original console's name for the same list
+    model_config = ConfigDict(populate_by_name=True)
+    modelNames: list[str] | None = Field(default=None, max_length=1000,
+                                         validation_alias=AliasChoices("modelNames", "modelIds"))

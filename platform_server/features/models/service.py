@@ -36,11 +36,23 @@ def model_to_dict(m: ModelConfig) -> dict[str, Any]:
         "isDefault": bool(m.is_default),
         "enabled": bool(m.enabled),
         "createTime": iso(m.create_time),
+        # the original console's names: `provider` for providerId, `name` for displayName
+        "provider": m.provider_id,
+        "name": m.display_name or m.model_name,
     }
 
 
-def provider_to_dict(p: Provider, models: Iterable[ModelConfig]) -> dict[str, Any]:
-    """ProviderInfoDTO: includes the API key (global-admin routes only)."""
+def provider_to_dict(p: Provider, models: Iterable[ModelConfig], pool_state: str | None = None) -> dict[str, Any]:
+    """ProviderInfoDTO: includes the API key (global-admin routes only).
+
+    `pool_state` (the LLM pool's state of the provider) adds the liveness fields the original
+    console reads: `available`, `liveness` (LIVE, COOLDOWN, UNCONFIGURED), `isLocal`, `isCustom`.
+    """
+    rows = list(models)
+    usable = bool(p.enabled) and any(m.enabled and m.model_type == "chat" for m in rows)
+    configured = p.protocol == "local" or not p.builtin or bool(p.api_key)
+    available = usable and configured
+    liveness = "UNCONFIGURED" if not available else "COOLDOWN" if pool_state == "cooldown" else "LIVE"
     return {
         "id": p.id,
         "name": p.name,
@@ -49,7 +61,13 @@ def provider_to_dict(p: Provider, models: Iterable[ModelConfig]) -> dict[str, An
         "apiKey": p.api_key,
         "enabled": bool(p.enabled),
         "builtin": bool(p.builtin),
-        "models": [model_to_dict(m) for m in models],
+        "models": [model_to_dict(m) for m in rows],
+        "extraModels": [],
+        "isLocal": p.protocol == "local",
+        "isCustom": not p.builtin,
+        "configured": configured,
+        "available": available,
+        "liveness": liveness,
     }
 
 
@@ -61,7 +79,7 @@ def _ordered_models() -> peewee.ModelSelect[ModelConfig]:
     )
 
 
-def list_providers(enabled_only: bool) -> list[dict[str, Any]]:
+def list_providers(enabled_only: bool, pool_states: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Providers with their models (only enabled providers when asked)."""
     q = Provider.select().order_by(Provider.sort_order, Provider.id)
     if enabled_only:
@@ -71,7 +89,14 @@ def list_providers(enabled_only: bool) -> list[dict[str, Any]]:
     for m in _ordered_models():
         if m.provider_id in by_provider:
             by_provider[m.provider_id].append(m)
-    return [provider_to_dict(p, by_provider[p.id]) for p in providers]
+    states = pool_states or {}
+    return [provider_to_dict(p, by_provider[p.id], states.get(p.id)) for p in providers]
+
+
+def provider_options() -> list[dict[str, Any]]:
+    """Enabled providers as `{id, name}` only: safe for any workspace viewer."""
+    q = Provider.select().where(Provider.enabled == True).order_by(Provider.sort_order, Provider.id)  # noqa: E712
+    return [{"id": p.id, "name": p.name} for p in q]
 
 
 def enabled_models(model_type: str | None = None, modality: str | None = None) -> list[ModelConfig]:
@@ -313,6 +338,8 @@ def remove_model_by_name(caller: Caller, provider_id: str, model_name: str) -> N
     with database.atomic():
         get_provider(provider_id)
         rows = list(ModelConfig.select().where((ModelConfig.provider == provider_id) & (ModelConfig.model_name == model_name)))
+        if not rows and model_name.isdigit():  # the original console names the model by its id
+            rows = list(ModelConfig.select().where((ModelConfig.provider == provider_id) & (ModelConfig.id == int(model_name))))
         if not rows:
             raise NotFound("Model not found")
         for m in rows:
@@ -375,16 +402,31 @@ def find_model(provider_id: str, model_name: str, model_type: str = "chat") -> M
     )
 
 
+def model_name_of(provider_id: str, name_or_id: str | None) -> str | None:
+    """A model name, given its name or (as the original console sends it) its id."""
+    if name_or_id and name_or_id.isdigit():
+        row = ModelConfig.get_or_none((ModelConfig.id == int(name_or_id)) & (ModelConfig.provider == provider_id))
+        if row is not None:
+            return str(row.model_name)
+    return name_or_id
+
+
 def active() -> dict[str, Any]:
     """`{activeLlm: {provider, modelName}}` from the default chat model (null when none)."""
     m = default_model("chat")
-    return {"activeLlm": {"provider": m.provider_id, "modelName": m.model_name} if m else None}
+    if m is None:
+        return {"activeLlm": None}
+    # providerId/model: the original console's names for the same two values
+    return {"activeLlm": {"provider": m.provider_id, "modelName": m.model_name, "providerId": m.provider_id,
+                          "model": m.model_name}}
 
 
 def set_active(caller: Caller, provider_id: str, model_name: str) -> dict[str, Any]:
     """Make (provider, modelName) the default chat model."""
     get_provider(provider_id)
     m = find_model(provider_id, model_name)
+    if m is None and model_name.isdigit():  # the original console sends the model's id here
+        m = ModelConfig.get_or_none((ModelConfig.id == int(model_name)) & (ModelConfig.provider == provider_id))
     if m is None:
         raise NotFound(f"Model not found: {provider_id}/{model_name}")
     set_default(caller, m.id)

@@ -53,14 +53,14 @@ class LanguageHandler(ApiHandler):
     tags = ("Settings",)
 
     def get(self) -> None:
-        """The system language (public: the login page uses it)."""
-        self.ok({"language": service.get("language")})
+        """The system language as a plain string, e.g. `"en-US"` (public: the login page uses it)."""
+        self.ok(service.get("language"))
 
     def put(self) -> None:
         """Set the system language (global admin)."""
         req = self.body(LanguageRequest)
         service.save(self.require_caller(), {"language": req.language})
-        self.ok({"language": req.language})
+        self.ok(req.language)
 
 
 class SidecarHandler(ApiHandler):

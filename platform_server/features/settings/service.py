@@ -27,6 +27,35 @@ DEFAULTS: dict[str, Any] = {
     "images": DEFAULT_IMAGES,
 }
 
+# Display preferences the original console stores here and reads back at start (its chat view
+# honours them); kept as plain booleans.
+CONSOLE_PREFERENCES: dict[str, bool] = {"streamEnabled": True, "debugMode": False, "showThinking": True,
+                                        "thinkingFull": True}
+DEFAULTS.update(CONSOLE_PREFERENCES)
+
+# The original console's flat names for values kept here in nested objects: flat key -> (setting, field).
+FLAT_ALIASES: dict[str, tuple[str, str]] = {
+    "ttsDefaultVoice": ("speech", "voice"),
+    "sttOpenAiCompatProviderId": ("speech", "provider"),
+    "sttOpenAiCompatModel": ("speech", "sttModel"),
+    "imageProvider": ("images", "provider"),
+}
+
+# Keys the original console's settings pages send for features this server does not have
+# (web search, music, video, 3D, vendor keys) or that it answers as derived facts: accepted and
+# ignored, never stored (README, API notes). Any other unknown key is still a 400.
+CONSOLE_IGNORED = frozenset({
+    "workspaceStorageRoot", "searchEnabled", "searchProvider", "searchFallbackEnabled", "serperBaseUrl",
+    "serperApiKey", "serperApiKeyMasked", "tavilyBaseUrl", "tavilyApiKey", "tavilyApiKeyMasked", "duckduckgoEnabled",
+    "searxngBaseUrl", "weixinoaAppId", "weixinoaAppSecret", "weixinoaAppSecretMasked", "ttsEnabled", "ttsProvider",
+    "ttsFallbackEnabled", "ttsAutoMode", "ttsSpeed", "sttEnabled", "sttProvider", "sttFallbackEnabled", "imageEnabled",
+    "imageFallbackEnabled", "zhipuApiKey", "zhipuApiKeyMasked", "zhipuBaseUrl", "falApiKey", "falApiKeyMasked",
+    "videoEnabled", "videoProvider", "videoFallbackEnabled", "klingAccessKey", "klingAccessKeyMasked", "klingSecretKey",
+    "klingSecretKeyMasked", "runwayApiKey", "runwayApiKeyMasked", "minimaxApiKey", "minimaxApiKeyMasked",
+    "minimaxRegion", "musicEnabled", "musicProvider", "musicFallbackEnabled", "model3dEnabled", "model3dProvider",
+    "model3dFallbackEnabled",
+})
+
 FLAGS: dict[str, tuple[bool, str]] = {
     "talk_mode": (False, "Voice conversations over the talk WebSocket"),
     "wiki": (True, "Knowledge bases (LLM wiki)"),
@@ -48,6 +77,8 @@ def _validate(key: str, value: Any) -> Any:
             zoneinfo.ZoneInfo(str(value))
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             raise BadRequest("timezone: unknown IANA time zone")
+    if key in CONSOLE_PREFERENCES and not isinstance(value, bool):
+        raise BadRequest(f"{key}: must be a boolean")
     if key in ("siteName", "welcomeMessage") and (not isinstance(value, str) or len(value) > 2000):
         raise BadRequest(f"{key}: must be a string of at most 2000 characters")
     if key == "sidecar":
@@ -94,10 +125,33 @@ def seed_config_defaults(language: str, timezone: str) -> None:
 
 
 def get_all() -> dict[str, Any]:
+    """Every setting, plus the original console's flat names for the same values (derived, read-only)."""
     values = dict(DEFAULTS)
     for row in Setting.select():
         values[row.key] = row.value
+    for flat, (key, field) in FLAT_ALIASES.items():
+        values[flat] = (values.get(key) or {}).get(field)
+    speech = bool((values.get("speech") or {}).get("provider"))
+    values.update(ttsEnabled=speech, sttEnabled=speech, imageEnabled=bool((values.get("images") or {}).get("provider")),
+                  searchEnabled=False, searchProvider=None)
     return values
+
+
+def _fold_console_keys(changes: dict[str, Any]) -> dict[str, Any]:
+    """Translate the original console's flat names into nested settings; drop its ignored keys."""
+    folded: dict[str, Any] = {}
+    nested: dict[str, dict[str, Any]] = {}
+    for key, value in changes.items():
+        if key in FLAT_ALIASES:
+            setting, field = FLAT_ALIASES[key]
+            nested.setdefault(setting, {})[field] = value or None
+        elif key not in CONSOLE_IGNORED:
+            folded[key] = value
+    for setting, fields in nested.items():
+        current = folded.get(setting)
+        base: dict[str, Any] = current if isinstance(current, dict) else dict(get(setting) or {})
+        folded[setting] = {**base, **fields}
+    return folded
 
 
 def get(key: str) -> Any:
@@ -107,7 +161,7 @@ def get(key: str) -> Any:
 
 def save(caller: Caller | None, changes: dict[str, Any]) -> dict[str, Any]:
     """Save some settings (validated first: nothing is half-written)."""
-    clean = {k: _validate(k, v) for k, v in changes.items()}
+    clean = {k: _validate(k, v) for k, v in _fold_console_keys(changes).items()}
     with database.atomic():
         for key, value in clean.items():
             Setting.insert(key=key, value=value, update_time=utcnow()).on_conflict_replace().execute()
@@ -127,7 +181,9 @@ def seed_flags() -> None:
 
 
 def flag_to_dict(f: FeatureFlag) -> dict[str, Any]:
-    return {"key": f.key, "enabled": f.enabled, "description": f.description, "updateTime": iso(f.update_time)}
+    # flagKey: the original console's name for key
+    return {"key": f.key, "enabled": f.enabled, "description": f.description, "updateTime": iso(f.update_time),
+            "flagKey": f.key}
 
 
 def list_flags() -> list[dict[str, Any]]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+import aiohttp
 from pydantic import BaseModel, Field
 
 from platform_server.features.auth import service as auth
@@ -20,6 +21,7 @@ class InitRequest(BaseModel):
     password: str = Field(min_length=8, max_length=256)
     nickname: str | None = Field(default=None, max_length=100)
     language: Literal["en-US", "zh-CN"] | None = None  # absent: the configured default_language (en-US)
+    setupToken: str | None = Field(default=None, max_length=200, description="Needed from a non-loopback address")
 
 
 class StatusHandler(ApiHandler):
@@ -41,6 +43,9 @@ class InitHandler(ApiHandler):
         req = self.body(InitRequest)
         if auth.has_admin():
             raise BadRequest("Already initialized")
+        forwarded = any(h in self.request.headers for h in ("X-Forwarded-For", "X-Real-Ip", "Forwarded"))
+        service.check_setup_origin(self.request.remote_ip or "", forwarded,
+                                   req.setupToken or self.request.headers.get("X-Setup-Token"))
         password_hash = await run_blocking(auth.hash_password, req.password, self.config.password_hash_rounds)
         user = service.create_admin(req.username, password_hash, req.nickname, req.language)
         self.ok(auth.login_response(user, self.platform.jwt.issue(user.id, user.username, user.role)))
@@ -50,9 +55,21 @@ class OnboardingHandler(ApiHandler):
     access = {"GET": LOGIN}
     tags = ("Setup",)
 
-    def get(self) -> None:
-        """Which first-run steps are done (provider, agent, first chat)."""
-        self.ok(service.onboarding(self.require_caller().user_id))
+    async def get(self) -> None:
+        """Which first-run steps are done (provider, agent, first chat); `ollamaOnline` is probed live."""
+        self.ok(service.onboarding(self.require_caller().user_id, await _ollama_online()))
+
+
+async def _ollama_online() -> bool:
+    """Whether the Ollama provider's address answers its model list within a second."""
+    url = service.ollama_url()
+    if url is None:
+        return False
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=1)) as s, s.get(url) as r:
+            return r.status == 200
+    except (aiohttp.ClientError, TimeoutError, ValueError):
+        return False
 
 
 ROUTES = [

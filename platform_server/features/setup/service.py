@@ -1,16 +1,20 @@
 """First-run setup: the global admin, created once (by the API or headless from the environment)."""
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import logging
+import secrets
 from typing import Any
 
 from platform_server import __version__
 from platform_server.features.auth import service as auth
 from platform_server.features.auth.models import User
 from platform_server.features.settings import service as settings
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import BadRequest, Forbidden
 
 log = logging.getLogger(__name__)
+_setup: dict[str, str] = {}
 
 # Other areas add onboarding steps: name -> callable(user_id) -> bool
 ONBOARDING_STEPS: dict[str, Any] = {}
@@ -41,7 +45,49 @@ def ensure_headless_admin(username: str, password: str, rounds: int = 10) -> Non
     log.info("created admin user %r from the environment", username)
 
 
-def onboarding(user_id: int) -> dict[str, Any]:
+def prepare_setup_token(configured: str) -> None:
+    """First run (no admin yet): the token a non-loopback `setup/init` must send, printed on the console."""
+    if auth.has_admin():
+        _setup["token"] = ""
+        return
+    _setup["token"] = configured or secrets.token_urlsafe(18)
+    if not configured:
+        log.warning("First run: finish setup from this machine (http://localhost) or send this setup code "
+                    "as setupToken from another machine: %s", _setup["token"])
+
+
+def setup_token() -> str:
+    return _setup.get("token", "")
+
+
+def check_setup_origin(remote_ip: str, forwarded: bool, given: str | None) -> None:
+    """setup/init is taken from the loopback address, or with the setup token from anywhere else."""
+    try:
+        local = ipaddress.ip_address(remote_ip).is_loopback and not forwarded
+    except ValueError:
+        local = False
+    if local:
+        return
+    expected = setup_token()
+    if not expected or not given or not hmac.compare_digest(given.encode(), expected.encode()):
+        raise Forbidden("setup/init from another machine needs the setup token printed in the server log "
+                        "at first start (setupToken), or run it from the server itself")
+
+
+def onboarding(user_id: int, ollama_online: bool = False) -> dict[str, Any]:
+    """Which first-run steps are done, plus the two facts the original console's wizard reads."""
+    from platform_server.features.models import service as models
+
     steps = {name: bool(check(user_id)) for name, check in ONBOARDING_STEPS.items()}
     steps["adminCreated"] = auth.has_admin()
-    return {"completed": all(steps.values()), "steps": steps, **status()}
+    has_default = models.default_model("chat") is not None
+    return {"completed": all(steps.values()), "steps": steps, **status(), "hasDefaultModel": has_default,
+            "ollamaOnline": ollama_online}
+
+
+def ollama_url() -> str | None:
+    """The Ollama provider's model-list URL (its base URL ends in /v1), or None when it is not seeded."""
+    from platform_server.features.models.models import Provider
+
+    p = Provider.get_or_none(Provider.id == "ollama")
+    return f"{p.base_url.rstrip('/')}/models" if p is not None and p.base_url else None

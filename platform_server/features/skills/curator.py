@@ -65,6 +65,10 @@ def _live_counts(workspace_id: int) -> dict[str, int]:
         "managedPinned": sum(1 for s in rows if s.id in managed and s.pinned and not s.archived),
         "unmanaged": sum(1 for s in rows if s.id not in managed and not s.archived),
         "reports": CuratorRun.select().where(CuratorRun.workspace_id == workspace_id).count(),
+        # the original console's tiles: every skill of the workspace by lifecycle
+        "active": sum(1 for s in rows if not s.archived),
+        "archived": sum(1 for s in rows if s.archived),
+        "pinned": sum(1 for s in rows if s.pinned and not s.archived),
     }
 
 
@@ -72,7 +76,7 @@ def status(workspace_id: int, settings: Settings) -> dict[str, Any]:
     """Active, paused, consolidation, last and next run, counts."""
     state = state_of(workspace_id)
     last = CuratorRun.get_or_none(CuratorRun.id == state.last_run_id) if state and state.last_run_id else None
-    return {
+    data: dict[str, Any] = {
         "workspaceId": str(workspace_id),
         "active": bool(state and state.active),
         "paused": bool(state and state.paused),
@@ -88,6 +92,16 @@ def status(workspace_id: int, settings: Settings) -> dict[str, Any]:
         "lastSummary": last.summary if last else None,
         "counts": _live_counts(workspace_id),
     }
+    # the same facts grouped the way the original console reads them
+    data["config"] = {"enabled": data["active"], "cron": f"every {data['intervalHours']:g} h",
+                      "staleAfterDays": settings.unused_days, "archiveAfterDays": settings.unused_days,
+                      "scope": "managed"}
+    data["control"] = {"activated": data["active"], "paused": data["paused"], "consolidate": data["consolidate"],
+                       "lastRunAt": data["lastRunAt"], "lastDryRunAt": data["lastRunAt"],
+                       "lastObservedAt": data["lastScheduledAt"], "nextScheduledRun": data["nextRunAt"]}
+    last_id = data["lastRunId"]
+    data["lastReport"] = {"id": last_id, "url": f"/api/v1/skills/curator/reports/{last_id}"} if last_id else None
+    return data
 
 
 def set_flag(caller: Caller, attr: str, value: bool, detail: str) -> None:

@@ -19,6 +19,7 @@ from platform_server.features.skills.models import Skill
 from platform_server.features.skills.schemas import (
     ArchiveBody,
     ExportBody,
+    FileText,
     InstantiateBody,
     PinBody,
     SecretBody,
@@ -268,6 +269,23 @@ class ExportHandler(SkillsBase):
         self.ok({"skillId": str(skill.id), "agentId": str(agent.id), "path": f"skills/{skill.name}", "files": listed})
 
 
+class FileHandler(SkillsBase):
+    access = {"GET": "viewer", "PUT": "member"}
+    body_models = {"PUT": FileText}
+
+    def get(self, id: int, path: str) -> None:
+        """One bundle file as text: `{path, size, content}` (400 for a binary file)."""
+        skill = service.get_skill(self.require_caller(), id)
+        self.ok(service.bundle_file(skill, path))
+
+    async def put(self, id: int, path: str) -> None:
+        """Create or replace one bundle file from `{content}`; the other files stay as they are."""
+        caller = self.require_caller()
+        skill = service.write_bundle_file(caller, id, path, self.body(FileText).content)
+        await self.skills.sync_skill(skill)
+        self.ok(service.bundle_file(skill, path))
+
+
 class SecretsHandler(SkillsBase):
     access = {"GET": "member", "POST": "member"}
     body_models = {"POST": SecretBody}
@@ -411,6 +429,7 @@ ROUTES: list[Any] = [
     route("/api/v1/skills/{id}/workspace", WorkspaceInfoHandler),
     route("/api/v1/skills/{id}/sync-files", SyncOneHandler),
     route("/api/v1/skills/{id}/export-workspace", ExportHandler),
+    route("/api/v1/skills/{id}/files/**", FileHandler),
     route("/api/v1/skills/{skillId}/secrets", SecretsHandler),
     route("/api/v1/skills/{skillId}/secrets/{key}", SecretHandler),
     route("/api/v1/skill-templates", TemplatesHandler),

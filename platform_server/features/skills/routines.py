@@ -202,6 +202,8 @@ async def mine(caller: Caller, gates: Gates, now: dt.datetime | None = None) -> 
 def listing(caller: Caller, gates: Gates, status: str | None) -> list[dict[str, Any]]:
     """The caller's candidates in this workspace, most frequent first; `status` filters."""
     q = _mine_q(caller)
+    if status == "observing":  # the original console's name for open candidates
+        status = "open"
     if status:
         if status not in STATUSES:
             raise BadRequest(f"status: must be one of {', '.join(STATUSES)}")

@@ -74,6 +74,10 @@ class ExportBody(BaseModel):
     agentId: int = Field(gt=0, lt=2**63)
 
 
+class FileText(BaseModel):
+    content: str = Field(max_length=1024 * 1024, description="The file's text")
+
+
 class SecretBody(BaseModel):
     key: str = Field(min_length=1, max_length=128)
     value: str = Field(default="", max_length=16 * 1024, description="Empty deletes the secret")

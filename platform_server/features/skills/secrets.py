@@ -11,32 +11,13 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.skills.models import Skill, SkillSecret
+from platform_server.sealed import KEY_FILE, load_key  # noqa: F401 - one key scheme for every secret at rest
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 
-KEY_FILE = "skills_secret_key"
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 MAX_VALUE = 16 * 1024
 MAX_PER_SKILL = 100
-
-
-def load_key(data_dir: str) -> bytes:
-    """The 32-byte encryption key, generated on first use (mode 0600)."""
-    path = os.path.join(data_dir, KEY_FILE)
-    if os.path.exists(path):
-        with open(path, "rb") as fh:
-            key = base64.b64decode(fh.read().strip())
-        if len(key) != 32:
-            raise SystemExit(f"{path}: not a 32-byte key")
-        return key
-    key = AESGCM.generate_key(bit_length=256)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process won the race
-        return load_key(data_dir)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(base64.b64encode(key))
-    return key
 
 
 def _aad(skill_id: int, key: str) -> bytes:
@@ -56,9 +37,9 @@ def decrypt(master: bytes, skill_id: int, key: str, stored: str) -> str:
 
 
 def mask(value: str) -> str:
-    """`sk-…abcd` for long values; short ones reveal nothing."""
+    """`…abcd` (the last 4 characters) for long values; short ones reveal nothing."""
     if len(value) >= 12:
-        return f"{value[:3]}…{value[-4:]}"
+        return f"…{value[-4:]}"
     return "••••"
 
 

@@ -65,6 +65,28 @@ def to_dict(skill: Skill, full: bool = False) -> dict[str, Any]:
     return data
 
 
+def bundle_file(skill: Skill, rel: str) -> dict[str, Any]:
+    """One bundle file of the skill as text."""
+    path = check_bundle_path(rel)
+    row = SkillFile.get_or_none((SkillFile.skill == skill.id) & (SkillFile.path == path))
+    if row is None:
+        raise NotFound("File not found")
+    try:
+        text = bytes(row.data).decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest(f"'{path}' is not a text file")
+    return {"skillId": str(skill.id), "path": path, "size": row.size, "content": text}
+
+
+def write_bundle_file(caller: Caller, skill_id: int, rel: str, text: str) -> Skill:
+    """Create or replace one bundle file, keeping the rest of the bundle."""
+    path = check_bundle_path(rel)
+    files = dict(bundle_of(get_skill(caller, skill_id)).files)
+    files[path] = text.encode("utf-8")
+    skill, _ = update(caller, skill_id, {}, check_bundle(files))
+    return skill
+
+
 def bundle_of(skill: Skill) -> Bundle:
     rows = SkillFile.select().where(SkillFile.skill == skill.id)
     return Bundle(skill.workspace_id, skill.name, skill.content, {r.path: bytes(r.data) for r in rows})
@@ -134,6 +156,9 @@ def counts(caller: Caller) -> dict[str, Any]:
         "archived": len(rows) - len(live),
         "pinned": sum(1 for s in live if s.pinned),
         "byType": by_type,
+        # the original console's tab counters, flat: `all` plus one per skill type
+        "all": len(live),
+        **by_type,
     }
 
 
@@ -499,7 +524,10 @@ def runtime_status(caller: Caller) -> list[dict[str, Any]]:
         bound = bound_enabled_agents(s)
         out.append({"id": str(s.id), "name": s.name, "skillType": s.skill_type, "enabled": bool(s.enabled),
                     "archived": int(s.archived), "status": status, "missing": missing,
-                    "boundAgentCount": len(bound), "activeAgentCount": sum(1 for a in bound if not a.skills_disabled)})
+                    "boundAgentCount": len(bound), "activeAgentCount": sum(1 for a in bound if not a.skills_disabled),
+                    # the original console's names: resolvable now, and why not
+                    "runtimeAvailable": status == "ready",
+                    "resolutionError": None if not missing else "missing: " + ", ".join(m["name"] for m in missing)})
     return out
 
 

@@ -11,6 +11,7 @@ import zoneinfo
 from typing import Any, Callable, TypeVar
 
 from platform_server.features.agents import files
+from platform_server.features.agents import service as agents
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.features.tools.web_fetch import WEB_FETCH
 from platform_server.blocking import run_blocking
@@ -43,6 +44,15 @@ async def get_current_time(args: dict[str, Any], ctx: ToolContext) -> str:
 def _root(ctx: ToolContext) -> pathlib.Path:
     ctx.agent_dir.mkdir(parents=True, exist_ok=True)
     return ctx.agent_dir
+
+
+def _check_private(ctx: ToolContext, rel: str) -> None:
+    """An end user's turn reaches only its own `memory/users/<key>/` notes, never another end user's."""
+    if not ctx.end_user_id:
+        return
+    parts = [p.lower() for p in files.split_rel(rel)] if rel not in ("", ".", "./") else []
+    if parts[:2] == ["memory", "users"] and (len(parts) < 3 or parts[2] != agents.end_user_key(ctx.end_user_id).lower()):
+        raise ToolError(f"Another end user's notes are private: {rel}")
 
 
 def _confined(fn: Callable[..., T], *args: Any) -> T:
@@ -78,6 +88,7 @@ def _list(root: pathlib.Path, rel: str) -> str:
 
 
 async def list_files(args: dict[str, Any], ctx: ToolContext) -> str:
+    _check_private(ctx, args.get("path") or ".")
     return await run_blocking(_confined, _list, _root(ctx), args.get("path") or ".")
 
 
@@ -100,6 +111,7 @@ def _read(root: pathlib.Path, rel: str) -> str:
 
 
 async def read_file(args: dict[str, Any], ctx: ToolContext) -> str:
+    _check_private(ctx, str(args["path"]))
     return await run_blocking(_confined, _read, _root(ctx), args["path"])
 
 
@@ -113,6 +125,7 @@ async def write_file(args: dict[str, Any], ctx: ToolContext) -> str:
     content = args.get("content")
     if not isinstance(content, str):
         raise ToolError("Argument 'content' must be a string")
+    _check_private(ctx, str(args["path"]))
     data = content.encode("utf-8", "replace")
     if len(data) > WRITE_CAP_BYTES:
         raise ToolError(f"Content too large: {len(data)} bytes (limit {WRITE_CAP_BYTES})")
@@ -206,6 +219,7 @@ BUILTIN_TOOLS: tuple[ToolDefinition, ...] = (
         "Write a text file in the agent's workspace folder, creating folders as needed (replaces an existing file).",
         _schema({"path": _PATH, "content": {"type": "string", "description": "The full file content"}}, ["path", "content"]),
         write_file,
+        min_role="member",
     ),
     WEB_FETCH,
     ToolDefinition(
@@ -213,5 +227,6 @@ BUILTIN_TOOLS: tuple[ToolDefinition, ...] = (
         "Run a shell command in the agent's workspace folder and return its exit code and output.",
         _schema({"command": {"type": "string", "description": "The command line, run with /bin/sh"}}, ["command"]),
         shell_exec,
+        min_role="member",
     ),
 )

@@ -31,6 +31,7 @@ class ToolContext:
     conversation_id: str
     agent_dir: pathlib.Path
     config: Config
+    end_user_id: str | None = None  # an end user's turn (webchat, channel): other end users' notes are off limits
 
 
 @dataclass
@@ -48,6 +49,7 @@ class ToolDefinition:
     parameters: dict[str, Any]
     run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
     source: str = "system"
+    min_role: str | None = None  # workspace role the caller needs for the tool's effect (None: any member role)
 
 
 class ToolError(Exception):
@@ -119,6 +121,11 @@ class ToolRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._tools)
+
+    def required_role(self, name: str) -> str | None:
+        """The workspace role a caller needs for this tool's effect (writing files, shell, datasources)."""
+        definition = self._tools.get(name)
+        return definition.min_role if definition else None
 
     def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
         """The tools offered to a model for one agent turn.

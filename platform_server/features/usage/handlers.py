@@ -55,6 +55,13 @@ class TokenUsageHandler(ApiHandler):
                     times[name] = parse_iso(raw)
                 except ValueError:
                     raise BadRequest(f"Invalid value for parameter '{name}': expected ISO 8601 date-time")
+        for name, key, clock in (("startDate", "startTime", "T00:00:00"), ("endDate", "endTime", "T23:59:59.999")):
+            raw = self.get_query_argument(name, None)  # the original console sends whole days
+            if raw and key not in times:
+                try:
+                    times[key] = parse_iso(raw[:10] + clock)
+                except ValueError:
+                    raise BadRequest(f"Invalid value for parameter '{name}': expected a date (YYYY-MM-DD)")
         group = self.get_query_argument("groupBy", "model") or "model"
         if group not in service.GROUPS:
             raise BadRequest(f"groupBy: must be one of {', '.join(sorted(service.GROUPS))}")

@@ -98,4 +98,26 @@ def token_usage(workspace_id: int, start: dt.datetime | None, end: dt.datetime |
         p, c = int(r["p"] or 0), int(r["c"] or 0)
         items.append({label: None if key is None else str(key), "messages": int(r["n"]),
                       "promptTokens": p, "completionTokens": c, "totalTokens": p + c})
-    return {"groupBy": group_by, "total": _token_sums(q), "items": items}
+    total = _token_sums(q)
+    return {"groupBy": group_by, "total": total, "items": items, **_console_breakdown(q, total)}
+
+
+def _console_breakdown(q: peewee.ModelSelect, total: dict[str, int]) -> dict[str, Any]:
+    """The same range as the original console's token page reads it: flat totals, by model and by date."""
+    sums = (peewee.fn.COUNT(Message.id).alias("n"), peewee.fn.SUM(Message.prompt_tokens).alias("p"),
+            peewee.fn.SUM(Message.completion_tokens).alias("c"))
+    day = peewee.fn.substr(Message.create_time, 1, 10).coerce(False)
+    by_model = q.select(Message.runtime_model, Message.runtime_provider, *sums).group_by(
+        Message.runtime_model, Message.runtime_provider).order_by(peewee.fn.SUM(Message.prompt_tokens).desc()).dicts()
+    by_date = q.select(day.alias("d"), *sums).group_by(day).order_by(day).dicts()
+
+    def row(r: dict[str, Any]) -> dict[str, int]:
+        return {"promptTokens": int(r["p"] or 0), "completionTokens": int(r["c"] or 0), "messageCount": int(r["n"])}
+
+    return {
+        "totalPromptTokens": total["promptTokens"], "totalCompletionTokens": total["completionTokens"],
+        "totalMessages": total["messages"],
+        "byModel": [{"runtimeModel": r["runtime_model"], "runtimeProvider": r["runtime_provider"], **row(r)}
+                    for r in by_model],
+        "byDate": [{"date": r["d"], **row(r)} for r in by_date],
+    }

@@ -14,7 +14,7 @@ import numpy as np
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
-from platform_server.features.wiki import generate, profile, search
+from platform_server.features.wiki import generate, hot_cache, pipeline_exec, pipelines, profile, search
 from platform_server.features.wiki.kbs import config_of
 from platform_server.features.wiki.models import (
     Chunk,
@@ -29,6 +29,9 @@ from platform_server.features.wiki.models import (
 from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
+from platform_server.features.wiki.research import Researcher
+from platform_server.features.wiki.transform import Transformer
+from platform_server.features.wiki.watcher import Watchers
 from platform_server.integrations.llm.types import ChatRequest
 from platform_server.blocking import run_blocking
 from platform_server.web.events import Subscription, Topics
@@ -59,7 +62,11 @@ class WikiEngine:
         self.progress: Topics[int] = Topics()  # progress events by knowledge base id
         self.workers: list[asyncio.Task[None]] = []
         self.tasks: set[asyncio.Task[Any]] = set()  # other background work (lint scans, ...)
+        self.again: set[int] = set()  # queued while running: queued again when that run ends
         self.stopping = False
+        self.watchers = Watchers(self)
+        self.research = Researcher(self)
+        self.transformer = Transformer(self)
 
     @property
     def llm(self) -> Any:
@@ -74,6 +81,7 @@ class WikiEngine:
             Job.update(status="interrupted", end_time=utcnow()).where(Job.status == "running").execute()
             LintRun.update(status="failed", error="Interrupted by a restart", end_time=utcnow()).where(
                 LintRun.status == "running").execute()
+            self.transformer.interrupted()
         q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
         for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
             self.enqueue(row.id)
@@ -81,6 +89,7 @@ class WikiEngine:
 
     async def stop(self) -> None:
         self.stopping = True
+        await self.watchers.stop()
         tasks = self.workers + list(self.running.values()) + list(self.tasks)
         for t in tasks:
             t.cancel()
@@ -97,13 +106,16 @@ class WikiEngine:
     # ---- queue ----------------------------------------------------------------------------
 
     def enqueue(self, raw_id: int) -> None:
-        if raw_id not in self.queued and raw_id not in self.running:
+        if raw_id in self.running:
+            self.again.add(raw_id)
+        elif raw_id not in self.queued:
             self.queued.add(raw_id)
             self.queue.put_nowait(raw_id)
 
     def cancel(self, raw_id: int) -> None:
         """Stop the material's running task (its row is already marked by the caller)."""
         self.queued.discard(raw_id)
+        self.again.discard(raw_id)
         task = self.running.get(raw_id)
         if task is not None:
             task.cancel()
@@ -124,6 +136,9 @@ class WikiEngine:
             finally:
                 self.running.pop(raw_id, None)
                 self.steps.pop(raw_id, None)
+                if raw_id in self.again:
+                    self.again.discard(raw_id)
+                    self.enqueue(raw_id)
             if not task.cancelled() and task.exception() is not None:
                 log.error("wiki processing of %s crashed", raw_id, exc_info=task.exception())
 
@@ -163,6 +178,20 @@ class WikiEngine:
 
     # ---- the pipeline ---------------------------------------------------------------------
 
+    cancelled_error = Cancelled  # what a step raises when its material was cancelled
+
+    def step(self, job: Job, raw: RawMaterial, step: str, status: str, **detail: Any) -> None:
+        """Record and broadcast a step of a material's processing (raises Cancelled when it was cancelled)."""
+        self._step(job, raw, step, status, **detail)
+
+    def store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], blobs: list[bytes]) -> list[int]:
+        return self._store_chunks(kb, raw, pieces, blobs)
+
+    async def generate(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
+                       blobs: list[bytes], model_id: int | None) -> list[int]:
+        """One page-writing call over a batch of chunks; the ids of the pages written."""
+        return await self._generate(kb, raw, cfg, chunks, blobs, model_id)
+
     async def _process(self, raw_id: int) -> None:
         raw = RawMaterial.get_or_none(RawMaterial.id == raw_id)
         if raw is None or raw.status != "pending" or not raw.queued:
@@ -174,7 +203,11 @@ class WikiEngine:
             job = Job.create(kb=kb.id, raw_id=raw.id, status="running", steps=[])
         self._material_event(raw, "processing", jobId=str(job.id))
         try:
-            status, error, pages = await self._pipeline(kb, raw, job)
+            pipeline = pipelines.active(kb.id)
+            if pipeline is not None:
+                status, error, pages = await pipeline_exec.execute(self, kb, raw, job, pipeline)
+            else:
+                status, error, pages = await self._pipeline(kb, raw, job)
         except (asyncio.CancelledError, Cancelled):
             if self.stopping:
                 raise
@@ -207,6 +240,23 @@ class WikiEngine:
     def _maybe_idle(self, kb_id: int) -> None:
         if not self.busy(kb_id):
             self.emit(kb_id, {"type": "idle", "kbId": str(kb_id)})
+            self.refresh_hot_cache(None, kb_id)
+
+    def refresh_hot_cache(self, caller: Any, kb_id: int) -> dict[str, Any] | None:
+        """Rebuild the KB's hot cache in the background (a caller also revives a soft-deleted one)."""
+        row = hot_cache.schedule(caller, kb_id)
+        if row is not None:
+            self.spawn(self._build_hot_cache(kb_id))
+        return row
+
+    async def _build_hot_cache(self, kb_id: int) -> None:
+        try:
+            content, slugs = await run_blocking(hot_cache.digest, kb_id, self.platform.config.wiki_hot_cache_max_tokens)
+        except Exception as exc:  # noqa: BLE001 - the row records why
+            log.warning("hot cache of KB %s failed", kb_id, exc_info=True)
+            hot_cache.store(kb_id, "", [], f"{type(exc).__name__}: {exc}")
+            return
+        hot_cache.store(kb_id, content, slugs, None)
 
     async def _pipeline(self, kb: KnowledgeBase, raw: RawMaterial, job: Job) -> tuple[str, str | None, int]:
         """Run the steps; returns (status, error, pages written)."""
@@ -321,10 +371,13 @@ class WikiEngine:
     def status(self, kb_id: int) -> dict[str, Any]:
         counts = {s: 0 for s in ("pending", "processing", "completed", "failed", "partial", "cancelled")}
         materials = []
-        for raw in RawMaterial.select().where(RawMaterial.kb == kb_id).order_by(RawMaterial.create_time):
-            counts[raw.status] = counts.get(raw.status, 0) + 1
-            step = self.steps.get(raw.id)
-            materials.append({"rawId": str(raw.id), "title": raw.title, "status": raw.status, "queued": bool(raw.queued),
-                              "error": raw.error, "step": step["step"] if step and raw.status == "processing" else None})
+        q = (RawMaterial.select(RawMaterial.id, RawMaterial.title, RawMaterial.status, RawMaterial.queued,
+                                RawMaterial.error).where(RawMaterial.kb == kb_id)
+             .order_by(RawMaterial.create_time, RawMaterial.id).tuples())
+        for raw_id, title, status, queued, error in q:
+            counts[status] = counts.get(status, 0) + 1
+            step = self.steps.get(raw_id)
+            materials.append({"rawId": str(raw_id), "title": title, "status": status, "queued": bool(queued),
+                              "error": error, "step": step["step"] if step and status == "processing" else None})
         return {"kbId": str(kb_id), "idle": not self.busy(kb_id), "counts": counts, "total": sum(counts.values()),
                 "materials": materials}

@@ -6,7 +6,7 @@ from typing import Any
 import peewee
 
 from platform_server.db import iso
-from platform_server.features.wiki import lint, profile
+from platform_server.features.wiki import hot_cache, kbs, lint, permissions, profile
 from platform_server.features.wiki.models import KnowledgeBase, PageSource, RawMaterial
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
@@ -101,6 +101,54 @@ class FailuresHandler(ApiHandler):
         self.ok(failures())
 
 
+class PermissionsHandler(ApiHandler):
+    access = {"GET": "viewer", "POST": "member"}
+    body_models = {"POST": permissions.PermissionRule}
+    tags = TAGS
+
+    def get(self, kbId: int, agentId: int) -> None:
+        """The agent's page-type rules in the KB (`*` covers every type without its own rule)."""
+        self.ok(permissions.list_rules(self.require_caller(), kbId, agentId))
+
+    def post(self, kbId: int, agentId: int) -> None:
+        """Add or update the rule `{pageType, read: allow|deny, write: allow|deny|approval_required}`."""
+        self.ok(permissions.upsert(self.require_caller(), kbId, agentId, self.body(permissions.PermissionRule)))
+
+
+class PermissionHandler(ApiHandler):
+    access = {"DELETE": "member"}
+    tags = TAGS
+
+    def delete(self, kbId: int, agentId: int, id: int) -> None:
+        """Delete a rule (the type is then allowed, or follows the `*` rule)."""
+        permissions.delete(self.require_caller(), kbId, agentId, id)
+        self.ok(None)
+
+
+class HotCacheHandler(ApiHandler):
+    access = {"GET": "viewer", "DELETE": "member"}
+    tags = TAGS
+
+    def get(self, kbId: int) -> None:
+        """The KB's hot cache: the digest agents bound to it get in their system prompt."""
+        self.ok(hot_cache.get(self.require_caller(), kbId))
+
+    def delete(self, kbId: int) -> None:
+        """Soft-delete the hot cache: it leaves the prompts until regenerated."""
+        hot_cache.delete(self.require_caller(), kbId)
+        self.ok(None)
+
+
+class HotCacheRegenerateHandler(ApiHandler):
+    access = {"POST": "member"}
+    tags = TAGS
+
+    def post(self, kbId: int) -> None:
+        """Rebuild the hot cache in the background; answers the row as `pending`."""
+        kb = kbs.get_kb(self.require_caller(), kbId)
+        self.ok(self.platform.services.wiki.refresh_hot_cache(self.require_caller(), kb.id))
+
+
 ROUTES = [
     route(f"{KB}/{{id}}/page-type-profile", ProfileHandler),
     route(f"{KB}/{{id}}/page-type-profile/reset-default", ProfileResetHandler),
@@ -108,4 +156,8 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/lint/broken-links", LintHandler),
     route(f"{KB}/{{kbId}}/lint/broken-links/jobs/{{jobId}}", LintJobHandler),
     route("/api/v1/wiki/admin/failures", FailuresHandler),
+    route(f"{KB}/{{kbId}}/agents/{{agentId}}/page-type-permissions", PermissionsHandler),
+    route("/api/v1/wiki/hot-cache/{kbId}", HotCacheHandler),
+    route("/api/v1/wiki/hot-cache/{kbId}/regenerate", HotCacheRegenerateHandler),
+    route(f"{KB}/{{kbId}}/agents/{{agentId}}/page-type-permissions/{{id}}", PermissionHandler),
 ]

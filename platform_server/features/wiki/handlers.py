@@ -7,6 +7,10 @@ from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.extra_handlers import ROUTES as EXTRA_ROUTES
 from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
+from platform_server.features.wiki.pipeline_handlers import ROUTES as PIPELINE_ROUTES
+from platform_server.features.wiki.research_handlers import ROUTES as RESEARCH_ROUTES
+from platform_server.features.wiki.source_handlers import ROUTES as SOURCE_ROUTES
+from platform_server.features.wiki.transform_handlers import ROUTES as TRANSFORM_ROUTES
 from platform_server.features.wiki.text import slugify
 from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler
@@ -56,6 +60,7 @@ class KbHandler(WikiHandler):
         """Delete a knowledge base with its materials and pages (creator or workspace admin)."""
         for raw_id in kbs.delete(self.require_caller(), id):
             self.engine.cancel(raw_id)
+        await self.engine.watchers.unlink(id)
         await run_blocking(kbs.remove_files, self.config, id)
         self.ok(None)
 
@@ -270,4 +275,4 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
     route(f"{KB}/{{kbId}}/progress", ProgressHandler),
     route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
-] + PAGE_ROUTES + EXTRA_ROUTES
+] + PAGE_ROUTES + EXTRA_ROUTES + SOURCE_ROUTES + RESEARCH_ROUTES + TRANSFORM_ROUTES + PIPELINE_ROUTES

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from platform_server.features.wiki import tool
+from platform_server.features.guard import service as guard
+from platform_server.features.wiki import agent_tools, tool
 from platform_server.features.wiki.engine import WikiEngine
 
 if TYPE_CHECKING:
@@ -14,7 +15,11 @@ async def start(platform: Platform) -> None:
     engine = WikiEngine(platform, platform.config.wiki_workers)
     platform.services.wiki = engine
     platform.services.tools.register(tool.definition(platform))
+    for definition in agent_tools.definitions(platform):
+        platform.services.tools.register(definition)
+    guard.register_tool_hook("wiki_write", agent_tools.guard_hook)
     engine.start()
+    await engine.watchers.start()
 
 
 async def stop(platform: Platform) -> None:

@@ -51,6 +51,8 @@ class RawMaterial(BaseModel):
     error = peewee.TextField(null=True)
     chunk_count = peewee.IntegerField(default=0)
     source_path = peewee.CharField(null=True)  # relative path inside a linked source directory
+    source_mtime = peewee.BigIntegerField(null=True)  # st_mtime_ns of the source file when last read
+    removed = BooleanField(default=False)  # its source file was deleted (its pages are archived)
     create_time = DateTimeField(default=utcnow)
     update_time = DateTimeField(default=utcnow)
     processed_time = DateTimeField(null=True)
@@ -156,10 +158,118 @@ class LintRun(BaseModel):
         table_name = "wiki_lint_run"
 
 
+class PageTypePermission(BaseModel):
+    """What one agent may do with pages of one type in one KB (`*`: every type without its own rule)."""
+
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
+    agent_id = peewee.BigIntegerField(index=True)
+    page_type = peewee.CharField()
+    read = peewee.CharField(default="allow")  # allow | deny
+    write = peewee.CharField(default="allow")  # allow | deny | approval_required
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "wiki_page_type_permission"
+        indexes = ((("kb", "agent_id", "page_type"), True),)
+
+
+class Transformation(BaseModel):
+    """A prompt template applied to a material or a page (`{{content}}`, `{{title}}` are filled in)."""
+
+    workspace_id = peewee.BigIntegerField(index=True)
+    kb_id = peewee.BigIntegerField(null=True, index=True)  # null: every KB of the workspace
+    creator_user_id = peewee.BigIntegerField(null=True)
+    name = peewee.CharField()
+    description = peewee.TextField(default="")
+    prompt = peewee.TextField()
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "wiki_transformation"
+
+
+class TransformationRun(BaseModel):
+    transformation = peewee.ForeignKeyField(Transformation, on_delete="CASCADE", index=True)
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
+    workspace_id = peewee.BigIntegerField(index=True)
+    user_id = peewee.BigIntegerField(null=True)
+    target_type = peewee.CharField()  # raw | page | kb (an aggregate)
+    target_id = peewee.BigIntegerField(null=True)
+    target_title = peewee.CharField(default="")
+    status = peewee.CharField(default="running", index=True)  # running | completed | failed | cancelled
+    output = peewee.TextField(null=True)
+    error = peewee.TextField(null=True)
+    page_slug = peewee.CharField(null=True)  # the page it was saved as
+    create_time = DateTimeField(default=utcnow)
+    end_time = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "wiki_transformation_run"
+
+
+class Pipeline(BaseModel):
+    """A processing pipeline of a KB: an ordered list of steps from a fixed catalogue."""
+
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
+    name = peewee.CharField()
+    description = peewee.TextField(default="")
+    enabled = BooleanField(default=True)  # the newest enabled pipeline processes the KB's materials
+    steps = JSONField(default=list)
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "wiki_pipeline"
+        indexes = ((("kb", "name"), True),)
+
+
+class PipelineRun(BaseModel):
+    pipeline = peewee.ForeignKeyField(Pipeline, on_delete="CASCADE", index=True)
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", index=True)
+    raw_id = peewee.BigIntegerField(null=True, index=True)
+    status = peewee.CharField(default="running")  # running | completed | failed | partial | cancelled
+    steps = JSONField(default=list)  # [{type, status, startTime, endTime, durationMs, error, detail}]
+    error = peewee.TextField(null=True)
+    create_time = DateTimeField(default=utcnow)
+    end_time = DateTimeField(null=True)
+
+    class Meta:
+        table_name = "wiki_pipeline_run"
+
+
+class HotCache(BaseModel):
+    """A KB's digest of its most-linked and most-recent pages, added to its agents' system prompts."""
+
+    kb = peewee.ForeignKeyField(KnowledgeBase, on_delete="CASCADE", unique=True)
+    status = peewee.CharField(default="pending")  # pending | building | ready | failed
+    content = peewee.TextField(default="")
+    token_count = peewee.IntegerField(default=0)
+    pages = JSONField(default=list)  # slugs in the digest
+    error = peewee.TextField(null=True)
+    deleted = BooleanField(default=False)
+    generated_time = DateTimeField(null=True)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "wiki_hot_cache"
+
+
 def _fts(db: peewee.Database) -> None:
     # rowid = Chunk.id / Page.id; kept in step with the tables by the services.
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_chunk_fts USING fts5(text, kb_id UNINDEXED)")
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_page_fts USING fts5(title, body, kb_id UNINDEXED)")
+
+
+def _source_columns(db: peewee.Database) -> None:
+    # A fresh database already has them: wiki_0001 creates the table from the current model.
+    have = {c.name for c in db.get_columns("wiki_raw")}
+    if "source_mtime" not in have:
+        db.execute_sql("ALTER TABLE wiki_raw ADD COLUMN source_mtime INTEGER")
+    if "removed" not in have:
+        db.execute_sql("ALTER TABLE wiki_raw ADD COLUMN removed INTEGER NOT NULL DEFAULT 0")
+    db.execute_sql("CREATE INDEX IF NOT EXISTS wiki_raw_source ON wiki_raw (kb_id, source_type, source_path)")
 
 
 MIGRATIONS: list[Migration] = [
@@ -167,4 +277,9 @@ MIGRATIONS: list[Migration] = [
                                        PageSource, Job)),
     ("wiki_0002_fts", _fts),
     ("wiki_0003_lint", create_tables(LintRun)),
+    ("wiki_0004_source", _source_columns),
+    ("wiki_0005_permissions", create_tables(PageTypePermission)),
+    ("wiki_0006_transformations", create_tables(Transformation, TransformationRun)),
+    ("wiki_0007_pipelines", create_tables(Pipeline, PipelineRun)),
+    ("wiki_0008_hot_cache", create_tables(HotCache)),
 ]

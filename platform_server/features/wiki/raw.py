@@ -96,7 +96,7 @@ def to_dict(raw: RawMaterial, pages: int | None = None) -> dict[str, Any]:
         "id": str(raw.id), "kbId": str(raw.kb_id), "title": raw.title, "sourceType": raw.source_type,
         "fileName": raw.file_name, "contentType": raw.content_type, "sizeBytes": raw.size_bytes,
         "contentHash": raw.content_hash, "status": raw.status, "error": raw.error, "chunkCount": raw.chunk_count,
-        "pageCount": pages, "sourcePath": raw.source_path, "textLength": len(raw.text or ""),
+        "pageCount": pages, "sourcePath": raw.source_path, "removed": bool(raw.removed), "textLength": len(raw.text or ""),
         "createTime": iso(raw.create_time), "updateTime": iso(raw.update_time), "processedTime": iso(raw.processed_time),
     }
 

@@ -88,6 +88,8 @@ def extract_text(data: bytes, content_type: str) -> str:
     """Text of a material by its content type (blocking: run it in an executor)."""
     if content_type == "application/pdf":
         return pdf_to_text(data)
+    if b"\x00" in data[:8192]:
+        raise BadRequest("The file is binary, not text")
     text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n")
     if content_type == "text/html":
         return html_to_text(text)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from platform_server.features.wiki import kbs, search
+from platform_server.features.wiki import kbs, permissions, search
 from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.blocking import run_blocking
@@ -44,7 +44,9 @@ async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Plat
     vec = None
     if bound:
         vec, _ = await query_vector(platform, bound[0], query)
-    hits = await run_blocking(search.search_pages, [kb.id for kb in bound], query, vec, top_k, False)
+    hits = await run_blocking(search.search_pages, [kb.id for kb in bound], query, vec, 4 * top_k, False)
+    rules = {kb.id: permissions.rules_of(kb.id, ctx.agent_id) for kb in bound}
+    hits = [h for h in hits if permissions.decision(rules[h.page.kb_id], h.page.page_type, "read") != "deny"][:top_k]
     if not hits:
         return f"No wiki pages match '{query}'."
     names = {kb.id: kb.name for kb in bound}

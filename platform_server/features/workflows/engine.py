@@ -18,7 +18,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.workflows import graph, service
 from platform_server.features.workflows.models import WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.web.context import Caller
-from platform_server.web.errors import ApiError, Conflict
+from platform_server.web.errors import ApiError, BadRequest, Conflict, Forbidden
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -69,11 +69,15 @@ class WorkflowEngine:
         return service.run_dict(run)
 
     def resume(self, caller: Caller, run_id: int, outcome: str, token: str | None, payload: Any) -> dict[str, Any]:
-        """Resume a paused run with an outcome (the pause token, when given, must be the current one)."""
+        """Resume a paused run with an outcome: its starter or a workspace admin, with the current pause token."""
         run = service.get_run_row(caller, run_id)
+        if not service.may_resume(caller, run):
+            raise Forbidden("Only the user who started the run or a workspace admin may resume it")
         if run.status != "paused":
             raise Conflict(f"Workflow run is {run.status}, not paused")
-        if token is not None and token != run.pause_token:
+        if token is None:
+            raise BadRequest("pauseToken: required")
+        if token != run.pause_token:
             raise Conflict("pauseToken does not match the run's current pause")
         return self._resume(run, outcome, payload, caller)
 
@@ -285,14 +289,17 @@ class WorkflowEngine:
         self._record_input(step, {"agentId": str(agent.id), "agentName": agent.name, "message": message}, cid)
         return await self._turn(caller, agent, cid, message)
 
-    async def _turn(self, caller: Caller, agent: Any, cid: str, message: str) -> NodeResult:
-        """One chat turn through the runtime (every tool call passes the guard)."""
+    async def _turn(self, caller: Caller, agent: Any, cid: str, message: str, command: str | None = None) -> NodeResult:
+        """One chat turn through the runtime (every tool call passes the guard).
+
+        The rendered message is never a command: only `command` (the resumer's checked decision) resolves a call."""
         from platform_server.features.chat.runtime import TurnRequest
         from platform_server.features.chat.service import wait_result
         from platform_server.features.guard import service as guard
 
         turn = self.platform.services.chat.start_turn(
-            TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="web"))
+            TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="workflow",
+                        command=command))
         result = await wait_result(turn)
         if result["status"] == "awaiting_approval":
             pending = guard.pending_for(caller.user_id, cid)
@@ -325,4 +332,5 @@ class WorkflowEngine:
         if not guard.pending_for(caller.user_id, cid):
             raise StepError("The agent's tool call is no longer waiting for approval")
         agent = agents.get_agent_for_chat(caller, int((step.input or {}).get("agentId") or 0))
-        return await self._turn(caller, agent, cid, "/approve" if outcome == "approved" else "/deny")
+        decision = "approved" if outcome == "approved" else "denied"
+        return await self._turn(caller, agent, cid, "/approve" if outcome == "approved" else "/deny", decision)

@@ -185,12 +185,19 @@ async def generate(caller: Caller, platform: Platform, description: str) -> dict
 # ---- runs -------------------------------------------------------------------------------
 
 
-def run_dict(run: WorkflowRun, steps: bool = False) -> dict[str, Any]:
+def may_resume(caller: Caller, run: WorkflowRun) -> bool:
+    """A paused run is resumed by the user who started it or a workspace admin."""
+    return caller.user_id == run.user_id or caller.has_role("admin")
+
+
+def run_dict(run: WorkflowRun, steps: bool = False, caller: Caller | None = None) -> dict[str, Any]:
+    """The run; its `pauseToken` only for a caller who may resume it."""
+    show_token = run.status == "paused" and (caller is None or may_resume(caller, run))
     out: dict[str, Any] = {
         "id": str(run.id), "workflowId": str(run.workflow_id), "revisionId": str(run.revision_id),
         "workspaceId": str(run.workspace_id), "startedBy": str(run.user_id), "status": run.status,
         "input": run.input, "output": run.output, "error": run.error,
-        "pauseToken": run.pause_token if run.status == "paused" else None,
+        "pauseToken": run.pause_token if show_token else None,
         "pausedStepId": str(run.paused_step_id) if run.status == "paused" and run.paused_step_id else None,
         "pauseDeadline": iso(run.pause_deadline) if run.status == "paused" else None,
         "createTime": iso(run.create_time), "updateTime": iso(run.update_time), "finishedAt": iso(run.finished_at),
@@ -223,20 +230,20 @@ def get_run_row(caller: Caller, run_id: int) -> WorkflowRun:
 
 
 def get_run(caller: Caller, run_id: int) -> dict[str, Any]:
-    return run_dict(get_run_row(caller, run_id), steps=True)
+    return run_dict(get_run_row(caller, run_id), steps=True, caller=caller)
 
 
 def runs_of(caller: Caller, workflow_id: int, limit: int) -> list[dict[str, Any]]:
     _get(caller, workflow_id)
     q = WorkflowRun.select().where((WorkflowRun.workflow_id == workflow_id)
                                    & (WorkflowRun.workspace_id == caller.workspace_id))
-    return [run_dict(r) for r in q.order_by(WorkflowRun.id.desc()).limit(max(1, min(limit, RUNS_LIMIT)))]
+    return [run_dict(r, caller=caller) for r in q.order_by(WorkflowRun.id.desc()).limit(max(1, min(limit, RUNS_LIMIT)))]
 
 
 def paused_runs(caller: Caller) -> list[dict[str, Any]]:
     q = WorkflowRun.select().where((WorkflowRun.workspace_id == caller.workspace_id)
                                    & (WorkflowRun.status == "paused"))
-    return [run_dict(r) for r in q.order_by(WorkflowRun.id.desc()).limit(PAUSED_LIMIT)]
+    return [run_dict(r, caller=caller) for r in q.order_by(WorkflowRun.id.desc()).limit(PAUSED_LIMIT)]
 
 
 def startable(caller: Caller, workflow_id: int) -> tuple[Workflow, WorkflowRevision]:

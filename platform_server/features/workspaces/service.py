@@ -11,6 +11,25 @@ from platform_server.web.errors import BadRequest, Forbidden, NotFound
 
 DEFAULT_WORKSPACE_ID = 1
 
+# The capability names the original console's router guard reads from /access; each role
+# inherits the one below. Model provider writes need a global admin here, so workspace
+# roles never carry manage:models.
+_ROLE_CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "viewer": ("chat", "view:wiki"),
+    "member": ("view:memory", "view:dashboard", "manage:wiki", "manage:agents"),
+    "admin": ("manage:skills", "manage:channels", "manage:security", "manage:settings"),
+    "owner": (),
+}
+
+
+def capabilities(role: str | None, is_global_admin: bool) -> list[str]:
+    """The console capability names a role grants (cumulative up the role ladder)."""
+    rank = ROLE_RANK.get(role or "", 0)
+    caps = [cap for name, caps in _ROLE_CAPABILITIES.items() if ROLE_RANK[name] <= rank for cap in caps]
+    if is_global_admin:
+        caps.append("manage:models")
+    return caps
+
 
 def member_role(user_id: int, workspace_id: int) -> str | None:
     """The user's membership role in a workspace, or None."""
@@ -51,7 +70,10 @@ def require_role(caller: Caller, workspace_id: int, role: str) -> tuple[Workspac
     return ws, eff
 
 
-def to_dict(ws: Workspace, member: str | None, effective: str | None, member_count: int | None = None) -> dict[str, Any]:
+def to_dict(
+    ws: Workspace, member: str | None, effective: str | None, member_count: int | None = None,
+    is_global_admin: bool = False,
+) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": str(ws.id),
         "name": ws.name,
@@ -59,6 +81,8 @@ def to_dict(ws: Workspace, member: str | None, effective: str | None, member_cou
         "creatorUserId": None if ws.creator_user_id is None else str(ws.creator_user_id),
         "memberRole": member,
         "effectiveRole": effective,
+        "roleLevel": ROLE_RANK.get(effective or "", 0),
+        "isGlobalAdmin": is_global_admin,
         "createTime": iso(ws.create_time),
         "updateTime": iso(ws.update_time),
     }
@@ -76,13 +100,14 @@ def list_for(caller: Caller) -> list[dict[str, Any]]:
     q = Workspace.select().order_by(Workspace.id)
     if not caller.is_global_admin:
         q = q.where(Workspace.id.in_(list(roles) or [0]))
-    return [to_dict(ws, roles.get(ws.id), "owner" if caller.is_global_admin else roles.get(ws.id)) for ws in q]
+    admin = caller.is_global_admin
+    return [to_dict(ws, roles.get(ws.id), "owner" if admin else roles.get(ws.id), is_global_admin=admin) for ws in q]
 
 
 def get(caller: Caller, workspace_id: int) -> dict[str, Any]:
     ws, eff = require_role(caller, workspace_id, "viewer")
     count = WorkspaceMember.select().where(WorkspaceMember.workspace == ws.id).count()
-    return to_dict(ws, member_role(caller.user_id, ws.id), eff, count)
+    return to_dict(ws, member_role(caller.user_id, ws.id), eff, count, caller.is_global_admin)
 
 
 def create(caller: Caller, name: str, description: str | None) -> dict[str, Any]:
@@ -91,7 +116,7 @@ def create(caller: Caller, name: str, description: str | None) -> dict[str, Any]
         ws = Workspace.create(name=name, description=description or "", creator_user_id=caller.user_id)
         add_membership(ws.id, caller.user_id, "owner")
         audit.record(caller, "CREATE", "WORKSPACE", ws.id, f"workspace {name}", workspace_id=ws.id)
-    return to_dict(ws, "owner", "owner", 1)
+    return to_dict(ws, "owner", "owner", 1, caller.is_global_admin)
 
 
 def update(caller: Caller, workspace_id: int, name: str | None, description: str | None) -> dict[str, Any]:
@@ -104,7 +129,7 @@ def update(caller: Caller, workspace_id: int, name: str | None, description: str
         ws.update_time = utcnow()
         ws.save()
         audit.record(caller, "UPDATE", "WORKSPACE", ws.id, f"workspace {ws.name}", workspace_id=ws.id)
-    return to_dict(ws, member_role(caller.user_id, ws.id), eff)
+    return to_dict(ws, member_role(caller.user_id, ws.id), eff, is_global_admin=caller.is_global_admin)
 
 
 def delete(caller: Caller, workspace_id: int) -> None:
@@ -127,6 +152,8 @@ def access(caller: Caller, workspace_id: int) -> dict[str, Any]:
         "memberRole": member,
         "effectiveRole": eff,
         "globalAdmin": caller.is_global_admin,
+        "isGlobalAdmin": caller.is_global_admin,
+        "capabilities": capabilities(eff, caller.is_global_admin),
         "canRead": rank >= 1,
         "canWrite": rank >= 2,
         "canManage": rank >= 3,

@@ -26,6 +26,24 @@ export class AgentsView {
       this.list,
       h("h2", { class: "section-title", text: "Templates" }),
       this.templates);
+    this.setupHost = h("div", { class: "agent-setup-host" });
+    this.el.append(this.setupHost);
+  }
+
+  /** #/agents/<id>/<tab>: one agent's whole setup in tabs (skills, tools, KBs, memory, channels, cron). */
+  async update(args = []) {
+    const id = args[0];
+    const seq = (this.setupSeq = (this.setupSeq || 0) + 1);
+    this.el.classList.toggle("show-setup", Boolean(id));
+    const [{ AgentSetup }, { html, render }] = await Promise.all([import("./build/agent_setup.js"), import("../ui.js")]);
+    if (seq !== this.setupSeq) return;
+    render(id ? html`<${AgentSetup} id=${id} tab=${args[1]} />` : null, this.setupHost);
+    if (!id && this.shownSetup) await this.refresh();
+    this.shownSetup = Boolean(id);
+  }
+
+  destroy() {
+    import("../ui.js").then(({ render }) => render(null, this.setupHost));
   }
 
   async init() {
@@ -60,6 +78,7 @@ export class AgentsView {
       h("div", { class: "card-meta", text: [a.agentType === "plan_execute" ? "Plan-Execute" : "ReAct", a.modelName || "default model"].join(" · ") }),
       h("div", { class: "actions" },
         h("a", { class: "btn", href: "#/chat", text: "Chat", onclick: () => localStorage.setItem("ap.lastAgent", a.id) }),
+        h("a", { class: "btn", href: `#/agents/${a.id}`, text: "Setup", "aria-label": `Setup of ${a.name}` }),
         h("button", { type: "button", class: "btn", text: "Edit", "aria-label": `Edit ${a.name}`, onclick: () => this.edit(a) }),
         h("button", { type: "button", class: "btn btn-danger", text: "Delete", "aria-label": `Delete ${a.name}`, onclick: () => this.remove(a) })))));
   }

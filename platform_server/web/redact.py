@@ -1,0 +1,47 @@
+"""Secrets never reach a log line: query parameters, JSON members and bearer tokens named like secrets are redacted."""
+from __future__ import annotations
+
+import logging
+import re
+
+MARK = "[REDACTED]"
+_NAME = r"[\w.-]*?(?:token|password|secret|key)"  # token, password, oldPassword, newPassword, secret, key, apiKey...
+_QUERY = re.compile(rf"(?i)(\b{_NAME})=([^&\s\"']+)")
+_JSON = re.compile(rf'(?i)("{_NAME}"\s*:\s*)"(?:[^"\\]|\\.)*"')
+_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+")
+
+
+def redact(text: str) -> str:
+    """The text with every secret-looking value replaced by `[REDACTED]`."""
+    text = _QUERY.sub(rf"\1={MARK}", text)
+    text = _JSON.sub(rf'\1"{MARK}"', text)
+    return _BEARER.sub(rf"\1 {MARK}", text)
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites a record's message with its secrets redacted (attach to handlers and to loggers)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is logged as it is
+            return True
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+LOGGERS = ("tornado.access", "tornado.application", "tornado.general", "platform_server", "asyncio")
+
+
+def install() -> None:
+    """Redact in every handler of the root logger and in the loggers that see request lines."""
+    log_filter = RedactingFilter()
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(log_filter)
+    for name in LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RedactingFilter) for f in logger.filters):
+            logger.addFilter(log_filter)

@@ -1,0 +1,22 @@
+"""Shared setup of the build-page browser tests: the scripted model as default and an agent of the admin."""
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.async_api import expect
+
+from tests.helpers.chat import ChatEnv, make_agent
+from tests.helpers.fake_openai import ScriptedOpenAI
+from tests.helpers.models import use_fake_openai
+from tests.helpers.server import RunningServer
+
+
+async def admin_env(server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI, name: str = "Helper") -> ChatEnv:
+    """The scripted model as the default and one agent, both the admin's (token "admin")."""
+    await use_fake_openai(server.client, llm.url, token="admin")
+    agent = await make_agent(server.client, token="admin", name=name)
+    return ChatEnv(server.client, llm, {"admin": {"id": admin["id"]}}, agent)
+
+
+async def toast(page: Any, text: str) -> None:
+    await expect(page.locator(".toast").filter(has_text=text)).to_be_visible()

@@ -1,0 +1,68 @@
+"""The Tools page in headless Chromium: built-in tools with guard severity, an MCP server added over stdio, plugins."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+pytest.importorskip("playwright.async_api", reason="browser tests need Playwright for Python (pip install playwright)")
+
+from playwright.async_api import expect  # noqa: E402
+
+from tests.browser.conftest import open_console
+from tests.helpers.chat import make_agent
+from tests.helpers.server import RunningServer
+from tests.test_mcp import SERVER_SCRIPT
+
+
+async def test_an_mcp_server_added_over_stdio_shows_its_tools_and_can_be_enabled_for_an_agent(
+    page: Any, server: RunningServer, admin: dict[str, Any]
+) -> None:
+    agent = await make_agent(server.client, token="admin", name="Builder")
+    await open_console(page, server, admin, "#/tools/mcp")
+    await page.get_by_role("button", name="+ Add server").click()
+    form = page.get_by_role("form", name="Add an MCP server")
+    await form.get_by_label("Name (slug)").fill("local")
+    await form.get_by_label("Command", exact=True).fill(sys.executable)
+    await form.get_by_label("Arguments").fill(f"{SERVER_SCRIPT}\nstdio")
+    await form.get_by_label("Environment").fill("PROBE_TOKEN=stdio-secret-value")
+    await form.get_by_role("button", name="Add and connect").click()
+
+    detail = page.locator(".mcp-detail")
+    await expect(detail.get_by_role("heading", name="local")).to_be_visible(timeout=30_000)
+    tools = detail.locator(".mcp-tools li")
+    await expect(tools.filter(has_text="text.echo")).to_contain_text("Echo the text back.")
+    await expect(tools).to_have_count(5)
+    await expect(page.locator(".server-list li[data-server='local']")).to_contain_text("connected")
+    assert "stdio-secret-value" not in await page.content()
+
+    await detail.get_by_role("button", name="Test connection").click()
+    await expect(detail.locator(".test-result")).to_contain_text("Connected to test-mcp: 5 tools", timeout=30_000)
+
+    await detail.get_by_role("switch", name="Use in Builder").check()
+    await expect(page.locator(".toast").filter(has_text="Enabled for Builder")).to_be_visible()
+    bound = (await server.client.get(f"/api/v1/agents/{agent}/tools", token="admin")).data["toolNames"]
+    assert "mcp__local__add" in bound and len([t for t in bound if t.startswith("mcp__local__")]) == 5
+
+
+async def test_built_in_tools_show_their_guard_severity_and_a_plugin_is_enabled_with_its_settings(
+    page: Any, server: RunningServer, admin: dict[str, Any]
+) -> None:
+    await open_console(page, server, admin, "#/tools/builtin")
+    row = page.locator("tr[data-tool='write_file']")
+    await expect(row).to_contain_text("high")
+    await expect(row).to_contain_text("ask")
+    await row.get_by_role("switch", name="Enable write_file").uncheck()
+    await expect(page.locator(".toast").filter(has_text="Disabled")).to_be_visible()
+    tools = (await server.client.get("/api/v1/tools", token="admin")).data
+    assert next(t for t in tools if t["name"] == "write_file")["enabled"] is False
+
+    await page.get_by_role("link", name="Plugins").click()
+    plugin = page.get_by_role("region", name="Plugin calculator")
+    await plugin.get_by_role("switch", name="Enable plugin calculator").check()
+    await plugin.get_by_label("precision").fill("4")
+    await plugin.get_by_role("button", name="Save settings").click()
+    await expect(page.locator(".toast").filter(has_text="Settings saved")).to_be_visible()
+    data = (await server.client.get("/api/v1/plugins/calculator", token="admin")).data
+    assert data["enabled"] is True and data["config"]["precision"] == 4

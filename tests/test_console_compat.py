@@ -1,0 +1,232 @@
+"""The original platform's web console as a client: its requests (method, path, body as its API
+modules build them) replayed, and the fields its code reads asserted. One test per console API module."""
+from __future__ import annotations
+
+import json
+
+from tests.helpers.chat import ChatEnv, names, text_of
+from tests.helpers.llm_script import Script
+
+ALL_CAPABILITIES = {"chat", "view:wiki", "view:memory", "view:dashboard", "manage:wiki", "manage:agents",
+                    "manage:skills", "manage:channels", "manage:models", "manage:security", "manage:settings"}
+
+
+async def test_workspace_store_gets_capabilities_and_the_global_admin_flag_its_router_guard_needs(env: ChatEnv) -> None:
+    api = env.api
+    spaces = (await api.get("/api/v1/workspaces", token="alice")).data
+    assert spaces[0]["isGlobalAdmin"] is True and spaces[0]["effectiveRole"] == "owner"
+    assert (await api.get("/api/v1/workspaces", token="bob")).data[0]["isGlobalAdmin"] is False
+    caps = {name: set((await api.get("/api/v1/workspaces/1/access", token=name)).data["capabilities"])
+            for name in ("alice", "bob", "carol")}
+    assert caps["alice"] == ALL_CAPABILITIES
+    assert caps["bob"] == {"chat", "view:wiki", "view:memory", "view:dashboard", "manage:wiki", "manage:agents"}
+    assert caps["carol"] == {"chat", "view:wiki"}
+    access = (await api.get("/api/v1/workspaces/1/access", token="dave")).data
+    assert access["capabilities"] == [] and access["canRead"] is False
+
+
+async def test_model_api_answers_the_names_the_model_pages_and_chat_selector_read(env: ChatEnv) -> None:
+    api = env.api
+    active = (await api.get("/api/v1/models/active", token="carol")).data["activeLlm"]
+    assert active == {"provider": "fake", "modelName": "scripted", "providerId": "fake", "model": "scripted"}
+    fake = next(p for p in (await api.get("/api/v1/models", token="alice")).data if p["id"] == "fake")
+    assert fake["liveness"] == "LIVE" and fake["available"] is True and fake["isLocal"] is False
+    assert fake["extraModels"] == [] and fake["models"][0]["name"] == "scripted"
+    model_id = fake["models"][0]["id"]
+    assert (await api.get("/api/v1/models/options", token="carol")).data == [
+        {"id": p["id"], "name": p["name"]} for p in (await api.get("/api/v1/models", token="alice")).data]
+    enabled = [m for m in (await api.get("/api/v1/models/enabled", token="carol")).data if m["provider"] == "fake"]
+    assert enabled[0]["providerId"] == "fake" and enabled[0]["name"] == "scripted"
+    by_type = await api.get("/api/v1/models/by-type", params={"modelType": "chat", "modality": "vision"}, token="carol")
+    assert by_type.status == 200 and by_type.data == []
+    video = await api.get("/api/v1/models/by-type", params={"modelType": "chat", "modality": "video"}, token="carol")
+    assert video.status == 200 and video.data == []
+    # setActive sends {providerId, model: <the model's id>}
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "second"}, token="alice")
+    r = await api.put("/api/v1/models/active", {"providerId": "fake", "model": r.data["id"]}, token="alice")
+    assert r.status == 200 and r.data["activeLlm"]["model"] == "second"
+    # removeProviderModel sends ?modelId=<the model's id>
+    r = await api.delete("/api/v1/models/fake/models", params={"modelId": model_id}, token="alice")
+    assert r.status == 200
+    left = (await api.get("/api/v1/models/enabled", token="alice")).data
+    assert [m["modelName"] for m in left if m["providerId"] == "fake"] == ["second"]
+
+
+async def test_model_discovery_applies_the_console_model_ids_list(env: ChatEnv) -> None:
+    env.llm.models = ["scripted", "found-one", "found-two"]
+    r = await env.api.post("/api/v1/models/fake/discover/apply", {"modelIds": ["found-two"]}, token="alice")
+    assert r.status == 200, r.body
+    names_now = {m["modelName"] for m in (await env.api.get("/api/v1/models/enabled", token="alice")).data}
+    assert "found-two" in names_now and "found-one" not in names_now
+
+
+async def test_chat_stream_takes_message_and_content_parts_together_and_the_parts_win(env: ChatEnv) -> None:
+    body = {"agentId": env.agent_id, "message": "from message", "conversationId": "conv_1_ab",
+            "contentParts": [{"type": "text", "text": "from parts"}], "thinkingLevel": "high",
+            "modelProvider": "fake", "modelName": "scripted"}
+    events = await env.api.sse("POST", "/api/v1/chat/stream", body, token="alice")
+    assert names(events)[-1] == "done" and events[-1].data["status"] == "completed"
+    assert "from parts" in text_of(events) and "from message" not in text_of(events)
+    status = await env.api.get("/api/v1/conversations/conv_1_ab/status", token="alice")
+    assert status.data["streamStatus"] != "running"
+    context = await env.api.get("/api/v1/conversations/conv_1_ab/team-worker-context", token="alice")
+    assert context.status == 200 and context.data is None
+    assert (await env.api.get("/api/v1/conversations/conv_1_ab/team-worker-context", token="bob")).status == 403
+
+
+async def test_settings_api_reads_flat_keys_and_saves_the_system_page_payload(env: ChatEnv) -> None:
+    api = env.api
+    assert (await api.get("/api/v1/settings/language")).data == "en-US"
+    settings = (await api.get("/api/v1/settings", token="bob")).data
+    assert settings["streamEnabled"] is True and settings["searchEnabled"] is False and settings["ttsEnabled"] is False
+    payload = {**settings, "streamEnabled": False, "searchProvider": "serper", "serperBaseUrl": "https://x",
+               "serperApiKey": "k", "ttsDefaultVoice": "nova", "workspaceStorageRoot": ""}
+    r = await api.put("/api/v1/settings", payload, token="alice")
+    assert r.status == 200, r.body
+    after = (await api.get("/api/v1/settings", token="bob")).data
+    assert after["streamEnabled"] is False and after["speech"]["voice"] == "nova" and after["ttsDefaultVoice"] == "nova"
+    assert after["searchProvider"] is None and "serperApiKey" not in after
+    assert (await api.put("/api/v1/settings", {"noSuchSetting": 1}, token="alice")).status == 400
+    assert (await api.put("/api/v1/settings", {"debugMode": "yes"}, token="alice")).status == 400
+    r = await api.put("/api/v1/settings", {"language": "zh-CN"}, token="alice")
+    assert (await api.get("/api/v1/settings/language")).data == "zh-CN"
+    providers = (await api.get("/api/v1/settings/search-providers", token="alice")).data
+    assert providers == {"providers": [], "resolvedId": None, "resolvedSource": None}
+    proxy = (await api.get("/api/v1/settings/proxy", token="alice")).data
+    assert proxy["enabled"] is False and proxy["url"] == ""
+    r = await api.put("/api/v1/settings/proxy", {"enabled": True, "url": "http://p:1"}, token="alice")
+    assert r.status == 400 and "not supported" in r.msg
+
+
+async def test_setup_api_onboarding_status_says_whether_a_default_model_exists_and_ollama_answers(env: ChatEnv) -> None:
+    api = env.api
+    status = (await api.get("/api/v1/setup/onboarding-status", token="alice")).data
+    assert status["hasDefaultModel"] is True and status["ollamaOnline"] is False
+    # point the Ollama provider at a server that answers its model list
+    r = await api.put("/api/v1/models/ollama/config", {"baseUrl": env.llm.url}, token="alice")
+    assert r.status == 200, r.body
+    assert (await api.get("/api/v1/setup/onboarding-status", token="alice")).data["ollamaOnline"] is True
+    r = await api.delete("/api/v1/models/custom-providers/fake", token="alice")
+    default = (await api.get("/api/v1/models/default", token="bob")).data  # the embedded model, when installed
+    status = (await api.get("/api/v1/setup/onboarding-status", token="bob")).data
+    assert status["hasDefaultModel"] is (default is not None)
+
+
+async def test_agent_binding_api_sends_bare_arrays_and_agent_api_generates_a_draft(env: ChatEnv) -> None:
+    api = env.api
+    r = await api.put(f"/api/v1/agents/{env.agent_id}/tools", ["web_fetch"], token="bob")
+    assert r.status == 200, r.body
+    assert (await api.get(f"/api/v1/agents/{env.agent_id}/tools", token="bob")).data["toolNames"] == ["web_fetch"]
+    assert (await api.put(f"/api/v1/agents/{env.agent_id}/skills", [], token="bob")).status == 200
+    assert (await api.put(f"/api/v1/agents/{env.agent_id}/skills", ["x"], token="bob")).status == 400
+    draft = {"name": "Invoice clerk", "icon": "🧾", "description": "Files invoices.", "agentType": "react",
+             "systemPrompt": "You file invoices.", "role": "clerk", "goal": "tidy books", "tags": ["finance"],
+             "recommendedQuestions": ["What is due?"]}
+    env.llm.enqueue(Script(text="Here it is:\n```json\n" + json.dumps(draft) + "\n```"))
+    r = await api.post("/api/v1/agents/generate", {"requirement": "someone to file invoices"}, token="bob")
+    assert r.status == 200, r.body
+    assert r.data["name"] == "Invoice clerk" and r.data["systemPrompt"] == "You file invoices."
+    assert r.data["tags"] == ["finance"] and r.data["runtimeType"] == "native"
+    assert len((await api.get("/api/v1/agents", token="bob")).data) == 1  # nothing saved
+    assert (await api.post("/api/v1/agents/generate", {"requirement": ""}, token="bob")).status == 400
+    assert (await api.post("/api/v1/agents/generate", {"requirement": "x"}, token="carol")).status == 403
+
+
+async def test_skill_api_curator_status_has_config_control_counts_and_routines_take_observing(env: ChatEnv) -> None:
+    api = env.api
+    status = (await api.get("/api/v1/skills/curator/status", token="alice")).data
+    assert status["config"]["enabled"] is False and status["control"]["activated"] is False
+    assert status["control"]["paused"] is False and status["lastReport"] is None
+    assert {"active", "archived", "pinned", "managed"} <= set(status["counts"])
+    r = await api.get("/api/v1/skills/routines", params={"status": "observing"}, token="alice")
+    assert r.status == 200 and r.data == []
+
+
+async def test_agent_context_api_lists_each_users_private_memory_files_for_a_workspace_admin(env: ChatEnv) -> None:
+    api, agent = env.api, env.agent_id
+    base = f"/api/v1/agents/{agent}/workspace"
+    assert (await api.get(f"{base}/memory/personal-files", token="alice")).data == []
+    uid = env.people["bob"]["id"]
+    r = await api.put(f"{base}/files/memory/people/{uid}/MEMORY.md", {"content": "likes tea"}, token="alice")
+    assert r.status == 200, r.body
+    files = (await api.get(f"{base}/memory/personal-files", token="alice")).data
+    assert [(f["ownerKey"], f["filename"]) for f in files] == [(f"user:{uid}", "MEMORY.md")]
+    listed = (await api.get(f"{base}/files", token="alice")).data
+    assert {"filename", "fileSize", "updateTime", "path"} <= set(listed[0])
+    one = await api.get(f"{base}/memory/personal-file", params={"filename": "MEMORY.md", "ownerKey": f"user:{uid}"},
+                        token="alice")
+    assert one.status == 200 and one.data["content"] == "likes tea"
+    bad = await api.get(f"{base}/memory/personal-file", params={"filename": "../../x", "ownerKey": f"user:{uid}"},
+                        token="alice")
+    assert bad.status in (400, 403)
+    assert (await api.get(f"{base}/memory/personal-files", token="bob")).status == 403
+
+
+async def test_routes_without_a_feature_here_answer_honestly_empty(env: ChatEnv) -> None:
+    api = env.api
+    assert (await api.get("/api/v1/auth/sso/providers")).data == []
+    docs = (await api.get("/api/v1/docs", params={"lang": "en"}, token="carol")).data
+    assert {"slug": "readme", "title": "Agent platform server", "group": "Docs"} in docs
+    content = await api.get("/api/v1/docs/content", params={"lang": "en", "slug": "readme"}, token="carol")
+    assert "# Agent platform server" in content.data["content"]
+    assert (await api.get("/api/v1/docs/content", params={"slug": "../setup.py"}, token="carol")).status == 404
+    page = (await api.get("/api/v1/content-items", params={"page": 1, "size": 20}, token="carol")).data
+    assert page["records"] == [] and page["total"] == 0
+    assert (await api.get("/api/v1/content-items/summary", token="carol")).data["published"] == 0
+    dsh = (await api.get("/api/v1/admin/dsh/status", token="alice")).data
+    assert dsh["installed"] is False and dsh["enabled"] is False
+    assert (await api.get("/api/v1/admin/dsh/status", token="bob")).status == 403
+    diag = (await api.get("/api/v1/admin/agent-runtime/dsh/diagnostics", token="bob")).data
+    assert diag["executableAvailable"] is False and diag["cordisConfigAvailable"] is False
+
+
+async def test_cron_job_api_creates_with_trigger_message_and_reads_task_type_and_run_times(env: ChatEnv) -> None:
+    api = env.api
+    body = {"name": "daily", "cronExpression": "0 9 * * *", "timezone": "UTC", "agentId": env.agent_id,
+            "taskType": "text", "triggerMessage": "good morning", "enabled": True}
+    r = await api.post("/api/v1/cron-jobs", body, token="alice")
+    assert r.status == 200, r.body
+    job = (await api.get("/api/v1/cron-jobs", token="alice")).data
+    job = job[0] if isinstance(job, list) else job["records"][0]
+    assert job["taskType"] == "text" and job["triggerMessage"] == "good morning" and job["message"] == "good morning"
+    assert job["nextRunTime"] == job["nextFireTime"] and job["nextRunTime"] and job["lastRunTime"] is None
+    r = await api.put(f"/api/v1/cron-jobs/{job['id']}", {"triggerMessage": "good evening"}, token="alice")
+    assert r.status == 200 and r.data["message"] == "good evening"
+
+
+async def test_feature_flag_skill_counts_runtime_status_and_token_usage_carry_the_console_names(env: ChatEnv) -> None:
+    api = env.api
+    flags = (await api.get("/api/v1/feature-flags", token="carol")).data
+    assert all(f["flagKey"] == f["key"] for f in flags) and flags
+    counts = (await api.get("/api/v1/skills/counts", token="carol")).data
+    assert counts["all"] == counts["total"] and counts["builtin"] == counts["byType"]["builtin"]
+    for status in (await api.get("/api/v1/skills/runtime/status", token="carol")).data:
+        assert status["runtimeAvailable"] is (status["status"] == "ready")
+    events = await env.stream("count my tokens")
+    assert events[-1].data["status"] == "completed"
+    usage = await api.get("/api/v1/token-usage", params={"startDate": "2000-01-01", "endDate": "2999-12-31"},
+                          token="carol")
+    assert usage.status == 200, usage.body
+    data = usage.data
+    assert data["totalMessages"] == 1 and data["totalPromptTokens"] == data["total"]["promptTokens"]
+    assert data["byModel"][0]["runtimeModel"] == "scripted" and data["byModel"][0]["messageCount"] == 1
+    assert len(data["byDate"]) == 1 and data["byDate"][0]["promptTokens"] == data["totalPromptTokens"]
+    empty = await api.get("/api/v1/token-usage", params={"startDate": "2000-01-01", "endDate": "2000-01-02"},
+                          token="carol")
+    assert empty.data["totalMessages"] == 0 and empty.data["byModel"] == []
+    assert (await api.get("/api/v1/token-usage", params={"startDate": "yesterday"}, token="carol")).status == 400
+
+
+async def test_security_api_pages_rules_and_reads_and_writes_the_file_guard_by_its_names(env: ChatEnv) -> None:
+    api = env.api
+    plain = (await api.get("/api/v1/security/guard/rules", token="alice")).data
+    page = (await api.get("/api/v1/security/guard/rules", params={"page": 1, "size": 200}, token="alice")).data
+    assert page["records"] == plain and page["total"] == len(plain)
+    guard = (await api.get("/api/v1/security/guard/config/file-guard", token="alice")).data
+    assert guard["fileGuardEnabled"] is True and guard["sensitivePaths"] == guard["patterns"]
+    body = {"fileGuardEnabled": False, "sensitivePathsJson": json.dumps(["**/*.pem"])}
+    r = await api.put("/api/v1/security/guard/config/file-guard", body, token="alice")
+    assert r.status == 200, r.body
+    assert r.data["enabled"] is False and r.data["sensitivePaths"] == ["**/*.pem"]
+    bad = {"sensitivePathsJson": "not json"}
+    assert (await api.put("/api/v1/security/guard/config/file-guard", bad, token="alice")).status == 400
