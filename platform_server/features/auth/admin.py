@@ -44,7 +44,7 @@ def _other_enabled_admins(user_id: int) -> int:
         User.select()
         .where(
             (User.role == "admin")
-            & (User.enabled == True)
+            & (User.enabled == True)  # noqa: E712
             & (User.deleted == False)  # noqa: E712
             & (User.id != user_id)
         )
