@@ -74,7 +74,8 @@ async def test_a_member_and_a_viewer_walk_every_page_they_are_shown_without_a_4x
     shown = await nav.get_by_role("link").evaluate_all("links => links.map(a => a.getAttribute('href'))")
     assert "#/settings" not in shown and "#/audit" not in shown and "#/security" not in shown
     assert ("#/providers" in shown) == (who == "bob")  # a viewer may not reorder providers
-    for href in shown:
+    mine = {f"#/{path.split('/')[0]}" for path, _ in PAGES}  # this suite's pages; the build pages have their own walk
+    for href in [h for h in shown if h in mine]:
         await page.goto(f"{server.url}/{href}")
         await expect(page.locator("main h1").first).to_be_visible()
         await page.wait_for_load_state("networkidle")
