@@ -94,8 +94,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("teams", needs=("agents", "audit", "auth", "conversations", "models", "subagents", "tools", "workflows")),
     Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
     Feature("goals", needs=("agents", "audit", "conversations")),
-    Feature("usage", needs=("agents", "chat", "conversations")),
-    Feature("compat", uses=("conversations",)),
+    Feature("usage", needs=("agents", "chat", "conversations"), uses=("guard",)),
+    Feature("compat", uses=("conversations", "wiki")),
 )
 
 
@@ -246,11 +246,14 @@ class GuardedApplication(tornado.web.Application):
 
 def make_private(config: Config) -> None:
     """Tighten what an older version left readable: the data dir 0700, the database files 0600."""
-    os.chmod(config.data_dir, 0o700)
-    for suffix in ("", "-wal", "-shm"):
-        path = config.db_path + suffix
-        if os.path.exists(path):
-            os.chmod(path, 0o600)
+    try:
+        os.chmod(config.data_dir, 0o700)
+        for suffix in ("", "-wal", "-shm"):
+            path = config.db_path + suffix
+            if os.path.exists(path):
+                os.chmod(path, 0o600)
+    except OSError as exc:  # a data dir this user does not own: serve anyway, say so
+        log.warning("could not make the data dir private: %s", exc)
 
 
 def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:

@@ -10,6 +10,14 @@ from tests.helpers.server import RunningServer
 AGENTS = "/api/v1/agents"
 
 
+
+def tool_names(rows: list[dict]) -> list[str]:
+    return [r["toolName"] for r in rows]
+
+
+def skill_ids(rows: list[dict]) -> list[str]:
+    return [r["skillId"] for r in rows]
+
 async def make_agent(api: ApiClient, token: str = "bob", **fields: Any) -> dict[str, Any]:
     body = {"name": "Helper", **fields}
     r = await api.post(AGENTS, body, token=token)
@@ -165,29 +173,29 @@ async def test_tool_bindings_keep_order_and_refuse_bad_names(api: ApiClient, ser
     a = await make_agent(api)
     path = f"{AGENTS}/{a['id']}/tools"
     r = await api.put(path, {"toolNames": ["web_fetch", "read_file", "mcp:github.search", "read_file"]}, token="bob")
-    assert r.status == 200 and r.data["toolNames"] == ["web_fetch", "read_file", "mcp:github.search"]
-    assert (await api.get(path, token="carol")).data["toolNames"] == ["web_fetch", "read_file", "mcp:github.search"]
+    assert r.status == 200 and tool_names(r.data) == ["web_fetch", "read_file", "mcp:github.search"]
+    assert tool_names((await api.get(path, token="carol")).data) == ["web_fetch", "read_file", "mcp:github.search"]
     assert service.bound_tools(int(a["id"])) == ["web_fetch", "read_file", "mcp:github.search"]
     for bad in (["../x"], ["a b"], ["x" * 129], [""]):
         r = await api.put(path, {"toolNames": bad}, token="bob")
         assert r.status == 400 and r.body["msg"].startswith("toolNames: "), r.body
     assert (await api.put(path, {}, token="bob")).status == 400
     r = await api.put(path, {"toolNames": []}, token="bob")
-    assert r.data["toolNames"] == []
+    assert r.data == []
 
 
 async def test_skill_bindings_bind_unbind_and_replace(api: ApiClient, people: dict) -> None:
     a = await make_agent(api)
     base = f"{AGENTS}/{a['id']}/skills"
     r = await api.post(f"{base}/11", token="bob")
-    assert r.status == 200 and r.data["skillIds"] == ["11"]
+    assert r.status == 200 and skill_ids(r.data) == ["11"]
     await api.post(f"{base}/11", token="bob")
     await api.post(f"{base}/12", token="bob")
-    assert (await api.get(base, token="carol")).data["skillIds"] == ["11", "12"]
-    assert (await api.delete(f"{base}/11", token="bob")).data["skillIds"] == ["12"]
+    assert (await api.get(base, token="carol")).data == [{"agentId": a["id"], "skillId": s, "enabled": True} for s in ("11", "12")]
+    assert skill_ids((await api.delete(f"{base}/11", token="bob")).data) == ["12"]
     assert (await api.delete(f"{base}/11", token="bob")).status == 404
     r = await api.put(base, {"skillIds": ["5", 6, "5"]}, token="bob")
-    assert r.status == 200 and r.data["skillIds"] == ["5", "6"]
+    assert r.status == 200 and skill_ids(r.data) == ["5", "6"]
     assert (await api.put(base, {"skillIds": ["x"]}, token="bob")).status == 400
     assert (await api.put(base, {"skillIds": [-1]}, token="bob")).status == 400
     assert (await api.post(f"{base}/abc", token="bob")).status == 400
@@ -196,10 +204,11 @@ async def test_skill_bindings_bind_unbind_and_replace(api: ApiClient, people: di
 async def test_provider_preferences_round_trip_in_order(api: ApiClient, people: dict) -> None:
     a = await make_agent(api)
     path = f"{AGENTS}/{a['id']}/provider-preferences"
-    assert (await api.get(path, token="carol")).data["providerIds"] == []
+    assert (await api.get(path, token="carol")).data == []
     r = await api.put(path, {"providerIds": ["ollama", "openai", "my-vllm.2"]}, token="bob")
-    assert r.status == 200 and r.data["providerIds"] == ["ollama", "openai", "my-vllm.2"]
-    assert (await api.get(path, token="bob")).data["providerIds"] == ["ollama", "openai", "my-vllm.2"]
+    assert r.status == 200 and [p["providerId"] for p in r.data] == ["ollama", "openai", "my-vllm.2"]
+    rows = (await api.get(path, token="bob")).data
+    assert [(p["providerId"], p["modelId"], p["sortOrder"]) for p in rows] == [("ollama", None, 0), ("openai", None, 1), ("my-vllm.2", None, 2)]
     assert service.provider_preferences(int(a["id"])) == ["ollama", "openai", "my-vllm.2"]
     for bad in (["OpenAI"], ["-x"], ["a/b"]):
         r = await api.put(path, {"providerIds": bad}, token="bob")

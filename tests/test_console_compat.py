@@ -116,7 +116,13 @@ async def test_agent_binding_api_sends_bare_arrays_and_agent_api_generates_a_dra
     api = env.api
     r = await api.put(f"/api/v1/agents/{env.agent_id}/tools", ["web_fetch"], token="bob")
     assert r.status == 200, r.body
-    assert (await api.get(f"/api/v1/agents/{env.agent_id}/tools", token="bob")).data["toolNames"] == ["web_fetch"]
+    tools = (await api.get(f"/api/v1/agents/{env.agent_id}/tools", token="bob")).data
+    assert [(t["toolName"], t["enabled"]) for t in tools] == [("web_fetch", True)]
+    prefs = [{"providerId": "fake", "modelId": None}]
+    r = await api.put(f"/api/v1/agents/{env.agent_id}/provider-preferences", prefs, token="bob")
+    assert r.status == 200 and [(p["providerId"], p["enabled"]) for p in r.data] == [("fake", True)]
+    prefs = [{"providerId": "fake", "modelId": "123"}]
+    assert (await api.put(f"/api/v1/agents/{env.agent_id}/provider-preferences", prefs, token="bob")).status == 400
     assert (await api.put(f"/api/v1/agents/{env.agent_id}/skills", [], token="bob")).status == 200
     assert (await api.put(f"/api/v1/agents/{env.agent_id}/skills", ["x"], token="bob")).status == 400
     draft = {"name": "Invoice clerk", "icon": "🧾", "description": "Files invoices.", "agentType": "react",
@@ -192,6 +198,9 @@ async def test_cron_job_api_creates_with_trigger_message_and_reads_task_type_and
     assert job["nextRunTime"] == job["nextFireTime"] and job["nextRunTime"] and job["lastRunTime"] is None
     r = await api.put(f"/api/v1/cron-jobs/{job['id']}", {"triggerMessage": "good evening"}, token="alice")
     assert r.status == 200 and r.data["message"] == "good evening"
+    reminder = {**body, "name": "remind", "taskType": "reminder"}
+    r = await api.post("/api/v1/cron-jobs", reminder, token="alice")
+    assert r.status == 400 and r.msg.startswith("taskType")
 
 
 async def test_feature_flag_skill_counts_runtime_status_and_token_usage_carry_the_console_names(env: ChatEnv) -> None:
@@ -211,6 +220,8 @@ async def test_feature_flag_skill_counts_runtime_status_and_token_usage_carry_th
     assert data["totalMessages"] == 1 and data["totalPromptTokens"] == data["total"]["promptTokens"]
     assert data["byModel"][0]["runtimeModel"] == "scripted" and data["byModel"][0]["messageCount"] == 1
     assert len(data["byDate"]) == 1 and data["byDate"][0]["promptTokens"] == data["totalPromptTokens"]
+    today = (await api.get("/api/v1/dashboard/overview", token="carol")).data["today"]
+    assert today["conversations"] == 1 and today["messages"] == 2 and today["toolCalls"] == 0
     empty = await api.get("/api/v1/token-usage", params={"startDate": "2000-01-01", "endDate": "2000-01-02"},
                           token="carol")
     assert empty.data["totalMessages"] == 0 and empty.data["byModel"] == []
@@ -230,3 +241,78 @@ async def test_security_api_pages_rules_and_reads_and_writes_the_file_guard_by_i
     assert r.data["enabled"] is False and r.data["sensitivePaths"] == ["**/*.pem"]
     bad = {"sensitivePathsJson": "not json"}
     assert (await api.put("/api/v1/security/guard/config/file-guard", bad, token="alice")).status == 400
+
+
+async def test_model_forms_create_providers_and_models_with_the_console_field_names(env: ChatEnv) -> None:
+    api = env.api
+    body = {"id": "vllm-box", "name": "vLLM box", "defaultBaseUrl": env.llm.url, "apiKeyPrefix": "",
+            "protocol": "openai-compatible", "chatModel": "OpenAIChatModel", "requireApiKey": False, "models": []}
+    r = await api.post("/api/v1/models/custom-providers", body, token="alice")
+    assert r.status == 200, r.body
+    assert r.data["id"] == "vllm-box" and r.data["protocol"] == "openai" and r.data["baseUrl"] == env.llm.url
+    r = await api.post("/api/v1/models/vllm-box/models", {"id": "served-model", "name": "Served"}, token="alice")
+    assert r.status == 200 and r.data["modelName"] == "served-model" and r.data["displayName"] == "Served"
+    bad = {"id": "other", "name": "x", "defaultBaseUrl": env.llm.url, "protocol": "gemini-native"}
+    assert (await api.post("/api/v1/models/custom-providers", bad, token="alice")).status == 400
+
+
+async def test_agent_context_reads_a_file_as_json_when_json_is_asked_for_first(env: ChatEnv) -> None:
+    api, base = env.api, f"/api/v1/agents/{env.agent_id}/workspace/files"
+    assert (await api.put(f"{base}/NOTES.md", {"content": "# notes"}, token="alice")).status == 200
+    as_json = await api.get(f"{base}/NOTES.md", token="alice", headers={"Accept": "application/json, text/plain, */*"})
+    assert as_json.data == {"filename": "NOTES.md", "content": "# notes", "fileSize": 7}
+    assert (await api.get(f"{base}/NOTES.md", token="alice")).raw == b"# notes"
+
+
+async def test_activity_feed_items_are_flat_and_source_filters(env: ChatEnv) -> None:
+    page = (await env.api.get("/api/v1/activity/feed", params={"source": "audit", "page": 1, "size": 20},
+                              token="alice")).data
+    assert page["records"] and all(e["source"] == "audit" for e in page["records"])
+    created = next(e for e in page["records"] if e["resourceType"] == "AGENT")
+    assert created["action"] == "CREATE" and created["resourceId"] == env.agent_id
+    assert created["username"] == "alice" and created["detail"]["id"] == created["id"] and created["createTime"]
+    bad = await env.api.get("/api/v1/activity/feed", params={"source": "nope"}, token="alice")
+    assert bad.status == 400
+
+
+async def test_agent_binding_api_reads_and_replaces_an_agents_knowledge_bases(env: ChatEnv) -> None:
+    api, path = env.api, f"/api/v1/agents/{env.agent_id}/kbs"
+    assert (await api.get(path, token="carol")).data == []
+    kb = await api.post("/api/v1/wiki/knowledge-bases", {"name": "Handbook"}, token="alice")
+    assert kb.status == 200, kb.body
+    r = await api.put(path, [kb.data["id"]], token="bob")
+    assert r.status == 200 and r.data == [{"agentId": env.agent_id, "kbId": kb.data["id"], "enabled": True}]
+    assert (await api.get(path, token="carol")).data == r.data
+    assert (await api.put(path, ["999"], token="bob")).status == 404
+    assert (await api.put(path, ["x"], token="bob")).status == 400
+    assert (await api.put(path, {"kbIds": []}, token="bob")).status == 400
+    assert (await api.put(path, [], token="carol")).status == 403
+    assert (await api.put(path, [], token="bob")).data == []
+
+
+async def test_curator_switches_take_the_console_query_parameters(env: ChatEnv) -> None:
+    api = env.api
+    r = await api.post("/api/v1/skills/curator/activate", params={"activate": "true"}, token="alice")
+    assert r.status == 200 and r.data["control"]["activated"] is True
+    r = await api.post("/api/v1/skills/curator/consolidate", params={"enabled": "true"}, token="alice")
+    assert r.status == 200 and r.data["control"]["consolidate"] is True
+    r = await api.post("/api/v1/skills/curator/activate", params={"activate": "maybe"}, token="alice")
+    assert r.status == 400
+
+
+async def test_toggles_take_the_enabled_query_parameter_the_console_sends_without_a_body(env: ChatEnv) -> None:
+    api = env.api
+    tools = (await api.get("/api/v1/tools", token="alice")).data
+    tool = next(t for t in tools if t["name"] == "web_fetch")
+    for value, expected in (("false", False), ("false", False), ("true", True)):
+        r = await api.put(f"/api/v1/tools/{tool['id']}/toggle", params={"enabled": value}, token="alice")
+        assert r.status == 200, r.body
+        again = next(t for t in (await api.get("/api/v1/tools", token="alice")).data if t["id"] == tool["id"])
+        assert again["enabled"] is expected
+    rule = (await api.get("/api/v1/security/guard/rules", token="alice")).data[0]
+    path = f"/api/v1/security/guard/rules/{rule['ruleId']}/toggle"
+    for _ in range(2):  # the same value twice stays put (an empty body alone would flip it)
+        assert (await api.put(path, params={"enabled": "false"}, token="alice")).status == 200
+    assert next(r for r in (await api.get("/api/v1/security/guard/rules", token="alice")).data
+                if r["ruleId"] == rule["ruleId"])["enabled"] is False
+    assert (await api.put(path, params={"enabled": "maybe"}, token="alice")).status == 400

@@ -157,7 +157,7 @@ async def assert_workspace_one_intact(api: ApiClient, s: Seeded, people: dict) -
     assert people["dave"]["id"] not in members and members[people["bob"]["id"]] == "member"
     agent = await data(f"/api/v1/agents/{s.agent}")
     assert agent["name"] == f"agent-{MARK}" and agent["enabled"] is True
-    assert (await data(f"/api/v1/agents/{s.agent}/tools"))["toolNames"] == []
+    assert await data(f"/api/v1/agents/{s.agent}/tools") == []
     assert (await api.get(f"/api/v1/agents/{s.agent}/workspace/files/notes.md", token="alice")).raw == f"notes {MARK}".encode()
     assert [m["role"] for m in await data(f"/api/v1/conversations/{s.conversation}/messages")] == ["user", "assistant"]
     conv = next(c for c in await data("/api/v1/conversations") if c["conversationId"] == s.conversation)
@@ -171,7 +171,7 @@ async def assert_workspace_one_intact(api: ApiClient, s: Seeded, people: dict) -
     skill = await data(f"/api/v1/skills/{s.skill}")
     assert skill["description"] == f"skill {MARK}" and skill["enabled"] is True and not skill["archived"]
     assert [x["key"] for x in await data(f"/api/v1/skills/{s.skill}/secrets")] == ["API_KEY"]
-    assert (await data(f"/api/v1/agents/{s.agent}/skills"))["skillIds"] == []
+    assert await data(f"/api/v1/agents/{s.agent}/skills") == []
     actors = {e["actorUsername"] for e in (await data("/api/v1/audit/events?size=100"))["records"]}
     assert not actors & {"dave", "carol"}, actors
 

@@ -357,7 +357,7 @@ async def test_a_restore_point_brings_the_library_back_in_one_go(api: ApiClient,
     back = await skill(api, doomed["id"])
     assert back["name"] == "doomed" and back["archived"] == 0
     r = await api.get(f"/api/v1/agents/{agent_id}/skills", token="bob")
-    assert doomed["id"] in r.data["skillIds"]  # its agent binding came back with it
+    assert doomed["id"] in [row["skillId"] for row in r.data]  # its agent binding came back with it
     r = await api.get(f"{CURATOR}/managed", token="carol")
     assert [s["id"] for s in r.data] == [doomed["id"]]
     assert (await skill(api, later["id"]))["archived"] == 1

@@ -28,7 +28,7 @@ async def test_apply_creates_an_agent_in_the_callers_workspace(api: ApiClient, s
     assert a["name"] == "Coder" and a["workspaceId"] == "1" and a["creatorUserId"] == people["bob"]["id"]
     assert a["templateId"] == "1002" and a["maxIterations"] == 25 and a["defaultThinkingLevel"] == "medium"
     tools = await api.get(f"/api/v1/agents/{a['id']}/tools", token="bob")
-    assert tools.data["toolNames"] == ["list_files", "read_file", "write_file", "shell_exec"]
+    assert [t["toolName"] for t in tools.data] == ["list_files", "read_file", "write_file", "shell_exec"]
     prompt_files = await api.get(f"/api/v1/agents/{a['id']}/workspace/prompt-files", token="bob")
     assert prompt_files.data["files"] == ["AGENTS.md"]
     md = await api.get(f"/api/v1/agents/{a['id']}/workspace/files/AGENTS.md", token="bob")

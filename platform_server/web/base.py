@@ -313,6 +313,16 @@ class ApiHandler(tornado.web.RequestHandler):
         except pydantic.ValidationError as exc:
             raise BadRequest(first_validation_error(exc))
 
+    def toggle_body(self, model: type[M]) -> M:
+        """A toggle's `{enabled}` body; with no body, `?enabled=` (as the original console sends it) stands in."""
+        enabled = self.query_bool("enabled")
+        if self.body_bytes.strip() or enabled is None:
+            return self.body(model)
+        try:
+            return model.model_validate({"enabled": enabled})
+        except pydantic.ValidationError as exc:
+            raise BadRequest(first_validation_error(exc))
+
     def query(self, model: type[M]) -> M:
         """Validate query parameters into a pydantic model."""
         data = {k: self.get_query_argument(k) for k in self.request.query_arguments}

@@ -10,6 +10,7 @@ export const NAV = [
   { path: "chat", label: "Chat", group: "Run", need: "login", legacy: "ChatView", load: () => import("./views/chat.js") },
   { path: "approvals", label: "Approvals", group: "Run", need: "viewer", load: () => import("./pages/approvals.js") },
   { path: "agents", label: "Agents", group: "Build", need: "login", legacy: "AgentsView", load: () => import("./views/agents.js") },
+  { path: "wiki", label: "Wiki", group: "Build", need: "viewer", load: () => import("./pages/wiki.js") },
   { path: "models", label: "Models", group: "Build", need: "login", legacy: "ModelsView", load: () => import("./views/models.js") },
   { path: "providers", label: "Provider settings", group: "Build", need: "member", load: () => import("./pages/providers.js") },
   { path: "skills", label: "Skills", group: "Build", need: "viewer", load: () => import("./views/build/skills.js") },

@@ -1,6 +1,7 @@
 """Shared setup of the build-page browser tests: the scripted model as default and an agent of the admin."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.async_api import expect
@@ -19,4 +20,5 @@ async def admin_env(server: RunningServer, admin: dict[str, Any], llm: ScriptedO
 
 
 async def toast(page: Any, text: str) -> None:
-    await expect(page.locator(".toast").filter(has_text=text)).to_be_visible()
+    """A toast whose text starts with `text` is showing."""
+    await expect(page.locator(".toast").filter(has_text=re.compile("^" + re.escape(text))).last).to_be_visible()

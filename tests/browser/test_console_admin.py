@@ -52,7 +52,7 @@ async def test_adding_an_openai_compatible_server_discovers_models_and_sets_the_
     assert all(r.headers.get("Authorization") == "Bearer lan-key" for r in fake.request_log)
 
     active = (await server.client.get("/api/v1/models/active", token="admin")).data["activeLlm"]
-    assert active == {"provider": "lan-box", "modelName": "llama-lan"}
+    assert (active["provider"], active["modelName"]) == ("lan-box", "llama-lan")
     catalog = (await server.client.get("/api/v1/models/catalog", token="admin")).data
     provider = next(p for p in catalog if p["id"] == "lan-box")
     assert provider["baseUrl"] == fake.url and provider["enabled"] is True
@@ -93,7 +93,7 @@ async def test_creating_editing_and_deleting_an_agent(page: Any, server: Running
     assert (agent["icon"], agent["agentType"], agent["modelName"], agent["defaultThinkingLevel"]) == ("🔬", "plan_execute", "llama-lan", "high")
     assert agent["systemPrompt"] == "You research things."
     tools = (await server.client.get(f"/api/v1/agents/{agent['id']}/tools", token="admin")).data
-    assert tools["toolNames"] == ["get_current_time", "read_file"]
+    assert [t["toolName"] for t in tools] == ["get_current_time", "read_file"]
 
     await card.get_by_role("button", name="Edit").click()
     await expect(editor.get_by_label("Model", exact=True)).to_have_value('["lan","llama-lan"]')

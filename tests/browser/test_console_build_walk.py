@@ -1,5 +1,5 @@
 """A walk over every build page and tab (skills, tools, memory, goals, automation, channels, data, agent detail)
-with seeded data: no API answer is 4xx/5xx and nothing is logged as a console error.
+with seeded data: no API answer is 4xx/5xx, nothing is logged as a console error, nothing scrolls sideways at 390 px.
 
 With CONSOLE_SCREENSHOTS=<folder> it also saves each page at 1280 px and 390 px (the docs' screenshots)."""
 from __future__ import annotations
@@ -133,5 +133,10 @@ async def test_every_build_page_loads_without_a_failed_request_or_a_console_erro
             await page.wait_for_timeout(200)
             await page.screenshot(path=str(folder / f"{name}-390.png"), full_page=True)
             await page.set_viewport_size({"width": 1280, "height": 800})
+        await page.set_viewport_size({"width": 390, "height": 844})
+        await page.wait_for_timeout(100)
+        wide = await page.evaluate("Math.max(document.documentElement.scrollWidth, document.querySelector('main')?.scrollWidth || 0)")
+        await page.set_viewport_size({"width": 1280, "height": 800})
+        assert wide <= 390, f"{hash_} is {wide}px wide at 390px"
         assert not failures, (hash_, failures)
         assert not errors, (hash_, errors)

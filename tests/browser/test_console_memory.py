@@ -1,6 +1,7 @@
 """The Memory page in headless Chromium: facts (confirm, edit, forget), contradictions, memory files, dreams."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -41,9 +42,20 @@ async def test_a_fact_is_confirmed_edited_and_forgotten_and_memory_md_follows(
     await expect(page.locator("li[data-fact='pet']")).to_have_count(0)
 
     await page.get_by_role("link", name="Files").click()
-    editor = page.get_by_label("Edit memory/")
-    await expect(editor).to_have_value(__import__("re").compile("Lives in Paris"))
-    assert "Tom" not in await editor.input_value()
+    projection = page.get_by_label("MEMORY.md (from the facts)")
+    await expect(projection).to_have_value(re.compile("Lives in Paris"))
+    assert "Tom" not in await projection.input_value()
+    await page.locator(".file-list").get_by_role("button", name=re.compile(r"^daily.")).click()
+    note = page.get_by_label(re.compile(r"^Edit daily."))
+    await expect(note).to_have_value(re.compile("city: Lives in Lyon"))
+    await note.fill("- prefers trains\n")
+    await expect(note).to_have_value("- prefers trains\n")
+    await page.get_by_role("button", name="Save", exact=True).click()
+    await toast(page, "Saved")
+    files = (await server.client.get(f"/api/v1/memory/{env.agent_id}/files", token="admin")).data
+    daily = next(f["path"] for f in files if f["path"].startswith("daily/"))
+    r = await server.client.get(f"/api/v1/memory/{env.agent_id}/files/{daily}", token="admin")
+    assert r.data["content"] == "- prefers trains\n"
 
 
 async def test_a_contradiction_is_resolved_and_a_focused_dream_shows_its_report_and_live_events(

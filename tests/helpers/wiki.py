@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from tests.helpers.client import ApiClient, SseEvent
+from tests.helpers.models import use_fake_openai
 
 KB = "/api/v1/wiki/knowledge-bases"
 
@@ -75,12 +76,10 @@ def tiny_pdf(text: str) -> bytes:
     return out
 
 
-async def use_fake_wiki_models(api: ApiClient, base_url: str) -> None:
+async def use_fake_wiki_models(api: ApiClient, base_url: str, token: str = "alice") -> None:
     """The scripted server as the default chat model and, with its hash embeddings, the default embedding model."""
-    from tests.helpers.models import use_fake_openai
-
-    await use_fake_openai(api, base_url)
-    r = await api.post("/api/v1/models/fake/models", {"modelName": "fake-embedding", "modelType": "embedding"}, token="alice")
+    await use_fake_openai(api, base_url, token=token)
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "fake-embedding", "modelType": "embedding"}, token=token)
     assert r.status == 200, r.body
-    r = await api.post("/api/v1/models/embedding/default", {"modelId": r.data["id"]}, token="alice")
+    r = await api.post("/api/v1/models/embedding/default", {"modelId": r.data["id"]}, token=token)
     assert r.status == 200, r.body

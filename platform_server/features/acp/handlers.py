@@ -64,7 +64,7 @@ class EndpointToggleHandler(_AcpBase):
 
     def put(self, id: int) -> None:
         """Enable or disable an endpoint."""
-        req = self.body(AcpToggle)
+        req = self.toggle_body(AcpToggle)
         self.ok(service.toggle(self.require_caller(), id, req.enabled))
 
 

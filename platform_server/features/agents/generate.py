@@ -1,4 +1,5 @@
 """`POST /agents/generate`: a reviewable agent draft from a one-sentence requirement (nothing is saved)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -117,7 +117,7 @@ class SkillsHandler(ApiHandler):
     tags = TAGS
 
     def get(self, agentId: int) -> None:
-        """Ids of the skills bound to the agent."""
+        """The skills bound to the agent, as rows `[{agentId, skillId, enabled}]`."""
         self.ok(service.skills(self.require_caller(), agentId))
 
     def put(self, agentId: int) -> None:
@@ -145,7 +145,7 @@ class ToolsHandler(ApiHandler):
     tags = TAGS
 
     def get(self, agentId: int) -> None:
-        """Names of the tools bound to the agent."""
+        """The tools bound to the agent in order, as rows `[{agentId, toolName, enabled}]`."""
         self.ok(service.tools(self.require_caller(), agentId))
 
     def put(self, agentId: int) -> None:
@@ -160,12 +160,12 @@ class ProviderPreferencesHandler(ApiHandler):
     tags = TAGS
 
     def get(self, agentId: int) -> None:
-        """Preferred provider order (`{providerIds: [...]}`)."""
+        """Preferred provider order as rows `[{providerId, modelId: null, enabled, sortOrder}]`."""
         self.ok(service.preferences(self.require_caller(), agentId))
 
     def put(self, agentId: int) -> None:
-        """Replace the preferred provider order."""
-        req = self.body(ProviderPreferences)
+        """Replace the preferred provider order (`{providerIds}`, or a bare array of ids or of rows)."""
+        req = _bindings(self, ProviderPreferences, "providerIds")
         self.ok(service.set_preferences(self.require_caller(), agentId, req.providerIds))
 
 

@@ -184,6 +184,21 @@ class ToolBindings(BaseModel):
 class ProviderPreferences(BaseModel):
     providerIds: list[str] = Field(max_length=50)
 
+    @field_validator("providerIds", mode="before")
+    @classmethod
+    def _rows(cls, v: Any) -> Any:
+        """The original console sends rows `{providerId, modelId}`; only whole providers are preferred here."""
+        if not isinstance(v, list):
+            return v
+        out = []
+        for item in v:
+            if isinstance(item, dict):
+                if item.get("modelId") is not None:
+                    raise ValueError("a preference names a provider; modelId must be null")
+                item = item.get("providerId")
+            out.append(item)
+        return out
+
     @field_validator("providerIds")
     @classmethod
     def _ids(cls, v: list[str]) -> list[str]:

@@ -276,12 +276,13 @@ def _touch(agent: Agent) -> None:
     agent.save(only=[Agent.update_time])
 
 
-def skills(caller: Caller, agent_id: int) -> dict[str, Any]:
+def skills(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
+    """The agent's skill bindings as rows `{agentId, skillId, enabled}` (the original console's shape)."""
     agent = get_agent(caller, agent_id)
-    return {"agentId": str(agent.id), "skillIds": [str(s) for s in bound_skills(agent.id)]}
+    return [{"agentId": str(agent.id), "skillId": str(s), "enabled": True} for s in bound_skills(agent.id)]
 
 
-def set_skills(caller: Caller, agent_id: int, skill_ids: list[int]) -> dict[str, Any]:
+def set_skills(caller: Caller, agent_id: int, skill_ids: list[int]) -> list[dict[str, Any]]:
     """Replace the agent's skill bindings."""
     check_not_foreign(caller, skill_ids=skill_ids)
     with database.atomic():
@@ -294,7 +295,7 @@ def set_skills(caller: Caller, agent_id: int, skill_ids: list[int]) -> dict[str,
     return skills(caller, agent_id)
 
 
-def bind_skill(caller: Caller, agent_id: int, skill_id: int) -> dict[str, Any]:
+def bind_skill(caller: Caller, agent_id: int, skill_id: int) -> list[dict[str, Any]]:
     if skill_id <= 0:
         raise BadRequest("skillId: must be a positive Long")
     check_not_foreign(caller, skill_ids=[skill_id])
@@ -308,7 +309,7 @@ def bind_skill(caller: Caller, agent_id: int, skill_id: int) -> dict[str, Any]:
     return skills(caller, agent_id)
 
 
-def unbind_skill(caller: Caller, agent_id: int, skill_id: int) -> dict[str, Any]:
+def unbind_skill(caller: Caller, agent_id: int, skill_id: int) -> list[dict[str, Any]]:
     with database.atomic():
         agent = get_agent(caller, agent_id)
         deleted = AgentSkill.delete().where((AgentSkill.agent == agent.id) & (AgentSkill.skill_id == skill_id)).execute()
@@ -319,12 +320,13 @@ def unbind_skill(caller: Caller, agent_id: int, skill_id: int) -> dict[str, Any]
     return skills(caller, agent_id)
 
 
-def tools(caller: Caller, agent_id: int) -> dict[str, Any]:
+def tools(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
+    """The agent's tool bindings in order, as rows `{agentId, toolName, enabled}`."""
     agent = get_agent(caller, agent_id)
-    return {"agentId": str(agent.id), "toolNames": bound_tools(agent.id)}
+    return [{"agentId": str(agent.id), "toolName": name, "enabled": True} for name in bound_tools(agent.id)]
 
 
-def set_tools(caller: Caller, agent_id: int, names: list[str]) -> dict[str, Any]:
+def set_tools(caller: Caller, agent_id: int, names: list[str]) -> list[dict[str, Any]]:
     """Replace the agent's tool bindings (names; the registry checks them at run time)."""
     with database.atomic():
         agent = get_agent(caller, agent_id)
@@ -336,12 +338,15 @@ def set_tools(caller: Caller, agent_id: int, names: list[str]) -> dict[str, Any]
     return tools(caller, agent_id)
 
 
-def preferences(caller: Caller, agent_id: int) -> dict[str, Any]:
+def preferences(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
+    """Preferred providers in order, as rows `{agentId, providerId, modelId: null, enabled, sortOrder}`."""
     agent = get_agent(caller, agent_id)
-    return {"agentId": str(agent.id), "providerIds": list(agent.provider_preferences or [])}
+    ids = list(agent.provider_preferences or [])
+    return [{"agentId": str(agent.id), "providerId": pid, "modelId": None, "enabled": True, "sortOrder": i}
+            for i, pid in enumerate(ids)]
 
 
-def set_preferences(caller: Caller, agent_id: int, provider_ids: list[str]) -> dict[str, Any]:
+def set_preferences(caller: Caller, agent_id: int, provider_ids: list[str]) -> list[dict[str, Any]]:
     with database.atomic():
         agent = get_agent(caller, agent_id)
         agent.provider_preferences = provider_ids

@@ -100,9 +100,14 @@ class FileHandler(ApiHandler):
         return service.agent_dir(self.config, agent.id)
 
     async def get(self, agentId: int, path: str) -> None:
-        """The bytes of one workspace file."""
+        """The bytes of one workspace file (`{filename, content}` when JSON is the first type accepted)."""
         root = self._root(agentId)
         data = await run_blocking(files.read_bytes, root, path, MAX_READ_BYTES)
+        accept = (self.request.headers.get("Accept") or "").split(",")[0].split(";")[0].strip().lower()
+        if accept == "application/json":  # the original console reads the text from the envelope
+            text = data.decode("utf-8", "replace")
+            self.ok({"filename": "/".join(files.split_rel(path)), "content": text, "fileSize": len(data)})
+            return
         self.set_header("Content-Type", _content_type(path, data))
         self.set_header("Content-Security-Policy", "sandbox; default-src 'none'")
         self.finish(data)

@@ -94,7 +94,7 @@ class ToggleHandler(ApiHandler):
 
     def put(self, id: int) -> None:
         """Enable or disable."""
-        self.ok(service.update(self.require_caller(), id, {"enabled": self.body(ToggleRequest).enabled}))
+        self.ok(service.update(self.require_caller(), id, {"enabled": self.toggle_body(ToggleRequest).enabled}))
 
 
 class TypeHandler(ApiHandler):

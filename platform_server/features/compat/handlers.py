@@ -1,8 +1,10 @@
 """Routes the original web console calls that have no feature behind them here (honest answers)."""
+
 from __future__ import annotations
 
 from platform_server.features.compat import service
 from platform_server.features.conversations import service as conversations
+from platform_server.features.wiki import kbs
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
@@ -46,8 +48,7 @@ class ContentItemsHandler(ApiHandler):
 
     def get(self) -> None:
         """Published content pieces: none (no content publishing here); a page of `records`."""
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
-                           self.platform.config.max_page_size)
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.platform.config.max_page_size)
         self.ok(service.content_items_page(req.page, req.size))
 
 
@@ -110,6 +111,19 @@ class TeamWorkerContextHandler(ApiHandler):
         self.ok(None)
 
 
+class AgentKbsHandler(ApiHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    tags = ("Agents",)
+
+    def get(self, agentId: int) -> None:
+        """Knowledge bases bound to the agent (besides its primary one), as rows `{agentId, kbId, enabled}`."""
+        self.ok(kbs.agent_bindings(self.require_caller(), agentId))
+
+    def put(self, agentId: int) -> None:
+        """Replace the agent's bound knowledge bases; the body is a bare array of KB ids."""
+        self.ok(kbs.set_agent_bindings(self.require_caller(), agentId, self.json_body()))
+
+
 ROUTES = [
     route("/api/v1/auth/sso/providers", SsoProvidersHandler),
     route("/api/v1/docs", DocsHandler),
@@ -121,4 +135,5 @@ ROUTES = [
     route("/api/v1/settings/proxy", ProxySettingsHandler),
     route("/api/v1/settings/search-providers", SearchProvidersHandler),
     route("/api/v1/conversations/{conversationId:str}/team-worker-context", TeamWorkerContextHandler),
+    route("/api/v1/agents/{agentId}/kbs", AgentKbsHandler),
 ]

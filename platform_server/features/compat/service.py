@@ -4,6 +4,7 @@ Each answer is honest: an empty list where nothing is configured (SSO providers,
 search providers), "not available" where a runtime does not exist (the DeepSeek harness), and
 the project's own documents for the docs viewer. README, API notes, lists them.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,8 +24,7 @@ DOCS: dict[str, tuple[str, str]] = {
 
 def docs_list() -> list[dict[str, Any]]:
     """The documents that exist in this installation, as `{slug, title, group}`."""
-    return [{"slug": slug, "title": title, "group": "Docs"} for slug, (rel, title) in DOCS.items()
-            if (_ROOT / rel).is_file()]
+    return [{"slug": slug, "title": title, "group": "Docs"} for slug, (rel, title) in DOCS.items() if (_ROOT / rel).is_file()]
 
 
 def doc_content(slug: str) -> dict[str, Any]:
@@ -47,9 +47,16 @@ def content_items_summary() -> dict[str, int]:
 
 def dsh_status() -> dict[str, Any]:
     """The DeepSeek harness runtime does not exist in this server: not installed, cannot be enabled."""
-    return {"supported": False, "installed": False, "enabled": False, "state": "UNSUPPORTED",
-            "artifactManifestConfigured": False, "config": {}, "managed": {},
-            "message": "The DeepSeek harness runtime is not part of this server"}
+    return {
+        "supported": False,
+        "installed": False,
+        "enabled": False,
+        "state": "UNSUPPORTED",
+        "artifactManifestConfigured": False,
+        "config": {},
+        "managed": {},
+        "message": "The DeepSeek harness runtime is not part of this server",
+    }
 
 
 def dsh_diagnostics() -> dict[str, Any]:

@@ -104,7 +104,7 @@ class ToggleHandler(CronHandler):
 
     def put(self, id: int) -> None:
         """Enable or disable (`{enabled}`; an empty body flips it)."""
-        req = self.body(service.ToggleRequest)
+        req = self.toggle_body(service.ToggleRequest)
         self.ok(service.toggle(self.require_caller(), id, req.enabled))
 
 

@@ -27,6 +27,8 @@ class CronJobCreate(BaseModel):
     message: str = Field(min_length=1, max_length=20_000, validation_alias=AliasChoices("message", "triggerMessage"))
     enabled: bool = True
     conversationMode: ConversationMode = "new"
+    # the original console's job kinds: only `text` (a message to the agent) exists here
+    taskType: Literal["text"] | None = None
     conversationId: str | None = Field(default=None, max_length=128)
 
 
@@ -40,6 +42,7 @@ class CronJobUpdate(BaseModel):
     enabled: bool | None = None
     conversationMode: ConversationMode | None = None
     conversationId: str | None = Field(default=None, max_length=128)
+    taskType: Literal["text"] | None = None
 
 
 class ToggleRequest(BaseModel):

@@ -83,7 +83,7 @@ class ToggleHandler(ApiHandler):
 
     def put(self, id: int) -> None:
         """Enable or disable."""
-        req = self.body(ToggleRequest)
+        req = self.toggle_body(ToggleRequest)
         self.ok(service.update(self.require_caller(), self.config, id, {"enabled": req.enabled}))
 
 

@@ -171,7 +171,7 @@ class RuleToggleHandler(ApiHandler):
 
     def put(self, ruleId: str) -> None:
         """Enable or disable a rule (`{enabled}`; no body flips it)."""
-        body = self.body(ToggleBody)
+        body = self.toggle_body(ToggleBody)
         self.ok(rules.toggle(self.require_caller(), ruleId, body.enabled))
 
 
@@ -340,7 +340,9 @@ class ActivityFeedHandler(PagedHandler):
 
     def get(self) -> None:
         """Audit events, approval decisions and tool calls merged, newest first."""
-        self.ok(views.activity_feed(self.require_caller(), self.page(), self.get_query_argument("kind", None)))
+        # `source`: the original console's name for `kind`
+        kind = self.get_query_argument("kind", None) or self.get_query_argument("source", None)
+        self.ok(views.activity_feed(self.require_caller(), self.page(), kind))
 
 
 class NotificationsSummaryHandler(ApiHandler):

@@ -207,7 +207,15 @@ def _feed_item(kind: str, row: Any) -> dict[str, Any]:
         data = tool_call_dict(row)
         outcome = "succeeded" if row.success else "failed"
         summary = f"{row.tool_name} {outcome} ({row.decision}, {row.duration_ms} ms)"
-    return {"kind": kind, "id": str(row.id), "time": data["createTime"], "summary": summary, "data": data}
+    item = {"kind": kind, "id": str(row.id), "time": data["createTime"], "summary": summary, "data": data}
+    # the same event flat, as the original console's activity page reads it
+    if kind == "audit":
+        flat = {"action": row.action, "resourceType": row.resource_type, "resourceId": data["resourceId"],
+                "username": row.actor_username}
+    else:
+        flat = {"action": str(row.decision).upper(), "resourceType": "TOOL", "resourceId": row.tool_name,
+                "username": None}
+    return {**item, **flat, "source": kind, "createTime": data["createTime"], "detail": data}
 
 
 def activity_feed(caller: Caller, req: PageRequest, kind: str | None) -> dict[str, Any]:

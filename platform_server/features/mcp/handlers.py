@@ -89,7 +89,7 @@ class ServerToggleHandler(_McpBase):
 
     async def put(self, id: int) -> None:
         """Enable (connect) or disable (disconnect, its tools unregistered) a server."""
-        req = self.body(McpToggle)
+        req = self.toggle_body(McpToggle)
         service.toggle(self.require_caller(), id, req.enabled)
         await self.manager.apply(id)
         self.ok(self.present_id(id))

@@ -5,6 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from platform_server.blocking import run_blocking
 from platform_server.features.agents import service as agents
 from platform_server.features.memory import dreaming, facts, schedule, store
 from platform_server.features.memory.store import Scope
@@ -240,6 +241,34 @@ class FactEditHandler(MemoryHandler):
         self.ok(facts.edit(self.config, scope, self.require_caller(), factId, req.statement))
 
 
+class MemoryFilesHandler(MemoryHandler):
+    async def get(self, agentId: int) -> None:
+        """The caller's memory files of this agent (MEMORY.md, daily notes, DREAMS.md), private to them."""
+        _, scope = self.scope(agentId)
+        self.ok(await run_blocking(store.list_files, self.config, scope))
+
+
+class FileText(BaseModel):
+    content: str = Field(max_length=store.NOTE_CAP)
+
+
+class MemoryFileHandler(MemoryHandler):
+    access = {"GET": "viewer", "PUT": "member"}
+    body_models = {"PUT": FileText}
+    query_params = {"GET": [END_USER], "PUT": [END_USER]}
+
+    async def get(self, agentId: int, path: str) -> None:
+        """One memory file of the caller as `{path, content, editable}`."""
+        _, scope = self.scope(agentId)
+        self.ok(await run_blocking(store.read_file, self.config, scope, path))
+
+    async def put(self, agentId: int, path: str) -> None:
+        """Replace a daily note or DREAMS.md (`{content}`); MEMORY.md follows the facts and is refused."""
+        req = self.body(FileText)
+        _, scope = self.scope(agentId)
+        self.ok(await run_blocking(store.write_file, self.config, scope, path, req.content))
+
+
 class SummarizeHandler(MemoryHandler):
     query_params: dict[str, list[dict[str, Any]]] = {}
 
@@ -269,5 +298,7 @@ ROUTES = [
     route(f"{BASE}/facts/{{factId}}/feedback", FeedbackHandler),
     route(f"{BASE}/facts/{{factId}}/forget", ForgetHandler),
     route(f"{BASE}/facts/{{factId}}/edit", FactEditHandler),
+    route(f"{BASE}/files", MemoryFilesHandler),
+    route(f"{BASE}/files/**", MemoryFileHandler),
     route(f"{BASE}/summarize/{{conversationId:str}}", SummarizeHandler),
 ]

@@ -22,7 +22,7 @@ from platform_server.db import utcnow
 from platform_server.features.agents import files
 from platform_server.features.agents import service as agents
 from platform_server.features.memory.models import Fact
-from platform_server.web.errors import ApiError
+from platform_server.web.errors import ApiError, BadRequest
 
 PROJECTION = "MEMORY.md"
 DIARY = "DREAMS.md"
@@ -214,3 +214,47 @@ def clean_confidence(raw: Any) -> float:
     except (TypeError, ValueError):
         return 0.7
     return 0.7 if math.isnan(value) else min(1.0, max(0.0, value))
+
+
+# ---- the scope's files for their owner (the console's memory files) ------------------------
+
+
+def _scope_rel(scope: Scope, rel: str) -> str:
+    """A path inside the scope's folder (never into an end user's sub-folder from the user's own scope)."""
+    clean = "/".join(files.split_rel(rel))
+    if not scope.end_user_id and (clean == "users" or clean.startswith("users/")):
+        raise BadRequest("path: end users' memory is read with endUserId")
+    return clean
+
+
+def list_files(config: Config, scope: Scope) -> list[dict[str, Any]]:
+    """The scope's memory files (MEMORY.md, daily notes, DREAMS.md), paths relative to the scope folder."""
+    root = agents.private_dir(config, scope.agent_id)
+    prefix = scope.folder() + "/"
+    out = []
+    for rel, st in files.walk_files(root, scope.folder()):
+        name = rel[len(prefix):]
+        if not scope.end_user_id and name.startswith("users/"):
+            continue
+        out.append({**files.file_info(name, st), "editable": name != PROJECTION})
+    return sorted(out, key=lambda f: f["path"])
+
+
+def read_file(config: Config, scope: Scope, rel: str) -> dict[str, Any]:
+    name = _scope_rel(scope, rel)
+    data = files.read_bytes(agents.private_dir(config, scope.agent_id), scope.path(name), NOTE_CAP)
+    return {"path": name, "content": data.decode("utf-8", "replace"), "editable": name != PROJECTION}
+
+
+def write_file(config: Config, scope: Scope, rel: str, text: str) -> dict[str, Any]:
+    """Replace a daily note or DREAMS.md; MEMORY.md is rebuilt from the facts, so it is not written here."""
+    name = _scope_rel(scope, rel)
+    if name == PROJECTION:
+        raise BadRequest("path: MEMORY.md is rebuilt from the facts; confirm, edit or forget a fact instead")
+    if not name.endswith(".md"):
+        raise BadRequest("path: memory files are Markdown (.md)")
+    data = text.encode("utf-8")
+    if len(data) > NOTE_CAP:
+        raise BadRequest(f"content: at most {NOTE_CAP} bytes")
+    files.write_bytes(agents.private_dir(config, scope.agent_id), scope.path(name), data)
+    return {"path": name, "size": len(data), "editable": True}

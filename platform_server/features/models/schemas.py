@@ -5,9 +5,10 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 
 class CustomProviderCreate(BaseModel):
-    providerId: str = Field(min_length=1, max_length=64)
+    # id / defaultBaseUrl: the original console's names
+    providerId: str = Field(min_length=1, max_length=64, validation_alias=AliasChoices("providerId", "id"))
     name: str = Field(min_length=1, max_length=100)
-    baseUrl: str = Field(default="", max_length=2000)
+    baseUrl: str = Field(default="", max_length=2000, validation_alias=AliasChoices("baseUrl", "defaultBaseUrl"))
     apiKey: str | None = Field(default=None, max_length=8000)
     protocol: str = "openai"
 
@@ -20,8 +21,9 @@ class ProviderConfigUpdate(BaseModel):
 
 
 class ProviderModelCreate(BaseModel):
-    modelName: str = Field(min_length=1, max_length=500)
-    displayName: str | None = Field(default=None, max_length=200)
+    # id / name: the original console's names for the model name and its display name
+    modelName: str = Field(min_length=1, max_length=500, validation_alias=AliasChoices("modelName", "id"))
+    displayName: str | None = Field(default=None, max_length=200, validation_alias=AliasChoices("displayName", "name"))
     modelType: str | None = "chat"
     modalities: str | None = None
     maxInputTokens: int | None = None

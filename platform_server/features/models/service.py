@@ -174,7 +174,12 @@ def check_base_url(protocol: str, base_url: str) -> str:
     return base_url.rstrip("/")
 
 
+# The original console's protocol names for the two wire protocols spoken here.
+PROTOCOL_ALIASES = {"openai-compatible": "openai", "anthropic-messages": "anthropic"}
+
+
 def check_protocol(protocol: str) -> str:
+    protocol = PROTOCOL_ALIASES.get(protocol, protocol)
     if protocol not in PROTOCOLS:
         raise BadRequest(f"protocol: must be one of {', '.join(PROTOCOLS)}")
     return protocol
@@ -212,7 +217,7 @@ def create_custom_provider(
     """Create an enabled custom provider."""
     if not SLUG.match(provider_id):
         raise BadRequest("providerId: must match [a-z0-9][a-z0-9._-]*")
-    check_protocol(protocol)
+    protocol = check_protocol(protocol)
     base_url = check_base_url(protocol, base_url)
     with database.atomic():
         if Provider.get_or_none(Provider.id == provider_id) is not None:

@@ -64,6 +64,13 @@ class CuratorBase(SkillsBase):
     def status(self) -> dict[str, Any]:
         return curator.status(self.require_caller().workspace_id, self.curator.settings)
 
+    def body_or_query(self, model: type[M], field: str, query: str) -> M:
+        """The JSON body, or with no body the `query` parameter (as the original console sends it) as `field`."""
+        raw = self.get_query_argument(query, None)
+        if self.body_bytes.strip() or raw is None:
+            return self.body(model)
+        return self.body(model) if raw not in ("true", "false") else model.model_validate({field: raw == "true"})
+
     def optional_body(self, model: type[M]) -> M:
         """The body parsed into `model`, or the model's defaults when there is no body."""
         return model() if not self.body_bytes.strip() else self.body(model)
@@ -83,7 +90,7 @@ class ActivateHandler(CuratorBase):
 
     def post(self) -> None:
         """`{active}`: true makes scheduled scans really archive, false makes them previews (workspace admin)."""
-        req = self.body(ActivateBody)
+        req = self.body_or_query(ActivateBody, "active", "activate")
         curator.set_flag(self.require_caller(), "active", req.active,
                          "curator activated (scheduled scans archive)" if req.active else "curator deactivated (preview only)")
         self.ok(self.status())
@@ -113,7 +120,7 @@ class ConsolidateHandler(CuratorBase):
 
     def post(self) -> None:
         """`{enabled}`: turn the LLM consolidation pass (merging near-duplicates) on or off (workspace admin)."""
-        req = self.body(ConsolidateBody)
+        req = self.body_or_query(ConsolidateBody, "enabled", "enabled")
         curator.set_flag(self.require_caller(), "consolidate", req.enabled,
                          "curator consolidation " + ("enabled" if req.enabled else "disabled"))
         self.ok(self.status())

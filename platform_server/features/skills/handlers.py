@@ -136,7 +136,7 @@ class ToggleHandler(SkillsBase):
 
     def put(self, id: int) -> None:
         """Enable or disable (`{enabled}`; absent flips)."""
-        self.ok(service.toggle(self.require_caller(), id, self.body(ToggleBody).enabled))
+        self.ok(service.toggle(self.require_caller(), id, self.toggle_body(ToggleBody).enabled))
 
 
 class PinHandler(SkillsBase):

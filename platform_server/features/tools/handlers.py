@@ -78,7 +78,7 @@ class ToolToggleHandler(_ToolsBase):
 
     def put(self, id: int) -> None:
         """Enable or disable a tool (global admin)."""
-        req = self.body(ToolToggle)
+        req = self.toggle_body(ToolToggle)
         self.ok(service.toggle(self.require_caller(), id, req.enabled))
 
 

@@ -27,6 +27,7 @@ def _token_sums(q: peewee.ModelSelect[Any]) -> dict[str, int]:
 def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
     """Counts for the dashboard: agents, conversations, messages, tokens (all time and today)."""
     from platform_server.features.agents.models import Agent
+    from platform_server.features.guard.models import ToolCallLog
 
     today = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
     agents = Agent.select().where(Agent.workspace_id == workspace_id)
@@ -38,7 +39,12 @@ def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
         "activeConversations": convs.where(Conversation.last_active_time >= utcnow() - dt.timedelta(hours=24)).count(),
         "runningTurns": running_turns,
         "total": _token_sums(_messages(workspace_id)),
-        "today": _token_sums(_messages(workspace_id).where(Message.create_time >= today)),
+        "today": {
+            **_token_sums(_messages(workspace_id).where(Message.create_time >= today)),
+            # the original console's "today" tiles
+            "conversations": convs.where(Conversation.last_active_time >= today).count(),
+            "toolCalls": ToolCallLog.select().where((ToolCallLog.workspace_id == workspace_id) & (ToolCallLog.create_time >= today)).count(),
+        },
     }
 
 
@@ -102,14 +108,14 @@ def token_usage(workspace_id: int, start: dt.datetime | None, end: dt.datetime |
     return {"groupBy": group_by, "total": total, "items": items, **_console_breakdown(q, total)}
 
 
-def _console_breakdown(q: peewee.ModelSelect, total: dict[str, int]) -> dict[str, Any]:
+def _console_breakdown(q: Any, total: dict[str, int]) -> dict[str, Any]:
     """The same range as the original console's token page reads it: flat totals, by model and by date."""
     sums = (peewee.fn.COUNT(Message.id).alias("n"), peewee.fn.SUM(Message.prompt_tokens).alias("p"),
             peewee.fn.SUM(Message.completion_tokens).alias("c"))
     day = peewee.fn.substr(Message.create_time, 1, 10).coerce(False)
-    by_model = q.select(Message.runtime_model, Message.runtime_provider, *sums).group_by(
+    by_model: Any = q.select(Message.runtime_model, Message.runtime_provider, *sums).group_by(
         Message.runtime_model, Message.runtime_provider).order_by(peewee.fn.SUM(Message.prompt_tokens).desc()).dicts()
-    by_date = q.select(day.alias("d"), *sums).group_by(day).order_by(day).dicts()
+    by_date: Any = q.select(day.alias("d"), *sums).group_by(day).order_by(day).dicts()
 
     def row(r: dict[str, Any]) -> dict[str, int]:
         return {"promptTokens": int(r["p"] or 0), "completionTokens": int(r["c"] or 0), "messageCount": int(r["n"])}

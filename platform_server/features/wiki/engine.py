@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable, cast
 
 import numpy as np
 
@@ -187,7 +187,7 @@ class WikiEngine:
     def store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], blobs: list[bytes]) -> list[int]:
         return self._store_chunks(kb, raw, pieces, blobs)
 
-    async def generate(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
+    async def write_pages(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
                        blobs: list[bytes], model_id: int | None) -> list[int]:
         """One page-writing call over a batch of chunks; the ids of the pages written."""
         return await self._generate(kb, raw, cfg, chunks, blobs, model_id)
@@ -318,6 +318,10 @@ class WikiEngine:
             RawMaterial.update(chunk_count=len(ids)).where(RawMaterial.id == raw.id).execute()
         return ids
 
+    @staticmethod
+    def _known_pages(kb_id: int) -> list[tuple[str, str]]:
+        return [(p.slug, p.title) for p in Page.select(Page.slug, Page.title).where(Page.kb == kb_id).order_by(Page.slug)]
+
     def _context_pages(self, kb_id: int, blobs: list[bytes]) -> list[tuple[str, str, str]]:
         pages = list(Page.select().where((Page.kb == kb_id) & Page.embedding.is_null(False)))
         if not pages:
@@ -329,10 +333,12 @@ class WikiEngine:
 
     async def _generate(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
                         blobs: list[bytes], model_id: int | None) -> list[int]:
-        known = [(p.slug, p.title) for p in Page.select(Page.slug, Page.title).where(Page.kb == kb.id).order_by(Page.slug)]
+        # Reads over every page of the KB: in an executor, so a large KB does not stall the IOLoop.
+        known = await run_blocking(self._known_pages, kb.id)
+        context = await run_blocking(self._context_pages, kb.id, blobs)
         types = profile.profile_of(kb)
-        messages = generate.build_messages(kb.name, str(cfg["pageLanguage"]), raw.title, chunks, known,
-                                           self._context_pages(kb.id, blobs), types["pageTypes"])
+        messages = generate.build_messages(kb.name, str(cfg["pageLanguage"]), raw.title, chunks, known, context,
+                                           types["pageTypes"])
         targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
         _, result = await self.llm.chat(targets, ChatRequest(model="", messages=messages, temperature=0.2))
         drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks],
@@ -374,7 +380,7 @@ class WikiEngine:
         q = (RawMaterial.select(RawMaterial.id, RawMaterial.title, RawMaterial.status, RawMaterial.queued,
                                 RawMaterial.error).where(RawMaterial.kb == kb_id)
              .order_by(RawMaterial.create_time, RawMaterial.id).tuples())
-        for raw_id, title, status, queued, error in q:
+        for raw_id, title, status, queued, error in cast(Iterable[tuple[int, str, str, int, str | None]], q):
             counts[status] = counts.get(status, 0) + 1
             step = self.steps.get(raw_id)
             materials.append({"rawId": str(raw_id), "title": title, "status": status, "queued": bool(queued),

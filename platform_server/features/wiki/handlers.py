@@ -7,6 +7,7 @@ from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.extra_handlers import ROUTES as EXTRA_ROUTES
 from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
+from platform_server.features.wiki.maintenance_handlers import ROUTES as MAINTENANCE_ROUTES
 from platform_server.features.wiki.pipeline_handlers import ROUTES as PIPELINE_ROUTES
 from platform_server.features.wiki.research_handlers import ROUTES as RESEARCH_ROUTES
 from platform_server.features.wiki.source_handlers import ROUTES as SOURCE_ROUTES
@@ -275,4 +276,5 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
     route(f"{KB}/{{kbId}}/progress", ProgressHandler),
     route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
-] + PAGE_ROUTES + EXTRA_ROUTES + SOURCE_ROUTES + RESEARCH_ROUTES + TRANSFORM_ROUTES + PIPELINE_ROUTES
+] + (PAGE_ROUTES + EXTRA_ROUTES + SOURCE_ROUTES + RESEARCH_ROUTES + TRANSFORM_ROUTES + PIPELINE_ROUTES
+           + MAINTENANCE_ROUTES)

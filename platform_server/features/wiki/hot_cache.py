@@ -7,7 +7,7 @@ prompts until it is regenerated.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterable, cast
 
 import peewee
 
@@ -51,7 +51,7 @@ def digest(kb_id: int, max_tokens: int) -> tuple[str, list[str]]:
     counts: dict[int, int] = {}
     q = (PageLink.select(PageLink.target_slug, peewee.fn.COUNT(PageLink.id).alias("n"))
          .where(PageLink.kb_id == kb_id).group_by(PageLink.target_slug).tuples())
-    for target, n in q:
+    for target, n in cast(Iterable[tuple[str, int]], q):
         pid = keys.get(target)
         if pid is not None:
             counts[pid] = counts.get(pid, 0) + n

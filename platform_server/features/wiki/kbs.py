@@ -16,7 +16,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.models import service as model_service
 from platform_server.features.wiki.models import KbAgent, KnowledgeBase, Page, RawMaterial
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "chunkSize": 1200,  # characters
@@ -234,3 +234,28 @@ def bindable(caller: Caller, agent_id: int | None) -> list[dict[str, Any]]:
 
 def workspace_kbs(workspace_id: int) -> peewee.ModelSelect[KnowledgeBase]:
     return KnowledgeBase.select().where(KnowledgeBase.workspace_id == workspace_id)
+
+
+def agent_bindings(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
+    """The KBs an agent is bound to besides its primary one, as rows `{agentId, kbId, enabled}`."""
+    agent = agents.get_agent(caller, agent_id)
+    return [{"agentId": str(agent.id), "kbId": str(kb.id), "enabled": True}
+            for kb, how in kbs_of_agent(caller.workspace_id, agent.id) if how == "bound"]
+
+
+def set_agent_bindings(caller: Caller, agent_id: int, body: Any) -> list[dict[str, Any]]:
+    """Replace the KBs an agent is bound to: `body` is a JSON array of ids of the caller's workspace's KBs."""
+    with database.atomic():
+        agent = agents.get_agent(caller, agent_id)
+        if not isinstance(body, list) or len(body) > 200:
+            raise BadRequest("Request body must be an array of at most 200 knowledge base ids")
+        wanted = list(dict.fromkeys(parse_long("kbIds", str(item)) for item in body))
+        found = {kb.id for kb in workspace_kbs(caller.workspace_id).where(KnowledgeBase.id.in_(wanted or [0]))}
+        missing = [i for i in wanted if i not in found]
+        if missing:
+            raise NotFound(f"Knowledge base not found: {missing[0]}")
+        KbAgent.delete().where(KbAgent.agent_id == agent.id).execute()
+        for kb_id in wanted:
+            KbAgent.create(kb=kb_id, agent_id=agent.id)
+        audit.record(caller, "UPDATE", "WIKI_KB", None, f"knowledge bases of agent {agent.name}: {len(wanted)} bound")
+    return agent_bindings(caller, agent_id)

@@ -68,6 +68,7 @@ class Chunk(BaseModel):
     text = peewee.TextField()
     embedding = peewee.BlobField(null=True)  # float32, normalised
     dims = peewee.IntegerField(default=0)
+    token_count = peewee.IntegerField(null=True)  # filled by the token backfill
     create_time = DateTimeField(default=utcnow)
 
     class Meta:
@@ -86,6 +87,7 @@ class Page(BaseModel):
     version = peewee.IntegerField(default=1)
     embedding = peewee.BlobField(null=True)
     dims = peewee.IntegerField(default=0)
+    token_count = peewee.IntegerField(null=True)  # filled by the token backfill
     create_time = DateTimeField(default=utcnow)
     update_time = DateTimeField(default=utcnow)
 
@@ -272,6 +274,12 @@ def _source_columns(db: peewee.Database) -> None:
     db.execute_sql("CREATE INDEX IF NOT EXISTS wiki_raw_source ON wiki_raw (kb_id, source_type, source_path)")
 
 
+def _token_columns(db: peewee.Database) -> None:
+    for table in ("wiki_chunk", "wiki_page"):
+        if "token_count" not in {c.name for c in db.get_columns(table)}:
+            db.execute_sql(f"ALTER TABLE {table} ADD COLUMN token_count INTEGER")
+
+
 MIGRATIONS: list[Migration] = [
     ("wiki_0001_tables", create_tables(KnowledgeBase, KbAgent, RawMaterial, Chunk, Page, PageLink, PageCitation,
                                        PageSource, Job)),
@@ -282,4 +290,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0006_transformations", create_tables(Transformation, TransformationRun)),
     ("wiki_0007_pipelines", create_tables(Pipeline, PipelineRun)),
     ("wiki_0008_hot_cache", create_tables(HotCache)),
+    ("wiki_0009_token_counts", _token_columns),
 ]

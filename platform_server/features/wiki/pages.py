@@ -188,6 +188,7 @@ def lookup(caller: Caller, title: str | None, slug: str | None) -> list[dict[str
 def set_links(page: Page) -> None:
     """Recompute the page's outgoing wikilinks from its markdown."""
     PageLink.delete().where(PageLink.page == page.id).execute()
+    Page.update(token_count=None).where(Page.id == page.id).execute()  # the text changed: counted again by the backfill
     for link in wikilinks(page.markdown):
         PageLink.create(page=page.id, kb_id=page.kb_id, target_slug=link.slug, target_text=link.target[:200])
 

@@ -87,7 +87,7 @@ async def _synthesize(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, j
     batches = [list(range(i, min(i + per_call, len(st.pieces)))) for i in range(0, len(st.pieces), per_call)]
     for n, batch in enumerate(batches, start=1):
         try:
-            ids = await engine.generate(kb, raw, cfg, [(st.chunk_ids[i], st.pieces[i]) for i in batch],
+            ids = await engine.write_pages(kb, raw, cfg, [(st.chunk_ids[i], st.pieces[i]) for i in batch],
                                         [st.blobs[i] for i in batch], model_id)
             st.written.update(ids)
         except asyncio.CancelledError:

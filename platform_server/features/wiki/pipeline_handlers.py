@@ -1,4 +1,5 @@
 """LLM Wiki pipeline routes: definitions (save, validate, list, delete) and their runs."""
+
 from __future__ import annotations
 
 from platform_server.features.wiki import pipelines

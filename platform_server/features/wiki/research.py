@@ -164,7 +164,8 @@ class Researcher:
                     session.emit("search", {"round": round_no, **found})
                 answer = _json(await self._ask(kb, FINDINGS_PROMPT,
                                                f"Question: {session.question}\n\nSources:\n{sources.text()}"))
-                for item in (answer.get("findings") if isinstance(answer.get("findings"), list) else [])[:10]:
+                listed = answer.get("findings")
+                for item in (listed if isinstance(listed, list) else [])[:10]:
                     if isinstance(item, dict) and str(item.get("text") or "").strip():
                         finding = {"round": round_no, "text": str(item["text"])[:2000],
                                    "sources": _strings(item.get("sources"), 10)}

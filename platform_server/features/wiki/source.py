@@ -12,7 +12,7 @@ import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable, cast
 
 from pydantic import BaseModel, Field
 
@@ -251,7 +251,8 @@ def known_materials(kb_id: int) -> dict[str, Known]:
     q = (RawMaterial.select(RawMaterial.id, RawMaterial.source_path, RawMaterial.size_bytes, RawMaterial.source_mtime,
                             RawMaterial.content_hash, RawMaterial.removed)
          .where((RawMaterial.kb == kb_id) & (RawMaterial.source_type == "directory")).tuples())
-    return {rel: Known(i, size, mtime, digest, bool(removed)) for i, rel, size, mtime, digest, removed in q}
+    rows = cast(Iterable[tuple[int, str, int, int | None, str, int]], q)
+    return {rel: Known(i, size, mtime, digest, bool(removed)) for i, rel, size, mtime, digest, removed in rows}
 
 
 def list_files(directory: str, result: ScanResult) -> list[tuple[str, Path, os.stat_result]]:

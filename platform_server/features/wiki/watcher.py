@@ -199,7 +199,7 @@ class Watchers:
         await self.unlink(kb_id)
         watcher = SourceWatcher(self, kb_id, directory, watch)
         if watch:
-            if os.path.isdir(directory):
+            if await run_blocking(os.path.isdir, directory):
                 try:
                     await run_blocking(watcher.start_observer)
                 except OSError as exc:
@@ -224,7 +224,7 @@ class Watchers:
     async def check(self, watcher: SourceWatcher) -> None:
         if not watcher.watch or self.watchers.get(watcher.kb_id) is not watcher:
             return
-        present = os.path.isdir(watcher.directory)
+        present = await run_blocking(os.path.isdir, watcher.directory)  # a stat can hang on a network mount
         alive = watcher.observer is not None and watcher.observer.is_alive()
         if watcher.state == "watching" and not (present and alive):
             await run_blocking(watcher.stop_observer)

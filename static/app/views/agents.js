@@ -116,7 +116,7 @@ export class AgentsView {
     const a = { ...BLANK, ...(agent || {}) };
     let bound = [];
     if (agent) {
-      try { bound = (await get(`/agents/${seg(agent.id)}/tools`))?.toolNames || []; } catch { bound = []; }
+      try { bound = ((await get(`/agents/${seg(agent.id)}/tools`)) || []).map((row) => row.toolName); } catch { bound = []; }
     }
     const f = (name, label, input) => field(label, input);
     const key = (provider, name) => JSON.stringify([provider || "", name || ""]);

@@ -39,6 +39,7 @@ export function showSetup(root, onDone) {
         const data = await post("/setup/init", {
           username: f.username.value.trim(), password: f.password.value,
           nickname: f.nickname.value.trim() || undefined, language: f.language.value,
+          setupToken: f.setupToken.value.trim() || undefined,
         });
         session.login(data);
         onDone();
@@ -54,6 +55,7 @@ export function showSetup(root, onDone) {
   field("Password (at least 8 characters)", { name: "password", type: "password", required: true, minlength: 8, autocomplete: "new-password" }),
   field("Repeat password", { name: "confirm", type: "password", required: true, minlength: 8, autocomplete: "new-password" }),
   labelled("Language", h("select", { name: "language" }, h("option", { value: "en-US", text: "English" }), h("option", { value: "zh-CN", text: "中文" }))),
+  field("Setup code (only from another machine: printed in the server log at first start)", { name: "setupToken", autocomplete: "off" }),
   err,
   h("button", { type: "submit", name: "submit", class: "btn btn-primary wide", text: "Create admin account" }));
   mount(root, card("Welcome", "No administrator exists yet. Create the first account to finish setup.", form));
