@@ -19,6 +19,7 @@ from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
 from platform_server.features.channels.page import WebchatPageHandler
+from platform_server.features.settings import service as settings_service
 from platform_server.features.workspaces import service as workspace_service
 from platform_server.web import hosts, redact
 from platform_server.web.base import HostRefusedHandler, NotFoundHandler
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from platform_server.features.channels.runtime import ChannelRuntime
     from platform_server.features.chat.runtime import ChatRuntime
     from platform_server.features.cron.runner import CronScheduler
+    from platform_server.features.goals.evaluation import GoalEvaluator
     from platform_server.features.mcp.manager import McpManager
     from platform_server.features.memory.dreaming import Dreamer
     from platform_server.features.models.runtime import LlmRouter
@@ -70,30 +72,30 @@ FEATURES: tuple[Feature, ...] = (
     Feature("settings", needs=("audit",)),
     Feature("setup", needs=("auth", "settings"), uses=("models",)),
     Feature("system"),
-    Feature("tools", needs=("audit",), uses=("agents",)),
+    Feature("tools", needs=("audit",), uses=("agents", "settings")),
     Feature("mcp", needs=("audit", "tools"), uses=("agents",)),
-    Feature("acp", needs=("audit",)),
-    Feature("models", needs=("audit",)),
+    Feature("acp", needs=("audit", "tools"), uses=("guard",)),
+    Feature("models", needs=("audit",), uses=("usage",)),
     Feature("oauth", needs=("audit", "models")),
     Feature("agents", needs=("audit", "models", "settings"), uses=("workflows",)),
-    Feature("skills", needs=("agents", "audit", "models", "workspaces"), uses=("conversations",)),
-    Feature("wiki", needs=("agents", "audit", "models", "tools"), uses=("guard",)),
+    Feature("skills", needs=("agents", "audit", "models", "workspaces"), uses=("conversations", "settings", "usage")),
+    Feature("wiki", needs=("agents", "audit", "models", "tools"), uses=("guard", "settings", "usage")),
     Feature("templates", needs=("agents",)),
     Feature("guard", needs=("agents", "audit", "workspaces"), uses=("conversations",)),
     Feature("conversations", needs=("agents", "audit", "auth"), uses=("chat",)),
     Feature("plans"),
     Feature("chat", needs=("agents", "conversations", "guard", "models", "plans", "skills", "tools"),
-            uses=("goals", "memory", "wiki")),
-    Feature("memory", needs=("agents", "audit", "conversations", "models", "settings")),
+            uses=("goals", "memory", "settings", "usage", "wiki")),
+    Feature("memory", needs=("agents", "audit", "conversations", "models", "settings"), uses=("usage",)),
     Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools")),
     Feature("media", needs=("models", "settings", "tools")),
     Feature("datasources", needs=("audit", "tools")),
     Feature("plugins", needs=("audit", "tools")),
     Feature("channels", needs=("agents", "audit", "auth", "chat", "conversations", "workspaces")),
-    Feature("workflows", needs=("agents", "audit", "auth", "chat", "guard", "models")),
-    Feature("teams", needs=("agents", "audit", "auth", "conversations", "models", "subagents", "tools", "workflows")),
+    Feature("workflows", needs=("agents", "audit", "auth", "chat", "guard", "models"), uses=("settings", "usage")),
+    Feature("teams", needs=("agents", "audit", "auth", "conversations", "models", "subagents", "tools", "workflows"), uses=("usage",)),
     Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
-    Feature("goals", needs=("agents", "audit", "conversations")),
+    Feature("goals", needs=("agents", "audit", "conversations"), uses=("memory", "models", "usage")),
     Feature("usage", needs=("agents", "chat", "conversations"), uses=("guard",)),
     Feature("compat", uses=("conversations", "wiki")),
 )
@@ -134,6 +136,7 @@ class Services:
     chat_prune: Loop
     memory: Dreamer
     memory_nightly: Loop
+    memory_extraction: Loop
     subagents: SubagentManager
     media_purge: Loop
     plugins: PluginCatalog
@@ -142,6 +145,7 @@ class Services:
     workflow_timeouts: Loop
     teams: TeamRunner
     cron: CronScheduler
+    goals_evaluator: GoalEvaluator
 
 
 class Platform(Protocol):
@@ -274,6 +278,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         authenticate=lambda token: auth_service.authenticate(token, jwt),
         workspace_role=workspace_service.member_role,
         renew_token=lambda p: jwt.issue(p.user_id, p.username, p.role),
+        feature_enabled=settings_service.is_enabled,
     )
     platform = PlatformState(
         config=config,
@@ -304,7 +309,6 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
 
 async def start_features(platform: PlatformState) -> None:
     """Seed data and start each area's background work."""
-    from platform_server.features.settings import service as settings_service
     from platform_server.features.setup import service as setup_service
 
     settings_service.seed_config_defaults(platform.config.default_language, platform.config.timezone)

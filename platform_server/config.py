@@ -47,6 +47,11 @@ class Config:
     dreaming_hour: int = 3  # local hour (0-23) from which the nightly dream runs once a day
     dreaming_timezone: str = ""  # IANA zone of dreaming_hour and of daily notes; empty: `timezone`
     dreaming_check_interval_s: float = 300.0  # how often the nightly loop looks at the clock
+    memory_extract_idle_s: float = 900.0  # extract facts from a conversation quiet this long; 0 = not on idle
+    memory_extract_messages: int = 20  # ... or with this many new messages; 0 = not on a count
+    goal_max_attempts: int = 10  # evaluations of a goal (one per finished turn) before it is `exhausted`
+    goal_eval_tick_s: float = 15.0  # how often goals are judged after finished turns; 0 = never on its own
+    memory_extract_tick_s: float = 60.0  # how often the extraction loop looks; 0 = never on its own (tests tick it)
     # Tools
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False

@@ -374,7 +374,7 @@ async def test_bound_skills_reach_the_system_prompt_unless_skills_are_disabled(e
     system = env.llm.requests[-1]["messages"][0]["content"]
     assert "### haiku" in system and "5, 7 and 5 syllables" in system
     used = await env.api.get(f"/api/v1/skills/{skill.data['id']}", token="alice")
-    assert used.data["useCount"] == 1
+    assert used.data["useCount"] == 0  # offered, not used: no tool call of the turn named it
     await env.api.put(f"/api/v1/agents/{env.agent_id}", {"skillsDisabled": True}, token="alice")
     await env.stream("hello again")
     assert "haiku" not in env.llm.requests[-1]["messages"][0]["content"]

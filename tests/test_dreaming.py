@@ -29,7 +29,8 @@ async def test_the_nightly_loop_dreams_once_a_day_and_chat_sends_the_new_memory(
     await summarize(env, [fact("coffee", "Drinks coffee black"), fact("job", "Works as a nurse")])
     loop = server.platform.services.memory_nightly
     loop.clock = lambda: at(4)
-    assert await loop.tick() == 0  # the `dreaming` feature flag is off by default
+    r = await env.api.put("/api/v1/feature-flags/dreaming", {"enabled": False}, token="alice")
+    assert await loop.tick() == 0  # the `dreaming` feature flag is off
     r = await env.api.put("/api/v1/feature-flags/dreaming", {"enabled": True}, token="alice")
     assert r.status == 200, r.body
     loop.clock = lambda: at(2)

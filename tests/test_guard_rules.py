@@ -185,13 +185,13 @@ async def test_rules_round_trip_through_export_and_import(api: ApiClient, people
                            "argumentPatterns": {"url": "intranet"}}, token="alice")
     await api.put(RULES + "/builtin.web_fetch/toggle", {"enabled": False}, token="alice")
     exported = (await api.get(RULES + "/export", token="alice")).data
-    assert exported["version"] == 1 and len(exported["rules"]) == 8
+    assert exported["version"] == 1 and len(exported["rules"]) == 9  # 7 built-in, 2 custom
     before = (await api.get(RULES, token="alice")).data
     for rule_id in ("rm", "fetch-intranet"):
         await api.delete(f"{RULES}/{rule_id}", token="alice")
     await api.put(RULES + "/builtin.web_fetch/toggle", {"enabled": True}, token="alice")
     r = await api.post(RULES + "/import", exported, token="alice")
-    assert r.status == 200 and r.data == {"created": 2, "updated": 6, "total": 8}
+    assert r.status == 200 and r.data == {"created": 2, "updated": 7, "total": 9}
     after = (await api.get(RULES, token="alice")).data
     strip = lambda rs: [{k: v for k, v in x.items() if k not in ("id", "createTime", "updateTime")} for x in rs]  # noqa: E731
     assert strip(after) == strip(before)

@@ -242,12 +242,12 @@ async def test_the_sidecar_is_saved_by_a_global_admin_and_validated(api: ApiClie
 async def test_feature_flags_are_listed_to_users_and_switched_by_a_global_admin(api: ApiClient, people: dict) -> None:
     flags = (await api.get("/api/v1/feature-flags", token="carol")).data
     by_key = {f["key"]: f for f in flags}
-    assert by_key["dreaming"]["enabled"] is False and by_key["dreaming"]["description"]
-    assert (await api.put("/api/v1/feature-flags/dreaming", {"enabled": True}, token="bob")).status == 403
-    res = await api.put("/api/v1/feature-flags/dreaming", {"enabled": True}, token="alice")
-    assert res.status == 200 and res.data["key"] == "dreaming" and res.data["enabled"] is True
+    assert by_key["dreaming"]["enabled"] is True and by_key["dreaming"]["description"]
+    assert (await api.put("/api/v1/feature-flags/dreaming", {"enabled": False}, token="bob")).status == 403
+    res = await api.put("/api/v1/feature-flags/dreaming", {"enabled": False}, token="alice")
+    assert res.status == 200 and res.data["key"] == "dreaming" and res.data["enabled"] is False
     flags = {f["key"]: f["enabled"] for f in (await api.get("/api/v1/feature-flags", token="carol")).data}
-    assert flags["dreaming"] is True
+    assert flags["dreaming"] is False
     res = await api.put("/api/v1/feature-flags/no_such_flag", {"enabled": True}, token="alice")
     assert res.status == 404 and res.body["code"] == 404
     res = await api.put("/api/v1/feature-flags/dreaming", {"enabled": "maybe"}, token="alice")

@@ -331,15 +331,26 @@ async def test_long_instructions_are_capped_per_skill_and_in_total(api: ApiClien
 # ---- the cache folder -----------------------------------------------------------------------
 
 
-async def test_lessons_are_read_and_cleared_from_the_cache_folder(api: ApiClient, people: dict, server: RunningServer) -> None:
+async def test_lessons_are_read_and_cleared_from_the_cache_folder(api: ApiClient, people: dict, server: RunningServer,
+                                                                  llm: ScriptedOpenAI) -> None:
+    from tests.helpers.fake_openai import ScriptedToolCall
+
     skill = await create(api, name="learner")
     r = await api.get(f"{SKILLS}/{skill['id']}/lessons", token="carol")
     assert r.data == {"skillId": skill["id"], "exists": False, "content": "", "size": 0}
-    (cache_dir(server, "learner") / "LESSONS.md").write_text("- Use UTC.\n")
+    # The product writes the lesson: a turn whose tool call on the skill's files failed.
+    await use_fake_openai(api, llm.url)
+    agent_id = await make_agent(api)
+    await bind(api, agent_id, skill["id"])
+    llm.enqueue(Script(tool_calls=[ScriptedToolCall("read_file", {"path": "skills/learner/TIMEZONES.md"})]),
+                Script(text="I could not read it."))
+    events = await api.sse("POST", "/api/v1/chat/stream", {"agentId": agent_id, "conversationId": "l1",
+                                                           "message": "which zone?"}, token="bob")
+    assert events[-1].event == "done", events
     r = await api.post(f"{SKILLS}/{skill['id']}/sync-files", token="bob")  # a re-sync keeps the lessons
     assert r.status == 200
     r = await api.get(f"{SKILLS}/{skill['id']}/lessons", token="carol")
-    assert r.data["exists"] is True and r.data["content"] == "- Use UTC.\n"
+    assert r.data["exists"] is True and r.data["content"].startswith("- Using learner, `read_file` failed: ")
     r = await api.post(f"{SKILLS}/{skill['id']}/lessons/clear", token="carol")
     assert r.status == 403
     r = await api.post(f"{SKILLS}/{skill['id']}/lessons/clear", token="bob")

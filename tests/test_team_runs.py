@@ -201,3 +201,29 @@ async def test_no_team_run_stays_active_across_a_restart(tmp_path: Any, llm: Scr
         assert run["status"] == "failed" and "Interrupted" in run["error"] and run["tasks"][0]["status"] == "cancelled"
     finally:
         await second.stop()
+
+
+async def test_a_team_that_asks_for_review_awaits_it_and_redoes_the_tasks_sent_back(
+        api: ApiClient, people: dict, team: dict, llm: ScriptedOpenAI) -> None:
+    def reviewed_plan() -> Script:
+        return Script(text=json.dumps({"tasks": [{"agent": "Writer", "task": "draft the intro"},
+                                                 {"agent": "Checker", "task": "check the intro"}], "review": True}))
+
+    # The review itself takes as long as the lead needs: the run waits in awaiting_review.
+    llm.enqueue(reviewed_plan(), Script(text="Intro drafted."), Script(text="Looks right."), Script(hang=True))
+    run_id = await start(api, team["id"])
+    waiting = await wait_for(api, run_id, ("awaiting_review",))
+    assert waiting["active"] is True and all(t["status"] == "completed" for t in waiting["tasks"])
+    assert "Task 1 (Writer)" in llm.requests[-1]["messages"][-1]["content"]
+    r = await api.post(f"/api/v1/team-runs/{run_id}/cancel", {"reason": "enough"}, token="alice")
+    assert r.status == 200, r.body
+
+    review = json.dumps({"approved": False, "feedback": "Mention the licence.", "redo": [1]})
+    llm.enqueue(reviewed_plan(), Script(text="Intro drafted."), Script(text="Looks right."), Script(text=review),
+                Script(text="Intro drafted, MIT licence."), Script(text="Final: intro with licence."))
+    run = await wait_for(api, await start(api, team["id"]))
+    assert run["status"] == "completed" and run["result"] == "Final: intro with licence."
+    writer, checker = run["tasks"]
+    assert writer["review"] == "redo" and writer["reviewFeedback"] == "Mention the licence."
+    assert writer["result"] == "Intro drafted, MIT licence." and checker["review"] == "approved"
+    assert "Mention the licence." in llm.requests[-2]["messages"][-1]["content"]

@@ -12,7 +12,7 @@ import shutil
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Awaitable, Callable
 
 PROTOCOL_VERSION = 1
 CLIENT_INFO = {"name": "platform-server", "title": "Platform", "version": "0.1.0"}
@@ -147,3 +147,156 @@ async def handshake(command: str, args: list[str], env: dict[str, str], cwd: str
     return done(True, f"{name} answered initialize with protocol version {version}{note}", protocol_version=version,
                 agent_info=info, agent_capabilities=result.get("agentCapabilities") or {},
                 auth_methods=result.get("authMethods") or [])
+
+
+# ---- sessions: delegate a task to an agent --------------------------------------------------------
+
+UpdateHandler = Callable[[dict[str, Any]], None]
+PermissionHandler = Callable[[dict[str, Any]], Awaitable["str | None"]]
+
+
+class AcpError(Exception):
+    """The agent could not be started or broke the protocol; the message is meant for humans."""
+
+
+class AcpSession:
+    """One agent process with one ACP session: `start`, `prompt` (streaming updates, answering permission
+    requests), `cancel`, `close`. Requests from the agent other than permission requests are refused."""
+
+    def __init__(self, command: str, args: list[str], env: dict[str, str], cwd: str) -> None:
+        self.command, self.args, self.env, self.cwd = command, args, env, cwd
+        self.proc: asyncio.subprocess.Process | None = None
+        self.session_id: str | None = None
+        self._next_id = 0
+        self._waiting: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._stderr: list[bytes] = []
+        self.on_update: UpdateHandler = lambda update: None
+        self.on_permission: PermissionHandler | None = None
+
+    async def start(self, timeout_s: float) -> dict[str, Any]:
+        """Spawn the agent, `initialize`, `session/new`; returns the initialize result."""
+        full_env = process_env(self.env)
+        executable = shutil.which(self.command, path=full_env.get("PATH")) if os.sep not in self.command else self.command
+        if executable is None or not os.path.isfile(executable) or not os.access(executable, os.X_OK):
+            raise AcpError(f"Command not found or not executable: {self.command}")
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                executable, *self.args, cwd=self.cwd, env=full_env, stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+                limit=MAX_LINE,
+            )
+        except OSError as exc:
+            raise AcpError(f"Could not start {self.command}: {exc.strerror or exc}") from None
+        self._reader = asyncio.create_task(self._read())
+        self._spawn(self._drain_stderr())
+        init = await asyncio.wait_for(self.request("initialize", {
+            "protocolVersion": PROTOCOL_VERSION,
+            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+            "clientInfo": CLIENT_INFO,
+        }), timeout_s)
+        created = await asyncio.wait_for(self.request("session/new", {"cwd": self.cwd, "mcpServers": []}), timeout_s)
+        self.session_id = str(created.get("sessionId") or "")
+        if not self.session_id:
+            raise AcpError("The agent's session/new answer has no sessionId")
+        return init
+
+    async def prompt(self, text: str) -> str:
+        """Send the task; resolves with the stop reason once the agent has answered it."""
+        result = await self.request("session/prompt", {"sessionId": self.session_id,
+                                                       "prompt": [{"type": "text", "text": text}]})
+        return str(result.get("stopReason") or "end_turn")
+
+    async def cancel(self) -> None:
+        """Tell the agent to stop the running prompt (`session/cancel` notification)."""
+        if self.session_id is not None:
+            await self._send({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": self.session_id}})
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self._next_id += 1
+        request_id = self._next_id
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        try:
+            await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+            msg = await future
+        finally:
+            self._waiting.pop(request_id, None)
+        if "error" in msg:
+            err = msg["error"] if isinstance(msg["error"], dict) else {}
+            raise AcpError(f"The agent answered {method} with error {err.get('code')}: {err.get('message', '')}")
+        result = msg.get("result")
+        return result if isinstance(result, dict) else {}
+
+    async def _send(self, msg: dict[str, Any]) -> None:
+        if self.proc is None or self.proc.stdin is None or self.proc.stdin.is_closing():
+            raise AcpError("The agent is not running")
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        await self.proc.stdin.drain()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        while chunk := await self.proc.stderr.read(4096):
+            self._stderr = (self._stderr + [chunk])[-8:]
+
+    def stderr_tail(self) -> str:
+        return b"".join(self._stderr).decode("utf-8", "replace").strip()[-STDERR_KEEP:]
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        try:
+            while line := await self.proc.stdout.readline():
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue  # log noise on stdout
+                if isinstance(msg, dict):
+                    self._dispatch(msg)
+        finally:
+            tail = self.stderr_tail()
+            for future in self._waiting.values():
+                if not future.done():
+                    future.set_exception(AcpError("The agent exited before answering" + (f": {tail}" if tail else "")))
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        method = msg.get("method")
+        if method is None:
+            future = self._waiting.get(msg.get("id"))
+            if future is not None and not future.done():
+                future.set_result(msg)
+            return
+        raw = msg.get("params")
+        params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if "id" not in msg:
+            if method == "session/update" and isinstance(params.get("update"), dict):
+                self.on_update(params["update"])
+            return
+        if method == "session/request_permission" and self.on_permission is not None:
+            self._spawn(self._answer_permission(msg["id"], params))
+            return
+        self._spawn(self._send({"jsonrpc": "2.0", "id": msg["id"],
+                                "error": {"code": -32601, "message": "Method not found"}}))
+
+    async def _answer_permission(self, request_id: Any, params: dict[str, Any]) -> None:
+        assert self.on_permission is not None
+        try:
+            option_id = await self.on_permission(params)
+        except Exception:  # noqa: BLE001 - an unanswered permission request is a refusal
+            option_id = None
+        outcome = {"outcome": "selected", "optionId": option_id} if option_id else {"outcome": "cancelled"}
+        with contextlib.suppress(AcpError, ConnectionError):
+            await self._send({"jsonrpc": "2.0", "id": request_id, "result": {"outcome": outcome}})
+
+    async def close(self) -> None:
+        """Stop the agent's process group and the reader."""
+        if self.proc is not None:
+            await _stop(self.proc)
+        for task in [self._reader, *self._tasks]:
+            if task is not None and not task.done():
+                task.cancel()

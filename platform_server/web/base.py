@@ -115,6 +115,7 @@ class ApiHandler(tornado.web.RequestHandler):
     download_methods: frozenset[str] = frozenset()  # methods that answer bytes
     max_body_setting = "max_body_bytes"
     tags: tuple[str, ...] = ()
+    feature: str | None = None  # a feature flag that must be on (set with routing.gated)
 
     principal: Principal | None
     caller: Caller | None
@@ -187,6 +188,8 @@ class ApiHandler(tornado.web.RequestHandler):
         self._parse_path_params()
         if self.principal is not None and level != PUBLIC:
             self._authorize(level)
+        if self.feature and not self.platform.web.feature_enabled(self.feature):
+            raise Forbidden(f"Feature {self.feature} is disabled")
 
     def data_received(self, chunk: bytes) -> None:
         if self._body_rejected:

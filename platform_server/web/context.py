@@ -60,3 +60,4 @@ class WebServices:
     workspace_role: Callable[[int, int], str | None]
     renew_token: Callable[[Principal], str]
     extras: dict[str, Any] = field(default_factory=dict)
+    feature_enabled: Callable[[str], bool] = lambda name: True  # a feature flag's state

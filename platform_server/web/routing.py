@@ -57,3 +57,10 @@ def route(template: str, handler: type[tornado.web.RequestHandler]) -> Route:
         regex += "/(?P<path>.*)"
     documented = _PARAM.sub(lambda m: "{" + m.group(1) + "}", documented)
     return Route(documented, handler, regex + "$", frozenset(longs))
+
+
+def gated(flag: str, routes: list[Route]) -> list[Route]:
+    """Routes that answer 403 `Feature <flag> is disabled` while the feature flag is off."""
+    for r in routes:
+        setattr(r.handler, "feature", flag)
+    return routes

@@ -49,6 +49,8 @@ async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
         "host": "127.0.0.1", "port": port, "data_dir": data_dir, "log_level": "WARNING",
         "password_hash_rounds": 4,  # the cheapest bcrypt cost keeps persona setup fast
         "cron_tick_s": 0,  # tests tick the scheduler with a chosen clock
+        "memory_extract_tick_s": 0,  # tests tick the memory extraction loop
+        "goal_eval_tick_s": 0,  # tests tick the goal evaluator
     }
     values.update(overrides)
     config = load_config(None, env={}, overrides=values)

@@ -1,9 +1,9 @@
-"""Seed the built-in ACP endpoints (disabled until an admin enables them)."""
+"""Seed the built-in ACP endpoints (disabled until an admin enables them); register `acp_delegate`."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from platform_server.features.acp import service
+from platform_server.features.acp import delegate, service
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -11,3 +11,4 @@ if TYPE_CHECKING:
 
 async def start(platform: Platform) -> None:
     service.seed_builtins()
+    platform.services.tools.register(delegate.definition(platform))

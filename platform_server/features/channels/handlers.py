@@ -14,7 +14,7 @@ from platform_server.integrations import net_guard
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, PUBLIC
 from platform_server.web.errors import BadRequest, NotFound
-from platform_server.web.routing import route
+from platform_server.web.routing import gated, route
 
 TAGS = ("Channels",)
 ChannelType = Literal["im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h", "webchat"]
@@ -257,7 +257,7 @@ def _webhook(channel_type: str) -> type[WebhookHandler]:
     return type(f"Webhook_{channel_type}", (WebhookHandler,), {"channel_type": channel_type})
 
 
-ROUTES = [
+ROUTES = gated("channels", [
     route("/api/v1/channels", ChannelsHandler),
     route("/api/v1/channels/health", AllHealthHandler),
     route("/api/v1/channels/preflight", PreflightHandler),
@@ -269,4 +269,4 @@ ROUTES = [
     route("/api/v1/channels/{id}", ChannelHandler),
     route("/api/v1/channels/{id}/health", HealthHandler),
     route("/api/v1/channels/{id}/toggle", ToggleHandler),
-] + [route(f"/api/v1/channels/webhook/{t}", _webhook(t)) for t in ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f")]
+] + [route(f"/api/v1/channels/webhook/{t}", _webhook(t)) for t in ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f")])

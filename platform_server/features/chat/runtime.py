@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
-from platform_server.features.chat import approvals, tool_calls, uploads
+from platform_server.features.chat import approvals, sidecar, tool_calls, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import service as guard
 from platform_server.features.skills import service as skills
+from platform_server.features.usage import meter
 from platform_server.integrations.llm import (
     ChatMessage,
     ChatRequest,
@@ -167,6 +168,16 @@ class ChatRuntime:
         turn.publish("queued_input_accepted", {"queuedMessage": text_of(message, checked), "queueSize": len(turn.queue)})
         return len(turn.queue)
 
+    def resolve_live_approval(self, key: str, message: str | None, user_id: int) -> str | None:
+        """`/approve` or `/deny` for a call a running tool waits on (a delegated agent's permission
+        request): resolve the oldest pending one now; returns the decision, or None when not applicable."""
+        turn = self.turns.get(key)
+        command = approvals.command_of(message or "")
+        if turn is None or not turn.running or command is None:
+            return None
+        resolved = approvals.guard.resolve_oldest(user_id, turn.conversation_id, command, user_id)
+        return command if resolved is not None else None
+
     def find_turns(self, conversation_id: str) -> list[Turn]:
         """Turns whose public id (or storage key) is conversation_id (admin routes, any user)."""
         return [t for t in self.turns.all() if t.conversation_id == conversation_id or t.key == conversation_id]
@@ -249,6 +260,8 @@ class ChatRuntime:
     # ---- the turn ------------------------------------------------------------------
 
     async def _run(self, turn: Turn, req: TurnRequest, conv: Conversation, user_message_id: int) -> None:
+        meter.enter(meter.source_of_conversation(req.source), turn.workspace_id, turn.user_id, turn.agent_id,
+                    turn.conversation_id)
         status, answer = "completed", None
         totals = {"prompt": 0, "completion": 0, "model": None, "provider": None}
         try:
@@ -296,7 +309,18 @@ class ChatRuntime:
             if answer is not None:
                 turn.publish("message_complete", {"status": "failed", "assistantMessageId": str(answer.row_id)})
         finally:
+            await self._learn(req, conv)
             self._finish(turn, conv, status, answer, totals)
+
+    async def _learn(self, req: TurnRequest, conv: Conversation) -> None:
+        """Skills the turn used: count the use, record lessons of failures and corrections."""
+        from platform_server.features.skills import lessons
+        from platform_server.blocking import run_blocking
+
+        try:
+            await run_blocking(lessons.after_turn, self.config, req.agent, conv.id)
+        except Exception:  # noqa: BLE001 - learning must never break the turn
+            log.exception("recording skill lessons failed")
 
     def _keep_queued(self, turn: Turn, conv: Conversation) -> None:
         """Inputs queued behind a paused turn are stored (accepted messages are never lost)."""
@@ -330,6 +354,7 @@ class ChatRuntime:
         from platform_server.features.chat import planner
 
         setup = self._setup(turn, req, conv)
+        await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
         if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
             answer = self._new_answer(conv)
@@ -356,8 +381,8 @@ class ChatRuntime:
                                                  turn.conversation_id, end_user_id=req.end_user_id)
         registry = self.platform.services.tools
         withheld = self._withheld(registry, specs, req)
-        specs = [spec for spec in specs if spec.name not in withheld]
-        skills.mark_used([s.name for s in skills.active_skills(agent)], agent.workspace_id)
+        specs[:] = [spec for spec in specs if spec.name not in withheld]  # in place: tool_search extends this list
+        tool_ctx.emit = turn.publish  # tools that report progress (acp_delegate) stream into the turn
         return TurnSetup(
             targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
             tool_ctx=tool_ctx, max_iterations=max(1, int(agent.max_iterations or 10)),
@@ -529,7 +554,7 @@ class ChatRuntime:
                 parts.append({"type": "text", "text": p.get("text", "")})
             elif p.get("type") == "image":
                 if not vision:
-                    parts.append({"type": "text", "text": "[image omitted: the model does not accept images]"})
+                    parts.append({"type": "text", "text": sidecar.placeholder(m, str(p.get("url", "")))})
                     continue
                 url = uploads.image_data_url(self.config.data_dir, conv.user_id, p.get("url", ""), p.get("contentType"))
                 if url:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from platform_server.features.agents import service as agents
 from platform_server.features.guard import service as guard
+from platform_server.features.skills import service as skills
 from platform_server.features.tools.registry import ToolContext, ToolOutcome, ToolRegistry
 from platform_server.integrations.llm import ToolCall, ToolSpec
 
@@ -24,7 +25,16 @@ def agent_tools(
 ) -> tuple[list[ToolSpec], ToolContext]:
     """The tools an agent is offered and the context its tool calls run in."""
     config = platform.config
-    specs = platform.services.tools.specs_for(agents.bound_tools(agent.id), bool(agent.tools_disabled))
+    registry = platform.services.tools
+    bound, tools_disabled = agents.bound_tools(agent.id), bool(agent.tools_disabled)
+    specs = registry.specs_for(bound, tools_disabled)
+    deferred = registry.deferred_for(bound, tools_disabled)
+
+    def offer(names: list[str]) -> None:  # tool_search: held-back tools join the offer for the rest of the run
+        offered = {s.name for s in specs}
+        specs.extend(s for s in deferred if s.name in names and s.name not in offered)
+
+    runtime = getattr(platform.services, "skills", None)
     ctx = ToolContext(
         user_id=user_id,
         workspace_id=workspace_id,
@@ -33,6 +43,9 @@ def agent_tools(
         agent_dir=agents.agent_dir(config, agent.id),
         config=config,
         end_user_id=end_user_id,
+        secret_env=skills.secret_env(runtime.key, agent) if runtime is not None else {},
+        deferred=deferred,
+        offer=offer,
     )
     return specs, ctx
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
-from platform_server.features.goals.models import Goal, GoalEvent
+from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 
@@ -26,11 +26,13 @@ class GoalCreate(BaseModel):
     agentId: str | int
     title: str = Field(min_length=1, max_length=500)
     criteria: list[str] | None = Field(default=None, max_length=MAX_CRITERIA)
+    maxAttempts: int | None = Field(default=None, ge=1, le=1000)  # evaluations before `exhausted`
 
 
 class GoalUpdate(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=500)
     criteria: list[str] | None = Field(default=None, max_length=MAX_CRITERIA)
+    maxAttempts: int | None = Field(default=None, ge=1, le=1000)
     status: Literal["completed", "exhausted"] | None = None
 
 
@@ -68,10 +70,23 @@ def to_dict(g: Goal) -> dict[str, Any]:
         "title": g.title,
         "criteria": list(g.criteria or []),
         "status": g.status,
+        "maxAttempts": g.max_attempts,
+        "attempts": GoalEvaluation.select().where(GoalEvaluation.goal == g.id).count(),
+        "lastEvaluation": _last_evaluation(g),
         "closedAt": iso(g.closed_at),
         "createTime": iso(g.create_time),
         "updateTime": iso(g.update_time),
     }
+
+
+def evaluation_dict(e: GoalEvaluation) -> dict[str, Any]:
+    return {"id": str(e.id), "messageId": str(e.message_id), "progress": e.progress, "completed": bool(e.completed),
+            "blocked": bool(e.blocked), "reason": e.reason, "model": e.model, "createTime": iso(e.create_time)}
+
+
+def _last_evaluation(g: Goal) -> dict[str, Any] | None:
+    e = GoalEvaluation.select().where(GoalEvaluation.goal == g.id).order_by(GoalEvaluation.id.desc()).first()
+    return evaluation_dict(e) if e is not None else None
 
 
 def event_dict(e: GoalEvent) -> dict[str, Any]:
@@ -125,7 +140,8 @@ def create(caller: Caller, req: GoalCreate) -> dict[str, Any]:
         if existing is not None:
             raise BadRequest(f"The conversation already has an open goal ({existing.id}, {existing.status})")
         g = Goal.create(workspace_id=caller.workspace_id, user_id=caller.user_id, conversation_key=conv.key,
-                        conversation_id=cid, agent_id=agent_id, title=title, criteria=criteria)
+                        conversation_id=cid, agent_id=agent_id, title=title, criteria=criteria,
+                        max_attempts=req.maxAttempts)
         _event(g, caller, "created", None, {"title": title, "criteria": criteria})
         audit.record(caller, "CREATE", "GOAL", g.id, title[:200])
     return to_dict(g)
@@ -152,6 +168,7 @@ def by_conversation(caller: Caller, conversation_id: str) -> dict[str, Any] | No
 
 
 def get(caller: Caller, goal_id: int) -> dict[str, Any]:
+    """The goal (with its attempts and last evaluation; every evaluation is in its events)."""
     return to_dict(_owned(caller, goal_id))
 
 
@@ -195,6 +212,9 @@ def update(caller: Caller, goal_id: int, req: GoalUpdate) -> dict[str, Any]:
                 GoalEvent.create(goal=g.id, type="criteria_updated", from_status=before, to_status=before,
                                  detail={"from": list(g.criteria or []), "to": criteria}, actor_user_id=caller.user_id)
                 g.criteria = criteria
+        if req.maxAttempts is not None and req.maxAttempts != g.max_attempts:
+            changes["maxAttempts"] = {"from": g.max_attempts, "to": req.maxAttempts}
+            g.max_attempts = req.maxAttempts
         if req.status is not None:
             g.status = req.status
             changes["status"] = req.status

@@ -138,6 +138,9 @@ BUILTIN_RULES: list[dict[str, str]] = [
      "severity": "low", "decision": "allow", "description": "get_current_time has no side effect."},
     {"rule_id": "builtin.web_fetch", "name": "Fetching web pages is allowed", "tool_name": "web_fetch",
      "severity": "medium", "decision": "allow", "description": "web_fetch reads a URL (SSRF-guarded)."},
+    {"rule_id": "builtin.acp_permission", "name": "Delegated agents ask before they act",
+     "tool_name": "acp_permission", "severity": "high", "decision": "ask",
+     "description": "A permission request of an ACP agent working for acp_delegate."},
 ]
 
 
@@ -149,4 +152,10 @@ def _tables(db: peewee.Database) -> None:
             GuardRule.create(builtin=True, argument_patterns={}, **spec)
 
 
-MIGRATIONS: list[Migration] = [("guard_0001_tables", _tables)]
+def _seed_new_builtins(db: peewee.Database) -> None:
+    for spec in BUILTIN_RULES:
+        if not GuardRule.select().where(GuardRule.rule_id == spec["rule_id"]).exists():
+            GuardRule.create(builtin=True, argument_patterns={}, **spec)
+
+
+MIGRATIONS: list[Migration] = [("guard_0001_tables", _tables), ("guard_0002_acp_permission", _seed_new_builtins)]

@@ -141,7 +141,8 @@ class Dreamer:
             self.bus.publish(scope, "dream_progress", {**base, "stage": "gathering"})
             prompt, protected = self._material(scope, selected)
             self.bus.publish(scope, "dream_progress", {**base, "stage": "consolidating"})
-            value, model = await llm.ask_json(self.platform.services.llm, targets, llm.DREAM_SYSTEM, prompt, 4000)
+            value, model = await llm.ask_json(self.platform.services.llm, targets, llm.DREAM_SYSTEM, prompt, 4000,
+                                          scope=scope, source="dreaming")
             if not isinstance(value, dict):
                 raise LlmFailure("The memory model did not answer a JSON object")
             self.bus.publish(scope, "dream_progress", {**base, "stage": "writing"})

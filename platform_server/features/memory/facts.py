@@ -9,7 +9,7 @@ from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Message
-from platform_server.features.memory import llm, store
+from platform_server.features.memory import extraction, llm, store
 from platform_server.features.memory.models import Contradiction, Fact
 from platform_server.features.memory.store import Scope
 from platform_server.web.context import Caller
@@ -148,24 +148,34 @@ async def summarize(platform: Platform, caller: Caller, agent: Any, conversation
     conv = conversations.owned(caller, conversations.validate_id(conversation_id))
     if conv.agent_id != agent.id:
         raise BadRequest("conversationId: the conversation is with another agent")
-    scope = Scope(agent.workspace_id, caller.user_id, agent.id, conv.end_user_id or "")
-    transcript = _transcript(conversations.history(conv))
-    if not transcript:
+    rows = conversations.history(conv)
+    if not _transcript(rows):
         raise BadRequest("The conversation has no messages to summarize")
+    result = await extract(platform, caller, agent, conv, rows)
+    extraction.mark(conv.id, rows[-1].id)
+    return result
+
+
+async def extract(platform: Any, actor: Caller | None, agent: Any, conv: Any, rows: list[Message],
+                  heading: str = "conversation") -> dict[str, Any]:
+    """The extractor behind summarize and the idle loop: facts from these messages of the conversation,
+    deduplicated against the known ones (contradictions flagged), noted in today's daily note."""
+    scope = Scope(agent.workspace_id, conv.user_id, agent.id, conv.end_user_id or "")
+    transcript = _transcript(rows)
     targets = llm.targets_for(agent)
     known = [{"key": f.key, "statement": f.statement} for f in active(scope)][:200]
     prompt = json.dumps({"knownFacts": known, "conversation": transcript}, ensure_ascii=False)
-    value, model = await llm.ask_json(platform.services.llm, targets, llm.EXTRACT_SYSTEM, prompt)
+    value, model = await llm.ask_json(platform.services.llm, targets, llm.EXTRACT_SYSTEM, prompt, scope=scope)
     extracted = _extracted(value)
     results: list[tuple[Fact, str, Contradiction | None]] = []
     with database.atomic():
         for key, statement, confidence in extracted:
-            results.append(remember(scope, caller, key, statement, confidence, "conversation", conv.conversation_id))
+            results.append(remember(scope, actor, key, statement, confidence, "conversation", conv.conversation_id))
     config: Config = platform.config
     note = None
     if results:
         now = store.local_now(config)
-        lines = [f"\n## {now.strftime('%H:%M')} conversation {conv.conversation_id}"]
+        lines = [f"\n## {now.strftime('%H:%M')} {heading} {conv.conversation_id}"]
         lines += [f"- {f.key}: {f.statement} (confidence {f.confidence:.2f}, {outcome})" for f, outcome, _ in results]
         note = store.append(config, scope, store.daily_name(now.date()), "\n".join(lines) + "\n")
         store.write_projection(config, scope)
@@ -236,7 +246,8 @@ async def resolve(platform: Platform, scope: Scope, caller: Caller, agent: Any, 
             merged = statement
         else:
             text, _ = await llm.ask(platform.services.llm, llm.targets_for(agent), llm.MERGE_SYSTEM,
-                                    json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}), 500)
+                                    json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}), 500,
+                                    scope=scope)
             merged = " ".join(text.strip().strip('"').split())[:STATEMENT_MAX]
             if not merged:
                 raise LlmFailure("The memory model answered an empty merge")

@@ -12,8 +12,8 @@ from platform_server.features.memory.store import Scope
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.pagination import page_request, paginate
-from platform_server.web.routing import route
 from platform_server.web.events import Subscription, stream
+from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 
 TAGS = ("Memory",)
@@ -279,7 +279,7 @@ class SummarizeHandler(MemoryHandler):
         self.ok(await facts.summarize(self.platform, caller, agent, conversationId))
 
 
-ROUTES = [
+ROUTES = gated("dreaming", [
     route(f"{BASE}/dream/events", DreamEventsHandler),
     route(f"{BASE}/dream/morning-card", MorningCardHandler),
     route(f"{BASE}/dream/morning-card/seen", MorningCardSeenHandler),
@@ -291,6 +291,7 @@ ROUTES = [
     route(f"{BASE}/dreaming/dreams", DreamsHandler),
     route(f"{BASE}/dreaming/focused", FocusedHandler),
     route(f"{BASE}/dreaming/status", StatusHandler),
+]) + [
     route(f"{BASE}/emergence", EmergenceHandler),
     route(f"{BASE}/facts", FactsHandler),
     route(f"{BASE}/facts/contradictions", ContradictionsHandler),

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.memory.dreaming import Dreamer
+from platform_server.features.memory.extraction import IdleExtractionLoop
 from platform_server.features.memory.schedule import NightlyDreamLoop
 
 if TYPE_CHECKING:
@@ -19,8 +20,13 @@ async def start(platform: Platform) -> None:
     loop = NightlyDreamLoop(dreamer)
     platform.services.memory_nightly = loop
     loop.start()
+    extraction = IdleExtractionLoop(platform)
+    platform.services.memory_extraction = extraction
+    if platform.config.memory_extract_tick_s > 0:
+        extraction.start()
 
 
 async def stop(platform: Platform) -> None:
+    platform.services.memory_extraction.stop()
     platform.services.memory_nightly.stop()
     await platform.services.memory.stop()

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from platform_server.features.agents import service as agents
+from platform_server.features.usage import meter
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import LlmFailure
 
@@ -39,19 +40,26 @@ def parse_json(text: str) -> Any:
     raise LlmFailure("The memory model did not answer valid JSON")
 
 
-async def ask(router: Any, targets: list[Any], system: str, user: str, max_tokens: int = 2000) -> tuple[str, str]:
-    """One whole call; returns (answer text, `provider/model`). Provider failures become 2001."""
+async def ask(router: Any, targets: list[Any], system: str, user: str, max_tokens: int = 2000, *,
+              scope: Any = None, source: str = "memory") -> tuple[str, str]:
+    """One whole call; returns (answer text, `provider/model`). Provider failures become 2001.
+
+    `scope` (a memory Scope) and `source` label the call in the usage records.
+    """
     req = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user)],
                       max_tokens=max_tokens, temperature=0.2)
+    ids = (scope.workspace_id, scope.user_id, scope.agent_id) if scope is not None else (None, None, None)
     try:
-        target, result = await router.chat(targets, req)
+        with meter.scope(source, *ids):
+            target, result = await router.chat(targets, req)
     except LlmError as exc:
         raise LlmFailure(f"Memory model call failed: {exc.message}")
     return result.content or "", f"{target.provider_id}/{target.model_name}"
 
 
-async def ask_json(router: Any, targets: list[Any], system: str, user: str, max_tokens: int = 2000) -> tuple[Any, str]:
-    text, model = await ask(router, targets, system, user, max_tokens)
+async def ask_json(router: Any, targets: list[Any], system: str, user: str, max_tokens: int = 2000, *,
+                   scope: Any = None, source: str = "memory") -> tuple[Any, str]:
+    text, model = await ask(router, targets, system, user, max_tokens, scope=scope, source=source)
     return parse_json(text), model
 
 

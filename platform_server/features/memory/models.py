@@ -86,6 +86,19 @@ class MemoryMeta(peewee.Model):
         table_name = "memory_meta"
 
 
+class ExtractionMark(BaseModel):
+    """How far a conversation's messages have been turned into facts (by summarize or the idle loop)."""
+
+    conversation_db_id = peewee.BigIntegerField(unique=True)  # Conversation.id
+    last_message_id = peewee.BigIntegerField(default=0)
+    failed_at = DateTimeField(null=True)  # the last automatic extraction that failed (retried after the idle time)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "memory_extraction_mark"
+
+
 MIGRATIONS: list[Migration] = [
     ("memory_0001_tables", create_tables(Fact, Contradiction, DreamReport, MemoryMeta)),
+    ("memory_0002_extraction_marks", create_tables(ExtractionMark)),
 ]

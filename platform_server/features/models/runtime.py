@@ -13,6 +13,7 @@ from typing import Any, Callable, Union
 from platform_server.config import Config
 from platform_server.features.models import service
 from platform_server.features.models.models import ModelConfig, Provider
+from platform_server.features.usage import meter
 from platform_server.integrations.llm.base import LlmClient, make_client
 from platform_server.integrations.llm.types import (
     ChatMessage,
@@ -102,6 +103,11 @@ def _explicit_target(model_name: str | None, provider_id: str | None) -> ModelTa
     if not rows:
         return None
     return _row_target(next((m for m in rows if m.is_default), rows[0]))
+
+
+def explicit_target(model_name: str | None, provider_id: str | None) -> ModelTarget | None:
+    """Exactly this model (never a fallback), or None when it cannot be resolved to an enabled provider."""
+    return _explicit_target(model_name, provider_id)
 
 
 def resolve_targets(model_name: str | None, provider_id: str | None, preferences: list[str]) -> list[ModelTarget]:
@@ -263,11 +269,15 @@ class LlmRouter:
                 continue
             stream = self.client_for(target).stream_chat(dataclasses.replace(req, model=target.model_name))
             started = False
+            used = Usage(0, 0)
             try:
                 async for event in stream:
                     if not started:
                         started = True
                         yield Routed(target)
+                    if isinstance(event, Usage):
+                        used = Usage(used.prompt_tokens + event.prompt_tokens,
+                                     used.completion_tokens + event.completion_tokens)
                     yield event
             except Exception as raw:  # noqa: BLE001 - every provider failure fails over or becomes LlmError
                 exc = _as_llm_error(target.provider_id, raw)
@@ -278,6 +288,8 @@ class LlmRouter:
                 continue
             finally:
                 await stream.aclose()  # type: ignore[attr-defined]
+                if started:
+                    meter.record(target.provider_id, target.model_name, used.prompt_tokens, used.completion_tokens)
             self.pool.success(target.provider_id)
             return
         raise self._all_failed(errors or ["no model to try"])
@@ -296,6 +308,7 @@ class LlmRouter:
                 errors.append(self._failed(target, _as_llm_error(target.provider_id, raw)))
                 continue
             self.pool.success(target.provider_id)
+            meter.record(target.provider_id, target.model_name, result.prompt_tokens, result.completion_tokens)
             return target, result
         raise self._all_failed(errors or ["no model to try"])
 
@@ -310,7 +323,9 @@ class LlmRouter:
             if row.model_type != "embedding":
                 raise BadRequest("modelId: not an embedding model")
         target = _row_target(row)
-        return await self.client_for(target).embed(target.model_name, texts)
+        vectors = await self.client_for(target).embed(target.model_name, texts)
+        meter.record(target.provider_id, target.model_name, meter.estimate_tokens(texts), 0, kind="embedding")
+        return vectors
 
     async def list_models(self, provider_id: str) -> list[ModelInfo]:
         """The provider's own model list (raises LlmError)."""

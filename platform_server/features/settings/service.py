@@ -56,14 +56,16 @@ CONSOLE_IGNORED = frozenset({
     "model3dFallbackEnabled",
 })
 
+# Each flag gates its feature everywhere: the routes answer 403 `Feature <key> is disabled`
+# (routing.gated), its background loops skip, its agent tools are not offered (ToolDefinition.feature).
 FLAGS: dict[str, tuple[bool, str]] = {
     "talk_mode": (False, "Voice conversations over the talk WebSocket"),
-    "wiki": (True, "Knowledge bases (LLM wiki)"),
-    "dreaming": (False, "Nightly memory consolidation"),
-    "workflows": (True, "Workflow editor and runs"),
-    "channels": (True, "External messaging channels"),
-    "skills_curator": (False, "Autonomous skill curation"),
-    "team_runs": (False, "Multi-agent team runs"),
+    "wiki": (True, "Knowledge bases (LLM wiki) and the wiki_search tool"),
+    "dreaming": (True, "Memory consolidation (nightly dreams and the dreaming routes)"),
+    "workflows": (True, "Workflow editor, runs and their approval timeouts"),
+    "channels": (True, "External messaging channels, their webhooks and replies"),
+    "skills_curator": (True, "Skill curation (curator routes and its scheduled scans)"),
+    "team_runs": (True, "Multi-agent teams, team runs and the team_run tool"),
 }
 
 
@@ -191,8 +193,12 @@ def list_flags() -> list[dict[str, Any]]:
 
 
 def flag_enabled(key: str) -> bool:
+    """Whether a feature flag is on (an unknown key is off)."""
     row = FeatureFlag.get_or_none(FeatureFlag.key == key)
     return bool(row and row.enabled)
+
+
+is_enabled = flag_enabled
 
 
 def set_flag(caller: Caller, key: str, enabled: bool) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from platform_server.features.skills import curator, routines, service, snapshot
 from platform_server.features.skills.curator_runtime import Curator
 from platform_server.features.skills.install_handlers import SkillsBase
 from platform_server.web.errors import BadRequest
-from platform_server.web.routing import route
+from platform_server.web.routing import gated, route
 
 MAX_LIMIT = 100
 M = TypeVar("M", bound=BaseModel)
@@ -268,7 +268,7 @@ class RoutinePromoteHandler(RoutinesBase):
         self.ok(result)
 
 
-CURATOR_ROUTES: list[Any] = [
+CURATOR_ROUTES: list[Any] = gated("skills_curator", [
     route("/api/v1/skills/curator/status", StatusHandler),
     route("/api/v1/skills/curator/activate", ActivateHandler),
     route("/api/v1/skills/curator/pause", PauseHandler),
@@ -283,6 +283,7 @@ CURATOR_ROUTES: list[Any] = [
     route("/api/v1/skills/curator/release", ReleaseHandler),
     route("/api/v1/skills/curator/snapshots", SnapshotsHandler),
     route("/api/v1/skills/curator/snapshots/{snapshotId}/restore", SnapshotRestoreHandler),
+]) + [
     route("/api/v1/skills/routines", RoutinesHandler),
     route("/api/v1/skills/routines/mine", RoutinesMineHandler),
     route("/api/v1/skills/routines/{id}/dismiss", RoutineDismissHandler),

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.features.settings import service as settings_service
 from platform_server.features.skills import curator, service, snapshots
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills.curator_models import CuratorState, ManagedSkill
 from platform_server.features.skills.models import Skill
+from platform_server.features.usage import meter
 from platform_server.features.workspaces.models import Workspace
 from platform_server.ids import next_id
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
@@ -76,6 +78,8 @@ class Curator(Loop):
 
     async def tick(self) -> list[str]:
         """Scan every workspace whose scheduled scan is due; returns the report ids written."""
+        if not settings_service.is_enabled("skills_curator"):
+            return []
         now = self.clock()
         written: list[str] = []
         live = {w.id for w in Workspace.select(Workspace.id)}
@@ -178,7 +182,8 @@ class Curator(Loop):
         if not eligible:
             return
         try:
-            values = await self._merged_values(keeper, [s for _, s in eligible])
+            with meter.scope("curator", workspace_id):
+                values = await self._merged_values(keeper, [s for _, s in eligible])
         except (LlmError, ApiError) as exc:
             message = exc.message if isinstance(exc, LlmError) else exc.msg
             for item, _ in eligible:

@@ -15,6 +15,7 @@ from platform_server.features.skills import service
 from platform_server.features.skills.curator_models import RoutineCandidate
 from platform_server.features.skills.models import Skill
 from platform_server.features.skills.runtime import blocking
+from platform_server.features.usage import meter
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure
@@ -264,7 +265,8 @@ async def promote(router: Any, caller: Caller, candidate_id: int, name: str | No
     request = ChatRequest(model="", messages=[ChatMessage("system", PROMOTE_SYSTEM), ChatMessage("user", prompt)],
                           max_tokens=2000, temperature=0.2)
     try:
-        _, result = await router.chat(resolve_targets(None, None, []), request)
+        with meter.scope("skill_synthesis", caller.workspace_id, caller.user_id):
+            _, result = await router.chat(resolve_targets(None, None, []), request)
     except LlmError as exc:
         raise LlmFailure(exc.message)
     if not (result.content or "").strip():

@@ -105,3 +105,17 @@ def values_for(master: bytes, skill_id: int) -> dict[str, str]:
     """Decrypted secrets of one skill, for a runtime that injects them into tool environments."""
     rows = SkillSecret.select().where(SkillSecret.skill == skill_id)
     return {r.key: decrypt(master, skill_id, r.key, r.value) for r in rows}
+
+
+def env_for(master: bytes, skills: list[Skill]) -> dict[str, str]:
+    """The decrypted secrets of these skills as environment variables (for tool executions only)."""
+    env: dict[str, str] = {}
+    if not skills:
+        return env
+    rows = SkillSecret.select().where(SkillSecret.skill.in_([s.id for s in skills])).order_by(SkillSecret.id)
+    for row in rows:
+        try:
+            env[row.key] = decrypt(master, row.skill_id, row.key, row.value)
+        except Exception:  # noqa: BLE001 - a secret sealed with another key is skipped, never shown
+            continue
+    return env

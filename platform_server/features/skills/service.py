@@ -14,7 +14,7 @@ from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent, AgentSkill
 from platform_server.features.audit import service as audit
 from platform_server.features.skills import frontmatter as fm
-from platform_server.features.skills import secrets
+from platform_server.features.skills import lessons, secrets
 from platform_server.features.skills.models import SKILL_TYPES, Skill, SkillFile
 from platform_server.features.skills.storage import LESSONS_FILE, SKILL_FILE, Bundle
 from platform_server.web.context import Caller
@@ -463,6 +463,9 @@ def _section(config: Config, agent: Agent, skill: Skill) -> str:
     exported = agents.agent_root(config, agent.id) / "workspace" / "skills" / skill.name
     if exported.is_dir() and not exported.is_symlink():
         parts.append(f"(Files of this skill are in your workspace under `skills/{skill.name}/`.)")
+    learned = lessons.prompt_text(config, skill.workspace_id, skill.name)
+    if learned:
+        parts.append(learned)
     return "\n\n".join(parts)
 
 
@@ -482,6 +485,11 @@ def prompt_for_agent(config: Config, agent: Agent) -> str:
     if omitted:
         out += "\n\n(Omitted for length: " + ", ".join(omitted) + ".)"
     return out
+
+
+def secret_env(master: bytes, agent: Agent) -> dict[str, str]:
+    """The secrets of the agent's active skills, for its tool executions' environment."""
+    return secrets.env_for(master, active_skills(agent))
 
 
 def mark_used(skill_names: list[str], workspace_id: int | None = None) -> None:

@@ -7,6 +7,7 @@ from platform_server.features.conversations import service as conversations
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import service
 from platform_server.features.skills.models import Skill
+from platform_server.features.usage import meter
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure
@@ -85,7 +86,8 @@ async def synthesize(router: Any, caller: Caller, conversation_id: str, name: st
         temperature=0.2,
     )
     try:
-        _, result = await router.chat(resolve_targets(None, None, []), request)
+        with meter.scope("skill_synthesis", caller.workspace_id, caller.user_id):
+            _, result = await router.chat(resolve_targets(None, None, []), request)
     except LlmError as exc:
         raise LlmFailure(exc.message)
     if not result.content.strip():

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 from platform_server.features.teams import runner, service
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest, parse_long
-from platform_server.web.routing import route
+from platform_server.web.routing import gated, route
 
 TAGS = ("Team runs",)
 MAX_PAGE = 100
@@ -160,7 +160,7 @@ class TeamHandler(ApiHandler):
         self.ok(None)
 
 
-ROUTES = [
+ROUTES = gated("team_runs", [
     route("/api/v1/team-runs/{runId}", TeamRunHandler),
     route("/api/v1/team-runs/{runId}/cancel", TeamRunCancelHandler),
     route("/api/v1/teams", TeamsHandler),
@@ -169,4 +169,4 @@ ROUTES = [
     route("/api/v1/teams/{teamId}/runs/page", TeamRunsPageHandler),
     route("/api/v1/conversations/{conversationId:str}/team-runs", ConversationRunsHandler),
     route("/api/v1/conversations/{conversationId:str}/team-runs/page", ConversationRunsPageHandler),
-]
+])

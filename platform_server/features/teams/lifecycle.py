@@ -17,7 +17,7 @@ async def start(platform: Platform) -> None:
     platform.services.teams = team_runner
     platform.services.tools.register(ToolDefinition(
         name=runner.TOOL_NAME, description=runner.TOOL_DESCRIPTION, parameters=runner.TOOL_PARAMETERS,
-        run=team_runner.tool, source="team",
+        run=team_runner.tool, source="team", feature="team_runs",
     ))
 
 

@@ -1,8 +1,9 @@
 """Team runs: the lead plans, members work through sub-agent delegation (guarded), the lead merges.
 
 `platform.services.teams` owns the background tasks. States: planning -> running -> finalizing ->
-completed | partial (some member tasks failed) | failed | cancelled. `awaiting_review` is part of the
-state set but this build has no review step, so a run never enters it.
+completed | partial (some member tasks failed) | failed | cancelled. When the lead's plan asks for a
+review (`"review": true`), the run enters `awaiting_review` after the member tasks: the lead judges
+the results and may send tasks back once with feedback before merging.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.teams import service
 from platform_server.features.teams.models import Team, TeamRun
+from platform_server.features.usage import meter
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest
@@ -40,8 +42,13 @@ TOOL_PARAMETERS = {
 }
 PLAN_INSTRUCTIONS = (
     "You lead a team. Split the goal into tasks for your members. Answer with JSON only: "
-    '{"tasks": [{"agent": "<member name>", "task": "<self-contained instructions>"}]}. '
+    '{"tasks": [{"agent": "<member name>", "task": "<self-contained instructions>"}], "review": false}. '
+    "Set review to true when the members' results should be checked before they are merged. "
     "Use only these members:\n"
+)
+REVIEW_INSTRUCTIONS = (
+    "You lead a team and asked to review your members' results before merging them. Answer with JSON only: "
+    '{"approved": true|false, "feedback": "what must change", "redo": [<task numbers to redo>]}.'
 )
 MERGE_INSTRUCTIONS = "You lead a team. Merge your members' results into one final answer to the goal."
 
@@ -103,16 +110,19 @@ class TeamRunner:
 
     async def _run(self, run_id: int) -> None:
         run = TeamRun.get_by_id(run_id)
+        meter.enter("team", run.workspace_id, run.user_id)  # planning, member runs and merging count as team
         tasks: list[dict[str, Any]] = []
         try:
             team = Team.get_by_id(run.team_id)
             lead, members = self._agents(team)
-            tasks = await self._plan(run, lead, members)
+            tasks, review = await self._plan(run, lead, members)
             if not self._save(run_id, status="running", tasks=tasks):
                 return
             ctx = DelegationContext(run.user_id, run.workspace_id, lead.id, run.conversation_id or f"team-{run.id}")
             for task in tasks:
                 await self._work(run_id, ctx, task, tasks)
+            if review and not await self._review(run, lead, ctx, tasks):
+                return
             done = [t for t in tasks if t["status"] == "completed"]
             if not done:
                 raise RunFailed("Every member task failed")
@@ -162,7 +172,31 @@ class TeamRunner:
         _, result = await self.platform.services.llm.chat(targets, req)
         return result.content or ""
 
-    async def _plan(self, run: TeamRun, lead: Any, members: list[Any]) -> list[dict[str, Any]]:
+    async def _review(self, run: TeamRun, lead: Any, ctx: DelegationContext, tasks: list[dict[str, Any]]) -> bool:
+        """`awaiting_review`: the lead judges the results; tasks it sends back run once more with its feedback."""
+        from platform_server.features.workflows.catalog import extract_json
+
+        if not self._save(run.id, status="awaiting_review"):
+            return False
+        parts = [f"Goal: {run.goal}"] + [
+            f"## Task {t['index'] + 1} ({t['agentName']}): {t['task']}\n"
+            f"{t['result'] if t['status'] == 'completed' else '(failed: ' + str(t['error']) + ')'}" for t in tasks]
+        verdict = extract_json(await self._ask_lead(lead, REVIEW_INSTRUCTIONS, "\n\n".join(parts)))
+        verdict = verdict if isinstance(verdict, dict) else {}
+        feedback = str(verdict.get("feedback") or "").strip()[:4000]
+        redo = {int(n) - 1 for n in verdict.get("redo") or [] if str(n).isdigit()} if verdict.get("approved") is not True else set()
+        for task in tasks:
+            task["review"] = "approved" if task["index"] not in redo else "redo"
+        if not self._save(run.id, status="running" if redo else "awaiting_review", tasks=tasks):
+            return False
+        for task in tasks:
+            if task["index"] in redo:
+                task["reviewFeedback"] = feedback
+                task["task"] = f"{task['task']}\n\nReviewer feedback on your previous result:\n{feedback}"
+                await self._work(run.id, ctx, task, tasks)
+        return True
+
+    async def _plan(self, run: TeamRun, lead: Any, members: list[Any]) -> tuple[list[dict[str, Any]], bool]:
         from platform_server.features.workflows.catalog import extract_json
 
         roster = "\n".join(f"- {m.name}: {(m.description or '')[:200]}" for m in members)
@@ -172,7 +206,7 @@ class TeamRunner:
         if not isinstance(raw, list) or not raw:
             raise RunFailed("The lead's plan was not a JSON object with a non-empty `tasks` list")
         by_name = {m.name.strip().lower(): m for m in members} | {str(m.id): m for m in members}
-        tasks: list[Any] = []
+        tasks: list[dict[str, Any]] = []
         for item in raw[:MAX_TASKS]:
             name = str(item.get("agent", "")).strip().lower() if isinstance(item, dict) else ""
             text = str(item.get("task", "")).strip() if isinstance(item, dict) else ""
@@ -181,7 +215,7 @@ class TeamRunner:
                 raise RunFailed(f"The lead's plan names an unknown member or an empty task: {str(item)[:200]}")
             tasks.append({"index": len(tasks), "agentId": str(agent.id), "agentName": agent.name, "task": text,
                           "status": "pending", "result": None, "error": None, "startedAt": None, "finishedAt": None})
-        return tasks
+        return tasks, isinstance(plan, dict) and plan.get("review") is True
 
     async def _work(self, run_id: int, ctx: DelegationContext, task: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
         """One member task through the sub-agent delegation (its tool calls pass the guard)."""

@@ -150,7 +150,8 @@ async def shell_exec(args: dict[str, Any], ctx: ToolContext) -> str:
     if not command.strip() or "\x00" in command:
         raise ToolError("Argument 'command' must be a non-empty command line")
     root = _root(ctx)
-    env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8"}
+    env = {**ctx.secret_env, "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(root),
+           "LANG": "C.UTF-8"}
     proc = await asyncio.create_subprocess_shell(
         command, cwd=str(root), env=env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.tools.builtins import BUILTIN_TOOLS
+from platform_server.features.tools.disclosure import TOOL_SEARCH
 from platform_server.features.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 async def start(platform: Platform) -> None:
     registry = ToolRegistry(timeout_s=platform.config.tool_timeout_s)
-    for definition in BUILTIN_TOOLS:
+    for definition in (*BUILTIN_TOOLS, TOOL_SEARCH):
         registry.register(definition)
     platform.services.tools = registry
 

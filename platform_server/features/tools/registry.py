@@ -5,7 +5,7 @@ import asyncio
 import json
 import logging
 import pathlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from platform_server.config import Config
@@ -32,6 +32,14 @@ class ToolContext:
     agent_dir: pathlib.Path
     config: Config
     end_user_id: str | None = None  # an end user's turn (webchat, channel): other end users' notes are off limits
+    # The active skills' secrets: in the environment of shell_exec (and so of skill scripts), masked in
+    # every tool result, never in a prompt or a log.
+    secret_env: dict[str, str] = field(default_factory=dict)
+    # Publishes an event into the running turn (tools that report progress); None outside a turn.
+    emit: Callable[[str, dict[str, Any]], Any] | None = None
+    # Extension-tier tools held back from the model, and how `tool_search` offers some of them.
+    deferred: list[ToolSpec] = field(default_factory=list)
+    offer: Callable[[list[str]], Any] | None = None
 
 
 @dataclass
@@ -50,10 +58,27 @@ class ToolDefinition:
     run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
     source: str = "system"
     min_role: str | None = None  # workspace role the caller needs for the tool's effect (None: any member role)
+    feature: str | None = None  # a feature flag: while it is off the tool is neither offered nor run
+
+
+def _feature_on(flag: str) -> bool:
+    from platform_server.features.settings import service as settings
+
+    return settings.is_enabled(flag)
 
 
 class ToolError(Exception):
     """An expected tool failure; its message becomes the failed outcome's result as is."""
+
+
+SECRET_MASK = "******"
+
+
+def mask_secrets(text: str, secrets: dict[str, str]) -> str:
+    """Replace every secret value (4+ characters, the longest first) echoed in a tool's output."""
+    for value in sorted((v for v in secrets.values() if len(v) >= 4), key=len, reverse=True):
+        text = text.replace(value, SECRET_MASK)
+    return text
 
 
 def cap_result(text: str, limit: int = RESULT_CAP_BYTES) -> str:
@@ -128,6 +153,19 @@ class ToolRegistry:
         return definition.min_role if definition else None
 
     def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
+        """The tools offered at the start of a turn: the core tier, plus `tool_search` when extension
+        tools are held back (see `deferred_for`)."""
+        core, deferred = self.tiered_specs(bound, tools_disabled)
+        search = self._tools.get("tool_search")
+        if deferred and search is not None:
+            core.append(ToolSpec(search.name, search.description, search.parameters))
+        return core
+
+    def deferred_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
+        """The extension-tier tools this agent could use, offered only after `tool_search` asks for them."""
+        return self.tiered_specs(bound, tools_disabled)[1]
+
+    def tiered_specs(self, bound: list[str], tools_disabled: bool) -> tuple[list[ToolSpec], list[ToolSpec]]:
         """The tools offered to a model for one agent turn.
 
         Rules, in order:
@@ -140,6 +178,7 @@ class ToolRegistry:
         The description sent is the Tool row's (admins may edit it), the parameters the definition's.
         """
         rows = {row.name: row for row in Tool.select().where(Tool.enabled == True)}  # noqa: E712
+        flags: dict[str, bool] = {}
         if bound:
             names = list(dict.fromkeys(bound))
         else:
@@ -147,6 +186,7 @@ class ToolRegistry:
                 n for n, d in self._tools.items() if d.source == "system" and n not in DEFAULT_UNBOUND_EXCLUDED
             )
         specs: list[ToolSpec] = []
+        deferred: list[ToolSpec] = []
         for name in names:
             definition = self._tools.get(name)
             row = rows.get(name)
@@ -154,17 +194,28 @@ class ToolRegistry:
                 continue
             if tools_disabled and definition.source != "system":
                 continue
-            specs.append(ToolSpec(name, row.description or definition.description, definition.parameters))
-        return specs
+            if definition.feature and not flags.setdefault(definition.feature, _feature_on(definition.feature)):
+                continue
+            spec = ToolSpec(name, row.description or definition.description, definition.parameters)
+            (deferred if row.disclosure_tier == "extension" else specs).append(spec)
+        return specs, deferred
 
     async def execute(self, name: str, arguments_json: str, ctx: ToolContext) -> ToolOutcome:
         """Run one tool call; never raises for a tool failure (the failure text is the result)."""
+        outcome = await self._execute(name, arguments_json, ctx)
+        if ctx is not None and ctx.secret_env:
+            outcome.result = mask_secrets(outcome.result, ctx.secret_env)
+        return outcome
+
+    async def _execute(self, name: str, arguments_json: str, ctx: ToolContext) -> ToolOutcome:
         definition = self._tools.get(name)
         if definition is None:
             return ToolOutcome(False, f"Unknown tool: {name}")
         row = Tool.get_or_none(Tool.name == name)
         if row is None or not row.enabled:
             return ToolOutcome(False, f"Tool is disabled: {name}")
+        if definition.feature and not _feature_on(definition.feature):
+            return ToolOutcome(False, f"Feature {definition.feature} is disabled")
         text = (arguments_json or "").strip()
         try:
             args = json.loads(text) if text else {}

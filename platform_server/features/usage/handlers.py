@@ -46,7 +46,7 @@ class TokenUsageHandler(ApiHandler):
     ]}
 
     def get(self) -> None:
-        """Token usage in a time range grouped by model, provider, agent, user or day."""
+        """Token usage in a time range grouped by model, provider, agent, user, source or day."""
         times = {}
         for name in ("startTime", "endTime"):
             raw = self.get_query_argument(name, None)

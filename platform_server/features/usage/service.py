@@ -1,4 +1,6 @@
-"""Usage figures from the stored per-message token counts, scoped to one workspace."""
+"""Usage figures, scoped to one workspace: tokens from the usage records of every model call (chat,
+wiki, memory, dreaming, workflows, teams, curator, skill synthesis, goal evaluation), messages from the
+conversations."""
 from __future__ import annotations
 
 import datetime as dt
@@ -8,24 +10,49 @@ import peewee
 
 from platform_server.db import dict_row, dict_rows, utcnow
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.usage.models import UsageRecord
 
 
 def _messages(workspace_id: int) -> peewee.ModelSelect[Message]:
     return Message.select().join(Conversation).where(Conversation.workspace_id == workspace_id)
 
 
+def _records(workspace_id: int) -> peewee.ModelSelect[UsageRecord]:
+    return UsageRecord.select().where(UsageRecord.workspace_id == workspace_id)
+
+
 def _token_sums(q: peewee.ModelSelect[Any]) -> dict[str, int]:
     row = dict_row(q.select(
-        peewee.fn.COALESCE(peewee.fn.SUM(Message.prompt_tokens), 0).alias("p"),
-        peewee.fn.COALESCE(peewee.fn.SUM(Message.completion_tokens), 0).alias("c"),
-        peewee.fn.COUNT(Message.id).alias("n"),
+        peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.prompt_tokens), 0).alias("p"),
+        peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.completion_tokens), 0).alias("c"),
+        peewee.fn.COUNT(UsageRecord.id).alias("n"),
     ))
     return {"promptTokens": int(row["p"]), "completionTokens": int(row["c"]),
-            "totalTokens": int(row["p"]) + int(row["c"]), "messages": int(row["n"])}
+            "totalTokens": int(row["p"]) + int(row["c"]), "calls": int(row["n"])}
+
+
+def by_source(q: peewee.ModelSelect[Any]) -> list[dict[str, Any]]:
+    """Totals per source (chat, wiki, memory, ...), the largest first."""
+    rows = dict_rows(
+        q.select(UsageRecord.source.alias("k"), peewee.fn.COUNT(UsageRecord.id).alias("n"),
+                 peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"), peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
+        .group_by(UsageRecord.source)
+        .order_by(peewee.fn.SUM(UsageRecord.prompt_tokens + UsageRecord.completion_tokens).desc(), UsageRecord.source)
+    )
+    return [{"source": r["k"], "calls": int(r["n"]), "promptTokens": int(r["p"] or 0),
+             "completionTokens": int(r["c"] or 0), "totalTokens": int(r["p"] or 0) + int(r["c"] or 0)} for r in rows]
+
+
+def _totals(workspace_id: int, since: dt.datetime | None) -> dict[str, Any]:
+    records, messages = _records(workspace_id), _messages(workspace_id)
+    if since is not None:
+        records = records.where(UsageRecord.create_time >= since)
+        messages = messages.where(Message.create_time >= since)
+    return {**_token_sums(records), "messages": messages.count(), "bySource": by_source(records)}
 
 
 def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
-    """Counts for the dashboard: agents, conversations, messages, tokens (all time and today)."""
+    """Counts for the dashboard: agents, conversations, messages, tokens (all time and today, per source)."""
     from platform_server.features.agents.models import Agent
     from platform_server.features.guard.models import ToolCallLog
 
@@ -38,9 +65,9 @@ def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
         "conversations": convs.count(),
         "activeConversations": convs.where(Conversation.last_active_time >= utcnow() - dt.timedelta(hours=24)).count(),
         "runningTurns": running_turns,
-        "total": _token_sums(_messages(workspace_id)),
+        "total": _totals(workspace_id, None),
         "today": {
-            **_token_sums(_messages(workspace_id).where(Message.create_time >= today)),
+            **_totals(workspace_id, today),
             # the original console's "today" tiles
             "conversations": convs.where(Conversation.last_active_time >= today).count(),
             "toolCalls": ToolCallLog.select().where((ToolCallLog.workspace_id == workspace_id) & (ToolCallLog.create_time >= today)).count(),
@@ -49,16 +76,26 @@ def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
 
 
 def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
-    """Per day (UTC), oldest first: messages, new conversations, tokens."""
+    """Per day (UTC), oldest first: messages, new conversations, tokens (and tokens per source)."""
     start = utcnow().replace(hour=0, minute=0, second=0, microsecond=0) - dt.timedelta(days=days - 1)
     day = peewee.fn.substr(Message.create_time, 1, 10).coerce(False)
-    rows = dict_rows((
-        _messages(workspace_id).where(Message.create_time >= start)
-        .select(day.alias("day"), peewee.fn.COUNT(Message.id).alias("n"),
-                peewee.fn.SUM(Message.prompt_tokens).alias("p"), peewee.fn.SUM(Message.completion_tokens).alias("c"))
-        .group_by(day)
-    ))
-    by_day = {r["day"]: r for r in rows}
+    messages = {
+        r["day"]: int(r["n"])
+        for r in dict_rows(_messages(workspace_id).where(Message.create_time >= start)
+                           .select(day.alias("day"), peewee.fn.COUNT(Message.id).alias("n")).group_by(day))
+    }
+    rday = peewee.fn.substr(UsageRecord.create_time, 1, 10).coerce(False)
+    tokens: dict[str, dict[str, Any]] = {}
+    for r in dict_rows(_records(workspace_id).where(UsageRecord.create_time >= start)
+                       .select(rday.alias("day"), UsageRecord.source.alias("s"),
+                               peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
+                               peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
+                       .group_by(rday, UsageRecord.source)):
+        entry = tokens.setdefault(r["day"], {"p": 0, "c": 0, "sources": {}})
+        p, c = int(r["p"] or 0), int(r["c"] or 0)
+        entry["p"] += p
+        entry["c"] += c
+        entry["sources"][r["s"]] = p + c
     cday = peewee.fn.substr(Conversation.create_time, 1, 10).coerce(False)
     new_convs = {
         r["day"]: r["n"]
@@ -69,61 +106,63 @@ def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
     out = []
     for i in range(days):
         d = (start + dt.timedelta(days=i)).date().isoformat()
-        r = by_day.get(d, {})
-        p, c = int(r.get("p") or 0), int(r.get("c") or 0)
-        out.append({"date": d, "messages": int(r.get("n") or 0), "conversations": int(new_convs.get(d, 0)),
-                    "promptTokens": p, "completionTokens": c, "totalTokens": p + c})
+        t = tokens.get(d, {"p": 0, "c": 0, "sources": {}})
+        out.append({"date": d, "messages": messages.get(d, 0), "conversations": int(new_convs.get(d, 0)),
+                    "promptTokens": t["p"], "completionTokens": t["c"], "totalTokens": t["p"] + t["c"],
+                    "bySource": t["sources"]})
     return out
 
 
 GROUPS: dict[str, tuple[Any, str]] = {
-    "model": (Message.runtime_model, "model"),
-    "provider": (Message.runtime_provider, "provider"),
-    "agent": (Conversation.agent_id, "agentId"),
-    "user": (Conversation.user_id, "userId"),
-    "day": (peewee.fn.substr(Message.create_time, 1, 10).coerce(False), "date"),
+    "model": (UsageRecord.model, "model"),
+    "provider": (UsageRecord.provider, "provider"),
+    "agent": (UsageRecord.agent_id, "agentId"),
+    "user": (UsageRecord.user_id, "userId"),
+    "source": (UsageRecord.source, "source"),
+    "day": (peewee.fn.substr(UsageRecord.create_time, 1, 10).coerce(False), "date"),
 }
 
 
 def token_usage(workspace_id: int, start: dt.datetime | None, end: dt.datetime | None, group_by: str) -> dict[str, Any]:
-    """Token totals in a time range, grouped by model, provider, agent, user or day."""
-    q = _messages(workspace_id).where((Message.prompt_tokens > 0) | (Message.completion_tokens > 0))
+    """Token totals of every model call in a time range, grouped by model, provider, agent, user, source or day."""
+    q = _records(workspace_id)
     if start:
-        q = q.where(Message.create_time >= start)
+        q = q.where(UsageRecord.create_time >= start)
     if end:
-        q = q.where(Message.create_time <= end)
+        q = q.where(UsageRecord.create_time <= end)
     column, label = GROUPS[group_by]
-    rows = dict_rows((
-        q.select(column.alias("k"), peewee.fn.COUNT(Message.id).alias("n"),
-                 peewee.fn.SUM(Message.prompt_tokens).alias("p"), peewee.fn.SUM(Message.completion_tokens).alias("c"))
-        .group_by(column).order_by(peewee.fn.SUM(Message.prompt_tokens + Message.completion_tokens).desc())
-    ))
+    rows = dict_rows(
+        q.select(column.alias("k"), peewee.fn.COUNT(UsageRecord.id).alias("n"),
+                 peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"), peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
+        .group_by(column).order_by(peewee.fn.SUM(UsageRecord.prompt_tokens + UsageRecord.completion_tokens).desc())
+    )
     items = []
     for r in rows:
         key = r["k"]
         p, c = int(r["p"] or 0), int(r["c"] or 0)
-        items.append({label: None if key is None else str(key), "messages": int(r["n"]),
+        # `messages` is kept for older clients: it counts model calls, like `calls`
+        items.append({label: None if key is None else str(key), "calls": int(r["n"]), "messages": int(r["n"]),
                       "promptTokens": p, "completionTokens": c, "totalTokens": p + c})
     total = _token_sums(q)
-    return {"groupBy": group_by, "total": total, "items": items, **_console_breakdown(q, total)}
+    return {"groupBy": group_by, "total": total, "bySource": by_source(q), "items": items, **_console_breakdown(q, total)}
 
 
-def _console_breakdown(q: Any, total: dict[str, int]) -> dict[str, Any]:
-    """The same range as the original console's token page reads it: flat totals, by model and by date."""
-    sums = (peewee.fn.COUNT(Message.id).alias("n"), peewee.fn.SUM(Message.prompt_tokens).alias("p"),
-            peewee.fn.SUM(Message.completion_tokens).alias("c"))
-    day = peewee.fn.substr(Message.create_time, 1, 10).coerce(False)
-    by_model: Any = q.select(Message.runtime_model, Message.runtime_provider, *sums).group_by(
-        Message.runtime_model, Message.runtime_provider).order_by(peewee.fn.SUM(Message.prompt_tokens).desc()).dicts()
-    by_date: Any = q.select(day.alias("d"), *sums).group_by(day).order_by(day).dicts()
+def _console_breakdown(q: peewee.ModelSelect[Any], total: dict[str, int]) -> dict[str, Any]:
+    """The same range as the original console's token page reads it: flat totals, by model and by date
+    (`messageCount` and `totalMessages` count model calls, as the usage records do)."""
+    sums = (peewee.fn.COUNT(UsageRecord.id).alias("n"), peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
+            peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
+    day = peewee.fn.substr(UsageRecord.create_time, 1, 10).coerce(False)
+    by_model = dict_rows(q.select(UsageRecord.model, UsageRecord.provider, *sums).group_by(
+        UsageRecord.model, UsageRecord.provider).order_by(peewee.fn.SUM(UsageRecord.prompt_tokens).desc()))
+    by_date = dict_rows(q.select(day.alias("d"), *sums).group_by(day).order_by(day))
 
     def row(r: dict[str, Any]) -> dict[str, int]:
         return {"promptTokens": int(r["p"] or 0), "completionTokens": int(r["c"] or 0), "messageCount": int(r["n"])}
 
     return {
         "totalPromptTokens": total["promptTokens"], "totalCompletionTokens": total["completionTokens"],
-        "totalMessages": total["messages"],
-        "byModel": [{"runtimeModel": r["runtime_model"], "runtimeProvider": r["runtime_provider"], **row(r)}
-                    for r in by_model],
+        "totalMessages": total["calls"],
+        "byModel": [{"runtimeModel": r["model"], "runtimeProvider": r["provider"], **row(r)} for r in by_model],
         "byDate": [{"date": r["d"], **row(r)} for r in by_date],
     }

@@ -143,7 +143,7 @@ def definitions(platform: Any) -> list[ToolDefinition]:
             parameters={"type": "object", "properties": {
                 "slug": {"type": "string", "description": "The page's slug or title"}, "kbId": kb_param},
                 "required": ["slug"]},
-            run=run_read, source="wiki"),
+            run=run_read, source="wiki", feature="wiki"),
         ToolDefinition(
             name="wiki_write",
             description="Create or replace a wiki page in the agent's knowledge base; [[slug]] links other pages.",
@@ -154,5 +154,5 @@ def definitions(platform: Any) -> list[ToolDefinition]:
                 "pageType": {"type": "string", "description": "One of the knowledge base's page types"},
                 "kbId": kb_param},
                 "required": ["markdown"]},
-            run=write, source="wiki"),
+            run=write, source="wiki", feature="wiki"),
     ]

@@ -14,6 +14,7 @@ import numpy as np
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.usage import meter
 from platform_server.features.wiki import generate, hot_cache, pipeline_exec, pipelines, profile, search
 from platform_server.features.wiki.kbs import config_of
 from platform_server.features.wiki.models import (
@@ -197,6 +198,7 @@ class WikiEngine:
         if raw is None or raw.status != "pending" or not raw.queued:
             return
         kb = KnowledgeBase.get_by_id(raw.kb_id)
+        meter.enter("wiki", kb.workspace_id)  # this task's model calls count as wiki processing
         with database.atomic():
             raw.status, raw.error, raw.update_time = "processing", None, utcnow()
             raw.save()

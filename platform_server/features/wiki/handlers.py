@@ -16,8 +16,8 @@ from platform_server.features.wiki.text import slugify
 from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
-from platform_server.web.routing import route
 from platform_server.web.events import Subscription, stream
+from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 
 TAGS = ("LLM Wiki",)
@@ -259,7 +259,7 @@ class ProgressHandler(WikiHandler):
         super().on_connection_close()
 
 
-ROUTES = [
+ROUTES = gated("wiki", [
     route(KB, KbsHandler),
     route(f"{KB}/agent/{{agentId}}", AgentKbsHandler),
     route(f"{KB}/bindable", BindableHandler),
@@ -276,5 +276,5 @@ ROUTES = [
     route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
     route(f"{KB}/{{kbId}}/progress", ProgressHandler),
     route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
-] + (PAGE_ROUTES + EXTRA_ROUTES + SOURCE_ROUTES + RESEARCH_ROUTES + TRANSFORM_ROUTES + PIPELINE_ROUTES
+] + PAGE_ROUTES + EXTRA_ROUTES + SOURCE_ROUTES + RESEARCH_ROUTES + TRANSFORM_ROUTES + PIPELINE_ROUTES
            + MAINTENANCE_ROUTES)

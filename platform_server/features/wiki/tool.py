@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 from platform_server.features.wiki import kbs, permissions, search
 from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
+from platform_server.features.usage import meter
 from platform_server.blocking import run_blocking
 
 if TYPE_CHECKING:
@@ -18,7 +19,8 @@ async def query_vector(platform: Platform, kb: KnowledgeBase, query: str) -> tup
     """The query's embedding with the KB's model, or (None, reason) when no embedding is available."""
     model_id = kbs.config_of(kb)["embeddingModelId"]
     try:
-        vectors = await platform.services.llm.embed([query], int(model_id) if model_id is not None else None)
+        with meter.scope("wiki", kb.workspace_id):  # inside a chat turn the turn's source wins
+            vectors = await platform.services.llm.embed([query], int(model_id) if model_id is not None else None)
     except Exception as exc:  # noqa: BLE001 - keyword search still answers
         return None, getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
     return search.pack(vectors[0]), None
@@ -75,4 +77,5 @@ def definition(platform: Platform) -> ToolDefinition:
         },
         run=run,
         source="wiki",
+        feature="wiki",
     )

@@ -165,6 +165,10 @@ class Health(Loop):
         self.interval_s = owner.check_s
 
     async def tick(self) -> None:
+        from platform_server.features.settings import service as settings
+
+        if not settings.is_enabled("wiki"):  # the `wiki` feature flag is off: no folder checks or scans
+            return
         for watcher in list(self.owner.watchers.values()):
             await self.owner.check(watcher)
 

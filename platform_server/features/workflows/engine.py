@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Coroutine
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.features.usage import meter
 from platform_server.features.workflows import graph, service
 from platform_server.features.workflows.models import WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.web.context import Caller
@@ -217,6 +218,7 @@ class WorkflowEngine:
     # ---- nodes -------------------------------------------------------------------------------
 
     async def _execute(self, run: WorkflowRun, step: WorkflowStep, node: dict[str, Any]) -> NodeResult:
+        meter.enter("workflow", run.workspace_id, run.user_id)  # the run task's model calls count as workflow
         config, outputs = node.get("config") or {}, (run.context or {}).get("nodes", {})
 
         def text(key: str) -> str:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, model_validator
 from platform_server.features.workflows import service
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
-from platform_server.web.routing import route
+from platform_server.web.routing import gated, route
 
 TAGS = ("Workflows",)
 MAX_INPUT_BYTES = 64 * 1024
@@ -221,7 +221,7 @@ class ResumeHandler(ApiHandler):
                               _checked_input(req.payload)))
 
 
-ROUTES = [
+ROUTES = gated("workflows", [
     route("/api/v1/workflows", WorkflowsHandler),
     route("/api/v1/workflows/draft/generate", GenerateHandler),
     route("/api/v1/workflows/draft/preview-compile", PreviewCompileHandler),
@@ -234,4 +234,4 @@ ROUTES = [
     route("/api/v1/workflows/{id}/draft", DraftHandler),
     route("/api/v1/workflows/{id}/publish", PublishHandler),
     route("/api/v1/workflows/{id}/runs", RunsHandler),
-]
+])

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.db import database, utcnow
+from platform_server.features.settings import service as settings
 from platform_server.features.workflows.engine import RESTART_ERROR, WorkflowEngine
 from platform_server.features.workflows.models import WorkflowRun, WorkflowStep
 from platform_server.loops import Loop
@@ -22,6 +23,8 @@ class PauseTimeoutLoop(Loop):
         self.engine = engine
 
     def tick(self) -> int:
+        if not settings.is_enabled("workflows"):
+            return 0
         return self.engine.expire_pauses()
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.features.usage import meter
 from platform_server.features.workflows import catalog, graph
 from platform_server.features.workflows.models import Workflow, WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.web.context import Caller
@@ -171,7 +172,8 @@ async def generate(caller: Caller, platform: Platform, description: str) -> dict
     req = ChatRequest(model="", messages=[ChatMessage("system", catalog.generation_prompt(agents)),
                                           ChatMessage("user", description)])
     try:
-        _, result = await platform.services.llm.chat(resolve_targets(None, None, []), req)
+        with meter.scope("workflow", caller.workspace_id, caller.user_id):
+            _, result = await platform.services.llm.chat(resolve_targets(None, None, []), req)
     except LlmError as exc:
         raise LlmFailure(str(exc)) from None
     draft = catalog.extract_json(result.content or "")

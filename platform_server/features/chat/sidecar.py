@@ -1,0 +1,97 @@
+"""The multimodal sidecar: a text-only model gets descriptions of the images it cannot see.
+
+When the answering model is text-only and the `sidecar` setting names a vision model, every image of
+the recent user messages is described once by that model (kept in the message's metadata as
+`imageDescriptions`); the main model receives the description instead of the image. Without a sidecar
+the image is replaced by a note and the turn sends a `notice` event, so the user knows it was not seen.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from platform_server.db import database
+from platform_server.features.chat import uploads
+from platform_server.features.conversations.models import Conversation, Message
+from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
+
+log = logging.getLogger(__name__)
+
+DESCRIBE_SYSTEM = (
+    "You describe images for an assistant that cannot see them. Describe what the image shows: objects, "
+    "people, text (transcribed exactly), numbers, charts and anything the user may ask about. Be factual "
+    "and complete in at most 200 words."
+)
+OMITTED = "[image omitted: the model does not accept images and no vision sidecar is configured]"
+RECENT_MESSAGES = 40
+
+
+def _image_urls(m: Message) -> list[str]:
+    return [str(p.get("url", "")) for p in (m.content_parts or []) if p.get("type") == "image" and p.get("url")]
+
+
+def placeholder(m: Message, url: str) -> str:
+    """The text a text-only model gets for an image: its sidecar description, or the omission note."""
+    described = ((m.metadata or {}).get("imageDescriptions") or {}).get(url)
+    return f"[image, described by the vision sidecar: {described}]" if described else OMITTED
+
+
+def _sidecar_targets() -> list[Any]:
+    from platform_server.features.models.runtime import explicit_target
+    from platform_server.features.settings import service as settings
+
+    config = settings.get("sidecar") or {}
+    if not config.get("enabled"):
+        return []
+    target = explicit_target(config.get("modelName"), config.get("provider"))
+    return [target] if target is not None else []
+
+
+async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> None:
+    """Before a text-only model answers: describe the conversation's undescribed images, or tell the user."""
+    from platform_server.blocking import run_blocking
+
+    if vision:
+        return
+    rows = [
+        m
+        for m in Message.select()
+        .where((Message.conversation == conv.id) & (Message.role == "user"))
+        .order_by(Message.id.desc())
+        .limit(RECENT_MESSAGES)
+        if _image_urls(m)
+    ]
+    todo = [(m, url) for m in rows for url in _image_urls(m) if not ((m.metadata or {}).get("imageDescriptions") or {}).get(url)]
+    if not todo:
+        return
+    targets = _sidecar_targets()
+    missed = 0
+    for m, url in todo:
+        data_url = await run_blocking(uploads.image_data_url, runtime.config.data_dir, conv.user_id, url, None) if targets else None
+        text = await _describe(runtime, targets, data_url) if data_url else None
+        if not text:
+            missed += 1
+            continue
+        with database.atomic():
+            row = Message.get_by_id(m.id)
+            metadata = dict(row.metadata or {})
+            metadata["imageDescriptions"] = {**(metadata.get("imageDescriptions") or {}), url: text}
+            Message.update(metadata=metadata).where(Message.id == m.id).execute()
+    if missed:
+        why = "no vision sidecar is configured" if not targets else "the vision sidecar could not describe them"
+        turn.publish(
+            "notice",
+            {"kind": "images_omitted", "count": missed, "message": f"The model cannot see images and {why}: {missed} image(s) were left out."},
+        )
+
+
+async def _describe(runtime: Any, targets: list[Any], data_url: str) -> str | None:
+    content = [{"type": "text", "text": "Describe this image."}, {"type": "image", "url": data_url}]
+    req = ChatRequest(model="", messages=[ChatMessage("system", DESCRIBE_SYSTEM), ChatMessage("user", content)], max_tokens=600, temperature=0.2)
+    try:
+        _, result = await runtime.platform.services.llm.chat(targets, req)
+    except LlmError as exc:
+        log.warning("the vision sidecar failed: %s", exc.message)
+        return None
+    return " ".join((result.content or "").split())[:4000] or None

@@ -1,0 +1,144 @@
+"""Goals that are judged: after each finished turn of a conversation with an active goal, the agent's
+model answers a small JSON verdict; the goal completes or runs out of attempts by itself."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from typing import Any, Callable
+
+from platform_server.db import database, utcnow
+from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
+from platform_server.features.usage import meter
+from platform_server.loops import Loop
+
+log = logging.getLogger(__name__)
+
+TRANSCRIPT_CAP = 12_000
+RECENT_MESSAGES = 20
+
+JUDGE_SYSTEM = (
+    "You judge an assistant's progress toward a goal set for a conversation. You get the goal, its "
+    "criteria (all must hold for it to be complete) and the latest messages. Answer only with JSON: "
+    '{"progress": 0-100, "completed": true|false, "blocked": true|false, "reason": "one sentence"}. '
+    "completed means every criterion is met by what the conversation shows; blocked means the assistant "
+    "cannot go on without something from the user."
+)
+
+
+def _verdict(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError("the verdict is not a JSON object")
+    try:
+        progress = int(float(value.get("progress", 0)))
+    except (TypeError, ValueError):
+        progress = 0
+    return {
+        "progress": max(0, min(100, progress)),
+        "completed": value.get("completed") is True,
+        "blocked": value.get("blocked") is True,
+        "reason": str(value.get("reason") or "")[:1000],
+    }
+
+
+def _pending(goal: Goal) -> tuple[Any, Any] | None:
+    """(conversation, last assistant message) when a turn finished since the goal's last evaluation."""
+    from platform_server.features.conversations.models import Conversation, Message
+
+    conv = Conversation.get_or_none(Conversation.key == goal.conversation_key)
+    if conv is None or conv.stream_status == "running":
+        return None
+    last = (
+        Message.select()
+        .where(
+            (Message.conversation == conv.id)
+            & (Message.role == "assistant")
+            & (Message.status == "completed")
+            & (Message.create_time >= goal.create_time)
+        )
+        .order_by(Message.id.desc())
+        .first()
+    )
+    if last is None:
+        return None
+    judged = GoalEvaluation.select().where((GoalEvaluation.goal == goal.id) & (GoalEvaluation.message_id >= last.id))
+    return None if judged.exists() else (conv, last)
+
+
+def _transcript(conv: Any) -> str:
+    from platform_server.features.conversations.models import Message
+
+    rows = list(
+        Message.select()
+        .where((Message.conversation == conv.id) & Message.role.in_(("user", "assistant")))
+        .order_by(Message.id.desc())
+        .limit(RECENT_MESSAGES)
+    )
+    text = "\n".join(f"{m.role}: {(m.content or '').strip()}" for m in reversed(rows) if (m.content or "").strip())
+    return text[-TRANSCRIPT_CAP:]
+
+
+class GoalEvaluator(Loop):
+    """Judge active goals whose conversation finished a turn since their last evaluation; tests call tick()."""
+
+    def __init__(self, platform: Any, clock: Callable[[], dt.datetime] = utcnow) -> None:
+        super().__init__()
+        self.platform = platform
+        self.clock = clock
+        self.interval_s = max(1.0, float(platform.config.goal_eval_tick_s or 30.0))
+
+    async def tick(self) -> int:
+        """Evaluate every goal that is due; returns how many evaluations were recorded."""
+        done = 0
+        for goal in list(Goal.select().where(Goal.status == "active")):
+            pending = _pending(goal)
+            if pending is None:
+                continue
+            try:
+                await self.evaluate(goal, *pending)
+            except Exception as exc:  # noqa: BLE001 - one goal failing must not stop the others
+                log.warning("evaluating goal %s failed: %s", goal.id, exc)
+                continue
+            done += 1
+        return done
+
+    async def evaluate(self, goal: Goal, conv: Any, last: Any) -> GoalEvaluation:
+        from platform_server.features.agents.models import Agent
+        from platform_server.features.memory import llm
+
+        agent = Agent.get_or_none(Agent.id == goal.agent_id) or Agent.get_by_id(conv.agent_id)
+        prompt = json.dumps({"goal": goal.title, "criteria": list(goal.criteria or []), "conversation": _transcript(conv)}, ensure_ascii=False)
+        with meter.scope("goal", goal.workspace_id, goal.user_id, agent.id, goal.conversation_id):
+            value, model = await llm.ask_json(self.platform.services.llm, llm.targets_for(agent), JUDGE_SYSTEM, prompt, 300, source="goal")
+        verdict = _verdict(value)
+        return self._record(goal, last, verdict, model)
+
+    def _record(self, goal: Goal, last: Any, verdict: dict[str, Any], model: str) -> GoalEvaluation:
+        budget = goal.max_attempts or int(self.platform.config.goal_max_attempts)
+        with database.atomic():
+            goal = Goal.get_by_id(goal.id)
+            row = GoalEvaluation.create(goal=goal.id, message_id=last.id, model=model, **verdict)
+            GoalEvent.create(
+                goal=goal.id,
+                type="evaluated",
+                from_status=goal.status,
+                to_status=goal.status,
+                detail={**verdict, "evaluationId": str(row.id), "messageId": str(last.id)},
+            )
+            attempts = GoalEvaluation.select().where(GoalEvaluation.goal == goal.id).count()
+            before = goal.status
+            if goal.status == "active" and verdict["completed"]:
+                goal.status = "completed"
+            elif goal.status == "active" and attempts >= budget:
+                goal.status = "exhausted"
+            if goal.status != before:
+                goal.update_time = goal.closed_at = utcnow()
+                goal.save()
+                detail = {"reason": verdict["reason"], "attempts": attempts, "by": "evaluation"}
+                GoalEvent.create(goal=goal.id, type=goal.status, from_status=before, to_status=goal.status, detail=detail)
+            # The conversation shows the judgement on the message that ended the judged turn.
+            metadata = dict(last.metadata or {})
+            metadata["goalEvaluation"] = {"goalId": str(goal.id), **verdict, "attempts": attempts, "goalStatus": goal.status}
+            type(last).update(metadata=metadata).where(type(last).id == last.id).execute()
+        return row
