@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.plans.models import Plan, PlanStep
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
@@ -52,12 +52,15 @@ step_dict = Fields(
 )
 
 
+PLAN_FIELDS = Fields(
+    id=ident("id"), agentId=ident("agent_id"), workspaceId=ident("workspace_id"),
+    conversationId="conversation_id", goal="goal", status="status",
+    createTime=when("create_time"), updateTime=when("update_time"),
+)
+
+
 def to_dict(plan: Plan, with_steps: bool = False) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": str(plan.id), "agentId": str(plan.agent_id), "workspaceId": str(plan.workspace_id),
-        "conversationId": plan.conversation_id, "goal": plan.goal, "status": plan.status,
-        "createTime": iso(plan.create_time), "updateTime": iso(plan.update_time),
-    }
+    data = PLAN_FIELDS(plan)
     if with_steps:
         data["steps"] = [step_dict(s) for s in steps_of(plan.id)]
     return data

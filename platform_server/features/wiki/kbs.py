@@ -8,7 +8,7 @@ from typing import Any
 import peewee
 
 from platform_server.config import Config
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
@@ -17,6 +17,7 @@ from platform_server.features.wiki.models import KbAgent, KnowledgeBase, Page, R
 from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
+from platform_server.serialize import Fields, ident, when
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "chunkSize": 1200,  # characters
@@ -52,22 +53,19 @@ def agent_ids(kb_id: int) -> list[int]:
     return [r.agent_id for r in KbAgent.select(KbAgent.agent_id).where(KbAgent.kb == kb_id).order_by(KbAgent.id)]
 
 
-def to_dict(kb: KnowledgeBase) -> dict[str, Any]:
-    raw_count = RawMaterial.select().where(RawMaterial.kb == kb.id).count()
-    page_count = Page.select().where((Page.kb == kb.id) & (Page.archived == 0)).count()
-    return {
-        "id": str(kb.id),
-        "workspaceId": str(kb.workspace_id),
-        "name": kb.name,
-        "description": kb.description,
-        "creatorUserId": None if kb.creator_user_id is None else str(kb.creator_user_id),
-        "agentIds": [str(a) for a in agent_ids(kb.id)],
-        "rawCount": raw_count,
-        "pageCount": page_count,
-        "sourceDirectory": (kb.config or {}).get("sourceDirectory"),
-        "createTime": iso(kb.create_time),
-        "updateTime": iso(kb.update_time),
-    }
+to_dict = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    description="description",
+    creatorUserId=ident("creator_user_id"),
+    agentIds=lambda kb: [str(a) for a in agent_ids(kb.id)],
+    rawCount=lambda kb: RawMaterial.select().where(RawMaterial.kb == kb.id).count(),
+    pageCount=lambda kb: Page.select().where((Page.kb == kb.id) & (Page.archived == 0)).count(),
+    sourceDirectory=lambda kb: (kb.config or {}).get("sourceDirectory"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
 def list_kbs(caller: Caller) -> list[dict[str, Any]]:
