@@ -12,6 +12,7 @@ from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 from platform_server.web.pagination import PageRequest, paginate
+from platform_server.serialize import Fields, ident, when
 
 RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
 
@@ -209,32 +210,34 @@ def run_now(caller: Caller, scheduler: CronScheduler, job_id: int) -> dict[str, 
 
 # ---- runs ---------------------------------------------------------------------------------
 
-def run_dict(run: CronRun) -> dict[str, Any]:
-    duration = None
-    if run.finished_at is not None and run.started_at is not None:
-        duration = int((run.finished_at - run.started_at).total_seconds() * 1000)
-    return {
-        "id": str(run.id),
-        "runId": str(run.id),
-        "jobType": run.job_type,
-        "cronJobId": str(run.job_id) if run.job_type == "cron_job" else None,
-        "triggerId": str(run.job_id) if run.job_type == "trigger" else None,
-        "jobName": run.job_name,
-        "agentId": str(run.agent_id),
-        "ownerUserId": str(run.owner_user_id),
-        "cause": run.cause,
-        "status": run.status,
-        "scheduledTime": iso(run.scheduled_at),
-        "startTime": iso(run.started_at),
-        "finishTime": iso(run.finished_at),
-        "durationMs": duration,
-        "conversationId": run.conversation_id,
-        "assistantMessageId": None if run.assistant_message_id is None else str(run.assistant_message_id),
-        "error": run.error,
-        "promptTokens": run.prompt_tokens,
-        "completionTokens": run.completion_tokens,
-        "eventId": run.event_id,
-    }
+def _duration_ms(run: CronRun) -> int | None:
+    if run.finished_at is None or run.started_at is None:
+        return None
+    return int((run.finished_at - run.started_at).total_seconds() * 1000)
+
+
+run_dict = Fields(
+    id=ident("id"),
+    runId=ident("id"),
+    jobType="job_type",
+    cronJobId=lambda run: str(run.job_id) if run.job_type == "cron_job" else None,
+    triggerId=lambda run: str(run.job_id) if run.job_type == "trigger" else None,
+    jobName="job_name",
+    agentId=ident("agent_id"),
+    ownerUserId=ident("owner_user_id"),
+    cause="cause",
+    status="status",
+    scheduledTime=when("scheduled_at"),
+    startTime=when("started_at"),
+    finishTime=when("finished_at"),
+    durationMs=_duration_ms,
+    conversationId="conversation_id",
+    assistantMessageId=ident("assistant_message_id"),
+    error="error",
+    promptTokens="prompt_tokens",
+    completionTokens="completion_tokens",
+    eventId="event_id",
+)
 
 
 def _check_status(status: str | None) -> str | None:
