@@ -8,7 +8,8 @@ to_dict = Fields(
 to_dict(row)  # {"id": "7", "name": ..., ...} in the order the fields are listed
 ```
 
-A field is the row's attribute name (its value goes out as is) or a function of the row.
+A field is the row's attribute name (its value goes out as is), a function of the row, or `GIVEN`: a value
+the caller passes by name (`to_dict(row, agentName=name)`), for data the row alone does not hold.
 """
 
 from __future__ import annotations
@@ -50,14 +51,27 @@ def items(attr: str) -> Getter:
     return lambda row: list(getattr(row, attr) or [])
 
 
+class _Given:
+    """A field whose value the caller passes (`fields(row, agentName=...)`): data the row alone does not hold."""
+
+
+GIVEN: Any = _Given()
+
+
 class Fields:
-    """The field map of one model's JSON: `Fields(jsonName="attribute" | getter, ...)`, called with a row."""
+    """The field map of one model's JSON: `Fields(jsonName="attribute" | getter | GIVEN, ...)`, called with a row."""
 
     def __init__(self, **fields: str | Getter) -> None:
         self.fields = fields
 
-    def __call__(self, row: Any) -> dict[str, Any]:
-        return {name: getattr(row, field) if isinstance(field, str) else field(row) for name, field in self.fields.items()}
+    def __call__(self, row: Any, **given: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, field in self.fields.items():
+            if field is GIVEN:
+                out[name] = given[name]
+            else:
+                out[name] = getattr(row, field) if isinstance(field, str) else field(row)
+        return out
 
     def only(self, *names: str) -> Fields:
         """The same map limited to some fields, in the order given."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.cron import schedule
 from platform_server.features.cron.models import CronJob, CronRun, Trigger
@@ -12,7 +12,7 @@ from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 from platform_server.web.pagination import PageRequest, paginate
-from platform_server.serialize import Fields, ident, when
+from platform_server.serialize import Fields, GIVEN, flag, ident, when
 
 RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
 
@@ -79,35 +79,38 @@ def usernames(ids: Iterable[int]) -> dict[int, str]:
 
 # ---- cron jobs ------------------------------------------------------------------------
 
+JOB_FIELDS = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    agentId=ident("agent_id"),
+    agentName=GIVEN,
+    cronExpression="cron_expression",
+    timezone="timezone",
+    message="message",
+    enabled=flag("enabled"),
+    conversationMode="conversation_mode",
+    conversationId="conversation_id",
+    ownerUserId=ident("owner_user_id"),
+    ownerUsername=GIVEN,
+    nextFireTime=when("next_fire_at"),
+    lastFireTime=when("last_fire_at"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+    # the original console's names: every job here sends a text message to its agent
+    taskType=lambda job: "text",
+    triggerMessage="message",
+    nextRunTime=when("next_fire_at"),
+    lastRunTime=when("last_fire_at"),
+)
+
+
 def to_dict(job: CronJob, agents: dict[int, str] | None = None, users: dict[int, str] | None = None) -> dict[str, Any]:
     from platform_server.features.agents.models import Agent
 
     agents = names(Agent, [job.agent_id]) if agents is None else agents
     users = usernames([job.owner_user_id]) if users is None else users
-    return {
-        "id": str(job.id),
-        "workspaceId": str(job.workspace_id),
-        "name": job.name,
-        "agentId": str(job.agent_id),
-        "agentName": agents.get(job.agent_id),
-        "cronExpression": job.cron_expression,
-        "timezone": job.timezone,
-        "message": job.message,
-        "enabled": bool(job.enabled),
-        "conversationMode": job.conversation_mode,
-        "conversationId": job.conversation_id,
-        "ownerUserId": str(job.owner_user_id),
-        "ownerUsername": users.get(job.owner_user_id),
-        "nextFireTime": iso(job.next_fire_at),
-        "lastFireTime": iso(job.last_fire_at),
-        "createTime": iso(job.create_time),
-        "updateTime": iso(job.update_time),
-        # the original console's names: every job here sends a text message to its agent
-        "taskType": "text",
-        "triggerMessage": job.message,
-        "nextRunTime": iso(job.next_fire_at),
-        "lastRunTime": iso(job.last_fire_at),
-    }
+    return JOB_FIELDS(job, agentName=agents.get(job.agent_id), ownerUsername=users.get(job.owner_user_id))
 
 
 def _get(caller: Caller, job_id: int) -> CronJob:

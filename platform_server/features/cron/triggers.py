@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import peewee
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.cron import schedule
 from platform_server.features.cron.events import check_filter, mismatch, render
@@ -25,6 +25,7 @@ from platform_server.features.cron.service import (
 )
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, NotFound
+from platform_server.serialize import Fields, GIVEN, flag, ident, when
 
 MAX_PAYLOAD_BYTES = 256 * 1024
 _EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:/\-]{1,100}$")
@@ -32,34 +33,37 @@ _EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:/\-]{1,100}$")
 
 # ---- CRUD -------------------------------------------------------------------------------
 
+TRIGGER_FIELDS = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    agentId=ident("agent_id"),
+    agentName=GIVEN,
+    type="type",
+    cronExpression="cron_expression",
+    timezone="timezone",
+    eventType="event_type",
+    filter="filter",
+    message="message",
+    enabled=flag("enabled"),
+    conversationMode="conversation_mode",
+    conversationId="conversation_id",
+    patternVersion="pattern_version",
+    ownerUserId=ident("owner_user_id"),
+    ownerUsername=GIVEN,
+    nextFireTime=when("next_fire_at"),
+    lastFireTime=when("last_fire_at"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
+
+
 def to_dict(t: Trigger, agents: dict[int, str] | None = None, users: dict[int, str] | None = None) -> dict[str, Any]:
     from platform_server.features.agents.models import Agent
 
     agents = names(Agent, [t.agent_id]) if agents is None else agents
     users = usernames([t.owner_user_id]) if users is None else users
-    return {
-        "id": str(t.id),
-        "workspaceId": str(t.workspace_id),
-        "name": t.name,
-        "agentId": str(t.agent_id),
-        "agentName": agents.get(t.agent_id),
-        "type": t.type,
-        "cronExpression": t.cron_expression,
-        "timezone": t.timezone,
-        "eventType": t.event_type,
-        "filter": t.filter,
-        "message": t.message,
-        "enabled": bool(t.enabled),
-        "conversationMode": t.conversation_mode,
-        "conversationId": t.conversation_id,
-        "patternVersion": t.pattern_version,
-        "ownerUserId": str(t.owner_user_id),
-        "ownerUsername": users.get(t.owner_user_id),
-        "nextFireTime": iso(t.next_fire_at),
-        "lastFireTime": iso(t.last_fire_at),
-        "createTime": iso(t.create_time),
-        "updateTime": iso(t.update_time),
-    }
+    return TRIGGER_FIELDS(t, agentName=agents.get(t.agent_id), ownerUsername=users.get(t.owner_user_id))
 
 
 def _get(caller: Caller, trigger_id: int) -> Trigger:
