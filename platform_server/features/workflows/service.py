@@ -32,11 +32,12 @@ def _get(caller: Caller, workflow_id: int) -> Workflow:
     return row
 
 
+REVISION_FIELDS = Fields(id=ident("id"), version="version", graph="graph", createdBy=ident("created_by"),
+                         createTime=when("create_time"))
+
+
 def _revision_dict(rev: WorkflowRevision | None) -> dict[str, Any] | None:
-    if rev is None:
-        return None
-    return {"id": str(rev.id), "version": rev.version, "graph": rev.graph, "createdBy": str(rev.created_by),
-            "createTime": iso(rev.create_time)}
+    return None if rev is None else REVISION_FIELDS(rev)
 
 
 WORKFLOW_FIELDS = Fields(
