@@ -78,6 +78,10 @@ async def test_chat_stream_takes_message_and_content_parts_together_and_the_part
 async def test_settings_api_reads_flat_keys_and_saves_the_system_page_payload(env: ChatEnv) -> None:
     api = env.api
     assert (await api.get("/api/v1/settings/language")).data == "en-US"
+    # Before login the console's settings store asks GET /settings and keeps its cached defaults on a
+    # failure (it asks again after login); the language comes from the public route. The 401 stays.
+    anonymous = await api.get("/api/v1/settings")
+    assert anonymous.status == 401 and anonymous.body == {"code": 401, "msg": "Token expired or invalid", "data": None}
     settings = (await api.get("/api/v1/settings", token="bob")).data
     assert settings["streamEnabled"] is True and settings["searchEnabled"] is False and settings["ttsEnabled"] is False
     payload = {**settings, "streamEnabled": False, "searchProvider": "serper", "serperBaseUrl": "https://x",
