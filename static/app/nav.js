@@ -25,7 +25,7 @@ export const NAV = [
   { path: "security", label: "Security", group: "Observe", need: "admin", load: () => import("./pages/security.js") },
   { path: "people", label: "People", group: "Admin", need: "login", load: () => import("./pages/people.js") },
   { path: "settings", label: "Settings", group: "Admin", need: "global", load: () => import("./pages/settings.js") },
-  { path: "account", label: "Account", group: "Admin", need: "login", legacy: "AccountView", load: () => import("./views/account.js") },
+  { path: "account", label: "Account", group: "Admin", need: "login", load: () => import("./pages/account.js") },
 ];
 
 /** The page a bare "#/" opens. */

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,14 +17,7 @@ from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(models=["scripted"])
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
+pytestmark = pytest.mark.llm_models("scripted")
 
 
 async def test_the_dashboard_chart_shows_the_days_tokens_after_a_chat(
@@ -75,6 +67,6 @@ async def test_a_stuck_turn_is_stopped_then_recycled_from_the_dashboard(
     await turns.get_by_role("button", name="Recycle c-stuck").click()
     await page.get_by_role("dialog", name="Force recycle this turn?").get_by_role("button", name="Recycle").click()
     await expect(page.get_by_text("Turn recycled")).to_be_visible()
-    await expect(turns).to_contain_text("No turn is running.")
+    await expect(page.locator("#running-turns")).to_contain_text("No turn is running.", timeout=15_000)
     await asyncio.wait_for(task, 20)
     assert failures == []
