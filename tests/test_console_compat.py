@@ -55,6 +55,10 @@ async def test_model_api_answers_the_names_the_model_pages_and_chat_selector_rea
 
 async def test_model_discovery_applies_the_console_model_ids_list(env: ChatEnv) -> None:
     env.llm.models = ["scripted", "found-one", "found-two"]
+    # useProviderDiscovery reads newCount and selects newModels[].id
+    found = (await env.api.post("/api/v1/models/fake/discover", token="alice")).data
+    assert found["newCount"] == 2 and [m["id"] for m in found["newModels"]] == ["found-one", "found-two"]
+    assert found["totalDiscovered"] == 3 and {m["id"] for m in found["discoveredModels"]} == set(env.llm.models)
     r = await env.api.post("/api/v1/models/fake/discover/apply", {"modelIds": ["found-two"]}, token="alice")
     assert r.status == 200, r.body
     names_now = {m["modelName"] for m in (await env.api.get("/api/v1/models/enabled", token="alice")).data}
