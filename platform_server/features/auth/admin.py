@@ -7,14 +7,11 @@ issued before it. The platform always keeps one enabled global admin: nobody dis
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, Field
-
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.auth import service
 from platform_server.features.auth.models import AccessToken, User
+from platform_server.features.auth.schemas import ResetPasswordRequest, RoleRequest
 from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, Caller
@@ -22,14 +19,6 @@ from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.web.routing import route
 
 TAGS = ("Authentication",)
-
-
-class RoleRequest(BaseModel):
-    role: Literal["admin", "user"]
-
-
-class ResetPasswordRequest(BaseModel):
-    newPassword: str = Field(min_length=8, max_length=256)
 
 
 def _user(user_id: int) -> User:

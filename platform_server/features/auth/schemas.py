@@ -38,3 +38,11 @@ class CreateUserRequest(BaseModel):
     email: str | None = Field(default=None, max_length=200)
     role: Literal["admin", "user"] = "user"
     enabled: bool = True
+
+
+class RoleRequest(BaseModel):
+    role: Literal["admin", "user"]
+
+
+class ResetPasswordRequest(BaseModel):
+    newPassword: str = Field(min_length=8, max_length=256)
