@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
 
 from platform_server.features.channels import pairing_handlers, service
 from platform_server.features.channels.models import Channel
 from platform_server.features.channels.runtime import ChannelRuntime, conversation_id_for
+from platform_server.features.channels.schemas import ChannelCreate, ChannelUpdate, ToggleRequest, WebchatRequest
 from platform_server.features.chat.handlers import StreamingHandler
 from platform_server.integrations import net_guard
 from platform_server.web.base import ApiHandler
@@ -17,38 +15,6 @@ from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.routing import gated, route
 
 TAGS = ("Channels",)
-ChannelType = Literal["im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h", "webchat"]
-
-
-class ChannelCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    channelType: ChannelType
-    agentId: str = Field(pattern=r"^[0-9]{1,19}$")
-    replyUrl: str | None = Field(default=None, max_length=2000)
-    secret: str | None = Field(default=None, min_length=16, max_length=200)
-    settings: dict[str, Any] = Field(default_factory=dict)
-    enabled: bool = True
-
-
-class ChannelUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    agentId: str | None = Field(default=None, pattern=r"^[0-9]{1,19}$")
-    replyUrl: str | None = Field(default=None, max_length=2000)
-    secret: str | None = Field(default=None, min_length=16, max_length=200)
-    settings: dict[str, Any] | None = None
-    enabled: bool | None = None
-
-
-class ToggleRequest(BaseModel):
-    enabled: bool
-
-
-class WebchatRequest(BaseModel):
-    token: str = Field(min_length=1, max_length=200)
-    sessionId: str = Field(min_length=1, max_length=128)
-    message: str | None = Field(default=None, max_length=20_000)
-    reconnect: bool | None = None
-    lastEventId: str | None = None
 
 
 class ChannelsHandler(ApiHandler):

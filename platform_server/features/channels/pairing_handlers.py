@@ -4,19 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from platform_server.features.channels import pairing
+from platform_server.features.channels.schemas import PairingBegin
 from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
 
 TAGS = ("Channels",)
 SESSION_QUERY = [{"name": "sessionId", "in": "query", "required": True, "schema": {"type": "string"}}]
 CHANNEL_QUERY = [{"name": "channelId", "in": "query", "required": True, "schema": {"type": "string"}}]
-
-
-class PairingBegin(BaseModel):
-    channelId: str = Field(pattern=r"^[0-9]{1,19}$")
 
 
 class PairingBase(ApiHandler):

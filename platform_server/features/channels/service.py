@@ -123,12 +123,11 @@ def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None,
     fields = check_draft(caller, draft)
     check_settings(settings)
     secret_value = secret or secrets.token_urlsafe(32)
-    with database.atomic():
-        row = Channel.create(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=name,
-                             secret=secret_value, public_token="wc_" + secrets.token_urlsafe(24),
-                             settings={k: v for k, v in settings.items() if k != "credentials"},
-                             enabled=enabled, **fields)
-        audit.record(caller, "CREATE", "CHANNEL", row.id, f"{row.channel_type} channel {name}")
+    row = Channel(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=name,
+                  secret=secret_value, public_token="wc_" + secrets.token_urlsafe(24),
+                  settings={k: v for k, v in settings.items() if k != "credentials"},
+                  enabled=enabled, **fields)
+    audit.save(caller, "CREATE", "CHANNEL", row, f"{row.channel_type} channel {name}")
     data = to_dict(row)
     if secret is None:
         data["secret"] = secret_value  # shown once so the platform side can be configured
