@@ -1,23 +1,14 @@
 """Speech to text, text to speech, voices, and the one-time download of tool-generated files."""
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, Field
-
 from platform_server.features.conversations import service as conversations
 from platform_server.features.media import service
+from platform_server.features.media.schemas import SynthesizeRequest
 from platform_server.integrations.local_speech import LocalSpeech
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import PUBLIC
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
-
-
-class SynthesizeRequest(BaseModel):
-    text: str = Field(min_length=1, max_length=4096)
-    voice: str | None = Field(default=None, min_length=1, max_length=50)
-    format: Literal["mp3", "wav", "opus"] | None = None  # wav when absent
 
 
 class SpeechHandler(ApiHandler):
