@@ -14,7 +14,7 @@ from platform_server.features.models.models import ModelConfig, Provider
 from platform_server.integrations.llm.base import PROTOCOLS
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
-from platform_server.serialize import Fields, flag, ident, when
+from platform_server.serialize import GIVEN, Fields, flag, ident, when
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 MODEL_TYPES = ("chat", "embedding")
@@ -42,6 +42,24 @@ model_to_dict = Fields(
 )
 
 
+PROVIDER_FIELDS = Fields(
+    id="id",
+    name="name",
+    protocol="protocol",
+    baseUrl="base_url",
+    apiKey="api_key",
+    enabled=flag("enabled"),
+    builtin=flag("builtin"),
+    models=GIVEN,
+    extraModels=lambda p: [],
+    isLocal=lambda p: p.protocol == "local",
+    isCustom=lambda p: not p.builtin,
+    configured=GIVEN,
+    available=GIVEN,
+    liveness=GIVEN,
+)
+
+
 def provider_to_dict(p: Provider, models: Iterable[ModelConfig], pool_state: str | None = None) -> dict[str, Any]:
     """ProviderInfoDTO: includes the API key (global-admin routes only).
 
@@ -53,22 +71,7 @@ def provider_to_dict(p: Provider, models: Iterable[ModelConfig], pool_state: str
     configured = p.protocol == "local" or not p.builtin or bool(p.api_key)
     available = usable and configured
     liveness = "UNCONFIGURED" if not available else "COOLDOWN" if pool_state == "cooldown" else "LIVE"
-    return {
-        "id": p.id,
-        "name": p.name,
-        "protocol": p.protocol,
-        "baseUrl": p.base_url,
-        "apiKey": p.api_key,
-        "enabled": bool(p.enabled),
-        "builtin": bool(p.builtin),
-        "models": [model_to_dict(m) for m in rows],
-        "extraModels": [],
-        "isLocal": p.protocol == "local",
-        "isCustom": not p.builtin,
-        "configured": configured,
-        "available": available,
-        "liveness": liveness,
-    }
+    return PROVIDER_FIELDS(p, models=[model_to_dict(m) for m in rows], configured=configured, available=available, liveness=liveness)
 
 
 def _ordered_models() -> peewee.ModelSelect[ModelConfig]:
