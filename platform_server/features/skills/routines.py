@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_server.config import Config
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.skills import frontmatter as fm
@@ -16,6 +16,7 @@ from platform_server.features.skills.curator_models import RoutineCandidate
 from platform_server.features.skills.models import Skill
 from platform_server.features.skills.runtime import blocking
 from platform_server.features.usage import meter
+from platform_server.serialize import GIVEN, Fields, ident, when as iso_time
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure
@@ -144,23 +145,26 @@ def _examples(texts: list[tuple[dt.datetime, str]]) -> list[str]:
     return out
 
 
+ROUTINE_FIELDS = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    userId=ident("user_id"),
+    pattern="pattern",
+    examples="examples",
+    occurrences="occurrences",
+    distinctDays="distinct_days",
+    ready=GIVEN,
+    status="status",
+    skillId=ident("skill_id"),
+    firstSeen=iso_time("first_seen"),
+    lastSeen=iso_time("last_seen"),
+    createTime=iso_time("create_time"),
+    updateTime=iso_time("update_time"),
+)
+
+
 def to_dict(c: RoutineCandidate, gates: Gates) -> dict[str, Any]:
-    return {
-        "id": str(c.id),
-        "workspaceId": str(c.workspace_id),
-        "userId": str(c.user_id),
-        "pattern": c.pattern,
-        "examples": c.examples,
-        "occurrences": c.occurrences,
-        "distinctDays": c.distinct_days,
-        "ready": c.occurrences >= gates.min_occurrences and c.distinct_days >= gates.min_days,
-        "status": c.status,
-        "skillId": None if c.skill_id is None else str(c.skill_id),
-        "firstSeen": iso(c.first_seen),
-        "lastSeen": iso(c.last_seen),
-        "createTime": iso(c.create_time),
-        "updateTime": iso(c.update_time),
-    }
+    return ROUTINE_FIELDS(c, ready=c.occurrences >= gates.min_occurrences and c.distinct_days >= gates.min_days)
 
 
 def _mine_q(caller: Caller) -> Any:
