@@ -10,6 +10,7 @@ import numpy as np
 from platform_server.db import database, dict_rows
 from platform_server.features.wiki.models import Chunk, Page, PageCitation, RawMaterial
 from platform_server.features.wiki.text import snippet
+from platform_server.serialize import GIVEN, Fields
 
 KEYWORD_WEIGHT = 0.5
 VECTOR_WEIGHT = 0.5
@@ -147,10 +148,19 @@ def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k:
     } for s, kw, v, row in scored[:top_k]]
 
 
+HIT_FIELDS = Fields(
+    pageId=lambda h: str(h.page.id),
+    kbId=lambda h: str(h.page.kb_id),
+    slug=lambda h: h.page.slug,
+    title=lambda h: h.page.title,
+    pageType=lambda h: h.page.page_type,
+    archived=lambda h: h.page.archived,
+    snippet=GIVEN,
+    score=lambda h: round(h.score, 4),
+    keywordScore=lambda h: round(h.keyword, 4),
+    vectorScore=lambda h: round(h.vector, 4),
+)
+
+
 def hit_dict(hit: Hit, query: str) -> dict[str, Any]:
-    p = hit.page
-    return {
-        "pageId": str(p.id), "kbId": str(p.kb_id), "slug": p.slug, "title": p.title, "pageType": p.page_type,
-        "archived": p.archived, "snippet": snippet(p.markdown, query), "score": round(hit.score, 4),
-        "keywordScore": round(hit.keyword, 4), "vectorScore": round(hit.vector, 4),
-    }
+    return HIT_FIELDS(hit, snippet=snippet(hit.page.markdown, query))
