@@ -11,7 +11,7 @@ from platform_server.features.workflows import catalog, graph
 from platform_server.features.workflows.models import Workflow, WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
-from platform_server.serialize import Fields, flag, ident, when
+from platform_server.serialize import GIVEN, Fields, flag, ident, when
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -197,18 +197,19 @@ def may_resume(caller: Caller, run: WorkflowRun) -> bool:
     return caller.user_id == run.user_id or caller.has_role("admin")
 
 
+RUN_FIELDS = Fields(
+    id=ident("id"), workflowId=ident("workflow_id"), revisionId=ident("revision_id"), workspaceId=ident("workspace_id"),
+    startedBy=ident("user_id"), status="status", input="input", output="output", error="error", pauseToken=GIVEN,
+    pausedStepId=lambda r: str(r.paused_step_id) if r.status == "paused" and r.paused_step_id else None,
+    pauseDeadline=lambda r: iso(r.pause_deadline) if r.status == "paused" else None,
+    createTime=when("create_time"), updateTime=when("update_time"), finishedAt=when("finished_at"),
+)
+
+
 def run_dict(run: WorkflowRun, steps: bool = False, caller: Caller | None = None) -> dict[str, Any]:
     """The run; its `pauseToken` only for a caller who may resume it."""
     show_token = run.status == "paused" and (caller is None or may_resume(caller, run))
-    out: dict[str, Any] = {
-        "id": str(run.id), "workflowId": str(run.workflow_id), "revisionId": str(run.revision_id),
-        "workspaceId": str(run.workspace_id), "startedBy": str(run.user_id), "status": run.status,
-        "input": run.input, "output": run.output, "error": run.error,
-        "pauseToken": run.pause_token if show_token else None,
-        "pausedStepId": str(run.paused_step_id) if run.status == "paused" and run.paused_step_id else None,
-        "pauseDeadline": iso(run.pause_deadline) if run.status == "paused" else None,
-        "createTime": iso(run.create_time), "updateTime": iso(run.update_time), "finishedAt": iso(run.finished_at),
-    }
+    out = RUN_FIELDS(run, pauseToken=run.pause_token if show_token else None)
     if run.status == "paused" and run.paused_step_id:
         step = WorkflowStep.get_or_none(WorkflowStep.id == run.paused_step_id)
         out["pausedNodeId"] = step.node_id if step else None
