@@ -10,6 +10,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.plugins.models import PluginState
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import GIVEN, Fields
 
 log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "platform_server.plugins"
@@ -93,16 +94,21 @@ def validate_config(plugin: Any, config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
+# A plugin with its stored state (enabled, config, update time), which the caller passes.
+PLUGIN_FIELDS = Fields(
+    name=GIVEN, version="version", description="description", source=GIVEN, enabled=GIVEN, config=GIVEN,
+    configSchema="config_schema", tools=GIVEN, updateTime=GIVEN,
+)
+
+
 def to_dict(catalog: PluginCatalog, name: str) -> dict[str, Any]:
     plugin, source = catalog.plugins[name]
     state = PluginState.get_or_none(PluginState.name == name)
-    return {
-        "name": name, "version": plugin.version, "description": plugin.description, "source": source,
-        "enabled": bool(state and state.enabled),
-        "config": shown_config(plugin, effective_config(plugin, state.config if state else None)),
-        "configSchema": plugin.config_schema, "tools": catalog.registered.get(name, []),
-        "updateTime": iso(state.update_time) if state else None,
-    }
+    return PLUGIN_FIELDS(
+        plugin, name=name, source=source, enabled=bool(state and state.enabled),
+        config=shown_config(plugin, effective_config(plugin, state.config if state else None)),
+        tools=catalog.registered.get(name, []), updateTime=iso(state.update_time) if state else None,
+    )
 
 
 def list_all(catalog: PluginCatalog) -> list[dict[str, Any]]:
