@@ -50,6 +50,8 @@ def iso(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
     if isinstance(value, str):
+        if len(value) == 23 and value[10] == " ":  # the stored form, `YYYY-MM-DD HH:MM:SS.mmm` (naive UTC)
+            return f"{value[:10]}T{value[11:]}Z"
         value = dt.datetime.fromisoformat(value)
     if value.tzinfo is not None:
         value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
