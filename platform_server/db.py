@@ -25,9 +25,32 @@ PRAGMAS = (
 )
 
 
+# Tables whose row changes (by any connection of this process, triggers included) bump a counter
+# here, so in-memory caches notice them without a query: table name -> changes seen.
+WATCHED_TABLES: dict[str, int] = {}
+
+
+def watch_table(name: str) -> None:
+    """Count this process's row changes to `name` in `WATCHED_TABLES` (call before connections open)."""
+    WATCHED_TABLES.setdefault(name, 0)
+
+
+def _on_row_change(kind: int, schema: str, table: str, rowid: int) -> None:
+    if table in WATCHED_TABLES:
+        WATCHED_TABLES[table] += 1
+
+
+class Database(APSWDatabase):  # type: ignore[misc]  # playhouse is untyped
+    """APSW with a row-change hook on every connection (see `WATCHED_TABLES`)."""
+
+    def _add_conn_hooks(self, conn: Any) -> None:
+        super()._add_conn_hooks(conn)
+        conn.set_update_hook(_on_row_change)
+
+
 def open_database(path: str) -> APSWDatabase:
     """Open (or create) the SQLite file and bind it to every model."""
-    db = APSWDatabase(path, pragmas=PRAGMAS, timeout=5)
+    db = Database(path, pragmas=PRAGMAS, timeout=5)
     database.initialize(db)
     db.connect(reuse_if_open=True)
     return db
