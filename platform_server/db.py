@@ -40,7 +40,7 @@ def _on_row_change(kind: int, schema: str, table: str, rowid: int) -> None:
         WATCHED_TABLES[table] += 1
 
 
-class Database(APSWDatabase):  # type: ignore[misc]  # playhouse is untyped
+class Database(APSWDatabase):
     """APSW with a row-change hook on every connection (see `WATCHED_TABLES`)."""
 
     def _add_conn_hooks(self, conn: Any) -> None:
