@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import peewee
 from playhouse.apsw_ext import APSWDatabase
@@ -128,6 +128,9 @@ class BaseModel(peewee.Model):
         legacy_table_names = False
 
 
+M = TypeVar("M", bound=peewee.Model)
+
+
 def dict_rows(query: Any) -> list[dict[str, Any]]:
     """A query's rows as dicts (peewee's `.dicts()`, typed)."""
     return list(query.dicts())
@@ -137,6 +140,28 @@ def dict_row(query: Any) -> dict[str, Any]:
     """The first row of a query as a dict (`.dicts().get()`, typed)."""
     row: dict[str, Any] = query.dicts().get()
     return row
+
+
+_POINT_SQL: dict[tuple[type, tuple[str, ...]], tuple[str, list[tuple[str | None, Any]]]] = {}
+
+
+def first_where(model: type[M], **equal: Any) -> M | None:
+    """`model.get_or_none(field == value, ...)` with its SQL built once per model and field names.
+
+    For hot point lookups (a turn's start, a request's checks): peewee builds a query's SQL on every
+    execution, which costs more than SQLite running it. Values are bound as given (ids, keys, text).
+    """
+    names = tuple(equal)
+    cached = _POINT_SQL.get((model, names))
+    if cached is None:
+        marks = {f"\x00first_where:{name}": name for name in names}
+        query = model.select().where(*(getattr(model, name) == mark for mark, name in marks.items())).limit(1)
+        sql, params = query.sql()
+        template = [(marks.get(p) if isinstance(p, str) else None, p) for p in params]  # (field name, constant)
+        cached = _POINT_SQL[(model, names)] = (sql, template)
+    sql, template = cached
+    bound = [equal[name] if name is not None else constant for name, constant in template]
+    return next(iter(model.raw(sql, *bound)), None)
 
 
 class SchemaMigration(peewee.Model):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from platform_server.config import Config
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, first_where, iso, utcnow
 from platform_server.features.agents import files
 from platform_server.features.agents.models import Agent, AgentSkill, AgentTool
 from platform_server.features.agents.schemas import AgentCreate, AgentUpdate
@@ -53,7 +53,7 @@ def get_agent(caller: Caller, agent_id: int) -> Agent:
 
 def get_agent_for_chat(caller: Caller, agent_id: int) -> Agent:
     """The agent to run a turn with: AgentNotFound (1001) when absent, 400 when disabled."""
-    agent = Agent.get_or_none((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id))
+    agent = first_where(Agent, id=agent_id, workspace_id=caller.workspace_id)
     if agent is None:
         raise AgentNotFound()
     if not agent.enabled:
@@ -195,7 +195,7 @@ def bound_skills(agent_id: int) -> list[int]:
 
 def provider_preferences(agent_id: int) -> list[str]:
     """Provider ids to fail over to, in order (empty when none or the agent is gone)."""
-    agent = Agent.get_or_none(Agent.id == agent_id)
+    agent = first_where(Agent, id=agent_id)
     return list(agent.provider_preferences or []) if agent else []
 
 

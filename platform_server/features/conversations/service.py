@@ -6,7 +6,7 @@ from typing import Any, Iterable
 
 import peewee
 
-from platform_server.db import DateTimeField, database, iso, utcnow
+from platform_server.db import DateTimeField, database, first_where, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.web.context import Caller
@@ -32,7 +32,7 @@ def validate_id(conversation_id: str) -> str:
 
 
 def find(user_id: int, conversation_id: str) -> Conversation | None:
-    return Conversation.get_or_none(Conversation.key == key_for(user_id, conversation_id))
+    return first_where(Conversation, key=key_for(user_id, conversation_id))
 
 
 def owned(caller: Caller, conversation_id: str) -> Conversation:
