@@ -67,7 +67,7 @@ class Feature:
 # handlers.py (ROUTES), optional models.py (MIGRATIONS) and optional lifecycle.py (start/stop).
 FEATURES: tuple[Feature, ...] = (
     Feature("audit"),
-    Feature("workspaces", needs=("audit",), uses=("auth",)),
+    Feature("workspaces", needs=("audit",)),
     Feature("auth", needs=("audit", "workspaces")),
     Feature("settings", needs=("audit",)),
     Feature("setup", needs=("auth", "settings"), uses=("models",)),
@@ -77,7 +77,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("acp", needs=("audit", "tools"), uses=("guard",)),
     Feature("models", needs=("audit",), uses=("usage",)),
     Feature("oauth", needs=("audit", "models")),
-    Feature("agents", needs=("audit", "models", "settings"), uses=("workflows",)),
+    Feature("agents", needs=("audit", "models", "settings"), uses=("skills", "wiki", "workflows")),
     Feature("skills", needs=("agents", "audit", "models", "workspaces"), uses=("conversations", "settings", "usage")),
     Feature("wiki", needs=("agents", "audit", "models", "tools"), uses=("guard", "settings", "usage")),
     Feature("templates", needs=("agents",)),
@@ -88,7 +88,7 @@ FEATURES: tuple[Feature, ...] = (
             uses=("goals", "memory", "settings", "usage", "wiki")),
     Feature("memory", needs=("agents", "audit", "conversations", "models", "settings"), uses=("usage",)),
     Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools")),
-    Feature("media", needs=("models", "settings", "tools")),
+    Feature("media", needs=("chat", "conversations", "models", "settings", "tools")),
     Feature("datasources", needs=("audit", "tools")),
     Feature("plugins", needs=("audit", "tools")),
     Feature("channels", needs=("agents", "audit", "auth", "chat", "conversations", "workspaces")),

@@ -136,6 +136,11 @@ def dict_rows(query: Any) -> list[dict[str, Any]]:
     return list(query.dicts())
 
 
+def tuple_rows(query: Any) -> list[tuple[Any, ...]]:
+    """A query's rows as tuples (peewee's `.tuples()`, typed)."""
+    return list(query.tuples())
+
+
 def dict_row(query: Any) -> dict[str, Any]:
     """The first row of a query as a dict (`.dicts().get()`, typed)."""
     row: dict[str, Any] = query.dicts().get()

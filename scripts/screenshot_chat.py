@@ -55,7 +55,7 @@ async def main() -> None:
         login = r.data
         server.client.tokens["ada"] = login["token"]
         await use_fake_openai(server.client, llm.url, token="ada", provider_id="lan-llm", model="qwen2.5-7b-instruct")
-        tools = "tools" in server.platform.services
+        tools = getattr(server.platform.services, "tools", None) is not None
         agent = await make_agent(server.client, token="ada", name="Assistant", icon="🦉")
         if tools:
             await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["get_current_time"]}, token="ada")

@@ -59,7 +59,7 @@ async def test_a_declared_length_over_the_limit_is_refused_on_every_route_withou
         path = concrete(r.template)
         for method in r.handler.implemented_methods():
             # Announce 100 MB but send ten bytes: the answer can only come from the header check.
-            head = (f"{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                     f"Content-Length: 100000000\r\n\r\n").encode()
             status, _, body = await send_raw(server.config.port, head, [b"0123456789"])
             check_refusal(r.handler, method, path, status, body)
@@ -74,7 +74,7 @@ async def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit_on_every
         path = concrete(r.template)
         for method in r.handler.implemented_methods():
             over = limit_for(r.handler) + 1
-            head = (f"{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+            head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                     f"Transfer-Encoding: chunked\r\n\r\n").encode()
             chunk = f"{over:x}\r\n".encode() + b"x" * over + b"\r\n"
             # The terminating zero-length chunk is never sent: the server must answer mid-body.
@@ -88,7 +88,7 @@ async def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit_on_every
 async def test_a_body_at_the_limit_is_still_read_and_answered(server: RunningServer) -> None:
     body = json.dumps({"username": "nobody", "password": "x" * (LIMIT - 60)}).encode()
     assert len(body) <= LIMIT
-    head = (f"POST /api/v1/auth/login HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+    head = (f"POST /api/v1/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(body)}\r\n\r\n").encode()
     status, _, answer = await send_raw(server.config.port, head, [body])
     assert status in (400, 401), answer

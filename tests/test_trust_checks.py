@@ -72,7 +72,7 @@ async def test_agent_bindings_refuse_another_workspaces_skill_and_knowledge_base
     assert r.status == 403, r.body
     r = await env.api.post(f"{agent}/skills/{skill.data['id']}", token="alice")
     assert r.status == 403, r.body
-    assert (await env.api.get(f"{agent}/skills", token="alice")).data["skillIds"] == []
+    assert (await env.api.get(f"{agent}/skills", token="alice")).data == []
     kb = await env.api.post("/api/v1/wiki/knowledge-bases", {"name": "dave kb"}, token="dave", workspace=other)
     assert kb.status == 200, kb.body
     r = await env.api.put(agent, {"primaryKbId": kb.data["id"]}, token="alice")

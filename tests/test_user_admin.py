@@ -55,11 +55,13 @@ async def test_a_promoted_user_administers_users_and_a_demoted_one_no_longer_doe
     assert bad.status == 400 and bad.msg.startswith("role:")
 
 
-async def test_a_reset_password_ends_older_jwts_and_the_new_one_logs_in(api: ApiClient, people: dict) -> None:
+async def test_a_reset_password_ends_older_jwts_and_pats_and_the_new_one_logs_in(api: ApiClient, people: dict) -> None:
     old = api.tokens["bob"]
+    pat = (await api.post("/api/v1/auth/tokens", {"name": "ci"}, token="bob")).data["token"]
     r = await api.post(f"/api/v1/auth/users/{uid(people, 'bob')}/reset-password", {"newPassword": "reset-pass-1"}, token="alice")
     assert r.status == 200 and r.data is None
     assert (await whoami(api, old)).body == UNAUTHORIZED
+    assert (await whoami(api, pat)).body == UNAUTHORIZED
     assert (await whoami(api, await login(api, "bob", "reset-pass-1"))).status == 200
     short = await api.post(f"/api/v1/auth/users/{uid(people, 'bob')}/reset-password", {"newPassword": "short"}, token="alice")
     assert short.status == 400 and short.msg.startswith("newPassword:")

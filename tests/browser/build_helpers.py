@@ -22,3 +22,11 @@ async def admin_env(server: RunningServer, admin: dict[str, Any], llm: ScriptedO
 async def toast(page: Any, text: str) -> None:
     """A toast whose text starts with `text` is showing."""
     await expect(page.locator(".toast").filter(has_text=re.compile("^" + re.escape(text))).last).to_be_visible()
+
+
+async def bound(server: RunningServer, agent_id: str, kind: str = "tools") -> list[str]:
+    """Tool names (or skill ids) bound to an agent, from the API's rows."""
+    r = await server.client.get(f"/api/v1/agents/{agent_id}/{kind}", token="admin")
+    assert r.status == 200, r.body
+    key = "toolName" if kind == "tools" else "skillId"
+    return [row[key] for row in r.data]

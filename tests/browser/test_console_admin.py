@@ -127,8 +127,8 @@ async def test_a_personal_access_token_is_shown_once_and_works(page: Any, server
 async def test_an_admin_changes_a_members_role(page: Any, server: RunningServer, admin: dict[str, Any]) -> None:
     r = await server.client.post("/api/v1/auth/users", {"username": "bob", "password": "password-123"}, token="admin")
     bob = r.data["id"]
-    await open_console(page, server, admin, "#/account")
-    await page.get_by_label("Role of bob").select_option("viewer")
+    await open_console(page, server, admin, "#/people")
+    await page.get_by_label("Workspace role of bob").select_option("viewer")
     await expect(page.get_by_text("bob is now viewer")).to_be_visible()
     members = (await server.client.get("/api/v1/workspaces/1/members", token="admin")).data
     assert next(m for m in members if m["userId"] == bob)["role"] == "viewer"

@@ -9,7 +9,7 @@ pytest.importorskip("playwright.async_api", reason="browser tests need Playwrigh
 
 from playwright.async_api import expect  # noqa: E402
 
-from tests.browser.build_helpers import admin_env, toast
+from tests.browser.build_helpers import admin_env, bound, toast
 from tests.browser.conftest import open_console
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.memory import fact, summarize
@@ -34,13 +34,12 @@ async def test_the_agent_detail_binds_skills_and_tools_and_lists_its_memory_chan
     await expect(setup.get_by_role("heading", name="Concierge")).to_be_visible()
     await setup.locator("li[data-skill='web-research']").get_by_role("switch").check()
     await toast(page, "Bound web-research")
-    bound = (await api.get(f"/api/v1/agents/{env.agent_id}/skills", token="admin")).data["skillIds"]
-    assert len(bound) == 1
+    assert len(await bound(server, env.agent_id, "skills")) == 1
 
     await setup.get_by_role("link", name="Tools").click()
     await setup.get_by_role("switch", name="Use get_current_time").check()
     await toast(page, "Added get_current_time")
-    assert "get_current_time" in (await api.get(f"/api/v1/agents/{env.agent_id}/tools", token="admin")).data["toolNames"]
+    assert "get_current_time" in await bound(server, env.agent_id)
 
     await setup.get_by_role("link", name="Memory").click()
     await expect(setup.locator("li[data-fact='hotel']")).to_contain_text("Prefers quiet rooms")

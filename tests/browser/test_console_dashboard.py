@@ -75,6 +75,6 @@ async def test_a_stuck_turn_is_stopped_then_recycled_from_the_dashboard(
     await turns.get_by_role("button", name="Recycle c-stuck").click()
     await page.get_by_role("dialog", name="Force recycle this turn?").get_by_role("button", name="Recycle").click()
     await expect(page.get_by_text("Turn recycled")).to_be_visible()
-    await expect(turns).to_contain_text("No turn is running.")
+    await expect(page.locator("#running-turns")).to_contain_text("No turn is running.", timeout=15_000)
     await asyncio.wait_for(task, 20)
     assert failures == []

@@ -11,7 +11,7 @@ pytest.importorskip("playwright.async_api", reason="browser tests need Playwrigh
 
 from playwright.async_api import expect  # noqa: E402
 
-from tests.browser.build_helpers import admin_env, toast
+from tests.browser.build_helpers import admin_env, bound, toast
 from tests.browser.conftest import open_console
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.server import RunningServer
@@ -41,7 +41,7 @@ async def test_a_datasource_test_shows_ok_and_then_the_error_for_its_missing_fil
     await page.get_by_role("switch", name="Use in Analyst").check()
     await toast(page, "Enabled for Analyst")
     agent = (await server.client.get("/api/v1/agents", token="admin")).data[0]
-    assert "query_datasource" in (await server.client.get(f"/api/v1/agents/{agent['id']}/tools", token="admin")).data["toolNames"]
+    assert "query_datasource" in await bound(server, agent["id"])
 
 
 async def test_agent_files_upload_view_edit_and_a_conversations_uploads_and_templates(

@@ -93,13 +93,13 @@ async def test_provider_order_is_dragged_and_saved_and_the_embedding_default_cho
     await expect(order.locator("li").nth(0)).to_contain_text("beta")
     await page.get_by_role("button", name="Save order").click()
     await expect(page.get_by_text("Provider order saved")).to_be_visible()
-    saved = (await server.client.get(f"/api/v1/agents/{agent}/provider-preferences", token="admin")).data["providerIds"]
+    saved = [r["providerId"] for r in (await server.client.get(f"/api/v1/agents/{agent}/provider-preferences", token="admin")).data]
     assert saved[:2] == ["beta", "alpha"]
     await expect(page.get_by_role("button", name="Save order")).to_be_disabled()
     await order.get_by_role("button", name="Move alpha up").click()
     await page.get_by_role("button", name="Save order").click()
     await expect(page.get_by_role("button", name="Save order")).to_be_disabled()
-    saved = (await server.client.get(f"/api/v1/agents/{agent}/provider-preferences", token="admin")).data["providerIds"]
+    saved = [r["providerId"] for r in (await server.client.get(f"/api/v1/agents/{agent}/provider-preferences", token="admin")).data]
     assert saved[:2] == ["alpha", "beta"]
 
     assert failures == []

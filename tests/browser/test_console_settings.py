@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -111,9 +112,9 @@ async def test_a_workflow_step_is_approved_from_the_inbox_and_the_workflows_flag
 
     await paused_run(server, "v2")
     await expect(runs).to_contain_text("Ship v2?")
-    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+    await page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings", exact=True).click()
     await page.get_by_label("Feature workflows").uncheck()
-    await expect(page.get_by_text("Workflow editor and runs off")).to_be_visible()
+    await expect(page.get_by_text(re.compile(r"^Workflow editor.* off$"))).to_be_visible()
     flags = {f["key"]: f["enabled"] for f in (await server.client.get("/api/v1/feature-flags", token="admin")).data}
     assert flags["workflows"] is False
     await page.get_by_role("navigation", name="Main").get_by_role("link", name="Approvals").click()

@@ -10,6 +10,7 @@ pytest.importorskip("playwright.async_api", reason="browser tests need Playwrigh
 
 from playwright.async_api import expect  # noqa: E402
 
+from tests.browser.build_helpers import bound
 from tests.browser.conftest import open_console
 from tests.helpers.chat import make_agent
 from tests.helpers.server import RunningServer
@@ -42,8 +43,8 @@ async def test_an_mcp_server_added_over_stdio_shows_its_tools_and_can_be_enabled
 
     await detail.get_by_role("switch", name="Use in Builder").check()
     await expect(page.locator(".toast").filter(has_text="Enabled for Builder")).to_be_visible()
-    bound = (await server.client.get(f"/api/v1/agents/{agent}/tools", token="admin")).data["toolNames"]
-    assert "mcp__local__add" in bound and len([t for t in bound if t.startswith("mcp__local__")]) == 5
+    names = await bound(server, agent)
+    assert "mcp__local__add" in names and len([t for t in names if t.startswith("mcp__local__")]) == 5
 
 
 async def test_built_in_tools_show_their_guard_severity_and_a_plugin_is_enabled_with_its_settings(
@@ -66,3 +67,16 @@ async def test_built_in_tools_show_their_guard_severity_and_a_plugin_is_enabled_
     await expect(page.locator(".toast").filter(has_text="Settings saved")).to_be_visible()
     data = (await server.client.get("/api/v1/plugins/calculator", token="admin")).data
     assert data["enabled"] is True and data["config"]["precision"] == 4
+
+
+async def test_the_acp_tab_tests_an_endpoint_and_chooses_the_agents_that_may_delegate(
+    page: Any, server: RunningServer, admin: dict[str, Any]
+) -> None:
+    agent = await make_agent(server.client, token="admin", name="Coder")
+    await open_console(page, server, admin, "#/tools/acp")
+    endpoint = page.locator("li[data-endpoint='gemini-cli']")
+    await endpoint.get_by_role("button", name="Test").click()
+    await expect(endpoint.locator(".test-result")).not_to_be_empty()
+    await page.get_by_role("switch", name="Use in Coder").check()
+    await expect(page.locator(".toast").filter(has_text="Enabled for Coder")).to_be_visible()
+    assert await bound(server, agent) == ["acp_delegate"]

@@ -4,6 +4,7 @@ A disabled user's JWTs and personal access tokens stop working on the next reque
 disabled users; the auth cache empties itself on any user row change). A reset password ends every JWT
 issued before it. The platform always keeps one enabled global admin: nobody disables or demotes the last.
 """
+
 from __future__ import annotations
 
 from typing import Literal
@@ -39,8 +40,16 @@ def _user(user_id: int) -> User:
 
 
 def _other_enabled_admins(user_id: int) -> int:
-    return User.select().where((User.role == "admin") & (User.enabled == True) & (User.deleted == False)  # noqa: E712
-                               & (User.id != user_id)).count()
+    return (
+        User.select()
+        .where(
+            (User.role == "admin")
+            & (User.enabled == True)  # noqa: E712
+            & (User.deleted == False)  # noqa: E712
+            & (User.id != user_id)
+        )
+        .count()
+    )
 
 
 def set_enabled(caller: Caller, user_id: int, enabled: bool) -> dict[str, object]:

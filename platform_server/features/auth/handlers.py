@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from platform_server.db import parse_iso
 from platform_server.blocking import run_blocking
-from platform_server.features.auth import admin, service
+from platform_server.features.auth import admin, members, service
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest, Unauthorized
@@ -143,4 +143,5 @@ ROUTES = [
     route("/api/v1/auth/users", UsersHandler),
     route("/api/v1/auth/users/{id}/password", PasswordHandler),
     *admin.ROUTES,
+    *members.ROUTES,
 ]

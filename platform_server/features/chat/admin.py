@@ -100,7 +100,7 @@ class ExecuteHandler(ApiHandler):
         turn = runtime.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=req.task,
                                               source="execute"))
         result = await service.wait_result(turn)
-        plan_id = turn.result.get("planId")
+        plan_id = turn.result.plan_id
         result["plan"] = plans.get(caller, int(plan_id)) if plan_id else None
         self.ok(result)
 

@@ -1,7 +1,7 @@
 """Every tool call passes the guard; a call that needs approval pauses the turn until `/approve` or `/deny`."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from platform_server.features.chat import tool_calls
 from platform_server.features.conversations.models import Conversation, Message
@@ -9,7 +9,8 @@ from platform_server.features.guard import service as guard
 from platform_server.integrations.llm import ToolCall
 
 if TYPE_CHECKING:
-    from platform_server.features.chat.runtime import Answer, ChatRuntime, TurnSetup
+    from platform_server.app import Platform
+    from platform_server.features.chat.runtime import Answer, TurnSetup
     from platform_server.features.chat.turns import Turn
 
 COMMANDS = {"/approve": "approved", "/deny": "denied"}
@@ -17,6 +18,17 @@ NOTHING_PENDING = "There is no tool call waiting for approval in this conversati
 DENIED_RESULT = "The user denied this tool call."
 WAITING_FOR_OWNER = ("A tool call in this conversation is waiting for the owner's approval; "
                      "it is decided in the console, not by a chat message here.")
+
+
+class ToolResults(Protocol):
+    """What approvals need of the turn runner (the ChatRuntime): the tool registry, storing a result, a stop check."""
+
+    platform: Platform
+
+    def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer,
+                          success: bool, result: str) -> None: ...
+
+    def checkpoint(self, turn: Turn) -> None: ...
 
 
 class AwaitingApproval(Exception):
@@ -41,7 +53,7 @@ def supersede(user_id: int, conversation_id: str) -> int:
     return guard.deny_all_pending(user_id, conversation_id, user_id, reason="superseded by a new message")
 
 
-async def run_call(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, call: ToolCall, setup: "TurnSetup",
+async def run_call(runtime: ToolResults, turn: "Turn", conv: Conversation, call: ToolCall, setup: "TurnSetup",
                    answer: "Answer", approved: bool = False) -> None:
     """Guard, then run (or refuse, or pause on) one tool call, storing and streaming its result."""
     if call.name in setup.withheld:
@@ -78,7 +90,7 @@ def answer_from_row(row: Message) -> "Answer":
                   runtime_model=row.runtime_model, runtime_provider=row.runtime_provider)
 
 
-async def resume(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, decision: str, setup: "TurnSetup") -> bool:
+async def resume(runtime: ToolResults, turn: "Turn", conv: Conversation, decision: str, setup: "TurnSetup") -> bool:
     """Resolve the oldest pending call, then finish that assistant message's other calls.
 
     Returns False when nothing was pending (the turn then just says so).
@@ -92,7 +104,7 @@ async def resume(runtime: "ChatRuntime", turn: "Turn", conv: Conversation, decis
     if row is None:
         return True
     answer = answer_from_row(row)
-    turn.result["_answer"] = answer
+    turn.answer = answer
     done = {m.metadata.get("toolCallId") for m in Message.select().where(
         (Message.conversation == conv.id) & (Message.role == "tool")) if m.metadata}
     for entry in answer.tool_calls:

@@ -3,15 +3,29 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
+from platform_server.features.chat import history as chat_history
 from platform_server.features.conversations.models import Conversation
 from platform_server.features.plans import service as plans
 from platform_server.integrations.llm import ChatMessage, ChatRequest
 
 if TYPE_CHECKING:
-    from platform_server.features.chat.runtime import Answer, ChatRuntime, TurnRequest, TurnSetup
+    from platform_server.app import Platform
+    from platform_server.features.chat.runtime import Answer, Totals, TurnRequest, TurnSetup
     from platform_server.features.chat.turns import Turn
+
+
+class ReactLoop(Protocol):
+    """What plan-execute needs of the turn runner (the ChatRuntime): the platform, a react loop, a stop check."""
+
+    platform: Platform
+
+    async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, setup: TurnSetup,
+                    extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer: ...
+
+    def checkpoint(self, turn: Turn) -> None: ...
+
 
 MAX_STEPS = 8
 
@@ -39,23 +53,23 @@ def parse_steps(text: str) -> list[str]:
     return steps[:MAX_STEPS] or [text.strip()[:500] or "Answer the request"]
 
 
-async def plan_execute(runtime: "ChatRuntime", turn: "Turn", req: "TurnRequest", conv: Conversation,
-                       totals: dict[str, Any], setup: "TurnSetup") -> "Answer":
+async def plan_execute(runtime: ReactLoop, turn: "Turn", req: "TurnRequest", conv: Conversation,
+                       totals: "Totals", setup: "TurnSetup") -> "Answer":
     """Plan, execute each step (recorded in /api/v1/plans), then write the final answer."""
     router = runtime.platform.services.llm
     turn.phase = "planning"
     turn.publish("phase", {"phase": "planning"})
-    history = runtime._llm_messages(conv, setup.vision, setup.system_prompt)
+    history = chat_history.llm_messages(runtime.platform.config.data_dir, conv, setup.vision, setup.system_prompt)
     target, result = await router.chat(setup.targets, ChatRequest(
         model="", messages=history + [ChatMessage("user", PLAN_PROMPT)], thinking_level=setup.thinking_level,
     ))
-    totals["prompt"] += result.prompt_tokens
-    totals["completion"] += result.completion_tokens
-    totals["model"], totals["provider"] = target.model_name, target.provider_id
+    totals.prompt += result.prompt_tokens
+    totals.completion += result.completion_tokens
+    totals.model, totals.provider = target.model_name, target.provider_id
     goal = req.message or ""
     steps = parse_steps(result.content or "")
     plan = plans.create(turn.agent_id, turn.workspace_id, turn.user_id, turn.conversation_id, goal, steps)
-    turn.result["planId"] = str(plan.id)
+    turn.result.plan_id = str(plan.id)
     turn.publish("phase", {"phase": "executing", "planId": str(plan.id), "steps": steps})
     status = "failed"
     try:

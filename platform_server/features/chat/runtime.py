@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, first_where, utcnow
-from platform_server.features.chat import approvals, sidecar, tool_calls, uploads
+from platform_server.features.chat import approvals, history, sidecar, tool_calls, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-HISTORY_MESSAGES = 60
 PERSIST_EVERY_S = 0.5
 MEMORY_CAP = 16_000
 
@@ -55,6 +54,16 @@ class TurnRequest:
     command: str | None = None  # "approved" / "denied": resolve the pending tool call first
     text_commands: bool = False  # the sender may resolve a pending call by sending `/approve` or `/deny`
     held: bool = False  # set when the message arrives while a call waits for someone else's decision
+
+
+@dataclass
+class Totals:
+    """Tokens and the model that answered, summed over a turn's model calls (the `done` event's figures)."""
+
+    prompt: int = 0
+    completion: int = 0
+    model: str | None = None
+    provider: str | None = None
 
 
 @dataclass
@@ -263,7 +272,7 @@ class ChatRuntime:
         meter.enter(meter.source_of_conversation(req.source), turn.workspace_id, turn.user_id, turn.agent_id,
                     turn.conversation_id)
         status, answer = "completed", None
-        totals = {"prompt": 0, "completion": 0, "model": None, "provider": None}
+        totals = Totals()
         try:
             pending_input: tuple[int, TurnRequest] | None = (user_message_id, req)
             while pending_input is not None:
@@ -304,7 +313,7 @@ class ChatRuntime:
             answer = self._current_answer(turn) or answer
             if answer is not None:
                 self._save_answer(answer, "failed")
-            turn.result["error"] = message
+            turn.result.error = message
             turn.publish("error", {"message": message})
             if answer is not None:
                 turn.publish("message_complete", {"status": "failed", "assistantMessageId": str(answer.row_id)})
@@ -331,25 +340,27 @@ class ChatRuntime:
                                   content_parts=queued.content_parts, metadata={"queuedWhilePaused": True})
 
     def _current_answer(self, turn: Turn) -> Answer | None:
-        return turn.result.get("_answer")
+        answer: Answer | None = turn.answer
+        return answer
 
-    def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: dict[str, Any]) -> None:
+    def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
         count = Message.select().where(Message.conversation == conv.id).count()
         done = {
             "conversationId": turn.conversation_id, "status": status,
             "assistantMessageId": str(answer.row_id) if answer else None,
-            "runtimeModel": totals["model"], "runtimeProvider": totals["provider"],
-            "promptTokens": totals["prompt"], "completionTokens": totals["completion"], "messageCount": count,
+            "runtimeModel": totals.model, "runtimeProvider": totals.provider,
+            "promptTokens": totals.prompt, "completionTokens": totals.completion, "messageCount": count,
         }
-        turn.result.pop("_answer", None)
-        turn.result.update(done)
+        turn.answer = None
+        turn.result.status, turn.result.assistant_message_id = status, str(answer.row_id) if answer else None
+        turn.result.prompt_tokens, turn.result.completion_tokens = totals.prompt, totals.completion
         turn.publish("done", done)
         Conversation.update(stream_status="idle", last_event_id=turn.last_event_id, message_count=count).where(
             Conversation.id == conv.id
         ).execute()
         turn.finish(status)
 
-    async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any]) -> Answer:
+    async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals) -> Answer:
         """One user input: react, or plan-execute for such agents."""
         from platform_server.features.chat import planner
 
@@ -403,15 +414,15 @@ class ChatRuntime:
                 out[spec.name] = "Tool 'shell_exec' is not available in an end user's conversation"
         return out
 
-    async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: dict[str, Any],
+    async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals,
                     setup: "TurnSetup", extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer:
         """Model <-> tools until an answer or maxIterations; returns the final assistant message."""
         router = self.platform.services.llm
         answer = self._new_answer(conv)
-        turn.result["_answer"] = answer
+        turn.answer = answer
         for iteration in range(setup.max_iterations):
             self.checkpoint(turn)
-            messages = self._llm_messages(conv, setup.vision, setup.system_prompt) + list(extra or [])
+            messages = history.llm_messages(self.config.data_dir, conv, setup.vision, setup.system_prompt) + list(extra or [])
             chat_req = ChatRequest(model="", messages=messages, tools=setup.specs if use_tools else [],
                                    thinking_level=setup.thinking_level)
             finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
@@ -426,7 +437,7 @@ class ChatRuntime:
                 await approvals.run_call(self, turn, conv, call, setup, answer)
             turn.phase = "thinking"
             answer = self._new_answer(conv)
-            turn.result["_answer"] = answer
+            turn.answer = answer
         note = f"Stopped after reaching the maximum of {setup.max_iterations} iterations."
         answer.content = note
         turn.publish("content_delta", {"delta": note})
@@ -445,7 +456,7 @@ class ChatRuntime:
         return Answer(row_id=row.id, conversation_db_id=conv.id)
 
     async def _stream_model(self, turn: Turn, router: Any, targets: list[Any], chat_req: ChatRequest,
-                            answer: Answer, totals: dict[str, Any]) -> Finish:
+                            answer: Answer, totals: Totals) -> Finish:
         from platform_server.features.models.runtime import Routed
 
         finish: Finish | None = None
@@ -461,13 +472,13 @@ class ChatRuntime:
                 elif isinstance(event, Usage):
                     answer.prompt_tokens += event.prompt_tokens
                     answer.completion_tokens += event.completion_tokens
-                    totals["prompt"] += event.prompt_tokens
-                    totals["completion"] += event.completion_tokens
+                    totals.prompt += event.prompt_tokens
+                    totals.completion += event.completion_tokens
                 elif isinstance(event, Finish):
                     finish = event
                 elif isinstance(event, Routed):
-                    answer.runtime_model = totals["model"] = event.target.model_name
-                    answer.runtime_provider = totals["provider"] = event.target.provider_id
+                    answer.runtime_model = totals.model = event.target.model_name
+                    answer.runtime_provider = totals.provider = event.target.provider_id
                 elif isinstance(event, ToolCallDelta):
                     continue
                 self.checkpoint(turn)
@@ -488,7 +499,7 @@ class ChatRuntime:
             if entry["id"] == call.id:
                 entry["result"], entry["success"] = result[:2000], success
         self._save_answer(answer, "completed")
-        turn.result.setdefault("toolCalls", []).append(
+        turn.result.tool_calls.append(
             {"id": call.id, "name": call.name, "arguments": call.arguments, "result": result, "success": success}
         )
         turn.publish("tool_call_completed", {"toolCallId": call.id, "toolName": call.name,
@@ -509,30 +520,6 @@ class ChatRuntime:
                   hot_cache.prompt_for_agent(agent.workspace_id, agent.id, self.config.wiki_hot_cache_max_tokens))
         return "\n\n".join(part for part in (prompt, *extras) if part)
 
-    def _llm_messages(self, conv: Conversation, vision: bool, system_prompt: str) -> list[ChatMessage]:
-        rows = list(
-            Message.select().where((Message.conversation == conv.id) & (Message.status != "streaming"))
-            .order_by(Message.id.desc()).limit(HISTORY_MESSAGES)
-        )[::-1]
-        while rows and rows[0].role == "tool":
-            rows.pop(0)
-        out: list[ChatMessage] = [ChatMessage("system", system_prompt)] if system_prompt else []
-        results = {str((m.metadata or {}).get("toolCallId")): m for m in rows if m.role == "tool"}
-        for m in rows:
-            if m.role == "user" and not (m.metadata or {}).get("command"):
-                out.append(ChatMessage("user", self._user_content(m, conv, vision)))
-            elif m.role == "assistant":
-                calls = [ToolCall(c["id"], c["name"], c.get("arguments") or "{}")
-                         for c in (m.metadata or {}).get("toolCalls", [])]
-                if not m.content and not calls:
-                    continue
-                out.append(ChatMessage("assistant", m.content or None, tool_calls=calls))
-                for c in calls:  # results right after their call, wherever they were stored
-                    found = results.get(c.id)
-                    text = found.content if found else "(no result: the call was interrupted)"
-                    out.append(ChatMessage("tool", text, tool_call_id=c.id, name=c.name))
-        return out
-
     def _memory_text(self, agent_id: int, end_user_id: str | None, user_id: int) -> str:
         """The agent's shared notes (its MEMORY.md, or the end user's) and this user's own memory of the agent."""
         from platform_server.features.agents import files
@@ -544,20 +531,4 @@ class ChatRuntime:
         shared = (files.read_text_capped(agents.agent_dir(self.config, agent_id), rel, MEMORY_CAP * 4) or "").strip()
         own = memory.prompt_text(self.config, agent_id, user_id, end_user_id)
         return "\n\n".join(p for p in (shared[:MEMORY_CAP], own) if p)[:MEMORY_CAP]
-
-    def _user_content(self, m: Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
-        if not m.content_parts:
-            return m.content
-        parts: list[dict[str, Any]] = []
-        for p in m.content_parts:
-            if p.get("type") == "text":
-                parts.append({"type": "text", "text": p.get("text", "")})
-            elif p.get("type") == "image":
-                if not vision:
-                    parts.append({"type": "text", "text": sidecar.placeholder(m, str(p.get("url", "")))})
-                    continue
-                url = uploads.image_data_url(self.config.data_dir, conv.user_id, p.get("url", ""), p.get("contentType"))
-                if url:
-                    parts.append({"type": "image", "url": url})
-        return parts
 

@@ -113,16 +113,15 @@ async def wait_result(turn: Turn) -> dict[str, Any]:
     assert turn.task is not None
     await asyncio.shield(turn.task)
     result = turn.result
-    if result.get("status") == "failed":
-        raise LlmFailure(result.get("error") or "The model call failed")
-    content, tool_calls = "", []
-    if result.get("assistantMessageId"):
-        row = Message.get_or_none(Message.id == int(result["assistantMessageId"]))
+    if result.status == "failed":
+        raise LlmFailure(result.error or "The model call failed")
+    content = ""
+    if result.assistant_message_id:
+        row = Message.get_or_none(Message.id == int(result.assistant_message_id))
         content = row.content if row else ""
-    tool_calls = result.get("toolCalls", [])
     return {
         "conversationId": turn.conversation_id, "content": content,
-        "assistantMessageId": result.get("assistantMessageId"), "status": result.get("status"),
-        "promptTokens": result.get("promptTokens", 0), "completionTokens": result.get("completionTokens", 0),
-        "toolCalls": tool_calls,
+        "assistantMessageId": result.assistant_message_id, "status": result.status,
+        "promptTokens": result.prompt_tokens, "completionTokens": result.completion_tokens,
+        "toolCalls": result.tool_calls,
     }

@@ -10,6 +10,19 @@ from platform_server.web.events import Event, EventHub, Subscription
 
 
 @dataclass
+class TurnResult:
+    """What a finished turn leaves for callers that wait on it (sync chat, plan execute, cron)."""
+
+    status: str | None = None  # completed | failed | stopped | awaiting_approval
+    assistant_message_id: str | None = None
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    plan_id: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
 class QueuedInput:
     message: str | None
     content_parts: list[dict[str, Any]] | None
@@ -35,7 +48,8 @@ class Turn:
     finished_at: float | None = None
     stop_requested: bool = False
     phase: str = "thinking"
-    result: dict[str, Any] = field(default_factory=dict)
+    result: TurnResult = field(default_factory=TurnResult)
+    answer: Any = None  # the assistant message being written (chat.runtime.Answer)
 
     @property
     def running(self) -> bool:

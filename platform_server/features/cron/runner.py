@@ -211,14 +211,13 @@ class CronScheduler(Loop):
             assert turn.task is not None
             await asyncio.shield(turn.task)
             result = turn.result
-            status = RESULT_STATUS.get(str(result.get("status")), "failed")
+            status = RESULT_STATUS.get(str(result.status), "failed")
             error = None
             if status == "failed":
-                error = result.get("error") or ("The turn was stopped" if result.get("status") == "stopped" else "The turn failed")
-            message_id = result.get("assistantMessageId")
+                error = result.error or ("The turn was stopped" if result.status == "stopped" else "The turn failed")
+            message_id = result.assistant_message_id
             self._finish(run_id, status, error, assistant_message_id=int(message_id) if message_id else None,
-                         prompt_tokens=int(result.get("promptTokens") or 0),
-                         completion_tokens=int(result.get("completionTokens") or 0))
+                         prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens)
         except RunRefused as exc:
             self._finish(run_id, "failed", str(exc))
         except ApiError as exc:

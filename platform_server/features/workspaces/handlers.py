@@ -1,35 +1,12 @@
-"""Workspaces and members; the role check uses the path's workspace id."""
+"""Workspaces and member roles; the role check uses the path's workspace id (listing and adding members,
+which read users, is in auth/members.py)."""
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import BaseModel, Field
-
 from platform_server.features.workspaces import service
+from platform_server.features.workspaces.schemas import MemberRoleRequest, WorkspaceRequest, WorkspaceUpdate
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
 from platform_server.web.routing import route
-
-Role = Literal["owner", "admin", "member", "viewer"]
-
-
-class WorkspaceRequest(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    description: str | None = Field(default=None, max_length=2000)
-
-
-class WorkspaceUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    description: str | None = Field(default=None, max_length=2000)
-
-
-class MemberRequest(BaseModel):
-    userId: int
-    role: Role
-
-
-class MemberRoleRequest(BaseModel):
-    role: Role
 
 
 class WorkspacesHandler(ApiHandler):
@@ -76,21 +53,6 @@ class AccessHandler(ApiHandler):
         self.ok(service.access(self.require_caller(), id))
 
 
-class MembersHandler(ApiHandler):
-    access = {"GET": LOGIN, "POST": LOGIN}
-    body_models = {"POST": MemberRequest}
-    tags = ("Workspaces",)
-
-    def get(self, id: int) -> None:
-        """Members of the workspace (viewer)."""
-        self.ok(service.members(self.require_caller(), id))
-
-    def post(self, id: int) -> None:
-        """Add a member (admin; only an owner grants owner)."""
-        req = self.body(MemberRequest)
-        self.ok(service.add_member(self.require_caller(), id, req.userId, req.role))
-
-
 class MemberHandler(ApiHandler):
     access = {"PUT": LOGIN, "DELETE": LOGIN}
     body_models = {"PUT": MemberRoleRequest}
@@ -111,6 +73,5 @@ ROUTES = [
     route("/api/v1/workspaces", WorkspacesHandler),
     route("/api/v1/workspaces/{id}", WorkspaceHandler),
     route("/api/v1/workspaces/{id}/access", AccessHandler),
-    route("/api/v1/workspaces/{id}/members", MembersHandler),
     route("/api/v1/workspaces/{id}/members/{targetUserId}", MemberHandler),
 ]

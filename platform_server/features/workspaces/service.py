@@ -161,52 +161,16 @@ def access(caller: Caller, workspace_id: int) -> dict[str, Any]:
     }
 
 
-def members(caller: Caller, workspace_id: int) -> list[dict[str, Any]]:
-    from platform_server.features.auth.models import User
-
-    require_role(caller, workspace_id, "viewer")
-    rows = (
-        WorkspaceMember.select(WorkspaceMember, User)
-        .join(User, on=(WorkspaceMember.user_id == User.id))
-        .where((WorkspaceMember.workspace == workspace_id) & (User.deleted == False))  # noqa: E712
-        .order_by(WorkspaceMember.create_time)
-    )
-    return [
-        {
-            "userId": str(m.user_id), "username": m.user.username, "nickname": m.user.nickname,
-            "role": m.role, "createTime": iso(m.create_time),
-        }
-        for m in rows
-    ]
-
-
 def _owner_count(workspace_id: int) -> int:
     return WorkspaceMember.select().where(
         (WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.role == "owner")
     ).count()
 
 
-def _check_grant(eff: str, current: str | None, new: str | None) -> None:
+def check_grant(eff: str, current: str | None, new: str | None) -> None:
     """Only an owner may grant owner or change/remove an owner."""
     if eff != "owner" and (new == "owner" or current == "owner"):
         raise Forbidden("Only an owner can grant or change the owner role")
-
-
-def add_member(caller: Caller, workspace_id: int, user_id: int, role: str) -> dict[str, Any]:
-    from platform_server.features.auth.models import User
-
-    _, eff = require_role(caller, workspace_id, "admin")
-    user = User.get_or_none((User.id == user_id) & (User.deleted == False))  # noqa: E712
-    if user is None:
-        raise NotFound("User not found")
-    current = member_role(user_id, workspace_id)
-    if current is not None:
-        raise BadRequest("userId: already a member of this workspace")
-    _check_grant(eff, current, role)
-    with database.atomic():
-        add_membership(workspace_id, user_id, role)
-        audit.record(caller, "CREATE", "WORKSPACE_MEMBER", user_id, f"{user.username} as {role}", workspace_id=workspace_id)
-    return {"userId": str(user_id), "username": user.username, "role": role}
 
 
 def update_member(caller: Caller, workspace_id: int, user_id: int, role: str) -> dict[str, Any]:
@@ -214,7 +178,7 @@ def update_member(caller: Caller, workspace_id: int, user_id: int, role: str) ->
     current = member_role(user_id, workspace_id)
     if current is None:
         raise NotFound("Member not found")
-    _check_grant(eff, current, role)
+    check_grant(eff, current, role)
     with database.atomic():
         if current == "owner" and role != "owner" and _owner_count(workspace_id) <= 1:
             raise BadRequest("The last owner cannot be demoted")
@@ -228,7 +192,7 @@ def remove_member(caller: Caller, workspace_id: int, user_id: int) -> None:
     current = member_role(user_id, workspace_id)
     if current is None:
         raise NotFound("Member not found")
-    _check_grant(eff, current, None)
+    check_grant(eff, current, None)
     with database.atomic():
         if current == "owner" and _owner_count(workspace_id) <= 1:
             raise BadRequest("The last owner cannot be removed")

@@ -1,6 +1,6 @@
 // A time-series chart (uPlot, loaded on demand) that follows its box's width and the theme's colours.
 // <Chart label="Tokens per day" x=${[unixSeconds…]} series=${[{label: "input", values: […]}, …]} bars />
-import { html, loadUPlot, useEffect, useRef } from "../ui.js";
+import { html, loadUPlot, useEffect, useRef, useState } from "../ui.js";
 
 const PALETTE = ["--accent", "--ok", "--warn", "--danger", "--muted"];
 
@@ -8,8 +8,23 @@ function cssVar(name) {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 }
 
+/** A counter that moves whenever the theme changes (the toggle or the system setting), to redraw in its colours. */
+function useThemeVersion() {
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    const bump = () => setVersion((v) => v + 1);
+    const observer = new MutationObserver(bump);
+    observer.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme"] });
+    const media = window.matchMedia("(prefers-color-scheme: dark)");
+    media.addEventListener("change", bump);
+    return () => { observer.disconnect(); media.removeEventListener("change", bump); };
+  }, []);
+  return version;
+}
+
 export function Chart({ label, x, series, height = 220, bars = false }) {
   const box = useRef(null);
+  const theme = useThemeVersion();
   useEffect(() => {
     let plot = null;
     let observer = null;
@@ -44,7 +59,7 @@ export function Chart({ label, x, series, height = 220, bars = false }) {
       observer.observe(box.current);
     });
     return () => { cancelled = true; observer?.disconnect(); plot?.destroy(); };
-  }, [JSON.stringify([x, series.map((s) => [s.label, s.values])]), height, bars]);
+  }, [JSON.stringify([x, series.map((s) => [s.label, s.values])]), height, bars, theme]);
   return html`<figure class="chart" aria-label=${label}>
     <figcaption>${label}</figcaption>
     <div class="chart-box" ref=${box}></div>

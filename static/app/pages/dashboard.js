@@ -113,6 +113,7 @@ function RunningTurns() {
       toast(action === "stop" ? "Stop requested" : "Turn recycled", "ok");
     } catch (err) { toastError(err); }
     state.reload(true);
+    setTimeout(() => state.reload(true), 1000); // a recycled turn leaves the list once its task has wound down
   };
   return html`<${Panel} title="Running turns" id="running-turns">
     ${state.error && html`<${ErrorBox} error=${state.error} retry=${state.reload} />`}

@@ -251,14 +251,14 @@ function ResetDialog({ user, onClose }) {
     e.preventDefault();
     try {
       await post(`/auth/users/${seg(user.id)}/reset-password`, { newPassword: password });
-      toast(`New password set for ${user.username}; their sessions ended`, "ok");
+      toast(`New password set for ${user.username}; their sessions and tokens ended`, "ok");
       onClose();
     } catch (err) { setErrors(fieldErrors(err, ["newPassword"])); }
   };
   return html`<${Dialog} title=${`Reset the password of ${user.username}`} onClose=${onClose}>
     <form class="stack" onSubmit=${save} novalidate>
       ${errors._ && html`<p class="form-error" role="alert">${errors._}</p>`}
-      <${Field} label="New password" hint="8 characters or more; their open sessions end" error=${errors.newPassword}>
+      <${Field} label="New password" hint="8 characters or more; their sessions and access tokens end" error=${errors.newPassword}>
         <input type="password" value=${password} autocomplete="new-password" onInput=${(e) => { setPassword(e.currentTarget.value); setErrors({}); }} />
       <//>
       <div class="actions">

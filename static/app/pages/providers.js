@@ -136,7 +136,10 @@ function Preferences() {
   useEffect(() => { setOrder(null); }, [current, prefs.data]);
 
   const known = [...new Set((providers.data || []).map((m) => m.providerId))];
-  const saved = prefs.data?.providerIds || [];
+  // rows [{providerId, sortOrder}] (the compat shape) or {providerIds} (the earlier one)
+  const saved = Array.isArray(prefs.data)
+    ? [...prefs.data].sort((a, b) => (a.sortOrder ?? 0) - (b.sortOrder ?? 0)).map((r) => r.providerId)
+    : prefs.data?.providerIds || [];
   const list = order || [...saved.filter((p) => known.includes(p)), ...known.filter((p) => !saved.includes(p))];
   const move = (from, to) => {
     if (to < 0 || to >= list.length || from === to) return;

@@ -87,7 +87,7 @@ export default function Usage() {
                 { label: "Completion", values: d.dates.map((day) => d.byDay[day]?.completionTokens || 0) },
               ]} />
           <//>
-          <${Panel} title="By" id="usage-groups" actions=${html`<button type="button" class="btn btn-small" onClick=${csv}
+          <${Panel} title="Breakdown" id="usage-groups" actions=${html`<button type="button" class="btn btn-small" onClick=${csv}
               disabled=${!rows.length}>Download CSV</button>`}>
             <div class="tabs" role="tablist" aria-label="Group usage by">
               ${groups.map(([id, text]) => html`<button type="button" role="tab" aria-selected=${id === group ? "true" : "false"}

@@ -35,7 +35,7 @@ export class AgentsView {
     const id = args[0];
     const seq = (this.setupSeq = (this.setupSeq || 0) + 1);
     this.el.classList.toggle("show-setup", Boolean(id));
-    const [{ AgentSetup }, { html, render }] = await Promise.all([import("./build/agent_setup.js"), import("../ui.js")]);
+    const [{ AgentSetup }, { html, render }] = await Promise.all([import("./builder/agent_setup.js"), import("../ui.js")]);
     if (seq !== this.setupSeq) return;
     render(id ? html`<${AgentSetup} id=${id} tab=${args[1]} />` : null, this.setupHost);
     if (!id && this.shownSetup) await this.refresh();

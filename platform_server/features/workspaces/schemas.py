@@ -1,0 +1,28 @@
+"""Request bodies of the workspace routes."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Role = Literal["owner", "admin", "member", "viewer"]
+
+
+class WorkspaceRequest(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    description: str | None = Field(default=None, max_length=2000)
+
+
+class WorkspaceUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    description: str | None = Field(default=None, max_length=2000)
+
+
+class MemberRequest(BaseModel):
+    userId: int
+    role: Role
+
+
+class MemberRoleRequest(BaseModel):
+    role: Role

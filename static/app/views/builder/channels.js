@@ -1,0 +1,185 @@
+// Channels by type: create with a preflight check, toggle, health; the webhook URL and signing secret to
+// paste into the platform; QR pairing as an image that follows its status; the webchat embed snippet and
+// a live preview (the same widget the snippet frames).
+import { del, get, post, put, seg } from "./http.js";
+import {
+  html, page, useLoad, useAction, useState, useEffect, useRef, Head, Empty, Badge, Toggle, Field, useSession,
+  confirmAction, when, toast,
+} from "./kit.js";
+import { mountWebchat } from "../../../webchat/widget.js";
+
+const TYPES = ["webchat", "im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h"];
+const TYPE_LABEL = { webchat: "Webchat (embed on a site)" };
+const HEALTH_KIND = { healthy: "ok", unhealthy: "bad" };
+
+function ChannelsPage({ args }) {
+  const admin = useSession().can("admin");
+  const channels = useLoad(() => get("/channels"), []);
+  const list = channels.data || [];
+  const selected = args[0];
+  const byType = {};
+  for (const c of list) (byType[c.channelType] ||= []).push(c);
+  return html`
+    <${Head} title="Channels" subtitle="Where people reach your agents: messaging platforms over signed webhooks, or the webchat widget on a site." />
+    <div class="split">
+      <div class="stack">
+        ${admin ? html`<${NewChannel} onCreated=${(c) => { channels.reload(); location.hash = `#/channels/${c.id}`; sessionStorage.setItem(`ap.secret.${c.id}`, c.secret || ""); }} />` : null}
+        <section class="panel" aria-label="Channel list">
+          ${list.length ? Object.entries(byType).map(([type, items]) => html`<div key=${type}>
+            <h3>${TYPE_LABEL[type] || type}</h3>
+            <ul class="list channel-list">${items.map((c) => html`<li key=${c.id} data-channel=${c.name} class=${c.id === selected ? "selected" : ""}>
+              <span class="item-main"><a class="item-title" href=${`#/channels/${c.id}`}>${c.name}</a>
+                <small class="muted">${c.health || "not checked"}${c.lastInboundAt ? ` · last message ${when(c.lastInboundAt)}` : ""}</small></span>
+              <${Toggle} label=${`Enable ${c.name}`} checked=${c.enabled} onChange=${(v) => put(`/channels/${seg(c.id)}/toggle`, { enabled: v }).then(channels.reload, (e) => toast(e.message, "error"))} /></li>`)}</ul></div>`)
+            : html`<${Empty}>${channels.loading ? "Loading…" : "No channels yet."}</>`}
+        </section>
+      </div>
+      ${selected ? html`<${ChannelDetail} key=${selected} id=${selected} onChange=${channels.reload} />`
+        : html`<section class="panel"><p class="muted">Pick a channel for its webhook URL, secret, pairing or embed snippet.</p></section>`}
+    </div>`;
+}
+
+function NewChannel({ onCreated }) {
+  const agents = useLoad(() => get("/agents"), []);
+  const [type, setType] = useState("webchat");
+  const [check, setCheck] = useState(null);
+  const [busy, run] = useAction();
+  const body = (form) => {
+    const el = form.elements;
+    const settings = {};
+    if (type === "webchat") {
+      if (el.title.value) settings.title = el.title.value;
+      if (el.welcome.value) settings.welcomeMessage = el.welcome.value;
+    } else if (el.gateway.value) settings.gatewayUrl = el.gateway.value;
+    return { name: el.name.value, channelType: type, agentId: el.agentId.value, replyUrl: type === "webchat" ? null : el.replyUrl.value || null, settings };
+  };
+  const preflight = (e) => {
+    const form = e.currentTarget.form;
+    if (!form.reportValidity()) return;
+    run(() => post("/channels/preflight", body(form))).then((r) => r && setCheck(r));
+  };
+  const create = (e) => {
+    e.preventDefault();
+    run(() => post("/channels", body(e.currentTarget)), "Channel created").then((c) => { if (c) { e.target.reset(); setCheck(null); onCreated(c); } });
+  };
+  return html`<form class="panel" aria-label="New channel" onSubmit=${create}>
+    <h3>New channel</h3>
+    <${Field} label="Name"><input name="name" required maxlength="100" /></>
+    <${Field} label="Type"><select name="type" value=${type} onChange=${(e) => { setType(e.currentTarget.value); setCheck(null); }}>
+      ${TYPES.map((t) => html`<option value=${t}>${TYPE_LABEL[t] || t}</option>`)}</select></>
+    <${Field} label="Agent"><select name="agentId" required>${(agents.data || []).map((a) => html`<option value=${a.id}>${a.name}</option>`)}</select></>
+    ${type === "webchat" ? html`
+      <${Field} label="Title"><input name="title" placeholder="Ask us anything" /></>
+      <${Field} label="Welcome message"><input name="welcome" placeholder="Hi! How can I help?" /></>`
+    : html`
+      <${Field} label="Reply URL (where answers are posted)"><input name="replyUrl" type="url" required placeholder="https://gateway.example/reply" /></>
+      <${Field} label="Gateway URL (for QR pairing, optional)"><input name="gateway" type="url" /></>`}
+    ${check ? html`<ul class="diag preflight">${check.valid ? html`<li class="ok">Preflight passed: the agent, type and reply URL are fine.</li>`
+      : check.problems.map((p) => html`<li class="error">${p}</li>`)}</ul>` : null}
+    <div class="row"><button type="button" class="btn" disabled=${busy} onClick=${preflight}>Check</button>
+      <button class="btn btn-primary" disabled=${busy}>Create channel</button></div>
+  </form>`;
+}
+
+function ChannelDetail({ id, onChange }) {
+  const channel = useLoad(() => get(`/channels/${seg(id)}`), [id]);
+  const [secret, setSecret] = useState(() => sessionStorage.getItem(`ap.secret.${id}`) || "");
+  const [health, setHealth] = useState(null);
+  const [busy, run] = useAction();
+  useEffect(() => { sessionStorage.removeItem(`ap.secret.${id}`); }, [id]);
+  const c = channel.data;
+  if (!c) return html`<section class="panel"><p class="muted">${channel.loading ? "Loading…" : "Not found."}</p></section>`;
+  const rotate = async () => {
+    if (!(await confirmAction("New signing secret", "The platform must be given the new secret; messages signed with the old one are refused.", "Rotate"))) return;
+    const bytes = crypto.getRandomValues(new Uint8Array(24));
+    const value = btoa(String.fromCharCode(...bytes)).replace(/[+/=]/g, (ch) => ({ "+": "-", "/": "_", "=": "" }[ch]));
+    if (await run(() => put(`/channels/${seg(id)}`, { secret: value }), "Secret replaced") !== undefined) setSecret(value);
+  };
+  const remove = async () => {
+    if (!(await confirmAction("Delete channel", `Delete “${c.name}”?`))) return;
+    if (await run(() => del(`/channels/${seg(id)}`), "Deleted") !== undefined) { location.hash = "#/channels"; onChange(); }
+  };
+  return html`<section class="panel channel-detail" aria-label=${`Channel ${c.name}`}>
+    <div class="card-head"><h2 class="grow">${c.name}</h2><${Badge}>${c.channelType}</>
+      <${Badge} kind=${HEALTH_KIND[c.health] || ""}>${c.health || "not checked"}</></div>
+    <div class="row">
+      <button class="btn" disabled=${busy} onClick=${() => run(() => get(`/channels/${seg(id)}/health`)).then((h) => { if (h) { setHealth(h); channel.reload(); onChange(); } })}>Check health</button>
+      <button class="btn btn-danger" onClick=${remove}>Delete</button></div>
+    ${health ? html`<p class="status-line health-result" role="status">${health.healthy ? "Healthy" : "Unhealthy"}: ${health.message} (${health.latencyMs} ms)</p>` : null}
+    ${c.channelType === "webchat" ? html`<${Webchat} channel=${c} />` : html`
+      <h3>Webhook</h3>
+      <dl class="kv">
+        <dt>Webhook URL</dt><dd><code class="webhook-url">${location.origin}${c.webhookUrl}</code></dd>
+        <dt>Channel id</dt><dd><code>${c.id}</code></dd>
+        <dt>Signing secret</dt><dd>${secret ? html`<code class="secret-value new-secret">${secret}</code><br /><small class="muted">Shown once: copy it into the platform now.</small>`
+          : html`<span class="muted">${c.secretSet ? "set (write-only)" : "none"}</span>`}</dd>
+        <dt>Reply URL</dt><dd>${c.replyUrl || "—"}</dd>
+      </dl>
+      <p class="muted">The platform posts <code>{channelId, messageId, sender: {id}, text}</code> signed with HMAC-SHA256 of <code>timestamp.body</code> in <code>X-Signature</code>.</p>
+      <div class="row"><button class="btn btn-small" onClick=${rotate}>New signing secret</button></div>
+      <${Pairing} channel=${c} onPaired=${channel.reload} />`}
+  </section>`;
+}
+
+function Pairing({ channel, onPaired }) {
+  const [session, setSession] = useState(null);
+  const [busy, run] = useAction();
+  const done = (s) => ["confirmed", "expired", "failed"].includes(s?.status);
+  useEffect(() => {
+    if (!session || done(session)) return undefined;
+    const t = setTimeout(async () => {
+      try {
+        const s = await get(`/channels/qrcode/${seg(channel.channelType)}/status`, { sessionId: session.sessionId });
+        setSession({ ...session, ...s });
+        if (s.status === "confirmed") { toast("Paired", "ok"); onPaired(); }
+      } catch (err) {
+        setSession({ ...session, status: "failed", error: err.message });
+      }
+    }, 1500);
+    return () => clearTimeout(t);
+  }, [session]);
+  const begin = () => run(() => post(`/channels/qrcode/${seg(channel.channelType)}/begin`, { channelId: channel.id })).then((s) => s && setSession(s));
+  return html`<div class="pairing"><h3>QR pairing</h3>
+    ${channel.paired ? html`<p class="status-line paired-as">Paired${channel.pairedAccountId ? ` as ${channel.pairedAccountId}` : ""}.</p>` : null}
+    ${channel.settings?.gatewayUrl ? null : html`<p class="muted">Pairing needs the channel's gateway URL (settings.gatewayUrl).</p>`}
+    <button class="btn" disabled=${busy || !channel.settings?.gatewayUrl} onClick=${begin}>${session ? "New QR code" : "Pair with a QR code"}</button>
+    ${session ? html`<div class="qr-box">
+      ${session.qrcodeImage && !done(session) ? html`<img src=${session.qrcodeImage} alt="QR code to scan with the messaging app" />` : null}
+      <p role="status" class="pairing-status">Status: <strong>${session.status}</strong>${session.error ? ` — ${session.error}` : ""}
+        ${session.expiresAt && !done(session) ? html`<br /><small class="muted">Expires ${when(session.expiresAt)}</small>` : null}</p>
+    </div>` : null}
+  </div>`;
+}
+
+function Webchat({ channel }) {
+  const preview = useRef(null);
+  const [key, setKey] = useState(0);
+  const src = `${location.origin}/webchat?token=${encodeURIComponent(channel.publicToken)}`;
+  const snippet = `<iframe src="${src}" title="${(channel.settings?.title || channel.name).replace(/"/g, "&quot;")}" style="width:380px;height:560px;border:0" loading="lazy"></iframe>`;
+  useEffect(() => {
+    if (preview.current) mountWebchat(preview.current, { token: channel.publicToken, sessionId: `preview-${channel.id}-${key}` });
+  }, [channel.publicToken, key]);
+  useEffect(() => {
+    if (!document.querySelector("link[data-webchat-css]")) {
+      const link = document.createElement("link");
+      link.rel = "stylesheet";
+      link.href = "/static/webchat/widget.css";
+      link.dataset.webchatCss = "1";
+      document.head.appendChild(link);
+    }
+  }, []);
+  const copy = async () => {
+    try { await navigator.clipboard.writeText(snippet); toast("Snippet copied", "ok"); } catch { toast("Select the snippet and copy it", "error"); }
+  };
+  return html`<div class="webchat">
+    <h3>Embed snippet</h3>
+    <${Field} label="Paste this into your page" wide><textarea class="editor-area snippet" readonly rows="3" value=${snippet}></textarea></>
+    <div class="row"><button class="btn btn-small" onClick=${copy}>Copy snippet</button><a class="btn btn-small" href=${src} target="_blank" rel="noopener">Open the chat page</a></div>
+    <h3>Live preview</h3>
+    <p class="muted">This is the widget the snippet shows, talking to the channel's agent now.</p>
+    <div class="webchat-preview" ref=${preview} aria-label="Webchat preview"></div>
+    <button class="btn btn-small" onClick=${() => setKey(key + 1)}>Start a new preview conversation</button>
+  </div>`;
+}
+
+export default page(ChannelsPage);
