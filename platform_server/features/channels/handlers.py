@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from platform_server.features.channels import service
+from platform_server.features.channels import pairing_handlers, service
 from platform_server.features.channels.models import Channel
 from platform_server.features.channels.runtime import ChannelRuntime, conversation_id_for
 from platform_server.features.chat.handlers import StreamingHandler
@@ -257,7 +257,7 @@ def _webhook(channel_type: str) -> type[WebhookHandler]:
     return type(f"Webhook_{channel_type}", (WebhookHandler,), {"channel_type": channel_type})
 
 
-ROUTES = gated("channels", [
+ROUTES = gated("channels", pairing_handlers.ROUTES + [
     route("/api/v1/channels", ChannelsHandler),
     route("/api/v1/channels/health", AllHealthHandler),
     route("/api/v1/channels/preflight", PreflightHandler),
@@ -269,4 +269,4 @@ ROUTES = gated("channels", [
     route("/api/v1/channels/{id}", ChannelHandler),
     route("/api/v1/channels/{id}/health", HealthHandler),
     route("/api/v1/channels/{id}/toggle", ToggleHandler),
-] + [route(f"/api/v1/channels/webhook/{t}", _webhook(t)) for t in ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f")])
+] + [route(f"/api/v1/channels/webhook/{t}", _webhook(t)) for t in service.IM_TYPES])

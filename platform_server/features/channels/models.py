@@ -38,7 +38,24 @@ class InboundMessage(BaseModel):
         indexes = ((("channel", "message_id"), True),)
 
 
+class PairingSession(BaseModel):
+    """A QR-code pairing (or app registration) of a channel with its gateway; see README "Channel pairing"."""
+
+    session_id = peewee.CharField(unique=True)  # ours, unguessable
+    workspace_id = peewee.BigIntegerField(index=True)
+    channel = peewee.ForeignKeyField(Channel, on_delete="CASCADE")
+    channel_id: int  # peewee's accessor of the foreign key column
+    purpose = peewee.CharField()  # qrcode, register, login
+    gateway_session = peewee.CharField()
+    status = peewee.CharField(default="waiting")  # waiting, scanned, confirmed, expired, failed
+    error = peewee.TextField(null=True)
+    expires_at = DateTimeField()
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+
 MIGRATIONS: list[Migration] = [
     ("channels_0001_tables", create_tables(Channel, InboundMessage)),
     ("channels_0002_seal_secrets", seal_column("channel", "secret")),
+    ("channels_0003_pairing", create_tables(PairingSession)),
 ]

@@ -11,6 +11,7 @@ from typing import Any
 import aiohttp
 import peewee
 
+from platform_server import sealed
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.channels.models import Channel, InboundMessage
@@ -46,11 +47,26 @@ def verify(channel: Channel | None, headers: Any, body: bytes, now: float | None
         raise Unauthorized("Invalid webhook signature")
 
 
+CREDENTIALS_CONTEXT = "channel.settings.credentials"  # AES-GCM context of the sealed pairing token
+
+
+def public_settings(c: Channel) -> dict[str, Any]:
+    """The channel's settings without the pairing credentials (write-only, like the secret)."""
+    return {k: v for k, v in (c.settings or {}).items() if k != "credentials"}
+
+
+def credentials_of(c: Channel) -> dict[str, Any]:
+    creds = (c.settings or {}).get("credentials")
+    return creds if isinstance(creds, dict) else {}
+
+
 def to_dict(c: Channel) -> dict[str, Any]:
+    creds = credentials_of(c)
     data = {
         "id": str(c.id), "workspaceId": str(c.workspace_id), "name": c.name, "channelType": c.channel_type,
         "agentId": str(c.agent_id), "enabled": c.enabled, "replyUrl": c.reply_url, "secretSet": bool(c.secret),
-        "settings": c.settings or {}, "health": c.health, "healthCheckedAt": iso(c.health_checked_at),
+        "settings": public_settings(c), "paired": bool(creds.get("token")),
+        "pairedAccountId": creds.get("accountId") or None, "health": c.health, "healthCheckedAt": iso(c.health_checked_at),
         "lastInboundAt": iso(c.last_inbound_at), "lastOutboundAt": iso(c.last_outbound_at),
         "lastError": c.last_error, "createTime": iso(c.create_time), "updateTime": iso(c.update_time),
         "webhookUrl": f"/api/v1/channels/webhook/{c.channel_type}" if c.channel_type in IM_TYPES else None,
@@ -109,7 +125,8 @@ def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None,
     secret_value = secret or secrets.token_urlsafe(32)
     with database.atomic():
         row = Channel.create(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=name,
-                             secret=secret_value, public_token="wc_" + secrets.token_urlsafe(24), settings=settings,
+                             secret=secret_value, public_token="wc_" + secrets.token_urlsafe(24),
+                             settings={k: v for k, v in settings.items() if k != "credentials"},
                              enabled=enabled, **fields)
         audit.record(caller, "CREATE", "CHANNEL", row.id, f"{row.channel_type} channel {name}")
     data = to_dict(row)
@@ -127,7 +144,12 @@ def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str
         check_settings(changes["settings"])
     with database.atomic():
         row.agent_id, row.reply_url = fields["agent_id"], fields["reply_url"]
-        for key, attr in (("name", "name"), ("enabled", "enabled"), ("settings", "settings"), ("secret", "secret")):
+        if "settings" in changes:  # pairing credentials are kept; they are never set through the API
+            kept = credentials_of(row)
+            row.settings = {k: v for k, v in changes["settings"].items() if k != "credentials"}
+            if kept:
+                row.settings["credentials"] = kept
+        for key, attr in (("name", "name"), ("enabled", "enabled"), ("secret", "secret")):
             if key in changes:
                 setattr(row, attr, changes[key])
         row.update_time = utcnow()
@@ -157,6 +179,9 @@ async def post_signed(config: Any, channel: Channel, payload: dict[str, Any]) ->
         raise ChannelError(str(exc))
     headers = {"Content-Type": "application/json", TIMESTAMP_HEADER: timestamp,
                SIGNATURE_HEADER: sign(channel.secret, timestamp, body)}
+    token = credentials_of(channel).get("token")
+    if token:  # obtained by pairing (sealed at rest): the platform side knows the paired account by it
+        headers["Authorization"] = f"Bearer {sealed.unseal(token, CREDENTIALS_CONTEXT)}"
     connector = aiohttp.TCPConnector(resolver=net_guard.PinnedResolver(target), use_dns_cache=False, force_close=True)
     try:
         async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=15)) as s:

@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from platform_server.features.conversations import service as conversations
 from platform_server.features.media import service
+from platform_server.integrations.local_speech import LocalSpeech
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import PUBLIC
 from platform_server.web.errors import BadRequest
@@ -15,11 +16,17 @@ from platform_server.web.routing import route
 
 class SynthesizeRequest(BaseModel):
     text: str = Field(min_length=1, max_length=4096)
-    voice: Literal[service.VOICES] | None = None  # type: ignore[valid-type]
-    format: Literal["mp3", "wav", "opus"] = "mp3"
+    voice: str | None = Field(default=None, min_length=1, max_length=50)
+    format: Literal["mp3", "wav", "opus"] | None = None  # wav when absent
 
 
-class TranscribeHandler(ApiHandler):
+class SpeechHandler(ApiHandler):
+    @property
+    def local_speech(self) -> LocalSpeech:
+        return self.platform.services.speech_local
+
+
+class TranscribeHandler(SpeechHandler):
     access = {"POST": "viewer"}
     max_body_setting = "upload_max_bytes"
     tags = ("Speech",)
@@ -33,20 +40,22 @@ class TranscribeHandler(ApiHandler):
         if not f.body:
             raise BadRequest("file: must not be empty")
         language = (args.get("language") or [b""])[0].decode("utf-8", "replace").strip() or None
-        self.ok(await service.transcribe(f.filename or "audio", f.body, f.content_type, language))
+        self.ok(await service.transcribe(self.local_speech, f.filename or "audio", f.body, f.content_type, language))
 
 
-class SynthesizeHandler(ApiHandler):
+class SynthesizeHandler(SpeechHandler):
     access = {"POST": "viewer"}
     body_models = {"POST": SynthesizeRequest}
     download_methods = frozenset({"POST"})
     tags = ("Speech",)
 
     async def post(self) -> None:
-        """Text to speech: audio bytes in the requested format."""
+        """Text to speech: audio bytes (`X-Speech-Engine` names the engine); local `piper` when no provider."""
         req = self.body(SynthesizeRequest)
-        audio, content_type = await service.synthesize(req.text, req.voice, req.format)
+        audio, content_type, engine = await service.synthesize(self.local_speech, req.text, req.voice, req.format)
         self.set_header("Content-Type", content_type)
+        self.set_header("X-Speech-Engine", engine)
+        self.set_header("Access-Control-Expose-Headers", "X-Speech-Engine")
         self.finish(audio)
 
 
@@ -55,7 +64,7 @@ class VoicesHandler(ApiHandler):
     tags = ("Speech",)
 
     def get(self) -> None:
-        """Voices of the configured speech provider and the default one."""
+        """Voices of the speech engine in use (provider or local) and the default one."""
         self.ok(service.voices())
 
 

@@ -6,13 +6,14 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from platform_server.blocking import run_blocking
 from platform_server.db import database, iso, utcnow
 from platform_server.features.media.models import GeneratedFile
-from platform_server.features.settings import service as settings
-from platform_server.integrations import media
-from platform_server.integrations.llm import LlmError
-from platform_server.blocking import run_blocking
 from platform_server.features.models.errors import LlmFailure
+from platform_server.features.settings import service as settings
+from platform_server.integrations import local_speech, media
+from platform_server.integrations.llm import LlmError
+from platform_server.integrations.local_speech import AudioError, LocalSpeech
 from platform_server.web.errors import BadRequest, NotFound
 
 # The voices of the OpenAI speech protocol (it has no listing endpoint).
@@ -35,28 +36,53 @@ def _provider(key: str) -> tuple[str, str | None, dict[str, Any]]:
     return provider.base_url, provider.api_key or None, conf
 
 
-async def transcribe(filename: str, audio: bytes, content_type: str | None, language: str | None) -> dict[str, Any]:
+def speech_provider_configured() -> bool:
+    return bool(settings.get("speech").get("provider"))
+
+
+async def transcribe(local: LocalSpeech, filename: str, audio: bytes, content_type: str | None,
+                     language: str | None) -> dict[str, Any]:
+    """Speech to text by the configured provider, or by the local engine when none is configured."""
+    if not speech_provider_configured():
+        try:
+            text = await local.transcribe_wav(audio)
+        except AudioError as exc:
+            raise BadRequest(f"file: {exc} (the local engine reads PCM16 WAV)")
+        return {"text": text, "model": "en-us", "provider": None, "engine": local_speech.STT_ENGINE}
     base_url, api_key, conf = _provider("speech")
     try:
         text = await media.transcribe(base_url, api_key, conf["sttModel"], filename, audio, content_type, language)
     except LlmError as exc:
         raise LlmFailure(str(exc))
-    return {"text": text, "model": conf["sttModel"], "provider": conf["provider"]}
+    return {"text": text, "model": conf["sttModel"], "provider": conf["provider"], "engine": "openai"}
 
 
-async def synthesize(text: str, voice: str | None, fmt: str) -> tuple[bytes, str]:
+async def synthesize(local: LocalSpeech, text: str, voice: str | None, fmt: str | None) -> tuple[bytes, str, str]:
+    """(audio, content type, engine): the configured provider, or the local voice when none is configured."""
+    if not speech_provider_configured():
+        if voice is not None and voice not in local_speech.LOCAL_VOICES:
+            raise BadRequest(f"voice: must be one of {', '.join(local_speech.LOCAL_VOICES)}")
+        if fmt not in (None, "wav"):
+            raise BadRequest("format: the local speech engine produces wav only")
+        return await local.synthesize_wav(text), FORMATS["wav"], local_speech.TTS_ENGINE
     base_url, api_key, conf = _provider("speech")
     voice = voice or conf.get("voice") or "alloy"
+    if voice not in VOICES:
+        raise BadRequest(f"voice: must be one of {', '.join(VOICES)}")
+    fmt = fmt or "wav"
     try:
         audio, _ = await media.synthesize(base_url, api_key, conf["ttsModel"], text, voice, fmt)
     except LlmError as exc:
         raise LlmFailure(str(exc))
-    return audio, FORMATS[fmt]
+    return audio, FORMATS[fmt], "openai"
 
 
 def voices() -> dict[str, Any]:
     conf = settings.get("speech")
-    return {"provider": conf.get("provider"), "default": conf.get("voice") or "alloy",
+    if not conf.get("provider"):
+        return {"provider": None, "engine": local_speech.TTS_ENGINE, "default": local_speech.DEFAULT_VOICE,
+                "voices": [{"id": k, "name": v} for k, v in local_speech.LOCAL_VOICES.items()]}
+    return {"provider": conf.get("provider"), "engine": "openai", "default": conf.get("voice") or "alloy",
             "voices": [{"id": v, "name": v.capitalize()} for v in VOICES]}
 
 

@@ -16,6 +16,9 @@ DEFAULT_SIDECAR = {"enabled": False, "provider": None, "modelName": None}
 # Media settings: which provider (an OpenAI-compatible one) serves speech and images.
 DEFAULT_SPEECH = {"provider": None, "sttModel": "whisper-1", "ttsModel": "tts-1", "voice": "alloy"}
 DEFAULT_IMAGES = {"provider": None, "model": "gpt-image-1", "size": "1024x1024"}
+# Job-style generation providers of the video_generate, music_generate and model3d_generate tools.
+DEFAULT_MEDIA_JOBS = {"video": {"provider": None, "model": "video-1"}, "music": {"provider": None, "model": "music-1"},
+                      "model3d": {"provider": None, "model": "model3d-1"}}
 
 DEFAULTS: dict[str, Any] = {
     "language": "en-US",
@@ -25,6 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "sidecar": DEFAULT_SIDECAR,
     "speech": DEFAULT_SPEECH,
     "images": DEFAULT_IMAGES,
+    **DEFAULT_MEDIA_JOBS,
 }
 
 # Display preferences the original console stores here and reads back at start (its chat view
@@ -87,6 +91,8 @@ def _validate(key: str, value: Any) -> Any:
         return _validate_sidecar(value)
     if key in ("speech", "images"):
         return _validate_strings(key, value, DEFAULT_SPEECH if key == "speech" else DEFAULT_IMAGES)
+    if key in DEFAULT_MEDIA_JOBS:
+        return _validate_strings(key, value, DEFAULT_MEDIA_JOBS[key])
     return value
 
 

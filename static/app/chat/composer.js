@@ -4,7 +4,7 @@ import { icon } from "../icons.js";
 import { attachmentChips } from "./attachments.js";
 
 export class Composer {
-  constructor({ onSend, onStop }) {
+  constructor({ onSend, onStop, tools = [] }) {
     this.onSend = onSend;
     this.onStop = onStop;
     this.files = [];
@@ -20,7 +20,7 @@ export class Composer {
     this.stopBtn = h("button", { type: "button", class: "btn btn-danger stop", text: "Stop", hidden: true, onclick: () => this.onStop() });
     this.el = h("form", { class: "composer", onsubmit: (e) => { e.preventDefault(); this.submit(); } },
       this.chips,
-      h("div", { class: "composer-row" }, this.attach, this.fileInput, this.text, this.sendBtn, this.stopBtn));
+      h("div", { class: "composer-row" }, this.attach, ...tools, this.fileInput, this.text, this.sendBtn, this.stopBtn));
   }
 
   key(e) {

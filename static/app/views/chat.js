@@ -7,6 +7,7 @@ import { Composer } from "../chat/composer.js";
 import { assistantBox, renderHistory, userBubble } from "../chat/history.js";
 import { ConversationList, iconText } from "../chat/list.js";
 import { clearProgress, loadProgress, runStream, stopStream } from "../chat/stream.js";
+import { TalkControl } from "../chat/talk.js";
 import { Turn } from "../chat/turn.js";
 
 const LAST_AGENT = "ap.lastAgent";
@@ -26,7 +27,13 @@ export class ChatView {
     this.agentSelect = h("select", { class: "agent-picker", "aria-label": "Agent", onchange: () => localStorage.setItem(LAST_AGENT, this.agentSelect.value) });
     this.modelSelect = h("select", { class: "model-picker", "aria-label": "Model", onchange: () => this.changeModel() });
     this.messages = h("div", { class: "messages", role: "log", "aria-label": "Messages" });
-    this.composer = new Composer({ onSend: (text, files) => this.send(text, files), onStop: () => this.stop() });
+    this.talk = new TalkControl({
+      context: () => ({ agentId: this.agentSelect.value, conversationId: this.id }),
+      onTranscript: (text) => this.talkTurn(text),
+      onFrame: (frame) => this.talkFrame(frame),
+      onDone: () => this.talkDone(),
+    });
+    this.composer = new Composer({ onSend: (text, files) => this.send(text, files), onStop: () => this.stop(), tools: [this.talk.button] });
     this.renamed = (e) => { if (e.detail.id === this.id) this.title.textContent = e.detail.title; };
     document.addEventListener("conversation-renamed", this.renamed);
     this.el = h("div", { class: "chat-layout", onkeydown: (e) => { if (e.key === "Escape") this.el.classList.remove("show-list"); } },
@@ -37,6 +44,7 @@ export class ChatView {
           this.title,
           h("div", { class: "pickers" }, this.agentSelect, this.modelSelect)),
         this.messages,
+        h("div", { class: "talk-bar" }, this.talk.status, this.talk.stopButton),
         this.composer.el));
   }
 
@@ -58,6 +66,7 @@ export class ChatView {
 
   destroy() {
     this.running?.controller.abort();
+    this.talk.close();
     document.removeEventListener("conversation-renamed", this.renamed);
   }
 
@@ -271,6 +280,33 @@ export class ChatView {
       this.list.refresh().then(() => this.list.setActive(this.isNew ? null : this.id));
     }
     return done;
+  }
+
+  /** Talk mode: the transcript is the user's message; the answer streams into a new turn. */
+  talkTurn(text) {
+    if (this.isNew && !this.messages.querySelector(".msg")) this.messages.replaceChildren();
+    this.messages.append(userBubble({ text }));
+    const box = assistantBox();
+    this.messages.append(box);
+    this.talking = new Turn(box, { onDecision: (d) => this.decide(d) });
+    this.turns.push(this.talking);
+    this.agentSelect.disabled = true;
+    this.scroll(true);
+  }
+
+  talkFrame(frame) {
+    const turn = this.talking;
+    if (!turn) return;
+    if (frame.type === "delta") turn.apply({ event: "content_delta", data: { delta: frame.text } });
+    if (frame.type === "approval") turn.apply({ event: "tool_approval_requested", data: { pendingId: frame.callId, toolName: frame.toolName } });
+    if (frame.type === "done") turn.apply({ event: "done", data: { status: frame.status || "completed" } });
+    this.scroll(false);
+  }
+
+  talkDone() {
+    this.talking = null;
+    if (this.isNew) this.adopt();
+    else this.list.refresh().then(() => this.list.setActive(this.id));
   }
 
   /** A new chat got its first event: it is now a stored conversation. */

@@ -1,0 +1,202 @@
+// Talk mode in the chat view: a microphone button that streams 16 kHz PCM16 to the talk WebSocket,
+// shows the live transcript, renders the answer and plays its spoken sentences.
+// Hold the button to talk (push-to-talk), or click once to start and again to send; Stop cancels.
+import { session } from "../api.js";
+import { h, toast } from "../dom.js";
+import { icon } from "../icons.js";
+
+const HOLD_MS = 350;
+const WORKLET = new URL("./mic-worklet.js", import.meta.url);
+const CLOSE_REASONS = { 4401: "Sign in again to talk", 4403: "Talk mode is off (feature flag talk_mode)" };
+
+export class TalkControl {
+  /** context(): {agentId, conversationId}; onTranscript(text) and onFrame(frame) render the exchange. */
+  constructor({ context, onTranscript, onFrame, onDone }) {
+    this.context = context;
+    this.onTranscript = onTranscript;
+    this.onFrame = onFrame;
+    this.onDone = onDone;
+    this.ws = null;
+    this.capture = null; // {ctx, stream, node}
+    this.listening = false;
+    this.pressedAt = 0;
+    this.endOnRelease = false;
+    this.player = null;
+    this.playAt = 0;
+    this.sources = new Set();
+    this.button = h("button", {
+      type: "button", class: "icon-btn mic", title: "Talk: hold to speak, or click to start and click again to send",
+      "aria-label": "Talk", "aria-pressed": "false",
+      onpointerdown: (e) => { e.preventDefault(); this.press(); },
+      onpointerup: () => this.release(),
+      onkeydown: (e) => { if (e.key === " " || e.key === "Enter") { e.preventDefault(); this.toggle(); } },
+    }, icon("mic", 20));
+    this.stopButton = h("button", { type: "button", class: "btn btn-small talk-stop", text: "Stop talking", hidden: true, onclick: () => this.stop() });
+    this.status = h("div", { class: "talk-status", "aria-live": "polite", hidden: true });
+  }
+
+  setStatus(text) {
+    this.status.hidden = !text;
+    this.status.textContent = text || "";
+  }
+
+  async press() {
+    // Held down: push-to-talk (letting go sends). A short click starts; the next click sends.
+    this.endOnRelease = this.listening;
+    this.pressedAt = performance.now();
+    if (!this.listening) await this.listen();
+  }
+
+  release() {
+    if (!this.listening) return;
+    if (this.endOnRelease || performance.now() - this.pressedAt >= HOLD_MS) this.endUtterance();
+  }
+
+  toggle() {
+    if (this.listening) this.endUtterance();
+    else this.listen();
+  }
+
+  async socket() {
+    if (this.ws && this.ws.readyState <= WebSocket.OPEN) return this.ws;
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const query = new URLSearchParams({ token: session.token, workspaceId: session.workspace });
+    const ws = new WebSocket(`${scheme}://${location.host}/api/v1/talk/ws?${query}`);
+    ws.binaryType = "arraybuffer";
+    ws.onmessage = (e) => this.received(e.data);
+    ws.onclose = (e) => {
+      if (this.ws === ws) this.ws = null;
+      if (CLOSE_REASONS[e.code]) toast(CLOSE_REASONS[e.code], "error");
+      this.stopCapture();
+    };
+    this.ws = ws;
+    await new Promise((resolve, reject) => {
+      ws.addEventListener("open", resolve, { once: true });
+      ws.addEventListener("close", () => reject(new Error("closed")), { once: true });
+    });
+    return ws;
+  }
+
+  async listen() {
+    const { agentId, conversationId } = this.context();
+    if (!agentId) {
+      toast("Create or pick an agent first", "error");
+      return;
+    }
+    this.listening = true;
+    this.button.setAttribute("aria-pressed", "true");
+    this.button.classList.add("on");
+    this.stopButton.hidden = false;
+    this.silence();
+    try {
+      const ws = await this.socket();
+      ws.send(JSON.stringify({ type: "start", agentId, conversationId, sampleRate: 16000 }));
+      await this.startCapture(ws);
+      this.setStatus("Listening…");
+    } catch (err) {
+      this.listening = false;
+      this.resetButton();
+      if (err.message !== "closed") toast(`Microphone: ${err.message}`, "error");
+    }
+  }
+
+  async startCapture(ws) {
+    const stream = await navigator.mediaDevices.getUserMedia({ audio: { channelCount: 1, echoCancellation: true, noiseSuppression: true } });
+    const ctx = new AudioContext({ sampleRate: 16000 });
+    await ctx.audioWorklet.addModule(WORKLET);
+    const node = new AudioWorkletNode(ctx, "pcm16-capture");
+    node.port.onmessage = (e) => { if (ws.readyState === WebSocket.OPEN && this.listening) ws.send(e.data); };
+    ctx.createMediaStreamSource(stream).connect(node);
+    this.capture = { ctx, stream, node };
+  }
+
+  stopCapture() {
+    const capture = this.capture;
+    this.capture = null;
+    if (!capture) return;
+    capture.stream.getTracks().forEach((t) => t.stop());
+    capture.ctx.close();
+  }
+
+  resetButton() {
+    this.button.setAttribute("aria-pressed", "false");
+    this.button.classList.remove("on");
+  }
+
+  endUtterance() {
+    if (!this.listening) return;
+    this.capture?.node.port.postMessage("flush");
+    this.listening = false;
+    this.resetButton();
+    // Let the flushed chunk reach the socket before `end`.
+    setTimeout(() => {
+      this.stopCapture();
+      if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: "end" }));
+      this.setStatus("Thinking…");
+    }, 50);
+  }
+
+  stop() {
+    this.listening = false;
+    this.resetButton();
+    this.stopCapture();
+    this.silence();
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: "stop" }));
+    this.stopButton.hidden = true;
+    this.setStatus("");
+  }
+
+  received(data) {
+    if (data instanceof ArrayBuffer) {
+      this.play(data);
+      return;
+    }
+    let frame;
+    try { frame = JSON.parse(data); } catch { return; }
+    if (frame.type === "transcript" && !frame.final) {
+      if (this.listening) this.setStatus(`Listening… ${frame.text}`);
+    } else if (frame.type === "transcript") {
+      this.setStatus(`You said: ${frame.text || "(nothing heard)"}`);
+      if (frame.text) this.onTranscript(frame.text);
+    } else if (frame.type === "error") {
+      toast(frame.message, "error");
+      if (!this.listening) this.setStatus("");
+    } else {
+      this.onFrame(frame);
+      if (frame.type === "done") {
+        this.setStatus("");
+        this.stopButton.hidden = !this.listening && !this.sources.size;
+        this.onDone(frame);
+      }
+    }
+  }
+
+  async play(buffer) {
+    this.player ||= new AudioContext();
+    const audio = await this.player.decodeAudioData(buffer);
+    const source = this.player.createBufferSource();
+    source.buffer = audio;
+    source.connect(this.player.destination);
+    this.playAt = Math.max(this.playAt, this.player.currentTime);
+    source.start(this.playAt);
+    this.playAt += audio.duration;
+    this.sources.add(source);
+    this.stopButton.hidden = false;
+    source.onended = () => {
+      this.sources.delete(source);
+      if (!this.sources.size && !this.listening) this.stopButton.hidden = true;
+    };
+  }
+
+  silence() {
+    for (const s of this.sources) { try { s.stop(); } catch { /* already ended */ } }
+    this.sources.clear();
+    this.playAt = 0;
+  }
+
+  close() {
+    this.stop();
+    this.ws?.close();
+    this.player?.close();
+  }
+}

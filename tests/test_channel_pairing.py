@@ -1,0 +1,144 @@
+"""Channel pairing against a local gateway, and inbound messages of the im_g and im_h channel types."""
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from typing import Any, AsyncIterator
+
+import pytest
+
+from platform_server.features.channels.pairing import qr_png_data_url
+from platform_server.features.channels.service import sign
+from tests.helpers.chat import ChatEnv
+from tests.helpers.fake_gateway import FakeGateway
+from tests.helpers.server import RunningServer
+from tests.test_channels import signed
+from tests.test_secrets_at_rest import raw_bytes
+
+LOCAL = pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",))
+
+
+@pytest.fixture
+async def gateway() -> AsyncIterator[FakeGateway]:
+    gw = FakeGateway()
+    yield gw
+    gw.stop()
+
+
+async def gateway_channel(env: ChatEnv, gateway: FakeGateway, kind: str) -> dict[str, Any]:
+    body = {"name": f"paired {kind}", "channelType": kind, "agentId": env.agent_id,
+            "replyUrl": gateway.url + "/reply", "settings": {"gatewayUrl": gateway.url}}
+    r = await env.api.post("/api/v1/channels", body, token="alice")
+    assert r.status == 200, r.body
+    return r.data
+
+
+@LOCAL
+async def test_qr_pairing_reaches_confirmed_and_replies_carry_the_paired_token(
+        env: ChatEnv, gateway: FakeGateway, server: RunningServer) -> None:
+    channel = await gateway_channel(env, gateway, "im_e")
+    r = await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]}, token="alice")
+    assert r.status == 200, r.body
+    begun = r.data
+    assert begun["status"] == "waiting" and begun["sessionId"].startswith("ps_") and begun["expiresAt"]
+    png = base64.b64decode(begun["qrcodeImage"].removeprefix("data:image/png;base64,"))
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    gw_sid = list(gateway.sessions)[-1]
+    assert begun["qrcodeImage"] == qr_png_data_url(f"pair://gateway/{gw_sid}")
+    assert gateway.opened == [{"channelType": "im_e", "channelId": channel["id"], "purpose": "qrcode"}]
+    status_url = f"/api/v1/channels/qrcode/im_e/status?sessionId={begun['sessionId']}"
+    assert (await env.api.get(status_url, token="alice")).data["status"] == "waiting"
+    gateway.advance("scanned")
+    assert (await env.api.get(status_url, token="alice")).data["status"] == "scanned"
+    gateway.advance("confirmed", credentials={"accountId": "bot-42", "token": "paired-token-xyz"})
+    done = (await env.api.get(status_url, token="alice")).data
+    assert done["status"] == "confirmed"
+    shown = (await env.api.get(f"/api/v1/channels/{channel['id']}", token="alice")).data
+    assert shown["paired"] is True and shown["pairedAccountId"] == "bot-42"
+    assert "paired-token-xyz" not in str(shown) and shown["settings"] == {"gatewayUrl": gateway.url}
+    assert b"paired-token-xyz" not in raw_bytes(server)  # sealed at rest
+    # The credentials survive a settings update and are used on replies.
+    r = await env.api.put(f"/api/v1/channels/{channel['id']}", {"settings": {"gatewayUrl": gateway.url, "x": 1}},
+                          token="alice")
+    assert r.data["paired"] is True
+    payload = {"channelId": channel["id"], "messageId": "m1", "sender": {"id": "u1"}, "text": "hello"}
+    body, headers = signed(channel["secret"], payload)
+    assert (await env.api.post("/api/v1/channels/webhook/im_e", data=body, headers=headers)).status == 200
+    await asyncio.wait_for(gateway.replied.wait(), 10)
+    assert gateway.replies[0][0]["Authorization"] == "Bearer paired-token-xyz"
+
+
+@LOCAL
+async def test_app_registration_and_the_login_qr_code_follow_the_same_protocol(
+        env: ChatEnv, gateway: FakeGateway) -> None:
+    for kind in ("im_a", "im_c"):
+        channel = await gateway_channel(env, gateway, kind)
+        base = f"/api/v1/channels/webhook/{kind}/register"
+        begun = (await env.api.post(base + "/begin", {"channelId": channel["id"]}, token="alice")).data
+        gateway.advance("failed", error="the user declined")
+        r = await env.api.get(f"{base}/status?sessionId={begun['sessionId']}", token="alice")
+        assert r.data["status"] == "failed" and r.data["error"] == "the user declined"
+        assert gateway.opened[-1]["purpose"] == "register"
+    im_g = await gateway_channel(env, gateway, "im_g")
+    r = await env.api.get(f"/api/v1/channels/webhook/im_g/qrcode?channelId={im_g['id']}", token="alice")
+    assert r.status == 200 and r.data["qrcodeImage"].startswith("data:image/png;base64,")
+    gateway.advance("confirmed", credentials={"token": "g-token"})
+    r = await env.api.get(f"/api/v1/channels/webhook/im_g/qrcode/status?sessionId={r.data['sessionId']}",
+                          token="alice")
+    assert r.data["status"] == "confirmed"
+
+
+@LOCAL
+async def test_pairing_refuses_bad_input_and_expires(env: ChatEnv, gateway: FakeGateway) -> None:
+    channel = await gateway_channel(env, gateway, "im_e")
+    cases = [
+        ("/api/v1/channels/qrcode/im_zz/begin", {"channelId": channel["id"]}, 400),
+        ("/api/v1/channels/qrcode/im_a/begin", {"channelId": channel["id"]}, 400),  # wrong type
+        ("/api/v1/channels/qrcode/im_e/begin", {"channelId": "abc"}, 400),
+        ("/api/v1/channels/qrcode/im_e/begin", {"channelId": "123"}, 404),
+    ]
+    for path, body, status in cases:
+        r = await env.api.post(path, body, token="alice")
+        assert r.status == status, (path, body, r.body)
+    assert (await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]},
+                               token="bob")).status == 403
+    no_gateway = await env.api.post("/api/v1/channels", {"name": "n", "channelType": "im_f", "agentId": env.agent_id,
+                                                         "replyUrl": gateway.url + "/reply"}, token="alice")
+    r = await env.api.post("/api/v1/channels/qrcode/im_f/begin", {"channelId": no_gateway.data["id"]}, token="alice")
+    assert r.status == 400 and "gatewayUrl" in r.msg
+    assert (await env.api.get("/api/v1/channels/qrcode/im_e/status?sessionId=ps_nope", token="alice")).status == 404
+    assert (await env.api.get("/api/v1/channels/qrcode/im_e/status", token="alice")).status == 400
+    gateway.expires_in = 0.05
+    begun = (await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]},
+                                token="alice")).data
+    await asyncio.sleep(0.1)
+    gateway.advance("confirmed", credentials={"token": "late"})
+    r = await env.api.get(f"/api/v1/channels/qrcode/im_e/status?sessionId={begun['sessionId']}", token="alice")
+    assert r.data["status"] == "expired"
+    assert (await env.api.get(f"/api/v1/channels/{channel['id']}", token="alice")).data["paired"] is False
+    dave = await env.api.get(f"/api/v1/channels/qrcode/im_e/status?sessionId={begun['sessionId']}", token="dave",
+                             workspace=env.people["dave"]["workspace"])
+    assert dave.status == 404
+
+
+async def test_a_gateway_on_a_private_address_is_refused(env: ChatEnv, gateway: FakeGateway) -> None:
+    channel = await gateway_channel(env, gateway, "im_e")
+    r = await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]}, token="alice")
+    assert r.status >= 400 and "pairing gateway" in r.msg and gateway.opened == []
+
+
+@LOCAL
+@pytest.mark.parametrize("kind", ["im_g", "im_h"])
+async def test_an_inbound_im_g_or_im_h_message_gets_a_reply(env: ChatEnv, gateway: FakeGateway, kind: str) -> None:
+    channel = await gateway_channel(env, gateway, kind)
+    payload = {"channelId": channel["id"], "messageId": "m1", "sender": {"id": "friend"}, "text": "hi there"}
+    body, headers = signed(channel["secret"], payload)
+    r = await env.api.post(f"/api/v1/channels/webhook/{kind}", data=body, headers=headers)
+    assert r.status == 200 and r.data["accepted"] is True, r.body
+    await asyncio.wait_for(gateway.replied.wait(), 10)
+    reply_headers, reply = gateway.replies[0]
+    assert reply["text"] == "Echo: hi there" and reply["recipient"] == "friend"
+    raw = (await env.api.get("/api/v1/conversations", token="alice")).data[0]
+    assert raw["source"] == kind
+    assert reply_headers["X-Signature"] == sign(channel["secret"], reply_headers["X-Timestamp"], json.dumps(reply).encode())
