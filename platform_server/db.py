@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import peewee
@@ -35,9 +36,13 @@ def watch_table(name: str) -> None:
     WATCHED_TABLES.setdefault(name, 0)
 
 
+_WATCH_LOCK = threading.Lock()
+
+
 def _on_row_change(kind: int, schema: str, table: str, rowid: int) -> None:
     if table in WATCHED_TABLES:
-        WATCHED_TABLES[table] += 1
+        with _WATCH_LOCK:  # executor threads write too; no increment may be lost
+            WATCHED_TABLES[table] += 1
 
 
 class Database(APSWDatabase):
