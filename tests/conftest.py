@@ -38,9 +38,11 @@ async def people(api: ApiClient) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    """A scripted OpenAI-compatible model server (echoes when nothing is scripted)."""
-    server = ScriptedOpenAI()
+async def llm(request: pytest.FixtureRequest) -> AsyncIterator[ScriptedOpenAI]:
+    """A scripted OpenAI-compatible model server (echoes when nothing is scripted); a test module or
+    test names the models it lists with `@pytest.mark.llm_models("a", "b")`."""
+    marker = request.node.get_closest_marker("llm_models")
+    server = ScriptedOpenAI(models=list(marker.args) if marker else None)
     await server.start()
     try:
         yield server

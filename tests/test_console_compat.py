@@ -6,6 +6,7 @@ import json
 
 from tests.helpers.chat import ChatEnv, names, text_of
 from tests.helpers.llm_script import Script
+from tests.helpers.memory import fact, summarize
 
 ALL_CAPABILITIES = {"chat", "view:wiki", "view:memory", "view:dashboard", "manage:wiki", "manage:agents",
                     "manage:skills", "manage:channels", "manage:models", "manage:security", "manage:settings"}
@@ -54,6 +55,10 @@ async def test_model_api_answers_the_names_the_model_pages_and_chat_selector_rea
 
 async def test_model_discovery_applies_the_console_model_ids_list(env: ChatEnv) -> None:
     env.llm.models = ["scripted", "found-one", "found-two"]
+    # useProviderDiscovery reads newCount and selects newModels[].id
+    found = (await env.api.post("/api/v1/models/fake/discover", token="alice")).data
+    assert found["newCount"] == 2 and [m["id"] for m in found["newModels"]] == ["found-one", "found-two"]
+    assert found["totalDiscovered"] == 3 and {m["id"] for m in found["discoveredModels"]} == set(env.llm.models)
     r = await env.api.post("/api/v1/models/fake/discover/apply", {"modelIds": ["found-two"]}, token="alice")
     assert r.status == 200, r.body
     names_now = {m["modelName"] for m in (await env.api.get("/api/v1/models/enabled", token="alice")).data}
@@ -77,6 +82,10 @@ async def test_chat_stream_takes_message_and_content_parts_together_and_the_part
 async def test_settings_api_reads_flat_keys_and_saves_the_system_page_payload(env: ChatEnv) -> None:
     api = env.api
     assert (await api.get("/api/v1/settings/language")).data == "en-US"
+    # Before login the console's settings store asks GET /settings and keeps its cached defaults on a
+    # failure (it asks again after login); the language comes from the public route. The 401 stays.
+    anonymous = await api.get("/api/v1/settings")
+    assert anonymous.status == 401 and anonymous.body == {"code": 401, "msg": "Token expired or invalid", "data": None}
     settings = (await api.get("/api/v1/settings", token="bob")).data
     assert settings["streamEnabled"] is True and settings["searchEnabled"] is False and settings["ttsEnabled"] is False
     payload = {**settings, "streamEnabled": False, "searchProvider": "serper", "serperBaseUrl": "https://x",
@@ -148,24 +157,26 @@ async def test_skill_api_curator_status_has_config_control_counts_and_routines_t
     assert r.status == 200 and r.data == []
 
 
-async def test_agent_context_api_lists_each_users_private_memory_files_for_a_workspace_admin(env: ChatEnv) -> None:
+async def test_agent_context_api_lists_the_callers_own_private_memory_files_and_nobody_elses(env: ChatEnv) -> None:
     api, agent = env.api, env.agent_id
     base = f"/api/v1/agents/{agent}/workspace"
     assert (await api.get(f"{base}/memory/personal-files", token="alice")).data == []
-    uid = env.people["bob"]["id"]
-    r = await api.put(f"{base}/files/memory/people/{uid}/MEMORY.md", {"content": "likes tea"}, token="alice")
+    r = await summarize(env, [fact("tea", "Alice likes green tea.")])
     assert r.status == 200, r.body
+    uid = env.people["alice"]["id"]
     files = (await api.get(f"{base}/memory/personal-files", token="alice")).data
-    assert [(f["ownerKey"], f["filename"]) for f in files] == [(f"user:{uid}", "MEMORY.md")]
-    listed = (await api.get(f"{base}/files", token="alice")).data
-    assert {"filename", "fileSize", "updateTime", "path"} <= set(listed[0])
+    assert {f["ownerKey"] for f in files} == {f"user:{uid}"} and "MEMORY.md" in [f["filename"] for f in files]
+    assert {"filename", "fileSize", "updateTime", "path"} <= set(files[0])
     one = await api.get(f"{base}/memory/personal-file", params={"filename": "MEMORY.md", "ownerKey": f"user:{uid}"},
                         token="alice")
-    assert one.status == 200 and one.data["content"] == "likes tea"
+    assert one.status == 200 and "Alice likes green tea." in one.data["content"]
     bad = await api.get(f"{base}/memory/personal-file", params={"filename": "../../x", "ownerKey": f"user:{uid}"},
                         token="alice")
     assert bad.status in (400, 403)
-    assert (await api.get(f"{base}/memory/personal-files", token="bob")).status == 403
+    assert (await api.get(f"{base}/memory/personal-files", token="bob")).data == []
+    other = await api.get(f"{base}/memory/personal-file", params={"filename": "MEMORY.md", "ownerKey": f"user:{uid}"},
+                          token="bob")
+    assert other.status == 403 and b"green tea" not in other.raw
 
 
 async def test_routes_without_a_feature_here_answer_honestly_empty(env: ChatEnv) -> None:

@@ -147,8 +147,10 @@ async def test_discover_lists_the_providers_own_models_and_apply_adds_them(api: 
     await use_fake_openai(api, fake.url)
     r = await api.post("/api/v1/models/fake/discover", token="alice")
     assert r.status == 200
-    found = {m["modelName"]: m for m in r.data}
+    found = {m["modelName"]: m for m in r.data["discoveredModels"]}
     assert set(found) == {"scripted", "other-chat", "text-embed-small"}
+    assert {m["id"] for m in r.data["newModels"]} == {"other-chat", "text-embed-small"}
+    assert (r.data["totalDiscovered"], r.data["newCount"]) == (3, 2)
     assert found["scripted"]["added"] is True and found["other-chat"]["added"] is False
     assert found["text-embed-small"]["modelType"] == "embedding"
     r = await api.post("/api/v1/models/fake/discover/apply", {"modelNames": ["nope"]}, token="alice")

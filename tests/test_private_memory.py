@@ -92,3 +92,25 @@ async def test_memory_kept_in_the_workspace_by_older_versions_moves_to_the_priva
         assert (moved.parents[3].stat().st_mode & 0o777) == 0o700
     finally:
         await running.stop()
+
+
+async def test_another_user_cannot_reach_a_users_memory_through_the_memory_files_routes(
+        env: ChatEnv, server: Any) -> None:
+    await alice_remembers(env, server)
+    alice = env.people["alice"]["id"]
+    base = f"/api/v1/memory/{env.agent_id}/files"
+    own = await env.api.get(base, token="alice")
+    assert own.status == 200 and "MEMORY.md" in [f["path"] for f in own.data]
+    listing = await env.api.get(base, token="bob")
+    assert listing.status == 200 and listing.data == []
+    assert (await env.api.get(f"{base}/MEMORY.md", token="bob")).status == 404
+    for sneaky in (f"..%2F{alice}%2FMEMORY.md", f"../{alice}/MEMORY.md", f"..%2F..%2Fpeople%2F{alice}%2FMEMORY.md"):
+        r = await env.api.get(f"{base}/{sneaky}", token="bob")
+        assert r.status in (400, 403, 404) and SECRET.encode() not in r.raw
+    for end_user in (f"../../{alice}", f"../{alice}"):
+        r = await env.api.get(f"{base}/MEMORY.md", params={"endUserId": end_user}, token="bob")
+        assert r.status in (400, 403, 404) and SECRET.encode() not in r.raw
+    r = await env.api.put(f"{base}/..%2F{alice}%2Fdaily%2Fforged.md", {"content": "forged"}, token="bob")
+    assert r.status in (400, 403, 404)
+    assert not (folder(server, env) / "daily" / "forged.md").exists()
+    assert (await env.api.get(base, token="dave")).status in (403, 404)

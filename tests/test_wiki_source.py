@@ -263,3 +263,33 @@ async def test_a_thousand_file_folder_is_imported_and_processed_without_stalling
         assert w["lastScan"]["added"] == 1000 and w["state"] == "watching"
     finally:
         await server.stop()
+
+
+@pytest.mark.config(**FAST)
+async def test_file_events_scan_nothing_while_the_wiki_flag_is_off_and_catch_up_when_it_is_on_again(
+        server: RunningServer, people: dict, llm: ScriptedOpenAI, tmp_path: Path) -> None:
+    from platform_server.features.wiki.models import RawMaterial
+
+    root = tmp_path / "roots"
+    notes = root / "notes"
+    notes.mkdir(parents=True)
+    server = await restart(server, **FAST, wiki_source_roots=str(root))
+    try:
+        api = server.client
+        await use_fake_wiki_models(api, llm.url)
+        kb = await make_kb(api)
+        r = await api.put(f"{KB}/{kb}/source-directory", {"path": str(notes)}, token="bob")
+        assert r.status == 200 and r.data["watcher"]["state"] == "watching", r.body
+        await eventually(lambda: watcher(api, kb))
+        r = await api.put("/api/v1/feature-flags/wiki", {"enabled": False}, token="alice")
+        assert r.status == 200, r.body
+
+        (notes / "late.md").write_text("# Late\n\nWritten while the wiki was switched off.\n")
+        await asyncio.sleep(1.5)  # fifteen debounce periods and health checks: nothing may scan
+        assert not RawMaterial.select().where(RawMaterial.source_path == "late.md").exists()
+
+        r = await api.put("/api/v1/feature-flags/wiki", {"enabled": True}, token="alice")
+        assert r.status == 200, r.body
+        await eventually(material(api, kb, "late.md", sourceType="directory"))
+    finally:
+        await server.stop()

@@ -1,7 +1,6 @@
 """The approvals inbox: a scripted tool call waits, is approved, denied or always allowed from the inbox."""
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -18,14 +17,7 @@ from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(models=["scripted"])
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
+pytestmark = pytest.mark.llm_models("scripted")
 
 
 @pytest.fixture

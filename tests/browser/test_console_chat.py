@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -21,14 +21,7 @@ from tests.helpers.server import RunningServer
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(models=["scripted", "other"])
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
+pytestmark = pytest.mark.llm_models("scripted", "other")
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,14 +17,7 @@ from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(models=["scripted"])
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
+pytestmark = pytest.mark.llm_models("scripted")
 
 
 async def test_the_dashboard_chart_shows_the_days_tokens_after_a_chat(

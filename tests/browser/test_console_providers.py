@@ -44,14 +44,7 @@ async def server(idp: FakeOAuthServer, tmp_path: Any) -> AsyncIterator[RunningSe
         await running.stop()
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(models=["scripted", "embed-small"])
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
+pytestmark = pytest.mark.llm_models("scripted", "embed-small")
 
 
 async def test_vendor_b_connects_with_a_device_code_that_the_page_shows_and_polls(

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +20,7 @@ from tests.helpers.server import RunningServer
 RULES = "/api/v1/security/guard/rules"
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(models=["scripted"])
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
+pytestmark = pytest.mark.llm_models("scripted")
 
 
 async def test_a_guard_rule_created_in_the_ui_blocks_a_tool(

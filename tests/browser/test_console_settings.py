@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -28,14 +27,7 @@ APPROVAL_GRAPH = {
 }
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(models=["scripted", "vision-7b"])
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
+pytestmark = pytest.mark.llm_models("scripted", "vision-7b")
 
 
 async def paused_run(server: RunningServer, what: str) -> dict[str, Any]:

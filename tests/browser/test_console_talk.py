@@ -19,16 +19,6 @@ from tests.helpers.models import use_fake_openai  # noqa: E402
 from tests.helpers.server import RunningServer  # noqa: E402
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI()
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
-
-
 async def question_wav(path: Path) -> Path:
     """"What time is it?" in the local voice, 16 kHz mono, with silence around it (Chromium loops the file)."""
     spoken = read_wav(await LocalSpeech().synthesize_wav("What time is it?"))

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,7 @@ from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(models=["scripted"])
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
+pytestmark = pytest.mark.llm_models("scripted")
 
 
 async def test_usage_groups_by_model_agent_and_user_and_downloads_csv(

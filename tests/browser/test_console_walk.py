@@ -1,7 +1,6 @@
 """A walk over every console page at desktop and phone width: no 4xx answer, no script error, nothing sideways."""
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -23,14 +22,7 @@ PAGES = [
 ]
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI(models=["qwen2.5-7b-instruct"])
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
+pytestmark = pytest.mark.llm_models("qwen2.5-7b-instruct")
 
 
 @pytest.mark.parametrize("width", [1280, 390])

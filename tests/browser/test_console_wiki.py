@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -19,16 +19,6 @@ from tests.helpers.wiki import page as wiki_page
 from tests.helpers.wiki import pages_answer, use_fake_wiki_models
 
 ROOT = Path(tempfile.mkdtemp(prefix="wiki-browser-roots-"))
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[ScriptedOpenAI]:
-    srv = ScriptedOpenAI()
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
 
 
 @pytest.mark.config(wiki_source_roots=str(ROOT), wiki_watch_debounce_s=0.1, wiki_watch_check_s=0.2)

@@ -14,7 +14,7 @@ from platform_server.features.audit import service as audit
 from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler, first_validation_error
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import BadRequest, Forbidden
 
 TAGS = ("Agents",)
 MAX_READ_BYTES = 50 * 1024 * 1024
@@ -52,40 +52,47 @@ class FilesHandler(ApiHandler):
 PEOPLE = "memory/people"
 
 
-def _personal_files(root: Path) -> list[dict[str, Any]]:
-    """Each user's private memory files: `ownerKey` is `user:<id>`, `filename` the path below it."""
+def _personal_files(root: Path, user_id: int) -> list[dict[str, Any]]:
+    """One user's private memory files of the agent: `ownerKey` is `user:<id>`, `filename` the path below it."""
+    start = f"{PEOPLE}/{int(user_id)}"
+    if not (root / PEOPLE / str(int(user_id))).is_dir():
+        return []
     rows = []
-    for rel, st in files.walk_files(root, PEOPLE):
-        owner, _, name = rel[len(PEOPLE) + 1:].partition("/")
-        if name:
-            rows.append({**files.file_info(rel, st), "filename": name, "ownerKey": f"user:{owner}",
-                         "scope": "PERSONAL", "enabled": True})
-    return sorted(rows, key=lambda r: (r["ownerKey"], r["filename"]))
+    for rel, st in files.walk_files(root, start):
+        name = rel[len(start) + 1:]
+        rows.append({**files.file_info(rel, st), "filename": name, "ownerKey": f"user:{int(user_id)}",
+                     "scope": "PERSONAL", "enabled": True})
+    return sorted(rows, key=lambda r: r["filename"])
 
 
 class PersonalFilesHandler(ApiHandler):
-    access = {"GET": "admin"}
+    access = {"GET": "viewer"}
     tags = TAGS
 
     async def get(self, agentId: int) -> None:
-        """Users' private memory files of the agent (metadata only; workspace admin)."""
-        agent = service.get_agent(self.require_caller(), agentId)
-        self.ok(await run_blocking(_personal_files, service.agent_dir(self.config, agent.id)))
+        """The caller's own private memory files of the agent (metadata; nobody else's, admins included)."""
+        caller = self.require_caller()
+        agent = service.get_agent(caller, agentId)
+        root = service.private_dir(self.config, agent.id)
+        self.ok(await run_blocking(_personal_files, root, caller.user_id))
 
 
 class PersonalFileHandler(ApiHandler):
-    access = {"GET": "admin"}
+    access = {"GET": "viewer"}
     tags = TAGS
 
     async def get(self, agentId: int) -> None:
-        """One user's private memory file as `{filename, ownerKey, content}` (workspace admin)."""
-        agent = service.get_agent(self.require_caller(), agentId)
+        """One of the caller's own private memory files as `{filename, ownerKey, content}`."""
+        caller = self.require_caller()
+        agent = service.get_agent(caller, agentId)
         filename, owner = self.get_query_argument("filename", ""), self.get_query_argument("ownerKey", "")
         user_id = owner.removeprefix("user:")
         if not filename or not user_id.isdigit():
             raise BadRequest("ownerKey: must be user:<id>, with a filename")
+        if int(user_id) != caller.user_id:
+            raise Forbidden("A user's private memory is readable only by that user")
         rel = f"{PEOPLE}/{int(user_id)}/{filename}"
-        data = await run_blocking(files.read_bytes, service.agent_dir(self.config, agent.id), rel, MAX_READ_BYTES)
+        data = await run_blocking(files.read_bytes, service.private_dir(self.config, agent.id), rel, MAX_READ_BYTES)
         self.ok({"filename": filename, "ownerKey": owner, "content": data.decode("utf-8", "replace")})
 
 

@@ -22,13 +22,16 @@ async def _remote_models(router: LlmRouter, provider_id: str) -> list[ModelInfo]
         raise LlmFailure(f"Model discovery failed: {exc.message}") from None
 
 
-async def discover(router: LlmRouter, provider_id: str) -> list[dict[str, Any]]:
-    """The provider's own model list, each marked whether it is already added."""
+async def discover(router: LlmRouter, provider_id: str) -> dict[str, Any]:
+    """The provider's own model list, each marked whether it is already added, and the ones not yet added
+    (the shape the original console reads: discoveredModels, newModels and their counts)."""
     service.get_provider(provider_id)
     infos = await _remote_models(router, provider_id)
     known = {(m.model_name, m.model_type) for m in service.models_of(provider_id)}
-    return [
+    found = [
         {
+            "id": i.id,  # the console selects models by this name
+            "name": i.id,
             "modelName": i.id,
             "modelType": i.model_type,
             "modalities": i.modalities,
@@ -37,6 +40,8 @@ async def discover(router: LlmRouter, provider_id: str) -> list[dict[str, Any]]:
         }
         for i in infos
     ]
+    fresh = [m for m in found if not m["added"]]
+    return {"discoveredModels": found, "newModels": fresh, "totalDiscovered": len(found), "newCount": len(fresh)}
 
 
 async def discover_apply(router: LlmRouter, caller: Caller, provider_id: str, names: list[str] | None) -> list[dict[str, Any]]:

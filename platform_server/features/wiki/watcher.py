@@ -76,6 +76,7 @@ class SourceWatcher:
         self._woken = False
         self._first_event: float | None = None
         self._timer: object | None = None
+        self.deferred: str | None = None  # a scan held back while the `wiki` flag was off (its reason)
 
     # ---- observer thread side -------------------------------------------------------------
 
@@ -170,6 +171,9 @@ class Health(Loop):
         if not settings.is_enabled("wiki"):  # the `wiki` feature flag is off: no folder checks or scans
             return
         for watcher in list(self.owner.watchers.values()):
+            if watcher.deferred and self.owner.watchers.get(watcher.kb_id) is watcher:
+                reason, watcher.deferred = watcher.deferred, None
+                self.owner.scan_soon(watcher.kb_id, reason)  # the flag is back on: catch up
             await self.owner.check(watcher)
 
 
@@ -272,7 +276,18 @@ class Watchers:
             raw_service.discard(self.config, kb_id, name)
 
     def scan_soon(self, kb_id: int, reason: str) -> None:
-        """Scan in the background (a failure is kept in the watcher's state, not raised)."""
+        """Scan in the background (a failure is kept in the watcher's state, not raised).
+
+        While the `wiki` flag is off, scans the watcher starts itself (file events, link, folder back)
+        are held back; the health check runs one when the flag is on again.
+        """
+        from platform_server.features.settings import service as settings
+
+        watcher = self.watchers.get(kb_id)
+        if reason != "request" and watcher is not None and not settings.is_enabled("wiki"):
+            watcher.deferred = watcher.deferred or reason
+            return
+
         async def run() -> None:
             try:
                 await self.scan(kb_id, reason)

@@ -140,9 +140,9 @@ export class ModelsView {
   async discover(providerId) {
     let found;
     try { found = await post(`/models/${seg(providerId)}/discover`); } catch (err) { showError(err); return; }
-    const fresh = (found || []).filter((m) => !m.added);
+    const fresh = found?.newModels || [];
     if (!fresh.length) {
-      toast(found?.length ? "Every model is already added" : "The server lists no models");
+      toast(found?.totalDiscovered ? "Every model is already added" : "The server lists no models");
       return;
     }
     const boxes = fresh.map((m) => h("label", { class: "check" },
