@@ -119,3 +119,76 @@ def test_the_start_order_check_refuses_an_area_that_needs_a_later_one() -> None:
         check_feature_order((Feature("chat", needs=("tools",)), Feature("tools")))
     with pytest.raises(ValueError, match="uses 'nowhere'"):
         check_feature_order((Feature("chat", uses=("nowhere",)),))
+
+
+# Files whose request bodies, audited writes or row serialisers predate the conventions below; the lists only shrink.
+BODIES_OUTSIDE_SCHEMAS = {
+    "agents/handlers.py", "auth/admin.py", "channels/handlers.py", "channels/pairing_handlers.py", "chat/service.py",
+    "conversations/handlers.py", "media/handlers.py",
+}
+AUDITED_WRITES_BY_HAND = {"channels/service.py"}
+HAND_WRITTEN_ROW_DICTS = {"agents/service.py"}
+
+
+def _area_files() -> dict[str, Path]:
+    return {str(p.relative_to(AREAS)): p for p in sorted(AREAS.rglob("*.py"))}
+
+
+def _pydantic_classes(tree: ast.Module) -> list[str]:
+    names = {a.asname or a.name for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "pydantic" for a in n.names}
+    return [n.name for n in tree.body if isinstance(n, ast.ClassDef) and any(ast.unparse(b).split("[")[0] in names for b in n.bases)]
+
+
+def test_request_bodies_and_other_pydantic_models_live_in_the_areas_schemas_modules() -> None:
+    outside = {name: _pydantic_classes(ast.parse(p.read_text())) for name, p in _area_files().items() if not name.endswith("/schemas.py")}
+    offenders = {name: classes for name, classes in outside.items() if classes and name not in BODIES_OUTSIDE_SCHEMAS}
+    assert offenders == {}
+    assert sorted(name for name in BODIES_OUTSIDE_SCHEMAS if not outside.get(name)) == [], "moved: drop them from the list"
+
+
+def _writes_one_row_and_audits_it(block: ast.With) -> bool:
+    """`with database.atomic():` holding only attribute assignments, one save/create/delete of a row and its `audit.record`."""
+    if [ast.unparse(i.context_expr) for i in block.items] != ["database.atomic()"] or len(block.body) < 2:
+        return False
+    *pre, write, record = block.body
+    if not all(isinstance(s, ast.Assign) and all(isinstance(t, ast.Attribute) for t in s.targets) for s in pre):
+        return False
+    if not (isinstance(record, ast.Expr) and isinstance(record.value, ast.Call) and ast.unparse(record.value.func) == "audit.record"
+            and len(record.value.args) >= 4):
+        return False
+    row = ast.unparse(record.value.args[3]).removesuffix(".id")
+    text = ast.unparse(write)
+    return text in (f"{row}.save()", f"{row}.save(force_insert=True)", f"{row}.delete_instance()") or (
+        isinstance(write, ast.Assign) and ast.unparse(write.targets[0]) == row and ".create(" in ast.unparse(write.value))
+
+
+def test_writes_of_one_row_with_its_audit_event_go_through_audit_save() -> None:
+    found = {name for name, p in _area_files().items()
+             if any(isinstance(n, ast.With) and _writes_one_row_and_audits_it(n) for n in ast.walk(ast.parse(p.read_text())))}
+    assert found - AUDITED_WRITES_BY_HAND == set()
+    assert AUDITED_WRITES_BY_HAND - found == set(), "converted: drop them from the list"
+
+
+def _hand_written_row_dicts(tree: ast.Module) -> list[str]:
+    """One-argument functions that only return a dict of the argument's attributes: what `serialize.Fields` declares."""
+    out = []
+    for n in tree.body:
+        if not isinstance(n, ast.FunctionDef) or len(n.args.args) != 1:
+            continue
+        body = [s for s in n.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        arg = n.args.args[0].arg
+        if len(body) != 1 or not isinstance(body[0], ast.Return) or not isinstance(body[0].value, ast.Dict):
+            continue
+        keys, values = body[0].value.keys, body[0].value.values
+        methods = {id(c.func) for c in ast.walk(body[0].value) if isinstance(c, ast.Call)}  # e.get(...) is no field read
+        reads = [any(isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) and a.value.id == arg and id(a) not in methods
+                     for a in ast.walk(v)) for v in values]
+        if len(keys) >= 3 and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in keys) and sum(reads) * 2 >= len(keys):
+            out.append(n.name)
+    return out
+
+
+def test_rows_go_out_through_a_declared_field_map_not_a_hand_written_dict() -> None:
+    found = {name: _hand_written_row_dicts(ast.parse(p.read_text())) for name, p in _area_files().items()}
+    assert {name: fns for name, fns in found.items() if fns and name not in HAND_WRITTEN_ROW_DICTS} == {}
+    assert sorted(name for name in HAND_WRITTEN_ROW_DICTS if not found.get(name)) == [], "converted: drop them from the list"

@@ -13,6 +13,7 @@ from platform_server.features.acp.models import AcpEndpoint
 from platform_server.features.acp.schemas import MASK, AcpCreate, AcpUpdate
 from platform_server.features.audit import service as audit
 from platform_server.integrations.acp_client import AcpHandshake
+from platform_server.serialize import Fields, flag, ident, items, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 
@@ -98,23 +99,21 @@ def seed_builtins() -> None:
                 AcpEndpoint.create(builtin=True, enabled=False, **spec)
 
 
-def to_dict(row: AcpEndpoint) -> dict[str, Any]:
-    last = row.last_test or {}
-    return {
-        "id": str(row.id),
-        "name": row.name,
-        "displayName": row.display_name or row.name,
-        "description": row.description,
-        "command": row.command,
-        "args": list(row.args or []),
-        "env": {k: MASK for k in (row.env or {})},
-        "cwd": row.cwd,
-        "enabled": bool(row.enabled),
-        "builtin": bool(row.builtin),
-        "lastTest": last or None,
-        "createTime": iso(row.create_time),
-        "updateTime": iso(row.update_time),
-    }
+to_dict = Fields(
+    id=ident("id"),
+    name="name",
+    displayName=lambda row: row.display_name or row.name,
+    description="description",
+    command="command",
+    args=items("args"),
+    env=lambda row: {k: MASK for k in (row.env or {})},
+    cwd="cwd",
+    enabled=flag("enabled"),
+    builtin=flag("builtin"),
+    lastTest=lambda row: row.last_test or None,
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
 def get_row(endpoint_id: int) -> AcpEndpoint:
@@ -140,9 +139,7 @@ def create(caller: Caller, req: AcpCreate) -> dict[str, Any]:
     row = AcpEndpoint(name=req.name, display_name=req.displayName, description=req.description,
                       command=_check_command(req.command, req.args), args=list(req.args),
                       env=_merge_env(req.env, {}), cwd=check_cwd(req.cwd), enabled=req.enabled, builtin=False)
-    with database.atomic():
-        row.save(force_insert=True)
-        audit.record(caller, "CREATE", "ACP_ENDPOINT", row.id, f"ACP endpoint {row.name}: {row.command}")
+    audit.save(caller, "CREATE", "ACP_ENDPOINT", row, f"ACP endpoint {row.name}: {row.command}")
     return to_dict(row)
 
 
@@ -167,20 +164,16 @@ def update(caller: Caller, endpoint_id: int, req: AcpUpdate) -> dict[str, Any]:
         if value is not None:
             setattr(row, attr, value)
     changed = ", ".join(req.model_dump(exclude_none=True)) or "no change"
-    with database.atomic():
-        row.update_time = utcnow()
-        row.save()
-        audit.record(caller, "UPDATE", "ACP_ENDPOINT", row.id, f"ACP endpoint {row.name}: {changed}")
+    row.update_time = utcnow()
+    audit.save(caller, "UPDATE", "ACP_ENDPOINT", row, f"ACP endpoint {row.name}: {changed}")
     return to_dict(row)
 
 
 def toggle(caller: Caller, endpoint_id: int, enabled: bool) -> dict[str, Any]:
     row = get_row(endpoint_id)
-    with database.atomic():
-        row.enabled = enabled
-        row.update_time = utcnow()
-        row.save()
-        audit.record(caller, "UPDATE", "ACP_ENDPOINT", row.id, f"ACP endpoint {row.name} {'enabled' if enabled else 'disabled'}")
+    row.enabled = enabled
+    row.update_time = utcnow()
+    audit.save(caller, "UPDATE", "ACP_ENDPOINT", row, f"ACP endpoint {row.name} {'enabled' if enabled else 'disabled'}")
     return to_dict(row)
 
 
@@ -188,9 +181,7 @@ def delete(caller: Caller, endpoint_id: int) -> None:
     row = get_row(endpoint_id)
     if row.builtin:
         raise BadRequest("Built-in ACP endpoints cannot be deleted (disable them instead)")
-    with database.atomic():
-        row.delete_instance()
-        audit.record(caller, "DELETE", "ACP_ENDPOINT", row.id, f"ACP endpoint {row.name}")
+    audit.save(caller, "DELETE", "ACP_ENDPOINT", row, f"ACP endpoint {row.name}")
 
 
 def record_test(endpoint_id: int, result: AcpHandshake) -> dict[str, Any]:

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Literal
 
-from platform_server.db import iso
+from platform_server.db import BaseModel, database
 from platform_server.features.audit.models import AuditEvent
+from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.pagination import PageRequest, paginate
 
@@ -42,18 +43,37 @@ def record(
     )
 
 
-def to_dict(e: AuditEvent) -> dict[str, Any]:
-    return {
-        "id": str(e.id),
-        "workspaceId": str(e.workspace_id),
-        "actorUserId": None if e.actor_user_id is None else str(e.actor_user_id),
-        "actorUsername": e.actor_username,
-        "action": e.action,
-        "resourceType": e.resource_type,
-        "resourceId": e.resource_id,
-        "detail": e.detail,
-        "createTime": iso(e.create_time),
-    }
+def save(
+    actor: Caller | None,
+    action: Literal["CREATE", "UPDATE", "DELETE"],
+    resource_type: str,
+    row: BaseModel,
+    detail: str = "",
+    workspace_id: int | None = None,
+) -> None:
+    """Write one row and its audit event in one transaction: CREATE inserts the row, UPDATE saves it,
+    DELETE deletes it; the event names the row's id. Set the fields (and `update_time`) before calling."""
+    with database.atomic():
+        if action == "CREATE":
+            row.save(force_insert=True)
+        elif action == "DELETE":
+            row.delete_instance()
+        else:
+            row.save()
+        record(actor, action, resource_type, row.id, detail, workspace_id)
+
+
+to_dict = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    actorUserId=ident("actor_user_id"),
+    actorUsername="actor_username",
+    action="action",
+    resourceType="resource_type",
+    resourceId="resource_id",
+    detail="detail",
+    createTime=when("create_time"),
+)
 
 
 def page_events(

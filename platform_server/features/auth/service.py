@@ -16,6 +16,7 @@ from platform_server.features.auth.models import AccessToken, User
 from platform_server.features.auth.tokens import JwtIssuer
 from platform_server.web.context import Caller, Principal
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, TooManyRequests, Unauthorized
+from platform_server.serialize import Fields, ident, when
 
 PAT_PREFIX = "mc_"
 _LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
@@ -104,17 +105,16 @@ class LoginLimiter:
 
 # ---- users -----------------------------------------------------------------
 
-def user_to_dict(u: User) -> dict[str, Any]:
-    """A user as the API shows it: never the password or its hash."""
-    return {
-        "id": str(u.id),
-        "username": u.username,
-        "nickname": u.nickname,
-        "email": u.email,
-        "role": u.role,
-        "enabled": u.enabled,
-        "createTime": iso(u.create_time),
-    }
+# A user as the API shows it: never the password or its hash.
+user_to_dict = Fields(
+    id=ident("id"),
+    username="username",
+    nickname="nickname",
+    email="email",
+    role="role",
+    enabled="enabled",
+    createTime=when("create_time"),
+)
 
 
 def login_response(u: User, token: str) -> dict[str, Any]:
@@ -213,15 +213,14 @@ def _authenticate_pat(token: str) -> Principal | None:
 
 # ---- personal access tokens --------------------------------------------------
 
-def pat_to_dict(t: AccessToken) -> dict[str, Any]:
-    return {
-        "id": str(t.id),
-        "name": t.name,
-        "tokenPrefix": t.token_prefix,
-        "createTime": iso(t.create_time),
-        "expiresAt": iso(t.expires_at),
-        "lastUsedAt": iso(t.last_used_at),
-    }
+pat_to_dict = Fields(
+    id=ident("id"),
+    name="name",
+    tokenPrefix="token_prefix",
+    createTime=when("create_time"),
+    expiresAt=when("expires_at"),
+    lastUsedAt=when("last_used_at"),
+)
 
 
 def create_pat(caller: Caller, name: str, expires_at: dt.datetime | None) -> dict[str, Any]:
@@ -231,12 +230,11 @@ def create_pat(caller: Caller, name: str, expires_at: dt.datetime | None) -> dic
     if expires_at is not None and expires_at <= utcnow():
         raise BadRequest("expiresAt: must be in the future")
     plaintext = PAT_PREFIX + secrets.token_urlsafe(32)
-    with database.atomic():
-        row = AccessToken.create(
-            user=caller.user_id, name=name, token_hash=hashlib.sha256(plaintext.encode()).hexdigest(),
-            token_prefix=plaintext[:8], expires_at=expires_at,
-        )
-        audit.record(caller, "CREATE", "TOKEN", row.id, f"personal access token {name}")
+    row = AccessToken(
+        user=caller.user_id, name=name, token_hash=hashlib.sha256(plaintext.encode()).hexdigest(),
+        token_prefix=plaintext[:8], expires_at=expires_at,
+    )
+    audit.save(caller, "CREATE", "TOKEN", row, f"personal access token {name}")
     return {
         "id": str(row.id), "name": row.name, "token": plaintext, "tokenPrefix": row.token_prefix,
         "createTime": iso(row.create_time), "expiresAt": iso(row.expires_at),

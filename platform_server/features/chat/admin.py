@@ -1,10 +1,9 @@
 """Admin runtime (global admin): in-flight turns, friendly stop, force recycle, sweep; agent state and execute."""
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
-
 from platform_server.features.chat import service
 from platform_server.features.chat.runtime import ChatRuntime, TurnRequest
+from platform_server.features.chat.schemas import ExecuteRequest
 from platform_server.features.conversations import service as conversations
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
@@ -12,11 +11,6 @@ from platform_server.web.errors import NotFound
 from platform_server.web.routing import route
 
 TAGS = ("Admin runtime",)
-
-
-class ExecuteRequest(BaseModel):
-    task: str = Field(min_length=1, max_length=200_000)
-    conversationId: str | None = Field(default=None, max_length=128)
 
 
 class AdminHandler(ApiHandler):

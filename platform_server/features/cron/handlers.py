@@ -4,6 +4,7 @@ from __future__ import annotations
 from platform_server.db import utcnow
 from platform_server.features.cron import schedule, service, triggers
 from platform_server.features.cron.runner import CronScheduler
+from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate, EventEnvelope, ToggleRequest, TriggerCreate, TriggerUpdate
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import ApiError, BadRequest
 from platform_server.web.pagination import page_request
@@ -30,7 +31,7 @@ class CronHandler(ApiHandler):
 
 class CronJobsHandler(CronHandler):
     access = {"GET": "viewer", "POST": "member"}
-    body_models = {"POST": service.CronJobCreate}
+    body_models = {"POST": CronJobCreate}
 
     def get(self) -> None:
         """Cron jobs of the workspace."""
@@ -38,7 +39,7 @@ class CronJobsHandler(CronHandler):
 
     def post(self) -> None:
         """Create a cron job owned by the caller (5-field expression, IANA time zone)."""
-        req = self.body(service.CronJobCreate)
+        req = self.body(CronJobCreate)
         self.ok(service.create(self.require_caller(), req, service.default_timezone()))
 
 
@@ -73,7 +74,7 @@ class PreviewHandler(CronHandler):
 
 class CronJobHandler(CronHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
-    body_models = {"PUT": service.CronJobUpdate}
+    body_models = {"PUT": CronJobUpdate}
 
     def get(self, id: int) -> None:
         """One cron job."""
@@ -81,7 +82,7 @@ class CronJobHandler(CronHandler):
 
     def put(self, id: int) -> None:
         """Sparse update; the owner or a workspace admin (a new schedule reschedules)."""
-        req = self.body(service.CronJobUpdate)
+        req = self.body(CronJobUpdate)
         self.ok(service.update(self.require_caller(), id, req))
 
     def delete(self, id: int) -> None:
@@ -100,11 +101,11 @@ class RunNowHandler(CronHandler):
 
 class ToggleHandler(CronHandler):
     access = {"PUT": "member"}
-    body_models = {"PUT": service.ToggleRequest}
+    body_models = {"PUT": ToggleRequest}
 
     def put(self, id: int) -> None:
         """Enable or disable (`{enabled}`; an empty body flips it)."""
-        req = self.toggle_body(service.ToggleRequest)
+        req = self.toggle_body(ToggleRequest)
         self.ok(service.toggle(self.require_caller(), id, req.enabled))
 
 
@@ -131,7 +132,7 @@ class CronJobRunsHandler(CronRunsHandler):
 
 class TriggersHandler(CronHandler):
     access = {"GET": "viewer", "POST": "member"}
-    body_models = {"POST": triggers.TriggerCreate}
+    body_models = {"POST": TriggerCreate}
 
     def get(self) -> None:
         """Triggers of the workspace."""
@@ -139,23 +140,23 @@ class TriggersHandler(CronHandler):
 
     def post(self) -> None:
         """Create a cron or event trigger; an enabled cron trigger is scheduled at once."""
-        req = self.body(triggers.TriggerCreate)
+        req = self.body(TriggerCreate)
         self.ok(triggers.create(self.require_caller(), req, service.default_timezone()))
 
 
 class TriggerEventsHandler(CronHandler):
     access = {"POST": "member"}
-    body_models = {"POST": triggers.EventEnvelope}
+    body_models = {"POST": EventEnvelope}
 
     def post(self) -> None:
         """Ingest `{type, source?, payload, id?}`; answers `[{triggerId, fired, reason, runId}]`."""
-        req = self.body(triggers.EventEnvelope)
+        req = self.body(EventEnvelope)
         self.ok(triggers.ingest(self.require_caller(), self.scheduler, req))
 
 
 class TriggerHandler(CronHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
-    body_models = {"PUT": triggers.TriggerUpdate}
+    body_models = {"PUT": TriggerUpdate}
 
     def get(self, id: int) -> None:
         """One trigger of the workspace."""
@@ -163,7 +164,7 @@ class TriggerHandler(CronHandler):
 
     def put(self, id: int) -> None:
         """Sparse update; `patternVersion` goes up when the cron expression changes."""
-        req = self.body(triggers.TriggerUpdate)
+        req = self.body(TriggerUpdate)
         self.ok(triggers.update(self.require_caller(), id, req, service.default_timezone()))
 
     def delete(self, id: int) -> None:

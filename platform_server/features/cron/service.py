@@ -1,52 +1,20 @@
 """Cron jobs: CRUD scoped to the caller's workspace, run now, toggle, and the run history."""
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable
 
-from pydantic import AliasChoices, BaseModel, Field
-
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.cron import schedule
 from platform_server.features.cron.models import CronJob, CronRun, Trigger
 from platform_server.features.cron.runner import CronScheduler, spec_of
+from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 from platform_server.web.pagination import PageRequest, paginate
+from platform_server.serialize import Fields, GIVEN, flag, ident, when
 
 RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
-ConversationMode = Literal["new", "fixed"]
-
-
-class CronJobCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    agentId: str | int
-    cronExpression: str = Field(min_length=1, max_length=200)
-    timezone: str | None = Field(default=None, max_length=64)
-    # triggerMessage: the original console's name for the message
-    message: str = Field(min_length=1, max_length=20_000, validation_alias=AliasChoices("message", "triggerMessage"))
-    enabled: bool = True
-    conversationMode: ConversationMode = "new"
-    # the original console's job kinds: only `text` (a message to the agent) exists here
-    taskType: Literal["text"] | None = None
-    conversationId: str | None = Field(default=None, max_length=128)
-
-
-class CronJobUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    agentId: str | int | None = None
-    cronExpression: str | None = Field(default=None, min_length=1, max_length=200)
-    timezone: str | None = Field(default=None, max_length=64)
-    message: str | None = Field(default=None, min_length=1, max_length=20_000,
-                                validation_alias=AliasChoices("message", "triggerMessage"))
-    enabled: bool | None = None
-    conversationMode: ConversationMode | None = None
-    conversationId: str | None = Field(default=None, max_length=128)
-    taskType: Literal["text"] | None = None
-
-
-class ToggleRequest(BaseModel):
-    enabled: bool | None = None
 
 
 # ---- shared checks (triggers use them too) -------------------------------------------
@@ -111,35 +79,38 @@ def usernames(ids: Iterable[int]) -> dict[int, str]:
 
 # ---- cron jobs ------------------------------------------------------------------------
 
+JOB_FIELDS = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    agentId=ident("agent_id"),
+    agentName=GIVEN,
+    cronExpression="cron_expression",
+    timezone="timezone",
+    message="message",
+    enabled=flag("enabled"),
+    conversationMode="conversation_mode",
+    conversationId="conversation_id",
+    ownerUserId=ident("owner_user_id"),
+    ownerUsername=GIVEN,
+    nextFireTime=when("next_fire_at"),
+    lastFireTime=when("last_fire_at"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+    # the original console's names: every job here sends a text message to its agent
+    taskType=lambda job: "text",
+    triggerMessage="message",
+    nextRunTime=when("next_fire_at"),
+    lastRunTime=when("last_fire_at"),
+)
+
+
 def to_dict(job: CronJob, agents: dict[int, str] | None = None, users: dict[int, str] | None = None) -> dict[str, Any]:
     from platform_server.features.agents.models import Agent
 
     agents = names(Agent, [job.agent_id]) if agents is None else agents
     users = usernames([job.owner_user_id]) if users is None else users
-    return {
-        "id": str(job.id),
-        "workspaceId": str(job.workspace_id),
-        "name": job.name,
-        "agentId": str(job.agent_id),
-        "agentName": agents.get(job.agent_id),
-        "cronExpression": job.cron_expression,
-        "timezone": job.timezone,
-        "message": job.message,
-        "enabled": bool(job.enabled),
-        "conversationMode": job.conversation_mode,
-        "conversationId": job.conversation_id,
-        "ownerUserId": str(job.owner_user_id),
-        "ownerUsername": users.get(job.owner_user_id),
-        "nextFireTime": iso(job.next_fire_at),
-        "lastFireTime": iso(job.last_fire_at),
-        "createTime": iso(job.create_time),
-        "updateTime": iso(job.update_time),
-        # the original console's names: every job here sends a text message to its agent
-        "taskType": "text",
-        "triggerMessage": job.message,
-        "nextRunTime": iso(job.next_fire_at),
-        "lastRunTime": iso(job.last_fire_at),
-    }
+    return JOB_FIELDS(job, agentName=agents.get(job.agent_id), ownerUsername=users.get(job.owner_user_id))
 
 
 def _get(caller: Caller, job_id: int) -> CronJob:
@@ -171,14 +142,13 @@ def create(caller: Caller, req: CronJobCreate, default_timezone: str) -> dict[st
     message = check_text(req.message, "message")
     cid = check_conversation(req.conversationMode, req.conversationId, caller.user_id)
     now = utcnow()
-    with database.atomic():
-        job = CronJob.create(
-            workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=check_text(req.name, "name").strip(),
-            agent_id=agent_id, cron_expression=expression, timezone=tz.strip(), message=message, enabled=req.enabled,
-            conversation_mode=req.conversationMode, conversation_id=cid,
-            next_fire_at=schedule.next_fire(expression, tz.strip(), now) if req.enabled else None,
-        )
-        audit.record(caller, "CREATE", "CRON_JOB", job.id, f"cron job {job.name} ({expression} {job.timezone})")
+    job = CronJob(
+        workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=check_text(req.name, "name").strip(),
+        agent_id=agent_id, cron_expression=expression, timezone=tz.strip(), message=message, enabled=req.enabled,
+        conversation_mode=req.conversationMode, conversation_id=cid,
+        next_fire_at=schedule.next_fire(expression, tz.strip(), now) if req.enabled else None,
+    )
+    audit.save(caller, "CREATE", "CRON_JOB", job, f"cron job {job.name} ({expression} {job.timezone})")
     return to_dict(job)
 
 
@@ -206,9 +176,7 @@ def update(caller: Caller, job_id: int, req: CronJobUpdate) -> dict[str, Any]:
         job.conversation_mode, job.conversation_id = mode, check_conversation(mode, cid, job.owner_user_id)
     job.next_fire_at = schedule.next_fire(job.cron_expression, job.timezone, utcnow()) if job.enabled else None
     job.update_time = utcnow()
-    with database.atomic():
-        job.save()
-        audit.record(caller, "UPDATE", "CRON_JOB", job.id, f"cron job {job.name} ({job.cron_expression} {job.timezone})")
+    audit.save(caller, "UPDATE", "CRON_JOB", job, f"cron job {job.name} ({job.cron_expression} {job.timezone})")
     return to_dict(job)
 
 
@@ -219,9 +187,7 @@ def toggle(caller: Caller, job_id: int, enabled: bool | None) -> dict[str, Any]:
     job.enabled = (not job.enabled) if enabled is None else enabled
     job.next_fire_at = schedule.next_fire(job.cron_expression, job.timezone, utcnow()) if job.enabled else None
     job.update_time = utcnow()
-    with database.atomic():
-        job.save()
-        audit.record(caller, "UPDATE", "CRON_JOB", job.id, f"{'enabled' if job.enabled else 'disabled'}")
+    audit.save(caller, "UPDATE", "CRON_JOB", job, f"{'enabled' if job.enabled else 'disabled'}")
     return to_dict(job)
 
 
@@ -247,32 +213,34 @@ def run_now(caller: Caller, scheduler: CronScheduler, job_id: int) -> dict[str, 
 
 # ---- runs ---------------------------------------------------------------------------------
 
-def run_dict(run: CronRun) -> dict[str, Any]:
-    duration = None
-    if run.finished_at is not None and run.started_at is not None:
-        duration = int((run.finished_at - run.started_at).total_seconds() * 1000)
-    return {
-        "id": str(run.id),
-        "runId": str(run.id),
-        "jobType": run.job_type,
-        "cronJobId": str(run.job_id) if run.job_type == "cron_job" else None,
-        "triggerId": str(run.job_id) if run.job_type == "trigger" else None,
-        "jobName": run.job_name,
-        "agentId": str(run.agent_id),
-        "ownerUserId": str(run.owner_user_id),
-        "cause": run.cause,
-        "status": run.status,
-        "scheduledTime": iso(run.scheduled_at),
-        "startTime": iso(run.started_at),
-        "finishTime": iso(run.finished_at),
-        "durationMs": duration,
-        "conversationId": run.conversation_id,
-        "assistantMessageId": None if run.assistant_message_id is None else str(run.assistant_message_id),
-        "error": run.error,
-        "promptTokens": run.prompt_tokens,
-        "completionTokens": run.completion_tokens,
-        "eventId": run.event_id,
-    }
+def _duration_ms(run: CronRun) -> int | None:
+    if run.finished_at is None or run.started_at is None:
+        return None
+    return int((run.finished_at - run.started_at).total_seconds() * 1000)
+
+
+run_dict = Fields(
+    id=ident("id"),
+    runId=ident("id"),
+    jobType="job_type",
+    cronJobId=lambda run: str(run.job_id) if run.job_type == "cron_job" else None,
+    triggerId=lambda run: str(run.job_id) if run.job_type == "trigger" else None,
+    jobName="job_name",
+    agentId=ident("agent_id"),
+    ownerUserId=ident("owner_user_id"),
+    cause="cause",
+    status="status",
+    scheduledTime=when("scheduled_at"),
+    startTime=when("started_at"),
+    finishTime=when("finished_at"),
+    durationMs=_duration_ms,
+    conversationId="conversation_id",
+    assistantMessageId=ident("assistant_message_id"),
+    error="error",
+    promptTokens="prompt_tokens",
+    completionTokens="completion_tokens",
+    eventId="event_id",
+)
 
 
 def _check_status(status: str | None) -> str | None:

@@ -4,19 +4,18 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import peewee
-from pydantic import BaseModel, Field
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.cron import schedule
-from platform_server.features.cron.events import MAX_MESSAGE_CHARS, check_filter, mismatch, render
+from platform_server.features.cron.events import check_filter, mismatch, render
 from platform_server.features.cron.models import CronRun, Trigger, TriggerEvent
 from platform_server.features.cron.runner import EVENT_DEDUPE, CronScheduler, spec_of
+from platform_server.features.cron.schemas import EventEnvelope, TriggerCreate, TriggerUpdate
 from platform_server.features.cron.service import (
-    ConversationMode,
     can_manage,
     check_agent,
     check_conversation,
@@ -26,77 +25,45 @@ from platform_server.features.cron.service import (
 )
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, NotFound
+from platform_server.serialize import Fields, GIVEN, flag, ident, when
 
 MAX_PAYLOAD_BYTES = 256 * 1024
 _EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:/\-]{1,100}$")
-Scalar = str | int | float | bool | None
-
-
-class TriggerCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    agentId: str | int
-    type: Literal["cron", "event"]
-    cronExpression: str | None = Field(default=None, max_length=200)
-    timezone: str | None = Field(default=None, max_length=64)
-    eventType: str | None = Field(default=None, max_length=100)
-    filter: dict[str, Scalar] | None = None
-    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
-    enabled: bool = True
-    conversationMode: ConversationMode = "new"
-    conversationId: str | None = Field(default=None, max_length=128)
-
-
-class TriggerUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    agentId: str | int | None = None
-    type: Literal["cron", "event"] | None = None
-    cronExpression: str | None = Field(default=None, max_length=200)
-    timezone: str | None = Field(default=None, max_length=64)
-    eventType: str | None = Field(default=None, max_length=100)
-    filter: dict[str, Scalar] | None = None
-    message: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS)
-    enabled: bool | None = None
-    conversationMode: ConversationMode | None = None
-    conversationId: str | None = Field(default=None, max_length=128)
-
-
-class EventEnvelope(BaseModel):
-    type: str = Field(min_length=1, max_length=100)
-    source: str | None = Field(default=None, max_length=200)
-    payload: dict[str, Any] = Field(default_factory=dict)
-    id: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 # ---- CRUD -------------------------------------------------------------------------------
+
+TRIGGER_FIELDS = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    agentId=ident("agent_id"),
+    agentName=GIVEN,
+    type="type",
+    cronExpression="cron_expression",
+    timezone="timezone",
+    eventType="event_type",
+    filter="filter",
+    message="message",
+    enabled=flag("enabled"),
+    conversationMode="conversation_mode",
+    conversationId="conversation_id",
+    patternVersion="pattern_version",
+    ownerUserId=ident("owner_user_id"),
+    ownerUsername=GIVEN,
+    nextFireTime=when("next_fire_at"),
+    lastFireTime=when("last_fire_at"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
+
 
 def to_dict(t: Trigger, agents: dict[int, str] | None = None, users: dict[int, str] | None = None) -> dict[str, Any]:
     from platform_server.features.agents.models import Agent
 
     agents = names(Agent, [t.agent_id]) if agents is None else agents
     users = usernames([t.owner_user_id]) if users is None else users
-    return {
-        "id": str(t.id),
-        "workspaceId": str(t.workspace_id),
-        "name": t.name,
-        "agentId": str(t.agent_id),
-        "agentName": agents.get(t.agent_id),
-        "type": t.type,
-        "cronExpression": t.cron_expression,
-        "timezone": t.timezone,
-        "eventType": t.event_type,
-        "filter": t.filter,
-        "message": t.message,
-        "enabled": bool(t.enabled),
-        "conversationMode": t.conversation_mode,
-        "conversationId": t.conversation_id,
-        "patternVersion": t.pattern_version,
-        "ownerUserId": str(t.owner_user_id),
-        "ownerUsername": users.get(t.owner_user_id),
-        "nextFireTime": iso(t.next_fire_at),
-        "lastFireTime": iso(t.last_fire_at),
-        "createTime": iso(t.create_time),
-        "updateTime": iso(t.update_time),
-    }
+    return TRIGGER_FIELDS(t, agentName=agents.get(t.agent_id), ownerUsername=users.get(t.owner_user_id))
 
 
 def _get(caller: Caller, trigger_id: int) -> Trigger:
@@ -163,9 +130,7 @@ def create(caller: Caller, req: TriggerCreate, default_tz: str) -> dict[str, Any
     t.conversation_mode = req.conversationMode
     t.conversation_id = check_conversation(req.conversationMode, req.conversationId, caller.user_id)
     _schedule(t)
-    with database.atomic():
-        t.save(force_insert=True)
-        audit.record(caller, "CREATE", "TRIGGER", t.id, f"{t.type} trigger {t.name}")
+    audit.save(caller, "CREATE", "TRIGGER", t, f"{t.type} trigger {t.name}")
     return to_dict(t)
 
 
@@ -194,9 +159,7 @@ def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str)
         t.pattern_version += 1
     _schedule(t)
     t.update_time = utcnow()
-    with database.atomic():
-        t.save()
-        audit.record(caller, "UPDATE", "TRIGGER", t.id, f"{t.type} trigger {t.name} (pattern v{t.pattern_version})")
+    audit.save(caller, "UPDATE", "TRIGGER", t, f"{t.type} trigger {t.name} (pattern v{t.pattern_version})")
     return to_dict(t)
 
 

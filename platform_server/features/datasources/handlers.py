@@ -1,34 +1,12 @@
 """Datasources of the workspace: viewer reads, workspace admin writes (they reach host resources)."""
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
-
 from platform_server.features.datasources import service
+from platform_server.features.datasources.schemas import DatasourceCreate, DatasourceUpdate, ToggleRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
 
 TAGS = ("Datasources",)
-
-
-class DatasourceCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
-    type: Literal["sqlite", "http"]
-    description: str = Field(default="", max_length=2000)
-    config: dict[str, Any]
-    enabled: bool = True
-
-
-class DatasourceUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
-    description: str | None = Field(default=None, max_length=2000)
-    config: dict[str, Any] | None = None
-    enabled: bool | None = None
-
-
-class ToggleRequest(BaseModel):
-    enabled: bool
 
 
 class DatasourcesHandler(ApiHandler):

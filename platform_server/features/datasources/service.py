@@ -9,10 +9,11 @@ from typing import Any
 
 from platform_server.blocking import run_blocking
 from platform_server.config import Config
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.datasources.models import Datasource
 from platform_server.integrations import net_guard
+from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 
@@ -62,16 +63,19 @@ def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: i
     return {"baseUrl": base_url.rstrip("/"), "headers": clean}
 
 
-def to_dict(d: Datasource) -> dict[str, Any]:
+def _masked_config(d: Datasource) -> dict[str, Any]:
     config = dict(d.config or {})
     if "headers" in config:
         config["headers"] = {k: MASK for k in config["headers"]}
-    return {
-        "id": str(d.id), "workspaceId": str(d.workspace_id), "name": d.name, "type": d.type,
-        "description": d.description, "config": config, "enabled": d.enabled,
-        "lastTestOk": d.last_test_ok, "lastTestTime": iso(d.last_test_time),
-        "createTime": iso(d.create_time), "updateTime": iso(d.update_time),
-    }
+    return config
+
+
+to_dict = Fields(
+    id=ident("id"), workspaceId=ident("workspace_id"), name="name", type="type",
+    description="description", config=_masked_config, enabled="enabled",
+    lastTestOk="last_test_ok", lastTestTime=when("last_test_time"),
+    createTime=when("create_time"), updateTime=when("update_time"),
+)
 
 
 def _get(caller: Caller, ds_id: int) -> Datasource:

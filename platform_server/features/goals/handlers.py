@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from platform_server.features.goals import service
+from platform_server.features.goals.schemas import AbandonRequest, CriterionRequest, GoalCreate, GoalUpdate
 from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
 
@@ -10,7 +11,7 @@ TAGS = ("Goals",)
 
 class GoalsHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "viewer"}
-    body_models = {"POST": service.GoalCreate}
+    body_models = {"POST": GoalCreate}
     query_params = {"GET": [{"name": "status", "in": "query", "schema": {"type": "string", "enum": list(service.STATUSES)}}]}
     tags = TAGS
 
@@ -20,7 +21,7 @@ class GoalsHandler(ApiHandler):
 
     def post(self) -> None:
         """Create a goal for one of the caller's conversations (one open goal per conversation)."""
-        req = self.body(service.GoalCreate)
+        req = self.body(GoalCreate)
         self.ok(service.create(self.require_caller(), req))
 
 
@@ -35,7 +36,7 @@ class ByConversationHandler(ApiHandler):
 
 class GoalHandler(ApiHandler):
     access = {"GET": "viewer", "PATCH": "viewer"}
-    body_models = {"PATCH": service.GoalUpdate}
+    body_models = {"PATCH": GoalUpdate}
     tags = TAGS
 
     def get(self, id: int) -> None:
@@ -44,29 +45,29 @@ class GoalHandler(ApiHandler):
 
     def patch(self, id: int) -> None:
         """Sparse update (`title`, `criteria`, `status`: completed|exhausted) of a non-terminal goal."""
-        req = self.body(service.GoalUpdate)
+        req = self.body(GoalUpdate)
         self.ok(service.update(self.require_caller(), id, req))
 
 
 class AbandonHandler(ApiHandler):
     access = {"POST": "viewer"}
-    body_models = {"POST": service.AbandonRequest}
+    body_models = {"POST": AbandonRequest}
     tags = TAGS
 
     def post(self, id: int) -> None:
         """Abandon an active or paused goal (terminal)."""
-        req = self.body(service.AbandonRequest)
+        req = self.body(AbandonRequest)
         self.ok(service.abandon(self.require_caller(), id, req.reason))
 
 
 class CriteriaHandler(ApiHandler):
     access = {"POST": "viewer"}
-    body_models = {"POST": service.CriterionRequest}
+    body_models = {"POST": CriterionRequest}
     tags = TAGS
 
     def post(self, id: int) -> None:
         """Append a sub-criterion (`{criterion}`) to an active goal."""
-        req = self.body(service.CriterionRequest)
+        req = self.body(CriterionRequest)
         self.ok(service.add_criterion(self.require_caller(), id, req.criterion))
 
 

@@ -5,43 +5,19 @@ States: `active` <-> `paused` (pause / resume); `completed`, `exhausted` (PATCH 
 """
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
-
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
+from platform_server.features.goals.schemas import MAX_CRITERIA, GoalCreate, GoalUpdate
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
+from platform_server.serialize import Fields, flag, ident, items, when
 
 STATUSES = ("active", "paused", "completed", "abandoned", "exhausted")
 OPEN = ("active", "paused")
 TERMINAL = ("completed", "abandoned", "exhausted")
-MAX_CRITERIA = 50
-
-
-class GoalCreate(BaseModel):
-    conversationId: str = Field(min_length=1, max_length=128)
-    agentId: str | int
-    title: str = Field(min_length=1, max_length=500)
-    criteria: list[str] | None = Field(default=None, max_length=MAX_CRITERIA)
-    maxAttempts: int | None = Field(default=None, ge=1, le=1000)  # evaluations before `exhausted`
-
-
-class GoalUpdate(BaseModel):
-    title: str | None = Field(default=None, min_length=1, max_length=500)
-    criteria: list[str] | None = Field(default=None, max_length=MAX_CRITERIA)
-    maxAttempts: int | None = Field(default=None, ge=1, le=1000)
-    status: Literal["completed", "exhausted"] | None = None
-
-
-class CriterionRequest(BaseModel):
-    criterion: str = Field(min_length=1, max_length=500)
-
-
-class AbandonRequest(BaseModel):
-    reason: str | None = Field(default=None, max_length=1000)
 
 
 def _criteria(items: list[str] | None) -> list[str]:
@@ -60,28 +36,34 @@ def _title(value: str) -> str:
     return value.strip()
 
 
-def to_dict(g: Goal) -> dict[str, Any]:
-    return {
-        "id": str(g.id),
-        "workspaceId": str(g.workspace_id),
-        "userId": str(g.user_id),
-        "conversationId": g.conversation_id,
-        "agentId": str(g.agent_id),
-        "title": g.title,
-        "criteria": list(g.criteria or []),
-        "status": g.status,
-        "maxAttempts": g.max_attempts,
-        "attempts": GoalEvaluation.select().where(GoalEvaluation.goal == g.id).count(),
-        "lastEvaluation": _last_evaluation(g),
-        "closedAt": iso(g.closed_at),
-        "createTime": iso(g.create_time),
-        "updateTime": iso(g.update_time),
-    }
+to_dict = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    userId=ident("user_id"),
+    conversationId="conversation_id",
+    agentId=ident("agent_id"),
+    title="title",
+    criteria=items("criteria"),
+    status="status",
+    maxAttempts="max_attempts",
+    attempts=lambda g: GoalEvaluation.select().where(GoalEvaluation.goal == g.id).count(),
+    lastEvaluation=lambda g: _last_evaluation(g),
+    closedAt=when("closed_at"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
-def evaluation_dict(e: GoalEvaluation) -> dict[str, Any]:
-    return {"id": str(e.id), "messageId": str(e.message_id), "progress": e.progress, "completed": bool(e.completed),
-            "blocked": bool(e.blocked), "reason": e.reason, "model": e.model, "createTime": iso(e.create_time)}
+evaluation_dict = Fields(
+    id=ident("id"),
+    messageId=ident("message_id"),
+    progress="progress",
+    completed=flag("completed"),
+    blocked=flag("blocked"),
+    reason="reason",
+    model="model",
+    createTime=when("create_time"),
+)
 
 
 def _last_evaluation(g: Goal) -> dict[str, Any] | None:
@@ -89,17 +71,16 @@ def _last_evaluation(g: Goal) -> dict[str, Any] | None:
     return evaluation_dict(e) if e is not None else None
 
 
-def event_dict(e: GoalEvent) -> dict[str, Any]:
-    return {
-        "id": str(e.id),
-        "goalId": str(e.goal_id),
-        "type": e.type,
-        "fromStatus": e.from_status,
-        "toStatus": e.to_status,
-        "detail": e.detail,
-        "actorUserId": None if e.actor_user_id is None else str(e.actor_user_id),
-        "createTime": iso(e.create_time),
-    }
+event_dict = Fields(
+    id=ident("id"),
+    goalId=ident("goal_id"),
+    type="type",
+    fromStatus="from_status",
+    toStatus="to_status",
+    detail="detail",
+    actorUserId=ident("actor_user_id"),
+    createTime=when("create_time"),
+)
 
 
 def _event(g: Goal, caller: Caller, type_: str, before: str | None, detail: dict[str, Any] | None = None) -> None:

@@ -6,13 +6,14 @@ from typing import Any
 
 import peewee
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.guard.models import ApprovalGrant
 from platform_server.features.guard.settings import SEVERITY_RANK
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
 from platform_server.web.pagination import PageRequest, paginate
+from platform_server.serialize import Fields, flag, ident, when
 
 SCOPES = ("USER", "AGENT", "CONVERSATION", "WORKSPACE")
 KINDS = ("ALWAYS", "UNTIL_TIMESTAMP", "UNTIL_CONVERSATION_END")
@@ -84,25 +85,27 @@ def is_active(grant: ApprovalGrant, now: dt.datetime | None = None) -> bool:
     return True
 
 
+GRANT_FIELDS = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    scopeType="scope_type",
+    scopeId="scope_id",
+    toolName="tool_name",
+    ruleId="rule_id",
+    maxSeverity="max_severity",
+    grantKind="grant_kind",
+    expireAt=when("expire_at"),
+    note="note",
+    createdBy=ident("created_by"),
+    createTime=when("create_time"),
+    revoked=flag("revoked"),
+    revokedAt=when("revoked_at"),
+    revokedBy=ident("revoked_by"),
+)
+
+
 def to_dict(g: ApprovalGrant, now: dt.datetime | None = None) -> dict[str, Any]:
-    return {
-        "id": str(g.id),
-        "workspaceId": str(g.workspace_id),
-        "scopeType": g.scope_type,
-        "scopeId": g.scope_id,
-        "toolName": g.tool_name,
-        "ruleId": g.rule_id,
-        "maxSeverity": g.max_severity,
-        "grantKind": g.grant_kind,
-        "expireAt": iso(g.expire_at),
-        "note": g.note,
-        "createdBy": str(g.created_by),
-        "createTime": iso(g.create_time),
-        "revoked": bool(g.revoked),
-        "revokedAt": iso(g.revoked_at),
-        "revokedBy": None if g.revoked_by is None else str(g.revoked_by),
-        "active": is_active(g, now),
-    }
+    return {**GRANT_FIELDS(g), "active": is_active(g, now)}
 
 
 def _check_scope(caller: Caller, scope_type: str, scope_id: str) -> int | None:
@@ -161,16 +164,14 @@ def create(caller: Caller, scope_type: str, scope_id: str, tool_name: str | None
 
         if not GuardRule.select().where(GuardRule.rule_id == rule_id).exists():
             raise BadRequest(f"ruleId: unknown rule '{rule_id}'")
-    with database.atomic():
-        grant = ApprovalGrant.create(
-            workspace_id=caller.workspace_id, scope_type=scope_type, scope_id=scope_id,
-            conversation_pk=conversation_pk, tool_name=tool_name, rule_id=rule_id, max_severity=max_severity,
-            grant_kind=grant_kind, expire_at=expire_at, note=note or "", created_by=caller.user_id,
-            create_time=moment,
-        )
-        audit.record(caller, "CREATE", "APPROVAL_GRANT", grant.id,
-                     f"{scope_type}:{scope_id} tool={tool_name or '*'} rule={rule_id or '*'} "
-                     f"<= {max_severity} {grant_kind}")
+    grant = ApprovalGrant(
+        workspace_id=caller.workspace_id, scope_type=scope_type, scope_id=scope_id,
+        conversation_pk=conversation_pk, tool_name=tool_name, rule_id=rule_id, max_severity=max_severity,
+        grant_kind=grant_kind, expire_at=expire_at, note=note or "", created_by=caller.user_id,
+        create_time=moment,
+    )
+    audit.save(caller, "CREATE", "APPROVAL_GRANT", grant,
+               f"{scope_type}:{scope_id} tool={tool_name or '*'} rule={rule_id or '*'} <= {max_severity} {grant_kind}")
     return to_dict(grant, moment)
 
 

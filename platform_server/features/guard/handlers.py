@@ -1,13 +1,11 @@
 """Guard routes: rules and configs (global: written by a global admin), grants, approvals, logs, feed, badges."""
 from __future__ import annotations
 
-import json
-from typing import Any, Literal
-
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from typing import Any
 
 from platform_server.db import parse_iso
 from platform_server.features.guard import grants, rules, settings, views
+from platform_server.features.guard.schemas import FileGuardBody, GrantBody, GuardConfigBody, RuleBody, RulesImport, ToggleBody
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
@@ -16,8 +14,6 @@ from platform_server.web.routing import route
 
 SECURITY = ("Security and tool guard",)
 GRANTS = ("Approval grants",)
-Severity = Literal["low", "medium", "high", "critical"]
-Decision = Literal["allow", "ask", "deny"]
 
 
 def _q(name: str, kind: str = "string", description: str = "") -> dict[str, Any]:
@@ -25,67 +21,6 @@ def _q(name: str, kind: str = "string", description: str = "") -> dict[str, Any]
 
 
 PAGING = [_q("page", "integer"), _q("size", "integer")]
-
-
-class RuleBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    ruleId: str | None = None
-    name: str | None = None
-    toolName: str | None = None
-    argumentPatterns: dict[str, str] | None = None
-    severity: Severity | None = None
-    decision: Decision | None = None
-    enabled: bool | None = None
-    description: str | None = None
-
-
-class ToggleBody(BaseModel):
-    enabled: bool | None = None
-
-
-class RulesImport(BaseModel):
-    rules: list[dict[str, Any]]
-
-
-class GuardConfigBody(BaseModel):
-    enabled: bool | None = None
-    defaultDecisions: dict[str, Decision] | None = None
-
-
-class FileGuardBody(BaseModel):
-    # fileGuardEnabled / sensitivePathsJson (a JSON-encoded list): the original console's names
-    enabled: bool | None = Field(default=None, validation_alias=AliasChoices("enabled", "fileGuardEnabled"))
-    patterns: list[str] | None = Field(default=None, max_length=settings.MAX_PATTERNS,
-                                       validation_alias=AliasChoices("patterns", "sensitivePathsJson"))
-
-    @field_validator("patterns", mode="before")
-    @classmethod
-    def _decode(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                return json.loads(value)
-            except ValueError:
-                raise ValueError("must be a list of glob patterns (or that list as JSON)")
-        return value
-
-
-class GrantBody(BaseModel):
-    scopeType: Literal["USER", "AGENT", "CONVERSATION", "WORKSPACE"]
-    scopeId: str | int
-    toolName: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]*$")
-    ruleId: str | None = Field(default=None, min_length=1, max_length=64)
-    maxSeverity: Severity
-    grantKind: Literal["ALWAYS", "UNTIL_TIMESTAMP", "UNTIL_CONVERSATION_END"]
-    expireAt: str | None = None
-    note: str | None = Field(default=None, max_length=500)
-
-    @field_validator("scopeId")
-    @classmethod
-    def _scope_id(cls, value: str | int) -> str:
-        text = str(value).strip()
-        if not text or len(text) > 128:
-            raise ValueError("must be 1-128 characters")
-        return text
 
 
 class PagedHandler(ApiHandler):

@@ -8,6 +8,7 @@ from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.guard.models import GuardRule
 from platform_server.features.guard.settings import DECISIONS, SEVERITIES
+from platform_server.serialize import Fields, flag, ident, obj, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 
@@ -21,26 +22,21 @@ MAX_IMPORT = 500
 FIELDS = ("ruleId", "name", "toolName", "argumentPatterns", "severity", "decision", "enabled", "description")
 
 
-def to_dict(rule: GuardRule) -> dict[str, Any]:
-    return {
-        "id": str(rule.id),
-        "ruleId": rule.rule_id,
-        "name": rule.name,
-        "toolName": rule.tool_name,
-        "argumentPatterns": dict(rule.argument_patterns or {}),
-        "severity": rule.severity,
-        "decision": rule.decision,
-        "enabled": bool(rule.enabled),
-        "description": rule.description,
-        "builtin": bool(rule.builtin),
-        "createTime": iso(rule.create_time),
-        "updateTime": iso(rule.update_time),
-    }
-
-
-def _export_dict(rule: GuardRule) -> dict[str, Any]:
-    data = to_dict(rule)
-    return {k: data[k] for k in (*FIELDS, "builtin")}
+to_dict = Fields(
+    id=ident("id"),
+    ruleId="rule_id",
+    name="name",
+    toolName="tool_name",
+    argumentPatterns=obj("argument_patterns"),
+    severity="severity",
+    decision="decision",
+    enabled=flag("enabled"),
+    description="description",
+    builtin=flag("builtin"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
+_export_dict = to_dict.only(*FIELDS, "builtin")
 
 
 # ---- validation ----------------------------------------------------------------------------------

@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.guard import grants as grant_store
 from platform_server.features.guard import settings as guard_settings
 from platform_server.features.guard.models import ApprovalResolution, GuardRule, PendingApproval, ToolCallLog
 from platform_server.features.guard.settings import DECISION_RANK, FILE_TOOLS, SEVERITY_RANK
+from platform_server.serialize import Fields, ident, when
 
 FILE_GUARD_RULE_ID = "file-guard"
 DEFAULT_APPROVAL_EXPIRY_S = 1800.0
@@ -158,26 +159,25 @@ def _resolution(workspace_id: int, user_id: int, agent_id: int | None, conversat
     )
 
 
-def pending_dict(p: PendingApproval) -> dict[str, Any]:
-    return {
-        "pendingId": str(p.id),
-        "toolCallId": p.tool_call_id,
-        "toolName": p.tool_name,
-        "arguments": p.arguments,
-        "reason": p.reason,
-        "maxSeverity": p.severity,
-        "ruleId": p.rule_id,
-        "createTime": iso(p.create_time),
-        "expiresAt": iso(p.expires_at),
-        "status": p.status,
-        "conversationId": p.conversation_id,
-        "userId": str(p.user_id),
-        "agentId": str(p.agent_id),
-        "workspaceId": str(p.workspace_id),
-        "assistantMessageId": None if p.assistant_message_id is None else str(p.assistant_message_id),
-        "resolvedAt": iso(p.resolved_at),
-        "resolvedBy": None if p.resolved_by is None else str(p.resolved_by),
-    }
+pending_dict = Fields(
+    pendingId=ident("id"),
+    toolCallId="tool_call_id",
+    toolName="tool_name",
+    arguments="arguments",
+    reason="reason",
+    maxSeverity="severity",
+    ruleId="rule_id",
+    createTime=when("create_time"),
+    expiresAt=when("expires_at"),
+    status="status",
+    conversationId="conversation_id",
+    userId=ident("user_id"),
+    agentId=ident("agent_id"),
+    workspaceId=ident("workspace_id"),
+    assistantMessageId=ident("assistant_message_id"),
+    resolvedAt=when("resolved_at"),
+    resolvedBy=ident("resolved_by"),
+)
 
 
 def create_pending(ctx: GuardContext, tool_call_id: str, tool_name: str, arguments_json: str, verdict: Verdict,

@@ -15,50 +15,49 @@ from platform_server.features.guard.models import ApprovalResolution, PendingApp
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden
 from platform_server.web.pagination import PageRequest, page_of, paginate
+from platform_server.serialize import Fields, flag, ident, when
 
 PENDING_STATUSES = ("pending", "approved", "denied", "expired")
 FEED_KINDS = ("audit", "approval", "tool_call")
 DAY = dt.timedelta(hours=24)
 
 
-def resolution_dict(r: ApprovalResolution) -> dict[str, Any]:
-    return {
-        "id": str(r.id),
-        "workspaceId": str(r.workspace_id),
-        "userId": str(r.user_id),
-        "agentId": None if r.agent_id is None else str(r.agent_id),
-        "conversationId": r.conversation_id,
-        "pendingId": None if r.pending_id is None else str(r.pending_id),
-        "grantId": None if r.grant_id is None else str(r.grant_id),
-        "toolName": r.tool_name,
-        "ruleId": r.rule_id,
-        "severity": r.severity,
-        "decision": r.decision,
-        "source": r.source,
-        "actorUserId": None if r.actor_user_id is None else str(r.actor_user_id),
-        "reason": r.reason,
-        "createTime": iso(r.create_time),
-    }
+resolution_dict = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    userId=ident("user_id"),
+    agentId=ident("agent_id"),
+    conversationId="conversation_id",
+    pendingId=ident("pending_id"),
+    grantId=ident("grant_id"),
+    toolName="tool_name",
+    ruleId="rule_id",
+    severity="severity",
+    decision="decision",
+    source="source",
+    actorUserId=ident("actor_user_id"),
+    reason="reason",
+    createTime=when("create_time"),
+)
 
 
-def tool_call_dict(t: ToolCallLog) -> dict[str, Any]:
-    return {
-        "id": str(t.id),
-        "workspaceId": str(t.workspace_id),
-        "userId": str(t.user_id),
-        "agentId": None if t.agent_id is None else str(t.agent_id),
-        "conversationId": t.conversation_id,
-        "toolName": t.tool_name,
-        "arguments": t.arguments,
-        "decision": t.decision,
-        "severity": t.severity,
-        "ruleId": t.rule_id,
-        "grantId": None if t.grant_id is None else str(t.grant_id),
-        "success": bool(t.success),
-        "durationMs": t.duration_ms,
-        "resultPreview": t.result_preview,
-        "createTime": iso(t.create_time),
-    }
+tool_call_dict = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    userId=ident("user_id"),
+    agentId=ident("agent_id"),
+    conversationId="conversation_id",
+    toolName="tool_name",
+    arguments="arguments",
+    decision="decision",
+    severity="severity",
+    ruleId="rule_id",
+    grantId=ident("grant_id"),
+    success=flag("success"),
+    durationMs="duration_ms",
+    resultPreview="result_preview",
+    createTime=when("create_time"),
+)
 
 
 # ---- chat and approvals -------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import re
 import urllib.parse
 from typing import Any
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.mcp.models import McpServer, McpToolAlias
 from platform_server.features.mcp.schemas import MASK, McpServerCreate, McpServerUpdate
@@ -21,6 +21,7 @@ from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.integrations.mcp_client import McpTarget, McpToolInfo
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, ConfirmationRequired, Forbidden, NotFound
+from platform_server.serialize import Fields, GIVEN, flag, ident, items, when
 
 HEADER_NAME_RE = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -144,30 +145,37 @@ def _masked(values: dict[str, str] | None) -> dict[str, str]:
     return {k: MASK for k in (values or {})}
 
 
+def _server_info(row: McpServer) -> dict[str, Any] | None:
+    info = row.server_info or {}
+    return {"name": info.get("name", ""), "version": info.get("version", "")} if info else None
+
+
+SERVER_FIELDS = Fields(
+    id=ident("id"),
+    name="name",
+    description="description",
+    transport="transport",
+    url="url",
+    headers=lambda row: _masked(row.headers),
+    command="command",
+    args=items("args"),
+    env=lambda row: _masked(row.env),
+    enabled=flag("enabled"),
+    disclosureTier="disclosure_tier",
+    status=GIVEN,
+    error=GIVEN,
+    serverInfo=_server_info,
+    protocolVersion=lambda row: (row.server_info or {}).get("protocolVersion") or None,
+    toolCount=lambda row: len(row.tools or []),
+    lastConnectedTime=when("last_connected_time"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
+
+
 def to_dict(row: McpServer, runtime: dict[str, Any]) -> dict[str, Any]:
     """The server as clients see it: header and env values masked, runtime `status` and `error`."""
-    info = row.server_info or {}
-    return {
-        "id": str(row.id),
-        "name": row.name,
-        "description": row.description,
-        "transport": row.transport,
-        "url": row.url,
-        "headers": _masked(row.headers),
-        "command": row.command,
-        "args": list(row.args or []),
-        "env": _masked(row.env),
-        "enabled": bool(row.enabled),
-        "disclosureTier": row.disclosure_tier,
-        "status": runtime.get("status", "disconnected"),
-        "error": runtime.get("error") or (row.last_error or None),
-        "serverInfo": {"name": info.get("name", ""), "version": info.get("version", "")} if info else None,
-        "protocolVersion": info.get("protocolVersion") or None,
-        "toolCount": len(row.tools or []),
-        "lastConnectedTime": iso(row.last_connected_time),
-        "createTime": iso(row.create_time),
-        "updateTime": iso(row.update_time),
-    }
+    return SERVER_FIELDS(row, status=runtime.get("status", "disconnected"), error=runtime.get("error") or (row.last_error or None))
 
 
 def discovered(row: McpServer) -> list[McpToolInfo]:
@@ -226,9 +234,7 @@ def create(caller: Caller, req: McpServerCreate) -> McpServer:
     row = McpServer(name=req.name, description=req.description, enabled=req.enabled,
                     disclosure_tier=req.disclosureTier, creator_user_id=caller.user_id)
     _apply_target(row, req.transport, req.url, req.headers, req.command, req.args, req.env)
-    with database.atomic():
-        row.save(force_insert=True)
-        audit.record(caller, "CREATE", "MCP_SERVER", row.id, f"MCP server {row.name} ({row.transport})")
+    audit.save(caller, "CREATE", "MCP_SERVER", row, f"MCP server {row.name} ({row.transport})")
     return row
 
 
@@ -258,11 +264,9 @@ def update(caller: Caller, server_id: int, req: McpServerUpdate) -> McpServer:
 
 def toggle(caller: Caller, server_id: int, enabled: bool) -> McpServer:
     row = get_row(server_id)
-    with database.atomic():
-        row.enabled = enabled
-        row.update_time = utcnow()
-        row.save()
-        audit.record(caller, "UPDATE", "MCP_SERVER", row.id, f"MCP server {row.name} {'enabled' if enabled else 'disabled'}")
+    row.enabled = enabled
+    row.update_time = utcnow()
+    audit.save(caller, "UPDATE", "MCP_SERVER", row, f"MCP server {row.name} {'enabled' if enabled else 'disabled'}")
     return row
 
 

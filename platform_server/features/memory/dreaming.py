@@ -20,6 +20,7 @@ from platform_server.web.context import Caller
 from platform_server.web.events import Subscription, Topics
 from platform_server.features.models.errors import LlmFailure
 from platform_server.web.errors import ApiError, BadRequest, NotFound
+from platform_server.serialize import Fields, flag, ident, items, when
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -59,15 +60,13 @@ def counts(entries: list[dict[str, Any]]) -> dict[str, int]:
     return {a: sum(1 for e in entries if e["action"] == a) for a in ACTIONS}
 
 
-def report_vo(r: DreamReport) -> dict[str, Any]:
-    entries = list(r.entries or [])
-    return {
-        "id": str(r.id), "agentId": str(r.agent_id), "endUserId": r.end_user_id or None, "mode": r.mode,
-        "trigger": r.trigger, "topic": r.topic, "status": r.status, "summary": r.summary,
-        "entries": [entry_vo(e) for e in entries], "counts": counts(entries), "skipped": list(r.skipped or []),
-        "error": r.error, "model": r.model, "seen": bool(r.seen),
-        "createTime": iso(r.create_time), "finishTime": iso(r.finish_time),
-    }
+report_vo = Fields(
+    id=ident("id"), agentId=ident("agent_id"), endUserId=lambda r: r.end_user_id or None, mode="mode",
+    trigger="trigger", topic="topic", status="status", summary="summary",
+    entries=lambda r: [entry_vo(e) for e in r.entries or []], counts=lambda r: counts(list(r.entries or [])),
+    skipped=items("skipped"), error="error", model="model", seen=flag("seen"),
+    createTime=when("create_time"), finishTime=when("finish_time"),
+)
 
 
 def _matches(fact: Fact, words: list[str]) -> bool:
@@ -116,13 +115,11 @@ class Dreamer:
             selected = {f.key for f in facts.active(scope) if _matches(f, words)}
             if not selected:
                 raise BadRequest("topic: no remembered facts match this topic")
-        with database.atomic():
-            report = DreamReport.create(
-                workspace_id=scope.workspace_id, user_id=scope.user_id, agent_id=scope.agent_id,
-                end_user_id=scope.end_user_id, mode=mode, trigger=trigger, topic=topic,
-            )
-            audit.record(actor, "CREATE", "DREAM_REPORT", report.id, f"{mode} dream of agent {scope.agent_id}",
-                         workspace_id=scope.workspace_id)
+        report = DreamReport(
+            workspace_id=scope.workspace_id, user_id=scope.user_id, agent_id=scope.agent_id,
+            end_user_id=scope.end_user_id, mode=mode, trigger=trigger, topic=topic,
+        )
+        audit.save(actor, "CREATE", "DREAM_REPORT", report, f"{mode} dream of agent {scope.agent_id}", workspace_id=scope.workspace_id)
         self.running[scope] = report.id
         task = asyncio.ensure_future(self._run(scope, report, actor, targets, selected))
         self.tasks.add(task)

@@ -5,7 +5,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from platform_server.config import Config
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Message
@@ -15,6 +15,7 @@ from platform_server.features.memory.store import Scope
 from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import Fields, flag, ident, when
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -25,24 +26,37 @@ TRANSCRIPT_CAP = 30_000
 LIST_LIMIT = 1000
 
 
-def fact_vo(f: Fact) -> dict[str, Any]:
-    return {
-        "id": str(f.id), "agentId": str(f.agent_id), "endUserId": f.end_user_id or None,
-        "key": f.key, "statement": f.statement, "confidence": round(float(f.confidence), 4),
-        "status": f.status, "source": f.source, "sourceConversationId": f.source_conversation_id,
-        "mentions": f.mentions, "helpfulCount": f.helpful_count, "unhelpfulCount": f.unhelpful_count,
-        "userEdited": bool(f.user_edited), "createTime": iso(f.create_time), "updateTime": iso(f.update_time),
-        "forgottenTime": iso(f.forgotten_time),
-    }
+fact_vo = Fields(
+    id=ident("id"),
+    agentId=ident("agent_id"),
+    endUserId=lambda f: f.end_user_id or None,
+    key="key",
+    statement="statement",
+    confidence=lambda f: round(float(f.confidence), 4),
+    status="status",
+    source="source",
+    sourceConversationId="source_conversation_id",
+    mentions="mentions",
+    helpfulCount="helpful_count",
+    unhelpfulCount="unhelpful_count",
+    userEdited=flag("user_edited"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+    forgottenTime=when("forgotten_time"),
+)
 
 
-def contradiction_vo(c: Contradiction) -> dict[str, Any]:
-    return {
-        "id": str(c.id), "agentId": str(c.agent_id), "endUserId": c.end_user_id or None,
-        "status": c.status, "resolution": c.resolution,
-        "factA": fact_vo(Fact.get_by_id(c.fact_a_id)), "factB": fact_vo(Fact.get_by_id(c.fact_b_id)),
-        "createTime": iso(c.create_time), "resolveTime": iso(c.resolve_time),
-    }
+contradiction_vo = Fields(
+    id=ident("id"),
+    agentId=ident("agent_id"),
+    endUserId=lambda c: c.end_user_id or None,
+    status="status",
+    resolution="resolution",
+    factA=lambda c: fact_vo(Fact.get_by_id(c.fact_a_id)),
+    factB=lambda c: fact_vo(Fact.get_by_id(c.fact_b_id)),
+    createTime=when("create_time"),
+    resolveTime=when("resolve_time"),
+)
 
 
 def _same(a: str, b: str) -> bool:

@@ -1,18 +1,17 @@
 """Memory routes under /api/v1/memory/{agentId}: the caller's own memory of an agent (optionally per end user)."""
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from platform_server.blocking import run_blocking
 from platform_server.features.agents import service as agents
 from platform_server.features.memory import dreaming, facts, schedule, store
+from platform_server.features.memory.schemas import EditRequest, FactEditRequest, FeedbackRequest, FileText, FocusedRequest, ResolveRequest
 from platform_server.features.memory.store import Scope
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
-from platform_server.web.pagination import page_request, paginate
 from platform_server.web.events import Subscription, stream
+from platform_server.web.pagination import page_request, paginate
 from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 
@@ -20,24 +19,6 @@ TAGS = ("Memory",)
 BASE = "/api/v1/memory/{agentId}"
 END_USER = {"name": "endUserId", "in": "query", "schema": {"type": "string"},
             "description": "The end user whose memory this is (none: the caller's own)"}
-
-
-class FeedbackRequest(BaseModel):
-    value: Literal["HELPFUL", "UNHELPFUL"]
-
-
-class ResolveRequest(BaseModel):
-    resolution: Literal["KEEP_A", "KEEP_B", "MERGE", "IGNORE"]
-    statement: str | None = Field(default=None, min_length=1, max_length=1000,
-                                  description="MERGE only: the merged statement (else the model writes it)")
-
-
-class FocusedRequest(BaseModel):
-    topic: str = Field(min_length=1, max_length=200)
-
-
-class EditRequest(BaseModel):
-    after: str = Field(min_length=1, max_length=1000)
 
 
 class MemoryHandler(ApiHandler):
@@ -227,10 +208,6 @@ class ForgetHandler(MemoryHandler):
         self.ok(facts.forget(self.config, scope, self.require_caller(), factId))
 
 
-class FactEditRequest(BaseModel):
-    statement: str = Field(min_length=1, max_length=1000)
-
-
 class FactEditHandler(MemoryHandler):
     body_models = {"POST": FactEditRequest}
 
@@ -246,10 +223,6 @@ class MemoryFilesHandler(MemoryHandler):
         """The caller's memory files of this agent (MEMORY.md, daily notes, DREAMS.md), private to them."""
         _, scope = self.scope(agentId)
         self.ok(await run_blocking(store.list_files, self.config, scope))
-
-
-class FileText(BaseModel):
-    content: str = Field(max_length=store.NOTE_CAP)
 
 
 class MemoryFileHandler(MemoryHandler):

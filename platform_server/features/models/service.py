@@ -8,12 +8,13 @@ from typing import Any, Iterable
 
 import peewee
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.models.models import ModelConfig, Provider
 from platform_server.integrations.llm.base import PROTOCOLS
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import Fields, flag, ident, when
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 MODEL_TYPES = ("chat", "embedding")
@@ -23,23 +24,22 @@ MODALITIES = ("text", "image")
 # ---- shapes ---------------------------------------------------------------
 
 
-def model_to_dict(m: ModelConfig) -> dict[str, Any]:
-    """ModelConfigEntity: never carries a key."""
-    return {
-        "id": str(m.id),
-        "providerId": m.provider_id,
-        "modelName": m.model_name,
-        "displayName": m.display_name or m.model_name,
-        "modelType": m.model_type,
-        "modalities": m.modalities,
-        "maxInputTokens": m.max_input_tokens,
-        "isDefault": bool(m.is_default),
-        "enabled": bool(m.enabled),
-        "createTime": iso(m.create_time),
-        # the original console's names: `provider` for providerId, `name` for displayName
-        "provider": m.provider_id,
-        "name": m.display_name or m.model_name,
-    }
+# ModelConfigEntity: never carries a key.
+# the original console's names: `provider` for providerId, `name` for displayName
+model_to_dict = Fields(
+    id=ident("id"),
+    providerId="provider_id",
+    modelName="model_name",
+    displayName=lambda m: m.display_name or m.model_name,
+    modelType="model_type",
+    modalities="modalities",
+    maxInputTokens="max_input_tokens",
+    isDefault=flag("is_default"),
+    enabled=flag("enabled"),
+    createTime=when("create_time"),
+    provider="provider_id",
+    name=lambda m: m.display_name or m.model_name,
+)
 
 
 def provider_to_dict(p: Provider, models: Iterable[ModelConfig], pool_state: str | None = None) -> dict[str, Any]:

@@ -1,20 +1,11 @@
 """OAuth sign-in for two model vendors; the tokens become the API key of the vendor's provider."""
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
-
+from platform_server.features.oauth.schemas import CallbackPaste, DeviceSessionRef
 from platform_server.features.oauth.service import OAuthService
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.routing import route
-
-
-class CallbackPaste(BaseModel):
-    callbackUrl: str = Field(min_length=1, max_length=8000)
-
-
-class DeviceSessionRef(BaseModel):
-    sessionId: str | None = Field(default=None, max_length=200)
 
 
 class _OAuth(ApiHandler):

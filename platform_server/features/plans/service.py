@@ -3,10 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.plans.models import Plan, PlanStep
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
+from platform_server.serialize import Fields, ident, when
 
 
 def create(agent_id: int, workspace_id: int, user_id: int, conversation_id: str, goal: str, steps: list[str]) -> Plan:
@@ -40,19 +41,26 @@ def finish(plan_id: int, status: str) -> None:
             PlanStep.update(status=status).where((PlanStep.plan == plan_id) & (PlanStep.status.in_(["pending", "running"]))).execute()
 
 
-def step_dict(s: PlanStep) -> dict[str, Any]:
-    return {
-        "id": str(s.id), "index": s.step_index, "description": s.description, "status": s.status,
-        "result": s.result, "startedAt": iso(s.started_at), "finishedAt": iso(s.finished_at),
-    }
+step_dict = Fields(
+    id=ident("id"),
+    index="step_index",
+    description="description",
+    status="status",
+    result="result",
+    startedAt=when("started_at"),
+    finishedAt=when("finished_at"),
+)
+
+
+PLAN_FIELDS = Fields(
+    id=ident("id"), agentId=ident("agent_id"), workspaceId=ident("workspace_id"),
+    conversationId="conversation_id", goal="goal", status="status",
+    createTime=when("create_time"), updateTime=when("update_time"),
+)
 
 
 def to_dict(plan: Plan, with_steps: bool = False) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": str(plan.id), "agentId": str(plan.agent_id), "workspaceId": str(plan.workspace_id),
-        "conversationId": plan.conversation_id, "goal": plan.goal, "status": plan.status,
-        "createTime": iso(plan.create_time), "updateTime": iso(plan.update_time),
-    }
+    data = PLAN_FIELDS(plan)
     if with_steps:
         data["steps"] = [step_dict(s) for s in steps_of(plan.id)]
     return data

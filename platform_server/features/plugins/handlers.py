@@ -1,21 +1,14 @@
 """Plugins: anyone logged in reads; a global admin enables, disables and configures."""
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import RootModel
-
 from platform_server.features.plugins import service
+from platform_server.features.plugins.schemas import PluginConfig
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
 
 TAGS = ("Plugins",)
-
-
-class PluginConfig(RootModel[dict[str, Any]]):
-    pass
 
 
 class PluginHandlerBase(ApiHandler):

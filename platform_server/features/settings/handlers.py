@@ -1,33 +1,12 @@
 """Settings, language, sidecar and feature flags."""
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field, RootModel
-
 from platform_server.features.settings import service
+from platform_server.features.settings.schemas import FlagRequest, LanguageRequest, SettingsUpdate, SidecarRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
-
-
-class SettingsUpdate(RootModel[dict[str, Any]]):
-    pass
-
-
-class LanguageRequest(BaseModel):
-    language: Literal["en-US", "zh-CN"]
-
-
-class SidecarRequest(BaseModel):
-    enabled: bool = False
-    provider: str | None = Field(default=None, max_length=100)
-    modelName: str | None = Field(default=None, max_length=200)
-
-
-class FlagRequest(BaseModel):
-    enabled: bool
 
 
 class SettingsHandler(ApiHandler):

@@ -4,11 +4,12 @@ from __future__ import annotations
 import zoneinfo
 from typing import Any
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.settings.models import FeatureFlag, Setting
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import Fields, when
 
 LANGUAGES = ("en-US", "zh-CN")
 DEFAULT_SIDECAR = {"enabled": False, "provider": None, "modelName": None}
@@ -188,10 +189,14 @@ def seed_flags() -> None:
         FeatureFlag.insert(key=key, enabled=enabled, description=description).on_conflict_ignore().execute()
 
 
-def flag_to_dict(f: FeatureFlag) -> dict[str, Any]:
-    # flagKey: the original console's name for key
-    return {"key": f.key, "enabled": f.enabled, "description": f.description, "updateTime": iso(f.update_time),
-            "flagKey": f.key}
+# flagKey: the original console's name for key
+flag_to_dict = Fields(
+    key="key",
+    enabled="enabled",
+    description="description",
+    updateTime=when("update_time"),
+    flagKey="key",
+)
 
 
 def list_flags() -> list[dict[str, Any]]:

@@ -1,27 +1,16 @@
 """First-run setup routes."""
 from __future__ import annotations
 
-from typing import Literal
-
 import aiohttp
-from pydantic import BaseModel, Field
 
-from platform_server.features.auth import service as auth
-from platform_server.features.auth.handlers import USERNAME_PATTERN
-from platform_server.features.setup import service
 from platform_server.blocking import run_blocking
+from platform_server.features.auth import service as auth
+from platform_server.features.setup import service
+from platform_server.features.setup.schemas import InitRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
-
-
-class InitRequest(BaseModel):
-    username: str = Field(default="admin", pattern=USERNAME_PATTERN)
-    password: str = Field(min_length=8, max_length=256)
-    nickname: str | None = Field(default=None, max_length=100)
-    language: Literal["en-US", "zh-CN"] | None = None  # absent: the configured default_language (en-US)
-    setupToken: str | None = Field(default=None, max_length=200, description="Needed from a non-loopback address")
 
 
 class StatusHandler(ApiHandler):

@@ -10,6 +10,7 @@ from platform_server.features.skills.builtins import BUILTIN_SKILLS, TEMPLATES
 from platform_server.features.skills.models import BuiltinSeed, Skill, SkillTemplate
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
+from platform_server.serialize import Fields, flag, ident
 
 
 def seed_templates() -> None:
@@ -55,15 +56,18 @@ def seed_builtins(workspace_id: int, refresh: bool = False) -> list[str]:
     return touched
 
 
+TEMPLATE_FIELDS = Fields(
+    id=ident("id"),
+    name="name",
+    displayName=lambda t: t.display_name or t.name,
+    description="description",
+    category="category",
+    builtin=flag("builtin"),
+)
+
+
 def template_dict(t: SkillTemplate, full: bool = False) -> dict[str, Any]:
-    data = {
-        "id": str(t.id),
-        "name": t.name,
-        "displayName": t.display_name or t.name,
-        "description": t.description,
-        "category": t.category,
-        "builtin": bool(t.builtin),
-    }
+    data = TEMPLATE_FIELDS(t)
     if full:
         data["content"] = t.content
     return data

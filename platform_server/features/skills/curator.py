@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_server.config import Config
-from platform_server.db import BaseModel, database, iso, utcnow
+from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import secrets, service
@@ -15,6 +15,7 @@ from platform_server.features.skills.curator_models import CuratorRun, CuratorSt
 from platform_server.features.skills.models import Skill
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import Fields, flag, ident, when
 
 MAX_BULK = 500
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#]*|[\u3040-\u30ff\u3400-\u9fff]")
@@ -249,9 +250,11 @@ def _keeper(members: list[Skill], bound: dict[int, list[dict[str, str]]]) -> Ski
                                        -(s.last_used_at or epoch).timestamp(), s.create_time, s.id))
 
 
-def _ref(row: BaseModel) -> dict[str, str]:
-    """A skill or agent as `{id, name}`."""
-    return {"id": str(row.id), "name": row.name}
+# A skill or agent as `{id, name}`.
+_ref = Fields(
+    id=ident("id"),
+    name="name",
+)
 
 
 def plan(workspace_id: int, now: dt.datetime, settings: Settings, consolidate: bool) -> list[dict[str, Any]]:
@@ -348,21 +351,24 @@ def summarize(actions: list[dict[str, Any]]) -> dict[str, int]:
 # ---- reports --------------------------------------------------------------------------------
 
 
+RUN_FIELDS = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    trigger="trigger",
+    dryRun=lambda run: not run.applied,
+    applied=flag("applied"),
+    consolidate=flag("consolidate"),
+    triggeredBy=ident("triggered_by"),
+    snapshotId=ident("snapshot_id"),
+    settings="settings",
+    summary="summary",
+    startedAt=when("started_at"),
+    finishedAt=when("finished_at"),
+)
+
+
 def run_dict(run: CuratorRun, full: bool = True) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": str(run.id),
-        "workspaceId": str(run.workspace_id),
-        "trigger": run.trigger,
-        "dryRun": not run.applied,
-        "applied": bool(run.applied),
-        "consolidate": bool(run.consolidate),
-        "triggeredBy": None if run.triggered_by is None else str(run.triggered_by),
-        "snapshotId": None if run.snapshot_id is None else str(run.snapshot_id),
-        "settings": run.settings,
-        "summary": run.summary,
-        "startedAt": iso(run.started_at),
-        "finishedAt": iso(run.finished_at),
-    }
+    data = RUN_FIELDS(run)
     if full:
         data["actions"] = run.actions
     return data

@@ -3,41 +3,17 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, RootModel, field_validator
+from pydantic import BaseModel
 
 from platform_server.features.skills import curator, routines, service, snapshots
 from platform_server.features.skills.curator_runtime import Curator
 from platform_server.features.skills.install_handlers import SkillsBase
+from platform_server.features.skills.schemas import ActivateBody, ConsolidateBody, PromoteBody, SkillIds, SnapshotBody
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import gated, route
 
 MAX_LIMIT = 100
 M = TypeVar("M", bound=BaseModel)
-
-
-class ActivateBody(BaseModel):
-    active: bool = Field(description="true: scheduled scans really archive; false: they only preview")
-
-
-class ConsolidateBody(BaseModel):
-    enabled: bool = Field(description="Merge near-duplicates through the default chat model")
-
-
-class SkillIds(RootModel[list[str]]):
-    """A JSON array of skill ids (strings)."""
-
-
-class SnapshotBody(BaseModel):
-    reason: str | None = Field(default=None, max_length=snapshots.MAX_REASON)
-
-
-class PromoteBody(BaseModel):
-    name: str | None = Field(default=None, max_length=64, description="Slug of the new skill; default: the model's")
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str | None) -> str | None:
-        return (v or "").strip() or None
 
 
 _LIMIT = [{"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"},

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, RootModel, field_validator
+
+from platform_server.features.skills import snapshots
 
 MAX_BUNDLE_FILES = 500
 
@@ -111,3 +113,28 @@ class InstantiateBody(BaseModel):
     @classmethod
     def _name(cls, v: str | None) -> str | None:
         return _blank_to_none(v)
+
+
+class ActivateBody(BaseModel):
+    active: bool = Field(description="true: scheduled scans really archive; false: they only preview")
+
+
+class ConsolidateBody(BaseModel):
+    enabled: bool = Field(description="Merge near-duplicates through the default chat model")
+
+
+class SkillIds(RootModel[list[str]]):
+    """A JSON array of skill ids (strings)."""
+
+
+class SnapshotBody(BaseModel):
+    reason: str | None = Field(default=None, max_length=snapshots.MAX_REASON)
+
+
+class PromoteBody(BaseModel):
+    name: str | None = Field(default=None, max_length=64, description="Slug of the new skill; default: the model's")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        return (v or "").strip() or None

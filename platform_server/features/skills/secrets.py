@@ -8,12 +8,13 @@ from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.skills.models import Skill, SkillSecret
 from platform_server.sealed import KEY_FILE, load_key  # noqa: F401 - one key scheme for every secret at rest
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import Fields, when
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 MAX_VALUE = 16 * 1024
@@ -43,8 +44,12 @@ def mask(value: str) -> str:
     return "••••"
 
 
-def _to_dict(row: SkillSecret) -> dict[str, Any]:
-    return {"key": row.key, "preview": row.preview, "createTime": iso(row.create_time), "updateTime": iso(row.update_time)}
+_to_dict = Fields(
+    key="key",
+    preview="preview",
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
 def list_secrets(skill: Skill) -> list[dict[str, Any]]:

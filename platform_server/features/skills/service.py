@@ -8,7 +8,7 @@ from typing import Any, Iterable
 import peewee
 
 from platform_server.config import Config
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.agents import files
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent, AgentSkill
@@ -20,6 +20,7 @@ from platform_server.features.skills.storage import LESSONS_FILE, SKILL_FILE, Bu
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, ConfirmationRequired, Conflict, NotFound
 from platform_server.web.pagination import PageRequest, paginate
+from platform_server.serialize import Fields, flag, ident, when
 
 MAX_CONTENT = 256 * 1024  # characters of SKILL.md
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -36,28 +37,31 @@ PROMPT_HEADER = (
 # ---- serialization ------------------------------------------------------------------------
 
 
+SKILL_FIELDS = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    displayName=lambda skill: skill.display_name or skill.name,
+    description="description",
+    skillType="skill_type",
+    enabled=flag("enabled"),
+    archived=lambda skill: int(skill.archived),
+    pinned=lambda skill: int(skill.pinned),
+    version="version",
+    source="source",
+    requires=lambda skill: {k: list((skill.requires or {}).get(k, [])) for k in fm.REQUIRE_KINDS},
+    creatorUserId=ident("creator_user_id"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+    archivedAt=when("archived_at"),
+    lastUsedAt=when("last_used_at"),
+    useCount="use_count",
+)
+
+
 def to_dict(skill: Skill, full: bool = False) -> dict[str, Any]:
     """The skill JSON; `full` adds `content` and the bundle file list."""
-    data: dict[str, Any] = {
-        "id": str(skill.id),
-        "workspaceId": str(skill.workspace_id),
-        "name": skill.name,
-        "displayName": skill.display_name or skill.name,
-        "description": skill.description,
-        "skillType": skill.skill_type,
-        "enabled": bool(skill.enabled),
-        "archived": int(skill.archived),
-        "pinned": int(skill.pinned),
-        "version": skill.version,
-        "source": skill.source,
-        "requires": {k: list((skill.requires or {}).get(k, [])) for k in fm.REQUIRE_KINDS},
-        "creatorUserId": None if skill.creator_user_id is None else str(skill.creator_user_id),
-        "createTime": iso(skill.create_time),
-        "updateTime": iso(skill.update_time),
-        "archivedAt": iso(skill.archived_at),
-        "lastUsedAt": iso(skill.last_used_at),
-        "useCount": skill.use_count,
-    }
+    data = SKILL_FIELDS(skill)
     if full:
         data["content"] = skill.content
         rows = SkillFile.select(SkillFile.path, SkillFile.size).where(SkillFile.skill == skill.id).order_by(SkillFile.path)

@@ -12,6 +12,7 @@ from platform_server.features.skills.curator_models import ManagedSkill, SkillSn
 from platform_server.features.skills.models import Skill, SkillFile
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
+from platform_server.serialize import Fields, ident, items, when
 
 FORMAT = 1
 MAX_REASON = 500
@@ -60,19 +61,18 @@ def library_state(workspace_id: int) -> list[dict[str, Any]]:
     return [_skill_state(s, files[s.id], s.id in managed, sorted(bound[s.id])) for s in skills]
 
 
-def to_dict(snap: SkillSnapshot) -> dict[str, Any]:
-    """Snapshot metadata (the captured library itself never leaves the server)."""
-    return {
-        "id": str(snap.id),
-        "workspaceId": str(snap.workspace_id),
-        "trigger": snap.trigger,
-        "reason": snap.reason,
-        "creatorUserId": None if snap.creator_user_id is None else str(snap.creator_user_id),
-        "skillCount": snap.skill_count,
-        "sizeBytes": snap.size_bytes,
-        "filesOmitted": list(snap.files_omitted or []),
-        "createTime": iso(snap.create_time),
-    }
+# Snapshot metadata (the captured library itself never leaves the server).
+to_dict = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    trigger="trigger",
+    reason="reason",
+    creatorUserId=ident("creator_user_id"),
+    skillCount="skill_count",
+    sizeBytes="size_bytes",
+    filesOmitted=items("files_omitted"),
+    createTime=when("create_time"),
+)
 
 
 def capture(workspace_id: int, trigger: str, reason: str, actor: Caller | None, keep: int) -> SkillSnapshot:

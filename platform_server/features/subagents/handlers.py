@@ -1,21 +1,15 @@
 """Sub-agents: active delegations of a conversation, spawn pause, interrupt (owner; admin override)."""
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
-
 from platform_server.features.conversations import service as conversations
 from platform_server.features.subagents import service
+from platform_server.features.subagents.schemas import SpawnPauseRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
 
 TAGS = ("Sub-agents",)
-
-
-class SpawnPauseRequest(BaseModel):
-    conversationId: str = Field(min_length=1, max_length=128)
-    paused: bool
 
 
 class ActiveHandler(ApiHandler):

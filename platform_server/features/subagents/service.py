@@ -7,7 +7,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.chat import tool_calls
 from platform_server.features.guard.service import GuardContext
@@ -16,6 +16,7 @@ from platform_server.features.tools.registry import ToolContext, ToolRegistry
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolCall
 from platform_server.web.context import Caller
 from platform_server.web.errors import Forbidden, NotFound
+from platform_server.serialize import Fields, ident, when
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -170,13 +171,19 @@ def set_paused(caller: Caller, conversation_id: str, paused: bool) -> dict[str, 
     return {"conversationId": conversation_id, "paused": paused}
 
 
-def to_dict(run: SubagentRun) -> dict[str, Any]:
-    return {
-        "subagentId": run.subagent_id, "conversationId": run.conversation_id, "agentId": str(run.agent_id),
-        "agentName": run.agent_name, "parentAgentId": str(run.parent_agent_id), "task": run.task,
-        "depth": run.depth, "status": run.status, "result": run.result, "createTime": iso(run.create_time),
-        "finishedAt": iso(run.finished_at),
-    }
+to_dict = Fields(
+    subagentId="subagent_id",
+    conversationId="conversation_id",
+    agentId=ident("agent_id"),
+    agentName="agent_name",
+    parentAgentId=ident("parent_agent_id"),
+    task="task",
+    depth="depth",
+    status="status",
+    result="result",
+    createTime=when("create_time"),
+    finishedAt=when("finished_at"),
+)
 
 
 def active(user_id: int, conversation_id: str) -> list[dict[str, Any]]:

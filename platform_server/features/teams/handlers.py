@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from platform_server.features.teams import runner, service
+from platform_server.features.teams.schemas import CancelRequest, TeamCreate, TeamRunStart, TeamUpdate
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest, parse_long
 from platform_server.web.routing import gated, route
@@ -15,28 +14,6 @@ MAX_PAGE = 100
 ACTIVE_ONLY = {"name": "activeOnly", "in": "query", "required": False, "schema": {"type": "boolean"}}
 CURSOR = [{"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"}},
           {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}}]
-
-
-class TeamCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    description: str = Field(default="", max_length=2000)
-    leadAgentId: int
-    memberAgentIds: list[int] = Field(max_length=service.MAX_MEMBERS)
-
-
-class TeamUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    description: str | None = Field(default=None, max_length=2000)
-    leadAgentId: int | None = None
-    memberAgentIds: list[int] | None = Field(default=None, max_length=service.MAX_MEMBERS)
-
-
-class TeamRunStart(BaseModel):
-    goal: str = Field(min_length=1, max_length=20_000)
-
-
-class CancelRequest(BaseModel):
-    reason: str | None = Field(default=None, max_length=500)
 
 
 class CursorMixin(ApiHandler):

@@ -12,7 +12,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.teams import service
 from platform_server.features.teams.models import Team, TeamRun
@@ -75,11 +75,9 @@ class TeamRunner:
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
     def start(self, caller: Caller, team: Team, goal: str, conversation_id: str | None = None) -> TeamRun:
-        with database.atomic():
-            run = TeamRun.create(workspace_id=team.workspace_id, team_id=team.id, user_id=caller.user_id,
-                                 conversation_id=conversation_id, goal=goal)
-            audit.record(caller, "CREATE", "TEAM_RUN", run.id, f"run of team '{team.name}'",
-                         workspace_id=team.workspace_id)
+        run = TeamRun(workspace_id=team.workspace_id, team_id=team.id, user_id=caller.user_id,
+                     conversation_id=conversation_id, goal=goal)
+        audit.save(caller, "CREATE", "TEAM_RUN", run, f"run of team '{team.name}'", workspace_id=team.workspace_id)
         task = asyncio.get_running_loop().create_task(self._run(run.id))
         self.tasks[run.id] = task
         task.add_done_callback(lambda _t: self.tasks.pop(run.id, None))

@@ -5,11 +5,12 @@ from typing import Any
 
 import peewee
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.teams.models import Team, TeamRun
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
+from platform_server.serialize import Fields, ident, items, when
 
 ACTIVE = ("planning", "running", "awaiting_review", "finalizing")
 TERMINAL = ("completed", "partial", "failed", "cancelled")
@@ -21,13 +22,17 @@ PAGE_DEFAULT = 20
 # ---- teams --------------------------------------------------------------------------
 
 
-def team_dict(team: Team) -> dict[str, Any]:
-    return {
-        "id": str(team.id), "workspaceId": str(team.workspace_id), "name": team.name,
-        "description": team.description, "leadAgentId": str(team.lead_agent_id),
-        "memberAgentIds": list(team.member_agent_ids or []), "creatorUserId": str(team.creator_user_id),
-        "createTime": iso(team.create_time), "updateTime": iso(team.update_time),
-    }
+team_dict = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    description="description",
+    leadAgentId=ident("lead_agent_id"),
+    memberAgentIds=items("member_agent_ids"),
+    creatorUserId=ident("creator_user_id"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
 def get_team_row(caller: Caller, team_id: int) -> Team:
@@ -64,10 +69,9 @@ def list_teams(caller: Caller) -> list[dict[str, Any]]:
 
 def create_team(caller: Caller, name: str, description: str, lead: int, members: list[int]) -> dict[str, Any]:
     ids = _check_agents(caller, lead, members)
-    with database.atomic():
-        team = Team.create(workspace_id=caller.workspace_id, name=name.strip(), description=description,
-                           lead_agent_id=lead, member_agent_ids=ids, creator_user_id=caller.user_id)
-        audit.record(caller, "CREATE", "TEAM", team.id, f"team '{team.name}' created")
+    team = Team(workspace_id=caller.workspace_id, name=name.strip(), description=description,
+                lead_agent_id=lead, member_agent_ids=ids, creator_user_id=caller.user_id)
+    audit.save(caller, "CREATE", "TEAM", team, f"team '{team.name}' created")
     return team_dict(team)
 
 
@@ -102,15 +106,24 @@ def delete_team(caller: Caller, team_id: int) -> None:
 # ---- runs ---------------------------------------------------------------------------
 
 
-def run_dict(run: TeamRun) -> dict[str, Any]:
-    return {
-        "id": str(run.id), "teamId": str(run.team_id), "workspaceId": str(run.workspace_id),
-        "conversationId": run.conversation_id, "startedBy": str(run.user_id), "goal": run.goal,
-        "status": run.status, "active": run.status in ACTIVE, "tasks": run.tasks or [], "result": run.result,
-        "error": run.error, "cancelReason": run.cancel_reason,
-        "cancelledBy": str(run.cancelled_by) if run.cancelled_by else None,
-        "createTime": iso(run.create_time), "updateTime": iso(run.update_time), "finishedAt": iso(run.finished_at),
-    }
+run_dict = Fields(
+    id=ident("id"),
+    teamId=ident("team_id"),
+    workspaceId=ident("workspace_id"),
+    conversationId="conversation_id",
+    startedBy=ident("user_id"),
+    goal="goal",
+    status="status",
+    active=lambda run: run.status in ACTIVE,
+    tasks=lambda run: run.tasks or [],
+    result="result",
+    error="error",
+    cancelReason="cancel_reason",
+    cancelledBy=lambda run: str(run.cancelled_by) if run.cancelled_by else None,
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+    finishedAt=when("finished_at"),
+)
 
 
 def get_run_row(caller: Caller, run_id: int) -> TeamRun:

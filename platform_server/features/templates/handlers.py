@@ -1,21 +1,11 @@
 """Agent templates: list the presets and create an agent from one."""
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, field_validator
-
-from platform_server.features.templates import service
 from platform_server.blocking import run_blocking
+from platform_server.features.templates import service
+from platform_server.features.templates.schemas import ApplyTemplate
 from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
-
-
-class ApplyTemplate(BaseModel):
-    name: str | None = Field(default=None, max_length=100)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str | None) -> str | None:
-        return v.strip() or None if v is not None else None
 
 
 class TemplatesHandler(ApiHandler):

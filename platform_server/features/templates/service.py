@@ -9,6 +9,7 @@ from platform_server.features.agents import files
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.schemas import AgentCreate
 from platform_server.features.templates.models import AgentTemplate
+from platform_server.serialize import Fields, flag, ident, items
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
 
@@ -97,23 +98,22 @@ def seed() -> None:
             ).execute()
 
 
-def to_dict(t: AgentTemplate) -> dict[str, Any]:
-    return {
-        "id": str(t.id),
-        "name": t.name,
-        "description": t.description,
-        "category": t.category,
-        "icon": t.icon,
-        "agentType": t.agent_type,
-        "systemPrompt": t.system_prompt,
-        "maxIterations": t.max_iterations,
-        "defaultThinkingLevel": t.default_thinking_level,
-        "tags": t.tags,
-        "toolNames": list(t.tool_names or []),
-        "promptFiles": list(t.prompt_files or []),
-        "files": sorted((t.files or {}).keys()),
-        "builtin": bool(t.builtin),
-    }
+to_dict = Fields(
+    id=ident("id"),
+    name="name",
+    description="description",
+    category="category",
+    icon="icon",
+    agentType="agent_type",
+    systemPrompt="system_prompt",
+    maxIterations="max_iterations",
+    defaultThinkingLevel="default_thinking_level",
+    tags="tags",
+    toolNames=items("tool_names"),
+    promptFiles=items("prompt_files"),
+    files=lambda t: sorted((t.files or {}).keys()),
+    builtin=flag("builtin"),
+)
 
 
 def list_templates() -> list[dict[str, Any]]:

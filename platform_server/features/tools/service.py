@@ -5,9 +5,10 @@ from typing import Any
 
 import peewee
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.tools.models import Tool
+from platform_server.serialize import Fields, flag, ident, obj, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 
@@ -33,30 +34,19 @@ def ensure_row(name: str, description: str, source: str, parameters: dict[str, A
     return row
 
 
-def to_dict(row: Tool) -> dict[str, Any]:
-    return {
-        "id": str(row.id),
-        "name": row.name,
-        "description": row.description,
-        "source": row.source,
-        "enabled": bool(row.enabled),
-        "disclosureTier": row.disclosure_tier,
-        "parameters": row.parameters or {},
-        "config": row.config or {},
-        "createTime": iso(row.create_time),
-        "updateTime": iso(row.update_time),
-    }
-
-
-def _brief(row: Tool) -> dict[str, Any]:
-    return {
-        "id": str(row.id),
-        "name": row.name,
-        "description": row.description,
-        "source": row.source,
-        "disclosureTier": row.disclosure_tier,
-        "parameters": row.parameters or {},
-    }
+to_dict = Fields(
+    id=ident("id"),
+    name="name",
+    description="description",
+    source="source",
+    enabled=flag("enabled"),
+    disclosureTier="disclosure_tier",
+    parameters=obj("parameters"),
+    config=obj("config"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
+_brief = to_dict.only("id", "name", "description", "source", "disclosureTier", "parameters")
 
 
 def list_all() -> list[dict[str, Any]]:
@@ -111,21 +101,17 @@ def update(
 
 def toggle(caller: Caller, tool_id: int, enabled: bool) -> dict[str, Any]:
     row = _get(tool_id)
-    with database.atomic():
-        row.enabled = enabled
-        row.update_time = utcnow()
-        row.save()
-        audit.record(caller, "UPDATE", "TOOL", row.id, f"tool {row.name} {'enabled' if enabled else 'disabled'}")
+    row.enabled = enabled
+    row.update_time = utcnow()
+    audit.save(caller, "UPDATE", "TOOL", row, f"tool {row.name} {'enabled' if enabled else 'disabled'}")
     return to_dict(row)
 
 
 def set_tier(caller: Caller, tool_id: int, tier: str) -> dict[str, Any]:
     row = _get(tool_id)
-    with database.atomic():
-        row.disclosure_tier = tier
-        row.update_time = utcnow()
-        row.save()
-        audit.record(caller, "UPDATE", "TOOL", row.id, f"tool {row.name} disclosure tier {tier}")
+    row.disclosure_tier = tier
+    row.update_time = utcnow()
+    audit.save(caller, "UPDATE", "TOOL", row, f"tool {row.name} disclosure tier {tier}")
     return to_dict(row)
 
 
@@ -134,7 +120,5 @@ def delete(caller: Caller, tool_id: int) -> str:
     row = _get(tool_id)
     if row.source == "system":
         raise BadRequest("System tools cannot be deleted")
-    with database.atomic():
-        row.delete_instance()
-        audit.record(caller, "DELETE", "TOOL", row.id, f"tool {row.name} ({row.source})")
+    audit.save(caller, "DELETE", "TOOL", row, f"tool {row.name} ({row.source})")
     return row.name

@@ -14,7 +14,8 @@ from platform_server.features.guard import service as guard
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.features.wiki import kbs, permissions, profile, search, tool
 from platform_server.features.wiki.models import KnowledgeBase, Page
-from platform_server.features.wiki.pages import MAX_MARKDOWN, set_links
+from platform_server.features.wiki.pages import set_links
+from platform_server.features.wiki.schemas import MAX_MARKDOWN
 from platform_server.features.wiki.text import slugify
 
 RULE_ID = "wiki-page-type"

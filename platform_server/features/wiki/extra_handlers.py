@@ -8,6 +8,7 @@ import peewee
 from platform_server.db import iso
 from platform_server.features.wiki import hot_cache, kbs, lint, permissions, profile
 from platform_server.features.wiki.models import KnowledgeBase, PageSource, RawMaterial
+from platform_server.features.wiki.schemas import PageTypeProfile, PermissionRule
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.routing import route
@@ -18,7 +19,7 @@ KB = "/api/v1/wiki/knowledge-bases"
 
 class ProfileHandler(ApiHandler):
     access = {"GET": "viewer", "PUT": "member"}
-    body_models = {"PUT": profile.PageTypeProfile}
+    body_models = {"PUT": PageTypeProfile}
     tags = TAGS
 
     def get(self, id: int) -> None:
@@ -41,7 +42,7 @@ class ProfileResetHandler(ApiHandler):
 
 class ProfileValidateHandler(ApiHandler):
     access = {"POST": "viewer"}
-    body_models = {"POST": profile.PageTypeProfile}
+    body_models = {"POST": PageTypeProfile}
     tags = TAGS
 
     def post(self, id: int) -> None:
@@ -103,7 +104,7 @@ class FailuresHandler(ApiHandler):
 
 class PermissionsHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "member"}
-    body_models = {"POST": permissions.PermissionRule}
+    body_models = {"POST": PermissionRule}
     tags = TAGS
 
     def get(self, kbId: int, agentId: int) -> None:
@@ -112,7 +113,7 @@ class PermissionsHandler(ApiHandler):
 
     def post(self, kbId: int, agentId: int) -> None:
         """Add or update the rule `{pageType, read: allow|deny, write: allow|deny|approval_required}`."""
-        self.ok(permissions.upsert(self.require_caller(), kbId, agentId, self.body(permissions.PermissionRule)))
+        self.ok(permissions.upsert(self.require_caller(), kbId, agentId, self.body(PermissionRule)))
 
 
 class PermissionHandler(ApiHandler):

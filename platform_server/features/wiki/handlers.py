@@ -3,17 +3,18 @@ from __future__ import annotations
 
 import urllib.parse
 
+from platform_server.blocking import run_blocking
 from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.extra_handlers import ROUTES as EXTRA_ROUTES
-from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
 from platform_server.features.wiki.maintenance_handlers import ROUTES as MAINTENANCE_ROUTES
+from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
 from platform_server.features.wiki.pipeline_handlers import ROUTES as PIPELINE_ROUTES
 from platform_server.features.wiki.research_handlers import ROUTES as RESEARCH_ROUTES
+from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate, RawText
 from platform_server.features.wiki.source_handlers import ROUTES as SOURCE_ROUTES
-from platform_server.features.wiki.transform_handlers import ROUTES as TRANSFORM_ROUTES
 from platform_server.features.wiki.text import slugify
-from platform_server.blocking import run_blocking
+from platform_server.features.wiki.transform_handlers import ROUTES as TRANSFORM_ROUTES
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.events import Subscription, stream
@@ -34,7 +35,7 @@ class WikiHandler(ApiHandler):
 
 class KbsHandler(WikiHandler):
     access = {"GET": "viewer", "POST": "member"}
-    body_models = {"POST": kbs.KbCreate}
+    body_models = {"POST": KbCreate}
 
     def get(self) -> None:
         """Knowledge bases of the workspace."""
@@ -42,12 +43,12 @@ class KbsHandler(WikiHandler):
 
     def post(self) -> None:
         """Create a knowledge base (optionally bound to agents by `agentIds`)."""
-        self.ok(kbs.create(self.require_caller(), self.body(kbs.KbCreate)))
+        self.ok(kbs.create(self.require_caller(), self.body(KbCreate)))
 
 
 class KbHandler(WikiHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
-    body_models = {"PUT": kbs.KbUpdate}
+    body_models = {"PUT": KbUpdate}
 
     def get(self, id: int) -> None:
         """One knowledge base."""
@@ -55,7 +56,7 @@ class KbHandler(WikiHandler):
 
     def put(self, id: int) -> None:
         """Update name, description or the bound agents (`agentIds` replaces them)."""
-        self.ok(kbs.update(self.require_caller(), id, self.body(kbs.KbUpdate)))
+        self.ok(kbs.update(self.require_caller(), id, self.body(KbUpdate)))
 
     async def delete(self, id: int) -> None:
         """Delete a knowledge base with its materials and pages (creator or workspace admin)."""
@@ -68,7 +69,7 @@ class KbHandler(WikiHandler):
 
 class KbConfigHandler(WikiHandler):
     access = {"GET": "viewer", "PUT": "member"}
-    body_models = {"PUT": kbs.KbConfigUpdate}
+    body_models = {"PUT": KbConfigUpdate}
 
     def get(self, id: int) -> None:
         """Chunking, models, page language and auto-processing of the KB."""
@@ -76,7 +77,7 @@ class KbConfigHandler(WikiHandler):
 
     def put(self, id: int) -> None:
         """Sparse config update; null clears a model override."""
-        self.ok(kbs.put_config(self.require_caller(), id, self.body(kbs.KbConfigUpdate)))
+        self.ok(kbs.put_config(self.require_caller(), id, self.body(KbConfigUpdate)))
 
 
 class AgentKbsHandler(WikiHandler):
@@ -122,11 +123,11 @@ class RawAdder(WikiHandler):
 
 class RawTextHandler(RawAdder):
     access = {"POST": "member"}
-    body_models = {"POST": raw.RawText}
+    body_models = {"POST": RawText}
 
     async def post(self, kbId: int) -> None:
         """Add a text material `{title, text}`; processed at once when the KB's autoProcess is on."""
-        req = self.body(raw.RawText)
+        req = self.body(RawText)
         if not req.text.strip():
             raise BadRequest("text: must not be blank")
         await self.add(kbId, req.title, "text", f"{slugify(req.title)[:60] or 'material'}.txt", req.text.encode("utf-8"))

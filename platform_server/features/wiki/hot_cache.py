@@ -11,13 +11,14 @@ from typing import Any, Iterable, cast
 
 import peewee
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki import kbs
 from platform_server.features.wiki.models import HotCache, KnowledgeBase, Page, PageLink
 from platform_server.features.wiki.text import slugify
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
+from platform_server.serialize import Fields, ident, when
 
 CHARS_PER_TOKEN = 4
 MOST_LINKED = 10
@@ -77,10 +78,16 @@ def digest(kb_id: int, max_tokens: int) -> tuple[str, list[str]]:
     return "\n".join(lines), used
 
 
-def to_dict(row: HotCache) -> dict[str, Any]:
-    return {"kbId": str(row.kb_id), "status": row.status, "content": row.content, "tokenCount": row.token_count,
-            "pages": row.pages, "error": row.error, "generatedTime": iso(row.generated_time),
-            "updateTime": iso(row.update_time)}
+to_dict = Fields(
+    kbId=ident("kb_id"),
+    status="status",
+    content="content",
+    tokenCount="token_count",
+    pages="pages",
+    error="error",
+    generatedTime=when("generated_time"),
+    updateTime=when("update_time"),
+)
 
 
 def get(caller: Caller, kb_id: int) -> dict[str, Any]:

@@ -6,17 +6,18 @@ from pathlib import Path
 from typing import Any
 
 import peewee
-from pydantic import BaseModel, Field, field_validator
 
 from platform_server.config import Config
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.models import service as model_service
 from platform_server.features.wiki.models import KbAgent, KnowledgeBase, Page, RawMaterial
+from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
+from platform_server.serialize import Fields, ident, when
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "chunkSize": 1200,  # characters
@@ -28,36 +29,6 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "autoProcess": True,  # process a material as soon as it is added
     "maxChunksPerCall": 8,  # chunks given to the LLM in one page-writing call
 }
-
-
-class KbCreate(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    description: str = Field(default="", max_length=2000)
-    agentIds: list[int] | None = Field(default=None, max_length=100)
-
-
-class KbUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    description: str | None = Field(default=None, max_length=2000)
-    agentIds: list[int] | None = Field(default=None, max_length=100)
-
-
-class KbConfigUpdate(BaseModel):
-    chunkSize: int | None = Field(default=None, ge=200, le=8000)
-    chunkOverlap: int | None = Field(default=None, ge=0, le=2000)
-    embeddingModelId: int | None = None
-    generationModelProvider: str | None = Field(default=None, max_length=100)
-    generationModelName: str | None = Field(default=None, max_length=200)
-    pageLanguage: str | None = Field(default=None, min_length=2, max_length=20)
-    autoProcess: bool | None = None
-    maxChunksPerCall: int | None = Field(default=None, ge=1, le=50)
-
-    @field_validator("pageLanguage")
-    @classmethod
-    def _lang(cls, v: str | None) -> str | None:
-        if v is not None and not all(c.isalnum() or c == "-" for c in v):
-            raise ValueError("must be a language tag such as en-US, zh-CN or auto")
-        return v
 
 
 def kb_dir(config: Config, kb_id: int) -> Path:
@@ -82,22 +53,19 @@ def agent_ids(kb_id: int) -> list[int]:
     return [r.agent_id for r in KbAgent.select(KbAgent.agent_id).where(KbAgent.kb == kb_id).order_by(KbAgent.id)]
 
 
-def to_dict(kb: KnowledgeBase) -> dict[str, Any]:
-    raw_count = RawMaterial.select().where(RawMaterial.kb == kb.id).count()
-    page_count = Page.select().where((Page.kb == kb.id) & (Page.archived == 0)).count()
-    return {
-        "id": str(kb.id),
-        "workspaceId": str(kb.workspace_id),
-        "name": kb.name,
-        "description": kb.description,
-        "creatorUserId": None if kb.creator_user_id is None else str(kb.creator_user_id),
-        "agentIds": [str(a) for a in agent_ids(kb.id)],
-        "rawCount": raw_count,
-        "pageCount": page_count,
-        "sourceDirectory": (kb.config or {}).get("sourceDirectory"),
-        "createTime": iso(kb.create_time),
-        "updateTime": iso(kb.update_time),
-    }
+to_dict = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    description="description",
+    creatorUserId=ident("creator_user_id"),
+    agentIds=lambda kb: [str(a) for a in agent_ids(kb.id)],
+    rawCount=lambda kb: RawMaterial.select().where(RawMaterial.kb == kb.id).count(),
+    pageCount=lambda kb: Page.select().where((Page.kb == kb.id) & (Page.archived == 0)).count(),
+    sourceDirectory=lambda kb: (kb.config or {}).get("sourceDirectory"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
 def list_kbs(caller: Caller) -> list[dict[str, Any]]:

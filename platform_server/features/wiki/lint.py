@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import LintRun, Page, PageLink
@@ -12,6 +12,7 @@ from platform_server.features.wiki.pages import resolver
 from platform_server.blocking import run_blocking
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
+from platform_server.serialize import Fields, ident, when
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,15 @@ def scan(kb_id: int) -> dict[str, Any]:
     }
 
 
-def to_dict(run: LintRun) -> dict[str, Any]:
-    return {"jobId": str(run.id), "kbId": str(run.kb_id), "status": run.status, "error": run.error,
-            "result": run.result, "createTime": iso(run.create_time), "endTime": iso(run.end_time)}
+to_dict = Fields(
+    jobId=ident("id"),
+    kbId=ident("kb_id"),
+    status="status",
+    error="error",
+    result="result",
+    createTime=when("create_time"),
+    endTime=when("end_time"),
+)
 
 
 def start(caller: Caller, kb_id: int) -> LintRun:

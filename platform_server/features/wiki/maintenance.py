@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.models.runtime import resolve_targets
@@ -20,6 +18,7 @@ from platform_server.features.wiki.models import (
     RawMaterial,
 )
 from platform_server.features.wiki.pages import get_page, resolver, set_links
+from platform_server.features.wiki.schemas import EnrichRequest
 from platform_server.features.wiki.text import wikilinks
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
 from platform_server.web.context import Caller
@@ -33,10 +32,6 @@ given. Keep every [[wikilink]] of the current page and its meaning. Answer with 
 REPAIR_PROMPT = """You repair one wiki page whose [[wikilinks]] point at pages that do not exist. Rewrite the \
 page so each broken link points at the existing page it means (use its slug) or becomes plain text when none \
 fits. Change nothing else. Answer with the complete page only."""
-
-
-class EnrichRequest(BaseModel):
-    instructions: str = Field(default="", max_length=2000)
 
 
 def relation(caller: Caller, kb_id: int, slug_a: str, slug_b: str) -> dict[str, Any]:

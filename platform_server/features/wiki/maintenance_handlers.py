@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from platform_server.features.wiki import maintenance
+from platform_server.features.wiki.schemas import EnrichRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.routing import route
@@ -22,12 +23,12 @@ class RelationHandler(ApiHandler):
 
 class EnrichHandler(ApiHandler):
     access = {"POST": "member"}
-    body_models = {"POST": maintenance.EnrichRequest}
+    body_models = {"POST": EnrichRequest}
     tags = TAGS
 
     async def post(self, kbId: int, slug: str) -> None:
         """LLM rewrite with more detail from the cited chunks (`instructions` optional); no wikilink is lost."""
-        req = self.body(maintenance.EnrichRequest)
+        req = self.body(EnrichRequest)
         self.ok(await maintenance.enrich(self.platform, self.require_caller(), kbId, slug, req))
 
 

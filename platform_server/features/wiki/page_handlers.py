@@ -1,9 +1,8 @@
 """LLM Wiki page routes: read, edit, archive, rename, links, citations, search preview, stats."""
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
-
 from platform_server.features.wiki import kbs, pages, profile, tool
+from platform_server.features.wiki.schemas import BatchDelete, PageEdit, RenameRequest, SearchPreview
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.pagination import page_request
@@ -11,12 +10,6 @@ from platform_server.web.routing import route
 
 TAGS = ("LLM Wiki",)
 KB = "/api/v1/wiki/knowledge-bases/{kbId}/pages"
-
-
-class SearchPreview(BaseModel):
-    query: str = Field(min_length=1, max_length=1000)
-    topK: int = Field(default=5, ge=1, le=tool.MAX_TOP_K)
-    includeArchived: bool = False
 
 
 class PagesHandler(ApiHandler):
@@ -51,17 +44,17 @@ class RefsHandler(ApiHandler):
 
 class BatchHandler(ApiHandler):
     access = {"DELETE": "member"}
-    body_models = {"DELETE": pages.BatchDelete}
+    body_models = {"DELETE": BatchDelete}
     tags = TAGS
 
     def delete(self, kbId: int) -> None:
         """Delete pages by `slugs` and/or `ids` (unknown ones ignored); answers `{deleted}`."""
-        self.ok(pages.batch_delete(self.require_caller(), kbId, self.body(pages.BatchDelete)))
+        self.ok(pages.batch_delete(self.require_caller(), kbId, self.body(BatchDelete)))
 
 
 class PageHandler(ApiHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
-    body_models = {"PUT": pages.PageEdit}
+    body_models = {"PUT": PageEdit}
     tags = TAGS
 
     def get(self, kbId: int, slug: str) -> None:
@@ -70,7 +63,7 @@ class PageHandler(ApiHandler):
 
     async def put(self, kbId: int, slug: str) -> None:
         """Edit a page by hand (`markdown`, optional `title`, `pageType`); links are recomputed."""
-        req = self.body(pages.PageEdit)
+        req = self.body(PageEdit)
         caller = self.require_caller()
         kb = kbs.get_kb(caller, kbId)
         page = pages.get_page(kb, slug)
@@ -114,12 +107,12 @@ class BacklinksHandler(ApiHandler):
 
 class RenameHandler(ApiHandler):
     access = {"POST": "member"}
-    body_models = {"POST": pages.RenameRequest}
+    body_models = {"POST": RenameRequest}
     tags = TAGS
 
     def post(self, kbId: int, slug: str) -> None:
         """Rename (`newSlug`, `newTitle`) and rewrite the wikilinks of every referrer."""
-        self.ok(pages.rename(self.require_caller(), kbId, slug, self.body(pages.RenameRequest)))
+        self.ok(pages.rename(self.require_caller(), kbId, slug, self.body(RenameRequest)))
 
 
 class RelatedHandler(ApiHandler):

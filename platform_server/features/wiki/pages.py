@@ -3,9 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
-
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki import profile, search
 from platform_server.features.wiki.kbs import get_kb
@@ -18,43 +16,27 @@ from platform_server.features.wiki.models import (
     PageSource,
     RawMaterial,
 )
+from platform_server.features.wiki.schemas import BatchDelete, PageEdit, RenameRequest
 from platform_server.features.wiki.text import rewrite_links, slugify, wikilinks
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.pagination import PageRequest, paginate
-
-MAX_MARKDOWN = 200_000
-
-
-class PageEdit(BaseModel):
-    markdown: str = Field(max_length=MAX_MARKDOWN)
-    title: str | None = Field(default=None, min_length=1, max_length=200)
-    pageType: str | None = Field(default=None, min_length=1, max_length=40)
-
-
-class RenameRequest(BaseModel):
-    newSlug: str | None = Field(default=None, min_length=1, max_length=120)
-    newTitle: str | None = Field(default=None, min_length=1, max_length=200)
-
-
-class BatchDelete(BaseModel):
-    slugs: list[str] = Field(default_factory=list, max_length=200)
-    ids: list[int] = Field(default_factory=list, max_length=200)
-
-    @field_validator("slugs")
-    @classmethod
-    def _slugs(cls, v: list[str]) -> list[str]:
-        return [s for s in v if s]
-
+from platform_server.serialize import Fields, ident, when
 
 # ---- serialising ------------------------------------------------------------------------------
 
-def summary(p: Page) -> dict[str, Any]:
-    return {
-        "id": str(p.id), "kbId": str(p.kb_id), "slug": p.slug, "title": p.title, "pageType": p.page_type,
-        "archived": p.archived, "origin": p.origin, "version": p.version,
-        "createTime": iso(p.create_time), "updateTime": iso(p.update_time),
-    }
+summary = Fields(
+    id=ident("id"),
+    kbId=ident("kb_id"),
+    slug="slug",
+    title="title",
+    pageType="page_type",
+    archived="archived",
+    origin="origin",
+    version="version",
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
 def resolver(kb_id: int) -> dict[str, Page]:
@@ -312,8 +294,12 @@ def related(caller: Caller, kb_id: int, slug: str, limit: int = 10) -> list[dict
     return list(out.values())[:limit]
 
 
-def _mini(p: Page) -> dict[str, Any]:
-    return {"pageId": str(p.id), "slug": p.slug, "title": p.title, "pageType": p.page_type}
+_mini = Fields(
+    pageId=ident("id"),
+    slug="slug",
+    title="title",
+    pageType="page_type",
+)
 
 
 def stats(caller: Caller, kb_id: int) -> dict[str, Any]:

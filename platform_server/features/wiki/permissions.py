@@ -3,30 +3,30 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
-
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.agents import service as agents
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki import profile
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import PageTypePermission
+from platform_server.features.wiki.schemas import PermissionRule
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import Fields, ident, when
 
 ANY_TYPE = "*"
 
 
-class PermissionRule(BaseModel):
-    pageType: str = Field(min_length=1, max_length=40)
-    read: Literal["allow", "deny"] = "allow"
-    write: Literal["allow", "deny", "approval_required"] = "allow"
-
-
-def to_dict(rule: PageTypePermission) -> dict[str, Any]:
-    return {"id": str(rule.id), "kbId": str(rule.kb_id), "agentId": str(rule.agent_id), "pageType": rule.page_type,
-            "read": rule.read, "write": rule.write, "createTime": iso(rule.create_time),
-            "updateTime": iso(rule.update_time)}
+to_dict = Fields(
+    id=ident("id"),
+    kbId=ident("kb_id"),
+    agentId=ident("agent_id"),
+    pageType="page_type",
+    read="read",
+    write="write",
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
 def list_rules(caller: Caller, kb_id: int, agent_id: int) -> list[dict[str, Any]]:

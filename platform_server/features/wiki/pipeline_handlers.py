@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from platform_server.features.wiki import pipelines
+from platform_server.features.wiki.schemas import PipelineBody
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
@@ -13,7 +14,7 @@ KB = "/api/v1/wiki/knowledge-bases/{kbId}"
 
 class PipelinesHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "member"}
-    body_models = {"POST": pipelines.PipelineBody}
+    body_models = {"POST": PipelineBody}
     tags = TAGS
 
     def get(self, kbId: int) -> None:
@@ -27,7 +28,7 @@ class PipelinesHandler(ApiHandler):
 
 class ValidateHandler(ApiHandler):
     access = {"POST": "viewer"}
-    body_models = {"POST": pipelines.PipelineBody}
+    body_models = {"POST": PipelineBody}
     tags = TAGS
 
     def post(self, kbId: int) -> None:

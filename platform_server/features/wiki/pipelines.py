@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import Pipeline, PipelineRun, Transformation
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import Fields, flag, ident, when
 
 CATALOGUE: dict[str, dict[str, tuple[type, Any, Any]]] = {  # step -> param -> (type, min, max)
     "extract": {},
@@ -28,14 +27,6 @@ CATALOGUE: dict[str, dict[str, tuple[type, Any, Any]]] = {  # step -> param -> (
 }
 NEEDS = {"chunk": "extract", "embed": "chunk", "synthesize": "embed", "link": "synthesize", "transform": "extract"}
 MAX_STEPS = 12
-
-
-class PipelineBody(BaseModel):
-    name: str | None = Field(default=None, max_length=100)
-    description: str | None = Field(default=None, max_length=2000)
-    enabled: bool | None = None
-    steps: Any = None
-    yaml: str | None = Field(default=None, max_length=100_000)  # the whole definition as YAML instead
 
 
 def _definition(body: Any) -> dict[str, Any]:
@@ -137,15 +128,29 @@ def _params(where: str, kind: str, step: dict[str, Any], caller: Caller, kb_id: 
     return errors
 
 
-def to_dict(p: Pipeline) -> dict[str, Any]:
-    return {"id": str(p.id), "kbId": str(p.kb_id), "name": p.name, "description": p.description,
-            "enabled": bool(p.enabled), "steps": p.steps, "createTime": iso(p.create_time), "updateTime": iso(p.update_time)}
+to_dict = Fields(
+    id=ident("id"),
+    kbId=ident("kb_id"),
+    name="name",
+    description="description",
+    enabled=flag("enabled"),
+    steps="steps",
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
-def run_dict(r: PipelineRun) -> dict[str, Any]:
-    return {"id": str(r.id), "pipelineId": str(r.pipeline_id), "kbId": str(r.kb_id),
-            "rawId": None if r.raw_id is None else str(r.raw_id), "status": r.status, "steps": r.steps,
-            "error": r.error, "createTime": iso(r.create_time), "endTime": iso(r.end_time)}
+run_dict = Fields(
+    id=ident("id"),
+    pipelineId=ident("pipeline_id"),
+    kbId=ident("kb_id"),
+    rawId=ident("raw_id"),
+    status="status",
+    steps="steps",
+    error="error",
+    createTime=when("create_time"),
+    endTime=when("end_time"),
+)
 
 
 def validate(caller: Caller, kb_id: int, body: Any) -> dict[str, Any]:

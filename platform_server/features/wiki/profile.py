@@ -1,20 +1,18 @@
 """Page-type profiles: which page types a KB uses (the generator is told them, edits are checked)."""
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import ValidationError
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import KnowledgeBase
+from platform_server.features.wiki.schemas import PageTypeProfile
 from platform_server.web.base import first_validation_error
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest
-
-_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 
 DEFAULT_PROFILE: dict[str, Any] = {
     "defaultType": "concept",
@@ -31,32 +29,6 @@ DEFAULT_PROFILE: dict[str, Any] = {
         {"name": "log", "description": "A dated record of changes or events"},
     ],
 }
-
-
-class PageTypeSpec(BaseModel):
-    name: str
-    description: str = Field(default="", max_length=500)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError("must be lower-case letters, digits, '-' or '_' (at most 40, starting with a letter)")
-        return v
-
-
-class PageTypeProfile(BaseModel):
-    defaultType: str
-    pageTypes: list[PageTypeSpec] = Field(min_length=1, max_length=50)
-
-    @model_validator(mode="after")
-    def _consistent(self) -> "PageTypeProfile":
-        names = [t.name for t in self.pageTypes]
-        if len(set(names)) != len(names):
-            raise ValueError("pageTypes: names must be unique")
-        if self.defaultType not in names:
-            raise ValueError("defaultType: must be one of the pageTypes")
-        return self
 
 
 def profile_of(kb: KnowledgeBase) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import peewee
-from pydantic import BaseModel, Field
 
 from platform_server.config import Config
 from platform_server.db import database, iso, utcnow
@@ -20,13 +19,9 @@ from platform_server.features.wiki.models import Chunk, Job, KnowledgeBase, Page
 from platform_server.features.wiki.text import content_type_for, extract_text, suffix_of
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound, PayloadTooLarge
+from platform_server.serialize import Fields, GIVEN, flag, ident, when
 
 MAX_TEXT_CHARS = 2_000_000  # extracted text of one material
-
-
-class RawText(BaseModel):
-    title: str = Field(min_length=1, max_length=200)
-    text: str = Field(min_length=1)
 
 
 @dataclass
@@ -89,16 +84,18 @@ def page_counts(raw_ids: list[int]) -> dict[int, int]:
     return {row.raw_id: row.n for row in q}
 
 
+RAW_FIELDS = Fields(
+    id=ident("id"), kbId=ident("kb_id"), title="title", sourceType="source_type",
+    fileName="file_name", contentType="content_type", sizeBytes="size_bytes",
+    contentHash="content_hash", status="status", error="error", chunkCount="chunk_count",
+    pageCount=GIVEN, sourcePath="source_path", removed=flag("removed"), textLength=lambda raw: len(raw.text or ""),
+    createTime=when("create_time"), updateTime=when("update_time"), processedTime=when("processed_time"),
+)
+
+
 def to_dict(raw: RawMaterial, pages: int | None = None) -> dict[str, Any]:
-    if pages is None:
-        pages = page_counts([raw.id]).get(raw.id, 0)
-    return {
-        "id": str(raw.id), "kbId": str(raw.kb_id), "title": raw.title, "sourceType": raw.source_type,
-        "fileName": raw.file_name, "contentType": raw.content_type, "sizeBytes": raw.size_bytes,
-        "contentHash": raw.content_hash, "status": raw.status, "error": raw.error, "chunkCount": raw.chunk_count,
-        "pageCount": pages, "sourcePath": raw.source_path, "removed": bool(raw.removed), "textLength": len(raw.text or ""),
-        "createTime": iso(raw.create_time), "updateTime": iso(raw.update_time), "processedTime": iso(raw.processed_time),
-    }
+    """The material; `pages` (its page count) when the caller counted a whole list at once."""
+    return RAW_FIELDS(raw, pageCount=page_counts([raw.id]).get(raw.id, 0) if pages is None else pages)
 
 
 def get_raw(caller: Caller, kb_id: int, raw_id: int) -> RawMaterial:
@@ -113,15 +110,13 @@ def create(caller: Caller | None, kb: KnowledgeBase, title: str, source_type: st
            source_path: str | None = None) -> tuple[RawMaterial, bool]:
     """Insert the row; returns it and whether it should be queued now (the KB's autoProcess)."""
     auto = bool(config_of(kb)["autoProcess"])
-    with database.atomic():
-        raw = RawMaterial.create(
-            kb=kb.id, workspace_id=kb.workspace_id, creator_user_id=caller.user_id if caller else None,
-            title=title.strip()[:200], source_type=source_type, file_name=file_name[:255], stored_name=prep.stored_name,
-            content_type=prep.content_type, size_bytes=prep.size, content_hash=prep.content_hash, text=prep.text,
-            status="pending", queued=auto, source_path=source_path,
-        )
-        audit.record(caller, "CREATE", "WIKI_RAW", raw.id, f"material {raw.title} in {kb.name}",
-                     workspace_id=kb.workspace_id)
+    raw = RawMaterial(
+        kb=kb.id, workspace_id=kb.workspace_id, creator_user_id=caller.user_id if caller else None,
+        title=title.strip()[:200], source_type=source_type, file_name=file_name[:255], stored_name=prep.stored_name,
+        content_type=prep.content_type, size_bytes=prep.size, content_hash=prep.content_hash, text=prep.text,
+        status="pending", queued=auto, source_path=source_path,
+    )
+    audit.save(caller, "CREATE", "WIKI_RAW", raw, f"material {raw.title} in {kb.name}", workspace_id=kb.workspace_id)
     return raw, auto
 
 

@@ -14,12 +14,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from platform_server.blocking import run_blocking
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.wiki import kbs, search, synthesis, tool
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page
+from platform_server.features.wiki.schemas import ResearchStart
 from platform_server.features.wiki.text import slugify, wikilinks
 from platform_server.ids import next_id
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
@@ -38,13 +37,6 @@ establish. Answer with JSON only: {"findings": [{"text": "...", "sources": ["p1"
 "nextQueries": ["..."]}; leave nextQueries empty when the sources answer the question."""
 REPORT_PROMPT = """Write a research report in Markdown answering the question from the sources only. Cite \
 pages as [[slug]] wikilinks and source chunks by their labels in brackets, e.g. [c1]."""
-
-
-class ResearchStart(BaseModel):
-    kbId: int
-    question: str = Field(min_length=3, max_length=2000)
-    rounds: int = Field(default=2, ge=1, le=5)
-    saveAsPage: bool = False
 
 
 @dataclass

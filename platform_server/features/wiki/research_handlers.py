@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import asyncio
 
-from platform_server.features.wiki.research import ResearchStart
+from platform_server.features.wiki.schemas import ResearchStart
 from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
 from platform_server.web.sse import SseWriter

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, cast
 
-from pydantic import BaseModel, Field
-
 from platform_server.config import Config
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -29,11 +27,6 @@ from platform_server.web.errors import ApiError, BadRequest
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".temp", ".part", ".crdownload", ".bak")
 MAX_FILES = 20_000  # files looked at in one scan
 SKIPPED_LISTED = 200  # skipped/failed entries kept in a scan result
-
-
-class SourceDirectoryRequest(BaseModel):
-    path: str | None = Field(default=None, max_length=4096)
-    watch: bool = True  # false: linked but paused (scans only on request)
 
 
 class SourceMissing(Exception):

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.wiki import kbs, source
-from platform_server.features.wiki.watcher import Watchers
 from platform_server.blocking import run_blocking
+from platform_server.features.wiki import kbs, source
+from platform_server.features.wiki.schemas import SourceDirectoryRequest
+from platform_server.features.wiki.watcher import Watchers
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
@@ -36,11 +37,11 @@ class SourceHandler(ApiHandler):
 
 class SourceDirectoryHandler(SourceHandler):
     access = {"PUT": "member"}
-    body_models = {"PUT": source.SourceDirectoryRequest}
+    body_models = {"PUT": SourceDirectoryRequest}
 
     async def put(self, id: int) -> None:
         """Link a folder `{path, watch}` (inside `wiki_source_roots`) and watch it; `{path: null}` unlinks."""
-        req = self.body(source.SourceDirectoryRequest)
+        req = self.body(SourceDirectoryRequest)
         caller = self.require_caller()
         kbs.get_kb(caller, id)
         resolved = await run_blocking(source.resolve_directory, self.config, req.path) if req.path is not None else None

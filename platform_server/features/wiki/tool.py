@@ -3,16 +3,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from platform_server.features.wiki import kbs, permissions, search
-from platform_server.features.wiki.models import KnowledgeBase
+from platform_server.blocking import run_blocking
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.features.usage import meter
-from platform_server.blocking import run_blocking
+from platform_server.features.wiki import kbs, permissions, search
+from platform_server.features.wiki.models import KnowledgeBase
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
-
-MAX_TOP_K = 50
 
 
 async def query_vector(platform: Platform, kb: KnowledgeBase, query: str) -> tuple[bytes | None, str | None]:

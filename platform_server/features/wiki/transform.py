@@ -10,9 +10,7 @@ import asyncio
 import logging
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.wiki import kbs, synthesis
@@ -25,9 +23,11 @@ from platform_server.features.wiki.models import (
     Transformation,
     TransformationRun,
 )
+from platform_server.features.wiki.schemas import ApplyRequest, TransformationBody, TransformationUpdate
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.serialize import Fields, ident, when
 
 log = logging.getLogger(__name__)
 
@@ -35,45 +35,32 @@ MAX_CONTENT_CHARS = 60_000
 RUN_STATES = ("running", "completed", "failed", "cancelled")
 
 
-class TransformationBody(BaseModel):
-    name: str = Field(min_length=1, max_length=100)
-    description: str = Field(default="", max_length=2000)
-    prompt: str = Field(min_length=1, max_length=20_000)
-    kbId: int | None = None
+to_dict = Fields(
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    kbId=ident("kb_id"),
+    name="name",
+    description="description",
+    prompt="prompt",
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
-class TransformationUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
-    description: str | None = Field(default=None, max_length=2000)
-    prompt: str | None = Field(default=None, min_length=1, max_length=20_000)
-
-
-class ApplyRequest(BaseModel):
-    kbId: int
-    rawId: int | None = None
-    slug: str | None = Field(default=None, min_length=1, max_length=120)
-
-
-class AggregateRequest(BaseModel):
-    kbId: int
-
-
-class SaveAsPage(BaseModel):
-    slug: str | None = Field(default=None, min_length=1, max_length=120)
-    title: str | None = Field(default=None, min_length=1, max_length=200)
-
-
-def to_dict(t: Transformation) -> dict[str, Any]:
-    return {"id": str(t.id), "workspaceId": str(t.workspace_id), "kbId": None if t.kb_id is None else str(t.kb_id),
-            "name": t.name, "description": t.description, "prompt": t.prompt,
-            "createTime": iso(t.create_time), "updateTime": iso(t.update_time)}
-
-
-def run_dict(r: TransformationRun) -> dict[str, Any]:
-    return {"id": str(r.id), "transformationId": str(r.transformation_id), "kbId": str(r.kb_id),
-            "targetType": r.target_type, "targetId": None if r.target_id is None else str(r.target_id),
-            "targetTitle": r.target_title, "status": r.status, "output": r.output, "error": r.error,
-            "pageSlug": r.page_slug, "createTime": iso(r.create_time), "endTime": iso(r.end_time)}
+run_dict = Fields(
+    id=ident("id"),
+    transformationId=ident("transformation_id"),
+    kbId=ident("kb_id"),
+    targetType="target_type",
+    targetId=ident("target_id"),
+    targetTitle="target_title",
+    status="status",
+    output="output",
+    error="error",
+    pageSlug="page_slug",
+    createTime=when("create_time"),
+    endTime=when("end_time"),
+)
 
 
 def get(caller: Caller, tid: int) -> Transformation:
@@ -175,11 +162,10 @@ def start_apply(caller: Caller, tid: int, req: ApplyRequest) -> tuple[Transforma
         kind, target_id, title, content = "page", page.id, page.title, page.markdown
     if not (content or "").strip():
         raise BadRequest("The target holds no text")
-    with database.atomic():
-        run = TransformationRun.create(transformation=t.id, kb=kb.id, workspace_id=caller.workspace_id,
-                                       user_id=caller.user_id, target_type=kind, target_id=target_id,
-                                       target_title=title[:200])
-        audit.record(caller, "CREATE", "WIKI_TRANSFORMATION_RUN", run.id, f"{t.name} on {kind} {title}"[:300])
+    run = TransformationRun(transformation=t.id, kb=kb.id, workspace_id=caller.workspace_id,
+                            user_id=caller.user_id, target_type=kind, target_id=target_id,
+                            target_title=title[:200])
+    audit.save(caller, "CREATE", "WIKI_TRANSFORMATION_RUN", run, f"{t.name} on {kind} {title}"[:300])
     return run, fill(t.prompt, title, content)
 
 
@@ -196,11 +182,10 @@ def start_aggregate(caller: Caller, tid: int, kb_id: int) -> tuple[Transformatio
     prompt = (f"Below are the results of the transformation \"{t.name}\" applied to {len(done)} items of the "
               f"knowledge base {kb.name}. Combine them into one coherent Markdown page for the whole knowledge "
               f"base, keeping every distinct point and any [[wikilinks]].\n\n" + "\n\n".join(parts))[:MAX_CONTENT_CHARS]
-    with database.atomic():
-        run = TransformationRun.create(transformation=t.id, kb=kb.id, workspace_id=caller.workspace_id,
-                                       user_id=caller.user_id, target_type="kb", target_id=kb.id,
-                                       target_title=f"{t.name}: {kb.name}"[:200])
-        audit.record(caller, "CREATE", "WIKI_TRANSFORMATION_RUN", run.id, f"aggregate {t.name} over {len(done)} runs")
+    run = TransformationRun(transformation=t.id, kb=kb.id, workspace_id=caller.workspace_id,
+                            user_id=caller.user_id, target_type="kb", target_id=kb.id,
+                            target_title=f"{t.name}: {kb.name}"[:200])
+    audit.save(caller, "CREATE", "WIKI_TRANSFORMATION_RUN", run, f"aggregate {t.name} over {len(done)} runs")
     return run, prompt
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from platform_server.features.wiki import transform
+from platform_server.features.wiki.schemas import AggregateRequest, ApplyRequest, SaveAsPage, TransformationBody, TransformationUpdate
 from platform_server.features.wiki.transform import Transformer
 from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
@@ -20,7 +21,7 @@ class TransformHandler(ApiHandler):
 
 class TransformationsHandler(TransformHandler):
     access = {"GET": "viewer", "POST": "member"}
-    body_models = {"POST": transform.TransformationBody}
+    body_models = {"POST": TransformationBody}
 
     def get(self) -> None:
         """Templates of the workspace; `?kbId=` keeps those available to that KB."""
@@ -28,12 +29,12 @@ class TransformationsHandler(TransformHandler):
 
     def post(self) -> None:
         """Create a template `{name, description?, prompt, kbId?}` (`{{content}}` and `{{title}}` are filled in)."""
-        self.ok(transform.create(self.require_caller(), self.body(transform.TransformationBody)))
+        self.ok(transform.create(self.require_caller(), self.body(TransformationBody)))
 
 
 class TransformationHandler(TransformHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
-    body_models = {"PUT": transform.TransformationUpdate}
+    body_models = {"PUT": TransformationUpdate}
 
     def get(self, id: int) -> None:
         """One template."""
@@ -41,7 +42,7 @@ class TransformationHandler(TransformHandler):
 
     def put(self, id: int) -> None:
         """Update name, description or prompt."""
-        self.ok(transform.update(self.require_caller(), id, self.body(transform.TransformationUpdate)))
+        self.ok(transform.update(self.require_caller(), id, self.body(TransformationUpdate)))
 
     def delete(self, id: int) -> None:
         """Delete a template with its runs (running ones are stopped)."""
@@ -52,22 +53,22 @@ class TransformationHandler(TransformHandler):
 
 class ApplyHandler(TransformHandler):
     access = {"POST": "member"}
-    body_models = {"POST": transform.ApplyRequest}
+    body_models = {"POST": ApplyRequest}
 
     def post(self, id: int) -> None:
         """Run the template on a material (`rawId`) or a page (`slug`) of `kbId`; answers the `running` run."""
-        run, prompt = transform.start_apply(self.require_caller(), id, self.body(transform.ApplyRequest))
+        run, prompt = transform.start_apply(self.require_caller(), id, self.body(ApplyRequest))
         self.transformer.launch(run, prompt)
         self.ok(transform.run_dict(run))
 
 
 class AggregateHandler(TransformHandler):
     access = {"POST": "member"}
-    body_models = {"POST": transform.AggregateRequest}
+    body_models = {"POST": AggregateRequest}
 
     def post(self, id: int) -> None:
         """Combine every completed run of the template in `kbId` into one KB-level synthesis page (a run)."""
-        req = self.body(transform.AggregateRequest)
+        req = self.body(AggregateRequest)
         run, prompt = transform.start_aggregate(self.require_caller(), id, req.kbId)
         self.transformer.launch(run, prompt)
         self.ok(transform.run_dict(run))
@@ -108,12 +109,12 @@ class CancelHandler(TransformHandler):
 
 class SaveHandler(TransformHandler):
     access = {"POST": "member"}
-    body_models = {"POST": transform.SaveAsPage}
+    body_models = {"POST": SaveAsPage}
 
     def post(self, runId: int) -> None:
         """Save a completed run's output as a synthesis page (`slug`, `title` optional)."""
         caller = self.require_caller()
-        req = self.body(transform.SaveAsPage)
+        req = self.body(SaveAsPage)
         self.ok(transform.save_as_page(caller, transform.get_run(caller, runId), req.slug, req.title))
 
 

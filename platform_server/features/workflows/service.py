@@ -11,6 +11,7 @@ from platform_server.features.workflows import catalog, graph
 from platform_server.features.workflows.models import Workflow, WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
+from platform_server.serialize import Fields, flag, ident, when
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -31,21 +32,26 @@ def _get(caller: Caller, workflow_id: int) -> Workflow:
     return row
 
 
+REVISION_FIELDS = Fields(id=ident("id"), version="version", graph="graph", createdBy=ident("created_by"),
+                         createTime=when("create_time"))
+
+
 def _revision_dict(rev: WorkflowRevision | None) -> dict[str, Any] | None:
-    if rev is None:
-        return None
-    return {"id": str(rev.id), "version": rev.version, "graph": rev.graph, "createdBy": str(rev.created_by),
-            "createTime": iso(rev.create_time)}
+    return None if rev is None else REVISION_FIELDS(rev)
+
+
+WORKFLOW_FIELDS = Fields(
+    id=ident("id"), workspaceId=ident("workspace_id"), name="name", description="description",
+    enabled=flag("enabled"),
+    latestRevisionId=lambda row: str(row.latest_revision_id) if row.latest_revision_id else None,
+    creatorUserId=ident("creator_user_id"), createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
 
 
 def to_dict(row: Workflow, full: bool = False) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": str(row.id), "workspaceId": str(row.workspace_id), "name": row.name, "description": row.description,
-        "enabled": bool(row.enabled),
-        "latestRevisionId": str(row.latest_revision_id) if row.latest_revision_id else None,
-        "creatorUserId": str(row.creator_user_id), "createTime": iso(row.create_time),
-        "updateTime": iso(row.update_time),
-    }
+    """The workflow; `full` adds the draft and the latest revision."""
+    out = WORKFLOW_FIELDS(row)
     if full:
         rev = WorkflowRevision.get_or_none(WorkflowRevision.id == row.latest_revision_id) \
             if row.latest_revision_id else None
@@ -64,10 +70,9 @@ def get(caller: Caller, workflow_id: int) -> dict[str, Any]:
 
 
 def create(caller: Caller, name: str, description: str, enabled: bool) -> dict[str, Any]:
-    with database.atomic():
-        row = Workflow.create(workspace_id=caller.workspace_id, name=name.strip(), description=description,
-                              enabled=enabled, creator_user_id=caller.user_id)
-        audit.record(caller, "CREATE", "WORKFLOW", row.id, f"workflow '{row.name}' created")
+    row = Workflow(workspace_id=caller.workspace_id, name=name.strip(), description=description,
+                   enabled=enabled, creator_user_id=caller.user_id)
+    audit.save(caller, "CREATE", "WORKFLOW", row, f"workflow '{row.name}' created")
     return to_dict(row, full=True)
 
 
@@ -214,14 +219,12 @@ def run_dict(run: WorkflowRun, steps: bool = False, caller: Caller | None = None
     return out
 
 
-def step_dict(s: WorkflowStep) -> dict[str, Any]:
-    duration = int((s.finished_at - s.started_at).total_seconds() * 1000) if s.finished_at else None
-    return {
-        "id": str(s.id), "runId": str(s.run_id), "seq": s.seq, "nodeId": s.node_id, "nodeType": s.node_type,
-        "status": s.status, "input": s.input, "output": s.output, "error": s.error, "outcome": s.outcome,
-        "conversationId": s.conversation_id, "startedAt": iso(s.started_at), "finishedAt": iso(s.finished_at),
-        "durationMs": duration,
-    }
+step_dict = Fields(
+    id=ident("id"), runId=ident("run_id"), seq="seq", nodeId="node_id", nodeType="node_type",
+    status="status", input="input", output="output", error="error", outcome="outcome",
+    conversationId="conversation_id", startedAt=when("started_at"), finishedAt=when("finished_at"),
+    durationMs=lambda s: int((s.finished_at - s.started_at).total_seconds() * 1000) if s.finished_at else None,
+)
 
 
 def get_run_row(caller: Caller, run_id: int) -> WorkflowRun:

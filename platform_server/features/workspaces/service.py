@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.workspaces.models import Workspace, WorkspaceMember
 from platform_server.web.context import ROLE_RANK, Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.serialize import Fields, GIVEN, ident, when
 
 DEFAULT_WORKSPACE_ID = 1
 
@@ -70,22 +71,26 @@ def require_role(caller: Caller, workspace_id: int, role: str) -> tuple[Workspac
     return ws, eff
 
 
+WORKSPACE_FIELDS = Fields(
+    id=ident("id"),
+    name="name",
+    description="description",
+    creatorUserId=ident("creator_user_id"),
+    memberRole=GIVEN,
+    effectiveRole=GIVEN,
+    roleLevel=GIVEN,
+    isGlobalAdmin=GIVEN,
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+)
+
+
 def to_dict(
     ws: Workspace, member: str | None, effective: str | None, member_count: int | None = None,
     is_global_admin: bool = False,
 ) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "id": str(ws.id),
-        "name": ws.name,
-        "description": ws.description,
-        "creatorUserId": None if ws.creator_user_id is None else str(ws.creator_user_id),
-        "memberRole": member,
-        "effectiveRole": effective,
-        "roleLevel": ROLE_RANK.get(effective or "", 0),
-        "isGlobalAdmin": is_global_admin,
-        "createTime": iso(ws.create_time),
-        "updateTime": iso(ws.update_time),
-    }
+    data = WORKSPACE_FIELDS(ws, memberRole=member, effectiveRole=effective, roleLevel=ROLE_RANK.get(effective or "", 0),
+                            isGlobalAdmin=is_global_admin)
     if member_count is not None:
         data["memberCount"] = member_count
     return data

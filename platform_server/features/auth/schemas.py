@@ -1,0 +1,40 @@
+"""Request bodies of the auth routes."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from platform_server.db import parse_iso
+
+USERNAME_PATTERN = r"^[A-Za-z0-9_.@-]{3,64}$"
+
+
+class LoginRequest(BaseModel):
+    username: str = Field(min_length=1, max_length=128)
+    password: str = Field(min_length=1, max_length=256)
+
+
+class CreateTokenRequest(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    expiresAt: str | None = None
+
+    @field_validator("expiresAt")
+    @classmethod
+    def _iso(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                parse_iso(v)
+            except ValueError:
+                raise ValueError("must be an ISO 8601 date-time")
+        return v
+
+
+class CreateUserRequest(BaseModel):
+    username: str = Field(pattern=USERNAME_PATTERN)
+    password: str = Field(min_length=8, max_length=256)
+    nickname: str | None = Field(default=None, max_length=100)
+    email: str | None = Field(default=None, max_length=200)
+    role: Literal["admin", "user"] = "user"
+    enabled: bool = True

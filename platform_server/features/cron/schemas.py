@@ -1,0 +1,79 @@
+"""Request bodies of the cron routes."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, Field
+
+from platform_server.features.cron.events import MAX_MESSAGE_CHARS
+
+ConversationMode = Literal["new", "fixed"]
+
+
+class CronJobCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    agentId: str | int
+    cronExpression: str = Field(min_length=1, max_length=200)
+    timezone: str | None = Field(default=None, max_length=64)
+    # triggerMessage: the original console's name for the message
+    message: str = Field(min_length=1, max_length=20_000, validation_alias=AliasChoices("message", "triggerMessage"))
+    enabled: bool = True
+    conversationMode: ConversationMode = "new"
+    # the original console's job kinds: only `text` (a message to the agent) exists here
+    taskType: Literal["text"] | None = None
+    conversationId: str | None = Field(default=None, max_length=128)
+
+
+class CronJobUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    agentId: str | int | None = None
+    cronExpression: str | None = Field(default=None, min_length=1, max_length=200)
+    timezone: str | None = Field(default=None, max_length=64)
+    message: str | None = Field(default=None, min_length=1, max_length=20_000, validation_alias=AliasChoices("message", "triggerMessage"))
+    enabled: bool | None = None
+    conversationMode: ConversationMode | None = None
+    conversationId: str | None = Field(default=None, max_length=128)
+    taskType: Literal["text"] | None = None
+
+
+class ToggleRequest(BaseModel):
+    enabled: bool | None = None
+
+
+Scalar = str | int | float | bool | None
+
+
+class TriggerCreate(BaseModel):
+    name: str = Field(min_length=1, max_length=100)
+    agentId: str | int
+    type: Literal["cron", "event"]
+    cronExpression: str | None = Field(default=None, max_length=200)
+    timezone: str | None = Field(default=None, max_length=64)
+    eventType: str | None = Field(default=None, max_length=100)
+    filter: dict[str, Scalar] | None = None
+    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    enabled: bool = True
+    conversationMode: ConversationMode = "new"
+    conversationId: str | None = Field(default=None, max_length=128)
+
+
+class TriggerUpdate(BaseModel):
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    agentId: str | int | None = None
+    type: Literal["cron", "event"] | None = None
+    cronExpression: str | None = Field(default=None, max_length=200)
+    timezone: str | None = Field(default=None, max_length=64)
+    eventType: str | None = Field(default=None, max_length=100)
+    filter: dict[str, Scalar] | None = None
+    message: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS)
+    enabled: bool | None = None
+    conversationMode: ConversationMode | None = None
+    conversationId: str | None = Field(default=None, max_length=128)
+
+
+class EventEnvelope(BaseModel):
+    type: str = Field(min_length=1, max_length=100)
+    source: str | None = Field(default=None, max_length=200)
+    payload: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = Field(default=None, min_length=1, max_length=200)

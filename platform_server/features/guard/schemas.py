@@ -1,0 +1,77 @@
+"""Request bodies of the guard routes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+
+from platform_server.features.guard import settings
+
+Severity = Literal["low", "medium", "high", "critical"]
+
+
+Decision = Literal["allow", "ask", "deny"]
+
+
+class RuleBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ruleId: str | None = None
+    name: str | None = None
+    toolName: str | None = None
+    argumentPatterns: dict[str, str] | None = None
+    severity: Severity | None = None
+    decision: Decision | None = None
+    enabled: bool | None = None
+    description: str | None = None
+
+
+class ToggleBody(BaseModel):
+    enabled: bool | None = None
+
+
+class RulesImport(BaseModel):
+    rules: list[dict[str, Any]]
+
+
+class GuardConfigBody(BaseModel):
+    enabled: bool | None = None
+    defaultDecisions: dict[str, Decision] | None = None
+
+
+class FileGuardBody(BaseModel):
+    # fileGuardEnabled / sensitivePathsJson (a JSON-encoded list): the original console's names
+    enabled: bool | None = Field(default=None, validation_alias=AliasChoices("enabled", "fileGuardEnabled"))
+    patterns: list[str] | None = Field(
+        default=None, max_length=settings.MAX_PATTERNS, validation_alias=AliasChoices("patterns", "sensitivePathsJson")
+    )
+
+    @field_validator("patterns", mode="before")
+    @classmethod
+    def _decode(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return json.loads(value)
+            except ValueError:
+                raise ValueError("must be a list of glob patterns (or that list as JSON)")
+        return value
+
+
+class GrantBody(BaseModel):
+    scopeType: Literal["USER", "AGENT", "CONVERSATION", "WORKSPACE"]
+    scopeId: str | int
+    toolName: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]*$")
+    ruleId: str | None = Field(default=None, min_length=1, max_length=64)
+    maxSeverity: Severity
+    grantKind: Literal["ALWAYS", "UNTIL_TIMESTAMP", "UNTIL_CONVERSATION_END"]
+    expireAt: str | None = None
+    note: str | None = Field(default=None, max_length=500)
+
+    @field_validator("scopeId")
+    @classmethod
+    def _scope_id(cls, value: str | int) -> str:
+        text = str(value).strip()
+        if not text or len(text) > 128:
+            raise ValueError("must be 1-128 characters")
+        return text

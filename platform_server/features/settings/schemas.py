@@ -1,0 +1,25 @@
+"""Request bodies of the settings routes."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, RootModel
+
+
+class SettingsUpdate(RootModel[dict[str, Any]]):
+    pass
+
+
+class LanguageRequest(BaseModel):
+    language: Literal["en-US", "zh-CN"]
+
+
+class SidecarRequest(BaseModel):
+    enabled: bool = False
+    provider: str | None = Field(default=None, max_length=100)
+    modelName: str | None = Field(default=None, max_length=200)
+
+
+class FlagRequest(BaseModel):
+    enabled: bool
