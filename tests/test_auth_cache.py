@@ -1,6 +1,8 @@
 """Resolved tokens and roles are cached, yet any write to users, tokens or memberships applies at once."""
 from __future__ import annotations
 
+from typing import Any
+
 from platform_server.features.auth.models import AccessToken, User
 from platform_server.features.workspaces.models import WorkspaceMember
 from tests.helpers.client import ApiClient
@@ -36,3 +38,35 @@ async def test_a_revoked_personal_access_token_stops_working_at_once(api: ApiCli
     assert (await api.get("/api/v1/agents", token=pat)).status == 200
     AccessToken.delete().where(AccessToken.id == int(r.data["id"])).execute()
     assert (await api.get("/api/v1/agents", token=pat)).status == 401
+
+
+async def test_a_cached_principal_and_role_cost_no_query(api: ApiClient, people: dict, monkeypatch) -> None:
+    from platform_server.db import database
+
+    assert (await api.get("/api/v1/agents", token="bob")).status == 200  # cached now
+    seen: list[str] = []
+    original = database.obj.execute_sql
+
+    def counting(sql: str, params: Any = None, *args: Any) -> Any:
+        seen.append(sql)
+        return original(sql, params, *args)
+
+    monkeypatch.setattr(database.obj, "execute_sql", counting)
+    assert (await api.get("/api/v1/agents", token="bob")).status == 200
+    assert not [sql for sql in seen if "auth_epoch" in sql or '"user"' in sql or "workspace_member" in sql], seen
+
+
+async def test_a_change_made_by_another_process_applies_within_the_recheck_window(
+    api: ApiClient, people: dict, monkeypatch
+) -> None:
+    import apsw
+
+    from platform_server.db import database
+    from platform_server.features.auth import cache
+
+    monkeypatch.setattr(cache, "EPOCH_RECHECK_S", 0.0)
+    assert (await api.get("/api/v1/agents", token="bob")).status == 200  # cached now
+    other = apsw.Connection(database.obj.database)  # another connection without this process's hook
+    other.execute('UPDATE "user" SET enabled = 0 WHERE id = ?', (int(people["bob"]["id"]),))
+    other.close()
+    assert (await api.get("/api/v1/agents", token="bob")).status == 401

@@ -12,9 +12,10 @@ import re
 import threading
 import wave
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where audio is handled: a restart does not pay for it
+    import numpy as np
 
 STT_ENGINE = "pocketsphinx"
 TTS_ENGINE = "piper"
@@ -38,6 +39,8 @@ class Pcm:
 
 def read_wav(data: bytes) -> Pcm:
     """Mono int16 samples of a PCM16 WAV file (channels are averaged)."""
+    import numpy as np
+
     try:
         with wave.open(io.BytesIO(data)) as w:
             if w.getsampwidth() != 2:
@@ -56,6 +59,8 @@ def read_wav(data: bytes) -> Pcm:
 
 def resample(samples: np.ndarray, rate: int, target: int = STT_RATE) -> np.ndarray:
     """Band-limited (FFT) resampling of int16 mono samples to `target` Hz."""
+    import numpy as np
+
     if rate == target or not len(samples):
         return samples.astype(np.int16)
     n_out = max(1, round(len(samples) * target / rate))

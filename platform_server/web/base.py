@@ -6,6 +6,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import orjson
 import pydantic
 import tornado.httputil
 import tornado.iostream
@@ -67,9 +68,15 @@ def _parse_form(
     return args, files
 
 
+_ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS  # datetimes as `iso`, via the default
+
+
 def dumps(value: Any) -> str:
-    """JSON text as the API sends it."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+    """JSON text as the API sends it (orjson; the standard encoder for what orjson refuses, e.g. ints over 64 bits)."""
+    try:
+        return orjson.dumps(value, default=_json_default, option=_ORJSON_OPTIONS).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
 
 
 def first_validation_error(exc: pydantic.ValidationError) -> str:

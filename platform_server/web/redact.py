@@ -11,8 +11,14 @@ _JSON = re.compile(rf'(?i)("{_NAME}"\s*:\s*)"(?:[^"\\]|\\.)*"')
 _BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+")
 
 
+_WORDS = ("token", "password", "secret", "key", "bearer")  # every pattern above needs one of them
+
+
 def redact(text: str) -> str:
     """The text with every secret-looking value replaced by `[REDACTED]`."""
+    lowered = text.lower()
+    if not any(word in lowered for word in _WORDS):
+        return text  # the common case (an access-log line): no pattern can match
     text = _QUERY.sub(rf"\1={MARK}", text)
     text = _JSON.sub(rf'\1"{MARK}"', text)
     return _BEARER.sub(rf"\1 {MARK}", text)
@@ -22,6 +28,9 @@ class RedactingFilter(logging.Filter):
     """Rewrites a record's message with its secrets redacted (attach to handlers and to loggers)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "redacted", False):
+            return True  # already seen by the logger's filter; the handler's need not redo it
+        record.redacted = True
         try:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a malformed record is logged as it is

@@ -5,6 +5,11 @@ lookup); on a hot route that was most of the request's cost. SQLite triggers bum
 `auth_epoch.n`, whenever a user, personal access token or membership row changes, by any code
 path; the cache compares that counter (one indexed read) before answering and empties itself when
 it moved, so a password change, a disabled user or a changed role takes effect on the next request.
+
+Reading that counter is itself a query, so the cache reads it only when this process changed
+`auth_epoch` since the last read (a row-change hook counts that, triggers included, without a query)
+or once `EPOCH_RECHECK_S` passed (changes made by another process, such as the command line).
+A cached principal therefore costs no query.
 """
 from __future__ import annotations
 
@@ -13,10 +18,12 @@ from typing import Callable
 
 import peewee
 
-from platform_server.db import database
+from platform_server.db import WATCHED_TABLES, database, watch_table
 from platform_server.web.context import Principal
 
 TTL_S = 10.0
+EPOCH_RECHECK_S = 1.0  # other processes' changes are seen within this
+PENDING_S = 2.0  # how long a hooked change may take to commit before it counts as rolled back
 MAX_ENTRIES = 10_000
 
 _BUMP = "BEGIN UPDATE auth_epoch SET n = n + 1 WHERE id = 1; END"
@@ -40,6 +47,9 @@ def create_epoch(db: peewee.Database) -> None:
         db.execute_sql(f"CREATE TRIGGER IF NOT EXISTS {name} {when} {_BUMP}")
 
 
+watch_table("auth_epoch")
+
+
 def current_epoch() -> int:
     row = database.execute_sql("SELECT n FROM auth_epoch WHERE id = 1").fetchone()
     return int(row[0]) if row else -1
@@ -55,14 +65,32 @@ class AuthCache:
         self.ttl_s = ttl_s
         self.clock = clock
         self._epoch = -1
+        self._local_seen = -1  # WATCHED_TABLES["auth_epoch"] when the counter was last known current
+        self._recheck_at = 0.0
+        self._pending_since: float | None = None
+        self._epoch_before = -1
         self._principals: dict[str, tuple[float, Principal]] = {}
         self._roles: dict[tuple[int, int], tuple[float, str | None]] = {}
 
     def _check_epoch(self) -> None:
+        local = WATCHED_TABLES["auth_epoch"]
+        now = time.monotonic()
+        if local == self._local_seen and now < self._recheck_at:
+            return
+        if local != self._local_seen and self._pending_since is None:
+            self._pending_since, self._epoch_before = now, self._epoch
         epoch = current_epoch()
+        self._recheck_at = now + EPOCH_RECHECK_S
         if epoch != self._epoch:
             self.clear()
             self._epoch = epoch
+        if self._pending_since is None:
+            return
+        # The hook fires before the write commits: read the counter on each request until it moved
+        # past its value before the change (or the write evidently rolled back).
+        if epoch != self._epoch_before or now - self._pending_since > PENDING_S:
+            self._local_seen = local
+            self._pending_since = None
 
     def clear(self) -> None:
         self._principals.clear()

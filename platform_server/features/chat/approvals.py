@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from platform_server.db import database
 from platform_server.features.chat import tool_calls
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import service as guard
@@ -44,8 +45,14 @@ def context(turn: "Turn") -> guard.GuardContext:
     return guard.GuardContext(turn.user_id, turn.workspace_id, turn.agent_id, turn.conversation_id)
 
 
+_ANY_PENDING = "SELECT 1 FROM pending_approval WHERE user_id = ? AND conversation_id = ? AND status = 'pending' LIMIT 1"
+
+
 def has_pending(user_id: int, conversation_id: str) -> bool:
-    return bool(guard.pending_for(user_id, conversation_id))
+    """Whether a call waits for approval; one indexed read when nothing is pending (every turn's start)."""
+    if database.execute_sql(_ANY_PENDING, (user_id, conversation_id)).fetchone() is None:
+        return False
+    return bool(guard.pending_for(user_id, conversation_id))  # marks expired ones first
 
 
 def supersede(user_id: int, conversation_id: str) -> int:

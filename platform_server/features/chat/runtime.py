@@ -7,7 +7,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_server.db import database, utcnow
+from platform_server.db import database, first_where, utcnow
 from platform_server.features.chat import approvals, history, sidecar, tool_calls, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
@@ -129,12 +129,12 @@ class ChatRuntime:
         key = conversations.key_for(caller.user_id, req.conversation_id)
         if self.turns.is_running(key):
             raise AgentBusy()
-        conversations.check_owner(caller.user_id, req.conversation_id)
+        existing = conversations.check_owner(caller.user_id, req.conversation_id)
         text = text_of(req.message, req.content_parts)
         parts = uploads.check_parts(caller.user_id, req.content_parts) if req.content_parts else None
         now = utcnow()
-        with database.atomic():
-            conv = conversations.find(caller.user_id, req.conversation_id)
+        with database.atomic():  # no await since check_owner: `existing` is still current
+            conv = existing
             if conv is not None and (conv.end_user_id or None) != (req.end_user_id or None):
                 raise Forbidden("This conversation belongs to another end user")
             if conv is None:
@@ -382,7 +382,7 @@ class ChatRuntime:
         from platform_server.features.models.runtime import resolve_targets
 
         agent = req.agent
-        conv = Conversation.get_by_id(conv.id)
+        conv = first_where(Conversation, id=conv.id) or Conversation.get_by_id(conv.id)
         preferences = agents.provider_preferences(agent.id)
         if conv.model_provider and conv.model_name:
             targets = resolve_targets(conv.model_name, conv.model_provider, preferences)

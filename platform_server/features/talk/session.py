@@ -14,8 +14,6 @@ import wave
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import numpy as np
-
 from platform_server.features.agents import service as agents
 from platform_server.features.chat import service as chat
 from platform_server.features.chat.approvals import guard
@@ -217,6 +215,8 @@ class TalkSession:
         self.answer_task = asyncio.get_running_loop().create_task(self._answer(self.turn))
 
     async def transcribe(self, pcm: bytes) -> str:
+        import numpy as np  # only a talk session needs it; not imported at start
+
         samples = np.frombuffer(pcm, dtype="<i2")
         if float(np.sqrt(np.mean(samples.astype(np.float64) ** 2))) < SILENCE_RMS:
             return ""  # recognisers hear words in silence; there is nothing to answer

@@ -10,8 +10,6 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Iterable, cast
 
-import numpy as np
-
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.usage import meter
@@ -328,6 +326,8 @@ class WikiEngine:
         pages = list(Page.select().where((Page.kb == kb_id) & Page.embedding.is_null(False)))
         if not pages:
             return []
+        import numpy as np
+
         mean = search.pack(np.mean([search.unpack(b) for b in blobs], axis=0))
         scores = search.cosine_all(mean, [p.embedding for p in pages])
         ranked = sorted(zip(pages, scores), key=lambda t: -float(t[1]))[:CONTEXT_PAGES]

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are used: a restart does not pay for it
+    import numpy as np
 
 from platform_server.db import database, dict_rows
 from platform_server.features.wiki.models import Chunk, Page, PageCitation, RawMaterial
@@ -18,17 +19,23 @@ VECTOR_WEIGHT = 0.5
 
 def pack(vector: Sequence[float]) -> bytes:
     """A normalised float32 blob."""
+    import numpy as np
+
     arr = np.asarray(vector, dtype=np.float32)
     norm = float(np.linalg.norm(arr))
     return (arr / norm if norm > 0 else arr).tobytes()
 
 
 def unpack(blob: bytes) -> np.ndarray:
+    import numpy as np
+
     return np.frombuffer(blob, dtype=np.float32)
 
 
 def cosine_all(query: bytes, blobs: Sequence[bytes | None]) -> np.ndarray:
     """Cosine of the (normalised) query against each blob of the same dimension (others score 0)."""
+    import numpy as np
+
     q = unpack(query)
     out = np.zeros(len(blobs), dtype=np.float32)
     same = [i for i, b in enumerate(blobs) if b is not None and len(b) == len(query)]
@@ -131,7 +138,7 @@ def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k:
         return []
     keyword = _keyword("wiki_chunk_fts", kb_ids, query, 200)
     rows = list(Chunk.select(Chunk.id, Chunk.raw, Chunk.text, Chunk.embedding, Chunk.position).where(Chunk.kb.in_(kb_ids)))
-    vec = cosine_all(query_vec, [r.embedding for r in rows]) if query_vec is not None and rows else np.zeros(len(rows))
+    vec = cosine_all(query_vec, [r.embedding for r in rows]) if query_vec is not None and rows else [0.0] * len(rows)
     scored = []
     for row, v in zip(rows, vec):
         kw = keyword.get(row.id, 0.0)
