@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import TypeVar
 
 import pydantic
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from platform_server.features.agents import generate, service
 from platform_server.features.agents.schemas import (
     AgentCreate,
     AgentUpdate,
+    GenerateRequest,
     PromptFiles,
     ProviderPreferences,
     SkillBindings,
@@ -81,10 +82,6 @@ class CapabilitiesHandler(ApiHandler):
     def get(self, id: int) -> None:
         """The modality set of the agent's model and the sidecar configuration."""
         self.ok(service.capabilities(self.require_caller(), id))
-
-
-class GenerateRequest(BaseModel):
-    requirement: str = Field(min_length=1, max_length=4000)
 
 
 class GenerateHandler(ApiHandler):

@@ -214,3 +214,7 @@ class PromptFiles(BaseModel):
 
 class FileContent(BaseModel):
     content: str
+
+
+class GenerateRequest(BaseModel):
+    requirement: str = Field(min_length=1, max_length=4000)
