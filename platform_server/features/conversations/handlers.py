@@ -1,31 +1,13 @@
 """Conversation routes: every per-conversation call checks ownership first."""
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
-
 from platform_server.features.conversations import service
+from platform_server.features.conversations.schemas import BatchDeleteRequest, ModelRequest, PinRequest, TitleRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
 TAGS = ("Conversations",)
-
-
-class TitleRequest(BaseModel):
-    title: str = Field(min_length=1, max_length=200)
-
-
-class PinRequest(BaseModel):
-    pinned: bool
-
-
-class ModelRequest(BaseModel):
-    modelProvider: str | None = Field(default=None, max_length=100)
-    modelName: str | None = Field(default=None, max_length=200)
-
-
-class BatchDeleteRequest(BaseModel):
-    conversationIds: list[str] = Field(min_length=1)
 
 
 class ConversationsHandler(ApiHandler):
