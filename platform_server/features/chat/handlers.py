@@ -4,11 +4,7 @@ from __future__ import annotations
 import asyncio
 
 from platform_server.features.chat import admin, approvals, service, uploads
-from platform_server.features.chat.service import (
-    ChatStreamRequest,
-    InterruptRequest,
-    SyncChatRequest,
-)
+from platform_server.features.chat.schemas import ChatStreamRequest, InterruptRequest, SyncChatRequest
 from platform_server.features.conversations import service as conversations
 from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler

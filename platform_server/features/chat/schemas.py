@@ -2,7 +2,66 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
+
+
+class ContentPart(BaseModel):
+    type: Literal["text", "image"]
+    text: str | None = Field(default=None, max_length=200_000)
+    url: str | None = None
+    contentType: str | None = Field(default=None, max_length=100)
+
+
+class ChatStreamRequest(BaseModel):
+    agentId: str | None = None
+    message: str | None = Field(default=None, max_length=200_000)
+    contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
+    conversationId: str = "default"
+    reconnect: bool | None = None
+    lastEventId: str | None = None
+    thinkingLevel: ThinkingLevel | None = None
+    modelProvider: str | None = Field(default=None, max_length=100)
+    modelName: str | None = Field(default=None, max_length=200)
+    endUserId: str | None = Field(default=None, max_length=128)
+
+    @model_validator(mode="after")
+    def _rules(self) -> "ChatStreamRequest":
+        if self.message is not None and self.contentParts:
+            # the original console sends the text twice (message and a text part): the parts win
+            self.message = None
+        if not self.reconnect:
+            if self.message is None and not self.contentParts:
+                raise ValueError("message or contentParts is required")
+            if self.message is not None and not self.message.strip():
+                raise ValueError("message must not be blank")
+            if not self.agentId:
+                raise ValueError("agentId is required")
+        if bool(self.modelProvider) != bool(self.modelName):
+            raise ValueError("modelProvider and modelName come together")
+        return self
+
+
+class SyncChatRequest(BaseModel):
+    agentId: str | None = None
+    message: str = Field(min_length=1, max_length=200_000)
+    conversationId: str = "default"
+    thinkingLevel: ThinkingLevel | None = None
+    endUserId: str | None = Field(default=None, max_length=128)
+
+
+class InterruptRequest(BaseModel):
+    message: str | None = Field(default=None, max_length=200_000)
+    contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
+
+    @model_validator(mode="after")
+    def _one(self) -> "InterruptRequest":
+        if (self.message is None or not self.message.strip()) and not self.contentParts:
+            raise ValueError("message or contentParts is required")
+        return self
 
 
 class ExecuteRequest(BaseModel):
