@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # numpy is imported where vectors are used: a restart does no
 from platform_server.db import database, dict_rows
 from platform_server.features.wiki.models import Chunk, Page, PageCitation, RawMaterial
 from platform_server.features.wiki.text import snippet
-from platform_server.serialize import GIVEN, Fields
+from platform_server.serialize import GIVEN, Fields, ident
 
 KEYWORD_WEIGHT = 0.5
 VECTOR_WEIGHT = 0.5
@@ -132,6 +132,13 @@ def search_pages(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: 
     return hits[:top_k]
 
 
+# A chunk row with its scores and its raw material's title, which the search passes.
+CHUNK_HIT_FIELDS = Fields(
+    chunkId=ident("id"), rawId=ident("raw_id"), rawTitle=GIVEN, position="position", snippet=GIVEN, score=GIVEN,
+    keywordScore=GIVEN, vectorScore=GIVEN,
+)
+
+
 def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int) -> list[dict[str, Any]]:
     """Hybrid ranking of raw chunks, for the preview."""
     if not kb_ids:
@@ -148,11 +155,8 @@ def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k:
     scored.sort(key=lambda t: -t[0])
     titles = {r.id: r.title for r in RawMaterial.select(RawMaterial.id, RawMaterial.title)
               .where(RawMaterial.id.in_([t[3].raw_id for t in scored[:top_k]] or [0]))}
-    return [{
-        "chunkId": str(row.id), "rawId": str(row.raw_id), "rawTitle": titles.get(row.raw_id, ""),
-        "position": row.position, "snippet": snippet(row.text, query), "score": round(s, 4),
-        "keywordScore": round(kw, 4), "vectorScore": round(v, 4),
-    } for s, kw, v, row in scored[:top_k]]
+    return [CHUNK_HIT_FIELDS(row, rawTitle=titles.get(row.raw_id, ""), snippet=snippet(row.text, query), score=round(s, 4),
+                             keywordScore=round(kw, 4), vectorScore=round(v, 4)) for s, kw, v, row in scored[:top_k]]
 
 
 HIT_FIELDS = Fields(
