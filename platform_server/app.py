@@ -1,4 +1,5 @@
 """The application: feature areas joined into one route table, the shared state, start and stop."""
+
 from __future__ import annotations
 
 import importlib
@@ -86,8 +87,11 @@ FEATURES: tuple[Feature, ...] = (
     Feature("guard", needs=("agents", "audit", "workspaces"), uses=("conversations",)),
     Feature("conversations", needs=("agents", "audit", "auth"), uses=("chat",)),
     Feature("plans"),
-    Feature("chat", needs=("agents", "conversations", "guard", "models", "plans", "skills", "tools"),
-            uses=("goals", "memory", "settings", "usage", "wiki")),
+    Feature(
+        "chat",
+        needs=("agents", "conversations", "guard", "models", "plans", "skills", "tools"),
+        uses=("goals", "memory", "settings", "usage", "wiki"),
+    ),
     Feature("memory", needs=("agents", "audit", "conversations", "models", "settings"), uses=("usage",)),
     Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools")),
     Feature("media", needs=("chat", "conversations", "models", "settings", "tools")),
@@ -219,11 +223,15 @@ def collect_routes() -> list[Route]:
     return sorted(routes, key=lambda r: r.specificity)
 
 
-CONSOLE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-src 'none'; "
-               "frame-ancestors 'none'")
-SWAGGER_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-               "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+CONSOLE_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-src 'none'; "
+    "frame-ancestors 'none'"
+)
+SWAGGER_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
 
 
 def browser_headers(handler: tornado.web.RequestHandler, csp: str) -> None:
@@ -297,9 +305,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     platform = PlatformState(
         config=config,
         jwt=jwt,
-        login_limiter=LoginLimiter(
-            config.login_max_failures_per_user, config.login_max_failures_per_address, config.login_lockout_seconds
-        ),
+        login_limiter=LoginLimiter(config.login_max_failures_per_user, config.login_max_failures_per_address, config.login_lockout_seconds),
         web=web,
     )
     platform.routes = collect_routes()
@@ -327,9 +333,7 @@ async def start_features(platform: PlatformState) -> None:
 
     settings_service.seed_config_defaults(platform.config.default_language, platform.config.timezone)
     settings_service.seed_flags()
-    setup_service.ensure_headless_admin(
-        platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds
-    )
+    setup_service.ensure_headless_admin(platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds)
     setup_service.prepare_setup_token(platform.config.setup_token)
     for feature in FEATURES:
         module = _feature_module(feature.name, "lifecycle")

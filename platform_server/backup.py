@@ -1,5 +1,6 @@
 """`platform-server backup FILE` and `restore FILE`: the database (SQLite online backup API, safe while the
 server runs) and the data dir's files in one tar.gz, with a manifest naming the schema's migrations."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -60,9 +61,13 @@ def backup(config: Config, target: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="platform-backup-") as tmp:
         copy = os.path.join(tmp, DATABASE)
         _copy_database(config.db_path, copy)
-        manifest: dict[str, Any] = {"format": FORMAT, "version": __version__,
-                                    "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
-                                    "migrations": _applied_migrations(copy), "files": 0}
+        manifest: dict[str, Any] = {
+            "format": FORMAT,
+            "version": __version__,
+            "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
+            "migrations": _applied_migrations(copy),
+            "files": 0,
+        }
         partial = f"{target}.partial"
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
@@ -102,8 +107,9 @@ def restore(config: Config, source: str, known_migrations: list[str], force: boo
         manifest = _read_manifest(archive)
         unknown = sorted(set(manifest.get("migrations", [])) - set(known_migrations))
         if unknown:
-            raise BackupError(f"the backup's schema is newer than this version (unknown migrations: "
-                              f"{', '.join(unknown[:5])}); upgrade platform-server first")
+            raise BackupError(
+                f"the backup's schema is newer than this version (unknown migrations: {', '.join(unknown[:5])}); upgrade platform-server first"
+            )
         archive.extract(DATABASE, tmp, filter="data")
         copy = os.path.join(tmp, DATABASE)
         try:
@@ -119,7 +125,7 @@ def restore(config: Config, source: str, known_migrations: list[str], force: boo
         files = [m for m in archive.getmembers() if m.name.startswith(FILES) and m.isfile()]
         staged = Path(tmp, "files")
         for member in files:
-            member.name = member.name[len(FILES):]
+            member.name = member.name[len(FILES) :]
             archive.extract(member, staged, filter="data")
         os.makedirs(data_dir, mode=0o700, exist_ok=True)
         for suffix in ("-wal", "-shm"):

@@ -1,4 +1,5 @@
 """Blocking work (bcrypt, parsing, inference, file I/O) runs here, off the IOLoop."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, TypeVar

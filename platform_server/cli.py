@@ -1,4 +1,5 @@
 """Command line: `serve` (default), `migrate`, `create-admin`, `backup FILE`, `restore FILE`."""
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,7 @@ from platform_server.web import redact
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="platform-server", description="Self-hosted agent platform server")
-    p.add_argument("command", nargs="?", default="serve",
-                   choices=("serve", "migrate", "create-admin", "backup", "restore"))
+    p.add_argument("command", nargs="?", default="serve", choices=("serve", "migrate", "create-admin", "backup", "restore"))
     p.add_argument("file", nargs="?", help="backup / restore: the archive (.tar.gz)")
     p.add_argument("--force", action="store_true", help="restore: replace the data dir's database")
     p.add_argument("--host")
@@ -51,8 +51,7 @@ async def serve(config: Config) -> None:
     server.stop()
     chat = getattr(platform.services, "chat", None)
     if chat is not None:
-        log.info("stopping: waiting up to %.0f s for %d running turn(s)", config.shutdown_grace_s,
-                 len(chat.turns.running()))
+        log.info("stopping: waiting up to %.0f s for %d running turn(s)", config.shutdown_grace_s, len(chat.turns.running()))
         left = await chat.drain(config.shutdown_grace_s)
         if left:
             log.warning("stopping %d turn(s) that outlived the grace period (partial answers are kept)", left)
@@ -96,15 +95,13 @@ def _backup_or_restore(args: argparse.Namespace, config: Config) -> None:
     try:
         if args.command == "backup":
             manifest = backup.backup(config, args.file)
-            print(f"backup written to {args.file}: database ({len(manifest['migrations'])} migrations) "
-                  f"and {manifest['files']} files")
+            print(f"backup written to {args.file}: database ({len(manifest['migrations'])} migrations) and {manifest['files']} files")
         else:
             from platform_server.app import collect_migrations
 
             known = [name for name, _ in collect_migrations()]
             manifest = backup.restore(config, args.file, known, force=args.force)
-            print(f"restored {args.file} (from version {manifest.get('version')}, {manifest.get('createdAt')}) "
-                  f"into {config.data_dir}")
+            print(f"restored {args.file} (from version {manifest.get('version')}, {manifest.get('createdAt')}) into {config.data_dir}")
     except backup.BackupError as exc:
         sys.exit(f"{args.command} refused: {exc}")
 

@@ -1,4 +1,5 @@
 """One frozen settings object: defaults < TOML file < PLATFORM_* environment < command-line flags."""
+
 from __future__ import annotations
 
 import dataclasses

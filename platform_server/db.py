@@ -1,4 +1,5 @@
 """The SQLite database (apsw, WAL), the model base class and the numbered-migrations runner."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -126,6 +127,7 @@ class BaseModel(peewee.Model):
     id = peewee.BigIntegerField(primary_key=True, default=next_id)
 
     if TYPE_CHECKING:  # peewee adds `<foreign key>_id` and joined-row attributes at run time
+
         def __getattr__(self, name: str) -> Any: ...
 
     class Meta:

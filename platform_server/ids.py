@@ -1,4 +1,5 @@
 """Snowflake ids: 41 bits of milliseconds since 2024-01-01, 10 bits of node, 12 bits of sequence."""
+
 from __future__ import annotations
 
 import threading

@@ -1,4 +1,5 @@
 """Background loops: objects with an interval and a tick(); the IOLoop schedules them, tests call tick()."""
+
 from __future__ import annotations
 
 import inspect

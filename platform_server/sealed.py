@@ -4,6 +4,7 @@ A sealed column holds `enc:v1:` + base64(nonce + ciphertext); the additional dat
 so a value cannot be moved to another column. Plain values written by older versions still read (the
 areas' data migrations seal them once with `seal_column`).
 """
+
 from __future__ import annotations
 
 import base64
@@ -65,7 +66,7 @@ def unseal(stored: str, context: str) -> str:
     """The plaintext; a value that is not sealed (written before sealing) is returned as is."""
     if not is_sealed(stored):
         return stored
-    raw = base64.b64decode(stored[len(PREFIX):])
+    raw = base64.b64decode(stored[len(PREFIX) :])
     try:
         return AESGCM(_key()).decrypt(raw[:12], raw[12:], context.encode()).decode("utf-8")
     except InvalidTag:
@@ -107,7 +108,6 @@ def seal_column(table: str, column: str) -> Callable[[peewee.Database], None]:
         rows = db.execute_sql(f'SELECT rowid, "{column}" FROM "{table}"').fetchall()
         for rowid, value in rows:
             if isinstance(value, str) and value != "" and not is_sealed(value):
-                db.execute_sql(f'UPDATE "{table}" SET "{column}" = ? WHERE rowid = ?',
-                               (seal(value, f"{table}.{column}"), rowid))
+                db.execute_sql(f'UPDATE "{table}" SET "{column}" = ? WHERE rowid = ?', (seal(value, f"{table}.{column}"), rowid))
 
     return step

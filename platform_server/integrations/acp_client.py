@@ -2,6 +2,7 @@
 
 ACP messages are JSON-RPC 2.0 objects, one per line, on the agent's stdin/stdout.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -91,8 +92,15 @@ async def handshake(command: str, args: list[str], env: dict[str, str], cwd: str
         return done(False, f"Command not found or not executable: {command}")
     try:
         proc = await asyncio.create_subprocess_exec(
-            executable, *args, cwd=cwd, env=full_env, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=MAX_LINE,
+            executable,
+            *args,
+            cwd=cwd,
+            env=full_env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            limit=MAX_LINE,
         )
     except OSError as exc:
         return done(False, f"Could not start {command}: {exc.strerror or exc}")
@@ -111,11 +119,16 @@ async def handshake(command: str, args: list[str], env: dict[str, str], cwd: str
         tail = b"".join(stderr_chunks).decode("utf-8", "replace").strip()[-STDERR_KEEP:]
         return f"{text}\n{tail}" if tail else text
 
-    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": PROTOCOL_VERSION,
-        "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
-        "clientInfo": CLIENT_INFO,
-    }}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL_VERSION,
+            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+            "clientInfo": CLIENT_INFO,
+        },
+    }
     failure = ""
     msg: dict[str, Any] = {}
     try:
@@ -144,9 +157,14 @@ async def handshake(command: str, args: list[str], env: dict[str, str], cwd: str
     info = result["agentInfo"] if isinstance(result.get("agentInfo"), dict) else None
     name = (info or {}).get("title") or (info or {}).get("name") or command
     note = "" if version == PROTOCOL_VERSION else f" (client speaks version {PROTOCOL_VERSION})"
-    return done(True, f"{name} answered initialize with protocol version {version}{note}", protocol_version=version,
-                agent_info=info, agent_capabilities=result.get("agentCapabilities") or {},
-                auth_methods=result.get("authMethods") or [])
+    return done(
+        True,
+        f"{name} answered initialize with protocol version {version}{note}",
+        protocol_version=version,
+        agent_info=info,
+        agent_capabilities=result.get("agentCapabilities") or {},
+        auth_methods=result.get("authMethods") or [],
+    )
 
 
 # ---- sessions: delegate a task to an agent --------------------------------------------------------
@@ -183,19 +201,31 @@ class AcpSession:
             raise AcpError(f"Command not found or not executable: {self.command}")
         try:
             self.proc = await asyncio.create_subprocess_exec(
-                executable, *self.args, cwd=self.cwd, env=full_env, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+                executable,
+                *self.args,
+                cwd=self.cwd,
+                env=full_env,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
                 limit=MAX_LINE,
             )
         except OSError as exc:
             raise AcpError(f"Could not start {self.command}: {exc.strerror or exc}") from None
         self._reader = asyncio.create_task(self._read())
         self._spawn(self._drain_stderr())
-        init = await asyncio.wait_for(self.request("initialize", {
-            "protocolVersion": PROTOCOL_VERSION,
-            "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
-            "clientInfo": CLIENT_INFO,
-        }), timeout_s)
+        init = await asyncio.wait_for(
+            self.request(
+                "initialize",
+                {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+                    "clientInfo": CLIENT_INFO,
+                },
+            ),
+            timeout_s,
+        )
         created = await asyncio.wait_for(self.request("session/new", {"cwd": self.cwd, "mcpServers": []}), timeout_s)
         self.session_id = str(created.get("sessionId") or "")
         if not self.session_id:
@@ -204,8 +234,7 @@ class AcpSession:
 
     async def prompt(self, text: str) -> str:
         """Send the task; resolves with the stop reason once the agent has answered it."""
-        result = await self.request("session/prompt", {"sessionId": self.session_id,
-                                                       "prompt": [{"type": "text", "text": text}]})
+        result = await self.request("session/prompt", {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]})
         return str(result.get("stopReason") or "end_turn")
 
     async def cancel(self) -> None:
@@ -280,8 +309,7 @@ class AcpSession:
         if method == "session/request_permission" and self.on_permission is not None:
             self._spawn(self._answer_permission(msg["id"], params))
             return
-        self._spawn(self._send({"jsonrpc": "2.0", "id": msg["id"],
-                                "error": {"code": -32601, "message": "Method not found"}}))
+        self._spawn(self._send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}))
 
     async def _answer_permission(self, request_id: Any, params: dict[str, Any]) -> None:
         assert self.on_permission is not None

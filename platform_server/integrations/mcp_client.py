@@ -2,6 +2,7 @@
 
 The SDK is imported lazily so a server with no MCP servers configured never pays for it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -91,8 +92,7 @@ async def _streamable_http(target: McpTarget, timeout_s: float, trace: HttpTrace
 async def _stdio(target: McpTarget) -> AsyncIterator[Any]:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=target.command, args=list(target.args), env=dict(target.env),
-                                   cwd=target.cwd or None)
+    params = StdioServerParameters(command=target.command, args=list(target.args), env=dict(target.env), cwd=target.cwd or None)
     if target.cwd:
         pathlib.Path(target.cwd).mkdir(parents=True, exist_ok=True)
     with open(target.stderr_path or os.devnull, "w", encoding="utf-8") as errlog:
@@ -118,8 +118,12 @@ async def open_session(target: McpTarget, timeout_s: float, trace: HttpTrace | N
     from mcp import Client
     from mcp.types import Implementation
 
-    client = Client(_transport(target, timeout_s, trace or HttpTrace()), client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
-                    read_timeout_seconds=timeout_s, cache=None)
+    client = Client(
+        _transport(target, timeout_s, trace or HttpTrace()),
+        client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
+        read_timeout_seconds=timeout_s,
+        cache=None,
+    )
     async with client:
         yield client
 
@@ -143,8 +147,7 @@ async def list_tools(client: Any, max_pages: int = 20) -> list[McpToolInfo]:
 
 def session_info(client: Any, tools: list[McpToolInfo]) -> McpSessionInfo:
     info = client.server_info
-    return McpSessionInfo(client.protocol_version or "", getattr(info, "name", "") or "",
-                          getattr(info, "version", "") or "", tools)
+    return McpSessionInfo(client.protocol_version or "", getattr(info, "name", "") or "", getattr(info, "version", "") or "", tools)
 
 
 def _block_text(block: Any) -> str:

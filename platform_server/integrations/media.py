@@ -1,4 +1,5 @@
 """OpenAI-compatible audio and image endpoints: transcription, speech synthesis, image generation."""
+
 from __future__ import annotations
 
 import base64
@@ -23,8 +24,9 @@ async def _error(r: aiohttp.ClientResponse) -> LlmError:
     return LlmError(f"HTTP {r.status}: {message}", status=r.status)
 
 
-async def transcribe(base_url: str, api_key: str | None, model: str, filename: str, audio: bytes,
-                     content_type: str | None, language: str | None = None) -> str:
+async def transcribe(
+    base_url: str, api_key: str | None, model: str, filename: str, audio: bytes, content_type: str | None, language: str | None = None
+) -> str:
     """`POST {base}/audio/transcriptions` (multipart) -> the transcript text."""
     form = aiohttp.FormData()
     form.add_field("file", audio, filename=filename, content_type=content_type or "application/octet-stream")
@@ -44,8 +46,7 @@ async def transcribe(base_url: str, api_key: str | None, model: str, filename: s
     return data["text"]
 
 
-async def synthesize(base_url: str, api_key: str | None, model: str, text: str, voice: str,
-                     fmt: str) -> tuple[bytes, str]:
+async def synthesize(base_url: str, api_key: str | None, model: str, text: str, voice: str, fmt: str) -> tuple[bytes, str]:
     """`POST {base}/audio/speech` -> (audio bytes, content type)."""
     body = {"model": model, "input": text, "voice": voice, "response_format": fmt}
     try:

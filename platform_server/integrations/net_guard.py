@@ -8,6 +8,7 @@ every hop, and pins each connection to the vetted addresses (a resolver that onl
 those), so a DNS answer that changes between the check and the connect cannot bypass it.
 Hosts in `allow_hosts` (exact, case-insensitive match) skip the address check.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -232,7 +233,11 @@ class PinnedResolver(AbstractResolver):
             raise OSError(f"Host {host} was not vetted")
         return [
             ResolveResult(
-                hostname=host, host=ip, port=port or self._target.port, family=fam, proto=0,
+                hostname=host,
+                host=ip,
+                port=port or self._target.port,
+                family=fam,
+                proto=0,
                 flags=socket.AI_NUMERICHOST | socket.AI_NUMERICSERV,
             )
             for ip, fam in self._target.addresses
@@ -284,9 +289,7 @@ async def fetch(
             origin = origin or hop
             request_headers = {**base_headers, **(headers or {})} if hop == origin else dict(base_headers)
             connector = aiohttp.TCPConnector(resolver=PinnedResolver(target), use_dns_cache=False, force_close=True)
-            async with aiohttp.ClientSession(
-                connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False
-            ) as session:
+            async with aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False) as session:
                 async with session.get(target.url, allow_redirects=False, headers=request_headers) as response:
                     location = response.headers.get("Location")
                     if response.status in REDIRECT_STATUSES and location:

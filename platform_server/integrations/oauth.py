@@ -1,4 +1,5 @@
 """OAuth 2.0 client calls: token endpoint grants (code + PKCE, refresh, device code), device authorization, revoke."""
+
 from __future__ import annotations
 
 import base64
@@ -73,10 +74,16 @@ def token_set(body: dict[str, Any], previous_refresh: str | None = None) -> Toke
 
 
 async def exchange_code(token_url: str, client_id: str, code: str, verifier: str, redirect_uri: str) -> TokenSet:
-    body = await post_form(token_url, {
-        "grant_type": "authorization_code", "code": code, "code_verifier": verifier,
-        "redirect_uri": redirect_uri, "client_id": client_id,
-    })
+    body = await post_form(
+        token_url,
+        {
+            "grant_type": "authorization_code",
+            "code": code,
+            "code_verifier": verifier,
+            "redirect_uri": redirect_uri,
+            "client_id": client_id,
+        },
+    )
     return token_set(body)
 
 

@@ -1,4 +1,5 @@
 """The calculator plugin: exact arithmetic for agents (models are bad at it)."""
+
 from __future__ import annotations
 
 import ast
@@ -7,16 +8,33 @@ import operator
 from typing import Any, Callable
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-_FUNCTIONS: dict[str, Callable[..., Any]] = {"sqrt": math.sqrt, "log": math.log, "log10": math.log10, "sin": math.sin, "cos": math.cos,
-              "tan": math.tan, "abs": abs, "round": round, "floor": math.floor, "ceil": math.ceil}
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "sqrt": math.sqrt,
+    "log": math.log,
+    "log10": math.log10,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "abs": abs,
+    "round": round,
+    "floor": math.floor,
+    "ceil": math.ceil,
+}
 _CONSTANTS = {"pi": math.pi, "e": math.e}
 
 
 def evaluate(expression: str, max_power: int = 10_000) -> float | int:
     """Evaluate arithmetic safely (no names but the listed functions and constants)."""
+
     def walk(node: ast.AST) -> Any:
         if isinstance(node, ast.Expression):
             return walk(node.body)
@@ -58,12 +76,14 @@ class CalculatorPlugin:
                 raise ToolError(f"cannot evaluate: {exc}")
             return str(round(value, precision)) if isinstance(value, float) else str(value)
 
-        return [{
-            "name": "calculate",
-            "description": "Evaluate an arithmetic expression (+ - * / // % **, sqrt, log, sin, cos, pi, e).",
-            "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]},
-            "run": calculate,
-        }]
+        return [
+            {
+                "name": "calculate",
+                "description": "Evaluate an arithmetic expression (+ - * / // % **, sqrt, log, sin, cos, pi, e).",
+                "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]},
+                "run": calculate,
+            }
+        ]
 
 
 plugin = CalculatorPlugin()

@@ -1,4 +1,5 @@
 """The units plugin: conversions between common units of length, mass, temperature and data."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -37,14 +38,18 @@ class UnitsPlugin:
             except (ValueError, TypeError) as exc:
                 raise ToolError(str(exc))
 
-        return [{
-            "name": "convert_units",
-            "description": "Convert a value between units (m, km, mi, ft, kg, lb, C, F, K, MB, GiB, ...).",
-            "parameters": {"type": "object", "properties": {
-                "value": {"type": "number"}, "from": {"type": "string"}, "to": {"type": "string"}},
-                "required": ["value", "from", "to"]},
-            "run": convert_units,
-        }]
+        return [
+            {
+                "name": "convert_units",
+                "description": "Convert a value between units (m, km, mi, ft, kg, lb, C, F, K, MB, GiB, ...).",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"value": {"type": "number"}, "from": {"type": "string"}, "to": {"type": "string"}},
+                    "required": ["value", "from", "to"],
+                },
+                "run": convert_units,
+            }
+        ]
 
 
 plugin = UnitsPlugin()

@@ -1,4 +1,5 @@
 """The one base handler: envelope, error path, auth before the handler, body limits, timeouts."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -45,6 +46,7 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
+
 def _json_default(value: Any) -> Any:
     if isinstance(value, dt.datetime):
         from platform_server.db import iso
@@ -85,7 +87,7 @@ def first_validation_error(exc: pydantic.ValidationError) -> str:
     loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__") or "body"
     msg = err.get("msg", "invalid value")
     if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
+        msg = msg[len("Value error, ") :]
     return f"{loc}: {msg}"
 
 
@@ -363,8 +365,7 @@ class ApiHandler(tornado.web.RequestHandler):
     async def multipart(self) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
         """Form fields and files of a multipart or urlencoded body, parsed off the IOLoop (uploads are large)."""
         try:
-            return await run_blocking(_parse_form, self.request.headers.get("Content-Type", ""), list(self._chunks),
-                                      self.request.headers)
+            return await run_blocking(_parse_form, self.request.headers.get("Content-Type", ""), list(self._chunks), self.request.headers)
         except tornado.httputil.HTTPInputError as exc:
             raise BadRequest(f"Malformed form body: {exc}") from None
 

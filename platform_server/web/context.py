@@ -1,4 +1,5 @@
 """What the web layer knows about a request's caller, and the functions app.py hands it."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

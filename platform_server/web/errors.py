@@ -1,4 +1,5 @@
 """The project's exceptions; each maps to one row of the spec's Errors table."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """The Host check: a browser tricked by DNS rebinding sends a foreign Host header, which is refused."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -44,7 +45,7 @@ def host_name(header: str) -> str:
     """The name of a Host header without its port (`[::1]:8080` -> `::1`)."""
     value = header.strip().lower()
     if value.startswith("["):
-        return value[1:value.find("]")] if "]" in value else value
+        return value[1 : value.find("]")] if "]" in value else value
     if value.count(":") == 1:
         return value.split(":", 1)[0]
     return value

@@ -1,4 +1,5 @@
 """OpenAPI 3 document generated from the route table and the handlers' request models."""
+
 from __future__ import annotations
 
 import inspect
@@ -95,8 +96,7 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
                 "summary": _summary(handler, method),
                 "operationId": f"{method.lower()}{handler.__name__}",
                 "tags": list(handler.tags) or [r.template.split("/")[3] if r.template.count("/") > 2 else "misc"],
-                "parameters": _path_params(r)
-                + [dict(p) for p in getattr(handler, "query_params", {}).get(method, [])],
+                "parameters": _path_params(r) + [dict(p) for p in getattr(handler, "query_params", {}).get(method, [])],
                 "responses": {},
             }
             if level == PUBLIC:

@@ -1,4 +1,5 @@
 """`Page<T>`: {records, total, size, current, pages}, with page/size defaults 1/20."""
+
 from __future__ import annotations
 
 import math
@@ -57,4 +58,4 @@ def paginate(query: peewee.SelectBase, req: PageRequest, serialize: Callable[[An
 
 def paginate_list(items: list[Any], req: PageRequest) -> dict[str, Any]:
     """Page over an in-memory list."""
-    return page_of(items[req.offset:req.offset + req.size], len(items), req)
+    return page_of(items[req.offset : req.offset + req.size], len(items), req)

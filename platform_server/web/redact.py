@@ -1,4 +1,5 @@
 """Secrets never reach a log line: query parameters, JSON members and bearer tokens named like secrets are redacted."""
+
 from __future__ import annotations
 
 import logging

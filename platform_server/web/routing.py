@@ -3,6 +3,7 @@
 A placeholder is typed in the template: `{id}` and `{...Id}` are Longs (400 `expected Long` when not
 numeric); `{conversationId:str}` is a string id; any other name (`{slug}`, `{key}`) is a string;
 `{storedName:.+}` is a string matching that pattern; `/**` at the end captures the rest as `{path}`."""
+
 from __future__ import annotations
 
 import re
@@ -45,7 +46,7 @@ def route(template: str, handler: type[tornado.web.RequestHandler]) -> Route:
     pos = 0
     longs: set[str] = set()
     for match in _PARAM.finditer(pattern):
-        regex += re.escape(pattern[pos:match.start()])
+        regex += re.escape(pattern[pos : match.start()])
         name, kind = match.group(1), match.group(2)
         if kind is None and (name == "id" or name.endswith("Id")) or kind == "long":
             longs.add(name)

@@ -1,4 +1,5 @@
 """Server-sent events: frames `id: N / event: NAME / data: JSON`, heartbeats, error frames."""
+
 from __future__ import annotations
 
 from typing import Any

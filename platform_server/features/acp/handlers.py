@@ -1,4 +1,5 @@
 """The /api/v1/acp/endpoints routes: endpoints are global and run commands on the host, so a global admin changes them."""
+
 from __future__ import annotations
 
 from platform_server.features.acp import service
@@ -53,8 +54,7 @@ class EndpointTestHandler(_AcpBase):
         self.require_caller()
         row = service.get_row(id)
         cwd = await run_blocking(service.working_dir, self.config.data_dir, row.cwd)
-        result = await acp_client.handshake(row.command, list(row.args or []), dict(row.env or {}), str(cwd),
-                                            self.config.acp_test_timeout_s)
+        result = await acp_client.handshake(row.command, list(row.args or []), dict(row.env or {}), str(cwd), self.config.acp_test_timeout_s)
         self.ok(service.record_test(int(row.id), result))
 
 

@@ -1,4 +1,5 @@
 """Seed the built-in ACP endpoints (disabled until an admin enables them); register `acp_delegate`."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

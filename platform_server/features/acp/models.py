@@ -1,4 +1,5 @@
 """ACP endpoints: commands that start a coding agent speaking the Agent Client Protocol on stdio."""
+
 from __future__ import annotations
 
 import peewee

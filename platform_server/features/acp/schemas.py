@@ -1,4 +1,5 @@
 """Request bodies of the ACP endpoint routes."""
+
 from __future__ import annotations
 
 from pydantic import BaseModel, Field

@@ -2,6 +2,7 @@
 
 Endpoints are global and run commands on the host, so only a global admin changes or tests them.
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -21,12 +22,27 @@ ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MAX_ENV = 50
 
 BUILTINS: tuple[dict[str, Any], ...] = (
-    {"name": "claude-code", "display_name": "Claude Code", "command": "npx",
-     "args": ["-y", "@zed-industries/claude-code-acp"], "description": "Claude Code through its ACP adapter"},
-    {"name": "gemini-cli", "display_name": "Gemini CLI", "command": "gemini",
-     "args": ["--experimental-acp"], "description": "Gemini CLI in ACP mode"},
-    {"name": "codex", "display_name": "Codex", "command": "npx",
-     "args": ["-y", "@zed-industries/codex-acp"], "description": "Codex through its ACP adapter"},
+    {
+        "name": "claude-code",
+        "display_name": "Claude Code",
+        "command": "npx",
+        "args": ["-y", "@zed-industries/claude-code-acp"],
+        "description": "Claude Code through its ACP adapter",
+    },
+    {
+        "name": "gemini-cli",
+        "display_name": "Gemini CLI",
+        "command": "gemini",
+        "args": ["--experimental-acp"],
+        "description": "Gemini CLI in ACP mode",
+    },
+    {
+        "name": "codex",
+        "display_name": "Codex",
+        "command": "npx",
+        "args": ["-y", "@zed-industries/codex-acp"],
+        "description": "Codex through its ACP adapter",
+    },
 )
 
 
@@ -136,9 +152,17 @@ def _name_free(name: str, own_id: int | None = None) -> None:
 
 def create(caller: Caller, req: AcpCreate) -> dict[str, Any]:
     _name_free(req.name)
-    row = AcpEndpoint(name=req.name, display_name=req.displayName, description=req.description,
-                      command=_check_command(req.command, req.args), args=list(req.args),
-                      env=_merge_env(req.env, {}), cwd=check_cwd(req.cwd), enabled=req.enabled, builtin=False)
+    row = AcpEndpoint(
+        name=req.name,
+        display_name=req.displayName,
+        description=req.description,
+        command=_check_command(req.command, req.args),
+        args=list(req.args),
+        env=_merge_env(req.env, {}),
+        cwd=check_cwd(req.cwd),
+        enabled=req.enabled,
+        builtin=False,
+    )
     audit.save(caller, "CREATE", "ACP_ENDPOINT", row, f"ACP endpoint {row.name}: {row.command}")
     return to_dict(row)
 
@@ -186,15 +210,19 @@ def delete(caller: Caller, endpoint_id: int) -> None:
 
 def record_test(endpoint_id: int, result: AcpHandshake) -> dict[str, Any]:
     """Keep the outcome on the row and answer `{success, message, protocolVersion, agentInfo?, latencyMs}`."""
-    answer: dict[str, Any] = {"success": result.success, "message": result.message,
-                              "protocolVersion": result.protocol_version, "latencyMs": result.latency_ms}
+    answer: dict[str, Any] = {
+        "success": result.success,
+        "message": result.message,
+        "protocolVersion": result.protocol_version,
+        "latencyMs": result.latency_ms,
+    }
     if result.agent_info is not None:
         answer["agentInfo"] = result.agent_info
     if result.success:
         answer["agentCapabilities"] = result.agent_capabilities
         answer["authMethods"] = result.auth_methods
     with database.atomic():
-        AcpEndpoint.update(last_test={"success": result.success, "message": result.message[:500],
-                                      "protocolVersion": result.protocol_version, "time": iso(utcnow())}
-                           ).where(AcpEndpoint.id == endpoint_id).execute()
+        AcpEndpoint.update(
+            last_test={"success": result.success, "message": result.message[:500], "protocolVersion": result.protocol_version, "time": iso(utcnow())}
+        ).where(AcpEndpoint.id == endpoint_id).execute()
     return answer

@@ -4,6 +4,7 @@ Every operation walks from the root with directory file descriptors and `O_NOFOL
 symlink anywhere in the path (also one planted inside the folder, or swapped in between a check
 and the use) is refused instead of followed.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -216,8 +217,7 @@ def delete_path(root: Path, rel: str) -> None:
 def file_info(rel: str, st: os.stat_result) -> dict[str, Any]:
     modified = iso(dt.datetime.fromtimestamp(st.st_mtime, dt.timezone.utc))
     # filename/fileSize/updateTime: the original console's names for the same values
-    return {"path": rel, "size": st.st_size, "modifiedTime": modified, "filename": rel, "fileSize": st.st_size,
-            "updateTime": modified}
+    return {"path": rel, "size": st.st_size, "modifiedTime": modified, "filename": rel, "fileSize": st.st_size, "updateTime": modified}
 
 
 def stat_file(root: Path, rel: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 The chat, execute and state routes of `/api/v1/agents/{id}` live with the chat runtime; the
 workspace file and memory routes are in `workspace_handlers.py`.
 """
+
 from __future__ import annotations
 
 from typing import TypeVar

@@ -5,6 +5,7 @@ backslashes, symlink entries, a symlink already in the target path) and bounds t
 count, per-entry size and total uncompressed size are checked against what is actually read,
 so a lying header or a zip bomb stops before anything is written.
 """
+
 from __future__ import annotations
 
 import io

@@ -1,4 +1,5 @@
 """Agents, their skill and tool bindings (workspace files live on disk under the data dir)."""
+
 from __future__ import annotations
 
 import peewee

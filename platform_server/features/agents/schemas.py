@@ -1,4 +1,5 @@
 """Request bodies of the agent routes (AgentEntity in, bindings, preferences, prompt files)."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """Agents: CRUD scoped to the caller's workspace, bindings, preferences, and what the runtime reads."""
+
 from __future__ import annotations
 
 import hashlib
@@ -62,19 +63,56 @@ def get_agent_for_chat(caller: Caller, agent_id: int) -> Agent:
 
 
 # The columns the AgentEntity JSON is built from, in the order `agent_vo` reads them.
-VO_COLUMNS = ("id", "name", "description", "agent_type", "system_prompt", "model_provider", "model_name",
-              "max_iterations", "enabled", "icon", "tags", "default_thinking_level", "primary_kb_id",
-              "skills_disabled", "tools_disabled", "workspace_id", "creator_user_id", "template_id", "create_time",
-              "update_time")
+VO_COLUMNS = (
+    "id",
+    "name",
+    "description",
+    "agent_type",
+    "system_prompt",
+    "model_provider",
+    "model_name",
+    "max_iterations",
+    "enabled",
+    "icon",
+    "tags",
+    "default_thinking_level",
+    "primary_kb_id",
+    "skills_disabled",
+    "tools_disabled",
+    "workspace_id",
+    "creator_user_id",
+    "template_id",
+    "create_time",
+    "update_time",
+)
 _LIST_SQL = f"SELECT {', '.join(VO_COLUMNS)} FROM agent WHERE workspace_id = ?"
 _LIST_ORDER = " ORDER BY create_time DESC, id DESC"
 
 
 def agent_vo(row: Sequence[Any]) -> dict[str, Any]:
     """The AgentEntity JSON from one row of `VO_COLUMNS` (stored text or model values alike)."""
-    (id_, name, description, agent_type, system_prompt, model_provider, model_name, max_iterations, enabled, icon,
-     tags, thinking, kb_id, skills_disabled, tools_disabled, workspace_id, creator_id, template_id, created,
-     updated) = row
+    (
+        id_,
+        name,
+        description,
+        agent_type,
+        system_prompt,
+        model_provider,
+        model_name,
+        max_iterations,
+        enabled,
+        icon,
+        tags,
+        thinking,
+        kb_id,
+        skills_disabled,
+        tools_disabled,
+        workspace_id,
+        creator_id,
+        template_id,
+        created,
+        updated,
+    ) = row
     return {
         "id": str(id_),
         "name": name,
@@ -364,8 +402,7 @@ def preferences(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
     """Preferred providers in order, as rows `{agentId, providerId, modelId: null, enabled, sortOrder}`."""
     agent = get_agent(caller, agent_id)
     ids = list(agent.provider_preferences or [])
-    return [{"agentId": str(agent.id), "providerId": pid, "modelId": None, "enabled": True, "sortOrder": i}
-            for i, pid in enumerate(ids)]
+    return [{"agentId": str(agent.id), "providerId": pid, "modelId": None, "enabled": True, "sortOrder": i} for i, pid in enumerate(ids)]
 
 
 def set_preferences(caller: Caller, agent_id: int, provider_ids: list[str]) -> list[dict[str, Any]]:

@@ -1,4 +1,5 @@
 """Agent workspace routes: files under `/workspace/files/**` and the memory snapshot (ZIP) routes."""
+
 from __future__ import annotations
 
 import mimetypes
@@ -59,9 +60,8 @@ def _personal_files(root: Path, user_id: int) -> list[dict[str, Any]]:
         return []
     rows = []
     for rel, st in files.walk_files(root, start):
-        name = rel[len(start) + 1:]
-        rows.append({**files.file_info(rel, st), "filename": name, "ownerKey": f"user:{int(user_id)}",
-                     "scope": "PERSONAL", "enabled": True})
+        name = rel[len(start) + 1 :]
+        rows.append({**files.file_info(rel, st), "filename": name, "ownerKey": f"user:{int(user_id)}", "scope": "PERSONAL", "enabled": True})
     return sorted(rows, key=lambda r: r["filename"])
 
 

@@ -1,4 +1,5 @@
 """The audit events page (workspace admin)."""
+
 from __future__ import annotations
 
 from platform_server.db import parse_iso
@@ -12,19 +13,26 @@ from platform_server.web.routing import route
 class AuditEventsHandler(ApiHandler):
     access = {"GET": "admin"}
     tags = ("Audit",)
-    query_params = {"GET": [
-        {"name": n, "in": "query", "schema": {"type": t}, "description": d} for n, t, d in (
-            ("page", "integer", "page number, from 1"), ("size", "integer", "page size"),
-            ("actor", "string", "the actor's username or user id"), ("action", "string", "CREATE, UPDATE, DELETE, ..."),
-            ("resourceType", "string", "e.g. AGENT, USER, TOKEN"), ("resourceId", "string", "the resource's id"),
-            ("startTime", "string", "ISO 8601, inclusive"), ("endTime", "string", "ISO 8601, inclusive"))
-    ]}
+    query_params = {
+        "GET": [
+            {"name": n, "in": "query", "schema": {"type": t}, "description": d}
+            for n, t, d in (
+                ("page", "integer", "page number, from 1"),
+                ("size", "integer", "page size"),
+                ("actor", "string", "the actor's username or user id"),
+                ("action", "string", "CREATE, UPDATE, DELETE, ..."),
+                ("resourceType", "string", "e.g. AGENT, USER, TOKEN"),
+                ("resourceId", "string", "the resource's id"),
+                ("startTime", "string", "ISO 8601, inclusive"),
+                ("endTime", "string", "ISO 8601, inclusive"),
+            )
+        ]
+    }
 
     def get(self) -> None:
         """Audit events of the workspace, newest first; filters actor, action, resourceType, resourceId, startTime, endTime."""
         caller = self.require_caller()
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
-                           self.config.max_page_size)
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
         times = {}
         for name in ("startTime", "endTime"):
             raw = self.get_query_argument(name, None)
@@ -33,14 +41,18 @@ class AuditEventsHandler(ApiHandler):
                     times[name] = parse_iso(raw)
                 except ValueError:
                     raise BadRequest(f"Invalid value for parameter '{name}': expected ISO 8601 date-time")
-        self.ok(service.page_events(
-            caller.workspace_id, req,
-            action=self.get_query_argument("action", None),
-            resource_type=self.get_query_argument("resourceType", None),
-            actor=self.get_query_argument("actor", None),
-            resource_id=self.get_query_argument("resourceId", None),
-            start=times.get("startTime"), end=times.get("endTime"),
-        ))
+        self.ok(
+            service.page_events(
+                caller.workspace_id,
+                req,
+                action=self.get_query_argument("action", None),
+                resource_type=self.get_query_argument("resourceType", None),
+                actor=self.get_query_argument("actor", None),
+                resource_id=self.get_query_argument("resourceId", None),
+                start=times.get("startTime"),
+                end=times.get("endTime"),
+            )
+        )
 
 
 ROUTES = [route("/api/v1/audit/events", AuditEventsHandler)]

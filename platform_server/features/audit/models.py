@@ -1,4 +1,5 @@
 """Audit events: who changed which resource, where and when."""
+
 from __future__ import annotations
 
 import peewee

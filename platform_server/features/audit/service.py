@@ -1,4 +1,5 @@
 """Record audit events and page through them."""
+
 from __future__ import annotations
 
 import datetime as dt

@@ -11,6 +11,7 @@ Reading that counter is itself a query, so the cache reads it only when this pro
 or once `EPOCH_RECHECK_S` passed (changes made by another process, such as the command line).
 A cached principal therefore costs no query.
 """
+
 from __future__ import annotations
 
 import time
@@ -28,8 +29,7 @@ MAX_ENTRIES = 10_000
 
 _BUMP = "BEGIN UPDATE auth_epoch SET n = n + 1 WHERE id = 1; END"
 _TRIGGERS = {
-    "auth_epoch_user_update": 'AFTER UPDATE OF username, password_hash, nickname, role, enabled, deleted, '
-                              'password_changed_at ON "user"',
+    "auth_epoch_user_update": 'AFTER UPDATE OF username, password_hash, nickname, role, enabled, deleted, password_changed_at ON "user"',
     "auth_epoch_user_delete": 'AFTER DELETE ON "user"',
     "auth_epoch_token_update": "AFTER UPDATE OF user_id, token_hash, expires_at, deleted_at ON access_token",
     "auth_epoch_token_delete": "AFTER DELETE ON access_token",
@@ -58,8 +58,13 @@ def current_epoch() -> int:
 class AuthCache:
     """Token -> principal (JWTs only) and (user, workspace) -> role, valid while the epoch holds."""
 
-    def __init__(self, resolve: Callable[[str], Principal | None], member_role: Callable[[int, int], str | None],
-                 ttl_s: float = TTL_S, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        resolve: Callable[[str], Principal | None],
+        member_role: Callable[[int, int], str | None],
+        ttl_s: float = TTL_S,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._resolve = resolve
         self._member_role = member_role
         self.ttl_s = ttl_s

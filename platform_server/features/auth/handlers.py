@@ -1,4 +1,5 @@
 """Login, personal access tokens, users, password change."""
+
 from __future__ import annotations
 
 from platform_server.blocking import run_blocking
@@ -75,9 +76,7 @@ class UsersHandler(ApiHandler):
         if service.find_active_user(req.username) is not None:
             raise BadRequest("username: already exists")
         password_hash = await run_blocking(service.hash_password, req.password, self.config.password_hash_rounds)
-        user = service.create_user(
-            self.require_caller(), req.username, password_hash, req.nickname, req.email, req.role, req.enabled
-        )
+        user = service.create_user(self.require_caller(), req.username, password_hash, req.nickname, req.email, req.role, req.enabled)
         self.ok(service.user_to_dict(user))
 
 

@@ -1,4 +1,5 @@
 """Put the token and role cache in front of the web layer's resolvers."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

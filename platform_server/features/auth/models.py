@@ -1,4 +1,5 @@
 """Users and personal access tokens."""
+
 from __future__ import annotations
 
 import peewee

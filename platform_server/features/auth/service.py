@@ -1,4 +1,5 @@
 """Users, passwords, login rate limits, personal access tokens and token resolution."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -23,6 +24,7 @@ _LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
 
 
 # ---- passwords (blocking: call from an executor) ---------------------------
+
 
 def check_rounds(rounds: int) -> None:
     """Refuse a bcrypt cost outside 4..15 at start (config `password_hash_rounds`)."""
@@ -83,9 +85,7 @@ class LoginLimiter:
 
     def check(self, username: str, address: str) -> None:
         now = time.monotonic()
-        if self._key_state("u:" + username.lower(), self.per_user, now) or self._key_state(
-            "a:" + address, self.per_address, now
-        ):
+        if self._key_state("u:" + username.lower(), self.per_user, now) or self._key_state("a:" + address, self.per_address, now):
             raise TooManyRequests("Too many failed login attempts, try again later")
 
     def failed(self, username: str, address: str) -> None:
@@ -146,8 +146,12 @@ def create_user(
         if User.select().where(User.username == username).exists():
             raise BadRequest("username: already exists")
         user = User.create(
-            username=username, password_hash=password_hash, nickname=nickname or username,
-            email=email, role=role, enabled=enabled,
+            username=username,
+            password_hash=password_hash,
+            nickname=nickname or username,
+            email=email,
+            role=role,
+            enabled=enabled,
         )
         workspaces.add_membership(1, user.id, workspace_role)
         audit.record(actor, "CREATE", "USER", user.id, f"user {username} ({role})", workspace_id=1)
@@ -166,16 +170,13 @@ def set_password(actor: Caller, user: User, new_hash: str) -> None:
     """
     with database.atomic():
         changed = utcnow() + dt.timedelta(milliseconds=1)
-        User.update(password_hash=new_hash, password_changed_at=changed, update_time=utcnow()).where(
-            User.id == user.id
-        ).execute()
-        revoked = AccessToken.update(deleted_at=utcnow()).where(
-            (AccessToken.user == user.id) & AccessToken.deleted_at.is_null()
-        ).execute()
+        User.update(password_hash=new_hash, password_changed_at=changed, update_time=utcnow()).where(User.id == user.id).execute()
+        revoked = AccessToken.update(deleted_at=utcnow()).where((AccessToken.user == user.id) & AccessToken.deleted_at.is_null()).execute()
         audit.record(actor, "UPDATE", "USER", user.id, f"password changed; {revoked} access token(s) revoked")
 
 
 # ---- token resolution ------------------------------------------------------
+
 
 def authenticate(token: str, jwt_issuer: JwtIssuer) -> Principal | None:
     """Resolve a JWT or PAT to its principal; None when invalid, expired, revoked or the user is disabled."""
@@ -194,12 +195,7 @@ def authenticate(token: str, jwt_issuer: JwtIssuer) -> Principal | None:
 
 def _authenticate_pat(token: str) -> Principal | None:
     digest = hashlib.sha256(token.encode()).hexdigest()
-    row = (
-        AccessToken.select(AccessToken, User)
-        .join(User)
-        .where((AccessToken.token_hash == digest) & AccessToken.deleted_at.is_null())
-        .first()
-    )
+    row = AccessToken.select(AccessToken, User).join(User).where((AccessToken.token_hash == digest) & AccessToken.deleted_at.is_null()).first()
     if row is None:
         return None
     now = utcnow()
@@ -231,13 +227,20 @@ def create_pat(caller: Caller, name: str, expires_at: dt.datetime | None) -> dic
         raise BadRequest("expiresAt: must be in the future")
     plaintext = PAT_PREFIX + secrets.token_urlsafe(32)
     row = AccessToken(
-        user=caller.user_id, name=name, token_hash=hashlib.sha256(plaintext.encode()).hexdigest(),
-        token_prefix=plaintext[:8], expires_at=expires_at,
+        user=caller.user_id,
+        name=name,
+        token_hash=hashlib.sha256(plaintext.encode()).hexdigest(),
+        token_prefix=plaintext[:8],
+        expires_at=expires_at,
     )
     audit.save(caller, "CREATE", "TOKEN", row, f"personal access token {name}")
     return {
-        "id": str(row.id), "name": row.name, "token": plaintext, "tokenPrefix": row.token_prefix,
-        "createTime": iso(row.create_time), "expiresAt": iso(row.expires_at),
+        "id": str(row.id),
+        "name": row.name,
+        "token": plaintext,
+        "tokenPrefix": row.token_prefix,
+        "createTime": iso(row.create_time),
+        "expiresAt": iso(row.expires_at),
     }
 
 
@@ -264,7 +267,6 @@ def get_user(user_id: int) -> User:
     if user is None:
         raise Unauthorized()
     return user
-
 
 
 def acting_caller(user_id: int, workspace_id: int) -> Caller | None:

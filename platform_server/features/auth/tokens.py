@@ -1,4 +1,5 @@
 """JWT issue/verify (HS256) and the JWT secret kept in the data dir."""
+
 from __future__ import annotations
 
 import os
@@ -39,17 +40,18 @@ class JwtIssuer:
         """A signed token; `iat` keeps sub-second precision so a password change revokes even a token of the same second."""
         now = time.time()
         claims = {
-            "sub": username, "userId": str(user_id), "role": role,
-            "iat": now, "exp": int(now + self.ttl_ms / 1000),
+            "sub": username,
+            "userId": str(user_id),
+            "role": role,
+            "iat": now,
+            "exp": int(now + self.ttl_ms / 1000),
         }
         return jwt.encode(claims, self._secret, algorithm="HS256")
 
     def verify(self, token: str) -> dict[str, Any] | None:
         """The claims of a valid, unexpired HS256 token; None otherwise."""
         try:
-            claims = jwt.decode(
-                token, self._secret, algorithms=["HS256"], options={"require": ["exp", "iat", "sub", "userId"]}
-            )
+            claims = jwt.decode(token, self._secret, algorithms=["HS256"], options={"require": ["exp", "iat", "sub", "userId"]})
         except jwt.PyJWTError:
             return None
         if not str(claims.get("userId", "")).isdigit():

@@ -1,4 +1,5 @@
 """Channel routes: management (workspace admin writes), signed inbound webhooks and the public webchat."""
+
 from __future__ import annotations
 
 import asyncio
@@ -80,8 +81,7 @@ class PreflightHandler(ApiHandler):
     async def post(self) -> None:
         """Validate a draft without saving: agent, type, and whether the reply URL may be reached."""
         req = self.body(ChannelCreate)
-        service.check_draft(self.require_caller(), {"channelType": req.channelType, "agentId": req.agentId,
-                                                    "replyUrl": req.replyUrl})
+        service.check_draft(self.require_caller(), {"channelType": req.channelType, "agentId": req.agentId, "replyUrl": req.replyUrl})
         problems = []
         if req.replyUrl:
             try:
@@ -129,8 +129,7 @@ class WebhookStatusHandler(ApiHandler):
     def get(self) -> None:
         """Runtime status of the workspace's webhook channels."""
         caller = self.require_caller()
-        rows = list(Channel.select().where((Channel.workspace_id == caller.workspace_id)
-                                           & (Channel.channel_type.in_(service.IM_TYPES))))
+        rows = list(Channel.select().where((Channel.workspace_id == caller.workspace_id) & (Channel.channel_type.in_(service.IM_TYPES))))
         self.ok(service.status(rows))
 
 
@@ -181,9 +180,15 @@ class WebchatConfigHandler(ApiHandler):
         channel = webchat_channel(self.get_query_argument("token", ""))
         agent = Agent.get_or_none(Agent.id == channel.agent_id)
         settings = channel.settings or {}
-        self.ok({"name": channel.name, "title": settings.get("title") or channel.name,
-                 "welcomeMessage": settings.get("welcomeMessage", ""),
-                 "agentName": getattr(agent, "name", None), "agentIcon": getattr(agent, "icon", None)})
+        self.ok(
+            {
+                "name": channel.name,
+                "title": settings.get("title") or channel.name,
+                "welcomeMessage": settings.get("welcomeMessage", ""),
+                "agentName": getattr(agent, "name", None),
+                "agentIcon": getattr(agent, "icon", None),
+            }
+        )
 
 
 class WebchatStreamHandler(StreamingHandler):
@@ -213,9 +218,11 @@ class WebchatStreamHandler(StreamingHandler):
         if not (req.message or "").strip():
             raise BadRequest("message: must not be blank")
         agent = agents.get_agent_for_chat(caller, channel.agent_id)
-        turn = self.runtime.start_turn(chat_service.TurnRequest(
-            caller=caller, agent=agent, conversation_id=cid, message=req.message,
-            end_user_id=f"webchat:{req.sessionId}", source="web"))
+        turn = self.runtime.start_turn(
+            chat_service.TurnRequest(
+                caller=caller, agent=agent, conversation_id=cid, message=req.message, end_user_id=f"webchat:{req.sessionId}", source="web"
+            )
+        )
         await self.stream_turn(turn)
 
 
@@ -223,16 +230,21 @@ def _webhook(channel_type: str) -> type[WebhookHandler]:
     return type(f"Webhook_{channel_type}", (WebhookHandler,), {"channel_type": channel_type})
 
 
-ROUTES = gated("channels", pairing_handlers.ROUTES + [
-    route("/api/v1/channels", ChannelsHandler),
-    route("/api/v1/channels/health", AllHealthHandler),
-    route("/api/v1/channels/preflight", PreflightHandler),
-    route("/api/v1/channels/status", StatusHandler),
-    route("/api/v1/channels/type/{channelType}", TypeHandler),
-    route("/api/v1/channels/webchat/config", WebchatConfigHandler),
-    route("/api/v1/channels/webchat/stream", WebchatStreamHandler),
-    route("/api/v1/channels/webhook/status", WebhookStatusHandler),
-    route("/api/v1/channels/{id}", ChannelHandler),
-    route("/api/v1/channels/{id}/health", HealthHandler),
-    route("/api/v1/channels/{id}/toggle", ToggleHandler),
-] + [route(f"/api/v1/channels/webhook/{t}", _webhook(t)) for t in service.IM_TYPES])
+ROUTES = gated(
+    "channels",
+    pairing_handlers.ROUTES
+    + [
+        route("/api/v1/channels", ChannelsHandler),
+        route("/api/v1/channels/health", AllHealthHandler),
+        route("/api/v1/channels/preflight", PreflightHandler),
+        route("/api/v1/channels/status", StatusHandler),
+        route("/api/v1/channels/type/{channelType}", TypeHandler),
+        route("/api/v1/channels/webchat/config", WebchatConfigHandler),
+        route("/api/v1/channels/webchat/stream", WebchatStreamHandler),
+        route("/api/v1/channels/webhook/status", WebhookStatusHandler),
+        route("/api/v1/channels/{id}", ChannelHandler),
+        route("/api/v1/channels/{id}/health", HealthHandler),
+        route("/api/v1/channels/{id}/toggle", ToggleHandler),
+    ]
+    + [route(f"/api/v1/channels/webhook/{t}", _webhook(t)) for t in service.IM_TYPES],
+)

@@ -1,4 +1,5 @@
 """The channel reply workers."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,5 @@
 """Messaging channels: an agent reachable from an external platform (signed webhooks) or the webchat widget."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,10 +1,13 @@
 """The public webchat page (/webchat?token=…): the one console page other sites may frame (the embed snippet)."""
+
 from __future__ import annotations
 
 import tornado.web
 
-WEBCHAT_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-               "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors *")
+WEBCHAT_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors *"
+)
 
 
 class WebchatPageHandler(tornado.web.StaticFileHandler):

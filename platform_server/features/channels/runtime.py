@@ -1,4 +1,5 @@
 """Turns started by channels: inbound webhook messages run the channel's agent; answers are posted back."""
+
 from __future__ import annotations
 
 import asyncio
@@ -41,10 +42,17 @@ class ChannelRuntime:
         cid = conversation_id_for(channel, message["senderId"])
         end_user = f"{channel.channel_type}:{message['senderId']}"
         try:
-            turn = chat.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid,
-                                               message=message["text"], end_user_id=end_user,
-                                               source=channel.channel_type,
-                                               text_commands=service.may_approve(channel, message["senderId"])))
+            turn = chat.start_turn(
+                TurnRequest(
+                    caller=caller,
+                    agent=agent,
+                    conversation_id=cid,
+                    message=message["text"],
+                    end_user_id=end_user,
+                    source=channel.channel_type,
+                    text_commands=service.may_approve(channel, message["senderId"]),
+                )
+            )
         except AgentBusy:
             from platform_server.features.conversations.service import key_for
 
@@ -68,9 +76,16 @@ class ChannelRuntime:
                     if event.name == "message_complete" and event.data.get("status") in ("completed", "awaiting_approval"):
                         row = Message.get_or_none(Message.id == int(event.data["assistantMessageId"]))
                         if row is not None and row.content:
-                            await self._post(channel, {"type": "message", "channelId": str(channel.id),
-                                                       "inReplyTo": message["messageId"],
-                                                       "recipient": message["senderId"], "text": row.content})
+                            await self._post(
+                                channel,
+                                {
+                                    "type": "message",
+                                    "channelId": str(channel.id),
+                                    "inReplyTo": message["messageId"],
+                                    "recipient": message["senderId"],
+                                    "text": row.content,
+                                },
+                            )
                     if event.name == "done":
                         return
                 item = await sub.next()

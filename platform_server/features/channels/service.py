@@ -1,4 +1,5 @@
 """Channels: CRUD, the signed webhook protocol (inbound and replies), health, webchat sessions."""
+
 from __future__ import annotations
 
 import hashlib
@@ -63,12 +64,24 @@ def credentials_of(c: Channel) -> dict[str, Any]:
 def to_dict(c: Channel) -> dict[str, Any]:
     creds = credentials_of(c)
     data = {
-        "id": str(c.id), "workspaceId": str(c.workspace_id), "name": c.name, "channelType": c.channel_type,
-        "agentId": str(c.agent_id), "enabled": c.enabled, "replyUrl": c.reply_url, "secretSet": bool(c.secret),
-        "settings": public_settings(c), "paired": bool(creds.get("token")),
-        "pairedAccountId": creds.get("accountId") or None, "health": c.health, "healthCheckedAt": iso(c.health_checked_at),
-        "lastInboundAt": iso(c.last_inbound_at), "lastOutboundAt": iso(c.last_outbound_at),
-        "lastError": c.last_error, "createTime": iso(c.create_time), "updateTime": iso(c.update_time),
+        "id": str(c.id),
+        "workspaceId": str(c.workspace_id),
+        "name": c.name,
+        "channelType": c.channel_type,
+        "agentId": str(c.agent_id),
+        "enabled": c.enabled,
+        "replyUrl": c.reply_url,
+        "secretSet": bool(c.secret),
+        "settings": public_settings(c),
+        "paired": bool(creds.get("token")),
+        "pairedAccountId": creds.get("accountId") or None,
+        "health": c.health,
+        "healthCheckedAt": iso(c.health_checked_at),
+        "lastInboundAt": iso(c.last_inbound_at),
+        "lastOutboundAt": iso(c.last_outbound_at),
+        "lastError": c.last_error,
+        "createTime": iso(c.create_time),
+        "updateTime": iso(c.update_time),
         "webhookUrl": f"/api/v1/channels/webhook/{c.channel_type}" if c.channel_type in IM_TYPES else None,
     }
     if c.channel_type == "webchat":
@@ -108,8 +121,10 @@ def check_draft(caller: Caller, draft: dict[str, Any]) -> dict[str, Any]:
     if kind not in TYPES:
         raise BadRequest(f"channelType: must be one of {', '.join(TYPES)}")
     agent_id = draft.get("agentId")
-    if not str(agent_id or "").isdigit() or not Agent.select().where(
-            (Agent.id == int(str(agent_id))) & (Agent.workspace_id == caller.workspace_id)).exists():
+    if (
+        not str(agent_id or "").isdigit()
+        or not Agent.select().where((Agent.id == int(str(agent_id))) & (Agent.workspace_id == caller.workspace_id)).exists()
+    ):
         raise BadRequest("agentId: no such agent in this workspace")
     reply_url = draft.get("replyUrl")
     if kind in IM_TYPES and not (isinstance(reply_url, str) and reply_url.startswith(("http://", "https://"))):
@@ -117,16 +132,21 @@ def check_draft(caller: Caller, draft: dict[str, Any]) -> dict[str, Any]:
     return {"channel_type": kind, "agent_id": int(str(agent_id)), "reply_url": reply_url if kind in IM_TYPES else None}
 
 
-def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None, settings: dict[str, Any],
-           enabled: bool) -> dict[str, Any]:
+def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None, settings: dict[str, Any], enabled: bool) -> dict[str, Any]:
     """Create a channel; the generated secret is returned once when none was given."""
     fields = check_draft(caller, draft)
     check_settings(settings)
     secret_value = secret or secrets.token_urlsafe(32)
-    row = Channel(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=name,
-                  secret=secret_value, public_token="wc_" + secrets.token_urlsafe(24),
-                  settings={k: v for k, v in settings.items() if k != "credentials"},
-                  enabled=enabled, **fields)
+    row = Channel(
+        workspace_id=caller.workspace_id,
+        owner_user_id=caller.user_id,
+        name=name,
+        secret=secret_value,
+        public_token="wc_" + secrets.token_urlsafe(24),
+        settings={k: v for k, v in settings.items() if k != "credentials"},
+        enabled=enabled,
+        **fields,
+    )
     audit.save(caller, "CREATE", "CHANNEL", row, f"{row.channel_type} channel {name}")
     data = to_dict(row)
     if secret is None:
@@ -136,8 +156,7 @@ def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None,
 
 def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     row = _get(caller, channel_id)
-    draft = {"channelType": row.channel_type, "agentId": changes.get("agentId", row.agent_id),
-             "replyUrl": changes.get("replyUrl", row.reply_url)}
+    draft = {"channelType": row.channel_type, "agentId": changes.get("agentId", row.agent_id), "replyUrl": changes.get("replyUrl", row.reply_url)}
     fields = check_draft(caller, draft)
     if changes.get("settings") is not None:
         check_settings(changes["settings"])
@@ -166,6 +185,7 @@ def delete(caller: Caller, channel_id: int) -> None:
 
 # ---- outbound ---------------------------------------------------------------------------
 
+
 async def post_signed(config: Any, channel: Channel, payload: dict[str, Any]) -> int:
     """POST a signed JSON payload to the channel's reply URL (SSRF-guarded, pinned to the vetted address)."""
     if not channel.reply_url:
@@ -176,8 +196,7 @@ async def post_signed(config: Any, channel: Channel, payload: dict[str, Any]) ->
         target = await net_guard.vet_url(channel.reply_url, config.web_fetch_allow_hosts)
     except net_guard.BlockedUrl as exc:
         raise ChannelError(str(exc))
-    headers = {"Content-Type": "application/json", TIMESTAMP_HEADER: timestamp,
-               SIGNATURE_HEADER: sign(channel.secret, timestamp, body)}
+    headers = {"Content-Type": "application/json", TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: sign(channel.secret, timestamp, body)}
     token = credentials_of(channel).get("token")
     if token:  # obtained by pairing (sealed at rest): the platform side knows the paired account by it
         headers["Authorization"] = f"Bearer {sealed.unseal(token, CREDENTIALS_CONTEXT)}"
@@ -201,13 +220,14 @@ async def check_health(config: Any, channel: Channel) -> dict[str, Any]:
             ok, message = 200 <= status < 300, f"HTTP {status}"
         except ChannelError as exc:
             ok, message = False, exc.msg
-    Channel.update(health="healthy" if ok else "unhealthy", health_checked_at=utcnow(),
-                   last_error=None if ok else message).where(Channel.id == channel.id).execute()
-    return {"channelId": str(channel.id), "healthy": ok, "message": message,
-            "latencyMs": int((time.monotonic() - started) * 1000)}
+    Channel.update(health="healthy" if ok else "unhealthy", health_checked_at=utcnow(), last_error=None if ok else message).where(
+        Channel.id == channel.id
+    ).execute()
+    return {"channelId": str(channel.id), "healthy": ok, "message": message, "latencyMs": int((time.monotonic() - started) * 1000)}
 
 
 # ---- inbound ----------------------------------------------------------------------------
+
 
 def parse_inbound(channel_type: str, payload: Any) -> dict[str, Any]:
     """The message of an inbound call: `{channelId, messageId, sender: {id, name?}, text}`
@@ -226,8 +246,12 @@ def parse_inbound(channel_type: str, payload: Any) -> dict[str, Any]:
     text = payload.get("text")
     if not isinstance(text, str) or not text.strip() or len(text) > 20_000:
         raise BadRequest("text: required (at most 20000 characters)")
-    return {"channelId": int(payload["channelId"]), "messageId": str(payload.get("messageId") or "")[:200],
-            "senderId": str(sender["id"])[:128], "text": text}
+    return {
+        "channelId": int(payload["channelId"]),
+        "messageId": str(payload.get("messageId") or "")[:200],
+        "senderId": str(sender["id"])[:128],
+        "text": text,
+    }
 
 
 def inbound_channel(channel_type: str, channel_id: int) -> Channel | None:
@@ -256,8 +280,9 @@ def may_approve(channel: Channel, sender_id: str) -> bool:
 def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """`approverIds`, when given, is a list of sender ids (strings)."""
     approvers = settings.get("approverIds")
-    if approvers is not None and (not isinstance(approvers, list) or len(approvers) > 100
-                                  or not all(isinstance(a, str) and 0 < len(a) <= 128 for a in approvers)):
+    if approvers is not None and (
+        not isinstance(approvers, list) or len(approvers) > 100 or not all(isinstance(a, str) and 0 < len(a) <= 128 for a in approvers)
+    ):
         raise BadRequest("settings.approverIds: must be a list of at most 100 sender ids")
     return settings
 
@@ -285,6 +310,9 @@ def status(channels: list[Channel]) -> dict[str, Any]:
         entry["enabled"] += int(c.enabled)
         entry["healthy"] += int(c.health == "healthy")
         entry["unhealthy"] += int(c.health == "unhealthy")
-    return {"channels": len(channels), "byType": by_type,
-            "lastInboundAt": iso(max((c.last_inbound_at for c in channels if c.last_inbound_at), default=None)),
-            "lastOutboundAt": iso(max((c.last_outbound_at for c in channels if c.last_outbound_at), default=None))}
+    return {
+        "channels": len(channels),
+        "byType": by_type,
+        "lastInboundAt": iso(max((c.last_inbound_at for c in channels if c.last_inbound_at), default=None)),
+        "lastOutboundAt": iso(max((c.last_outbound_at for c in channels if c.last_outbound_at), default=None)),
+    }

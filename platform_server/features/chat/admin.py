@@ -1,4 +1,5 @@
 """Admin runtime (global admin): in-flight turns, friendly stop, force recycle, sweep; agent state and execute."""
+
 from __future__ import annotations
 
 from platform_server.features.chat import service
@@ -69,11 +70,15 @@ class AgentStateHandler(ApiHandler):
         runtime: ChatRuntime = self.platform.services.chat
         running = [t for t in runtime.turns.running() if t.agent_id == agent.id]
         mine = [t.conversation_id for t in running if t.user_id == caller.user_id]
-        self.ok({
-            "agentId": str(agent.id), "enabled": bool(agent.enabled),
-            "state": "running" if running else "idle", "activeTurns": len(running),
-            "myRunningConversations": mine,
-        })
+        self.ok(
+            {
+                "agentId": str(agent.id),
+                "enabled": bool(agent.enabled),
+                "state": "running" if running else "idle",
+                "activeTurns": len(running),
+                "myRunningConversations": mine,
+            }
+        )
 
 
 class ExecuteHandler(ApiHandler):
@@ -91,8 +96,7 @@ class ExecuteHandler(ApiHandler):
         agent = agents.get_agent_for_chat(caller, id)
         cid = conversations.validate_id(req.conversationId or f"plan-{id}-{caller.user_id}")
         runtime: ChatRuntime = self.platform.services.chat
-        turn = runtime.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=req.task,
-                                              source="execute"))
+        turn = runtime.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=req.task, source="execute"))
         result = await service.wait_result(turn)
         plan_id = turn.result.plan_id
         result["plan"] = plans.get(caller, int(plan_id)) if plan_id else None

@@ -1,4 +1,5 @@
 """Every tool call passes the guard; a call that needs approval pauses the turn until `/approve` or `/deny`."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
@@ -17,8 +18,7 @@ if TYPE_CHECKING:
 COMMANDS = {"/approve": "approved", "/deny": "denied"}
 NOTHING_PENDING = "There is no tool call waiting for approval in this conversation."
 DENIED_RESULT = "The user denied this tool call."
-WAITING_FOR_OWNER = ("A tool call in this conversation is waiting for the owner's approval; "
-                     "it is decided in the console, not by a chat message here.")
+WAITING_FOR_OWNER = "A tool call in this conversation is waiting for the owner's approval; it is decided in the console, not by a chat message here."
 
 
 class ToolResults(Protocol):
@@ -26,8 +26,7 @@ class ToolResults(Protocol):
 
     platform: Platform
 
-    def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer,
-                          success: bool, result: str) -> None: ...
+    def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer, success: bool, result: str) -> None: ...
 
     def checkpoint(self, turn: Turn) -> None: ...
 
@@ -60,8 +59,9 @@ def supersede(user_id: int, conversation_id: str) -> int:
     return guard.deny_all_pending(user_id, conversation_id, user_id, reason="superseded by a new message")
 
 
-async def run_call(runtime: ToolResults, turn: "Turn", conv: Conversation, call: ToolCall, setup: "TurnSetup",
-                   answer: "Answer", approved: bool = False) -> None:
+async def run_call(
+    runtime: ToolResults, turn: "Turn", conv: Conversation, call: ToolCall, setup: "TurnSetup", answer: "Answer", approved: bool = False
+) -> None:
     """Guard, then run (or refuse, or pause on) one tool call, storing and streaming its result."""
     if call.name in setup.withheld:
         turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
@@ -78,23 +78,35 @@ async def run_call(runtime: ToolResults, turn: "Turn", conv: Conversation, call:
         pending = guard.create_pending(context(turn), call.id, call.name, call.arguments, verdict, answer.row_id)
         turn.phase = "awaiting_approval"
         turn.publish("phase", {"phase": "awaiting_approval"})
-        turn.publish("tool_approval_requested", {
-            "pendingId": pending["pendingId"], "toolName": call.name, "arguments": call.arguments,
-            "reason": verdict.reason, "maxSeverity": verdict.severity,
-        })
+        turn.publish(
+            "tool_approval_requested",
+            {
+                "pendingId": pending["pendingId"],
+                "toolName": call.name,
+                "arguments": call.arguments,
+                "reason": verdict.reason,
+                "maxSeverity": verdict.severity,
+            },
+        )
         raise AwaitingApproval(pending["pendingId"])
     turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-    outcome = await tool_calls.run_guarded(runtime.platform.services.tools, context(turn), setup.tool_ctx, call, verdict,
-                                           f"Denied by the tool guard: {verdict.reason}")
+    outcome = await tool_calls.run_guarded(
+        runtime.platform.services.tools, context(turn), setup.tool_ctx, call, verdict, f"Denied by the tool guard: {verdict.reason}"
+    )
     runtime.store_tool_result(turn, conv, call, answer, outcome.success, outcome.result)
 
 
 def answer_from_row(row: Message) -> "Answer":
     from platform_server.features.chat.runtime import Answer
 
-    return Answer(row_id=row.id, conversation_db_id=row.conversation_id, content=row.content,
-                  tool_calls=list((row.metadata or {}).get("toolCalls", [])),
-                  runtime_model=row.runtime_model, runtime_provider=row.runtime_provider)
+    return Answer(
+        row_id=row.id,
+        conversation_db_id=row.conversation_id,
+        content=row.content,
+        tool_calls=list((row.metadata or {}).get("toolCalls", [])),
+        runtime_model=row.runtime_model,
+        runtime_provider=row.runtime_provider,
+    )
 
 
 async def resume(runtime: ToolResults, turn: "Turn", conv: Conversation, decision: str, setup: "TurnSetup") -> bool:
@@ -105,15 +117,13 @@ async def resume(runtime: ToolResults, turn: "Turn", conv: Conversation, decisio
     resolved = guard.resolve_oldest(turn.user_id, turn.conversation_id, decision, turn.user_id)
     if resolved is None:
         return False
-    turn.publish("tool_approval_resolved", {"pendingId": resolved["pendingId"], "toolName": resolved["toolName"],
-                                            "decision": decision})
+    turn.publish("tool_approval_resolved", {"pendingId": resolved["pendingId"], "toolName": resolved["toolName"], "decision": decision})
     row = Message.get_or_none(Message.id == int(resolved["assistantMessageId"] or 0))
     if row is None:
         return True
     answer = answer_from_row(row)
     turn.answer = answer
-    done = {m.metadata.get("toolCallId") for m in Message.select().where(
-        (Message.conversation == conv.id) & (Message.role == "tool")) if m.metadata}
+    done = {m.metadata.get("toolCallId") for m in Message.select().where((Message.conversation == conv.id) & (Message.role == "tool")) if m.metadata}
     for entry in answer.tool_calls:
         if entry["id"] in done:
             continue

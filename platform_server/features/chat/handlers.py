@@ -1,4 +1,5 @@
 """Chat routes: SSE streams (POST and GET), synchronous chat, stop, interrupt, uploads."""
+
 from __future__ import annotations
 
 import asyncio
@@ -63,8 +64,17 @@ class ChatStreamHandler(StreamingHandler):
             await self.stream_turn(turn, after)
             return
         turn = service.begin_turn(
-            self.runtime, self.config, caller, req.agentId or "", req.message, service.parts_of(req.contentParts),
-            req.conversationId, req.thinkingLevel, req.modelProvider, req.modelName, req.endUserId,
+            self.runtime,
+            self.config,
+            caller,
+            req.agentId or "",
+            req.message,
+            service.parts_of(req.contentParts),
+            req.conversationId,
+            req.thinkingLevel,
+            req.modelProvider,
+            req.modelName,
+            req.endUserId,
         )
         await self.stream_turn(turn)
 
@@ -73,11 +83,13 @@ class AgentChatStreamHandler(StreamingHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
     tags = ("Agents",)
-    query_params = {"GET": [
-        {"name": "message", "in": "query", "required": True, "schema": {"type": "string"}},
-        {"name": "conversationId", "in": "query", "schema": {"type": "string"}},
-        {"name": "token", "in": "query", "schema": {"type": "string"}},
-    ]}
+    query_params = {
+        "GET": [
+            {"name": "message", "in": "query", "required": True, "schema": {"type": "string"}},
+            {"name": "conversationId", "in": "query", "schema": {"type": "string"}},
+            {"name": "token", "in": "query", "schema": {"type": "string"}},
+        ]
+    }
 
     async def get(self, id: int) -> None:
         """GET form of SSE chat (`message`, `conversationId`, `token` as query parameters)."""
@@ -85,8 +97,9 @@ class AgentChatStreamHandler(StreamingHandler):
         if not message.strip():
             raise BadRequest("message: must not be blank")
         caller = self.require_caller()
-        turn = service.begin_turn(self.runtime, self.config, caller, str(id), message, None,
-                                  self.get_query_argument("conversationId", "default") or "default")
+        turn = service.begin_turn(
+            self.runtime, self.config, caller, str(id), message, None, self.get_query_argument("conversationId", "default") or "default"
+        )
         await self.stream_turn(turn)
 
 
@@ -102,8 +115,17 @@ class SyncChatHandler(StreamingHandler):
         agent_id = str(id) if id is not None else req.agentId
         if not agent_id:
             raise BadRequest("agentId: must not be null")
-        turn = service.begin_turn(self.runtime, self.config, self.require_caller(), agent_id, req.message, None,
-                                  req.conversationId, req.thinkingLevel, end_user_id=req.endUserId)
+        turn = service.begin_turn(
+            self.runtime,
+            self.config,
+            self.require_caller(),
+            agent_id,
+            req.message,
+            None,
+            req.conversationId,
+            req.thinkingLevel,
+            end_user_id=req.endUserId,
+        )
         self.ok(await service.wait_result(turn))
 
 
@@ -142,14 +164,11 @@ class InterruptHandler(ApiHandler):
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, conversationId)
         key = conversations.key_for(caller.user_id, conversationId)
-        decision = None if req.contentParts else self.platform.services.chat.resolve_live_approval(
-            key, req.message, caller.user_id)
+        decision = None if req.contentParts else self.platform.services.chat.resolve_live_approval(key, req.message, caller.user_id)
         if decision is not None:
             self.ok({"queued": False, "resolved": decision})
             return
-        size = self.platform.services.chat.queue_input(
-            key, req.message, service.parts_of(req.contentParts), caller.user_id
-        )
+        size = self.platform.services.chat.queue_input(key, req.message, service.parts_of(req.contentParts), caller.user_id)
         if size is None:
             self.ok({"queued": False, "reason": "no_active_stream"})
         else:
@@ -171,8 +190,7 @@ class UploadHandler(ApiHandler):
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, cid)
         f = files["file"][0]
-        self.ok(await uploads.store(self.config.data_dir, caller.user_id, cid, f.filename or "file", f.body,
-                                    f.content_type))
+        self.ok(await uploads.store(self.config.data_dir, caller.user_id, cid, f.filename or "file", f.body, f.content_type))
 
 
 class FileHandler(ApiHandler):

@@ -1,4 +1,5 @@
 """Start: no conversation stays running; the chat runtime and its housekeeping loop."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,5 @@
 """Chat uploads: who uploaded which file into which conversation."""
+
 from __future__ import annotations
 
 import peewee

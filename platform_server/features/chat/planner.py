@@ -1,4 +1,5 @@
 """Plan-execute: ask the model for a plan, run each step as a react loop, record it, then answer."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,16 @@ class ReactLoop(Protocol):
 
     platform: Platform
 
-    async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, setup: TurnSetup,
-                    extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer: ...
+    async def react(
+        self,
+        turn: Turn,
+        req: TurnRequest,
+        conv: Conversation,
+        totals: Totals,
+        setup: TurnSetup,
+        extra: list[ChatMessage] | None = None,
+        use_tools: bool = True,
+    ) -> Answer: ...
 
     def checkpoint(self, turn: Turn) -> None: ...
 
@@ -31,7 +40,7 @@ MAX_STEPS = 8
 
 PLAN_PROMPT = (
     "Before answering, make a short plan for the request above. Reply with ONLY a JSON array of at most "
-    f"{MAX_STEPS} strings, each one concrete step, for example [\"Find X\", \"Compute Y\"]."
+    f'{MAX_STEPS} strings, each one concrete step, for example ["Find X", "Compute Y"].'
 )
 STEP_PROMPT = "Carry out step {index} of {total} of the plan: {step}\nReply with the result of this step only."
 FINAL_PROMPT = "All steps of the plan are done. Using their results above, write the final answer to the original request."
@@ -53,16 +62,20 @@ def parse_steps(text: str) -> list[str]:
     return steps[:MAX_STEPS] or [text.strip()[:500] or "Answer the request"]
 
 
-async def plan_execute(runtime: ReactLoop, turn: "Turn", req: "TurnRequest", conv: Conversation,
-                       totals: "Totals", setup: "TurnSetup") -> "Answer":
+async def plan_execute(runtime: ReactLoop, turn: "Turn", req: "TurnRequest", conv: Conversation, totals: "Totals", setup: "TurnSetup") -> "Answer":
     """Plan, execute each step (recorded in /api/v1/plans), then write the final answer."""
     router = runtime.platform.services.llm
     turn.phase = "planning"
     turn.publish("phase", {"phase": "planning"})
     history = chat_history.llm_messages(runtime.platform.config.data_dir, conv, setup.vision, setup.system_prompt)
-    target, result = await router.chat(setup.targets, ChatRequest(
-        model="", messages=history + [ChatMessage("user", PLAN_PROMPT)], thinking_level=setup.thinking_level,
-    ))
+    target, result = await router.chat(
+        setup.targets,
+        ChatRequest(
+            model="",
+            messages=history + [ChatMessage("user", PLAN_PROMPT)],
+            thinking_level=setup.thinking_level,
+        ),
+    )
     totals.prompt += result.prompt_tokens
     totals.completion += result.completion_tokens
     totals.model, totals.provider = target.model_name, target.provider_id

@@ -1,4 +1,5 @@
 """The chat turn orchestrator: agents, conversations, providers and tools meet here and nowhere else."""
+
 from __future__ import annotations
 
 import asyncio
@@ -139,9 +140,14 @@ class ChatRuntime:
                 raise Forbidden("This conversation belongs to another end user")
             if conv is None:
                 conv = Conversation.create(
-                    key=key, conversation_id=req.conversation_id, user_id=caller.user_id,
-                    workspace_id=agent.workspace_id, agent_id=agent.id, title=text.strip()[:50] or "New chat",
-                    source=req.source, end_user_id=req.end_user_id,
+                    key=key,
+                    conversation_id=req.conversation_id,
+                    user_id=caller.user_id,
+                    workspace_id=agent.workspace_id,
+                    agent_id=agent.id,
+                    title=text.strip()[:50] or "New chat",
+                    source=req.source,
+                    end_user_id=req.end_user_id,
                 )
             if req.model_provider and req.model_name:
                 conv.model_provider, conv.model_name = req.model_provider, req.model_name
@@ -160,8 +166,13 @@ class ChatRuntime:
             conv.stream_status = "running"
             conv.save()
         turn = Turn(
-            key=key, conversation_db_id=conv.id, conversation_id=req.conversation_id, user_id=caller.user_id,
-            workspace_id=agent.workspace_id, agent_id=agent.id, last_event_id=conv.last_event_id,
+            key=key,
+            conversation_db_id=conv.id,
+            conversation_id=req.conversation_id,
+            user_id=caller.user_id,
+            workspace_id=agent.workspace_id,
+            agent_id=agent.id,
+            last_event_id=conv.last_event_id,
         )
         self.turns.add(turn)
         turn.task = asyncio.get_running_loop().create_task(self._run(turn, req, conv, user_row.id))
@@ -241,8 +252,11 @@ class ChatRuntime:
         now = fields.pop("now", None) or utcnow()
         row = Message.create(conversation=conv.id, role=role, content=content, create_time=now, **fields)
         preview = content.strip().replace("\n", " ")[:200]
-        updates: dict[Any, Any] = {Conversation.message_count: Conversation.message_count + 1,
-                                   Conversation.last_active_time: now, Conversation.update_time: now}
+        updates: dict[Any, Any] = {
+            Conversation.message_count: Conversation.message_count + 1,
+            Conversation.last_active_time: now,
+            Conversation.update_time: now,
+        }
         if preview:
             updates[Conversation.last_message] = preview
         Conversation.update(updates).where(Conversation.id == conv.id).execute()
@@ -256,42 +270,49 @@ class ChatRuntime:
         if answer.reasoning:
             metadata["reasoning"] = answer.reasoning
         Message.update(
-            content=answer.content, status=status, metadata=metadata or None,
-            prompt_tokens=answer.prompt_tokens, completion_tokens=answer.completion_tokens,
-            runtime_model=answer.runtime_model, runtime_provider=answer.runtime_provider,
+            content=answer.content,
+            status=status,
+            metadata=metadata or None,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            runtime_model=answer.runtime_model,
+            runtime_provider=answer.runtime_provider,
         ).where(Message.id == answer.row_id).execute()
         preview = answer.content.strip().replace("\n", " ")[:200]
         if preview:
-            Conversation.update(last_message=preview, last_active_time=utcnow()).where(
-                Conversation.id == answer.conversation_db_id
-            ).execute()
+            Conversation.update(last_message=preview, last_active_time=utcnow()).where(Conversation.id == answer.conversation_db_id).execute()
 
     # ---- the turn ------------------------------------------------------------------
 
     async def _run(self, turn: Turn, req: TurnRequest, conv: Conversation, user_message_id: int) -> None:
-        meter.enter(meter.source_of_conversation(req.source), turn.workspace_id, turn.user_id, turn.agent_id,
-                    turn.conversation_id)
+        meter.enter(meter.source_of_conversation(req.source), turn.workspace_id, turn.user_id, turn.agent_id, turn.conversation_id)
         status, answer = "completed", None
         totals = Totals()
         try:
             pending_input: tuple[int, TurnRequest] | None = (user_message_id, req)
             while pending_input is not None:
                 user_id, current = pending_input
-                turn.publish("meta", {"conversationId": turn.conversation_id, "agentId": str(turn.agent_id),
-                                      "userMessageId": str(user_id)})
+                turn.publish("meta", {"conversationId": turn.conversation_id, "agentId": str(turn.agent_id), "userMessageId": str(user_id)})
                 answer = await self._answer(turn, current, conv, totals)
                 turn.publish("message_complete", {"status": "completed", "assistantMessageId": str(answer.row_id)})
                 pending_input = None
                 if turn.queue:
                     queued = turn.queue.pop(0)
                     with database.atomic():
-                        row = self._add_message(conv, "user", text_of(queued.message, queued.content_parts),
-                                                content_parts=queued.content_parts)
-                    pending_input = (row.id, TurnRequest(
-                        caller=req.caller, agent=req.agent, conversation_id=req.conversation_id,
-                        message=queued.message, content_parts=queued.content_parts,
-                        thinking_level=req.thinking_level, end_user_id=req.end_user_id, source=req.source,
-                    ))
+                        row = self._add_message(conv, "user", text_of(queued.message, queued.content_parts), content_parts=queued.content_parts)
+                    pending_input = (
+                        row.id,
+                        TurnRequest(
+                            caller=req.caller,
+                            agent=req.agent,
+                            conversation_id=req.conversation_id,
+                            message=queued.message,
+                            content_parts=queued.content_parts,
+                            thinking_level=req.thinking_level,
+                            end_user_id=req.end_user_id,
+                            source=req.source,
+                        ),
+                    )
         except approvals.AwaitingApproval:
             status = "awaiting_approval"
             answer = self._current_answer(turn) or answer
@@ -336,8 +357,13 @@ class ChatRuntime:
         with database.atomic():
             while turn.queue:
                 queued = turn.queue.pop(0)
-                self._add_message(conv, "user", text_of(queued.message, queued.content_parts),
-                                  content_parts=queued.content_parts, metadata={"queuedWhilePaused": True})
+                self._add_message(
+                    conv,
+                    "user",
+                    text_of(queued.message, queued.content_parts),
+                    content_parts=queued.content_parts,
+                    metadata={"queuedWhilePaused": True},
+                )
 
     def _current_answer(self, turn: Turn) -> Answer | None:
         answer: Answer | None = turn.answer
@@ -346,18 +372,20 @@ class ChatRuntime:
     def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
         count = Message.select().where(Message.conversation == conv.id).count()
         done = {
-            "conversationId": turn.conversation_id, "status": status,
+            "conversationId": turn.conversation_id,
+            "status": status,
             "assistantMessageId": str(answer.row_id) if answer else None,
-            "runtimeModel": totals.model, "runtimeProvider": totals.provider,
-            "promptTokens": totals.prompt, "completionTokens": totals.completion, "messageCount": count,
+            "runtimeModel": totals.model,
+            "runtimeProvider": totals.provider,
+            "promptTokens": totals.prompt,
+            "completionTokens": totals.completion,
+            "messageCount": count,
         }
         turn.answer = None
         turn.result.status, turn.result.assistant_message_id = status, str(answer.row_id) if answer else None
         turn.result.prompt_tokens, turn.result.completion_tokens = totals.prompt, totals.completion
         turn.publish("done", done)
-        Conversation.update(stream_status="idle", last_event_id=turn.last_event_id, message_count=count).where(
-            Conversation.id == conv.id
-        ).execute()
+        Conversation.update(stream_status="idle", last_event_id=turn.last_event_id, message_count=count).where(Conversation.id == conv.id).execute()
         turn.finish(status)
 
     async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals) -> Answer:
@@ -388,17 +416,22 @@ class ChatRuntime:
             targets = resolve_targets(conv.model_name, conv.model_provider, preferences)
         else:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
-        specs, tool_ctx = tool_calls.agent_tools(self.platform, agent, turn.user_id, turn.workspace_id,
-                                                 turn.conversation_id, end_user_id=req.end_user_id)
+        specs, tool_ctx = tool_calls.agent_tools(
+            self.platform, agent, turn.user_id, turn.workspace_id, turn.conversation_id, end_user_id=req.end_user_id
+        )
         registry = self.platform.services.tools
         withheld = self._withheld(registry, specs, req)
         specs[:] = [spec for spec in specs if spec.name not in withheld]  # in place: tool_search extends this list
         tool_ctx.emit = turn.publish  # tools that report progress (acp_delegate) stream into the turn
         return TurnSetup(
-            targets=targets, vision="image" in (targets[0].modalities or ""), specs=specs,
-            tool_ctx=tool_ctx, max_iterations=max(1, int(agent.max_iterations or 10)),
+            targets=targets,
+            vision="image" in (targets[0].modalities or ""),
+            specs=specs,
+            tool_ctx=tool_ctx,
+            max_iterations=max(1, int(agent.max_iterations or 10)),
             thinking_level=req.thinking_level or agent.default_thinking_level,
-            system_prompt=self.system_prompt(agent, conv), withheld=withheld,
+            system_prompt=self.system_prompt(agent, conv),
+            withheld=withheld,
         )
 
     @staticmethod
@@ -408,14 +441,21 @@ class ChatRuntime:
         for spec in specs:
             role = registry.required_role(spec.name)
             if role and not req.caller.has_role(role):
-                out[spec.name] = (f"Tool '{spec.name}' needs the {role} role in this workspace; "
-                                  "the caller's role is lower")
+                out[spec.name] = f"Tool '{spec.name}' needs the {role} role in this workspace; the caller's role is lower"
             elif spec.name == "shell_exec" and req.end_user_id:
                 out[spec.name] = "Tool 'shell_exec' is not available in an end user's conversation"
         return out
 
-    async def react(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals,
-                    setup: "TurnSetup", extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Answer:
+    async def react(
+        self,
+        turn: Turn,
+        req: TurnRequest,
+        conv: Conversation,
+        totals: Totals,
+        setup: "TurnSetup",
+        extra: list[ChatMessage] | None = None,
+        use_tools: bool = True,
+    ) -> Answer:
         """Model <-> tools until an answer or maxIterations; returns the final assistant message."""
         router = self.platform.services.llm
         answer = self._new_answer(conv)
@@ -423,8 +463,7 @@ class ChatRuntime:
         for iteration in range(setup.max_iterations):
             self.checkpoint(turn)
             messages = history.llm_messages(self.config.data_dir, conv, setup.vision, setup.system_prompt) + list(extra or [])
-            chat_req = ChatRequest(model="", messages=messages, tools=setup.specs if use_tools else [],
-                                   thinking_level=setup.thinking_level)
+            chat_req = ChatRequest(model="", messages=messages, tools=setup.specs if use_tools else [], thinking_level=setup.thinking_level)
             finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
             if not finish.tool_calls:
                 self._save_answer(answer, "completed")
@@ -455,8 +494,7 @@ class ChatRuntime:
             row = self._add_message(conv, "assistant", "", status="streaming")
         return Answer(row_id=row.id, conversation_db_id=conv.id)
 
-    async def _stream_model(self, turn: Turn, router: Any, targets: list[Any], chat_req: ChatRequest,
-                            answer: Answer, totals: Totals) -> Finish:
+    async def _stream_model(self, turn: Turn, router: Any, targets: list[Any], chat_req: ChatRequest, answer: Answer, totals: Totals) -> Finish:
         from platform_server.features.models.runtime import Routed
 
         finish: Finish | None = None
@@ -489,21 +527,18 @@ class ChatRuntime:
             raise LlmError("The model stream ended without a finish")
         return finish
 
-    def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer,
-                          success: bool, result: str) -> None:
+    def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer, success: bool, result: str) -> None:
         """Store a tool result, note it on the assistant message, and stream it."""
         with database.atomic():
-            self._add_message(conv, "tool", result, tool_name=call.name,
-                              metadata={"toolCallId": call.id, "arguments": call.arguments, "success": success})
+            self._add_message(
+                conv, "tool", result, tool_name=call.name, metadata={"toolCallId": call.id, "arguments": call.arguments, "success": success}
+            )
         for entry in answer.tool_calls:
             if entry["id"] == call.id:
                 entry["result"], entry["success"] = result[:2000], success
         self._save_answer(answer, "completed")
-        turn.result.tool_calls.append(
-            {"id": call.id, "name": call.name, "arguments": call.arguments, "result": result, "success": success}
-        )
-        turn.publish("tool_call_completed", {"toolCallId": call.id, "toolName": call.name,
-                                             "result": result, "success": success})
+        turn.result.tool_calls.append({"id": call.id, "name": call.name, "arguments": call.arguments, "result": result, "success": success})
+        turn.publish("tool_call_completed", {"toolCallId": call.id, "toolName": call.name, "result": result, "success": success})
 
     # ---- building the model's view of the conversation ------------------------------
 
@@ -515,9 +550,12 @@ class ChatRuntime:
 
         prompt = agents.system_prompt(self.config, agent)
         memory = self._memory_text(agent.id, conv.end_user_id, conv.user_id)
-        extras = (f"## Memory\n\n{memory}" if memory else "", skills.prompt_for_agent(self.config, agent),
-                  goals.context_for(conv.user_id, conv.conversation_id) or "",
-                  hot_cache.prompt_for_agent(agent.workspace_id, agent.id, self.config.wiki_hot_cache_max_tokens))
+        extras = (
+            f"## Memory\n\n{memory}" if memory else "",
+            skills.prompt_for_agent(self.config, agent),
+            goals.context_for(conv.user_id, conv.conversation_id) or "",
+            hot_cache.prompt_for_agent(agent.workspace_id, agent.id, self.config.wiki_hot_cache_max_tokens),
+        )
         return "\n\n".join(part for part in (prompt, *extras) if part)
 
     def _memory_text(self, agent_id: int, end_user_id: str | None, user_id: int) -> str:
@@ -531,4 +569,3 @@ class ChatRuntime:
         shared = (files.read_text_capped(agents.agent_dir(self.config, agent_id), rel, MEMORY_CAP * 4) or "").strip()
         own = memory.prompt_text(self.config, agent_id, user_id, end_user_id)
         return "\n\n".join(p for p in (shared[:MEMORY_CAP], own) if p)[:MEMORY_CAP]
-

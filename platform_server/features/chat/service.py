@@ -1,4 +1,5 @@
 """Chat requests: validation, starting or re-attaching to a turn, and piping its events to a client."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,20 +18,40 @@ def parts_of(parts: list[ContentPart] | None) -> list[dict[str, Any]] | None:
     return None if parts is None else [p.model_dump(exclude_none=True) for p in parts]
 
 
-def begin_turn(runtime: ChatRuntime, config: Any, caller: Caller, agent_id_text: str, message: str | None,
-               parts: list[dict[str, Any]] | None, conversation_id: str, thinking_level: str | None = None,
-               model_provider: str | None = None, model_name: str | None = None,
-               end_user_id: str | None = None, source: str = "web") -> Turn:
+def begin_turn(
+    runtime: ChatRuntime,
+    config: Any,
+    caller: Caller,
+    agent_id_text: str,
+    message: str | None,
+    parts: list[dict[str, Any]] | None,
+    conversation_id: str,
+    thinking_level: str | None = None,
+    model_provider: str | None = None,
+    model_name: str | None = None,
+    end_user_id: str | None = None,
+    source: str = "web",
+) -> Turn:
     """Resolve the agent and conversation (owner only) and start a new turn."""
     from platform_server.features.agents import service as agents
 
     cid = conversations.validate_id(conversation_id)
     agent = agents.get_agent_for_chat(caller, parse_long("agentId", agent_id_text))
-    return runtime.start_turn(TurnRequest(
-        caller=caller, agent=agent, conversation_id=cid, message=message, content_parts=parts,
-        thinking_level=thinking_level, model_provider=model_provider, model_name=model_name,
-        end_user_id=end_user_id, source=source, text_commands=True,  # the authenticated owner, console or API
-    ))
+    return runtime.start_turn(
+        TurnRequest(
+            caller=caller,
+            agent=agent,
+            conversation_id=cid,
+            message=message,
+            content_parts=parts,
+            thinking_level=thinking_level,
+            model_provider=model_provider,
+            model_name=model_name,
+            end_user_id=end_user_id,
+            source=source,
+            text_commands=True,  # the authenticated owner, console or API
+        )
+    )
 
 
 def reattach(runtime: ChatRuntime, caller: Caller, conversation_id: str) -> Turn | None:
@@ -62,8 +83,11 @@ async def wait_result(turn: Turn) -> dict[str, Any]:
         row = Message.get_or_none(Message.id == int(result.assistant_message_id))
         content = row.content if row else ""
     return {
-        "conversationId": turn.conversation_id, "content": content,
-        "assistantMessageId": result.assistant_message_id, "status": result.status,
-        "promptTokens": result.prompt_tokens, "completionTokens": result.completion_tokens,
+        "conversationId": turn.conversation_id,
+        "content": content,
+        "assistantMessageId": result.assistant_message_id,
+        "status": result.status,
+        "promptTokens": result.prompt_tokens,
+        "completionTokens": result.completion_tokens,
         "toolCalls": result.tool_calls,
     }

@@ -1,4 +1,5 @@
 """In-flight chat turns: the event buffer, its subscribers, replay, and the registry that owns them."""
+
 from __future__ import annotations
 
 import asyncio

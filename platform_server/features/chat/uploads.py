@@ -1,4 +1,5 @@
 """Chat attachments: generated stored names, uploader-only reads, image parts for vision models."""
+
 from __future__ import annotations
 
 import base64
@@ -34,8 +35,7 @@ def _write(path: Path, body: bytes) -> None:
     path.write_bytes(body)
 
 
-async def store(data_dir: str, user_id: int, conversation_id: str, filename: str, body: bytes,
-                content_type: str | None) -> dict[str, Any]:
+async def store(data_dir: str, user_id: int, conversation_id: str, filename: str, body: bytes, content_type: str | None) -> dict[str, Any]:
     """Save an upload under a generated name (written off the IOLoop); the client's file name is only metadata."""
     name = Path(filename.replace("\\", "/")).name[:200] or "file"
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
@@ -44,11 +44,14 @@ async def store(data_dir: str, user_id: int, conversation_id: str, filename: str
     path = _path(data_dir, user_id, stored)
     await run_blocking(_write, path, body)
     with database.atomic():
-        row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name,
-                            size=len(body), content_type=kind)
+        row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name, size=len(body), content_type=kind)
     return {
-        "storedName": stored, "url": f"{FILES_PREFIX}{conversation_id}/{stored}", "name": name,
-        "size": len(body), "contentType": kind, "createTime": iso(row.create_time),
+        "storedName": stored,
+        "url": f"{FILES_PREFIX}{conversation_id}/{stored}",
+        "name": name,
+        "size": len(body),
+        "contentType": kind,
+        "createTime": iso(row.create_time),
     }
 
 
@@ -94,7 +97,7 @@ def check_parts(user_id: int, parts: list[dict[str, Any]] | None) -> list[dict[s
 
 
 def _split_files_url(url: str) -> tuple[str, str]:
-    rest = url[len(FILES_PREFIX):]
+    rest = url[len(FILES_PREFIX) :]
     conversation_id, _, stored = rest.rpartition("/")
     if not conversation_id or not stored:
         raise BadRequest("contentParts.url: malformed upload URL")

@@ -1,4 +1,5 @@
 """Conversation routes: every per-conversation call checks ownership first."""
+
 from __future__ import annotations
 
 from platform_server.features.conversations import service
@@ -22,16 +23,17 @@ class ConversationsHandler(ApiHandler):
 class ConversationPageHandler(ApiHandler):
     access = {"GET": "viewer"}
     tags = TAGS
-    query_params = {"GET": [
-        {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
-        {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1}},
-        {"name": "keyword", "in": "query", "schema": {"type": "string"}},
-    ]}
+    query_params = {
+        "GET": [
+            {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+            {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+            {"name": "keyword", "in": "query", "schema": {"type": "string"}},
+        ]
+    }
 
     def get(self) -> None:
         """A page of the caller's conversations; `keyword` searches titles and messages."""
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
-                           self.config.max_page_size)
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
         keyword = (self.get_query_argument("keyword", "") or "").strip() or None
         self.ok(service.page_for(self.require_caller(), req, keyword))
 
@@ -67,10 +69,12 @@ class ConversationHandler(ApiHandler):
 class MessagesHandler(ApiHandler):
     access = {"GET": "viewer", "DELETE": "viewer"}
     tags = TAGS
-    query_params = {"GET": [
-        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500}},
-        {"name": "beforeId", "in": "query", "schema": {"type": "string"}},
-    ]}
+    query_params = {
+        "GET": [
+            {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500}},
+            {"name": "beforeId", "in": "query", "schema": {"type": "string"}},
+        ]
+    }
 
     def get(self, conversationId: str) -> None:
         """History: all messages, or the latest `limit` (`hasMore`), or `limit` before `beforeId`."""

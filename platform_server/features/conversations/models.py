@@ -1,4 +1,5 @@
 """Conversations and their messages."""
+
 from __future__ import annotations
 
 import peewee

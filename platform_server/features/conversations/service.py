@@ -1,4 +1,5 @@
 """Conversations per user: lookup with ownership, views, history, housekeeping."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -150,34 +151,54 @@ def _plain_page(caller: Caller, req: PageRequest) -> dict[str, Any]:
     total = database.execute_sql(_COUNT_SQL, args).fetchone()[0]
     since = DateTimeField().db_value(utcnow() - ACTIVE_WINDOW)
     records = []
-    for (cid, title, agent_id, agent_name, agent_icon, username, count, last, active_at, pinned, archived, provider,
-         model, stream_status, source, end_user, workspace_id, created) in database.execute_sql(
-            _PAGE_SQL, (*args, req.size, req.offset)):
-        records.append({
-            "conversationId": cid,
-            "title": title,
-            "agentId": None if agent_id is None else str(agent_id),
-            "agentName": agent_name if agent_id else None,
-            "agentIcon": agent_icon if agent_id else None,
-            "username": username,
-            "messageCount": count,
-            "lastMessage": last,
-            "lastActiveTime": iso(active_at),
-            "pinned": pinned,
-            "archived": archived,
-            "modelProvider": provider,
-            "modelName": model,
-            "status": "active" if active_at and active_at >= since else "closed",
-            "streamStatus": stream_status,
-            "source": source,
-            "endUserId": end_user,
-            "workspaceId": str(workspace_id),
-            "createTime": iso(created),
-        })
+    for (
+        cid,
+        title,
+        agent_id,
+        agent_name,
+        agent_icon,
+        username,
+        count,
+        last,
+        active_at,
+        pinned,
+        archived,
+        provider,
+        model,
+        stream_status,
+        source,
+        end_user,
+        workspace_id,
+        created,
+    ) in database.execute_sql(_PAGE_SQL, (*args, req.size, req.offset)):
+        records.append(
+            {
+                "conversationId": cid,
+                "title": title,
+                "agentId": None if agent_id is None else str(agent_id),
+                "agentName": agent_name if agent_id else None,
+                "agentIcon": agent_icon if agent_id else None,
+                "username": username,
+                "messageCount": count,
+                "lastMessage": last,
+                "lastActiveTime": iso(active_at),
+                "pinned": pinned,
+                "archived": archived,
+                "modelProvider": provider,
+                "modelName": model,
+                "status": "active" if active_at and active_at >= since else "closed",
+                "streamStatus": stream_status,
+                "source": source,
+                "endUserId": end_user,
+                "workspaceId": str(workspace_id),
+                "createTime": iso(created),
+            }
+        )
     return page_of(records, total, req)
 
 
 # ---- messages ------------------------------------------------------------------
+
 
 def message_vo(m: Message, conversation_id: str) -> dict[str, Any]:
     return {
@@ -240,6 +261,7 @@ def trajectory(conv: Conversation) -> str:
 
 
 # ---- changes -------------------------------------------------------------------
+
 
 def rename(caller: Caller, conv: Conversation, title: str) -> dict[str, Any]:
     with database.atomic():

@@ -10,6 +10,7 @@ other values as JSON, a missing path as nothing); `{{envelope.type}}`, `{{envelo
 placeholder stays text), each value loses control characters and is cut at 2,000 characters, and
 the whole message at 20,000. A cron trigger renders with no event: every placeholder is empty.
 """
+
 from __future__ import annotations
 
 import json
@@ -89,6 +90,7 @@ def _text(value: Any) -> str:
 
 def render(template: str, envelope: Any | None) -> str:
     """The message with placeholders filled from the event (empty for a cron trigger)."""
+
     def fill(match: re.Match[str]) -> str:
         if envelope is None:
             return ""

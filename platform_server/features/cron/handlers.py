@@ -1,4 +1,5 @@
 """Cron jobs, triggers and the cron-run dashboard routes (reads: viewer; writes: member)."""
+
 from __future__ import annotations
 
 from platform_server.db import utcnow
@@ -55,11 +56,13 @@ class ActiveRunsHandler(CronHandler):
 
 class PreviewHandler(CronHandler):
     access = {"GET": "viewer"}
-    query_params = {"GET": [
-        {"name": "cronExpression", "in": "query", "required": True, "schema": {"type": "string"}},
-        {"name": "timezone", "in": "query", "schema": {"type": "string"}, "description": "IANA zone; default: the server's"},
-        {"name": "count", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": schedule.PREVIEW_MAX}},
-    ]}
+    query_params = {
+        "GET": [
+            {"name": "cronExpression", "in": "query", "required": True, "schema": {"type": "string"}},
+            {"name": "timezone", "in": "query", "schema": {"type": "string"}, "description": "IANA zone; default: the server's"},
+            {"name": "count", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": schedule.PREVIEW_MAX}},
+        ]
+    }
 
     def get(self) -> None:
         """A schedule in words and its next run times (ISO with the zone's offset); nothing is stored."""
@@ -115,8 +118,7 @@ class CronRunsHandler(CronHandler):
     tags = ("Dashboard",)
 
     def page(self, job_id: int | None) -> None:
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
-                           self.config.max_page_size)
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
         self.ok(service.runs_page(self.require_caller(), req, self.get_query_argument("status", None), job_id))
 
     def get(self) -> None:

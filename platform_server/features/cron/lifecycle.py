@@ -1,4 +1,5 @@
 """Start: fail runs a stopped process left running, schedule enabled jobs, start the scheduler loop."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

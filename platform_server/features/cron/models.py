@@ -1,4 +1,5 @@
 """Cron jobs, triggers, the runs they start, and ingested trigger events (for de-duplication)."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,4 +1,5 @@
 """Scheduled runs: the scheduler loop and the runner that executes a job's turn as the job's owner."""
+
 from __future__ import annotations
 
 import asyncio
@@ -52,9 +53,14 @@ class RunSpec:
 
 def spec_of(row: CronJob | Trigger, message: str | None = None) -> RunSpec:
     return RunSpec(
-        job_type="trigger" if isinstance(row, Trigger) else "cron_job", job_id=row.id, job_name=row.name,
-        workspace_id=row.workspace_id, owner_user_id=row.owner_user_id, agent_id=row.agent_id,
-        message=row.message if message is None else message, conversation_mode=row.conversation_mode,
+        job_type="trigger" if isinstance(row, Trigger) else "cron_job",
+        job_id=row.id,
+        job_name=row.name,
+        workspace_id=row.workspace_id,
+        owner_user_id=row.owner_user_id,
+        agent_id=row.agent_id,
+        message=row.message if message is None else message,
+        conversation_mode=row.conversation_mode,
         conversation_id=row.conversation_id,
     )
 
@@ -75,8 +81,7 @@ def owner_caller(user_id: int, workspace_id: int) -> Caller:
     role = "owner" if user.role == "admin" else workspaces.member_role(user.id, workspace_id)
     if ROLE_RANK.get(role or "", 0) < ROLE_RANK["member"]:
         raise RunRefused("The job's owner no longer has member access to the workspace")
-    principal = Principal(user_id=user.id, username=user.username, role=user.role, token_kind="cron",
-                          nickname=user.nickname)
+    principal = Principal(user_id=user.id, username=user.username, role=user.role, token_kind="cron", nickname=user.nickname)
     return Caller(principal, workspace_id, role)
 
 
@@ -116,9 +121,7 @@ class CronScheduler(Loop):
         """At start: runs left running by a stopped process failed; enabled jobs get a next fire time."""
         now = self.clock()
         with database.atomic():
-            CronRun.update(status="failed", finished_at=now, error="Interrupted: the server restarted").where(
-                CronRun.status == "running"
-            ).execute()
+            CronRun.update(status="failed", finished_at=now, error="Interrupted: the server restarted").where(CronRun.status == "running").execute()
         for model in (CronJob, Trigger):
             query = model.select().where((model.enabled == True) & model.next_fire_at.is_null())  # noqa: E712
             if model is Trigger:
@@ -157,9 +160,7 @@ class CronScheduler(Loop):
         due_at = row.next_fire_at
         with database.atomic():
             # compare-and-set: a concurrent update or toggle of the job wins over this fire
-            moved = model.update(next_fire_at=self.safe_next(row, now)).where(
-                (model.id == row.id) & (model.next_fire_at == due_at)
-            ).execute()
+            moved = model.update(next_fire_at=self.safe_next(row, now)).where((model.id == row.id) & (model.next_fire_at == due_at)).execute()
         if not moved:
             return None
         spec = spec_of(row, render(row.message, None) if isinstance(row, Trigger) else None)
@@ -170,8 +171,7 @@ class CronScheduler(Loop):
 
     # ---- runs --------------------------------------------------------------------------
 
-    def begin(self, spec: RunSpec, cause: str, scheduled_at: dt.datetime | None = None,
-              event_id: str | None = None) -> CronRun:
+    def begin(self, spec: RunSpec, cause: str, scheduled_at: dt.datetime | None = None, event_id: str | None = None) -> CronRun:
         """Record a running run and start it in the background; 400 when the job already runs."""
         if self.is_active(*spec.key):
             raise BadRequest("This job already has a running run")
@@ -181,9 +181,18 @@ class CronScheduler(Loop):
         now = utcnow()
         with database.atomic():
             run = CronRun.create(
-                id=run_id, workspace_id=spec.workspace_id, job_type=spec.job_type, job_id=spec.job_id,
-                job_name=spec.job_name, agent_id=spec.agent_id, owner_user_id=spec.owner_user_id, cause=cause,
-                scheduled_at=scheduled_at, started_at=now, conversation_id=cid, event_id=event_id,
+                id=run_id,
+                workspace_id=spec.workspace_id,
+                job_type=spec.job_type,
+                job_id=spec.job_id,
+                job_name=spec.job_name,
+                agent_id=spec.agent_id,
+                owner_user_id=spec.owner_user_id,
+                cause=cause,
+                scheduled_at=scheduled_at,
+                started_at=now,
+                conversation_id=cid,
+                event_id=event_id,
             )
             model = JOB_TYPES[spec.job_type]
             model.update(last_fire_at=now).where(model.id == spec.job_id).execute()
@@ -205,9 +214,15 @@ class CronScheduler(Loop):
             runtime = self.platform.services.chat
             if runtime is None or conversation_id is None:
                 raise RunRefused("The chat runtime is not running")
-            turn = runtime.start_turn(TurnRequest(
-                caller=caller, agent=agent, conversation_id=conversation_id, message=spec.message, source="cron",
-            ))
+            turn = runtime.start_turn(
+                TurnRequest(
+                    caller=caller,
+                    agent=agent,
+                    conversation_id=conversation_id,
+                    message=spec.message,
+                    source="cron",
+                )
+            )
             assert turn.task is not None
             await asyncio.shield(turn.task)
             result = turn.result
@@ -216,8 +231,14 @@ class CronScheduler(Loop):
             if status == "failed":
                 error = result.error or ("The turn was stopped" if result.status == "stopped" else "The turn failed")
             message_id = result.assistant_message_id
-            self._finish(run_id, status, error, assistant_message_id=int(message_id) if message_id else None,
-                         prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens)
+            self._finish(
+                run_id,
+                status,
+                error,
+                assistant_message_id=int(message_id) if message_id else None,
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+            )
         except RunRefused as exc:
             self._finish(run_id, "failed", str(exc))
         except ApiError as exc:
@@ -231,9 +252,7 @@ class CronScheduler(Loop):
 
     @staticmethod
     def _finish(run_id: int, status: str, error: str | None, **fields: Any) -> None:
-        CronRun.update(status=status, error=(error or None) and error[:2000], finished_at=utcnow(), **fields).where(
-            CronRun.id == run_id
-        ).execute()
+        CronRun.update(status=status, error=(error or None) and error[:2000], finished_at=utcnow(), **fields).where(CronRun.id == run_id).execute()
 
     async def drain(self) -> None:
         """Wait for every run in flight (tests; shutdown)."""

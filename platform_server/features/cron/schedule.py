@@ -1,4 +1,5 @@
 """Cron expressions (5 fields, cronsim) in an IANA time zone: validation and the next fire instant."""
+
 from __future__ import annotations
 
 import datetime as dt

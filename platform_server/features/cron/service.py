@@ -1,4 +1,5 @@
 """Cron jobs: CRUD scoped to the caller's workspace, run now, toggle, and the run history."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -18,6 +19,7 @@ RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
 
 
 # ---- shared checks (triggers use them too) -------------------------------------------
+
 
 def default_timezone() -> str:
     """The server's time zone: the admin's `timezone` setting (its default is the `timezone` config)."""
@@ -143,9 +145,16 @@ def create(caller: Caller, req: CronJobCreate, default_timezone: str) -> dict[st
     cid = check_conversation(req.conversationMode, req.conversationId, caller.user_id)
     now = utcnow()
     job = CronJob(
-        workspace_id=caller.workspace_id, owner_user_id=caller.user_id, name=check_text(req.name, "name").strip(),
-        agent_id=agent_id, cron_expression=expression, timezone=tz.strip(), message=message, enabled=req.enabled,
-        conversation_mode=req.conversationMode, conversation_id=cid,
+        workspace_id=caller.workspace_id,
+        owner_user_id=caller.user_id,
+        name=check_text(req.name, "name").strip(),
+        agent_id=agent_id,
+        cron_expression=expression,
+        timezone=tz.strip(),
+        message=message,
+        enabled=req.enabled,
+        conversation_mode=req.conversationMode,
+        conversation_id=cid,
         next_fire_at=schedule.next_fire(expression, tz.strip(), now) if req.enabled else None,
     )
     audit.save(caller, "CREATE", "CRON_JOB", job, f"cron job {job.name} ({expression} {job.timezone})")
@@ -213,6 +222,7 @@ def run_now(caller: Caller, scheduler: CronScheduler, job_id: int) -> dict[str, 
 
 # ---- runs ---------------------------------------------------------------------------------
 
+
 def _duration_ms(run: CronRun) -> int | None:
     if run.finished_at is None or run.started_at is None:
         return None
@@ -253,8 +263,10 @@ def runs_page(caller: Caller, req: PageRequest, status: str | None = None, job_i
     """Newest-first runs of the workspace's cron jobs and triggers (one job's with job_id)."""
     q = CronRun.select().where(CronRun.workspace_id == caller.workspace_id)
     if job_id is not None:
-        exists = (CronJob.select().where((CronJob.id == job_id) & (CronJob.workspace_id == caller.workspace_id)).exists()
-                  or Trigger.select().where((Trigger.id == job_id) & (Trigger.workspace_id == caller.workspace_id)).exists())
+        exists = (
+            CronJob.select().where((CronJob.id == job_id) & (CronJob.workspace_id == caller.workspace_id)).exists()
+            or Trigger.select().where((Trigger.id == job_id) & (Trigger.workspace_id == caller.workspace_id)).exists()
+        )
         if not exists:
             raise NotFound("Cron job not found")
         q = q.where(CronRun.job_id == job_id)

@@ -1,4 +1,5 @@
 """Triggers: a cron schedule, or an event type with an equality filter, that starts an agent run."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -175,10 +176,10 @@ def delete(caller: Caller, trigger_id: int) -> None:
 
 # ---- events -------------------------------------------------------------------------------
 
+
 def _remembered(caller: Caller, event_id: str, now: dt.datetime) -> TriggerEvent | None:
     return TriggerEvent.get_or_none(
-        (TriggerEvent.workspace_id == caller.workspace_id) & (TriggerEvent.event_key == event_id)
-        & (TriggerEvent.received_at >= now - EVENT_DEDUPE)
+        (TriggerEvent.workspace_id == caller.workspace_id) & (TriggerEvent.event_key == event_id) & (TriggerEvent.received_at >= now - EVENT_DEDUPE)
     )
 
 
@@ -199,9 +200,11 @@ def ingest(caller: Caller, scheduler: CronScheduler, envelope: EventEnvelope) ->
         if seen is not None:
             return [{**entry, "fired": False, "reason": "duplicate"} for entry in seen.summary]
     summary: list[dict[str, Any]] = []
-    triggers = Trigger.select().where(
-        (Trigger.workspace_id == caller.workspace_id) & (Trigger.type == "event") & (Trigger.event_type == envelope.type)
-    ).order_by(Trigger.id)
+    triggers = (
+        Trigger.select()
+        .where((Trigger.workspace_id == caller.workspace_id) & (Trigger.type == "event") & (Trigger.event_type == envelope.type))
+        .order_by(Trigger.id)
+    )
     for t in triggers:
         entry: dict[str, Any] = {"triggerId": str(t.id), "triggerName": t.name, "fired": False, "runId": None}
         reason = "disabled" if not t.enabled else mismatch(t.filter, envelope.payload)
@@ -219,11 +222,8 @@ def ingest(caller: Caller, scheduler: CronScheduler, envelope: EventEnvelope) ->
     if envelope.id is not None:
         with database.atomic():
             try:
-                TriggerEvent.delete().where(
-                    (TriggerEvent.workspace_id == caller.workspace_id) & (TriggerEvent.event_key == envelope.id)
-                ).execute()
-                TriggerEvent.create(workspace_id=caller.workspace_id, event_key=envelope.id, type=envelope.type,
-                                    summary=summary, received_at=now)
+                TriggerEvent.delete().where((TriggerEvent.workspace_id == caller.workspace_id) & (TriggerEvent.event_key == envelope.id)).execute()
+                TriggerEvent.create(workspace_id=caller.workspace_id, event_key=envelope.id, type=envelope.type, summary=summary, received_at=now)
             except peewee.IntegrityError:
                 pass
     return summary

@@ -1,4 +1,5 @@
 """Datasources of the workspace: viewer reads, workspace admin writes (they reach host resources)."""
+
 from __future__ import annotations
 
 from platform_server.features.datasources import service
@@ -21,8 +22,7 @@ class DatasourcesHandler(ApiHandler):
     def post(self) -> None:
         """Create a SQLite or HTTP datasource (workspace admin)."""
         req = self.body(DatasourceCreate)
-        self.ok(service.create(self.require_caller(), self.config, req.name, req.type, req.description, req.config,
-                               req.enabled))
+        self.ok(service.create(self.require_caller(), self.config, req.name, req.type, req.description, req.config, req.enabled))
 
 
 class DatasourceHandler(ApiHandler):

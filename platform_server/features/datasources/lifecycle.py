@@ -1,4 +1,5 @@
 """Register the read-only query tool."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -22,8 +23,13 @@ QUERY_TOOL = {
 async def start(platform: Platform) -> None:
     from platform_server.features.tools.registry import ToolDefinition
 
-    platform.services.tools.register(ToolDefinition(
-        name="query_datasource", description="Query a workspace datasource read-only (SQL for SQLite, GET for HTTP).",
-        parameters=QUERY_TOOL, run=partial(service.query_tool, platform.config), source="datasource",
-        min_role="member",  # the query route's role
-    ))
+    platform.services.tools.register(
+        ToolDefinition(
+            name="query_datasource",
+            description="Query a workspace datasource read-only (SQL for SQLite, GET for HTTP).",
+            parameters=QUERY_TOOL,
+            run=partial(service.query_tool, platform.config),
+            source="datasource",
+            min_role="member",  # the query route's role
+        )
+    )

@@ -1,4 +1,5 @@
 """Datasources agents can query read-only: SQLite files and HTTP JSON APIs."""
+
 from __future__ import annotations
 
 import peewee

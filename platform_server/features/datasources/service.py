@@ -1,4 +1,5 @@
 """Datasources: workspace-scoped, secrets masked, tested for real, queried read-only by the `query_datasource` tool."""
+
 from __future__ import annotations
 
 import json
@@ -37,15 +38,13 @@ def check_sqlite_path(config: Config, raw: str, workspace_id: int) -> str:
     base = allowed[0]
     path = (base / raw).resolve() if not Path(raw).is_absolute() else Path(raw).resolve()
     if not any(r in path.parents for r in allowed):
-        raise BadRequest("config.path: must be inside <data_dir>/datasources/<workspaceId> or "
-                         "<datasource root>/<workspaceId>")
+        raise BadRequest("config.path: must be inside <data_dir>/datasources/<workspaceId> or <datasource root>/<workspaceId>")
     if not path.is_file():
         raise BadRequest("config.path: no such file")
     return str(path)
 
 
-def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: int,
-                 old: dict[str, Any] | None = None) -> dict[str, Any]:
+def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: int, old: dict[str, Any] | None = None) -> dict[str, Any]:
     if kind == "sqlite":
         return {"path": check_sqlite_path(config, str(raw.get("path") or ""), workspace_id)}
     base_url = str(raw.get("baseUrl") or "")
@@ -71,10 +70,17 @@ def _masked_config(d: Datasource) -> dict[str, Any]:
 
 
 to_dict = Fields(
-    id=ident("id"), workspaceId=ident("workspace_id"), name="name", type="type",
-    description="description", config=_masked_config, enabled="enabled",
-    lastTestOk="last_test_ok", lastTestTime=when("last_test_time"),
-    createTime=when("create_time"), updateTime=when("update_time"),
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    type="type",
+    description="description",
+    config=_masked_config,
+    enabled="enabled",
+    lastTestOk="last_test_ok",
+    lastTestTime=when("last_test_time"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
 )
 
 
@@ -102,13 +108,19 @@ def _unique_name(caller: Caller, name: str, exclude: int | None = None) -> None:
         raise BadRequest("name: a datasource with this name exists in the workspace")
 
 
-def create(caller: Caller, config: Config, name: str, kind: str, description: str, raw: dict[str, Any],
-           enabled: bool) -> dict[str, Any]:
+def create(caller: Caller, config: Config, name: str, kind: str, description: str, raw: dict[str, Any], enabled: bool) -> dict[str, Any]:
     clean = clean_config(config, kind, raw, caller.workspace_id)
     with database.atomic():
         _unique_name(caller, name)
-        row = Datasource.create(workspace_id=caller.workspace_id, name=name, type=kind, description=description,
-                                config=clean, enabled=enabled, creator_user_id=caller.user_id)
+        row = Datasource.create(
+            workspace_id=caller.workspace_id,
+            name=name,
+            type=kind,
+            description=description,
+            config=clean,
+            enabled=enabled,
+            creator_user_id=caller.user_id,
+        )
         audit.record(caller, "CREATE", "DATASOURCE", row.id, f"{kind} datasource {name}")
     return to_dict(row)
 
@@ -141,6 +153,7 @@ def delete(caller: Caller, ds_id: int) -> None:
 
 # ---- connections -------------------------------------------------------------------------
 
+
 def _sqlite_query(path: str, sql: str) -> dict[str, Any]:
     """Run one read-only statement (blocking: call in an executor)."""
     # as_uri() percent-encodes the name: `%2e%2e%2f`, `?` or `#` in it cannot change the file or its mode
@@ -159,8 +172,9 @@ def _sqlite_query(path: str, sql: str) -> dict[str, Any]:
 
 async def _http_get(config: Config, row: Datasource, path: str) -> net_guard.FetchResult:
     url = row.config["baseUrl"] + ("/" + path.lstrip("/") if path.strip("/") else "")
-    return await net_guard.fetch(url, allow_hosts=config.web_fetch_allow_hosts, headers=row.config.get("headers"),
-                                 max_bytes=512 * 1024, timeout_s=QUERY_TIMEOUT_S)
+    return await net_guard.fetch(
+        url, allow_hosts=config.web_fetch_allow_hosts, headers=row.config.get("headers"), max_bytes=512 * 1024, timeout_s=QUERY_TIMEOUT_S
+    )
 
 
 async def test(caller: Caller, config: Config, ds_id: int) -> dict[str, Any]:

@@ -1,4 +1,5 @@
 """Goals of the caller's conversations (viewer, like chat; the conversation's owner only)."""
+
 from __future__ import annotations
 
 from platform_server.features.goals import service

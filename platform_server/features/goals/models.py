@@ -1,4 +1,5 @@
 """Persistent goals of a conversation and their event timeline."""
+
 from __future__ import annotations
 
 import peewee

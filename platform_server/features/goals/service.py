@@ -3,6 +3,7 @@
 States: `active` <-> `paused` (pause / resume); `completed`, `exhausted` (PATCH `status`) and
 `abandoned` (abandon) are terminal. A refused transition answers 400 naming the current state.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -84,8 +85,7 @@ event_dict = Fields(
 
 
 def _event(g: Goal, caller: Caller, type_: str, before: str | None, detail: dict[str, Any] | None = None) -> None:
-    GoalEvent.create(goal=g.id, type=type_, from_status=before, to_status=g.status, detail=detail,
-                     actor_user_id=caller.user_id)
+    GoalEvent.create(goal=g.id, type=type_, from_status=before, to_status=g.status, detail=detail, actor_user_id=caller.user_id)
 
 
 def _owned(caller: Caller, goal_id: int) -> Goal:
@@ -99,8 +99,12 @@ def _owned(caller: Caller, goal_id: int) -> Goal:
 
 
 def _open_goal(user_id: int, conversation_key: str) -> Goal | None:
-    return (Goal.select().where((Goal.user_id == user_id) & (Goal.conversation_key == conversation_key)
-                                & Goal.status.in_(OPEN)).order_by(Goal.id.desc()).first())
+    return (
+        Goal.select()
+        .where((Goal.user_id == user_id) & (Goal.conversation_key == conversation_key) & Goal.status.in_(OPEN))
+        .order_by(Goal.id.desc())
+        .first()
+    )
 
 
 def create(caller: Caller, req: GoalCreate) -> dict[str, Any]:
@@ -120,9 +124,16 @@ def create(caller: Caller, req: GoalCreate) -> dict[str, Any]:
         existing = _open_goal(caller.user_id, conv.key)
         if existing is not None:
             raise BadRequest(f"The conversation already has an open goal ({existing.id}, {existing.status})")
-        g = Goal.create(workspace_id=caller.workspace_id, user_id=caller.user_id, conversation_key=conv.key,
-                        conversation_id=cid, agent_id=agent_id, title=title, criteria=criteria,
-                        max_attempts=req.maxAttempts)
+        g = Goal.create(
+            workspace_id=caller.workspace_id,
+            user_id=caller.user_id,
+            conversation_key=conv.key,
+            conversation_id=cid,
+            agent_id=agent_id,
+            title=title,
+            criteria=criteria,
+            max_attempts=req.maxAttempts,
+        )
         _event(g, caller, "created", None, {"title": title, "criteria": criteria})
         audit.record(caller, "CREATE", "GOAL", g.id, title[:200])
     return to_dict(g)
@@ -190,8 +201,14 @@ def update(caller: Caller, goal_id: int, req: GoalUpdate) -> dict[str, Any]:
         if req.criteria is not None:
             criteria = _criteria(req.criteria)
             if criteria != list(g.criteria or []):
-                GoalEvent.create(goal=g.id, type="criteria_updated", from_status=before, to_status=before,
-                                 detail={"from": list(g.criteria or []), "to": criteria}, actor_user_id=caller.user_id)
+                GoalEvent.create(
+                    goal=g.id,
+                    type="criteria_updated",
+                    from_status=before,
+                    to_status=before,
+                    detail={"from": list(g.criteria or []), "to": criteria},
+                    actor_user_id=caller.user_id,
+                )
                 g.criteria = criteria
         if req.maxAttempts is not None and req.maxAttempts != g.max_attempts:
             changes["maxAttempts"] = {"from": g.max_attempts, "to": req.maxAttempts}
@@ -211,8 +228,7 @@ def add_criterion(caller: Caller, goal_id: int, criterion: str) -> dict[str, Any
     if len(g.criteria or []) >= MAX_CRITERIA:
         raise BadRequest(f"criterion: a goal has at most {MAX_CRITERIA} criteria")
     g.criteria = list(g.criteria or []) + [text]
-    return _save(g, caller, "criterion_added", g.status, {"criterion": text, "index": len(g.criteria) - 1},
-                 "criterion added")
+    return _save(g, caller, "criterion_added", g.status, {"criterion": text, "index": len(g.criteria) - 1}, "criterion added")
 
 
 def pause(caller: Caller, goal_id: int) -> dict[str, Any]:

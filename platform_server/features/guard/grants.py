@@ -1,4 +1,5 @@
 """Approval grants: standing approvals by scope (user, agent, conversation, workspace), matched exactly."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -37,8 +38,9 @@ def _live(grant: ApprovalGrant, now: dt.datetime, conversation_pk: int | None) -
     return grant.grant_kind in KINDS
 
 
-def matching_grant(workspace_id: int, user_id: int, agent_id: int, conversation_id: str, tool_name: str,
-                   rule_id: str | None, severity: str, now: dt.datetime) -> ApprovalGrant | None:
+def matching_grant(
+    workspace_id: int, user_id: int, agent_id: int, conversation_id: str, tool_name: str, rule_id: str | None, severity: str, now: dt.datetime
+) -> ApprovalGrant | None:
     """The most specific active grant that covers this call exactly, or None (critical: always None)."""
     if severity not in SEVERITY_RANK or severity == "critical":
         return None
@@ -54,23 +56,26 @@ def matching_grant(workspace_id: int, user_id: int, agent_id: int, conversation_
         rule_ok = rule_ok | (ApprovalGrant.rule_id == rule_id)
     rows = list(
         ApprovalGrant.select()
-        .where((ApprovalGrant.workspace_id == workspace_id) & (ApprovalGrant.revoked == False)  # noqa: E712
-               & scope & tool_ok & rule_ok)
+        .where(
+            (ApprovalGrant.workspace_id == workspace_id)
+            & (ApprovalGrant.revoked == False)  # noqa: E712
+            & scope
+            & tool_ok
+            & rule_ok
+        )
         .order_by(ApprovalGrant.create_time, ApprovalGrant.id)
     )
     if not rows:
         return None
     conv = _conversation(user_id, conversation_id) if any(g.scope_type == "CONVERSATION" for g in rows) else None
     conv_pk = conv.id if conv is not None and conv.user_id == user_id else None
-    live = [
-        g for g in rows
-        if SEVERITY_RANK[severity] <= SEVERITY_RANK.get(g.max_severity, -1) and _live(g, now, conv_pk)
-    ]
+    live = [g for g in rows if SEVERITY_RANK[severity] <= SEVERITY_RANK.get(g.max_severity, -1) and _live(g, now, conv_pk)]
     live.sort(key=lambda g: SCOPE_ORDER.get(g.scope_type, 9))
     return live[0] if live else None
 
 
 # ---- the REST side ------------------------------------------------------------------------------
+
 
 def is_active(grant: ApprovalGrant, now: dt.datetime | None = None) -> bool:
     moment = now or utcnow()
@@ -142,9 +147,18 @@ def _check_scope(caller: Caller, scope_type: str, scope_id: str) -> int | None:
     return None
 
 
-def create(caller: Caller, scope_type: str, scope_id: str, tool_name: str | None, rule_id: str | None,
-           max_severity: str, grant_kind: str, expire_at: dt.datetime | None, note: str | None,
-           now: dt.datetime | None = None) -> dict[str, Any]:
+def create(
+    caller: Caller,
+    scope_type: str,
+    scope_id: str,
+    tool_name: str | None,
+    rule_id: str | None,
+    max_severity: str,
+    grant_kind: str,
+    expire_at: dt.datetime | None,
+    note: str | None,
+    now: dt.datetime | None = None,
+) -> dict[str, Any]:
     """Create a grant after checking its scope, severity ceiling and kind."""
     moment = now or utcnow()
     if max_severity == "critical":
@@ -165,13 +179,26 @@ def create(caller: Caller, scope_type: str, scope_id: str, tool_name: str | None
         if not GuardRule.select().where(GuardRule.rule_id == rule_id).exists():
             raise BadRequest(f"ruleId: unknown rule '{rule_id}'")
     grant = ApprovalGrant(
-        workspace_id=caller.workspace_id, scope_type=scope_type, scope_id=scope_id,
-        conversation_pk=conversation_pk, tool_name=tool_name, rule_id=rule_id, max_severity=max_severity,
-        grant_kind=grant_kind, expire_at=expire_at, note=note or "", created_by=caller.user_id,
+        workspace_id=caller.workspace_id,
+        scope_type=scope_type,
+        scope_id=scope_id,
+        conversation_pk=conversation_pk,
+        tool_name=tool_name,
+        rule_id=rule_id,
+        max_severity=max_severity,
+        grant_kind=grant_kind,
+        expire_at=expire_at,
+        note=note or "",
+        created_by=caller.user_id,
         create_time=moment,
     )
-    audit.save(caller, "CREATE", "APPROVAL_GRANT", grant,
-               f"{scope_type}:{scope_id} tool={tool_name or '*'} rule={rule_id or '*'} <= {max_severity} {grant_kind}")
+    audit.save(
+        caller,
+        "CREATE",
+        "APPROVAL_GRANT",
+        grant,
+        f"{scope_type}:{scope_id} tool={tool_name or '*'} rule={rule_id or '*'} <= {max_severity} {grant_kind}",
+    )
     return to_dict(grant, moment)
 
 
@@ -179,8 +206,7 @@ def _visible(caller: Caller) -> peewee.ModelSelect[ApprovalGrant]:
     return ApprovalGrant.select().where(ApprovalGrant.workspace_id == caller.workspace_id)
 
 
-def page(caller: Caller, req: PageRequest, scope_type: str | None, tool_name: str | None,
-         active: bool | None) -> dict[str, Any]:
+def page(caller: Caller, req: PageRequest, scope_type: str | None, tool_name: str | None, active: bool | None) -> dict[str, Any]:
     """The workspace's grants, newest first; `active` filters live ones (or revoked/expired ones)."""
     q = _visible(caller)
     if scope_type:

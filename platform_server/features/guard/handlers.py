@@ -1,4 +1,5 @@
 """Guard routes: rules and configs (global: written by a global admin), grants, approvals, logs, feed, badges."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,11 +26,11 @@ PAGING = [_q("page", "integer"), _q("size", "integer")]
 
 class PagedHandler(ApiHandler):
     def page(self) -> PageRequest:
-        return page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
-                            self.config.max_page_size)
+        return page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
 
 
 # ---- rules ----------------------------------------------------------------------------------------
+
 
 class RulesHandler(ApiHandler):
     access = {"GET": "admin", "POST": GLOBAL_ADMIN}
@@ -44,8 +45,7 @@ class RulesHandler(ApiHandler):
             return
         # the original console pages this list: `{records, total, page, size}`
         req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), 500)
-        self.ok({"records": items[req.offset:req.offset + req.size], "total": len(items), "page": req.page,
-                 "size": req.size})
+        self.ok({"records": items[req.offset : req.offset + req.size], "total": len(items), "page": req.page, "size": req.size})
 
     def post(self) -> None:
         """Create a custom rule; `ruleId` is generated from the name when absent."""
@@ -122,6 +122,7 @@ class RuleByIdHandler(ApiHandler):
 
 # ---- configs ----------------------------------------------------------------------------------------
 
+
 class GuardConfigHandler(ApiHandler):
     access = {"GET": "admin", "PUT": GLOBAL_ADMIN}
     body_models = {"PUT": GuardConfigBody}
@@ -159,6 +160,7 @@ def _file_guard_view(value: dict[str, Any]) -> dict[str, Any]:
 
 # ---- security views ---------------------------------------------------------------------------------
 
+
 class ApprovalsHandler(PagedHandler):
     access = {"GET": "admin"}
     query_params = {"GET": [*PAGING, _q("status", description="pending | approved | denied | expired")]}
@@ -185,8 +187,15 @@ class AuditLogsHandler(PagedHandler):
 
     def get(self) -> None:
         """Tool calls of the workspace with decision, severity, duration and success, newest first."""
-        self.ok(views.audit_logs(self.require_caller(), self.page(), self.get_query_argument("toolName", None),
-                                 self.get_query_argument("decision", None), self.query_bool("success")))
+        self.ok(
+            views.audit_logs(
+                self.require_caller(),
+                self.page(),
+                self.get_query_argument("toolName", None),
+                self.get_query_argument("decision", None),
+                self.query_bool("success"),
+            )
+        )
 
 
 class AuditStatsHandler(ApiHandler):
@@ -204,6 +213,7 @@ class AuditStatsHandler(ApiHandler):
 
 # ---- grants and resolutions -------------------------------------------------------------------------
 
+
 class GrantsHandler(PagedHandler):
     access = {"GET": "viewer", "POST": "member"}
     body_models = {"POST": GrantBody}
@@ -212,8 +222,15 @@ class GrantsHandler(PagedHandler):
 
     def get(self) -> None:
         """The workspace's grants, newest first."""
-        self.ok(grants.page(self.require_caller(), self.page(), self.get_query_argument("scopeType", None),
-                            self.get_query_argument("toolName", None), self.query_bool("active")))
+        self.ok(
+            grants.page(
+                self.require_caller(),
+                self.page(),
+                self.get_query_argument("scopeType", None),
+                self.get_query_argument("toolName", None),
+                self.query_bool("active"),
+            )
+        )
 
     def post(self) -> None:
         """Create a grant (WORKSPACE scope, another user or another's agent need workspace admin)."""
@@ -224,8 +241,19 @@ class GrantsHandler(PagedHandler):
                 expire_at = parse_iso(body.expireAt)
             except ValueError:
                 raise BadRequest("expireAt: expected an ISO 8601 date-time")
-        self.ok(grants.create(self.require_caller(), body.scopeType, str(body.scopeId), body.toolName, body.ruleId,
-                              body.maxSeverity, body.grantKind, expire_at, body.note))
+        self.ok(
+            grants.create(
+                self.require_caller(),
+                body.scopeType,
+                str(body.scopeId),
+                body.toolName,
+                body.ruleId,
+                body.maxSeverity,
+                body.grantKind,
+                expire_at,
+                body.note,
+            )
+        )
 
 
 class ActiveGrantsHandler(ApiHandler):
@@ -253,11 +281,13 @@ class ResolutionsHandler(PagedHandler):
 
     def get(self) -> None:
         """Final decisions (manual, by grant, denied, expired), newest first; non-admins see their own."""
-        self.ok(views.resolutions_page(self.require_caller(), self.page(), self.query_long("grantId"),
-                                       self.get_query_argument("conversationId", None)))
+        self.ok(
+            views.resolutions_page(self.require_caller(), self.page(), self.query_long("grantId"), self.get_query_argument("conversationId", None))
+        )
 
 
 # ---- chat, activity, notifications ------------------------------------------------------------------
+
 
 class ChatPendingHandler(ApiHandler):
     access = {"GET": "viewer"}

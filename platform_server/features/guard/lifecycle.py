@@ -1,4 +1,5 @@
 """Start: the pending-approval expiry comes from config."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

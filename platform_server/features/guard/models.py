@@ -1,4 +1,5 @@
 """Guard rules and settings, approval grants, pending approvals, the resolution log and the tool-call log."""
+
 from __future__ import annotations
 
 import peewee
@@ -126,27 +127,67 @@ class ToolCallLog(BaseModel):
 
 # Built-in rules: read-only, seeded once (only `enabled` changes, through toggle).
 BUILTIN_RULES: list[dict[str, str]] = [
-    {"rule_id": "builtin.write_file", "name": "Writing files needs approval", "tool_name": "write_file",
-     "severity": "high", "decision": "ask", "description": "write_file changes the agent's workspace files."},
-    {"rule_id": "builtin.shell_exec", "name": "Shell commands need approval", "tool_name": "shell_exec",
-     "severity": "high", "decision": "ask", "description": "shell_exec runs a command on the server."},
-    {"rule_id": "builtin.read_file", "name": "Reading files is allowed", "tool_name": "read_file",
-     "severity": "low", "decision": "allow", "description": "read_file reads the agent's workspace files."},
-    {"rule_id": "builtin.list_files", "name": "Listing files is allowed", "tool_name": "list_files",
-     "severity": "low", "decision": "allow", "description": "list_files lists the agent's workspace files."},
-    {"rule_id": "builtin.get_current_time", "name": "Reading the time is allowed", "tool_name": "get_current_time",
-     "severity": "low", "decision": "allow", "description": "get_current_time has no side effect."},
-    {"rule_id": "builtin.web_fetch", "name": "Fetching web pages is allowed", "tool_name": "web_fetch",
-     "severity": "medium", "decision": "allow", "description": "web_fetch reads a URL (SSRF-guarded)."},
-    {"rule_id": "builtin.acp_permission", "name": "Delegated agents ask before they act",
-     "tool_name": "acp_permission", "severity": "high", "decision": "ask",
-     "description": "A permission request of an ACP agent working for acp_delegate."},
+    {
+        "rule_id": "builtin.write_file",
+        "name": "Writing files needs approval",
+        "tool_name": "write_file",
+        "severity": "high",
+        "decision": "ask",
+        "description": "write_file changes the agent's workspace files.",
+    },
+    {
+        "rule_id": "builtin.shell_exec",
+        "name": "Shell commands need approval",
+        "tool_name": "shell_exec",
+        "severity": "high",
+        "decision": "ask",
+        "description": "shell_exec runs a command on the server.",
+    },
+    {
+        "rule_id": "builtin.read_file",
+        "name": "Reading files is allowed",
+        "tool_name": "read_file",
+        "severity": "low",
+        "decision": "allow",
+        "description": "read_file reads the agent's workspace files.",
+    },
+    {
+        "rule_id": "builtin.list_files",
+        "name": "Listing files is allowed",
+        "tool_name": "list_files",
+        "severity": "low",
+        "decision": "allow",
+        "description": "list_files lists the agent's workspace files.",
+    },
+    {
+        "rule_id": "builtin.get_current_time",
+        "name": "Reading the time is allowed",
+        "tool_name": "get_current_time",
+        "severity": "low",
+        "decision": "allow",
+        "description": "get_current_time has no side effect.",
+    },
+    {
+        "rule_id": "builtin.web_fetch",
+        "name": "Fetching web pages is allowed",
+        "tool_name": "web_fetch",
+        "severity": "medium",
+        "decision": "allow",
+        "description": "web_fetch reads a URL (SSRF-guarded).",
+    },
+    {
+        "rule_id": "builtin.acp_permission",
+        "name": "Delegated agents ask before they act",
+        "tool_name": "acp_permission",
+        "severity": "high",
+        "decision": "ask",
+        "description": "A permission request of an ACP agent working for acp_delegate.",
+    },
 ]
 
 
 def _tables(db: peewee.Database) -> None:
-    db.create_tables([GuardRule, GuardSetting, ApprovalGrant, PendingApproval, ApprovalResolution, ToolCallLog],
-                     safe=True)
+    db.create_tables([GuardRule, GuardSetting, ApprovalGrant, PendingApproval, ApprovalResolution, ToolCallLog], safe=True)
     for spec in BUILTIN_RULES:
         if not GuardRule.select().where(GuardRule.rule_id == spec["rule_id"]).exists():
             GuardRule.create(builtin=True, argument_patterns={}, **spec)

@@ -1,4 +1,5 @@
 """Guard rules: built-ins (read-only but toggleable) and custom rules; CRUD, export and import (upsert)."""
+
 from __future__ import annotations
 
 import re
@@ -40,6 +41,7 @@ _export_dict = to_dict.only(*FIELDS, "builtin")
 
 
 # ---- validation ----------------------------------------------------------------------------------
+
 
 def _text(where: str, value: Any, max_len: int, required: bool) -> str | None:
     if value is None:
@@ -146,6 +148,7 @@ def _all_ids() -> set[str]:
 
 # ---- reads --------------------------------------------------------------------------------------
 
+
 def list_rules(builtin: bool | None = None) -> list[dict[str, Any]]:
     """Every rule, built-ins first, then custom rules oldest first."""
     q = GuardRule.select()
@@ -155,10 +158,11 @@ def list_rules(builtin: bool | None = None) -> list[dict[str, Any]]:
 
 
 def export_rules() -> dict[str, Any]:
-    return {"version": 1, "exportedAt": iso(utcnow()), "rules": [_export_dict(r) for r in
-                                                                 GuardRule.select().order_by(GuardRule.builtin.desc(),
-                                                                                             GuardRule.create_time,
-                                                                                             GuardRule.id)]}
+    return {
+        "version": 1,
+        "exportedAt": iso(utcnow()),
+        "rules": [_export_dict(r) for r in GuardRule.select().order_by(GuardRule.builtin.desc(), GuardRule.create_time, GuardRule.id)],
+    }
 
 
 def _by_rule_id(rule_id: str) -> GuardRule:
@@ -169,6 +173,7 @@ def _by_rule_id(rule_id: str) -> GuardRule:
 
 
 # ---- writes -------------------------------------------------------------------------------------
+
 
 def create(caller: Caller, data: dict[str, Any]) -> dict[str, Any]:
     """Create a custom rule; `ruleId` is generated from the name when absent."""
@@ -274,17 +279,21 @@ def import_rules(caller: Caller, payload: Any, dry_run: bool = False) -> dict[st
         seen.add(rule_id)
         plan.append((rule_id, current, fields))
     if dry_run:
-        preview = [{"ruleId": rule_id, "action": "create" if current is None else "update",
-                    "builtin": bool(current is not None and current.builtin),
-                    "name": fields.get("name", current.name if current else None),
-                    "toolName": fields.get("tool_name", current.tool_name if current else None),
-                    "severity": fields.get("severity", current.severity if current else None),
-                    "decision": fields.get("decision", current.decision if current else None),
-                    "enabled": fields.get("enabled", current.enabled if current else True)}
-                   for rule_id, current, fields in plan]
+        preview = [
+            {
+                "ruleId": rule_id,
+                "action": "create" if current is None else "update",
+                "builtin": bool(current is not None and current.builtin),
+                "name": fields.get("name", current.name if current else None),
+                "toolName": fields.get("tool_name", current.tool_name if current else None),
+                "severity": fields.get("severity", current.severity if current else None),
+                "decision": fields.get("decision", current.decision if current else None),
+                "enabled": fields.get("enabled", current.enabled if current else True),
+            }
+            for rule_id, current, fields in plan
+        ]
         creates = sum(1 for p in preview if p["action"] == "create")
-        return {"dryRun": True, "created": creates, "updated": len(preview) - creates, "total": len(preview),
-                "rules": preview}
+        return {"dryRun": True, "created": creates, "updated": len(preview) - creates, "total": len(preview), "rules": preview}
     created = updated = 0
     with database.atomic():
         for rule_id, current, fields in plan:

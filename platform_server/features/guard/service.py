@@ -4,6 +4,7 @@ Every tool call of every path passes `evaluate`; an `ask` verdict becomes a `Pen
 conversation's owner resolves with `/approve` or `/deny`. Every final decision on a call that needed
 approval (manual, by grant, denied, expired, stopped) is one `ApprovalResolution` row.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -58,6 +59,7 @@ def configure(approval_expiry_s: float) -> None:
 
 # ---- evaluation -------------------------------------------------------------------------------
 
+
 def _argument_text(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
     return text[:MAX_ARGUMENT_TEXT]
@@ -97,8 +99,7 @@ def _file_guard_verdict(tool_name: str, arguments: dict[str, Any]) -> Verdict | 
     pattern = guard_settings.protected_by(path, fg["patterns"])
     if pattern is None:
         return None
-    return Verdict("deny", "critical", FILE_GUARD_RULE_ID,
-                   f"{tool_name} on '{path[:200]}' is blocked by the file guard (pattern {pattern})")
+    return Verdict("deny", "critical", FILE_GUARD_RULE_ID, f"{tool_name} on '{path[:200]}' is blocked by the file guard (pattern {pattern})")
 
 
 def evaluate(tool_name: str, arguments: dict[str, Any], ctx: GuardContext, now: dt.datetime | None = None) -> Verdict:
@@ -136,26 +137,64 @@ def evaluate(tool_name: str, arguments: dict[str, Any], ctx: GuardContext, now: 
     verdict = Verdict(decision, rule.severity, rule.rule_id, f"{tool_name} {words} (rule {rule.rule_id})")
     if decision != "ask" or rule.severity == "critical":
         return verdict
-    grant = grant_store.matching_grant(ctx.workspace_id, ctx.user_id, ctx.agent_id, ctx.conversation_id,
-                                       tool_name, rule.rule_id, rule.severity, now or utcnow())
+    grant = grant_store.matching_grant(
+        ctx.workspace_id, ctx.user_id, ctx.agent_id, ctx.conversation_id, tool_name, rule.rule_id, rule.severity, now or utcnow()
+    )
     if grant is None:
         return verdict
     reason = f"{tool_name} auto-approved by grant {grant.id} (rule {rule.rule_id})"
     with database.atomic():
-        _resolution(ctx.workspace_id, ctx.user_id, ctx.agent_id, ctx.conversation_id, tool_name, rule.rule_id,
-                    rule.severity, "approved", "grant", None, reason, grant_id=grant.id)
+        _resolution(
+            ctx.workspace_id,
+            ctx.user_id,
+            ctx.agent_id,
+            ctx.conversation_id,
+            tool_name,
+            rule.rule_id,
+            rule.severity,
+            "approved",
+            "grant",
+            None,
+            reason,
+            grant_id=grant.id,
+        )
     return Verdict("allow", rule.severity, rule.rule_id, reason, grant_id=grant.id)
 
 
 # ---- pending approvals and the resolution log ------------------------------------------------
 
-def _resolution(workspace_id: int, user_id: int, agent_id: int | None, conversation_id: str, tool_name: str,
-                rule_id: str | None, severity: str, decision: str, source: str, actor: int | None, reason: str,
-                pending_id: int | None = None, grant_id: int | None = None, now: dt.datetime | None = None) -> None:
+
+def _resolution(
+    workspace_id: int,
+    user_id: int,
+    agent_id: int | None,
+    conversation_id: str,
+    tool_name: str,
+    rule_id: str | None,
+    severity: str,
+    decision: str,
+    source: str,
+    actor: int | None,
+    reason: str,
+    pending_id: int | None = None,
+    grant_id: int | None = None,
+    now: dt.datetime | None = None,
+) -> None:
     ApprovalResolution.create(
-        workspace_id=workspace_id, user_id=user_id, agent_id=agent_id, conversation_id=conversation_id,
-        pending_id=pending_id, grant_id=grant_id, tool_name=tool_name, rule_id=rule_id, severity=severity,
-        decision=decision, source=source, actor_user_id=actor, reason=reason[:1000], create_time=now or utcnow(),
+        workspace_id=workspace_id,
+        user_id=user_id,
+        agent_id=agent_id,
+        conversation_id=conversation_id,
+        pending_id=pending_id,
+        grant_id=grant_id,
+        tool_name=tool_name,
+        rule_id=rule_id,
+        severity=severity,
+        decision=decision,
+        source=source,
+        actor_user_id=actor,
+        reason=reason[:1000],
+        create_time=now or utcnow(),
     )
 
 
@@ -180,18 +219,34 @@ pending_dict = Fields(
 )
 
 
-def create_pending(ctx: GuardContext, tool_call_id: str, tool_name: str, arguments_json: str, verdict: Verdict,
-                   assistant_message_id: int | None, now: dt.datetime | None = None,
-                   expiry_s: float | None = None) -> dict[str, Any]:
+def create_pending(
+    ctx: GuardContext,
+    tool_call_id: str,
+    tool_name: str,
+    arguments_json: str,
+    verdict: Verdict,
+    assistant_message_id: int | None,
+    now: dt.datetime | None = None,
+    expiry_s: float | None = None,
+) -> dict[str, Any]:
     """Store a pending approval (status `pending`, expiring after `approval_expiry_s`)."""
     created = now or utcnow()
     seconds = _expiry["seconds"] if expiry_s is None else expiry_s
     with database.atomic():
         row = PendingApproval.create(
-            workspace_id=ctx.workspace_id, user_id=ctx.user_id, agent_id=ctx.agent_id,
-            conversation_id=ctx.conversation_id, tool_call_id=tool_call_id, tool_name=tool_name,
-            arguments=arguments_json, reason=verdict.reason, severity=verdict.severity, rule_id=verdict.rule_id,
-            assistant_message_id=assistant_message_id, status="pending", create_time=created,
+            workspace_id=ctx.workspace_id,
+            user_id=ctx.user_id,
+            agent_id=ctx.agent_id,
+            conversation_id=ctx.conversation_id,
+            tool_call_id=tool_call_id,
+            tool_name=tool_name,
+            arguments=arguments_json,
+            reason=verdict.reason,
+            severity=verdict.severity,
+            rule_id=verdict.rule_id,
+            assistant_message_id=assistant_message_id,
+            status="pending",
+            create_time=created,
             expires_at=created + dt.timedelta(seconds=seconds),
         )
     return pending_dict(row)
@@ -207,13 +262,27 @@ def _finish(row: PendingApproval, status: str, source: str, actor: int | None, r
     if not changed:
         return False
     row.status, row.resolved_at, row.resolved_by = status, now, actor
-    _resolution(row.workspace_id, row.user_id, row.agent_id, row.conversation_id, row.tool_name, row.rule_id,
-                row.severity, status, source, actor, reason, pending_id=row.id, now=now)
+    _resolution(
+        row.workspace_id,
+        row.user_id,
+        row.agent_id,
+        row.conversation_id,
+        row.tool_name,
+        row.rule_id,
+        row.severity,
+        status,
+        source,
+        actor,
+        reason,
+        pending_id=row.id,
+        now=now,
+    )
     return True
 
 
-def expire_due(now: dt.datetime | None = None, workspace_id: int | None = None, user_id: int | None = None,
-               conversation_id: str | None = None) -> int:
+def expire_due(
+    now: dt.datetime | None = None, workspace_id: int | None = None, user_id: int | None = None, conversation_id: str | None = None
+) -> int:
     """Mark pending approvals past their expiry `expired` (with a resolution row each)."""
     moment = now or utcnow()
     q = PendingApproval.select().where((PendingApproval.status == "pending") & (PendingApproval.expires_at <= moment))
@@ -231,10 +300,11 @@ def expire_due(now: dt.datetime | None = None, workspace_id: int | None = None, 
 
 
 def _pending_query(user_id: int, conversation_id: str) -> Any:
-    return PendingApproval.select().where(
-        (PendingApproval.user_id == user_id) & (PendingApproval.conversation_id == conversation_id)
-        & (PendingApproval.status == "pending")
-    ).order_by(PendingApproval.create_time, PendingApproval.id)
+    return (
+        PendingApproval.select()
+        .where((PendingApproval.user_id == user_id) & (PendingApproval.conversation_id == conversation_id) & (PendingApproval.status == "pending"))
+        .order_by(PendingApproval.create_time, PendingApproval.id)
+    )
 
 
 def pending_for(user_id: int, conversation_id: str, now: dt.datetime | None = None) -> list[dict[str, Any]]:
@@ -244,8 +314,7 @@ def pending_for(user_id: int, conversation_id: str, now: dt.datetime | None = No
     return [pending_dict(p) for p in _pending_query(user_id, conversation_id)]
 
 
-def resolve_oldest(user_id: int, conversation_id: str, decision: str, actor_user_id: int,
-                   now: dt.datetime | None = None) -> dict[str, Any] | None:
+def resolve_oldest(user_id: int, conversation_id: str, decision: str, actor_user_id: int, now: dt.datetime | None = None) -> dict[str, Any] | None:
     """Approve or deny the oldest pending call of the owner's conversation; None when nothing is pending.
 
     Only the owner resolves: `actor_user_id` must be `user_id`, which must be the pending row's user.
@@ -264,8 +333,7 @@ def resolve_oldest(user_id: int, conversation_id: str, decision: str, actor_user
     return None
 
 
-def deny_all_pending(user_id: int, conversation_id: str, actor_user_id: int, reason: str = "stopped",
-                     now: dt.datetime | None = None) -> int:
+def deny_all_pending(user_id: int, conversation_id: str, actor_user_id: int, reason: str = "stopped", now: dt.datetime | None = None) -> int:
     """Deny every pending call of the conversation (stop, delete); returns how many."""
     moment = now or utcnow()
     expire_due(moment, user_id=user_id, conversation_id=conversation_id)
@@ -278,20 +346,48 @@ def deny_all_pending(user_id: int, conversation_id: str, actor_user_id: int, rea
 
 # ---- the tool-call log -----------------------------------------------------------------------
 
-def record_tool_call(ctx: GuardContext, tool_name: str, arguments_json: str, verdict: Verdict, success: bool,
-                     duration_ms: int, result_preview: str, now: dt.datetime | None = None) -> None:
+
+def record_tool_call(
+    ctx: GuardContext,
+    tool_name: str,
+    arguments_json: str,
+    verdict: Verdict,
+    success: bool,
+    duration_ms: int,
+    result_preview: str,
+    now: dt.datetime | None = None,
+) -> None:
     """Log one tool call (allowed, approved or refused) for the audit views and the activity feed."""
     with database.atomic():
         ToolCallLog.create(
-            workspace_id=ctx.workspace_id, user_id=ctx.user_id, agent_id=ctx.agent_id,
-            conversation_id=ctx.conversation_id, tool_name=tool_name, arguments=(arguments_json or "")[:4000],
-            decision=verdict.decision, severity=verdict.severity, rule_id=verdict.rule_id, grant_id=verdict.grant_id,
-            success=bool(success), duration_ms=max(0, int(duration_ms)), result_preview=(result_preview or "")[:500],
+            workspace_id=ctx.workspace_id,
+            user_id=ctx.user_id,
+            agent_id=ctx.agent_id,
+            conversation_id=ctx.conversation_id,
+            tool_name=tool_name,
+            arguments=(arguments_json or "")[:4000],
+            decision=verdict.decision,
+            severity=verdict.severity,
+            rule_id=verdict.rule_id,
+            grant_id=verdict.grant_id,
+            success=bool(success),
+            duration_ms=max(0, int(duration_ms)),
+            result_preview=(result_preview or "")[:500],
             create_time=now or utcnow(),
         )
 
 
 __all__ = [
-    "GuardContext", "Verdict", "evaluate", "create_pending", "pending_for", "resolve_oldest", "deny_all_pending",
-    "record_tool_call", "expire_due", "configure", "pending_dict", "rule_matches",
+    "GuardContext",
+    "Verdict",
+    "evaluate",
+    "create_pending",
+    "pending_for",
+    "resolve_oldest",
+    "deny_all_pending",
+    "record_tool_call",
+    "expire_due",
+    "configure",
+    "pending_dict",
+    "rule_matches",
 ]

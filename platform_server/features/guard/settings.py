@@ -1,4 +1,5 @@
 """Global guard settings: on/off with default decisions per severity, and the file guard's protected paths."""
+
 from __future__ import annotations
 
 import posixpath
@@ -23,8 +24,21 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "defaultDecisions": {"low": "allow", "medium": "allow", "high": "ask", "critical": "ask"},
 }
 DEFAULT_FILE_PATTERNS = [
-    ".env", "**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/*.p12", "**/*.pfx", "**/id_rsa*", "**/id_ed25519*",
-    "**/.ssh/**", "**/.aws/**", "**/.git/**", "**/secrets/**", "**/credentials*", "**/*.keystore",
+    ".env",
+    "**/.env",
+    "**/.env.*",
+    "**/*.pem",
+    "**/*.key",
+    "**/*.p12",
+    "**/*.pfx",
+    "**/id_rsa*",
+    "**/id_ed25519*",
+    "**/.ssh/**",
+    "**/.aws/**",
+    "**/.git/**",
+    "**/secrets/**",
+    "**/credentials*",
+    "**/*.keystore",
 ]
 DEFAULT_FILE_GUARD: dict[str, Any] = {"enabled": True, "patterns": DEFAULT_FILE_PATTERNS}
 MAX_PATTERNS = 200
@@ -68,8 +82,7 @@ def put_config(caller: Caller, enabled: bool | None, default_decisions: Mapping[
     value = {"enabled": current["enabled"] if enabled is None else enabled, "defaultDecisions": decisions}
     with database.atomic():
         _save("config", value)
-        audit.record(caller, "UPDATE", "GUARD_CONFIG", "config",
-                     f"enabled={value['enabled']} defaults={decisions}")
+        audit.record(caller, "UPDATE", "GUARD_CONFIG", "config", f"enabled={value['enabled']} defaults={decisions}")
     return value
 
 
@@ -92,8 +105,7 @@ def put_file_guard(caller: Caller, enabled: bool | None, patterns: list[str] | N
     }
     with database.atomic():
         _save("file_guard", value)
-        audit.record(caller, "UPDATE", "GUARD_FILE_CONFIG", "file-guard",
-                     f"enabled={value['enabled']} patterns={len(value['patterns'])}")
+        audit.record(caller, "UPDATE", "GUARD_FILE_CONFIG", "file-guard", f"enabled={value['enabled']} patterns={len(value['patterns'])}")
     return value
 
 

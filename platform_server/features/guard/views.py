@@ -1,4 +1,5 @@
 """Read views over the guard's logs: approvals, tool calls, their statistics, the activity feed and badges."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -62,6 +63,7 @@ tool_call_dict = Fields(
 
 # ---- chat and approvals -------------------------------------------------------------------------
 
+
 def chat_pending(caller: Caller, conversation_id: str) -> list[dict[str, Any]]:
     """The caller's pending calls in their conversation (403 for another user's; unknown: none)."""
     from platform_server.features.conversations import service as conversations
@@ -93,26 +95,30 @@ def my_pending(caller: Caller) -> list[dict[str, Any]]:
     guard.expire_due(workspace_id=caller.workspace_id, user_id=caller.user_id)
     rows = list(
         PendingApproval.select()
-        .where((PendingApproval.workspace_id == caller.workspace_id) & (PendingApproval.user_id == caller.user_id)
-               & (PendingApproval.status == "pending"))
+        .where(
+            (PendingApproval.workspace_id == caller.workspace_id)
+            & (PendingApproval.user_id == caller.user_id)
+            & (PendingApproval.status == "pending")
+        )
         .order_by(PendingApproval.create_time, PendingApproval.id)
     )
     ids = {r.conversation_id for r in rows}
     convs = {
-        c.conversation_id: c for c in Conversation.select().where(
-            (Conversation.conversation_id.in_(list(ids) or [""])) & (Conversation.user_id == caller.user_id)
-            & (Conversation.workspace_id == caller.workspace_id))
+        c.conversation_id: c
+        for c in Conversation.select().where(
+            (Conversation.conversation_id.in_(list(ids) or [""]))
+            & (Conversation.user_id == caller.user_id)
+            & (Conversation.workspace_id == caller.workspace_id)
+        )
     }
     out = []
     for r in rows:
         conv = convs.get(r.conversation_id)
-        out.append({**guard.pending_dict(r), "conversationTitle": conv.title if conv else "",
-                    "source": conv.source if conv else None})
+        out.append({**guard.pending_dict(r), "conversationTitle": conv.title if conv else "", "source": conv.source if conv else None})
     return out
 
 
-def resolutions_page(caller: Caller, req: PageRequest, grant_id: int | None,
-                     conversation_id: str | None) -> dict[str, Any]:
+def resolutions_page(caller: Caller, req: PageRequest, grant_id: int | None, conversation_id: str | None) -> dict[str, Any]:
     """The resolution log of the workspace (a non-admin sees their own conversations' decisions)."""
     q = ApprovalResolution.select().where(ApprovalResolution.workspace_id == caller.workspace_id)
     if not caller.has_role("admin"):
@@ -127,13 +133,13 @@ def resolutions_page(caller: Caller, req: PageRequest, grant_id: int | None,
 
 # ---- tool-call audit ----------------------------------------------------------------------------
 
+
 def _calls(caller: Caller, since: dt.datetime | None = None) -> peewee.ModelSelect[ToolCallLog]:
     q = ToolCallLog.select().where(ToolCallLog.workspace_id == caller.workspace_id)
     return q if since is None else q.where(ToolCallLog.create_time >= since)
 
 
-def audit_logs(caller: Caller, req: PageRequest, tool_name: str | None, decision: str | None,
-               success: bool | None) -> dict[str, Any]:
+def audit_logs(caller: Caller, req: PageRequest, tool_name: str | None, decision: str | None, success: bool | None) -> dict[str, Any]:
     """The workspace's tool calls, newest first; filters toolName, decision, success."""
     q = _calls(caller)
     if tool_name:
@@ -154,11 +160,13 @@ def audit_stats(caller: Caller, days: int | None) -> dict[str, Any]:
     """Counts of the workspace's tool calls by decision, tool and severity, failures and mean duration."""
     since = utcnow() - dt.timedelta(days=days) if days else None
     q = _calls(caller, since)
-    agg = dict_row(q.select(
-        peewee.fn.COUNT(ToolCallLog.id).alias("total"),
-        peewee.fn.SUM(peewee.Case(None, [(ToolCallLog.success == False, 1)], 0)).alias("failed"),  # noqa: E712
-        peewee.fn.AVG(ToolCallLog.duration_ms).alias("avg"),
-    ))
+    agg = dict_row(
+        q.select(
+            peewee.fn.COUNT(ToolCallLog.id).alias("total"),
+            peewee.fn.SUM(peewee.Case(None, [(ToolCallLog.success == False, 1)], 0)).alias("failed"),  # noqa: E712
+            peewee.fn.AVG(ToolCallLog.duration_ms).alias("avg"),
+        )
+    )
     total = agg["total"] or 0
     return {
         "total": total,
@@ -173,6 +181,7 @@ def audit_stats(caller: Caller, days: int | None) -> dict[str, Any]:
 
 
 # ---- activity feed and badges -------------------------------------------------------------------
+
 
 def _feed_sources(caller: Caller, kinds: tuple[str, ...]) -> list[tuple[str, str, list[Any]]]:
     own = not caller.has_role("admin")
@@ -189,7 +198,7 @@ def _feed_sources(caller: Caller, kinds: tuple[str, ...]) -> list[tuple[str, str
         if own:
             where += f" AND {user_col} = ?"
             params.append(caller.user_id)
-        out.append((kind, f'SELECT \'{kind}\' AS kind, id, create_time FROM "{table}" WHERE {where}', params))
+        out.append((kind, f"SELECT '{kind}' AS kind, id, create_time FROM \"{table}\" WHERE {where}", params))
     return out
 
 
@@ -209,11 +218,9 @@ def _feed_item(kind: str, row: Any) -> dict[str, Any]:
     item = {"kind": kind, "id": str(row.id), "time": data["createTime"], "summary": summary, "data": data}
     # the same event flat, as the original console's activity page reads it
     if kind == "audit":
-        flat = {"action": row.action, "resourceType": row.resource_type, "resourceId": data["resourceId"],
-                "username": row.actor_username}
+        flat = {"action": row.action, "resourceType": row.resource_type, "resourceId": data["resourceId"], "username": row.actor_username}
     else:
-        flat = {"action": str(row.decision).upper(), "resourceType": "TOOL", "resourceId": row.tool_name,
-                "username": None}
+        flat = {"action": str(row.decision).upper(), "resourceType": "TOOL", "resourceId": row.tool_name, "username": None}
     return {**item, **flat, "source": kind, "createTime": data["createTime"], "detail": data}
 
 
@@ -224,9 +231,7 @@ def activity_feed(caller: Caller, req: PageRequest, kind: str | None) -> dict[st
     sources = _feed_sources(caller, (kind,) if kind else FEED_KINDS)
     union = " UNION ALL ".join(sql for _, sql, _ in sources)
     params = [p for _, _, ps in sources for p in ps]
-    total = sum(
-        database.execute_sql(f"SELECT COUNT(*) FROM ({sql})", ps).fetchone()[0] for _, sql, ps in sources
-    )
+    total = sum(database.execute_sql(f"SELECT COUNT(*) FROM ({sql})", ps).fetchone()[0] for _, sql, ps in sources)
     rows = database.execute_sql(
         f"SELECT kind, id FROM ({union}) ORDER BY create_time DESC, id DESC LIMIT ? OFFSET ?",
         [*params, req.size, req.offset],
@@ -248,8 +253,7 @@ def notifications_summary(caller: Caller) -> dict[str, Any]:
     now = utcnow()
     ws, admin = caller.workspace_id, caller.has_role("admin")
     pending = PendingApproval.select().where(
-        (PendingApproval.workspace_id == ws) & (PendingApproval.status == "pending")
-        & (PendingApproval.expires_at > now)
+        (PendingApproval.workspace_id == ws) & (PendingApproval.status == "pending") & (PendingApproval.expires_at > now)
     )
     mine = pending.where(PendingApproval.user_id == caller.user_id).count()
     calls = _calls(caller, now - DAY)
@@ -258,9 +262,14 @@ def notifications_summary(caller: Caller) -> dict[str, Any]:
     failed_calls = calls.where(ToolCallLog.success == False).count()  # noqa: E712
     denied_calls = calls.where(ToolCallLog.decision == "deny").count()
     failed_messages = (
-        Message.select().join(Conversation)
-        .where((Conversation.user_id == caller.user_id) & (Conversation.workspace_id == ws)
-               & (Message.status == "failed") & (Message.create_time >= now - DAY))
+        Message.select()
+        .join(Conversation)
+        .where(
+            (Conversation.user_id == caller.user_id)
+            & (Conversation.workspace_id == ws)
+            & (Message.status == "failed")
+            & (Message.create_time >= now - DAY)
+        )
         .count()
     )
     return {

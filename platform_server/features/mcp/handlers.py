@@ -1,4 +1,5 @@
 """The /api/v1/mcp/servers routes: servers are global (like tools): viewers read, a global admin changes."""
+
 from __future__ import annotations
 
 from typing import Any

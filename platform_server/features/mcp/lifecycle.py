@@ -1,4 +1,5 @@
 """Start the MCP connections in the background (a server that is down never blocks startup)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

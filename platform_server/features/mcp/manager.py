@@ -4,6 +4,7 @@ Each connection keeps one session open, registers the server's tools in the tool
 it is connected and unregisters them when it drops; a failed connection retries with backoff.
 Nothing here blocks startup: connecting happens in the background and its state is reported.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -86,8 +87,7 @@ class McpConnection:
         async with contextlib.AsyncExitStack() as stack:
             async with asyncio.timeout(timeout):
                 self._trace = mcp_client.HttpTrace()
-                client = await stack.enter_async_context(
-                    mcp_client.open_session(self.target, self.manager.config.tool_timeout_s, self._trace))
+                client = await stack.enter_async_context(mcp_client.open_session(self.target, self.manager.config.tool_timeout_s, self._trace))
                 tools = await mcp_client.list_tools(client)
             self.client, self.tools = client, tools
             self.state, self.error = "connected", ""
@@ -217,8 +217,9 @@ class McpManager:
         """Record the discovery and register the server's tools (and aliases); drop names no longer offered."""
         if self.connections.get(conn.server_id) is not conn:
             return
-        row = service.record_discovery(conn.server_id, conn.tools, {
-            "name": info.server_name, "version": info.server_version, "protocolVersion": info.protocol_version})
+        row = service.record_discovery(
+            conn.server_id, conn.tools, {"name": info.server_name, "version": info.server_version, "protocolVersion": info.protocol_version}
+        )
         if row is None:
             return
         by_name = {t.name: t for t in conn.tools}
@@ -278,17 +279,23 @@ class McpManager:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the failure is the answer
-            reason = f"Timed out after {self.config.mcp_connect_timeout_s:g} seconds" if isinstance(exc, TimeoutError) \
+            reason = (
+                f"Timed out after {self.config.mcp_connect_timeout_s:g} seconds"
+                if isinstance(exc, TimeoutError)
                 else mcp_client.describe_error(exc, trace)
+            )
             tail = mcp_client.stderr_tail(target.stderr_path)
-            return {"success": False, "message": f"{reason}\n{tail}" if tail else reason, "tools": [],
-                    "latencyMs": int((time.monotonic() - started) * 1000)}
+            return {
+                "success": False,
+                "message": f"{reason}\n{tail}" if tail else reason,
+                "tools": [],
+                "latencyMs": int((time.monotonic() - started) * 1000),
+            }
         latency = int((time.monotonic() - started) * 1000)
         return {
             "success": True,
             "message": f"Connected to {info.server_name or row.name}: {len(tools)} tools",
-            "tools": [{"name": t.name, "toolName": service.tool_name(row.name, t.name), "description": t.description}
-                      for t in tools],
+            "tools": [{"name": t.name, "toolName": service.tool_name(row.name, t.name), "description": t.description} for t in tools],
             "latencyMs": latency,
             "protocolVersion": info.protocol_version,
             "serverInfo": {"name": info.server_name, "version": info.server_version},

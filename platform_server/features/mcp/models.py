@@ -1,4 +1,5 @@
 """MCP server configurations (global, like tools) and named tools that expose one MCP tool each."""
+
 from __future__ import annotations
 
 import peewee

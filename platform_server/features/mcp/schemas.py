@@ -1,4 +1,5 @@
 """Request bodies of the MCP routes (`POST /api/v1/tools`, which exposes one MCP tool, is in tools/schemas.py)."""
+
 from __future__ import annotations
 
 from typing import Literal

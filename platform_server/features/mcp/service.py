@@ -3,6 +3,7 @@
 MCP servers are global like the tools they bring: every workspace's agents can bind their
 tools, so only a global admin changes them (stdio servers run commands on the host).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -102,8 +103,15 @@ def _check_command(command: str | None, args: list[str]) -> str:
     return text
 
 
-def _apply_target(row: McpServer, transport: str, url: str | None, headers: dict[str, str] | None,
-                  command: str | None, args: list[str] | None, env: dict[str, str] | None) -> None:
+def _apply_target(
+    row: McpServer,
+    transport: str,
+    url: str | None,
+    headers: dict[str, str] | None,
+    command: str | None,
+    args: list[str] | None,
+    env: dict[str, str] | None,
+) -> None:
     """Set the connection fields of `row` for `transport`; the other transport's fields are cleared."""
     row.transport = transport
     if transport == "stdio":
@@ -113,8 +121,7 @@ def _apply_target(row: McpServer, transport: str, url: str | None, headers: dict
         row.url, row.headers = "", {}
     else:
         row.url = _check_url(url if url is not None else row.url)
-        row.headers = (_merge_secrets("headers", headers, row.headers or {}, HEADER_NAME_RE)
-                       if headers is not None else dict(row.headers or {}))
+        row.headers = _merge_secrets("headers", headers, row.headers or {}, HEADER_NAME_RE) if headers is not None else dict(row.headers or {})
         row.command, row.args, row.env = "", [], {}
 
 
@@ -189,16 +196,18 @@ def tools_view(row: McpServer, registered: set[str]) -> list[dict[str, Any]]:
     out = []
     for t in row.tools or []:
         tool_row = tool_rows.get(t["toolName"])
-        out.append({
-            "name": t["name"],
-            "toolName": t["toolName"],
-            "description": t.get("description", ""),
-            "inputSchema": t.get("inputSchema") or {},
-            "toolId": str(tool_row.id) if tool_row else None,
-            "enabled": bool(tool_row.enabled) if tool_row else False,
-            "disclosureTier": tool_row.disclosure_tier if tool_row else row.disclosure_tier,
-            "registered": t["toolName"] in registered,
-        })
+        out.append(
+            {
+                "name": t["name"],
+                "toolName": t["toolName"],
+                "description": t.get("description", ""),
+                "inputSchema": t.get("inputSchema") or {},
+                "toolId": str(tool_row.id) if tool_row else None,
+                "enabled": bool(tool_row.enabled) if tool_row else False,
+                "disclosureTier": tool_row.disclosure_tier if tool_row else row.disclosure_tier,
+                "registered": t["toolName"] in registered,
+            }
+        )
     return out
 
 
@@ -217,8 +226,12 @@ def target_of(row: McpServer, data_dir: str) -> McpTarget:
     """The connection parameters, secrets included (runtime use only)."""
     base = os.path.join(os.path.abspath(data_dir), "mcp")
     return McpTarget(
-        transport=row.transport, url=row.url, headers=dict(row.headers or {}), command=row.command,
-        args=tuple(row.args or []), env=dict(row.env or {}),
+        transport=row.transport,
+        url=row.url,
+        headers=dict(row.headers or {}),
+        command=row.command,
+        args=tuple(row.args or []),
+        env=dict(row.env or {}),
         cwd=os.path.join(base, "work") if row.transport == "stdio" else "",
         stderr_path=os.path.join(base, "logs", f"{row.id}.stderr.log") if row.transport == "stdio" else "",
     )
@@ -231,8 +244,9 @@ def create(caller: Caller, req: McpServerCreate) -> McpServer:
     _require_stdio_admin(caller, req.transport)
     if McpServer.get_or_none(McpServer.name == req.name) is not None:
         raise BadRequest(f"An MCP server named '{req.name}' already exists")
-    row = McpServer(name=req.name, description=req.description, enabled=req.enabled,
-                    disclosure_tier=req.disclosureTier, creator_user_id=caller.user_id)
+    row = McpServer(
+        name=req.name, description=req.description, enabled=req.enabled, disclosure_tier=req.disclosureTier, creator_user_id=caller.user_id
+    )
     _apply_target(row, req.transport, req.url, req.headers, req.command, req.args, req.env)
     audit.save(caller, "CREATE", "MCP_SERVER", row, f"MCP server {row.name} ({row.transport})")
     return row
@@ -290,8 +304,13 @@ def bound_agents(names: list[str]) -> list[dict[str, str]]:
         return []
     from platform_server.features.agents.models import Agent, AgentTool
 
-    q = (Agent.select(Agent.id, Agent.name).join(AgentTool, on=(AgentTool.agent == Agent.id))
-         .where(AgentTool.tool_name.in_(names)).distinct().order_by(Agent.id))
+    q = (
+        Agent.select(Agent.id, Agent.name)
+        .join(AgentTool, on=(AgentTool.agent == Agent.id))
+        .where(AgentTool.tool_name.in_(names))
+        .distinct()
+        .order_by(Agent.id)
+    )
     return [{"id": str(a.id), "name": a.name} for a in q]
 
 
@@ -300,8 +319,7 @@ def check_delete(server_id: int, force: bool) -> McpServer:
     row = get_row(server_id)
     agents = bound_agents(owned_names(row))
     if agents and not force:
-        raise ConfirmationRequired(f"{len(agents)} agent(s) use tools of MCP server '{row.name}'; "
-                                   "delete with force=true to remove it anyway", agents)
+        raise ConfirmationRequired(f"{len(agents)} agent(s) use tools of MCP server '{row.name}'; delete with force=true to remove it anyway", agents)
     return row
 
 
@@ -325,8 +343,9 @@ def record_discovery(server_id: int, tools: list[McpToolInfo], info: dict[str, s
     row = McpServer.get_or_none(McpServer.id == server_id)
     if row is None:
         return None
-    row.tools = [{"name": t.name, "toolName": tool_name(row.name, t.name), "description": t.description,
-                  "inputSchema": t.input_schema} for t in tools]
+    row.tools = [
+        {"name": t.name, "toolName": tool_name(row.name, t.name), "description": t.description, "inputSchema": t.input_schema} for t in tools
+    ]
     row.server_info = info
     row.last_error = ""
     row.last_connected_time = utcnow()
@@ -374,8 +393,7 @@ def create_alias(caller: Caller, req: McpToolCreate) -> tuple[McpServer, McpTool
     row = get_row(int(req.serverId))
     tool = next((t for t in row.tools or [] if t["name"] == req.toolName), None)
     if tool is None:
-        raise BadRequest(f"MCP server '{row.name}' has no tool '{req.toolName}' "
-                         "(refresh or test the server to discover its tools)")
+        raise BadRequest(f"MCP server '{row.name}' has no tool '{req.toolName}' (refresh or test the server to discover its tools)")
     if Tool.get_or_none(Tool.name == req.name) is not None:
         raise BadRequest(f"A tool named '{req.name}' already exists")
     description = req.description if req.description is not None else tool.get("description", "")

@@ -1,4 +1,5 @@
 """Speech to text, text to speech, voices, and the one-time download of tool-generated files."""
+
 from __future__ import annotations
 
 from platform_server.features.conversations import service as conversations

@@ -1,4 +1,5 @@
 """Register the image tool and purge downloaded or expired generated files."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -38,21 +39,29 @@ class GeneratedFilesPurge(Loop):
 async def start(platform: Platform) -> None:
     from platform_server.features.tools.registry import ToolDefinition
 
-    platform.services.tools.register(ToolDefinition(
-        name="image_generate", description="Generate an image from a text prompt; returns a one-time download link.",
-        parameters=IMAGE_TOOL, run=partial(service.image_generate, platform.config.data_dir), source="media",
-    ))
+    platform.services.tools.register(
+        ToolDefinition(
+            name="image_generate",
+            description="Generate an image from a text prompt; returns a one-time download link.",
+            parameters=IMAGE_TOOL,
+            run=partial(service.image_generate, platform.config.data_dir),
+            source="media",
+        )
+    )
     config = platform.config
     # A job must end before the tool call's own limit, so its failure says what happened.
     job_timeout = min(config.media_job_timeout_s, max(1.0, config.tool_timeout_s - 5))
-    policy = JobPolicy(config.media_job_poll_initial_s, config.media_job_poll_max_s, job_timeout,
-                       config.media_job_max_bytes)
+    policy = JobPolicy(config.media_job_poll_initial_s, config.media_job_poll_max_s, job_timeout, config.media_job_max_bytes)
     for kind in generation.KINDS:
-        platform.services.tools.register(ToolDefinition(
-            name=kind.tool, description=f"Generate a {kind.noun} from a text prompt (a provider job; it may take "
-                                        "minutes); returns a one-time download link.",
-            parameters=kind.parameters, run=partial(generation.generate, kind, config.data_dir, policy),
-            source="media"))
+        platform.services.tools.register(
+            ToolDefinition(
+                name=kind.tool,
+                description=f"Generate a {kind.noun} from a text prompt (a provider job; it may take minutes); returns a one-time download link.",
+                parameters=kind.parameters,
+                run=partial(generation.generate, kind, config.data_dir, policy),
+                source="media",
+            )
+        )
     platform.services.speech_local = LocalSpeech()  # models load on first use
     loop = GeneratedFilesPurge(platform.config.data_dir)
     platform.services.media_purge = loop

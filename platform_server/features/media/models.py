@@ -1,4 +1,5 @@
 """Files produced by tools, downloadable once by an unguessable id."""
+
 from __future__ import annotations
 
 import peewee

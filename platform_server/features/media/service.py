@@ -1,4 +1,5 @@
 """Speech to text, text to speech and tool-generated files, through the configured providers."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -40,8 +41,7 @@ def speech_provider_configured() -> bool:
     return bool(settings.get("speech").get("provider"))
 
 
-async def transcribe(local: LocalSpeech, filename: str, audio: bytes, content_type: str | None,
-                     language: str | None) -> dict[str, Any]:
+async def transcribe(local: LocalSpeech, filename: str, audio: bytes, content_type: str | None, language: str | None) -> dict[str, Any]:
     """Speech to text by the configured provider, or by the local engine when none is configured."""
     if not speech_provider_configured():
         try:
@@ -80,13 +80,22 @@ async def synthesize(local: LocalSpeech, text: str, voice: str | None, fmt: str 
 def voices() -> dict[str, Any]:
     conf = settings.get("speech")
     if not conf.get("provider"):
-        return {"provider": None, "engine": local_speech.TTS_ENGINE, "default": local_speech.DEFAULT_VOICE,
-                "voices": [{"id": k, "name": v} for k, v in local_speech.LOCAL_VOICES.items()]}
-    return {"provider": conf.get("provider"), "engine": "openai", "default": conf.get("voice") or "alloy",
-            "voices": [{"id": v, "name": v.capitalize()} for v in VOICES]}
+        return {
+            "provider": None,
+            "engine": local_speech.TTS_ENGINE,
+            "default": local_speech.DEFAULT_VOICE,
+            "voices": [{"id": k, "name": v} for k, v in local_speech.LOCAL_VOICES.items()],
+        }
+    return {
+        "provider": conf.get("provider"),
+        "engine": "openai",
+        "default": conf.get("voice") or "alloy",
+        "voices": [{"id": v, "name": v.capitalize()} for v in VOICES],
+    }
 
 
 # ---- generated files ---------------------------------------------------------------------
+
 
 def generated_root(data_dir: str) -> Path:
     return Path(data_dir, "generated").resolve()
@@ -105,17 +114,31 @@ def _read_and_remove(path: Path) -> bytes | None:
     return body
 
 
-async def save_generated(data_dir: str, user_id: int, workspace_id: int, conversation_id: str | None, name: str,
-                         content_type: str, body: bytes) -> dict[str, Any]:
+async def save_generated(
+    data_dir: str, user_id: int, workspace_id: int, conversation_id: str | None, name: str, content_type: str, body: bytes
+) -> dict[str, Any]:
     """Keep a tool's output (written off the IOLoop) and return its one-time download URL."""
     file_id = secrets.randbits(62) + 1
     await run_blocking(_write, generated_root(data_dir), str(file_id), body)
     with database.atomic():
-        GeneratedFile.create(id=file_id, user_id=user_id, workspace_id=workspace_id, conversation_id=conversation_id,
-                             name=name, content_type=content_type, size=len(body),
-                             expires_at=utcnow() + GENERATED_TTL)
-    return {"id": str(file_id), "url": f"/api/v1/files/generated/{file_id}", "name": name, "size": len(body),
-            "contentType": content_type, "expiresAt": iso(utcnow() + GENERATED_TTL)}
+        GeneratedFile.create(
+            id=file_id,
+            user_id=user_id,
+            workspace_id=workspace_id,
+            conversation_id=conversation_id,
+            name=name,
+            content_type=content_type,
+            size=len(body),
+            expires_at=utcnow() + GENERATED_TTL,
+        )
+    return {
+        "id": str(file_id),
+        "url": f"/api/v1/files/generated/{file_id}",
+        "name": name,
+        "size": len(body),
+        "contentType": content_type,
+        "expiresAt": iso(utcnow() + GENERATED_TTL),
+    }
 
 
 async def take_generated(data_dir: str, file_id: int) -> tuple[bytes, GeneratedFile]:
@@ -124,8 +147,7 @@ async def take_generated(data_dir: str, file_id: int) -> tuple[bytes, GeneratedF
         row = GeneratedFile.get_or_none(GeneratedFile.id == file_id)
         if row is None or row.downloaded_at is not None or row.expires_at <= utcnow():
             raise NotFound("File not found or already downloaded")
-        claimed = GeneratedFile.update(downloaded_at=utcnow()).where(
-            (GeneratedFile.id == file_id) & GeneratedFile.downloaded_at.is_null()).execute()
+        claimed = GeneratedFile.update(downloaded_at=utcnow()).where((GeneratedFile.id == file_id) & GeneratedFile.downloaded_at.is_null()).execute()
     body = await run_blocking(_read_and_remove, generated_root(data_dir) / str(file_id)) if claimed else None
     if body is None:
         raise NotFound("File not found or already downloaded")
@@ -134,8 +156,7 @@ async def take_generated(data_dir: str, file_id: int) -> tuple[bytes, GeneratedF
 
 def purge_expired(data_dir: str) -> int:
     """Remove downloaded and expired files."""
-    rows = list(GeneratedFile.select().where(
-        GeneratedFile.downloaded_at.is_null(False) | (GeneratedFile.expires_at <= utcnow())))
+    rows = list(GeneratedFile.select().where(GeneratedFile.downloaded_at.is_null(False) | (GeneratedFile.expires_at <= utcnow())))
     for row in rows:
         (generated_root(data_dir) / str(row.id)).unlink(missing_ok=True)
     if rows:
@@ -166,12 +187,12 @@ def conversation_files(user_id: int, workspace_id: int, conversation_id: str) ->
     """The caller's uploads into a conversation and the files tools generated in it (newest first)."""
     from platform_server.features.chat.models import Upload
 
-    uploads = (Upload.select().where((Upload.user_id == user_id) & (Upload.conversation_id == conversation_id))
-               .order_by(Upload.id.desc()))
-    generated = (GeneratedFile.select().where((GeneratedFile.user_id == user_id)
-                                              & (GeneratedFile.workspace_id == workspace_id)
-                                              & (GeneratedFile.conversation_id == conversation_id))
-                 .order_by(GeneratedFile.create_time.desc()))
+    uploads = Upload.select().where((Upload.user_id == user_id) & (Upload.conversation_id == conversation_id)).order_by(Upload.id.desc())
+    generated = (
+        GeneratedFile.select()
+        .where((GeneratedFile.user_id == user_id) & (GeneratedFile.workspace_id == workspace_id) & (GeneratedFile.conversation_id == conversation_id))
+        .order_by(GeneratedFile.create_time.desc())
+    )
     now = utcnow()
 
     def state(g: GeneratedFile) -> str:
@@ -179,10 +200,28 @@ def conversation_files(user_id: int, workspace_id: int, conversation_id: str) ->
 
     return {
         "conversationId": conversation_id,
-        "uploads": [{"storedName": u.stored_name, "name": u.name, "size": u.size, "contentType": u.content_type,
-                     "url": f"/api/v1/chat/files/{conversation_id}/{u.stored_name}", "createTime": iso(u.create_time)}
-                    for u in uploads],
-        "generated": [{"id": str(g.id), "name": g.name, "size": g.size, "contentType": g.content_type,
-                       "state": state(g), "url": f"/api/v1/files/generated/{g.id}" if state(g) == "available" else None,
-                       "createTime": iso(g.create_time), "expiresAt": iso(g.expires_at)} for g in generated],
+        "uploads": [
+            {
+                "storedName": u.stored_name,
+                "name": u.name,
+                "size": u.size,
+                "contentType": u.content_type,
+                "url": f"/api/v1/chat/files/{conversation_id}/{u.stored_name}",
+                "createTime": iso(u.create_time),
+            }
+            for u in uploads
+        ],
+        "generated": [
+            {
+                "id": str(g.id),
+                "name": g.name,
+                "size": g.size,
+                "contentType": g.content_type,
+                "state": state(g),
+                "url": f"/api/v1/files/generated/{g.id}" if state(g) == "available" else None,
+                "createTime": iso(g.create_time),
+                "expiresAt": iso(g.expires_at),
+            }
+            for g in generated
+        ],
     }

@@ -3,6 +3,7 @@
 A dream runs as a task owned by the process (a client that disconnects does not stop it); one dream
 at a time per scope. Progress goes to the subscribers of `dream/events` for that user and agent.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -50,9 +51,14 @@ class DreamBus:
 
 def entry_vo(e: dict[str, Any]) -> dict[str, Any]:
     return {
-        "key": e["key"], "action": e["action"], "before": e.get("before"), "after": e.get("after"),
-        "confirmed": bool(e.get("confirmTime")), "confirmTime": e.get("confirmTime"),
-        "userEdited": bool(e.get("editTime")), "editTime": e.get("editTime"),
+        "key": e["key"],
+        "action": e["action"],
+        "before": e.get("before"),
+        "after": e.get("after"),
+        "confirmed": bool(e.get("confirmTime")),
+        "confirmTime": e.get("confirmTime"),
+        "userEdited": bool(e.get("editTime")),
+        "editTime": e.get("editTime"),
     }
 
 
@@ -61,11 +67,22 @@ def counts(entries: list[dict[str, Any]]) -> dict[str, int]:
 
 
 report_vo = Fields(
-    id=ident("id"), agentId=ident("agent_id"), endUserId=lambda r: r.end_user_id or None, mode="mode",
-    trigger="trigger", topic="topic", status="status", summary="summary",
-    entries=lambda r: [entry_vo(e) for e in r.entries or []], counts=lambda r: counts(list(r.entries or [])),
-    skipped=items("skipped"), error="error", model="model", seen=flag("seen"),
-    createTime=when("create_time"), finishTime=when("finish_time"),
+    id=ident("id"),
+    agentId=ident("agent_id"),
+    endUserId=lambda r: r.end_user_id or None,
+    mode="mode",
+    trigger="trigger",
+    topic="topic",
+    status="status",
+    summary="summary",
+    entries=lambda r: [entry_vo(e) for e in r.entries or []],
+    counts=lambda r: counts(list(r.entries or [])),
+    skipped=items("skipped"),
+    error="error",
+    model="model",
+    seen=flag("seen"),
+    createTime=when("create_time"),
+    finishTime=when("finish_time"),
 )
 
 
@@ -80,8 +97,12 @@ def topic_words(topic: str) -> list[str]:
 
 
 def last_completed(scope: Scope) -> DreamReport | None:
-    return (DreamReport.select().where(scope.where(DreamReport) & (DreamReport.status == "completed"))
-            .order_by(DreamReport.create_time.desc(), DreamReport.id.desc()).first())
+    return (
+        DreamReport.select()
+        .where(scope.where(DreamReport) & (DreamReport.status == "completed"))
+        .order_by(DreamReport.create_time.desc(), DreamReport.id.desc())
+        .first()
+    )
 
 
 class Dreamer:
@@ -100,11 +121,11 @@ class Dreamer:
     def running_for(self, user_id: int, agent_id: int) -> list[dict[str, Any]]:
         return [
             {"reportId": str(rid), "agentId": str(s.agent_id), "endUserId": s.end_user_id or None}
-            for s, rid in self.running.items() if s.user_id == user_id and s.agent_id == agent_id
+            for s, rid in self.running.items()
+            if s.user_id == user_id and s.agent_id == agent_id
         ]
 
-    async def dream(self, scope: Scope, agent: Any, actor: Caller | None, mode: str, trigger: str,
-                    topic: str | None = None) -> dict[str, Any]:
+    async def dream(self, scope: Scope, agent: Any, actor: Caller | None, mode: str, trigger: str, topic: str | None = None) -> dict[str, Any]:
         """Run one consolidation to its end in a task of its own; returns the report."""
         if scope in self.running:
             raise BadRequest("A dream is already running for this memory")
@@ -116,8 +137,13 @@ class Dreamer:
             if not selected:
                 raise BadRequest("topic: no remembered facts match this topic")
         report = DreamReport(
-            workspace_id=scope.workspace_id, user_id=scope.user_id, agent_id=scope.agent_id,
-            end_user_id=scope.end_user_id, mode=mode, trigger=trigger, topic=topic,
+            workspace_id=scope.workspace_id,
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            end_user_id=scope.end_user_id,
+            mode=mode,
+            trigger=trigger,
+            topic=topic,
         )
         audit.save(actor, "CREATE", "DREAM_REPORT", report, f"{mode} dream of agent {scope.agent_id}", workspace_id=scope.workspace_id)
         self.running[scope] = report.id
@@ -129,17 +155,14 @@ class Dreamer:
             raise failure
         return report_vo(DreamReport.get_by_id(report.id))
 
-    async def _run(self, scope: Scope, report: DreamReport, actor: Caller | None, targets: list[Any],
-                   selected: set[str] | None) -> ApiError | None:
+    async def _run(self, scope: Scope, report: DreamReport, actor: Caller | None, targets: list[Any], selected: set[str] | None) -> ApiError | None:
         base = {"reportId": str(report.id), "agentId": str(scope.agent_id), "endUserId": scope.end_user_id or None}
-        self.bus.publish(scope, "dream_started", {**base, "mode": report.mode, "trigger": report.trigger,
-                                                  "topic": report.topic})
+        self.bus.publish(scope, "dream_started", {**base, "mode": report.mode, "trigger": report.trigger, "topic": report.topic})
         try:
             self.bus.publish(scope, "dream_progress", {**base, "stage": "gathering"})
             prompt, protected = self._material(scope, selected)
             self.bus.publish(scope, "dream_progress", {**base, "stage": "consolidating"})
-            value, model = await llm.ask_json(self.platform.services.llm, targets, llm.DREAM_SYSTEM, prompt, 4000,
-                                          scope=scope, source="dreaming")
+            value, model = await llm.ask_json(self.platform.services.llm, targets, llm.DREAM_SYSTEM, prompt, 4000, scope=scope, source="dreaming")
             if not isinstance(value, dict):
                 raise LlmFailure("The memory model did not answer a JSON object")
             self.bus.publish(scope, "dream_progress", {**base, "stage": "writing"})
@@ -149,8 +172,7 @@ class Dreamer:
             message = exc.msg if isinstance(exc, ApiError) else "Internal error during the dream"
             if not isinstance(exc, ApiError):
                 log.exception("dream %s failed", report.id)
-            DreamReport.update(status="failed", error=message, finish_time=utcnow()).where(
-                DreamReport.id == report.id).execute()
+            DreamReport.update(status="failed", error=message, finish_time=utcnow()).where(DreamReport.id == report.id).execute()
             self.bus.publish(scope, "error", {**base, "message": message})
             return exc if isinstance(exc, ApiError) else ApiError(message, 500)
         else:
@@ -167,15 +189,22 @@ class Dreamer:
         last = last_completed(scope)
         since = store.local_now(self.config, last.create_time.replace(tzinfo=dt.timezone.utc)).date() if last else None
         notes = store.daily_notes(self.config, scope, since)
-        memory = [{"key": f.key, "statement": f.statement, "score": d["score"], "userEdited": bool(f.user_edited)}
-                  for f, d in ranked[:300]]
+        memory = [{"key": f.key, "statement": f.statement, "score": d["score"], "userEdited": bool(f.user_edited)} for f, d in ranked[:300]]
         payload: dict[str, Any] = {"memory": memory, "dailyNotes": notes, "protectedKeys": sorted(protected)}
         if selected is not None:
             payload["focus"] = "Only change the listed entries or add entries about the focus topic."
         return json.dumps(payload, ensure_ascii=False), protected
 
-    def _apply(self, scope: Scope, actor: Caller | None, report: DreamReport, value: dict[str, Any],
-               protected: set[str], selected: set[str] | None, model: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def _apply(
+        self,
+        scope: Scope,
+        actor: Caller | None,
+        report: DreamReport,
+        value: dict[str, Any],
+        protected: set[str],
+        selected: set[str] | None,
+        model: str,
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         raw = value.get("entries")
         raw = raw if isinstance(raw, list) else []
         entries: list[dict[str, Any]] = []
@@ -187,7 +216,7 @@ class Dreamer:
                 key = store.clean_key(item.get("key"))
                 action = str(item.get("action") or "").lower()
                 after = item.get("after")
-                after = " ".join(after.split())[:facts.STATEMENT_MAX] if isinstance(after, str) else None
+                after = " ".join(after.split())[: facts.STATEMENT_MAX] if isinstance(after, str) else None
                 if key is None or action not in ACTIONS:
                     continue
                 if key in protected or any(f.user_edited for f in facts.active(scope) if f.key == key):
@@ -201,16 +230,18 @@ class Dreamer:
                     entries.append(entry)
             summary = value["summary"] if isinstance(value.get("summary"), str) else ""
             DreamReport.update(
-                status="completed", entries=entries, skipped=skipped, model=model, finish_time=utcnow(),
+                status="completed",
+                entries=entries,
+                skipped=skipped,
+                model=model,
+                finish_time=utcnow(),
                 summary=(summary.strip() or f"{len(entries)} memory changes")[:2000],
             ).where(DreamReport.id == report.id).execute()
-            audit.record(actor, "UPDATE", "DREAM_REPORT", report.id, f"completed: {len(entries)} changes",
-                         workspace_id=scope.workspace_id)
+            audit.record(actor, "UPDATE", "DREAM_REPORT", report.id, f"completed: {len(entries)} changes", workspace_id=scope.workspace_id)
         store.write_projection(self.config, scope)
         return entries, skipped
 
-    def _apply_one(self, scope: Scope, actor: Caller | None, key: str, action: str,
-                   after: str | None) -> dict[str, Any] | None:
+    def _apply_one(self, scope: Scope, actor: Caller | None, key: str, action: str, after: str | None) -> dict[str, Any] | None:
         current = sorted((f for f in facts.active(scope) if f.key == key), key=lambda f: f.id)
         before = " / ".join(f.statement for f in current) or None
         if action == "remove":
@@ -235,11 +266,10 @@ class Dreamer:
         audit.record(actor, "UPDATE", "MEMORY_FACT", keep.id, f"dream updated {key}", workspace_id=scope.workspace_id)
         return {"key": key, "action": "update", "before": before, "after": after}
 
-    def _diary(self, scope: Scope, report: DreamReport, entries: list[dict[str, Any]],
-               skipped: list[dict[str, Any]]) -> None:
+    def _diary(self, scope: Scope, report: DreamReport, entries: list[dict[str, Any]], skipped: list[dict[str, Any]]) -> None:
         report = DreamReport.get_by_id(report.id)
         now = store.local_now(self.config)
-        head = f"{report.mode} dream" + (f" on \"{report.topic}\"" if report.topic else "")
+        head = f"{report.mode} dream" + (f' on "{report.topic}"' if report.topic else "")
         lines = [f"\n## {now.strftime('%Y-%m-%d %H:%M %Z')} - {head} (report {report.id})", "", report.summary, ""]
         for e in entries:
             if e["action"] == "remove":
@@ -291,7 +321,7 @@ def confirm_entry(scope: Scope, caller: Caller, report_id: int, key: str) -> dic
 
 def edit_entry(config: Any, scope: Scope, caller: Caller, report_id: int, key: str, after: str) -> dict[str, Any]:
     """Replace an entry's statement; the fact becomes user-edited, so later dreams keep it."""
-    statement = " ".join(after.split())[:facts.STATEMENT_MAX]
+    statement = " ".join(after.split())[: facts.STATEMENT_MAX]
     if not statement:
         raise BadRequest("after: must not be blank")
     with database.atomic():
@@ -306,8 +336,14 @@ def edit_entry(config: Any, scope: Scope, caller: Caller, report_id: int, key: s
             keep.save()
         else:
             keep = Fact.create(
-                workspace_id=scope.workspace_id, user_id=scope.user_id, agent_id=scope.agent_id,
-                end_user_id=scope.end_user_id, key=key, statement=statement, confidence=1.0, source="user",
+                workspace_id=scope.workspace_id,
+                user_id=scope.user_id,
+                agent_id=scope.agent_id,
+                end_user_id=scope.end_user_id,
+                key=key,
+                statement=statement,
+                confidence=1.0,
+                source="user",
                 user_edited=True,
             )
         entry["after"], entry["editTime"] = statement, iso(utcnow())
@@ -324,10 +360,17 @@ def morning_card(scope: Scope) -> dict[str, Any] | None:
         return None
     entries = list(r.entries or [])
     return {
-        "reportId": str(r.id), "agentId": str(r.agent_id), "endUserId": r.end_user_id or None, "mode": r.mode,
-        "topic": r.topic, "summary": r.summary, "counts": counts(entries),
-        "highlights": [entry_vo(e) for e in entries[:5]], "createTime": iso(r.create_time),
-        "finishTime": iso(r.finish_time), "seen": bool(r.seen),
+        "reportId": str(r.id),
+        "agentId": str(r.agent_id),
+        "endUserId": r.end_user_id or None,
+        "mode": r.mode,
+        "topic": r.topic,
+        "summary": r.summary,
+        "counts": counts(entries),
+        "highlights": [entry_vo(e) for e in entries[:5]],
+        "createTime": iso(r.create_time),
+        "finishTime": iso(r.finish_time),
+        "seen": bool(r.seen),
     }
 
 
@@ -344,6 +387,4 @@ def mark_seen(scope: Scope, caller: Caller) -> dict[str, Any]:
 
 
 def reports_query(scope: Scope) -> Any:
-    return DreamReport.select().where(scope.where(DreamReport)).order_by(
-        DreamReport.create_time.desc(), DreamReport.id.desc())
-
+    return DreamReport.select().where(scope.where(DreamReport)).order_by(DreamReport.create_time.desc(), DreamReport.id.desc())

@@ -1,4 +1,5 @@
 """Facts: extraction from a conversation, contradictions, feedback, forgetting; MEMORY.md follows."""
+
 from __future__ import annotations
 
 import json
@@ -85,15 +86,13 @@ def list_facts(scope: Scope, status: str | None, keyword: str | None) -> list[di
         raise BadRequest("status: must be one of active, forgotten, all")
     if keyword:
         like = f"%{keyword.strip()}%"
-        q = q.where(Fact.key ** like | Fact.statement ** like)
+        q = q.where(Fact.key**like | Fact.statement**like)
     return [fact_vo(f) for f in q.order_by(Fact.update_time.desc(), Fact.id.desc()).limit(LIST_LIMIT)]
 
 
 def _close_contradictions_of(fact: Fact) -> None:
     """Open contradictions that lose a side resolve in favour of the side that stays."""
-    for c in Contradiction.select().where(
-        ((Contradiction.fact_a == fact.id) | (Contradiction.fact_b == fact.id)) & (Contradiction.status == "open")
-    ):
+    for c in Contradiction.select().where(((Contradiction.fact_a == fact.id) | (Contradiction.fact_b == fact.id)) & (Contradiction.status == "open")):
         c.status, c.resolution, c.resolve_time = "resolved", ("KEEP_B" if c.fact_a_id == fact.id else "KEEP_A"), utcnow()
         c.save()
 
@@ -104,8 +103,9 @@ def forget_row(fact: Fact) -> None:
     _close_contradictions_of(fact)
 
 
-def remember(scope: Scope, actor: Caller | None, key: str, statement: str, confidence: float, source: str,
-             conversation_id: str | None) -> tuple[Fact, str, Contradiction | None]:
+def remember(
+    scope: Scope, actor: Caller | None, key: str, statement: str, confidence: float, source: str, conversation_id: str | None
+) -> tuple[Fact, str, Contradiction | None]:
     """Store one fact (inside a transaction): `created`, `reinforced` or `contradicts` an active one."""
     existing = [f for f in active(scope) if f.key == key]
     same = next((f for f in existing if _same(f.statement, statement)), None)
@@ -118,8 +118,14 @@ def remember(scope: Scope, actor: Caller | None, key: str, statement: str, confi
         audit.record(actor, "UPDATE", "MEMORY_FACT", same.id, f"reinforced {key}", workspace_id=scope.workspace_id)
         return same, "reinforced", None
     fact = Fact.create(
-        workspace_id=scope.workspace_id, user_id=scope.user_id, agent_id=scope.agent_id,
-        end_user_id=scope.end_user_id, key=key, statement=statement, confidence=confidence, source=source,
+        workspace_id=scope.workspace_id,
+        user_id=scope.user_id,
+        agent_id=scope.agent_id,
+        end_user_id=scope.end_user_id,
+        key=key,
+        statement=statement,
+        confidence=confidence,
+        source=source,
         source_conversation_id=conversation_id,
     )
     audit.record(actor, "CREATE", "MEMORY_FACT", fact.id, f"{key}", workspace_id=scope.workspace_id)
@@ -127,11 +133,14 @@ def remember(scope: Scope, actor: Caller | None, key: str, statement: str, confi
         return fact, "created", None
     other = max(existing, key=lambda f: f.id)
     c = Contradiction.create(
-        workspace_id=scope.workspace_id, user_id=scope.user_id, agent_id=scope.agent_id,
-        end_user_id=scope.end_user_id, fact_a=other.id, fact_b=fact.id,
+        workspace_id=scope.workspace_id,
+        user_id=scope.user_id,
+        agent_id=scope.agent_id,
+        end_user_id=scope.end_user_id,
+        fact_a=other.id,
+        fact_b=fact.id,
     )
-    audit.record(actor, "CREATE", "MEMORY_CONTRADICTION", c.id, f"{key}: {other.id} vs {fact.id}",
-                 workspace_id=scope.workspace_id)
+    audit.record(actor, "CREATE", "MEMORY_CONTRADICTION", c.id, f"{key}: {other.id} vs {fact.id}", workspace_id=scope.workspace_id)
     return fact, "contradicts", c
 
 
@@ -170,8 +179,7 @@ async def summarize(platform: Platform, caller: Caller, agent: Any, conversation
     return result
 
 
-async def extract(platform: Any, actor: Caller | None, agent: Any, conv: Any, rows: list[Message],
-                  heading: str = "conversation") -> dict[str, Any]:
+async def extract(platform: Any, actor: Caller | None, agent: Any, conv: Any, rows: list[Message], heading: str = "conversation") -> dict[str, Any]:
     """The extractor behind summarize and the idle loop: facts from these messages of the conversation,
     deduplicated against the known ones (contradictions flagged), noted in today's daily note."""
     scope = Scope(agent.workspace_id, conv.user_id, agent.id, conv.end_user_id or "")
@@ -194,7 +202,9 @@ async def extract(platform: Any, actor: Caller | None, agent: Any, conv: Any, ro
         note = store.append(config, scope, store.daily_name(now.date()), "\n".join(lines) + "\n")
         store.write_projection(config, scope)
     return {
-        "conversationId": conv.conversation_id, "endUserId": scope.end_user_id or None, "model": model,
+        "conversationId": conv.conversation_id,
+        "endUserId": scope.end_user_id or None,
+        "model": model,
         "extracted": len(results),
         "facts": [fact_vo(Fact.get_by_id(f.id)) | {"outcome": outcome} for f, outcome, _ in results],
         "contradictions": [contradiction_vo(c) for _, _, c in results if c is not None],
@@ -245,8 +255,9 @@ def contradictions(scope: Scope) -> list[dict[str, Any]]:
     return [contradiction_vo(c) for c in q.order_by(Contradiction.id)]
 
 
-async def resolve(platform: Platform, scope: Scope, caller: Caller, agent: Any, contradiction_id: int, resolution: str,
-                  statement: str | None) -> dict[str, Any]:
+async def resolve(
+    platform: Platform, scope: Scope, caller: Caller, agent: Any, contradiction_id: int, resolution: str, statement: str | None
+) -> dict[str, Any]:
     """Settle a contradiction: keep one side, merge both into fact A, or keep both (IGNORE)."""
     c = Contradiction.get_or_none((Contradiction.id == contradiction_id) & scope.where(Contradiction))
     if c is None:
@@ -259,9 +270,14 @@ async def resolve(platform: Platform, scope: Scope, caller: Caller, agent: Any, 
         if statement:
             merged = statement
         else:
-            text, _ = await llm.ask(platform.services.llm, llm.targets_for(agent), llm.MERGE_SYSTEM,
-                                    json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}), 500,
-                                    scope=scope)
+            text, _ = await llm.ask(
+                platform.services.llm,
+                llm.targets_for(agent),
+                llm.MERGE_SYSTEM,
+                json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}),
+                500,
+                scope=scope,
+            )
             merged = " ".join(text.strip().strip('"').split())[:STATEMENT_MAX]
             if not merged:
                 raise LlmFailure("The memory model answered an empty merge")
@@ -281,15 +297,11 @@ async def resolve(platform: Platform, scope: Scope, caller: Caller, agent: Any, 
             a.save()
         c.status, c.resolution, c.resolve_time = "resolved", resolution, utcnow()
         c.save()
-        audit.record(caller, "UPDATE", "MEMORY_CONTRADICTION", c.id, f"resolved {resolution}",
-                     workspace_id=scope.workspace_id)
+        audit.record(caller, "UPDATE", "MEMORY_CONTRADICTION", c.id, f"resolved {resolution}", workspace_id=scope.workspace_id)
     store.write_projection(platform.config, scope)
     return contradiction_vo(c)
 
 
 def candidates(scope: Scope, limit: int) -> list[dict[str, Any]]:
     """Active facts ranked by recall score, with the score's parts."""
-    return [
-        {"fact": fact_vo(f), "key": f.key, "statement": f.statement, **detail}
-        for f, detail in store.ranked(active(scope))[:limit]
-    ]
+    return [{"fact": fact_vo(f), "key": f.key, "statement": f.statement, **detail} for f, detail in store.ranked(active(scope))[:limit]]

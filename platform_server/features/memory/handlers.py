@@ -1,4 +1,5 @@
 """Memory routes under /api/v1/memory/{agentId}: the caller's own memory of an agent (optionally per end user)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,8 +18,12 @@ from platform_server.web.sse import SseWriter
 
 TAGS = ("Memory",)
 BASE = "/api/v1/memory/{agentId}"
-END_USER = {"name": "endUserId", "in": "query", "schema": {"type": "string"},
-            "description": "The end user whose memory this is (none: the caller's own)"}
+END_USER = {
+    "name": "endUserId",
+    "in": "query",
+    "schema": {"type": "string"},
+    "description": "The end user whose memory this is (none: the caller's own)",
+}
 
 
 class MemoryHandler(ApiHandler):
@@ -54,8 +59,7 @@ class DreamEventsHandler(MemoryHandler):
         self._sub = sub = self.dreamer.bus.subscribe(scope.user_id, agent.id)
         writer = SseWriter(self)
         try:
-            if not await writer.send("snapshot", {"agentId": str(agent.id),
-                                                  "running": self.dreamer.running_for(scope.user_id, agent.id)}):
+            if not await writer.send("snapshot", {"agentId": str(agent.id), "running": self.dreamer.running_for(scope.user_id, agent.id)}):
                 return
             await stream(writer, sub, self.config.heartbeat_s)
         finally:
@@ -83,14 +87,18 @@ class MorningCardSeenHandler(MemoryHandler):
 
 
 class ReportsHandler(MemoryHandler):
-    query_params = {"GET": [END_USER, {"name": "page", "in": "query", "schema": {"type": "integer"}},
-                            {"name": "size", "in": "query", "schema": {"type": "integer"}}]}
+    query_params = {
+        "GET": [
+            END_USER,
+            {"name": "page", "in": "query", "schema": {"type": "integer"}},
+            {"name": "size", "in": "query", "schema": {"type": "integer"}},
+        ]
+    }
 
     def get(self, agentId: int) -> None:
         """Dream reports of this memory, newest first (paged)."""
         _, scope = self.scope(agentId)
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
-                           self.config.max_page_size)
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
         self.ok(paginate(dreaming.reports_query(scope), req, dreaming.report_vo))
 
 
@@ -163,9 +171,13 @@ class EmergenceHandler(MemoryHandler):
 
 
 class FactsHandler(MemoryHandler):
-    query_params = {"GET": [END_USER, {"name": "status", "in": "query", "schema": {"type": "string"},
-                                       "description": "active (default), forgotten or all"},
-                            {"name": "keyword", "in": "query", "schema": {"type": "string"}}]}
+    query_params = {
+        "GET": [
+            END_USER,
+            {"name": "status", "in": "query", "schema": {"type": "string"}, "description": "active (default), forgotten or all"},
+            {"name": "keyword", "in": "query", "schema": {"type": "string"}},
+        ]
+    }
 
     def get(self, agentId: int) -> None:
         """The caller's remembered facts of this agent, newest first."""
@@ -187,8 +199,7 @@ class ResolveHandler(MemoryHandler):
         """Resolve with KEEP_A, KEEP_B, MERGE (into fact A) or IGNORE (both stay)."""
         req = self.body(ResolveRequest)
         agent, scope = self.scope(agentId)
-        self.ok(await facts.resolve(self.platform, scope, self.require_caller(), agent, contradictionId,
-                                    req.resolution, req.statement))
+        self.ok(await facts.resolve(self.platform, scope, self.require_caller(), agent, contradictionId, req.resolution, req.statement))
 
 
 class FeedbackHandler(MemoryHandler):
@@ -252,19 +263,22 @@ class SummarizeHandler(MemoryHandler):
         self.ok(await facts.summarize(self.platform, caller, agent, conversationId))
 
 
-ROUTES = gated("dreaming", [
-    route(f"{BASE}/dream/events", DreamEventsHandler),
-    route(f"{BASE}/dream/morning-card", MorningCardHandler),
-    route(f"{BASE}/dream/morning-card/seen", MorningCardSeenHandler),
-    route(f"{BASE}/dream/reports", ReportsHandler),
-    route(f"{BASE}/dream/reports/{{reportId}}", ReportHandler),
-    route(f"{BASE}/dream/reports/{{reportId}}/entries/{{key}}/confirm", EntryConfirmHandler),
-    route(f"{BASE}/dream/reports/{{reportId}}/entries/{{key}}/edit", EntryEditHandler),
-    route(f"{BASE}/dreaming/candidates", CandidatesHandler),
-    route(f"{BASE}/dreaming/dreams", DreamsHandler),
-    route(f"{BASE}/dreaming/focused", FocusedHandler),
-    route(f"{BASE}/dreaming/status", StatusHandler),
-]) + [
+ROUTES = gated(
+    "dreaming",
+    [
+        route(f"{BASE}/dream/events", DreamEventsHandler),
+        route(f"{BASE}/dream/morning-card", MorningCardHandler),
+        route(f"{BASE}/dream/morning-card/seen", MorningCardSeenHandler),
+        route(f"{BASE}/dream/reports", ReportsHandler),
+        route(f"{BASE}/dream/reports/{{reportId}}", ReportHandler),
+        route(f"{BASE}/dream/reports/{{reportId}}/entries/{{key}}/confirm", EntryConfirmHandler),
+        route(f"{BASE}/dream/reports/{{reportId}}/entries/{{key}}/edit", EntryEditHandler),
+        route(f"{BASE}/dreaming/candidates", CandidatesHandler),
+        route(f"{BASE}/dreaming/dreams", DreamsHandler),
+        route(f"{BASE}/dreaming/focused", FocusedHandler),
+        route(f"{BASE}/dreaming/status", StatusHandler),
+    ],
+) + [
     route(f"{BASE}/emergence", EmergenceHandler),
     route(f"{BASE}/facts", FactsHandler),
     route(f"{BASE}/facts/contradictions", ContradictionsHandler),

@@ -1,4 +1,5 @@
 """Start: the dream runner (`platform.services.memory`) and the nightly dream loop."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

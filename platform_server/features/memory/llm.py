@@ -1,4 +1,5 @@
 """Memory's model calls: through the platform's router with the agent's model, answers parsed as JSON."""
+
 from __future__ import annotations
 
 import json
@@ -34,20 +35,20 @@ def parse_json(text: str) -> Any:
         start, end = cleaned.find(opener), cleaned.rfind(closer)
         if 0 <= start < end:
             try:
-                return json.loads(cleaned[start:end + 1])
+                return json.loads(cleaned[start : end + 1])
             except ValueError:
                 continue
     raise LlmFailure("The memory model did not answer valid JSON")
 
 
-async def ask(router: Any, targets: list[Any], system: str, user: str, max_tokens: int = 2000, *,
-              scope: Any = None, source: str = "memory") -> tuple[str, str]:
+async def ask(
+    router: Any, targets: list[Any], system: str, user: str, max_tokens: int = 2000, *, scope: Any = None, source: str = "memory"
+) -> tuple[str, str]:
     """One whole call; returns (answer text, `provider/model`). Provider failures become 2001.
 
     `scope` (a memory Scope) and `source` label the call in the usage records.
     """
-    req = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user)],
-                      max_tokens=max_tokens, temperature=0.2)
+    req = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user)], max_tokens=max_tokens, temperature=0.2)
     ids = (scope.workspace_id, scope.user_id, scope.agent_id) if scope is not None else (None, None, None)
     try:
         with meter.scope(source, *ids):
@@ -57,8 +58,9 @@ async def ask(router: Any, targets: list[Any], system: str, user: str, max_token
     return result.content or "", f"{target.provider_id}/{target.model_name}"
 
 
-async def ask_json(router: Any, targets: list[Any], system: str, user: str, max_tokens: int = 2000, *,
-                   scope: Any = None, source: str = "memory") -> tuple[Any, str]:
+async def ask_json(
+    router: Any, targets: list[Any], system: str, user: str, max_tokens: int = 2000, *, scope: Any = None, source: str = "memory"
+) -> tuple[Any, str]:
     text, model = await ask(router, targets, system, user, max_tokens, scope=scope, source=source)
     return parse_json(text), model
 

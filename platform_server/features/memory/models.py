@@ -1,4 +1,5 @@
 """Memory: facts per (user, agent, endUserId), contradictions between them, dream reports."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,4 +1,5 @@
 """The nightly dream: a Loop that, once a day from the configured local hour, dreams every memory with news."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -55,9 +56,9 @@ def next_run(config: Any, now: dt.datetime) -> dt.datetime:
 
 def due_scopes() -> list[Scope]:
     """Memories whose facts changed after their last completed dream ended (or that never dreamed)."""
-    rows = (Fact.select(Fact.workspace_id, Fact.user_id, Fact.agent_id, Fact.end_user_id,
-                        peewee.fn.MAX(Fact.update_time).alias("latest"))
-            .group_by(Fact.workspace_id, Fact.user_id, Fact.agent_id, Fact.end_user_id))
+    rows = Fact.select(Fact.workspace_id, Fact.user_id, Fact.agent_id, Fact.end_user_id, peewee.fn.MAX(Fact.update_time).alias("latest")).group_by(
+        Fact.workspace_id, Fact.user_id, Fact.agent_id, Fact.end_user_id
+    )
     due: list[Scope] = []
     for row in dict_rows(rows):
         scope = Scope(row["workspace_id"], row["user_id"], row["agent_id"], row["end_user_id"])
@@ -111,8 +112,12 @@ def status(platform: Platform, scope: Scope) -> dict[str, Any]:
     """Dreaming configuration, this memory's stats and its last run."""
     config = platform.config
     dreamer: Dreamer = platform.services.memory
-    last = (DreamReport.select().where(scope.where(DreamReport) & (DreamReport.status != "running"))
-            .order_by(DreamReport.create_time.desc(), DreamReport.id.desc()).first())
+    last = (
+        DreamReport.select()
+        .where(scope.where(DreamReport) & (DreamReport.status != "running"))
+        .order_by(DreamReport.create_time.desc(), DreamReport.id.desc())
+        .first()
+    )
     fact_rows = Fact.select(Fact.status, peewee.fn.COUNT(Fact.id).alias("n")).where(scope.where(Fact)).group_by(Fact.status)
     by_status = {r["status"]: r["n"] for r in dict_rows(fact_rows)}
     flag = flag_on()
@@ -133,10 +138,8 @@ def status(platform: Platform, scope: Scope) -> dict[str, Any]:
         "stats": {
             "activeFacts": by_status.get("active", 0),
             "forgottenFacts": by_status.get("forgotten", 0),
-            "userEditedFacts": Fact.select().where(scope.where(Fact) & (Fact.status == "active")
-                                                   & (Fact.user_edited == True)).count(),  # noqa: E712
-            "openContradictions": Contradiction.select().where(
-                scope.where(Contradiction) & (Contradiction.status == "open")).count(),
+            "userEditedFacts": Fact.select().where(scope.where(Fact) & (Fact.status == "active") & (Fact.user_edited == True)).count(),  # noqa: E712
+            "openContradictions": Contradiction.select().where(scope.where(Contradiction) & (Contradiction.status == "open")).count(),
             "reports": DreamReport.select().where(scope.where(DreamReport)).count(),
             "dailyNotes": store.daily_count(config, scope),
         },

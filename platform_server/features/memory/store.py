@@ -7,6 +7,7 @@ files route, tool, export or prompt file reaches it; all writes go through the c
 `daily/YYYY-MM-DD.md` and `DREAMS.md`. The shared, hand-written `MEMORY.md` at the workspace root
 (and `memory/users/<key>/MEMORY.md`) of the workspace stay the agent's own notes; the chat runtime sends both.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -44,8 +45,10 @@ class Scope:
     def where(self, model: Any) -> Any:
         """A peewee condition selecting the scope's rows of a model with the scope columns."""
         return (
-            (model.user_id == self.user_id) & (model.agent_id == self.agent_id)
-            & (model.end_user_id == self.end_user_id) & (model.workspace_id == self.workspace_id)
+            (model.user_id == self.user_id)
+            & (model.agent_id == self.agent_id)
+            & (model.end_user_id == self.end_user_id)
+            & (model.workspace_id == self.workspace_id)
         )
 
     def folder(self) -> str:
@@ -85,8 +88,11 @@ def score_detail(fact: Fact, now: dt.datetime | None = None) -> dict[str, float]
     confidence = min(1.0, max(0.0, float(fact.confidence)))
     score = 0.35 * recency + 0.25 * frequency + 0.25 * helpfulness + 0.15 * confidence
     return {
-        "score": round(score, 4), "recency": round(recency, 4), "frequency": round(frequency, 4),
-        "helpfulness": round(helpfulness, 4), "confidence": round(confidence, 4),
+        "score": round(score, 4),
+        "recency": round(recency, 4),
+        "frequency": round(frequency, 4),
+        "helpfulness": round(helpfulness, 4),
+        "confidence": round(confidence, 4),
     }
 
 
@@ -109,9 +115,11 @@ def render(scope: Scope, facts: list[Fact]) -> str:
     for f in facts:
         by_key[f.key] = by_key.get(f.key, 0) + 1
     lines = [
-        "# Memory", "",
+        "# Memory",
+        "",
         "<!-- Generated from remembered facts. Change entries through the memory API (edit a dream "
-        "report entry, forget a fact); direct edits are replaced when the memory is rebuilt. -->", "",
+        "report entry, forget a fact); direct edits are replaced when the memory is rebuilt. -->",
+        "",
     ]
     for f, detail in ranked(facts)[:PROJECTION_MAX_LINES]:
         meta = [f"id={f.id}", f"confidence={f.confidence:.2f}", f"score={detail['score']:.2f}"]
@@ -233,7 +241,7 @@ def list_files(config: Config, scope: Scope) -> list[dict[str, Any]]:
     prefix = scope.folder() + "/"
     out = []
     for rel, st in files.walk_files(root, scope.folder()):
-        name = rel[len(prefix):]
+        name = rel[len(prefix) :]
         if not scope.end_user_id and name.startswith("users/"):
             continue
         out.append({**files.file_info(name, st), "editable": name != PROJECTION})

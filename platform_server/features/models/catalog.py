@@ -1,4 +1,5 @@
 """The built-in provider catalog and the seeding of the embedded local model at start."""
+
 from __future__ import annotations
 
 import logging
@@ -34,19 +35,37 @@ class SeedProvider:
 # Disabled until an admin configures them (except `local`, enabled when its model is installed).
 BUILTIN: tuple[SeedProvider, ...] = (
     SeedProvider("local", "Local (embedded)", "local", ""),
-    SeedProvider("openai", "OpenAI", "openai", "https://api.openai.com/v1", (
-        SeedModel("gpt-4o-mini", modalities="text,image", max_input_tokens=128000),
-        SeedModel("gpt-4o", modalities="text,image", max_input_tokens=128000),
-        SeedModel("text-embedding-3-small", model_type="embedding"),
-    )),
-    SeedProvider("anthropic", "Anthropic", "anthropic", "https://api.anthropic.com", (
-        SeedModel("claude-sonnet-4-5", modalities="text,image", max_input_tokens=200000),
-        SeedModel("claude-haiku-4-5", modalities="text,image", max_input_tokens=200000),
-    )),
-    SeedProvider("deepseek", "DeepSeek", "openai", "https://api.deepseek.com/v1", (
-        SeedModel("deepseek-chat", max_input_tokens=64000),
-        SeedModel("deepseek-reasoner", max_input_tokens=64000),
-    )),
+    SeedProvider(
+        "openai",
+        "OpenAI",
+        "openai",
+        "https://api.openai.com/v1",
+        (
+            SeedModel("gpt-4o-mini", modalities="text,image", max_input_tokens=128000),
+            SeedModel("gpt-4o", modalities="text,image", max_input_tokens=128000),
+            SeedModel("text-embedding-3-small", model_type="embedding"),
+        ),
+    ),
+    SeedProvider(
+        "anthropic",
+        "Anthropic",
+        "anthropic",
+        "https://api.anthropic.com",
+        (
+            SeedModel("claude-sonnet-4-5", modalities="text,image", max_input_tokens=200000),
+            SeedModel("claude-haiku-4-5", modalities="text,image", max_input_tokens=200000),
+        ),
+    ),
+    SeedProvider(
+        "deepseek",
+        "DeepSeek",
+        "openai",
+        "https://api.deepseek.com/v1",
+        (
+            SeedModel("deepseek-chat", max_input_tokens=64000),
+            SeedModel("deepseek-reasoner", max_input_tokens=64000),
+        ),
+    ),
     SeedProvider("openrouter", "OpenRouter", "openai", "https://openrouter.ai/api/v1"),
     SeedProvider("ollama", "Ollama", "openai", "http://127.0.0.1:11434/v1"),
     SeedProvider("lmstudio", "LM Studio", "openai", "http://127.0.0.1:1234/v1"),
@@ -65,13 +84,22 @@ def seed_catalog() -> None:
             if seed.id in existing:
                 continue
             Provider.create(
-                id=seed.id, name=seed.name, protocol=seed.protocol, base_url=seed.base_url,
-                enabled=False, builtin=True, sort_order=order,
+                id=seed.id,
+                name=seed.name,
+                protocol=seed.protocol,
+                base_url=seed.base_url,
+                enabled=False,
+                builtin=True,
+                sort_order=order,
             )
             for m in seed.models:
                 ModelConfig.create(
-                    provider=seed.id, model_name=m.name, display_name=m.name, model_type=m.model_type,
-                    modalities=m.modalities, max_input_tokens=m.max_input_tokens,
+                    provider=seed.id,
+                    model_name=m.name,
+                    display_name=m.name,
+                    model_type=m.model_type,
+                    modalities=m.modalities,
+                    max_input_tokens=m.max_input_tokens,
                 )
 
 
@@ -91,12 +119,10 @@ def seed_local(chat_model_name: str | None, embedding_path: str | None) -> None:
         changed = False
         if chat_model_name and not any(m.model_type == "chat" for m in models):
             display = Path(chat_model_name).stem
-            ModelConfig.create(provider=LOCAL, model_name=chat_model_name, display_name=display, model_type="chat",
-                               max_input_tokens=2048)
+            ModelConfig.create(provider=LOCAL, model_name=chat_model_name, display_name=display, model_type="chat", max_input_tokens=2048)
             changed = True
         if embedding_path and not any(m.model_type == "embedding" for m in models):
-            ModelConfig.create(provider=LOCAL, model_name=LOCAL_EMBEDDING_MODEL, display_name="Static embeddings (model2vec)",
-                               model_type="embedding")
+            ModelConfig.create(provider=LOCAL, model_name=LOCAL_EMBEDDING_MODEL, display_name="Static embeddings (model2vec)", model_type="embedding")
             changed = True
         if changed and not local.enabled:
             local.enabled = True

@@ -1,4 +1,5 @@
 """Models: providers, their models, defaults, discovery and tests; the LLM provider pool."""
+
 from __future__ import annotations
 
 from platform_server.features.models import remote, service
@@ -46,8 +47,11 @@ class ModelsHandler(_Models):
     def post(self) -> None:
         """Create a model under a provider."""
         req = self.body(ModelCreate)
-        self.ok(service.add_model(self.require_caller(), req.providerId, req.modelName, req.displayName, req.modelType,
-                                  req.modalities, req.maxInputTokens, req.enabled))
+        self.ok(
+            service.add_model(
+                self.require_caller(), req.providerId, req.modelName, req.displayName, req.modelType, req.modalities, req.maxInputTokens, req.enabled
+            )
+        )
 
 
 class CatalogHandler(_Models):
@@ -123,8 +127,7 @@ class CustomProvidersHandler(_Models):
     def post(self) -> None:
         """Create an enabled custom provider."""
         req = self.body(CustomProviderCreate)
-        self.ok(service.create_custom_provider(self.require_caller(), req.providerId, req.name, req.baseUrl, req.apiKey,
-                                               req.protocol))
+        self.ok(service.create_custom_provider(self.require_caller(), req.providerId, req.name, req.baseUrl, req.apiKey, req.protocol))
 
     def delete(self) -> None:
         """Delete a custom provider named by the `providerId` query parameter."""
@@ -257,8 +260,11 @@ class ProviderModelsHandler(_Models):
     def post(self, providerId: str) -> None:
         """Add a model to the provider."""
         req = self.body(ProviderModelCreate)
-        self.ok(service.add_model(self.require_caller(), providerId, req.modelName, req.displayName, req.modelType,
-                                  req.modalities, req.maxInputTokens, req.enabled))
+        self.ok(
+            service.add_model(
+                self.require_caller(), providerId, req.modelName, req.displayName, req.modelType, req.modalities, req.maxInputTokens, req.enabled
+            )
+        )
 
     def delete(self, providerId: str) -> None:
         """Remove the model named by the `modelName` query parameter (`modelId` also accepted)."""

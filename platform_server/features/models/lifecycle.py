@@ -1,4 +1,5 @@
 """Seed the provider catalog and the embedded local model; own the process's LLM router."""
+
 from __future__ import annotations
 
 from pathlib import Path

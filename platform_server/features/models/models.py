@@ -1,4 +1,5 @@
 """Model providers (a slug id, protocol, endpoint, key) and the models each one offers."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,4 +1,5 @@
 """Model operations that call the provider: discover, bulk add, connection and embedding tests."""
+
 from __future__ import annotations
 
 import time
@@ -62,8 +63,12 @@ async def discover_apply(router: LlmRouter, caller: Caller, provider_id: str, na
             if (info.id, info.model_type) in known:
                 continue
             m = ModelConfig.create(
-                provider=provider_id, model_name=info.id, display_name=info.id, model_type=info.model_type,
-                modalities=service.check_modalities(info.modalities), max_input_tokens=info.max_input_tokens,
+                provider=provider_id,
+                model_name=info.id,
+                display_name=info.id,
+                model_type=info.model_type,
+                modalities=service.check_modalities(info.modalities),
+                max_input_tokens=info.max_input_tokens,
             )
             added.append(m.id)
         service.ensure_defaults()
@@ -81,8 +86,20 @@ async def test_embedding(router: LlmRouter, model_id: int, text: str) -> dict[st
     try:
         vectors = await router.embed([text], model_id)
     except LlmError as exc:
-        return {**base, "success": False, "message": exc.message, "dimensions": 0, "preview": [],
-                "latencyMs": int((time.monotonic() - started) * 1000)}
+        return {
+            **base,
+            "success": False,
+            "message": exc.message,
+            "dimensions": 0,
+            "preview": [],
+            "latencyMs": int((time.monotonic() - started) * 1000),
+        }
     vector = vectors[0] if vectors else []
-    return {**base, "success": bool(vector), "message": "OK" if vector else "empty embedding", "dimensions": len(vector),
-            "preview": [round(x, 6) for x in vector[:8]], "latencyMs": int((time.monotonic() - started) * 1000)}
+    return {
+        **base,
+        "success": bool(vector),
+        "message": "OK" if vector else "empty embedding",
+        "dimensions": len(vector),
+        "preview": [round(x, 6) for x in vector[:8]],
+        "latencyMs": int((time.monotonic() - started) * 1000),
+    }

@@ -1,4 +1,5 @@
 """The LLM runtime: which model answers (targets), failover across providers, the provider pool."""
+
 from __future__ import annotations
 
 import asyncio
@@ -237,7 +238,9 @@ class LlmRouter:
         if cached is not None:
             self._retired.append(cached[1])  # a call may still be using it: closed on stop
         client = make_client(
-            target.protocol, target.base_url, target.api_key,
+            target.protocol,
+            target.base_url,
+            target.api_key,
             timeout_s=self.config.llm_timeout_s,
             first_byte_timeout_s=self.config.llm_first_byte_timeout_s,
             idle_timeout_s=self.config.llm_idle_timeout_s,
@@ -276,8 +279,7 @@ class LlmRouter:
                         started = True
                         yield Routed(target)
                     if isinstance(event, Usage):
-                        used = Usage(used.prompt_tokens + event.prompt_tokens,
-                                     used.completion_tokens + event.completion_tokens)
+                        used = Usage(used.prompt_tokens + event.prompt_tokens, used.completion_tokens + event.completion_tokens)
                     yield event
             except Exception as raw:  # noqa: BLE001 - every provider failure fails over or becomes LlmError
                 exc = _as_llm_error(target.provider_id, raw)
@@ -351,10 +353,15 @@ class LlmRouter:
                 detail = {"modelName": None, "modelCount": len(models)}
         except Exception as raw:  # noqa: BLE001 - reported to the admin, not raised
             exc = _as_llm_error(provider_id, raw)
-            return {"success": False, "providerId": provider_id, "modelName": model_name, "message": exc.message,
-                    "latencyMs": int((time.monotonic() - started) * 1000), "status": exc.status}
-        return {"success": True, "providerId": provider_id, "message": "OK",
-                "latencyMs": int((time.monotonic() - started) * 1000), **detail}
+            return {
+                "success": False,
+                "providerId": provider_id,
+                "modelName": model_name,
+                "message": exc.message,
+                "latencyMs": int((time.monotonic() - started) * 1000),
+                "status": exc.status,
+            }
+        return {"success": True, "providerId": provider_id, "message": "OK", "latencyMs": int((time.monotonic() - started) * 1000), **detail}
 
     async def reprobe(self, provider_id: str) -> dict[str, Any]:
         """Probe now and record the outcome in the pool (success clears any cooldown)."""

@@ -1,4 +1,5 @@
 """Request bodies of the Models, LLM runtime and provider routes."""
+
 from __future__ import annotations
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -68,5 +69,4 @@ class ModelTest(BaseModel):
 class DiscoverApply(BaseModel):
     # modelIds: the original console's name for the same list
     model_config = ConfigDict(populate_by_name=True)
-    modelNames: list[str] | None = Field(default=None, max_length=1000,
-                                         validation_alias=AliasChoices("modelNames", "modelIds"))
+    modelNames: list[str] | None = Field(default=None, max_length=1000, validation_alias=AliasChoices("modelNames", "modelIds"))

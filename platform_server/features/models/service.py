@@ -1,4 +1,5 @@
 """Providers and models: the catalog, custom providers, defaults and per-model settings."""
+
 from __future__ import annotations
 
 import os
@@ -214,9 +215,7 @@ def _check_local_model(provider: Provider, model_name: str, model_type: str) -> 
 # ---- providers ------------------------------------------------------------
 
 
-def create_custom_provider(
-    caller: Caller, provider_id: str, name: str, base_url: str, api_key: str | None, protocol: str
-) -> dict[str, Any]:
+def create_custom_provider(caller: Caller, provider_id: str, name: str, base_url: str, api_key: str | None, protocol: str) -> dict[str, Any]:
     """Create an enabled custom provider."""
     if not SLUG.match(provider_id):
         raise BadRequest("providerId: must match [a-z0-9][a-z0-9._-]*")
@@ -226,8 +225,14 @@ def create_custom_provider(
         if Provider.get_or_none(Provider.id == provider_id) is not None:
             raise BadRequest(f"providerId: provider '{provider_id}' already exists")
         p = Provider.create(
-            id=provider_id, name=name, protocol=protocol, base_url=base_url,
-            api_key=api_key or None, enabled=True, builtin=False, sort_order=100,
+            id=provider_id,
+            name=name,
+            protocol=protocol,
+            base_url=base_url,
+            api_key=api_key or None,
+            enabled=True,
+            builtin=False,
+            sort_order=100,
         )
         audit.record(caller, "CREATE", "MODEL_PROVIDER", provider_id, f"custom provider {provider_id} ({protocol})")
     return provider_to_dict(p, [])
@@ -331,8 +336,11 @@ def add_model(
         if exists is not None:
             raise BadRequest(f"modelName: '{model_name}' already exists for provider {provider_id}")
         m = ModelConfig.create(
-            provider=provider_id, model_name=model_name, display_name=display_name or model_name,
-            model_type=model_type, modalities=modalities,
+            provider=provider_id,
+            model_name=model_name,
+            display_name=display_name or model_name,
+            model_type=model_type,
+            modalities=modalities,
             max_input_tokens=max_input_tokens if max_input_tokens and max_input_tokens > 0 else None,
             enabled=enabled,
         )
@@ -389,9 +397,7 @@ def set_default(caller: Caller, model_id: int) -> dict[str, Any]:
         m = get_model_row(model_id)
         if not m.enabled or not m.provider.enabled:
             raise BadRequest("Only an enabled model of an enabled provider can be the default")
-        ModelConfig.update(is_default=False).where(
-            (ModelConfig.model_type == m.model_type) & (ModelConfig.id != m.id)
-        ).execute()
+        ModelConfig.update(is_default=False).where((ModelConfig.model_type == m.model_type) & (ModelConfig.id != m.id)).execute()
         ModelConfig.update(is_default=True).where(ModelConfig.id == m.id).execute()
         audit.record(caller, "UPDATE", "MODEL", model_id, f"default {m.model_type} model {m.provider_id}/{m.model_name}")
     return model_to_dict(get_model_row(model_id))
@@ -425,8 +431,7 @@ def active() -> dict[str, Any]:
     if m is None:
         return {"activeLlm": None}
     # providerId/model: the original console's names for the same two values
-    return {"activeLlm": {"provider": m.provider_id, "modelName": m.model_name, "providerId": m.provider_id,
-                          "model": m.model_name}}
+    return {"activeLlm": {"provider": m.provider_id, "modelName": m.model_name, "providerId": m.provider_id, "model": m.model_name}}
 
 
 def set_active(caller: Caller, provider_id: str, model_name: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
 """OAuth sign-in for two model vendors; the tokens become the API key of the vendor's provider."""
+
 from __future__ import annotations
 
 from platform_server.features.oauth.schemas import CallbackPaste, DeviceSessionRef

@@ -1,4 +1,5 @@
 """Start the OAuth service and its periodic refresh check."""
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """OAuth credentials obtained by the platform itself (vendor_b); vendor_a's live in a file on disk."""
+
 from __future__ import annotations
 
 import peewee

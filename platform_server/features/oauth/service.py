@@ -1,4 +1,5 @@
 """The OAuth runtime object: both vendors and the periodic near-expiry refresh."""
+
 from __future__ import annotations
 
 import logging

@@ -1,4 +1,5 @@
 """vendor_a: a credential file another tool keeps on local disk; read, report, refresh near expiry."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -67,8 +68,7 @@ def parse_credential(doc: Any) -> FileCredential | None:
         if isinstance(access, str) and access:
             refresh = _first(holder, REFRESH_KEYS)
             expires_at, in_ms = _parse_expiry(_first(holder, EXPIRY_KEYS))
-            return FileCredential(doc, holder, access, refresh if isinstance(refresh, str) and refresh else None,
-                                  expires_at, in_ms)
+            return FileCredential(doc, holder, access, refresh if isinstance(refresh, str) and refresh else None, expires_at, in_ms)
     return None
 
 
@@ -159,8 +159,7 @@ class VendorA:
         near = cred.expires_at is not None and cred.expires_at - self.clock() <= self.config.oauth_refresh_margin_s
         if near and cred.refresh_token and self.config.oauth_vendor_a_token_url:
             try:
-                tokens = await oauth.refresh(self.config.oauth_vendor_a_token_url, self.config.oauth_vendor_a_client_id,
-                                             cred.refresh_token)
+                tokens = await oauth.refresh(self.config.oauth_vendor_a_token_url, self.config.oauth_vendor_a_client_id, cred.refresh_token)
                 await run_blocking(write_file, path, cred, tokens)
                 cred, why = await run_blocking(read_file, path)
                 self.last_refresh = self.clock()

@@ -1,4 +1,5 @@
 """vendor_b: authorization code + PKCE (LOCAL redirect listener or MANUAL_PASTE), device flow, refresh, revoke."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -75,8 +76,7 @@ class CallbackHandler(tornado.web.RequestHandler):
     async def get(self) -> None:
         self.set_header("Content-Type", "text/plain; charset=UTF-8")
         try:
-            await self.owner.complete(self.get_query_argument("code", ""), self.get_query_argument("state", ""),
-                                      self.get_query_argument("error", ""))
+            await self.owner.complete(self.get_query_argument("code", ""), self.get_query_argument("state", ""), self.get_query_argument("error", ""))
         except BadRequest as exc:
             self.set_status(400)
             self.finish(f"Sign-in failed: {exc.msg}\n")
@@ -134,14 +134,25 @@ class VendorB:
         state = secrets.token_urlsafe(24)
         expires = self.clock() + SESSION_TTL_S
         self.auth[state] = AuthSession(verifier, self.redirect_uri, mode, expires, caller)
-        query = urllib.parse.urlencode({
-            "response_type": "code", "client_id": self.config.oauth_vendor_b_client_id, "redirect_uri": self.redirect_uri,
-            "scope": self.config.oauth_vendor_b_scope, "state": state, "code_challenge": challenge,
-            "code_challenge_method": "S256",
-        })
+        query = urllib.parse.urlencode(
+            {
+                "response_type": "code",
+                "client_id": self.config.oauth_vendor_b_client_id,
+                "redirect_uri": self.redirect_uri,
+                "scope": self.config.oauth_vendor_b_scope,
+                "state": state,
+                "code_challenge": challenge,
+                "code_challenge_method": "S256",
+            }
+        )
         url = self.config.oauth_vendor_b_authorize_url
-        return {"mode": mode, "authorizeUrl": url + ("&" if "?" in url else "?") + query, "state": state,
-                "redirectUri": self.redirect_uri, "expiresAt": iso_ts(expires)}
+        return {
+            "mode": mode,
+            "authorizeUrl": url + ("&" if "?" in url else "?") + query,
+            "state": state,
+            "redirectUri": self.redirect_uri,
+            "expiresAt": iso_ts(expires),
+        }
 
     async def callback_paste(self, caller: Caller, callback_url: str) -> dict[str, Any]:
         """MANUAL_PASTE: the URL the browser was redirected to carries code and state."""
@@ -163,8 +174,9 @@ class VendorB:
         if not code:
             raise BadRequest("callbackUrl: no authorization code")
         try:
-            tokens = await oauth.exchange_code(self.config.oauth_vendor_b_token_url, self.config.oauth_vendor_b_client_id,
-                                               code, session.verifier, session.redirect_uri)
+            tokens = await oauth.exchange_code(
+                self.config.oauth_vendor_b_token_url, self.config.oauth_vendor_b_client_id, code, session.verifier, session.redirect_uri
+            )
         except oauth.OAuthError as exc:
             self.last_error = str(exc)
             raise BadRequest(f"Token exchange failed: {exc}") from None
@@ -176,8 +188,7 @@ class VendorB:
     def _start_listener(self) -> bool:
         if self._listener is None:
             try:
-                sockets = tornado.netutil.bind_sockets(self.config.oauth_vendor_b_callback_port, "127.0.0.1",
-                                                       family=socket.AF_INET)
+                sockets = tornado.netutil.bind_sockets(self.config.oauth_vendor_b_callback_port, "127.0.0.1", family=socket.AF_INET)
             except OSError as exc:
                 log.warning("vendor_b callback port %s unavailable: %s", self.config.oauth_vendor_b_callback_port, exc)
                 return False
@@ -204,8 +215,9 @@ class VendorB:
         self._need("oauth_vendor_b_device_code_url", "oauth_vendor_b_token_url", "oauth_vendor_b_client_id")
         self._prune()
         try:
-            body = await oauth.device_authorize(self.config.oauth_vendor_b_device_code_url,
-                                                self.config.oauth_vendor_b_client_id, self.config.oauth_vendor_b_scope)
+            body = await oauth.device_authorize(
+                self.config.oauth_vendor_b_device_code_url, self.config.oauth_vendor_b_client_id, self.config.oauth_vendor_b_scope
+            )
         except oauth.OAuthError as exc:
             self.last_error = str(exc)
             raise BadRequest(f"Device authorization failed: {exc}") from None
@@ -214,13 +226,24 @@ class VendorB:
         interval = float(raw_interval) if isinstance(raw_interval, (int, float)) and raw_interval >= 0 else 5.0
         session_id = secrets.token_urlsafe(16)
         session = DeviceSession(
-            body["device_code"], body["user_code"], body["verification_uri"], body.get("verification_uri_complete"),
-            now + float(body.get("expires_in") or SESSION_TTL_S), interval, now + interval, caller,
+            body["device_code"],
+            body["user_code"],
+            body["verification_uri"],
+            body.get("verification_uri_complete"),
+            now + float(body.get("expires_in") or SESSION_TTL_S),
+            interval,
+            now + interval,
+            caller,
         )
         self.devices[session_id] = session
-        return {"sessionId": session_id, "userCode": session.user_code, "verificationUri": session.verification_uri,
-                "verificationUriComplete": session.verification_uri_complete, "interval": int(interval),
-                "expiresAt": iso_ts(session.expires_at)}
+        return {
+            "sessionId": session_id,
+            "userCode": session.user_code,
+            "verificationUri": session.verification_uri,
+            "verificationUriComplete": session.verification_uri_complete,
+            "interval": int(interval),
+            "expiresAt": iso_ts(session.expires_at),
+        }
 
     def _device(self, session_id: str | None) -> tuple[str, DeviceSession]:
         self._prune()
@@ -236,18 +259,20 @@ class VendorB:
         sid, session = self._device(session_id)
         now = self.clock()
         if now < session.next_poll_at:
-            return {"status": "PENDING", "sessionId": sid, "interval": int(session.interval),
-                    "retryAfterSeconds": round(session.next_poll_at - now, 1)}
+            return {
+                "status": "PENDING",
+                "sessionId": sid,
+                "interval": int(session.interval),
+                "retryAfterSeconds": round(session.next_poll_at - now, 1),
+            }
         try:
-            tokens = await oauth.device_token(self.config.oauth_vendor_b_token_url, self.config.oauth_vendor_b_client_id,
-                                              session.device_code)
+            tokens = await oauth.device_token(self.config.oauth_vendor_b_token_url, self.config.oauth_vendor_b_client_id, session.device_code)
         except oauth.OAuthError as exc:
             if exc.error == "slow_down":
                 session.interval += 5  # RFC 8628 section 3.5
             if exc.error in ("authorization_pending", "slow_down"):
                 session.next_poll_at = self.clock() + session.interval
-                return {"status": "PENDING", "sessionId": sid, "interval": int(session.interval),
-                        "retryAfterSeconds": session.interval}
+                return {"status": "PENDING", "sessionId": sid, "interval": int(session.interval), "retryAfterSeconds": session.interval}
             self.devices.pop(sid, None)
             status = {"access_denied": "DENIED", "expired_token": "EXPIRED"}.get(exc.error, "FAILED")
             self.last_error = str(exc)
@@ -266,8 +291,12 @@ class VendorB:
     def _store(self, caller: Caller | None, tokens: oauth.TokenSet, how: str) -> None:
         with database.atomic():
             OAuthCredential.insert(
-                vendor=VENDOR, access_token=tokens.access_token, refresh_token=tokens.refresh_token,
-                expires_at=_from_epoch(tokens.expires_at), scope=tokens.scope, token_type=tokens.token_type,
+                vendor=VENDOR,
+                access_token=tokens.access_token,
+                refresh_token=tokens.refresh_token,
+                expires_at=_from_epoch(tokens.expires_at),
+                scope=tokens.scope,
+                token_type=tokens.token_type,
                 update_time=utcnow(),
             ).on_conflict_replace().execute()
             models.set_api_key(VENDOR, tokens.access_token, enable=True)
@@ -283,8 +312,7 @@ class VendorB:
         if not cred.refresh_token:
             raise BadRequest("vendor_b has no refresh token; sign in again")
         try:
-            tokens = await oauth.refresh(self.config.oauth_vendor_b_token_url, self.config.oauth_vendor_b_client_id,
-                                         cred.refresh_token)
+            tokens = await oauth.refresh(self.config.oauth_vendor_b_token_url, self.config.oauth_vendor_b_client_id, cred.refresh_token)
         except oauth.OAuthError as exc:
             self.last_error = f"refresh failed: {exc}"
             raise BadRequest(f"Refresh failed: {exc}") from None
@@ -310,8 +338,7 @@ class VendorB:
             for token, hint in ((cred.refresh_token, "refresh_token"), (cred.access_token, "access_token")):
                 if token:
                     try:
-                        await oauth.revoke(self.config.oauth_vendor_b_revoke_url, self.config.oauth_vendor_b_client_id,
-                                           token, hint)
+                        await oauth.revoke(self.config.oauth_vendor_b_revoke_url, self.config.oauth_vendor_b_client_id, token, hint)
                     except oauth.OAuthError as exc:
                         log.warning("vendor_b revoke of the %s failed: %s", hint, exc)
         with database.atomic():

@@ -1,4 +1,5 @@
 """Plans of plan-execute agents."""
+
 from __future__ import annotations
 
 from platform_server.features.plans import service

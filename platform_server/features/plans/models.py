@@ -1,4 +1,5 @@
 """Plan-execute plans and their steps."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,4 +1,5 @@
 """Plans: created and advanced by the plan-execute runner, read by their workspace."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,8 +13,7 @@ from platform_server.serialize import Fields, ident, when
 
 def create(agent_id: int, workspace_id: int, user_id: int, conversation_id: str, goal: str, steps: list[str]) -> Plan:
     with database.atomic():
-        plan = Plan.create(agent_id=agent_id, workspace_id=workspace_id, user_id=user_id,
-                           conversation_id=conversation_id, goal=goal[:4000])
+        plan = Plan.create(agent_id=agent_id, workspace_id=workspace_id, user_id=user_id, conversation_id=conversation_id, goal=goal[:4000])
         for i, text in enumerate(steps):
             PlanStep.create(plan=plan.id, step_index=i + 1, description=text[:2000])
     return plan
@@ -53,9 +53,14 @@ step_dict = Fields(
 
 
 PLAN_FIELDS = Fields(
-    id=ident("id"), agentId=ident("agent_id"), workspaceId=ident("workspace_id"),
-    conversationId="conversation_id", goal="goal", status="status",
-    createTime=when("create_time"), updateTime=when("update_time"),
+    id=ident("id"),
+    agentId=ident("agent_id"),
+    workspaceId=ident("workspace_id"),
+    conversationId="conversation_id",
+    goal="goal",
+    status="status",
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
 )
 
 

@@ -1,4 +1,5 @@
 """Plugins: anyone logged in reads; a global admin enables, disables and configures."""
+
 from __future__ import annotations
 
 from platform_server.features.plugins import service

@@ -1,4 +1,5 @@
 """Discover plugins and register the tools of the enabled ones."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

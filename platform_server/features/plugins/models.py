@@ -1,4 +1,5 @@
 """Plugin state: enabled flag and configuration, by plugin name."""
+
 from __future__ import annotations
 
 import peewee

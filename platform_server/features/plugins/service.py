@@ -1,4 +1,5 @@
 """Plugins: shipped ones plus entry points (`platform_server.plugins`); enabling one registers its tools."""
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -48,8 +49,9 @@ class PluginCatalog:
         plugin, _ = self.plugins[name]
         names = []
         for spec in plugin.tools(effective_config(plugin, state.config)):
-            self.registry.register(ToolDefinition(name=spec["name"], description=spec["description"],
-                                                  parameters=spec["parameters"], run=spec["run"], source="plugin"))
+            self.registry.register(
+                ToolDefinition(name=spec["name"], description=spec["description"], parameters=spec["parameters"], run=spec["run"], source="plugin")
+            )
             names.append(spec["name"])
         self.registered[name] = names
 
@@ -96,8 +98,15 @@ def validate_config(plugin: Any, config: dict[str, Any]) -> dict[str, Any]:
 
 # A plugin with its stored state (enabled, config, update time), which the caller passes.
 PLUGIN_FIELDS = Fields(
-    name=GIVEN, version="version", description="description", source=GIVEN, enabled=GIVEN, config=GIVEN,
-    configSchema="config_schema", tools=GIVEN, updateTime=GIVEN,
+    name=GIVEN,
+    version="version",
+    description="description",
+    source=GIVEN,
+    enabled=GIVEN,
+    config=GIVEN,
+    configSchema="config_schema",
+    tools=GIVEN,
+    updateTime=GIVEN,
 )
 
 
@@ -105,9 +114,13 @@ def to_dict(catalog: PluginCatalog, name: str) -> dict[str, Any]:
     plugin, source = catalog.plugins[name]
     state = PluginState.get_or_none(PluginState.name == name)
     return PLUGIN_FIELDS(
-        plugin, name=name, source=source, enabled=bool(state and state.enabled),
+        plugin,
+        name=name,
+        source=source,
+        enabled=bool(state and state.enabled),
         config=shown_config(plugin, effective_config(plugin, state.config if state else None)),
-        tools=catalog.registered.get(name, []), updateTime=iso(state.update_time) if state else None,
+        tools=catalog.registered.get(name, []),
+        updateTime=iso(state.update_time) if state else None,
     )
 
 

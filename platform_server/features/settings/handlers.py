@@ -1,4 +1,5 @@
 """Settings, language, sidecar and feature flags."""
+
 from __future__ import annotations
 
 from platform_server.features.settings import service

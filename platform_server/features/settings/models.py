@@ -1,4 +1,5 @@
 """System settings (key -> JSON) and feature flags."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,4 +1,5 @@
 """System settings with defaults, the public language, the sidecar config and feature flags."""
+
 from __future__ import annotations
 
 import zoneinfo
@@ -18,8 +19,11 @@ DEFAULT_SIDECAR = {"enabled": False, "provider": None, "modelName": None}
 DEFAULT_SPEECH = {"provider": None, "sttModel": "whisper-1", "ttsModel": "tts-1", "voice": "alloy"}
 DEFAULT_IMAGES = {"provider": None, "model": "gpt-image-1", "size": "1024x1024"}
 # Job-style generation providers of the video_generate, music_generate and model3d_generate tools.
-DEFAULT_MEDIA_JOBS = {"video": {"provider": None, "model": "video-1"}, "music": {"provider": None, "model": "music-1"},
-                      "model3d": {"provider": None, "model": "model3d-1"}}
+DEFAULT_MEDIA_JOBS = {
+    "video": {"provider": None, "model": "video-1"},
+    "music": {"provider": None, "model": "music-1"},
+    "model3d": {"provider": None, "model": "model3d-1"},
+}
 
 DEFAULTS: dict[str, Any] = {
     "language": "en-US",
@@ -34,8 +38,7 @@ DEFAULTS: dict[str, Any] = {
 
 # Display preferences the original console stores here and reads back at start (its chat view
 # honours them); kept as plain booleans.
-CONSOLE_PREFERENCES: dict[str, bool] = {"streamEnabled": True, "debugMode": False, "showThinking": True,
-                                        "thinkingFull": True}
+CONSOLE_PREFERENCES: dict[str, bool] = {"streamEnabled": True, "debugMode": False, "showThinking": True, "thinkingFull": True}
 DEFAULTS.update(CONSOLE_PREFERENCES)
 
 # The original console's flat names for values kept here in nested objects: flat key -> (setting, field).
@@ -49,17 +52,58 @@ FLAT_ALIASES: dict[str, tuple[str, str]] = {
 # Keys the original console's settings pages send for features this server does not have
 # (web search, music, video, 3D, vendor keys) or that it answers as derived facts: accepted and
 # ignored, never stored (README, API notes). Any other unknown key is still a 400.
-CONSOLE_IGNORED = frozenset({
-    "workspaceStorageRoot", "searchEnabled", "searchProvider", "searchFallbackEnabled", "serperBaseUrl",
-    "serperApiKey", "serperApiKeyMasked", "tavilyBaseUrl", "tavilyApiKey", "tavilyApiKeyMasked", "duckduckgoEnabled",
-    "searxngBaseUrl", "weixinoaAppId", "weixinoaAppSecret", "weixinoaAppSecretMasked", "ttsEnabled", "ttsProvider",
-    "ttsFallbackEnabled", "ttsAutoMode", "ttsSpeed", "sttEnabled", "sttProvider", "sttFallbackEnabled", "imageEnabled",
-    "imageFallbackEnabled", "zhipuApiKey", "zhipuApiKeyMasked", "zhipuBaseUrl", "falApiKey", "falApiKeyMasked",
-    "videoEnabled", "videoProvider", "videoFallbackEnabled", "klingAccessKey", "klingAccessKeyMasked", "klingSecretKey",
-    "klingSecretKeyMasked", "runwayApiKey", "runwayApiKeyMasked", "minimaxApiKey", "minimaxApiKeyMasked",
-    "minimaxRegion", "musicEnabled", "musicProvider", "musicFallbackEnabled", "model3dEnabled", "model3dProvider",
-    "model3dFallbackEnabled",
-})
+CONSOLE_IGNORED = frozenset(
+    {
+        "workspaceStorageRoot",
+        "searchEnabled",
+        "searchProvider",
+        "searchFallbackEnabled",
+        "serperBaseUrl",
+        "serperApiKey",
+        "serperApiKeyMasked",
+        "tavilyBaseUrl",
+        "tavilyApiKey",
+        "tavilyApiKeyMasked",
+        "duckduckgoEnabled",
+        "searxngBaseUrl",
+        "weixinoaAppId",
+        "weixinoaAppSecret",
+        "weixinoaAppSecretMasked",
+        "ttsEnabled",
+        "ttsProvider",
+        "ttsFallbackEnabled",
+        "ttsAutoMode",
+        "ttsSpeed",
+        "sttEnabled",
+        "sttProvider",
+        "sttFallbackEnabled",
+        "imageEnabled",
+        "imageFallbackEnabled",
+        "zhipuApiKey",
+        "zhipuApiKeyMasked",
+        "zhipuBaseUrl",
+        "falApiKey",
+        "falApiKeyMasked",
+        "videoEnabled",
+        "videoProvider",
+        "videoFallbackEnabled",
+        "klingAccessKey",
+        "klingAccessKeyMasked",
+        "klingSecretKey",
+        "klingSecretKeyMasked",
+        "runwayApiKey",
+        "runwayApiKeyMasked",
+        "minimaxApiKey",
+        "minimaxApiKeyMasked",
+        "minimaxRegion",
+        "musicEnabled",
+        "musicProvider",
+        "musicFallbackEnabled",
+        "model3dEnabled",
+        "model3dProvider",
+        "model3dFallbackEnabled",
+    }
+)
 
 # Each flag gates its feature everywhere: the routes answer 403 `Feature <key> is disabled`
 # (routing.gated), its background loops skip, its agent tools are not offered (ToolDefinition.feature).
@@ -141,8 +185,13 @@ def get_all() -> dict[str, Any]:
     for flat, (key, field) in FLAT_ALIASES.items():
         values[flat] = (values.get(key) or {}).get(field)
     speech = bool((values.get("speech") or {}).get("provider"))
-    values.update(ttsEnabled=speech, sttEnabled=speech, imageEnabled=bool((values.get("images") or {}).get("provider")),
-                  searchEnabled=False, searchProvider=None)
+    values.update(
+        ttsEnabled=speech,
+        sttEnabled=speech,
+        imageEnabled=bool((values.get("images") or {}).get("provider")),
+        searchEnabled=False,
+        searchProvider=None,
+    )
     return values
 
 

@@ -1,4 +1,5 @@
 """First-run setup: the global admin, created once (by the API or headless from the environment)."""
+
 from __future__ import annotations
 
 import hmac
@@ -52,8 +53,10 @@ def prepare_setup_token(configured: str) -> None:
         return
     _setup["token"] = configured or secrets.token_urlsafe(18)
     if not configured:
-        log.warning("First run: finish setup from this machine (http://localhost) or send this setup code "
-                    "as setupToken from another machine: %s", _setup["token"])
+        log.warning(
+            "First run: finish setup from this machine (http://localhost) or send this setup code as setupToken from another machine: %s",
+            _setup["token"],
+        )
 
 
 def setup_token() -> str:
@@ -70,8 +73,10 @@ def check_setup_origin(remote_ip: str, forwarded: bool, given: str | None) -> No
         return
     expected = setup_token()
     if not expected or not given or not hmac.compare_digest(given.encode(), expected.encode()):
-        raise Forbidden("setup/init from another machine needs the setup token printed in the server log "
-                        "at first start (setupToken), or run it from the server itself")
+        raise Forbidden(
+            "setup/init from another machine needs the setup token printed in the server log "
+            "at first start (setupToken), or run it from the server itself"
+        )
 
 
 def onboarding(user_id: int, ollama_online: bool = False) -> dict[str, Any]:
@@ -81,8 +86,7 @@ def onboarding(user_id: int, ollama_online: bool = False) -> dict[str, Any]:
     steps = {name: bool(check(user_id)) for name, check in ONBOARDING_STEPS.items()}
     steps["adminCreated"] = auth.has_admin()
     has_default = models.default_model("chat") is not None
-    return {"completed": all(steps.values()), "steps": steps, **status(), "hasDefaultModel": has_default,
-            "ollamaOnline": ollama_online}
+    return {"completed": all(steps.values()), "steps": steps, **status(), "hasDefaultModel": has_default, "ollamaOnline": ollama_online}
 
 
 def ollama_url() -> str | None:

@@ -1,4 +1,5 @@
 """The built-in skills seeded into every workspace and the skill templates (shipped content)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -124,10 +125,31 @@ Describe here which API this skill talks to, its base URL and the endpoints the 
 
 # Fixed ids so a template keeps its id across installs.
 TEMPLATES: list[dict[str, Any]] = [
-    {"id": 3001, "sort_order": 10, "name": "code-review", "display_name": "Code review", "category": "engineering",
-     "description": "Review changes for correctness, security and readability.", "content": _CODE_REVIEW},
-    {"id": 3002, "sort_order": 20, "name": "meeting-notes", "display_name": "Meeting notes", "category": "productivity",
-     "description": "Turn a transcript into notes, decisions and action items.", "content": _MEETING_NOTES},
-    {"id": 3003, "sort_order": 30, "name": "api-integration", "display_name": "API integration", "category": "integration",
-     "description": "A starting point for a skill that calls an HTTP API with a secret key.", "content": _API_INTEGRATION},
+    {
+        "id": 3001,
+        "sort_order": 10,
+        "name": "code-review",
+        "display_name": "Code review",
+        "category": "engineering",
+        "description": "Review changes for correctness, security and readability.",
+        "content": _CODE_REVIEW,
+    },
+    {
+        "id": 3002,
+        "sort_order": 20,
+        "name": "meeting-notes",
+        "display_name": "Meeting notes",
+        "category": "productivity",
+        "description": "Turn a transcript into notes, decisions and action items.",
+        "content": _MEETING_NOTES,
+    },
+    {
+        "id": 3003,
+        "sort_order": 30,
+        "name": "api-integration",
+        "display_name": "API integration",
+        "category": "integration",
+        "description": "A starting point for a skill that calls an HTTP API with a secret key.",
+        "content": _API_INTEGRATION,
+    },
 ]

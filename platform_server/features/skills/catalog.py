@@ -1,4 +1,5 @@
 """Shipped content: built-in skills seeded into each workspace, and the skill templates."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """The skills curator: managed skills, control state, the scan that proposes archive/merge/keep, reports."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -20,8 +21,7 @@ from platform_server.serialize import Fields, flag, ident, when
 MAX_BULK = 500
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#]*|[\u3040-\u30ff\u3400-\u9fff]")
 _STOP = frozenset(
-    "a an and are as at be by for from how i in into is it its of on or that the this to use used using when "
-    "which with you your skill skills".split()
+    "a an and are as at be by for from how i in into is it its of on or that the this to use used using when which with you your skill skills".split()
 )
 
 
@@ -33,8 +33,11 @@ class Settings:
 
     @classmethod
     def of(cls, config: Config) -> "Settings":
-        return cls(max(1, config.skills_curator_unused_days), min(1.0, max(0.0, config.skills_curator_similarity)),
-                   dt.timedelta(hours=max(0.001, config.skills_curator_interval_hours)))
+        return cls(
+            max(1, config.skills_curator_unused_days),
+            min(1.0, max(0.0, config.skills_curator_similarity)),
+            dt.timedelta(hours=max(0.001, config.skills_curator_interval_hours)),
+        )
 
 
 # ---- control state --------------------------------------------------------------------------
@@ -94,12 +97,22 @@ def status(workspace_id: int, settings: Settings) -> dict[str, Any]:
         "counts": _live_counts(workspace_id),
     }
     # the same facts grouped the way the original console reads them
-    data["config"] = {"enabled": data["active"], "cron": f"every {data['intervalHours']:g} h",
-                      "staleAfterDays": settings.unused_days, "archiveAfterDays": settings.unused_days,
-                      "scope": "managed"}
-    data["control"] = {"activated": data["active"], "paused": data["paused"], "consolidate": data["consolidate"],
-                       "lastRunAt": data["lastRunAt"], "lastDryRunAt": data["lastRunAt"],
-                       "lastObservedAt": data["lastScheduledAt"], "nextScheduledRun": data["nextRunAt"]}
+    data["config"] = {
+        "enabled": data["active"],
+        "cron": f"every {data['intervalHours']:g} h",
+        "staleAfterDays": settings.unused_days,
+        "archiveAfterDays": settings.unused_days,
+        "scope": "managed",
+    }
+    data["control"] = {
+        "activated": data["active"],
+        "paused": data["paused"],
+        "consolidate": data["consolidate"],
+        "lastRunAt": data["lastRunAt"],
+        "lastDryRunAt": data["lastRunAt"],
+        "lastObservedAt": data["lastScheduledAt"],
+        "nextScheduledRun": data["nextRunAt"],
+    }
     last_id = data["lastRunId"]
     data["lastReport"] = {"id": last_id, "url": f"/api/v1/skills/curator/reports/{last_id}"} if last_id else None
     return data
@@ -231,7 +244,7 @@ def _groups(skills: list[Skill], threshold: float) -> list[tuple[list[Skill], di
         return i
 
     for i, a in enumerate(skills):
-        for b in skills[i + 1:]:
+        for b in skills[i + 1 :]:
             score = similarity(toks[a.id], toks[b.id])
             if score >= threshold:
                 parent[root(a.id)] = root(b.id)
@@ -246,8 +259,9 @@ def _groups(skills: list[Skill], threshold: float) -> list[tuple[list[Skill], di
 def _keeper(members: list[Skill], bound: dict[int, list[dict[str, str]]]) -> Skill:
     """The duplicate that stays: pinned, then in use by agents, then most used, then most recent use, then oldest."""
     epoch = dt.datetime(1970, 1, 1)
-    return min(members, key=lambda s: (-int(s.pinned), -int(bool(bound[s.id])), -s.use_count,
-                                       -(s.last_used_at or epoch).timestamp(), s.create_time, s.id))
+    return min(
+        members, key=lambda s: (-int(s.pinned), -int(bool(bound[s.id])), -s.use_count, -(s.last_used_at or epoch).timestamp(), s.create_time, s.id)
+    )
 
 
 # A skill or agent as `{id, name}`.
@@ -260,8 +274,7 @@ _ref = Fields(
 def plan(workspace_id: int, now: dt.datetime, settings: Settings, consolidate: bool) -> list[dict[str, Any]]:
     """One proposed action per live managed skill: archive, merge or keep, with reasons; changes nothing."""
     managed = managed_ids(workspace_id)
-    skills = [s for s in Skill.select().where((Skill.workspace_id == workspace_id) & (Skill.archived == 0)).order_by(Skill.name)
-              if s.id in managed]
+    skills = [s for s in Skill.select().where((Skill.workspace_id == workspace_id) & (Skill.archived == 0)).order_by(Skill.name) if s.id in managed]
     keys = secrets.keys_by_skill([s.id for s in skills])
     bound = {s.id: [_ref(a) for a in service.bound_enabled_agents(s)] for s in skills}
     duplicate_of: dict[int, tuple[Skill, float]] = {}
@@ -279,8 +292,7 @@ def plan(workspace_id: int, now: dt.datetime, settings: Settings, consolidate: b
 
     # A keeper that is itself archived as unused has nothing to merge into: its duplicates are archived too.
     by_id = {s.id: s for s in skills}
-    departing = {k for k in keepers
-                 if not by_id[k].pinned and not bound[k] and idle_days(by_id[k]) >= settings.unused_days}
+    departing = {k for k in keepers if not by_id[k].pinned and not bound[k] and idle_days(by_id[k]) >= settings.unused_days}
     actions = []
     for s in skills:
         flags: list[str] = []
@@ -289,8 +301,11 @@ def plan(workspace_id: int, now: dt.datetime, settings: Settings, consolidate: b
         idle = idle_days(s)
         if idle >= settings.unused_days:
             flags.append("unused")
-            reasons.append(f"unused for {idle} days (threshold {settings.unused_days})" if s.last_used_at
-                           else f"never used in the {idle} days since it was created (threshold {settings.unused_days})")
+            reasons.append(
+                f"unused for {idle} days (threshold {settings.unused_days})"
+                if s.last_used_at
+                else f"never used in the {idle} days since it was created (threshold {settings.unused_days})"
+            )
         missing = [f"{r['kind']} {r['name']}" for r in service.requirement_statuses(s, keys[s.id]) if r["status"] != "ok"]
         if missing:
             flags.append("broken_requirements")
@@ -323,8 +338,10 @@ def plan(workspace_id: int, now: dt.datetime, settings: Settings, consolidate: b
         if action != "keep" and bound[s.id]:
             item["outcome"] = "skipped"
             item["boundAgents"] = bound[s.id]
-            item["note"] = (f"bound to {len(bound[s.id])} enabled agent(s) ({', '.join(a['name'] for a in bound[s.id])}): "
-                            "the curator never archives a skill in use; archive it yourself with force=true")
+            item["note"] = (
+                f"bound to {len(bound[s.id])} enabled agent(s) ({', '.join(a['name'] for a in bound[s.id])}): "
+                "the curator never archives a skill in use; archive it yourself with force=true"
+            )
         actions.append(item)
     return actions
 
@@ -374,14 +391,32 @@ def run_dict(run: CuratorRun, full: bool = True) -> dict[str, Any]:
     return data
 
 
-def save_run(run_id: int, workspace_id: int, trigger: str, applied: bool, consolidate: bool, actor: Caller | None,
-             snapshot_id: int | None, actions: list[dict[str, Any]], settings: Settings, started: dt.datetime,
-             keep: int) -> CuratorRun:
+def save_run(
+    run_id: int,
+    workspace_id: int,
+    trigger: str,
+    applied: bool,
+    consolidate: bool,
+    actor: Caller | None,
+    snapshot_id: int | None,
+    actions: list[dict[str, Any]],
+    settings: Settings,
+    started: dt.datetime,
+    keep: int,
+) -> CuratorRun:
     """Store a report, stamp the control state, prune old reports (call inside a transaction); audited."""
     run = CuratorRun.create(
-        id=run_id, workspace_id=workspace_id, trigger=trigger, applied=applied, consolidate=consolidate,
-        triggered_by=actor.user_id if actor else None, snapshot_id=snapshot_id, actions=actions,
-        summary=summarize(actions), started_at=started, finished_at=utcnow(),
+        id=run_id,
+        workspace_id=workspace_id,
+        trigger=trigger,
+        applied=applied,
+        consolidate=consolidate,
+        triggered_by=actor.user_id if actor else None,
+        snapshot_id=snapshot_id,
+        actions=actions,
+        summary=summarize(actions),
+        started_at=started,
+        finished_at=utcnow(),
         settings={"unusedDays": settings.unused_days, "similarity": settings.similarity},
     )
     state = ensure_state(workspace_id)
@@ -391,19 +426,32 @@ def save_run(run_id: int, workspace_id: int, trigger: str, applied: bool, consol
         state.last_scheduled_at = started
     state.save()
     s = run.summary
-    audit.record(actor, "CREATE", "SKILL_CURATOR_RUN", run.id,
-                 f"curator {trigger}{' (applied)' if applied else ' (preview)'}: {s['scanned']} scanned, "
-                 f"{s['archive']} archive, {s['merge']} merge, {s['applied']} applied, {s['skipped']} skipped",
-                 workspace_id=workspace_id)
-    stale = (CuratorRun.select(CuratorRun.id).where(CuratorRun.workspace_id == workspace_id)
-             .order_by(CuratorRun.started_at.desc(), CuratorRun.id.desc()).offset(max(1, keep)))
+    audit.record(
+        actor,
+        "CREATE",
+        "SKILL_CURATOR_RUN",
+        run.id,
+        f"curator {trigger}{' (applied)' if applied else ' (preview)'}: {s['scanned']} scanned, "
+        f"{s['archive']} archive, {s['merge']} merge, {s['applied']} applied, {s['skipped']} skipped",
+        workspace_id=workspace_id,
+    )
+    stale = (
+        CuratorRun.select(CuratorRun.id)
+        .where(CuratorRun.workspace_id == workspace_id)
+        .order_by(CuratorRun.started_at.desc(), CuratorRun.id.desc())
+        .offset(max(1, keep))
+    )
     CuratorRun.delete().where(CuratorRun.id.in_([r.id for r in stale])).execute()
     return run
 
 
 def reports(caller: Caller, limit: int) -> list[dict[str, Any]]:
-    q = (CuratorRun.select().where(CuratorRun.workspace_id == caller.workspace_id)
-         .order_by(CuratorRun.started_at.desc(), CuratorRun.id.desc()).limit(limit))
+    q = (
+        CuratorRun.select()
+        .where(CuratorRun.workspace_id == caller.workspace_id)
+        .order_by(CuratorRun.started_at.desc(), CuratorRun.id.desc())
+        .limit(limit)
+    )
     return [run_dict(r, full=False) for r in q]
 
 

@@ -1,4 +1,5 @@
 """The /api/v1/skills/curator/* and /api/v1/skills/routines* routes."""
+
 from __future__ import annotations
 
 from typing import Any, TypeVar
@@ -16,10 +17,24 @@ MAX_LIMIT = 100
 M = TypeVar("M", bound=BaseModel)
 
 
-_LIMIT = [{"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"},
-           "description": f"How many, newest first (default 20, at most {MAX_LIMIT})"}]
-_ARCHIVED = [{"name": "includeArchived", "in": "query", "required": False, "schema": {"type": "boolean"},
-              "description": "Also list archived skills (default false)"}]
+_LIMIT = [
+    {
+        "name": "limit",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "integer"},
+        "description": f"How many, newest first (default 20, at most {MAX_LIMIT})",
+    }
+]
+_ARCHIVED = [
+    {
+        "name": "includeArchived",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "boolean"},
+        "description": "Also list archived skills (default false)",
+    }
+]
 
 
 class CuratorBase(SkillsBase):
@@ -67,8 +82,12 @@ class ActivateHandler(CuratorBase):
     def post(self) -> None:
         """`{active}`: true makes scheduled scans really archive, false makes them previews (workspace admin)."""
         req = self.body_or_query(ActivateBody, "active", "activate")
-        curator.set_flag(self.require_caller(), "active", req.active,
-                         "curator activated (scheduled scans archive)" if req.active else "curator deactivated (preview only)")
+        curator.set_flag(
+            self.require_caller(),
+            "active",
+            req.active,
+            "curator activated (scheduled scans archive)" if req.active else "curator deactivated (preview only)",
+        )
         self.ok(self.status())
 
 
@@ -97,8 +116,7 @@ class ConsolidateHandler(CuratorBase):
     def post(self) -> None:
         """`{enabled}`: turn the LLM consolidation pass (merging near-duplicates) on or off (workspace admin)."""
         req = self.body_or_query(ConsolidateBody, "enabled", "enabled")
-        curator.set_flag(self.require_caller(), "consolidate", req.enabled,
-                         "curator consolidation " + ("enabled" if req.enabled else "disabled"))
+        curator.set_flag(self.require_caller(), "consolidate", req.enabled, "curator consolidation " + ("enabled" if req.enabled else "disabled"))
         self.ok(self.status())
 
 
@@ -199,8 +217,9 @@ class RoutinesBase(CuratorBase):
 
 class RoutinesHandler(RoutinesBase):
     access = {"GET": "viewer"}
-    query_params = {"GET": [{"name": "status", "in": "query", "required": False, "schema": {"type": "string"},
-                             "description": "open, dismissed or promoted"}]}
+    query_params = {
+        "GET": [{"name": "status", "in": "query", "required": False, "schema": {"type": "string"}, "description": "open, dismissed or promoted"}]
+    }
 
     def get(self) -> None:
         """The caller's recurring-request candidates in this workspace, most frequent first."""
@@ -244,22 +263,25 @@ class RoutinePromoteHandler(RoutinesBase):
         self.ok(result)
 
 
-CURATOR_ROUTES: list[Any] = gated("skills_curator", [
-    route("/api/v1/skills/curator/status", StatusHandler),
-    route("/api/v1/skills/curator/activate", ActivateHandler),
-    route("/api/v1/skills/curator/pause", PauseHandler),
-    route("/api/v1/skills/curator/resume", ResumeHandler),
-    route("/api/v1/skills/curator/consolidate", ConsolidateHandler),
-    route("/api/v1/skills/curator/dry-run", DryRunHandler),
-    route("/api/v1/skills/curator/reports", ReportsHandler),
-    route("/api/v1/skills/curator/reports/{runId}", ReportHandler),
-    route("/api/v1/skills/curator/managed", ManagedHandler),
-    route("/api/v1/skills/curator/unmanaged", UnmanagedHandler),
-    route("/api/v1/skills/curator/adopt", AdoptHandler),
-    route("/api/v1/skills/curator/release", ReleaseHandler),
-    route("/api/v1/skills/curator/snapshots", SnapshotsHandler),
-    route("/api/v1/skills/curator/snapshots/{snapshotId}/restore", SnapshotRestoreHandler),
-]) + [
+CURATOR_ROUTES: list[Any] = gated(
+    "skills_curator",
+    [
+        route("/api/v1/skills/curator/status", StatusHandler),
+        route("/api/v1/skills/curator/activate", ActivateHandler),
+        route("/api/v1/skills/curator/pause", PauseHandler),
+        route("/api/v1/skills/curator/resume", ResumeHandler),
+        route("/api/v1/skills/curator/consolidate", ConsolidateHandler),
+        route("/api/v1/skills/curator/dry-run", DryRunHandler),
+        route("/api/v1/skills/curator/reports", ReportsHandler),
+        route("/api/v1/skills/curator/reports/{runId}", ReportHandler),
+        route("/api/v1/skills/curator/managed", ManagedHandler),
+        route("/api/v1/skills/curator/unmanaged", UnmanagedHandler),
+        route("/api/v1/skills/curator/adopt", AdoptHandler),
+        route("/api/v1/skills/curator/release", ReleaseHandler),
+        route("/api/v1/skills/curator/snapshots", SnapshotsHandler),
+        route("/api/v1/skills/curator/snapshots/{snapshotId}/restore", SnapshotRestoreHandler),
+    ],
+) + [
     route("/api/v1/skills/routines", RoutinesHandler),
     route("/api/v1/skills/routines/mine", RoutinesMineHandler),
     route("/api/v1/skills/routines/{id}/dismiss", RoutineDismissHandler),

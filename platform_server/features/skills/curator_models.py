@@ -1,4 +1,5 @@
 """Tables of the skills curator (managed skills, control state, reports, restore points) and of routines."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,4 +1,5 @@
 """The curator's process side (`platform.services.skills_curator`): dry runs, scheduled scans, applying, merging."""
+
 from __future__ import annotations
 
 import asyncio
@@ -72,8 +73,19 @@ class Curator(Loop):
             consolidate = bool(state and state.consolidate)
             actions = curator.plan(caller.workspace_id, now, self.settings, consolidate)
             with database.atomic():
-                run = curator.save_run(next_id(), caller.workspace_id, "dry-run", False, consolidate, caller, None,
-                                       actions, self.settings, now, self.config.skills_curator_keep_reports)
+                run = curator.save_run(
+                    next_id(),
+                    caller.workspace_id,
+                    "dry-run",
+                    False,
+                    consolidate,
+                    caller,
+                    None,
+                    actions,
+                    self.settings,
+                    now,
+                    self.config.skills_curator_keep_reports,
+                )
             return curator.run_dict(run)
 
     async def tick(self) -> list[str]:
@@ -110,8 +122,19 @@ class Curator(Loop):
             if state.active:
                 snapshot_id = await self._apply(workspace_id, run_id, actions)
             with database.atomic():
-                run = curator.save_run(run_id, workspace_id, "scheduled", bool(state.active), consolidate, None,
-                                       snapshot_id, actions, self.settings, now, self.config.skills_curator_keep_reports)
+                run = curator.save_run(
+                    run_id,
+                    workspace_id,
+                    "scheduled",
+                    bool(state.active),
+                    consolidate,
+                    None,
+                    snapshot_id,
+                    actions,
+                    self.settings,
+                    now,
+                    self.config.skills_curator_keep_reports,
+                )
             return str(run.id)
 
     # ---- applying ---------------------------------------------------------------------------
@@ -122,8 +145,7 @@ class Curator(Loop):
         if not todo:
             return None
         with database.atomic():
-            snap = snapshots.capture(workspace_id, "curator", f"Before curator run {run_id}", None,
-                                     self.config.skills_curator_keep_snapshots)
+            snap = snapshots.capture(workspace_id, "curator", f"Before curator run {run_id}", None, self.config.skills_curator_keep_snapshots)
         merges: dict[str, list[dict[str, Any]]] = {}
         for item in todo:
             if item["action"] == "merge":
@@ -149,8 +171,7 @@ class Curator(Loop):
             return None, "released from curation meanwhile"
         bound = service.bound_enabled_agents(skill)
         if bound:
-            return None, (f"bound to {len(bound)} enabled agent(s) ({', '.join(a.name for a in bound)}): "
-                          "the curator never archives a skill in use")
+            return None, (f"bound to {len(bound)} enabled agent(s) ({', '.join(a.name for a in bound)}): the curator never archives a skill in use")
         return skill, None
 
     def _archive(self, workspace_id: int, run_id: int, item: dict[str, Any], why: str) -> bool:
@@ -160,8 +181,9 @@ class Curator(Loop):
             item["outcome"], item["note"] = "skipped", blocker
             return False
         Skill.update(archived=1, archived_at=utcnow(), update_time=utcnow()).where(Skill.id == skill.id).execute()
-        audit.record(None, "UPDATE", "SKILL", skill.id, f"skill {skill.name}: archived by the curator (run {run_id}): {why}",
-                     workspace_id=workspace_id)
+        audit.record(
+            None, "UPDATE", "SKILL", skill.id, f"skill {skill.name}: archived by the curator (run {run_id}): {why}", workspace_id=workspace_id
+        )
         item["outcome"] = "applied"
         return True
 
@@ -197,8 +219,14 @@ class Curator(Loop):
                 return
             Skill.update(update_time=utcnow(), **values).where(Skill.id == keeper.id).execute()
             names = [s.name for _, s in eligible]
-            audit.record(None, "UPDATE", "SKILL", keeper.id, f"skill {keeper.name}: merged {', '.join(names)} into it "
-                         f"(curator run {run_id})", workspace_id=workspace_id)
+            audit.record(
+                None,
+                "UPDATE",
+                "SKILL",
+                keeper.id,
+                f"skill {keeper.name}: merged {', '.join(names)} into it (curator run {run_id})",
+                workspace_id=workspace_id,
+            )
             for item, _ in eligible:
                 self._archive(workspace_id, run_id, item, f"merged into {keeper.name}")
         runtime = self.platform.services.skills
@@ -229,7 +257,8 @@ class Curator(Loop):
         if not doc.has_front_matter:
             text = fm.compose({}, text)
         values = service.prepare_new(
-            text, keeper.name,
+            text,
+            keeper.name,
             display_name=doc.text("displayName") or doc.text("display_name") or keeper.display_name,
             description=doc.text("description") or keeper.description,
             version=keeper.version,

@@ -4,6 +4,7 @@ The front matter understands what skills use: `key: value` scalars (plain, quote
 `[a, b]`, block lists (`- item`), one nested map level (`requires:` with `env`, `bins`, `secrets`)
 and `|` / `>` block scalars. Anything else is kept as text; nothing is ever executed.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,9 +20,16 @@ BIN_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,127}$")
 MAX_FRONT_LINES = 300
 REQUIRE_KINDS = ("env", "bins", "secrets")
 _KIND_ALIASES = {
-    "env": "env", "envs": "env", "env_vars": "env", "environment": "env",
-    "bins": "bins", "bin": "bins", "binaries": "bins", "commands": "bins",
-    "secrets": "secrets", "secret": "secrets",
+    "env": "env",
+    "envs": "env",
+    "env_vars": "env",
+    "environment": "env",
+    "bins": "bins",
+    "bin": "bins",
+    "binaries": "bins",
+    "commands": "bins",
+    "secrets": "secrets",
+    "secret": "secrets",
 }
 _PLAIN = re.compile(r"^[A-Za-z0-9_./@+-][A-Za-z0-9 _./@+,()-]*$")
 
@@ -161,7 +169,7 @@ def parse(text: str) -> SkillDoc:
     meta = _parse(lines[1:end])
     if meta is not None and not isinstance(meta, dict):
         raise BadRequest("SKILL.md: the front matter must be a map of 'key: value' lines")
-    return SkillDoc(meta or {}, "\n".join(lines[end + 1:]).strip("\n"), True)
+    return SkillDoc(meta or {}, "\n".join(lines[end + 1 :]).strip("\n"), True)
 
 
 def requirements(meta: dict[str, Any], strict: bool = False) -> dict[str, list[str]]:

@@ -1,4 +1,5 @@
 """The /api/v1/skills routes (except curator and routines) and /api/v1/skill-templates."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -58,11 +59,18 @@ class SkillsHandler(SkillsBase):
 
     def get(self) -> None:
         """Paged list of the workspace's skills (filters: type, enabled, archived, keyword)."""
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
-                           self.config.max_page_size)
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
         skill_type = self.get_query_argument("type", None) or self.get_query_argument("skillType", None)
-        self.ok(service.page(self.require_caller(), req, skill_type, self.query_bool("enabled"),
-                             self.query_bool("archived"), self.get_query_argument("keyword", None)))
+        self.ok(
+            service.page(
+                self.require_caller(),
+                req,
+                skill_type,
+                self.query_bool("enabled"),
+                self.query_bool("archived"),
+                self.get_query_argument("keyword", None),
+            )
+        )
 
     async def post(self) -> None:
         """Create a custom skill from `content` (SKILL.md) and/or name, description, files."""
@@ -183,8 +191,7 @@ class LessonsHandler(SkillsBase):
         """The skill's LESSONS.md from its cache folder (`content` is "" when there is none)."""
         skill = service.get_skill(self.require_caller(), id)
         text = await self.blocking(storage.read_lessons, self.config, skill.workspace_id, skill.name)
-        self.ok({"skillId": str(skill.id), "exists": text is not None, "content": text or "",
-                 "size": len((text or "").encode("utf-8"))})
+        self.ok({"skillId": str(skill.id), "exists": text is not None, "content": text or "", "size": len((text or "").encode("utf-8"))})
 
 
 class LessonsClearHandler(SkillsBase):
@@ -214,8 +221,9 @@ class RescanHandler(SkillsBase):
         """Re-read SKILL.md (adopting an edited cache-folder copy) and re-parse its front matter."""
         caller = self.require_caller()
         skill = service.get_skill(caller, id)
-        folder = await self.blocking(storage.read_folder, self.config, skill.workspace_id, skill.name,
-                                     service.MAX_FILE_BYTES, service.MAX_BUNDLE_BYTES)
+        folder = await self.blocking(
+            storage.read_folder, self.config, skill.workspace_id, skill.name, service.MAX_FILE_BYTES, service.MAX_BUNDLE_BYTES
+        )
         result = service.rescan(caller, id, folder)
         await self.skills.sync_skill(service.get_skill(caller, id))
         self.ok(result)

@@ -4,6 +4,7 @@ A bundle is a ZIP with `SKILL.md` at its root or one folder down. Reading refuse
 when any entry would escape (`..`, absolute names, backslashes, symlink entries), and bounds entry
 count, per-file and total uncompressed size against the bytes actually read (zip bombs, lying headers).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -79,7 +80,7 @@ def read_zip(archive: bytes) -> ZipBundle:
             raise BadRequest("file: no SKILL.md at the root of the ZIP or one folder down")
         else:
             raise BadRequest("file: more than one SKILL.md; put one skill in each ZIP")
-        chosen = [(rel[len(prefix):], info) for rel, info in named if rel.startswith(prefix)]
+        chosen = [(rel[len(prefix) :], info) for rel, info in named if rel.startswith(prefix)]
         declared = sum(i.file_size for _, i in chosen)
         if declared > service.MAX_BUNDLE_BYTES + service.MAX_CONTENT * 4:
             raise BadRequest(f"file: expands to more than {service.MAX_BUNDLE_BYTES} bytes")
@@ -124,10 +125,17 @@ def install_bundle(caller: Caller, bundle: ZipBundle, source: str, overwrite: bo
     if existing.skill_type != "installed":
         raise Conflict(f"Skill '{values['name']}' is a {existing.skill_type} skill; only installed skills are replaced")
     with database.atomic():
-        skill, _ = service.update(caller, existing.id, {
-            "content": values["content"], "description": values["description"], "version": values["version"],
-            "displayName": values["display_name"],
-        }, bundle.files)
+        skill, _ = service.update(
+            caller,
+            existing.id,
+            {
+                "content": values["content"],
+                "description": values["description"],
+                "version": values["version"],
+                "displayName": values["display_name"],
+            },
+            bundle.files,
+        )
         skill.source = source[:255]
         skill.save(only=[Skill.source])
         audit.record(caller, "UPDATE", "SKILL", skill.id, f"skill {skill.name} reinstalled from {source[:200]}")
@@ -151,8 +159,11 @@ async def download(config: Config, url: str, max_bytes: int) -> bytes:
     """GET a URL through the SSRF guard; BadRequest on a refused, failing or oversized download."""
     try:
         result = await net_guard.fetch(
-            url, allow_hosts=config.web_fetch_allow_hosts, max_bytes=max_bytes,
-            timeout_s=config.web_fetch_timeout_s, headers={"Accept": "*/*"},
+            url,
+            allow_hosts=config.web_fetch_allow_hosts,
+            max_bytes=max_bytes,
+            timeout_s=config.web_fetch_timeout_s,
+            headers={"Accept": "*/*"},
         )
     except net_guard.BlockedUrl as exc:
         raise BadRequest(f"url: {exc}")
@@ -246,9 +257,15 @@ class InstallTask:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "taskId": self.id, "status": self.status, "message": self.message, "source": self.source,
-            "skillId": None if self.skill_id is None else str(self.skill_id), "skillName": self.skill_name,
-            "replaced": self.replaced, "createTime": _iso(self.created), "updateTime": _iso(self.updated),
+            "taskId": self.id,
+            "status": self.status,
+            "message": self.message,
+            "source": self.source,
+            "skillId": None if self.skill_id is None else str(self.skill_id),
+            "skillName": self.skill_name,
+            "replaced": self.replaced,
+            "createTime": _iso(self.created),
+            "updateTime": _iso(self.updated),
             "finished": self.status not in RUNNING,
         }
 

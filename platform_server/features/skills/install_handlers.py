@@ -1,4 +1,5 @@
 """The skills base handler and the install routes: ZIP upload, async install, status, cancel, hub, uninstall."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
@@ -97,10 +98,12 @@ class InstallCancelHandler(SkillsBase):
 
 class HubSearchHandler(SkillsBase):
     access = {"GET": "viewer"}
-    query_params = {"GET": [
-        {"name": "keyword", "in": "query", "required": False, "schema": {"type": "string"}},
-        {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}},
-    ]}
+    query_params = {
+        "GET": [
+            {"name": "keyword", "in": "query", "required": False, "schema": {"type": "string"}},
+            {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}},
+        ]
+    }
 
     async def get(self) -> None:
         """Search the configured skills hub (400 when none is configured)."""

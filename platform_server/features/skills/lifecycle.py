@@ -1,4 +1,5 @@
 """Seed the skill templates and built-in skills, and create the skills runtime."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,5 @@
 """Skills (SQLite is the source of truth; the cache folder mirrors it), their files, secrets and templates."""
+
 from __future__ import annotations
 
 import peewee
@@ -103,8 +104,7 @@ MIGRATIONS.append(("skills_0101_curator_tables", _curator_tables))
 
 def _short_previews(db: peewee.Database) -> None:
     """Secret previews keep at most the last 4 characters (`sk-…abcd` becomes `…abcd`)."""
-    db.execute_sql("UPDATE skill_secret SET preview = '…' || substr(preview, instr(preview, '…') + 1) "
-                   "WHERE instr(preview, '…') > 1")
+    db.execute_sql("UPDATE skill_secret SET preview = '…' || substr(preview, instr(preview, '…') + 1) WHERE instr(preview, '…') > 1")
 
 
 MIGRATIONS.append(("skills_0201_short_secret_previews", _short_previews))

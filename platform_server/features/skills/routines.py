@@ -1,4 +1,5 @@
 """Routines: recurring requests mined from the caller's own messages, and their promotion into skills."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -65,8 +66,12 @@ class Gates:
 
     @classmethod
     def of(cls, config: Config) -> "Gates":
-        return cls(max(1, config.skills_routines_window_days), min(1.0, max(0.0, config.skills_routines_similarity)),
-                   max(2, config.skills_routines_min_occurrences), max(1, config.skills_routines_min_days))
+        return cls(
+            max(1, config.skills_routines_window_days),
+            min(1.0, max(0.0, config.skills_routines_similarity)),
+            max(2, config.skills_routines_min_occurrences),
+            max(1, config.skills_routines_min_days),
+        )
 
 
 def normalize(text: str, stem: bool = True) -> list[str]:
@@ -78,7 +83,7 @@ def normalize(text: str, stem: bool = True) -> list[str]:
     clean = _POSSESSIVE.sub("", _URL.sub(" ", text[:TEXT_CAP].lower()))
     for token in _WORD.findall(clean):
         if token[0] >= "\u3040":
-            words.extend(token[i:i + 2] for i in range(max(1, len(token) - 1)))
+            words.extend(token[i : i + 2] for i in range(max(1, len(token) - 1)))
         elif token not in _STOP and len(token) > 1:
             plural = stem and len(token) > 4 and token.endswith("s") and not token.endswith("ss")
             words.append(token[:-1] if plural else token)
@@ -101,12 +106,19 @@ class _Cluster:
 
 
 def _user_messages(caller: Caller, since: dt.datetime) -> list[tuple[dt.datetime, str]]:
-    q = (Message.select(Message.content, Message.create_time)
-         .join(Conversation, on=(Message.conversation == Conversation.id))
-         .where((Conversation.workspace_id == caller.workspace_id) & (Conversation.user_id == caller.user_id)
-                & (Conversation.source.not_in(SKIPPED_SOURCES)) & (Message.role == "user")
-                & (Message.create_time >= since))
-         .order_by(Message.create_time.desc(), Message.id.desc()).limit(MAX_MESSAGES))
+    q = (
+        Message.select(Message.content, Message.create_time)
+        .join(Conversation, on=(Message.conversation == Conversation.id))
+        .where(
+            (Conversation.workspace_id == caller.workspace_id)
+            & (Conversation.user_id == caller.user_id)
+            & (Conversation.source.not_in(SKIPPED_SOURCES))
+            & (Message.role == "user")
+            & (Message.create_time >= since)
+        )
+        .order_by(Message.create_time.desc(), Message.id.desc())
+        .limit(MAX_MESSAGES)
+    )
     return [(m.create_time, m.content or "") for m in q]
 
 
@@ -168,8 +180,7 @@ def to_dict(c: RoutineCandidate, gates: Gates) -> dict[str, Any]:
 
 
 def _mine_q(caller: Caller) -> Any:
-    return RoutineCandidate.select().where((RoutineCandidate.workspace_id == caller.workspace_id)
-                                           & (RoutineCandidate.user_id == caller.user_id))
+    return RoutineCandidate.select().where((RoutineCandidate.workspace_id == caller.workspace_id) & (RoutineCandidate.user_id == caller.user_id))
 
 
 async def mine(caller: Caller, gates: Gates, now: dt.datetime | None = None) -> dict[str, Any]:
@@ -187,21 +198,32 @@ async def mine(caller: Caller, gates: Gates, now: dt.datetime | None = None) -> 
                 if s >= gates.similarity and s > score:
                     match, score = cand, s
             times = [t for t, _ in c.texts]
-            values = {"occurrences": len(c.texts), "distinct_days": len(c.days), "examples": _examples(c.texts),
-                      "first_seen": min(times), "last_seen": max(times)}
+            values = {
+                "occurrences": len(c.texts),
+                "distinct_days": len(c.days),
+                "examples": _examples(c.texts),
+                "first_seen": min(times),
+                "last_seen": max(times),
+            }
             if match is None:
-                cand = RoutineCandidate.create(workspace_id=caller.workspace_id, user_id=caller.user_id, pattern=c.pattern,
-                                               tokens=sorted(c.tokens), **values)
+                cand = RoutineCandidate.create(
+                    workspace_id=caller.workspace_id, user_id=caller.user_id, pattern=c.pattern, tokens=sorted(c.tokens), **values
+                )
                 existing.append(cand)
                 created += 1
             else:
                 RoutineCandidate.update(update_time=utcnow(), **values).where(RoutineCandidate.id == match.id).execute()
                 updated += 1
-        audit.record(caller, "UPDATE", "SKILL_ROUTINE", None,
-                     f"routines mined: {len(messages)} requests, {created} new, {updated} refreshed candidates")
+        audit.record(
+            caller, "UPDATE", "SKILL_ROUTINE", None, f"routines mined: {len(messages)} requests, {created} new, {updated} refreshed candidates"
+        )
     rows = list(_mine_q(caller).order_by(RoutineCandidate.occurrences.desc(), RoutineCandidate.id))
-    return {"scannedMessages": len(messages), "created": created, "updated": updated,
-            "candidates": [to_dict(r, gates) for r in rows if r.status == "open"]}
+    return {
+        "scannedMessages": len(messages),
+        "created": created,
+        "updated": updated,
+        "candidates": [to_dict(r, gates) for r in rows if r.status == "open"],
+    }
 
 
 def listing(caller: Caller, gates: Gates, status: str | None) -> list[dict[str, Any]]:
@@ -231,8 +253,9 @@ def transition(caller: Caller, candidate_id: int, to: str, gates: Gates) -> dict
         if cand.status == to:
             return to_dict(cand, gates)
         if cand.status != allowed_from:
-            raise Conflict(f"Routine candidate is {cand.status}; only {allowed_from} candidates can be "
-                           f"{'dismissed' if to == 'dismissed' else 'reopened'}")
+            raise Conflict(
+                f"Routine candidate is {cand.status}; only {allowed_from} candidates can be {'dismissed' if to == 'dismissed' else 'reopened'}"
+            )
         cand.status = to
         cand.update_time = utcnow()
         cand.save()
@@ -264,10 +287,10 @@ async def promote(router: Any, caller: Caller, candidate_id: int, name: str | No
         if service.get_by_name(caller, name) is not None:
             raise Conflict(f"A skill named '{name}' already exists in this workspace")
     examples = "\n".join(f"- {e}" for e in cand.examples) or f"- {cand.pattern}"
-    prompt = (f"The user asked this {cand.occurrences} times on {cand.distinct_days} different days.\n"
-              f"Common words: {cand.pattern}\n\nExamples:\n{examples}")
-    request = ChatRequest(model="", messages=[ChatMessage("system", PROMOTE_SYSTEM), ChatMessage("user", prompt)],
-                          max_tokens=2000, temperature=0.2)
+    prompt = (
+        f"The user asked this {cand.occurrences} times on {cand.distinct_days} different days.\nCommon words: {cand.pattern}\n\nExamples:\n{examples}"
+    )
+    request = ChatRequest(model="", messages=[ChatMessage("system", PROMOTE_SYSTEM), ChatMessage("user", prompt)], max_tokens=2000, temperature=0.2)
     try:
         with meter.scope("skill_synthesis", caller.workspace_id, caller.user_id):
             _, result = await router.chat(resolve_targets(None, None, []), request)

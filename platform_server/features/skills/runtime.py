@@ -1,4 +1,5 @@
 """The skills area's process state (`platform.services.skills`): secret key, seeding, cache sync, installs."""
+
 from __future__ import annotations
 
 import logging

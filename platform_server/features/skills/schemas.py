@@ -1,4 +1,5 @@
 """Request bodies of the skills routes."""
+
 from __future__ import annotations
 
 from typing import Literal
@@ -22,9 +23,7 @@ class _SkillFields(BaseModel):
     description: str | None = Field(default=None, max_length=4000)
     content: str | None = Field(default=None, max_length=256 * 1024, description="The SKILL.md text")
     version: str | None = Field(default=None, max_length=50)
-    files: dict[str, str] | None = Field(
-        default=None, description="Bundle files (relative path -> text); on update, replaces all bundle files"
-    )
+    files: dict[str, str] | None = Field(default=None, description="Bundle files (relative path -> text); on update, replaces all bundle files")
 
     @field_validator("displayName", "version")
     @classmethod

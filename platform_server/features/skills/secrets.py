@@ -1,4 +1,5 @@
 """Per-skill secrets: AES-GCM at rest with a key kept in the data dir; only masked previews go out."""
+
 from __future__ import annotations
 
 import base64

@@ -1,4 +1,5 @@
 """Skills: CRUD scoped to the caller's workspace, lifecycle states, views, and the runtime hook."""
+
 from __future__ import annotations
 
 import os
@@ -28,10 +29,7 @@ MAX_BUNDLE_BYTES = 20 * 1024 * 1024
 MAX_BUNDLE_FILES = 500
 PROMPT_SKILL_CAP = 8_000  # characters of one skill's instructions in the system prompt
 PROMPT_TOTAL_CAP = 32_000  # characters of the whole skills section
-PROMPT_HEADER = (
-    "## Skills\n\nYou have the following skills. When a request matches a skill's description, "
-    "follow that skill's instructions."
-)
+PROMPT_HEADER = "## Skills\n\nYou have the following skills. When a request matches a skill's description, follow that skill's instructions."
 
 
 # ---- serialization ------------------------------------------------------------------------
@@ -125,8 +123,9 @@ def check_type(skill_type: str) -> str:
     return skill_type
 
 
-def page(caller: Caller, req: PageRequest, skill_type: str | None, enabled: bool | None,
-         archived: bool | None, keyword: str | None) -> dict[str, Any]:
+def page(
+    caller: Caller, req: PageRequest, skill_type: str | None, enabled: bool | None, archived: bool | None, keyword: str | None
+) -> dict[str, Any]:
     """A page of the workspace's skills; archived ones only with `archived=true`."""
     q = _in_workspace(caller).where(Skill.archived == int(bool(archived)))
     if skill_type:
@@ -208,19 +207,22 @@ def _values(content: str, name: str, display: str, description: str, version: st
     """Final stored values; the SKILL.md front matter is rewritten to agree with the fields."""
     if len(content) > MAX_CONTENT:
         raise BadRequest(f"content: at most {MAX_CONTENT} characters")
-    text = fm.with_meta(content, {
-        "name": name,
-        "displayName": display if display and display != name else None,
-        "description": description or None,
-        "version": version,
-    })
+    text = fm.with_meta(
+        content,
+        {
+            "name": name,
+            "displayName": display if display and display != name else None,
+            "description": description or None,
+            "version": version,
+        },
+    )
     requires = fm.requirements(fm.parse(text).meta, strict=True)
-    return {"name": name, "display_name": display or name, "description": description, "version": version,
-            "content": text, "requires": requires}
+    return {"name": name, "display_name": display or name, "description": description, "version": version, "content": text, "requires": requires}
 
 
-def prepare_new(content: str | None, name: str | None, display_name: str | None = None,
-                description: str | None = None, version: str | None = None) -> dict[str, Any]:
+def prepare_new(
+    content: str | None, name: str | None, display_name: str | None = None, description: str | None = None, version: str | None = None
+) -> dict[str, Any]:
     """Values of a new skill from explicit fields, falling back to the SKILL.md front matter."""
     doc = fm.parse(content) if content else fm.SkillDoc()
     fm_name = doc.text("name")
@@ -257,20 +259,21 @@ def _replace_files(skill: Skill, bundle: dict[str, bytes]) -> None:
         SkillFile.create(skill=skill.id, path=rel, data=data, size=len(data))
 
 
-def create_skill(caller: Caller, values: dict[str, Any], skill_type: str, source: str, enabled: bool,
-                 bundle: dict[str, bytes] | None = None) -> Skill:
+def create_skill(
+    caller: Caller, values: dict[str, Any], skill_type: str, source: str, enabled: bool, bundle: dict[str, bytes] | None = None
+) -> Skill:
     """Insert a prepared skill (see prepare_new) with its bundle; audited."""
     with database.atomic():
         _unique_name(caller, values["name"])
-        skill = Skill.create(workspace_id=caller.workspace_id, skill_type=skill_type, source=source[:255],
-                             enabled=enabled, creator_user_id=caller.user_id, **values)
+        skill = Skill.create(
+            workspace_id=caller.workspace_id, skill_type=skill_type, source=source[:255], enabled=enabled, creator_user_id=caller.user_id, **values
+        )
         _replace_files(skill, bundle or {})
         audit.record(caller, "CREATE", "SKILL", skill.id, f"skill {skill.name} ({skill_type})")
     return skill
 
 
-def update(caller: Caller, skill_id: int, given: dict[str, Any], bundle: dict[str, bytes] | None,
-           record_noop: bool = True) -> tuple[Skill, str]:
+def update(caller: Caller, skill_id: int, given: dict[str, Any], bundle: dict[str, bytes] | None, record_noop: bool = True) -> tuple[Skill, str]:
     """Sparse update; returns the skill and its name before the change (the cache folder to move)."""
     with database.atomic():
         skill = get_skill(caller, skill_id)
@@ -296,8 +299,9 @@ def update(caller: Caller, skill_id: int, given: dict[str, Any], bundle: dict[st
         display = pick("displayName", "displayName", "display_name") or skill.display_name
         description = pick("description", "description")
         version = pick("version", "version") or skill.version
-        values = _values(content if content is not None else skill.content, name, display,
-                         skill.description if description is None else description, version)
+        values = _values(
+            content if content is not None else skill.content, name, display, skill.description if description is None else description, version
+        )
         changed = [k for k, v in values.items() if getattr(skill, k) != v]
         for key, value in values.items():
             setattr(skill, key, value)
@@ -352,9 +356,12 @@ def pin(caller: Caller, skill_id: int, pinned: bool | None) -> dict[str, Any]:
 
 def bound_enabled_agents(skill: Skill) -> list[Agent]:
     """Enabled agents of the skill's workspace bound to it."""
-    q = (Agent.select().join(AgentSkill, on=(AgentSkill.agent == Agent.id))
-         .where((AgentSkill.skill_id == skill.id) & (Agent.workspace_id == skill.workspace_id) & (Agent.enabled == 1))
-         .order_by(Agent.name, Agent.id))
+    q = (
+        Agent.select()
+        .join(AgentSkill, on=(AgentSkill.agent == Agent.id))
+        .where((AgentSkill.skill_id == skill.id) & (Agent.workspace_id == skill.workspace_id) & (Agent.enabled == 1))
+        .order_by(Agent.name, Agent.id)
+    )
     return list(q)
 
 
@@ -383,8 +390,7 @@ def employees(caller: Caller, skill_id: int) -> list[dict[str, Any]]:
     """Agents that can use the skill: bound, enabled, skills not disabled."""
     skill = get_skill(caller, skill_id)
     return [
-        {"id": str(a.id), "name": a.name, "description": a.description, "icon": a.icon}
-        for a in bound_enabled_agents(skill) if not a.skills_disabled
+        {"id": str(a.id), "name": a.name, "description": a.description, "icon": a.icon} for a in bound_enabled_agents(skill) if not a.skills_disabled
     ]
 
 
@@ -411,8 +417,7 @@ def requirement_statuses(skill: Skill, secret_keys: Iterable[str]) -> list[dict[
 def requirements(caller: Caller, skill_id: int) -> dict[str, Any]:
     skill = get_skill(caller, skill_id)
     items = requirement_statuses(skill, secrets.keys_by_skill([skill.id])[skill.id])
-    return {"skillId": str(skill.id), "name": skill.name, "satisfied": all(i["status"] == "ok" for i in items),
-            "requirements": items}
+    return {"skillId": str(skill.id), "name": skill.name, "satisfied": all(i["status"] == "ok" for i in items), "requirements": items}
 
 
 def rescan(caller: Caller, skill_id: int, folder: Bundle | None) -> dict[str, Any]:
@@ -430,8 +435,7 @@ def rescan(caller: Caller, skill_id: int, folder: Bundle | None) -> dict[str, An
             given[key] = doc.text(key)
     given["displayName"] = doc.text("displayName") or doc.text("display_name")
     updated, _ = update(caller, skill.id, given, bundle, record_noop=False)
-    return {"skill": to_dict(updated, full=True), "adoptedFromFolder": adopted,
-            "requires": to_dict(updated)["requires"]}
+    return {"skill": to_dict(updated, full=True), "adoptedFromFolder": adopted, "requires": to_dict(updated)["requires"]}
 
 
 # ---- the runtime hook -----------------------------------------------------------------------
@@ -444,9 +448,9 @@ def active_skills(agent: Agent) -> list[Skill]:
     order = {sid: i for i, sid in enumerate(agents.bound_skills(agent.id))}
     if not order:
         return []
-    rows = list(Skill.select().where(
-        Skill.id.in_(list(order)) & (Skill.workspace_id == agent.workspace_id) & (Skill.enabled == 1) & (Skill.archived == 0)
-    ))
+    rows = list(
+        Skill.select().where(Skill.id.in_(list(order)) & (Skill.workspace_id == agent.workspace_id) & (Skill.enabled == 1) & (Skill.archived == 0))
+    )
     keys = secrets.keys_by_skill([s.id for s in rows])
     usable = [s for s in rows if all(r["status"] == "ok" for r in requirement_statuses(s, keys[s.id]))]
     return sorted(usable, key=lambda s: (-int(s.pinned), order[s.id]))
@@ -511,16 +515,26 @@ def mark_used(skill_names: list[str], workspace_id: int | None = None) -> None:
 def prompt_preview(config: Config, caller: Caller, agent_id: int) -> dict[str, Any]:
     agent = agents.get_agent(caller, agent_id)
     text = prompt_for_agent(config, agent)
-    return {"agentId": str(agent.id), "skillsDisabled": bool(agent.skills_disabled),
-            "skills": [s.name for s in active_skills(agent)], "prompt": text, "length": len(text)}
+    return {
+        "agentId": str(agent.id),
+        "skillsDisabled": bool(agent.skills_disabled),
+        "skills": [s.name for s in active_skills(agent)],
+        "prompt": text,
+        "length": len(text),
+    }
 
 
 def runtime_active(caller: Caller) -> list[dict[str, Any]]:
     """Every agent of the workspace with the skills the runtime would give it now."""
     rows = Agent.select().where(Agent.workspace_id == caller.workspace_id).order_by(Agent.name, Agent.id)
     return [
-        {"agentId": str(a.id), "agentName": a.name, "enabled": bool(a.enabled), "skillsDisabled": bool(a.skills_disabled),
-         "skills": [{"id": str(s.id), "name": s.name, "displayName": s.display_name or s.name} for s in active_skills(a)]}
+        {
+            "agentId": str(a.id),
+            "agentName": a.name,
+            "enabled": bool(a.enabled),
+            "skillsDisabled": bool(a.skills_disabled),
+            "skills": [{"id": str(s.id), "name": s.name, "displayName": s.display_name or s.name} for s in active_skills(a)],
+        }
         for a in rows
     ]
 
@@ -534,12 +548,22 @@ def runtime_status(caller: Caller) -> list[dict[str, Any]]:
         missing = [{"kind": r["kind"], "name": r["name"]} for r in requirement_statuses(s, keys[s.id]) if r["status"] != "ok"]
         status = "archived" if s.archived else "disabled" if not s.enabled else "requirements_missing" if missing else "ready"
         bound = bound_enabled_agents(s)
-        out.append({"id": str(s.id), "name": s.name, "skillType": s.skill_type, "enabled": bool(s.enabled),
-                    "archived": int(s.archived), "status": status, "missing": missing,
-                    "boundAgentCount": len(bound), "activeAgentCount": sum(1 for a in bound if not a.skills_disabled),
-                    # the original console's names: resolvable now, and why not
-                    "runtimeAvailable": status == "ready",
-                    "resolutionError": None if not missing else "missing: " + ", ".join(m["name"] for m in missing)})
+        out.append(
+            {
+                "id": str(s.id),
+                "name": s.name,
+                "skillType": s.skill_type,
+                "enabled": bool(s.enabled),
+                "archived": int(s.archived),
+                "status": status,
+                "missing": missing,
+                "boundAgentCount": len(bound),
+                "activeAgentCount": sum(1 for a in bound if not a.skills_disabled),
+                # the original console's names: resolvable now, and why not
+                "runtimeAvailable": status == "ready",
+                "resolutionError": None if not missing else "missing: " + ", ".join(m["name"] for m in missing),
+            }
+        )
     return out
 
 

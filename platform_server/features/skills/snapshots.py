@@ -1,4 +1,5 @@
 """Restore points of a workspace's skill library: capture every skill row with content and files, restore in one transaction."""
+
 from __future__ import annotations
 
 import base64
@@ -18,8 +19,7 @@ FORMAT = 1
 MAX_REASON = 500
 FILES_CAP = 1024 * 1024  # bundle bytes of one skill captured; a larger bundle is left as it is by a restore
 # Library state a restore puts back; usage counters (useCount, lastUsedAt) are facts and stay as they are.
-_STATE_FIELDS = ("name", "display_name", "description", "skill_type", "content", "requires", "enabled",
-                 "archived", "pinned", "version", "source")
+_STATE_FIELDS = ("name", "display_name", "description", "skill_type", "content", "requires", "enabled", "archived", "pinned", "version", "source")
 
 
 def _dt(value: Any) -> Any:
@@ -80,15 +80,24 @@ def capture(workspace_id: int, trigger: str, reason: str, actor: Caller | None, 
     items = library_state(workspace_id)
     data = {"format": FORMAT, "skills": items}
     snap = SkillSnapshot.create(
-        workspace_id=workspace_id, trigger=trigger, reason=reason[:MAX_REASON],
+        workspace_id=workspace_id,
+        trigger=trigger,
+        reason=reason[:MAX_REASON],
         files_omitted=[i["name"] for i in items if i["files"] is None],
-        creator_user_id=actor.user_id if actor else None, skill_count=len(items),
-        size_bytes=len(json.dumps(data, separators=(",", ":"))), data=data,
+        creator_user_id=actor.user_id if actor else None,
+        skill_count=len(items),
+        size_bytes=len(json.dumps(data, separators=(",", ":"))),
+        data=data,
     )
-    audit.record(actor, "CREATE", "SKILL_SNAPSHOT", snap.id, f"skill library restore point ({trigger}): {len(items)} skills",
-                 workspace_id=workspace_id)
-    stale = (SkillSnapshot.select(SkillSnapshot.id).where(SkillSnapshot.workspace_id == workspace_id)
-             .order_by(SkillSnapshot.create_time.desc(), SkillSnapshot.id.desc()).offset(max(1, keep)))
+    audit.record(
+        actor, "CREATE", "SKILL_SNAPSHOT", snap.id, f"skill library restore point ({trigger}): {len(items)} skills", workspace_id=workspace_id
+    )
+    stale = (
+        SkillSnapshot.select(SkillSnapshot.id)
+        .where(SkillSnapshot.workspace_id == workspace_id)
+        .order_by(SkillSnapshot.create_time.desc(), SkillSnapshot.id.desc())
+        .offset(max(1, keep))
+    )
     SkillSnapshot.delete().where(SkillSnapshot.id.in_([s.id for s in stale])).execute()
     return snap
 
@@ -101,8 +110,12 @@ def create(caller: Caller, reason: str | None, keep: int) -> dict[str, Any]:
 
 def recent(caller: Caller, limit: int) -> list[dict[str, Any]]:
     fields = [f for f in SkillSnapshot._meta.sorted_fields if f.name != "data"]  # the library itself stays unread
-    q = (SkillSnapshot.select(*fields).where(SkillSnapshot.workspace_id == caller.workspace_id)
-         .order_by(SkillSnapshot.create_time.desc(), SkillSnapshot.id.desc()).limit(limit))
+    q = (
+        SkillSnapshot.select(*fields)
+        .where(SkillSnapshot.workspace_id == caller.workspace_id)
+        .order_by(SkillSnapshot.create_time.desc(), SkillSnapshot.id.desc())
+        .limit(limit)
+    )
     return [to_dict(s) for s in q]
 
 
@@ -184,9 +197,16 @@ def restore(caller: Caller, snapshot_id: int, keep: int) -> dict[str, Any]:
             values = {**_values(item), "name": name}
             row = current.get(sid)
             if row is None:
-                Skill.create(id=sid, workspace_id=ws, creator_user_id=item.get("creator_user_id"),
-                             last_used_at=_dt(item.get("last_used_at")), use_count=item.get("use_count", 0),
-                             create_time=_dt(item.get("create_time")) or utcnow(), update_time=utcnow(), **values)
+                Skill.create(
+                    id=sid,
+                    workspace_id=ws,
+                    creator_user_id=item.get("creator_user_id"),
+                    last_used_at=_dt(item.get("last_used_at")),
+                    use_count=item.get("use_count", 0),
+                    create_time=_dt(item.get("create_time")) or utcnow(),
+                    update_time=utcnow(),
+                    **values,
+                )
                 _put_files(sid, item.get("files") or {})
                 for agent_id in item.get("bound_agent_ids", []):
                     if int(agent_id) in agents:
@@ -220,8 +240,13 @@ def restore(caller: Caller, snapshot_id: int, keep: int) -> dict[str, Any]:
                 Skill.update(archived=1, archived_at=utcnow(), update_time=utcnow()).where(Skill.id == row.id).execute()
                 audit.record(caller, "UPDATE", "SKILL", row.id, f"skill {row.name}: archived (created after snapshot {snap.id})")
                 archived.append(row.name)
-        audit.record(caller, "UPDATE", "SKILL_SNAPSHOT", snap.id,
-                     f"skill library restored: {len(updated)} updated, {len(recreated)} recreated, {len(archived)} archived")
+        audit.record(
+            caller,
+            "UPDATE",
+            "SKILL_SNAPSHOT",
+            snap.id,
+            f"skill library restored: {len(updated)} updated, {len(recreated)} recreated, {len(archived)} archived",
+        )
     return {
         "snapshotId": str(snap.id),
         "preRestoreSnapshotId": str(before.id),

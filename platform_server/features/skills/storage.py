@@ -3,6 +3,7 @@
 Every function here is blocking (run it off the IOLoop) and takes plain values; paths go through
 `features/agents/files.py`, so names from the database or a ZIP can never leave their folder.
 """
+
 from __future__ import annotations
 
 import contextlib

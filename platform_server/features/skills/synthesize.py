@@ -1,4 +1,5 @@
 """Draft a skill from a conversation with the default chat model (a `synthesized` skill, disabled)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Sub-agents: active delegations of a conversation, spawn pause, interrupt (owner; admin override)."""
+
 from __future__ import annotations
 
 from platform_server.features.conversations import service as conversations

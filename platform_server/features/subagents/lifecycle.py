@@ -1,4 +1,5 @@
 """Register the delegation tool; no delegation survives a restart."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -15,10 +16,15 @@ async def start(platform: Platform) -> None:
     service.mark_interrupted_at_start()
     manager = service.SubagentManager(platform)
     platform.services.subagents = manager
-    platform.services.tools.register(ToolDefinition(
-        name=service.TOOL_NAME, description=service.TOOL_DESCRIPTION, parameters=service.TOOL_PARAMETERS,
-        run=manager.delegate, source="subagent",
-    ))
+    platform.services.tools.register(
+        ToolDefinition(
+            name=service.TOOL_NAME,
+            description=service.TOOL_DESCRIPTION,
+            parameters=service.TOOL_PARAMETERS,
+            run=manager.delegate,
+            source="subagent",
+        )
+    )
 
 
 async def stop(platform: Platform) -> None:

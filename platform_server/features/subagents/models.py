@@ -1,4 +1,5 @@
 """Sub-agent runs (delegations from one agent's turn to another agent) and spawn pauses."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,4 +1,5 @@
 """Delegation: an agent hands a task to another agent of the workspace through the `delegate_to_agent` tool."""
+
 from __future__ import annotations
 
 import asyncio
@@ -32,9 +33,7 @@ TOOL_PARAMETERS = {
     },
     "required": ["task"],
 }
-TOOL_DESCRIPTION = (
-    "Delegate a self-contained task to another agent of this workspace and get its final answer back."
-)
+TOOL_DESCRIPTION = "Delegate a self-contained task to another agent of this workspace and get its final answer back."
 REFUSED_IN_SUBAGENT = "needs approval, which a sub-agent cannot ask for"
 
 _depth: contextvars.ContextVar[int] = contextvars.ContextVar("subagent_depth", default=0)
@@ -59,9 +58,15 @@ class SubagentManager:
             raise ToolError("Spawning sub-agents is paused for this conversation")
         agent = _target_agent(ctx.workspace_id, args)
         run = SubagentRun.create(
-            subagent_id=secrets.token_hex(8), workspace_id=ctx.workspace_id, user_id=ctx.user_id,
-            conversation_id=ctx.conversation_id, parent_agent_id=ctx.agent_id, agent_id=agent.id,
-            agent_name=agent.name, task=str(args["task"])[:20_000], depth=depth,
+            subagent_id=secrets.token_hex(8),
+            workspace_id=ctx.workspace_id,
+            user_id=ctx.user_id,
+            conversation_id=ctx.conversation_id,
+            parent_agent_id=ctx.agent_id,
+            agent_id=agent.id,
+            agent_name=agent.name,
+            task=str(args["task"])[:20_000],
+            depth=depth,
         )
         self._announce(ctx, run, "started")
         task = asyncio.get_running_loop().create_task(self._run(agent, run, depth, ctx))
@@ -79,8 +84,7 @@ class SubagentManager:
         finally:
             self.tasks.pop(run.subagent_id, None)
             self.interrupted.discard(run.subagent_id)
-        SubagentRun.update(status=status, result=result[:20_000], finished_at=utcnow()).where(
-            SubagentRun.id == run.id).execute()
+        SubagentRun.update(status=status, result=result[:20_000], finished_at=utcnow()).where(SubagentRun.id == run.id).execute()
         self._announce(ctx, run, status)
         if status != "completed":
             raise ToolError(result)
@@ -99,8 +103,10 @@ class SubagentManager:
 
         turn = self.platform.services.chat.turns.get(key_for(ctx.user_id, ctx.conversation_id))
         if turn is not None and turn.running:
-            turn.publish("phase", {"phase": "subagent", "subagentId": run.subagent_id, "agentId": str(run.agent_id),
-                                   "agentName": run.agent_name, "status": status})
+            turn.publish(
+                "phase",
+                {"phase": "subagent", "subagentId": run.subagent_id, "agentId": str(run.agent_id), "agentName": run.agent_name, "status": status},
+            )
 
     async def _run(self, agent: Any, run: SubagentRun, depth: int, ctx: Any) -> str:
         """A react loop for the delegated agent (non-streamed; its tool calls pass the guard too)."""
@@ -112,8 +118,7 @@ class SubagentManager:
         config = self.platform.config
         router = self.platform.services.llm
         registry = self.platform.services.tools
-        targets = resolve_targets(agent.model_name or None, agent.model_provider or None,
-                                  agents.provider_preferences(agent.id))
+        targets = resolve_targets(agent.model_name or None, agent.model_provider or None, agents.provider_preferences(agent.id))
         specs, tool_ctx = tool_calls.agent_tools(self.platform, agent, ctx.user_id, ctx.workspace_id, ctx.conversation_id)
         offered = {s.name for s in specs}
         gctx = guard.GuardContext(ctx.user_id, ctx.workspace_id, agent.id, ctx.conversation_id)
@@ -124,8 +129,7 @@ class SubagentManager:
                 return result.content or ""
             messages.append(ChatMessage("assistant", result.content or None, tool_calls=result.tool_calls))
             for call in result.tool_calls:
-                messages.append(ChatMessage("tool", await _call(registry, gctx, tool_ctx, call, offered),
-                                            tool_call_id=call.id, name=call.name))
+                messages.append(ChatMessage("tool", await _call(registry, gctx, tool_ctx, call, offered), tool_call_id=call.id, name=call.name))
         return f"Stopped after reaching the maximum of {agent.max_iterations} iterations."
 
 
@@ -157,6 +161,7 @@ def _target_agent(workspace_id: int, args: dict[str, Any]) -> Any:
 
 # ---- routes' service -----------------------------------------------------------------------
 
+
 def is_paused(user_id: int, conversation_id: str) -> bool:
     row = SpawnPause.get_or_none((SpawnPause.user_id == user_id) & (SpawnPause.conversation_id == conversation_id))
     return bool(row and row.paused)
@@ -164,9 +169,9 @@ def is_paused(user_id: int, conversation_id: str) -> bool:
 
 def set_paused(caller: Caller, conversation_id: str, paused: bool) -> dict[str, Any]:
     with database.atomic():
-        SpawnPause.insert(user_id=caller.user_id, conversation_id=conversation_id, paused=paused, update_time=utcnow()) \
-            .on_conflict(conflict_target=[SpawnPause.user_id, SpawnPause.conversation_id],
-                         update={SpawnPause.paused: paused, SpawnPause.update_time: utcnow()}).execute()
+        SpawnPause.insert(user_id=caller.user_id, conversation_id=conversation_id, paused=paused, update_time=utcnow()).on_conflict(
+            conflict_target=[SpawnPause.user_id, SpawnPause.conversation_id], update={SpawnPause.paused: paused, SpawnPause.update_time: utcnow()}
+        ).execute()
         audit.record(caller, "UPDATE", "SUBAGENT_SPAWN_PAUSE", conversation_id, f"paused={paused}")
     return {"conversationId": conversation_id, "paused": paused}
 
@@ -187,8 +192,9 @@ to_dict = Fields(
 
 
 def active(user_id: int, conversation_id: str) -> list[dict[str, Any]]:
-    q = SubagentRun.select().where((SubagentRun.user_id == user_id) & (SubagentRun.conversation_id == conversation_id)
-                                   & (SubagentRun.status == "running"))
+    q = SubagentRun.select().where(
+        (SubagentRun.user_id == user_id) & (SubagentRun.conversation_id == conversation_id) & (SubagentRun.status == "running")
+    )
     return [to_dict(r) for r in q.order_by(SubagentRun.id)]
 
 

@@ -1,4 +1,5 @@
 """Health and browser diagnostics."""
+
 from __future__ import annotations
 
 from platform_server.blocking import run_blocking

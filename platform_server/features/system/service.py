@@ -1,4 +1,5 @@
 """Health of the process and whether a headless browser can be launched here."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,8 +12,14 @@ from platform_server.db import database
 
 BROWSER_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 )
 
 
@@ -41,8 +48,13 @@ async def browser_health(timeout_s: float = 20.0) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="browser-health-") as profile:
         proc = await asyncio.create_subprocess_exec(
-            executable, *BROWSER_FLAGS, f"--user-data-dir={profile}", "--dump-dom", "about:blank",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            executable,
+            *BROWSER_FLAGS,
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            "about:blank",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout_s)

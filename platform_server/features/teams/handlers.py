@@ -1,4 +1,5 @@
 """Team runs (since 2.1.0): read, cancel (admin), list per team and per lead conversation; teams themselves."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,8 +13,10 @@ from platform_server.web.routing import gated, route
 TAGS = ("Team runs",)
 MAX_PAGE = 100
 ACTIVE_ONLY = {"name": "activeOnly", "in": "query", "required": False, "schema": {"type": "boolean"}}
-CURSOR = [{"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"}},
-          {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}}]
+CURSOR = [
+    {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"}},
+    {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}},
+]
 
 
 class CursorMixin(ApiHandler):
@@ -76,8 +79,7 @@ class TeamRunsPageHandler(CursorMixin):
     def get(self, teamId: int) -> None:
         """A cursor page of the team's runs: `{items, nextCursor}` (limit default 20, at most 100)."""
         cursor, limit = self.cursor_args()
-        self.ok(service.team_runs_page(self.require_caller(), teamId, bool(self.query_bool("activeOnly")),
-                                       cursor, limit))
+        self.ok(service.team_runs_page(self.require_caller(), teamId, bool(self.query_bool("activeOnly")), cursor, limit))
 
 
 class ConversationRunsHandler(ApiHandler):
@@ -112,8 +114,7 @@ class TeamsHandler(ApiHandler):
     def post(self) -> None:
         """Create a team: a lead agent and member agents of the workspace (extension route)."""
         req = self.body(TeamCreate)
-        self.ok(service.create_team(self.require_caller(), req.name, req.description, req.leadAgentId,
-                                    req.memberAgentIds))
+        self.ok(service.create_team(self.require_caller(), req.name, req.description, req.leadAgentId, req.memberAgentIds))
 
 
 class TeamHandler(ApiHandler):
@@ -137,13 +138,16 @@ class TeamHandler(ApiHandler):
         self.ok(None)
 
 
-ROUTES = gated("team_runs", [
-    route("/api/v1/team-runs/{runId}", TeamRunHandler),
-    route("/api/v1/team-runs/{runId}/cancel", TeamRunCancelHandler),
-    route("/api/v1/teams", TeamsHandler),
-    route("/api/v1/teams/{teamId}", TeamHandler),
-    route("/api/v1/teams/{teamId}/runs", TeamRunsHandler),
-    route("/api/v1/teams/{teamId}/runs/page", TeamRunsPageHandler),
-    route("/api/v1/conversations/{conversationId:str}/team-runs", ConversationRunsHandler),
-    route("/api/v1/conversations/{conversationId:str}/team-runs/page", ConversationRunsPageHandler),
-])
+ROUTES = gated(
+    "team_runs",
+    [
+        route("/api/v1/team-runs/{runId}", TeamRunHandler),
+        route("/api/v1/team-runs/{runId}/cancel", TeamRunCancelHandler),
+        route("/api/v1/teams", TeamsHandler),
+        route("/api/v1/teams/{teamId}", TeamHandler),
+        route("/api/v1/teams/{teamId}/runs", TeamRunsHandler),
+        route("/api/v1/teams/{teamId}/runs/page", TeamRunsPageHandler),
+        route("/api/v1/conversations/{conversationId:str}/team-runs", ConversationRunsHandler),
+        route("/api/v1/conversations/{conversationId:str}/team-runs/page", ConversationRunsPageHandler),
+    ],
+)

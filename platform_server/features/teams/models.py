@@ -1,4 +1,5 @@
 """Teams (a lead agent plus member agents) and their runs."""
+
 from __future__ import annotations
 
 import peewee

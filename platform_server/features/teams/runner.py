@@ -5,6 +5,7 @@ completed | partial (some member tasks failed) | failed | cancelled. When the le
 review (`"review": true`), the run enters `awaiting_review` after the member tasks: the lead judges
 the results and may send tasks back once with feedback before merging.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,8 +31,9 @@ RESTART_ERROR = "Interrupted by a server restart"
 SHUTDOWN_ERROR = "Interrupted: the server stopped"
 MAX_TASKS = 10
 TOOL_NAME = "team_run"
-TOOL_DESCRIPTION = ("Run your team on a goal: you plan member tasks, the members work, and you get the merged "
-                    "result back. Only a team's lead agent can use it.")
+TOOL_DESCRIPTION = (
+    "Run your team on a goal: you plan member tasks, the members work, and you get the merged result back. Only a team's lead agent can use it."
+)
 TOOL_PARAMETERS = {
     "type": "object",
     "properties": {
@@ -75,8 +77,7 @@ class TeamRunner:
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
     def start(self, caller: Caller, team: Team, goal: str, conversation_id: str | None = None) -> TeamRun:
-        run = TeamRun(workspace_id=team.workspace_id, team_id=team.id, user_id=caller.user_id,
-                     conversation_id=conversation_id, goal=goal)
+        run = TeamRun(workspace_id=team.workspace_id, team_id=team.id, user_id=caller.user_id, conversation_id=conversation_id, goal=goal)
         audit.save(caller, "CREATE", "TEAM_RUN", run, f"run of team '{team.name}'", workspace_id=team.workspace_id)
         task = asyncio.get_running_loop().create_task(self._run(run.id))
         self.tasks[run.id] = task
@@ -103,8 +104,7 @@ class TeamRunner:
     def _save(run_id: int, **fields: Any) -> bool:
         """Update an active run (a cancelled one keeps its final state)."""
         fields["update_time"] = utcnow()
-        return bool(TeamRun.update(**fields).where((TeamRun.id == run_id) & TeamRun.status.in_(service.ACTIVE))
-                    .execute())
+        return bool(TeamRun.update(**fields).where((TeamRun.id == run_id) & TeamRun.status.in_(service.ACTIVE)).execute())
 
     async def _run(self, run_id: int) -> None:
         run = TeamRun.get_by_id(run_id)
@@ -149,8 +149,7 @@ class TeamRunner:
         from platform_server.features.agents.models import Agent
 
         ids = [team.lead_agent_id, *(int(m) for m in team.member_agent_ids)]
-        found = {a.id: a for a in Agent.select().where((Agent.workspace_id == team.workspace_id)
-                                                         & Agent.id.in_(ids) & (Agent.enabled == True))}  # noqa: E712
+        found = {a.id: a for a in Agent.select().where((Agent.workspace_id == team.workspace_id) & Agent.id.in_(ids) & (Agent.enabled == True))}  # noqa: E712
         if team.lead_agent_id not in found:
             raise RunFailed("The team's lead agent is missing or disabled")
         members = [found[i] for i in ids[1:] if i in found]
@@ -164,8 +163,7 @@ class TeamRunner:
 
         prompt = agents.system_prompt(self.platform.config, lead)
         system = (prompt + "\n\n" if prompt else "") + instructions
-        targets = resolve_targets(lead.model_name or None, lead.model_provider or None,
-                                  agents.provider_preferences(lead.id))
+        targets = resolve_targets(lead.model_name or None, lead.model_provider or None, agents.provider_preferences(lead.id))
         req = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user_text)])
         _, result = await self.platform.services.llm.chat(targets, req)
         return result.content or ""
@@ -178,7 +176,9 @@ class TeamRunner:
             return False
         parts = [f"Goal: {run.goal}"] + [
             f"## Task {t['index'] + 1} ({t['agentName']}): {t['task']}\n"
-            f"{t['result'] if t['status'] == 'completed' else '(failed: ' + str(t['error']) + ')'}" for t in tasks]
+            f"{t['result'] if t['status'] == 'completed' else '(failed: ' + str(t['error']) + ')'}"
+            for t in tasks
+        ]
         verdict = extract_json(await self._ask_lead(lead, REVIEW_INSTRUCTIONS, "\n\n".join(parts)))
         verdict = verdict if isinstance(verdict, dict) else {}
         feedback = str(verdict.get("feedback") or "").strip()[:4000]
@@ -211,8 +211,19 @@ class TeamRunner:
             agent = by_name.get(name)
             if agent is None or not text:
                 raise RunFailed(f"The lead's plan names an unknown member or an empty task: {str(item)[:200]}")
-            tasks.append({"index": len(tasks), "agentId": str(agent.id), "agentName": agent.name, "task": text,
-                          "status": "pending", "result": None, "error": None, "startedAt": None, "finishedAt": None})
+            tasks.append(
+                {
+                    "index": len(tasks),
+                    "agentId": str(agent.id),
+                    "agentName": agent.name,
+                    "task": text,
+                    "status": "pending",
+                    "result": None,
+                    "error": None,
+                    "startedAt": None,
+                    "finishedAt": None,
+                }
+            )
         return tasks, isinstance(plan, dict) and plan.get("review") is True
 
     async def _work(self, run_id: int, ctx: DelegationContext, task: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
@@ -223,8 +234,7 @@ class TeamRunner:
         if not self._save(run_id, tasks=tasks):
             raise asyncio.CancelledError()
         try:
-            result = await self.platform.services.subagents.delegate(
-                {"agentId": task["agentId"], "task": task["task"]}, ctx)
+            result = await self.platform.services.subagents.delegate({"agentId": task["agentId"], "task": task["task"]}, ctx)
             task["status"], task["result"] = "completed", result
         except ToolError as exc:
             task["status"], task["error"] = "failed", str(exc)
@@ -245,8 +255,7 @@ class TeamRunner:
         from platform_server.features.auth.service import acting_caller
         from platform_server.features.tools.registry import ToolError
 
-        q = Team.select().where((Team.workspace_id == ctx.workspace_id) & (Team.lead_agent_id == ctx.agent_id)
-                                & (Team.deleted == False))  # noqa: E712
+        q = Team.select().where((Team.workspace_id == ctx.workspace_id) & (Team.lead_agent_id == ctx.agent_id) & (Team.deleted == False))  # noqa: E712
         if str(args.get("teamId") or "").isdigit():
             q = q.where(Team.id == int(args["teamId"]))
         teams = list(q.limit(2))

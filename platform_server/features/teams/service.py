@@ -1,4 +1,5 @@
 """Teams and team runs: storage, views, listing with cursor pages, cancellation's bookkeeping."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -36,8 +37,7 @@ team_dict = Fields(
 
 
 def get_team_row(caller: Caller, team_id: int) -> Team:
-    team = Team.get_or_none((Team.id == team_id) & (Team.workspace_id == caller.workspace_id)
-                            & (Team.deleted == False))  # noqa: E712
+    team = Team.get_or_none((Team.id == team_id) & (Team.workspace_id == caller.workspace_id) & (Team.deleted == False))  # noqa: E712
     if team is None:
         raise NotFound("Team not found")
     return team
@@ -54,8 +54,7 @@ def _check_agents(caller: Caller, lead: int, members: list[int]) -> list[str]:
         raise BadRequest("memberAgentIds: duplicate agent")
     if lead in members:
         raise BadRequest("memberAgentIds: the lead is not also a member")
-    found = {a.id for a in Agent.select(Agent.id).where((Agent.workspace_id == caller.workspace_id)
-                                                         & Agent.id.in_([lead, *members]))}
+    found = {a.id for a in Agent.select(Agent.id).where((Agent.workspace_id == caller.workspace_id) & Agent.id.in_([lead, *members]))}
     for agent_id in (lead, *members):
         if agent_id not in found:
             raise BadRequest(f"Agent {agent_id} is not an agent of this workspace")
@@ -69,8 +68,14 @@ def list_teams(caller: Caller) -> list[dict[str, Any]]:
 
 def create_team(caller: Caller, name: str, description: str, lead: int, members: list[int]) -> dict[str, Any]:
     ids = _check_agents(caller, lead, members)
-    team = Team(workspace_id=caller.workspace_id, name=name.strip(), description=description,
-                lead_agent_id=lead, member_agent_ids=ids, creator_user_id=caller.user_id)
+    team = Team(
+        workspace_id=caller.workspace_id,
+        name=name.strip(),
+        description=description,
+        lead_agent_id=lead,
+        member_agent_ids=ids,
+        creator_user_id=caller.user_id,
+    )
     audit.save(caller, "CREATE", "TEAM", team, f"team '{team.name}' created")
     return team_dict(team)
 
@@ -79,8 +84,7 @@ def update_team(caller: Caller, team_id: int, fields: dict[str, Any]) -> dict[st
     with database.atomic():
         team = get_team_row(caller, team_id)
         lead = fields["leadAgentId"] if fields.get("leadAgentId") is not None else team.lead_agent_id
-        members = fields["memberAgentIds"] if fields.get("memberAgentIds") is not None \
-            else [int(m) for m in team.member_agent_ids]
+        members = fields["memberAgentIds"] if fields.get("memberAgentIds") is not None else [int(m) for m in team.member_agent_ids]
         team.member_agent_ids = _check_agents(caller, lead, members)
         team.lead_agent_id = lead
         if fields.get("name") is not None:
@@ -147,8 +151,9 @@ def _conversation_runs(caller: Caller, conversation_id: str) -> peewee.ModelSele
     from platform_server.features.conversations import service as conversations
 
     conversations.owned(caller, conversations.validate_id(conversation_id))
-    return TeamRun.select().where((TeamRun.conversation_id == conversation_id) & (TeamRun.user_id == caller.user_id)
-                                  & (TeamRun.workspace_id == caller.workspace_id))
+    return TeamRun.select().where(
+        (TeamRun.conversation_id == conversation_id) & (TeamRun.user_id == caller.user_id) & (TeamRun.workspace_id == caller.workspace_id)
+    )
 
 
 def team_runs(caller: Caller, team_id: int, active_only: bool) -> list[dict[str, Any]]:
@@ -184,9 +189,11 @@ def mark_cancelled(caller: Caller, run_id: int, reason: str | None) -> TeamRun:
     with database.atomic():
         run = get_run_row(caller, run_id)
         now = utcnow()
-        changed = TeamRun.update(status="cancelled", cancel_reason=reason, cancelled_by=caller.user_id,
-                                 error=None, finished_at=now, update_time=now).where(
-            (TeamRun.id == run.id) & TeamRun.status.in_(ACTIVE)).execute()
+        changed = (
+            TeamRun.update(status="cancelled", cancel_reason=reason, cancelled_by=caller.user_id, error=None, finished_at=now, update_time=now)
+            .where((TeamRun.id == run.id) & TeamRun.status.in_(ACTIVE))
+            .execute()
+        )
         if not changed:
             raise Conflict(f"Team run is already {run.status}")
         audit.record(caller, "UPDATE", "TEAM_RUN", run.id, f"cancelled{': ' + reason if reason else ''}")
@@ -196,5 +203,4 @@ def mark_cancelled(caller: Caller, run_id: int, reason: str | None) -> TeamRun:
 def fail_interrupted(error: str) -> int:
     """After a restart no team run is still active."""
     now = utcnow()
-    return TeamRun.update(status="failed", error=error, finished_at=now, update_time=now).where(
-        TeamRun.status.in_(ACTIVE)).execute()
+    return TeamRun.update(status="failed", error=error, finished_at=now, update_time=now).where(TeamRun.status.in_(ACTIVE)).execute()

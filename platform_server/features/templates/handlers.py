@@ -1,4 +1,5 @@
 """Agent templates: list the presets and create an agent from one."""
+
 from __future__ import annotations
 
 from platform_server.blocking import run_blocking

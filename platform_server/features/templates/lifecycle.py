@@ -1,4 +1,5 @@
 """Seed the built-in agent templates at start."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

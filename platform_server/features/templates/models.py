@@ -1,4 +1,5 @@
 """Agent templates: seeded presets an agent can be created from."""
+
 from __future__ import annotations
 
 import peewee

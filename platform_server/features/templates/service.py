@@ -1,4 +1,5 @@
 """Agent templates: the seeded presets, listing, and creating an agent from one."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,49 +41,90 @@ _WRITER_STYLE_MD = """# Style guide
 # Fixed ids so a template keeps its id across installs (ids are Longs like every other id).
 SEEDS: list[dict[str, Any]] = [
     {
-        "id": 1001, "sort_order": 10, "name": "General assistant", "category": "general", "icon": "🤖",
+        "id": 1001,
+        "sort_order": 10,
+        "name": "General assistant",
+        "category": "general",
+        "icon": "🤖",
         "description": "A helpful all-round assistant that can tell the time and read web pages.",
-        "agent_type": "react", "max_iterations": 10, "default_thinking_level": None, "tags": "general,assistant",
+        "agent_type": "react",
+        "max_iterations": 10,
+        "default_thinking_level": None,
+        "tags": "general,assistant",
         "system_prompt": "You are a helpful, precise assistant. Answer clearly and concisely. "
         "When you are unsure, say so. Use tools only when they help answer the question.",
-        "tool_names": ["get_current_time", "web_fetch"], "prompt_files": ["MEMORY.md"], "files": {},
+        "tool_names": ["get_current_time", "web_fetch"],
+        "prompt_files": ["MEMORY.md"],
+        "files": {},
     },
     {
-        "id": 1002, "sort_order": 20, "name": "Coder", "category": "engineering", "icon": "💻",
+        "id": 1002,
+        "sort_order": 20,
+        "name": "Coder",
+        "category": "engineering",
+        "icon": "💻",
         "description": "A software engineer that reads, writes and runs code in its workspace.",
-        "agent_type": "react", "max_iterations": 25, "default_thinking_level": "medium", "tags": "code,engineering",
+        "agent_type": "react",
+        "max_iterations": 25,
+        "default_thinking_level": "medium",
+        "tags": "code,engineering",
         "system_prompt": "You are an expert software engineer. Work in your workspace: list and read files "
         "before editing, write complete files, and run commands when shell access is enabled. "
         "Show code in fenced blocks and explain trade-offs briefly.",
-        "tool_names": ["list_files", "read_file", "write_file", "shell_exec"], "prompt_files": ["AGENTS.md"],
+        "tool_names": ["list_files", "read_file", "write_file", "shell_exec"],
+        "prompt_files": ["AGENTS.md"],
         "files": {"AGENTS.md": _CODER_AGENTS_MD},
     },
     {
-        "id": 1003, "sort_order": 30, "name": "Researcher", "category": "research", "icon": "🔎",
+        "id": 1003,
+        "sort_order": 30,
+        "name": "Researcher",
+        "category": "research",
+        "icon": "🔎",
         "description": "Investigates a question with web sources and keeps notes.",
-        "agent_type": "react", "max_iterations": 20, "default_thinking_level": "high", "tags": "research,web",
+        "agent_type": "react",
+        "max_iterations": 20,
+        "default_thinking_level": "high",
+        "tags": "research,web",
         "system_prompt": "You are a careful researcher. Find and compare sources, cite the URLs you used, "
         "and distinguish established facts from opinion or speculation.",
         "tool_names": ["web_fetch", "get_current_time", "list_files", "read_file", "write_file"],
-        "prompt_files": ["AGENTS.md"], "files": {"AGENTS.md": _RESEARCH_AGENTS_MD},
+        "prompt_files": ["AGENTS.md"],
+        "files": {"AGENTS.md": _RESEARCH_AGENTS_MD},
     },
     {
-        "id": 1004, "sort_order": 40, "name": "Writer", "category": "writing", "icon": "📝",
+        "id": 1004,
+        "sort_order": 40,
+        "name": "Writer",
+        "category": "writing",
+        "icon": "📝",
         "description": "Drafts, edits and polishes text, keeping drafts in its workspace.",
-        "agent_type": "react", "max_iterations": 10, "default_thinking_level": "low", "tags": "writing,editing",
+        "agent_type": "react",
+        "max_iterations": 10,
+        "default_thinking_level": "low",
+        "tags": "writing,editing",
         "system_prompt": "You are a skilled writer and editor. Adapt tone to the audience, keep structure "
         "clear, and when editing, explain the most important changes.",
-        "tool_names": ["list_files", "read_file", "write_file"], "prompt_files": ["STYLE.md"],
+        "tool_names": ["list_files", "read_file", "write_file"],
+        "prompt_files": ["STYLE.md"],
         "files": {"STYLE.md": _WRITER_STYLE_MD},
     },
     {
-        "id": 1005, "sort_order": 50, "name": "Planner", "category": "productivity", "icon": "🗺️",
+        "id": 1005,
+        "sort_order": 50,
+        "name": "Planner",
+        "category": "productivity",
+        "icon": "🗺️",
         "description": "Breaks a goal into a plan of steps, then executes and reports each step.",
-        "agent_type": "plan_execute", "max_iterations": 15, "default_thinking_level": "medium",
+        "agent_type": "plan_execute",
+        "max_iterations": 15,
+        "default_thinking_level": "medium",
         "tags": "planning,productivity",
         "system_prompt": "You are a methodical planner. First write a short numbered plan of concrete steps, "
         "then carry out each step, recording the outcome, and finish with a summary of what was done.",
-        "tool_names": ["get_current_time", "list_files", "read_file", "write_file"], "prompt_files": [], "files": {},
+        "tool_names": ["get_current_time", "list_files", "read_file", "write_file"],
+        "prompt_files": [],
+        "files": {},
     },
 ]
 
@@ -125,16 +167,18 @@ def apply(caller: Caller, template_id: int, name: str | None) -> tuple[dict[str,
     t = AgentTemplate.get_or_none(AgentTemplate.id == template_id)
     if t is None:
         raise NotFound("Template not found")
-    req = AgentCreate.model_validate({
-        "name": name or t.name,
-        "description": t.description,
-        "agentType": t.agent_type,
-        "systemPrompt": t.system_prompt,
-        "maxIterations": t.max_iterations,
-        "icon": t.icon,
-        "tags": t.tags,
-        "defaultThinkingLevel": t.default_thinking_level,
-    })
+    req = AgentCreate.model_validate(
+        {
+            "name": name or t.name,
+            "description": t.description,
+            "agentType": t.agent_type,
+            "systemPrompt": t.system_prompt,
+            "maxIterations": t.max_iterations,
+            "icon": t.icon,
+            "tags": t.tags,
+            "defaultThinkingLevel": t.default_thinking_level,
+        }
+    )
     with database.atomic():
         agent = agents.create(caller, req, template_id=t.id)
         agent_id = int(agent["id"])

@@ -1,4 +1,5 @@
 """The built-in system tools: time, the agent's workspace files, and the (off by default) shell."""
+
 from __future__ import annotations
 
 import asyncio
@@ -150,11 +151,15 @@ async def shell_exec(args: dict[str, Any], ctx: ToolContext) -> str:
     if not command.strip() or "\x00" in command:
         raise ToolError("Argument 'command' must be a non-empty command line")
     root = _root(ctx)
-    env = {**ctx.secret_env, "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(root),
-           "LANG": "C.UTF-8"}
+    env = {**ctx.secret_env, "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8"}
     proc = await asyncio.create_subprocess_shell(
-        command, cwd=str(root), env=env, stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, start_new_session=True,
+        command,
+        cwd=str(root),
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
     )
     chunks: list[bytes] = []
     size = 0

@@ -1,4 +1,5 @@
 """The /api/v1/tools routes: tools are global, so reading needs viewer and changing needs a global admin."""
+
 from __future__ import annotations
 
 from platform_server.features.tools import service

@@ -1,4 +1,5 @@
 """Create the tool registry (`platform.services.tools`) with the built-in system tools."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -16,4 +17,3 @@ async def start(platform: Platform) -> None:
     for definition in (*BUILTIN_TOOLS, TOOL_SEARCH):
         registry.register(definition)
     platform.services.tools = registry
-

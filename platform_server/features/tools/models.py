@@ -1,4 +1,5 @@
 """The Tool table: every tool an agent can bind (system built-ins, MCP, skills, ...)."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,4 +1,5 @@
 """The runtime tool registry: which tools a model is offered, and running a tool call safely."""
+
 from __future__ import annotations
 
 import asyncio
@@ -182,9 +183,7 @@ class ToolRegistry:
         if bound:
             names = list(dict.fromkeys(bound))
         else:
-            names = sorted(
-                n for n, d in self._tools.items() if d.source == "system" and n not in DEFAULT_UNBOUND_EXCLUDED
-            )
+            names = sorted(n for n, d in self._tools.items() if d.source == "system" and n not in DEFAULT_UNBOUND_EXCLUDED)
         specs: list[ToolSpec] = []
         deferred: list[ToolSpec] = []
         for name in names:

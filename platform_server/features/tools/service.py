@@ -1,4 +1,5 @@
 """Tool rows: seeding, listing and the admin's changes (tools are global, not per workspace)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -77,9 +78,7 @@ def get(tool_id: int) -> dict[str, Any]:
     return to_dict(_get(tool_id))
 
 
-def update(
-    caller: Caller, tool_id: int, description: str | None, enabled: bool | None, config: dict[str, Any] | None
-) -> dict[str, Any]:
+def update(caller: Caller, tool_id: int, description: str | None, enabled: bool | None, config: dict[str, Any] | None) -> dict[str, Any]:
     """Change description, enabled and config (fields left out stay)."""
     row = _get(tool_id)
     changed: list[str] = []

@@ -1,4 +1,5 @@
 """The web_fetch tool: an SSRF-guarded GET whose HTML answer is reduced to readable text."""
+
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,5 @@
 """Dashboard and token usage."""
+
 from __future__ import annotations
 
 from platform_server.db import parse_iso
@@ -39,11 +40,13 @@ class TrendHandler(ApiHandler):
 class TokenUsageHandler(ApiHandler):
     access = {"GET": "viewer"}
     tags = TAGS
-    query_params = {"GET": [
-        {"name": "startTime", "in": "query", "schema": {"type": "string"}},
-        {"name": "endTime", "in": "query", "schema": {"type": "string"}},
-        {"name": "groupBy", "in": "query", "schema": {"type": "string", "enum": sorted(service.GROUPS)}},
-    ]}
+    query_params = {
+        "GET": [
+            {"name": "startTime", "in": "query", "schema": {"type": "string"}},
+            {"name": "endTime", "in": "query", "schema": {"type": "string"}},
+            {"name": "groupBy", "in": "query", "schema": {"type": "string", "enum": sorted(service.GROUPS)}},
+        ]
+    }
 
     def get(self) -> None:
         """Token usage in a time range grouped by model, provider, agent, user, source or day."""

@@ -1,6 +1,7 @@
 """Usage figures, scoped to one workspace: tokens from the usage records of every model call (chat,
 wiki, memory, dreaming, workflows, teams, curator, skill synthesis, goal evaluation), messages from the
 conversations."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,25 +23,38 @@ def _records(workspace_id: int) -> peewee.ModelSelect[UsageRecord]:
 
 
 def _token_sums(q: peewee.ModelSelect[Any]) -> dict[str, int]:
-    row = dict_row(q.select(
-        peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.prompt_tokens), 0).alias("p"),
-        peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.completion_tokens), 0).alias("c"),
-        peewee.fn.COUNT(UsageRecord.id).alias("n"),
-    ))
-    return {"promptTokens": int(row["p"]), "completionTokens": int(row["c"]),
-            "totalTokens": int(row["p"]) + int(row["c"]), "calls": int(row["n"])}
+    row = dict_row(
+        q.select(
+            peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.prompt_tokens), 0).alias("p"),
+            peewee.fn.COALESCE(peewee.fn.SUM(UsageRecord.completion_tokens), 0).alias("c"),
+            peewee.fn.COUNT(UsageRecord.id).alias("n"),
+        )
+    )
+    return {"promptTokens": int(row["p"]), "completionTokens": int(row["c"]), "totalTokens": int(row["p"]) + int(row["c"]), "calls": int(row["n"])}
 
 
 def by_source(q: peewee.ModelSelect[Any]) -> list[dict[str, Any]]:
     """Totals per source (chat, wiki, memory, ...), the largest first."""
     rows = dict_rows(
-        q.select(UsageRecord.source.alias("k"), peewee.fn.COUNT(UsageRecord.id).alias("n"),
-                 peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"), peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
+        q.select(
+            UsageRecord.source.alias("k"),
+            peewee.fn.COUNT(UsageRecord.id).alias("n"),
+            peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
+            peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"),
+        )
         .group_by(UsageRecord.source)
         .order_by(peewee.fn.SUM(UsageRecord.prompt_tokens + UsageRecord.completion_tokens).desc(), UsageRecord.source)
     )
-    return [{"source": r["k"], "calls": int(r["n"]), "promptTokens": int(r["p"] or 0),
-             "completionTokens": int(r["c"] or 0), "totalTokens": int(r["p"] or 0) + int(r["c"] or 0)} for r in rows]
+    return [
+        {
+            "source": r["k"],
+            "calls": int(r["n"]),
+            "promptTokens": int(r["p"] or 0),
+            "completionTokens": int(r["c"] or 0),
+            "totalTokens": int(r["p"] or 0) + int(r["c"] or 0),
+        }
+        for r in rows
+    ]
 
 
 def _totals(workspace_id: int, since: dt.datetime | None) -> dict[str, Any]:
@@ -81,16 +95,23 @@ def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
     day = peewee.fn.substr(Message.create_time, 1, 10).coerce(False)
     messages = {
         r["day"]: int(r["n"])
-        for r in dict_rows(_messages(workspace_id).where(Message.create_time >= start)
-                           .select(day.alias("day"), peewee.fn.COUNT(Message.id).alias("n")).group_by(day))
+        for r in dict_rows(
+            _messages(workspace_id).where(Message.create_time >= start).select(day.alias("day"), peewee.fn.COUNT(Message.id).alias("n")).group_by(day)
+        )
     }
     rday = peewee.fn.substr(UsageRecord.create_time, 1, 10).coerce(False)
     tokens: dict[str, dict[str, Any]] = {}
-    for r in dict_rows(_records(workspace_id).where(UsageRecord.create_time >= start)
-                       .select(rday.alias("day"), UsageRecord.source.alias("s"),
-                               peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
-                               peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
-                       .group_by(rday, UsageRecord.source)):
+    for r in dict_rows(
+        _records(workspace_id)
+        .where(UsageRecord.create_time >= start)
+        .select(
+            rday.alias("day"),
+            UsageRecord.source.alias("s"),
+            peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
+            peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"),
+        )
+        .group_by(rday, UsageRecord.source)
+    ):
         entry = tokens.setdefault(r["day"], {"p": 0, "c": 0, "sources": {}})
         p, c = int(r["p"] or 0), int(r["c"] or 0)
         entry["p"] += p
@@ -99,17 +120,27 @@ def trend(workspace_id: int, days: int) -> list[dict[str, Any]]:
     cday = peewee.fn.substr(Conversation.create_time, 1, 10).coerce(False)
     new_convs = {
         r["day"]: r["n"]
-        for r in dict_rows(Conversation.select(cday.alias("day"), peewee.fn.COUNT(Conversation.id).alias("n"))
-        .where((Conversation.workspace_id == workspace_id) & (Conversation.create_time >= start))
-        .group_by(cday))
+        for r in dict_rows(
+            Conversation.select(cday.alias("day"), peewee.fn.COUNT(Conversation.id).alias("n"))
+            .where((Conversation.workspace_id == workspace_id) & (Conversation.create_time >= start))
+            .group_by(cday)
+        )
     }
     out = []
     for i in range(days):
         d = (start + dt.timedelta(days=i)).date().isoformat()
         t = tokens.get(d, {"p": 0, "c": 0, "sources": {}})
-        out.append({"date": d, "messages": messages.get(d, 0), "conversations": int(new_convs.get(d, 0)),
-                    "promptTokens": t["p"], "completionTokens": t["c"], "totalTokens": t["p"] + t["c"],
-                    "bySource": t["sources"]})
+        out.append(
+            {
+                "date": d,
+                "messages": messages.get(d, 0),
+                "conversations": int(new_convs.get(d, 0)),
+                "promptTokens": t["p"],
+                "completionTokens": t["c"],
+                "totalTokens": t["p"] + t["c"],
+                "bySource": t["sources"],
+            }
+        )
     return out
 
 
@@ -132,17 +163,30 @@ def token_usage(workspace_id: int, start: dt.datetime | None, end: dt.datetime |
         q = q.where(UsageRecord.create_time <= end)
     column, label = GROUPS[group_by]
     rows = dict_rows(
-        q.select(column.alias("k"), peewee.fn.COUNT(UsageRecord.id).alias("n"),
-                 peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"), peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
-        .group_by(column).order_by(peewee.fn.SUM(UsageRecord.prompt_tokens + UsageRecord.completion_tokens).desc())
+        q.select(
+            column.alias("k"),
+            peewee.fn.COUNT(UsageRecord.id).alias("n"),
+            peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
+            peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"),
+        )
+        .group_by(column)
+        .order_by(peewee.fn.SUM(UsageRecord.prompt_tokens + UsageRecord.completion_tokens).desc())
     )
     items = []
     for r in rows:
         key = r["k"]
         p, c = int(r["p"] or 0), int(r["c"] or 0)
         # `messages` is kept for older clients: it counts model calls, like `calls`
-        items.append({label: None if key is None else str(key), "calls": int(r["n"]), "messages": int(r["n"]),
-                      "promptTokens": p, "completionTokens": c, "totalTokens": p + c})
+        items.append(
+            {
+                label: None if key is None else str(key),
+                "calls": int(r["n"]),
+                "messages": int(r["n"]),
+                "promptTokens": p,
+                "completionTokens": c,
+                "totalTokens": p + c,
+            }
+        )
     total = _token_sums(q)
     return {"groupBy": group_by, "total": total, "bySource": by_source(q), "items": items, **_console_breakdown(q, total)}
 
@@ -150,18 +194,25 @@ def token_usage(workspace_id: int, start: dt.datetime | None, end: dt.datetime |
 def _console_breakdown(q: peewee.ModelSelect[Any], total: dict[str, int]) -> dict[str, Any]:
     """The same range as the original console's token page reads it: flat totals, by model and by date
     (`messageCount` and `totalMessages` count model calls, as the usage records do)."""
-    sums = (peewee.fn.COUNT(UsageRecord.id).alias("n"), peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
-            peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"))
+    sums = (
+        peewee.fn.COUNT(UsageRecord.id).alias("n"),
+        peewee.fn.SUM(UsageRecord.prompt_tokens).alias("p"),
+        peewee.fn.SUM(UsageRecord.completion_tokens).alias("c"),
+    )
     day = peewee.fn.substr(UsageRecord.create_time, 1, 10).coerce(False)
-    by_model = dict_rows(q.select(UsageRecord.model, UsageRecord.provider, *sums).group_by(
-        UsageRecord.model, UsageRecord.provider).order_by(peewee.fn.SUM(UsageRecord.prompt_tokens).desc()))
+    by_model = dict_rows(
+        q.select(UsageRecord.model, UsageRecord.provider, *sums)
+        .group_by(UsageRecord.model, UsageRecord.provider)
+        .order_by(peewee.fn.SUM(UsageRecord.prompt_tokens).desc())
+    )
     by_date = dict_rows(q.select(day.alias("d"), *sums).group_by(day).order_by(day))
 
     def row(r: dict[str, Any]) -> dict[str, int]:
         return {"promptTokens": int(r["p"] or 0), "completionTokens": int(r["c"] or 0), "messageCount": int(r["n"])}
 
     return {
-        "totalPromptTokens": total["promptTokens"], "totalCompletionTokens": total["completionTokens"],
+        "totalPromptTokens": total["promptTokens"],
+        "totalCompletionTokens": total["completionTokens"],
         "totalMessages": total["calls"],
         "byModel": [{"runtimeModel": r["model"], "runtimeProvider": r["provider"], **row(r)} for r in by_model],
         "byDate": [{"date": r["d"], **row(r)} for r in by_date],

@@ -3,6 +3,7 @@
 `deny` and `approval_required` are decided by the guard (`register_tool_hook`), so an approval goes
 through the same pending-approval flow as any guarded tool; the tools re-check `deny` themselves.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,13 +45,11 @@ def _kb(workspace_id: int, agent_id: int, kb_id: Any) -> KnowledgeBase:
 
 def _find(workspace_id: int, agent_id: int, slug: str, kb_id: Any) -> tuple[KnowledgeBase, Page]:
     key = slugify(slug)
-    bound = [_kb(workspace_id, agent_id, kb_id)] if kb_id not in (None, "") else \
-        [kb for kb, _ in kbs.kbs_of_agent(workspace_id, agent_id)]
+    bound = [_kb(workspace_id, agent_id, kb_id)] if kb_id not in (None, "") else [kb for kb, _ in kbs.kbs_of_agent(workspace_id, agent_id)]
     if not bound:
         raise ToolError("No knowledge base is bound to this agent")
     for kb in bound:
-        page = Page.get_or_none((Page.kb == kb.id) & (Page.slug == key)) or \
-            Page.get_or_none((Page.kb == kb.id) & (Page.title ** slug.strip()))
+        page = Page.get_or_none((Page.kb == kb.id) & (Page.slug == key)) or Page.get_or_none((Page.kb == kb.id) & (Page.title ** slug.strip()))
         if page is not None:
             return kb, page
     raise ToolError(f"No wiki page '{slug}' in the agent's knowledge bases")
@@ -98,8 +97,7 @@ async def run_read(args: dict[str, Any], ctx: ToolContext) -> str:
     if permissions.decision(permissions.rules_of(kb.id, ctx.agent_id), page.page_type, "read") == "deny":
         raise ToolError(f"Reading {page.page_type} pages of {kb.name} is denied for this agent")
     archived = " (archived)" if page.archived else ""
-    return f"# {page.title}{archived}\nslug: {page.slug} | type: {page.page_type} | knowledge base: {kb.name}\n\n" \
-           f"{page.markdown}"
+    return f"# {page.title}{archived}\nslug: {page.slug} | type: {page.page_type} | knowledge base: {kb.name}\n\n{page.markdown}"
 
 
 async def run_write(args: dict[str, Any], ctx: ToolContext, platform: Any) -> str:
@@ -116,8 +114,15 @@ async def run_write(args: dict[str, Any], ctx: ToolContext, platform: Any) -> st
     with database.atomic():
         page = Page.get_or_none((Page.kb == target.kb.id) & (Page.slug == target.slug))
         if page is None:
-            page = Page.create(kb=target.kb.id, workspace_id=target.kb.workspace_id, slug=target.slug, title=title,
-                               page_type=target.page_type, markdown=markdown, origin="agent")
+            page = Page.create(
+                kb=target.kb.id,
+                workspace_id=target.kb.workspace_id,
+                slug=target.slug,
+                title=title,
+                page_type=target.page_type,
+                markdown=markdown,
+                origin="agent",
+            )
         else:
             page.title, page.page_type, page.markdown, page.origin = title, target.page_type, markdown, "agent"
             page.version += 1
@@ -127,8 +132,7 @@ async def run_write(args: dict[str, Any], ctx: ToolContext, platform: Any) -> st
         page.save()
         set_links(page)
         search.fts_put_page(page)
-        audit.record(None, "UPDATE", "WIKI_PAGE", page.id, f"agent {ctx.agent_id} wrote page {page.slug}",
-                     workspace_id=target.kb.workspace_id)
+        audit.record(None, "UPDATE", "WIKI_PAGE", page.id, f"agent {ctx.agent_id} wrote page {page.slug}", workspace_id=target.kb.workspace_id)
     return f"Saved wiki page '{page.slug}' ({page.page_type}, version {page.version}) in {target.kb.name}."
 
 
@@ -141,19 +145,31 @@ def definitions(platform: Any) -> list[ToolDefinition]:
         ToolDefinition(
             name="wiki_read",
             description="Read one wiki page of the agent's knowledge bases by slug (or exact title).",
-            parameters={"type": "object", "properties": {
-                "slug": {"type": "string", "description": "The page's slug or title"}, "kbId": kb_param},
-                "required": ["slug"]},
-            run=run_read, source="wiki", feature="wiki"),
+            parameters={
+                "type": "object",
+                "properties": {"slug": {"type": "string", "description": "The page's slug or title"}, "kbId": kb_param},
+                "required": ["slug"],
+            },
+            run=run_read,
+            source="wiki",
+            feature="wiki",
+        ),
         ToolDefinition(
             name="wiki_write",
             description="Create or replace a wiki page in the agent's knowledge base; [[slug]] links other pages.",
-            parameters={"type": "object", "properties": {
-                "slug": {"type": "string", "description": "The page's slug (default: from the title)"},
-                "title": {"type": "string"},
-                "markdown": {"type": "string", "description": "The complete page in Markdown"},
-                "pageType": {"type": "string", "description": "One of the knowledge base's page types"},
-                "kbId": kb_param},
-                "required": ["markdown"]},
-            run=write, source="wiki", feature="wiki"),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "slug": {"type": "string", "description": "The page's slug (default: from the title)"},
+                    "title": {"type": "string"},
+                    "markdown": {"type": "string", "description": "The complete page in Markdown"},
+                    "pageType": {"type": "string", "description": "One of the knowledge base's page types"},
+                    "kbId": kb_param,
+                },
+                "required": ["markdown"],
+            },
+            run=write,
+            source="wiki",
+            feature="wiki",
+        ),
     ]

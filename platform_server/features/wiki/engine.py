@@ -4,6 +4,7 @@ Per material: extract text -> chunk -> embed chunks -> ask the LLM for pages in 
 store pages, links and citations. State lives in the database (`status`, `queued`), so a restart
 resumes the queue; the in-memory part is only the queue order, running tasks and subscribers.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -78,8 +79,7 @@ class WikiEngine:
         with database.atomic():
             RawMaterial.update(status="pending", queued=True).where(RawMaterial.status == "processing").execute()
             Job.update(status="interrupted", end_time=utcnow()).where(Job.status == "running").execute()
-            LintRun.update(status="failed", error="Interrupted by a restart", end_time=utcnow()).where(
-                LintRun.status == "running").execute()
+            LintRun.update(status="failed", error="Interrupted by a restart", end_time=utcnow()).where(LintRun.status == "running").execute()
             self.transformer.interrupted()
         q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
         for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
@@ -151,13 +151,13 @@ class WikiEngine:
 
     def busy(self, kb_id: int) -> bool:
         """Whether the KB has a material processing or waiting in the queue."""
-        q = RawMaterial.select().where((RawMaterial.kb == kb_id) & (
-            (RawMaterial.status == "processing") | ((RawMaterial.status == "pending") & (RawMaterial.queued == 1))))
+        q = RawMaterial.select().where(
+            (RawMaterial.kb == kb_id) & ((RawMaterial.status == "processing") | ((RawMaterial.status == "pending") & (RawMaterial.queued == 1)))
+        )
         return q.exists()
 
     def _material_event(self, raw: RawMaterial, status: str, **extra: Any) -> None:
-        self.emit(raw.kb_id, {"type": "material", "kbId": str(raw.kb_id), "rawId": str(raw.id),
-                              "title": raw.title, "status": status, **extra})
+        self.emit(raw.kb_id, {"type": "material", "kbId": str(raw.kb_id), "rawId": str(raw.id), "title": raw.title, "status": status, **extra})
 
     def _step(self, job: Job, raw: RawMaterial, step: str, status: str, **detail: Any) -> None:
         self._alive(raw.id)
@@ -186,8 +186,9 @@ class WikiEngine:
     def store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], blobs: list[bytes]) -> list[int]:
         return self._store_chunks(kb, raw, pieces, blobs)
 
-    async def write_pages(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
-                       blobs: list[bytes], model_id: int | None) -> list[int]:
+    async def write_pages(
+        self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]], blobs: list[bytes], model_id: int | None
+    ) -> list[int]:
         """One page-writing call over a batch of chunks; the ids of the pages written."""
         return await self._generate(kb, raw, cfg, chunks, blobs, model_id)
 
@@ -278,7 +279,7 @@ class WikiEngine:
         self._step(job, raw, "embed", "started", total=len(pieces))
         vectors: list[list[float]] = []
         for i in range(0, len(pieces), EMBED_BATCH):
-            vectors += await self.llm.embed(pieces[i:i + EMBED_BATCH], model_id)
+            vectors += await self.llm.embed(pieces[i : i + EMBED_BATCH], model_id)
         blobs = [search.pack(v) for v in vectors]
         chunk_ids = self._store_chunks(kb, raw, pieces, blobs)
         self._step(job, raw, "embed", "completed", total=len(pieces))
@@ -289,8 +290,7 @@ class WikiEngine:
         for n, batch in enumerate(batches, start=1):
             self._step(job, raw, "generate", "started", batch=n, total=len(batches))
             try:
-                ids = await self._generate(kb, raw, cfg, [(chunk_ids[i], pieces[i]) for i in batch],
-                                           [blobs[i] for i in batch], model_id)
+                ids = await self._generate(kb, raw, cfg, [(chunk_ids[i], pieces[i]) for i in batch], [blobs[i] for i in batch], model_id)
                 written.update(ids)
                 self._step(job, raw, "generate", "completed", batch=n, total=len(batches), pages=len(ids))
             except (asyncio.CancelledError, Cancelled):
@@ -333,33 +333,37 @@ class WikiEngine:
         ranked = sorted(zip(pages, scores), key=lambda t: -float(t[1]))[:CONTEXT_PAGES]
         return [(p.slug, p.title, p.markdown) for p, s in ranked if float(s) > 0.3]
 
-    async def _generate(self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]],
-                        blobs: list[bytes], model_id: int | None) -> list[int]:
+    async def _generate(
+        self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]], blobs: list[bytes], model_id: int | None
+    ) -> list[int]:
         # Reads over every page of the KB: in an executor, so a large KB does not stall the IOLoop.
         known = await run_blocking(self._known_pages, kb.id)
         context = await run_blocking(self._context_pages, kb.id, blobs)
         types = profile.profile_of(kb)
-        messages = generate.build_messages(kb.name, str(cfg["pageLanguage"]), raw.title, chunks, known, context,
-                                           types["pageTypes"])
+        messages = generate.build_messages(kb.name, str(cfg["pageLanguage"]), raw.title, chunks, known, context, types["pageTypes"])
         targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
         _, result = await self.llm.chat(targets, ChatRequest(model="", messages=messages, temperature=0.2))
-        drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks],
-                                      [t["name"] for t in types["pageTypes"]], types["defaultType"])
-        vectors = await self.llm.embed([f"{d.title}\n\n{d.markdown[:4000]}" for d in drafts],
-                                       model_id)
+        drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks], [t["name"] for t in types["pageTypes"]], types["defaultType"])
+        vectors = await self.llm.embed([f"{d.title}\n\n{d.markdown[:4000]}" for d in drafts], model_id)
         return self._store_pages(kb, raw, drafts, [search.pack(v) for v in vectors])
 
-    def _store_pages(self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage],
-                     blobs: list[bytes]) -> list[int]:
+    def _store_pages(self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage], blobs: list[bytes]) -> list[int]:
         ids = []
         with database.atomic():
             self._alive(raw.id)
             for draft, blob in zip(drafts, blobs):
                 page = Page.get_or_none((Page.kb == kb.id) & (Page.slug == draft.slug))
                 if page is None:
-                    page = Page.create(kb=kb.id, workspace_id=kb.workspace_id, slug=draft.slug, title=draft.title,
-                                       page_type=draft.page_type, markdown=draft.markdown, embedding=blob,
-                                       dims=len(blob) // 4)
+                    page = Page.create(
+                        kb=kb.id,
+                        workspace_id=kb.workspace_id,
+                        slug=draft.slug,
+                        title=draft.title,
+                        page_type=draft.page_type,
+                        markdown=draft.markdown,
+                        embedding=blob,
+                        dims=len(blob) // 4,
+                    )
                 else:
                     page.title, page.page_type, page.markdown = draft.title, draft.page_type, draft.markdown
                     page.embedding, page.dims, page.origin = blob, len(blob) // 4, "generated"
@@ -379,13 +383,23 @@ class WikiEngine:
     def status(self, kb_id: int) -> dict[str, Any]:
         counts = {s: 0 for s in ("pending", "processing", "completed", "failed", "partial", "cancelled")}
         materials = []
-        q = (RawMaterial.select(RawMaterial.id, RawMaterial.title, RawMaterial.status, RawMaterial.queued,
-                                RawMaterial.error).where(RawMaterial.kb == kb_id)
-             .order_by(RawMaterial.create_time, RawMaterial.id).tuples())
+        q = (
+            RawMaterial.select(RawMaterial.id, RawMaterial.title, RawMaterial.status, RawMaterial.queued, RawMaterial.error)
+            .where(RawMaterial.kb == kb_id)
+            .order_by(RawMaterial.create_time, RawMaterial.id)
+            .tuples()
+        )
         for raw_id, title, status, queued, error in cast(Iterable[tuple[int, str, str, int, str | None]], q):
             counts[status] = counts.get(status, 0) + 1
             step = self.steps.get(raw_id)
-            materials.append({"rawId": str(raw_id), "title": title, "status": status, "queued": bool(queued),
-                              "error": error, "step": step["step"] if step and status == "processing" else None})
-        return {"kbId": str(kb_id), "idle": not self.busy(kb_id), "counts": counts, "total": sum(counts.values()),
-                "materials": materials}
+            materials.append(
+                {
+                    "rawId": str(raw_id),
+                    "title": title,
+                    "status": status,
+                    "queued": bool(queued),
+                    "error": error,
+                    "step": step["step"] if step and status == "processing" else None,
+                }
+            )
+        return {"kbId": str(kb_id), "idle": not self.busy(kb_id), "counts": counts, "total": sum(counts.values()), "materials": materials}

@@ -1,4 +1,5 @@
 """LLM Wiki routes around the core: page-type profiles, broken-link lint, admin failure list."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -76,20 +77,32 @@ class LintJobHandler(ApiHandler):
 
 def failures() -> list[dict[str, Any]]:
     """Materials in every workspace that failed, are partial, or completed without any page (degraded)."""
-    pages = (PageSource.select(PageSource.raw, peewee.fn.COUNT(PageSource.id).alias("n")).group_by(PageSource.raw))
+    pages = PageSource.select(PageSource.raw, peewee.fn.COUNT(PageSource.id).alias("n")).group_by(PageSource.raw)
     counts = {row.raw_id: row.n for row in pages}
-    q = (RawMaterial.select(RawMaterial, KnowledgeBase.name, KnowledgeBase.id).join(KnowledgeBase)
-         .where(RawMaterial.status.in_(["failed", "partial", "completed"]))
-         .order_by(RawMaterial.update_time.desc()))
+    q = (
+        RawMaterial.select(RawMaterial, KnowledgeBase.name, KnowledgeBase.id)
+        .join(KnowledgeBase)
+        .where(RawMaterial.status.in_(["failed", "partial", "completed"]))
+        .order_by(RawMaterial.update_time.desc())
+    )
     out = []
     for raw in q:
         n = counts.get(raw.id, 0)
         if raw.status == "completed" and n > 0:
             continue
-        out.append({"rawId": str(raw.id), "kbId": str(raw.kb.id), "kbName": raw.kb.name,
-                    "workspaceId": str(raw.workspace_id), "title": raw.title,
-                    "status": "degraded" if raw.status == "completed" else raw.status,
-                    "error": raw.error, "pageCount": n, "updateTime": iso(raw.update_time)})
+        out.append(
+            {
+                "rawId": str(raw.id),
+                "kbId": str(raw.kb.id),
+                "kbName": raw.kb.name,
+                "workspaceId": str(raw.workspace_id),
+                "title": raw.title,
+                "status": "degraded" if raw.status == "completed" else raw.status,
+                "error": raw.error,
+                "pageCount": n,
+                "updateTime": iso(raw.update_time),
+            }
+        )
     return out
 
 

@@ -1,4 +1,5 @@
 """The page-writing LLM call: prompt with chunks and known pages, strict parse of the JSON answer."""
+
 from __future__ import annotations
 
 import json
@@ -36,9 +37,15 @@ class DraftError(ValueError):
     """The model's answer is not usable page JSON."""
 
 
-def build_messages(kb_name: str, language: str, material_title: str, chunks: list[tuple[int, str]],
-                   known: list[tuple[str, str]], context_pages: list[tuple[str, str, str]],
-                   types: list[dict[str, str]]) -> list[ChatMessage]:
+def build_messages(
+    kb_name: str,
+    language: str,
+    material_title: str,
+    chunks: list[tuple[int, str]],
+    known: list[tuple[str, str]],
+    context_pages: list[tuple[str, str, str]],
+    types: list[dict[str, str]],
+) -> list[ChatMessage]:
     """System + user messages for one batch of chunks."""
     lang = "the language of the source" if language == "auto" else language
     parts = [f"Knowledge base: {kb_name}", f"Write pages in {lang}.", f"Source: {material_title}", ""]
@@ -64,7 +71,7 @@ def _json_object(text: str) -> Any:
     if start < 0 or end <= start:
         raise DraftError("the answer holds no JSON object")
     try:
-        return json.loads(body[start:end + 1])
+        return json.loads(body[start : end + 1])
     except ValueError as exc:
         raise DraftError(f"the answer is not valid JSON: {exc}") from exc
 

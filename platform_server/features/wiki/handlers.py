@@ -1,4 +1,5 @@
 """LLM Wiki routes: knowledge bases, raw materials, processing (page routes in page_handlers)."""
+
 from __future__ import annotations
 
 import urllib.parse
@@ -98,6 +99,7 @@ class BindableHandler(WikiHandler):
 
 # ---- raw materials ----------------------------------------------------------------------------
 
+
 class RawListHandler(WikiHandler):
     access = {"GET": "viewer"}
 
@@ -171,8 +173,7 @@ class RawDownloadHandler(WikiHandler):
         name = row.file_name or "material"
         ascii_name = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:100] or "material"
         self.set_header("Content-Type", row.content_type)
-        self.set_header("Content-Disposition",
-                        f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{urllib.parse.quote(name)}")
+        self.set_header("Content-Disposition", f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{urllib.parse.quote(name)}")
         self.set_header("Content-Security-Policy", "default-src 'none'; sandbox")
         self.finish(data)
 
@@ -200,6 +201,7 @@ class RawReprocessHandler(WikiHandler):
 
 
 # ---- processing -------------------------------------------------------------------------------
+
 
 class ProcessHandler(WikiHandler):
     access = {"POST": "member"}
@@ -260,22 +262,31 @@ class ProgressHandler(WikiHandler):
         super().on_connection_close()
 
 
-ROUTES = gated("wiki", [
-    route(KB, KbsHandler),
-    route(f"{KB}/agent/{{agentId}}", AgentKbsHandler),
-    route(f"{KB}/bindable", BindableHandler),
-    route(f"{KB}/{{id}}", KbHandler),
-    route(f"{KB}/{{id}}/config", KbConfigHandler),
-    route(f"{KB}/{{kbId}}/raw", RawListHandler),
-    route(f"{KB}/{{kbId}}/raw/text", RawTextHandler),
-    route(f"{KB}/{{kbId}}/raw/upload", RawUploadHandler),
-    route(f"{KB}/{{kbId}}/raw/{{rawId}}", RawHandler),
-    route(f"{KB}/{{kbId}}/raw/{{rawId}}/download", RawDownloadHandler),
-    route(f"{KB}/{{kbId}}/raw/{{rawId}}/cancel", RawCancelHandler),
-    route(f"{KB}/{{kbId}}/raw/{{rawId}}/reprocess", RawReprocessHandler),
-    route(f"{KB}/{{kbId}}/process", ProcessHandler),
-    route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
-    route(f"{KB}/{{kbId}}/progress", ProgressHandler),
-    route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
-] + PAGE_ROUTES + EXTRA_ROUTES + SOURCE_ROUTES + RESEARCH_ROUTES + TRANSFORM_ROUTES + PIPELINE_ROUTES
-           + MAINTENANCE_ROUTES)
+ROUTES = gated(
+    "wiki",
+    [
+        route(KB, KbsHandler),
+        route(f"{KB}/agent/{{agentId}}", AgentKbsHandler),
+        route(f"{KB}/bindable", BindableHandler),
+        route(f"{KB}/{{id}}", KbHandler),
+        route(f"{KB}/{{id}}/config", KbConfigHandler),
+        route(f"{KB}/{{kbId}}/raw", RawListHandler),
+        route(f"{KB}/{{kbId}}/raw/text", RawTextHandler),
+        route(f"{KB}/{{kbId}}/raw/upload", RawUploadHandler),
+        route(f"{KB}/{{kbId}}/raw/{{rawId}}", RawHandler),
+        route(f"{KB}/{{kbId}}/raw/{{rawId}}/download", RawDownloadHandler),
+        route(f"{KB}/{{kbId}}/raw/{{rawId}}/cancel", RawCancelHandler),
+        route(f"{KB}/{{kbId}}/raw/{{rawId}}/reprocess", RawReprocessHandler),
+        route(f"{KB}/{{kbId}}/process", ProcessHandler),
+        route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
+        route(f"{KB}/{{kbId}}/progress", ProgressHandler),
+        route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
+    ]
+    + PAGE_ROUTES
+    + EXTRA_ROUTES
+    + SOURCE_ROUTES
+    + RESEARCH_ROUTES
+    + TRANSFORM_ROUTES
+    + PIPELINE_ROUTES
+    + MAINTENANCE_ROUTES,
+)

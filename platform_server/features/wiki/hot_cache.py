@@ -4,6 +4,7 @@ Rebuilt in the background (`regenerate`, and whenever processing of the KB goes 
 `wiki_hot_cache_max_tokens` (about four characters a token). A soft-deleted cache is left out of
 prompts until it is regenerated.
 """
+
 from __future__ import annotations
 
 import re
@@ -36,29 +37,33 @@ def _gist(markdown: str) -> str:
     body = re.sub(r"\[\[([^\]]+)\]\]", r"\1", body)
     flat = re.sub(r"\s+", " ", body).strip()
     cut = re.search(r"(?<=[.!?])\s", flat[:300])
-    return flat[:cut.start()] if cut else flat[:200]
+    return flat[: cut.start()] if cut else flat[:200]
 
 
 def digest(kb_id: int, max_tokens: int) -> tuple[str, list[str]]:
     """The digest text and its page slugs (reads only; blocking for a large KB)."""
     kb = KnowledgeBase.get_by_id(kb_id)
-    pages = {p.id: p for p in Page.select(Page.id, Page.slug, Page.title, Page.markdown, Page.update_time)
-             .where((Page.kb == kb_id) & (Page.archived == 0))}
+    pages = {
+        p.id: p for p in Page.select(Page.id, Page.slug, Page.title, Page.markdown, Page.update_time).where((Page.kb == kb_id) & (Page.archived == 0))
+    }
     keys: dict[str, int] = {}
     for p in pages.values():
         keys.setdefault(slugify(p.title), p.id)
     for p in pages.values():
         keys[p.slug] = p.id
     counts: dict[int, int] = {}
-    q = (PageLink.select(PageLink.target_slug, peewee.fn.COUNT(PageLink.id).alias("n"))
-         .where(PageLink.kb_id == kb_id).group_by(PageLink.target_slug).tuples())
+    q = (
+        PageLink.select(PageLink.target_slug, peewee.fn.COUNT(PageLink.id).alias("n"))
+        .where(PageLink.kb_id == kb_id)
+        .group_by(PageLink.target_slug)
+        .tuples()
+    )
     for target, n in cast(Iterable[tuple[str, int]], q):
         pid = keys.get(target)
         if pid is not None:
             counts[pid] = counts.get(pid, 0) + n
     linked = sorted((pid for pid in counts), key=lambda pid: (-counts[pid], pages[pid].slug))[:MOST_LINKED]
-    recent = [p.id for p in sorted(pages.values(), key=lambda p: (p.update_time, p.id), reverse=True)
-              if p.id not in linked][:MOST_RECENT]
+    recent = [p.id for p in sorted(pages.values(), key=lambda p: (p.update_time, p.id), reverse=True) if p.id not in linked][:MOST_RECENT]
     lines = [f"## Knowledge base: {kb.name}", "Its most-linked and most recent pages (read them with wiki_read):"]
     used: list[str] = []
     budget = max_tokens * CHARS_PER_TOKEN
@@ -66,8 +71,7 @@ def digest(kb_id: int, max_tokens: int) -> tuple[str, list[str]]:
     for label, ids in (("most linked", linked), ("recent", recent)):
         for pid in ids:
             p = pages[pid]
-            line = f"- [[{p.slug}]] {p.title} ({label}{', ' + str(counts[pid]) + ' links' if pid in counts else ''}): " \
-                   f"{_gist(p.markdown)}"
+            line = f"- [[{p.slug}]] {p.title} ({label}{', ' + str(counts[pid]) + ' links' if pid in counts else ''}): {_gist(p.markdown)}"
             if size + len(line) + 1 > budget:
                 break
             lines.append(line)

@@ -1,4 +1,5 @@
 """Knowledge bases: CRUD in the caller's workspace, per-KB config, agent bindings."""
+
 from __future__ import annotations
 
 import shutil
@@ -83,8 +84,9 @@ def _bind(caller: Caller, kb: KnowledgeBase, ids: list[int]) -> None:
 
 def create(caller: Caller, req: KbCreate) -> dict[str, Any]:
     with database.atomic():
-        kb = KnowledgeBase.create(workspace_id=caller.workspace_id, creator_user_id=caller.user_id,
-                                  name=req.name.strip(), description=req.description, config={})
+        kb = KnowledgeBase.create(
+            workspace_id=caller.workspace_id, creator_user_id=caller.user_id, name=req.name.strip(), description=req.description, config={}
+        )
         if req.agentIds:
             _bind(caller, kb, req.agentIds)
         audit.record(caller, "CREATE", "WIKI_KB", kb.id, f"knowledge base {kb.name}")
@@ -207,8 +209,9 @@ def workspace_kbs(workspace_id: int) -> peewee.ModelSelect[KnowledgeBase]:
 def agent_bindings(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
     """The KBs an agent is bound to besides its primary one, as rows `{agentId, kbId, enabled}`."""
     agent = agents.get_agent(caller, agent_id)
-    return [{"agentId": str(agent.id), "kbId": str(kb.id), "enabled": True}
-            for kb, how in kbs_of_agent(caller.workspace_id, agent.id) if how == "bound"]
+    return [
+        {"agentId": str(agent.id), "kbId": str(kb.id), "enabled": True} for kb, how in kbs_of_agent(caller.workspace_id, agent.id) if how == "bound"
+    ]
 
 
 def set_agent_bindings(caller: Caller, agent_id: int, body: Any) -> list[dict[str, Any]]:

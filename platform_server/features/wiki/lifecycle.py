@@ -1,4 +1,5 @@
 """Start the wiki engine (resuming queued materials) and register the `wiki_search` tool."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -1,4 +1,5 @@
 """Broken-link lint: an async scan job per KB; the latest finished scan is the aggregate."""
+
 from __future__ import annotations
 
 import logging
@@ -36,13 +37,16 @@ def scan(kb_id: int) -> dict[str, Any]:
             archived.append(item)
     by_target: dict[str, dict[str, Any]] = {}
     for item in broken:
-        entry = by_target.setdefault(item["targetSlug"], {"targetSlug": item["targetSlug"], "target": item["target"],
-                                                          "count": 0, "pages": []})
+        entry = by_target.setdefault(item["targetSlug"], {"targetSlug": item["targetSlug"], "target": item["target"], "count": 0, "pages": []})
         entry["count"] += 1
         entry["pages"].append(item["pageSlug"])
     return {
-        "scannedPages": len(pages), "linkCount": len(links), "brokenCount": len(broken),
-        "archivedTargetCount": len(archived), "broken": broken, "archivedTargets": archived,
+        "scannedPages": len(pages),
+        "linkCount": len(links),
+        "brokenCount": len(broken),
+        "archivedTargetCount": len(archived),
+        "broken": broken,
+        "archivedTargets": archived,
         "byTarget": sorted(by_target.values(), key=lambda e: (-e["count"], e["targetSlug"])),
     }
 
@@ -88,8 +92,12 @@ def job(caller: Caller, kb_id: int, job_id: int) -> dict[str, Any]:
 def latest(caller: Caller, kb_id: int) -> dict[str, Any]:
     """The latest completed scan (`jobId` null and no result before the first one)."""
     kb = get_kb(caller, kb_id)
-    run = (LintRun.select().where((LintRun.kb == kb.id) & (LintRun.status == "completed"))
-           .order_by(LintRun.create_time.desc(), LintRun.id.desc()).first())
+    run = (
+        LintRun.select()
+        .where((LintRun.kb == kb.id) & (LintRun.status == "completed"))
+        .order_by(LintRun.create_time.desc(), LintRun.id.desc())
+        .first()
+    )
     running = LintRun.select().where((LintRun.kb == kb.id) & (LintRun.status == "running")).exists()
     if run is None:
         return {"jobId": None, "kbId": str(kb.id), "status": None, "result": None, "scanRunning": running}

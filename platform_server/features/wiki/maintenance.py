@@ -1,4 +1,5 @@
 """Page maintenance: how two pages relate, LLM enrich and repair (links and citations kept), admin batches."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -52,8 +53,10 @@ def relation(caller: Caller, kb_id: int, slug_a: str, slug_b: str) -> dict[str, 
     cites_a = {c.chunk_id for c in PageCitation.select(PageCitation.chunk).where(PageCitation.page == a.id)}
     cites_b = {c.chunk_id for c in PageCitation.select(PageCitation.chunk).where(PageCitation.page == b.id)}
     shared = sorted(cites_a & cites_b)
-    chunks = [{"chunkId": str(c.id), "rawId": str(c.raw_id), "position": c.position, "text": c.text[:300]}
-              for c in Chunk.select().where(Chunk.id.in_(shared or [0]))]
+    chunks = [
+        {"chunkId": str(c.id), "rawId": str(c.raw_id), "position": c.position, "text": c.text[:300]}
+        for c in Chunk.select().where(Chunk.id.in_(shared or [0]))
+    ]
     src_a = {s.raw_id for s in PageSource.select(PageSource.raw).where(PageSource.page == a.id)}
     src_b = {s.raw_id for s in PageSource.select(PageSource.raw).where(PageSource.page == b.id)}
     common = sorted((out_a & out_b) - {a.id, b.id})
@@ -72,11 +75,16 @@ def relation(caller: Caller, kb_id: int, slug_a: str, slug_b: str) -> dict[str, 
         facts.append(f"both link to {', '.join(n['slug'] for n in neighbours)}")
     if similarity is not None:
         facts.append(f"their content similarity is {similarity:.2f}")
-    return {"a": pages.summary(a), "b": pages.summary(b),
-            "directLinks": {"aToB": b.id in out_a, "bToA": a.id in out_b},
-            "sharedCitations": chunks, "sharedSourceRawIds": [str(r) for r in sorted(src_a & src_b)],
-            "commonNeighbours": neighbours, "similarity": similarity,
-            "summary": "; ".join(facts) or "no direct connection found"}
+    return {
+        "a": pages.summary(a),
+        "b": pages.summary(b),
+        "directLinks": {"aToB": b.id in out_a, "bToA": a.id in out_b},
+        "sharedCitations": chunks,
+        "sharedSourceRawIds": [str(r) for r in sorted(src_a & src_b)],
+        "commonNeighbours": neighbours,
+        "similarity": similarity,
+        "summary": "; ".join(facts) or "no direct connection found",
+    }
 
 
 async def _ask(platform: Any, kb: KnowledgeBase, system: str, user: str) -> str:
@@ -108,18 +116,19 @@ async def enrich(platform: Any, caller: Caller, kb_id: int, slug: str, req: Enri
     page = get_page(kb, slug)
     cited = list(Chunk.select().join(PageCitation).where(PageCitation.page == page.id).order_by(Chunk.position))
     sources = "\n\n".join(f"[c{n}] {c.text[:1500]}" for n, c in enumerate(cited[:12], start=1)) or "(no cited chunks)"
-    user = (f"Current page {page.slug} ({page.title}):\n{page.markdown}\n\nSource chunks:\n{sources}"
-            + (f"\n\nAlso: {req.instructions}" if req.instructions.strip() else ""))
+    user = f"Current page {page.slug} ({page.title}):\n{page.markdown}\n\nSource chunks:\n{sources}" + (
+        f"\n\nAlso: {req.instructions}" if req.instructions.strip() else ""
+    )
     markdown = await _ask(platform, kb, ENRICH_PROMPT, user)
     before = {link.slug: link for link in wikilinks(page.markdown)}
     after = {link.slug for link in wikilinks(markdown)}
     dropped = [before[s] for s in before if s not in after]
     if dropped:
         markdown += "\n\n## See also\n\n" + "\n".join(
-            f"- [[{link.target}|{link.label}]]" if link.label else f"- [[{link.target}]]" for link in dropped)
+            f"- [[{link.target}|{link.label}]]" if link.label else f"- [[{link.target}]]" for link in dropped
+        )
     _save_rewrite(caller, page, markdown, "enrich")
-    return {**pages.detail(Page.get_by_id(page.id)), "restoredLinks": [link.target for link in dropped],
-            "citations": len(cited)}
+    return {**pages.detail(Page.get_by_id(page.id)), "restoredLinks": [link.target for link in dropped], "citations": len(cited)}
 
 
 async def repair(platform: Any, caller: Caller, kb_id: int, slug: str) -> dict[str, Any]:
@@ -131,10 +140,13 @@ async def repair(platform: Any, caller: Caller, kb_id: int, slug: str) -> dict[s
     broken = [link for link in links if link.slug not in keys]
     if not broken:
         return {**pages.detail(page), "changedLinks": [], "removedLinks": [], "repaired": False}
-    known = "\n".join(f"- {p.slug}: {p.title}" for p in Page.select(Page.slug, Page.title)
-                      .where((Page.kb == kb.id) & (Page.archived == 0)).order_by(Page.slug).limit(300))
-    user = (f"Page {page.slug}:\n{page.markdown}\n\nBroken links: {', '.join(link.target for link in broken)}\n\n"
-            f"Existing pages (slug: title):\n{known}")
+    known = "\n".join(
+        f"- {p.slug}: {p.title}"
+        for p in Page.select(Page.slug, Page.title).where((Page.kb == kb.id) & (Page.archived == 0)).order_by(Page.slug).limit(300)
+    )
+    user = (
+        f"Page {page.slug}:\n{page.markdown}\n\nBroken links: {', '.join(link.target for link in broken)}\n\nExisting pages (slug: title):\n{known}"
+    )
     markdown = await _ask(platform, kb, REPAIR_PROMPT, user)
     after = {link.slug for link in wikilinks(markdown)}
     lost = [link for link in links if link.slug in keys and link.slug not in after]
@@ -144,10 +156,14 @@ async def repair(platform: Any, caller: Caller, kb_id: int, slug: str) -> dict[s
     still = [link.target for link in broken if link.slug in after]
     removed = [link.target for link in broken if link.slug not in after]
     _save_rewrite(caller, page, markdown, "repair")
-    return {**pages.detail(Page.get_by_id(page.id)), "repaired": True,
-            "changedLinks": [{"from": b, "to": t} for b, t in zip(removed, new_targets)],
-            "removedLinks": removed[len(new_targets):], "stillBroken": still,
-            "restoredLinks": [link.target for link in lost]}
+    return {
+        **pages.detail(Page.get_by_id(page.id)),
+        "repaired": True,
+        "changedLinks": [{"from": b, "to": t} for b, t in zip(removed, new_targets)],
+        "removedLinks": removed[len(new_targets) :],
+        "stillBroken": still,
+        "restoredLinks": [link.target for link in lost],
+    }
 
 
 def backfill_tokens(limit: int = BACKFILL_BATCH) -> dict[str, Any]:
@@ -158,11 +174,9 @@ def backfill_tokens(limit: int = BACKFILL_BATCH) -> dict[str, Any]:
             rows = list(model.select(model.id, getattr(model, field_name)).where(model.token_count.is_null()).limit(limit))
             for row in rows:
                 text = getattr(row, field_name) or ""
-                model.update(token_count=(len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN).where(
-                    model.id == row.id).execute()
+                model.update(token_count=(len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN).where(model.id == row.id).execute()
             done[model.__name__.lower() + "s"] = len(rows)
-    remaining = (Chunk.select().where(Chunk.token_count.is_null()).count()
-                 + Page.select().where(Page.token_count.is_null()).count())
+    remaining = Chunk.select().where(Chunk.token_count.is_null()).count() + Page.select().where(Page.token_count.is_null()).count()
     return {"chunks": done["chunks"], "pages": done["pages"], "remaining": remaining}
 
 
@@ -171,26 +185,31 @@ def rebuild_overview(caller: Caller, kb_id: int) -> dict[str, Any]:
     kb = KnowledgeBase.get_or_none(KnowledgeBase.id == kb_id)
     if kb is None:
         raise NotFound("Knowledge base not found")
-    live = list(Page.select(Page.slug, Page.title, Page.page_type).where(
-        (Page.kb == kb.id) & (Page.archived == 0) & Page.slug.not_in(["overview", "log"])).order_by(Page.title))
+    live = list(
+        Page.select(Page.slug, Page.title, Page.page_type)
+        .where((Page.kb == kb.id) & (Page.archived == 0) & Page.slug.not_in(["overview", "log"]))
+        .order_by(Page.title)
+    )
     types: dict[str, list[Page]] = {}
     for p in live:
         types.setdefault(p.page_type, []).append(p)
     raws = RawMaterial.select().where((RawMaterial.kb == kb.id) & (RawMaterial.removed == 0)).count()
-    lines = [f"# {kb.name}", "", kb.description or "", "", "## Statistics", "",
-             f"- Materials: {raws}", f"- Pages: {len(live)}"]
+    lines = [f"# {kb.name}", "", kb.description or "", "", "## Statistics", "", f"- Materials: {raws}", f"- Pages: {len(live)}"]
     lines += [f"- {t}: {len(ps)}" for t, ps in sorted(types.items())]
     for t, ps in sorted(types.items()):
         lines += ["", f"## {t.capitalize()} pages", ""] + [f"- [[{p.slug}|{p.title}]]" for p in ps[:50]]
     overview_md = "\n".join(lines).replace("\n\n\n", "\n\n")
     created = []
     with database.atomic():
-        for slug, title, page_type, markdown in (("overview", f"{kb.name}: overview", "overview", overview_md),
-                                                 ("log", f"{kb.name}: log", "log", f"# {kb.name}: log\n\n")):
+        for slug, title, page_type, markdown in (
+            ("overview", f"{kb.name}: overview", "overview", overview_md),
+            ("log", f"{kb.name}: log", "log", f"# {kb.name}: log\n\n"),
+        ):
             page = Page.get_or_none((Page.kb == kb.id) & (Page.slug == slug))
             if page is None:
-                page = Page.create(kb=kb.id, workspace_id=kb.workspace_id, slug=slug, title=title, page_type=page_type,
-                                   markdown=markdown, origin="system")
+                page = Page.create(
+                    kb=kb.id, workspace_id=kb.workspace_id, slug=slug, title=title, page_type=page_type, markdown=markdown, origin="system"
+                )
                 created.append(slug)
             elif slug == "overview":
                 page.markdown, page.version, page.update_time = markdown, page.version + 1, utcnow()
@@ -200,5 +219,12 @@ def rebuild_overview(caller: Caller, kb_id: int) -> dict[str, Any]:
             set_links(page)
             search.fts_put_page(page)
         audit.record(caller, "UPDATE", "WIKI_KB", kb.id, f"rebuild overview of {kb.name}", workspace_id=kb.workspace_id)
-    return {"kbId": str(kb.id), "created": created, "pageCount": len(live), "materialCount": raws,
-            "pageTypes": {t: len(ps) for t, ps in types.items()}, "overviewSlug": "overview", "logSlug": "log"}
+    return {
+        "kbId": str(kb.id),
+        "created": created,
+        "pageCount": len(live),
+        "materialCount": raws,
+        "pageTypes": {t: len(ps) for t, ps in types.items()},
+        "overviewSlug": "overview",
+        "logSlug": "log",
+    }

@@ -1,4 +1,5 @@
 """Knowledge bases, raw materials, chunks (with embeddings), pages, links, citations and jobs."""
+
 from __future__ import annotations
 
 import peewee
@@ -281,8 +282,7 @@ def _token_columns(db: peewee.Database) -> None:
 
 
 MIGRATIONS: list[Migration] = [
-    ("wiki_0001_tables", create_tables(KnowledgeBase, KbAgent, RawMaterial, Chunk, Page, PageLink, PageCitation,
-                                       PageSource, Job)),
+    ("wiki_0001_tables", create_tables(KnowledgeBase, KbAgent, RawMaterial, Chunk, Page, PageLink, PageCitation, PageSource, Job)),
     ("wiki_0002_fts", _fts),
     ("wiki_0003_lint", create_tables(LintRun)),
     ("wiki_0004_source", _source_columns),

@@ -1,4 +1,5 @@
 """LLM Wiki page routes: read, edit, archive, rename, links, citations, search preview, stats."""
+
 from __future__ import annotations
 
 from platform_server.features.wiki import kbs, pages, profile, tool
@@ -18,10 +19,17 @@ class PagesHandler(ApiHandler):
 
     def get(self, kbId: int) -> None:
         """Pages (not archived), paged; filter by `rawId`, `pageType` or `q` (title/slug contains)."""
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None),
-                           self.config.max_page_size)
-        self.ok(pages.list_pages(self.require_caller(), kbId, req, self.query_long("rawId"),
-                                 self.get_query_argument("pageType", None), self.get_query_argument("q", None)))
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
+        self.ok(
+            pages.list_pages(
+                self.require_caller(),
+                kbId,
+                req,
+                self.query_long("rawId"),
+                self.get_query_argument("pageType", None),
+                self.get_query_argument("q", None),
+            )
+        )
 
 
 class ArchivedHandler(ApiHandler):
@@ -160,8 +168,7 @@ class LookupHandler(ApiHandler):
 
     def get(self) -> None:
         """Pages of any KB in the workspace by exact `title` (case-insensitive) or `slug`."""
-        self.ok(pages.lookup(self.require_caller(), self.get_query_argument("title", None),
-                             self.get_query_argument("slug", None)))
+        self.ok(pages.lookup(self.require_caller(), self.get_query_argument("title", None), self.get_query_argument("slug", None)))
 
 
 class SearchPreviewHandler(ApiHandler):

@@ -1,4 +1,5 @@
 """Wiki pages: read, edit, archive, rename with referrer rewrite, links, backlinks, citations."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -54,12 +55,20 @@ def detail(p: Page) -> dict[str, Any]:
     links = []
     for link in PageLink.select().where(PageLink.page == p.id).order_by(PageLink.id):
         target = keys.get(link.target_slug)
-        links.append({"target": link.target_text, "slug": target.slug if target else link.target_slug,
-                      "title": target.title if target else None, "exists": target is not None,
-                      "archived": target.archived if target else None})
+        links.append(
+            {
+                "target": link.target_text,
+                "slug": target.slug if target else link.target_slug,
+                "title": target.title if target else None,
+                "exists": target is not None,
+                "archived": target.archived if target else None,
+            }
+        )
     raw_ids = [s.raw_id for s in PageSource.select(PageSource.raw).where(PageSource.page == p.id)]
     return {
-        **summary(p), "markdown": p.markdown, "links": links,
+        **summary(p),
+        "markdown": p.markdown,
+        "links": links,
         "rawIds": [str(r) for r in raw_ids],
         "citationCount": PageCitation.select().where(PageCitation.page == p.id).count(),
         "backlinkCount": len(_backlink_pages(p)),
@@ -68,6 +77,7 @@ def detail(p: Page) -> dict[str, Any]:
 
 # ---- lookups ----------------------------------------------------------------------------------
 
+
 def get_page(kb: KnowledgeBase, slug: str) -> Page:
     page = Page.get_or_none((Page.kb == kb.id) & (Page.slug == slug))
     if page is None:
@@ -75,8 +85,7 @@ def get_page(kb: KnowledgeBase, slug: str) -> Page:
     return page
 
 
-def list_pages(caller: Caller, kb_id: int, req: PageRequest, raw_id: int | None, page_type: str | None,
-               q: str | None) -> dict[str, Any]:
+def list_pages(caller: Caller, kb_id: int, req: PageRequest, raw_id: int | None, page_type: str | None, q: str | None) -> dict[str, Any]:
     kb = get_kb(caller, kb_id)
     query = Page.select().where((Page.kb == kb.id) & (Page.archived == 0))
     if raw_id is not None:
@@ -110,9 +119,13 @@ def _backlink_pages(p: Page) -> list[Page]:
     keys = {k for k in keys if owners.get(k) is not None and owners[k].id == p.id}
     if not keys:
         return []
-    q = (Page.select().join(PageLink, on=(PageLink.page == Page.id))
-         .where((PageLink.kb_id == p.kb_id) & PageLink.target_slug.in_(list(keys)) & (Page.id != p.id))
-         .distinct().order_by(Page.title))
+    q = (
+        Page.select()
+        .join(PageLink, on=(PageLink.page == Page.id))
+        .where((PageLink.kb_id == p.kb_id) & PageLink.target_slug.in_(list(keys)) & (Page.id != p.id))
+        .distinct()
+        .order_by(Page.title)
+    )
     return list(q)
 
 
@@ -126,16 +139,21 @@ def citations(caller: Caller, kb_id: int, page_id: int) -> list[dict[str, Any]]:
     page = Page.get_or_none((Page.id == page_id) & (Page.kb == kb.id))
     if page is None:
         raise NotFound("Page not found")
-    q = (PageCitation.select(PageCitation, Chunk, RawMaterial.id, RawMaterial.title)
-         .join(Chunk).join(RawMaterial, on=(Chunk.raw == RawMaterial.id))
-         .where(PageCitation.page == page.id).order_by(Chunk.raw, Chunk.position))
-    return [{"chunkId": str(c.chunk.id), "rawId": str(c.chunk.raw.id), "rawTitle": c.chunk.raw.title,
-             "position": c.chunk.position, "text": c.chunk.text} for c in q]
+    q = (
+        PageCitation.select(PageCitation, Chunk, RawMaterial.id, RawMaterial.title)
+        .join(Chunk)
+        .join(RawMaterial, on=(Chunk.raw == RawMaterial.id))
+        .where(PageCitation.page == page.id)
+        .order_by(Chunk.raw, Chunk.position)
+    )
+    return [
+        {"chunkId": str(c.chunk.id), "rawId": str(c.chunk.raw.id), "rawTitle": c.chunk.raw.title, "position": c.chunk.position, "text": c.chunk.text}
+        for c in q
+    ]
 
 
 def pages_of_chunk(caller: Caller, chunk_id: int) -> list[dict[str, Any]]:
-    chunk = (Chunk.select().join(KnowledgeBase)
-             .where((Chunk.id == chunk_id) & (KnowledgeBase.workspace_id == caller.workspace_id)).first())
+    chunk = Chunk.select().join(KnowledgeBase).where((Chunk.id == chunk_id) & (KnowledgeBase.workspace_id == caller.workspace_id)).first()
     if chunk is None:
         raise NotFound("Chunk not found")
     q = Page.select().join(PageCitation).where(PageCitation.chunk == chunk.id).order_by(Page.title)
@@ -166,6 +184,7 @@ def lookup(caller: Caller, title: str | None, slug: str | None) -> list[dict[str
 
 
 # ---- writing ----------------------------------------------------------------------------------
+
 
 def set_links(page: Page) -> None:
     """Recompute the page's outgoing wikilinks from its markdown."""
@@ -222,8 +241,7 @@ def batch_delete(caller: Caller, kb_id: int, req: BatchDelete) -> dict[str, Any]
         pages = list(Page.select().where((Page.kb == kb.id) & cond))
         _delete_pages(pages)
         if pages:
-            audit.record(caller, "DELETE", "WIKI_PAGE", None, f"{len(pages)} pages of {kb.name}: "
-                         + ", ".join(p.slug for p in pages)[:400])
+            audit.record(caller, "DELETE", "WIKI_PAGE", None, f"{len(pages)} pages of {kb.name}: " + ", ".join(p.slug for p in pages)[:400])
     return {"deleted": len(pages)}
 
 
@@ -264,8 +282,7 @@ def rename(caller: Caller, kb_id: int, slug: str, req: RenameRequest) -> dict[st
             ref.save()
             set_links(ref)
             search.fts_put_page(ref)
-        audit.record(caller, "UPDATE", "WIKI_PAGE", page.id,
-                     f"rename {slug} -> {new_slug}; {len(referrers)} referrers rewritten")
+        audit.record(caller, "UPDATE", "WIKI_PAGE", page.id, f"rename {slug} -> {new_slug}; {len(referrers)} referrers rewritten")
     return {**detail(page), "updatedReferrers": [r.slug for r in referrers]}
 
 

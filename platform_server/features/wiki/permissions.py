@@ -1,4 +1,5 @@
 """Page-type permissions: per agent and KB, may it read pages of a type, and write them (allow, deny, approval)."""
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -43,26 +44,30 @@ def upsert(caller: Caller, kb_id: int, agent_id: int, req: PermissionRule) -> di
         agents.get_agent(caller, agent_id)
         page_type = req.pageType.strip().lower()
         if page_type != ANY_TYPE and page_type not in profile.type_names(kb):
-            raise BadRequest(f"pageType: not a page type of this knowledge base: {page_type} "
-                             f"(use one of {', '.join(profile.type_names(kb))}, or * for every other type)")
-        rule = PageTypePermission.get_or_none((PageTypePermission.kb == kb.id) & (PageTypePermission.agent_id == agent_id)
-                                              & (PageTypePermission.page_type == page_type))
+            raise BadRequest(
+                f"pageType: not a page type of this knowledge base: {page_type} "
+                f"(use one of {', '.join(profile.type_names(kb))}, or * for every other type)"
+            )
+        rule = PageTypePermission.get_or_none(
+            (PageTypePermission.kb == kb.id) & (PageTypePermission.agent_id == agent_id) & (PageTypePermission.page_type == page_type)
+        )
         if rule is None:
-            rule = PageTypePermission.create(kb=kb.id, agent_id=agent_id, page_type=page_type, read=req.read,
-                                             write=req.write)
+            rule = PageTypePermission.create(kb=kb.id, agent_id=agent_id, page_type=page_type, read=req.read, write=req.write)
         else:
             rule.read, rule.write, rule.update_time = req.read, req.write, utcnow()
             rule.save()
-        audit.record(caller, "UPDATE", "WIKI_PERMISSION", rule.id,
-                     f"agent {agent_id} on {page_type} pages of {kb.name}: read {req.read}, write {req.write}")
+        audit.record(
+            caller, "UPDATE", "WIKI_PERMISSION", rule.id, f"agent {agent_id} on {page_type} pages of {kb.name}: read {req.read}, write {req.write}"
+        )
     return to_dict(rule)
 
 
 def delete(caller: Caller, kb_id: int, agent_id: int, rule_id: int) -> None:
     with database.atomic():
         kb = get_kb(caller, kb_id)
-        rule = PageTypePermission.get_or_none((PageTypePermission.id == rule_id) & (PageTypePermission.kb == kb.id)
-                                              & (PageTypePermission.agent_id == agent_id))
+        rule = PageTypePermission.get_or_none(
+            (PageTypePermission.id == rule_id) & (PageTypePermission.kb == kb.id) & (PageTypePermission.agent_id == agent_id)
+        )
         if rule is None:
             raise NotFound("Permission rule not found")
         rule.delete_instance()

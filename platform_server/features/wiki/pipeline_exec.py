@@ -1,4 +1,5 @@
 """Running a KB's pipeline on one material: each step timed and recorded in a PipelineRun."""
+
 from __future__ import annotations
 
 import asyncio
@@ -42,12 +43,10 @@ class State:
     failures: list[str] = field(default_factory=list)
 
 
-Step = Callable[["WikiEngine", KnowledgeBase, RawMaterial, Job, dict[str, Any], State],
-                Coroutine[Any, Any, dict[str, Any]]]
+Step = Callable[["WikiEngine", KnowledgeBase, RawMaterial, Job, dict[str, Any], State], Coroutine[Any, Any, dict[str, Any]]]
 
 
-async def _extract(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any],
-                   st: State) -> dict[str, Any]:
+async def _extract(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any], st: State) -> dict[str, Any]:
     text = raw.text
     if not text:
         data = await run_blocking(stored_path(engine.platform.config, raw).read_bytes)
@@ -58,8 +57,7 @@ async def _extract(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job:
     return {"chars": len(text)}
 
 
-async def _chunk(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any],
-                 st: State) -> dict[str, Any]:
+async def _chunk(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any], st: State) -> dict[str, Any]:
     cfg = config_of(kb)
     size, overlap = int(step.get("size", cfg["chunkSize"])), int(step.get("overlap", cfg["chunkOverlap"]))
     st.pieces = await run_blocking(chunk_text, st.text, size, overlap)
@@ -68,27 +66,24 @@ async def _chunk(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: J
     return {"chunks": len(st.pieces)}
 
 
-async def _embed(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any],
-                 st: State) -> dict[str, Any]:
+async def _embed(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any], st: State) -> dict[str, Any]:
     model_id = config_of(kb)["embeddingModelId"]
     vectors: list[list[float]] = []
     for i in range(0, len(st.pieces), 64):
-        vectors += await engine.llm.embed(st.pieces[i:i + 64], int(model_id) if model_id is not None else None)
+        vectors += await engine.llm.embed(st.pieces[i : i + 64], int(model_id) if model_id is not None else None)
     st.blobs = [search.pack(v) for v in vectors]
     st.chunk_ids = engine.store_chunks(kb, raw, st.pieces, st.blobs)
     return {"chunks": len(st.chunk_ids)}
 
 
-async def _synthesize(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any],
-                      st: State) -> dict[str, Any]:
+async def _synthesize(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any], st: State) -> dict[str, Any]:
     cfg = config_of(kb)
     per_call = int(step.get("maxChunksPerCall", cfg["maxChunksPerCall"]))
     model_id = int(cfg["embeddingModelId"]) if cfg["embeddingModelId"] is not None else None
     batches = [list(range(i, min(i + per_call, len(st.pieces)))) for i in range(0, len(st.pieces), per_call)]
     for n, batch in enumerate(batches, start=1):
         try:
-            ids = await engine.write_pages(kb, raw, cfg, [(st.chunk_ids[i], st.pieces[i]) for i in batch],
-                                        [st.blobs[i] for i in batch], model_id)
+            ids = await engine.write_pages(kb, raw, cfg, [(st.chunk_ids[i], st.pieces[i]) for i in batch], [st.blobs[i] for i in batch], model_id)
             st.written.update(ids)
         except asyncio.CancelledError:
             raise
@@ -100,8 +95,7 @@ async def _synthesize(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, j
     return {"batches": len(batches), "failedBatches": len(st.failures), "pages": len(st.written)}
 
 
-async def _link(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any],
-                st: State) -> dict[str, Any]:
+async def _link(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any], st: State) -> dict[str, Any]:
     keys = page_service.resolver(kb.id)
     broken = 0
     for page in Page.select().where(Page.id.in_(list(st.written) or [0])):
@@ -110,13 +104,13 @@ async def _link(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Jo
     return {"pages": len(st.written), "brokenLinks": broken}
 
 
-async def _transform(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any],
-                     st: State) -> dict[str, Any]:
+async def _transform(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any], st: State) -> dict[str, Any]:
     t = Transformation.get_or_none(Transformation.id == int(step["transformationId"]))
     if t is None:
         raise ValueError("The transformation was deleted")
-    run = TransformationRun.create(transformation=t.id, kb=kb.id, workspace_id=kb.workspace_id, user_id=None,
-                                   target_type="raw", target_id=raw.id, target_title=raw.title[:200])
+    run = TransformationRun.create(
+        transformation=t.id, kb=kb.id, workspace_id=kb.workspace_id, user_id=None, target_type="raw", target_id=raw.id, target_title=raw.title[:200]
+    )
     await engine.transformer.execute(run.id, transform.fill(t.prompt, raw.title, st.text))
     run = TransformationRun.get_by_id(run.id)
     if run.status != "completed":
@@ -127,8 +121,7 @@ async def _transform(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, jo
     return detail
 
 
-STEPS: dict[str, Step] = {"extract": _extract, "chunk": _chunk, "embed": _embed, "synthesize": _synthesize,
-                          "link": _link, "transform": _transform}
+STEPS: dict[str, Step] = {"extract": _extract, "chunk": _chunk, "embed": _embed, "synthesize": _synthesize, "link": _link, "transform": _transform}
 
 
 def _save(run: PipelineRun) -> None:
@@ -136,16 +129,22 @@ def _save(run: PipelineRun) -> None:
         run.save()
 
 
-async def execute(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job,
-                  pipeline: Pipeline) -> tuple[str, str | None, int]:
+async def execute(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, pipeline: Pipeline) -> tuple[str, str | None, int]:
     """Run the pipeline's steps; returns (status, error, pages written) like the built-in steps."""
     run = PipelineRun.create(pipeline=pipeline.id, kb=kb.id, raw_id=raw.id, steps=[])
     st = State()
     status, error = "completed", None
     for step in pipeline.steps:
         kind = step["type"]
-        entry: dict[str, Any] = {"type": kind, "status": "running", "startTime": iso(utcnow()), "endTime": None,
-                                 "durationMs": None, "error": None, "detail": {}}
+        entry: dict[str, Any] = {
+            "type": kind,
+            "status": "running",
+            "startTime": iso(utcnow()),
+            "endTime": None,
+            "durationMs": None,
+            "error": None,
+            "detail": {},
+        }
         run.steps = [*run.steps, entry]
         _save(run)
         engine.step(job, raw, kind, "started", pipelineRunId=str(run.id))
@@ -173,9 +172,14 @@ async def execute(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: 
         if entry["status"] == "failed" or error == "unchanged":
             break
     done = {e["type"] for e in run.steps}
-    run.steps = [*run.steps, *({"type": s["type"], "status": "skipped", "startTime": None, "endTime": None,
-                                "durationMs": None, "error": None, "detail": {}}
-                               for s in pipeline.steps if s["type"] not in done)]
+    run.steps = [
+        *run.steps,
+        *(
+            {"type": s["type"], "status": "skipped", "startTime": None, "endTime": None, "durationMs": None, "error": None, "detail": {}}
+            for s in pipeline.steps
+            if s["type"] not in done
+        ),
+    ]
     if status == "completed" and st.failures:
         status, error = "partial", "; ".join(st.failures)[:2000]
     run.status, run.error, run.end_time = status, None if error == "unchanged" else error, utcnow()

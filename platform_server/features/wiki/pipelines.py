@@ -5,6 +5,7 @@ Catalogue: `extract` (first), `chunk {size, overlap}`, `embed` (stores the chunk
 `transform {transformationId, saveAsPage}`. The newest enabled pipeline of a KB processes its
 materials instead of the built-in steps; each processing is a run with per-step status and timing.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -56,8 +57,7 @@ def validate_definition(caller: Caller, kb_id: int, data: dict[str, Any]) -> lis
         errors.append("name: must not be blank")
     elif len(name) > 100:
         errors.append("name: at most 100 characters")
-    if data.get("description") is not None and (not isinstance(data["description"], str)
-                                                 or len(data["description"]) > 2000):
+    if data.get("description") is not None and (not isinstance(data["description"], str) or len(data["description"]) > 2000):
         errors.append("description: must be text of at most 2000 characters")
     if "enabled" in data and not isinstance(data["enabled"], bool):
         errors.append("enabled: must be true or false")
@@ -169,14 +169,12 @@ def save(caller: Caller, kb_id: int, body: Any) -> dict[str, Any]:
     errors = validate_definition(caller, kb.id, data)
     if errors:
         raise BadRequest("; ".join(errors))
-    steps = [{**s, **({"transformationId": str(s["transformationId"])} if "transformationId" in s else {})}
-             for s in data["steps"]]
+    steps = [{**s, **({"transformationId": str(s["transformationId"])} if "transformationId" in s else {})} for s in data["steps"]]
     name = data["name"].strip()
     with database.atomic():
         p = Pipeline.get_or_none((Pipeline.kb == kb.id) & (Pipeline.name == name))
         if p is None:
-            p = Pipeline.create(kb=kb.id, name=name, description=data.get("description") or "",
-                                enabled=data.get("enabled", True), steps=steps)
+            p = Pipeline.create(kb=kb.id, name=name, description=data.get("description") or "", enabled=data.get("enabled", True), steps=steps)
         else:
             p.description, p.enabled, p.steps = data.get("description") or "", data.get("enabled", True), steps
             p.update_time = utcnow()
@@ -221,5 +219,9 @@ def get_run(caller: Caller, kb_id: int, run_id: int) -> dict[str, Any]:
 
 def active(kb_id: int) -> Pipeline | None:
     """The pipeline that processes the KB's materials: the newest enabled one."""
-    return (Pipeline.select().where((Pipeline.kb == kb_id) & (Pipeline.enabled == True))  # noqa: E712
-            .order_by(Pipeline.update_time.desc(), Pipeline.id.desc()).first())
+    return (
+        Pipeline.select()
+        .where((Pipeline.kb == kb_id) & (Pipeline.enabled == True))  # noqa: E712
+        .order_by(Pipeline.update_time.desc(), Pipeline.id.desc())
+        .first()
+    )

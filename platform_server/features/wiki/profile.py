@@ -1,4 +1,5 @@
 """Page-type profiles: which page types a KB uses (the generator is told them, edits are checked)."""
+
 from __future__ import annotations
 
 from typing import Any

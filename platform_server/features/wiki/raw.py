@@ -1,4 +1,5 @@
 """Raw materials: add (text or file), list with page counts, delete, download, state changes."""
+
 from __future__ import annotations
 
 import hashlib
@@ -79,17 +80,29 @@ def discard(config: Config, kb_id: int, stored_name: str) -> None:
 def page_counts(raw_ids: list[int]) -> dict[int, int]:
     if not raw_ids:
         return {}
-    q = (PageSource.select(PageSource.raw, peewee.fn.COUNT(PageSource.id).alias("n"))
-         .where(PageSource.raw.in_(raw_ids)).group_by(PageSource.raw))
+    q = PageSource.select(PageSource.raw, peewee.fn.COUNT(PageSource.id).alias("n")).where(PageSource.raw.in_(raw_ids)).group_by(PageSource.raw)
     return {row.raw_id: row.n for row in q}
 
 
 RAW_FIELDS = Fields(
-    id=ident("id"), kbId=ident("kb_id"), title="title", sourceType="source_type",
-    fileName="file_name", contentType="content_type", sizeBytes="size_bytes",
-    contentHash="content_hash", status="status", error="error", chunkCount="chunk_count",
-    pageCount=GIVEN, sourcePath="source_path", removed=flag("removed"), textLength=lambda raw: len(raw.text or ""),
-    createTime=when("create_time"), updateTime=when("update_time"), processedTime=when("processed_time"),
+    id=ident("id"),
+    kbId=ident("kb_id"),
+    title="title",
+    sourceType="source_type",
+    fileName="file_name",
+    contentType="content_type",
+    sizeBytes="size_bytes",
+    contentHash="content_hash",
+    status="status",
+    error="error",
+    chunkCount="chunk_count",
+    pageCount=GIVEN,
+    sourcePath="source_path",
+    removed=flag("removed"),
+    textLength=lambda raw: len(raw.text or ""),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+    processedTime=when("processed_time"),
 )
 
 
@@ -99,22 +112,32 @@ def to_dict(raw: RawMaterial, pages: int | None = None) -> dict[str, Any]:
 
 
 def get_raw(caller: Caller, kb_id: int, raw_id: int) -> RawMaterial:
-    raw = RawMaterial.get_or_none((RawMaterial.id == raw_id) & (RawMaterial.kb == kb_id)
-                                  & (RawMaterial.workspace_id == caller.workspace_id))
+    raw = RawMaterial.get_or_none((RawMaterial.id == raw_id) & (RawMaterial.kb == kb_id) & (RawMaterial.workspace_id == caller.workspace_id))
     if raw is None:
         raise NotFound("Raw material not found")
     return raw
 
 
-def create(caller: Caller | None, kb: KnowledgeBase, title: str, source_type: str, file_name: str, prep: Prepared,
-           source_path: str | None = None) -> tuple[RawMaterial, bool]:
+def create(
+    caller: Caller | None, kb: KnowledgeBase, title: str, source_type: str, file_name: str, prep: Prepared, source_path: str | None = None
+) -> tuple[RawMaterial, bool]:
     """Insert the row; returns it and whether it should be queued now (the KB's autoProcess)."""
     auto = bool(config_of(kb)["autoProcess"])
     raw = RawMaterial(
-        kb=kb.id, workspace_id=kb.workspace_id, creator_user_id=caller.user_id if caller else None,
-        title=title.strip()[:200], source_type=source_type, file_name=file_name[:255], stored_name=prep.stored_name,
-        content_type=prep.content_type, size_bytes=prep.size, content_hash=prep.content_hash, text=prep.text,
-        status="pending", queued=auto, source_path=source_path,
+        kb=kb.id,
+        workspace_id=kb.workspace_id,
+        creator_user_id=caller.user_id if caller else None,
+        title=title.strip()[:200],
+        source_type=source_type,
+        file_name=file_name[:255],
+        stored_name=prep.stored_name,
+        content_type=prep.content_type,
+        size_bytes=prep.size,
+        content_hash=prep.content_hash,
+        text=prep.text,
+        status="pending",
+        queued=auto,
+        source_path=source_path,
     )
     audit.save(caller, "CREATE", "WIKI_RAW", raw, f"material {raw.title} in {kb.name}", workspace_id=kb.workspace_id)
     return raw, auto
@@ -197,8 +220,18 @@ def jobs(caller: Caller, kb_id: int, raw_id: int | None, limit: int) -> list[dic
     q = Job.select().where(Job.kb == kb.id)
     if raw_id is not None:
         q = q.where(Job.raw_id == raw_id)
-    return [{
-        "id": str(j.id), "kbId": str(j.kb_id), "rawId": None if j.raw_id is None else str(j.raw_id), "kind": j.kind,
-        "status": j.status, "steps": j.steps, "error": j.error, "pagesWritten": j.pages_written,
-        "createTime": iso(j.create_time), "endTime": iso(j.end_time),
-    } for j in q.order_by(Job.create_time.desc(), Job.id.desc()).limit(limit)]
+    return [
+        {
+            "id": str(j.id),
+            "kbId": str(j.kb_id),
+            "rawId": None if j.raw_id is None else str(j.raw_id),
+            "kind": j.kind,
+            "status": j.status,
+            "steps": j.steps,
+            "error": j.error,
+            "pagesWritten": j.pages_written,
+            "createTime": iso(j.create_time),
+            "endTime": iso(j.end_time),
+        }
+        for j in q.order_by(Job.create_time.desc(), Job.id.desc()).limit(limit)
+    ]

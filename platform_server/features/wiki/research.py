@@ -5,6 +5,7 @@ A session is a background task owned by the wiki engine; its events (`plan`, `se
 them. The report cites pages as [[slug]] and chunks as [cN]; with `saveAsPage` it becomes a
 `synthesis` page citing those chunks.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,8 +31,11 @@ PAGES_PER_QUERY = 4
 CHUNKS_PER_QUERY = 4
 RETENTION_S = 1800.0  # finished sessions are kept this long for late subscribers
 
-PLAN_PROMPT = """You research a question in a knowledge base. Answer with JSON only: \
-{"queries": ["search query", ...]} with at most %d short keyword queries.""" % MAX_QUERIES
+PLAN_PROMPT = (
+    """You research a question in a knowledge base. Answer with JSON only: \
+{"queries": ["search query", ...]} with at most %d short keyword queries."""
+    % MAX_QUERIES
+)
 FINDINGS_PROMPT = """You research a question in a knowledge base. From the sources below, note what they \
 establish. Answer with JSON only: {"findings": [{"text": "...", "sources": ["p1", "c2"]}], \
 "nextQueries": ["..."]}; leave nextQueries empty when the sources answer the question."""
@@ -73,8 +77,7 @@ class Sources:
         return f"c{list(self.chunks).index(chunk_id) + 1}"
 
     def text(self) -> str:
-        parts = [f"[{self.page_label(p.id)}] page [[{p.slug}]] ({p.title}):\n{p.markdown[:1500]}"
-                 for p in self.pages.values()]
+        parts = [f"[{self.page_label(p.id)}] page [[{p.slug}]] ({p.title}):\n{p.markdown[:1500]}" for p in self.pages.values()]
         parts += [f"[{self.chunk_label(cid)}] from {c['rawTitle']}:\n{c['text'][:1200]}" for cid, c in self.chunks.items()]
         return "\n\n".join(parts) or "(nothing found)"
 
@@ -84,7 +87,7 @@ def _json(text: str) -> dict[str, Any]:
     body = fence.group(1) if fence else text
     start, end = body.find("{"), body.rfind("}")
     try:
-        value = json.loads(body[start:end + 1]) if start >= 0 < end else None
+        value = json.loads(body[start : end + 1]) if start >= 0 < end else None
     except ValueError:
         value = None
     return value if isinstance(value, dict) else {}
@@ -135,13 +138,14 @@ class Researcher:
         chunks = await run_blocking(search.search_chunks, [kb.id], query, vec, CHUNKS_PER_QUERY)
         for h in hits:
             sources.pages.setdefault(h.page.id, h.page)
-        texts = {c.id: c.text for c in Chunk.select(Chunk.id, Chunk.text).where(
-            Chunk.id.in_([int(c["chunkId"]) for c in chunks] or [0]))}
+        texts = {c.id: c.text for c in Chunk.select(Chunk.id, Chunk.text).where(Chunk.id.in_([int(c["chunkId"]) for c in chunks] or [0]))}
         for c in chunks:
             sources.chunks.setdefault(int(c["chunkId"]), {**c, "text": texts.get(int(c["chunkId"]), "")})
-        return {"query": query,
-                "pages": [{"slug": h.page.slug, "title": h.page.title, "score": round(h.score, 4)} for h in hits],
-                "chunks": [{"chunkId": c["chunkId"], "rawTitle": c["rawTitle"], "score": c["score"]} for c in chunks]}
+        return {
+            "query": query,
+            "pages": [{"slug": h.page.slug, "title": h.page.title, "score": round(h.score, 4)} for h in hits],
+            "chunks": [{"chunkId": c["chunkId"], "rawTitle": c["rawTitle"], "score": c["score"]} for c in chunks],
+        }
 
     async def _run(self, session: Session, kb: KnowledgeBase, rounds: int, save: bool) -> None:
         try:
@@ -154,25 +158,21 @@ class Researcher:
                 for query in queries:
                     found = await self._search(kb, query, sources)
                     session.emit("search", {"round": round_no, **found})
-                answer = _json(await self._ask(kb, FINDINGS_PROMPT,
-                                               f"Question: {session.question}\n\nSources:\n{sources.text()}"))
+                answer = _json(await self._ask(kb, FINDINGS_PROMPT, f"Question: {session.question}\n\nSources:\n{sources.text()}"))
                 listed = answer.get("findings")
                 for item in (listed if isinstance(listed, list) else [])[:10]:
                     if isinstance(item, dict) and str(item.get("text") or "").strip():
-                        finding = {"round": round_no, "text": str(item["text"])[:2000],
-                                   "sources": _strings(item.get("sources"), 10)}
+                        finding = {"round": round_no, "text": str(item["text"])[:2000], "sources": _strings(item.get("sources"), 10)}
                         findings.append(finding)
                         session.emit("finding", finding)
                 queries = _strings(answer.get("nextQueries"), MAX_QUERIES)
                 if not queries:
                     break
             noted = "\n".join(f"- {f['text']} ({', '.join(f['sources'])})" for f in findings) or "(none)"
-            report = await self._ask(kb, REPORT_PROMPT, f"Question: {session.question}\n\nFindings:\n{noted}\n\n"
-                                                        f"Sources:\n{sources.text()}")
+            report = await self._ask(kb, REPORT_PROMPT, f"Question: {session.question}\n\nFindings:\n{noted}\n\nSources:\n{sources.text()}")
             cited = self._citations(report, sources)
             saved = self._save(session, kb, report, cited["chunkIds"]) if save else None
-            session.emit("report", {"markdown": report, "pages": cited["pages"], "chunks": cited["chunks"],
-                                    "pageSlug": saved})
+            session.emit("report", {"markdown": report, "pages": cited["pages"], "chunks": cited["chunks"], "pageSlug": saved})
             session.emit("done", {"pageSlug": saved, "findings": len(findings)})
         except asyncio.CancelledError:
             session.emit("error", {"message": "The research was stopped"})
@@ -188,14 +188,22 @@ class Researcher:
         pages = {by_slug[link.slug].slug: by_slug[link.slug].title for link in wikilinks(report) if link.slug in by_slug}
         labels = {sources.chunk_label(cid): cid for cid in sources.chunks}
         chunk_ids = [labels[m] for m in dict.fromkeys(re.findall(r"\b(c\d+)\b", report)) if m in labels]
-        return {"pages": [{"slug": s, "title": t} for s, t in pages.items()], "chunkIds": chunk_ids,
-                "chunks": [{"chunkId": str(cid), "rawId": sources.chunks[cid]["rawId"],
-                            "rawTitle": sources.chunks[cid]["rawTitle"], "label": sources.chunk_label(cid)}
-                           for cid in chunk_ids]}
+        return {
+            "pages": [{"slug": s, "title": t} for s, t in pages.items()],
+            "chunkIds": chunk_ids,
+            "chunks": [
+                {
+                    "chunkId": str(cid),
+                    "rawId": sources.chunks[cid]["rawId"],
+                    "rawTitle": sources.chunks[cid]["rawTitle"],
+                    "label": sources.chunk_label(cid),
+                }
+                for cid in chunk_ids
+            ],
+        }
 
     @staticmethod
     def _save(session: Session, kb: KnowledgeBase, report: str, chunk_ids: list[int]) -> str:
         """The report as a `synthesis` page (a new slug when the question was asked before)."""
-        page = synthesis.save_page(None, kb, f"research {session.question}", f"Research: {session.question[:180]}",
-                                   report, "research", chunk_ids)
+        page = synthesis.save_page(None, kb, f"research {session.question}", f"Research: {session.question[:180]}", report, "research", chunk_ids)
         return page.slug

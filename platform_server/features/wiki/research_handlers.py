@@ -1,4 +1,5 @@
 """LLM Wiki deep research routes: start a session, follow its events over SSE (owner only)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -45,8 +46,7 @@ class ResearchStreamHandler(ApiHandler):
                     break
                 changed = asyncio.ensure_future(session.changed.wait())
                 gone = asyncio.ensure_future(self._gone.wait())
-                done, _ = await asyncio.wait({changed, gone}, timeout=self.config.heartbeat_s,
-                                             return_when=asyncio.FIRST_COMPLETED)
+                done, _ = await asyncio.wait({changed, gone}, timeout=self.config.heartbeat_s, return_when=asyncio.FIRST_COMPLETED)
                 changed.cancel()
                 gone.cancel()
                 if gone in done:

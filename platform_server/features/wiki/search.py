@@ -1,4 +1,5 @@
 """Vectors (normalised float32 blobs, numpy cosine), FTS5 upkeep and the hybrid page search."""
+
 from __future__ import annotations
 
 import re
@@ -47,25 +48,25 @@ def cosine_all(query: bytes, blobs: Sequence[bytes | None]) -> np.ndarray:
 
 # ---- FTS5 upkeep (rowid = the row's id) -------------------------------------------------------
 
+
 def fts_put_chunk(chunk_id: int, kb_id: int, text: str) -> None:
     database.execute_sql("INSERT INTO wiki_chunk_fts(rowid, text, kb_id) VALUES (?, ?, ?)", (chunk_id, text, kb_id))
 
 
 def fts_drop_chunks(chunk_ids: list[int]) -> None:
     for i in range(0, len(chunk_ids), 500):
-        part = chunk_ids[i:i + 500]
+        part = chunk_ids[i : i + 500]
         database.execute_sql(f"DELETE FROM wiki_chunk_fts WHERE rowid IN ({','.join('?' * len(part))})", part)
 
 
 def fts_put_page(page: Page) -> None:
     database.execute_sql("DELETE FROM wiki_page_fts WHERE rowid = ?", (page.id,))
-    database.execute_sql("INSERT INTO wiki_page_fts(rowid, title, body, kb_id) VALUES (?, ?, ?, ?)",
-                         (page.id, page.title, page.markdown, page.kb_id))
+    database.execute_sql("INSERT INTO wiki_page_fts(rowid, title, body, kb_id) VALUES (?, ?, ?, ?)", (page.id, page.title, page.markdown, page.kb_id))
 
 
 def fts_drop_pages(page_ids: list[int]) -> None:
     for i in range(0, len(page_ids), 500):
-        part = page_ids[i:i + 500]
+        part = page_ids[i : i + 500]
         database.execute_sql(f"DELETE FROM wiki_page_fts WHERE rowid IN ({','.join('?' * len(part))})", part)
 
 
@@ -81,8 +82,7 @@ def _keyword(table: str, kb_ids: list[int], query: str, limit: int) -> dict[int,
     if match is None or not kb_ids:
         return {}
     marks = ",".join("?" * len(kb_ids))
-    sql = (f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? AND kb_id IN ({marks}) "
-           f"ORDER BY bm25({table}) LIMIT ?")
+    sql = f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? AND kb_id IN ({marks}) ORDER BY bm25({table}) LIMIT ?"
     rows = database.execute_sql(sql, (match, *kb_ids, limit)).fetchall()
     if not rows:
         return {}
@@ -98,8 +98,7 @@ class Hit:
     vector: float
 
 
-def search_pages(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int,
-                 include_archived: bool = False) -> list[Hit]:
+def search_pages(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int, include_archived: bool = False) -> list[Hit]:
     """Hybrid page ranking: normalised BM25 over title+body and the best cosine of the page or its cited chunks."""
     if not kb_ids:
         return []
@@ -112,9 +111,11 @@ def search_pages(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: 
     if query_vec is not None and pages:
         for page, score in zip(pages, cosine_all(query_vec, [p.embedding for p in pages])):
             vector[page.id] = float(score)
-        cited = (Chunk.select(Chunk.embedding, PageCitation.page.alias("pid"))
-                 .join(PageCitation, on=(PageCitation.chunk == Chunk.id))
-                 .where(PageCitation.kb_id.in_(kb_ids)))
+        cited = (
+            Chunk.select(Chunk.embedding, PageCitation.page.alias("pid"))
+            .join(PageCitation, on=(PageCitation.chunk == Chunk.id))
+            .where(PageCitation.kb_id.in_(kb_ids))
+        )
         rows = dict_rows(cited)
         if rows:
             for row, score in zip(rows, cosine_all(query_vec, [r["embedding"] for r in rows])):
@@ -134,8 +135,14 @@ def search_pages(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: 
 
 # A chunk row with its scores and its raw material's title, which the search passes.
 CHUNK_HIT_FIELDS = Fields(
-    chunkId=ident("id"), rawId=ident("raw_id"), rawTitle=GIVEN, position="position", snippet=GIVEN, score=GIVEN,
-    keywordScore=GIVEN, vectorScore=GIVEN,
+    chunkId=ident("id"),
+    rawId=ident("raw_id"),
+    rawTitle=GIVEN,
+    position="position",
+    snippet=GIVEN,
+    score=GIVEN,
+    keywordScore=GIVEN,
+    vectorScore=GIVEN,
 )
 
 
@@ -153,10 +160,21 @@ def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k:
             continue
         scored.append((KEYWORD_WEIGHT * kw + VECTOR_WEIGHT * max(0.0, float(v)), kw, float(v), row))
     scored.sort(key=lambda t: -t[0])
-    titles = {r.id: r.title for r in RawMaterial.select(RawMaterial.id, RawMaterial.title)
-              .where(RawMaterial.id.in_([t[3].raw_id for t in scored[:top_k]] or [0]))}
-    return [CHUNK_HIT_FIELDS(row, rawTitle=titles.get(row.raw_id, ""), snippet=snippet(row.text, query), score=round(s, 4),
-                             keywordScore=round(kw, 4), vectorScore=round(v, 4)) for s, kw, v, row in scored[:top_k]]
+    titles = {
+        r.id: r.title
+        for r in RawMaterial.select(RawMaterial.id, RawMaterial.title).where(RawMaterial.id.in_([t[3].raw_id for t in scored[:top_k]] or [0]))
+    }
+    return [
+        CHUNK_HIT_FIELDS(
+            row,
+            rawTitle=titles.get(row.raw_id, ""),
+            snippet=snippet(row.text, query),
+            score=round(s, 4),
+            keywordScore=round(kw, 4),
+            vectorScore=round(v, 4),
+        )
+        for s, kw, v, row in scored[:top_k]
+    ]
 
 
 HIT_FIELDS = Fields(

@@ -6,6 +6,7 @@ Reading, hashing, extracting and storing copies runs in an executor (`list_files
 the rows are written on the IOLoop in one short transaction per file (`apply`, `mark_removed`), so a
 large folder never holds SQLite's write lock against the IOLoop. The watcher module drives it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,8 +42,10 @@ def resolve_directory(config: Config, path: str) -> Path:
     """The folder, resolved (symlinks followed) and inside a configured root; 400 otherwise."""
     allowed = roots(config)
     if not allowed:
-        raise BadRequest("No folder may be linked: the administrator lists the allowed folders in the "
-                         "wiki_source_roots setting (env PLATFORM_WIKI_SOURCE_ROOTS, comma separated)")
+        raise BadRequest(
+            "No folder may be linked: the administrator lists the allowed folders in the "
+            "wiki_source_roots setting (env PLATFORM_WIKI_SOURCE_ROOTS, comma separated)"
+        )
     text = path.strip()
     if not text or "\x00" in text:
         raise BadRequest("path: must be a folder path")
@@ -83,8 +86,7 @@ def set_directory(caller: Caller, kb_id: int, resolved: Path | None, watch: bool
         kb.config = cfg
         kb.update_time = utcnow()
         kb.save()
-        audit.record(caller, "UPDATE", "WIKI_KB", kb.id,
-                     f"source directory of {kb.name}: {resolved or 'unlinked'}{'' if watch else ' (paused)'}")
+        audit.record(caller, "UPDATE", "WIKI_KB", kb.id, f"source directory of {kb.name}: {resolved or 'unlinked'}{'' if watch else ' (paused)'}")
     return kb
 
 
@@ -110,10 +112,19 @@ class ScanResult:
     time: Any = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"added": self.added, "updated": self.updated, "removed": self.removed, "restored": self.restored,
-                "unchanged": self.unchanged, "skippedCount": len(self.skipped), "failedCount": len(self.failed),
-                "skipped": self.skipped[:SKIPPED_LISTED], "failed": self.failed[:SKIPPED_LISTED],
-                "queued": len(self.queue), "time": iso(self.time)}
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "restored": self.restored,
+            "unchanged": self.unchanged,
+            "skippedCount": len(self.skipped),
+            "failedCount": len(self.failed),
+            "skipped": self.skipped[:SKIPPED_LISTED],
+            "failed": self.failed[:SKIPPED_LISTED],
+            "queued": len(self.queue),
+            "time": iso(self.time),
+        }
 
 
 def _walk(root: Path, result: ScanResult) -> list[tuple[str, Path, os.stat_result]]:
@@ -149,8 +160,7 @@ def _archive_orphans(raw_id: int) -> None:
     """Archive pages whose every source material is removed."""
     page_ids = [s.page_id for s in PageSource.select(PageSource.page).where(PageSource.raw == raw_id)]
     for pid in page_ids:
-        live = (PageSource.select().join(RawMaterial)
-                .where((PageSource.page == pid) & (RawMaterial.removed == 0)).exists())
+        live = PageSource.select().join(RawMaterial).where((PageSource.page == pid) & (RawMaterial.removed == 0)).exists()
         if not live:
             Page.update(archived=1, update_time=utcnow()).where((Page.id == pid) & (Page.archived == 0)).execute()
 
@@ -172,8 +182,7 @@ def _mark_removed(raw_id: int, result: ScanResult) -> None:
         current.removed, current.queued, current.update_time = True, False, utcnow()
         current.save()
         _archive_orphans(current.id)
-        audit.record(None, "UPDATE", "WIKI_RAW", current.id, f"source file {current.source_path} deleted",
-                     workspace_id=current.workspace_id)
+        audit.record(None, "UPDATE", "WIKI_RAW", current.id, f"source file {current.source_path} deleted", workspace_id=current.workspace_id)
     result.removed += 1
 
 
@@ -241,9 +250,13 @@ class Known:
 
 
 def known_materials(kb_id: int) -> dict[str, Known]:
-    q = (RawMaterial.select(RawMaterial.id, RawMaterial.source_path, RawMaterial.size_bytes, RawMaterial.source_mtime,
-                            RawMaterial.content_hash, RawMaterial.removed)
-         .where((RawMaterial.kb == kb_id) & (RawMaterial.source_type == "directory")).tuples())
+    q = (
+        RawMaterial.select(
+            RawMaterial.id, RawMaterial.source_path, RawMaterial.size_bytes, RawMaterial.source_mtime, RawMaterial.content_hash, RawMaterial.removed
+        )
+        .where((RawMaterial.kb == kb_id) & (RawMaterial.source_type == "directory"))
+        .tuples()
+    )
     rows = cast(Iterable[tuple[int, str, int, int | None, str, int]], q)
     return {rel: Known(i, size, mtime, digest, bool(removed)) for i, rel, size, mtime, digest, removed in rows}
 
@@ -256,8 +269,9 @@ def list_files(directory: str, result: ScanResult) -> list[tuple[str, Path, os.s
     return _walk(root, result)
 
 
-def read_files(config: Config, kb_id: int, files: list[tuple[str, Path, os.stat_result]], known: dict[str, Known],
-               result: ScanResult) -> list[Change]:
+def read_files(
+    config: Config, kb_id: int, files: list[tuple[str, Path, os.stat_result]], known: dict[str, Known], result: ScanResult
+) -> list[Change]:
     """Read, hash, extract and store the files that are new or changed (blocking: run it in an executor)."""
     out: list[Change] = []
     for rel, path, st in files:
@@ -300,8 +314,9 @@ def apply(kb: KnowledgeBase, change: Change, result: ScanResult) -> str | None:
             return change.stored or None
         was_removed = bool(current.removed)
         if not change.stored:  # same content: only the file's mtime moved (or it came back)
-            RawMaterial.update(source_mtime=change.mtime, size_bytes=change.size, removed=False,
-                               update_time=utcnow()).where(RawMaterial.id == current.id).execute()
+            RawMaterial.update(source_mtime=change.mtime, size_bytes=change.size, removed=False, update_time=utcnow()).where(
+                RawMaterial.id == current.id
+            ).execute()
             if was_removed:
                 _unarchive_pages(current.id)
                 result.restored += 1
@@ -318,8 +333,7 @@ def apply(kb: KnowledgeBase, change: Change, result: ScanResult) -> str | None:
         current.save()
         if was_removed:
             _unarchive_pages(current.id)
-        audit.record(None, "UPDATE", "WIKI_RAW", current.id, f"source file {change.rel} changed",
-                     workspace_id=current.workspace_id)
+        audit.record(None, "UPDATE", "WIKI_RAW", current.id, f"source file {change.rel} changed", workspace_id=current.workspace_id)
     result.updated += 1
     if auto:
         result.queue.append(current.id)

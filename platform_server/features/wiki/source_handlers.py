@@ -1,4 +1,5 @@
 """LLM Wiki routes of a KB's linked source directory: link, scan, the watcher's state."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,8 +27,18 @@ class SourceHandler(ApiHandler):
         watcher = self.watchers.get(kb_id)
         roots = [str(r) for r in source.roots(self.config)]
         if watcher is None:
-            return {"kbId": str(kb_id), "path": None, "state": "unlinked", "error": None, "watching": False,
-                    "scanning": False, "pendingEvents": 0, "lastScanTime": None, "lastScan": None, "roots": roots}
+            return {
+                "kbId": str(kb_id),
+                "path": None,
+                "state": "unlinked",
+                "error": None,
+                "watching": False,
+                "scanning": False,
+                "pendingEvents": 0,
+                "lastScanTime": None,
+                "lastScan": None,
+                "roots": roots,
+            }
         return {**watcher.to_dict(), "roots": roots}
 
     def linked(self, kb_id: int) -> None:

@@ -1,4 +1,5 @@
 """Pure text helpers: extraction by file type, chunking, slugs and [[wikilinks]]."""
+
 from __future__ import annotations
 
 import html.parser
@@ -9,9 +10,14 @@ from dataclasses import dataclass
 from platform_server.web.errors import BadRequest
 
 TEXT_TYPES = {
-    ".txt": "text/plain", ".text": "text/plain", ".log": "text/plain", ".csv": "text/csv",
-    ".md": "text/markdown", ".markdown": "text/markdown",
-    ".html": "text/html", ".htm": "text/html",
+    ".txt": "text/plain",
+    ".text": "text/plain",
+    ".log": "text/plain",
+    ".csv": "text/csv",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".html": "text/html",
+    ".htm": "text/html",
     ".pdf": "application/pdf",
 }
 MAX_SLUG = 120
@@ -32,8 +38,28 @@ def content_type_for(name: str) -> str:
 
 
 class _HtmlText(html.parser.HTMLParser):
-    BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre",
-              "blockquote", "table", "ul", "ol", "header", "footer"}
+    BLOCKS = {
+        "p",
+        "div",
+        "br",
+        "li",
+        "tr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "section",
+        "article",
+        "pre",
+        "blockquote",
+        "table",
+        "ul",
+        "ol",
+        "header",
+        "footer",
+    }
     SKIP = {"script", "style", "noscript", "template", "head"}
 
     def __init__(self) -> None:
@@ -169,5 +195,5 @@ def snippet(text: str, query: str, width: int = 240) -> str:
         if pos >= 0:
             break
     start = max(0, pos - width // 3) if pos >= 0 else 0
-    piece = flat[start:start + width]
+    piece = flat[start : start + width]
     return ("..." if start else "") + piece + ("..." if start + width < len(flat) else "")

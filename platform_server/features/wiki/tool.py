@@ -1,4 +1,5 @@
 """Search shared by the preview route and the `wiki_search` tool agents call."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -29,8 +30,14 @@ async def preview(platform: Platform, kb: KnowledgeBase, query: str, top_k: int,
     vec, problem = await query_vector(platform, kb, query)
     hits = await run_blocking(search.search_pages, [kb.id], query, vec, top_k, include_archived)
     chunks = await run_blocking(search.search_chunks, [kb.id], query, vec, top_k)
-    return {"query": query, "topK": top_k, "results": [search.hit_dict(h, query) for h in hits], "chunks": chunks,
-            "vectorSearch": vec is not None, "vectorError": problem}
+    return {
+        "query": query,
+        "topK": top_k,
+        "results": [search.hit_dict(h, query) for h in hits],
+        "chunks": chunks,
+        "vectorSearch": vec is not None,
+        "vectorError": problem,
+    }
 
 
 async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Platform) -> str:
@@ -53,8 +60,7 @@ async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Plat
     lines = []
     for h in hits:
         p = h.page
-        lines.append(f"## {p.title}\nslug: {p.slug} | knowledge base: {names.get(p.kb_id, '')} | score: {h.score:.3f}\n"
-                     f"{p.markdown[:1500]}")
+        lines.append(f"## {p.title}\nslug: {p.slug} | knowledge base: {names.get(p.kb_id, '')} | score: {h.score:.3f}\n{p.markdown[:1500]}")
     return "\n\n".join(lines)
 
 

@@ -4,6 +4,7 @@ A run is `running` until the model answers (`completed`), fails (`failed`) or is
 (`cancelled`; its task is stopped and nothing is saved). An aggregate is a run over every completed
 run of the template in a KB, saved as one KB-level `synthesis` page when it completes.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -83,8 +84,14 @@ def create(caller: Caller, req: TransformationBody) -> dict[str, Any]:
     with database.atomic():
         if req.kbId is not None:
             kbs.get_kb(caller, req.kbId)
-        t = Transformation.create(workspace_id=caller.workspace_id, kb_id=req.kbId, creator_user_id=caller.user_id,
-                                  name=req.name.strip(), description=req.description, prompt=req.prompt)
+        t = Transformation.create(
+            workspace_id=caller.workspace_id,
+            kb_id=req.kbId,
+            creator_user_id=caller.user_id,
+            name=req.name.strip(),
+            description=req.description,
+            prompt=req.prompt,
+        )
         audit.record(caller, "CREATE", "WIKI_TRANSFORMATION", t.id, f"transformation {t.name}")
     return to_dict(t)
 
@@ -106,16 +113,19 @@ def delete(caller: Caller, tid: int) -> list[int]:
     """Delete the template and its runs; returns the ids of runs still running (to stop)."""
     with database.atomic():
         t = get(caller, tid)
-        running = [r.id for r in TransformationRun.select(TransformationRun.id).where(
-            (TransformationRun.transformation == t.id) & (TransformationRun.status == "running"))]
+        running = [
+            r.id
+            for r in TransformationRun.select(TransformationRun.id).where(
+                (TransformationRun.transformation == t.id) & (TransformationRun.status == "running")
+            )
+        ]
         t.delete_instance(recursive=True)
         audit.record(caller, "DELETE", "WIKI_TRANSFORMATION", tid, f"transformation {t.name}")
     return running
 
 
 def get_run(caller: Caller, run_id: int) -> TransformationRun:
-    run = TransformationRun.get_or_none((TransformationRun.id == run_id)
-                                        & (TransformationRun.workspace_id == caller.workspace_id))
+    run = TransformationRun.get_or_none((TransformationRun.id == run_id) & (TransformationRun.workspace_id == caller.workspace_id))
     if run is None:
         raise NotFound("Transformation run not found")
     return run
@@ -131,8 +141,7 @@ def list_runs(caller: Caller, tid: int | None, kb_id: int | None, status: str | 
         if status not in RUN_STATES:
             raise BadRequest(f"status: must be one of {', '.join(RUN_STATES)}")
         q = q.where(TransformationRun.status == status)
-    return [run_dict(r) for r in q.order_by(TransformationRun.create_time.desc(), TransformationRun.id.desc())
-            .limit(500)]
+    return [run_dict(r) for r in q.order_by(TransformationRun.create_time.desc(), TransformationRun.id.desc()).limit(500)]
 
 
 def fill(prompt: str, title: str, content: str) -> str:
@@ -162,9 +171,15 @@ def start_apply(caller: Caller, tid: int, req: ApplyRequest) -> tuple[Transforma
         kind, target_id, title, content = "page", page.id, page.title, page.markdown
     if not (content or "").strip():
         raise BadRequest("The target holds no text")
-    run = TransformationRun(transformation=t.id, kb=kb.id, workspace_id=caller.workspace_id,
-                            user_id=caller.user_id, target_type=kind, target_id=target_id,
-                            target_title=title[:200])
+    run = TransformationRun(
+        transformation=t.id,
+        kb=kb.id,
+        workspace_id=caller.workspace_id,
+        user_id=caller.user_id,
+        target_type=kind,
+        target_id=target_id,
+        target_title=title[:200],
+    )
     audit.save(caller, "CREATE", "WIKI_TRANSFORMATION_RUN", run, f"{t.name} on {kind} {title}"[:300])
     return run, fill(t.prompt, title, content)
 
@@ -172,19 +187,33 @@ def start_apply(caller: Caller, tid: int, req: ApplyRequest) -> tuple[Transforma
 def start_aggregate(caller: Caller, tid: int, kb_id: int) -> tuple[TransformationRun, str]:
     t = get(caller, tid)
     kb = kbs.get_kb(caller, kb_id)
-    done = list(TransformationRun.select().where(
-        (TransformationRun.transformation == t.id) & (TransformationRun.kb == kb.id)
-        & (TransformationRun.status == "completed") & (TransformationRun.target_type != "kb"))
-        .order_by(TransformationRun.create_time))
+    done = list(
+        TransformationRun.select()
+        .where(
+            (TransformationRun.transformation == t.id)
+            & (TransformationRun.kb == kb.id)
+            & (TransformationRun.status == "completed")
+            & (TransformationRun.target_type != "kb")
+        )
+        .order_by(TransformationRun.create_time)
+    )
     if not done:
         raise BadRequest("No completed run of this transformation in this knowledge base to aggregate")
     parts = [f"## {r.target_title}\n\n{r.output}" for r in done]
-    prompt = (f"Below are the results of the transformation \"{t.name}\" applied to {len(done)} items of the "
-              f"knowledge base {kb.name}. Combine them into one coherent Markdown page for the whole knowledge "
-              f"base, keeping every distinct point and any [[wikilinks]].\n\n" + "\n\n".join(parts))[:MAX_CONTENT_CHARS]
-    run = TransformationRun(transformation=t.id, kb=kb.id, workspace_id=caller.workspace_id,
-                            user_id=caller.user_id, target_type="kb", target_id=kb.id,
-                            target_title=f"{t.name}: {kb.name}"[:200])
+    prompt = (
+        f'Below are the results of the transformation "{t.name}" applied to {len(done)} items of the '
+        f"knowledge base {kb.name}. Combine them into one coherent Markdown page for the whole knowledge "
+        f"base, keeping every distinct point and any [[wikilinks]].\n\n" + "\n\n".join(parts)
+    )[:MAX_CONTENT_CHARS]
+    run = TransformationRun(
+        transformation=t.id,
+        kb=kb.id,
+        workspace_id=caller.workspace_id,
+        user_id=caller.user_id,
+        target_type="kb",
+        target_id=kb.id,
+        target_title=f"{t.name}: {kb.name}"[:200],
+    )
     audit.save(caller, "CREATE", "WIKI_TRANSFORMATION_RUN", run, f"aggregate {t.name} over {len(done)} runs")
     return run, prompt
 
@@ -215,8 +244,9 @@ def save_as_page(caller: Caller | None, run: TransformationRun, slug: str | None
     kb = KnowledgeBase.get_by_id(run.kb_id)
     t = Transformation.get_by_id(run.transformation_id)
     chunks, raws = _sources(run)
-    page = synthesis.save_page(caller, kb, slug or f"{t.name} {run.target_title}", title or f"{t.name}: {run.target_title}",
-                               run.output, "transformation", chunks, raws)
+    page = synthesis.save_page(
+        caller, kb, slug or f"{t.name} {run.target_title}", title or f"{t.name}: {run.target_title}", run.output, "transformation", chunks, raws
+    )
     TransformationRun.update(page_slug=page.slug).where(TransformationRun.id == run.id).execute()
     run.page_slug = page.slug
     return {**run_dict(run), "page": {"slug": page.slug, "title": page.title, "pageType": page.page_type}}
@@ -232,7 +262,8 @@ class Transformer:
     def interrupted(self) -> None:
         """Runs left `running` by a stop."""
         TransformationRun.update(status="failed", error="Interrupted by a restart", end_time=utcnow()).where(
-            TransformationRun.status == "running").execute()
+            TransformationRun.status == "running"
+        ).execute()
 
     def launch(self, run: TransformationRun, prompt: str) -> None:
         task = self.engine.spawn(self.execute(run.id, prompt))

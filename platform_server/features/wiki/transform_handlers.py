@@ -1,4 +1,5 @@
 """LLM Wiki transformation routes: templates, applying them, runs (cancel, delete, save as page), aggregates."""
+
 from __future__ import annotations
 
 from platform_server.features.wiki import transform
@@ -79,8 +80,11 @@ class RunsHandler(TransformHandler):
 
     def get(self) -> None:
         """Runs of the workspace, newest first (`transformationId`, `kbId`, `status` filter)."""
-        self.ok(transform.list_runs(self.require_caller(), self.query_long("transformationId"),
-                                    self.query_long("kbId"), self.get_query_argument("status", None)))
+        self.ok(
+            transform.list_runs(
+                self.require_caller(), self.query_long("transformationId"), self.query_long("kbId"), self.get_query_argument("status", None)
+            )
+        )
 
 
 class RunHandler(TransformHandler):

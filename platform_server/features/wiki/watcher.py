@@ -5,6 +5,7 @@ the IOLoop, which waits for `wiki_watch_debounce_s` of quiet (at most ten times 
 the same scan as `POST .../scan` in an executor. A periodic check notices the folder disappearing
 (state `error`) and coming back (observer restarted, state `watching`, a catch-up scan).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -152,9 +153,17 @@ class SourceWatcher:
             self._timer = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kbId": str(self.kb_id), "path": self.directory, "state": self.state, "error": self.error,
-                "watching": self.state == "watching", "scanning": self.scanning, "pendingEvents": self.pending,
-                "lastScanTime": iso(self.last_scan_time), "lastScan": self.last_scan}
+        return {
+            "kbId": str(self.kb_id),
+            "path": self.directory,
+            "state": self.state,
+            "error": self.error,
+            "watching": self.state == "watching",
+            "scanning": self.scanning,
+            "pendingEvents": self.pending,
+            "lastScanTime": iso(self.last_scan_time),
+            "lastScan": self.last_scan,
+        }
 
 
 class Health(Loop):
@@ -237,8 +246,7 @@ class Watchers:
         if watcher.state == "watching" and not (present and alive):
             await run_blocking(watcher.stop_observer)
             watcher.state = "error"
-            watcher.error = (f"The folder is missing: {watcher.directory}" if not present
-                             else "The folder watcher stopped")
+            watcher.error = f"The folder is missing: {watcher.directory}" if not present else "The folder watcher stopped"
         elif watcher.state == "error" and present:
             try:
                 await run_blocking(watcher.start_observer)
@@ -258,7 +266,7 @@ class Watchers:
         known = source.known_materials(kb_id)
         stale: list[str] = []
         for i in range(0, len(files), READ_BATCH):
-            changes = await run_blocking(source.read_files, self.config, kb_id, files[i:i + READ_BATCH], known, result)
+            changes = await run_blocking(source.read_files, self.config, kb_id, files[i : i + READ_BATCH], known, result)
             for change in changes:
                 old = source.apply(kb, change, result)
                 if old:

@@ -1,4 +1,5 @@
 """Canonical templates and the drafting prompt used by `POST /api/v1/workflows/draft/generate`."""
+
 from __future__ import annotations
 
 import json
@@ -27,13 +28,13 @@ TEMPLATES: list[dict[str, Any]] = [
             "nodes": [
                 {"id": "start", "type": "start", "config": {}},
                 {"id": "draft", "type": "agent", "config": {"agentId": None, "message": "Draft: {{input.task}}"}},
-                {"id": "review", "type": "approval",
-                 "config": {"message": "Approve this draft? {{nodes.draft.output}}", "timeoutSeconds": 86400}},
+                {"id": "review", "type": "approval", "config": {"message": "Approve this draft? {{nodes.draft.output}}", "timeoutSeconds": 86400}},
                 {"id": "done", "type": "end", "config": {"output": "{{nodes.draft.output}}"}},
                 {"id": "dropped", "type": "end", "config": {"output": "Rejected: {{nodes.review.output.payload}}"}},
             ],
             "edges": [
-                {"from": "start", "to": "draft"}, {"from": "draft", "to": "review"},
+                {"from": "start", "to": "draft"},
+                {"from": "draft", "to": "review"},
                 {"from": "review", "to": "done", "condition": "approved"},
                 {"from": "review", "to": "dropped", "condition": "rejected"},
             ],
@@ -46,20 +47,20 @@ TEMPLATES: list[dict[str, Any]] = [
         "graph": {
             "nodes": [
                 {"id": "start", "type": "start", "config": {}},
-                {"id": "classify", "type": "llm",
-                 "config": {"prompt": "Answer only 'urgent' or 'normal'. Message: {{input.text}}"}},
-                {"id": "is_urgent", "type": "condition",
-                 "config": {"left": "{{nodes.classify.output}}", "op": "contains", "right": "urgent"}},
+                {"id": "classify", "type": "llm", "config": {"prompt": "Answer only 'urgent' or 'normal'. Message: {{input.text}}"}},
+                {"id": "is_urgent", "type": "condition", "config": {"left": "{{nodes.classify.output}}", "op": "contains", "right": "urgent"}},
                 {"id": "urgent", "type": "agent", "config": {"agentId": None, "message": "Urgent: {{input.text}}"}},
                 {"id": "normal", "type": "agent", "config": {"agentId": None, "message": "{{input.text}}"}},
                 {"id": "end_urgent", "type": "end", "config": {"output": "{{nodes.urgent.output}}"}},
                 {"id": "end_normal", "type": "end", "config": {"output": "{{nodes.normal.output}}"}},
             ],
             "edges": [
-                {"from": "start", "to": "classify"}, {"from": "classify", "to": "is_urgent"},
+                {"from": "start", "to": "classify"},
+                {"from": "classify", "to": "is_urgent"},
                 {"from": "is_urgent", "to": "urgent", "condition": "true"},
                 {"from": "is_urgent", "to": "normal", "condition": "false"},
-                {"from": "urgent", "to": "end_urgent"}, {"from": "normal", "to": "end_normal"},
+                {"from": "urgent", "to": "end_urgent"},
+                {"from": "normal", "to": "end_normal"},
             ],
         },
     },
@@ -92,7 +93,7 @@ def extract_json(text: str) -> Any:
     candidates = [fenced.group(1)] if fenced else []
     start, end = text.find("{"), text.rfind("}")
     if start != -1 and end > start:
-        candidates.append(text[start:end + 1])
+        candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
             return json.loads(candidate)

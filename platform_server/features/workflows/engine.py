@@ -4,6 +4,7 @@
 becomes a step row (status, input, output, error, timings). Approval nodes, and agent turns whose
 tool call waits for approval, pause the run with a `pauseToken` until `resume`.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -61,10 +62,25 @@ class WorkflowEngine:
         start = next(n["id"] for n in rev.graph["nodes"] if n["type"] == "start")
         now = utcnow()
         with database.atomic():
-            run = WorkflowRun.create(workflow_id=workflow.id, revision_id=rev.id, workspace_id=workflow.workspace_id,
-                                     user_id=caller.user_id, input=run_input, context={"nodes": {start: run_input}})
-            WorkflowStep.create(run_id=run.id, seq=1, node_id=start, node_type="start", status="succeeded",
-                                input=run_input, output=run_input, started_at=now, finished_at=now)
+            run = WorkflowRun.create(
+                workflow_id=workflow.id,
+                revision_id=rev.id,
+                workspace_id=workflow.workspace_id,
+                user_id=caller.user_id,
+                input=run_input,
+                context={"nodes": {start: run_input}},
+            )
+            WorkflowStep.create(
+                run_id=run.id,
+                seq=1,
+                node_id=start,
+                node_type="start",
+                status="succeeded",
+                input=run_input,
+                output=run_input,
+                started_at=now,
+                finished_at=now,
+            )
             audit.record(caller, "CREATE", "WORKFLOW_RUN", run.id, f"run of workflow '{workflow.name}' v{rev.version}")
         self._spawn(run.id, self._walk(run.id, start, None))
         return service.run_dict(run)
@@ -110,13 +126,14 @@ class WorkflowEngine:
 
     def _resume(self, run: WorkflowRun, outcome: str, payload: Any, actor: Caller | None) -> dict[str, Any]:
         with database.atomic():
-            changed = WorkflowRun.update(status="running", pause_token=None, pause_deadline=None, update_time=utcnow()) \
-                .where((WorkflowRun.id == run.id) & (WorkflowRun.status == "paused")
-                       & (WorkflowRun.pause_token == run.pause_token)).execute()
+            changed = (
+                WorkflowRun.update(status="running", pause_token=None, pause_deadline=None, update_time=utcnow())
+                .where((WorkflowRun.id == run.id) & (WorkflowRun.status == "paused") & (WorkflowRun.pause_token == run.pause_token))
+                .execute()
+            )
             if not changed:
                 raise Conflict("Workflow run is no longer paused")
-            audit.record(actor, "UPDATE", "WORKFLOW_RUN", run.id, f"resumed with outcome {outcome}",
-                         workspace_id=run.workspace_id)
+            audit.record(actor, "UPDATE", "WORKFLOW_RUN", run.id, f"resumed with outcome {outcome}", workspace_id=run.workspace_id)
         step = WorkflowStep.get_by_id(run.paused_step_id)
         resumed_by = str(actor.user_id) if actor else None
         self._spawn(run.id, self._walk(run.id, step.node_id, None, (step, outcome, payload, resumed_by)))
@@ -126,8 +143,9 @@ class WorkflowEngine:
         seq = WorkflowStep.select().where(WorkflowStep.run_id == run.id).count() + 1
         return WorkflowStep.create(run_id=run.id, seq=seq, node_id=node["id"], node_type=node["type"])
 
-    def _end_step(self, run_id: int, step: WorkflowStep, status: str, output: Any = None, error: str | None = None,
-                  outcome: str | None = None) -> None:
+    def _end_step(
+        self, run_id: int, step: WorkflowStep, status: str, output: Any = None, error: str | None = None, outcome: str | None = None
+    ) -> None:
         with database.atomic():
             step.status, step.output, step.error, step.finished_at = status, output, error, utcnow()
             step.outcome = outcome or step.outcome
@@ -143,20 +161,20 @@ class WorkflowEngine:
         with database.atomic():
             step.status, step.output = "paused", pause
             step.save()
-            WorkflowRun.update(status="paused", pause_token=secrets.token_urlsafe(12), paused_step_id=step.id,
-                               pause_deadline=deadline, update_time=utcnow()).where(WorkflowRun.id == run_id).execute()
+            WorkflowRun.update(
+                status="paused", pause_token=secrets.token_urlsafe(12), paused_step_id=step.id, pause_deadline=deadline, update_time=utcnow()
+            ).where(WorkflowRun.id == run_id).execute()
 
     @staticmethod
     def _finish_run(run_id: int, status: str, output: Any = None, error: str | None = None) -> None:
         now = utcnow()
-        WorkflowRun.update(status=status, output=output, error=error, finished_at=now, update_time=now,
-                           pause_token=None, pause_deadline=None).where(
-            (WorkflowRun.id == run_id) & (WorkflowRun.status.in_(ACTIVE))).execute()
+        WorkflowRun.update(status=status, output=output, error=error, finished_at=now, update_time=now, pause_token=None, pause_deadline=None).where(
+            (WorkflowRun.id == run_id) & (WorkflowRun.status.in_(ACTIVE))
+        ).execute()
 
     # ---- walking the graph -----------------------------------------------------------------
 
-    async def _walk(self, run_id: int, node_id: str, branch: str | None,
-                    resume: tuple[WorkflowStep, str, Any, str | None] | None = None) -> None:
+    async def _walk(self, run_id: int, node_id: str, branch: str | None, resume: tuple[WorkflowStep, str, Any, str | None] | None = None) -> None:
         """From `node_id` (just finished with `branch`), run nodes until the run ends or pauses."""
         step: WorkflowStep | None = None
         try:
@@ -228,9 +246,12 @@ class WorkflowEngine:
         if kind == "end":
             if config.get("output") is not None:
                 return NodeResult(output=text("output"))
-            last = WorkflowStep.select().where((WorkflowStep.run_id == run.id) & (WorkflowStep.seq < step.seq)
-                                               & WorkflowStep.node_type.in_(("agent", "llm"))) \
-                .order_by(WorkflowStep.seq.desc()).first()
+            last = (
+                WorkflowStep.select()
+                .where((WorkflowStep.run_id == run.id) & (WorkflowStep.seq < step.seq) & WorkflowStep.node_type.in_(("agent", "llm")))
+                .order_by(WorkflowStep.seq.desc())
+                .first()
+            )
             return NodeResult(output=outputs.get(last.node_id) if last else run.input)
         if kind == "condition":
             left, op, right = text("left"), str(config.get("op")), text("right")
@@ -300,24 +321,30 @@ class WorkflowEngine:
         from platform_server.features.guard import service as guard
 
         turn = self.platform.services.chat.start_turn(
-            TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="workflow",
-                        command=command))
+            TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="workflow", command=command)
+        )
         result = await wait_result(turn)
         if result["status"] == "awaiting_approval":
             pending = guard.pending_for(caller.user_id, cid)
             tool = pending[0].get("toolName") if pending else None
-            return NodeResult(pause={"kind": "tool_approval", "conversationId": cid, "toolName": tool,
-                                     "message": f"The agent's call of tool '{tool}' needs approval"})
+            return NodeResult(
+                pause={
+                    "kind": "tool_approval",
+                    "conversationId": cid,
+                    "toolName": tool,
+                    "message": f"The agent's call of tool '{tool}' needs approval",
+                }
+            )
         if result["status"] != "completed":
             raise StepError(f"The agent's turn ended with status {result['status']}")
         return NodeResult(output=result["content"])
 
-    async def _resume_step(self, run: WorkflowRun, step: WorkflowStep, node: dict[str, Any], outcome: str,
-                           payload: Any, resumed_by: str | None) -> NodeResult:
+    async def _resume_step(
+        self, run: WorkflowRun, step: WorkflowStep, node: dict[str, Any], outcome: str, payload: Any, resumed_by: str | None
+    ) -> NodeResult:
         """Finish the paused step with the outcome: an approval's branch, or the agent's pending tool call."""
         if node["type"] == "approval":
-            output = {"outcome": outcome, "payload": payload, "resumedBy": resumed_by,
-                      "message": (step.output or {}).get("message")}
+            output = {"outcome": outcome, "payload": payload, "resumedBy": resumed_by, "message": (step.output or {}).get("message")}
             return NodeResult(output=output, branch=outcome)
         from platform_server.features.agents import service as agents
         from platform_server.features.guard import service as guard

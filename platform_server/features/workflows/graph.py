@@ -15,6 +15,7 @@ Templates: `{{input}}`, `{{input.x}}`, `{{nodes.<id>.output}}`, `{{nodes.<id>.ou
 Execution follows one path: after a node, the edge labelled with its branch, else its unlabelled
 edge (after an approval node the unlabelled edge means `approved` only).
 """
+
 from __future__ import annotations
 
 import json
@@ -36,11 +37,16 @@ MAX_TIMEOUT_S = 30 * 86400
 NODE_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 TEMPLATE = re.compile(r"\{\{\s*([^{}\s]+)\s*\}\}")
 REQUIRED: dict[str, tuple[str, ...]] = {
-    "agent": ("agentId", "message"), "llm": ("prompt",), "condition": ("left", "op"),
+    "agent": ("agentId", "message"),
+    "llm": ("prompt",),
+    "condition": ("left", "op"),
 }
 TEMPLATED: dict[str, tuple[str, ...]] = {
-    "end": ("output",), "agent": ("message",), "llm": ("prompt", "system"),
-    "condition": ("left", "right"), "approval": ("message",),
+    "end": ("output",),
+    "agent": ("message",),
+    "llm": ("prompt", "system"),
+    "condition": ("left", "right"),
+    "approval": ("message",),
 }
 
 
@@ -53,8 +59,7 @@ class Diagnostic:
     edge_index: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"severity": self.severity, "code": self.code, "message": self.message,
-                "nodeId": self.node_id, "edgeIndex": self.edge_index}
+        return {"severity": self.severity, "code": self.code, "message": self.message, "nodeId": self.node_id, "edgeIndex": self.edge_index}
 
 
 @dataclass
@@ -82,10 +87,14 @@ class CompileResult:
         return not any(d.severity == "error" for d in self.diagnostics)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "errors": sum(d.severity == "error" for d in self.diagnostics),
-                "warnings": sum(d.severity == "warning" for d in self.diagnostics),
-                "nodeCount": len(self.graph.nodes), "edgeCount": len(self.graph.edges),
-                "diagnostics": [d.to_dict() for d in self.diagnostics]}
+        return {
+            "ok": self.ok,
+            "errors": sum(d.severity == "error" for d in self.diagnostics),
+            "warnings": sum(d.severity == "warning" for d in self.diagnostics),
+            "nodeCount": len(self.graph.nodes),
+            "edgeCount": len(self.graph.edges),
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+        }
 
 
 AgentCheck = Callable[[int], str | None]  # agent id -> None when usable, else the problem
@@ -126,16 +135,20 @@ def _parse_nodes(nodes: list[Any], graph: Graph, diags: list[Diagnostic]) -> Non
             continue
         node_id, node_type, config = node.get("id"), node.get("type"), node.get("config", {})
         if not isinstance(node_id, str) or not NODE_ID.match(node_id):
-            diags.append(Diagnostic("error", "INVALID_NODE_ID",
-                                    f"Node #{i}: id must be 1-64 letters, digits, '_' or '-'"))
+            diags.append(Diagnostic("error", "INVALID_NODE_ID", f"Node #{i}: id must be 1-64 letters, digits, '_' or '-'"))
             continue
         if node_id in graph.nodes:
             diags.append(Diagnostic("error", "DUPLICATE_NODE_ID", f"Node id '{node_id}' is used twice", node_id))
             continue
         if node_type not in NODE_TYPES:
-            diags.append(Diagnostic("error", "UNKNOWN_NODE_TYPE",
-                                    f"Node '{node_id}' has unknown type {json.dumps(node_type)}; "
-                                    f"known: {', '.join(NODE_TYPES)}", node_id))
+            diags.append(
+                Diagnostic(
+                    "error",
+                    "UNKNOWN_NODE_TYPE",
+                    f"Node '{node_id}' has unknown type {json.dumps(node_type)}; known: {', '.join(NODE_TYPES)}",
+                    node_id,
+                )
+            )
             node_type = "unknown"
         if config is None:
             config = {}
@@ -153,12 +166,10 @@ def _parse_edges(edges: list[Any], graph: Graph, diags: list[Diagnostic]) -> Non
         src, dst, cond = edge.get("from"), edge.get("to"), edge.get("condition")
         missing = [str(x) for x in (src, dst) if not isinstance(x, str) or x not in graph.nodes]
         if missing:
-            diags.append(Diagnostic("error", "DANGLING_EDGE",
-                                    f"Edge #{i} refers to unknown node(s): {', '.join(missing)}", edge_index=i))
+            diags.append(Diagnostic("error", "DANGLING_EDGE", f"Edge #{i} refers to unknown node(s): {', '.join(missing)}", edge_index=i))
             continue
         if cond is not None and not isinstance(cond, str):
-            diags.append(Diagnostic("error", "INVALID_EDGE_CONDITION", f"Edge #{i}: condition must be a string",
-                                    src, i))
+            diags.append(Diagnostic("error", "INVALID_EDGE_CONDITION", f"Edge #{i}: condition must be a string", src, i))
             continue
         cond = cond or None
         src_type, dst_type = graph.nodes[str(src)]["type"], graph.nodes[str(dst)]["type"]  # both checked above
@@ -169,8 +180,7 @@ def _parse_edges(edges: list[Any], graph: Graph, diags: list[Diagnostic]) -> Non
         allowed = BRANCHES.get(src_type, ())
         if cond is not None and cond not in allowed:
             hint = f"one of {', '.join(allowed)}" if allowed else "none (only condition and approval nodes branch)"
-            diags.append(Diagnostic("error", "INVALID_EDGE_CONDITION",
-                                    f"Edge #{i} from '{src}' has condition '{cond}'; allowed: {hint}", src, i))
+            diags.append(Diagnostic("error", "INVALID_EDGE_CONDITION", f"Edge #{i} from '{src}' has condition '{cond}'; allowed: {hint}", src, i))
             continue
         graph.edges.append({"from": src, "to": dst, "condition": cond, "index": i})
 
@@ -182,19 +192,15 @@ def _check_branches(graph: Graph, diags: list[Diagnostic]) -> None:
         for label in set(labels):
             if labels.count(label) > 1:
                 what = f"branch '{label}'" if label else "unlabelled edge"
-                diags.append(Diagnostic("error", "AMBIGUOUS_BRANCH",
-                                        f"Node '{node_id}' has more than one {what}; a run follows one path", node_id))
+                diags.append(Diagnostic("error", "AMBIGUOUS_BRANCH", f"Node '{node_id}' has more than one {what}; a run follows one path", node_id))
         if node["type"] in ("end", "unknown"):
             continue
         if not out:
-            diags.append(Diagnostic("error", "DEAD_END", f"Node '{node_id}' has no outgoing edge and is not an end",
-                                    node_id))
+            diags.append(Diagnostic("error", "DEAD_END", f"Node '{node_id}' has no outgoing edge and is not an end", node_id))
         elif node["type"] == "condition" and None not in labels and not {"true", "false"} <= set(labels):
-            diags.append(Diagnostic("warning", "MISSING_BRANCH",
-                                    f"Condition '{node_id}' has no edge for one outcome; the run fails there", node_id))
+            diags.append(Diagnostic("warning", "MISSING_BRANCH", f"Condition '{node_id}' has no edge for one outcome; the run fails there", node_id))
         elif node["type"] == "approval" and None not in labels and "approved" not in labels:
-            diags.append(Diagnostic("error", "MISSING_BRANCH", f"Approval '{node_id}' has no path for `approved`",
-                                    node_id))
+            diags.append(Diagnostic("error", "MISSING_BRANCH", f"Approval '{node_id}' has no path for `approved`", node_id))
 
 
 def _check_cycles(graph: Graph, diags: list[Diagnostic]) -> None:
@@ -213,8 +219,7 @@ def _check_cycles(graph: Graph, diags: list[Diagnostic]) -> None:
                 nxt = out[i]["to"]
                 if state.get(nxt) == 1 and nxt not in reported:
                     reported.add(nxt)
-                    diags.append(Diagnostic("error", "CYCLE", f"The graph has a cycle through '{nxt}'", nxt,
-                                            out[i]["index"]))
+                    diags.append(Diagnostic("error", "CYCLE", f"The graph has a cycle through '{nxt}'", nxt, out[i]["index"]))
                 elif not state.get(nxt):
                     state[nxt] = 1
                     stack.append((nxt, 0))
@@ -235,48 +240,39 @@ def _check_reachability(graph: Graph, diags: list[Diagnostic]) -> None:
                 todo.append(e["to"])
     for node_id in graph.nodes:
         if node_id not in seen:
-            diags.append(Diagnostic("error", "UNREACHABLE_NODE", f"Node '{node_id}' cannot be reached from start",
-                                    node_id))
+            diags.append(Diagnostic("error", "UNREACHABLE_NODE", f"Node '{node_id}' cannot be reached from start", node_id))
 
 
-def _check_config(node_id: str, node: dict[str, Any], graph: Graph, check_agent: AgentCheck,
-                  diags: list[Diagnostic]) -> None:
+def _check_config(node_id: str, node: dict[str, Any], graph: Graph, check_agent: AgentCheck, diags: list[Diagnostic]) -> None:
     config, node_type = node["config"], node["type"]
     for key in REQUIRED.get(node_type, ()):
         value = config.get(key)
         if value is None or (isinstance(value, str) and not value.strip()):
-            diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}' ({node_type}) needs config.{key}",
-                                    node_id))
+            diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}' ({node_type}) needs config.{key}", node_id))
     for key in TEMPLATED.get(node_type, ()):
         value = config.get(key)
         if value is None:
             continue
         if not isinstance(value, str):
-            diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}': config.{key} must be a string",
-                                    node_id))
+            diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}': config.{key} must be a string", node_id))
             continue
         for ref in references(value):
             if ref not in graph.nodes:
-                diags.append(Diagnostic("error", "UNKNOWN_REFERENCE",
-                                        f"Node '{node_id}': config.{key} refers to unknown node '{ref}'", node_id))
+                diags.append(Diagnostic("error", "UNKNOWN_REFERENCE", f"Node '{node_id}': config.{key} refers to unknown node '{ref}'", node_id))
     if node_type == "condition" and config.get("op") is not None:
         op = config.get("op")
         if op not in OPS:
-            diags.append(Diagnostic("error", "INVALID_CONFIG",
-                                    f"Node '{node_id}': op must be one of {', '.join(OPS)}", node_id))
+            diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}': op must be one of {', '.join(OPS)}", node_id))
         elif op not in UNARY_OPS and config.get("right") is None:
-            diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}': op '{op}' needs config.right",
-                                    node_id))
+            diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}': op '{op}' needs config.right", node_id))
     if node_type == "approval" and config.get("timeoutSeconds") is not None:
         t = config.get("timeoutSeconds")
         if isinstance(t, bool) or not isinstance(t, int) or not 1 <= t <= MAX_TIMEOUT_S:
-            diags.append(Diagnostic("error", "INVALID_CONFIG",
-                                    f"Node '{node_id}': timeoutSeconds must be an integer 1..{MAX_TIMEOUT_S}", node_id))
+            diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}': timeoutSeconds must be an integer 1..{MAX_TIMEOUT_S}", node_id))
     if node_type == "llm":
         for key in ("modelName", "modelProvider"):
             if config.get(key) is not None and not isinstance(config.get(key), str):
-                diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}': {key} must be a string",
-                                        node_id))
+                diags.append(Diagnostic("error", "INVALID_CONFIG", f"Node '{node_id}': {key} must be a string", node_id))
     if node_type == "agent" and config.get("agentId") is not None:
         agent_id = agent_id_of(config)
         problem = "agentId must be an agent id" if agent_id is None else check_agent(agent_id)
@@ -380,6 +376,7 @@ def next_node(graph: dict[str, Any], node_id: str, node_type: str, branch: str |
 
 def normalized(graph: Graph) -> dict[str, Any]:
     """The stored form of a compiled graph (what a revision keeps)."""
-    return {"nodes": list(graph.nodes.values()),
-            "edges": [{"from": e["from"], "to": e["to"], **({"condition": e["condition"]} if e["condition"] else {})}
-                      for e in graph.edges]}
+    return {
+        "nodes": list(graph.nodes.values()),
+        "edges": [{"from": e["from"], "to": e["to"], **({"condition": e["condition"]} if e["condition"] else {})} for e in graph.edges],
+    }

@@ -1,4 +1,5 @@
 """Workflows (workspace-scoped: viewer reads, member writes), their drafts, revisions and runs."""
+
 from __future__ import annotations
 
 import json
@@ -164,21 +165,23 @@ class ResumeHandler(ApiHandler):
         """Resume a paused run with an outcome (409 when it is not paused or the token is stale)."""
         req = self.body(ResumeRequest)
         engine = self.platform.services.workflows
-        self.ok(engine.resume(self.require_caller(), runId, req.outcome, req.pauseToken,
-                              _checked_input(req.payload)))
+        self.ok(engine.resume(self.require_caller(), runId, req.outcome, req.pauseToken, _checked_input(req.payload)))
 
 
-ROUTES = gated("workflows", [
-    route("/api/v1/workflows", WorkflowsHandler),
-    route("/api/v1/workflows/draft/generate", GenerateHandler),
-    route("/api/v1/workflows/draft/preview-compile", PreviewCompileHandler),
-    route("/api/v1/workflows/draft/templates", TemplatesHandler),
-    route("/api/v1/workflows/runs/paused", PausedRunsHandler),
-    route("/api/v1/workflows/runs/{runId}", RunHandler),
-    route("/api/v1/workflows/runs/{runId}/resume", ResumeHandler),
-    route("/api/v1/workflows/{id}", WorkflowHandler),
-    route("/api/v1/workflows/{id}/compile", CompileHandler),
-    route("/api/v1/workflows/{id}/draft", DraftHandler),
-    route("/api/v1/workflows/{id}/publish", PublishHandler),
-    route("/api/v1/workflows/{id}/runs", RunsHandler),
-])
+ROUTES = gated(
+    "workflows",
+    [
+        route("/api/v1/workflows", WorkflowsHandler),
+        route("/api/v1/workflows/draft/generate", GenerateHandler),
+        route("/api/v1/workflows/draft/preview-compile", PreviewCompileHandler),
+        route("/api/v1/workflows/draft/templates", TemplatesHandler),
+        route("/api/v1/workflows/runs/paused", PausedRunsHandler),
+        route("/api/v1/workflows/runs/{runId}", RunHandler),
+        route("/api/v1/workflows/runs/{runId}/resume", ResumeHandler),
+        route("/api/v1/workflows/{id}", WorkflowHandler),
+        route("/api/v1/workflows/{id}/compile", CompileHandler),
+        route("/api/v1/workflows/{id}/draft", DraftHandler),
+        route("/api/v1/workflows/{id}/publish", PublishHandler),
+        route("/api/v1/workflows/{id}/runs", RunsHandler),
+    ],
+)

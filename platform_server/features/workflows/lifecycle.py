@@ -1,4 +1,5 @@
 """Start: runs left `running` by a crash fail with a clear error; paused runs stay resumable; the timeout loop."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -36,9 +37,9 @@ def fail_interrupted() -> int:
         if not ids:
             return 0
         WorkflowStep.update(status="failed", error=RESTART_ERROR, finished_at=now).where(
-            WorkflowStep.run_id.in_(ids) & (WorkflowStep.status == "running")).execute()
-        WorkflowRun.update(status="failed", error=RESTART_ERROR, finished_at=now, update_time=now).where(
-            WorkflowRun.id.in_(ids)).execute()
+            WorkflowStep.run_id.in_(ids) & (WorkflowStep.status == "running")
+        ).execute()
+        WorkflowRun.update(status="failed", error=RESTART_ERROR, finished_at=now, update_time=now).where(WorkflowRun.id.in_(ids)).execute()
     return len(ids)
 
 

@@ -1,4 +1,5 @@
 """Workflows: the editable row with its inline draft, immutable published revisions, runs and their steps."""
+
 from __future__ import annotations
 
 import peewee

@@ -1,4 +1,5 @@
 """Workflows: rows with an inline draft, compile and publish to immutable revisions, runs and their steps."""
+
 from __future__ import annotations
 
 import json
@@ -25,15 +26,13 @@ PAUSED_LIMIT = 200
 
 
 def _get(caller: Caller, workflow_id: int) -> Workflow:
-    row = Workflow.get_or_none((Workflow.id == workflow_id) & (Workflow.workspace_id == caller.workspace_id)
-                               & (Workflow.deleted == False))  # noqa: E712
+    row = Workflow.get_or_none((Workflow.id == workflow_id) & (Workflow.workspace_id == caller.workspace_id) & (Workflow.deleted == False))  # noqa: E712
     if row is None:
         raise NotFound("Workflow not found")
     return row
 
 
-REVISION_FIELDS = Fields(id=ident("id"), version="version", graph="graph", createdBy=ident("created_by"),
-                         createTime=when("create_time"))
+REVISION_FIELDS = Fields(id=ident("id"), version="version", graph="graph", createdBy=ident("created_by"), createTime=when("create_time"))
 
 
 def _revision_dict(rev: WorkflowRevision | None) -> dict[str, Any] | None:
@@ -41,10 +40,14 @@ def _revision_dict(rev: WorkflowRevision | None) -> dict[str, Any] | None:
 
 
 WORKFLOW_FIELDS = Fields(
-    id=ident("id"), workspaceId=ident("workspace_id"), name="name", description="description",
+    id=ident("id"),
+    workspaceId=ident("workspace_id"),
+    name="name",
+    description="description",
     enabled=flag("enabled"),
     latestRevisionId=lambda row: str(row.latest_revision_id) if row.latest_revision_id else None,
-    creatorUserId=ident("creator_user_id"), createTime=when("create_time"),
+    creatorUserId=ident("creator_user_id"),
+    createTime=when("create_time"),
     updateTime=when("update_time"),
 )
 
@@ -53,8 +56,7 @@ def to_dict(row: Workflow, full: bool = False) -> dict[str, Any]:
     """The workflow; `full` adds the draft and the latest revision."""
     out = WORKFLOW_FIELDS(row)
     if full:
-        rev = WorkflowRevision.get_or_none(WorkflowRevision.id == row.latest_revision_id) \
-            if row.latest_revision_id else None
+        rev = WorkflowRevision.get_or_none(WorkflowRevision.id == row.latest_revision_id) if row.latest_revision_id else None
         out["draft"] = row.draft
         out["latestRevision"] = _revision_dict(rev)
     return out
@@ -70,8 +72,7 @@ def get(caller: Caller, workflow_id: int) -> dict[str, Any]:
 
 
 def create(caller: Caller, name: str, description: str, enabled: bool) -> dict[str, Any]:
-    row = Workflow(workspace_id=caller.workspace_id, name=name.strip(), description=description,
-                   enabled=enabled, creator_user_id=caller.user_id)
+    row = Workflow(workspace_id=caller.workspace_id, name=name.strip(), description=description, enabled=enabled, creator_user_id=caller.user_id)
     audit.save(caller, "CREATE", "WORKFLOW", row, f"workflow '{row.name}' created")
     return to_dict(row, full=True)
 
@@ -149,11 +150,14 @@ def publish(caller: Caller, workflow_id: int) -> dict[str, Any]:
         raise BadRequest(f"Draft does not compile ({len(errors)} error(s)): {errors[0].message}")
     with database.atomic():
         row = _get(caller, workflow_id)
-        last = WorkflowRevision.select().where(WorkflowRevision.workflow_id == row.id) \
-            .order_by(WorkflowRevision.version.desc()).first()
-        rev = WorkflowRevision.create(workflow_id=row.id, workspace_id=row.workspace_id,
-                                      version=(last.version + 1) if last else 1,
-                                      graph=graph.normalized(result.graph), created_by=caller.user_id)
+        last = WorkflowRevision.select().where(WorkflowRevision.workflow_id == row.id).order_by(WorkflowRevision.version.desc()).first()
+        rev = WorkflowRevision.create(
+            workflow_id=row.id,
+            workspace_id=row.workspace_id,
+            version=(last.version + 1) if last else 1,
+            graph=graph.normalized(result.graph),
+            created_by=caller.user_id,
+        )
         row.latest_revision_id, row.update_time = rev.id, utcnow()
         row.save()
         audit.record(caller, "UPDATE", "WORKFLOW", row.id, f"revision {rev.version} published")
@@ -171,11 +175,14 @@ async def generate(caller: Caller, platform: Platform, description: str) -> dict
     from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
     from platform_server.features.models.errors import LlmFailure
 
-    agents = [{"id": str(a.id), "name": a.name, "description": a.description or ""}
-              for a in Agent.select().where((Agent.workspace_id == caller.workspace_id) & (Agent.enabled == True))  # noqa: E712
-              .order_by(Agent.id).limit(50)]
-    req = ChatRequest(model="", messages=[ChatMessage("system", catalog.generation_prompt(agents)),
-                                          ChatMessage("user", description)])
+    agents = [
+        {"id": str(a.id), "name": a.name, "description": a.description or ""}
+        for a in Agent.select()
+        .where((Agent.workspace_id == caller.workspace_id) & (Agent.enabled == True))  # noqa: E712
+        .order_by(Agent.id)
+        .limit(50)
+    ]
+    req = ChatRequest(model="", messages=[ChatMessage("system", catalog.generation_prompt(agents)), ChatMessage("user", description)])
     try:
         with meter.scope("workflow", caller.workspace_id, caller.user_id):
             _, result = await platform.services.llm.chat(resolve_targets(None, None, []), req)
@@ -184,8 +191,11 @@ async def generate(caller: Caller, platform: Platform, description: str) -> dict
     draft = catalog.extract_json(result.content or "")
     if not isinstance(draft, dict):
         diag = graph.Diagnostic("error", "INVALID_GRAPH", "The model's answer held no JSON graph")
-        return {"graph": None, "compile": {"ok": False, "errors": 1, "warnings": 0, "nodeCount": 0, "edgeCount": 0,
-                                           "diagnostics": [diag.to_dict()]}, "raw": (result.content or "")[:4000]}
+        return {
+            "graph": None,
+            "compile": {"ok": False, "errors": 1, "warnings": 0, "nodeCount": 0, "edgeCount": 0, "diagnostics": [diag.to_dict()]},
+            "raw": (result.content or "")[:4000],
+        }
     return {"graph": draft, "compile": compile_draft(caller, draft), "raw": None}
 
 
@@ -198,11 +208,21 @@ def may_resume(caller: Caller, run: WorkflowRun) -> bool:
 
 
 RUN_FIELDS = Fields(
-    id=ident("id"), workflowId=ident("workflow_id"), revisionId=ident("revision_id"), workspaceId=ident("workspace_id"),
-    startedBy=ident("user_id"), status="status", input="input", output="output", error="error", pauseToken=GIVEN,
+    id=ident("id"),
+    workflowId=ident("workflow_id"),
+    revisionId=ident("revision_id"),
+    workspaceId=ident("workspace_id"),
+    startedBy=ident("user_id"),
+    status="status",
+    input="input",
+    output="output",
+    error="error",
+    pauseToken=GIVEN,
     pausedStepId=lambda r: str(r.paused_step_id) if r.status == "paused" and r.paused_step_id else None,
     pauseDeadline=lambda r: iso(r.pause_deadline) if r.status == "paused" else None,
-    createTime=when("create_time"), updateTime=when("update_time"), finishedAt=when("finished_at"),
+    createTime=when("create_time"),
+    updateTime=when("update_time"),
+    finishedAt=when("finished_at"),
 )
 
 
@@ -221,9 +241,19 @@ def run_dict(run: WorkflowRun, steps: bool = False, caller: Caller | None = None
 
 
 step_dict = Fields(
-    id=ident("id"), runId=ident("run_id"), seq="seq", nodeId="node_id", nodeType="node_type",
-    status="status", input="input", output="output", error="error", outcome="outcome",
-    conversationId="conversation_id", startedAt=when("started_at"), finishedAt=when("finished_at"),
+    id=ident("id"),
+    runId=ident("run_id"),
+    seq="seq",
+    nodeId="node_id",
+    nodeType="node_type",
+    status="status",
+    input="input",
+    output="output",
+    error="error",
+    outcome="outcome",
+    conversationId="conversation_id",
+    startedAt=when("started_at"),
+    finishedAt=when("finished_at"),
     durationMs=lambda s: int((s.finished_at - s.started_at).total_seconds() * 1000) if s.finished_at else None,
 )
 
@@ -241,14 +271,12 @@ def get_run(caller: Caller, run_id: int) -> dict[str, Any]:
 
 def runs_of(caller: Caller, workflow_id: int, limit: int) -> list[dict[str, Any]]:
     _get(caller, workflow_id)
-    q = WorkflowRun.select().where((WorkflowRun.workflow_id == workflow_id)
-                                   & (WorkflowRun.workspace_id == caller.workspace_id))
+    q = WorkflowRun.select().where((WorkflowRun.workflow_id == workflow_id) & (WorkflowRun.workspace_id == caller.workspace_id))
     return [run_dict(r, caller=caller) for r in q.order_by(WorkflowRun.id.desc()).limit(max(1, min(limit, RUNS_LIMIT)))]
 
 
 def paused_runs(caller: Caller) -> list[dict[str, Any]]:
-    q = WorkflowRun.select().where((WorkflowRun.workspace_id == caller.workspace_id)
-                                   & (WorkflowRun.status == "paused"))
+    q = WorkflowRun.select().where((WorkflowRun.workspace_id == caller.workspace_id) & (WorkflowRun.status == "paused"))
     return [run_dict(r, caller=caller) for r in q.order_by(WorkflowRun.id.desc()).limit(PAUSED_LIMIT)]
 
 
@@ -257,8 +285,7 @@ def startable(caller: Caller, workflow_id: int) -> tuple[Workflow, WorkflowRevis
     row = _get(caller, workflow_id)
     if not row.enabled:
         raise Conflict("Workflow is disabled")
-    rev = WorkflowRevision.get_or_none(WorkflowRevision.id == row.latest_revision_id) \
-        if row.latest_revision_id else None
+    rev = WorkflowRevision.get_or_none(WorkflowRevision.id == row.latest_revision_id) if row.latest_revision_id else None
     if rev is None:
         raise Conflict("Workflow has no published revision")
     return row, rev

@@ -1,5 +1,6 @@
 """Workspaces and member roles; the role check uses the path's workspace id (listing and adding members,
 which read users, is in auth/members.py)."""
+
 from __future__ import annotations
 
 from platform_server.features.workspaces import service

@@ -1,4 +1,5 @@
 """Workspaces and their members."""
+
 from __future__ import annotations
 
 import peewee

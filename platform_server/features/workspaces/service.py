@@ -1,4 +1,5 @@
 """Workspaces, memberships and the role rules (owner > admin > member > viewer)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -35,9 +36,7 @@ def capabilities(role: str | None, is_global_admin: bool) -> list[str]:
 def member_role(user_id: int, workspace_id: int) -> str | None:
     """The user's membership role in a workspace, or None."""
     row = (
-        WorkspaceMember.select(WorkspaceMember.role)
-        .where((WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.user_id == user_id))
-        .first()
+        WorkspaceMember.select(WorkspaceMember.role).where((WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.user_id == user_id)).first()
     )
     return row.role if row else None
 
@@ -86,11 +85,15 @@ WORKSPACE_FIELDS = Fields(
 
 
 def to_dict(
-    ws: Workspace, member: str | None, effective: str | None, member_count: int | None = None,
+    ws: Workspace,
+    member: str | None,
+    effective: str | None,
+    member_count: int | None = None,
     is_global_admin: bool = False,
 ) -> dict[str, Any]:
-    data = WORKSPACE_FIELDS(ws, memberRole=member, effectiveRole=effective, roleLevel=ROLE_RANK.get(effective or "", 0),
-                            isGlobalAdmin=is_global_admin)
+    data = WORKSPACE_FIELDS(
+        ws, memberRole=member, effectiveRole=effective, roleLevel=ROLE_RANK.get(effective or "", 0), isGlobalAdmin=is_global_admin
+    )
     if member_count is not None:
         data["memberCount"] = member_count
     return data
@@ -98,10 +101,7 @@ def to_dict(
 
 def list_for(caller: Caller) -> list[dict[str, Any]]:
     """The caller's workspaces (every workspace for a global admin)."""
-    roles = {
-        m.workspace_id: m.role
-        for m in WorkspaceMember.select().where(WorkspaceMember.user_id == caller.user_id)
-    }
+    roles = {m.workspace_id: m.role for m in WorkspaceMember.select().where(WorkspaceMember.user_id == caller.user_id)}
     q = Workspace.select().order_by(Workspace.id)
     if not caller.is_global_admin:
         q = q.where(Workspace.id.in_(list(roles) or [0]))
@@ -167,9 +167,7 @@ def access(caller: Caller, workspace_id: int) -> dict[str, Any]:
 
 
 def _owner_count(workspace_id: int) -> int:
-    return WorkspaceMember.select().where(
-        (WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.role == "owner")
-    ).count()
+    return WorkspaceMember.select().where((WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.role == "owner")).count()
 
 
 def check_grant(eff: str, current: str | None, new: str | None) -> None:
@@ -201,7 +199,5 @@ def remove_member(caller: Caller, workspace_id: int, user_id: int) -> None:
     with database.atomic():
         if current == "owner" and _owner_count(workspace_id) <= 1:
             raise BadRequest("The last owner cannot be removed")
-        WorkspaceMember.delete().where(
-            (WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.user_id == user_id)
-        ).execute()
+        WorkspaceMember.delete().where((WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.user_id == user_id)).execute()
         audit.record(caller, "DELETE", "WORKSPACE_MEMBER", user_id, f"removed ({current})", workspace_id=workspace_id)

@@ -120,9 +120,7 @@ class HttpTransport:
         """Start the timing budget of one call."""
         return Deadline(self.provider, self.timeout_s, self.first_byte_timeout_s, self.idle_timeout_s)
 
-    async def open(
-        self, method: str, path: str, body: Any | None, dl: Deadline, *, headers_timeout: bool = True
-    ) -> aiohttp.ClientResponse:
+    async def open(self, method: str, path: str, body: Any | None, dl: Deadline, *, headers_timeout: bool = True) -> aiohttp.ClientResponse:
         """Send a request and return a 2xx response (caller must release it) or raise LlmError."""
         url = self.base_url + path
         session = self._get_session()

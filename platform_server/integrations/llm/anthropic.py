@@ -94,14 +94,11 @@ def build_body(req: ChatRequest, *, stream: bool) -> dict[str, Any]:
         body["stream"] = True
     if req.tools:
         body["tools"] = [
-            {"name": t.name, "description": t.description, "input_schema": t.parameters or {"type": "object", "properties": {}}}
-            for t in req.tools
+            {"name": t.name, "description": t.description, "input_schema": t.parameters or {"type": "object", "properties": {}}} for t in req.tools
         ]
     budget = THINKING_BUDGET.get(req.thinking_level or "")
     # Without stored thinking signatures, a tool-use continuation cannot carry thinking blocks back.
-    continuing_tools = bool(messages) and messages[-1]["role"] == "user" and any(
-        b.get("type") == "tool_result" for b in messages[-1]["content"]
-    )
+    continuing_tools = bool(messages) and messages[-1]["role"] == "user" and any(b.get("type") == "tool_result" for b in messages[-1]["content"])
     if budget and not continuing_tools:
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         body["max_tokens"] = budget + (req.max_tokens or DEFAULT_MAX_TOKENS)

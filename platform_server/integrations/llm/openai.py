@@ -40,8 +40,7 @@ def message_to_openai(msg: ChatMessage) -> dict[str, Any]:
         out["content"] = msg.text() if (msg.content is not None or msg.role != "assistant") else None
     if msg.role == "assistant" and msg.tool_calls:
         out["tool_calls"] = [
-            {"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments or "{}"}}
-            for tc in msg.tool_calls
+            {"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments or "{}"}} for tc in msg.tool_calls
         ]
         if not out["content"]:
             out["content"] = None
@@ -60,8 +59,10 @@ def build_body(req: ChatRequest, *, stream: bool) -> dict[str, Any]:
         body["stream_options"] = {"include_usage": True}
     if req.tools:
         body["tools"] = [
-            {"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.parameters or {"type": "object", "properties": {}}}}
+            {
+                "type": "function",
+                "function": {"name": t.name, "description": t.description, "parameters": t.parameters or {"type": "object", "properties": {}}},
+            }
             for t in req.tools
         ]
     if req.thinking_level in _EFFORT:
