@@ -11,6 +11,11 @@ import sys
 
 from platform_server.config import Config, load_config
 from platform_server.web import redact
+from platform_server import backup
+from platform_server.app import collect_migrations
+from platform_server.app import listen, make_app, start_features, stop_features
+from platform_server.features.auth import service as auth
+from platform_server.features.setup import service as setup
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,7 +41,6 @@ async def serve(config: Config) -> None:
     Stop accepting connections, let running chat turns finish (up to `shutdown_grace_s`; the rest are
     stopped with their partial answers kept), stop every area, checkpoint the WAL, return (exit 0).
     """
-    from platform_server.app import listen, make_app, start_features, stop_features
 
     app, platform = make_app(config)
     await start_features(platform)
@@ -69,15 +73,9 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command in ("backup", "restore"):
         _backup_or_restore(args, config)
     elif args.command == "migrate":
-        from platform_server.app import make_app
-
         make_app(config)
         print("migrations applied")
     elif args.command == "create-admin":
-        from platform_server.app import make_app
-        from platform_server.features.auth import service as auth
-        from platform_server.features.setup import service as setup
-
         make_app(config)
         password = getpass.getpass("Admin password (8+ characters): ")
         if len(password) < 8:
@@ -88,7 +86,6 @@ def main(argv: list[str] | None = None) -> None:
 
 def _backup_or_restore(args: argparse.Namespace, config: Config) -> None:
     """Backup runs beside a live server; restore fills a new data dir (migrations run at the next start)."""
-    from platform_server import backup
 
     if not args.file:
         sys.exit(f"{args.command}: the archive file is required")
@@ -97,8 +94,6 @@ def _backup_or_restore(args: argparse.Namespace, config: Config) -> None:
             manifest = backup.backup(config, args.file)
             print(f"backup written to {args.file}: database ({len(manifest['migrations'])} migrations) and {manifest['files']} files")
         else:
-            from platform_server.app import collect_migrations
-
             known = [name for name, _ in collect_migrations()]
             manifest = backup.restore(config, args.file, known, force=args.force)
             print(f"restored {args.file} (from version {manifest.get('version')}, {manifest.get('createdAt')}) into {config.data_dir}")

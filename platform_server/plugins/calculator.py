@@ -6,6 +6,7 @@ import ast
 import math
 import operator
 from typing import Any, Callable
+from platform_server.features.tools.registry import ToolError
 
 _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -68,7 +69,6 @@ class CalculatorPlugin:
         precision = int(config.get("precision", 10))
 
         async def calculate(args: dict[str, Any], ctx: Any) -> str:
-            from platform_server.features.tools.registry import ToolError
 
             try:
                 value = evaluate(str(args["expression"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from platform_server.features.tools.registry import ToolError
 
 _FACTORS = {
     "length": {"m": 1.0, "km": 1000.0, "cm": 0.01, "mm": 0.001, "mi": 1609.344, "yd": 0.9144, "ft": 0.3048, "in": 0.0254},
@@ -31,7 +32,6 @@ class UnitsPlugin:
 
     def tools(self, config: dict[str, Any]) -> list[dict[str, Any]]:
         async def convert_units(args: dict[str, Any], ctx: Any) -> str:
-            from platform_server.features.tools.registry import ToolError
 
             try:
                 return f"{convert(float(args['value']), str(args['from']), str(args['to'])):.6g} {args['to']}"

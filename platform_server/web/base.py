@@ -35,6 +35,7 @@ from platform_server.web.errors import (
     Unauthorized,
     parse_long,
 )
+from platform_server.db import iso
 
 if TYPE_CHECKING:  # the joined application's state; web/ imports no feature at run time
     from platform_server.app import Platform
@@ -49,8 +50,6 @@ HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, dt.datetime):
-        from platform_server.db import iso
-
         return iso(value)
     if isinstance(value, pydantic.BaseModel):
         return value.model_dump(by_alias=True)

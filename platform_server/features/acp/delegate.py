@@ -21,6 +21,7 @@ from platform_server.features.guard import service as guard
 from platform_server.features.guard.models import PendingApproval
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.integrations.acp_client import AcpError, AcpSession
+from platform_server.blocking import run_blocking
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,6 @@ async def _wait_for(pending_id: int) -> str:
 
 async def delegate(platform: Any, args: dict[str, Any], ctx: ToolContext) -> str:
     """Run the task on the endpoint's agent; its final answer is the tool result."""
-    from platform_server.blocking import run_blocking
 
     name = str(args.get("endpoint") or "").strip()
     task = str(args.get("task") or "").strip()

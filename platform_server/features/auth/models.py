@@ -5,6 +5,7 @@ from __future__ import annotations
 import peewee
 
 from platform_server.db import BaseModel, BooleanField, DateTimeField, Migration, create_tables, utcnow
+from platform_server.features.auth.cache import create_epoch
 
 
 class User(BaseModel):
@@ -32,7 +33,6 @@ class AccessToken(BaseModel):
 
 
 def _auth_epoch(db: peewee.Database) -> None:
-    from platform_server.features.auth.cache import create_epoch
 
     create_epoch(db)
 

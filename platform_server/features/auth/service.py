@@ -18,6 +18,8 @@ from platform_server.features.auth.tokens import JwtIssuer
 from platform_server.web.context import Caller, Principal
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, TooManyRequests, Unauthorized
 from platform_server.serialize import Fields, ident, when
+from platform_server.features.workspaces import service as workspaces
+from platform_server.features.workspaces.service import member_role
 
 PAT_PREFIX = "mc_"
 _LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
@@ -140,7 +142,6 @@ def create_user(
     workspace_role: str = "member",
 ) -> User:
     """Create a user and make them a member of workspace 1 (owner for the first admin)."""
-    from platform_server.features.workspaces import service as workspaces
 
     with database.atomic():
         if User.select().where(User.username == username).exists():
@@ -271,7 +272,6 @@ def get_user(user_id: int) -> User:
 
 def acting_caller(user_id: int, workspace_id: int) -> Caller | None:
     """The caller background work acts as (a workflow or team run's starter); None when that user lost access."""
-    from platform_server.features.workspaces.service import member_role
 
     user = User.get_or_none(User.id == user_id)
     if user is None or not user.enabled or user.deleted:

@@ -14,6 +14,10 @@ from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, PUBLIC
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.routing import gated, route
+from platform_server.features.agents import service as agents
+from platform_server.features.agents.models import Agent
+from platform_server.features.chat import service as chat_service
+from platform_server.features.conversations.service import key_for
 
 TAGS = ("Channels",)
 
@@ -175,7 +179,6 @@ class WebchatConfigHandler(ApiHandler):
 
     def get(self) -> None:
         """What the public widget shows (by its public token)."""
-        from platform_server.features.agents.models import Agent
 
         channel = webchat_channel(self.get_query_argument("token", ""))
         agent = Agent.get_or_none(Agent.id == channel.agent_id)
@@ -200,9 +203,6 @@ class WebchatStreamHandler(StreamingHandler):
 
     async def post(self) -> None:
         """Public webchat SSE chat: one conversation per widget session, answered by the channel's agent."""
-        from platform_server.features.agents import service as agents
-        from platform_server.features.chat import service as chat_service
-        from platform_server.features.conversations.service import key_for
 
         req = self.body(WebchatRequest)
         channel = webchat_channel(req.token)

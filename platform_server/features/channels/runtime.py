@@ -12,6 +12,10 @@ from platform_server.features.channels import service
 from platform_server.features.channels.models import Channel
 from platform_server.features.chat.errors import AgentBusy
 from platform_server.web.errors import ApiError
+from platform_server.features.agents import service as agents
+from platform_server.features.chat.runtime import TurnRequest
+from platform_server.features.conversations.models import Message
+from platform_server.features.conversations.service import key_for
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -33,8 +37,6 @@ class ChannelRuntime:
 
     def deliver(self, channel: Channel, message: dict[str, Any]) -> dict[str, Any]:
         """Start (or queue into) the end user's turn and post each answer back when it completes."""
-        from platform_server.features.agents import service as agents
-        from platform_server.features.chat.runtime import TurnRequest
 
         caller = service.owner_caller(channel)
         agent = agents.get_agent_for_chat(caller, channel.agent_id)
@@ -54,8 +56,6 @@ class ChannelRuntime:
                 )
             )
         except AgentBusy:
-            from platform_server.features.conversations.service import key_for
-
             size = chat.queue_input(key_for(caller.user_id, cid), message["text"], None, caller.user_id)
             return {"accepted": True, "queued": True, "queueSize": size, "conversationId": cid}
         Channel.update(last_inbound_at=utcnow()).where(Channel.id == channel.id).execute()
@@ -66,7 +66,6 @@ class ChannelRuntime:
 
     async def _reply(self, channel: Channel, turn: Any, message: dict[str, Any]) -> None:
         """Follow the turn; every completed answer is posted (signed) to the reply URL."""
-        from platform_server.features.conversations.models import Message
 
         sub = turn.subscribe(0)
         events = list(sub.replay)

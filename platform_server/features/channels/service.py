@@ -20,6 +20,10 @@ from platform_server.integrations import net_guard
 from platform_server.web.context import Caller
 from platform_server.features.channels.errors import ChannelError
 from platform_server.web.errors import BadRequest, NotFound, Unauthorized
+from platform_server.features.agents.models import Agent
+from platform_server.features.auth.models import User
+from platform_server.features.workspaces.service import member_role
+from platform_server.web.context import Principal
 
 IM_TYPES = ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h")
 TYPES = IM_TYPES + ("webchat",)
@@ -115,7 +119,6 @@ def get(caller: Caller, channel_id: int) -> dict[str, Any]:
 
 def check_draft(caller: Caller, draft: dict[str, Any]) -> dict[str, Any]:
     """Validate a channel config (agent of the workspace, type, reply URL); returns the cleaned fields."""
-    from platform_server.features.agents.models import Agent
 
     kind = draft.get("channelType")
     if kind not in TYPES:
@@ -289,9 +292,6 @@ def check_settings(settings: dict[str, Any]) -> dict[str, Any]:
 
 def owner_caller(channel: Channel) -> Caller:
     """The channel owner acting in the channel's workspace (their current role)."""
-    from platform_server.features.auth.models import User
-    from platform_server.features.workspaces.service import member_role
-    from platform_server.web.context import Principal
 
     user = User.get_or_none((User.id == channel.owner_user_id) & (User.deleted == False))  # noqa: E712
     if user is None or not user.enabled:

@@ -10,6 +10,8 @@ from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import NotFound
 from platform_server.web.routing import route
+from platform_server.features.agents import service as agents
+from platform_server.features.plans import service as plans
 
 TAGS = ("Admin runtime",)
 
@@ -63,7 +65,6 @@ class AgentStateHandler(ApiHandler):
 
     def get(self, id: int) -> None:
         """Runtime state: in-flight turns of this agent (the caller's own conversations are named)."""
-        from platform_server.features.agents import service as agents
 
         caller = self.require_caller()
         agent = agents.get_agent(caller, id)
@@ -88,8 +89,6 @@ class ExecuteHandler(ApiHandler):
 
     async def post(self, id: int) -> None:
         """Run Plan-Execute on a task; answers the plan with its steps and the final answer."""
-        from platform_server.features.agents import service as agents
-        from platform_server.features.plans import service as plans
 
         req = self.body(ExecuteRequest)
         caller = self.require_caller()

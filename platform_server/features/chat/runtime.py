@@ -30,6 +30,16 @@ from platform_server.integrations.llm import (
 from platform_server.web.context import Caller
 from platform_server.features.chat.errors import AgentBusy
 from platform_server.web.errors import ApiError, Forbidden
+from platform_server.blocking import run_blocking
+from platform_server.features.agents import files
+from platform_server.features.agents import service as agents
+from platform_server.features.chat import planner
+from platform_server.features.goals import service as goals
+from platform_server.features.memory import store as memory
+from platform_server.features.models.runtime import Routed
+from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.skills import lessons
+from platform_server.features.wiki import hot_cache
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -344,8 +354,6 @@ class ChatRuntime:
 
     async def _learn(self, req: TurnRequest, conv: Conversation) -> None:
         """Skills the turn used: count the use, record lessons of failures and corrections."""
-        from platform_server.features.skills import lessons
-        from platform_server.blocking import run_blocking
 
         try:
             await run_blocking(lessons.after_turn, self.config, req.agent, conv.id)
@@ -390,7 +398,6 @@ class ChatRuntime:
 
     async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals) -> Answer:
         """One user input: react, or plan-execute for such agents."""
-        from platform_server.features.chat import planner
 
         setup = self._setup(turn, req, conv)
         await sidecar.prepare(self, turn, conv, setup.vision)
@@ -406,8 +413,6 @@ class ChatRuntime:
         return await self.react(turn, req, conv, totals, setup)
 
     def _setup(self, turn: Turn, req: TurnRequest, conv: Conversation) -> "TurnSetup":
-        from platform_server.features.agents import service as agents
-        from platform_server.features.models.runtime import resolve_targets
 
         agent = req.agent
         conv = first_where(Conversation, id=conv.id) or Conversation.get_by_id(conv.id)
@@ -495,7 +500,6 @@ class ChatRuntime:
         return Answer(row_id=row.id, conversation_db_id=conv.id)
 
     async def _stream_model(self, turn: Turn, router: Any, targets: list[Any], chat_req: ChatRequest, answer: Answer, totals: Totals) -> Finish:
-        from platform_server.features.models.runtime import Routed
 
         finish: Finish | None = None
         loop = asyncio.get_running_loop()
@@ -544,9 +548,6 @@ class ChatRuntime:
 
     def system_prompt(self, agent: Any, conv: Conversation) -> str:
         """The agent's prompt (with prompt files), memory, skills and the conversation's goal, built once per answer."""
-        from platform_server.features.agents import service as agents
-        from platform_server.features.goals import service as goals
-        from platform_server.features.wiki import hot_cache
 
         prompt = agents.system_prompt(self.config, agent)
         memory = self._memory_text(agent.id, conv.end_user_id, conv.user_id)
@@ -560,9 +561,6 @@ class ChatRuntime:
 
     def _memory_text(self, agent_id: int, end_user_id: str | None, user_id: int) -> str:
         """The agent's shared notes (its MEMORY.md, or the end user's) and this user's own memory of the agent."""
-        from platform_server.features.agents import files
-        from platform_server.features.agents import service as agents
-        from platform_server.features.memory import store as memory
 
         rel = f"memory/users/{agents.end_user_key(end_user_id)}/MEMORY.md" if end_user_id else "MEMORY.md"
         # confined like every workspace file: a symlink is never followed, and only the cap is read

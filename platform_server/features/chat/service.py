@@ -12,6 +12,8 @@ from platform_server.features.conversations import service as conversations
 from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure
 from platform_server.web.errors import BadRequest, parse_long
+from platform_server.features.agents import service as agents
+from platform_server.features.conversations.models import Message
 
 
 def parts_of(parts: list[ContentPart] | None) -> list[dict[str, Any]] | None:
@@ -33,7 +35,6 @@ def begin_turn(
     source: str = "web",
 ) -> Turn:
     """Resolve the agent and conversation (owner only) and start a new turn."""
-    from platform_server.features.agents import service as agents
 
     cid = conversations.validate_id(conversation_id)
     agent = agents.get_agent_for_chat(caller, parse_long("agentId", agent_id_text))
@@ -71,7 +72,6 @@ def parse_last_event_id(raw: str | None) -> int:
 
 async def wait_result(turn: Turn) -> dict[str, Any]:
     """Wait for a turn (synchronous chat) and shape its result."""
-    from platform_server.features.conversations.models import Message
 
     assert turn.task is not None
     await asyncio.shield(turn.task)

@@ -15,6 +15,9 @@ from platform_server.db import database
 from platform_server.features.chat import uploads
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
+from platform_server.blocking import run_blocking
+from platform_server.features.models.runtime import explicit_target
+from platform_server.features.settings import service as settings
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +41,6 @@ def placeholder(m: Message, url: str) -> str:
 
 
 def _sidecar_targets() -> list[Any]:
-    from platform_server.features.models.runtime import explicit_target
-    from platform_server.features.settings import service as settings
 
     config = settings.get("sidecar") or {}
     if not config.get("enabled"):
@@ -50,7 +51,6 @@ def _sidecar_targets() -> list[Any]:
 
 async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> None:
     """Before a text-only model answers: describe the conversation's undescribed images, or tell the user."""
-    from platform_server.blocking import run_blocking
 
     if vision:
         return

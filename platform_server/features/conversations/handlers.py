@@ -7,6 +7,7 @@ from platform_server.features.conversations.schemas import BatchDeleteRequest, M
 from platform_server.web.base import ApiHandler
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
+from platform_server.features.chat.errors import AgentBusy
 
 TAGS = ("Conversations",)
 
@@ -88,8 +89,6 @@ class MessagesHandler(ApiHandler):
         conv = service.owned(caller, conversationId)
         chat = self.platform.services.chat
         if chat is not None and chat.is_running(conv.key):
-            from platform_server.features.chat.errors import AgentBusy
-
             raise AgentBusy()
         service.clear(caller, conv)
         self.ok(None)

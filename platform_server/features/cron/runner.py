@@ -17,6 +17,11 @@ from platform_server.ids import next_id
 from platform_server.loops import Loop
 from platform_server.web.context import ROLE_RANK, Caller, Principal
 from platform_server.web.errors import ApiError, BadRequest
+from platform_server.features.agents.models import Agent
+from platform_server.features.auth.models import User
+from platform_server.features.chat.runtime import TurnRequest
+from platform_server.features.workspaces import service as workspaces
+from platform_server.features.workspaces.models import Workspace
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -67,9 +72,6 @@ def spec_of(row: CronJob | Trigger, message: str | None = None) -> RunSpec:
 
 def owner_caller(user_id: int, workspace_id: int) -> Caller:
     """The job owner as a caller in the job's workspace; RunRefused when they lost access."""
-    from platform_server.features.auth.models import User
-    from platform_server.features.workspaces import service as workspaces
-    from platform_server.features.workspaces.models import Workspace
 
     if not Workspace.select().where(Workspace.id == workspace_id).exists():
         raise RunRefused("The job's workspace no longer exists")
@@ -86,7 +88,6 @@ def owner_caller(user_id: int, workspace_id: int) -> Caller:
 
 
 def run_agent(spec: RunSpec) -> Any:
-    from platform_server.features.agents.models import Agent
 
     agent = Agent.get_or_none((Agent.id == spec.agent_id) & (Agent.workspace_id == spec.workspace_id))
     if agent is None:
@@ -206,7 +207,6 @@ class CronScheduler(Loop):
             del self._active[key]
 
     async def _execute(self, run_id: int, spec: RunSpec, conversation_id: str | None) -> None:
-        from platform_server.features.chat.runtime import TurnRequest
 
         try:
             caller = owner_caller(spec.owner_user_id, spec.workspace_id)

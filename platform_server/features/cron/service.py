@@ -14,6 +14,10 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 from platform_server.web.pagination import PageRequest, paginate
 from platform_server.serialize import Fields, GIVEN, flag, ident, when
+from platform_server.features.agents.models import Agent
+from platform_server.features.auth.models import User
+from platform_server.features.conversations import service as conversations
+from platform_server.features.settings import service as settings
 
 RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
 
@@ -23,14 +27,12 @@ RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
 
 def default_timezone() -> str:
     """The server's time zone: the admin's `timezone` setting (its default is the `timezone` config)."""
-    from platform_server.features.settings import service as settings
 
     return str(settings.get("timezone") or "UTC")
 
 
 def check_agent(caller: Caller, raw: str | int) -> int:
     """The id of an agent in the caller's workspace, or 400."""
-    from platform_server.features.agents.models import Agent
 
     agent_id = parse_long("agentId", str(raw))
     if not Agent.select().where((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id)).exists():
@@ -46,7 +48,6 @@ def check_text(value: str, field: str) -> str:
 
 def check_conversation(mode: str, conversation_id: str | None, owner_user_id: int) -> str | None:
     """`fixed` needs a conversation id the job's owner may write to; `new` takes none."""
-    from platform_server.features.conversations import service as conversations
 
     if mode == "new":
         if conversation_id:
@@ -73,7 +74,6 @@ def names(model: Any, ids: Iterable[int]) -> dict[int, str]:
 
 
 def usernames(ids: Iterable[int]) -> dict[int, str]:
-    from platform_server.features.auth.models import User
 
     wanted = list(set(ids))
     return {u.id: u.username for u in User.select(User.id, User.username).where(User.id.in_(wanted or [0]))}
@@ -108,7 +108,6 @@ JOB_FIELDS = Fields(
 
 
 def to_dict(job: CronJob, agents: dict[int, str] | None = None, users: dict[int, str] | None = None) -> dict[str, Any]:
-    from platform_server.features.agents.models import Agent
 
     agents = names(Agent, [job.agent_id]) if agents is None else agents
     users = usernames([job.owner_user_id]) if users is None else users
@@ -123,7 +122,6 @@ def _get(caller: Caller, job_id: int) -> CronJob:
 
 
 def list_jobs(caller: Caller) -> list[dict[str, Any]]:
-    from platform_server.features.agents.models import Agent
 
     rows = list(CronJob.select().where(CronJob.workspace_id == caller.workspace_id).order_by(CronJob.id))
     agents = names(Agent, (r.agent_id for r in rows))

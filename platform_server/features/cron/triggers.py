@@ -27,6 +27,7 @@ from platform_server.features.cron.service import (
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, NotFound
 from platform_server.serialize import Fields, GIVEN, flag, ident, when
+from platform_server.features.agents.models import Agent
 
 MAX_PAYLOAD_BYTES = 256 * 1024
 _EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:/\-]{1,100}$")
@@ -60,7 +61,6 @@ TRIGGER_FIELDS = Fields(
 
 
 def to_dict(t: Trigger, agents: dict[int, str] | None = None, users: dict[int, str] | None = None) -> dict[str, Any]:
-    from platform_server.features.agents.models import Agent
 
     agents = names(Agent, [t.agent_id]) if agents is None else agents
     users = usernames([t.owner_user_id]) if users is None else users
@@ -108,7 +108,6 @@ def _schedule(t: Trigger) -> None:
 
 
 def list_triggers(caller: Caller) -> list[dict[str, Any]]:
-    from platform_server.features.agents.models import Agent
 
     rows = list(Trigger.select().where(Trigger.workspace_id == caller.workspace_id).order_by(Trigger.id))
     agents = names(Agent, (r.agent_id for r in rows))

@@ -6,6 +6,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from platform_server.features.datasources import service
+from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -21,7 +22,6 @@ QUERY_TOOL = {
 
 
 async def start(platform: Platform) -> None:
-    from platform_server.features.tools.registry import ToolDefinition
 
     platform.services.tools.register(
         ToolDefinition(

@@ -17,6 +17,7 @@ from platform_server.integrations import net_guard
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.features.tools.registry import ToolError
 
 MAX_ROWS = 200
 QUERY_TIMEOUT_S = 10.0
@@ -201,7 +202,6 @@ async def test(caller: Caller, config: Config, ds_id: int) -> dict[str, Any]:
 
 async def query_tool(config: Config, args: dict[str, Any], ctx: Any) -> str:
     """The `query_datasource` tool: a read-only SQL statement or an HTTP GET path."""
-    from platform_server.features.tools.registry import ToolError
 
     row = Datasource.get_or_none((Datasource.workspace_id == ctx.workspace_id) & (Datasource.name == args["datasource"]))
     if row is None or not row.enabled:

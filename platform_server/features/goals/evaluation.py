@@ -12,6 +12,9 @@ from platform_server.db import database, utcnow
 from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
 from platform_server.features.usage import meter
 from platform_server.loops import Loop
+from platform_server.features.agents.models import Agent
+from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.memory import llm
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +47,6 @@ def _verdict(value: Any) -> dict[str, Any]:
 
 def _pending(goal: Goal) -> tuple[Any, Any] | None:
     """(conversation, last assistant message) when a turn finished since the goal's last evaluation."""
-    from platform_server.features.conversations.models import Conversation, Message
 
     conv = Conversation.get_or_none(Conversation.key == goal.conversation_key)
     if conv is None or conv.stream_status == "running":
@@ -67,7 +69,6 @@ def _pending(goal: Goal) -> tuple[Any, Any] | None:
 
 
 def _transcript(conv: Any) -> str:
-    from platform_server.features.conversations.models import Message
 
     rows = list(
         Message.select()
@@ -104,8 +105,6 @@ class GoalEvaluator(Loop):
         return done
 
     async def evaluate(self, goal: Goal, conv: Any, last: Any) -> GoalEvaluation:
-        from platform_server.features.agents.models import Agent
-        from platform_server.features.memory import llm
 
         agent = Agent.get_or_none(Agent.id == goal.agent_id) or Agent.get_by_id(conv.agent_id)
         prompt = json.dumps({"goal": goal.title, "criteria": list(goal.criteria or []), "conversation": _transcript(conv)}, ensure_ascii=False)

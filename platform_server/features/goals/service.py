@@ -15,6 +15,8 @@ from platform_server.features.goals.schemas import MAX_CRITERIA, GoalCreate, Goa
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 from platform_server.serialize import Fields, flag, ident, items, when
+from platform_server.features.agents.models import Agent
+from platform_server.features.conversations import service as conversations
 
 STATUSES = ("active", "paused", "completed", "abandoned", "exhausted")
 OPEN = ("active", "paused")
@@ -109,8 +111,6 @@ def _open_goal(user_id: int, conversation_key: str) -> Goal | None:
 
 def create(caller: Caller, req: GoalCreate) -> dict[str, Any]:
     """A goal for one of the caller's conversations; at most one open goal per conversation."""
-    from platform_server.features.agents.models import Agent
-    from platform_server.features.conversations import service as conversations
 
     cid = conversations.validate_id(req.conversationId)
     conv = conversations.check_owner(caller.user_id, cid)
@@ -151,7 +151,6 @@ def list_goals(caller: Caller, status: str | None) -> list[dict[str, Any]]:
 
 def by_conversation(caller: Caller, conversation_id: str) -> dict[str, Any] | None:
     """The conversation's open goal (active or paused), or None; 403 for another user's conversation."""
-    from platform_server.features.conversations import service as conversations
 
     cid = conversations.validate_id(conversation_id)
     conversations.check_owner(caller.user_id, cid)
@@ -254,7 +253,6 @@ def abandon(caller: Caller, goal_id: int, reason: str | None) -> dict[str, Any]:
 
 def context_for(user_id: int, conversation_id: str) -> str | None:
     """The active goal of a conversation as text for the agent's context, or None (paused: None)."""
-    from platform_server.features.conversations import service as conversations
 
     g = _open_goal(user_id, conversations.key_for(user_id, conversation_id))
     if g is None or g.status != "active":

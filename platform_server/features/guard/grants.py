@@ -15,6 +15,12 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
 from platform_server.web.pagination import PageRequest, paginate
 from platform_server.serialize import Fields, flag, ident, when
+from platform_server.features.agents.models import Agent
+from platform_server.features.conversations import service as conversations
+from platform_server.features.conversations.models import Conversation
+from platform_server.features.guard.models import GuardRule
+from platform_server.features.workspaces.service import member_role
+from platform_server.web.pagination import paginate_list
 
 SCOPES = ("USER", "AGENT", "CONVERSATION", "WORKSPACE")
 KINDS = ("ALWAYS", "UNTIL_TIMESTAMP", "UNTIL_CONVERSATION_END")
@@ -22,7 +28,6 @@ SCOPE_ORDER = {"CONVERSATION": 0, "AGENT": 1, "USER": 2, "WORKSPACE": 3}  # most
 
 
 def _conversation(user_id: int, conversation_id: str) -> Any:
-    from platform_server.features.conversations import service as conversations
 
     return conversations.find(user_id, conversation_id)
 
@@ -84,8 +89,6 @@ def is_active(grant: ApprovalGrant, now: dt.datetime | None = None) -> bool:
     if grant.grant_kind == "UNTIL_TIMESTAMP":
         return grant.expire_at is not None and grant.expire_at > moment
     if grant.scope_type == "CONVERSATION":
-        from platform_server.features.conversations.models import Conversation
-
         return Conversation.select().where(Conversation.id == grant.conversation_pk).exists()
     return True
 
@@ -130,14 +133,11 @@ def _check_scope(caller: Caller, scope_type: str, scope_id: str) -> int | None:
     if not scope_id.isdigit():
         raise BadRequest("scopeId: expected a numeric id")
     if scope_type == "USER":
-        from platform_server.features.workspaces.service import member_role
-
         if member_role(int(scope_id), ws) is None:
             raise BadRequest("scopeId: not a member of this workspace")
         if int(scope_id) != caller.user_id and not caller.has_role("admin"):
             raise Forbidden("Workspace role 'admin' required to grant for another user")
         return None
-    from platform_server.features.agents.models import Agent
 
     agent = Agent.get_or_none((Agent.id == int(scope_id)) & (Agent.workspace_id == ws))
     if agent is None:
@@ -174,8 +174,6 @@ def create(
         raise BadRequest("grantKind: UNTIL_CONVERSATION_END needs scopeType CONVERSATION")
     conversation_pk = _check_scope(caller, scope_type, scope_id)
     if rule_id is not None:
-        from platform_server.features.guard.models import GuardRule
-
         if not GuardRule.select().where(GuardRule.rule_id == rule_id).exists():
             raise BadRequest(f"ruleId: unknown rule '{rule_id}'")
     grant = ApprovalGrant(
@@ -216,7 +214,6 @@ def page(caller: Caller, req: PageRequest, scope_type: str | None, tool_name: st
     q = q.order_by(ApprovalGrant.create_time.desc(), ApprovalGrant.id.desc())
     if active is None:
         return paginate(q, req, to_dict)
-    from platform_server.web.pagination import paginate_list
 
     rows = [to_dict(g) for g in q]
     return paginate_list([g for g in rows if g["active"] == active], req)

@@ -17,6 +17,9 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden
 from platform_server.web.pagination import PageRequest, page_of, paginate
 from platform_server.serialize import Fields, flag, ident, when
+from platform_server.features.conversations import service as conversations
+from platform_server.features.conversations.models import Conversation
+from platform_server.features.conversations.models import Message
 
 PENDING_STATUSES = ("pending", "approved", "denied", "expired")
 FEED_KINDS = ("audit", "approval", "tool_call")
@@ -66,7 +69,6 @@ tool_call_dict = Fields(
 
 def chat_pending(caller: Caller, conversation_id: str) -> list[dict[str, Any]]:
     """The caller's pending calls in their conversation (403 for another user's; unknown: none)."""
-    from platform_server.features.conversations import service as conversations
 
     conv = conversations.find(caller.user_id, conversation_id)
     if conv is not None and conv.user_id != caller.user_id:
@@ -90,7 +92,6 @@ def my_pending(caller: Caller) -> list[dict[str, Any]]:
 
     These are the calls the caller can resolve: `/approve` counts only from the conversation's owner.
     """
-    from platform_server.features.conversations.models import Conversation
 
     guard.expire_due(workspace_id=caller.workspace_id, user_id=caller.user_id)
     rows = list(
@@ -248,7 +249,6 @@ def activity_feed(caller: Caller, req: PageRequest, kind: str | None) -> dict[st
 
 def notifications_summary(caller: Caller) -> dict[str, Any]:
     """Counts for the sidebar badges, from the caller's view of the workspace."""
-    from platform_server.features.conversations.models import Conversation, Message
 
     now = utcnow()
     ws, admin = caller.workspace_id, caller.has_role("admin")

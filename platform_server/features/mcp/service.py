@@ -23,6 +23,7 @@ from platform_server.integrations.mcp_client import McpTarget, McpToolInfo
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, ConfirmationRequired, Forbidden, NotFound
 from platform_server.serialize import Fields, GIVEN, flag, ident, items, when
+from platform_server.features.agents.models import Agent, AgentTool
 
 HEADER_NAME_RE = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -302,7 +303,6 @@ def bound_agents(names: list[str]) -> list[dict[str, str]]:
     """Agents (any workspace) bound to one of these tool names."""
     if not names:
         return []
-    from platform_server.features.agents.models import Agent, AgentTool
 
     q = (
         Agent.select(Agent.id, Agent.name)

@@ -9,6 +9,7 @@ from platform_server.features.media import service
 from platform_server.integrations import media_jobs
 from platform_server.integrations.llm import LlmError
 from platform_server.web.errors import BadRequest
+from platform_server.features.tools.registry import ToolError
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,6 @@ KINDS = (
 
 def _options(kind: MediaKind, args: dict[str, Any]) -> dict[str, Any]:
     """The tool's optional arguments, checked against its schema's bounds."""
-    from platform_server.features.tools.registry import ToolError
 
     prompt = args.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
@@ -80,7 +80,6 @@ def _options(kind: MediaKind, args: dict[str, Any]) -> dict[str, Any]:
 
 async def generate(kind: MediaKind, data_dir: str, policy: media_jobs.JobPolicy, args: dict[str, Any], ctx: Any) -> str:
     """Submit, poll, download; the file is kept as a one-time download link."""
-    from platform_server.features.tools.registry import ToolError
 
     options = _options(kind, args)
     try:

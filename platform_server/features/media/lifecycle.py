@@ -9,6 +9,7 @@ from platform_server.features.media import generation, service
 from platform_server.integrations.local_speech import LocalSpeech
 from platform_server.integrations.media_jobs import JobPolicy
 from platform_server.loops import Loop
+from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -37,7 +38,6 @@ class GeneratedFilesPurge(Loop):
 
 
 async def start(platform: Platform) -> None:
-    from platform_server.features.tools.registry import ToolDefinition
 
     platform.services.tools.register(
         ToolDefinition(

@@ -16,6 +16,9 @@ from platform_server.integrations import local_speech, media
 from platform_server.integrations.llm import LlmError
 from platform_server.integrations.local_speech import AudioError, LocalSpeech
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.features.chat.models import Upload
+from platform_server.features.models.models import Provider
+from platform_server.features.tools.registry import ToolError
 
 # The voices of the OpenAI speech protocol (it has no listing endpoint).
 VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer")
@@ -26,7 +29,6 @@ IMAGE_SIZES = ("256x256", "512x512", "1024x1024", "1024x1536", "1536x1024")
 
 def _provider(key: str) -> tuple[str, str | None, dict[str, Any]]:
     """(base_url, api_key, settings) of the provider configured for speech or images."""
-    from platform_server.features.models.models import Provider
 
     conf = settings.get(key)
     if not conf.get("provider"):
@@ -166,7 +168,6 @@ def purge_expired(data_dir: str) -> int:
 
 async def image_generate(data_dir: str, args: dict[str, Any], ctx: Any) -> str:
     """The `image_generate` tool: one image from the configured provider, returned as a download link."""
-    from platform_server.features.tools.registry import ToolError
 
     try:
         base_url, api_key, conf = _provider("images")
@@ -185,7 +186,6 @@ async def image_generate(data_dir: str, args: dict[str, Any], ctx: Any) -> str:
 
 def conversation_files(user_id: int, workspace_id: int, conversation_id: str) -> dict[str, Any]:
     """The caller's uploads into a conversation and the files tools generated in it (newest first)."""
-    from platform_server.features.chat.models import Upload
 
     uploads = Upload.select().where((Upload.user_id == user_id) & (Upload.conversation_id == conversation_id)).order_by(Upload.id.desc())
     generated = (

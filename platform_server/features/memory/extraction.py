@@ -12,6 +12,9 @@ import peewee
 from platform_server.db import utcnow
 from platform_server.features.memory.models import ExtractionMark
 from platform_server.loops import Loop
+from platform_server.features.agents.models import Agent
+from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.memory import facts
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +43,6 @@ def mark(conversation_db_id: int, last_message_id: int, failed: bool = False) ->
 
 def due(now: dt.datetime, idle_s: float, max_messages: int) -> list[tuple[Any, list[Any]]]:
     """Conversations with unextracted talk that went quiet or grew long enough, with those messages."""
-    from platform_server.features.conversations.models import Conversation, Message
 
     marks = {m.conversation_db_id: m for m in ExtractionMark.select()}
     latest = (
@@ -88,8 +90,6 @@ class IdleExtractionLoop(Loop):
 
     async def tick(self) -> int:
         """Extract every due conversation; returns how many were extracted."""
-        from platform_server.features.agents.models import Agent
-        from platform_server.features.memory import facts
 
         if not self.enabled():
             return 0

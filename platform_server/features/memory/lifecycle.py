@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 from platform_server.features.memory.dreaming import Dreamer
 from platform_server.features.memory.extraction import IdleExtractionLoop
 from platform_server.features.memory.schedule import NightlyDreamLoop
+from platform_server.features.agents.service import move_private_memory
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
 
 
 async def start(platform: Platform) -> None:
-    from platform_server.features.agents.service import move_private_memory
 
     move_private_memory(platform.config)  # once, before serving: memory left the shared workspace
     dreamer = Dreamer(platform)

@@ -10,6 +10,7 @@ from platform_server.features.agents import service as agents
 from platform_server.features.usage import meter
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.runtime import resolve_targets
 
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*|\s*```$")
 
@@ -19,7 +20,6 @@ def targets_for(agent: Any) -> list[Any]:
 
     Raises LlmFailure (2001) `No chat model configured` when there is none.
     """
-    from platform_server.features.models.runtime import resolve_targets
 
     return resolve_targets(agent.model_name or None, agent.model_provider or None, agents.provider_preferences(agent.id))
 

@@ -15,6 +15,8 @@ from platform_server.features.memory.models import Contradiction, DreamReport, F
 from platform_server.features.memory.store import Scope
 from platform_server.loops import Loop
 from platform_server.web.errors import ApiError
+from platform_server.features.agents.models import Agent
+from platform_server.features.settings import service as settings
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -29,7 +31,6 @@ def _utc_now() -> dt.datetime:
 
 
 def flag_on() -> bool:
-    from platform_server.features.settings import service as settings
 
     return settings.flag_enabled("dreaming")
 
@@ -93,7 +94,6 @@ class NightlyDreamLoop(Loop):
         if meta(LAST_NIGHTLY) == today:
             return 0
         set_meta(LAST_NIGHTLY, today)  # before the dreams: a failing one is not retried all night
-        from platform_server.features.agents.models import Agent
 
         done = 0
         for scope in due_scopes():

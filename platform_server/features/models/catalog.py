@@ -8,6 +8,7 @@ from pathlib import Path
 
 from platform_server.db import database
 from platform_server.features.models.models import ModelConfig, Provider
+from platform_server.features.models import service
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +110,6 @@ def seed_local(chat_model_name: str | None, embedding_path: str | None) -> None:
     A fresh install thus chats with no configuration: the local model becomes the default chat model
     when no other default exists, and the local embedding model the default embedding model.
     """
-    from platform_server.features.models import service  # the default rules live there
 
     with database.atomic():
         local = Provider.get_or_none(Provider.id == LOCAL)

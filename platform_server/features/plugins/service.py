@@ -12,6 +12,7 @@ from platform_server.features.plugins.models import PluginState
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.serialize import GIVEN, Fields
+from platform_server.features.tools.registry import ToolDefinition
 
 log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "platform_server.plugins"
@@ -39,7 +40,6 @@ class PluginCatalog:
 
     def apply(self, name: str) -> None:
         """Register (enabled) or unregister (disabled) the plugin's tools to match its state."""
-        from platform_server.features.tools.registry import ToolDefinition
 
         for tool_name in self.registered.pop(name, []):
             self.registry.unregister(tool_name)

@@ -13,6 +13,7 @@ from platform_server.features.auth import service as auth
 from platform_server.features.auth.models import User
 from platform_server.features.settings import service as settings
 from platform_server.web.errors import BadRequest, Forbidden
+from platform_server.features.models.models import Provider
 
 log = logging.getLogger(__name__)
 _setup: dict[str, str] = {}
@@ -91,7 +92,6 @@ def onboarding(user_id: int, ollama_online: bool = False) -> dict[str, Any]:
 
 def ollama_url() -> str | None:
     """The Ollama provider's model-list URL (its base URL ends in /v1), or None when it is not seeded."""
-    from platform_server.features.models.models import Provider
 
     p = Provider.get_or_none(Provider.id == "ollama")
     return f"{p.base_url.rstrip('/')}/models" if p is not None and p.base_url else None

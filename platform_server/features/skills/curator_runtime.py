@@ -21,6 +21,8 @@ from platform_server.integrations.llm.types import ChatMessage, ChatRequest, Llm
 from platform_server.loops import Loop
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError
+from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.runtime import resolve_targets
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -236,8 +238,6 @@ class Curator(Loop):
 
     async def _merged_values(self, keeper: Skill, others: list[Skill]) -> dict[str, Any]:
         """Ask the default chat model for one SKILL.md that merges the keeper and its duplicates."""
-        from platform_server.features.models.runtime import resolve_targets
-        from platform_server.features.models.errors import LlmFailure
 
         parts = [f"Skill {i + 1}: {s.name}\n\n{s.content[:MERGE_SKILL_CAP]}" for i, s in enumerate([keeper, *others])]
         request = ChatRequest(

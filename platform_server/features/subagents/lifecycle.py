@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.subagents import service
+from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
 
 
 async def start(platform: Platform) -> None:
-    from platform_server.features.tools.registry import ToolDefinition
 
     service.mark_interrupted_at_start()
     manager = service.SubagentManager(platform)

@@ -18,6 +18,12 @@ from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError,
 from platform_server.web.context import Caller
 from platform_server.web.errors import Forbidden, NotFound
 from platform_server.serialize import Fields, ident, when
+from platform_server.features.agents import service as agents
+from platform_server.features.agents.models import Agent
+from platform_server.features.conversations.service import key_for
+from platform_server.features.guard import service as guard
+from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.tools.registry import ToolError
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -49,7 +55,6 @@ class SubagentManager:
 
     async def delegate(self, args: dict[str, Any], ctx: Any) -> str:
         """Tool entry point: run the task on the target agent and return its answer."""
-        from platform_server.features.tools.registry import ToolError
 
         depth = _depth.get() + 1
         if depth > MAX_DEPTH:
@@ -99,7 +104,6 @@ class SubagentManager:
         return True
 
     def _announce(self, ctx: Any, run: SubagentRun, status: str) -> None:
-        from platform_server.features.conversations.service import key_for
 
         turn = self.platform.services.chat.turns.get(key_for(ctx.user_id, ctx.conversation_id))
         if turn is not None and turn.running:
@@ -110,9 +114,6 @@ class SubagentManager:
 
     async def _run(self, agent: Any, run: SubagentRun, depth: int, ctx: Any) -> str:
         """A react loop for the delegated agent (non-streamed; its tool calls pass the guard too)."""
-        from platform_server.features.agents import service as agents
-        from platform_server.features.guard import service as guard
-        from platform_server.features.models.runtime import resolve_targets
 
         _depth.set(depth)
         config = self.platform.config
@@ -144,8 +145,6 @@ async def _call(registry: ToolRegistry, gctx: GuardContext, tool_ctx: ToolContex
 
 
 def _target_agent(workspace_id: int, args: dict[str, Any]) -> Any:
-    from platform_server.features.agents.models import Agent
-    from platform_server.features.tools.registry import ToolError
 
     q = Agent.select().where((Agent.workspace_id == workspace_id) & (Agent.enabled == True))  # noqa: E712
     if str(args.get("agentId") or "").isdigit():

@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.teams import runner, service
+from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
 
 
 async def start(platform: Platform) -> None:
-    from platform_server.features.tools.registry import ToolDefinition
 
     service.fail_interrupted(runner.RESTART_ERROR)
     team_runner = runner.TeamRunner(platform)

@@ -21,6 +21,12 @@ from platform_server.features.usage import meter
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest
+from platform_server.features.agents import service as agents
+from platform_server.features.agents.models import Agent
+from platform_server.features.auth.service import acting_caller
+from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.tools.registry import ToolError
+from platform_server.features.workflows.catalog import extract_json
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -146,7 +152,6 @@ class TeamRunner:
 
     @staticmethod
     def _agents(team: Team) -> tuple[Any, list[Any]]:
-        from platform_server.features.agents.models import Agent
 
         ids = [team.lead_agent_id, *(int(m) for m in team.member_agent_ids)]
         found = {a.id: a for a in Agent.select().where((Agent.workspace_id == team.workspace_id) & Agent.id.in_(ids) & (Agent.enabled == True))}  # noqa: E712
@@ -158,8 +163,6 @@ class TeamRunner:
         return found[team.lead_agent_id], members
 
     async def _ask_lead(self, lead: Any, instructions: str, user_text: str) -> str:
-        from platform_server.features.agents import service as agents
-        from platform_server.features.models.runtime import resolve_targets
 
         prompt = agents.system_prompt(self.platform.config, lead)
         system = (prompt + "\n\n" if prompt else "") + instructions
@@ -170,7 +173,6 @@ class TeamRunner:
 
     async def _review(self, run: TeamRun, lead: Any, ctx: DelegationContext, tasks: list[dict[str, Any]]) -> bool:
         """`awaiting_review`: the lead judges the results; tasks it sends back run once more with its feedback."""
-        from platform_server.features.workflows.catalog import extract_json
 
         if not self._save(run.id, status="awaiting_review"):
             return False
@@ -195,7 +197,6 @@ class TeamRunner:
         return True
 
     async def _plan(self, run: TeamRun, lead: Any, members: list[Any]) -> tuple[list[dict[str, Any]], bool]:
-        from platform_server.features.workflows.catalog import extract_json
 
         roster = "\n".join(f"- {m.name}: {(m.description or '')[:200]}" for m in members)
         answer = await self._ask_lead(lead, PLAN_INSTRUCTIONS + roster, f"Goal: {run.goal}")
@@ -228,7 +229,6 @@ class TeamRunner:
 
     async def _work(self, run_id: int, ctx: DelegationContext, task: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
         """One member task through the sub-agent delegation (its tool calls pass the guard)."""
-        from platform_server.features.tools.registry import ToolError
 
         task["status"], task["startedAt"] = "running", iso(utcnow())
         if not self._save(run_id, tasks=tasks):
@@ -252,8 +252,6 @@ class TeamRunner:
 
     async def tool(self, args: dict[str, Any], ctx: Any) -> str:
         """`team_run`: the lead's conversation starts a run of its team and waits for the merged result."""
-        from platform_server.features.auth.service import acting_caller
-        from platform_server.features.tools.registry import ToolError
 
         q = Team.select().where((Team.workspace_id == ctx.workspace_id) & (Team.lead_agent_id == ctx.agent_id) & (Team.deleted == False))  # noqa: E712
         if str(args.get("teamId") or "").isdigit():

@@ -12,6 +12,8 @@ from platform_server.features.teams.models import Team, TeamRun
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.serialize import Fields, ident, items, when
+from platform_server.features.agents.models import Agent
+from platform_server.features.conversations import service as conversations
 
 ACTIVE = ("planning", "running", "awaiting_review", "finalizing")
 TERMINAL = ("completed", "partial", "failed", "cancelled")
@@ -44,7 +46,6 @@ def get_team_row(caller: Caller, team_id: int) -> Team:
 
 
 def _check_agents(caller: Caller, lead: int, members: list[int]) -> list[str]:
-    from platform_server.features.agents.models import Agent
 
     if not members:
         raise BadRequest("memberAgentIds: at least one member is required")
@@ -148,7 +149,6 @@ def _team_runs(caller: Caller, team_id: int, active_only: bool) -> peewee.ModelS
 
 
 def _conversation_runs(caller: Caller, conversation_id: str) -> peewee.ModelSelect[TeamRun]:
-    from platform_server.features.conversations import service as conversations
 
     conversations.owned(caller, conversations.validate_id(conversation_id))
     return TeamRun.select().where(

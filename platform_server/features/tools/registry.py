@@ -14,6 +14,8 @@ from platform_server.features.tools.models import Tool
 from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.integrations.llm.types import ToolSpec
 from platform_server.web.context import Caller
+from platform_server.features.settings import service as settings
+from platform_server.features.tools import service
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,6 @@ class ToolDefinition:
 
 
 def _feature_on(flag: str) -> bool:
-    from platform_server.features.settings import service as settings
 
     return settings.is_enabled(flag)
 
@@ -133,7 +134,6 @@ class ToolRegistry:
 
     def register(self, definition: ToolDefinition) -> None:
         """Add (or replace) a tool definition and make sure its Tool row exists."""
-        from platform_server.features.tools import service
 
         self._tools[definition.name] = definition
         service.ensure_row(definition.name, definition.description, definition.source, definition.parameters)

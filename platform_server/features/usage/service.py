@@ -12,6 +12,8 @@ import peewee
 from platform_server.db import dict_row, dict_rows, utcnow
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.usage.models import UsageRecord
+from platform_server.features.agents.models import Agent
+from platform_server.features.guard.models import ToolCallLog
 
 
 def _messages(workspace_id: int) -> peewee.ModelSelect[Message]:
@@ -67,8 +69,6 @@ def _totals(workspace_id: int, since: dt.datetime | None) -> dict[str, Any]:
 
 def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
     """Counts for the dashboard: agents, conversations, messages, tokens (all time and today, per source)."""
-    from platform_server.features.agents.models import Agent
-    from platform_server.features.guard.models import ToolCallLog
 
     today = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
     agents = Agent.select().where(Agent.workspace_id == workspace_id)

@@ -34,6 +34,7 @@ from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.loops import Loop
 from platform_server.blocking import run_blocking
 from platform_server.web.errors import BadRequest
+from platform_server.features.settings import service as settings
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +176,6 @@ class Health(Loop):
         self.interval_s = owner.check_s
 
     async def tick(self) -> None:
-        from platform_server.features.settings import service as settings
 
         if not settings.is_enabled("wiki"):  # the `wiki` feature flag is off: no folder checks or scans
             return
@@ -289,7 +289,6 @@ class Watchers:
         While the `wiki` flag is off, scans the watcher starts itself (file events, link, folder back)
         are held back; the health check runs one when the flag is on again.
         """
-        from platform_server.features.settings import service as settings
 
         watcher = self.watchers.get(kb_id)
         if reason != "request" and watcher is not None and not settings.is_enabled("wiki"):

@@ -21,6 +21,13 @@ from platform_server.features.workflows import graph, service
 from platform_server.features.workflows.models import WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, Conflict, Forbidden
+from platform_server.features.agents import service as agents
+from platform_server.features.auth.service import acting_caller
+from platform_server.features.chat.runtime import TurnRequest
+from platform_server.features.chat.service import wait_result
+from platform_server.features.guard import service as guard
+from platform_server.features.models.runtime import resolve_targets
+from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -278,8 +285,6 @@ class WorkflowEngine:
         step.save()
 
     async def _llm(self, step: WorkflowStep, config: dict[str, Any], prompt: str, system: str) -> NodeResult:
-        from platform_server.features.models.runtime import resolve_targets
-        from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 
         self._record_input(step, {"prompt": prompt, "system": system or None})
         messages = ([ChatMessage("system", system)] if system else []) + [ChatMessage("user", prompt)]
@@ -291,7 +296,6 @@ class WorkflowEngine:
         return NodeResult(output=result.content or "")
 
     def _acting_caller(self, run: WorkflowRun) -> Caller:
-        from platform_server.features.auth.service import acting_caller
 
         caller = acting_caller(run.user_id, run.workspace_id)
         if caller is None:
@@ -299,7 +303,6 @@ class WorkflowEngine:
         return caller
 
     async def _agent(self, run: WorkflowRun, step: WorkflowStep, config: dict[str, Any], message: str) -> NodeResult:
-        from platform_server.features.agents import service as agents
 
         caller = self._acting_caller(run)
         agent_id = graph.agent_id_of(config)
@@ -316,9 +319,6 @@ class WorkflowEngine:
         """One chat turn through the runtime (every tool call passes the guard).
 
         The rendered message is never a command: only `command` (the resumer's checked decision) resolves a call."""
-        from platform_server.features.chat.runtime import TurnRequest
-        from platform_server.features.chat.service import wait_result
-        from platform_server.features.guard import service as guard
 
         turn = self.platform.services.chat.start_turn(
             TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="workflow", command=command)
@@ -346,8 +346,6 @@ class WorkflowEngine:
         if node["type"] == "approval":
             output = {"outcome": outcome, "payload": payload, "resumedBy": resumed_by, "message": (step.output or {}).get("message")}
             return NodeResult(output=output, branch=outcome)
-        from platform_server.features.agents import service as agents
-        from platform_server.features.guard import service as guard
 
         caller = self._acting_caller(run)
         cid = step.conversation_id or ""

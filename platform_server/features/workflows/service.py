@@ -13,6 +13,10 @@ from platform_server.features.workflows.models import Workflow, WorkflowRevision
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.serialize import GIVEN, Fields, flag, ident, when
+from platform_server.features.agents.models import Agent
+from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.runtime import resolve_targets
+from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -117,7 +121,6 @@ def save_draft(caller: Caller, workflow_id: int, draft: dict[str, Any]) -> dict[
 
 def agent_check(caller: Caller) -> graph.AgentCheck:
     """ACL of agent nodes: an enabled agent of the caller's workspace (one the caller may chat with)."""
-    from platform_server.features.agents.models import Agent
 
     def check(agent_id: int) -> str | None:
         agent = Agent.get_or_none((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id))
@@ -170,10 +173,6 @@ def templates() -> list[dict[str, Any]]:
 
 async def generate(caller: Caller, platform: Platform, description: str) -> dict[str, Any]:
     """Ask the default model to draft a graph for the description; compiled, returned, not saved."""
-    from platform_server.features.agents.models import Agent
-    from platform_server.features.models.runtime import resolve_targets
-    from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
-    from platform_server.features.models.errors import LlmFailure
 
     agents = [
         {"id": str(a.id), "name": a.name, "description": a.description or ""}
