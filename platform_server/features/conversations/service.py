@@ -8,7 +8,9 @@ from typing import Any, Iterable
 import peewee
 
 from platform_server.db import DateTimeField, database, first_where, iso, utcnow
+from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
+from platform_server.features.auth.models import User
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
@@ -58,16 +60,10 @@ def _agents(ids: Iterable[int | None]) -> dict[int, Any]:
     wanted = {i for i in ids if i}
     if not wanted:
         return {}
-    try:
-        from platform_server.features.agents.models import Agent
-    except ImportError:
-        return {}
     return {a.id: a for a in Agent.select().where(Agent.id.in_(list(wanted)))}
 
 
 def _usernames(ids: Iterable[int]) -> dict[int, str]:
-    from platform_server.features.auth.models import User
-
     wanted = list(set(ids))
     return {u.id: u.username for u in User.select(User.id, User.username).where(User.id.in_(wanted or [0]))}
 
