@@ -61,7 +61,10 @@ async def test_built_in_tools_show_their_guard_severity_and_a_plugin_is_enabled_
 
     await page.get_by_role("link", name="Plugins").click()
     plugin = page.get_by_role("region", name="Plugin calculator")
-    await plugin.get_by_role("switch", name="Enable plugin calculator").check()
+    # the toggle reloads the plugin list, which re-renders the settings form: type only after that
+    async with page.expect_response(lambda r: r.url.endswith("/api/v1/plugins") and r.request.method == "GET"):
+        await plugin.get_by_role("switch", name="Enable plugin calculator").check()
+    await page.wait_for_load_state("networkidle")
     await plugin.get_by_label("precision").fill("4")
     await plugin.get_by_role("button", name="Save settings").click()
     await expect(page.locator(".toast").filter(has_text="Settings saved")).to_be_visible()
