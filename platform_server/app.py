@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import logging
 import os
@@ -14,7 +15,8 @@ import tornado.httpserver
 import tornado.web
 
 from platform_server.config import Config
-from platform_server import sealed
+from platform_server import lazy, sealed
+from platform_server.blocking import run_blocking
 from platform_server.db import Migration, close_database, database, open_database, run_migrations
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
@@ -294,7 +296,6 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     if run_migrations(collect_migrations()):
         database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # sealed values replace plain ones on disk now
     auth_service.check_rounds(config.password_hash_rounds)
-    auth_service.dummy_hash(config.password_hash_rounds)  # computed once, before the first login
     jwt = JwtIssuer(load_secret(config.jwt_secret, config.data_dir), config.jwt_ttl_ms)
     web = WebServices(
         authenticate=lambda token: auth_service.authenticate(token, jwt),
@@ -355,6 +356,12 @@ async def stop_features(platform: PlatformState) -> None:
     if database.obj is not None and not database.is_closed():
         database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # the database file alone is complete
     close_database()
+
+
+async def warm_up(platform: PlatformState) -> None:
+    """What can wait until the port is open, done off the IOLoop: the bcrypt hash a login of an unknown user
+    checks (a login arriving first waits for it) and the libraries the first chat turn needs (`lazy.WARM_UP`)."""
+    await asyncio.gather(run_blocking(auth_service.dummy_hash, platform.config.password_hash_rounds), lazy.warm_up())
 
 
 def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | None = None) -> tornado.httpserver.HTTPServer:

@@ -8,14 +8,20 @@ import getpass
 import logging
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from platform_server.config import Config, load_config
 from platform_server.web import redact
-from platform_server import backup
 from platform_server.app import collect_migrations
-from platform_server.app import listen, make_app, start_features, stop_features
+from platform_server.app import listen, make_app, start_features, stop_features, warm_up
 from platform_server.features.auth import service as auth
 from platform_server.features.setup import service as setup
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    from platform_server import backup
+else:
+    backup = lazy_import("platform_server.backup")  # only the backup and restore commands need it
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,6 +52,7 @@ async def serve(config: Config) -> None:
     await start_features(platform)
     server = listen(app, config)
     logging.getLogger("platform_server").info("listening on http://%s:%s", config.host, config.port)
+    warming = asyncio.ensure_future(warm_up(platform))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -53,6 +60,7 @@ async def serve(config: Config) -> None:
     await stop.wait()
     log = logging.getLogger("platform_server")
     server.stop()
+    await warming  # a worker thread cannot be interrupted; it is short
     chat = getattr(platform.services, "chat", None)
     if chat is not None:
         log.info("stopping: waiting up to %.0f s for %d running turn(s)", config.shutdown_grace_s, len(chat.turns.running()))

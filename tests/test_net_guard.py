@@ -12,6 +12,7 @@ import tornado.web
 
 from platform_server.integrations import net_guard
 from platform_server.integrations.net_guard import BlockedUrl, classify_ip, parse_ip_host, vet_url
+from platform_server.integrations.pinned_resolver import PinnedResolver
 
 BLOCKED_ADDRESSES = [
     "127.0.0.1", "127.8.9.10", "0.0.0.0", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1",
@@ -114,7 +115,7 @@ async def test_pinned_resolver_answers_only_the_vetted_addresses(monkeypatch: py
     monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", fake_getaddrinfo)
     target = await vet_url("http://rebind.example.test/")
     answers[0] = ("127.0.0.1", 0)  # the DNS answer changes after the check
-    resolver = net_guard.PinnedResolver(target)
+    resolver = PinnedResolver(target)
     resolved = await resolver.resolve("rebind.example.test", 80)
     assert [r["host"] for r in resolved] == ["93.184.216.34"]
     with pytest.raises(OSError):

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from platform_server.integrations.llm import LlmError
+from platform_server.lazy import lazy_import
 
-TIMEOUT = aiohttp.ClientTimeout(total=120, sock_connect=10)
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_import("aiohttp")
+
+
+def _timeout() -> aiohttp.ClientTimeout:
+    """A media provider call's time limits (built per call: aiohttp is imported on first use)."""
+    return aiohttp.ClientTimeout(total=120, sock_connect=10)
 
 
 def _headers(api_key: str | None) -> dict[str, str]:
@@ -34,7 +41,7 @@ async def transcribe(
     if language:
         form.add_field("language", language)
     try:
-        async with aiohttp.ClientSession(timeout=TIMEOUT) as s:
+        async with aiohttp.ClientSession(timeout=_timeout()) as s:
             async with s.post(base_url.rstrip("/") + "/audio/transcriptions", data=form, headers=_headers(api_key)) as r:
                 if r.status >= 400:
                     raise await _error(r)
@@ -50,7 +57,7 @@ async def synthesize(base_url: str, api_key: str | None, model: str, text: str, 
     """`POST {base}/audio/speech` -> (audio bytes, content type)."""
     body = {"model": model, "input": text, "voice": voice, "response_format": fmt}
     try:
-        async with aiohttp.ClientSession(timeout=TIMEOUT) as s:
+        async with aiohttp.ClientSession(timeout=_timeout()) as s:
             async with s.post(base_url.rstrip("/") + "/audio/speech", json=body, headers=_headers(api_key)) as r:
                 if r.status >= 400:
                     raise await _error(r)
@@ -63,7 +70,7 @@ async def generate_image(base_url: str, api_key: str | None, model: str, prompt:
     """`POST {base}/images/generations` with `b64_json` -> PNG bytes."""
     body = {"model": model, "prompt": prompt, "size": size, "n": 1, "response_format": "b64_json"}
     try:
-        async with aiohttp.ClientSession(timeout=TIMEOUT) as s:
+        async with aiohttp.ClientSession(timeout=_timeout()) as s:
             async with s.post(base_url.rstrip("/") + "/images/generations", json=body, headers=_headers(api_key)) as r:
                 if r.status >= 400:
                     raise await _error(r)

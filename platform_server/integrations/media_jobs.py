@@ -13,12 +13,16 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urljoin, urlsplit
 
-import aiohttp
-
 from platform_server.integrations.llm import LlmError
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_import("aiohttp")
 
 RUNNING = ("queued", "running")
 

@@ -15,11 +15,19 @@ import asyncio
 import ipaddress
 import socket
 from dataclasses import dataclass, field
-from typing import Iterable, Union
+from typing import TYPE_CHECKING, Iterable, Union
 
-import aiohttp
-from aiohttp.abc import AbstractResolver, ResolveResult
-from yarl import URL
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import aiohttp
+    import yarl
+
+    from platform_server.integrations import pinned_resolver
+else:
+    aiohttp = lazy_import("aiohttp")
+    yarl = lazy_import("yarl")
+    pinned_resolver = lazy_import("platform_server.integrations.pinned_resolver")
 
 IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 
@@ -58,7 +66,7 @@ class BlockedUrl(Exception):
 class VettedTarget:
     """A URL whose host resolved only to acceptable addresses."""
 
-    url: URL
+    url: yarl.URL
     host: str
     port: int
     addresses: list[tuple[str, int]]  # (ip text, socket family)
@@ -176,10 +184,10 @@ def host_allowed(host: str, allow_hosts: Iterable[str]) -> bool:
     return any(wanted == _normalize_host(h) for h in allow_hosts if h.strip())
 
 
-async def vet_url(url: str | URL, allow_hosts: Iterable[str] = ()) -> VettedTarget:
+async def vet_url(url: str | yarl.URL, allow_hosts: Iterable[str] = ()) -> VettedTarget:
     """Check scheme and host, resolve it, and refuse any non-public address (raises BlockedUrl)."""
     try:
-        parsed = url if isinstance(url, URL) else URL(str(url).strip())
+        parsed = url if isinstance(url, yarl.URL) else yarl.URL(str(url).strip())
     except (ValueError, TypeError) as exc:
         raise BlockedUrl(f"Invalid URL: {exc}") from None
     if parsed.scheme not in ("http", "https"):
@@ -222,29 +230,9 @@ async def vet_url(url: str | URL, allow_hosts: Iterable[str] = ()) -> VettedTarg
     return VettedTarget(parsed, name, port, addresses)
 
 
-class PinnedResolver(AbstractResolver):
-    """Answers only the vetted addresses of one host; any other name fails to resolve."""
-
-    def __init__(self, target: VettedTarget) -> None:
-        self._target = target
-
-    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
-        if _normalize_host(host) != self._target.host:
-            raise OSError(f"Host {host} was not vetted")
-        return [
-            ResolveResult(
-                hostname=host,
-                host=ip,
-                port=port or self._target.port,
-                family=fam,
-                proto=0,
-                flags=socket.AI_NUMERICHOST | socket.AI_NUMERICSERV,
-            )
-            for ip, fam in self._target.addresses
-        ]
-
-    async def close(self) -> None:
-        return None
+def pinned_connector(target: VettedTarget) -> aiohttp.TCPConnector:
+    """A connector that reaches only the vetted addresses of `target` (no DNS cache, one connection per request)."""
+    return aiohttp.TCPConnector(resolver=pinned_resolver.PinnedResolver(target), use_dns_cache=False, force_close=True)
 
 
 async def _read_capped(response: aiohttp.ClientResponse, max_bytes: int) -> tuple[bytes, bool]:
@@ -288,7 +276,7 @@ async def fetch(
             hop = (target.url.scheme, target.host, target.port)
             origin = origin or hop
             request_headers = {**base_headers, **(headers or {})} if hop == origin else dict(base_headers)
-            connector = aiohttp.TCPConnector(resolver=PinnedResolver(target), use_dns_cache=False, force_close=True)
+            connector = pinned_connector(target)
             async with aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False) as session:
                 async with session.get(target.url, allow_redirects=False, headers=request_headers) as response:
                     location = response.headers.get("Location")
@@ -296,7 +284,7 @@ async def fetch(
                         if len(redirects) >= max_redirects:
                             raise BlockedUrl(f"Too many redirects (more than {max_redirects})")
                         try:
-                            current = str(response.url.join(URL(location)))
+                            current = str(response.url.join(yarl.URL(location)))
                         except ValueError:
                             raise BlockedUrl(f"Invalid redirect location: {location}") from None
                         redirects.append(current)

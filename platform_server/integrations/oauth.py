@@ -8,12 +8,21 @@ import json
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
+from platform_server.lazy import lazy_import
 
-TIMEOUT = aiohttp.ClientTimeout(total=20, connect=10)
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_import("aiohttp")
+
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
+
+
+def _timeout() -> aiohttp.ClientTimeout:
+    """The token endpoint's time limits (built per call: aiohttp is imported on first use)."""
+    return aiohttp.ClientTimeout(total=20, connect=10)
 
 
 class OAuthError(Exception):
@@ -45,7 +54,7 @@ def pkce_pair() -> tuple[str, str]:
 async def post_form(url: str, data: dict[str, str]) -> dict[str, Any]:
     """POST application/x-www-form-urlencoded and return the JSON answer, or raise OAuthError."""
     try:
-        async with aiohttp.ClientSession(timeout=TIMEOUT) as session:
+        async with aiohttp.ClientSession(timeout=_timeout()) as session:
             async with session.post(url, data=data, headers={"Accept": "application/json"}) as resp:
                 raw = await resp.content.read(1_000_000)
                 status = resp.status

@@ -10,15 +10,23 @@ Every call is SSRF-guarded and pinned to the vetted address.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import aiohttp
-
 from platform_server.integrations import net_guard
+from platform_server.lazy import lazy_import
 
-TIMEOUT = aiohttp.ClientTimeout(total=15, sock_connect=5)
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_import("aiohttp")
+
 STATUSES = ("waiting", "scanned", "confirmed", "expired", "failed")
+
+
+def _timeout() -> aiohttp.ClientTimeout:
+    """A gateway call's time limits (built per call: aiohttp is imported on first use)."""
+    return aiohttp.ClientTimeout(total=15, sock_connect=5)
 
 
 class GatewayError(Exception):
@@ -30,9 +38,9 @@ async def _call(method: str, url: str, allow_hosts: tuple[str, ...], body: dict[
         target = await net_guard.vet_url(url, allow_hosts)
     except net_guard.BlockedUrl as exc:
         raise GatewayError(str(exc))
-    connector = aiohttp.TCPConnector(resolver=net_guard.PinnedResolver(target), use_dns_cache=False, force_close=True)
+    connector = net_guard.pinned_connector(target)
     try:
-        async with aiohttp.ClientSession(connector=connector, timeout=TIMEOUT) as s:
+        async with aiohttp.ClientSession(connector=connector, timeout=_timeout()) as s:
             async with s.request(method, target.url, json=body, allow_redirects=False) as r:
                 if r.status >= 400:
                     raise GatewayError(f"gateway answered HTTP {r.status}")

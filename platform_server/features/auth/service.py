@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import secrets
+import threading
 import time
 from collections import defaultdict, deque
 from typing import Any
@@ -55,13 +56,18 @@ def check_password(password: str, password_hash: str) -> bool:
 
 
 _DUMMY_HASHES: dict[int, str] = {}
+_DUMMY_LOCK = threading.Lock()
 
 
 def dummy_hash(rounds: int) -> str:
-    """A hash of the configured cost to check when the user does not exist, so timing does not reveal usernames."""
-    if rounds not in _DUMMY_HASHES:
-        _DUMMY_HASHES[rounds] = hash_password("not-a-password", rounds)
-    return _DUMMY_HASHES[rounds]
+    """A hash of the configured cost to check when the user does not exist, so timing does not reveal usernames.
+
+    Computed once (the server does it right after it starts listening); a login that arrives while it is
+    being computed waits for that computation instead of starting another."""
+    with _DUMMY_LOCK:
+        if rounds not in _DUMMY_HASHES:
+            _DUMMY_HASHES[rounds] = hash_password("not-a-password", rounds)
+        return _DUMMY_HASHES[rounds]
 
 
 def check_login(password: str, user: User | None, rounds: int) -> bool:

@@ -7,9 +7,8 @@ import base64
 import datetime as dt
 import io
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import segno
 
 from platform_server import sealed
 from platform_server.blocking import run_blocking
@@ -22,6 +21,12 @@ from platform_server.integrations import pairing_gateway
 from platform_server.integrations.pairing_gateway import GatewayError
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import segno
+else:
+    segno = lazy_import("segno")
 
 TERMINAL = ("confirmed", "expired", "failed")
 

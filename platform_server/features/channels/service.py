@@ -7,9 +7,8 @@ import hmac
 import json
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import peewee
 
 from platform_server import sealed
@@ -24,6 +23,12 @@ from platform_server.features.agents.models import Agent
 from platform_server.features.auth.models import User
 from platform_server.features.workspaces.service import member_role
 from platform_server.web.context import Principal
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_import("aiohttp")
 
 IM_TYPES = ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h")
 TYPES = IM_TYPES + ("webchat",)
@@ -203,7 +208,7 @@ async def post_signed(config: Any, channel: Channel, payload: dict[str, Any]) ->
     token = credentials_of(channel).get("token")
     if token:  # obtained by pairing (sealed at rest): the platform side knows the paired account by it
         headers["Authorization"] = f"Bearer {sealed.unseal(token, CREDENTIALS_CONTEXT)}"
-    connector = aiohttp.TCPConnector(resolver=net_guard.PinnedResolver(target), use_dns_cache=False, force_close=True)
+    connector = net_guard.pinned_connector(target)
     try:
         async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=15)) as s:
             async with s.post(target.url, data=body, headers=headers, allow_redirects=False) as r:

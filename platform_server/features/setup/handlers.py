@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import aiohttp
+from typing import TYPE_CHECKING
 
 from platform_server.blocking import run_blocking
 from platform_server.features.auth import service as auth
@@ -12,6 +12,12 @@ from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_import("aiohttp")
 
 
 class StatusHandler(ApiHandler):

@@ -14,10 +14,7 @@ import time
 import uuid
 import zipfile
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
-
-import aiohttp
-from yarl import URL
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from platform_server.config import Config
 from platform_server.db import database, iso
@@ -30,6 +27,14 @@ from platform_server.features.skills.storage import LESSONS_FILE, SKILL_FILE
 from platform_server.integrations import net_guard
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import aiohttp
+    import yarl
+else:
+    aiohttp = lazy_import("aiohttp")
+    yarl = lazy_import("yarl")
 
 MAX_ENTRIES = 1000
 _JUNK = ("__MACOSX/",)
@@ -187,7 +192,7 @@ def _hub_item(raw: Any, base: str) -> dict[str, Any] | None:
         return None
     link = raw.get("downloadUrl") or raw.get("url")
     try:
-        absolute = str(URL(base).join(URL(link))) if isinstance(link, str) and link.strip() else None
+        absolute = str(yarl.URL(base).join(yarl.URL(link))) if isinstance(link, str) and link.strip() else None
     except ValueError:
         absolute = None
     tags = raw["tags"] if isinstance(raw.get("tags"), list) else []

@@ -5,13 +5,17 @@ from __future__ import annotations
 import asyncio
 import html.parser
 import re
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.integrations import net_guard
 from platform_server.blocking import run_blocking
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_import("aiohttp")
 
 _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe", "object"})
 _BLOCK = frozenset(

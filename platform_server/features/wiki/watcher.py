@@ -13,19 +13,9 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tornado.ioloop import IOLoop
-from watchdog.events import (
-    EVENT_TYPE_CLOSED_NO_WRITE,
-    EVENT_TYPE_OPENED,
-    DirModifiedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
 
 from platform_server.db import iso, utcnow
 from platform_server.features.wiki import raw as raw_service
@@ -35,27 +25,18 @@ from platform_server.loops import Loop
 from platform_server.blocking import run_blocking
 from platform_server.web.errors import BadRequest
 from platform_server.features.settings import service as settings
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    from watchdog.observers.api import BaseObserver
+
+    from platform_server.features.wiki import observer as wiki_observer
+else:
+    wiki_observer = lazy_import("platform_server.features.wiki.observer")
 
 log = logging.getLogger(__name__)
 
 READ_BATCH = 50  # files read per executor call during a scan
-QUIET_EVENTS = (EVENT_TYPE_OPENED, EVENT_TYPE_CLOSED_NO_WRITE)  # reading a file (our own scans) is no change
-
-
-class _Events(FileSystemEventHandler):
-    """Runs in the observer thread: note the relative path, wake the IOLoop once per burst."""
-
-    def __init__(self, watcher: SourceWatcher) -> None:
-        self.watcher = watcher
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in QUIET_EVENTS or isinstance(event, DirModifiedEvent):
-            return
-        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
-        found = [self.watcher.relative(os.fsdecode(p)) for p in paths if p]
-        rels = [r for r in found if r is not None and not source.ignored(tuple(r.split("/")))]
-        if rels:
-            self.watcher.note(rels)
 
 
 class SourceWatcher:
@@ -126,17 +107,7 @@ class SourceWatcher:
 
     def start_observer(self) -> None:
         """Start watching the folder (blocking: the observer walks the tree to add its watches)."""
-        handler = _Events(self)
-        try:
-            observer: BaseObserver = Observer()
-            observer.schedule(handler, self.directory, recursive=True)
-            observer.start()
-        except OSError:  # e.g. out of inotify instances: poll instead
-            log.warning("wiki watcher of KB %s falls back to polling", self.kb_id, exc_info=True)
-            observer = PollingObserver(timeout=max(1.0, self.owner.check_s))
-            observer.schedule(handler, self.directory, recursive=True)
-            observer.start()
-        self.observer = observer
+        self.observer = wiki_observer.start(self, self.directory, self.owner.check_s)
 
     def stop_observer(self) -> None:
         """Stop and join the observer thread (blocking)."""

@@ -6,11 +6,15 @@ import asyncio
 import codecs
 import json
 from collections.abc import AsyncIterator, Awaitable
-from typing import Any, TypeVar
-
-import aiohttp
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from platform_server.integrations.llm.types import LlmError
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import aiohttp
+else:
+    aiohttp = lazy_import("aiohttp")
 
 T = TypeVar("T")
 _MAX_ERROR_BODY = 64 * 1024
