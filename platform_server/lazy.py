@@ -10,7 +10,8 @@ A module names such a library at its top, beside its other imports:
 The name then reads like the module (`aiohttp.ClientSession(...)`, `except aiohttp.ClientError`): the
 first attribute read imports it, under the interpreter's import lock, so threads may race for it. The type
 checker sees the real module. `warm_up` imports, off the IOLoop, what the first chat turn needs, once the
-server listens (cli.serve). tests/test_startup_imports.py checks that a start imports none of `DEFERRED`.
+server listens (`app.warm_up`, from cli.serve). tests/test_lazy_imports.py checks that a start imports none of
+`DEFERRED`; docs/DEVELOPING.md "Layout and call direction" has the rule.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from platform_server.blocking import run_blocking
 log = logging.getLogger(__name__)
 
 # Imported by no module at start (each through lazy_import or a lazily imported module of ours).
-DEFERRED = ("aiohttp", "numpy", "yaml", "pypdf", "segno", "watchdog", "mcp", "pocketsphinx", "piper", "llama_cpp")
+DEFERRED = ("aiohttp", "numpy", "yaml", "pypdf", "segno", "watchdog", "mcp", "httpx2", "pocketsphinx", "piper", "llama_cpp", "model2vec")
 
 # What the first chat turn needs (the LLM client's HTTP transport): imported right after listening.
 WARM_UP = ("aiohttp",)

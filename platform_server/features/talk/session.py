@@ -12,7 +12,7 @@ import logging
 import re
 import wave
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from platform_server.features.agents import service as agents
 from platform_server.features.chat import service as chat
@@ -24,6 +24,12 @@ from platform_server.integrations import local_speech
 from platform_server.integrations.local_speech import LocalSpeech
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, Conflict, parse_long
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_import("numpy")
 
 log = logging.getLogger(__name__)
 
@@ -215,8 +221,6 @@ class TalkSession:
         self.answer_task = asyncio.get_running_loop().create_task(self._answer(self.turn))
 
     async def transcribe(self, pcm: bytes) -> str:
-        import numpy as np  # only a talk session needs it; not imported at start
-
         samples = np.frombuffer(pcm, dtype="<i2")
         if float(np.sqrt(np.mean(samples.astype(np.float64) ** 2))) < SILENCE_RMS:
             return ""  # recognisers hear words in silence; there is nothing to answer

@@ -35,9 +35,14 @@ from platform_server.features.wiki.watcher import Watchers
 from platform_server.integrations.llm.types import ChatRequest
 from platform_server.blocking import run_blocking
 from platform_server.web.events import Subscription, Topics
+from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from platform_server.app import Platform
+else:
+    np = lazy_import("numpy")
 
 log = logging.getLogger(__name__)
 
@@ -326,8 +331,6 @@ class WikiEngine:
         pages = list(Page.select().where((Page.kb == kb_id) & Page.embedding.is_null(False)))
         if not pages:
             return []
-        import numpy as np
-
         mean = search.pack(np.mean([search.unpack(b) for b in blobs], axis=0))
         scores = search.cosine_all(mean, [p.embedding for p in pages])
         ranked = sorted(zip(pages, scores), key=lambda t: -float(t[1]))[:CONTEXT_PAGES]

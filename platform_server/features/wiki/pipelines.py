@@ -8,7 +8,7 @@ materials instead of the built-in steps; each processing is a run with per-step 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
@@ -17,6 +17,12 @@ from platform_server.features.wiki.models import Pipeline, PipelineRun, Transfor
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.serialize import Fields, flag, ident, when
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import yaml
+else:
+    yaml = lazy_import("yaml")
 
 CATALOGUE: dict[str, dict[str, tuple[type, Any, Any]]] = {  # step -> param -> (type, min, max)
     "extract": {},
@@ -35,8 +41,6 @@ def _definition(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadRequest("body: must be a JSON object")
     if body.get("yaml") is not None:
-        import yaml
-
         if not isinstance(body["yaml"], str) or len(body["yaml"]) > 100_000:
             raise BadRequest("yaml: must be YAML text of at most 100000 characters")
         try:

@@ -6,13 +6,16 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-if TYPE_CHECKING:  # numpy is imported where vectors are used: a restart does not pay for it
-    import numpy as np
-
 from platform_server.db import database, dict_rows
 from platform_server.features.wiki.models import Chunk, Page, PageCitation, RawMaterial
 from platform_server.features.wiki.text import snippet
 from platform_server.serialize import GIVEN, Fields, ident
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_import("numpy")
 
 KEYWORD_WEIGHT = 0.5
 VECTOR_WEIGHT = 0.5
@@ -20,23 +23,17 @@ VECTOR_WEIGHT = 0.5
 
 def pack(vector: Sequence[float]) -> bytes:
     """A normalised float32 blob."""
-    import numpy as np
-
     arr = np.asarray(vector, dtype=np.float32)
     norm = float(np.linalg.norm(arr))
     return (arr / norm if norm > 0 else arr).tobytes()
 
 
 def unpack(blob: bytes) -> np.ndarray:
-    import numpy as np
-
     return np.frombuffer(blob, dtype=np.float32)
 
 
 def cosine_all(query: bytes, blobs: Sequence[bytes | None]) -> np.ndarray:
     """Cosine of the (normalised) query against each blob of the same dimension (others score 0)."""
-    import numpy as np
-
     q = unpack(query)
     out = np.zeros(len(blobs), dtype=np.float32)
     same = [i for i, b in enumerate(blobs) if b is not None and len(b) == len(query)]

@@ -6,8 +6,15 @@ import html.parser
 import io
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from platform_server.web.errors import BadRequest
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import pypdf
+else:
+    pypdf = lazy_import("pypdf")
 
 TEXT_TYPES = {
     ".txt": "text/plain",
@@ -96,8 +103,6 @@ def html_to_text(markup: str) -> str:
 
 def pdf_to_text(data: bytes) -> str:
     """Text of every page of a PDF (pypdf); 400 when the file is not a readable PDF."""
-    import pypdf
-
     try:
         reader = pypdf.PdfReader(io.BytesIO(data))
         if reader.is_encrypted:

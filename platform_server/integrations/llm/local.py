@@ -10,7 +10,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.integrations.llm.base import LlmClient
 from platform_server.integrations.llm.types import (
@@ -23,6 +23,14 @@ from platform_server.integrations.llm.types import (
     TextDelta,
     Usage,
 )
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import llama_cpp
+    import model2vec
+else:
+    llama_cpp = lazy_import("llama_cpp")
+    model2vec = lazy_import("model2vec")
 
 N_CTX = 2048
 N_THREADS = 2
@@ -84,11 +92,11 @@ def _load_llama(path: str) -> Any:
         if path in _llamas:
             return _llamas[path]
         try:
-            import llama_cpp
+            llama = llama_cpp.Llama
         except ImportError:
             raise LlmError("local model runtime not installed (llama-cpp-python is missing)", retryable=False) from None
         try:
-            llm = llama_cpp.Llama(model_path=path, n_ctx=N_CTX, n_threads=N_THREADS, verbose=False)
+            llm = llama(model_path=path, n_ctx=N_CTX, n_threads=N_THREADS, verbose=False)
         except Exception as exc:  # llama_cpp raises ValueError/RuntimeError on bad files
             raise LlmError(f"local: cannot load model {path}: {exc}", retryable=False) from None
         _llamas[path] = llm
@@ -260,11 +268,11 @@ def _encode(path: str, texts: list[str]) -> Any:
         model = _embedders.get(path)
         if model is None:
             try:
-                from model2vec import StaticModel
+                static_model = model2vec.StaticModel
             except ImportError:
                 raise LlmError("local embedding runtime not installed (model2vec is missing)", retryable=False) from None
             try:
-                model = StaticModel.from_pretrained(path)
+                model = static_model.from_pretrained(path)
             except Exception as exc:
                 raise LlmError(f"local: cannot load embedding model {path}: {exc}", retryable=False) from None
             _embedders[path] = model

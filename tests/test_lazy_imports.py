@@ -1,0 +1,81 @@
+"""A restart answers sooner: libraries only some routes or turns use are imported on first use (platform_server.lazy)."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from platform_server import lazy
+from platform_server.lazy import lazy_import
+
+START = """
+import asyncio, json, sys
+import tornado.netutil
+from platform_server import lazy
+from platform_server.app import listen, make_app, start_features, stop_features, warm_up
+from platform_server.config import load_config
+from platform_server.features.auth import service as auth
+
+async def main(data_dir):
+    sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
+    config = load_config(None, env={}, overrides={"host": "127.0.0.1", "port": sockets[0].getsockname()[1],
+                                                  "data_dir": data_dir, "password_hash_rounds": 4, "log_level": "WARNING"})
+    app, platform = make_app(config)
+    await start_features(platform)
+    server = listen(app, config, sockets)
+    listening = {"deferred": sorted(m for m in lazy.DEFERRED if m in sys.modules), "hashed": 4 in auth._DUMMY_HASHES}
+    await warm_up(platform)
+    warmed = {"deferred": sorted(m for m in lazy.DEFERRED if m in sys.modules), "hashed": 4 in auth._DUMMY_HASHES}
+    server.stop()
+    await stop_features(platform)
+    print(json.dumps({"listening": listening, "warmed": warmed}))
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_a_start_imports_none_of_the_deferred_libraries_until_the_warm_up_after_listening(tmp_path: Path) -> None:
+    for _start in ("first start (migrations)", "restart"):
+        out = subprocess.run([sys.executable, "-c", START, str(tmp_path / "data")], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        assert result["listening"] == {"deferred": [], "hashed": False}
+        assert result["warmed"] == {"deferred": sorted(lazy.WARM_UP), "hashed": True}
+
+
+@pytest.fixture
+def slow_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A module whose import takes 0.3 s and sets its attribute only at the end."""
+    name = f"slow_lazy_probe_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text("import time\ntime.sleep(0.3)\nREADY = 'yes'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield name
+    sys.modules.pop(name, None)
+
+
+def test_a_lazy_module_is_imported_at_the_first_attribute_read_not_before(slow_module: str) -> None:
+    module: Any = lazy_import(slow_module)
+    assert slow_module not in sys.modules
+    assert module.READY == "yes"
+    assert slow_module in sys.modules
+
+
+def test_a_read_while_another_thread_is_importing_waits_for_the_whole_module(slow_module: str) -> None:
+    importer = threading.Thread(target=__import__, args=(slow_module,))
+    importer.start()
+    while slow_module not in sys.modules:  # the other thread is inside the module's body now
+        pass
+    module: Any = lazy_import(slow_module)  # a module of ours imported meanwhile (as a route's first use does)
+    assert module.READY == "yes"  # not AttributeError on the half-initialised module
+    importer.join()
+
+
+def test_a_missing_library_raises_import_error_at_first_use_so_callers_can_report_it() -> None:
+    missing: Any = lazy_import("no_such_library_for_the_lazy_test")
+    with pytest.raises(ImportError):
+        missing.anything
