@@ -10,7 +10,7 @@ import signal
 import sys
 
 from platform_server.config import Config, load_config
-from platform_server.web import redact
+from platform_server import logs
 from platform_server import backup
 from platform_server.app import collect_migrations
 from platform_server.app import listen, make_app, start_features, stop_features
@@ -66,8 +66,7 @@ async def serve(config: Config) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     config = _config(args)
-    logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    redact.install()
+    logs.configure(config.log_level)
     if args.command == "serve":
         asyncio.run(serve(config))
     elif args.command in ("backup", "restore"):

@@ -26,8 +26,9 @@ MAX_ENTRIES = 4096  # per function; a full cache empties (the keys are ids: few 
 _ALL: list[Callable[[], None]] = []  # every memo's `clear` (tests that write behind the hooks' back)
 
 
-def memo_on(*sources: type[peewee.Model] | str) -> Callable[[Callable[..., R]], Callable[..., R]]:
-    """Cache a function of hashable arguments until a row of one of `sources` (models or table names) changes."""
+def memo_on(*sources: type[peewee.Model] | str, fresh: Callable[[Any], bool] | None = None) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Cache a function of hashable arguments until a row of one of `sources` (models or table names) changes,
+    or (with `fresh`) until `fresh(value)` says a kept value has aged (it depends on the time as well)."""
     tables = tuple(s if isinstance(s, str) else s._meta.table_name for s in sources)
     for table in tables:
         watch_table(table)
@@ -46,7 +47,9 @@ def memo_on(*sources: type[peewee.Model] | str) -> Callable[[Callable[..., R]], 
                 values.clear()
                 seen[0] = now
             try:
-                return values[args]
+                kept = values[args]
+                if fresh is None or fresh(kept):
+                    return kept
             except KeyError:
                 pass
             value = fn(*args)

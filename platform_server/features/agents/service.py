@@ -15,6 +15,7 @@ from platform_server.features.agents.models import Agent, AgentSkill, AgentTool
 from platform_server.features.agents.schemas import AgentCreate, AgentUpdate
 from platform_server.features.audit import service as audit
 from platform_server.memo import memo_on
+from platform_server.web.encode import JsonText, encoded
 from platform_server.web.context import Caller
 from platform_server.features.agents.errors import AgentNotFound
 from platform_server.web.errors import ApiError, BadRequest, Forbidden, NotFound
@@ -262,16 +263,22 @@ def _provider_preferences(agent_id: int) -> tuple[str, ...]:
 # ---- CRUD ----------------------------------------------------------------------
 
 
-def list_agents(caller: Caller, enabled: bool | None) -> list[dict[str, Any]]:
+def list_agents(caller: Caller, enabled: bool | None) -> JsonText:
     """The workspace's agents, newest first, optionally only enabled or disabled ones.
 
     A hot route: one plain SQL read of the columns the JSON needs, no model objects.
     """
+    return _agents_json(caller.workspace_id, enabled)
+
+
+@memo_on(Agent)
+def _agents_json(workspace_id: int, enabled: bool | None) -> JsonText:
+    """The list encoded once, kept until an agent row changes (a console polls it)."""
     if enabled is None:
-        cursor = database.execute_sql(_LIST_SQL + _LIST_ORDER, (caller.workspace_id,))
+        cursor = database.execute_sql(_LIST_SQL + _LIST_ORDER, (workspace_id,))
     else:
-        cursor = database.execute_sql(_LIST_SQL + " AND enabled = ?" + _LIST_ORDER, (caller.workspace_id, int(enabled)))
-    return [agent_vo(row) for row in cursor]
+        cursor = database.execute_sql(_LIST_SQL + " AND enabled = ?" + _LIST_ORDER, (workspace_id, int(enabled)))
+    return encoded([agent_vo(row) for row in cursor])
 
 
 def check_not_foreign(caller: Caller, skill_ids: list[int] | None = None, kb_id: int | None = None) -> None:
