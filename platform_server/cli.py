@@ -17,6 +17,8 @@ from platform_server.app import listen, make_app, start_features, stop_features
 from platform_server.features.auth import service as auth
 from platform_server.features.setup import service as setup
 
+SLOW_CALLBACK_S = 0.05  # asyncio debug mode: a callback this long is logged as blocking the loop
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="platform-server", description="Self-hosted agent platform server")
@@ -40,8 +42,10 @@ async def serve(config: Config) -> None:
 
     Stop accepting connections, let running chat turns finish (up to `shutdown_grace_s`; the rest are
     stopped with their partial answers kept), stop every area, checkpoint the WAL, return (exit 0).
+    With PYTHONASYNCIODEBUG=1, every callback that holds the IOLoop 50 ms or more is logged.
     """
-
+    if asyncio.get_running_loop().get_debug():
+        asyncio.get_running_loop().slow_callback_duration = SLOW_CALLBACK_S
     app, platform = make_app(config)
     await start_features(platform)
     server = listen(app, config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import logging
@@ -11,7 +12,6 @@ import pydantic
 import tornado.httputil
 import tornado.iostream
 import tornado.web
-from tornado.ioloop import IOLoop
 
 from platform_server.blocking import run_blocking
 from platform_server.web.encode import JsonText, dumps
@@ -88,6 +88,17 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
+_IMPLEMENTED: dict[type, tuple[str, ...]] = {}
+
+
+def _implemented_methods(cls: type[tornado.web.RequestHandler]) -> tuple[str, ...]:
+    """The HTTP methods a handler class defines (asked on every request: worked out once per class)."""
+    methods = _IMPLEMENTED.get(cls)
+    if methods is None:
+        methods = _IMPLEMENTED[cls] = tuple(m for m in HTTP_METHODS if getattr(cls, m.lower()) is not getattr(tornado.web.RequestHandler, m.lower()))
+    return methods
+
+
 @tornado.web.stream_request_body
 class ApiHandler(tornado.web.RequestHandler):
     """Base of every route: declare `access` per method; handlers call one service and `ok()`."""
@@ -121,7 +132,7 @@ class ApiHandler(tornado.web.RequestHandler):
         self.caller = None
         self._chunks: list[bytes] = []
         self._received = 0
-        self._timeout_handle: object | None = None
+        self._timeout_handle: asyncio.TimerHandle | None = None
         self._body_rejected = False
         self._deferred_error: BaseException | None = None
 
@@ -134,7 +145,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     @classmethod
     def implemented_methods(cls) -> list[str]:
-        return [m for m in HTTP_METHODS if getattr(cls, m.lower()) is not getattr(tornado.web.RequestHandler, m.lower())]
+        return list(_implemented_methods(cls))
 
     def is_sse(self) -> bool:
         return self.request.method in self.sse_methods
@@ -166,7 +177,7 @@ class ApiHandler(tornado.web.RequestHandler):
         if length is not None and length.isdigit() and int(length) > limit:
             raise PayloadTooLarge(f"Request body exceeds {limit} bytes")
         if not self.is_sse():
-            self._timeout_handle = IOLoop.current().call_later(self.config.request_timeout_s, self._on_timeout)
+            self._timeout_handle = asyncio.get_running_loop().call_later(self.config.request_timeout_s, self._on_timeout)
         level = self.access.get(method, LOGIN)
         self.principal = self._authenticate(required=level not in (PUBLIC, OPTIONAL))
         self._parse_path_params()
@@ -197,7 +208,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def _cancel_timeout(self) -> None:
         if self._timeout_handle is not None:
-            IOLoop.current().remove_timeout(self._timeout_handle)
+            self._timeout_handle.cancel()
             self._timeout_handle = None
 
     def on_finish(self) -> None:

@@ -288,6 +288,33 @@ class Bench:
         self.rows.append(Row("'database is locked' in the server logs (whole run)", str(locked), "0", "-", "0",
                              locked == 0))
 
+    async def blocking(self, data_dir: str) -> None:
+        """The same work under asyncio's debug mode, which logs every callback that holds the loop >= 50 ms."""
+        self.note("IOLoop blocking check (asyncio debug mode: callbacks of 50 ms or more are logged)")
+        log_path = self.path("blocking.log")
+        self.logs.append(log_path)
+        server = platform_proc(data_dir, log_path)
+        server.env["PYTHONASYNCIODEBUG"] = "1"
+        server.spawn()
+        await server.wait_ready(HEALTH, {"Authorization": "Bearer " + self.token})
+        assert self.model is not None
+        await self.point_provider(server.url, self.model.url)
+        await self.control(20, 20)
+        streamed = await streams.run_platform(server.url, self.token, self.agent_id, 100)
+        headers = {"Authorization": "Bearer " + self.token}
+        for path in ENDPOINTS:
+            await asyncio.to_thread(load.measure, server.url + path, headers, 2)
+        await self.control(5, 0)
+        chats = await persist.chat_load(server.url, self.token, self.agent_id, os.path.join(data_dir, "platform.db"), 50, 3)
+        server.stop()
+        with open(log_path, errors="replace") as fh:
+            slow = [line for line in fh if "Executing" in line and " took " in line]
+        work = f"100 streams ({streamed.completed} completed), lists, {chats.turns} chat turns"
+        self.rows.append(Row(f"IOLoop callbacks holding it >= 50 ms, asyncio debug mode ({work})", str(len(slow)), "-", "-",
+                             "0", not slow))
+        if slow:
+            self.context.append("Slowest callbacks: " + "; ".join(line.strip()[-160:] for line in slow[:3]))
+
     # ---- the run --------------------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -309,6 +336,7 @@ class Bench:
                 self.stop_platform(server, "main", "requests/s and stream latency")
             await self.held(data_dir)
             await self.persistence(data_dir)
+            await self.blocking(data_dir)
         finally:
             self.model.stop()
 
