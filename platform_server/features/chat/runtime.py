@@ -321,7 +321,7 @@ class ChatRuntime:
             while pending_input is not None:
                 user_id, current = pending_input
                 turn.publish("meta", {"conversationId": turn.conversation_id, "agentId": str(turn.agent_id), "userMessageId": str(user_id)})
-                answer = await self._answer(turn, current, conv, totals)
+                answer = await self._answer(turn, current, conv, totals, conv_current=current is req)
                 turn.publish("message_complete", {"status": "completed", "assistantMessageId": str(answer.row_id)})
                 pending_input = None
                 if turn.queue:
@@ -415,10 +415,10 @@ class ChatRuntime:
         update_row(Conversation, conv.id, stream_status="idle", last_event_id=turn.last_event_id, message_count=count)
         turn.finish(status)
 
-    async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals) -> Answer:
+    async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, conv_current: bool = False) -> Answer:
         """One user input: react, or plan-execute for such agents."""
 
-        setup = self._setup(turn, req, conv)
+        setup = self._setup(turn, req, conv, conv_current)
         await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
         if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
@@ -431,10 +431,11 @@ class ChatRuntime:
             return await planner.plan_execute(self, turn, req, conv, totals, setup)
         return await self.react(turn, req, conv, totals, setup)
 
-    def _setup(self, turn: Turn, req: TurnRequest, conv: Conversation) -> "TurnSetup":
+    def _setup(self, turn: Turn, req: TurnRequest, conv: Conversation, conv_current: bool = False) -> "TurnSetup":
 
         agent = req.agent
-        conv = first_where(Conversation, id=conv.id) or Conversation.get_by_id(conv.id)
+        if not conv_current:  # a queued input: the conversation may have changed since the turn began
+            conv = first_where(Conversation, id=conv.id) or Conversation.get_by_id(conv.id)
         preferences = agents.provider_preferences(agent.id)
         if conv.model_provider and conv.model_name:
             targets = resolve_targets(conv.model_name, conv.model_provider, preferences)
