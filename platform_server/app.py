@@ -266,6 +266,11 @@ class GuardedApplication(tornado.web.Application):
         self.allowed_hosts = allowed
         self.fixed_paths = _fixed_paths(self.wildcard_router.rules)
 
+    def add_handlers(self, host_pattern: str, host_handlers: Any) -> None:
+        """Routes added later are checked before the fixed paths (as Tornado checks them before the first ones)."""
+        super().add_handlers(host_pattern, host_handlers)
+        self.fixed_paths = {}
+
     def find_handler(self, request: Any, **kwargs: Any) -> Any:
         if not hosts.is_allowed(request.headers.get("Host"), self.allowed_hosts):
             return self.get_handler_delegate(request, HostRefusedHandler)

@@ -90,6 +90,7 @@ def open_database(path: str) -> APSWDatabase:
     """Open (or create) the SQLite file and bind it to every model."""
     db = Database(path, pragmas=PRAGMAS, timeout=5)
     database.initialize(db)
+    _bump(list(WATCHED_TABLES))  # what was read from a database opened before is not this one's
     db.connect(reuse_if_open=True)
     return db
 

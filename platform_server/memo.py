@@ -5,7 +5,8 @@
 
 The value is computed once per argument tuple and dropped as soon as this process writes a row of
 any listed table (the change counters in `db.WATCHED_TABLES`, kept by SQLite hooks: no query, and
-a write's commit counts again, so what another thread read before that commit is not kept). The
+a write's commit counts again, so what another thread read before that commit is not kept; and
+what is read inside a transaction, whose snapshot may predate a commit, is not kept at all). The
 server is the only writer of its database, so that is every change. Cached values are shared:
 callers must not mutate them (return tuples, frozen dataclasses, or copy before changing).
 """
@@ -17,7 +18,7 @@ from typing import Any, Callable, Hashable, TypeVar
 
 import peewee
 
-from platform_server.db import WATCHED_TABLES, watch_table
+from platform_server.db import WATCHED_TABLES, database, watch_table
 
 R = TypeVar("R")
 
@@ -52,8 +53,9 @@ def memo_on(*sources: type[peewee.Model] | str, fresh: Callable[[Any], bool] | N
                     return kept
             except KeyError:
                 pass
+            settled = not database.connection().in_transaction
             value = fn(*args)
-            if stamp() == now:  # nothing changed while it was read
+            if settled and stamp() == now:  # read outside a transaction (its snapshot may be older), nothing changed meanwhile
                 if len(values) >= MAX_ENTRIES:
                     values.clear()
                 values[args] = value

@@ -69,3 +69,26 @@ async def test_a_value_read_inside_a_rolled_back_transaction_is_forgotten(api: A
     except peewee.IntegrityError:
         pass
     assert stored_value(KEY) == "kept"
+
+
+async def test_what_a_transaction_reads_from_its_older_snapshot_is_not_kept(api: ApiClient) -> None:
+    put("old")
+    started, changed = threading.Event(), threading.Event()
+    seen: list[object] = []
+
+    def reader() -> None:
+        with database.atomic():  # a transaction on this thread's connection: its snapshot starts at the first read
+            Setting.select().count()
+            started.set()
+            changed.wait(5)
+            seen.append(stored_value(KEY))  # the snapshot's value, older than the commit below
+        database.close()
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    assert started.wait(5)
+    put("new")  # committed after the reader's snapshot
+    changed.set()
+    thread.join(5)
+    assert seen == ["old"]
+    assert stored_value(KEY) == "new"
