@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import tornado.httpserver
 import tornado.web
+from tornado.routing import PathMatches, Rule
 
 from platform_server.config import Config
 from platform_server import lazy, sealed
@@ -265,11 +266,34 @@ class GuardedApplication(tornado.web.Application):
     def __init__(self, *args: Any, allowed: set[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.allowed_hosts = allowed
+        self.fixed_paths = _fixed_paths(self.wildcard_router.rules)
+
+    def add_handlers(self, host_pattern: str, host_handlers: Any) -> None:
+        """Routes added later are checked before the fixed paths (as Tornado checks them before the first ones)."""
+        super().add_handlers(host_pattern, host_handlers)
+        self.fixed_paths = {}
 
     def find_handler(self, request: Any, **kwargs: Any) -> Any:
         if not hosts.is_allowed(request.headers.get("Host"), self.allowed_hosts):
             return self.get_handler_delegate(request, HostRefusedHandler)
+        rule = self.fixed_paths.get(request.path)
+        if rule is not None:  # a path without parameters: found by its text, not by trying each route's pattern in turn
+            return self.get_handler_delegate(request, rule.target, rule.target_kwargs)
         return super().find_handler(request, **kwargs)
+
+
+def _fixed_paths(rules: list[Rule]) -> dict[str, Rule]:
+    """Routes whose path has no parameter, by path, when no route before them would match it first."""
+    out: dict[str, Rule] = {}
+    for i, rule in enumerate(rules):
+        matcher = rule.matcher
+        if not isinstance(matcher, PathMatches) or matcher.regex.groups or matcher._path is None:
+            continue
+        path = matcher._path
+        earlier = rules[:i]
+        if matcher.regex.match(path) and all(isinstance(r.matcher, PathMatches) and not r.matcher.regex.match(path) for r in earlier):
+            out[path] = rule
+    return out
 
 
 def make_private(config: Config) -> None:

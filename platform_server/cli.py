@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from platform_server.config import Config, load_config
-from platform_server.web import redact
+from platform_server import logs
 from platform_server.app import collect_migrations
 from platform_server.app import listen, make_app, start_features, stop_features, warm_up
 from platform_server.features.auth import service as auth
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from platform_server import backup
 else:
     backup = lazy_import("platform_server.backup")  # only the backup and restore commands need it
+
+SLOW_CALLBACK_S = 0.05  # asyncio debug mode: a callback this long is logged as blocking the loop
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,8 +48,10 @@ async def serve(config: Config) -> None:
 
     Stop accepting connections, let running chat turns finish (up to `shutdown_grace_s`; the rest are
     stopped with their partial answers kept), stop every area, checkpoint the WAL, return (exit 0).
+    With PYTHONASYNCIODEBUG=1, every callback that holds the IOLoop 50 ms or more is logged.
     """
-
+    if asyncio.get_running_loop().get_debug():
+        asyncio.get_running_loop().slow_callback_duration = SLOW_CALLBACK_S
     app, platform = make_app(config)
     await start_features(platform)
     server = listen(app, config)
@@ -74,8 +78,7 @@ async def serve(config: Config) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     config = _config(args)
-    logging.basicConfig(level=config.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    redact.install()
+    logs.configure(config.log_level)
     if args.command == "serve":
         asyncio.run(serve(config))
     elif args.command in ("backup", "restore"):

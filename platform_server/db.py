@@ -6,7 +6,7 @@ import datetime as dt
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar, cast
 
 import peewee
 from playhouse.apsw_ext import APSWDatabase
@@ -29,35 +29,68 @@ PRAGMAS = (
 
 # Tables whose row changes (by any connection of this process, triggers included) bump a counter
 # here, so in-memory caches notice them without a query: table name -> changes seen.
+#
+# A change counts twice: when the row is written, and again once its transaction is over (committed:
+# SQLite's WAL hook, which runs after the commit is visible to other connections; or rolled back).
+# A reader that cached what it read between the two (another thread's uncommitted write was not
+# visible yet) therefore sees its cache invalidated after the commit.
 WATCHED_TABLES: dict[str, int] = {}
+WAL_AUTOCHECKPOINT_PAGES = 1000  # SQLite's default, kept: our WAL hook replaces its built-in one
 
 
 def watch_table(name: str) -> None:
-    """Count this process's row changes to `name` in `WATCHED_TABLES` (call before connections open)."""
+    """Count this process's row changes to `name` in `WATCHED_TABLES`."""
     WATCHED_TABLES.setdefault(name, 0)
 
 
 _WATCH_LOCK = threading.Lock()
 
 
-def _on_row_change(kind: int, schema: str, table: str, rowid: int) -> None:
-    if table in WATCHED_TABLES:
-        with _WATCH_LOCK:  # executor threads write too; no increment may be lost
+def _bump(tables: Iterable[str]) -> None:
+    with _WATCH_LOCK:  # executor threads write too; no increment may be lost
+        for table in tables:
             WATCHED_TABLES[table] += 1
 
 
+class _ChangeTracker:
+    """One connection's hooks: count watched-table writes now, and again when their transaction ends."""
+
+    def __init__(self) -> None:
+        self.pending: set[str] = set()
+
+    def on_row_change(self, kind: int, schema: str, table: str, rowid: int) -> None:
+        if table in WATCHED_TABLES:
+            self.pending.add(table)
+            _bump((table,))
+
+    def on_transaction_end(self) -> None:
+        if self.pending:
+            tables, self.pending = self.pending, set()
+            _bump(tables)
+
+    def on_wal_commit(self, conn: Any, name: str, pages: int) -> int:
+        self.on_transaction_end()
+        if pages >= WAL_AUTOCHECKPOINT_PAGES:
+            conn.wal_checkpoint(name)  # passive, as SQLite's own auto-checkpoint
+        return 0  # SQLITE_OK
+
+
 class Database(APSWDatabase):
-    """APSW with a row-change hook on every connection (see `WATCHED_TABLES`)."""
+    """APSW with change tracking on every connection (see `WATCHED_TABLES`)."""
 
     def _add_conn_hooks(self, conn: Any) -> None:
         super()._add_conn_hooks(conn)
-        conn.set_update_hook(_on_row_change)
+        tracker = _ChangeTracker()
+        conn.set_update_hook(tracker.on_row_change)
+        conn.set_wal_hook(tracker.on_wal_commit)
+        conn.set_rollback_hook(tracker.on_transaction_end)
 
 
 def open_database(path: str) -> APSWDatabase:
     """Open (or create) the SQLite file and bind it to every model."""
     db = Database(path, pragmas=PRAGMAS, timeout=5)
     database.initialize(db)
+    _bump(list(WATCHED_TABLES))  # what was read from a database opened before is not this one's
     db.connect(reuse_if_open=True)
     return db
 
@@ -174,6 +207,48 @@ def first_where(model: type[M], **equal: Any) -> M | None:
     sql, template = cached
     bound = [equal[name] if name is not None else constant for name, constant in template]
     return next(iter(model.raw(sql, *bound)), None)
+
+
+_INSERT_SQL: dict[tuple[type, tuple[str, ...]], tuple[str, list[peewee.Field]]] = {}
+_UPDATE_SQL: dict[tuple[type, tuple[str, ...]], tuple[str, list[peewee.Field]]] = {}
+
+
+def insert_row(model: type[peewee.Model], /, **values: Any) -> Any:
+    """`model.create(**values)` for hot writes: no model object, SQL built once per model and field set.
+
+    Defaults apply as in peewee (callables called); values go through each field's `db_value`.
+    Returns the primary key (the generated id)."""
+    meta = model._meta
+    row = dict(values)
+    for field, default in meta.defaults.items():
+        if field.name not in row and field.column_name not in row:
+            row[field.name] = default() if callable(default) else default
+    names = tuple(row)
+    cached = _INSERT_SQL.get((model, names))
+    if cached is None:
+        fields = [meta.combined[name] for name in names]
+        columns = ", ".join(f'"{f.column_name}"' for f in fields)
+        sql = f'INSERT INTO "{meta.table_name}" ({columns}) VALUES ({", ".join("?" * len(fields))})'
+        cached = _INSERT_SQL[(model, names)] = (sql, fields)
+    sql, fields = cached
+    database.execute_sql(sql, [f.db_value(row[name]) for name, f in zip(names, fields)])
+    key: peewee.Field = cast(peewee.Field, meta.primary_key)
+    return row.get(key.name)
+
+
+def update_row(model: type[peewee.Model], row_id: Any, /, **values: Any) -> None:
+    """`model.update(**values).where(model.id == row_id)` for hot writes, SQL built once per field set."""
+    names = tuple(values)
+    cached = _UPDATE_SQL.get((model, names))
+    if cached is None:
+        meta = model._meta
+        key: peewee.Field = cast(peewee.Field, meta.primary_key)
+        fields = [meta.combined[name] for name in names]
+        assignments = ", ".join(f'"{f.column_name}" = ?' for f in fields)
+        sql = f'UPDATE "{meta.table_name}" SET {assignments} WHERE "{key.column_name}" = ?'
+        cached = _UPDATE_SQL[(model, names)] = (sql, fields)
+    sql, fields = cached
+    database.execute_sql(sql, [*(f.db_value(values[name]) for name, f in zip(names, fields)), row_id])
 
 
 class SchemaMigration(peewee.Model):

@@ -93,3 +93,24 @@ async def test_conversations_of_another_workspace_are_not_listed(env: ChatEnv) -
     await env.stream("hi")
     r = await env.api.get("/api/v1/conversations", token="alice", workspace=env.people["dave"]["workspace"])
     assert r.data == []
+
+
+async def test_the_page_is_kept_between_changes_yet_follows_every_change_and_the_passing_of_time(env: ChatEnv, monkeypatch) -> None:
+    import datetime as dt
+
+    from platform_server.features.conversations import service
+
+    await env.stream("first", conversation_id="kept")
+    page = await env.api.get("/api/v1/conversations/page", token="alice")
+    assert [(c["conversationId"], c["messageCount"], c["status"]) for c in page.data["records"]] == [("kept", 2, "active")]
+    await env.stream("second", conversation_id="kept")  # a change: the kept page is not answered again
+    page = await env.api.get("/api/v1/conversations/page", token="alice")
+    assert page.data["records"][0]["messageCount"] == 4
+    r = await env.api.put("/api/v1/agents/" + env.agent_id, {"name": "Renamed"}, token="alice")
+    assert r.status == 200, r.body
+    page = await env.api.get("/api/v1/conversations/page", token="alice")
+    assert page.data["records"][0]["agentName"] == "Renamed"
+    now = service.utcnow()
+    monkeypatch.setattr(service, "utcnow", lambda: now + service.ACTIVE_WINDOW + dt.timedelta(minutes=1))
+    page = await env.api.get("/api/v1/conversations/page", token="alice")  # nothing was written, time passed
+    assert page.data["records"][0]["status"] == "closed"

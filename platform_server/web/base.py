@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import logging
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import orjson
 import pydantic
 import tornado.httputil
 import tornado.iostream
 import tornado.web
-from tornado.ioloop import IOLoop
 
 from platform_server.blocking import run_blocking
+from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (
     GLOBAL_ADMIN,
     LOGIN,
@@ -35,7 +35,6 @@ from platform_server.web.errors import (
     Unauthorized,
     parse_long,
 )
-from platform_server.db import iso
 
 if TYPE_CHECKING:  # the joined application's state; web/ imports no feature at run time
     from platform_server.app import Platform
@@ -48,18 +47,6 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, dt.datetime):
-        return iso(value)
-    if isinstance(value, pydantic.BaseModel):
-        return value.model_dump(by_alias=True)
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
-
-
 def _parse_form(
     content_type: str, chunks: list[bytes], headers: tornado.httputil.HTTPHeaders
 ) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
@@ -67,17 +54,6 @@ def _parse_form(
     files: dict[str, list[tornado.httputil.HTTPFile]] = {}
     tornado.httputil.parse_body_arguments(content_type, b"".join(chunks), args, files, headers)
     return args, files
-
-
-_ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS  # datetimes as `iso`, via the default
-
-
-def dumps(value: Any) -> str:
-    """JSON text as the API sends it (orjson; the standard encoder for what orjson refuses, e.g. ints over 64 bits)."""
-    try:
-        return orjson.dumps(value, default=_json_default, option=_ORJSON_OPTIONS).decode()
-    except orjson.JSONEncodeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
 
 
 def first_validation_error(exc: pydantic.ValidationError) -> str:
@@ -110,6 +86,17 @@ def json_depth(value: Any) -> int:
             return deepest
         stack.extend((child, depth + 1) for child in items)
     return deepest
+
+
+_IMPLEMENTED: dict[type, tuple[str, ...]] = {}
+
+
+def _implemented_methods(cls: type[tornado.web.RequestHandler]) -> tuple[str, ...]:
+    """The HTTP methods a handler class defines (asked on every request: worked out once per class)."""
+    methods = _IMPLEMENTED.get(cls)
+    if methods is None:
+        methods = _IMPLEMENTED[cls] = tuple(m for m in HTTP_METHODS if getattr(cls, m.lower()) is not getattr(tornado.web.RequestHandler, m.lower()))
+    return methods
 
 
 @tornado.web.stream_request_body
@@ -145,7 +132,7 @@ class ApiHandler(tornado.web.RequestHandler):
         self.caller = None
         self._chunks: list[bytes] = []
         self._received = 0
-        self._timeout_handle: object | None = None
+        self._timeout_handle: asyncio.TimerHandle | None = None
         self._body_rejected = False
         self._deferred_error: BaseException | None = None
 
@@ -158,7 +145,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     @classmethod
     def implemented_methods(cls) -> list[str]:
-        return [m for m in HTTP_METHODS if getattr(cls, m.lower()) is not getattr(tornado.web.RequestHandler, m.lower())]
+        return list(_implemented_methods(cls))
 
     def is_sse(self) -> bool:
         return self.request.method in self.sse_methods
@@ -190,7 +177,7 @@ class ApiHandler(tornado.web.RequestHandler):
         if length is not None and length.isdigit() and int(length) > limit:
             raise PayloadTooLarge(f"Request body exceeds {limit} bytes")
         if not self.is_sse():
-            self._timeout_handle = IOLoop.current().call_later(self.config.request_timeout_s, self._on_timeout)
+            self._timeout_handle = asyncio.get_running_loop().call_later(self.config.request_timeout_s, self._on_timeout)
         level = self.access.get(method, LOGIN)
         self.principal = self._authenticate(required=level not in (PUBLIC, OPTIONAL))
         self._parse_path_params()
@@ -221,7 +208,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def _cancel_timeout(self) -> None:
         if self._timeout_handle is not None:
-            IOLoop.current().remove_timeout(self._timeout_handle)
+            self._timeout_handle.cancel()
             self._timeout_handle = None
 
     def on_finish(self) -> None:
@@ -373,6 +360,9 @@ class ApiHandler(tornado.web.RequestHandler):
     def ok(self, data: Any = None, msg: str = "success") -> None:
         """Answer `{code:200, msg, data}`."""
         if self._finished:
+            return
+        if isinstance(data, JsonText):  # encoded once and kept (a cached list): placed in the envelope as is
+            self.finish(f'{{"code":200,"msg":{dumps(msg)},"data":{data.text}}}')
             return
         self.finish(dumps({"code": 200, "msg": msg, "data": data}))
 

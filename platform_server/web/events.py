@@ -17,7 +17,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Hashable, TypeVar
 
-from platform_server.web.sse import SseWriter
+from platform_server.web.sse import SseWriter, frame
 
 K = TypeVar("K", bound=Hashable)
 
@@ -48,12 +48,29 @@ class Subscription:
 
     async def next(self, timeout: float | None = None) -> Event | None:
         """The next live event; None once the hub closed or `close()` was called; TimeoutError when idle."""
-        item = await asyncio.wait_for(self._queue.get(), timeout) if timeout is not None else await self._queue.get()
+        if not self._queue.empty():  # no waiting (and no timer task) when an event is already queued
+            item = self._queue.get_nowait()
+        elif timeout is not None:
+            item = await asyncio.wait_for(self._queue.get(), timeout)
+        else:
+            item = await self._queue.get()
         if item is _END:
             self._queue.put_nowait(_END)  # stays ended for any further call
             return None
         event: Event = item
         return event
+
+    def queued(self) -> list[Event | None]:
+        """The events already waiting, without waiting (None at the end when the hub closed)."""
+        items: list[Event | None] = []
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is _END:
+                self._queue.put_nowait(_END)
+                items.append(None)
+                break
+            items.append(item)
+        return items
 
     def close(self) -> None:
         """The reader is gone (client disconnected): its `next()` returns None and the hub lets it go."""
@@ -140,30 +157,41 @@ class _TopicHub(EventHub):
 async def stream(writer: SseWriter, sub: Subscription, heartbeat_s: float, last: Callable[[Event], bool] = lambda event: False) -> None:
     """Write `sub` as SSE frames: its replay, then live events (a heartbeat frame after each idle
     `heartbeat_s`), until the hub closes, the reader closes, the client goes or `last(event)` is true.
-    Always unsubscribes and finishes the response."""
+    Events already waiting are written together (one write and flush: a socket write costs more than
+    the frames). Always unsubscribes and finishes the response."""
     try:
-        for event in sub.replay:
-            if not await writer.send(event.name, event.data, event.id):
-                return
-            sub.last_id = event.id or sub.last_id
-            if last(event):
-                return
+        if not await _write_batch(writer, sub, list(sub.replay), last, replay=True):
+            return
         while True:
             try:
-                event_or_end = await sub.next(heartbeat_s)
+                first = await sub.next(heartbeat_s)
             except asyncio.TimeoutError:
                 if not await writer.send_raw(HEARTBEAT_FRAME):
                     return
                 continue
-            if event_or_end is None:
-                return
-            if event_or_end.id is not None and event_or_end.id <= sub.last_id:
-                continue
-            if not await writer.send(event_or_end.name, event_or_end.data, event_or_end.id):
-                return
-            sub.last_id = event_or_end.id or sub.last_id
-            if last(event_or_end):
+            if first is None or not await _write_batch(writer, sub, [first, *sub.queued()], last):
                 return
     finally:
         sub.hub.unsubscribe(sub)
         writer.finish()
+
+
+async def _write_batch(writer: SseWriter, sub: Subscription, batch: list[Event | None], last: Callable[[Event], bool], replay: bool = False) -> bool:
+    """Write the frames of `batch` at once; False when the stream ends (hub closed, `last`, client gone).
+    Live events with an id not after the last one sent are duplicates of the replay and skipped."""
+    frames: list[str] = []
+    go_on = True
+    for event in batch:
+        if event is None:
+            go_on = False
+            break
+        if not replay and event.id is not None and event.id <= sub.last_id:
+            continue
+        frames.append(frame(event.name, event.data, event.id))
+        sub.last_id = event.id or sub.last_id
+        if last(event):
+            go_on = False
+            break
+    if frames and not await writer.send_raw("".join(frames)):
+        return False
+    return go_on

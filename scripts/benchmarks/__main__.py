@@ -31,7 +31,7 @@ class Settings:
     http_seconds: float = 5.0
     http_rounds: int = 2
     cold_runs: int = 3
-    latency_streams: tuple[int, ...] = (10, 500)
+    latency_streams: tuple[int, ...] = (10, 100, 500)
     held_streams: int = 1000
     persist_chats: int = 200
     persist_seconds: float = 10.0
@@ -120,7 +120,7 @@ class Bench:
         bare_s = statistics.median(bares)
         restart_s = statistics.median(restarts)
         self.rows.append(Row("Cold start to healthy health, restart (median)", fmt(restart_s, " s", 2),
-                             fmt(bare_s, " s", 2), f"x{restart_s / bare_s:.1f}", "< 1.5 s", restart_s < 1.5))
+                             fmt(bare_s, " s", 2), f"x{restart_s / bare_s:.1f}", "<= 0.8 s", restart_s <= 0.8))
         self.rows.append(Row("Cold start, first run (migrations, admin, login)", fmt(first_s, " s", 2),
                              fmt(bare_s, " s", 2), f"x{first_s / bare_s:.1f}", "< 1.5 s", first_s < 1.5))
 
@@ -186,7 +186,7 @@ class Bench:
 
     async def latency(self, server: Proc) -> None:
         for n in self.s.latency_streams:
-            chunks, delay = (50, 20) if n <= 50 else (20, 100)
+            chunks, delay = (50, 20) if n <= 100 else (20, 100)
             self.note(f"stream latency at {n} concurrent streams ({chunks} chunks, {delay} ms apart)")
             await self.control(chunks, delay)
             assert self.model is not None
@@ -195,19 +195,25 @@ class Bench:
             ours = await streams.run_platform(server.url, self.token, self.agent_id, n)
             cpu_per_event = 1e6 * (cpu_seconds(server.server_pid()) - before) / max(ours.events, 1)
             errors = f" ({ours.completed}/{ours.streams} completed{'; ' + ours.errors[0][:60] if ours.errors else ''})"
-            added_ttfe = ours.ttfe_p99_ms - direct.ttfe_p99_ms
+            added_ttfe = ours.ttfe_p50_ms - direct.ttfe_p50_ms
+            ok = ours.completed == ours.streams
+            if n <= 10:  # the issue's targets: the platform's own share of the first event, and of each event
+                ttfe_target, ttfe_met = "<= +15 ms p50", added_ttfe <= 15 and ok
+            else:
+                limit = 150 if n <= 100 else 1000
+                ttfe_target, ttfe_met = f"<= {limit:,} ms p50", ours.ttfe_p50_ms <= limit and ok
             self.rows.append(Row(f"Time to first event, {n} streams, p50 / p99{errors}",
                                  f"{fmt(ours.ttfe_p50_ms, ' ms')} / {fmt(ours.ttfe_p99_ms, ' ms')}",
                                  f"{fmt(direct.ttfe_p50_ms, ' ms')} / {fmt(direct.ttfe_p99_ms, ' ms')}",
-                                 f"+{fmt(added_ttfe, ' ms')} p99", "-", None))
+                                 f"+{fmt(added_ttfe, ' ms')} p50", ttfe_target, ttfe_met))
             added_p50 = ours.event_p50_ms - direct.event_p50_ms
             added_p99 = ours.event_p99_ms - direct.event_p99_ms
             self.rows.append(Row(f"Per-event latency, {n} streams, p50 / p99 ({ours.events} events)",
                                  f"{fmt(ours.event_p50_ms, ' ms', 2)} / {fmt(ours.event_p99_ms, ' ms', 2)}",
                                  f"{fmt(direct.event_p50_ms, ' ms', 2)} / {fmt(direct.event_p99_ms, ' ms', 2)}",
                                  f"+{fmt(added_p50, ' ms', 2)} / +{fmt(added_p99, ' ms', 2)}",
-                                 "< 2 ms added p99" if n <= 10 else "-",
-                                 (added_p99 < 2 and ours.completed == ours.streams) if n <= 10 else None))
+                                 "<= +1 ms p99" if n <= 10 else "-",
+                                 (added_p99 <= 1 and ok) if n <= 10 else None))
             self.rows.append(Row(f"  server CPU per streamed event, {n} streams (turn setup included)",
                                  fmt(cpu_per_event, " us", 0), "-", "-", "-", None))
         self.context.append("Stream latency: the scripted model stamps each chunk with the time it wrote it; the "
@@ -277,9 +283,37 @@ class Bench:
                 locked += fh.read().count("database is locked")
         self.rows.append(Row(f"Messages persisted/s, {result.chats} chats ({result.turns} turns, "
                              f"{result.failed_turns} failed)", fmt(result.per_second, "", 0),
-                             fmt(baseline, "", 0) + " (raw sqlite3)", f"{result.per_second / baseline:.2f}", "-", None))
+                             fmt(baseline, "", 0) + " (raw sqlite3)", f"{result.per_second / baseline:.2f}", ">= 1,000",
+                             result.per_second >= 1000 and result.failed_turns == 0))
         self.rows.append(Row("'database is locked' in the server logs (whole run)", str(locked), "0", "-", "0",
                              locked == 0))
+
+    async def blocking(self, data_dir: str) -> None:
+        """The same work under asyncio's debug mode, which logs every callback that holds the loop >= 50 ms."""
+        self.note("IOLoop blocking check (asyncio debug mode: callbacks of 50 ms or more are logged)")
+        log_path = self.path("blocking.log")
+        self.logs.append(log_path)
+        server = platform_proc(data_dir, log_path)
+        server.env["PYTHONASYNCIODEBUG"] = "1"
+        server.spawn()
+        await server.wait_ready(HEALTH, {"Authorization": "Bearer " + self.token})
+        assert self.model is not None
+        await self.point_provider(server.url, self.model.url)
+        await self.control(20, 20)
+        streamed = await streams.run_platform(server.url, self.token, self.agent_id, 100)
+        headers = {"Authorization": "Bearer " + self.token}
+        for path in ENDPOINTS:
+            await asyncio.to_thread(load.measure, server.url + path, headers, 2)
+        await self.control(5, 0)
+        chats = await persist.chat_load(server.url, self.token, self.agent_id, os.path.join(data_dir, "platform.db"), 50, 3)
+        server.stop()
+        with open(log_path, errors="replace") as fh:
+            slow = [line for line in fh if "Executing" in line and " took " in line]
+        work = f"100 streams ({streamed.completed} completed), lists, {chats.turns} chat turns"
+        self.rows.append(Row(f"IOLoop callbacks holding it >= 50 ms, asyncio debug mode ({work})", str(len(slow)), "-", "-",
+                             "0", not slow))
+        if slow:
+            self.context.append("Slowest callbacks: " + "; ".join(line.strip()[-160:] for line in slow[:3]))
 
     # ---- the run --------------------------------------------------------------------------------
 
@@ -302,6 +336,7 @@ class Bench:
                 self.stop_platform(server, "main", "requests/s and stream latency")
             await self.held(data_dir)
             await self.persistence(data_dir)
+            await self.blocking(data_dir)
         finally:
             self.model.stop()
 

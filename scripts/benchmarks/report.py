@@ -46,11 +46,23 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu or host.machine()}), Python {host.python_version()}, {host.system()} {host.release()}"
 
 
+# Frames where a thread waits rather than works (py-spy samples them as busy): an executor thread
+# waiting for work, the IOLoop waiting in epoll. Left out so the percentages are of busy time.
+IDLE_FRAMES = ("_worker (concurrent/futures/thread.py:81)", "EpollSelector.select (selectors.py")
+
+
+def _function(frame: str) -> str:
+    """`name (file:line)` -> `name (file)`: one entry per function however many lines were sampled."""
+    name, _, where = frame.partition(" (")
+    return f"{name} ({where.rsplit(':', 1)[0]})" if where else frame
+
+
 def profile_summary(raw_path: str, top: int = 15) -> list[str]:
-    """Top functions by own (self) samples and by inclusive samples, from py-spy's raw collapsed stacks."""
+    """Top functions by own (self) samples and by inclusive samples, from py-spy's raw collapsed stacks,
+    as shares of the busy samples (idle waits left out)."""
     own: Counter[str] = Counter()
     inclusive: Counter[str] = Counter()
-    total = 0
+    total = idle = 0
     try:
         with open(raw_path) as fh:
             for line in fh:
@@ -59,18 +71,21 @@ def profile_summary(raw_path: str, top: int = 15) -> list[str]:
                     continue
                 n = int(count)
                 frames = stack.split(";")
+                if frames[-1].startswith(IDLE_FRAMES):
+                    idle += n
+                    continue
                 total += n
                 own[frames[-1]] += n
-                for f in set(frames):
+                for f in {_function(f) for f in frames}:
                     inclusive[f] += n
     except OSError:
         return ["(no profile written)"]
     if not total:
         return ["(no samples)"]
-    out = [f"{total} samples", "", "Own time:", ""]
+    out = [f"{total} busy samples ({idle} idle left out)", "", "Own time:", ""]
     out += [f"    {100 * n / total:5.1f}%  {f}" for f, n in own.most_common(top)]
     out += ["", "Inclusive (platform_server frames):", ""]
-    ours = [(f, n) for f, n in inclusive.most_common() if "platform_server" in f][:top]
+    ours = [(f, n) for f, n in inclusive.most_common() if "platform_server" in f][:top + 5]
     out += [f"    {100 * n / total:5.1f}%  {f}" for f, n in ours]
     return out
 

@@ -1,6 +1,7 @@
 """The Tools page in headless Chromium: built-in tools with guard severity, an MCP server added over stdio, plugins."""
 from __future__ import annotations
 
+import asyncio
 import sys
 from typing import Any
 
@@ -61,11 +62,27 @@ async def test_built_in_tools_show_their_guard_severity_and_a_plugin_is_enabled_
 
     await page.get_by_role("link", name="Plugins").click()
     plugin = page.get_by_role("region", name="Plugin calculator")
-    # the toggle reloads the plugin list, which re-renders the settings form: type only after that
-    async with page.expect_response(lambda r: r.url.endswith("/api/v1/plugins") and r.request.method == "GET"):
-        await plugin.get_by_role("switch", name="Enable plugin calculator").check()
-    await page.wait_for_load_state("networkidle")
+    # The toggle reloads the plugin list. The setting is typed right after the toggle, while that reload is
+    # held in flight; the reload then lands and re-renders the form, and what was typed must still be saved.
+    reload_held = asyncio.Event()
+    held: list[Any] = []
+
+    async def hold(route: Any) -> None:
+        held.append(route)
+        reload_held.set()
+
+    switch = plugin.get_by_role("switch", name="Enable plugin calculator")
+    await expect(switch).to_be_visible()  # the list's first load has landed
+    await page.route("**/api/v1/plugins", hold)
+    await switch.check()
     await plugin.get_by_label("precision").fill("4")
+    await asyncio.wait_for(reload_held.wait(), 10)
+    async with page.expect_response(lambda r: r.url.endswith("/api/v1/plugins") and r.request.method == "GET"):
+        for route in held:
+            await route.continue_()
+    await page.unroute("**/api/v1/plugins")
+    await page.wait_for_load_state("networkidle")  # the reloaded list has re-rendered the form
+    await expect(plugin.get_by_label("precision")).to_have_value("4")
     await plugin.get_by_role("button", name="Save settings").click()
     await expect(page.locator(".toast").filter(has_text="Settings saved")).to_be_visible()
     data = (await server.client.get("/api/v1/plugins/calculator", token="admin")).data

@@ -1,4 +1,4 @@
-"""Record whether blocking file work ran on the event loop's thread or in an executor."""
+"""Record whether blocking file work ran on the event loop's thread or in an executor, and time the loop's callbacks."""
 from __future__ import annotations
 
 import asyncio
@@ -48,34 +48,56 @@ def watch_file_io(monkeypatch: pytest.MonkeyPatch, fragment: str) -> LoopUse:
     return use
 
 
-class LagProbe:
-    """How late the event loop wakes a 10 ms sleeper: the longest stall while it runs.
+class CallbackProbe:
+    """The costliest single callback the event loop ran while the probe was on.
 
-    `worst_s` is wall-clock lateness, which on a shared, loaded machine also counts the time the OS
-    ran other processes; `worst_cpu_s` is the CPU time the loop's thread spent in that same gap,
-    i.e. the work that really blocked the loop, whatever the machine's load.
+    Every callback the loop runs (a task step, a timer, an I/O callback) is timed with the loop thread's
+    CPU clock: `worst_cpu_s` is the work one callback did without yielding, whatever the machine's load
+    (other processes, executor threads holding the GIL, several callbacks due in the same loop pass do
+    not add to it). `worst_wall_s` is that callback's wall-clock time, `worst` names it (the task's
+    coroutine chain where it stopped, or the callback), `callbacks` counts what was timed.
     """
 
-    def __init__(self, period_s: float = 0.01) -> None:
-        self.period_s = period_s
-        self.worst_s = 0.0
+    def __init__(self) -> None:
         self.worst_cpu_s = 0.0
-        self.samples = 0
-        self._task: asyncio.Task[None] | None = None
+        self.worst_wall_s = 0.0
+        self.worst = ""
+        self.callbacks = 0
+        self._original: Callable[[asyncio.Handle], None] | None = None
 
-    async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            before, cpu = loop.time(), time.thread_time()
-            await asyncio.sleep(self.period_s)
-            self.worst_s = max(self.worst_s, loop.time() - before - self.period_s)
-            self.worst_cpu_s = max(self.worst_cpu_s, time.thread_time() - cpu)
-            self.samples += 1
+    def __enter__(self) -> "CallbackProbe":
+        original = self._original = asyncio.Handle._run
+        probe = self
 
-    def __enter__(self) -> "LagProbe":
-        self._task = asyncio.ensure_future(self._run())
+        def timed(handle: asyncio.Handle) -> None:
+            cpu, wall = time.thread_time(), time.perf_counter()
+            try:
+                original(handle)
+            finally:
+                spent = time.thread_time() - cpu
+                probe.callbacks += 1
+                if spent > probe.worst_cpu_s:
+                    probe.worst_cpu_s, probe.worst_wall_s = spent, time.perf_counter() - wall
+                    probe.worst = describe(handle)
+
+        setattr(asyncio.Handle, "_run", timed)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        if self._original is not None:
+            setattr(asyncio.Handle, "_run", self._original)
+            self._original = None
+
+
+def describe(handle: asyncio.Handle) -> str:
+    """A task step as its coroutine chain where it stopped (`outer@line > inner@line`), else the callback."""
+    owner = getattr(handle._callback, "__self__", None)  # type: ignore[attr-defined]
+    if not isinstance(owner, asyncio.Task):
+        return repr(handle)[:300]
+    chain: list[str] = []
+    coro: Any = owner.get_coro()
+    while coro is not None and hasattr(coro, "cr_frame"):
+        frame = coro.cr_frame
+        chain.append(f"{coro.__qualname__}@{frame.f_lineno if frame else 'end'}")
+        coro = coro.cr_await
+    return "task " + " > ".join(chain)

@@ -14,6 +14,8 @@ from platform_server.features.agents import files
 from platform_server.features.agents.models import Agent, AgentSkill, AgentTool
 from platform_server.features.agents.schemas import AgentCreate, AgentUpdate
 from platform_server.features.audit import service as audit
+from platform_server.memo import memo_on
+from platform_server.web.encode import JsonText, encoded
 from platform_server.web.context import Caller
 from platform_server.features.agents.errors import AgentNotFound
 from platform_server.web.errors import ApiError, BadRequest, Forbidden, NotFound
@@ -54,12 +56,18 @@ def get_agent(caller: Caller, agent_id: int) -> Agent:
 
 def get_agent_for_chat(caller: Caller, agent_id: int) -> Agent:
     """The agent to run a turn with: AgentNotFound (1001) when absent, 400 when disabled."""
-    agent = first_where(Agent, id=agent_id, workspace_id=caller.workspace_id)
+    agent = _chat_agent(agent_id, caller.workspace_id)
     if agent is None:
         raise AgentNotFound()
     if not agent.enabled:
         raise BadRequest("Agent is disabled")
     return agent
+
+
+@memo_on(Agent)
+def _chat_agent(agent_id: int, workspace_id: int) -> Agent | None:
+    """The agent row a turn reads (shared while unchanged: turns only read it)."""
+    return first_where(Agent, id=agent_id, workspace_id=workspace_id)
 
 
 # The columns the AgentEntity JSON is built from, in the order `agent_vo` reads them.
@@ -221,35 +229,56 @@ def system_prompt(config: Config, agent: Agent) -> str:
 
 def bound_tools(agent_id: int) -> list[str]:
     """Names of the tools bound to the agent, in binding order."""
+    return list(_bound_tools(agent_id))
+
+
+@memo_on(AgentTool)
+def _bound_tools(agent_id: int) -> tuple[str, ...]:
     q = AgentTool.select(AgentTool.tool_name).where(AgentTool.agent == agent_id).order_by(AgentTool.position)
-    return [row.tool_name for row in q]
+    return tuple(row.tool_name for row in q)
 
 
 def bound_skills(agent_id: int) -> list[int]:
     """Ids of the skills bound to the agent, oldest binding first."""
+    return list(_bound_skills(agent_id))
+
+
+@memo_on(AgentSkill)
+def _bound_skills(agent_id: int) -> tuple[int, ...]:
     q = AgentSkill.select(AgentSkill.skill_id).where(AgentSkill.agent == agent_id).order_by(AgentSkill.create_time, AgentSkill.id)
-    return [row.skill_id for row in q]
+    return tuple(row.skill_id for row in q)
 
 
 def provider_preferences(agent_id: int) -> list[str]:
     """Provider ids to fail over to, in order (empty when none or the agent is gone)."""
+    return list(_provider_preferences(agent_id))
+
+
+@memo_on(Agent)
+def _provider_preferences(agent_id: int) -> tuple[str, ...]:
     agent = first_where(Agent, id=agent_id)
-    return list(agent.provider_preferences or []) if agent else []
+    return tuple(agent.provider_preferences or []) if agent else ()
 
 
 # ---- CRUD ----------------------------------------------------------------------
 
 
-def list_agents(caller: Caller, enabled: bool | None) -> list[dict[str, Any]]:
+def list_agents(caller: Caller, enabled: bool | None) -> JsonText:
     """The workspace's agents, newest first, optionally only enabled or disabled ones.
 
     A hot route: one plain SQL read of the columns the JSON needs, no model objects.
     """
+    return _agents_json(caller.workspace_id, enabled)
+
+
+@memo_on(Agent)
+def _agents_json(workspace_id: int, enabled: bool | None) -> JsonText:
+    """The list encoded once, kept until an agent row changes (a console polls it)."""
     if enabled is None:
-        cursor = database.execute_sql(_LIST_SQL + _LIST_ORDER, (caller.workspace_id,))
+        cursor = database.execute_sql(_LIST_SQL + _LIST_ORDER, (workspace_id,))
     else:
-        cursor = database.execute_sql(_LIST_SQL + " AND enabled = ?" + _LIST_ORDER, (caller.workspace_id, int(enabled)))
-    return [agent_vo(row) for row in cursor]
+        cursor = database.execute_sql(_LIST_SQL + " AND enabled = ?" + _LIST_ORDER, (workspace_id, int(enabled)))
+    return encoded([agent_vo(row) for row in cursor])
 
 
 def check_not_foreign(caller: Caller, skill_ids: list[int] | None = None, kb_id: int | None = None) -> None:

@@ -9,16 +9,13 @@ from platform_server.features.conversations.models import Conversation, Message
 from platform_server.integrations.llm import ChatMessage, ToolCall
 
 HISTORY_MESSAGES = 60
+# Every model call reads this (plain SQL: peewee would build the same query again each time).
+_RECENT_SQL = "SELECT * FROM message WHERE conversation_id = ? AND status != 'streaming' ORDER BY id DESC LIMIT ?"
 
 
 def llm_messages(data_dir: str, conv: Conversation, vision: bool, system_prompt: str) -> list[ChatMessage]:
     """The system prompt, then the last HISTORY_MESSAGES stored messages (tool results right after their call)."""
-    rows = list(
-        Message.select()
-        .where((Message.conversation == conv.id) & (Message.status != "streaming"))
-        .order_by(Message.id.desc())
-        .limit(HISTORY_MESSAGES)
-    )[::-1]
+    rows = list(Message.raw(_RECENT_SQL, conv.id, HISTORY_MESSAGES))[::-1]
     while rows and rows[0].role == "tool":
         rows.pop(0)
     out: list[ChatMessage] = [ChatMessage("system", system_prompt)] if system_prompt else []

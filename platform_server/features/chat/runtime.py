@@ -8,7 +8,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_server.db import database, first_where, utcnow
+from platform_server.db import DateTimeField, database, first_where, insert_row, update_row, utcnow
 from platform_server.features.chat import approvals, history, sidecar, tool_calls, uploads
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
@@ -47,6 +47,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PERSIST_EVERY_S = 0.5
+
+# A stored message counted on its conversation (the hot write of every turn, as plain SQL).
+_COUNT_MESSAGE = "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ? WHERE id = ?"
+_COUNT_MESSAGE_WITH_PREVIEW = (
+    "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ?, last_message = ? WHERE id = ?"
+)
+_MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
+_TIME = DateTimeField()  # converts a time to its stored text
 MEMORY_CAP = 16_000
 
 
@@ -149,7 +157,7 @@ class ChatRuntime:
             if conv is not None and (conv.end_user_id or None) != (req.end_user_id or None):
                 raise Forbidden("This conversation belongs to another end user")
             if conv is None:
-                conv = Conversation.create(
+                conv = Conversation(
                     key=key,
                     conversation_id=req.conversation_id,
                     user_id=caller.user_id,
@@ -159,6 +167,7 @@ class ChatRuntime:
                     source=req.source,
                     end_user_id=req.end_user_id,
                 )
+                insert_row(Conversation, **conv.__data__)  # defaults were set on the instance: stored as it holds them
             if req.model_provider and req.model_name:
                 conv.model_provider, conv.model_name = req.model_provider, req.model_name
             conv.agent_id = agent.id
@@ -172,9 +181,17 @@ class ChatRuntime:
             elif waiting:
                 approvals.supersede(caller.user_id, req.conversation_id)
             metadata = {"command": command} if command else {"heldForApproval": True} if req.held else None
-            user_row = self._add_message(conv, "user", text, content_parts=parts, now=now, metadata=metadata)
+            user_message_id = self._add_message(conv, "user", text, content_parts=parts, now=now, metadata=metadata)
             conv.stream_status = "running"
-            conv.save()
+            update_row(
+                Conversation,
+                conv.id,
+                stream_status="running",
+                agent_id=conv.agent_id,
+                workspace_id=conv.workspace_id,
+                model_provider=conv.model_provider,
+                model_name=conv.model_name,
+            )
         turn = Turn(
             key=key,
             conversation_db_id=conv.id,
@@ -185,7 +202,7 @@ class ChatRuntime:
             last_event_id=conv.last_event_id,
         )
         self.turns.add(turn)
-        turn.task = asyncio.get_running_loop().create_task(self._run(turn, req, conv, user_row.id))
+        turn.task = asyncio.get_running_loop().create_task(self._run(turn, req, conv, user_message_id))
         return turn
 
     def queue_input(self, key: str, message: str | None, parts: list[dict[str, Any]] | None, user_id: int) -> int | None:
@@ -258,20 +275,18 @@ class ChatRuntime:
     # ---- persistence -------------------------------------------------------------
 
     @staticmethod
-    def _add_message(conv: Conversation, role: str, content: str, **fields: Any) -> Message:
+    def _add_message(conv: Conversation, role: str, content: str, **fields: Any) -> int:
+        """Store a message and count it on its conversation; returns the message id (hot: plain SQL)."""
         now = fields.pop("now", None) or utcnow()
-        row = Message.create(conversation=conv.id, role=role, content=content, create_time=now, **fields)
+        row_id: int = insert_row(Message, conversation=conv.id, role=role, content=content, create_time=now, **fields)
         preview = content.strip().replace("\n", " ")[:200]
-        updates: dict[Any, Any] = {
-            Conversation.message_count: Conversation.message_count + 1,
-            Conversation.last_active_time: now,
-            Conversation.update_time: now,
-        }
+        stamp = _TIME.db_value(now)
         if preview:
-            updates[Conversation.last_message] = preview
-        Conversation.update(updates).where(Conversation.id == conv.id).execute()
+            database.execute_sql(_COUNT_MESSAGE_WITH_PREVIEW, (stamp, stamp, preview, conv.id))
+        else:
+            database.execute_sql(_COUNT_MESSAGE, (stamp, stamp, conv.id))
         conv.message_count += 1
-        return row
+        return row_id
 
     def _save_answer(self, answer: Answer, status: str) -> None:
         metadata: dict[str, Any] = {}
@@ -279,18 +294,21 @@ class ChatRuntime:
             metadata["toolCalls"] = answer.tool_calls
         if answer.reasoning:
             metadata["reasoning"] = answer.reasoning
-        Message.update(
-            content=answer.content,
-            status=status,
-            metadata=metadata or None,
-            prompt_tokens=answer.prompt_tokens,
-            completion_tokens=answer.completion_tokens,
-            runtime_model=answer.runtime_model,
-            runtime_provider=answer.runtime_provider,
-        ).where(Message.id == answer.row_id).execute()
         preview = answer.content.strip().replace("\n", " ")[:200]
-        if preview:
-            Conversation.update(last_message=preview, last_active_time=utcnow()).where(Conversation.id == answer.conversation_db_id).execute()
+        with database.atomic():  # one commit
+            update_row(
+                Message,
+                answer.row_id,
+                content=answer.content,
+                status=status,
+                metadata=metadata or None,
+                prompt_tokens=answer.prompt_tokens,
+                completion_tokens=answer.completion_tokens,
+                runtime_model=answer.runtime_model,
+                runtime_provider=answer.runtime_provider,
+            )
+            if preview:
+                update_row(Conversation, answer.conversation_db_id, last_message=preview, last_active_time=utcnow())
 
     # ---- the turn ------------------------------------------------------------------
 
@@ -303,15 +321,15 @@ class ChatRuntime:
             while pending_input is not None:
                 user_id, current = pending_input
                 turn.publish("meta", {"conversationId": turn.conversation_id, "agentId": str(turn.agent_id), "userMessageId": str(user_id)})
-                answer = await self._answer(turn, current, conv, totals)
+                answer = await self._answer(turn, current, conv, totals, conv_current=current is req)
                 turn.publish("message_complete", {"status": "completed", "assistantMessageId": str(answer.row_id)})
                 pending_input = None
                 if turn.queue:
                     queued = turn.queue.pop(0)
                     with database.atomic():
-                        row = self._add_message(conv, "user", text_of(queued.message, queued.content_parts), content_parts=queued.content_parts)
+                        row_id = self._add_message(conv, "user", text_of(queued.message, queued.content_parts), content_parts=queued.content_parts)
                     pending_input = (
-                        row.id,
+                        row_id,
                         TurnRequest(
                             caller=req.caller,
                             agent=req.agent,
@@ -354,7 +372,8 @@ class ChatRuntime:
 
     async def _learn(self, req: TurnRequest, conv: Conversation) -> None:
         """Skills the turn used: count the use, record lessons of failures and corrections."""
-
+        if req.agent.skills_disabled or not agents.bound_skills(req.agent.id):
+            return  # no skill to learn about (checked here: no hop to a thread for nothing)
         try:
             await run_blocking(lessons.after_turn, self.config, req.agent, conv.id)
         except Exception:  # noqa: BLE001 - learning must never break the turn
@@ -378,7 +397,7 @@ class ChatRuntime:
         return answer
 
     def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
-        count = Message.select().where(Message.conversation == conv.id).count()
+        count = database.execute_sql(_MESSAGES_OF, (conv.id,)).fetchone()[0]
         done = {
             "conversationId": turn.conversation_id,
             "status": status,
@@ -393,13 +412,13 @@ class ChatRuntime:
         turn.result.status, turn.result.assistant_message_id = status, str(answer.row_id) if answer else None
         turn.result.prompt_tokens, turn.result.completion_tokens = totals.prompt, totals.completion
         turn.publish("done", done)
-        Conversation.update(stream_status="idle", last_event_id=turn.last_event_id, message_count=count).where(Conversation.id == conv.id).execute()
+        update_row(Conversation, conv.id, stream_status="idle", last_event_id=turn.last_event_id, message_count=count)
         turn.finish(status)
 
-    async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals) -> Answer:
+    async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, conv_current: bool = False) -> Answer:
         """One user input: react, or plan-execute for such agents."""
 
-        setup = self._setup(turn, req, conv)
+        setup = self._setup(turn, req, conv, conv_current)
         await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
         if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
@@ -412,10 +431,11 @@ class ChatRuntime:
             return await planner.plan_execute(self, turn, req, conv, totals, setup)
         return await self.react(turn, req, conv, totals, setup)
 
-    def _setup(self, turn: Turn, req: TurnRequest, conv: Conversation) -> "TurnSetup":
+    def _setup(self, turn: Turn, req: TurnRequest, conv: Conversation, conv_current: bool = False) -> "TurnSetup":
 
         agent = req.agent
-        conv = first_where(Conversation, id=conv.id) or Conversation.get_by_id(conv.id)
+        if not conv_current:  # a queued input: the conversation may have changed since the turn began
+            conv = first_where(Conversation, id=conv.id) or Conversation.get_by_id(conv.id)
         preferences = agents.provider_preferences(agent.id)
         if conv.model_provider and conv.model_name:
             targets = resolve_targets(conv.model_name, conv.model_provider, preferences)
@@ -496,8 +516,8 @@ class ChatRuntime:
 
     def _new_answer(self, conv: Conversation) -> Answer:
         with database.atomic():
-            row = self._add_message(conv, "assistant", "", status="streaming")
-        return Answer(row_id=row.id, conversation_db_id=conv.id)
+            row_id = self._add_message(conv, "assistant", "", status="streaming")
+        return Answer(row_id=row_id, conversation_db_id=conv.id)
 
     async def _stream_model(self, turn: Turn, router: Any, targets: list[Any], chat_req: ChatRequest, answer: Answer, totals: Totals) -> Finish:
 
@@ -526,7 +546,7 @@ class ChatRuntime:
                 self.checkpoint(turn)
                 if loop.time() - answer.persisted_at > PERSIST_EVERY_S:
                     answer.persisted_at = loop.time()
-                    Message.update(content=answer.content).where(Message.id == answer.row_id).execute()
+                    update_row(Message, answer.row_id, content=answer.content)
         if finish is None:
             raise LlmError("The model stream ended without a finish")
         return finish

@@ -28,6 +28,11 @@ DESCRIBE_SYSTEM = (
 )
 OMITTED = "[image omitted: the model does not accept images and no vision sidecar is configured]"
 RECENT_MESSAGES = 40
+# Of the last RECENT_MESSAGES user messages, those with parts (images); every turn of a text-only model asks.
+_RECENT_WITH_PARTS_SQL = (
+    "SELECT * FROM (SELECT * FROM message WHERE conversation_id = ? AND role = 'user' ORDER BY id DESC LIMIT ?) "
+    "WHERE content_parts IS NOT NULL ORDER BY id DESC"
+)
 
 
 def _image_urls(m: Message) -> list[str]:
@@ -54,14 +59,7 @@ async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> 
 
     if vision:
         return
-    rows = [
-        m
-        for m in Message.select()
-        .where((Message.conversation == conv.id) & (Message.role == "user"))
-        .order_by(Message.id.desc())
-        .limit(RECENT_MESSAGES)
-        if _image_urls(m)
-    ]
+    rows = [m for m in Message.raw(_RECENT_WITH_PARTS_SQL, conv.id, RECENT_MESSAGES) if _image_urls(m)]
     todo = [(m, url) for m in rows for url in _image_urls(m) if not ((m.metadata or {}).get("imageDescriptions") or {}).get(url)]
     if not todo:
         return

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 import peewee
 
-from platform_server.db import DateTimeField, database, first_where, iso, utcnow
+from platform_server.db import DateTimeField, database, first_where, iso, parse_iso, utcnow
 from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import User
@@ -15,9 +16,12 @@ from platform_server.features.conversations.models import Conversation, Message
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
 from platform_server.web.pagination import PageRequest, page_of
+from platform_server.memo import memo_on
+from platform_server.web.encode import JsonText, encoded
 
 ACTIVE_WINDOW = dt.timedelta(hours=24)
 BATCH_DELETE_MAX = 200
+_TIME = DateTimeField()  # converts a time to its stored text
 TITLE_LENGTH = 50
 DEFAULT_ID = "default"
 
@@ -116,10 +120,10 @@ def list_for(caller: Caller) -> list[dict[str, Any]]:
     return _vos(list(_mine(caller)))
 
 
-def page_for(caller: Caller, req: PageRequest, keyword: str | None) -> dict[str, Any]:
+def page_for(caller: Caller, req: PageRequest, keyword: str | None) -> dict[str, Any] | JsonText:
     """A page of the caller's conversations; keyword matches the title or any message."""
     if not keyword:
-        return _plain_page(caller, req)
+        return _plain_page(caller.user_id, caller.workspace_id, req.page, req.size).json
     q = _mine(caller)
     in_messages = Message.select(Message.conversation).where(Message.content.contains(keyword))
     q = q.where(Conversation.title.contains(keyword) | Conversation.id.in_(in_messages))
@@ -138,14 +142,32 @@ _PAGE_SQL = (
 _COUNT_SQL = "SELECT COUNT(*) FROM conversation WHERE user_id = ? AND workspace_id = ?"
 
 
-def _plain_page(caller: Caller, req: PageRequest) -> dict[str, Any]:
-    """The unfiltered page (the console's hot route): one count and one joined read, no model objects.
+@dataclass(frozen=True)
+class _Page:
+    json: JsonText
+    closes_at: str | None  # the earliest `lastActiveTime` shown as active: the page ages when it leaves the window
+
+
+def _active_since() -> str:
+    """Conversations active at or after this stored time count as 'active'."""
+    return _TIME.db_value(utcnow() - ACTIVE_WINDOW) or ""
+
+
+def _page_current(page: _Page) -> bool:
+    return page.closes_at is None or page.closes_at >= _active_since()
+
+
+@memo_on(Conversation, Agent, User, fresh=_page_current)
+def _plain_page(user_id: int, workspace_id: int, page: int, size: int) -> _Page:
+    """The unfiltered page (the console's hot route): one count and one joined read, no model objects,
+    encoded once and kept until a conversation, agent or user row changes or an active one ages.
 
     Same JSON as `to_vo`; stored times are fixed-width text, so 'active' is a text comparison.
     """
-    args = (caller.user_id, caller.workspace_id)
+    req = PageRequest(page, size)
+    args = (user_id, workspace_id)
     total = database.execute_sql(_COUNT_SQL, args).fetchone()[0]
-    since = DateTimeField().db_value(utcnow() - ACTIVE_WINDOW)
+    since = _active_since()
     records = []
     for (
         cid,
@@ -190,7 +212,9 @@ def _plain_page(caller: Caller, req: PageRequest) -> dict[str, Any]:
                 "createTime": iso(created),
             }
         )
-    return page_of(records, total, req)
+    active = [r["lastActiveTime"] for r in records if r["status"] == "active"]
+    closes_at = _TIME.db_value(parse_iso(min(active))) if active else None
+    return _Page(encoded(page_of(records, total, req)), closes_at)
 
 
 # ---- messages ------------------------------------------------------------------

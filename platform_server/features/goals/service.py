@@ -10,6 +10,7 @@ from typing import Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.memo import memo_on
 from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
 from platform_server.features.goals.schemas import MAX_CRITERIA, GoalCreate, GoalUpdate
 from platform_server.web.context import Caller
@@ -251,8 +252,16 @@ def abandon(caller: Caller, goal_id: int, reason: str | None) -> dict[str, Any]:
     return _save(g, caller, "abandoned", before, {"reason": reason} if reason else None, "abandoned")
 
 
+@memo_on(Goal)
+def _users_with_active_goals() -> frozenset[int]:
+    return frozenset(row.user_id for row in Goal.select(Goal.user_id).where(Goal.status == "active").distinct())
+
+
+@memo_on(Goal)
 def context_for(user_id: int, conversation_id: str) -> str | None:
     """The active goal of a conversation as text for the agent's context, or None (paused: None)."""
+    if user_id not in _users_with_active_goals():
+        return None  # every turn asks: most users have no goal running
 
     g = _open_goal(user_id, conversations.key_for(user_id, conversation_id))
     if g is None or g.status != "active":

@@ -15,6 +15,7 @@ from platform_server.config import Config
 from platform_server.features.models import service
 from platform_server.features.models.models import ModelConfig, Provider
 from platform_server.features.usage import meter
+from platform_server.memo import memo_on
 from platform_server.integrations.llm.base import LlmClient, make_client
 from platform_server.integrations.llm.types import (
     ChatMessage,
@@ -113,6 +114,11 @@ def explicit_target(model_name: str | None, provider_id: str | None) -> ModelTar
 
 def resolve_targets(model_name: str | None, provider_id: str | None, preferences: list[str]) -> list[ModelTarget]:
     """The ordered models to try: the explicit one (or the global default), then each preferred provider's."""
+    return list(_resolve_targets(model_name, provider_id, tuple(preferences)))
+
+
+@memo_on(ModelConfig, Provider)
+def _resolve_targets(model_name: str | None, provider_id: str | None, preferences: tuple[str, ...]) -> tuple[ModelTarget, ...]:
     first = _explicit_target(model_name, provider_id)
     if first is None:
         default = service.default_model("chat")
@@ -126,7 +132,7 @@ def resolve_targets(model_name: str | None, provider_id: str | None, preferences
             targets.append(t)
     if not targets:
         raise LlmFailure("No chat model configured")
-    return targets
+    return tuple(targets)
 
 
 # ---- the provider pool --------------------------------------------------------

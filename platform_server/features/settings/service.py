@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import zoneinfo
 from typing import Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.memo import memo_on
 from platform_server.features.settings.models import FeatureFlag, Setting
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
@@ -213,6 +215,12 @@ def _fold_console_keys(changes: dict[str, Any]) -> dict[str, Any]:
 
 
 def get(key: str) -> Any:
+    value = _stored(key)
+    return copy.deepcopy(value) if isinstance(value, (dict, list)) else value  # the cached value stays as stored
+
+
+@memo_on(Setting)
+def _stored(key: str) -> Any:
     row = Setting.get_or_none(Setting.key == key)
     return DEFAULTS.get(key) if row is None else row.value
 
@@ -252,6 +260,7 @@ def list_flags() -> list[dict[str, Any]]:
     return [flag_to_dict(f) for f in FeatureFlag.select().order_by(FeatureFlag.key)]
 
 
+@memo_on(FeatureFlag)
 def flag_enabled(key: str) -> bool:
     """Whether a feature flag is on (an unknown key is off)."""
     row = FeatureFlag.get_or_none(FeatureFlag.key == key)

@@ -11,6 +11,7 @@ from typing import Any, Awaitable, Callable
 
 from platform_server.config import Config
 from platform_server.features.tools.models import Tool
+from platform_server.memo import memo_on
 from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.integrations.llm.types import ToolSpec
 from platform_server.web.context import Caller
@@ -62,6 +63,19 @@ class ToolDefinition:
     source: str = "system"
     min_role: str | None = None  # workspace role the caller needs for the tool's effect (None: any member role)
     feature: str | None = None  # a feature flag: while it is off the tool is neither offered nor run
+
+
+@dataclass(frozen=True)
+class EnabledTool:
+    description: str
+    disclosure_tier: str
+
+
+@memo_on(Tool)
+def _enabled_tools() -> dict[str, EnabledTool]:
+    """The Tool table's enabled rows by name (read once per change of the table; do not mutate)."""
+    rows = Tool.select(Tool.name, Tool.description, Tool.disclosure_tier).where(Tool.enabled == True)  # noqa: E712
+    return {row.name: EnabledTool(row.description or "", row.disclosure_tier) for row in rows}
 
 
 def _feature_on(flag: str) -> bool:
@@ -178,7 +192,7 @@ class ToolRegistry:
         - `tools_disabled=True` (the agent's `toolsDisabled`) then keeps only `system` tools.
         The description sent is the Tool row's (admins may edit it), the parameters the definition's.
         """
-        rows = {row.name: row for row in Tool.select().where(Tool.enabled == True)}  # noqa: E712
+        rows = _enabled_tools()
         flags: dict[str, bool] = {}
         if bound:
             names = list(dict.fromkeys(bound))
@@ -210,8 +224,7 @@ class ToolRegistry:
         definition = self._tools.get(name)
         if definition is None:
             return ToolOutcome(False, f"Unknown tool: {name}")
-        row = Tool.get_or_none(Tool.name == name)
-        if row is None or not row.enabled:
+        if name not in _enabled_tools():
             return ToolOutcome(False, f"Tool is disabled: {name}")
         if definition.feature and not _feature_on(definition.feature):
             return ToolOutcome(False, f"Feature {definition.feature} is disabled")

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from platform_server.db import insert_row
 from platform_server.features.usage.models import UsageRecord
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,8 @@ def record(provider: str | None, model: str | None, prompt_tokens: int, completi
     """Store one model call under the current scope (a failure to store never fails the call)."""
     s = _current.get() or UsageScope("other")
     try:
-        UsageRecord.create(
+        insert_row(
+            UsageRecord,
             workspace_id=s.workspace_id,
             source=s.source,
             kind=kind,

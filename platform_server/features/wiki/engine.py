@@ -47,6 +47,7 @@ else:
 log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
+WRITE_LOCK = "IMMEDIATE"  # executor transactions that read then write take SQLite's write lock at BEGIN
 CONTEXT_PAGES = 3
 
 
@@ -188,8 +189,9 @@ class WikiEngine:
         """Record and broadcast a step of a material's processing (raises Cancelled when it was cancelled)."""
         self._step(job, raw, step, status, **detail)
 
-    def store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], blobs: list[bytes]) -> list[int]:
-        return self._store_chunks(kb, raw, pieces, blobs)
+    async def store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]]) -> tuple[list[bytes], list[int]]:
+        """Replace the material's chunks (in an executor); their packed vectors and ids."""
+        return await run_blocking(self._store_chunks, kb, raw, pieces, vectors)
 
     async def write_pages(
         self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]], blobs: list[bytes], model_id: int | None
@@ -285,8 +287,7 @@ class WikiEngine:
         vectors: list[list[float]] = []
         for i in range(0, len(pieces), EMBED_BATCH):
             vectors += await self.llm.embed(pieces[i : i + EMBED_BATCH], model_id)
-        blobs = [search.pack(v) for v in vectors]
-        chunk_ids = self._store_chunks(kb, raw, pieces, blobs)
+        blobs, chunk_ids = await self.store_chunks(kb, raw, pieces, vectors)
         self._step(job, raw, "embed", "completed", total=len(pieces))
         per_call = int(cfg["maxChunksPerCall"])
         batches = [list(range(i, min(i + per_call, len(pieces)))) for i in range(0, len(pieces), per_call)]
@@ -308,9 +309,10 @@ class WikiEngine:
             return "failed", "; ".join(failures)[:2000], 0
         return ("partial" if failures else "completed"), ("; ".join(failures)[:2000] or None), len(written)
 
-    def _store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], blobs: list[bytes]) -> list[int]:
-        """Replace the material's chunks (and their index rows) with the new ones."""
-        with database.atomic():
+    def _store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]]) -> tuple[list[bytes], list[int]]:
+        """Replace the material's chunks (and their index rows) with the new ones (blocking: a long material writes many rows)."""
+        blobs = [search.pack(v) for v in vectors]
+        with database.atomic(WRITE_LOCK):  # the write lock up front: the loop may write between our read and write
             self._alive(raw.id)
             old = [c.id for c in Chunk.select(Chunk.id).where(Chunk.raw == raw.id)]
             search.fts_drop_chunks(old)
@@ -321,7 +323,7 @@ class WikiEngine:
                 search.fts_put_chunk(chunk.id, kb.id, text)
                 ids.append(chunk.id)
             RawMaterial.update(chunk_count=len(ids)).where(RawMaterial.id == raw.id).execute()
-        return ids
+        return blobs, ids
 
     @staticmethod
     def _known_pages(kb_id: int) -> list[tuple[str, str]]:
@@ -348,11 +350,13 @@ class WikiEngine:
         _, result = await self.llm.chat(targets, ChatRequest(model="", messages=messages, temperature=0.2))
         drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks], [t["name"] for t in types["pageTypes"]], types["defaultType"])
         vectors = await self.llm.embed([f"{d.title}\n\n{d.markdown[:4000]}" for d in drafts], model_id)
-        return self._store_pages(kb, raw, drafts, [search.pack(v) for v in vectors])
+        return await run_blocking(self._store_pages, kb, raw, drafts, vectors)
 
-    def _store_pages(self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage], blobs: list[bytes]) -> list[int]:
+    def _store_pages(self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage], vectors: list[list[float]]) -> list[int]:
+        """Write the drafts with their links, index rows and citations (blocking: in an executor)."""
+        blobs = [search.pack(v) for v in vectors]
         ids = []
-        with database.atomic():
+        with database.atomic(WRITE_LOCK):
             self._alive(raw.id)
             for draft, blob in zip(drafts, blobs):
                 page = Page.get_or_none((Page.kb == kb.id) & (Page.slug == draft.slug))

@@ -14,8 +14,10 @@ import peewee
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.memo import memo_on
 from platform_server.features.wiki import kbs
-from platform_server.features.wiki.models import HotCache, KnowledgeBase, Page, PageLink
+from platform_server.features.agents.models import Agent
+from platform_server.features.wiki.models import HotCache, KbAgent, KnowledgeBase, Page, PageLink
 from platform_server.features.wiki.text import slugify
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
@@ -145,6 +147,7 @@ def store(kb_id: int, content: str, slugs: list[str], error: str | None) -> None
         row.save()
 
 
+@memo_on(Agent, KbAgent, KnowledgeBase, HotCache)
 def prompt_for_agent(workspace_id: int, agent_id: int, max_tokens: int) -> str:
     """The ready digests of the agent's KBs, within the token bound."""
     parts: list[str] = []

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine
 from platform_server.blocking import run_blocking
 from platform_server.db import iso, utcnow
 from platform_server.features.wiki import pages as page_service
-from platform_server.features.wiki import search, transform
+from platform_server.features.wiki import transform
 from platform_server.features.wiki.kbs import config_of
 from platform_server.features.wiki.models import (
     Job,
@@ -71,8 +71,7 @@ async def _embed(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: J
     vectors: list[list[float]] = []
     for i in range(0, len(st.pieces), 64):
         vectors += await engine.llm.embed(st.pieces[i : i + 64], int(model_id) if model_id is not None else None)
-    st.blobs = [search.pack(v) for v in vectors]
-    st.chunk_ids = engine.store_chunks(kb, raw, st.pieces, st.blobs)
+    st.blobs, st.chunk_ids = await engine.store_chunks(kb, raw, st.pieces, vectors)
     return {"chunks": len(st.chunk_ids)}
 
 

@@ -22,7 +22,7 @@ async def query_vector(platform: Platform, kb: KnowledgeBase, query: str) -> tup
             vectors = await platform.services.llm.embed([query], int(model_id) if model_id is not None else None)
     except Exception as exc:  # noqa: BLE001 - keyword search still answers
         return None, getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
-    return search.pack(vectors[0]), None
+    return await run_blocking(search.pack, vectors[0]), None  # the first use imports numpy: off the loop
 
 
 async def preview(platform: Platform, kb: KnowledgeBase, query: str, top_k: int, include_archived: bool) -> dict[str, Any]:

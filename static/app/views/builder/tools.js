@@ -203,7 +203,23 @@ function AcpEndpoints() {
 function Plugins() {
   const list = useLoad(() => get("/plugins"), []);
   const [, run] = useAction();
-  const save = (p, e) => {
+  return html`<div class="cols">${(list.data || []).map((p) => html`<section class="panel plugin" key=${p.name} data-plugin=${p.name} aria-label=${`Plugin ${p.name}`}>
+    <div class="card-head"><h3 class="grow">${p.name} <small class="muted">${p.version}</small></h3>
+      <${Toggle} label=${`Enable plugin ${p.name}`} checked=${p.enabled}
+        onChange=${(v) => run(() => post(`/plugins/${seg(p.name)}/${v ? "enable" : "disable"}`), v ? "Enabled" : "Disabled").then(list.reload)} /></div>
+    <p class="muted">${p.description}</p>
+    ${Object.keys(p.configSchema || {}).length ? html`<${PluginSettings} plugin=${p} onSaved=${list.reload} />` : html`<p class="muted">No settings.</p>`}
+    ${p.tools?.length ? html`<small class="muted">Tools: ${p.tools.map((t) => t.name || t).join(", ")}</small>` : null}
+  </section>`)}</div>`;
+}
+
+/** A plugin's settings form. What the user typed is kept until it is saved: a reload of the list
+ * (after a toggle, say) re-renders the form with the stored values and must not reset the inputs. */
+function PluginSettings({ plugin: p, onSaved }) {
+  const [draft, setDraft] = useState({});
+  const [, run] = useAction();
+  const edit = (k, value) => setDraft((d) => ({ ...d, [k]: value }));
+  const save = (e) => {
     e.preventDefault();
     const v = formValues(e.currentTarget);
     const config = {};
@@ -214,21 +230,14 @@ function Plugins() {
       else if (rule.type === "boolean") config[k] = !!raw;
       else config[k] = raw;
     }
-    run(() => put(`/plugins/${seg(p.name)}/config`, config), "Settings saved").then(list.reload);
+    run(() => put(`/plugins/${seg(p.name)}/config`, config), "Settings saved").then((r) => { if (r !== undefined) { setDraft({}); onSaved(); } });
   };
-  return html`<div class="cols">${(list.data || []).map((p) => html`<section class="panel plugin" key=${p.name} data-plugin=${p.name} aria-label=${`Plugin ${p.name}`}>
-    <div class="card-head"><h3 class="grow">${p.name} <small class="muted">${p.version}</small></h3>
-      <${Toggle} label=${`Enable plugin ${p.name}`} checked=${p.enabled}
-        onChange=${(v) => run(() => post(`/plugins/${seg(p.name)}/${v ? "enable" : "disable"}`), v ? "Enabled" : "Disabled").then(list.reload)} /></div>
-    <p class="muted">${p.description}</p>
-    ${Object.keys(p.configSchema || {}).length ? html`<form class="stack" onSubmit=${(e) => save(p, e)}>
-      ${Object.entries(p.configSchema).map(([k, rule]) => html`<${Field} key=${k} label=${rule.writeOnly ? `${k} (write-only)` : k}>
-        ${rule.type === "boolean" ? html`<input type="checkbox" name=${k} checked=${!!p.config[k]} />`
-          : html`<input name=${k} type=${rule.writeOnly ? "password" : rule.type === "integer" || rule.type === "number" ? "number" : "text"}
-            min=${rule.minimum} max=${rule.maximum} value=${p.config[k] ?? ""} autocomplete="off" />`}</>`)}
-      <button class="btn btn-small">Save settings</button></form>` : html`<p class="muted">No settings.</p>`}
-    ${p.tools?.length ? html`<small class="muted">Tools: ${p.tools.map((t) => t.name || t).join(", ")}</small>` : null}
-  </section>`)}</div>`;
+  return html`<form class="stack" onSubmit=${save}>
+    ${Object.entries(p.configSchema).map(([k, rule]) => html`<${Field} key=${k} label=${rule.writeOnly ? `${k} (write-only)` : k}>
+      ${rule.type === "boolean" ? html`<input type="checkbox" name=${k} checked=${draft[k] ?? !!p.config[k]} onChange=${(e) => edit(k, e.currentTarget.checked)} />`
+        : html`<input name=${k} type=${rule.writeOnly ? "password" : rule.type === "integer" || rule.type === "number" ? "number" : "text"}
+          min=${rule.minimum} max=${rule.maximum} value=${draft[k] ?? p.config[k] ?? ""} onInput=${(e) => edit(k, e.currentTarget.value)} autocomplete="off" />`}</>`)}
+    <button class="btn btn-small">Save settings</button></form>`;
 }
 
 export default page(ToolsPage);
