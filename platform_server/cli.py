@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import getpass
 import logging
 import signal
@@ -56,6 +57,8 @@ async def serve(config: Config) -> None:
     await start_features(platform)
     server = listen(app, config)
     logging.getLogger("platform_server").info("listening on http://%s:%s", config.host, config.port)
+    gc.freeze()  # what the start built lives as long as the process: later collections skip it
+    gc.enable()  # (off while starting under `python -m platform_server`: see __main__.py)
     warming = asyncio.ensure_future(warm_up(platform))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -81,7 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     logs.configure(config.log_level)
     if args.command == "serve":
         asyncio.run(serve(config))
-    elif args.command in ("backup", "restore"):
+        return
+    gc.enable()  # the other commands collect as usual
+    if args.command in ("backup", "restore"):
         _backup_or_restore(args, config)
     elif args.command == "migrate":
         make_app(config)
