@@ -51,7 +51,8 @@ class Subscription:
         if not self._queue.empty():  # no waiting (and no timer task) when an event is already queued
             item = self._queue.get_nowait()
         elif timeout is not None:
-            item = await asyncio.wait_for(self._queue.get(), timeout)
+            async with asyncio.timeout(timeout):  # no task per event, unlike wait_for
+                item = await self._queue.get()
         else:
             item = await self._queue.get()
         if item is _END:

@@ -38,7 +38,8 @@ class Deadline:
         if limit <= 0:
             raise LlmError(f"{self.provider}: request timed out after {self.total_s:g}s (total)")
         try:
-            return await asyncio.wait_for(aw, limit)
+            async with asyncio.timeout(limit):  # no task per awaited chunk, unlike wait_for
+                return await aw
         except asyncio.TimeoutError:
             if phase_s is None or remaining <= phase_s:
                 raise LlmError(f"{self.provider}: request timed out after {self.total_s:g}s (total)") from None
