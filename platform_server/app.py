@@ -385,7 +385,10 @@ async def stop_features(platform: PlatformState) -> None:
 async def warm_up(platform: PlatformState) -> None:
     """What can wait until the port is open, done off the IOLoop: the bcrypt hash a login of an unknown user
     checks (a login arriving first waits for it) and the libraries the first chat turn needs (`lazy.WARM_UP`)."""
-    await asyncio.gather(run_blocking(auth_service.dummy_hash, platform.config.password_hash_rounds), lazy.warm_up())
+    try:
+        await asyncio.gather(run_blocking(auth_service.dummy_hash, platform.config.password_hash_rounds), lazy.warm_up())
+    except Exception:  # noqa: BLE001 - the first login or chat turn does it instead, and reports there
+        log.exception("warming up after the start failed")
 
 
 def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | None = None) -> tornado.httpserver.HTTPServer:
