@@ -206,7 +206,35 @@ def first_where(model: type[M], **equal: Any) -> M | None:
         cached = _POINT_SQL[(model, names)] = (sql, template)
     sql, template = cached
     bound = [equal[name] if name is not None else constant for name, constant in template]
-    return next(iter(model.raw(sql, *bound)), None)
+    rows = fetch_models(model, sql, bound)
+    return rows[0] if rows else None
+
+
+_READERS: dict[tuple[type, str], list[tuple[str, Callable[[Any], Any]]]] = {}
+
+
+def fetch_models(model: type[M], sql: str, params: Sequence[Any] = ()) -> list[M]:
+    """Model objects from plain SQL selecting the model's columns (hot reads: peewee's `raw()` works out
+    the columns again on every run; here that is done once per statement)."""
+    cursor = database.execute_sql(sql, params)
+    readers = _READERS.get((model, sql))
+    out: list[M] = []
+    for row in cursor:
+        if readers is None:
+            readers = _READERS[(model, sql)] = _column_readers(model, [d[0] for d in cursor.getdescription()])
+        item = model(__no_default__=1, **{name: read(value) for (name, read), value in zip(readers, row)})
+        item._dirty.clear()  # type: ignore[attr-defined]  # peewee keeps the changed fields here
+        out.append(item)
+    return out
+
+
+def _column_readers(model: type[peewee.Model], columns: list[str]) -> list[tuple[str, Callable[[Any], Any]]]:
+    by_column = {f.column_name: f for f in model._meta.sorted_fields}
+    readers: list[tuple[str, Callable[[Any], Any]]] = []
+    for column in columns:
+        field = by_column.get(column)
+        readers.append((field.name, field.python_value) if field is not None else (column, lambda value: value))
+    return readers
 
 
 _INSERT_SQL: dict[tuple[type, tuple[str, ...]], tuple[str, list[peewee.Field]]] = {}

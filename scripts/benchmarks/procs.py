@@ -79,7 +79,7 @@ class Proc:
         self.profiled = bool(profile_to)
         if profile_to:
             argv = [os.path.join(os.path.dirname(sys.executable), "py-spy"), "record", "--format", "raw",
-                    "--rate", "200", "-o", profile_to, "--"] + argv
+                    "--rate", os.environ.get("PYSPY_RATE", "200"), "-o", profile_to, "--"] + argv
         self.started_at = time.perf_counter()
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,

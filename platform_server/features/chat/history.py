@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.db import fetch_models
 from platform_server.features.chat import sidecar, uploads
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.integrations.llm import ChatMessage, ToolCall
@@ -15,7 +16,7 @@ _RECENT_SQL = "SELECT * FROM message WHERE conversation_id = ? AND status != 'st
 
 def llm_messages(data_dir: str, conv: Conversation, vision: bool, system_prompt: str) -> list[ChatMessage]:
     """The system prompt, then the last HISTORY_MESSAGES stored messages (tool results right after their call)."""
-    rows = list(Message.raw(_RECENT_SQL, conv.id, HISTORY_MESSAGES))[::-1]
+    rows = fetch_models(Message, _RECENT_SQL, (conv.id, HISTORY_MESSAGES))[::-1]
     while rows and rows[0].role == "tool":
         rows.pop(0)
     out: list[ChatMessage] = [ChatMessage("system", system_prompt)] if system_prompt else []

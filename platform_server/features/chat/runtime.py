@@ -202,8 +202,13 @@ class ChatRuntime:
             last_event_id=conv.last_event_id,
         )
         self.turns.add(turn)
+        self._publish_meta(turn, user_message_id)  # before any other work: the stream's first frame goes out at once
         turn.task = asyncio.get_running_loop().create_task(self._run(turn, req, conv, user_message_id))
         return turn
+
+    @staticmethod
+    def _publish_meta(turn: Turn, user_message_id: int) -> None:
+        turn.publish("meta", {"conversationId": turn.conversation_id, "agentId": str(turn.agent_id), "userMessageId": str(user_message_id)})
 
     def queue_input(self, key: str, message: str | None, parts: list[dict[str, Any]] | None, user_id: int) -> int | None:
         """Queue a follow-up for the running turn; None when nothing runs."""
@@ -320,7 +325,8 @@ class ChatRuntime:
             pending_input: tuple[int, TurnRequest] | None = (user_message_id, req)
             while pending_input is not None:
                 user_id, current = pending_input
-                turn.publish("meta", {"conversationId": turn.conversation_id, "agentId": str(turn.agent_id), "userMessageId": str(user_id)})
+                if current is not req:  # a queued input (the first one's meta went out when the turn began)
+                    self._publish_meta(turn, user_id)
                 answer = await self._answer(turn, current, conv, totals, conv_current=current is req)
                 turn.publish("message_complete", {"status": "completed", "assistantMessageId": str(answer.row_id)})
                 pending_input = None

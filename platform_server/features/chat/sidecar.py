@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from platform_server.db import database
+from platform_server.db import database, fetch_models
 from platform_server.features.chat import uploads
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
@@ -59,7 +59,7 @@ async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> 
 
     if vision:
         return
-    rows = [m for m in Message.raw(_RECENT_WITH_PARTS_SQL, conv.id, RECENT_MESSAGES) if _image_urls(m)]
+    rows = [m for m in fetch_models(Message, _RECENT_WITH_PARTS_SQL, (conv.id, RECENT_MESSAGES)) if _image_urls(m)]
     todo = [(m, url) for m in rows for url in _image_urls(m) if not ((m.metadata or {}).get("imageDescriptions") or {}).get(url)]
     if not todo:
         return

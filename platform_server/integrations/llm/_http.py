@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from platform_server.integrations import eager_writes
 from platform_server.integrations.llm.types import LlmError
 from platform_server.lazy import lazy_import
 
@@ -112,6 +113,7 @@ class HttpTransport:
     def _get_session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._loop is not loop:
+            eager_writes.install(loop)  # the request body leaves with the request, not a loop pass later
             connect = min(self.first_byte_timeout_s, self.timeout_s)
             timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect, connect=connect)
             # No pool limit: aiohttp's default of 100 connections would queue the 101st concurrent
