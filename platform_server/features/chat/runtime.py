@@ -113,6 +113,8 @@ class Answer:
     runtime_model: str | None = None
     runtime_provider: str | None = None
     persisted_at: float = 0.0
+    unsaved: str | None = None  # the status to store it with when the turn ends (the final answer: one commit with the turn's end)
+    announced: bool = False  # its message_complete event went out
 
 
 def text_of(message: str | None, parts: list[dict[str, Any]] | None) -> str:
@@ -294,6 +296,7 @@ class ChatRuntime:
         return row_id
 
     def _save_answer(self, answer: Answer, status: str) -> None:
+        answer.unsaved = None
         metadata: dict[str, Any] = {}
         if answer.tool_calls:
             metadata["toolCalls"] = answer.tool_calls
@@ -319,6 +322,7 @@ class ChatRuntime:
 
     async def _run(self, turn: Turn, req: TurnRequest, conv: Conversation, user_message_id: int) -> None:
         meter.enter(meter.source_of_conversation(req.source), turn.workspace_id, turn.user_id, turn.agent_id, turn.conversation_id)
+        meter.defer()  # the turn's usage is stored with its end (`_finish`)
         status, answer = "completed", None
         totals = Totals()
         try:
@@ -328,9 +332,11 @@ class ChatRuntime:
                 if current is not req:  # a queued input (the first one's meta went out when the turn began)
                     self._publish_meta(turn, user_id)
                 answer = await self._answer(turn, current, conv, totals, conv_current=current is req)
-                turn.publish("message_complete", {"status": "completed", "assistantMessageId": str(answer.row_id)})
                 pending_input = None
-                if turn.queue:
+                if turn.queue:  # the final answer of this input is stored now; the turn goes on
+                    if answer.unsaved:
+                        self._save_answer(answer, answer.unsaved)
+                    self._announce(turn, answer, "completed")
                     queued = turn.queue.pop(0)
                     with database.atomic():
                         row_id = self._add_message(conv, "user", text_of(queued.message, queued.content_parts), content_parts=queued.content_parts)
@@ -352,14 +358,14 @@ class ChatRuntime:
             answer = self._current_answer(turn) or answer
             if answer is not None:
                 self._save_answer(answer, "completed")
-                turn.publish("message_complete", {"status": status, "assistantMessageId": str(answer.row_id)})
+                self._announce(turn, answer, status)
             self._keep_queued(turn, conv)
         except asyncio.CancelledError:
             status = "stopped"
             answer = self._current_answer(turn) or answer
             if answer is not None:
                 self._save_answer(answer, "stopped")
-                turn.publish("message_complete", {"status": "stopped", "assistantMessageId": str(answer.row_id)})
+                self._announce(turn, answer, "stopped")
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error frame
             status = "failed"
             message = exc.msg if isinstance(exc, ApiError) else str(exc) if isinstance(exc, LlmError) else "Internal error"
@@ -371,15 +377,21 @@ class ChatRuntime:
             turn.result.error = message
             turn.publish("error", {"message": message})
             if answer is not None:
-                turn.publish("message_complete", {"status": "failed", "assistantMessageId": str(answer.row_id)})
+                self._announce(turn, answer, "failed")
         finally:
-            await self._learn(req, conv)
+            if self._learns(req):  # lessons are read from the stored turn, before its end is announced
+                if answer is not None and answer.unsaved:
+                    self._save_answer(answer, answer.unsaved)
+                await self._learn(req, conv)
             self._finish(turn, conv, status, answer, totals)
+
+    @staticmethod
+    def _learns(req: TurnRequest) -> bool:
+        """Whether the turn's agent has skills to learn about (no hop to a thread for nothing)."""
+        return not req.agent.skills_disabled and bool(agents.bound_skills(req.agent.id))
 
     async def _learn(self, req: TurnRequest, conv: Conversation) -> None:
         """Skills the turn used: count the use, record lessons of failures and corrections."""
-        if req.agent.skills_disabled or not agents.bound_skills(req.agent.id):
-            return  # no skill to learn about (checked here: no hop to a thread for nothing)
         try:
             await run_blocking(lessons.after_turn, self.config, req.agent, conv.id)
         except Exception:  # noqa: BLE001 - learning must never break the turn
@@ -402,7 +414,13 @@ class ChatRuntime:
         answer: Answer | None = turn.answer
         return answer
 
+    @staticmethod
+    def _announce(turn: Turn, answer: Answer, status: str) -> None:
+        turn.publish("message_complete", {"status": status, "assistantMessageId": str(answer.row_id)})
+        answer.announced = True
+
     def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
+        """The turn's end: its last events, then one commit (the final answer, usage, the conversation idle)."""
         count = database.execute_sql(_MESSAGES_OF, (conv.id,)).fetchone()[0]
         done = {
             "conversationId": turn.conversation_id,
@@ -417,8 +435,14 @@ class ChatRuntime:
         turn.answer = None
         turn.result.status, turn.result.assistant_message_id = status, str(answer.row_id) if answer else None
         turn.result.prompt_tokens, turn.result.completion_tokens = totals.prompt, totals.completion
-        turn.publish("done", done)
-        update_row(Conversation, conv.id, stream_status="idle", last_event_id=turn.last_event_id, message_count=count)
+        if answer is not None and status == "completed" and not answer.announced:
+            self._announce(turn, answer, status)
+        turn.publish("done", done)  # no await until the commit below: nothing is sent before it
+        with database.atomic():
+            if answer is not None and answer.unsaved:
+                self._save_answer(answer, answer.unsaved)
+            meter.flush_deferred()
+            update_row(Conversation, conv.id, stream_status="idle", last_event_id=turn.last_event_id, message_count=count)
         turn.finish(status)
 
     async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, conv_current: bool = False) -> Answer:
@@ -435,7 +459,7 @@ class ChatRuntime:
             return answer
         if req.agent.agent_type == "plan_execute" or req.source == "execute":
             return await planner.plan_execute(self, turn, req, conv, totals, setup)
-        return await self.react(turn, req, conv, totals, setup)
+        return await self.react(turn, req, conv, totals, setup, final_with_turn_end=True)
 
     def _setup(self, turn: Turn, req: TurnRequest, conv: Conversation, conv_current: bool = False) -> "TurnSetup":
 
@@ -486,8 +510,10 @@ class ChatRuntime:
         setup: "TurnSetup",
         extra: list[ChatMessage] | None = None,
         use_tools: bool = True,
+        final_with_turn_end: bool = False,
     ) -> Answer:
-        """Model <-> tools until an answer or maxIterations; returns the final assistant message."""
+        """Model <-> tools until an answer or maxIterations; returns the final assistant message
+        (stored, or with `final_with_turn_end` left for the turn's end to store in its one commit)."""
         router = self.platform.services.llm
         answer = self._new_answer(conv)
         turn.answer = answer
@@ -497,7 +523,10 @@ class ChatRuntime:
             chat_req = ChatRequest(model="", messages=messages, tools=setup.specs if use_tools else [], thinking_level=setup.thinking_level)
             finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
             if not finish.tool_calls:
-                self._save_answer(answer, "completed")
+                if final_with_turn_end:
+                    answer.unsaved = "completed"
+                else:
+                    self._save_answer(answer, "completed")
                 return answer
             turn.phase = "executing"
             answer.tool_calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in finish.tool_calls]

@@ -15,7 +15,7 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from platform_server.db import insert_row
+from platform_server.db import insert_row, utcnow
 from platform_server.features.usage.models import UsageRecord
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,33 @@ class UsageScope:
 
 
 _current: contextvars.ContextVar[UsageScope | None] = contextvars.ContextVar("usage_scope", default=None)
+
+
+@dataclass
+class _Deferred:
+    """Records held for the task's next write (a chat turn stores them with its answer: one commit)."""
+
+    records: list[dict[str, object]] = dataclasses.field(default_factory=list)
+    closed: bool = False
+
+
+_deferred: contextvars.ContextVar[_Deferred | None] = contextvars.ContextVar("usage_deferred", default=None)
+
+
+def defer() -> None:
+    """Hold the current task's records until `flush_deferred()` (call it in a transaction of the task's own)."""
+    _deferred.set(_Deferred())
+
+
+def flush_deferred() -> None:
+    """Store the held records; later ones (a task started by this one, still running) are stored at once."""
+    held = _deferred.get()
+    if held is None:
+        return
+    held.closed = True
+    for values in held.records:
+        _store(values)
+    held.records.clear()
 
 
 def current() -> UsageScope | None:
@@ -85,20 +112,29 @@ def source_of_conversation(conversation_source: str | None) -> str:
 def record(provider: str | None, model: str | None, prompt_tokens: int, completion_tokens: int, kind: str = "chat") -> None:
     """Store one model call under the current scope (a failure to store never fails the call)."""
     s = _current.get() or UsageScope("other")
+    values: dict[str, object] = {
+        "workspace_id": s.workspace_id,
+        "source": s.source,
+        "kind": kind,
+        "provider": provider,
+        "model": model,
+        "user_id": s.user_id,
+        "agent_id": s.agent_id,
+        "conversation_id": s.conversation_id,
+        "prompt_tokens": max(0, int(prompt_tokens)),
+        "completion_tokens": max(0, int(completion_tokens)),
+        "create_time": utcnow(),  # when the call ended, even when stored a moment later
+    }
+    held = _deferred.get()
+    if held is not None and not held.closed:
+        held.records.append(values)
+        return
+    _store(values)
+
+
+def _store(values: dict[str, object]) -> None:
     try:
-        insert_row(
-            UsageRecord,
-            workspace_id=s.workspace_id,
-            source=s.source,
-            kind=kind,
-            provider=provider,
-            model=model,
-            user_id=s.user_id,
-            agent_id=s.agent_id,
-            conversation_id=s.conversation_id,
-            prompt_tokens=max(0, int(prompt_tokens)),
-            completion_tokens=max(0, int(completion_tokens)),
-        )
+        insert_row(UsageRecord, **values)
     except Exception:  # noqa: BLE001 - bookkeeping must not break an answer
         log.exception("recording model usage failed")
 
