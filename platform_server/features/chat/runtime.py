@@ -55,6 +55,7 @@ _COUNT_MESSAGE_WITH_PREVIEW = (
 )
 _MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
 _TIME = DateTimeField()  # converts a time to its stored text
+_DELETE_MESSAGE = "DELETE FROM message WHERE id = ?"
 MEMORY_CAP = 16_000
 
 
@@ -184,6 +185,8 @@ class ChatRuntime:
                 approvals.supersede(caller.user_id, req.conversation_id)
             metadata = {"command": command} if command else {"heldForApproval": True} if req.held else None
             user_message_id = self._add_message(conv, "user", text, content_parts=parts, now=now, metadata=metadata)
+            # the first answer's row, stored with the message (one commit); a turn that ends without answering removes it
+            answer_id = self._add_message(conv, "assistant", "", status="streaming", now=now)
             conv.stream_status = "running"
             update_row(
                 Conversation,
@@ -202,6 +205,7 @@ class ChatRuntime:
             workspace_id=agent.workspace_id,
             agent_id=agent.id,
             last_event_id=conv.last_event_id,
+            prepared_answer_id=answer_id,
         )
         self.turns.add(turn)
         self._publish_meta(turn, user_message_id)  # before any other work: the stream's first frame goes out at once
@@ -421,7 +425,9 @@ class ChatRuntime:
 
     def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
         """The turn's end: its last events, then one commit (the final answer, usage, the conversation idle)."""
-        count = database.execute_sql(_MESSAGES_OF, (conv.id,)).fetchone()[0]
+        unused = turn.prepared_answer_id  # the turn ended before answering (e.g. no model): its empty row goes
+        turn.prepared_answer_id = None
+        count = database.execute_sql(_MESSAGES_OF, (conv.id,)).fetchone()[0] - (unused is not None)
         done = {
             "conversationId": turn.conversation_id,
             "status": status,
@@ -442,6 +448,8 @@ class ChatRuntime:
             if answer is not None and answer.unsaved:
                 self._save_answer(answer, answer.unsaved)
             meter.flush_deferred()
+            if unused is not None:
+                database.execute_sql(_DELETE_MESSAGE, (unused,))
             update_row(Conversation, conv.id, stream_status="idle", last_event_id=turn.last_event_id, message_count=count)
         turn.finish(status)
 
@@ -452,7 +460,7 @@ class ChatRuntime:
         await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
         if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
-            answer = self._new_answer(conv)
+            answer = self._new_answer(conv, turn)
             answer.content = approvals.WAITING_FOR_OWNER if req.held else approvals.NOTHING_PENDING
             turn.publish("content_delta", {"delta": answer.content})
             self._save_answer(answer, "completed")
@@ -515,7 +523,7 @@ class ChatRuntime:
         """Model <-> tools until an answer or maxIterations; returns the final assistant message
         (stored, or with `final_with_turn_end` left for the turn's end to store in its one commit)."""
         router = self.platform.services.llm
-        answer = self._new_answer(conv)
+        answer = self._new_answer(conv, turn)
         turn.answer = answer
         for iteration in range(setup.max_iterations):
             self.checkpoint(turn)
@@ -535,7 +543,7 @@ class ChatRuntime:
                 self.checkpoint(turn)
                 await approvals.run_call(self, turn, conv, call, setup, answer)
             turn.phase = "thinking"
-            answer = self._new_answer(conv)
+            answer = self._new_answer(conv, turn)
             turn.answer = answer
         note = f"Stopped after reaching the maximum of {setup.max_iterations} iterations."
         answer.content = note
@@ -549,7 +557,10 @@ class ChatRuntime:
         if turn.stop_requested:
             raise asyncio.CancelledError()
 
-    def _new_answer(self, conv: Conversation) -> Answer:
+    def _new_answer(self, conv: Conversation, turn: Turn) -> Answer:
+        if turn.prepared_answer_id is not None:  # the row stored when the turn began
+            row_id, turn.prepared_answer_id = turn.prepared_answer_id, None
+            return Answer(row_id=row_id, conversation_db_id=conv.id)
         with database.atomic():
             row_id = self._add_message(conv, "assistant", "", status="streaming")
         return Answer(row_id=row_id, conversation_db_id=conv.id)
