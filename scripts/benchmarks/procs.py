@@ -78,7 +78,7 @@ class Proc:
         argv = list(self.argv)
         self.profiled = bool(profile_to)
         if profile_to:
-            argv = [os.path.join(os.path.dirname(sys.executable), "py-spy"), "record", "--format", "raw",
+            argv = [os.path.join(os.path.dirname(sys.executable), "py-spy"), "record", "--nonblocking", "--format", "raw",
                     "--rate", os.environ.get("PYSPY_RATE", "200"), "-o", profile_to, "--"] + argv
         self.started_at = time.perf_counter()
         log = open(self.log_path, "ab")

@@ -4,19 +4,43 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.db import fetch_models
+import json
+from dataclasses import dataclass
+
+from platform_server.db import database
 from platform_server.features.chat import sidecar, uploads
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.integrations.llm import ChatMessage, ToolCall
 
 HISTORY_MESSAGES = 60
-# Every model call reads this (plain SQL: peewee would build the same query again each time).
-_RECENT_SQL = "SELECT * FROM message WHERE conversation_id = ? AND status != 'streaming' ORDER BY id DESC LIMIT ?"
+# Every model call reads this: plain SQL, only the columns the model's view needs, no model objects.
+_RECENT_SQL = (
+    "SELECT role, content, metadata, content_parts FROM message WHERE conversation_id = ? AND status != 'streaming' ORDER BY id DESC LIMIT ?"
+)
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    """What the model's view reads of a stored message (the same names as `Message`)."""
+
+    role: str
+    content: str
+    metadata: dict[str, Any] | None
+    content_parts: list[dict[str, Any]] | None
+
+
+def recent_messages(conversation_db_id: int, limit: int = HISTORY_MESSAGES) -> list[StoredMessage]:
+    """The conversation's last `limit` settled messages, oldest first."""
+    rows = database.execute_sql(_RECENT_SQL, (conversation_db_id, limit)).fetchall()
+    return [
+        StoredMessage(role, content or "", json.loads(metadata) if metadata else None, json.loads(parts) if parts else None)
+        for role, content, metadata, parts in reversed(rows)
+    ]
 
 
 def llm_messages(data_dir: str, conv: Conversation, vision: bool, system_prompt: str) -> list[ChatMessage]:
     """The system prompt, then the last HISTORY_MESSAGES stored messages (tool results right after their call)."""
-    rows = fetch_models(Message, _RECENT_SQL, (conv.id, HISTORY_MESSAGES))[::-1]
+    rows = recent_messages(conv.id)
     while rows and rows[0].role == "tool":
         rows.pop(0)
     out: list[ChatMessage] = [ChatMessage("system", system_prompt)] if system_prompt else []
@@ -36,7 +60,7 @@ def llm_messages(data_dir: str, conv: Conversation, vision: bool, system_prompt:
     return out
 
 
-def user_content(data_dir: str, m: Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
+def user_content(data_dir: str, m: StoredMessage | Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
     """A user message's text, or its parts (images as data URLs when the model takes images)."""
     if not m.content_parts:
         return m.content

@@ -9,7 +9,7 @@ the image is replaced by a note and the turn sends a `notice` event, so the user
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Protocol
 
 from platform_server.db import database, fetch_models
 from platform_server.features.chat import uploads
@@ -39,7 +39,12 @@ def _image_urls(m: Message) -> list[str]:
     return [str(p.get("url", "")) for p in (m.content_parts or []) if p.get("type") == "image" and p.get("url")]
 
 
-def placeholder(m: Message, url: str) -> str:
+class WithMetadata(Protocol):
+    @property
+    def metadata(self) -> dict[str, Any] | None: ...
+
+
+def placeholder(m: WithMetadata, url: str) -> str:
     """The text a text-only model gets for an image: its sidecar description, or the omission note."""
     described = ((m.metadata or {}).get("imageDescriptions") or {}).get(url)
     return f"[image, described by the vision sidecar: {described}]" if described else OMITTED
