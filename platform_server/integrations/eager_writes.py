@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import types
-from collections.abc import Coroutine, Generator
 from typing import Any
+
+from platform_server.eager import continuation
 
 EAGER = frozenset({"ClientRequest.write_bytes"})  # coroutines started at once (qualified names)
 
@@ -38,25 +38,4 @@ def _factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> async
         failed: asyncio.Future[Any] = loop.create_future()
         failed.set_exception(exc)
         return failed
-    return asyncio.Task(_carry_on(coro, waiting_on), loop=loop, **kwargs)
-
-
-@types.coroutine
-def _carry_on(coro: Coroutine[Any, Any, Any], waiting_on: Any) -> Generator[Any, Any, Any]:
-    """The rest of a coroutine that already ran up to its first wait on `waiting_on`."""
-    while True:
-        try:
-            sent = yield waiting_on
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:  # noqa: BLE001 - cancellation and errors go into the coroutine
-            try:
-                waiting_on = coro.throw(exc)
-            except StopIteration as done:
-                return done.value
-        else:
-            try:
-                waiting_on = coro.send(sent)
-            except StopIteration as done:
-                return done.value
+    return asyncio.Task(continuation(coro, waiting_on), loop=loop, **kwargs)

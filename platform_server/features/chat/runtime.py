@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from platform_server.integrations.llm import (
 from platform_server.web.context import Caller
 from platform_server.features.chat.errors import AgentBusy
 from platform_server.web.errors import ApiError, Forbidden
+from platform_server import eager
 from platform_server.blocking import run_blocking
 from platform_server.features.agents import files
 from platform_server.features.agents import service as agents
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PERSIST_EVERY_S = 0.5
+TURN_STARTS_PER_PASS = 4  # turn starts per IOLoop pass before the others wait for the next (see `admit`)
 
 # A stored message counted on its conversation (the hot write of every turn, as plain SQL).
 _COUNT_MESSAGE = "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ? WHERE id = ?"
@@ -131,8 +134,41 @@ class ChatRuntime:
         self.platform = platform
         self.config = platform.config
         self.turns = TurnRegistry(platform.config.replay_retention_s)
+        self._starts_this_pass = 0
+        self._pass_armed = False
+        self._waiting: deque[asyncio.Future[None]] = deque()
 
     # ---- public API ------------------------------------------------------------
+
+    async def admit(self) -> None:
+        """Pace turn starts: at most TURN_STARTS_PER_PASS per pass of the IOLoop, the rest in arrival order
+        in the next passes, after the network events that arrived meanwhile. A burst of new chats then
+        does not hold up the events of streams already running (a turn's start costs a few ms, an event a
+        fraction of one), and the first turns of the burst get their answers while the others start."""
+        if self._starts_this_pass < TURN_STARTS_PER_PASS and not self._waiting:
+            self._starts_this_pass += 1
+            self._arm_next_pass()
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        self._arm_next_pass()
+        await waiter
+
+    def _arm_next_pass(self) -> None:
+        if not self._pass_armed:
+            self._pass_armed = True
+            asyncio.get_running_loop().call_later(0, self._next_pass)  # a timer: runs after the next pass's I/O
+
+    def _next_pass(self) -> None:
+        self._pass_armed = False
+        self._starts_this_pass = 0
+        while self._waiting and self._starts_this_pass < TURN_STARTS_PER_PASS:
+            waiter = self._waiting.popleft()
+            if not waiter.done():  # a request whose client left meanwhile is skipped
+                waiter.set_result(None)
+                self._starts_this_pass += 1
+        if self._waiting or self._starts_this_pass:
+            self._arm_next_pass()
 
     def is_running(self, key: str) -> bool:
         return self.turns.is_running(key)
@@ -209,7 +245,8 @@ class ChatRuntime:
         )
         self.turns.add(turn)
         self._publish_meta(turn, user_message_id)  # before any other work: the stream's first frame goes out at once
-        turn.task = asyncio.get_running_loop().create_task(self._run(turn, req, conv, user_message_id))
+        # started at once, in arrival order: its model request leaves now, not after every request queued behind this one
+        turn.task = eager.start_task(self._run(turn, req, conv, user_message_id))
         return turn
 
     @staticmethod
