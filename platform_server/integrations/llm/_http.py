@@ -8,6 +8,8 @@ import json
 from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import orjson
+
 from platform_server.integrations import eager_writes
 from platform_server.integrations.llm.types import LlmError
 from platform_server.lazy import lazy_import
@@ -19,6 +21,14 @@ else:
 
 T = TypeVar("T")
 _MAX_ERROR_BODY = 64 * 1024
+
+
+def _json_text(value: Any) -> str:
+    """Request bodies (a turn's whole conversation and tools) encoded with orjson, several times faster."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # what orjson refuses (an int over 64 bits, a key that is not a string) the standard encoder takes
+        return json.dumps(value)
 
 
 class Deadline:
@@ -119,7 +129,7 @@ class HttpTransport:
             # No pool limit: aiohttp's default of 100 connections would queue the 101st concurrent
             # chat stream to a provider behind the first 100 (a turn holds its connection to the end).
             connector = aiohttp.TCPConnector(limit=0)
-            self._session = aiohttp.ClientSession(headers=self.headers, timeout=timeout, connector=connector)
+            self._session = aiohttp.ClientSession(headers=self.headers, timeout=timeout, connector=connector, json_serialize=_json_text)
             self._loop = loop
         return self._session
 
