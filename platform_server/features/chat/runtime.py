@@ -56,6 +56,12 @@ _COUNT_MESSAGE = "UPDATE conversation SET message_count = message_count + 1, las
 _COUNT_MESSAGE_WITH_PREVIEW = (
     "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ?, last_message = ? WHERE id = ?"
 )
+# A turn's start: its two messages counted, the conversation running (one statement)
+_START_SQL = (
+    "UPDATE conversation SET message_count = message_count + 2, last_active_time = ?, update_time = ?, "
+    "last_message = COALESCE(?, last_message), stream_status = 'running', agent_id = ?, workspace_id = ?, "
+    "model_provider = ?, model_name = ? WHERE id = ?"
+)
 _MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
 _TIME = DateTimeField()  # converts a time to its stored text
 _DELETE_MESSAGE = "DELETE FROM message WHERE id = ?"
@@ -220,19 +226,15 @@ class ChatRuntime:
             elif waiting:
                 approvals.supersede(caller.user_id, req.conversation_id)
             metadata = {"command": command} if command else {"heldForApproval": True} if req.held else None
-            user_message_id = self._add_message(conv, "user", text, content_parts=parts, now=now, metadata=metadata)
-            # the first answer's row, stored with the message (one commit); a turn that ends without answering removes it
-            answer_id = self._add_message(conv, "assistant", "", status="streaming", now=now)
-            conv.stream_status = "running"
-            update_row(
-                Conversation,
-                conv.id,
-                stream_status="running",
-                agent_id=conv.agent_id,
-                workspace_id=conv.workspace_id,
-                model_provider=conv.model_provider,
-                model_name=conv.model_name,
+            user_message_id: int = insert_row(
+                Message, conversation=conv.id, role="user", content=text, content_parts=parts, metadata=metadata, create_time=now
             )
+            # the first answer's row, stored with the message (one commit); a turn that ends without answering removes it
+            answer_id: int = insert_row(Message, conversation=conv.id, role="assistant", content="", status="streaming", create_time=now)
+            stamp, preview = _TIME.db_value(now), text.strip().replace("\n", " ")[:200] or None
+            database.execute_sql(_START_SQL, (stamp, stamp, preview, conv.agent_id, conv.workspace_id, conv.model_provider, conv.model_name, conv.id))
+            conv.message_count += 2
+            conv.stream_status = "running"
         turn = Turn(
             key=key,
             conversation_db_id=conv.id,

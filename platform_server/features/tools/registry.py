@@ -141,6 +141,7 @@ class ToolRegistry:
 
     def __init__(self, timeout_s: float = DEFAULT_TOOL_TIMEOUT_S, result_cap_bytes: int = RESULT_CAP_BYTES) -> None:
         self._tools: dict[str, ToolDefinition] = {}
+        self._generation = 0  # moves with every register/unregister (kept tool offers are per generation)
         # `POST /api/v1/tools`: set by the mcp area (a tool that runs one discovered MCP server tool)
         self.create_mcp_tool: Callable[[Caller, McpToolCreate], Tool] | None = None
         self.timeout_s = timeout_s
@@ -150,11 +151,13 @@ class ToolRegistry:
         """Add (or replace) a tool definition and make sure its Tool row exists."""
 
         self._tools[definition.name] = definition
+        self._generation += 1
         service.ensure_row(definition.name, definition.description, definition.source, definition.parameters)
 
     def unregister(self, name: str) -> None:
         """Forget a definition (its Tool row stays; the owning area deletes it if it should go)."""
         self._tools.pop(name, None)
+        self._generation += 1
 
     def get(self, name: str) -> ToolDefinition | None:
         return self._tools.get(name)
@@ -181,6 +184,12 @@ class ToolRegistry:
         return self.tiered_specs(bound, tools_disabled)[1]
 
     def tiered_specs(self, bound: list[str], tools_disabled: bool) -> tuple[list[ToolSpec], list[ToolSpec]]:
+        """The tools offered to a model for one agent turn (see `_tiered_specs`), kept until a tool row, a
+        feature flag or a definition changes (every turn asks); the lists are the caller's to change."""
+        core, deferred = _kept_tiered_specs(self, self._generation, tuple(bound), tools_disabled)
+        return list(core), list(deferred)
+
+    def _tiered_specs(self, bound: tuple[str, ...], tools_disabled: bool) -> tuple[tuple[ToolSpec, ...], tuple[ToolSpec, ...]]:
         """The tools offered to a model for one agent turn.
 
         Rules, in order:
@@ -211,7 +220,7 @@ class ToolRegistry:
                 continue
             spec = ToolSpec(name, row.description or definition.description, definition.parameters)
             (deferred if row.disclosure_tier == "extension" else specs).append(spec)
-        return specs, deferred
+        return tuple(specs), tuple(deferred)
 
     async def execute(self, name: str, arguments_json: str, ctx: ToolContext) -> ToolOutcome:
         """Run one tool call; never raises for a tool failure (the failure text is the result)."""
@@ -250,3 +259,10 @@ class ToolRegistry:
             log.warning("tool %s failed", name, exc_info=True)
             return ToolOutcome(False, cap_result(f"Tool {name} failed: {type(exc).__name__}: {exc}", self.result_cap_bytes))
         return ToolOutcome(True, cap_result(str(result), self.result_cap_bytes))
+
+
+@memo_on(Tool, "feature_flag")
+def _kept_tiered_specs(
+    registry: ToolRegistry, generation: int, bound: tuple[str, ...], tools_disabled: bool
+) -> tuple[tuple[ToolSpec, ...], tuple[ToolSpec, ...]]:
+    return registry._tiered_specs(bound, tools_disabled)
