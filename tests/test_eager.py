@@ -70,15 +70,13 @@ async def test_a_timeout_entered_in_the_first_step_cancels_the_task_not_its_call
 
 
 async def test_turn_starts_are_paced_four_per_loop_pass_in_arrival_order() -> None:
-    from types import SimpleNamespace
+    from platform_server.features.chat.pacing import TURN_STARTS_PER_PASS, TurnPacer
 
-    from platform_server.features.chat.runtime import TURN_STARTS_PER_PASS, ChatRuntime
-
-    runtime = ChatRuntime(SimpleNamespace(config=SimpleNamespace(replay_retention_s=60)))  # type: ignore[arg-type]
+    pacer = TurnPacer()
     admitted: list[int] = []
 
     async def start(i: int) -> None:
-        await runtime.admit()
+        await pacer.admit()
         admitted.append(i)
 
     tasks = [asyncio.create_task(start(i)) for i in range(10)]

@@ -63,7 +63,7 @@ class ChatStreamHandler(StreamingHandler):
                 return
             await self.stream_turn(turn, after)
             return
-        await self.runtime.admit()
+        await self.runtime.pacer.admit()
         turn = service.begin_turn(
             self.runtime,
             self.config,
@@ -98,7 +98,7 @@ class AgentChatStreamHandler(StreamingHandler):
         if not message.strip():
             raise BadRequest("message: must not be blank")
         caller = self.require_caller()
-        await self.runtime.admit()
+        await self.runtime.pacer.admit()
         turn = service.begin_turn(
             self.runtime, self.config, caller, str(id), message, None, self.get_query_argument("conversationId", "default") or "default"
         )
@@ -117,7 +117,7 @@ class SyncChatHandler(StreamingHandler):
         agent_id = str(id) if id is not None else req.agentId
         if not agent_id:
             raise BadRequest("agentId: must not be null")
-        await self.runtime.admit()
+        await self.runtime.pacer.admit()
         turn = service.begin_turn(
             self.runtime,
             self.config,

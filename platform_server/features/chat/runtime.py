@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_server.db import DateTimeField, database, first_where, insert_row, update_row, utcnow
+from platform_server.db import database, first_where, insert_row, update_row, utcnow
 from platform_server.features.chat import approvals, history, sidecar, tool_calls, uploads
+from platform_server.features.chat import answers
+from platform_server.features.chat.answers import Answer
+from platform_server.features.chat.pacing import TurnPacer
 from platform_server.features.chat.turns import QueuedInput, Turn, TurnRegistry
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation, Message
@@ -49,22 +51,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PERSIST_EVERY_S = 0.5
-TURN_STARTS_PER_PASS = 4  # turn starts per IOLoop pass before the others wait for the next (see `admit`)
 
-# A stored message counted on its conversation (the hot write of every turn, as plain SQL).
-_COUNT_MESSAGE = "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ? WHERE id = ?"
-_COUNT_MESSAGE_WITH_PREVIEW = (
-    "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ?, last_message = ? WHERE id = ?"
-)
-# A turn's start: its two messages counted, the conversation running (one statement)
-_START_SQL = (
-    "UPDATE conversation SET message_count = message_count + 2, last_active_time = ?, update_time = ?, "
-    "last_message = COALESCE(?, last_message), stream_status = 'running', agent_id = ?, workspace_id = ?, "
-    "model_provider = ?, model_name = ? WHERE id = ?"
-)
-_MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
-_TIME = DateTimeField()  # converts a time to its stored text
-_DELETE_MESSAGE = "DELETE FROM message WHERE id = ?"
 MEMORY_CAP = 16_000
 
 
@@ -109,24 +96,6 @@ class TurnSetup:
     withheld: dict[str, str] = field(default_factory=dict)  # tool name -> why this caller may not use it
 
 
-@dataclass
-class Answer:
-    """The assistant message being produced (kept so a stop or failure can save the partial text)."""
-
-    row_id: int
-    conversation_db_id: int
-    content: str = ""
-    reasoning: str = ""
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    runtime_model: str | None = None
-    runtime_provider: str | None = None
-    persisted_at: float = 0.0
-    unsaved: str | None = None  # the status to store it with when the turn ends (the final answer: one commit with the turn's end)
-    announced: bool = False  # its message_complete event went out
-
-
 def text_of(message: str | None, parts: list[dict[str, Any]] | None) -> str:
     if message is not None:
         return message
@@ -140,41 +109,9 @@ class ChatRuntime:
         self.platform = platform
         self.config = platform.config
         self.turns = TurnRegistry(platform.config.replay_retention_s)
-        self._starts_this_pass = 0
-        self._pass_armed = False
-        self._waiting: deque[asyncio.Future[None]] = deque()
+        self.pacer = TurnPacer()
 
     # ---- public API ------------------------------------------------------------
-
-    async def admit(self) -> None:
-        """Pace turn starts: at most TURN_STARTS_PER_PASS per pass of the IOLoop, the rest in arrival order
-        in the next passes, after the network events that arrived meanwhile. A burst of new chats then
-        does not hold up the events of streams already running (a turn's start costs a few ms, an event a
-        fraction of one), and the first turns of the burst get their answers while the others start."""
-        if self._starts_this_pass < TURN_STARTS_PER_PASS and not self._waiting:
-            self._starts_this_pass += 1
-            self._arm_next_pass()
-            return
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append(waiter)
-        self._arm_next_pass()
-        await waiter
-
-    def _arm_next_pass(self) -> None:
-        if not self._pass_armed:
-            self._pass_armed = True
-            asyncio.get_running_loop().call_later(0, self._next_pass)  # a timer: runs after the next pass's I/O
-
-    def _next_pass(self) -> None:
-        self._pass_armed = False
-        self._starts_this_pass = 0
-        while self._waiting and self._starts_this_pass < TURN_STARTS_PER_PASS:
-            waiter = self._waiting.popleft()
-            if not waiter.done():  # a request whose client left meanwhile is skipped
-                waiter.set_result(None)
-                self._starts_this_pass += 1
-        if self._waiting or self._starts_this_pass:
-            self._arm_next_pass()
 
     def is_running(self, key: str) -> bool:
         return self.turns.is_running(key)
@@ -229,11 +166,17 @@ class ChatRuntime:
             user_message_id: int = insert_row(
                 Message, conversation=conv.id, role="user", content=text, content_parts=parts, metadata=metadata, create_time=now
             )
-            # the first answer's row, stored with the message (one commit); a turn that ends without answering removes it
-            answer_id: int = insert_row(Message, conversation=conv.id, role="assistant", content="", status="streaming", create_time=now)
-            stamp, preview = _TIME.db_value(now), text.strip().replace("\n", " ")[:200] or None
-            database.execute_sql(_START_SQL, (stamp, stamp, preview, conv.agent_id, conv.workspace_id, conv.model_provider, conv.model_name, conv.id))
-            conv.message_count += 2
+            # the first answer's row, stored with the message (one commit); a turn that ends without answering
+            # removes it. A command turn runs the approved tool first: its answer row comes after the result.
+            answer_id: int | None = None
+            if not command:
+                answer_id = insert_row(Message, conversation=conv.id, role="assistant", content="", status="streaming", create_time=now)
+            stored = 1 if answer_id is None else 2
+            stamp, preview = answers.TIME.db_value(now), text.strip().replace("\n", " ")[:200] or None
+            database.execute_sql(
+                answers.START_SQL, (stored, stamp, stamp, preview, conv.agent_id, conv.workspace_id, conv.model_provider, conv.model_name, conv.id)
+            )
+            conv.message_count += stored
             conv.stream_status = "running"
         turn = Turn(
             key=key,
@@ -324,43 +267,6 @@ class ChatRuntime:
 
     # ---- persistence -------------------------------------------------------------
 
-    @staticmethod
-    def _add_message(conv: Conversation, role: str, content: str, **fields: Any) -> int:
-        """Store a message and count it on its conversation; returns the message id (hot: plain SQL)."""
-        now = fields.pop("now", None) or utcnow()
-        row_id: int = insert_row(Message, conversation=conv.id, role=role, content=content, create_time=now, **fields)
-        preview = content.strip().replace("\n", " ")[:200]
-        stamp = _TIME.db_value(now)
-        if preview:
-            database.execute_sql(_COUNT_MESSAGE_WITH_PREVIEW, (stamp, stamp, preview, conv.id))
-        else:
-            database.execute_sql(_COUNT_MESSAGE, (stamp, stamp, conv.id))
-        conv.message_count += 1
-        return row_id
-
-    def _save_answer(self, answer: Answer, status: str) -> None:
-        answer.unsaved = None
-        metadata: dict[str, Any] = {}
-        if answer.tool_calls:
-            metadata["toolCalls"] = answer.tool_calls
-        if answer.reasoning:
-            metadata["reasoning"] = answer.reasoning
-        preview = answer.content.strip().replace("\n", " ")[:200]
-        with database.atomic():  # one commit
-            update_row(
-                Message,
-                answer.row_id,
-                content=answer.content,
-                status=status,
-                metadata=metadata or None,
-                prompt_tokens=answer.prompt_tokens,
-                completion_tokens=answer.completion_tokens,
-                runtime_model=answer.runtime_model,
-                runtime_provider=answer.runtime_provider,
-            )
-            if preview:
-                update_row(Conversation, answer.conversation_db_id, last_message=preview, last_active_time=utcnow())
-
     # ---- the turn ------------------------------------------------------------------
 
     async def _run(self, turn: Turn, req: TurnRequest, conv: Conversation, user_message_id: int) -> None:
@@ -378,11 +284,11 @@ class ChatRuntime:
                 pending_input = None
                 if turn.queue:  # the final answer of this input is stored now; the turn goes on
                     if answer.unsaved:
-                        self._save_answer(answer, answer.unsaved)
+                        answers.save_answer(answer, answer.unsaved)
                     self._announce(turn, answer, "completed")
                     queued = turn.queue.pop(0)
                     with database.atomic():
-                        row_id = self._add_message(conv, "user", text_of(queued.message, queued.content_parts), content_parts=queued.content_parts)
+                        row_id = answers.add_message(conv, "user", text_of(queued.message, queued.content_parts), content_parts=queued.content_parts)
                     pending_input = (
                         row_id,
                         TurnRequest(
@@ -400,14 +306,14 @@ class ChatRuntime:
             status = "awaiting_approval"
             answer = self._current_answer(turn) or answer
             if answer is not None:
-                self._save_answer(answer, "completed")
+                answers.save_answer(answer, "completed")
                 self._announce(turn, answer, status)
             self._keep_queued(turn, conv)
         except asyncio.CancelledError:
             status = "stopped"
             answer = self._current_answer(turn) or answer
             if answer is not None:
-                self._save_answer(answer, "stopped")
+                answers.save_answer(answer, "stopped")
                 self._announce(turn, answer, "stopped")
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error frame
             status = "failed"
@@ -416,7 +322,7 @@ class ChatRuntime:
                 log.exception("chat turn failed")
             answer = self._current_answer(turn) or answer
             if answer is not None:
-                self._save_answer(answer, "failed")
+                answers.save_answer(answer, "failed")
             turn.result.error = message
             turn.publish("error", {"message": message})
             if answer is not None:
@@ -424,7 +330,7 @@ class ChatRuntime:
         finally:
             if self._learns(req):  # lessons are read from the stored turn, before its end is announced
                 if answer is not None and answer.unsaved:
-                    self._save_answer(answer, answer.unsaved)
+                    answers.save_answer(answer, answer.unsaved)
                 await self._learn(req, conv)
             self._finish(turn, conv, status, answer, totals)
 
@@ -445,7 +351,7 @@ class ChatRuntime:
         with database.atomic():
             while turn.queue:
                 queued = turn.queue.pop(0)
-                self._add_message(
+                answers.add_message(
                     conv,
                     "user",
                     text_of(queued.message, queued.content_parts),
@@ -466,7 +372,7 @@ class ChatRuntime:
         """The turn's end: its last events, then one commit (the final answer, usage, the conversation idle)."""
         unused = turn.prepared_answer_id  # the turn ended before answering (e.g. no model): its empty row goes
         turn.prepared_answer_id = None
-        count = database.execute_sql(_MESSAGES_OF, (conv.id,)).fetchone()[0] - (unused is not None)
+        count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0] - (unused is not None)
         done = {
             "conversationId": turn.conversation_id,
             "status": status,
@@ -485,10 +391,10 @@ class ChatRuntime:
         turn.publish("done", done)  # no await until the commit below: nothing is sent before it
         with database.atomic():
             if answer is not None and answer.unsaved:
-                self._save_answer(answer, answer.unsaved)
+                answers.save_answer(answer, answer.unsaved)
             meter.flush_deferred()
             if unused is not None:
-                database.execute_sql(_DELETE_MESSAGE, (unused,))
+                database.execute_sql(answers.DELETE_MESSAGE, (unused,))
             update_row(Conversation, conv.id, stream_status="idle", last_event_id=turn.last_event_id, message_count=count)
         turn.finish(status)
 
@@ -499,10 +405,10 @@ class ChatRuntime:
         await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
         if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
-            answer = self._new_answer(conv, turn)
+            answer = answers.new_answer(conv, turn)
             answer.content = approvals.WAITING_FOR_OWNER if req.held else approvals.NOTHING_PENDING
             turn.publish("content_delta", {"delta": answer.content})
-            self._save_answer(answer, "completed")
+            answers.save_answer(answer, "completed")
             return answer
         if req.agent.agent_type == "plan_execute" or req.source == "execute":
             return await planner.plan_execute(self, turn, req, conv, totals, setup)
@@ -562,7 +468,7 @@ class ChatRuntime:
         """Model <-> tools until an answer or maxIterations; returns the final assistant message
         (stored, or with `final_with_turn_end` left for the turn's end to store in its one commit)."""
         router = self.platform.services.llm
-        answer = self._new_answer(conv, turn)
+        answer = answers.new_answer(conv, turn)
         turn.answer = answer
         for iteration in range(setup.max_iterations):
             self.checkpoint(turn)
@@ -573,21 +479,21 @@ class ChatRuntime:
                 if final_with_turn_end:
                     answer.unsaved = "completed"
                 else:
-                    self._save_answer(answer, "completed")
+                    answers.save_answer(answer, "completed")
                 return answer
             turn.phase = "executing"
             answer.tool_calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in finish.tool_calls]
-            self._save_answer(answer, "completed")
+            answers.save_answer(answer, "completed")
             for call in finish.tool_calls:
                 self.checkpoint(turn)
                 await approvals.run_call(self, turn, conv, call, setup, answer)
             turn.phase = "thinking"
-            answer = self._new_answer(conv, turn)
+            answer = answers.new_answer(conv, turn)
             turn.answer = answer
         note = f"Stopped after reaching the maximum of {setup.max_iterations} iterations."
         answer.content = note
         turn.publish("content_delta", {"delta": note})
-        self._save_answer(answer, "completed")
+        answers.save_answer(answer, "completed")
         return answer
 
     @staticmethod
@@ -595,14 +501,6 @@ class ChatRuntime:
         """A friendly stop takes effect here (between events, tool calls and iterations)."""
         if turn.stop_requested:
             raise asyncio.CancelledError()
-
-    def _new_answer(self, conv: Conversation, turn: Turn) -> Answer:
-        if turn.prepared_answer_id is not None:  # the row stored when the turn began
-            row_id, turn.prepared_answer_id = turn.prepared_answer_id, None
-            return Answer(row_id=row_id, conversation_db_id=conv.id)
-        with database.atomic():
-            row_id = self._add_message(conv, "assistant", "", status="streaming")
-        return Answer(row_id=row_id, conversation_db_id=conv.id)
 
     async def _stream_model(self, turn: Turn, router: Any, targets: list[Any], chat_req: ChatRequest, answer: Answer, totals: Totals) -> Finish:
 
@@ -639,13 +537,14 @@ class ChatRuntime:
     def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer, success: bool, result: str) -> None:
         """Store a tool result, note it on the assistant message, and stream it."""
         with database.atomic():
-            self._add_message(
+            answers.drop_prepared(turn, conv)  # an answer row stored before this result would sort before it
+            answers.add_message(
                 conv, "tool", result, tool_name=call.name, metadata={"toolCallId": call.id, "arguments": call.arguments, "success": success}
             )
         for entry in answer.tool_calls:
             if entry["id"] == call.id:
                 entry["result"], entry["success"] = result[:2000], success
-        self._save_answer(answer, "completed")
+        answers.save_answer(answer, "completed")
         turn.result.tool_calls.append({"id": call.id, "name": call.name, "arguments": call.arguments, "result": result, "success": success})
         turn.publish("tool_call_completed", {"toolCallId": call.id, "toolName": call.name, "result": result, "success": success})
 
