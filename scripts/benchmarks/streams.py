@@ -131,17 +131,22 @@ def connector() -> aiohttp.TCPConnector:
     return aiohttp.TCPConnector(limit=0, force_close=True)
 
 
-async def run_platform(base: str, token: str, agent_id: str, n: int, timeout: float = 120) -> LatencyStats:
+async def run_platform(base: str, token: str, agent_id: str, n: int, timeout: float = 120, rounds: int = 1) -> LatencyStats:
+    """`rounds` bursts of n concurrent streams, one after another; the figures are over all their samples."""
+    samples: list[StreamSample] = []
     async with aiohttp.ClientSession(connector=connector(), timeout=aiohttp.ClientTimeout(total=timeout)) as s:
-        tag = uuid.uuid4().hex[:8]
-        samples = await asyncio.gather(*(platform_stream(s, base, token, agent_id, f"lat-{tag}-{i}") for i in range(n)))
-    return summarize(list(samples))
+        for _ in range(rounds):
+            tag = uuid.uuid4().hex[:8]
+            samples += await asyncio.gather(*(platform_stream(s, base, token, agent_id, f"lat-{tag}-{i}") for i in range(n)))
+    return summarize(samples)
 
 
-async def run_direct(model_url: str, n: int, timeout: float = 120) -> LatencyStats:
+async def run_direct(model_url: str, n: int, timeout: float = 120, rounds: int = 1) -> LatencyStats:
+    samples: list[StreamSample] = []
     async with aiohttp.ClientSession(connector=connector(), timeout=aiohttp.ClientTimeout(total=timeout)) as s:
-        samples = await asyncio.gather(*(direct_stream(s, model_url) for _ in range(n)))
-    return summarize(list(samples))
+        for _ in range(rounds):
+            samples += await asyncio.gather(*(direct_stream(s, model_url) for _ in range(n)))
+    return summarize(samples)
 
 
 @dataclass

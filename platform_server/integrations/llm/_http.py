@@ -21,6 +21,9 @@ else:
 
 T = TypeVar("T")
 _MAX_ERROR_BODY = 64 * 1024
+# Idle connections to a provider are kept this long (aiohttp's default is 15 s): a chat after a pause
+# reuses one, and its request leaves in the step that makes it instead of after a new connection.
+PROVIDER_KEEPALIVE_S = 60.0
 
 
 def _json_text(value: Any) -> str:
@@ -128,7 +131,7 @@ class HttpTransport:
             timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect, connect=connect)
             # No pool limit: aiohttp's default of 100 connections would queue the 101st concurrent
             # chat stream to a provider behind the first 100 (a turn holds its connection to the end).
-            connector = aiohttp.TCPConnector(limit=0)
+            connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=PROVIDER_KEEPALIVE_S)
             self._session = aiohttp.ClientSession(headers=self.headers, timeout=timeout, connector=connector, json_serialize=_json_text)
             self._loop = loop
         return self._session
