@@ -160,21 +160,51 @@ async def stream(writer: SseWriter, sub: Subscription, heartbeat_s: float, last:
     `heartbeat_s`), until the hub closes, the reader closes, the client goes or `last(event)` is true.
     Events already waiting are written together (one write and flush: a socket write costs more than
     the frames). Always unsubscribes and finishes the response."""
+    beat = _Heartbeat(sub, heartbeat_s)
     try:
         if not await _write_batch(writer, sub, list(sub.replay), last, replay=True):
             return
         while True:
-            try:
-                first = await sub.next(heartbeat_s)
-            except asyncio.TimeoutError:
+            first = await sub.next()
+            if first is _BEAT:
                 if not await writer.send_raw(HEARTBEAT_FRAME):
                     return
                 continue
+            beat.moved()
             if first is None or not await _write_batch(writer, sub, [first, *sub.queued()], last):
                 return
     finally:
+        beat.stop()
         sub.hub.unsubscribe(sub)
         writer.finish()
+
+
+_BEAT = Event("heartbeat", {})  # put in a reader's queue by its heartbeat timer, never published
+
+
+class _Heartbeat:
+    """One timer per reader (not one per event): after `every_s` without an event, a heartbeat frame."""
+
+    def __init__(self, sub: Subscription, every_s: float) -> None:
+        self.sub = sub
+        self.every_s = every_s
+        self.loop = asyncio.get_running_loop()
+        self.last = self.loop.time()
+        self.handle = self.loop.call_later(every_s, self._check)
+
+    def moved(self) -> None:
+        self.last = self.loop.time()
+
+    def _check(self) -> None:
+        idle = self.loop.time() - self.last
+        if idle >= self.every_s:
+            self.sub.put(_BEAT)
+            self.last = self.loop.time()
+            idle = 0.0
+        self.handle = self.loop.call_later(self.every_s - idle, self._check)
+
+    def stop(self) -> None:
+        self.handle.cancel()
 
 
 async def _write_batch(writer: SseWriter, sub: Subscription, batch: list[Event | None], last: Callable[[Event], bool], replay: bool = False) -> bool:
