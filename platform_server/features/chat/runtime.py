@@ -389,14 +389,16 @@ class ChatRuntime:
         if answer is not None and status == "completed" and not answer.announced:
             self._announce(turn, answer, status)
         turn.publish("done", done)  # no await until the commit below: nothing is sent before it
-        with database.atomic():
-            if answer is not None and answer.unsaved:
-                answers.save_answer(answer, answer.unsaved)
-            meter.flush_deferred()
-            if unused is not None:
-                database.execute_sql(answers.DELETE_MESSAGE, (unused,))
-            update_row(Conversation, conv.id, stream_status="idle", last_event_id=turn.last_event_id, message_count=count)
-        turn.finish(status)
+        try:
+            with database.atomic():
+                if answer is not None and answer.unsaved:
+                    answers.save_answer(answer, answer.unsaved)
+                meter.flush_deferred()
+                if unused is not None:
+                    database.execute_sql(answers.DELETE_MESSAGE, (unused,))
+                update_row(Conversation, conv.id, stream_status="idle", last_event_id=turn.last_event_id, message_count=count)
+        finally:
+            turn.finish(status)  # the stream ends even if the store failed (the next start marks what stayed running)
 
     async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, conv_current: bool = False) -> Answer:
         """One user input: react, or plan-execute for such agents."""
