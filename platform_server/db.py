@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import logging
 import threading
+import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar, cast
 
 import peewee
@@ -101,10 +102,12 @@ def close_database() -> None:
         database.close()
 
 
+_EPOCH = dt.datetime(1970, 1, 1)
+
+
 def utcnow() -> dt.datetime:
-    """Current UTC time, naive, millisecond precision (the storage convention)."""
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    return now.replace(microsecond=(now.microsecond // 1000) * 1000)
+    """Current UTC time, naive, millisecond precision (the storage convention; called often: one addition)."""
+    return _EPOCH + dt.timedelta(milliseconds=time.time_ns() // 1_000_000)
 
 
 def iso(value: dt.datetime | None) -> str | None:
