@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import tornado.httpserver
+import tornado.netutil
 import tornado.web
 from tornado.routing import PathMatches, Rule
 
@@ -391,9 +392,17 @@ async def warm_up(platform: PlatformState) -> None:
         log.exception("warming up after the start failed")
 
 
+ACCEPTS_PER_PASS = 16  # connections accepted per IOLoop pass (see `listen`)
+
+
 def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | None = None) -> tornado.httpserver.HTTPServer:
     """Bind the HTTP server (or serve already bound sockets); the per-route body limit applies first,
     this is only the hard ceiling."""
+    # Tornado accepts up to this many waiting connections in one callback (128 by default): a burst of
+    # new clients then held the IOLoop for tens of ms. Fewer per pass: the rest are accepted in the next
+    # passes (the socket stays readable), between the events of running streams. The listen backlog
+    # itself is unchanged (bound with its default).
+    tornado.netutil._DEFAULT_BACKLOG = ACCEPTS_PER_PASS
     server = tornado.httpserver.HTTPServer(
         app,
         max_body_size=max(config.max_body_bytes, config.upload_max_bytes) * 2,
