@@ -131,6 +131,11 @@ def parse_iso(text: str) -> dt.datetime:
     return value
 
 
+def stored_time(value: dt.datetime) -> str:
+    """A time as the database stores it (for plain SQL): sortable text, millisecond precision."""
+    return value.isoformat(sep=" ", timespec="milliseconds")
+
+
 class DateTimeField(peewee.DateTimeField):
     """Naive UTC datetime stored as sortable text with millisecond precision (apsw binds no datetime)."""
 
@@ -139,7 +144,7 @@ class DateTimeField(peewee.DateTimeField):
             return None
         if isinstance(value, str):
             value = parse_iso(value)
-        return value.isoformat(sep=" ", timespec="milliseconds")
+        return stored_time(value)
 
 
 class BooleanField(peewee.BooleanField):

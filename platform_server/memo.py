@@ -24,8 +24,6 @@ R = TypeVar("R")
 
 MAX_ENTRIES = 4096  # per function; a full cache empties (the keys are ids: few in a small install)
 
-_ALL: list[Callable[[], None]] = []  # every memo's `clear` (tests that write behind the hooks' back)
-
 
 def memo_on(*sources: type[peewee.Model] | str, fresh: Callable[[Any], bool] | None = None) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Cache a function of hashable arguments until a row of one of `sources` (models or table names) changes,
@@ -61,17 +59,6 @@ def memo_on(*sources: type[peewee.Model] | str, fresh: Callable[[Any], bool] | N
                 values[args] = value
             return value
 
-        def clear() -> None:
-            values.clear()
-
-        _ALL.append(clear)
-        cached.cache_clear = clear  # type: ignore[attr-defined]
         return cached
 
     return wrap
-
-
-def clear_all() -> None:
-    """Forget every memo (after writes that bypassed this process's connections, e.g. a restore)."""
-    for clear in _ALL:
-        clear()

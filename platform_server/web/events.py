@@ -21,8 +21,6 @@ from platform_server.web.sse import SseWriter, frame
 
 K = TypeVar("K", bound=Hashable)
 
-HEARTBEAT_FRAME = "event: heartbeat\ndata: {}\n\n"
-
 
 @dataclass(frozen=True)
 class Event:
@@ -46,15 +44,9 @@ class Subscription:
     def put(self, event: Event) -> None:
         self._queue.put_nowait(event)
 
-    async def next(self, timeout: float | None = None) -> Event | None:
-        """The next live event; None once the hub closed or `close()` was called; TimeoutError when idle."""
-        if not self._queue.empty():  # no waiting (and no timer task) when an event is already queued
-            item = self._queue.get_nowait()
-        elif timeout is not None:
-            async with asyncio.timeout(timeout):  # no task per event, unlike wait_for
-                item = await self._queue.get()
-        else:
-            item = await self._queue.get()
+    async def next(self) -> Event | None:
+        """The next live event; None once the hub closed or `close()` was called."""
+        item = self._queue.get_nowait() if not self._queue.empty() else await self._queue.get()
         if item is _END:
             self._queue.put_nowait(_END)  # stays ended for any further call
             return None
@@ -165,11 +157,7 @@ async def stream(writer: SseWriter, sub: Subscription, heartbeat_s: float, last:
         if not await _write_batch(writer, sub, list(sub.replay), last, replay=True):
             return
         while True:
-            first = await sub.next()
-            if first is _BEAT:
-                if not await writer.send_raw(HEARTBEAT_FRAME):
-                    return
-                continue
+            first = await sub.next()  # a live event, or the heartbeat timer's `_BEAT` (written like one)
             beat.moved()
             if first is None or not await _write_batch(writer, sub, [first, *sub.queued()], last):
                 return

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from platform_server.db import DateTimeField, database, insert_row, update_row, utcnow
+from platform_server.db import database, insert_row, stored_time, update_row, utcnow
 from platform_server.features.chat.turns import Turn
 from platform_server.features.conversations.models import Conversation, Message
 
@@ -25,7 +25,6 @@ START_SQL = (
     "model_provider = ?, model_name = ? WHERE id = ?"
 )
 MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
-TIME = DateTimeField()  # converts a time to its stored text
 DELETE_MESSAGE = "DELETE FROM message WHERE id = ?"
 _UNCOUNT_MESSAGE = "UPDATE conversation SET message_count = message_count - 1 WHERE id = ?"
 
@@ -53,7 +52,7 @@ def add_message(conv: Conversation, role: str, content: str, **fields: Any) -> i
     now = fields.pop("now", None) or utcnow()
     row_id: int = insert_row(Message, conversation=conv.id, role=role, content=content, create_time=now, **fields)
     preview = content.strip().replace("\n", " ")[:200]
-    stamp = TIME.db_value(now)
+    stamp = stored_time(now)
     if preview:
         database.execute_sql(_COUNT_MESSAGE_WITH_PREVIEW, (stamp, stamp, preview, conv.id))
     else:

@@ -8,7 +8,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_server.db import database, first_where, insert_row, update_row, utcnow
+from platform_server.db import database, first_where, insert_row, stored_time, update_row, utcnow
 from platform_server.features.chat import approvals, history, sidecar, tool_calls, uploads
 from platform_server.features.chat import answers
 from platform_server.features.chat.answers import Answer
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PERSIST_EVERY_S = 0.5
-
 MEMORY_CAP = 16_000
 
 
@@ -172,7 +171,7 @@ class ChatRuntime:
             if not command:
                 answer_id = insert_row(Message, conversation=conv.id, role="assistant", content="", status="streaming", create_time=now)
             stored = 1 if answer_id is None else 2
-            stamp, preview = answers.TIME.db_value(now), text.strip().replace("\n", " ")[:200] or None
+            stamp, preview = stored_time(now), text.strip().replace("\n", " ")[:200] or None
             database.execute_sql(
                 answers.START_SQL, (stored, stamp, stamp, preview, conv.agent_id, conv.workspace_id, conv.model_provider, conv.model_name, conv.id)
             )

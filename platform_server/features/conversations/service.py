@@ -8,7 +8,7 @@ from typing import Any, Iterable
 
 import peewee
 
-from platform_server.db import DateTimeField, database, first_where, iso, parse_iso, utcnow
+from platform_server.db import database, first_where, iso, parse_iso, stored_time, utcnow
 from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import User
@@ -21,7 +21,6 @@ from platform_server.web.encode import JsonText, encoded
 
 ACTIVE_WINDOW = dt.timedelta(hours=24)
 BATCH_DELETE_MAX = 200
-_TIME = DateTimeField()  # converts a time to its stored text
 TITLE_LENGTH = 50
 DEFAULT_ID = "default"
 
@@ -150,7 +149,7 @@ class _Page:
 
 def _active_since() -> str:
     """Conversations active at or after this stored time count as 'active'."""
-    return _TIME.db_value(utcnow() - ACTIVE_WINDOW) or ""
+    return stored_time(utcnow() - ACTIVE_WINDOW)
 
 
 def _page_current(page: _Page) -> bool:
@@ -213,7 +212,7 @@ def _plain_page(user_id: int, workspace_id: int, page: int, size: int) -> _Page:
             }
         )
     active = [r["lastActiveTime"] for r in records if r["status"] == "active"]
-    closes_at = _TIME.db_value(parse_iso(min(active))) if active else None
+    closes_at = stored_time(parse_iso(min(active))) if active else None
     return _Page(encoded(page_of(records, total, req)), closes_at)
 
 
