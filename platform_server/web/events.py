@@ -40,8 +40,14 @@ class Subscription:
         self.replay = replay
         self.last_id = 0  # the last event id sent (duplicates and older ids are skipped by stream())
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        # Set by stream() while its reader waits on an empty queue: writes a live event at once, in the
+        # publisher's own step, or returns False (the event is then queued, and the sink is unset).
+        self.sink: Callable[[Event], bool] | None = None
 
     def put(self, event: Event) -> None:
+        sink = self.sink
+        if sink is not None and sink(event):
+            return
         self._queue.put_nowait(event)
 
     async def next(self) -> Event | None:
@@ -67,6 +73,7 @@ class Subscription:
 
     def close(self) -> None:
         """The reader is gone (client disconnected): its `next()` returns None and the hub lets it go."""
+        self.sink = None
         self._queue.put_nowait(_END)
         self.hub.unsubscribe(self)
 
@@ -150,21 +157,54 @@ class _TopicHub(EventHub):
 async def stream(writer: SseWriter, sub: Subscription, heartbeat_s: float, last: Callable[[Event], bool] = lambda event: False) -> None:
     """Write `sub` as SSE frames: its replay, then live events (a heartbeat frame after each idle
     `heartbeat_s`), until the hub closes, the reader closes, the client goes or `last(event)` is true.
-    Events already waiting are written together (one write and flush: a socket write costs more than
-    the frames). Always unsubscribes and finishes the response."""
+
+    While the reader waits, the publisher's own step adds a live event to the response (`sub.sink`):
+    no queue and no step of the reader's task per event. What is added before the loop's next pass
+    leaves in one write (a socket write costs more than the frames). An event that cannot be added
+    (the client has not taken the previous frames yet, `last(event)`, an error) is queued; queued
+    events are written together too. Always unsubscribes and finishes the response."""
     beat = _Heartbeat(sub, heartbeat_s)
+    sink = _Sink(writer, sub, beat, last)
     try:
         if not await _write_batch(writer, sub, list(sub.replay), last, replay=True):
             return
         while True:
-            first = await sub.next()  # a live event, or the heartbeat timer's `_BEAT` (written like one)
+            sub.sink = sink if not writer.closed else None
+            first = await sub.next()  # a queued event, or the heartbeat timer's `_BEAT` (written like one)
+            sub.sink = None
             beat.moved()
             if first is None or not await _write_batch(writer, sub, [first, *sub.queued()], last):
                 return
     finally:
+        sub.sink = None
         beat.stop()
         sub.hub.unsubscribe(sub)
         writer.finish()
+
+
+class _Sink:
+    """Writes one live event straight to the response, or declines (False) so that it is queued."""
+
+    def __init__(self, writer: SseWriter, sub: Subscription, beat: _Heartbeat, last: Callable[[Event], bool]) -> None:
+        self.writer = writer
+        self.sub = sub
+        self.beat = beat
+        self.last = last
+
+    def __call__(self, event: Event) -> bool:
+        sub = self.sub
+        if event.id is not None and event.id <= sub.last_id:
+            return True  # a duplicate of the replay: nothing to write
+        try:
+            if self.last(event) or not self.writer.send_soon(frame(event.name, event.data, event.id)):
+                sub.sink = None  # the reader takes it, and what follows, in order
+                return False
+        except Exception:  # noqa: BLE001 - a reader's failure is not the publisher's: the reader's own step raises it
+            sub.sink = None
+            return False
+        sub.last_id = event.id or sub.last_id
+        self.beat.moved()
+        return True
 
 
 _BEAT = Event("heartbeat", {})  # put in a reader's queue by its heartbeat timer, never published

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import tornado.iostream
@@ -23,6 +24,7 @@ class SseWriter:
         self.handler = handler
         self.closed = False
         self.started = False
+        self._flush_due = False
 
     def start(self) -> None:
         if self.started:
@@ -54,6 +56,27 @@ class SseWriter:
         except tornado.iostream.StreamClosedError:
             self.closed = True
             return False
+
+    def send_soon(self, text: str) -> bool:
+        """Add a frame without waiting; the frames added before the loop's next pass leave in one write.
+        False (nothing added) while the client has not yet taken earlier frames: the caller then waits
+        for them instead (the client sets the pace)."""
+        if self.closed or self.handler._finished:
+            return False
+        stream = getattr(self.handler.request.connection, "stream", None)
+        if stream is None or stream.writing():
+            return False
+        self.start()
+        self.handler.write(text)
+        if not self._flush_due:
+            self._flush_due = True
+            asyncio.get_running_loop().call_soon(self._flush_added)
+        return True
+
+    def _flush_added(self) -> None:
+        self._flush_due = False
+        if not self.handler._finished:
+            self.handler.flush()  # a failed write means the client went: on_connection_close ends the reader
 
     async def error(self, message: str, code: int = 500) -> None:
         """Send the error frame and close."""

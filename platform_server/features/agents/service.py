@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import re
 import shutil
 from pathlib import Path
@@ -153,7 +155,20 @@ def to_dict(agent: Agent) -> dict[str, Any]:
 
 def agent_root(config: Config, agent_id: int) -> Path:
     """`<data_dir>/agents/<agentId>` (not created)."""
-    return Path(config.data_dir).resolve() / "agents" / str(int(agent_id))
+    data_dir = config.data_dir if os.path.isabs(config.data_dir) else os.path.join(os.getcwd(), config.data_dir)
+    return _agents_root(data_dir) / str(int(agent_id))
+
+
+@functools.lru_cache(maxsize=8)
+def _agents_root(data_dir: str) -> Path:
+    """`<data_dir>/agents`, resolved once: the data folder is fixed while the process runs, and a chat
+    turn would otherwise stat every component of its path several times."""
+    return Path(data_dir).resolve() / "agents"
+
+
+def workspace_path(config: Config, agent_id: int) -> Path:
+    """The agent's workspace folder, not created: for reading (a missing folder holds no file)."""
+    return agent_root(config, agent_id) / "workspace"
 
 
 def agent_dir(config: Config, agent_id: int) -> Path:
@@ -219,7 +234,7 @@ def system_prompt(config: Config, agent: Agent) -> str:
     parts = [agent.system_prompt.strip()] if agent.system_prompt.strip() else []
     names = list(agent.prompt_files or [])
     if names:
-        root = agent_dir(config, agent.id)
+        root = workspace_path(config, agent.id)
         for name in names:
             text = files.read_text_capped(root, name, PROMPT_FILE_CAP)
             if text is not None and text.strip():

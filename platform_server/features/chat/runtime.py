@@ -569,6 +569,6 @@ class ChatRuntime:
 
         rel = f"memory/users/{agents.end_user_key(end_user_id)}/MEMORY.md" if end_user_id else "MEMORY.md"
         # confined like every workspace file: a symlink is never followed, and only the cap is read
-        shared = (files.read_text_capped(agents.agent_dir(self.config, agent_id), rel, MEMORY_CAP * 4) or "").strip()
+        shared = (files.read_text_capped(agents.workspace_path(self.config, agent_id), rel, MEMORY_CAP * 4) or "").strip()
         own = memory.prompt_text(self.config, agent_id, user_id, end_user_id)
         return "\n\n".join(p for p in (shared[:MEMORY_CAP], own) if p)[:MEMORY_CAP]
