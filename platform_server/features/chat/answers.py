@@ -6,6 +6,7 @@ is saved as it streams (`save_answer`), and the final text with the turn's end (
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,7 @@ class Answer:
     completion_tokens: int = 0
     runtime_model: str | None = None
     runtime_provider: str | None = None
-    persisted_at: float = 0.0
+    persisted_at: float = field(default_factory=time.monotonic)  # the loop's clock: first saved a period after it began
     unsaved: str | None = None  # the status to store it with when the turn ends (the final answer: one commit with the turn's end)
     announced: bool = False  # its message_complete event went out
 
@@ -61,8 +62,9 @@ def add_message(conv: Conversation, role: str, content: str, **fields: Any) -> i
     return row_id
 
 
-def save_answer(answer: Answer, status: str) -> None:
-    """Store the answer as it stands (one commit) with the conversation's preview."""
+def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
+    """Store the answer as it stands (one commit) with the conversation's preview (and `conversation`'s
+    other columns, in the same statement)."""
     answer.unsaved = None
     metadata: dict[str, Any] = {}
     if answer.tool_calls:
@@ -83,7 +85,9 @@ def save_answer(answer: Answer, status: str) -> None:
             runtime_provider=answer.runtime_provider,
         )
         if preview:
-            update_row(Conversation, answer.conversation_db_id, last_message=preview, last_active_time=utcnow())
+            conversation.update(last_message=preview, last_active_time=utcnow())
+        if conversation:
+            update_row(Conversation, answer.conversation_db_id, **conversation)
 
 
 def drop_prepared(turn: Turn, conv: Conversation) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from platform_server.db import database
+from platform_server.memo import memo_on
 from platform_server.features.chat import tool_calls
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import service as guard
@@ -45,11 +46,18 @@ def context(turn: "Turn") -> guard.GuardContext:
 
 
 _ANY_PENDING = "SELECT 1 FROM pending_approval WHERE user_id = ? AND conversation_id = ? AND status = 'pending' LIMIT 1"
+_USERS_WAITING = "SELECT DISTINCT user_id FROM pending_approval WHERE status = 'pending'"
+
+
+@memo_on("pending_approval")
+def _users_waiting() -> frozenset[int]:
+    """Users with a call waiting for approval, kept until an approval row changes (most have none)."""
+    return frozenset(row[0] for row in database.execute_sql(_USERS_WAITING))
 
 
 def has_pending(user_id: int, conversation_id: str) -> bool:
-    """Whether a call waits for approval; one indexed read when nothing is pending (every turn's start)."""
-    if database.execute_sql(_ANY_PENDING, (user_id, conversation_id)).fetchone() is None:
+    """Whether a call waits for approval; no read when the user has nothing pending (every turn's start)."""
+    if user_id not in _users_waiting() or database.execute_sql(_ANY_PENDING, (user_id, conversation_id)).fetchone() is None:
         return False
     return bool(guard.pending_for(user_id, conversation_id))  # marks expired ones first
 

@@ -133,7 +133,8 @@ class ChatRuntime:
         text = text_of(req.message, req.content_parts)
         parts = uploads.check_parts(caller.user_id, req.content_parts) if req.content_parts else None
         now = utcnow()
-        with database.atomic():  # no await since check_owner: `existing` is still current
+        waiting = approvals.has_pending(caller.user_id, req.conversation_id)  # kept reads are used outside a transaction only
+        with database.atomic():  # no await since check_owner: `existing` and `waiting` are still current
             conv = existing
             if conv is not None and (conv.end_user_id or None) != (req.end_user_id or None):
                 raise Forbidden("This conversation belongs to another end user")
@@ -154,7 +155,6 @@ class ChatRuntime:
             conv.agent_id = agent.id
             conv.workspace_id = agent.workspace_id
             command = req.command or (approvals.command_of(text) if req.text_commands and not parts else None)
-            waiting = approvals.has_pending(caller.user_id, req.conversation_id)
             if command:
                 req.command = command
             elif waiting and not req.text_commands:
@@ -390,12 +390,14 @@ class ChatRuntime:
         turn.publish("done", done)  # no await until the commit below: nothing is sent before it
         try:
             with database.atomic():
+                idle = {"stream_status": "idle", "last_event_id": turn.last_event_id, "message_count": count}
                 if answer is not None and answer.unsaved:
-                    answers.save_answer(answer, answer.unsaved)
+                    answers.save_answer(answer, answer.unsaved, **idle)  # the conversation's row written once
+                else:
+                    update_row(Conversation, conv.id, **idle)
                 meter.flush_deferred()
                 if unused is not None:
                     database.execute_sql(answers.DELETE_MESSAGE, (unused,))
-                update_row(Conversation, conv.id, stream_status="idle", last_event_id=turn.last_event_id, message_count=count)
         finally:
             turn.finish(status)  # the stream ends even if the store failed (the next start marks what stayed running)
 
