@@ -112,7 +112,9 @@ async def test_openai_reasoning_deltas_arrive_before_text_and_effort_is_sent(oai
 @pytest.mark.asyncio
 async def test_openai_tool_call_with_fragmented_arguments_is_assembled(oai: LlmClient, openai_srv: ScriptedOpenAI) -> None:
     args = {"city": "Paris", "unit": "celsius"}
-    openai_srv.enqueue(Script(tool_calls=[ScriptedToolCall("get_weather", args, id="call_1", fragments=5), ScriptedToolCall("noop", "{}", fragments=1)]))
+    openai_srv.enqueue(
+        Script(tool_calls=[ScriptedToolCall("get_weather", args, id="call_1", fragments=5), ScriptedToolCall("noop", "{}", fragments=1)])
+    )
     events = await collect(oai, req(tools=[WEATHER]))
     deltas = [e for e in events if isinstance(e, ToolCallDelta)]
     assert len([d for d in deltas if d.index == 0]) == 5
@@ -141,7 +143,15 @@ async def test_openai_history_with_images_tool_calls_and_tool_results_is_sent_in
 
 @pytest.mark.asyncio
 async def test_openai_non_streamed_chat_returns_content_tool_calls_and_usage(oai: LlmClient, openai_srv: ScriptedOpenAI) -> None:
-    openai_srv.enqueue(Script(text="Sure.", reasoning="hmm", tool_calls=[ScriptedToolCall("get_weather", {"city": "Rome"}, id="c9")], prompt_tokens=3, completion_tokens=4))
+    openai_srv.enqueue(
+        Script(
+            text="Sure.",
+            reasoning="hmm",
+            tool_calls=[ScriptedToolCall("get_weather", {"city": "Rome"}, id="c9")],
+            prompt_tokens=3,
+            completion_tokens=4,
+        )
+    )
     result = await oai.chat(req(tools=[WEATHER]))
     assert (result.content, result.reasoning, result.finish_reason) == ("Sure.", "hmm", "tool_calls")
     assert result.tool_calls == [ToolCall("c9", "get_weather", '{"city": "Rome"}')]
@@ -317,14 +327,24 @@ async def test_anthropic_tool_results_become_user_tool_result_blocks(ant: LlmCli
     sent = anthropic_srv.requests[-1]
     assert sent["messages"][0]["content"][1] == {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "QUJD"}}
     assert sent["messages"][1]["content"][1] == {"type": "tool_use", "id": "t1", "name": "a", "input": {"x": 1}}
-    assert sent["messages"][2] == {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t1", "content": "r1"}, {"type": "tool_result", "tool_use_id": "t2", "content": "r2"}]}
+    assert sent["messages"][2] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "r1"}, {"type": "tool_result", "tool_use_id": "t2", "content": "r2"}],
+    }
     assert "thinking" not in sent  # no stored signatures to hand back mid tool loop
 
 
 @pytest.mark.asyncio
 async def test_anthropic_non_streamed_chat_returns_text_thinking_and_tool_use(ant: LlmClient, anthropic_srv: ScriptedAnthropic) -> None:
-    anthropic_srv.enqueue(Script(text="ok", reasoning="think", tool_calls=[ScriptedToolCall("get_weather", {"city": "Nice"}, id="tu")], prompt_tokens=2, completion_tokens=3))
+    anthropic_srv.enqueue(
+        Script(
+            text="ok",
+            reasoning="think",
+            tool_calls=[ScriptedToolCall("get_weather", {"city": "Nice"}, id="tu")],
+            prompt_tokens=2,
+            completion_tokens=3,
+        )
+    )
     result = await ant.chat(req())
     assert (result.content, result.reasoning, result.finish_reason) == ("ok", "think", "tool_calls")
     assert result.tool_calls == [ToolCall("tu", "get_weather", '{"city": "Nice"}')]
@@ -366,7 +386,9 @@ async def test_anthropic_error_event_mid_stream_raises_llm_error(ant: LlmClient,
 
 @pytest.mark.asyncio
 async def test_anthropic_hanging_malformed_and_truncated_streams_raise_llm_error(ant: LlmClient, anthropic_srv: ScriptedAnthropic) -> None:
-    anthropic_srv.enqueue(Script(hang=True), Script(text="a b c", malformed=True), Script(text="a b c", no_done=True), Script(text="a b c", hang_after_chunks=4))
+    anthropic_srv.enqueue(
+        Script(hang=True), Script(text="a b c", malformed=True), Script(text="a b c", no_done=True), Script(text="a b c", hang_after_chunks=4)
+    )
     start = time.monotonic()
     for pattern in ("timed out", "malformed", "ended before", "idle"):
         with pytest.raises(LlmError, match=pattern):
@@ -435,3 +457,12 @@ async def test_local_model2vec_embeds_texts_into_normalized_vectors() -> None:
     assert len(vectors) == 3 and len(vectors[0]) == 64
     assert vectors[0] == vectors[2] != vectors[1]
     assert abs(sum(x * x for x in vectors[0]) - 1.0) < 1e-3
+
+
+def test_streamed_json_takes_what_the_fast_decoder_refuses_and_refuses_what_is_not_json() -> None:
+    from platform_server.integrations.llm._http import stream_json
+
+    assert stream_json('{"choices": [{"delta": {"content": "hi"}}]}') == {"choices": [{"delta": {"content": "hi"}}]}
+    assert stream_json('{"score": NaN, "big": 123456789012345678901234567890}')["big"] == 123456789012345678901234567890
+    with pytest.raises(ValueError):
+        stream_json("{not json")

@@ -224,6 +224,15 @@ class HttpTransport:
         self._session = None
 
 
+def stream_json(data: str) -> Any:
+    """One streamed event's JSON (orjson: each chunk of every answer is parsed; the standard decoder
+    takes what orjson refuses, such as NaN). Raises ValueError when it is not JSON."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
+
+
 class SseParser:
     """Incremental text/event-stream parser tolerant of CRLF, comments and multi-line data."""
 

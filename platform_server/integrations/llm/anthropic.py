@@ -6,7 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from platform_server.integrations.llm._http import HttpTransport
+from platform_server.integrations.llm._http import HttpTransport, stream_json
 from platform_server.integrations.llm.base import LlmClient, ToolCallAssembler
 from platform_server.integrations.llm.types import (
     ChatMessage,
@@ -177,7 +177,7 @@ class AnthropicClient(LlmClient):
         stopped = False
         async for event, data in self.http.stream_sse("/messages", build_body(req, stream=True)):
             try:
-                ev = json.loads(data)
+                ev = stream_json(data)
             except ValueError:
                 raise LlmError(f"anthropic: malformed stream data: {data[:200]!r}") from None
             if not isinstance(ev, dict):

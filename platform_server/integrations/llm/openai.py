@@ -6,7 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from platform_server.integrations.llm._http import HttpTransport
+from platform_server.integrations.llm._http import HttpTransport, stream_json
 from platform_server.integrations.llm.base import LlmClient, ToolCallAssembler, new_tool_call_id
 from platform_server.integrations.llm.types import (
     ChatMessage,
@@ -125,7 +125,7 @@ class OpenAIClient(LlmClient):
                 done = True
                 break
             try:
-                chunk = json.loads(data)
+                chunk = stream_json(data)
             except ValueError:
                 raise LlmError(f"openai: malformed stream data: {data[:200]!r}") from None
             if not isinstance(chunk, dict):
