@@ -10,12 +10,12 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import aiohttp
 
 from scripts.benchmarks import load, persist, streams
-from scripts.benchmarks.procs import (ADMIN, ROOT, Proc, bare_proc, cpu_seconds, model_proc, platform_proc,
+from scripts.benchmarks.procs import (ADMIN, ROOT, Proc, bare_proc, cpu_seconds, model_proc, platform_proc, relay_proc,
                                       raise_nofile, rss_mb)
 from scripts.benchmarks.report import Row, fmt, profile_summary, table, write_markdown
 from tests.helpers.chat import make_agent
@@ -218,9 +218,27 @@ class Bench:
                                  (added_p99 <= 1 and ok) if n <= 10 else None))
             self.rows.append(Row(f"  server CPU per streamed event, {n} streams (turn setup included)",
                                  fmt(cpu_per_event, " us", 0), "-", "-", "-", None))
+            if n <= 10:
+                await self.floor(n, rounds, direct)
         self.context.append("Stream latency: the scripted model stamps each chunk with the time it wrote it; the "
                             "client reads the stamp on arrival, through the platform's SSE chat and straight from "
                             "the model (baseline), so 'added' is the platform's own delay per event.")
+
+    async def floor(self, n: int, rounds: int, direct: streams.LatencyStats) -> None:
+        """The same streams through a minimal Tornado + aiohttp relay (relay.py): what the stack itself adds."""
+        assert self.model is not None
+        relay = relay_proc(self.model.url, self.path("relay.log"))
+        relay.spawn()
+        try:
+            await relay.wait_ready("/health")
+            floor = await streams.run_platform(relay.url, "-", "-", n, rounds=rounds)
+        finally:
+            relay.stop()
+        self.rows.append(Row(f"  the stack's floor: a minimal Tornado + aiohttp relay, {n} streams, per-event p50 / p99",
+                             f"{fmt(floor.event_p50_ms, ' ms', 2)} / {fmt(floor.event_p99_ms, ' ms', 2)}",
+                             f"{fmt(direct.event_p50_ms, ' ms', 2)} / {fmt(direct.event_p99_ms, ' ms', 2)}",
+                             f"+{fmt(floor.event_p50_ms - direct.event_p50_ms, ' ms', 2)} / "
+                             f"+{fmt(floor.event_p99_ms - direct.event_p99_ms, ' ms', 2)}", "-", None))
 
     async def held(self, data_dir: str) -> None:
         n = self.s.held_streams

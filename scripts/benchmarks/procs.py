@@ -152,6 +152,13 @@ def bare_proc(routes: dict[str, str], log_path: str) -> Proc:
     return Proc("bare tornado app", argv, port, log_path)
 
 
+def relay_proc(model_url: str, log_path: str) -> Proc:
+    """The stack's floor: a minimal Tornado SSE relay of the model's stream (see relay.py)."""
+    port = free_port()
+    argv = [python(), "-m", "scripts.benchmarks.relay", "--port", str(port), "--model-url", model_url]
+    return Proc("minimal relay", argv, port, log_path)
+
+
 def model_proc(log_path: str, chunks: int, delay_ms: float) -> Proc:
     port = free_port()
     argv = [python(), "-m", "scripts.benchmarks.fake_model", "--port", str(port), "--chunks", str(chunks),
