@@ -25,6 +25,11 @@ else:
     backup = lazy_import("platform_server.backup")  # only the backup and restore commands need it
 
 SLOW_CALLBACK_S = 0.05  # asyncio debug mode: a callback this long is logged as blocking the loop
+# Young-generation collection after this many new container objects (Python's default: 700). Under
+# 200 concurrent chats the default collected ~70 times a second, each pass traversing the objects of
+# every turn in flight, and promoted them into older generations whose collections held the loop for
+# up to 29 ms: 7% of the server's time. At 10,000, a handful of collections in the same run, 4 ms in all.
+GC_YOUNG_THRESHOLD = 10_000
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,6 +63,7 @@ async def serve(config: Config) -> None:
     server = listen(app, config)
     logging.getLogger("platform_server").info("listening on http://%s:%s", config.host, config.port)
     gc.freeze()  # what the start built lives as long as the process: later collections skip it
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     gc.enable()  # (off while starting under `python -m platform_server`: see __main__.py)
     warming = asyncio.ensure_future(warm_up(platform))
     stop = asyncio.Event()

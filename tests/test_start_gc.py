@@ -1,5 +1,6 @@
 """`python -m platform_server` starts with garbage collection off and, once listening, freezes what the start
 built and collects as usual from then on; the other commands collect as usual."""
+
 from __future__ import annotations
 
 import json
@@ -7,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from platform_server import cli
 from tests.helpers.server import free_port
 
 SERVE = """
@@ -27,6 +29,7 @@ async def stop_once_listening(port):
             await asyncio.sleep(0.02)
     seen["onWhileServing"] = gc.isenabled()
     seen["frozen"] = gc.get_freeze_count()
+    seen["youngThreshold"] = gc.get_threshold()[0]
     os.kill(os.getpid(), signal.SIGTERM)
 
 async def main(port, data_dir):
@@ -50,12 +53,12 @@ print(off, gc.isenabled())
 
 
 def test_serving_turns_collection_back_on_once_listening_with_the_start_s_objects_frozen(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-c", SERVE, str(free_port()), str(tmp_path / "data")],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-c", SERVE, str(free_port()), str(tmp_path / "data")], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["offWhileStarting"] is True and seen["onWhileServing"] is True
     assert seen["frozen"] > 10_000  # the modules, classes and routes of the start
+    assert seen["youngThreshold"] == cli.GC_YOUNG_THRESHOLD > 700  # fewer young collections than Python's default
 
 
 def test_the_other_commands_collect_as_usual(tmp_path: Path) -> None:
