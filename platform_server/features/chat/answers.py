@@ -1,7 +1,9 @@
 """The assistant message a turn writes, and the turn's hot writes, as plain SQL.
 
-A turn's start stores the user's message with its first answer's row in one commit; the answer's text
-is saved as it streams (`save_answer`), and the final text with the turn's end (see `ChatRuntime._finish`).
+An answer gets its id when it begins (so it sorts after what the turn stored before it, e.g. an
+approved tool's result) and its row at its first save: the streamed text after PERSIST_EVERY_S, or
+the final text with the turn's end commit (see `ChatRuntime._finish`). A turn's start stores only the
+user's message.
 """
 
 from __future__ import annotations
@@ -11,31 +13,30 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_server.db import database, insert_row, stored_time, update_row, utcnow
-from platform_server.features.chat.turns import Turn
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.ids import next_id
 
 # A stored message counted on its conversation (the hot write of every turn, as plain SQL).
 _COUNT_MESSAGE = "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ? WHERE id = ?"
 _COUNT_MESSAGE_WITH_PREVIEW = (
     "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ?, last_message = ? WHERE id = ?"
 )
-# A turn's start: its two messages counted, the conversation running (one statement)
+# A turn's start: the user's message counted, the conversation running (one statement)
 START_SQL = (
-    "UPDATE conversation SET message_count = message_count + ?, last_active_time = ?, update_time = ?, "
+    "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ?, "
     "last_message = COALESCE(?, last_message), stream_status = 'running', agent_id = ?, workspace_id = ?, "
     "model_provider = ?, model_name = ? WHERE id = ?"
 )
 MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
-DELETE_MESSAGE = "DELETE FROM message WHERE id = ?"
-_UNCOUNT_MESSAGE = "UPDATE conversation SET message_count = message_count - 1 WHERE id = ?"
 
 
 @dataclass
 class Answer:
     """The assistant message being produced (kept so a stop or failure can save the partial text)."""
 
-    row_id: int
+    row_id: int  # given when the answer begins; its row is written at its first save (`stored`)
     conversation_db_id: int
+    stored: bool = False
     content: str = ""
     reasoning: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -63,8 +64,8 @@ def add_message(conv: Conversation, role: str, content: str, **fields: Any) -> i
 
 
 def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
-    """Store the answer as it stands (one commit) with the conversation's preview (and `conversation`'s
-    other columns, in the same statement)."""
+    """Store the answer as it stands (one commit; its row written at the first save) with the conversation's
+    preview, and `conversation`'s other columns in the same statement (`message_count` as given, if given)."""
     answer.unsaved = None
     metadata: dict[str, Any] = {}
     if answer.tool_calls:
@@ -72,38 +73,44 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
     if answer.reasoning:
         metadata["reasoning"] = answer.reasoning
     preview = answer.content.strip().replace("\n", " ")[:200]
+    fields = {
+        "content": answer.content,
+        "status": status,
+        "metadata": metadata or None,
+        "prompt_tokens": answer.prompt_tokens,
+        "completion_tokens": answer.completion_tokens,
+        "runtime_model": answer.runtime_model,
+        "runtime_provider": answer.runtime_provider,
+    }
     with database.atomic():  # one commit
-        update_row(
-            Message,
-            answer.row_id,
-            content=answer.content,
-            status=status,
-            metadata=metadata or None,
-            prompt_tokens=answer.prompt_tokens,
-            completion_tokens=answer.completion_tokens,
-            runtime_model=answer.runtime_model,
-            runtime_provider=answer.runtime_provider,
-        )
+        if answer.stored:
+            update_row(Message, answer.row_id, **fields)
+        else:
+            _insert(answer, fields, counted="message_count" not in conversation)
         if preview:
             conversation.update(last_message=preview, last_active_time=utcnow())
         if conversation:
             update_row(Conversation, answer.conversation_db_id, **conversation)
 
 
-def drop_prepared(turn: Turn, conv: Conversation) -> None:
-    """Remove the turn's unused first-answer row (a tool result stored first would otherwise sort after it)."""
-    if turn.prepared_answer_id is not None:
-        database.execute_sql(DELETE_MESSAGE, (turn.prepared_answer_id,))
-        database.execute_sql(_UNCOUNT_MESSAGE, (conv.id,))
-        turn.prepared_answer_id = None
-        conv.message_count -= 1
-
-
-def new_answer(conv: Conversation, turn: Turn) -> Answer:
-    """The next assistant message of the turn: the row stored at its start, or a new one."""
-    if turn.prepared_answer_id is not None:  # the row stored when the turn began
-        row_id, turn.prepared_answer_id = turn.prepared_answer_id, None
-        return Answer(row_id=row_id, conversation_db_id=conv.id)
+def save_partial(answer: Answer) -> None:
+    """The text streamed so far, so that a crash keeps it (the row written at the first call, status `streaming`)."""
+    if answer.stored:
+        update_row(Message, answer.row_id, content=answer.content)
+        return
     with database.atomic():
-        row_id = add_message(conv, "assistant", "", status="streaming")
-    return Answer(row_id=row_id, conversation_db_id=conv.id)
+        _insert(answer, {"content": answer.content, "status": "streaming"}, counted=True)
+
+
+def _insert(answer: Answer, fields: dict[str, Any], counted: bool) -> None:
+    now = utcnow()
+    insert_row(Message, id=answer.row_id, conversation=answer.conversation_db_id, role="assistant", create_time=now, **fields)
+    answer.stored = True
+    if counted:
+        stamp = stored_time(now)
+        database.execute_sql(_COUNT_MESSAGE, (stamp, stamp, answer.conversation_db_id))
+
+
+def new_answer(conv: Conversation) -> Answer:
+    """The turn's next assistant message: its id now, its row at its first save."""
+    return Answer(row_id=next_id(), conversation_db_id=conv.id)

@@ -114,6 +114,7 @@ def answer_from_row(row: Message) -> "Answer":
         tool_calls=list((row.metadata or {}).get("toolCalls", [])),
         runtime_model=row.runtime_model,
         runtime_provider=row.runtime_provider,
+        stored=True,
     )
 
 

@@ -165,17 +165,11 @@ class ChatRuntime:
             user_message_id: int = insert_row(
                 Message, conversation=conv.id, role="user", content=text, content_parts=parts, metadata=metadata, create_time=now
             )
-            # the first answer's row, stored with the message (one commit); a turn that ends without answering
-            # removes it. A command turn runs the approved tool first: its answer row comes after the result.
-            answer_id: int | None = None
-            if not command:
-                answer_id = insert_row(Message, conversation=conv.id, role="assistant", content="", status="streaming", create_time=now)
-            stored = 1 if answer_id is None else 2
             stamp, preview = stored_time(now), text.strip().replace("\n", " ")[:200] or None
             database.execute_sql(
-                answers.START_SQL, (stored, stamp, stamp, preview, conv.agent_id, conv.workspace_id, conv.model_provider, conv.model_name, conv.id)
+                answers.START_SQL, (stamp, stamp, preview, conv.agent_id, conv.workspace_id, conv.model_provider, conv.model_name, conv.id)
             )
-            conv.message_count += stored
+            conv.message_count += 1
             conv.stream_status = "running"
         turn = Turn(
             key=key,
@@ -185,7 +179,6 @@ class ChatRuntime:
             workspace_id=agent.workspace_id,
             agent_id=agent.id,
             last_event_id=conv.last_event_id,
-            prepared_answer_id=answer_id,
         )
         self.turns.add(turn)
         self._publish_meta(turn, user_message_id)  # before any other work: the stream's first frame goes out at once
@@ -369,9 +362,8 @@ class ChatRuntime:
 
     def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
         """The turn's end: its last events, then one commit (the final answer, usage, the conversation idle)."""
-        unused = turn.prepared_answer_id  # the turn ended before answering (e.g. no model): its empty row goes
-        turn.prepared_answer_id = None
-        count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0] - (unused is not None)
+        final = answer if answer is not None and answer.unsaved else None  # stored with the commit below
+        count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0] + (final is not None and not final.stored)
         done = {
             "conversationId": turn.conversation_id,
             "status": status,
@@ -391,13 +383,11 @@ class ChatRuntime:
         try:
             with database.atomic():
                 idle = {"stream_status": "idle", "last_event_id": turn.last_event_id, "message_count": count}
-                if answer is not None and answer.unsaved:
-                    answers.save_answer(answer, answer.unsaved, **idle)  # the conversation's row written once
+                if final is not None and final.unsaved:
+                    answers.save_answer(final, final.unsaved, **idle)  # the conversation's row written once
                 else:
                     update_row(Conversation, conv.id, **idle)
                 meter.flush_deferred()
-                if unused is not None:
-                    database.execute_sql(answers.DELETE_MESSAGE, (unused,))
         finally:
             turn.finish(status)  # the stream ends even if the store failed (the next start marks what stayed running)
 
@@ -408,7 +398,7 @@ class ChatRuntime:
         await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
         if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
-            answer = answers.new_answer(conv, turn)
+            answer = answers.new_answer(conv)
             answer.content = approvals.WAITING_FOR_OWNER if req.held else approvals.NOTHING_PENDING
             turn.publish("content_delta", {"delta": answer.content})
             answers.save_answer(answer, "completed")
@@ -471,7 +461,7 @@ class ChatRuntime:
         """Model <-> tools until an answer or maxIterations; returns the final assistant message
         (stored, or with `final_with_turn_end` left for the turn's end to store in its one commit)."""
         router = self.platform.services.llm
-        answer = answers.new_answer(conv, turn)
+        answer = answers.new_answer(conv)
         turn.answer = answer
         for iteration in range(setup.max_iterations):
             self.checkpoint(turn)
@@ -491,7 +481,7 @@ class ChatRuntime:
                 self.checkpoint(turn)
                 await approvals.run_call(self, turn, conv, call, setup, answer)
             turn.phase = "thinking"
-            answer = answers.new_answer(conv, turn)
+            answer = answers.new_answer(conv)
             turn.answer = answer
         note = f"Stopped after reaching the maximum of {setup.max_iterations} iterations."
         answer.content = note
@@ -532,7 +522,7 @@ class ChatRuntime:
                 self.checkpoint(turn)
                 if loop.time() - answer.persisted_at > PERSIST_EVERY_S:
                     answer.persisted_at = loop.time()
-                    update_row(Message, answer.row_id, content=answer.content)
+                    answers.save_partial(answer)
         if finish is None:
             raise LlmError("The model stream ended without a finish")
         return finish
@@ -540,7 +530,6 @@ class ChatRuntime:
     def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer, success: bool, result: str) -> None:
         """Store a tool result, note it on the assistant message, and stream it."""
         with database.atomic():
-            answers.drop_prepared(turn, conv)  # an answer row stored before this result would sort before it
             answers.add_message(
                 conv, "tool", result, tool_name=call.name, metadata={"toolCallId": call.id, "arguments": call.arguments, "success": success}
             )

@@ -51,7 +51,6 @@ class Turn:
     phase: str = "thinking"
     result: TurnResult = field(default_factory=TurnResult)
     answer: Any = None  # the assistant message being written (chat.runtime.Answer)
-    prepared_answer_id: int | None = None  # the first answer's row, stored with the user's message, until used
 
     @property
     def running(self) -> bool:
