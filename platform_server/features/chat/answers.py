@@ -8,9 +8,13 @@ user's message.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+import peewee
 
 from platform_server.db import database, insert_row, stored_time, update_row, utcnow
 from platform_server.features.conversations.models import Conversation, Message
@@ -28,6 +32,8 @@ START_SQL = (
     "model_provider = ?, model_name = ? WHERE id = ?"
 )
 MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -94,11 +100,47 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
 
 
 def save_partial(answer: Answer) -> None:
-    """The text streamed so far, so that a crash keeps it (the row written at the first call, status `streaming`)."""
+    """Keep the text streamed so far, so that a crash keeps it: stored at the end of this pass of the loop,
+    in one commit with the other streams' partial saves of the same pass (streams that began together
+    reach their save together; a commit each would hold up every stream's next event)."""
+    _partial_saves.request(answer)
+
+
+class _PartialSaves:
+    """Partial answers waiting for the end of the loop's current pass (one commit for all of them)."""
+
+    def __init__(self) -> None:
+        self._due: dict[int, Answer] = {}
+        self._armed = False
+
+    def request(self, answer: Answer) -> None:
+        self._due[answer.row_id] = answer
+        if not self._armed:
+            self._armed = True
+            asyncio.get_running_loop().call_soon(self._store)
+
+    def _store(self) -> None:
+        self._armed = False
+        due, self._due = self._due, {}
+        try:
+            with database.atomic():
+                for answer in due.values():
+                    try:
+                        with database.atomic():  # a savepoint: one row that cannot be stored spoils none of the others
+                            _store_partial(answer)
+                    except peewee.DatabaseError:
+                        log.warning("could not keep the partial text of message %s", answer.row_id, exc_info=True)
+        except peewee.DatabaseError:
+            log.warning("could not keep %d partial answers (the next save tries again)", len(due), exc_info=True)
+
+
+_partial_saves = _PartialSaves()
+
+
+def _store_partial(answer: Answer) -> None:
     if answer.stored:
         update_row(Message, answer.row_id, content=answer.content)
-        return
-    with database.atomic():
+    else:
         _insert(answer, {"content": answer.content, "status": "streaming"}, counted=True)
 
 
