@@ -1,4 +1,5 @@
 """The multimodal sidecar: a text-only model gets the sidecar's description of an image, or the user a notice."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,8 +21,9 @@ async def upload_image(env: ChatEnv, conversation_id: str) -> str:
 
 async def ask_about_image(env: ChatEnv, conversation_id: str) -> list[Any]:
     url = await upload_image(env, conversation_id)
-    return await env.stream(None, conversation_id=conversation_id,
-                            contentParts=[{"type": "text", "text": "what is this?"}, {"type": "image", "url": url}])
+    return await env.stream(
+        None, conversation_id=conversation_id, contentParts=[{"type": "text", "text": "what is this?"}, {"type": "image", "url": url}]
+    )
 
 
 def texts(content: Any) -> str:
@@ -29,19 +31,18 @@ def texts(content: Any) -> str:
 
 
 async def test_a_sidecar_describes_images_for_a_text_only_model(env: ChatEnv) -> None:
-    r = await env.api.post("/api/v1/models/fake/models", {"modelName": "seer", "modelType": "chat",
-                                                           "modalities": "text,image"}, token="alice")
+    r = await env.api.post("/api/v1/models/fake/models", {"modelName": "seer", "modelType": "chat", "modalities": "text,image"}, token="alice")
     assert r.status == 200, r.body
-    r = await env.api.put("/api/v1/settings/sidecar", {"enabled": True, "provider": "fake", "modelName": "seer"},
-                          token="alice")
+    r = await env.api.put("/api/v1/settings/sidecar", {"enabled": True, "provider": "fake", "modelName": "seer"}, token="alice")
     assert r.status == 200, r.body
     env.llm.enqueue(Script(text="A red bicycle leaning on a wall."), Script(text="That is a red bike."))
     events = await ask_about_image(env, "s1")
     assert events[-1].data["status"] == "completed" and not [e for e in events if e.event == "notice"]
     describe, main = env.llm.requests[-2], env.llm.requests[-1]
     assert describe["model"] == "seer" and main["model"] == "scripted"
-    assert any(p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/png;base64,")
-               for p in describe["messages"][-1]["content"])
+    assert any(
+        p.get("type") == "image_url" and p["image_url"]["url"].startswith("data:image/png;base64,") for p in describe["messages"][-1]["content"]
+    )
     sent = main["messages"][-1]["content"]
     assert "A red bicycle leaning on a wall." in texts(sent) and "what is this?" in texts(sent)
     assert not any(isinstance(p, dict) and p.get("type") == "image_url" for p in (sent if isinstance(sent, list) else []))
@@ -59,3 +60,11 @@ async def test_without_a_sidecar_the_user_is_told_the_image_was_left_out(env: Ch
     assert len(notices) == 1 and notices[0]["kind"] == "images_omitted" and notices[0]["count"] == 1
     assert "no vision sidecar" in notices[0]["message"]
     assert "[image omitted" in texts(env.llm.requests[-1]["messages"][-1]["content"])
+
+
+async def test_a_turn_asks_whether_a_conversation_has_images_from_an_index_of_those_messages_only(env: ChatEnv) -> None:
+    from platform_server.db import database
+    from platform_server.features.chat import sidecar
+
+    plan = " ".join(str(row) for row in database.execute_sql("EXPLAIN QUERY PLAN " + sidecar._ANY_PARTS_SQL, (1,)))
+    assert "message_with_parts" in plan  # no message row is read for the (common) conversation without images

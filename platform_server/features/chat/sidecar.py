@@ -28,12 +28,9 @@ DESCRIBE_SYSTEM = (
 )
 OMITTED = "[image omitted: the model does not accept images and no vision sidecar is configured]"
 RECENT_MESSAGES = 40
-# Whether any of the last RECENT_MESSAGES user messages has parts: every turn of a text-only model asks,
-# and most conversations have none (one column read, no rows built).
-_ANY_RECENT_PARTS_SQL = (
-    "SELECT 1 FROM (SELECT content_parts FROM message WHERE conversation_id = ? AND role = 'user' ORDER BY id DESC LIMIT ?) "
-    "WHERE content_parts IS NOT NULL LIMIT 1"
-)
+# Whether the conversation has a message with parts at all: every turn of a text-only model asks, and
+# most conversations have none (answered from the partial index `message_with_parts`, no row read).
+_ANY_PARTS_SQL = "SELECT 1 FROM message WHERE conversation_id = ? AND content_parts IS NOT NULL LIMIT 1"
 # Of the last RECENT_MESSAGES user messages, those with parts (images).
 _RECENT_WITH_PARTS_SQL = (
     "SELECT * FROM (SELECT * FROM message WHERE conversation_id = ? AND role = 'user' ORDER BY id DESC LIMIT ?) "
@@ -68,7 +65,7 @@ def _sidecar_targets() -> list[Any]:
 async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> None:
     """Before a text-only model answers: describe the conversation's undescribed images, or tell the user."""
 
-    if vision or database.execute_sql(_ANY_RECENT_PARTS_SQL, (conv.id, RECENT_MESSAGES)).fetchone() is None:
+    if vision or database.execute_sql(_ANY_PARTS_SQL, (conv.id,)).fetchone() is None:
         return
     rows = [m for m in fetch_models(Message, _RECENT_WITH_PARTS_SQL, (conv.id, RECENT_MESSAGES)) if _image_urls(m)]
     todo = [(m, url) for m in rows for url in _image_urls(m) if not ((m.metadata or {}).get("imageDescriptions") or {}).get(url)]

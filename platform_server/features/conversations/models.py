@@ -48,4 +48,13 @@ class Message(BaseModel):
         indexes = ((("conversation", "id"), False),)
 
 
-MIGRATIONS: list[Migration] = [("conversations_0001_tables", create_tables(Conversation, Message))]
+def _messages_with_parts(db: peewee.Database) -> None:
+    """Which messages carry parts (images), per conversation: every turn of a text-only model asks, and
+    most conversations have none (a partial index holds only those rows)."""
+    db.execute_sql("CREATE INDEX IF NOT EXISTS message_with_parts ON message (conversation_id, id) WHERE content_parts IS NOT NULL")
+
+
+MIGRATIONS: list[Migration] = [
+    ("conversations_0001_tables", create_tables(Conversation, Message)),
+    ("conversations_0002_messages_with_parts", _messages_with_parts),
+]
