@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
 import threading
 import time
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar, cast
 
 import peewee
@@ -193,6 +195,12 @@ def dict_row(query: Any) -> dict[str, Any]:
     """The first row of a query as a dict (`.dicts().get()`, typed)."""
     row: dict[str, Any] = query.dicts().get()
     return row
+
+
+def one_transaction() -> AbstractContextManager[Any]:
+    """A transaction, or nothing more when one is open already: the outer one commits (a nested
+    `atomic()` is a savepoint whose unique name SQLite compiles as a new statement every time)."""
+    return contextlib.nullcontext() if database.in_transaction() else database.atomic()
 
 
 _POINT_SQL: dict[tuple[type, tuple[str, ...]], tuple[str, list[tuple[str | None, Any]]]] = {}

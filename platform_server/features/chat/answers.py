@@ -16,7 +16,7 @@ from typing import Any
 
 import peewee
 
-from platform_server.db import database, insert_row, stored_time, update_row, utcnow
+from platform_server.db import database, insert_row, one_transaction, stored_time, update_row, utcnow
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.ids import next_id
 
@@ -88,7 +88,7 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
         "runtime_model": answer.runtime_model,
         "runtime_provider": answer.runtime_provider,
     }
-    with database.atomic():  # one commit
+    with one_transaction():  # one commit (the caller's, inside its transaction)
         if answer.stored:
             update_row(Message, answer.row_id, **fields)
         else:
