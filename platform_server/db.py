@@ -39,6 +39,7 @@ PRAGMAS = (
 # visible yet) therefore sees its cache invalidated after the commit.
 WATCHED_TABLES: dict[str, int] = {}
 WAL_AUTOCHECKPOINT_PAGES = 1000  # SQLite's default, kept: our WAL hook replaces its built-in one
+SLOW_CHECKPOINT_S = 0.05  # a checkpoint (copy and sync) taking this long is logged: it held up the commit that crossed the limit
 
 
 def watch_table(name: str) -> None:
@@ -74,7 +75,11 @@ class _ChangeTracker:
     def on_wal_commit(self, conn: Any, name: str, pages: int) -> int:
         self.on_transaction_end()
         if pages >= WAL_AUTOCHECKPOINT_PAGES:
+            started = time.perf_counter()
             conn.wal_checkpoint(name)  # passive, as SQLite's own auto-checkpoint
+            took = time.perf_counter() - started
+            if took >= SLOW_CHECKPOINT_S:  # the commit that crossed the limit waited this long (a slow disk)
+                log.warning("WAL checkpoint of %d pages took %.0f ms", pages, took * 1000)
         return 0  # SQLITE_OK
 
 
