@@ -8,7 +8,6 @@ import json
 import logging
 import threading
 import time
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar, cast
 
 import peewee
@@ -202,7 +201,7 @@ def dict_row(query: Any) -> dict[str, Any]:
     return row
 
 
-def one_transaction() -> AbstractContextManager[Any]:
+def one_transaction() -> contextlib.AbstractContextManager[Any]:
     """A transaction, or nothing more when one is open already: the outer one commits (a nested
     `atomic()` is a savepoint whose unique name SQLite compiles as a new statement every time)."""
     return contextlib.nullcontext() if database.in_transaction() else database.atomic()

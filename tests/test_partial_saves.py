@@ -4,6 +4,10 @@ an answer's row is written at its first save, and a row that cannot be stored sp
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from types import SimpleNamespace
+
+import pytest
 
 from platform_server.db import database
 from platform_server.features.chat import answers
@@ -51,3 +55,25 @@ async def test_an_answer_that_cannot_be_stored_spoils_none_of_the_others(env: Ch
     await asyncio.sleep(0)
     assert Message.get_by_id(good.row_id).content == "kept"
     assert Message.get_or_none(Message.id == orphan.row_id) is None and not orphan.stored
+
+
+def test_a_loop_closed_before_its_pass_leaves_nothing_that_stops_the_next_loop_storing(monkeypatch: pytest.MonkeyPatch) -> None:
+    stored: list[int] = []
+    monkeypatch.setattr(answers, "_store_partial", lambda answer: stored.append(answer.row_id))
+    monkeypatch.setattr(answers, "database", SimpleNamespace(atomic=contextlib.nullcontext))
+
+    loop = asyncio.new_event_loop()
+
+    async def ask_then_stop() -> None:
+        answers.save_partial(answers.Answer(row_id=1, conversation_db_id=1))
+        loop.stop()  # the loop ends with this pass: the save it asked for never runs
+
+    loop.run_until_complete(ask_then_stop())
+    loop.close()
+
+    async def ask_and_pass() -> None:
+        answers.save_partial(answers.Answer(row_id=2, conversation_db_id=1))
+        await asyncio.sleep(0)
+
+    asyncio.run(ask_and_pass())
+    assert stored == [2]  # the new loop's save is stored; the closed loop's is dropped, not carried over

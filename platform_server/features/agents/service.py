@@ -155,8 +155,7 @@ def to_dict(agent: Agent) -> dict[str, Any]:
 
 def agent_root(config: Config, agent_id: int) -> Path:
     """`<data_dir>/agents/<agentId>` (not created)."""
-    data_dir = config.data_dir if os.path.isabs(config.data_dir) else os.path.join(os.getcwd(), config.data_dir)
-    return _agents_root(data_dir) / str(int(agent_id))
+    return _agents_root(os.path.abspath(config.data_dir)) / str(int(agent_id))
 
 
 @functools.lru_cache(maxsize=8)

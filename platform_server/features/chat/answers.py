@@ -55,11 +55,16 @@ class Answer:
     announced: bool = False  # its message_complete event went out
 
 
+def preview_of(text: str) -> str:
+    """The conversation list's one-line preview of a message."""
+    return text.strip().replace("\n", " ")[:200]
+
+
 def add_message(conv: Conversation, role: str, content: str, **fields: Any) -> int:
     """Store a message and count it on its conversation; returns the message id (hot: plain SQL)."""
     now = fields.pop("now", None) or utcnow()
     row_id: int = insert_row(Message, conversation=conv.id, role=role, content=content, create_time=now, **fields)
-    preview = content.strip().replace("\n", " ")[:200]
+    preview = preview_of(content)
     stamp = stored_time(now)
     if preview:
         database.execute_sql(_COUNT_MESSAGE_WITH_PREVIEW, (stamp, stamp, preview, conv.id))
@@ -78,7 +83,7 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
         metadata["toolCalls"] = answer.tool_calls
     if answer.reasoning:
         metadata["reasoning"] = answer.reasoning
-    preview = answer.content.strip().replace("\n", " ")[:200]
+    preview = preview_of(answer.content)
     fields = {
         "content": answer.content,
         "status": status,
@@ -111,16 +116,18 @@ class _PartialSaves:
 
     def __init__(self) -> None:
         self._due: dict[int, Answer] = {}
-        self._armed = False
+        self._armed_on: asyncio.AbstractEventLoop | None = None  # the loop whose next pass stores them
 
     def request(self, answer: Answer) -> None:
+        loop = asyncio.get_running_loop()
+        if self._armed_on is not loop:  # the pass's first request (what a loop closed before its pass left is dropped)
+            self._due = {}
+            self._armed_on = loop
+            loop.call_soon(self._store)
         self._due[answer.row_id] = answer
-        if not self._armed:
-            self._armed = True
-            asyncio.get_running_loop().call_soon(self._store)
 
     def _store(self) -> None:
-        self._armed = False
+        self._armed_on = None
         due, self._due = self._due, {}
         try:
             with database.atomic():

@@ -165,7 +165,7 @@ class ChatRuntime:
             user_message_id: int = insert_row(
                 Message, conversation=conv.id, role="user", content=text, content_parts=parts, metadata=metadata, create_time=now
             )
-            stamp, preview = stored_time(now), text.strip().replace("\n", " ")[:200] or None
+            stamp, preview = stored_time(now), answers.preview_of(text) or None
             database.execute_sql(
                 answers.START_SQL, (stamp, stamp, preview, conv.agent_id, conv.workspace_id, conv.model_provider, conv.model_name, conv.id)
             )
@@ -383,8 +383,8 @@ class ChatRuntime:
         try:
             with database.atomic():
                 idle = {"stream_status": "idle", "last_event_id": turn.last_event_id, "message_count": count}
-                if final is not None and final.unsaved:
-                    answers.save_answer(final, final.unsaved, **idle)  # the conversation's row written once
+                if final is not None:
+                    answers.save_answer(final, final.unsaved or "completed", **idle)  # the conversation's row written once
                 else:
                     update_row(Conversation, conv.id, **idle)
                 meter.flush_deferred()
