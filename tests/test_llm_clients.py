@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -96,6 +98,31 @@ async def test_openai_streams_echo_text_then_usage_then_one_finish(oai: LlmClien
     assert sent["stream"] is True and sent["stream_options"] == {"include_usage": True}
     assert sent["messages"][0] == {"role": "system", "content": "Be brief."}
     assert openai_srv.request_log[-1].headers["Authorization"] == "Bearer sk-test"
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+@pytest.mark.asyncio
+async def test_a_finished_stream_is_closed_by_the_client_and_its_connection_reused(
+    protocol: str, oai: LlmClient, ant: LlmClient, openai_srv: ScriptedOpenAI, anthropic_srv: ScriptedAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client stops reading at the protocol's own end ([DONE], message_stop). Its connection must be
+    # back in the pool before the next request starts, not when the garbage collector closes the stream.
+    client, srv = (oai, openai_srv) if protocol == "openai" else (ant, anthropic_srv)
+    loop = asyncio.get_running_loop()
+    wakeups: list[object] = []
+    real_wakeup = loop.call_soon_threadsafe
+
+    def counted(callback: Any, *args: Any, **kw: Any) -> Any:
+        wakeups.append(callback)  # asyncio closes an abandoned generator through this (a self-pipe write)
+        return real_wakeup(callback, *args, **kw)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+    for text in ("one", "two", "three"):
+        assert text_of(await collect(client, req(text))) == f"Echo: {text}"
+    monkeypatch.undo()
+    assert wakeups == []
+    ports = [r.client_port for r in srv.request_log if r.path.endswith(("/chat/completions", "/messages"))]
+    assert len(ports) == 3 and len(set(ports)) == 1, ports
 
 
 @pytest.mark.asyncio

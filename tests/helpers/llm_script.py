@@ -103,6 +103,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any
+    client_port: int = 0  # the client's side of the TCP connection: one port per connection
 
 
 class ScriptedServerBase:
@@ -190,7 +191,9 @@ class BaseHandler(tornado.web.RequestHandler):
             body = json.loads(self.request.body or b"null")
         except ValueError:
             body = {"_raw": self.request.body.decode("utf-8", "replace")}
-        self.srv.request_log.append(RecordedRequest(self.request.method or "", self.request.path, dict(self.request.headers), body))
+        connection: Any = self.request.connection
+        peer = connection.stream.socket.getpeername()
+        self.srv.request_log.append(RecordedRequest(self.request.method or "", self.request.path, dict(self.request.headers), body, peer[1]))
         if self.request.method == "POST":
             self.srv.requests.append(body)
         return body

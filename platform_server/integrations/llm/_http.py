@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import json
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -186,7 +186,7 @@ class HttpTransport:
         except ValueError:
             raise LlmError(f"{self.provider}: malformed JSON response: {raw[:200]!r}") from None
 
-    async def stream_sse(self, path: str, body: Any) -> AsyncIterator[tuple[str, str]]:
+    async def stream_sse(self, path: str, body: Any) -> AsyncGenerator[tuple[str, str], None]:
         """POST body and yield (event, data) SSE messages until the body ends."""
         dl = self.deadline()
         resp = await self.open("POST", path, body, dl)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from platform_server.integrations.llm._http import HttpTransport, stream_json
@@ -175,63 +176,66 @@ class AnthropicClient(LlmClient):
         prompt = completion = 0
         stop_reason: str | None = None
         stopped = False
-        async for event, data in self.http.stream_sse("/messages", build_body(req, stream=True)):
-            try:
-                ev = stream_json(data)
-            except ValueError:
-                raise LlmError(f"anthropic: malformed stream data: {data[:200]!r}") from None
-            if not isinstance(ev, dict):
-                raise LlmError(f"anthropic: unexpected stream data: {data[:200]!r}")
-            kind = ev.get("type") or event
-            if kind == "error":
-                err = ev.get("error") or {}
-                raise LlmError(f"anthropic: error in stream: {err.get('type', 'error')}: {err.get('message', data[:200])}")
-            if kind == "message":  # a plain JSON answer to a streamed request
-                whole = result_from_message(ev)
-                if whole.reasoning:
-                    yield ReasoningDelta(whole.reasoning)
-                if whole.content:
-                    yield TextDelta(whole.content)
-                for i, tc in enumerate(whole.tool_calls):
-                    yield tools.add(i, tc.id, tc.name, tc.arguments)
-                prompt, completion = whole.prompt_tokens, whole.completion_tokens
-                stop_reason, stopped = ev.get("stop_reason") or "end_turn", True
-                break
-            if kind == "message_start":
-                usage = (ev.get("message") or {}).get("usage") or {}
-                prompt = _input_tokens(usage)
-                completion = int(usage.get("output_tokens") or 0)
-            elif kind == "content_block_start":
-                block = ev.get("content_block") or {}
-                if block.get("type") == "tool_use":
-                    block_tool[int(ev.get("index", 0))] = len(block_tool)
-                    yield tools.add(block_tool[int(ev.get("index", 0))], block.get("id"), block.get("name"), "")
-                elif block.get("type") == "text" and block.get("text"):
-                    yield TextDelta(block["text"])
-                elif block.get("type") == "thinking" and block.get("thinking"):
-                    yield ReasoningDelta(block["thinking"])
-            elif kind == "content_block_delta":
-                delta = ev.get("delta") or {}
-                dtype = delta.get("type")
-                if dtype == "text_delta" and delta.get("text"):
-                    yield TextDelta(delta["text"])
-                elif dtype == "thinking_delta" and delta.get("thinking"):
-                    yield ReasoningDelta(delta["thinking"])
-                elif dtype == "input_json_delta":
-                    idx = block_tool.get(int(ev.get("index", 0)))
-                    if idx is None:
-                        raise LlmError("anthropic: input_json_delta for an unknown content block")
-                    yield tools.add(idx, None, None, delta.get("partial_json") or "")
-            elif kind == "message_delta":
-                stop_reason = (ev.get("delta") or {}).get("stop_reason") or stop_reason
-                usage = ev.get("usage") or {}
-                if "output_tokens" in usage:
+        # Closed on leaving the block (a break or an error), which returns the connection to the pool
+        # at once; left to the garbage collector, it would come back a loop pass later, through a wake-up.
+        async with aclosing(self.http.stream_sse("/messages", build_body(req, stream=True))) as events:
+            async for event, data in events:
+                try:
+                    ev = stream_json(data)
+                except ValueError:
+                    raise LlmError(f"anthropic: malformed stream data: {data[:200]!r}") from None
+                if not isinstance(ev, dict):
+                    raise LlmError(f"anthropic: unexpected stream data: {data[:200]!r}")
+                kind = ev.get("type") or event
+                if kind == "error":
+                    err = ev.get("error") or {}
+                    raise LlmError(f"anthropic: error in stream: {err.get('type', 'error')}: {err.get('message', data[:200])}")
+                if kind == "message":  # a plain JSON answer to a streamed request
+                    whole = result_from_message(ev)
+                    if whole.reasoning:
+                        yield ReasoningDelta(whole.reasoning)
+                    if whole.content:
+                        yield TextDelta(whole.content)
+                    for i, tc in enumerate(whole.tool_calls):
+                        yield tools.add(i, tc.id, tc.name, tc.arguments)
+                    prompt, completion = whole.prompt_tokens, whole.completion_tokens
+                    stop_reason, stopped = ev.get("stop_reason") or "end_turn", True
+                    break
+                if kind == "message_start":
+                    usage = (ev.get("message") or {}).get("usage") or {}
+                    prompt = _input_tokens(usage)
                     completion = int(usage.get("output_tokens") or 0)
-                if usage.get("input_tokens") is not None:
-                    prompt = max(prompt, _input_tokens(usage))
-            elif kind == "message_stop":
-                stopped = True
-                break
+                elif kind == "content_block_start":
+                    block = ev.get("content_block") or {}
+                    if block.get("type") == "tool_use":
+                        block_tool[int(ev.get("index", 0))] = len(block_tool)
+                        yield tools.add(block_tool[int(ev.get("index", 0))], block.get("id"), block.get("name"), "")
+                    elif block.get("type") == "text" and block.get("text"):
+                        yield TextDelta(block["text"])
+                    elif block.get("type") == "thinking" and block.get("thinking"):
+                        yield ReasoningDelta(block["thinking"])
+                elif kind == "content_block_delta":
+                    delta = ev.get("delta") or {}
+                    dtype = delta.get("type")
+                    if dtype == "text_delta" and delta.get("text"):
+                        yield TextDelta(delta["text"])
+                    elif dtype == "thinking_delta" and delta.get("thinking"):
+                        yield ReasoningDelta(delta["thinking"])
+                    elif dtype == "input_json_delta":
+                        idx = block_tool.get(int(ev.get("index", 0)))
+                        if idx is None:
+                            raise LlmError("anthropic: input_json_delta for an unknown content block")
+                        yield tools.add(idx, None, None, delta.get("partial_json") or "")
+                elif kind == "message_delta":
+                    stop_reason = (ev.get("delta") or {}).get("stop_reason") or stop_reason
+                    usage = ev.get("usage") or {}
+                    if "output_tokens" in usage:
+                        completion = int(usage.get("output_tokens") or 0)
+                    if usage.get("input_tokens") is not None:
+                        prompt = max(prompt, _input_tokens(usage))
+                elif kind == "message_stop":
+                    stopped = True
+                    break
         if not stopped and stop_reason is None:
             raise LlmError("anthropic: stream ended before message_stop")
         yield Usage(prompt_tokens=prompt, completion_tokens=completion)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from platform_server.integrations.llm._http import HttpTransport, stream_json
@@ -120,37 +121,40 @@ class OpenAIClient(LlmClient):
         usage: Usage | None = None
         finish_reason: str | None = None
         done = False
-        async for _event, data in self.http.stream_sse("/chat/completions", build_body(req, stream=True)):
-            if data.strip() == "[DONE]":
-                done = True
-                break
-            try:
-                chunk = stream_json(data)
-            except ValueError:
-                raise LlmError(f"openai: malformed stream data: {data[:200]!r}") from None
-            if not isinstance(chunk, dict):
-                raise LlmError(f"openai: unexpected stream data: {data[:200]!r}")
-            if chunk.get("error"):
-                err = chunk["error"]
-                msg = err.get("message") if isinstance(err, dict) else str(err)
-                raise LlmError(f"openai: error in stream: {msg}")
-            usage = _usage(chunk.get("usage")) or usage
-            for choice in chunk.get("choices") or []:
-                delta = choice.get("delta") or choice.get("message") or {}
-                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                if isinstance(reasoning, str) and reasoning:
-                    yield ReasoningDelta(reasoning)
-                content = delta.get("content")
-                if isinstance(content, str) and content:
-                    yield TextDelta(content)
-                for tc in delta.get("tool_calls") or []:
-                    fn = tc.get("function") or {}
-                    args = fn.get("arguments")
-                    if isinstance(args, (dict, list)):
-                        args = json.dumps(args)
-                    yield tools.add(tc.get("index"), tc.get("id"), fn.get("name"), args or "")
-                if choice.get("finish_reason"):
-                    finish_reason = choice["finish_reason"]
+        # Closed on leaving the block (a break or an error), which returns the connection to the pool
+        # at once; left to the garbage collector, it would come back a loop pass later, through a wake-up.
+        async with aclosing(self.http.stream_sse("/chat/completions", build_body(req, stream=True))) as events:
+            async for _event, data in events:
+                if data.strip() == "[DONE]":
+                    done = True
+                    break
+                try:
+                    chunk = stream_json(data)
+                except ValueError:
+                    raise LlmError(f"openai: malformed stream data: {data[:200]!r}") from None
+                if not isinstance(chunk, dict):
+                    raise LlmError(f"openai: unexpected stream data: {data[:200]!r}")
+                if chunk.get("error"):
+                    err = chunk["error"]
+                    msg = err.get("message") if isinstance(err, dict) else str(err)
+                    raise LlmError(f"openai: error in stream: {msg}")
+                usage = _usage(chunk.get("usage")) or usage
+                for choice in chunk.get("choices") or []:
+                    delta = choice.get("delta") or choice.get("message") or {}
+                    reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                    if isinstance(reasoning, str) and reasoning:
+                        yield ReasoningDelta(reasoning)
+                    content = delta.get("content")
+                    if isinstance(content, str) and content:
+                        yield TextDelta(content)
+                    for tc in delta.get("tool_calls") or []:
+                        fn = tc.get("function") or {}
+                        args = fn.get("arguments")
+                        if isinstance(args, (dict, list)):
+                            args = json.dumps(args)
+                        yield tools.add(tc.get("index"), tc.get("id"), fn.get("name"), args or "")
+                    if choice.get("finish_reason"):
+                        finish_reason = choice["finish_reason"]
         if not done and finish_reason is None:
             raise LlmError("openai: stream ended before the response was complete (no finish_reason or [DONE])")
         if usage is not None:
