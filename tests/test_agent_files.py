@@ -54,6 +54,12 @@ def caller(people: dict, name: str = "bob", workspace: int = 1, role: str = "mem
     return Caller(Principal(int(people[name]["id"]), name, "user", "jwt"), workspace, role)
 
 
+async def test_a_new_agent_has_its_workspace_folder_at_once_for_files_put_in_by_hand(server: RunningServer, agent: dict) -> None:
+    folder = Path(server.config.data_dir) / "agents" / str(agent["id"]) / "workspace"
+    assert folder.is_dir()  # before any chat or file route touched it
+    assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0
+
+
 async def test_save_read_list_and_delete_a_file(api: ApiClient, server: RunningServer, agent: dict) -> None:
     base = f"{AGENTS}/{agent['id']}/workspace/files"
     r = await api.put(f"{base}/notes/today.md", {"content": "# Today\nhello ✓"}, token="bob")

@@ -50,9 +50,11 @@ class AgentsHandler(ApiHandler):
         self.ok(service.list_agents(self.require_caller(), self.query_bool("enabled")))
 
     def post(self) -> None:
-        """Create an agent; `workspaceId` and `creatorUserId` come from the caller."""
+        """Create an agent, and its workspace folder; `workspaceId` and `creatorUserId` come from the caller."""
         req = self.body(AgentCreate)
-        self.ok(service.create(self.require_caller(), req))
+        agent = service.create(self.require_caller(), req)
+        service.agent_dir(self.config, int(agent["id"]))  # there from the start, for files put in by hand
+        self.ok(agent)
 
 
 class AgentHandler(ApiHandler):

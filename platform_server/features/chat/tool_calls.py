@@ -40,7 +40,7 @@ def agent_tools(
         workspace_id=workspace_id,
         agent_id=agent.id,
         conversation_id=conversation_id,
-        agent_dir=agents.agent_dir(config, agent.id),
+        agent_dir=agents.workspace_path(config, agent.id),  # created by the tool that writes there (most turns call none)
         config=config,
         end_user_id=end_user_id,
         secret_env=skills.secret_env(runtime.key, agent) if runtime is not None else {},
