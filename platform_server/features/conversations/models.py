@@ -31,7 +31,8 @@ class Conversation(BaseModel):
 
 
 class Message(BaseModel):
-    conversation = peewee.ForeignKeyField(Conversation, backref="messages", on_delete="CASCADE")
+    # No index of its own: (conversation, id) below serves every lookup by conversation and the cascade
+    conversation = peewee.ForeignKeyField(Conversation, backref="messages", on_delete="CASCADE", index=False)
     role = peewee.CharField()  # user, assistant, tool, system
     content = peewee.TextField(default="")
     tool_name = peewee.CharField(null=True)
@@ -54,7 +55,14 @@ def _messages_with_parts(db: peewee.Database) -> None:
     db.execute_sql("CREATE INDEX IF NOT EXISTS message_with_parts ON message (conversation_id, id) WHERE content_parts IS NOT NULL")
 
 
+def _drop_message_conversation_index(db: peewee.Database) -> None:
+    """The index on message.conversation_id alone repeated the first column of (conversation_id, id):
+    every stored message paid for both (one more B-tree page written per message)."""
+    db.execute_sql("DROP INDEX IF EXISTS message_conversation_id")
+
+
 MIGRATIONS: list[Migration] = [
     ("conversations_0001_tables", create_tables(Conversation, Message)),
     ("conversations_0002_messages_with_parts", _messages_with_parts),
+    ("conversations_0003_one_conversation_index_on_messages", _drop_message_conversation_index),
 ]
