@@ -66,7 +66,18 @@ class BatchingStreamHandler(logging.StreamHandler):  # type: ignore[type-arg, un
 
 def configure(level: str) -> None:
     """Log to stderr at `level` through the batching handler, with secrets redacted."""
+    skip_unshown_fields()
     handler = BatchingStreamHandler()
     handler.setFormatter(logging.Formatter(FORMAT))
     logging.basicConfig(level=level, handlers=[handler])
     redact.install()
+
+
+def skip_unshown_fields() -> None:
+    """Records leave out what FORMAT does not show (the optimisations logging's documentation lists):
+    the caller's file and line, found by walking up the stack for every record (an access line per
+    request), the thread and the process."""
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False

@@ -44,3 +44,22 @@ def test_closing_the_handler_writes_what_is_pending() -> None:
     logger.info("last words")
     handler.close()
     assert out.getvalue() == "INFO last words\n"
+
+
+def test_records_skip_the_caller_lookup_and_the_fields_the_line_does_not_show() -> None:
+    from platform_server import logs
+
+    saved = (logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing)
+    try:
+        logs.skip_unshown_fields()
+        logger, handler, out = make(interval_s=60)
+        seen: list[logging.LogRecord] = []
+        logger.addFilter(lambda record: seen.append(record) or True)
+        logger.warning("request line")
+        assert out.getvalue() == "WARNING request line\n"
+        record = seen[0]
+        assert (record.lineno, record.funcName) == (0, "(unknown function)")  # no walk up the stack
+        assert record.thread is None and record.process is None
+        handler.close()
+    finally:
+        logging._srcfile, logging.logThreads, logging.logProcesses, logging.logMultiprocessing = saved
