@@ -248,6 +248,36 @@ async def test_openai_slow_but_steady_stream_is_not_cut_by_the_idle_timeout(oai:
 
 
 @pytest.mark.asyncio
+async def test_a_stream_is_read_under_one_watchdog_timer_not_a_timer_per_chunk(
+    oai: LlmClient, openai_srv: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop = asyncio.get_running_loop()
+    timers: list[str] = []
+    real_call_at = loop.call_at
+
+    def counted(when: float, callback: Any, *args: Any, **kw: Any) -> Any:
+        timers.append(getattr(callback, "__qualname__", ""))  # the scripted server's sleeps run in this loop too
+        return real_call_at(when, callback, *args, **kw)
+
+    openai_srv.enqueue(Script(text=["x"] * 30, delay_s=0.005))
+    monkeypatch.setattr(loop, "call_at", counted)
+    assert text_of(await collect(oai, req())) == "x" * 30
+    monkeypatch.undo()
+    # A few limits for the request (connect, response headers), then one watchdog for all 30 chunks.
+    assert timers.count("Timeout._on_timeout") <= 5 and timers.count("_ReadWatch._check") == 1, timers
+
+
+@pytest.mark.asyncio
+async def test_a_consumer_slower_than_the_idle_limit_is_not_taken_for_an_idle_provider(oai: LlmClient, openai_srv: ScriptedOpenAI) -> None:
+    openai_srv.enqueue(Script(text=["a", "b", "c"]))
+    got: list[object] = []
+    async for ev in oai.stream_chat(req()):
+        got.append(ev)
+        await asyncio.sleep(0.7)  # idle limit 0.5 s: the chunks wait in the buffer, no read is pending
+    assert text_of(got) == "abc"
+
+
+@pytest.mark.asyncio
 async def test_openai_total_timeout_bounds_a_long_stream(openai_srv: ScriptedOpenAI) -> None:
     client = make_client("openai", openai_srv.url, "sk-test", timeout_s=0.5, first_byte_timeout_s=5, idle_timeout_s=5)
     openai_srv.enqueue(Script(text=["x"] * 20, delay_s=0.1))

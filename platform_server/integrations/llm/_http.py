@@ -42,31 +42,82 @@ class Deadline:
         self.total_s = total_s
         self.first_byte_s = first_byte_s
         self.idle_s = idle_s
-        self.end = asyncio.get_running_loop().time() + total_s
+        self.loop = asyncio.get_running_loop()
+        self.end = self.loop.time() + total_s
         self.got_first_byte = False
+        self._watch: _ReadWatch | None = None
 
     async def wait(self, aw: Awaitable[T], phase_s: float | None, what: str) -> T:
         """Await aw within min(phase_s, remaining total) or raise LlmError."""
-        remaining = self.end - asyncio.get_running_loop().time()
+        remaining = self.end - self.loop.time()
         limit = remaining if phase_s is None else min(phase_s, remaining)
         if limit <= 0:
-            raise LlmError(f"{self.provider}: request timed out after {self.total_s:g}s (total)")
+            raise LlmError(self.timed_out(None, what))
         try:
             async with asyncio.timeout(limit):  # no task per awaited chunk, unlike wait_for
                 return await aw
         except asyncio.TimeoutError:
-            if phase_s is None or remaining <= phase_s:
-                raise LlmError(f"{self.provider}: request timed out after {self.total_s:g}s (total)") from None
-            raise LlmError(f"{self.provider}: timed out after {phase_s:g}s waiting for {what}") from None
+            raise LlmError(self.timed_out(None if phase_s is None or remaining <= phase_s else phase_s, what)) from None
+
+    def timed_out(self, phase_s: float | None, what: str) -> str:
+        """The error of a limit that ran out: the phase's (`phase_s`), or the total budget's (None)."""
+        if phase_s is None:
+            return f"{self.provider}: request timed out after {self.total_s:g}s (total)"
+        return f"{self.provider}: timed out after {phase_s:g}s waiting for {what}"
 
     async def next_chunk(self, resp: aiohttp.ClientResponse) -> bytes:
-        """Read the next body chunk, applying the first-byte or idle limit."""
-        if self.got_first_byte:
-            chunk = await self.wait(resp.content.readany(), self.idle_s, "the next stream chunk (idle)")
-        else:
-            chunk = await self.wait(resp.content.readany(), self.first_byte_s, "the first byte")
-            self.got_first_byte = True
+        """Read the next body chunk, applying the first-byte or idle limit (and the total budget).
+
+        A stream's chunks are read under one watchdog timer, not a timer each: it fails the pending
+        read (with the same error) once the read has waited past its limit."""
+        watch = self._watch
+        if watch is None or watch.resp is not resp:
+            if watch is not None:
+                watch.stop()
+            watch = self._watch = _ReadWatch(self, resp)
+        watch.started = self.loop.time()
+        try:
+            chunk = await resp.content.readany()
+        finally:
+            watch.started = None
+        self.got_first_byte = True
         return chunk
+
+    def close(self) -> None:
+        """Stop the stream's watchdog (the stream ended)."""
+        if self._watch is not None:
+            self._watch.stop()
+            self._watch = None
+
+
+class _ReadWatch:
+    """The watchdog of one response's reads: checks when the pending read could be due, re-arms
+    until then, and fails the read through the response's stream (its `readany()` raises)."""
+
+    def __init__(self, dl: Deadline, resp: aiohttp.ClientResponse) -> None:
+        self.dl = dl
+        self.resp = resp
+        self.started: float | None = None  # when the pending read began; None between reads
+        self.handle = dl.loop.call_at(self._due(dl.loop.time()), self._check)
+
+    def _limit(self) -> tuple[float, str]:
+        dl = self.dl
+        return (dl.idle_s, "the next stream chunk (idle)") if dl.got_first_byte else (dl.first_byte_s, "the first byte")
+
+    def _due(self, since: float) -> float:
+        return min(since + self._limit()[0], self.dl.end)
+
+    def _check(self) -> None:
+        dl, now = self.dl, self.dl.loop.time()
+        if self.started is not None and now >= self._due(self.started):
+            phase_s, what = self._limit()
+            total_first = dl.end - self.started <= phase_s  # the budget's end came before the phase's
+            self.resp.content.set_exception(LlmError(dl.timed_out(None if total_first else phase_s, what)))
+            return
+        self.handle = dl.loop.call_at(self._due(self.started if self.started is not None else now), self._check)
+
+    def stop(self) -> None:
+        self.handle.cancel()
 
 
 def error_message_from_body(body: bytes) -> str:
@@ -209,6 +260,7 @@ class HttpTransport:
                 for ev in parser.feed(parser.decode(chunk)):
                     yield ev
         finally:
+            dl.close()
             if resp.content.at_eof():
                 resp.release()
             else:
