@@ -74,3 +74,11 @@ async def test_setup_init_from_another_machine_needs_the_setup_token(server: Run
 async def test_setup_init_from_the_loopback_address_needs_no_token(api: ApiClient) -> None:
     r = await api.post("/api/v1/setup/init", {"username": "alice", "password": PASSWORD})
     assert r.status == 200, r.body
+
+
+async def test_api_answers_are_not_stored_so_they_carry_no_etag_and_always_come_whole(api: ApiClient, people: dict[str, Any]) -> None:
+    r = await api.get("/api/v1/agents", token="alice")
+    assert r.status == 200 and r.headers["Cache-Control"] == "no-store"
+    assert "Etag" not in r.headers  # nothing a client may keep, so nothing to revalidate (and no body hashed)
+    again = await api.get("/api/v1/agents", token="alice", headers={"If-None-Match": '"anything"'})
+    assert again.status == 200 and again.data == r.data

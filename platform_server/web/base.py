@@ -143,6 +143,11 @@ class ApiHandler(tornado.web.RequestHandler):
         self.set_header("X-Frame-Options", "DENY")
         self.set_header("Content-Security-Policy", API_CSP)  # a download handler may set its own sandbox
 
+    def compute_etag(self) -> str | None:
+        """None: API answers are `Cache-Control: no-store`, so no client keeps one to revalidate, and
+        Tornado would otherwise hash every GET body for an ETag that is never sent back."""
+        return None
+
     @classmethod
     def implemented_methods(cls) -> list[str]:
         return list(_implemented_methods(cls))
