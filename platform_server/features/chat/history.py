@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from platform_server.db import database
 from platform_server.features.chat import sidecar, uploads
@@ -19,9 +17,9 @@ _RECENT_SQL = (
 )
 
 
-@dataclass(frozen=True)
-class StoredMessage:
-    """What the model's view reads of a stored message (the same names as `Message`)."""
+class StoredMessage(NamedTuple):
+    """What the model's view reads of a stored message (the same names as `Message`). A named tuple:
+    every model call makes one per message of the history (up to HISTORY_MESSAGES)."""
 
     role: str
     content: str
