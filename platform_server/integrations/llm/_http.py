@@ -6,6 +6,7 @@ import asyncio
 import codecs
 import json
 from collections.abc import AsyncGenerator, Awaitable
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -71,9 +72,7 @@ class Deadline:
         A stream's chunks are read under one watchdog timer, not a timer each: it fails the pending
         read (with the same error) once the read has waited past its limit."""
         watch = self._watch
-        if watch is None or watch.resp is not resp:
-            if watch is not None:
-                watch.stop()
+        if watch is None:  # one call, one response
             watch = self._watch = _ReadWatch(self, resp)
         watch.started = self.loop.time()
         try:
@@ -237,8 +236,15 @@ class HttpTransport:
         except ValueError:
             raise LlmError(f"{self.provider}: malformed JSON response: {raw[:200]!r}") from None
 
-    async def stream_sse(self, path: str, body: Any) -> AsyncGenerator[tuple[str, str], None]:
-        """POST body and yield (event, data) SSE messages until the body ends."""
+    def stream_sse(self, path: str, body: Any) -> aclosing[AsyncGenerator[tuple[str, str], None]]:
+        """POST body and stream its (event, data) SSE messages: `async with http.stream_sse(...) as events`.
+
+        Leaving the block (the body's end, a break at the protocol's own end, an error) closes the
+        stream at once and returns the connection to the pool; a generator left open would be closed
+        by the garbage collector a loop pass later, through a cross-thread wake-up."""
+        return aclosing(self._sse_messages(path, body))
+
+    async def _sse_messages(self, path: str, body: Any) -> AsyncGenerator[tuple[str, str], None]:
         dl = self.deadline()
         resp = await self.open("POST", path, body, dl)
         parser = SseParser()

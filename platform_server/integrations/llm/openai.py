@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from contextlib import aclosing
 from typing import Any
 
 from platform_server.integrations.llm._http import HttpTransport, stream_json
@@ -121,9 +120,7 @@ class OpenAIClient(LlmClient):
         usage: Usage | None = None
         finish_reason: str | None = None
         done = False
-        # Closed on leaving the block (a break or an error), which returns the connection to the pool
-        # at once; left to the garbage collector, it would come back a loop pass later, through a wake-up.
-        async with aclosing(self.http.stream_sse("/chat/completions", build_body(req, stream=True))) as events:
+        async with self.http.stream_sse("/chat/completions", build_body(req, stream=True)) as events:
             async for _event, data in events:
                 if data.strip() == "[DONE]":
                     done = True
