@@ -12,6 +12,7 @@ from platform_server.blocking import run_blocking
 from platform_server.config import Config
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.features.datasources import sqlite_guard
 from platform_server.features.datasources.models import Datasource
 from platform_server.integrations import net_guard
 from platform_server.serialize import Fields, ident, when
@@ -19,8 +20,7 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.features.tools.registry import ToolError
 
-MAX_ROWS = 200
-QUERY_TIMEOUT_S = 10.0
+QUERY_TIMEOUT_S = sqlite_guard.QUERY_TIMEOUT_S
 MASK = "********"
 
 
@@ -42,7 +42,10 @@ def check_sqlite_path(config: Config, raw: str, workspace_id: int) -> str:
         raise BadRequest("config.path: must be inside <data_dir>/datasources/<workspaceId> or <datasource root>/<workspaceId>")
     if not path.is_file():
         raise BadRequest("config.path: no such file")
-    return str(path)
+    try:
+        return sqlite_guard.check_file(path, config.data_dir, allowed)
+    except sqlite_guard.Refused as exc:
+        raise BadRequest(f"config.path: {exc}") from None
 
 
 def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: int, old: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -155,20 +158,9 @@ def delete(caller: Caller, ds_id: int) -> None:
 # ---- connections -------------------------------------------------------------------------
 
 
-def _sqlite_query(path: str, sql: str) -> dict[str, Any]:
-    """Run one read-only statement (blocking: call in an executor)."""
-    # as_uri() percent-encodes the name: `%2e%2e%2f`, `?` or `#` in it cannot change the file or its mode
-    conn = sqlite3.connect(Path(path).as_uri() + "?mode=ro", uri=True, timeout=2)
-    deadline = time.monotonic() + QUERY_TIMEOUT_S
-    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-    try:
-        conn.execute("PRAGMA query_only = 1")
-        cur = conn.execute(sql)
-        columns = [c[0] for c in cur.description or []]
-        rows = cur.fetchmany(MAX_ROWS + 1)
-    finally:
-        conn.close()
-    return {"columns": columns, "rows": [list(r) for r in rows[:MAX_ROWS]], "truncated": len(rows) > MAX_ROWS}
+def _sqlite_query(config: Config, row: Datasource, sql: str) -> dict[str, Any]:
+    """One read-only statement on the row's file, checked again now (blocking: call in an executor)."""
+    return sqlite_guard.run_query(row.config["path"], sql, config.data_dir, roots(config, row.workspace_id))
 
 
 async def _http_get(config: Config, row: Datasource, path: str) -> net_guard.FetchResult:
@@ -184,7 +176,7 @@ async def test(caller: Caller, config: Config, ds_id: int) -> dict[str, Any]:
     started = time.monotonic()
     try:
         if row.type == "sqlite":
-            result = await run_blocking(_sqlite_query, row.config["path"], "SELECT count(*) FROM sqlite_master")
+            result = await run_blocking(_sqlite_query, config, row, "SELECT count(*) FROM sqlite_master")
             message = f"{result['rows'][0][0]} schema objects"
         else:
             fetched = await _http_get(config, row, "")
@@ -192,7 +184,7 @@ async def test(caller: Caller, config: Config, ds_id: int) -> dict[str, Any]:
                 raise ValueError(f"HTTP {fetched.status}")
             message = f"HTTP {fetched.status}"
         ok = True
-    except (sqlite3.Error, net_guard.BlockedUrl, ValueError, OSError, TimeoutError) as exc:
+    except (sqlite3.Error, sqlite_guard.Refused, net_guard.BlockedUrl, ValueError, OSError, TimeoutError) as exc:
         ok, message = False, f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # noqa: BLE001 - a failed connection is the answer, not a crash
         ok, message = False, f"{type(exc).__name__}: {exc}"
@@ -209,10 +201,14 @@ async def query_tool(config: Config, args: dict[str, Any], ctx: Any) -> str:
     query = str(args["query"])
     try:
         if row.type == "sqlite":
-            return json.dumps(await run_blocking(_sqlite_query, row.config["path"], query), default=str)
+            return json.dumps(await run_blocking(_sqlite_query, config, row, query), default=str)
         fetched = await _http_get(config, row, query)
         return f"HTTP {fetched.status}\n" + fetched.body.decode(fetched.charset or "utf-8", "replace")
     except sqlite3.Error as exc:
+        if sqlite_guard.is_refusal(exc):
+            raise ToolError(f"query not authorized: {sqlite_guard.REFUSAL}")
         raise ToolError(f"query failed: {exc}")
+    except sqlite_guard.Refused as exc:
+        raise ToolError(f"refused: {exc}")
     except net_guard.BlockedUrl as exc:
         raise ToolError(f"refused: {exc}")
