@@ -24,7 +24,7 @@ def registry_of(server: RunningServer) -> ToolRegistry:
 def ctx(server: RunningServer, tmp_path: pathlib.Path) -> ToolContext:
     return ToolContext(
         user_id=1, workspace_id=1, agent_id=7, conversation_id="c1",
-        agent_dir=tmp_path / "agents" / "7", config=server.config,
+        agent_dir=tmp_path / "agents" / "7", config=server.config, role="owner",
     )
 
 

@@ -47,7 +47,8 @@ def definition(platform: Any) -> ToolDefinition:
     async def run(args: dict[str, Any], ctx: ToolContext) -> str:
         return await delegate(platform, args, ctx)
 
-    return ToolDefinition(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, source="acp")
+    # a coding agent acts on the host: a member at least, never an end user's conversation
+    return ToolDefinition(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, source="acp", min_role="member", end_users=False)
 
 
 def _emit(ctx: ToolContext, name: str, data: dict[str, Any]) -> None:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from platform_server.db import database
 from platform_server.memo import memo_on
+from platform_server.features.acp.delegate import PERMISSION_TOOL as ACP_PERMISSION
+from platform_server.features.acp.delegate import TOOL_NAME as ACP_DELEGATE
 from platform_server.features.chat import tool_calls
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import service as guard
 from platform_server.integrations.llm import ToolCall
+from platform_server.web.context import ROLE_RANK
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
+    from platform_server.features.tools.registry import ToolRegistry
     from platform_server.features.chat.runtime import Answer, TurnSetup
     from platform_server.features.chat.turns import Turn
 
@@ -39,6 +44,42 @@ class AwaitingApproval(Exception):
 def command_of(text: str) -> str | None:
     """`approved` / `denied` when the message is `/approve` or `/deny`."""
     return COMMANDS.get(text.strip().lower())
+
+
+# Calls that are approved while another tool runs: they need that tool's role (a delegated coding
+# agent's permission request is the acp_delegate call acting).
+_RUNS_UNDER = {ACP_PERMISSION: ACP_DELEGATE}
+
+
+def approval_refusal(registry: "ToolRegistry", role: str | None, tool_name: str) -> str | None:
+    """Why this approver may not approve a call of `tool_name` (the tool's role floor is above the
+    approver's role), else None. Approving needs the role the call needs; denying needs none."""
+    floor = registry.required_role(_RUNS_UNDER.get(tool_name, tool_name))
+    if floor and ROLE_RANK.get(role or "", 0) < ROLE_RANK[floor]:
+        return f"Approving {tool_name} needs the {floor} role in this workspace; the approver's role is lower"
+    return None
+
+
+@dataclass(frozen=True)
+class Resolution:
+    pending: dict[str, Any]  # the resolved row (guard.pending_dict)
+    decision: str  # approved | denied
+    reason: str | None = None  # set when an approval was refused for the approver's role
+
+    def answer(self) -> dict[str, str]:
+        return {"resolved": self.decision, "reason": self.reason} if self.reason else {"resolved": self.decision}
+
+
+def resolve_as(registry: "ToolRegistry", user_id: int, role: str | None, conversation_id: str, decision: str) -> Resolution | None:
+    """Resolve the owner's oldest pending call; an approval the approver's role cannot give refuses the
+    call with the reason (spec: such an approver cannot approve it). None when nothing is pending."""
+    reason = None
+    if decision == "approved":
+        pending = guard.pending_for(user_id, conversation_id)
+        reason = approval_refusal(registry, role, str(pending[0]["toolName"])) if pending else None
+    final = "denied" if reason else decision
+    resolved = guard.resolve_oldest(user_id, conversation_id, final, user_id, note=reason)
+    return Resolution(resolved, final, reason) if resolved is not None else None
 
 
 def context(turn: "Turn") -> guard.GuardContext:
@@ -123,9 +164,10 @@ async def resume(runtime: ToolResults, turn: "Turn", conv: Conversation, decisio
 
     Returns False when nothing was pending (the turn then just says so).
     """
-    resolved = guard.resolve_oldest(turn.user_id, turn.conversation_id, decision, turn.user_id)
-    if resolved is None:
+    outcome = resolve_as(runtime.platform.services.tools, turn.user_id, setup.tool_ctx.role, turn.conversation_id, decision)
+    if outcome is None:
         return False
+    resolved, decision, refused = outcome.pending, outcome.decision, outcome.reason
     turn.publish("tool_approval_resolved", {"pendingId": resolved["pendingId"], "toolName": resolved["toolName"], "decision": decision})
     row = Message.get_or_none(Message.id == int(resolved["assistantMessageId"] or 0))
     if row is None:
@@ -139,7 +181,7 @@ async def resume(runtime: ToolResults, turn: "Turn", conv: Conversation, decisio
         call = ToolCall(entry["id"], entry["name"], entry.get("arguments") or "{}")
         if entry["id"] == resolved["toolCallId"] and decision == "denied":
             turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-            runtime.store_tool_result(turn, conv, call, answer, False, DENIED_RESULT)
+            runtime.store_tool_result(turn, conv, call, answer, False, refused or DENIED_RESULT)
             continue
         runtime.checkpoint(turn)
         await run_call(runtime, turn, conv, call, setup, answer, approved=entry["id"] == resolved["toolCallId"])

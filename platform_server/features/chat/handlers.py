@@ -167,9 +167,9 @@ class InterruptHandler(ApiHandler):
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, conversationId)
         key = conversations.key_for(caller.user_id, conversationId)
-        decision = None if req.contentParts else self.platform.services.chat.resolve_live_approval(key, req.message, caller.user_id)
+        decision = None if req.contentParts else self.platform.services.chat.resolve_live_approval(key, req.message, caller)
         if decision is not None:
-            self.ok({"queued": False, "resolved": decision})
+            self.ok({"queued": False, **decision})
             return
         size = self.platform.services.chat.queue_input(key, req.message, service.parts_of(req.contentParts), caller.user_id)
         if size is None:

@@ -200,15 +200,16 @@ class ChatRuntime:
         turn.publish("queued_input_accepted", {"queuedMessage": text_of(message, checked), "queueSize": len(turn.queue)})
         return len(turn.queue)
 
-    def resolve_live_approval(self, key: str, message: str | None, user_id: int) -> str | None:
+    def resolve_live_approval(self, key: str, message: str | None, caller: Caller) -> dict[str, str] | None:
         """`/approve` or `/deny` for a call a running tool waits on (a delegated agent's permission
-        request): resolve the oldest pending one now; returns the decision, or None when not applicable."""
+        request): resolve the oldest pending one now; returns `{resolved[, reason]}`, or None when not
+        applicable. An approver without the role the call needs refuses it instead (with the reason)."""
         turn = self.turns.get(key)
         command = approvals.command_of(message or "")
         if turn is None or not turn.running or command is None:
             return None
-        resolved = approvals.guard.resolve_oldest(user_id, turn.conversation_id, command, user_id)
-        return command if resolved is not None else None
+        outcome = approvals.resolve_as(self.platform.services.tools, caller.user_id, caller.workspace_role, turn.conversation_id, command)
+        return outcome.answer() if outcome is not None else None
 
     def find_turns(self, conversation_id: str) -> list[Turn]:
         """Turns whose public id (or storage key) is conversation_id (admin routes, any user)."""
@@ -417,11 +418,11 @@ class ChatRuntime:
             targets = resolve_targets(conv.model_name, conv.model_provider, preferences)
         else:
             targets = resolve_targets(agent.model_name or None, getattr(agent, "model_provider", None) or None, preferences)
+        role = req.caller.workspace_role
         specs, tool_ctx = tool_calls.agent_tools(
-            self.platform, agent, turn.user_id, turn.workspace_id, turn.conversation_id, end_user_id=req.end_user_id
+            self.platform, agent, turn.user_id, turn.workspace_id, turn.conversation_id, end_user_id=req.end_user_id, role=role
         )
-        registry = self.platform.services.tools
-        withheld = self._withheld(registry, specs, req)
+        withheld = tool_calls.withheld(self.platform.services.tools, specs, role, req.end_user_id)
         specs[:] = [spec for spec in specs if spec.name not in withheld]  # in place: tool_search extends this list
         tool_ctx.emit = turn.publish  # tools that report progress (acp_delegate) stream into the turn
         return TurnSetup(
@@ -434,18 +435,6 @@ class ChatRuntime:
             system_prompt=self.system_prompt(agent, conv),
             withheld=withheld,
         )
-
-    @staticmethod
-    def _withheld(registry: Any, specs: list[Any], req: TurnRequest) -> dict[str, str]:
-        """Tools not offered in this turn, with the reason a call of them is refused."""
-        out: dict[str, str] = {}
-        for spec in specs:
-            role = registry.required_role(spec.name)
-            if role and not req.caller.has_role(role):
-                out[spec.name] = f"Tool '{spec.name}' needs the {role} role in this workspace; the caller's role is lower"
-            elif spec.name == "shell_exec" and req.end_user_id:
-                out[spec.name] = "Tool 'shell_exec' is not available in an end user's conversation"
-        return out
 
     async def react(
         self,

@@ -20,15 +20,36 @@ if TYPE_CHECKING:
     from platform_server.app import Platform
 
 
+def withheld(registry: ToolRegistry, specs: list[ToolSpec], role: str | None, end_user_id: str | None) -> dict[str, str]:
+    """Tools of `specs` this caller may not run, with the reason (the registry refuses them at execution too)."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        reason = registry.refusal(spec.name, role, end_user_id)
+        if reason is not None:
+            out[spec.name] = reason
+    return out
+
+
 def agent_tools(
-    platform: Platform, agent: Any, user_id: int, workspace_id: int, conversation_id: str, end_user_id: str | None = None
+    platform: Platform,
+    agent: Any,
+    user_id: int,
+    workspace_id: int,
+    conversation_id: str,
+    end_user_id: str | None = None,
+    role: str | None = None,
 ) -> tuple[list[ToolSpec], ToolContext]:
-    """The tools an agent is offered and the context its tool calls run in."""
+    """The tools an agent is offered and the context its tool calls run in (as `role`, for `end_user_id`).
+
+    The offer still holds tools the caller may not run (the turn says why when the model calls one);
+    the held-back ones `tool_search` may add are filtered here, and the registry refuses both at execution."""
     config = platform.config
     registry = platform.services.tools
     bound, tools_disabled = agents.bound_tools(agent.id), bool(agent.tools_disabled)
     specs = registry.specs_for(bound, tools_disabled)
     deferred = registry.deferred_for(bound, tools_disabled)
+    refused = withheld(registry, deferred, role, end_user_id)
+    deferred = [s for s in deferred if s.name not in refused]
 
     def offer(names: list[str]) -> None:  # tool_search: held-back tools join the offer for the rest of the run
         offered = {s.name for s in specs}
@@ -43,6 +64,7 @@ def agent_tools(
         agent_dir=agents.workspace_path(config, agent.id),  # created by the tool that writes there (most turns call none)
         config=config,
         end_user_id=end_user_id,
+        role=role,
         secret_env=skills.secret_env(runtime.key, agent) if runtime is not None else {},
         deferred=deferred,
         offer=offer,

@@ -314,10 +314,13 @@ def pending_for(user_id: int, conversation_id: str, now: dt.datetime | None = No
     return [pending_dict(p) for p in _pending_query(user_id, conversation_id)]
 
 
-def resolve_oldest(user_id: int, conversation_id: str, decision: str, actor_user_id: int, now: dt.datetime | None = None) -> dict[str, Any] | None:
+def resolve_oldest(
+    user_id: int, conversation_id: str, decision: str, actor_user_id: int, now: dt.datetime | None = None, note: str | None = None
+) -> dict[str, Any] | None:
     """Approve or deny the oldest pending call of the owner's conversation; None when nothing is pending.
 
     Only the owner resolves: `actor_user_id` must be `user_id`, which must be the pending row's user.
+    `note` replaces the logged reason (an approval refused for the approver's role).
     """
     if decision not in ("approved", "denied"):
         raise ValueError(f"decision must be approved or denied, not {decision!r}")
@@ -328,7 +331,7 @@ def resolve_oldest(user_id: int, conversation_id: str, decision: str, actor_user
     with database.atomic():
         for row in _pending_query(user_id, conversation_id):
             verb = "approved" if decision == "approved" else "denied"
-            if _finish(row, decision, "manual", actor_user_id, f"{row.tool_name} {verb} by the owner", moment):
+            if _finish(row, decision, "manual", actor_user_id, note or f"{row.tool_name} {verb} by the owner", moment):
                 return pending_dict(row)
     return None
 

@@ -120,8 +120,14 @@ class SubagentManager:
         router = self.platform.services.llm
         registry = self.platform.services.tools
         targets = resolve_targets(agent.model_name or None, agent.model_provider or None, agents.provider_preferences(agent.id))
-        specs, tool_ctx = tool_calls.agent_tools(self.platform, agent, ctx.user_id, ctx.workspace_id, ctx.conversation_id)
-        offered = {s.name for s in specs}
+        # the calling turn's role and end user: a sub-agent can do no more than its caller could
+        role, end_user_id = getattr(ctx, "role", None), getattr(ctx, "end_user_id", None)
+        specs, tool_ctx = tool_calls.agent_tools(
+            self.platform, agent, ctx.user_id, ctx.workspace_id, ctx.conversation_id, end_user_id=end_user_id, role=role
+        )
+        withheld = tool_calls.withheld(registry, specs, role, end_user_id)
+        specs = [s for s in specs if s.name not in withheld]
+        offered = {s.name: "" for s in specs} | withheld  # name -> why it is refused ("" = it may run)
         gctx = guard.GuardContext(ctx.user_id, ctx.workspace_id, agent.id, ctx.conversation_id)
         messages = [ChatMessage("system", agents.system_prompt(config, agent)), ChatMessage("user", run.task)]
         for _ in range(max(1, agent.max_iterations or 10)):
@@ -134,10 +140,12 @@ class SubagentManager:
         return f"Stopped after reaching the maximum of {agent.max_iterations} iterations."
 
 
-async def _call(registry: ToolRegistry, gctx: GuardContext, tool_ctx: ToolContext, call: ToolCall, offered: set[str]) -> str:
+async def _call(registry: ToolRegistry, gctx: GuardContext, tool_ctx: ToolContext, call: ToolCall, offered: dict[str, str]) -> str:
     """A sub-agent's tool call: the chat path's guard, without pausing (an `ask` is refused)."""
     if call.name not in offered:
         return f"Tool '{call.name}' is not available to this agent"
+    if offered[call.name]:
+        return offered[call.name]
     verdict = tool_calls.evaluate(call, gctx)
     reason = REFUSED_IN_SUBAGENT if verdict.decision == "ask" else verdict.reason
     outcome = await tool_calls.run_guarded(registry, gctx, tool_ctx, call, verdict, f"Refused by the tool guard: {call.name} {reason}")

@@ -73,6 +73,8 @@ class DelegationContext:
     workspace_id: int
     agent_id: int
     conversation_id: str
+    role: str | None = None  # the starter's workspace role: members' tool calls are checked against it
+    end_user_id: str | None = None  # started from an end user's conversation: members act for that end user
 
 
 class TeamRunner:
@@ -82,10 +84,10 @@ class TeamRunner:
         self.platform = platform
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
-    def start(self, caller: Caller, team: Team, goal: str, conversation_id: str | None = None) -> TeamRun:
+    def start(self, caller: Caller, team: Team, goal: str, conversation_id: str | None = None, end_user_id: str | None = None) -> TeamRun:
         run = TeamRun(workspace_id=team.workspace_id, team_id=team.id, user_id=caller.user_id, conversation_id=conversation_id, goal=goal)
         audit.save(caller, "CREATE", "TEAM_RUN", run, f"run of team '{team.name}'", workspace_id=team.workspace_id)
-        task = asyncio.get_running_loop().create_task(self._run(run.id))
+        task = asyncio.get_running_loop().create_task(self._run(run.id, caller.workspace_role, end_user_id))
         self.tasks[run.id] = task
         task.add_done_callback(lambda _t: self.tasks.pop(run.id, None))
         return run
@@ -112,7 +114,7 @@ class TeamRunner:
         fields["update_time"] = utcnow()
         return bool(TeamRun.update(**fields).where((TeamRun.id == run_id) & TeamRun.status.in_(service.ACTIVE)).execute())
 
-    async def _run(self, run_id: int) -> None:
+    async def _run(self, run_id: int, role: str | None = None, end_user_id: str | None = None) -> None:
         run = TeamRun.get_by_id(run_id)
         meter.enter("team", run.workspace_id, run.user_id)  # planning, member runs and merging count as team
         tasks: list[dict[str, Any]] = []
@@ -122,7 +124,7 @@ class TeamRunner:
             tasks, review = await self._plan(run, lead, members)
             if not self._save(run_id, status="running", tasks=tasks):
                 return
-            ctx = DelegationContext(run.user_id, run.workspace_id, lead.id, run.conversation_id or f"team-{run.id}")
+            ctx = DelegationContext(run.user_id, run.workspace_id, lead.id, run.conversation_id or f"team-{run.id}", role, end_user_id)
             for task in tasks:
                 await self._work(run_id, ctx, task, tasks)
             if review and not await self._review(run, lead, ctx, tasks):
@@ -267,7 +269,7 @@ class TeamRunner:
         goal = str(args.get("goal") or "").strip()[:20_000]
         if not goal:
             raise ToolError("goal must not be empty")
-        run = self.start(caller, teams[0], goal, ctx.conversation_id)
+        run = self.start(caller, teams[0], goal, ctx.conversation_id, ctx.end_user_id)
         wait_s = max(1.0, self.platform.services.tools.timeout_s - 5)
         try:
             await asyncio.wait_for(asyncio.shield(self.tasks.get(run.id) or asyncio.sleep(0)), wait_s)

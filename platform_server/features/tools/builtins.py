@@ -234,5 +234,6 @@ BUILTIN_TOOLS: tuple[ToolDefinition, ...] = (
         _schema({"command": {"type": "string", "description": "The command line, run with /bin/sh"}}, ["command"]),
         shell_exec,
         min_role="member",
+        end_users=False,
     ),
 )

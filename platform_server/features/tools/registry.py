@@ -14,7 +14,7 @@ from platform_server.features.tools.models import Tool
 from platform_server.memo import memo_on
 from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.integrations.llm.types import ToolSpec
-from platform_server.web.context import Caller
+from platform_server.web.context import ROLE_RANK, Caller
 from platform_server.features.settings import service as settings
 from platform_server.features.tools import service
 
@@ -36,6 +36,9 @@ class ToolContext:
     agent_dir: pathlib.Path
     config: Config
     end_user_id: str | None = None  # an end user's turn (webchat, channel): other end users' notes are off limits
+    # The calling user's effective workspace role (a global admin counts as owner); None: no role, so no
+    # tool with a role floor runs. Sub-agents, team runs and approvals carry the caller's on.
+    role: str | None = None
     # The active skills' secrets: in the environment of shell_exec (and so of skill scripts), masked in
     # every tool result, never in a prompt or a log.
     secret_env: dict[str, str] = field(default_factory=dict)
@@ -62,6 +65,7 @@ class ToolDefinition:
     run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
     source: str = "system"
     min_role: str | None = None  # workspace role the caller needs for the tool's effect (None: any member role)
+    end_users: bool = True  # False: never runs in an end user's conversation (webchat, channels), whoever owns it
     feature: str | None = None  # a feature flag: while it is off the tool is neither offered nor run
 
 
@@ -170,6 +174,19 @@ class ToolRegistry:
         definition = self._tools.get(name)
         return definition.min_role if definition else None
 
+    def refusal(self, name: str, role: str | None, end_user_id: str | None) -> str | None:
+        """Why this caller may not run this tool (its role floor, or an end user's conversation), else None.
+
+        The one rule, checked where every call runs (`execute`) and used to filter what a model is offered."""
+        definition = self._tools.get(name)
+        if definition is None:
+            return None
+        if definition.min_role and ROLE_RANK.get(role or "", 0) < ROLE_RANK[definition.min_role]:
+            return f"Tool '{name}' needs the {definition.min_role} role in this workspace; the caller's role is lower"
+        if end_user_id and not definition.end_users:
+            return f"Tool '{name}' is not available in an end user's conversation"
+        return None
+
     def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
         """The tools offered at the start of a turn: the core tier, plus `tool_search` when extension
         tools are held back (see `deferred_for`)."""
@@ -237,6 +254,9 @@ class ToolRegistry:
             return ToolOutcome(False, f"Tool is disabled: {name}")
         if definition.feature and not _feature_on(definition.feature):
             return ToolOutcome(False, f"Feature {definition.feature} is disabled")
+        refused = self.refusal(name, ctx.role, ctx.end_user_id)
+        if refused is not None:  # every path (turns, sub-agents, team runs, tool_search, approvals) ends here
+            return ToolOutcome(False, refused)
         text = (arguments_json or "").strip()
         try:
             args = json.loads(text) if text else {}

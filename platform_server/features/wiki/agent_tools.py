@@ -171,5 +171,7 @@ def definitions(platform: Any) -> list[ToolDefinition]:
             run=write,
             source="wiki",
             feature="wiki",
+            min_role="member",  # the REST page routes' role: a viewer or an end user plants no page in everyone's prompts
+            end_users=False,
         ),
     ]
