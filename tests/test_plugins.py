@@ -68,3 +68,34 @@ async def test_write_only_plugin_settings_are_masked_and_the_mask_keeps_them(env
     r = await env.api.put("/api/v1/plugins/keyed/config", {"apiKey": "******", "region": "ap"}, token="alice")
     assert r.data["config"] == {"apiKey": "******", "region": "ap"}
     assert PluginState.get(PluginState.name == "keyed").config == {"apiKey": "SECRET-PLUGIN-KEY", "region": "ap"}
+
+
+async def test_a_huge_calculation_is_refused_at_once_and_never_freezes_other_requests(env: ChatEnv) -> None:
+    import asyncio
+    import time
+
+    await env.api.post("/api/v1/plugins/calculator/enable", token="alice")
+    await env.api.put(f"/api/v1/agents/{env.agent_id}/tools", {"toolNames": ["calculate"]}, token="alice")
+    # (9**9999)**999 is a 31-million-bit integer: seconds of CPU on the IOLoop before the fix.
+    env.llm.enqueue(
+        Script(tool_calls=[ScriptedToolCall("calculate", {"expression": "(9**9999)**999"})]),
+        Script(tool_calls=[ScriptedToolCall("calculate", {"expression": "round(1,-10**9)"})]),
+        Script(tool_calls=[ScriptedToolCall("calculate", {"expression": "2**100 * 3"})]),
+        Script(text="done"),
+    )
+    started = time.monotonic()
+    chat = asyncio.ensure_future(env.stream("compute"))
+    slowest = 0.0
+    while not chat.done():
+        t0 = time.monotonic()
+        assert (await env.api.get("/api/v1/system/health", token="carol")).status == 200
+        slowest = max(slowest, time.monotonic() - t0)
+        await asyncio.sleep(0.01)
+    events = chat.result()
+    took = time.monotonic() - started
+    results = [e.data for e in events if e.event == "tool_call_completed"]
+    assert results[0]["success"] is False and "too large" in results[0]["result"], results[0]
+    assert results[1]["success"] is False and "round: at most" in results[1]["result"], results[1]
+    assert results[2]["success"] is True and results[2]["result"] == str(2**100 * 3)
+    # Generous bounds for a loaded CI machine; the unbounded evaluation held the loop for seconds.
+    assert slowest < 1.0 and took < 5.0, (slowest, took)

@@ -61,9 +61,17 @@ def check_conversation(mode: str, conversation_id: str | None, owner_user_id: in
 
 
 def can_manage(caller: Caller, owner_user_id: int) -> None:
-    """Runs act as the owner, so only the owner or a workspace admin changes or starts them."""
-    if caller.user_id != owner_user_id and not caller.has_role("admin"):
-        raise Forbidden("Only the owner or a workspace admin can change or run it")
+    """Runs act as the owner (their conversations, their tools' reach), so only the owner or a global
+    admin changes, enables or starts one: a workspace admin could otherwise aim another user's job at
+    that user's private conversation and read its history through the run."""
+    if caller.user_id != owner_user_id and not caller.is_global_admin:
+        raise Forbidden("Only the owner or a global admin can change or run it")
+
+
+def can_stop(caller: Caller, owner_user_id: int) -> None:
+    """Disabling or deleting makes nothing act, so a workspace admin may also do it (housekeeping)."""
+    if caller.user_id != owner_user_id and not caller.is_global_admin and not caller.has_role("admin"):
+        raise Forbidden("Only the owner, a workspace admin or a global admin can disable or delete it")
 
 
 def names(model: Any, ids: Iterable[int]) -> dict[int, str]:
@@ -190,8 +198,9 @@ def update(caller: Caller, job_id: int, req: CronJobUpdate) -> dict[str, Any]:
 def toggle(caller: Caller, job_id: int, enabled: bool | None) -> dict[str, Any]:
     """Enable or disable (flip when no value is given); disabling unschedules the job."""
     job = _get(caller, job_id)
-    can_manage(caller, job.owner_user_id)
-    job.enabled = (not job.enabled) if enabled is None else enabled
+    wanted = (not job.enabled) if enabled is None else enabled
+    (can_manage if wanted else can_stop)(caller, job.owner_user_id)
+    job.enabled = wanted
     job.next_fire_at = schedule.next_fire(job.cron_expression, job.timezone, utcnow()) if job.enabled else None
     job.update_time = utcnow()
     audit.save(caller, "UPDATE", "CRON_JOB", job, f"{'enabled' if job.enabled else 'disabled'}")
@@ -201,7 +210,7 @@ def toggle(caller: Caller, job_id: int, enabled: bool | None) -> dict[str, Any]:
 def delete(caller: Caller, job_id: int) -> None:
     """Delete the job and its run history."""
     job = _get(caller, job_id)
-    can_manage(caller, job.owner_user_id)
+    can_stop(caller, job.owner_user_id)
     with database.atomic():
         CronRun.delete().where((CronRun.job_type == "cron_job") & (CronRun.job_id == job.id)).execute()
         job.delete_instance()

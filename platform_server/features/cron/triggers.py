@@ -18,6 +18,7 @@ from platform_server.features.cron.runner import EVENT_DEDUPE, CronScheduler, sp
 from platform_server.features.cron.schemas import EventEnvelope, TriggerCreate, TriggerUpdate
 from platform_server.features.cron.service import (
     can_manage,
+    can_stop,
     check_agent,
     check_conversation,
     check_text,
@@ -166,7 +167,7 @@ def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str)
 def delete(caller: Caller, trigger_id: int) -> None:
     """Delete the trigger (unregistering its schedule) and its run history."""
     t = _get(caller, trigger_id)
-    can_manage(caller, t.owner_user_id)
+    can_stop(caller, t.owner_user_id)
     with database.atomic():
         CronRun.delete().where((CronRun.job_type == "trigger") & (CronRun.job_id == t.id)).execute()
         t.delete_instance()

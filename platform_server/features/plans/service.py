@@ -1,4 +1,8 @@
-"""Plans: created and advanced by the plan-execute runner, read by their workspace."""
+"""Plans: created and advanced by the plan-execute runner, read only by the user whose turn made them.
+
+A plan holds the private task and every step's result, as private as the conversation it ran in:
+another user (a global admin too, as with conversations) sees 404, never that it exists.
+"""
 
 from __future__ import annotations
 
@@ -72,13 +76,13 @@ def to_dict(plan: Plan, with_steps: bool = False) -> dict[str, Any]:
 
 
 def list_for_agent(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
-    """An agent's plans in the caller's workspace, newest first."""
-    q = Plan.select().where((Plan.agent_id == agent_id) & (Plan.workspace_id == caller.workspace_id))
+    """The caller's own plans with an agent in the caller's workspace, newest first."""
+    q = Plan.select().where((Plan.agent_id == agent_id) & (Plan.workspace_id == caller.workspace_id) & (Plan.user_id == caller.user_id))
     return [to_dict(p) for p in q.order_by(Plan.id.desc()).limit(200)]
 
 
 def get(caller: Caller, plan_id: int) -> dict[str, Any]:
-    plan = Plan.get_or_none((Plan.id == plan_id) & (Plan.workspace_id == caller.workspace_id))
+    plan = Plan.get_or_none((Plan.id == plan_id) & (Plan.workspace_id == caller.workspace_id) & (Plan.user_id == caller.user_id))
     if plan is None:
         raise NotFound("Plan not found")
     return to_dict(plan, with_steps=True)
