@@ -26,7 +26,7 @@ from platform_server.features.auth.tokens import JwtIssuer, load_secret
 from platform_server.features.channels.page import WebchatPageHandler
 from platform_server.features.settings import service as settings_service
 from platform_server.features.workspaces import service as workspace_service
-from platform_server.web import hosts, redact
+from platform_server.web import hosts, proxies, redact
 from platform_server.web.base import HostRefusedHandler, NotFoundHandler
 from platform_server.web.context import Principal, WebServices
 from platform_server.web.openapi import ApiDocsHandler
@@ -321,6 +321,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     if run_migrations(collect_migrations()):
         database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # sealed values replace plain ones on disk now
     auth_service.check_rounds(config.password_hash_rounds)
+    proxies.parse_networks(config.trusted_proxies)  # a bad entry stops the start, not a request
     jwt = JwtIssuer(load_secret(config.jwt_secret, config.data_dir), config.jwt_ttl_ms)
     web = WebServices(
         authenticate=lambda token: auth_service.authenticate(token, jwt),

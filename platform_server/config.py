@@ -36,6 +36,8 @@ class Config:
     setup_token: str = ""  # first run: setup/init from a non-loopback address needs it; empty: generated and logged
     shutdown_grace_s: float = 30.0  # SIGTERM: running turns get this long to finish before they are stopped
     allowed_origins: tuple[str, ...] = ()  # other origins (scheme://host[:port]) the talk WebSocket accepts
+    # Reverse proxies (addresses or networks) whose X-Forwarded-For names the client; empty: none is trusted
+    trusted_proxies: tuple[str, ...] = ()
     # Chat runtime
     heartbeat_s: float = 15.0
     replay_retention_s: float = 300.0

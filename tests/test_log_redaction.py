@@ -54,3 +54,24 @@ async def test_the_servers_log_holds_no_token_or_password(tmp_path: Any) -> None
     assert "/api/v1/agents/1/chat/stream" in text, text[-2000:]
     for secret in (jwt, "wrong-old-pass", "brand-new-pass-9", "api-key-value-1"):
         assert secret not in text, f"{secret[:12]}... is in the log"
+
+
+async def test_the_access_line_of_a_get_chat_stream_keeps_no_message_text(env: Any, caplog: Any) -> None:
+    """`GET /agents/{id}/chat/stream?message=` carries what the user typed: the access line names the parameter only."""
+    said = "my-card-pin-is-4455"
+    with caplog.at_level(logging.INFO, logger="tornado.access"):
+        r = await env.api.get(f"/api/v1/agents/{env.agent_id}/chat/stream",
+                              params={"message": said, "conversationId": "private-1", "page": "2",
+                                      "token": env.api.tokens["alice"]})
+        assert r.status == 200
+    lines = [rec.getMessage() for rec in caplog.records if rec.name == "tornado.access"]
+    line = next(x for x in lines if "/chat/stream" in x)
+    assert said not in line and "private-1" not in line and env.api.tokens["alice"] not in line, line
+    assert "message=[REDACTED]" in line and "conversationId=[REDACTED]" in line and "page=2" in line, line
+
+
+def test_request_lines_keep_numbers_and_flags_and_hide_every_other_query_value() -> None:
+    record = logging.LogRecord("tornado.access", logging.INFO, __file__, 1, "%d %s %.2fms",
+                               (200, "GET /api/v1/wiki/search?q=divorce+lawyer&kbId=42&archived=true&size= (::1)", 1.5), None)
+    assert RedactingFilter().filter(record)
+    assert record.getMessage() == "200 GET /api/v1/wiki/search?q=[REDACTED]&kbId=42&archived=true&size= (::1) 1.50ms"

@@ -14,6 +14,7 @@ import tornado.iostream
 import tornado.web
 
 from platform_server.blocking import run_blocking
+from platform_server.web import proxies
 from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (
     GLOBAL_ADMIN,
@@ -125,6 +126,16 @@ class ApiHandler(tornado.web.RequestHandler):
     @property
     def config(self) -> Config:
         return self.platform.config
+
+    @property
+    def client_ip(self) -> str:
+        """The client's address: the socket peer, or the address a trusted proxy forwarded (web.proxies)."""
+        return proxies.client_address(self.request.remote_ip or "?", self.request.headers, self.config.trusted_proxies)
+
+    @property
+    def is_local_request(self) -> bool:
+        """From this machine itself, not relayed by any proxy (web.proxies.is_local)."""
+        return proxies.is_local(self.request.remote_ip or "", self.request.headers, self.config.trusted_proxies)
 
     def initialize(self, long_params: frozenset[str] = frozenset()) -> None:
         self.long_params = long_params  # from the route template (web.routing)

@@ -25,6 +25,26 @@ def redact(text: str) -> str:
     return _BEARER.sub(rf"\1 {MARK}", text)
 
 
+# A query parameter in a request line (`?name=value` or `&name=value`).
+_PAIR = re.compile(r"([?&][^=&\s#\"']+)=([^&\s#\"']*)")
+# Values a request line keeps: ids, page numbers, sizes and flags say nothing about anyone.
+_PLAIN = re.compile(r"(?i)-?\d{1,20}|true|false|")
+
+
+def redact_query(text: str) -> str:
+    """Every query value of a request line that is not a number or a flag, as `[REDACTED]`.
+
+    A GET route may carry a chat message (`/chat/stream?message=`), a search, a file name or a
+    token under any name: the access log keeps which parameters were sent, not what they said."""
+    if "=" not in text:
+        return text
+    return _PAIR.sub(lambda m: m.group(0) if _PLAIN.fullmatch(m.group(2)) else f"{m.group(1)}={MARK}", text)
+
+
+# Loggers whose lines carry request lines (Tornado's access line, its uncaught-exception line).
+REQUEST_LINE_LOGGERS = ("tornado.access", "tornado.application", "tornado.general")
+
+
 class RedactingFilter(logging.Filter):
     """Rewrites a record's message with its secrets redacted (attach to handlers and to loggers)."""
 
@@ -37,6 +57,8 @@ class RedactingFilter(logging.Filter):
         except Exception:  # noqa: BLE001 - a malformed record is logged as it is
             return True
         cleaned = redact(message)
+        if record.name in REQUEST_LINE_LOGGERS:
+            cleaned = redact_query(cleaned)
         if cleaned != message:
             record.msg, record.args = cleaned, None
         return True

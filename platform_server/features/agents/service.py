@@ -18,6 +18,7 @@ from platform_server.features.agents.schemas import AgentCreate, AgentUpdate
 from platform_server.features.audit import service as audit
 from platform_server.memo import memo_on
 from platform_server.web.encode import JsonText, encoded
+from platform_server.web.ownership import may_change
 from platform_server.web.context import Caller
 from platform_server.features.agents.errors import AgentNotFound
 from platform_server.web.errors import ApiError, BadRequest, Forbidden, NotFound
@@ -351,7 +352,7 @@ def update(caller: Caller, agent_id: int, req: AgentUpdate) -> dict[str, Any]:
 
 
 def can_delete(caller: Caller, agent: Agent) -> bool:
-    return caller.is_global_admin or caller.has_role("admin") or agent.creator_user_id == caller.user_id
+    return may_change(caller, agent.creator_user_id)
 
 
 def delete(caller: Caller, agent_id: int) -> None:

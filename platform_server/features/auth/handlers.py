@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from platform_server.blocking import run_blocking
 from platform_server.db import parse_iso
 from platform_server.features.auth import admin, members, service
@@ -20,9 +22,11 @@ class LoginHandler(ApiHandler):
     async def post(self) -> None:
         """Log in with username and password; returns a JWT."""
         req = self.body(LoginRequest)
-        address = self.request.remote_ip or "?"
+        address = self.client_ip
         limiter = self.platform.login_limiter
         limiter.check(req.username, address)
+        if delay := limiter.slowdown(req.username):
+            await asyncio.sleep(delay)  # a username guessed from many addresses: every attempt waits
         user = service.find_active_user(req.username)
         valid = await run_blocking(service.check_login, req.password, user, self.config.password_hash_rounds)
         if not user or not valid:
@@ -31,7 +35,7 @@ class LoginHandler(ApiHandler):
         if not user.enabled:
             limiter.failed(req.username, address)
             raise Unauthorized("User is disabled")
-        limiter.succeeded(req.username)
+        limiter.succeeded(req.username, address)
         self.ok(service.login_response(user, self.platform.jwt.issue(user.id, user.username, user.role)))
 
 

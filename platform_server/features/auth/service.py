@@ -76,39 +76,71 @@ def check_login(password: str, user: User | None, rounds: int) -> bool:
 
 
 class LoginLimiter:
-    """Failures per username and per client address in a sliding window; lockout after the limit."""
+    """Failed logins in a sliding window: a lockout per (username, client address) and per address, a slowdown per username.
+
+    A stranger's failures lock only the stranger's own address out (the pair and, past its own
+    limit, the address); the real user still logs in from theirs. Guessing one username from many
+    addresses is slowed instead: each attempt for a username with `per_user` or more recent failures
+    (from anywhere) waits SLOWDOWN_BASE_S, doubling with each further failure up to SLOWDOWN_MAX_S.
+    """
+
+    SLOWDOWN_BASE_S = 0.5
+    SLOWDOWN_MAX_S = 8.0
+    MAX_KEYS = 100_000  # forgotten keys are dropped past this many, so a username spray cannot grow memory
 
     def __init__(self, per_user: int, per_address: int, window_s: float) -> None:
         self.per_user, self.per_address, self.window_s = per_user, per_address, window_s
         self._failures: dict[str, deque[float]] = defaultdict(deque)
         self._locked_until: dict[str, float] = {}
 
-    def _key_state(self, key: str, limit: int, now: float) -> bool:
-        if self._locked_until.get(key, 0) > now:
-            return True
+    @staticmethod
+    def _pair(username: str, address: str) -> str:
+        return f"p:{username.lower()}|{address}"
+
+    def _recent(self, key: str, now: float) -> deque[float] | None:
         q = self._failures.get(key)
         while q and q[0] < now - self.window_s:
             q.popleft()
-        return False
+        return q
+
+    def _locked(self, key: str, now: float) -> bool:
+        return self._locked_until.get(key, 0) > now
 
     def check(self, username: str, address: str) -> None:
+        """429 while this username is locked for this address, or this address is locked."""
         now = time.monotonic()
-        if self._key_state("u:" + username.lower(), self.per_user, now) or self._key_state("a:" + address, self.per_address, now):
+        if self._locked(self._pair(username, address), now) or self._locked("a:" + address, now):
             raise TooManyRequests("Too many failed login attempts, try again later")
+
+    def slowdown(self, username: str) -> float:
+        """Seconds the next attempt for this username waits (0 below `per_user` recent failures)."""
+        q = self._recent("u:" + username.lower(), time.monotonic())
+        extra = len(q or ()) - self.per_user
+        return 0.0 if extra < 0 else min(self.SLOWDOWN_MAX_S, self.SLOWDOWN_BASE_S * 2**extra)
 
     def failed(self, username: str, address: str) -> None:
         now = time.monotonic()
-        for key, limit in (("u:" + username.lower(), self.per_user), ("a:" + address, self.per_address)):
+        if len(self._failures) > self.MAX_KEYS:
+            self._forget(now)
+        for key, limit in ((self._pair(username, address), self.per_user), ("a:" + address, self.per_address), ("u:" + username.lower(), 0)):
             q = self._failures[key]
             q.append(now)
             while q and q[0] < now - self.window_s:
                 q.popleft()
-            if len(q) >= limit:
+            if limit and len(q) >= limit:  # the username alone is never locked, only slowed
                 self._locked_until[key] = now + self.window_s
                 q.clear()
 
-    def succeeded(self, username: str) -> None:
+    def succeeded(self, username: str, address: str) -> None:
+        """The right password: this pair's count and the username's slowdown start again."""
+        self._failures.pop(self._pair(username, address), None)
         self._failures.pop("u:" + username.lower(), None)
+
+    def _forget(self, now: float) -> None:
+        for key in [k for k in self._failures if not self._recent(k, now)]:
+            del self._failures[key]
+        for key in [k for k, until in self._locked_until.items() if until <= now]:
+            del self._locked_until[key]
 
 
 # ---- users -----------------------------------------------------------------

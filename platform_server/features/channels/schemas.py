@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from platform_server.web.secret_fields import ChannelSecret
+
 ChannelType = Literal["im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h", "webchat"]
 
 
@@ -14,7 +16,7 @@ class ChannelCreate(BaseModel):
     channelType: ChannelType
     agentId: str = Field(pattern=r"^[0-9]{1,19}$")
     replyUrl: str | None = Field(default=None, max_length=2000)
-    secret: str | None = Field(default=None, min_length=16, max_length=200)
+    secret: ChannelSecret = Field(default=None, min_length=16, max_length=200)
     settings: dict[str, Any] = Field(default_factory=dict)
     enabled: bool = True
 
@@ -23,7 +25,7 @@ class ChannelUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     agentId: str | None = Field(default=None, pattern=r"^[0-9]{1,19}$")
     replyUrl: str | None = Field(default=None, max_length=2000)
-    secret: str | None = Field(default=None, min_length=16, max_length=200)
+    secret: ChannelSecret = Field(default=None, min_length=16, max_length=200)
     settings: dict[str, Any] | None = None
     enabled: bool | None = None
 

@@ -16,6 +16,7 @@ from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.channels.models import Channel, InboundMessage
 from platform_server.integrations import net_guard
+from platform_server.integrations import secret_origin
 from platform_server.web.context import Caller
 from platform_server.features.channels.errors import ChannelError
 from platform_server.web.errors import BadRequest, NotFound, Unauthorized
@@ -169,12 +170,14 @@ def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str
     if changes.get("settings") is not None:
         check_settings(changes["settings"])
     with database.atomic():
+        # The pairing token is sent as a bearer token to the reply URL: it stays only while the URL's
+        # origin does (integrations.secret_origin); it cannot be typed again, so the channel is paired again.
+        kept = secret_origin.kept(credentials_of(row), row.reply_url, fields["reply_url"])
         row.agent_id, row.reply_url = fields["agent_id"], fields["reply_url"]
-        if "settings" in changes:  # pairing credentials are kept; they are never set through the API
-            kept = credentials_of(row)
-            row.settings = {k: v for k, v in changes["settings"].items() if k != "credentials"}
-            if kept:
-                row.settings["credentials"] = kept
+        # Pairing credentials are never set through the API: the given settings replace the rest only.
+        row.settings = {k: v for k, v in (changes["settings"] if "settings" in changes else row.settings or {}).items() if k != "credentials"}
+        if kept:
+            row.settings["credentials"] = kept
         for key, attr in (("name", "name"), ("enabled", "enabled"), ("secret", "secret")):
             if key in changes:
                 setattr(row, attr, changes[key])

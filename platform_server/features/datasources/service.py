@@ -15,6 +15,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.datasources import sqlite_guard
 from platform_server.features.datasources.models import Datasource
 from platform_server.integrations import net_guard
+from platform_server.integrations.secret_origin import carry
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
@@ -57,7 +58,9 @@ def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: i
     headers = raw.get("headers") or {}
     if not isinstance(headers, dict) or len(headers) > 20:
         raise BadRequest("config.headers: must be an object of at most 20 headers")
-    previous = (old or {}).get("headers", {})
+    # Header values stored for another origin are not sent to this one (integrations.secret_origin).
+    given, previous = carry(headers, (old or {}).get("headers", {}), MASK, (old or {}).get("baseUrl"), base_url.rstrip("/"))
+    headers = given or {}
     clean = {}
     for key, value in headers.items():
         if not isinstance(value, str) or len(str(key)) > 100 or len(value) > 4000:

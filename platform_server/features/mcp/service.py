@@ -15,6 +15,7 @@ from typing import Any
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.mcp.models import McpServer, McpToolAlias
+from platform_server.integrations.secret_origin import carry
 from platform_server.features.mcp.schemas import MASK, McpServerCreate, McpServerUpdate
 from platform_server.features.tools import service as tools_service
 from platform_server.features.tools.models import Tool
@@ -121,8 +122,11 @@ def _apply_target(
         row.env = _merge_secrets("env", env, row.env or {}, ENV_NAME_RE) if env is not None else dict(row.env or {})
         row.url, row.headers = "", {}
     else:
-        row.url = _check_url(url if url is not None else row.url)
-        row.headers = _merge_secrets("headers", headers, row.headers or {}, HEADER_NAME_RE) if headers is not None else dict(row.headers or {})
+        new_url = _check_url(url if url is not None else row.url)
+        # Header values stored for another origin are not sent to this one (integrations.secret_origin).
+        given, stored = carry(headers, row.headers or {}, MASK, row.url or None, new_url)
+        row.url = new_url
+        row.headers = _merge_secrets("headers", given, stored, HEADER_NAME_RE) if given is not None else stored
         row.command, row.args, row.env = "", [], {}
 
 

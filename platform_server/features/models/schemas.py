@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
+from platform_server.web.secret_fields import RemovableSecret
+
 
 class CustomProviderCreate(BaseModel):
     # id / defaultBaseUrl: the original console's names
     providerId: str = Field(min_length=1, max_length=64, validation_alias=AliasChoices("providerId", "id"))
     name: str = Field(min_length=1, max_length=100)
     baseUrl: str = Field(default="", max_length=2000, validation_alias=AliasChoices("baseUrl", "defaultBaseUrl"))
-    apiKey: str | None = Field(default=None, max_length=8000)
+    apiKey: RemovableSecret = Field(default=None, max_length=8000)
     protocol: str = "openai"
 
 
 class ProviderConfigUpdate(BaseModel):
     baseUrl: str | None = Field(default=None, max_length=2000)
-    apiKey: str | None = Field(default=None, max_length=8000)
+    apiKey: RemovableSecret = Field(default=None, max_length=8000)
     name: str | None = Field(default=None, min_length=1, max_length=100)
     protocol: str | None = None
 

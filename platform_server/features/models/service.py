@@ -15,6 +15,7 @@ from platform_server.features.models.models import ModelConfig, Provider
 from platform_server.integrations.llm.base import PROTOCOLS
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.integrations.secret_origin import origin_changed
 from platform_server.serialize import GIVEN, Fields, flag, ident, when
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -281,7 +282,11 @@ def update_config(
             p.protocol = check_protocol(protocol)
             changed.append("protocol")
         if base_url is not None:
-            p.base_url = check_base_url(p.protocol, base_url)
+            new_url = check_base_url(p.protocol, base_url)
+            if api_key is None and p.api_key and origin_changed(p.base_url, new_url):
+                p.api_key = None  # a key given for one server is not sent to another (integrations.secret_origin)
+                changed.append("apiKey dropped")
+            p.base_url = new_url
             changed.append("baseUrl")
         elif "protocol" in changed:
             p.base_url = check_base_url(p.protocol, p.base_url)

@@ -39,8 +39,7 @@ class InitHandler(ApiHandler):
         req = self.body(InitRequest)
         if auth.has_admin():
             raise BadRequest("Already initialized")
-        forwarded = any(h in self.request.headers for h in ("X-Forwarded-For", "X-Real-Ip", "Forwarded"))
-        service.check_setup_origin(self.request.remote_ip or "", forwarded, req.setupToken or self.request.headers.get("X-Setup-Token"))
+        service.check_setup_origin(self.is_local_request, req.setupToken or self.request.headers.get("X-Setup-Token"))
         password_hash = await run_blocking(auth.hash_password, req.password, self.config.password_hash_rounds)
         user = service.create_admin(req.username, password_hash, req.nickname, req.language)
         self.ok(auth.login_response(user, self.platform.jwt.issue(user.id, user.username, user.role)))

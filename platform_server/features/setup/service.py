@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 import secrets
 from typing import Any
@@ -64,12 +63,8 @@ def setup_token() -> str:
     return _setup.get("token", "")
 
 
-def check_setup_origin(remote_ip: str, forwarded: bool, given: str | None) -> None:
-    """setup/init is taken from the loopback address, or with the setup token from anywhere else."""
-    try:
-        local = ipaddress.ip_address(remote_ip).is_loopback and not forwarded
-    except ValueError:
-        local = False
+def check_setup_origin(local: bool, given: str | None) -> None:
+    """setup/init is taken from this machine itself (web.proxies.is_local), or with the setup token from anywhere else."""
     if local:
         return
     expected = setup_token()

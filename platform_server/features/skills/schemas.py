@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, RootModel, field_validator
 
 from platform_server.features.skills import snapshots
+from platform_server.web.secret_fields import secret
 
 MAX_BUNDLE_FILES = 500
 
@@ -81,7 +82,7 @@ class FileText(BaseModel):
 
 class SecretBody(BaseModel):
     key: str = Field(min_length=1, max_length=128)
-    value: str = Field(default="", max_length=16 * 1024, description="Empty deletes the secret")
+    value: Annotated[str, secret(1, empty_means_remove=True)] = Field(default="", max_length=16 * 1024, description="Empty deletes the secret")
 
 
 class InstallStart(BaseModel):

@@ -15,6 +15,7 @@ from platform_server.features.skills.models import Skill, SkillSecret
 from platform_server.sealed import KEY_FILE, load_key  # noqa: F401 - one key scheme for every secret at rest
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import Fields, when
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
@@ -77,6 +78,7 @@ def check_key(key: str) -> str:
 def upsert(caller: Caller, master: bytes, skill: Skill, key: str, value: str) -> dict[str, Any]:
     """Set a secret, or delete it when value is empty; answers the key's masked state."""
     check_key(key)
+    require_creator_or_admin(caller, skill.creator_user_id, "skill")
     if len(value) > MAX_VALUE:
         raise BadRequest(f"value: at most {MAX_VALUE} characters")
     with database.atomic():
@@ -100,6 +102,7 @@ def upsert(caller: Caller, master: bytes, skill: Skill, key: str, value: str) ->
 
 
 def delete(caller: Caller, skill: Skill, key: str) -> None:
+    require_creator_or_admin(caller, skill.creator_user_id, "skill")
     with database.atomic():
         deleted = SkillSecret.delete().where((SkillSecret.skill == skill.id) & (SkillSecret.key == key)).execute()
         if not deleted:

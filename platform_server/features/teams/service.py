@@ -11,6 +11,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.teams.models import Team, TeamRun
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
+from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import Fields, ident, items, when
 from platform_server.features.agents.models import Agent
 from platform_server.features.conversations import service as conversations
@@ -84,6 +85,7 @@ def create_team(caller: Caller, name: str, description: str, lead: int, members:
 def update_team(caller: Caller, team_id: int, fields: dict[str, Any]) -> dict[str, Any]:
     with database.atomic():
         team = get_team_row(caller, team_id)
+        require_creator_or_admin(caller, team.creator_user_id, "team")
         lead = fields["leadAgentId"] if fields.get("leadAgentId") is not None else team.lead_agent_id
         members = fields["memberAgentIds"] if fields.get("memberAgentIds") is not None else [int(m) for m in team.member_agent_ids]
         team.member_agent_ids = _check_agents(caller, lead, members)
@@ -101,6 +103,7 @@ def update_team(caller: Caller, team_id: int, fields: dict[str, Any]) -> dict[st
 def delete_team(caller: Caller, team_id: int) -> None:
     with database.atomic():
         team = get_team_row(caller, team_id)
+        require_creator_or_admin(caller, team.creator_user_id, "team")
         if TeamRun.select().where((TeamRun.team_id == team.id) & TeamRun.status.in_(ACTIVE)).exists():
             raise Conflict("The team has an active run; cancel it first")
         team.deleted, team.update_time = True, utcnow()

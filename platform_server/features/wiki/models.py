@@ -220,6 +220,7 @@ class Pipeline(BaseModel):
     description = peewee.TextField(default="")
     enabled = BooleanField(default=True)  # the newest enabled pipeline processes the KB's materials
     steps = JSONField(default=list)
+    creator_user_id = peewee.BigIntegerField(null=True)  # null: made before creators were kept (admins only)
     create_time = DateTimeField(default=utcnow)
     update_time = DateTimeField(default=utcnow)
 
@@ -281,6 +282,12 @@ def _token_columns(db: peewee.Database) -> None:
             db.execute_sql(f"ALTER TABLE {table} ADD COLUMN token_count INTEGER")
 
 
+def _pipeline_creator(db: peewee.Database) -> None:
+    # Edits and deletes of a pipeline need its creator or a workspace admin; older rows stay creatorless.
+    if "creator_user_id" not in {c.name for c in db.get_columns("wiki_pipeline")}:
+        db.execute_sql("ALTER TABLE wiki_pipeline ADD COLUMN creator_user_id INTEGER")
+
+
 MIGRATIONS: list[Migration] = [
     ("wiki_0001_tables", create_tables(KnowledgeBase, KbAgent, RawMaterial, Chunk, Page, PageLink, PageCitation, PageSource, Job)),
     ("wiki_0002_fts", _fts),
@@ -291,4 +298,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0007_pipelines", create_tables(Pipeline, PipelineRun)),
     ("wiki_0008_hot_cache", create_tables(HotCache)),
     ("wiki_0009_token_counts", _token_columns),
+    ("wiki_0010_pipeline_creator", _pipeline_creator),
 ]

@@ -16,6 +16,7 @@ from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import Pipeline, PipelineRun, Transformation
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import Fields, flag, ident, when
 from platform_server.lazy import lazy_import
 
@@ -139,6 +140,7 @@ to_dict = Fields(
     description="description",
     enabled=flag("enabled"),
     steps="steps",
+    creatorUserId=ident("creator_user_id"),
     createTime=when("create_time"),
     updateTime=when("update_time"),
 )
@@ -178,8 +180,17 @@ def save(caller: Caller, kb_id: int, body: Any) -> dict[str, Any]:
     with database.atomic():
         p = Pipeline.get_or_none((Pipeline.kb == kb.id) & (Pipeline.name == name))
         if p is None:
-            p = Pipeline.create(kb=kb.id, name=name, description=data.get("description") or "", enabled=data.get("enabled", True), steps=steps)
+            p = Pipeline.create(
+                kb=kb.id,
+                name=name,
+                description=data.get("description") or "",
+                enabled=data.get("enabled", True),
+                steps=steps,
+                creator_user_id=caller.user_id,
+            )
         else:
+            # Saving under an existing name replaces that pipeline: an edit of someone else's object.
+            require_creator_or_admin(caller, p.creator_user_id, "pipeline")
             p.description, p.enabled, p.steps = data.get("description") or "", data.get("enabled", True), steps
             p.update_time = utcnow()
             p.save()
@@ -203,6 +214,7 @@ def _get(caller: Caller, kb_id: int, pid: int) -> Pipeline:
 def delete(caller: Caller, kb_id: int, pid: int) -> None:
     with database.atomic():
         p = _get(caller, kb_id, pid)
+        require_creator_or_admin(caller, p.creator_user_id, "pipeline")
         p.delete_instance(recursive=True)
         audit.record(caller, "DELETE", "WIKI_PIPELINE", pid, f"pipeline {p.name}")
 

@@ -20,6 +20,7 @@ from platform_server.features.wiki.models import Chunk, Job, KnowledgeBase, Page
 from platform_server.features.wiki.text import content_type_for, extract_text, suffix_of
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound, PayloadTooLarge
+from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import Fields, GIVEN, flag, ident, when
 
 MAX_TEXT_CHARS = 2_000_000  # extracted text of one material
@@ -157,6 +158,9 @@ def delete(caller: Caller, kb_id: int, raw_id: int) -> RawMaterial:
     """Delete the row, its chunks and citations (pages stay); the caller removes the file."""
     with database.atomic():
         raw = get_raw(caller, kb_id, raw_id)
+        # A folder-synced material (no creator) is the KB's: deleting it needs the KB's creator or an admin.
+        owner = raw.creator_user_id if raw.creator_user_id is not None else raw.kb.creator_user_id
+        require_creator_or_admin(caller, owner, "material")
         chunk_ids = [c.id for c in Chunk.select(Chunk.id).where(Chunk.raw == raw.id)]
         search.fts_drop_chunks(chunk_ids)
         raw.delete_instance(recursive=True)

@@ -28,6 +28,7 @@ from platform_server.features.wiki.schemas import ApplyRequest, TransformationBo
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import Fields, ident, when
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,7 @@ def create(caller: Caller, req: TransformationBody) -> dict[str, Any]:
 def update(caller: Caller, tid: int, req: TransformationUpdate) -> dict[str, Any]:
     with database.atomic():
         t = get(caller, tid)
+        require_creator_or_admin(caller, t.creator_user_id, "transformation")
         for name, attr in (("name", "name"), ("description", "description"), ("prompt", "prompt")):
             value = getattr(req, name)
             if value is not None:
@@ -113,6 +115,7 @@ def delete(caller: Caller, tid: int) -> list[int]:
     """Delete the template and its runs; returns the ids of runs still running (to stop)."""
     with database.atomic():
         t = get(caller, tid)
+        require_creator_or_admin(caller, t.creator_user_id, "transformation")
         running = [
             r.id
             for r in TransformationRun.select(TransformationRun.id).where(

@@ -12,6 +12,7 @@ from platform_server.features.workflows import catalog, graph
 from platform_server.features.workflows.models import Workflow, WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
+from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.features.agents.models import Agent
 from platform_server.features.models.errors import LlmFailure
@@ -33,6 +34,13 @@ def _get(caller: Caller, workflow_id: int) -> Workflow:
     row = Workflow.get_or_none((Workflow.id == workflow_id) & (Workflow.workspace_id == caller.workspace_id) & (Workflow.deleted == False))  # noqa: E712
     if row is None:
         raise NotFound("Workflow not found")
+    return row
+
+
+def _get_for_change(caller: Caller, workflow_id: int) -> Workflow:
+    """The workflow, for an edit, publish or delete: its creator or a workspace admin only."""
+    row = _get(caller, workflow_id)
+    require_creator_or_admin(caller, row.creator_user_id, "workflow")
     return row
 
 
@@ -83,7 +91,7 @@ def create(caller: Caller, name: str, description: str, enabled: bool) -> dict[s
 
 def update(caller: Caller, workflow_id: int, fields: dict[str, Any]) -> dict[str, Any]:
     with database.atomic():
-        row = _get(caller, workflow_id)
+        row = _get_for_change(caller, workflow_id)
         for key in ("name", "description", "enabled"):
             if fields.get(key) is not None:
                 setattr(row, key, fields[key].strip() if key == "name" else fields[key])
@@ -95,7 +103,7 @@ def update(caller: Caller, workflow_id: int, fields: dict[str, Any]) -> dict[str
 
 def delete(caller: Caller, workflow_id: int) -> None:
     with database.atomic():
-        row = _get(caller, workflow_id)
+        row = _get_for_change(caller, workflow_id)
         row.deleted, row.update_time = True, utcnow()
         row.save()
         audit.record(caller, "DELETE", "WORKFLOW", row.id, f"workflow '{row.name}' deleted")
@@ -109,7 +117,7 @@ def check_draft_size(draft: Any) -> None:
 def save_draft(caller: Caller, workflow_id: int, draft: dict[str, Any]) -> dict[str, Any]:
     check_draft_size(draft)
     with database.atomic():
-        row = _get(caller, workflow_id)
+        row = _get_for_change(caller, workflow_id)
         row.draft, row.update_time = draft, utcnow()
         row.save()
         audit.record(caller, "UPDATE", "WORKFLOW", row.id, "draft saved")
@@ -146,7 +154,7 @@ def compile_saved(caller: Caller, workflow_id: int) -> dict[str, Any]:
 
 def publish(caller: Caller, workflow_id: int) -> dict[str, Any]:
     """Compile the draft; without errors, store it as the next immutable revision."""
-    row = _get(caller, workflow_id)
+    row = _get_for_change(caller, workflow_id)
     result = graph.compile_graph(row.draft, agent_check(caller))
     if not result.ok:
         errors = [d for d in result.diagnostics if d.severity == "error"]
