@@ -1,5 +1,12 @@
-"""`platform-server backup FILE` and `restore FILE`: the database (SQLite online backup API, safe while the
-server runs) and the data dir's files in one tar.gz, with a manifest naming the schema's migrations."""
+"""`platform-server backup FILE`: a consistent snapshot of a live server in one tar.gz.
+
+The database is copied with SQLite's online backup API in one step (one read transaction, so writers
+never restart it). The files its rows name (wiki materials, chat uploads) are taken from that
+snapshot's rows: one that vanished meanwhile (its row deleted after the snapshot) makes another round
+take a new snapshot and copy only the files the new one names that are not in the archive yet, a
+bounded number of times. The rest of the data dir (agents' folders, keys, skills) is copied as found.
+The manifest lists every file with its size and the referenced ones; `restore` (restore.py) checks both.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +14,57 @@ import datetime as dt
 import io
 import json
 import os
-import shutil
 import sqlite3
+import stat
 import tarfile
 import tempfile
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
+
+import apsw
 
 from platform_server import __version__
 from platform_server.config import Config
 
-FORMAT = 1
+FORMAT = 2
 MANIFEST = "manifest.json"
 DATABASE = "platform.db"
 FILES = "files/"
 SKIPPED = {DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-journal"}
+SNAPSHOT_TRIES = 5  # a snapshot that meets a lock is tried again, this many times in all
+SNAPSHOT_BUSY_MS = 5_000  # how long one try waits for a lock
+ROUNDS = 5  # new snapshots taken when a referenced file vanished after the one before
+COMPRESS_LEVEL = 6  # gzip's default 9 costs twice the time for a few percent
+SPOOL_BYTES = 8 * 1024 * 1024  # a file is read into memory up to this size, then into a temporary file
 
 
 class BackupError(Exception):
     """A backup or restore that cannot go on; the message says why."""
 
 
-def _applied_migrations(db_file: str) -> list[str]:
+def _safe_name(name: object) -> bool:
+    return isinstance(name, str) and bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
+
+
+def referenced_files(db_file: str) -> set[str]:
+    """Paths (relative to the data dir) of the files the database's rows name and cannot do without."""
+    refs: set[str] = set()
+    with sqlite3.connect(f"file:{db_file}?mode=ro", uri=True) as conn:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "wiki_raw" in tables:
+            for kb_id, name in conn.execute("SELECT kb_id, stored_name FROM wiki_raw"):
+                if _safe_name(name):
+                    refs.add(f"wiki/{int(kb_id)}/raw/{name}")
+        if "upload" in tables:
+            for user_id, name in conn.execute("SELECT user_id, stored_name FROM upload"):
+                if _safe_name(name):
+                    refs.add(f"uploads/{int(user_id)}/{name}")
+    return refs
+
+
+def applied_migrations(db_file: str) -> list[str]:
     with sqlite3.connect(f"file:{db_file}?mode=ro", uri=True) as conn:
         try:
             return [row[0] for row in conn.execute("SELECT name FROM schema_migration ORDER BY name")]
@@ -36,105 +72,165 @@ def _applied_migrations(db_file: str) -> list[str]:
             raise BackupError(f"not a platform database: {exc}") from None
 
 
-def _copy_database(source: str, target: str) -> None:
-    """A consistent copy of a live WAL database (sqlite3's online backup API)."""
+def snapshot_database(source: str, target: str) -> None:
+    """Copy every page of the live WAL database in one backup step (a consistent snapshot).
+
+    One step holds one read transaction: writers go on (WAL) and cannot make the copy start over, as a
+    copy in slices does each time the source changes. A try that meets a lock is repeated, a few times.
+    """
     if not os.path.exists(source):
         raise BackupError(f"no database at {source}")
-    src = sqlite3.connect(source, timeout=30)  # read only in effect: the backup API just reads
-    dst = sqlite3.connect(target)
+    last = ""
+    for attempt in range(SNAPSHOT_TRIES):
+        Path(target).unlink(missing_ok=True)
+        src = apsw.Connection(source, flags=apsw.SQLITE_OPEN_READONLY)
+        dst = apsw.Connection(target)
+        try:
+            src.set_busy_timeout(SNAPSHOT_BUSY_MS)
+            with dst.backup("main", src, "main") as step:
+                step.step(-1)
+            return
+        except (apsw.BusyError, apsw.LockedError) as exc:
+            last = str(exc)
+        except apsw.Error as exc:
+            raise BackupError(f"cannot copy the database: {exc}") from None
+        finally:
+            dst.close()
+            src.close()
+        time.sleep(0.2 * (attempt + 1))
+    raise BackupError(f"the database stayed locked through {SNAPSHOT_TRIES} tries: {last}")
+
+
+def _open_partial(target: str) -> tuple[int, str]:
+    """A new file beside the target, 0600 from its creation whatever the umask (it holds the keys).
+
+    An unpredictable name opened with O_EXCL|O_NOFOLLOW (mkstemp): a file or symlink planted at
+    `<target>.partial` is never written through.
+    """
+    folder = os.path.dirname(os.path.abspath(target))
     try:
-        src.backup(dst, pages=1024)
-    finally:
-        dst.close()
-        src.close()
+        fd, path = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(target)}.", suffix=".partial")
+    except OSError as exc:
+        raise BackupError(f"cannot write in {folder}: {exc.strerror}") from None
+    os.fchmod(fd, 0o600)
+    return fd, path
 
 
-def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
-    info = tarfile.TarInfo(name)
-    info.size, info.mode, info.mtime = len(data), 0o600, int(dt.datetime.now().timestamp())
-    archive.addfile(info, io.BytesIO(data))
+def _read_file(path: str) -> tuple[IO[bytes], int, float] | None:
+    """The file's bytes as they are now (None when it is gone or is no regular file): read before the
+    tar entry is written, so a file that changes meanwhile cannot leave a member of the wrong size."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)
+        size = 0
+        while chunk := fh.read(1024 * 1024):
+            spool.write(chunk)
+            size += len(chunk)
+    spool.seek(0)
+    return spool, size, st.st_mtime
+
+
+@dataclass
+class _Writer:
+    """The archive being written and what it holds so far."""
+
+    archive: tarfile.TarFile
+    data_dir: Path
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def add_file(self, rel: str) -> bool:
+        """Add `<data_dir>/rel` as it is now; False when it is gone."""
+        got = _read_file(str(self.data_dir / rel))
+        if got is None:
+            return False
+        spool, size, mtime = got
+        with spool:
+            info = tarfile.TarInfo(FILES + rel)
+            info.size, info.mode, info.mtime = size, 0o600, int(mtime)
+            self.archive.addfile(info, spool)
+        self.sizes[rel] = size
+        return True
+
+    def add_bytes(self, name: str, data: bytes) -> None:
+        info = tarfile.TarInfo(name)
+        info.size, info.mode, info.mtime = len(data), 0o600, int(time.time())
+        self.archive.addfile(info, io.BytesIO(data))
+
+
+def _data_files(data_dir: Path, skip: set[str]) -> list[str]:
+    """Regular files under the data dir (no symlink followed), relative; the database and `skip` left out."""
+    found: list[str] = []
+    for current, dirs, names in os.walk(data_dir, followlinks=False):
+        rel_dir = os.path.relpath(current, data_dir)
+        dirs.sort()
+        for name in sorted(names):
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
+            if rel in SKIPPED or rel in skip or name.endswith(".partial") or name.endswith(".part"):
+                continue
+            found.append(rel)
+    return found
+
+
+def _own_files(data_dir: Path, paths: list[str]) -> set[str]:
+    """Which of `paths` (the archive, its partial) lie in the data dir: never archived into themselves."""
+    out = set()
+    for p in paths:
+        try:
+            out.add(Path(p).resolve().relative_to(data_dir).as_posix())
+        except ValueError:
+            continue
+    return out
 
 
 def backup(config: Config, target: str) -> dict[str, Any]:
-    """Write the archive (mode 0600); returns its manifest."""
+    """Write the archive (mode 0600) and return its manifest; nothing is left behind when it fails."""
     data_dir = Path(config.data_dir).resolve()
-    with tempfile.TemporaryDirectory(prefix="platform-backup-") as tmp:
-        copy = os.path.join(tmp, DATABASE)
-        _copy_database(config.db_path, copy)
+    fd, partial = _open_partial(target)
+    try:
+        with tempfile.TemporaryDirectory(prefix="platform-backup-") as tmp:
+            manifest = _write_archive(config, data_dir, fd, partial, target, os.path.join(tmp, DATABASE))
+        os.replace(partial, target)
+        return manifest
+    except BaseException:
+        Path(partial).unlink(missing_ok=True)
+        raise
+
+
+def _write_archive(config: Config, data_dir: Path, fd: int, partial: str, target: str, copy: str) -> dict[str, Any]:
+    with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=COMPRESS_LEVEL) as archive:
+        writer = _Writer(archive, data_dir)
+        snapshot_database(config.db_path, copy)
+        refs = referenced_files(copy)
+        for rel in _data_files(data_dir, _own_files(data_dir, [target, partial])):
+            writer.add_file(rel)  # a file gone meanwhile is checked below if a row names it
+        rounds = 1
+        missing = sorted(refs - writer.sizes.keys())
+        while missing:
+            if rounds >= ROUNDS:
+                raise BackupError(f"files named by the database kept vanishing through {ROUNDS} snapshots (e.g. {', '.join(missing[:3])})")
+            # Rows deleted after the snapshot took their files along: a new snapshot no longer names them.
+            # Only what it names and the archive lacks is copied; nothing already copied is read again.
+            snapshot_database(config.db_path, copy)
+            refs = referenced_files(copy)
+            missing = sorted(rel for rel in refs - writer.sizes.keys() if not writer.add_file(rel))
+            rounds += 1
         manifest: dict[str, Any] = {
             "format": FORMAT,
             "version": __version__,
             "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
-            "migrations": _applied_migrations(copy),
-            "files": 0,
+            "migrations": applied_migrations(copy),
+            "snapshots": rounds,
+            "files": [{"path": rel, "size": size} for rel, size in sorted(writer.sizes.items())],
+            "referenced": sorted(refs),
         }
-        partial = f"{target}.partial"
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz") as archive:
-            archive.add(copy, DATABASE)
-            for path in sorted(data_dir.rglob("*")):
-                rel = path.relative_to(data_dir).as_posix()
-                if rel in SKIPPED or path.is_symlink() or not path.is_file() or path.resolve() == Path(target).resolve():
-                    continue
-                archive.add(str(path), FILES + rel, recursive=False)
-                manifest["files"] += 1
-            _add_bytes(archive, MANIFEST, json.dumps(manifest, indent=2).encode())
-        os.replace(partial, target)
-    return manifest
-
-
-def _read_manifest(archive: tarfile.TarFile) -> dict[str, Any]:
-    try:
-        member = archive.extractfile(MANIFEST)
-        manifest = json.loads(member.read()) if member else None
-    except (KeyError, ValueError):
-        manifest = None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise BackupError("not a platform-server backup (no readable manifest)")
-    return manifest
-
-
-def restore(config: Config, source: str, known_migrations: list[str], force: bool = False) -> dict[str, Any]:
-    """Restore an archive into the (new or emptied) data dir; refuses a newer schema or a damaged database."""
-    data_dir = Path(config.data_dir).resolve()
-    if Path(config.db_path).exists() and not force:
-        raise BackupError(f"{data_dir} already holds a database; restore into a new data dir (or pass --force)")
-    try:
-        archive = tarfile.open(source, mode="r:gz")
-    except (OSError, tarfile.TarError) as exc:
-        raise BackupError(f"cannot read {source}: {exc}") from None
-    with archive, tempfile.TemporaryDirectory(prefix="platform-restore-") as tmp:
-        manifest = _read_manifest(archive)
-        unknown = sorted(set(manifest.get("migrations", [])) - set(known_migrations))
-        if unknown:
-            raise BackupError(
-                f"the backup's schema is newer than this version (unknown migrations: {', '.join(unknown[:5])}); upgrade platform-server first"
-            )
-        archive.extract(DATABASE, tmp, filter="data")
-        copy = os.path.join(tmp, DATABASE)
-        try:
-            with sqlite3.connect(copy) as conn:
-                row = conn.execute("PRAGMA integrity_check").fetchone()
-            result = str(row[0]) if row else "no answer"
-        except sqlite3.DatabaseError as exc:
-            result = str(exc)
-        if result != "ok":
-            raise BackupError(f"the backup's database failed its integrity check: {result}")
-        if sorted(_applied_migrations(copy)) != sorted(manifest.get("migrations", [])):
-            raise BackupError("the backup's database does not match its manifest")
-        files = [m for m in archive.getmembers() if m.name.startswith(FILES) and m.isfile()]
-        staged = Path(tmp, "files")
-        for member in files:
-            member.name = member.name[len(FILES) :]
-            archive.extract(member, staged, filter="data")
-        os.makedirs(data_dir, mode=0o700, exist_ok=True)
-        for suffix in ("-wal", "-shm"):
-            Path(config.db_path + suffix).unlink(missing_ok=True)
-        for path in sorted(staged.rglob("*")):
-            if path.is_file():
-                dest = data_dir / path.relative_to(staged)
-                dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                shutil.move(str(path), dest)
-        shutil.move(copy, config.db_path)
-        os.chmod(config.db_path, 0o600)
+        archive.add(copy, DATABASE)
+        writer.add_bytes(MANIFEST, json.dumps(manifest, indent=1).encode())
+        raw.flush()
+        os.fsync(raw.fileno())
     return manifest

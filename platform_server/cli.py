@@ -20,9 +20,10 @@ from platform_server.features.setup import service as setup
 from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
-    from platform_server import backup
+    from platform_server import backup, restore
 else:
-    backup = lazy_import("platform_server.backup")  # only the backup and restore commands need it
+    backup = lazy_import("platform_server.backup")  # only the backup and restore commands need them
+    restore = lazy_import("platform_server.restore")
 
 SLOW_CALLBACK_S = 0.05  # asyncio debug mode: a callback this long is logged as blocking the loop
 # Young-generation collection after this many new container objects (Python's default: 700). Under
@@ -114,13 +115,15 @@ def _backup_or_restore(args: argparse.Namespace, config: Config) -> None:
     try:
         if args.command == "backup":
             manifest = backup.backup(config, args.file)
-            print(f"backup written to {args.file}: database ({len(manifest['migrations'])} migrations) and {manifest['files']} files")
+            print(f"backup written to {args.file}: database ({len(manifest['migrations'])} migrations) and {len(manifest['files'])} files")
         else:
             known = [name for name, _ in collect_migrations()]
-            manifest = backup.restore(config, args.file, known, force=args.force)
+            manifest = restore.restore(config, args.file, known, force=args.force)
             print(f"restored {args.file} (from version {manifest.get('version')}, {manifest.get('createdAt')}) into {config.data_dir}")
     except backup.BackupError as exc:
         sys.exit(f"{args.command} refused: {exc}")
+    except OSError as exc:  # a full disk, a folder that cannot be written: said plainly, without a traceback
+        sys.exit(f"{args.command} failed: {exc.strerror or exc} ({exc.filename or args.file})")
 
 
 if __name__ == "__main__":

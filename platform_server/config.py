@@ -30,6 +30,7 @@ class Config:
     max_body_bytes: int = 10 * 1024 * 1024
     upload_max_bytes: int = 20 * 1024 * 1024
     max_page_size: int = 100
+    restore_max_bytes: int = 32 * 1024**3  # `restore`: largest archive, and largest total it may unpack to
     # Host names the server answers to (DNS-rebinding guard); empty: the bind address, localhost, and
     # the machine's names and addresses when bound to 0.0.0.0 / ::. "*" turns the check off.
     allowed_hosts: tuple[str, ...] = ()

@@ -1,0 +1,172 @@
+"""`platform-server restore FILE`: check a backup archive member by member, stage it beside the data dir,
+verify the database and that every file it names (and every file the manifest lists) is there, then
+move it into place. A hostile or damaged archive is refused with a message, never half-restored."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import tarfile
+import tempfile
+import zlib
+from pathlib import Path
+from typing import Any
+
+from platform_server.backup import DATABASE, FILES, MANIFEST, BackupError, applied_migrations, referenced_files
+from platform_server.config import Config
+
+FORMATS = (1, 2)  # format 1 archives (no file list) are checked against their database's rows only
+MAX_MEMBERS = 1_000_000
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+
+
+def _safe_rel(rel: str) -> bool:
+    parts = rel.split("/")
+    return bool(rel) and not rel.startswith("/") and "\x00" not in rel and all(p not in ("", ".", "..") for p in parts)
+
+
+class _Stage:
+    """The archive's members, checked one by one and written under a private folder."""
+
+    def __init__(self, root: Path, limit: int) -> None:
+        self.root, self.limit = root, limit
+        self.total = 0
+        self.count = 0
+        self.files: dict[str, int] = {}  # rel -> size
+        self.manifest: bytes | None = None
+        self.database: Path | None = None
+
+    def take(self, archive: tarfile.TarFile, member: tarfile.TarInfo) -> None:
+        self.count += 1
+        if self.count > MAX_MEMBERS:
+            raise BackupError(f"the archive has more than {MAX_MEMBERS} members")
+        name = member.name
+        if member.isdir():
+            if not _safe_rel(name.rstrip("/")):
+                raise BackupError(f"the archive holds an unsafe path: {name[:200]!r}")
+            return
+        if not member.isfile():
+            kind = "symlink" if member.issym() else "hard link" if member.islnk() else "device or special file"
+            raise BackupError(f"the archive holds a {kind} ({name[:200]!r}): only regular files are restored")
+        self.total += member.size
+        if self.total > self.limit:
+            raise BackupError(f"the archive unpacks to more than restore_max_bytes ({self.limit} bytes)")
+        if name == MANIFEST:
+            if member.size > MAX_MANIFEST_BYTES:
+                raise BackupError("the archive's manifest is too large")
+            src = archive.extractfile(member)
+            self.manifest = src.read() if src else b""
+        elif name == DATABASE:
+            self.database = self._write(archive, member, self.root / DATABASE)
+        elif name.startswith(FILES) and _safe_rel(name[len(FILES) :]):
+            rel = name[len(FILES) :]
+            self._write(archive, member, self.root / "files" / rel)
+            self.files[rel] = member.size  # a later member of the same name replaces it, as tar does
+        else:
+            raise BackupError(f"the archive holds an unsafe or unknown path: {name[:200]!r}")
+
+    def _write(self, archive: tarfile.TarFile, member: tarfile.TarInfo, dest: Path) -> Path:
+        src = archive.extractfile(member)
+        if src is None:
+            raise BackupError(f"cannot read {member.name[:200]!r} from the archive")
+        dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        dest.unlink(missing_ok=True)
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(src, out, 1024 * 1024)
+        return dest
+
+
+def _check_database(copy: Path, manifest: dict[str, Any]) -> None:
+    try:
+        with sqlite3.connect(copy) as conn:
+            row = conn.execute("PRAGMA integrity_check").fetchone()
+        result = str(row[0]) if row else "no answer"
+    except sqlite3.DatabaseError as exc:
+        result = str(exc)
+    if result != "ok":
+        raise BackupError(f"the backup's database failed its integrity check: {result}")
+    if sorted(applied_migrations(str(copy))) != sorted(manifest.get("migrations", [])):
+        raise BackupError("the backup's database does not match its manifest")
+
+
+def _check_files(stage: _Stage, manifest: dict[str, Any]) -> None:
+    """Every file the manifest lists, with its size, and every file the database's rows name."""
+    listed = manifest.get("files")
+    if isinstance(listed, list):
+        for entry in listed:
+            rel = entry.get("path") if isinstance(entry, dict) else None
+            if not isinstance(rel, str) or stage.files.get(rel) != entry.get("size"):
+                raise BackupError(f"the manifest lists a file the archive lacks or holds at another size: {str(rel)[:200]!r}")
+    assert stage.database is not None
+    named = referenced_files(str(stage.database)) | set(manifest.get("referenced") or [])
+    missing = sorted(named - stage.files.keys())
+    if missing:
+        raise BackupError(f"the database names {len(missing)} file(s) the archive lacks (e.g. {', '.join(missing[:3])})")
+
+
+def _read_manifest(raw: bytes | None, known_migrations: list[str]) -> dict[str, Any]:
+    try:
+        manifest = json.loads(raw) if raw is not None else None
+    except ValueError:
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
+        raise BackupError("not a platform-server backup (no readable manifest)")
+    unknown = sorted(set(manifest.get("migrations", [])) - set(known_migrations))
+    if unknown:
+        raise BackupError(
+            f"the backup's schema is newer than this version (unknown migrations: {', '.join(unknown[:5])}); upgrade platform-server first"
+        )
+    return manifest
+
+
+def restore(config: Config, source: str, known_migrations: list[str], force: bool = False) -> dict[str, Any]:
+    """Restore an archive into the (new or emptied) data dir; refuses anything it cannot fully verify."""
+    data_dir = Path(config.data_dir).resolve()
+    if Path(config.db_path).exists() and not force:
+        raise BackupError(f"{data_dir} already holds a database; restore into a new data dir (or pass --force)")
+    limit = config.restore_max_bytes
+    try:
+        st = os.stat(source)
+        if st.st_size > limit:
+            raise BackupError(f"{source} is larger than restore_max_bytes ({limit} bytes)")
+        data_dir.parent.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix=".platform-restore-", dir=data_dir.parent))  # same file system: moves are renames
+    except OSError as exc:
+        raise BackupError(f"cannot read {source}: {exc.strerror or exc}") from None
+    try:
+        stage = _Stage(root, limit)
+        try:
+            with tarfile.open(source, mode="r:gz") as archive:
+                for member in archive:
+                    stage.take(archive, member)
+        except (OSError, tarfile.TarError, EOFError, zlib.error) as exc:
+            raise BackupError(f"cannot read {source}: {exc}") from None
+        manifest = _read_manifest(stage.manifest, known_migrations)
+        if stage.database is None:
+            raise BackupError("the archive holds no database")
+        _check_database(stage.database, manifest)
+        _check_files(stage, manifest)
+        try:
+            _move_into_place(stage, data_dir, config.db_path)
+        except OSError as exc:
+            raise BackupError(f"cannot write {data_dir}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return manifest
+
+
+def _move_into_place(stage: _Stage, data_dir: Path, db_path: str) -> None:
+    os.makedirs(data_dir, mode=0o700, exist_ok=True)
+    for suffix in ("-wal", "-shm"):
+        Path(db_path + suffix).unlink(missing_ok=True)
+    staged = stage.root / "files"
+    for rel in sorted(stage.files):
+        dest = data_dir / rel
+        dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        shutil.move(str(staged / rel), dest)
+    assert stage.database is not None
+    shutil.move(str(stage.database), db_path)
+    os.chmod(db_path, 0o600)
