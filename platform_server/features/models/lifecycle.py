@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from platform_server.features.models import catalog
+from platform_server.features.models import catalog, service
+from platform_server.integrations import local_embeddings
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.integrations.llm.local import find_default_embedding_model, find_default_gguf
 from platform_server.blocking import run_blocking
@@ -27,6 +28,10 @@ async def start(platform: Platform) -> None:
     chat_name = configured if configured else (Path(gguf).stem if gguf else None)
     catalog.seed_local(chat_name, embedding)
     platform.services.llm = LlmRouter(platform.config)
+    default = service.default_model("embedding")
+    if embedding and default is not None and default.provider.protocol == "local":
+        # Loaded now, in its own process, so the first wiki material neither waits for it nor freezes the server.
+        local_embeddings.worker().preload(embedding)
 
 
 async def stop(platform: Platform) -> None:

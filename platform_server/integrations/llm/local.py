@@ -1,4 +1,4 @@
-"""The embedded model: llama-cpp-python chat on a shipped GGUF and model2vec embeddings."""
+"""The embedded model: llama-cpp-python chat on a shipped GGUF, and static embeddings in a worker process."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from platform_server.integrations import local_embeddings
 from platform_server.integrations.llm.base import LlmClient
 from platform_server.integrations.llm.types import (
     ChatMessage,
@@ -27,10 +28,8 @@ from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
     import llama_cpp
-    import model2vec
 else:
     llama_cpp = lazy_import("llama_cpp")
-    model2vec = lazy_import("model2vec")
 
 N_CTX = 2048
 N_THREADS = 2
@@ -40,7 +39,6 @@ EMBEDDING_MODEL_ID = "tokenlearn-static-model"
 _lock = threading.Lock()
 _llamas: dict[str, Any] = {}
 _run_locks: dict[str, threading.Lock] = {}
-_embedders: dict[str, Any] = {}
 
 
 def _site_dirs() -> Iterator[Path]:
@@ -141,7 +139,7 @@ def _fit_context(llm: Any, msgs: list[dict[str, str]], budget: int) -> list[dict
 
 
 class LocalClient(LlmClient):
-    """Runs chat on an embedded GGUF model in a worker thread; embeddings via model2vec."""
+    """Runs chat on an embedded GGUF model in a worker thread; embeddings in the embedding worker process."""
 
     protocol = "local"
 
@@ -247,8 +245,10 @@ class LocalClient(LlmClient):
             raise LlmError("local: no embedding model found (install tokenlearn-static-model)", retryable=False)
         if not texts:
             return []
-        vectors = await asyncio.to_thread(_encode, path, texts)
-        return [[float(x) for x in row] for row in vectors]
+        try:
+            return await local_embeddings.worker().encode(path, texts)
+        except local_embeddings.EmbeddingWorkerError as exc:
+            raise LlmError(f"local: {exc}", retryable=False) from None
 
     async def list_models(self) -> list[ModelInfo]:
         """List the GGUF chat model and, when present, the embedding model."""
@@ -260,20 +260,3 @@ class LocalClient(LlmClient):
         if find_default_embedding_model():
             out.append(ModelInfo(id=EMBEDDING_MODEL_ID, model_type="embedding"))
         return out
-
-
-def _encode(path: str, texts: list[str]) -> Any:
-    """Load (once) the model2vec model at path and encode texts."""
-    with _lock:
-        model = _embedders.get(path)
-        if model is None:
-            try:
-                static_model = model2vec.StaticModel
-            except ImportError:
-                raise LlmError("local embedding runtime not installed (model2vec is missing)", retryable=False) from None
-            try:
-                model = static_model.from_pretrained(path)
-            except Exception as exc:
-                raise LlmError(f"local: cannot load embedding model {path}: {exc}", retryable=False) from None
-            _embedders[path] = model
-    return model.encode(texts).tolist()

@@ -1,0 +1,181 @@
+"""The local embedding model in a worker process of its own.
+
+Loaded in the server, the model held the GIL for ~3 s on the first wiki material after each start (every stream
+froze) and kept ~700 MB of tokenizer tables in the server for good. In a child process the server only writes
+texts to a pipe and reads vectors back: a thread waits on the pipe without the GIL, the model's memory is the
+child's, and a child that dies is started again on the next call.
+
+This module is also the child's program (`python -m platform_server.integrations.local_embeddings`), so it imports
+nothing of the server at module level: the child stays small.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import IO, Any, Callable
+
+log = logging.getLogger(__name__)
+
+# The longest text the model reads, in tokens (model2vec's default; the shipped encoder's too).
+MAX_TOKENS = 512
+
+
+class EmbeddingWorkerError(RuntimeError):
+    """The worker could not embed (it failed to load the model, or it died)."""
+
+
+# ---- the server's side ----------------------------------------------------------
+
+
+class EmbeddingWorker:
+    """One child process that holds the model; one request at a time over its stdin/stdout."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        # Calls queue here, not in the default executor: a wiki import of many materials must not take every
+        # thread that bcrypt, file reads and SQLite work need.
+        self._io = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedding-worker")
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it runs."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def _child(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", __name__],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                close_fds=True,
+                # Not a session of its own: a signal to the server's process group reaches the child too, and
+                # the child ends by itself when the server's end of the pipe closes.
+            )
+        return self._proc
+
+    def call(self, path: str, texts: list[str]) -> list[list[float]]:
+        """Blocking: the vectors of texts with the model at path (an empty list only loads the model)."""
+        with self._lock:
+            proc = self._child()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                proc.stdin.write(json.dumps({"path": path, "texts": texts}).encode() + b"\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline()
+            except OSError as exc:
+                line = b""
+                log.warning("the embedding worker's pipe failed: %s", exc)
+            if not line:
+                self._stop_child()
+                raise EmbeddingWorkerError("the embedding worker stopped (it is started again on the next call)")
+        answer = json.loads(line)
+        if "error" in answer:
+            raise EmbeddingWorkerError(str(answer["error"]))
+        return list(answer["vectors"])
+
+    async def encode(self, path: str, texts: list[str]) -> list[list[float]]:
+        """The vectors of texts, computed in the child while the loop keeps serving."""
+        return await asyncio.get_running_loop().run_in_executor(self._io, self.call, path, texts)
+
+    def preload(self, path: str) -> None:
+        """Start the child and load the model in the background (returns at once)."""
+
+        def done(fut: concurrent.futures.Future[list[list[float]]]) -> None:
+            if fut.exception() is not None:
+                log.warning("the local embedding model did not load: %s", fut.exception())
+
+        self._io.submit(self.call, path, []).add_done_callback(done)
+
+    def _stop_child(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+
+    def close(self) -> None:
+        """End the child (the next call starts a new one)."""
+        with self._lock:
+            self._stop_child()
+
+
+_worker: EmbeddingWorker | None = None
+_worker_lock = threading.Lock()
+
+
+def worker() -> EmbeddingWorker:
+    """The process's one embedding worker: servers in one process (the tests) share the child and its model."""
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = EmbeddingWorker()
+        return _worker
+
+
+# ---- the child's side -----------------------------------------------------------
+
+Encoder = Callable[[list[str]], list[list[float]]]
+
+
+def _shipped_folder() -> Path | None:
+    try:
+        import static_model  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        return None
+    return (Path(static_model.__file__).parent / "model").resolve()
+
+
+def load_encoder(path: str) -> Encoder:
+    """The encoder of the model folder at path.
+
+    The shipped model (tokenlearn-static-model) uses that package's own Rust encoder: the same vectors as
+    model2vec's (to 1e-7) in half the memory and a seventh of the load time. Any other model2vec folder uses model2vec.
+    """
+    folder = Path(path).resolve()
+    if folder == _shipped_folder():
+        from static_model import _static_model  # type: ignore[import-untyped,unused-ignore]
+
+        encode_batch: Any = _static_model.encode_batch
+        resolved = str(folder)
+        return lambda texts: list(encode_batch(resolved, texts, MAX_TOKENS)) if texts else []
+    try:
+        from model2vec import StaticModel
+    except ImportError:
+        raise EmbeddingWorkerError("local embedding runtime not installed (model2vec is missing)") from None
+    model = StaticModel.from_pretrained(str(folder))
+    return lambda texts: model.encode(texts).tolist() if texts else []
+
+
+def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
+    """Answer one JSON line per request line until the server closes the pipe."""
+    encoders: dict[str, Encoder] = {}
+    for line in requests:
+        req = json.loads(line)
+        try:
+            encoder = encoders.get(req["path"])
+            if encoder is None:
+                encoder = encoders[req["path"]] = load_encoder(req["path"])
+            answer: dict[str, Any] = {"vectors": encoder(list(req["texts"]))}
+        except Exception as exc:  # noqa: BLE001 - every failure goes back to the server as an error answer
+            answer = {"error": f"cannot embed with {req['path']}: {type(exc).__name__}: {exc}"}
+        answers.write(json.dumps(answer).encode() + b"\n")
+        answers.flush()
+
+
+def main() -> None:
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a library that prints writes to stderr, never into the answers
+    serve(sys.stdin.buffer, answers)
+
+
+if __name__ == "__main__":
+    main()
