@@ -90,3 +90,20 @@ async def test_a_datasource_file_swapped_for_a_link_to_the_platform_database_is_
     results = await _query(env, "SELECT count(*) FROM sqlite_master")
     assert results[0]["success"] is False and "outside" in results[0]["result"], results
     assert str(data_dir) not in results[0]["result"]
+
+
+async def test_a_datasource_root_inside_the_data_directory_reaches_no_file_there(tmp_path: Any) -> None:
+    from tests.helpers.server import create_personas, start_server
+
+    data_dir = tmp_path / "data"
+    server = await start_server(str(data_dir), datasource_roots=(str(data_dir / "agents"),))
+    try:
+        await create_personas(server.client)
+        planted = data_dir / "agents" / "1" / "copy.db"  # workspace 1's folder of that root is in the data directory
+        planted.parent.mkdir(parents=True)
+        with sqlite3.connect(planted) as db:
+            db.execute("CREATE TABLE t (x)")
+        r = await server.client.post("/api/v1/datasources", {"name": "x", "type": "sqlite", "config": {"path": str(planted)}}, token="alice")
+        assert r.status == 400 and r.body["msg"] == "config.path: the datasource file lies in the data directory", r.body
+    finally:
+        await server.stop()

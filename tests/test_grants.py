@@ -288,3 +288,29 @@ async def test_resolutions_are_filtered_by_grant_and_conversation(api: ApiClient
     r = await api.get("/api/v1/approval/resolutions", token="dave", workspace=people["dave"]["workspace"])
     assert r.data["total"] == 0
     assert (await api.get("/api/v1/approval/resolutions", params={"grantId": "x"}, token="bob")).status == 400
+
+
+async def test_an_agents_creator_cannot_auto_approve_other_users_calls_with_a_wildcard_grant(env: Any) -> None:
+    from tests.helpers.chat import make_agent
+    from tests.helpers.fake_openai import Script, ScriptedToolCall
+
+    agent = await make_agent(env.api, token="bob", name="Bob's helper")
+    wildcard = {"scopeType": "AGENT", "scopeId": agent, "maxSeverity": "high", "grantKind": "ALWAYS"}
+    r = await env.api.post("/api/v1/approval/grants", wildcard, token="bob")
+    assert r.status == 403 and r.body["code"] == 403 and "admin" in r.body["msg"], r.body
+    # made while bob was a workspace admin: it stops covering others' calls when he is not one any more
+    member = f"/api/v1/workspaces/1/members/{env.people['bob']['id']}"
+    assert (await env.api.put(member, {"role": "admin"}, token="alice")).status == 200
+    assert (await env.api.post("/api/v1/approval/grants", wildcard, token="bob")).status == 200
+    assert (await env.api.put(member, {"role": "member"}, token="alice")).status == 200
+
+    def write(name: str) -> Script:
+        return Script(tool_calls=[ScriptedToolCall("write_file", {"path": name, "content": "x"})])
+
+    env.llm.enqueue(write("alice.txt"))
+    events = await env.stream("write", token="alice", conversation_id="a1", agentId=agent)
+    assert "tool_approval_requested" in [e.event for e in events]  # the global admin's call still asks
+    env.llm.enqueue(write("bob.txt"), Script(text="done"))
+    events = await env.stream("write", token="bob", conversation_id="b1", agentId=agent)
+    done = next(e.data for e in events if e.event == "tool_call_completed")
+    assert done["success"] is True  # its creator's own calls stay covered

@@ -55,6 +55,22 @@ async def test_a_viewer_cannot_make_a_sub_agent_query_a_member_only_datasource(e
     assert "apple" in env.llm.requests[-2]["messages"][-1]["content"]
 
 
+async def test_a_viewer_cannot_make_a_team_member_query_a_member_only_datasource(env: ChatEnv, server: Any) -> None:
+    await shop(env, server)
+    member = await make_agent(env.api, name="Clerk", description="reads the shop")
+    await bind(env.api, member, "query_datasource")
+    r = await env.api.post("/api/v1/teams", {"name": "Shop", "leadAgentId": env.agent_id, "memberAgentIds": [member]}, token="bob")
+    assert r.status == 200, r.body
+    await bind(env.api, env.agent_id, "team_run")
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("team_run", {"goal": "list the shop"})]),
+                    Script(text=json.dumps({"tasks": [{"agent": "Clerk", "task": "list the items"}]})),
+                    QUERY, Script(text="could not"), Script(text="merged"), Script(text="done"))
+    await env.stream("run the team", token="carol")
+    member_result = env.llm.requests[3]["messages"][-1]
+    assert member_result["role"] == "tool" and MEMBER_ONLY in member_result["content"], member_result
+    assert "apple" not in json.dumps([r["messages"] for r in env.llm.requests])
+
+
 async def test_a_webchat_visitor_cannot_read_another_visitors_notes_through_a_sub_agent(env: ChatEnv, server: Any) -> None:
     from platform_server.features.agents import service as agents
 

@@ -16,6 +16,7 @@ from platform_server.web.errors import BadRequest, Forbidden, NotFound
 from platform_server.web.pagination import PageRequest, paginate
 from platform_server.serialize import Fields, flag, ident, when
 from platform_server.features.agents.models import Agent
+from platform_server.features.auth.service import acting_caller
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation
 from platform_server.features.guard.models import GuardRule
@@ -41,6 +42,20 @@ def _live(grant: ApprovalGrant, now: dt.datetime, conversation_pk: int | None) -
     if grant.scope_type == "CONVERSATION" and (conversation_pk is None or grant.conversation_pk != conversation_pk):
         return False
     return grant.grant_kind in KINDS
+
+
+def _creator_is_admin(grant: ApprovalGrant, workspace_id: int) -> bool:
+    """Whether the grant's creator is a workspace admin now (a global admin counts as owner)."""
+    creator = acting_caller(int(grant.created_by), workspace_id) if grant.created_by is not None else None
+    return creator is not None and creator.has_role("admin")
+
+
+def _covers_user(grant: ApprovalGrant, user_id: int, workspace_id: int) -> bool:
+    """A wildcard grant (any tool) covers another user's calls only while its creator is a workspace
+    admin: an agent's creator cannot auto-approve every call the global admin makes with that agent."""
+    if grant.tool_name is not None or grant.created_by == user_id:
+        return True
+    return _creator_is_admin(grant, workspace_id)
 
 
 def matching_grant(
@@ -74,7 +89,11 @@ def matching_grant(
         return None
     conv = _conversation(user_id, conversation_id) if any(g.scope_type == "CONVERSATION" for g in rows) else None
     conv_pk = conv.id if conv is not None and conv.user_id == user_id else None
-    live = [g for g in rows if SEVERITY_RANK[severity] <= SEVERITY_RANK.get(g.max_severity, -1) and _live(g, now, conv_pk)]
+    live = [
+        g
+        for g in rows
+        if SEVERITY_RANK[severity] <= SEVERITY_RANK.get(g.max_severity, -1) and _live(g, now, conv_pk) and _covers_user(g, user_id, workspace_id)
+    ]
     live.sort(key=lambda g: SCOPE_ORDER.get(g.scope_type, 9))
     return live[0] if live else None
 
@@ -147,6 +166,12 @@ def _check_scope(caller: Caller, scope_type: str, scope_id: str) -> int | None:
     return None
 
 
+def _check_wildcard(caller: Caller, scope_type: str, tool_name: str | None) -> None:
+    """A grant for any tool that covers other users' calls (an agent's, the workspace's) needs a workspace admin."""
+    if tool_name is None and scope_type in ("AGENT", "WORKSPACE") and not caller.has_role("admin"):
+        raise Forbidden("Workspace role 'admin' required for an AGENT grant that covers every tool; name the tool (toolName)")
+
+
 def create(
     caller: Caller,
     scope_type: str,
@@ -173,6 +198,7 @@ def create(
     if grant_kind == "UNTIL_CONVERSATION_END" and scope_type != "CONVERSATION":
         raise BadRequest("grantKind: UNTIL_CONVERSATION_END needs scopeType CONVERSATION")
     conversation_pk = _check_scope(caller, scope_type, scope_id)
+    _check_wildcard(caller, scope_type, tool_name)
     if rule_id is not None:
         if not GuardRule.select().where(GuardRule.rule_id == rule_id).exists():
             raise BadRequest(f"ruleId: unknown rule '{rule_id}'")
