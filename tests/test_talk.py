@@ -272,3 +272,71 @@ async def test_a_long_utterance_gets_partial_transcripts_before_the_final_one(
         frames = await frames_until(ws, "done")
     final = [f for f in frames if isinstance(f, dict) and f["type"] == "transcript"]
     assert final[-1]["final"] is True and "time" in final[-1]["text"]
+
+
+async def frames_until_closed(ws: aiohttp.ClientWebSocketResponse, timeout: float = 60) -> tuple[list[Any], str]:
+    """Every frame up to the server's close (JSON frames as dicts, audio as bytes) and the close reason."""
+    got: list[Any] = []
+    async with asyncio.timeout(timeout):
+        while True:
+            msg = await ws.receive()
+            if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED, aiohttp.WSMsgType.CLOSING):
+                return got, str(msg.extra or "")
+            got.append(msg.data if msg.type == aiohttp.WSMsgType.BINARY else json.loads(msg.data))
+
+
+async def send_quietly(ws: aiohttp.ClientWebSocketResponse, frames: list[Any]) -> None:
+    """Send frames; the server may already have closed the socket (that is what is tested)."""
+    try:
+        for frame in frames:
+            if isinstance(frame, bytes):
+                await ws.send_bytes(frame)
+            else:
+                await ws.send_json(frame)
+    except (ConnectionResetError, RuntimeError):
+        pass
+
+
+async def test_an_open_socket_runs_no_more_turns_once_its_token_is_revoked_or_its_user_loses_access(
+        env: ChatEnv, server: RunningServer) -> None:
+    from platform_server.features.auth.models import User
+
+    await enable_talk(env)
+    question = await spoken_pcm(server, "What time is it?")
+    utterance = [question[i:i + CHUNK] for i in range(0, len(question), CHUNK)] + [{"type": "end"}]
+    r = await env.api.post("/api/v1/auth/tokens", {"name": "car"}, token="bob")
+    assert r.status == 200, r.body
+    pat, pat_id = r.data["token"], r.data["id"]
+    start = {"type": "start", "agentId": env.agent_id, "conversationId": "car"}
+    env.llm.enqueue(Script(text="It is ten."))
+    async with env.api.session.ws_connect(ws_url(server, pat)) as ws:
+        await ws.send_json(start)
+        await say(ws, question)
+        assert (await frames_until(ws, "done"))[-1]["status"] == "completed"  # the PAT works
+        assert (await env.api.delete(f"/api/v1/auth/tokens/{pat_id}", token="bob")).status == 200
+        asked = len(env.llm.requests)
+        env.llm.enqueue(Script(text="Still talking to a revoked token."))
+        await send_quietly(ws, [start, *utterance])
+        frames, reason = await frames_until_closed(ws)
+        assert ws.close_code == 4401 and "revoked" in reason, (ws.close_code, reason, frames)
+    assert not any(isinstance(f, dict) and f["type"] in ("delta", "done") for f in frames), frames
+    assert len(env.llm.requests) == asked
+
+    # A user disabled while the socket is open (their JWT still unexpired): closed at the next frame.
+    async with env.api.session.ws_connect(ws_url(server, env.api.tokens["bob"])) as ws:
+        await ws.send_json(start)
+        User.update(enabled=False).where(User.id == int(env.people["bob"]["id"])).execute()
+        await send_quietly(ws, [*utterance])
+        frames, reason = await frames_until_closed(ws)
+        assert ws.close_code == 4401 and "disabled" in reason, (ws.close_code, reason, frames)
+    User.update(enabled=True).where(User.id == int(env.people["bob"]["id"])).execute()
+
+    # Removed from the workspace while the socket is open: 4403.
+    async with env.api.session.ws_connect(ws_url(server, env.api.tokens["carol"])) as ws:
+        await ws.send_json({**start, "conversationId": "carol-car"})
+        r = await env.api.delete(f"/api/v1/workspaces/1/members/{env.people['carol']['id']}", token="alice")
+        assert r.status == 200, r.body
+        await send_quietly(ws, [*utterance])
+        frames, reason = await frames_until_closed(ws)
+        assert ws.close_code == 4403 and "member" in reason, (ws.close_code, reason, frames)
+    assert len(env.llm.requests) == asked

@@ -76,16 +76,23 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
         role = "owner" if principal.is_global_admin else self.platform.web.workspace_role(principal.user_id, workspace)
         return Caller(principal, workspace, role)
 
-    def open(self, *args: Any, **kwargs: Any) -> None:
+    def _admitted(self, reason_401: str) -> Caller | None:
+        """The caller as of now, or None after closing the socket with the code that says why."""
         caller = self._caller()
         if caller is None:
-            self.close(CLOSE_UNAUTHORIZED, "Token expired or invalid")
-            return
+            self.close(CLOSE_UNAUTHORIZED, reason_401)
+            return None
         if not self.platform.web.feature_enabled("talk_mode"):
             self.close(CLOSE_FORBIDDEN, "Talk mode is off (feature flag talk_mode)")
-            return
+            return None
         if not caller.has_role("viewer"):
             self.close(CLOSE_FORBIDDEN, "Not a member of this workspace")
+            return None
+        return caller
+
+    def open(self, *args: Any, **kwargs: Any) -> None:
+        caller = self._admitted("Token expired or invalid")
+        if caller is None:
             return
         config = self.platform.config
         limits = TalkLimits(config.talk_max_frame_bytes, config.talk_max_utterance_s)
@@ -95,6 +102,13 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
         session = self.session
         if session is None:
             return
+        if isinstance(message, str):
+            # Every turn starts from a text frame (`start`, `end`): the token is checked again there, so a
+            # revoked PAT, a disabled user or a lost role ends an open socket instead of running more turns.
+            caller = self._admitted("Token revoked or expired, or the user is disabled")
+            if caller is None:
+                return  # the socket is closing; on_close stops the answer in flight
+            session.caller = caller
         try:
             if len(message) > session.limits.max_frame_bytes:
                 raise ApiError(f"frame larger than {session.limits.max_frame_bytes} bytes", 413)
