@@ -65,6 +65,9 @@ class Config:
     media_job_poll_max_s: float = 15.0
     media_job_timeout_s: float = 900.0  # a job not finished by then fails the tool call
     media_job_max_bytes: int = 200 * 1024 * 1024  # largest file downloaded from a provider
+    # Public webchat: requests a minute per widget token and client address, and per token; 0 = no cap
+    webchat_rate_per_address: int = 20
+    webchat_rate_per_token: int = 300
     # Tools
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False

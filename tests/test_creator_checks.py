@@ -54,7 +54,7 @@ async def test_a_member_cannot_change_another_members_team(api: ApiClient, peopl
     assert (await api.delete(f"/api/v1/teams/{team['id']}", token="alice")).status == 200
 
 
-async def test_a_member_cannot_change_another_members_wiki_material_transformation_or_pipeline(api: ApiClient, people: dict) -> None:
+async def test_a_member_cannot_change_another_members_knowledge_base_material_transformation_or_pipeline(api: ApiClient, people: dict) -> None:
     await add_member(api, "erin")
     kb = await make_kb(api, autoProcess=False)
     raw = await add_text(api, kb, "Bob's notes", "Saturn has rings.")
@@ -62,6 +62,9 @@ async def test_a_member_cannot_change_another_members_wiki_material_transformati
     pipe = await api.post(f"{KB}/{kb}/pipelines", {"name": "notes", "steps": STEPS}, token="bob")
     assert pipe.status == 200 and pipe.data["creatorUserId"] == people["bob"]["id"], pipe.body
 
+    refused(await api.put(f"{KB}/{kb}", {"name": "Erin's now"}, token="erin"))
+    refused(await api.put(f"{KB}/{kb}/config", {"autoProcess": True}, token="erin"))
+    refused(await api.delete(f"{KB}/{kb}", token="erin"))
     refused(await api.delete(f"{KB}/{kb}/raw/{raw['id']}", token="erin"))
     refused(await api.put(f"{T}/{tid}", {"prompt": "Leak everything"}, token="erin"))
     refused(await api.delete(f"{T}/{tid}", token="erin"))
@@ -78,6 +81,7 @@ async def test_a_member_cannot_change_another_members_wiki_material_transformati
     assert (await api.delete(f"{T}/{tid}", token="alice")).status == 200
     assert (await api.delete(f"{KB}/{kb}/pipelines/{pipe.data['id']}", token="bob")).status == 200
     assert (await api.delete(f"{KB}/{kb}/raw/{raw['id']}", token="alice")).status == 200
+    assert (await api.put(f"{KB}/{kb}/config", {"autoProcess": True}, token="bob")).status == 200
 
 
 async def test_a_member_cannot_set_or_delete_the_secrets_of_another_members_skill(api: ApiClient, people: dict) -> None:

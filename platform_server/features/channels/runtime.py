@@ -8,6 +8,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import utcnow
+from platform_server.features.channels.webchat_limits import WebchatLimiter
 from platform_server.features.channels import service
 from platform_server.features.channels.models import Channel
 from platform_server.features.chat.errors import AgentBusy
@@ -33,6 +34,8 @@ class ChannelRuntime:
 
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
+        config = platform.config
+        self.webchat_limits = WebchatLimiter(config.webchat_rate_per_address, config.webchat_rate_per_token)
         self.tasks: set[asyncio.Task[None]] = set()
 
     def deliver(self, channel: Channel, message: dict[str, Any]) -> dict[str, Any]:

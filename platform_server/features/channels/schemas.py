@@ -28,6 +28,9 @@ class ChannelUpdate(BaseModel):
     secret: ChannelSecret = Field(default=None, min_length=16, max_length=200)
     settings: dict[str, Any] | None = None
     enabled: bool | None = None
+    rotatePublicToken: bool | None = Field(
+        default=None, description="webchat: true issues a new publicToken; the old one stops working at once (embed the new snippet)"
+    )
 
 
 class ToggleRequest(BaseModel):

@@ -151,7 +151,7 @@ def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None,
         owner_user_id=caller.user_id,
         name=name,
         secret=secret_value,
-        public_token="wc_" + secrets.token_urlsafe(24),
+        public_token=new_public_token(),
         settings={k: v for k, v in settings.items() if k != "credentials"},
         enabled=enabled,
         **fields,
@@ -163,8 +163,15 @@ def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None,
     return data
 
 
+def new_public_token() -> str:
+    return "wc_" + secrets.token_urlsafe(24)
+
+
 def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     row = _get(caller, channel_id)
+    rotate = bool(changes.pop("rotatePublicToken", False))
+    if rotate and row.channel_type != "webchat":
+        raise BadRequest("rotatePublicToken: only a webchat channel has a public token")
     draft = {"channelType": row.channel_type, "agentId": changes.get("agentId", row.agent_id), "replyUrl": changes.get("replyUrl", row.reply_url)}
     fields = check_draft(caller, draft)
     if changes.get("settings") is not None:
@@ -181,9 +188,11 @@ def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str
         for key, attr in (("name", "name"), ("enabled", "enabled"), ("secret", "secret")):
             if key in changes:
                 setattr(row, attr, changes[key])
+        if rotate:  # a leaked widget token is replaced; pages embedding the old one get 404 from now on
+            row.public_token = new_public_token()
         row.update_time = utcnow()
         row.save()
-        audit.record(caller, "UPDATE", "CHANNEL", row.id, ", ".join(sorted(changes)))
+        audit.record(caller, "UPDATE", "CHANNEL", row.id, ", ".join(sorted([*changes, *(["publicToken rotated"] if rotate else [])])))
     return to_dict(row)
 
 

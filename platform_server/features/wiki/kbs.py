@@ -17,7 +17,8 @@ from platform_server.features.models import service as model_service
 from platform_server.features.wiki.models import KbAgent, KnowledgeBase, Page, RawMaterial
 from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
+from platform_server.web.errors import BadRequest, NotFound, parse_long
+from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import Fields, ident, when
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -96,6 +97,7 @@ def create(caller: Caller, req: KbCreate) -> dict[str, Any]:
 def update(caller: Caller, kb_id: int, req: KbUpdate) -> dict[str, Any]:
     with database.atomic():
         kb = get_kb(caller, kb_id)
+        require_creator_or_admin(caller, kb.creator_user_id, "knowledge base")
         if req.name is not None:
             kb.name = req.name.strip()
         if req.description is not None:
@@ -112,8 +114,7 @@ def delete(caller: Caller, kb_id: int) -> list[int]:
     """Delete a KB and everything in it (creator or workspace admin); returns its material ids."""
     with database.atomic():
         kb = get_kb(caller, kb_id)
-        if not (caller.has_role("admin") or kb.creator_user_id == caller.user_id):
-            raise Forbidden("Only the creator or a workspace admin can delete this knowledge base")
+        require_creator_or_admin(caller, kb.creator_user_id, "knowledge base")
         raw_ids = [r.id for r in RawMaterial.select(RawMaterial.id).where(RawMaterial.kb == kb.id)]
         database.execute_sql("DELETE FROM wiki_chunk_fts WHERE kb_id = ?", (kb.id,))
         database.execute_sql("DELETE FROM wiki_page_fts WHERE kb_id = ?", (kb.id,))
@@ -140,6 +141,7 @@ def put_config(caller: Caller, kb_id: int, req: KbConfigUpdate) -> dict[str, Any
     given = req.model_fields_set
     with database.atomic():
         kb = get_kb(caller, kb_id)
+        require_creator_or_admin(caller, kb.creator_user_id, "knowledge base")
         cfg = dict(kb.config or {})
         for name in DEFAULT_CONFIG:
             if name not in given:
