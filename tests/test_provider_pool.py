@@ -48,7 +48,7 @@ def pool(entries: list[dict]) -> dict[str, dict]:
     return {e["providerId"]: e for e in entries}
 
 
-async def test_a_provider_failing_three_times_cools_down_for_five_minutes_and_the_next_answers(
+async def test_a_provider_failing_three_times_rests_for_a_probe_interval_and_the_next_answers(
     server: RunningServer, api: ApiClient, people: dict, two: tuple[ScriptedOpenAI, ScriptedOpenAI]
 ) -> None:
     primary, backup = two

@@ -116,7 +116,9 @@ async def test_every_provider_failing_gives_one_error_event_and_a_failed_idle_tu
     events = await pair.stream("hello")
     errors = [e for e in events if e.event == "error"]
     assert len(errors) == 1
-    assert "primary down" in errors[0].data["message"] and "backup down" in errors[0].data["message"]
+    # The user reads what failed and an error id; the providers' own answers stay in the log under that id.
+    assert errors[0].data["message"] == f"The model provider failed to answer. (error {errors[0].data['errorId']})"
+    assert "primary down" not in errors[0].data["message"] and "backup down" not in errors[0].data["message"]
     assert events[-1].data["status"] == "failed"
     assert await pair.status() == "idle"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from platform_server.features.agents import service as agents
 from platform_server.features.chat import planner
 from platform_server.features.goals import service as goals
 from platform_server.features.memory import store as memory
+from platform_server.features.models.errors import reported
 from platform_server.features.models.runtime import Routed
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.skills import lessons
@@ -310,14 +312,12 @@ class ChatRuntime:
                 self._announce(turn, answer, "stopped")
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error frame
             status = "failed"
-            message = exc.msg if isinstance(exc, ApiError) else str(exc) if isinstance(exc, LlmError) else "Internal error"
-            if not isinstance(exc, (ApiError, LlmError)):
-                log.exception("chat turn failed")
+            frame = self._error_frame(exc, conv.id)
             answer = self._current_answer(turn) or answer
             if answer is not None:
                 answers.save_answer(answer, "failed")
-            turn.result.error = message
-            turn.publish("error", {"message": message})
+            turn.result.error = frame["message"]
+            turn.publish("error", frame)
             if answer is not None:
                 self._announce(turn, answer, "failed")
         finally:
@@ -326,6 +326,19 @@ class ChatRuntime:
                     answers.save_answer(answer, answer.unsaved)
                 await self._learn(req, conv)
             self._finish(turn, conv, status, answer, totals)
+
+    @staticmethod
+    def _error_frame(exc: Exception, conversation_id: int) -> dict[str, str]:
+        """The `error` frame of a failed turn (SSE, talk socket, webchat, synchronous chat all relay it): a provider's
+        URL and answer body go to the log under an error id, never to the user."""
+        if isinstance(exc, ApiError):
+            return {"message": exc.msg}
+        if isinstance(exc, LlmError):
+            message, error_id = reported(exc, f"chat turn of conversation {conversation_id}")
+            return {"message": message, "errorId": error_id}
+        error_id = secrets.token_hex(6)
+        log.exception("chat turn of conversation %s failed [error %s]", conversation_id, error_id)
+        return {"message": f"Internal error (error {error_id})", "errorId": error_id}
 
     @staticmethod
     def _learns(req: TurnRequest) -> bool:

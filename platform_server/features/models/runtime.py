@@ -35,7 +35,7 @@ from platform_server.web.errors import BadRequest
 log = logging.getLogger(__name__)
 
 FAILURE_THRESHOLD = 3
-COOLDOWN_S = 300.0
+COOLDOWN_S = 30.0  # the default probe interval of an open circuit (config: llm_provider_probe_interval_s)
 # Statuses that blame the request, not the provider: they fail over but do not count toward cooldown.
 REQUEST_FAULT_STATUSES = frozenset({400, 413, 422})
 
@@ -141,7 +141,8 @@ def _resolve_targets(model_name: str | None, provider_id: str | None, preference
 @dataclass
 class PoolEntry:
     consecutive_failures: int = 0
-    cooldown_until: float | None = None
+    cooldown_until: float | None = None  # open circuit: skipped until then, then one trial is let through
+    trial_started_at: float | None = None  # the trial in flight (half-open), if any
     last_error: str | None = None
     last_success_at: float | None = None
     last_failure_at: float | None = None
@@ -154,26 +155,48 @@ def _iso(ts: float | None) -> str | None:
 
 
 class ProviderPool:
-    """Per-provider health: FAILURE_THRESHOLD consecutive failures -> COOLDOWN_S of being skipped."""
+    """Per-provider circuit: FAILURE_THRESHOLD consecutive failures open it; every `probe_interval_s` one real
+    request goes through as a trial (half-open): its success closes the circuit, its failure opens it again.
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    A provider that recovers is thus used again within one probe interval, with no admin re-probe, and a dead one
+    costs at most one request per interval.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.time, probe_interval_s: float = COOLDOWN_S) -> None:
         self.clock = clock  # wall-clock seconds; tests swap it
+        self.probe_interval_s = probe_interval_s
         self.entries: dict[str, PoolEntry] = {}
 
     def entry(self, provider_id: str) -> PoolEntry:
         return self.entries.setdefault(provider_id, PoolEntry())
 
     def cooling_until(self, provider_id: str) -> float | None:
-        """The cooldown end when the provider is cooling down now, else None."""
+        """The next trial's time when the provider's circuit is open and no trial is due yet, else None."""
         e = self.entries.get(provider_id)
         if e is None or e.cooldown_until is None or e.cooldown_until <= self.clock():
             return None
         return e.cooldown_until
 
+    def admit(self, provider_id: str) -> bool:
+        """Whether a request may go to the provider now; when its circuit is open and a trial is due, this
+        request becomes the trial and others keep skipping the provider until it ends."""
+        e = self.entries.get(provider_id)
+        if e is None or e.cooldown_until is None:
+            return True
+        now = self.clock()
+        if e.cooldown_until > now:
+            return False
+        # A trial whose caller went away without an outcome (a stream abandoned) frees the slot after an interval.
+        if e.trial_started_at is not None and now - e.trial_started_at < self.probe_interval_s:
+            return False
+        e.trial_started_at = now
+        return True
+
     def success(self, provider_id: str) -> None:
         e = self.entry(provider_id)
         e.consecutive_failures = 0
         e.cooldown_until = None
+        e.trial_started_at = None
         e.last_success_at = self.clock()
 
     def failure(self, provider_id: str, error: str) -> None:
@@ -182,9 +205,10 @@ class ProviderPool:
         e.consecutive_failures += 1
         e.last_error = error[:500]
         e.last_failure_at = now
+        e.trial_started_at = None
         if e.consecutive_failures >= FAILURE_THRESHOLD:
-            e.cooldown_until = now + COOLDOWN_S
-            log.warning("provider %s in cooldown for %ss after %d failures", provider_id, COOLDOWN_S, e.consecutive_failures)
+            e.cooldown_until = now + self.probe_interval_s
+            log.warning("provider %s skipped for %ss, then one trial, after %d failures", provider_id, self.probe_interval_s, e.consecutive_failures)
 
     def state(self, provider: Provider) -> dict[str, Any]:
         e = self.entries.get(provider.id) or PoolEntry()
@@ -193,6 +217,8 @@ class ProviderPool:
             state = "disabled"
         elif until is not None:
             state = "cooldown"
+        elif e.cooldown_until is not None:
+            state = "probing"  # half-open: the next request (or the one in flight) is the trial
         elif e.consecutive_failures:
             state = "degraded"
         else:
@@ -231,7 +257,7 @@ class LlmRouter:
 
     def __init__(self, config: Config, clock: Callable[[], float] = time.time) -> None:
         self.config = config
-        self.pool = ProviderPool(clock)
+        self.pool = ProviderPool(clock, config.llm_provider_probe_interval_s)
         self._clients: dict[str, tuple[tuple[str, str, str | None], LlmClient]] = {}
         self._retired: list[LlmClient] = []
 
@@ -243,12 +269,15 @@ class LlmRouter:
             return cached[1]
         if cached is not None:
             self._retired.append(cached[1])  # a call may still be using it: closed on stop
+        # The embedded model's first token waits for its load and the whole prompt's evaluation on the server's own
+        # cores: only the total budget applies there; the first-byte limit is for providers that hang.
+        first_byte_s = self.config.llm_timeout_s if target.protocol == "local" else self.config.llm_first_byte_timeout_s
         client = make_client(
             target.protocol,
             target.base_url,
             target.api_key,
             timeout_s=self.config.llm_timeout_s,
-            first_byte_timeout_s=self.config.llm_first_byte_timeout_s,
+            first_byte_timeout_s=first_byte_s,
             idle_timeout_s=self.config.llm_idle_timeout_s,
         )
         self._clients[target.provider_id] = (key, client)
@@ -261,16 +290,21 @@ class LlmRouter:
         return text
 
     def _cooling_note(self, target: ModelTarget) -> str | None:
+        if self.pool.admit(target.provider_id):
+            return None
         until = self.pool.cooling_until(target.provider_id)
-        return None if until is None else f"{target.provider_id}: cooling down until {_iso(until)}"
+        return f"{target.provider_id}: cooling down until {_iso(until)}" if until else f"{target.provider_id}: a trial request is in flight"
 
     @staticmethod
-    def _all_failed(errors: list[str]) -> LlmError:
-        return LlmError("All model providers failed: " + "; ".join(errors), retryable=False)
+    def _all_failed(errors: list[str], first: LlmError | None) -> LlmError:
+        # The user reads the first real failure's kind (or that every provider is resting); the details stay here.
+        public = first.user_message if first is not None else "The model providers are unavailable right now; try again shortly."
+        return LlmError("All model providers failed: " + "; ".join(errors), retryable=False, status=first.status if first else None, public=public)
 
     async def stream_chat(self, targets: list[ModelTarget], req: ChatRequest) -> AsyncIterator[RouterEvent]:
         """Yield Routed(target) then that target's events; fail over while nothing has flowed yet."""
         errors: list[str] = []
+        first: LlmError | None = None
         for target in targets:
             note = self._cooling_note(target)
             if note:
@@ -291,8 +325,9 @@ class LlmRouter:
                 exc = _as_llm_error(target.provider_id, raw)
                 text = self._failed(target, exc)
                 if started:
-                    raise LlmError(text, status=exc.status, retryable=False) from raw
+                    raise LlmError(text, status=exc.status, retryable=False, timeout=exc.timeout) from raw
                 errors.append(text)
+                first = first or exc
                 continue
             finally:
                 await stream.aclose()  # type: ignore[attr-defined]
@@ -300,11 +335,12 @@ class LlmRouter:
                     meter.record(target.provider_id, target.model_name, used.prompt_tokens, used.completion_tokens)
             self.pool.success(target.provider_id)
             return
-        raise self._all_failed(errors or ["no model to try"])
+        raise self._all_failed(errors or ["no model to try"], first)
 
     async def chat(self, targets: list[ModelTarget], req: ChatRequest) -> tuple[ModelTarget, ChatResult]:
         """A whole (non-streamed) call with the same failover and pool rules."""
         errors: list[str] = []
+        first: LlmError | None = None
         for target in targets:
             note = self._cooling_note(target)
             if note:
@@ -313,12 +349,14 @@ class LlmRouter:
             try:
                 result = await self.client_for(target).chat(dataclasses.replace(req, model=target.model_name))
             except Exception as raw:  # noqa: BLE001
-                errors.append(self._failed(target, _as_llm_error(target.provider_id, raw)))
+                exc = _as_llm_error(target.provider_id, raw)
+                errors.append(self._failed(target, exc))
+                first = first or exc
                 continue
             self.pool.success(target.provider_id)
             meter.record(target.provider_id, target.model_name, result.prompt_tokens, result.completion_tokens)
             return target, result
-        raise self._all_failed(errors or ["no model to try"])
+        raise self._all_failed(errors or ["no model to try"], first)
 
     async def embed(self, texts: list[str], model_id: int | None = None) -> list[list[float]]:
         """Embed texts with a given embedding model, or the default embedding model."""

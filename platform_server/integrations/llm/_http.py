@@ -53,12 +53,12 @@ class Deadline:
         remaining = self.end - self.loop.time()
         limit = remaining if phase_s is None else min(phase_s, remaining)
         if limit <= 0:
-            raise LlmError(self.timed_out(None, what))
+            raise LlmError(self.timed_out(None, what), timeout=True)
         try:
             async with asyncio.timeout(limit):  # no task per awaited chunk, unlike wait_for
                 return await aw
         except asyncio.TimeoutError:
-            raise LlmError(self.timed_out(None if phase_s is None or remaining <= phase_s else phase_s, what)) from None
+            raise LlmError(self.timed_out(None if phase_s is None or remaining <= phase_s else phase_s, what), timeout=True) from None
 
     def timed_out(self, phase_s: float | None, what: str) -> str:
         """The error of a limit that ran out: the phase's (`phase_s`), or the total budget's (None)."""
@@ -111,7 +111,7 @@ class _ReadWatch:
         if self.started is not None and now >= self._due(self.started):
             phase_s, what = self._limit()
             total_first = dl.end - self.started <= phase_s  # the budget's end came before the phase's
-            self.resp.content.set_exception(LlmError(dl.timed_out(None if total_first else phase_s, what)))
+            self.resp.content.set_exception(LlmError(dl.timed_out(None if total_first else phase_s, what), timeout=True))
             return
         self.handle = dl.loop.call_at(self._due(self.started if self.started is not None else now), self._check)
 

@@ -202,7 +202,7 @@ class LocalClient(LlmClient):
                     kind, value = await asyncio.wait_for(queue.get(), max(limit, 0.001))
                 except asyncio.TimeoutError:
                     what = "the first token" if first else "the next token"
-                    raise LlmError(f"local: timed out waiting for {what}") from None
+                    raise LlmError(f"local: timed out waiting for {what}", timeout=True) from None
                 first = False
                 if kind == "error":
                     raise value

@@ -9,13 +9,31 @@ THINKING_LEVELS = ("off", "low", "medium", "high", "max")
 
 
 class LlmError(Exception):
-    """A provider call failed; the message is meant for humans."""
+    """A provider call failed; the message is for the log and admins (it may name the provider's URL and quote
+    its answer), `user_message` is what a chat user may read."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = True) -> None:
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = True, timeout: bool = False, public: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.retryable = retryable
+        self.timeout = timeout  # a time limit ran out (the provider hung or stalled)
+        self.public = public
+
+    @property
+    def user_message(self) -> str:
+        """The failure in words for the user: never the provider's URL, host or upstream body."""
+        if self.public:
+            return self.public
+        if self.timeout:
+            return "The model did not answer in time."
+        if self.status == 429:
+            return "The model provider is busy (rate limited); try again in a moment."
+        if self.status in (401, 403):
+            return "The model provider refused the platform's credentials."
+        if self.status in (400, 413, 422):
+            return "The model provider rejected the request."
+        return "The model provider failed to answer."
 
 
 @dataclass
