@@ -36,7 +36,7 @@ async def test_a_datasource_test_shows_ok_and_then_the_error_for_its_missing_fil
     await expect(item.locator(".test-result")).to_contain_text("OK: ")
     db.unlink()
     await item.get_by_role("button", name="Test").click()
-    await expect(item.locator(".test-result")).to_contain_text(re.compile(r"Failed: OperationalError: unable to open database file"))
+    await expect(item.locator(".test-result")).to_contain_text(re.compile(r"Failed: Refused: the datasource file is missing"))
 
     await page.get_by_role("switch", name="Use in Analyst").check()
     await toast(page, "Enabled for Analyst")
