@@ -99,3 +99,65 @@ async def test_a_link_outside_the_workspace_roots_after_a_settings_change_is_not
         assert r.status == 400, r.body
     finally:
         await server.stop()
+
+
+async def test_a_file_swapped_for_a_link_between_the_scan_and_the_read_never_brings_the_link_target_in(
+        server: RunningServer, people: dict, tmp_path: Path, monkeypatch: Any) -> None:
+    """The attacker writes in the linked folder and swaps a scanned file (or a folder on its way) for a
+    link to a secret right after the scan stat'ed it: the read must not follow the link."""
+    import asyncio
+    import json
+    import os
+    import shutil
+
+    from platform_server.features.wiki import source
+    from platform_server.features.wiki.models import RawMaterial
+
+    secret_dir = tmp_path / "server-secrets"
+    secret_dir.mkdir()
+    (secret_dir / "jwt_secret.md").write_text("TOP-SECRET-SIGNING-KEY\n")
+    (secret_dir / "sub").mkdir()
+    (secret_dir / "sub" / "b.md").write_text("TOP-SECRET-IN-A-FOLDER\n")
+    notes = tmp_path / "root" / "notes"
+    notes.mkdir(parents=True)
+
+    original = source.read_files
+    swapped: list[bool] = []
+
+    def swap_then_read(config: Any, kb_id: int, files: list, known: dict, result: Any) -> Any:
+        # The scan has listed and stat'ed every file; swap before anything is read.
+        if not swapped:
+            swapped.append(True)
+            (notes / "a.md").unlink()
+            os.symlink(secret_dir / "jwt_secret.md", notes / "a.md")
+            shutil.rmtree(notes / "sub")
+            os.symlink(secret_dir / "sub", notes / "sub")
+        return original(config, kb_id, files, known, result)
+
+    server = await restart(server, **FAST, wiki_source_roots=f"1:{tmp_path / 'root'}")
+    try:
+        api = server.client
+        kb = await kb_of(api, "bob")
+        r = await api.put(f"{KB}/{kb}/source-directory", {"path": str(notes), "watch": False}, token="bob")
+        assert r.status == 200, r.body
+        for _ in range(200):  # the scan a link starts, of the still empty folder
+            if (await api.get(f"{KB}/{kb}/source-watcher", token="bob")).data["lastScan"]:
+                break
+            await asyncio.sleep(0.05)
+        (notes / "a.md").write_text("harmless a\n")
+        (notes / "sub").mkdir()
+        (notes / "sub" / "b.md").write_text("harmless b\n")
+        monkeypatch.setattr(source, "read_files", swap_then_read)
+        r = await api.post(f"{KB}/{kb}/scan", token="bob")
+        assert r.status == 200, r.body
+        assert swapped
+        rows = list(RawMaterial.select().where(RawMaterial.kb == int(kb)))
+        assert all("TOP-SECRET" not in (row.text or "") for row in rows)
+        failed = {f["path"]: f["error"] for f in r.data["failed"]}
+        assert set(failed) >= {"a.md", "sub/b.md"} and r.data["added"] + r.data["updated"] == 0, r.data
+        assert "symbolic link was put in its place" in failed["a.md"] and "folder on its path" in failed["sub/b.md"], failed
+        assert "TOP-SECRET" not in json.dumps((await api.get(f"{KB}/{kb}/raw", token="bob")).body)
+        data_dir = Path(server.config.data_dir)  # no stored copy holds the secret either
+        assert not any(b"TOP-SECRET" in p.read_bytes() for p in data_dir.rglob("*.md") if p.is_file())
+    finally:
+        await server.stop()

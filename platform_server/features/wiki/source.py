@@ -9,9 +9,11 @@ large folder never holds SQLite's write lock against the IOLoop. The watcher mod
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, cast
@@ -244,20 +246,73 @@ class Change:
     content_type: str = ""
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO never hangs the open
+
+
+_SWAP_REASONS = {  # what O_NOFOLLOW's refusals mean here
+    errno.ELOOP: "a symbolic link was put in its place",
+    errno.ENOTDIR: "a folder on its path was replaced (by a symbolic link or a file)",
+}
+
+
+class Swapped(OSError):
+    """The file read is not the one the scan looked at (replaced, or a link put in its place)."""
+
+
+def open_scanned(path: Path, st: os.stat_result) -> int:
+    """A read descriptor of `path`, the very file `st` describes, reached through no symbolic link.
+
+    The scan resolved and stat'ed the path earlier; anyone who can write in the folder can swap the
+    file, or a folder on its way, for a link to a secret in between. So every component is opened
+    relative to the previous one with O_NOFOLLOW (a link anywhere fails with ELOOP) and the opened
+    descriptor must be a regular file with the scanned device and inode.
+    """
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for part in path.parts[1:-1]:
+            step = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = step
+        file_fd = os.open(path.name, _FILE_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+    opened = os.fstat(file_fd)
+    if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
+        os.close(file_fd)
+        raise Swapped(errno.ESTALE, "the file changed while it was scanned; the next scan reads it")
+    return file_fd
+
+
+def read_scanned(path: Path, st: os.stat_result, limit: int) -> bytes | None:
+    """The scanned file's bytes (None when longer than `limit`), read through `open_scanned`."""
+    with os.fdopen(open_scanned(path, st), "rb") as f:
+        data = f.read(limit + 1)
+    return None if len(data) > limit else data
+
+
 def _read(config: Config, rel: str, path: Path, st: os.stat_result, result: ScanResult) -> tuple[bytes, str] | None:
     """The file's bytes and extracted text, or None when it is skipped or failed (noted in the result)."""
     ctype = TEXT_TYPES.get(suffix_of(path.name))
     if ctype is None:
         result.skipped.append({"path": rel, "reason": "unsupported type"})
         return None
+    too_large = {"path": rel, "error": f"larger than {config.wiki_max_material_bytes} bytes"}
     if st.st_size > config.wiki_max_material_bytes:
-        result.failed.append({"path": rel, "error": f"larger than {config.wiki_max_material_bytes} bytes"})
+        result.failed.append(too_large)
         return None
     try:
-        data = path.read_bytes()
+        data = read_scanned(path, st, config.wiki_max_material_bytes)
+        if data is None:  # it grew after the scan looked at it
+            result.failed.append(too_large)
+            return None
         text = extract_text(data, ctype)
+    except Swapped as exc:
+        result.failed.append({"path": rel, "error": exc.strerror or "changed while scanned"})
+        return None
     except OSError as exc:
-        result.failed.append({"path": rel, "error": f"unreadable: {exc.strerror or type(exc).__name__}"})
+        reason = _SWAP_REASONS.get(exc.errno or 0) or exc.strerror or type(exc).__name__
+        result.failed.append({"path": rel, "error": f"unreadable: {reason}"})
         return None
     except ApiError as exc:
         result.failed.append({"path": rel, "error": exc.msg})
