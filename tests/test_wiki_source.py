@@ -13,8 +13,8 @@ import pytest
 from tests.helpers.client import ApiClient
 from tests.helpers.loop_watch import CallbackProbe
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
-from tests.helpers.server import RunningServer, start_server
-from tests.helpers.wiki import KB, make_kb, page, pages_answer, use_fake_wiki_models
+from tests.helpers.server import RunningServer
+from tests.helpers.wiki import KB, make_kb, page, pages_answer, restart, use_fake_wiki_models
 
 FAST = {"wiki_watch_debounce_s": 0.1, "wiki_watch_check_s": 0.1}
 
@@ -57,19 +57,6 @@ def material(api: ApiClient, kb: str, path: str, **want: Any) -> Callable[[], Aw
         row = next((r for r in rows if r["sourcePath"] == path), None)
         return row if row and all(row[k] == v for k, v in want.items()) else None
     return check
-
-
-async def restart(server: RunningServer, **overrides: Any) -> RunningServer:
-    tokens = dict(server.client.tokens)
-    await server.stop()
-
-    async def stopped() -> None:
-        return None
-
-    server.stop = stopped  # type: ignore[method-assign]  # the fixture's teardown stops it again
-    again = await start_server(server.config.data_dir, **overrides)
-    again.client.tokens.update(tokens)
-    return again
 
 
 @pytest.mark.config(**FAST)

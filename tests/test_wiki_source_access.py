@@ -6,24 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers.client import ApiClient
-from tests.helpers.server import RunningServer, start_server
-from tests.helpers.wiki import KB
+from tests.helpers.server import RunningServer
+from tests.helpers.wiki import KB, restart
 
 FAST = {"wiki_watch_debounce_s": 0.1, "wiki_watch_check_s": 0.1}
-
-
-async def restart(server: RunningServer, **overrides: Any) -> RunningServer:
-    """The same data dir (people and tokens kept) with other settings."""
-    tokens = dict(server.client.tokens)
-    await server.stop()
-
-    async def stopped() -> None:
-        return None
-
-    server.stop = stopped  # type: ignore[method-assign]  # the fixture's teardown stops it again
-    again = await start_server(server.config.data_dir, **overrides)
-    again.client.tokens.update(tokens)
-    return again
 
 
 async def kb_of(api: ApiClient, token: str, workspace: Any = None) -> str:
