@@ -114,7 +114,9 @@ class Config:
     # LLM Wiki
     wiki_workers: int = 1  # materials processed at once
     wiki_max_material_bytes: int = 20 * 1024 * 1024  # one raw material (text or file)
-    wiki_source_roots: tuple[str, ...] = ()  # the only folders a KB may link as its source directory; empty: none
+    # The only folders a KB may link as its source directory; empty: none. `<workspaceId>:<folder>` is that
+    # workspace's (its members link under it); a bare `<folder>` only a global admin links under.
+    wiki_source_roots: tuple[str, ...] = ()
     wiki_watch_debounce_s: float = 1.0  # quiet time after the last file event before a watcher scans
     wiki_hot_cache_max_tokens: int = 600  # digest of a KB added to its agents' system prompts (all KBs together)
     wiki_watch_check_s: float = 2.0  # how often watchers check that their folder still exists

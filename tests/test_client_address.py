@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 import pytest
 
 from platform_server.config import Config
@@ -79,6 +80,16 @@ async def test_a_strangers_five_bad_logins_do_not_lock_the_admin_out_from_her_ow
     ok = await login(api, "alice", PASSWORD, alice_home)
     assert ok.status == 200 and ok.data["role"] == "admin", ok.body
     assert (await login(api, "alice", PASSWORD, stranger)).status == 429  # the stranger's address stays locked
+
+
+async def test_bad_logins_from_another_machine_do_not_lock_the_admin_out_without_any_proxy(api: ApiClient, people: dict) -> None:
+    # The stranger's socket comes from 127.0.0.2 (the loopback network is 127/8), alice's from 127.0.0.1.
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=("127.0.0.2", 0))) as session:
+        stranger = ApiClient(api.base_url, session)
+        for _ in range(5):
+            assert (await login(stranger, "alice", "guess-123456")).status == 401
+        assert (await login(stranger, "alice", PASSWORD)).status == 429
+    assert (await login(api, "alice", PASSWORD)).status == 200
 
 
 async def test_a_forged_x_forwarded_for_does_not_escape_the_lockout_without_trusted_proxies(api: ApiClient, people: dict) -> None:

@@ -13,8 +13,8 @@ import pytest
 from tests.helpers.client import ApiClient
 from tests.helpers.loop_watch import CallbackProbe
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
-from tests.helpers.server import RunningServer, start_server
-from tests.helpers.wiki import KB, make_kb, page, pages_answer, use_fake_wiki_models
+from tests.helpers.server import RunningServer
+from tests.helpers.wiki import KB, make_kb, page, pages_answer, restart, use_fake_wiki_models
 
 FAST = {"wiki_watch_debounce_s": 0.1, "wiki_watch_check_s": 0.1}
 
@@ -59,26 +59,13 @@ def material(api: ApiClient, kb: str, path: str, **want: Any) -> Callable[[], Aw
     return check
 
 
-async def restart(server: RunningServer, **overrides: Any) -> RunningServer:
-    tokens = dict(server.client.tokens)
-    await server.stop()
-
-    async def stopped() -> None:
-        return None
-
-    server.stop = stopped  # type: ignore[method-assign]  # the fixture's teardown stops it again
-    again = await start_server(server.config.data_dir, **overrides)
-    again.client.tokens.update(tokens)
-    return again
-
-
 @pytest.mark.config(**FAST)
 async def test_a_linked_folder_syncs_itself_and_survives_removal_and_a_restart(
         server: RunningServer, people: dict, llm: ScriptedOpenAI, tmp_path: Path) -> None:
     root = tmp_path / "roots"
     notes = root / "notes"
     notes.mkdir(parents=True)
-    overrides = {**FAST, "wiki_source_roots": str(root)}
+    overrides = {**FAST, "wiki_source_roots": f"1:{root}"}
     server = await restart(server, **overrides)  # the roots setting, with the people kept
     try:
         api = server.client
@@ -147,7 +134,7 @@ async def test_a_restored_file_brings_its_archived_page_back(server: RunningServ
                                                            tmp_path: Path) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
-    server = await restart(server, **FAST, wiki_source_roots=str(tmp_path))
+    server = await restart(server, **FAST, wiki_source_roots=f"1:{tmp_path}")
     try:
         api = server.client
         await use_fake_wiki_models(api, llm.url)
@@ -196,7 +183,7 @@ async def test_bad_folders_and_files_are_refused_or_listed(server: RunningServer
     (root / "notes" / "photo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (root / "notes" / "blob.txt").write_bytes(b"abc\x00\x01\x02")
     (root / "notes" / "broken.pdf").write_bytes(b"%PDF-1.4 nonsense")
-    server = await restart(server, **FAST, wiki_source_roots=str(root))
+    server = await restart(server, **FAST, wiki_source_roots=f"1:{root}")
     try:
         api = server.client
         await use_fake_wiki_models(api, llm.url)
@@ -236,7 +223,7 @@ async def test_a_thousand_file_folder_is_imported_and_processed_without_stalling
         (notes / f"d{d}").mkdir(parents=True)
         for i in range(100):
             (notes / f"d{d}" / f"n{i}.md").write_text(f"# Note {d}-{i}\n\nNote {d}-{i} says {'words ' * 40}\n")
-    server = await restart(server, **FAST, wiki_source_roots=str(tmp_path))
+    server = await restart(server, **FAST, wiki_source_roots=f"1:{tmp_path}")
     try:
         api = server.client
         await use_fake_wiki_models(api, llm.url)
@@ -280,7 +267,7 @@ async def test_file_events_scan_nothing_while_the_wiki_flag_is_off_and_catch_up_
     root = tmp_path / "roots"
     notes = root / "notes"
     notes.mkdir(parents=True)
-    server = await restart(server, **FAST, wiki_source_roots=str(root))
+    server = await restart(server, **FAST, wiki_source_roots=f"1:{root}")
     try:
         api = server.client
         await use_fake_wiki_models(api, llm.url)

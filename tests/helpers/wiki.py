@@ -7,6 +7,7 @@ from typing import Any
 
 from tests.helpers.client import ApiClient, SseEvent
 from tests.helpers.models import use_fake_openai
+from tests.helpers.server import RunningServer, start_server
 
 KB = "/api/v1/wiki/knowledge-bases"
 
@@ -83,3 +84,17 @@ async def use_fake_wiki_models(api: ApiClient, base_url: str, token: str = "alic
     assert r.status == 200, r.body
     r = await api.post("/api/v1/models/embedding/default", {"modelId": r.data["id"]}, token=token)
     assert r.status == 200, r.body
+
+
+async def restart(server: RunningServer, **overrides: Any) -> RunningServer:
+    """The same data dir (people and their tokens kept) with other settings, e.g. `wiki_source_roots`."""
+    tokens = dict(server.client.tokens)
+    await server.stop()
+
+    async def stopped() -> None:
+        return None
+
+    server.stop = stopped  # type: ignore[method-assign]  # the fixture's teardown stops it again
+    again = await start_server(server.config.data_dir, **overrides)
+    again.client.tokens.update(tokens)
+    return again

@@ -9,8 +9,11 @@ large folder never holds SQLite's write lock against the IOLoop. The watcher mod
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, cast
@@ -34,14 +37,44 @@ class SourceMissing(Exception):
     """The linked folder does not exist (or is no longer a folder)."""
 
 
-def roots(config: Config) -> list[Path]:
-    return [Path(r).expanduser().resolve() for r in config.wiki_source_roots if r.strip()]
+_WORKSPACE_ROOT = re.compile(r"^(\d{1,19}):(.+)$")
 
 
-def resolve_directory(config: Config, path: str) -> Path:
-    """The folder, resolved (symlinks followed) and inside a configured root; 400 otherwise."""
-    allowed = roots(config)
+@dataclass(frozen=True)
+class Root:
+    """One `wiki_source_roots` entry: `<workspaceId>:<folder>` is that workspace's; a bare folder is
+    global and only a global admin links under it (the server's files are not every account's)."""
+
+    path: Path
+    workspace_id: int | None
+
+
+def configured_roots(config: Config) -> list[Root]:
+    out: list[Root] = []
+    for entry in config.wiki_source_roots:
+        text = entry.strip()
+        if not text:
+            continue
+        match = _WORKSPACE_ROOT.match(text)
+        workspace_id, folder = (int(match.group(1)), match.group(2).strip()) if match else (None, text)
+        out.append(Root(Path(folder).expanduser().resolve(), workspace_id))
+    return out
+
+
+def roots(config: Config, workspace_id: int, global_admin: bool) -> list[Path]:
+    """The folders a caller may link under for a KB of this workspace (a global admin: the global ones too)."""
+    return [r.path for r in configured_roots(config) if r.workspace_id == workspace_id or (global_admin and r.workspace_id is None)]
+
+
+def resolve_directory(config: Config, path: str, workspace_id: int, global_admin: bool) -> Path:
+    """The folder, resolved (symlinks followed) and inside a root the caller may use; 400 otherwise."""
+    allowed = roots(config, workspace_id, global_admin)
     if not allowed:
+        if configured_roots(config):
+            raise BadRequest(
+                f"No folder may be linked in this workspace: a global admin assigns folders to it in the "
+                f'wiki_source_roots setting ("{workspace_id}:<folder>"), or links one'
+            )
         raise BadRequest(
             "No folder may be linked: the administrator lists the allowed folders in the "
             "wiki_source_roots setting (env PLATFORM_WIKI_SOURCE_ROOTS, comma separated)"
@@ -57,12 +90,23 @@ def resolve_directory(config: Config, path: str) -> Path:
     except (OSError, RuntimeError):
         raise BadRequest(f"path: folder not found: {text}")
     if not any(resolved == root or resolved.is_relative_to(root) for root in allowed):
-        raise BadRequest(f"path: outside the allowed source folders ({', '.join(str(r) for r in allowed)})")
+        raise BadRequest(f"path: outside the source folders allowed here ({', '.join(str(r) for r in allowed)})")
     if not resolved.is_dir():
         raise BadRequest(f"path: not a folder: {text}")
     if not os.access(resolved, os.R_OK | os.X_OK):
         raise BadRequest(f"path: the server cannot read this folder: {text}")
     return resolved
+
+
+def still_allowed(config: Config, kb: KnowledgeBase, directory: str) -> bool:
+    """Whether a stored link is inside a root its KB may use now (settings change; links made before
+    roots were per workspace): the workspace's roots, or a global one when a global admin linked it.
+    A link older than the flag counts as an admin's in the Default workspace (the single-user setup
+    of the README), never in another workspace (where the old rule let any account link)."""
+    flag = (kb.config or {}).get("sourceLinkedByAdmin")
+    linked_by_admin = bool(flag) if flag is not None else kb.workspace_id == 1
+    path = Path(directory)
+    return any(path == root or path.is_relative_to(root) for root in roots(config, kb.workspace_id, linked_by_admin))
 
 
 def linked_directory(kb: KnowledgeBase) -> str | None:
@@ -79,10 +123,11 @@ def set_directory(caller: Caller, kb_id: int, resolved: Path | None, watch: bool
         kb = get_kb(caller, kb_id)
         cfg = dict(kb.config or {})
         if resolved is None:
-            cfg.pop("sourceDirectory", None)
-            cfg.pop("sourceWatch", None)
+            for key in ("sourceDirectory", "sourceWatch", "sourceLinkedByAdmin"):
+                cfg.pop(key, None)
         else:
             cfg["sourceDirectory"], cfg["sourceWatch"] = str(resolved), watch
+            cfg["sourceLinkedByAdmin"] = caller.is_global_admin
         kb.config = cfg
         kb.update_time = utcnow()
         kb.save()
@@ -201,20 +246,73 @@ class Change:
     content_type: str = ""
 
 
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO never hangs the open
+
+
+_SWAP_REASONS = {  # what O_NOFOLLOW's refusals mean here
+    errno.ELOOP: "a symbolic link was put in its place",
+    errno.ENOTDIR: "a folder on its path was replaced (by a symbolic link or a file)",
+}
+
+
+class Swapped(OSError):
+    """The file read is not the one the scan looked at (replaced, or a link put in its place)."""
+
+
+def open_scanned(path: Path, st: os.stat_result) -> int:
+    """A read descriptor of `path`, the very file `st` describes, reached through no symbolic link.
+
+    The scan resolved and stat'ed the path earlier; anyone who can write in the folder can swap the
+    file, or a folder on its way, for a link to a secret in between. So every component is opened
+    relative to the previous one with O_NOFOLLOW (a link anywhere fails with ELOOP) and the opened
+    descriptor must be a regular file with the scanned device and inode.
+    """
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for part in path.parts[1:-1]:
+            step = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = step
+        file_fd = os.open(path.name, _FILE_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
+    opened = os.fstat(file_fd)
+    if not stat.S_ISREG(opened.st_mode) or (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
+        os.close(file_fd)
+        raise Swapped(errno.ESTALE, "the file changed while it was scanned; the next scan reads it")
+    return file_fd
+
+
+def read_scanned(path: Path, st: os.stat_result, limit: int) -> bytes | None:
+    """The scanned file's bytes (None when longer than `limit`), read through `open_scanned`."""
+    with os.fdopen(open_scanned(path, st), "rb") as f:
+        data = f.read(limit + 1)
+    return None if len(data) > limit else data
+
+
 def _read(config: Config, rel: str, path: Path, st: os.stat_result, result: ScanResult) -> tuple[bytes, str] | None:
     """The file's bytes and extracted text, or None when it is skipped or failed (noted in the result)."""
     ctype = TEXT_TYPES.get(suffix_of(path.name))
     if ctype is None:
         result.skipped.append({"path": rel, "reason": "unsupported type"})
         return None
+    too_large = {"path": rel, "error": f"larger than {config.wiki_max_material_bytes} bytes"}
     if st.st_size > config.wiki_max_material_bytes:
-        result.failed.append({"path": rel, "error": f"larger than {config.wiki_max_material_bytes} bytes"})
+        result.failed.append(too_large)
         return None
     try:
-        data = path.read_bytes()
+        data = read_scanned(path, st, config.wiki_max_material_bytes)
+        if data is None:  # it grew after the scan looked at it
+            result.failed.append(too_large)
+            return None
         text = extract_text(data, ctype)
+    except Swapped as exc:
+        result.failed.append({"path": rel, "error": exc.strerror or "changed while scanned"})
+        return None
     except OSError as exc:
-        result.failed.append({"path": rel, "error": f"unreadable: {exc.strerror or type(exc).__name__}"})
+        reason = _SWAP_REASONS.get(exc.errno or 0) or exc.strerror or type(exc).__name__
+        result.failed.append({"path": rel, "error": f"unreadable: {reason}"})
         return None
     except ApiError as exc:
         result.failed.append({"path": rel, "error": exc.msg})

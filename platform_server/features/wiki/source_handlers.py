@@ -25,7 +25,8 @@ class SourceHandler(ApiHandler):
 
     def state(self, kb_id: int) -> dict[str, Any]:
         watcher = self.watchers.get(kb_id)
-        roots = [str(r) for r in source.roots(self.config)]
+        caller = self.require_caller()
+        roots = [str(r) for r in source.roots(self.config, caller.workspace_id, caller.is_global_admin)]
         if watcher is None:
             return {
                 "kbId": str(kb_id),
@@ -51,11 +52,13 @@ class SourceDirectoryHandler(SourceHandler):
     body_models = {"PUT": SourceDirectoryRequest}
 
     async def put(self, id: int) -> None:
-        """Link a folder `{path, watch}` (inside `wiki_source_roots`) and watch it; `{path: null}` unlinks."""
+        """Link a folder `{path, watch}` (inside the workspace's `wiki_source_roots`) and watch it; `{path: null}` unlinks."""
         req = self.body(SourceDirectoryRequest)
         caller = self.require_caller()
         kbs.get_kb(caller, id)
-        resolved = await run_blocking(source.resolve_directory, self.config, req.path) if req.path is not None else None
+        resolved = None
+        if req.path is not None:
+            resolved = await run_blocking(source.resolve_directory, self.config, req.path, caller.workspace_id, caller.is_global_admin)
         kb = source.set_directory(caller, id, resolved, req.watch)
         if resolved is None:
             await self.watchers.unlink(kb.id)

@@ -173,7 +173,9 @@ class Watchers:
         """A watcher for every KB with a linked folder (each scans once to catch up with the downtime)."""
         for kb in KnowledgeBase.select():
             directory = source.linked_directory(kb)
-            if directory:
+            if directory and not source.still_allowed(self.config, kb, directory):
+                log.warning("KB %s: its folder %s is outside its workspace's wiki_source_roots: not watched", kb.id, directory)
+            elif directory:
                 await self.link(kb.id, directory, source.watching_enabled(kb))
         self.health.start()
 
