@@ -47,7 +47,7 @@ def definition(platform: Any) -> ToolDefinition:
     async def run(args: dict[str, Any], ctx: ToolContext) -> str:
         return await delegate(platform, args, ctx)
 
-    return ToolDefinition(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, source="acp")
+    return ToolDefinition(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, source="acp", host="acp")
 
 
 def _emit(ctx: ToolContext, name: str, data: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.features.tools.registry import ToolError
+from platform_server.features.workspaces import service as workspaces
 
 MAX_ROWS = 200
 QUERY_TIMEOUT_S = 10.0
@@ -207,6 +208,9 @@ async def query_tool(config: Config, args: dict[str, Any], ctx: Any) -> str:
     if row is None or not row.enabled:
         raise ToolError(f"No enabled datasource named {args['datasource']!r} in this workspace")
     query = str(args["query"])
+    refusal = workspaces.host_tool_refusal(ctx.workspace_id, "sql") if row.type == "sqlite" else ""
+    if refusal:  # SQL datasources are a host tool: a global admin enables them per workspace
+        raise ToolError(refusal)
     try:
         if row.type == "sqlite":
             return json.dumps(await run_blocking(_sqlite_query, row.config["path"], query), default=str)

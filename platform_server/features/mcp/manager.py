@@ -211,7 +211,8 @@ class McpManager:
             return await current.call(mcp_tool, args)
 
         description = tool.description or f"Tool {tool.name} of MCP server {conn.name}"
-        return ToolDefinition(name, description, tool.input_schema, run, source="mcp")
+        host = "mcp_stdio" if conn.target.transport == "stdio" else None  # runs a program on the host
+        return ToolDefinition(name, description, tool.input_schema, run, source="mcp", host=host)
 
     def on_connected(self, conn: McpConnection, info: Any) -> None:
         """Record the discovery and register the server's tools (and aliases); drop names no longer offered."""

@@ -17,6 +17,7 @@ from platform_server.integrations.llm.types import ToolSpec
 from platform_server.web.context import Caller
 from platform_server.features.settings import service as settings
 from platform_server.features.tools import service
+from platform_server.features.workspaces import service as workspaces
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,9 @@ class ToolDefinition:
     source: str = "system"
     min_role: str | None = None  # workspace role the caller needs for the tool's effect (None: any member role)
     feature: str | None = None  # a feature flag: while it is off the tool is neither offered nor run
+    # A host tool (workspaces.HOST_TOOLS: shell, acp, mcp_stdio): bound and run only in workspaces
+    # where a global admin enabled it.
+    host: str | None = None
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,10 @@ class ToolRegistry:
         definition = self._tools.get(name)
         return definition.min_role if definition else None
 
+    def host_kinds(self, names: list[str]) -> dict[str, str]:
+        """The host tools among `names`, with their kind (shell, acp, mcp_stdio)."""
+        return {n: d.host for n in names if (d := self._tools.get(n)) is not None and d.host}
+
     def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
         """The tools offered at the start of a turn: the core tier, plus `tool_search` when extension
         tools are held back (see `deferred_for`)."""
@@ -237,6 +245,9 @@ class ToolRegistry:
             return ToolOutcome(False, f"Tool is disabled: {name}")
         if definition.feature and not _feature_on(definition.feature):
             return ToolOutcome(False, f"Feature {definition.feature} is disabled")
+        refusal = workspaces.host_tool_refusal(ctx.workspace_id, definition.host) if definition.host else ""
+        if refusal:
+            return ToolOutcome(False, refusal)
         text = (arguments_json or "").strip()
         try:
             args = json.loads(text) if text else {}
