@@ -51,6 +51,7 @@ ETC_FILES = (
     "/etc/ca-certificates",
     "/etc/mime.types",
 )
+SERVER_LOGIN_VARS = ("LOGNAME", "USER", "SHELL", "TERM")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SELF_TEST_TIMEOUT_S = 15.0
 
@@ -181,6 +182,8 @@ def build(
         "--tmpfs",
         "/tmp",
         *mounts.args,
+        # clients that add the server's login variables to what they were given (the MCP SDK) lose them here
+        *[arg for name in SERVER_LOGIN_VARS if name not in env for arg in ("--unsetenv", name)],
         "--chdir",
         WORKDIR if workdir is not None else "/",
         "--",
