@@ -65,6 +65,7 @@ async def test_the_sandbox_environment_holds_nothing_of_the_servers(env: ChatEnv
     names = sorted(line.split("=", 1)[0] for line in decoded.splitlines() if "=" in line)
     assert "server-env-value-123" not in decoded and "PLATFORM_SERVER_ONLY" not in decoded
     assert set(names) <= {"HOME", "LANG", "PATH", "PWD", "SHLVL", "_", "OLDPWD"}, names
+    assert "HOME=/workspace\n" in decoded and os.path.realpath(server.config.data_dir) not in decoded  # no host path
 
 
 @pytest.mark.config(shell_exec_enabled=True)
@@ -144,3 +145,17 @@ async def test_the_tools_list_shows_a_host_tool_as_not_enabled_where_it_is_not(a
     assert (await enable(api, 1, "shell")).status == 200
     assert row((await api.get("/api/v1/tools", token="bob")).data, "shell_exec")["workspaceEnabled"] is True
     assert row((await api.get("/api/v1/tools/available", token="bob")).data, "shell_exec") is not None
+
+
+async def test_a_host_tool_not_enabled_here_is_not_offered_and_a_call_of_it_asks_no_approval(env: ChatEnv) -> None:
+    r = await env.api.post("/api/v1/templates/1002/apply", token="bob")  # the Coder template binds shell_exec
+    assert r.status == 200, r.body
+    agent = r.data["id"]
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("shell_exec", {"command": "id"})]), Script(text="ok"))
+    events = await env.api.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "t1", "message": "id?"},
+                               token="bob")
+    offered = [t["function"]["name"] for t in env.llm.requests[0].get("tools", [])]
+    assert "shell_exec" not in offered and "read_file" in offered
+    assert "tool_approval_requested" not in [e.event for e in events]
+    done = next(e for e in events if e.event == "tool_call_completed").data
+    assert done["success"] is False and "not enabled in this workspace" in done["result"]

@@ -445,7 +445,9 @@ class ChatRuntime:
                 out[spec.name] = f"Tool '{spec.name}' needs the {role} role in this workspace; the caller's role is lower"
             elif spec.name == "shell_exec" and req.end_user_id:
                 out[spec.name] = "Tool 'shell_exec' is not available in an end user's conversation"
-        return out
+        # host tools a global admin has not enabled in this workspace: not offered, so never asked for approval
+        hosts = registry.host_refusals([spec.name for spec in specs], req.caller.workspace_id)
+        return {**hosts, **out}
 
     async def react(
         self,

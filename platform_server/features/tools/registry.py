@@ -178,6 +178,11 @@ class ToolRegistry:
         """The host tools among `names`, with their kind (shell, acp, mcp_stdio)."""
         return {n: d.host for n in names if (d := self._tools.get(n)) is not None and d.host}
 
+    def host_refusals(self, names: list[str], workspace_id: int) -> dict[str, str]:
+        """The host tools among `names` that the workspace has not enabled, with the reason (not offered to a model)."""
+        out = {n: workspaces.host_tool_refusal(workspace_id, kind) for n, kind in self.host_kinds(names).items()}
+        return {n: why for n, why in out.items() if why}
+
     def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
         """The tools offered at the start of a turn: the core tier, plus `tool_search` when extension
         tools are held back (see `deferred_for`)."""
