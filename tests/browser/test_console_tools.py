@@ -22,6 +22,8 @@ async def test_an_mcp_server_added_over_stdio_shows_its_tools_and_can_be_enabled
     page: Any, server: RunningServer, admin: dict[str, Any]
 ) -> None:
     agent = await make_agent(server.client, token="admin", name="Builder")
+    r = await server.client.put("/api/v1/workspaces/1", {"hostTools": ["mcp_stdio"]}, token="admin")  # bindable here
+    assert r.status == 200, r.body
     await open_console(page, server, admin, "#/tools/mcp")
     await page.get_by_role("button", name="+ Add server").click()
     form = page.get_by_role("form", name="Add an MCP server")
@@ -93,6 +95,8 @@ async def test_the_acp_tab_tests_an_endpoint_and_chooses_the_agents_that_may_del
     page: Any, server: RunningServer, admin: dict[str, Any]
 ) -> None:
     agent = await make_agent(server.client, token="admin", name="Coder")
+    r = await server.client.put("/api/v1/workspaces/1", {"hostTools": ["acp"]}, token="admin")  # bindable here
+    assert r.status == 200, r.body
     await open_console(page, server, admin, "#/tools/acp")
     endpoint = page.locator("li[data-endpoint='gemini-cli']")
     await endpoint.get_by_role("button", name="Test").click()
