@@ -3,6 +3,7 @@ where a global admin enabled it runs as another uid, sees nothing of the data di
 environment, has no network, hits its limits; no bwrap means no run; only a global admin enables host tools."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 from typing import Any
@@ -159,3 +160,39 @@ async def test_a_host_tool_not_enabled_here_is_not_offered_and_a_call_of_it_asks
     assert "tool_approval_requested" not in [e.event for e in events]
     done = next(e for e in events if e.event == "tool_call_completed").data
     assert done["success"] is False and "not enabled in this workspace" in done["result"]
+
+
+# ---- settings ---------------------------------------------------------------------------------
+
+
+@pytest.mark.config(shell_exec_enabled=True, sandbox_network=True)
+async def test_sandbox_network_gives_every_sandbox_the_network(env: ChatEnv) -> None:
+    agent = await bob_shell(env)  # the workspace has shell but not network
+    done = await run_shell(env, agent, "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '", "n3")
+    assert len(done["result"].split("\n", 1)[1].split()) > 1
+
+
+@pytest.mark.config(shell_exec_enabled=True, sandbox_uid=64321)
+async def test_sandbox_uid_owns_what_the_program_writes(env: ChatEnv, server: RunningServer) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the server drops to sandbox_uid only when it runs as root")
+    agent = await bob_shell(env)
+    done = await run_shell(env, agent, "echo x > owned.txt", "o1")
+    assert done["success"] is True
+    assert pathlib.Path(server.config.data_dir, "agents", agent, "workspace", "owned.txt").stat().st_uid == 64321
+
+
+async def test_sandbox_ro_paths_are_seen_read_only_and_never_the_data_directory(
+        env: ChatEnv, server: RunningServer, tmp_path_factory: pytest.TempPathFactory) -> None:
+    shared = tmp_path_factory.mktemp("shared-tools")
+    (shared / "tool.txt").write_text("shared tool\n")
+    os.chmod(shared, 0o755)
+    os.chmod(shared / "tool.txt", 0o644)
+    data = os.path.realpath(server.config.data_dir)
+    # the setting as if configured (a turn reads the platform's config as it starts)
+    server.platform.config = dataclasses.replace(server.config, shell_exec_enabled=True, sandbox_ro_paths=(str(shared), data))
+    agent = await bob_shell(env)
+    done = await run_shell(env, agent, f"cat {shared}/tool.txt; echo y > {shared}/new.txt; ls {data}", "r1")
+    assert "shared tool" in done["result"] and "Read-only file system" in done["result"]
+    assert "No such file or directory" in done["result"] and "jwt_secret" not in done["result"]
+    assert not (shared / "new.txt").exists()
