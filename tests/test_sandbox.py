@@ -196,3 +196,13 @@ async def test_sandbox_ro_paths_are_seen_read_only_and_never_the_data_directory(
     assert "shared tool" in done["result"] and "Read-only file system" in done["result"]
     assert "No such file or directory" in done["result"] and "jwt_secret" not in done["result"]
     assert not (shared / "new.txt").exists()
+
+
+@pytest.mark.config(shell_exec_enabled=True, sandbox_uid=0)
+async def test_a_root_sandbox_uid_is_refused_rather_than_run_as_root(env: ChatEnv, server: RunningServer) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only a server running as root switches to sandbox_uid")
+    agent = await bob_shell(env)
+    done = await run_shell(env, agent, "touch ran.txt", "z1")
+    assert done["success"] is False and "sandbox_uid must be a uid other than root's" in done["result"]
+    assert not pathlib.Path(server.config.data_dir, "agents", agent, "workspace", "ran.txt").exists()

@@ -212,6 +212,8 @@ async def ensure_ready(config: Config) -> None:
     if key in _ready:
         return
     bwrap = config.sandbox_bwrap_path
+    if os.geteuid() == 0 and config.sandbox_uid <= 0:
+        raise SandboxUnavailable("The sandbox is unavailable: sandbox_uid must be a uid other than root's; programs are not run")
     if not (os.path.isfile(bwrap) and os.access(bwrap, os.X_OK)):
         raise SandboxUnavailable(
             f"The sandbox is unavailable: bubblewrap is not installed at {bwrap} (Debian package `bubblewrap`, "

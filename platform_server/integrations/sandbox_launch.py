@@ -69,4 +69,8 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    try:
+        main(sys.argv)
+    except OSError as exc:  # one line for the tool's result, not a traceback with the server's paths
+        sys.stderr.write(f"sandbox launcher: {exc.strerror or exc}\n")
+        sys.exit(127)
