@@ -61,6 +61,9 @@ async def test_built_in_tools_show_their_guard_severity_and_a_plugin_is_enabled_
     await expect(page.locator(".toast").filter(has_text="Disabled")).to_be_visible()
     tools = (await server.client.get("/api/v1/tools", token="admin")).data
     assert next(t for t in tools if t["name"] == "write_file")["enabled"] is False
+    shell = page.locator("tr[data-tool='shell_exec']")
+    await expect(shell.locator(".host-off")).to_contain_text("Not enabled in this workspace")  # no global admin enabled it
+    assert await row.locator(".host-off").count() == 0
 
     await page.get_by_role("link", name="Plugins").click()
     plugin = page.get_by_role("region", name="Plugin calculator")
