@@ -61,6 +61,14 @@ async def test_the_test_route_spawns_the_agent_and_does_the_initialize_handshake
     assert "marker-secret" not in r.raw.decode()
 
 
+@pytest.mark.config(sandbox_bwrap_path="/nonexistent/bwrap")
+async def test_without_the_sandbox_the_agent_is_not_started(api: ApiClient, people: dict, server: RunningServer) -> None:
+    data = await create(api, agent_body(cwd="projects/nosbx", env={"ACP_MARKER": "ran"}))
+    r = await api.post(f"/api/v1/acp/endpoints/{data['id']}/test", token="alice")
+    assert r.status == 200 and r.data["success"] is False and "sandbox is unavailable" in r.data["message"]
+    assert not pathlib.Path(server.config.data_dir, "acp", "1", "projects", "nosbx", "acp-agent-was-here").exists()
+
+
 async def test_an_agent_that_logs_and_asks_the_client_first_still_completes_the_handshake(api: ApiClient, people: dict) -> None:
     data = await create(api, agent_body(mode="noise"))
     r = await api.post(f"/api/v1/acp/endpoints/{data['id']}/test", token="alice")
