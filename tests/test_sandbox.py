@@ -88,6 +88,8 @@ async def test_each_limit_ends_the_command_with_a_clear_error(env: ChatEnv) -> N
     assert done["success"] is False and "CPU time limit was reached (1 s" in done["result"]
     done = await run_shell(env, agent, "python3 -c 'x = bytearray(512 * 1024 * 1024)'", "l3")
     assert done["success"] is False and "memory limit was reached (256 MiB" in done["result"]
+    done = await run_shell(env, agent, "head -c 300M /dev/zero > /tmp/fill", "l4")  # /tmp is memory too
+    assert done["success"] is False and "No space left on device" in done["result"]
 
 
 @pytest.mark.config(shell_exec_enabled=True, sandbox_bwrap_path="/nonexistent/bwrap")

@@ -179,6 +179,8 @@ def build(
         "/proc",
         "--dev",
         "/dev",
+        # /tmp lives in memory: the same cap as one process's address space
+        *(["--size", str(config.sandbox_memory_mb * 1024 * 1024)] if config.sandbox_memory_mb > 0 else []),
         "--tmpfs",
         "/tmp",
         *mounts.args,
