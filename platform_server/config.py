@@ -73,6 +73,14 @@ class Config:
     shell_exec_enabled: bool = False
     datasource_roots: tuple[str, ...] = ()  # extra folders SQLite datasources may live in
     shell_exec_timeout_s: float = 30.0
+    # The sandbox of programs run for agents (shell_exec, skill scripts, stdio MCP servers, ACP agents)
+    sandbox_bwrap_path: str = "/usr/bin/bwrap"  # bubblewrap; missing or failing: those tools refuse to run
+    sandbox_uid: int = 64999  # host uid the programs run as when the server is root (owns the agents' workspace files)
+    sandbox_network: bool = False  # network in every sandbox; else only in workspaces a global admin gave `network`
+    sandbox_cpu_s: int = 60  # CPU seconds per process (0: no limit)
+    sandbox_memory_mb: int = 2048  # address space per process in MiB (0: no limit)
+    sandbox_max_processes: int = 64  # processes and threads per sandbox (0: no limit)
+    sandbox_ro_paths: tuple[str, ...] = ()  # extra host folders every sandbox sees read-only (e.g. /opt/node)
     web_fetch_timeout_s: float = 20.0
     web_fetch_max_bytes: int = 2 * 1024 * 1024
     tool_timeout_s: float = 120.0  # any single tool call

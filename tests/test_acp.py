@@ -54,11 +54,19 @@ async def test_the_test_route_spawns_the_agent_and_does_the_initialize_handshake
     assert r.data["agentInfo"]["name"] == "test-acp-agent"
     assert "platform-server" in r.data["agentInfo"]["title"]  # the agent saw our clientInfo
     assert r.data["agentCapabilities"]["loadSession"] is False
-    marker = pathlib.Path(server.config.data_dir, "acp", "projects", "demo", "acp-agent-was-here")
+    marker = pathlib.Path(server.config.data_dir, "acp", "1", "projects", "demo", "acp-agent-was-here")  # workspace 1's
     assert marker.read_text() == "marker-secret"  # ran in its confined folder with its env
     r = await api.get(f"/api/v1/acp/endpoints/{data['id']}", token="alice")
     assert r.data["lastTest"]["success"] is True and r.data["lastTest"]["protocolVersion"] == 1
     assert "marker-secret" not in r.raw.decode()
+
+
+@pytest.mark.config(sandbox_bwrap_path="/nonexistent/bwrap")
+async def test_without_the_sandbox_the_agent_is_not_started(api: ApiClient, people: dict, server: RunningServer) -> None:
+    data = await create(api, agent_body(cwd="projects/nosbx", env={"ACP_MARKER": "ran"}))
+    r = await api.post(f"/api/v1/acp/endpoints/{data['id']}/test", token="alice")
+    assert r.status == 200 and r.data["success"] is False and "sandbox is unavailable" in r.data["message"]
+    assert not pathlib.Path(server.config.data_dir, "acp", "1", "projects", "nosbx", "acp-agent-was-here").exists()
 
 
 async def test_an_agent_that_logs_and_asks_the_client_first_still_completes_the_handshake(api: ApiClient, people: dict) -> None:
@@ -144,7 +152,7 @@ async def test_custom_endpoints_crud_and_validation(api: ApiClient, people: dict
 
 async def test_a_symlink_cannot_lead_the_working_folder_outside(api: ApiClient, people: dict, server: RunningServer,
                                                                 tmp_path: pathlib.Path) -> None:
-    root = pathlib.Path(server.config.data_dir, "acp")
+    root = pathlib.Path(server.config.data_dir, "acp", "1")  # workspace 1's folder of endpoints
     root.mkdir(parents=True, exist_ok=True)
     (root / "escape").symlink_to(tmp_path)
     data = await create(api, agent_body(cwd="escape/sub"))

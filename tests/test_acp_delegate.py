@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import pathlib
 import sys
 from typing import Any
@@ -18,9 +19,11 @@ async def endpoint(env: ChatEnv, cwd: str = "projects/acp1") -> str:
     assert r.status == 200, r.body
     assert (await env.api.put(f"/api/v1/acp/endpoints/{r.data['id']}/toggle", {"enabled": True},
                               token="alice")).status == 200
+    r = await env.api.put("/api/v1/workspaces/1", {"hostTools": ["acp"]}, token="alice")  # a global admin enables it
+    assert r.status == 200, r.body
     r = await env.api.put(f"/api/v1/agents/{env.agent_id}/tools", {"toolNames": ["acp_delegate"]}, token="alice")
     assert r.status == 200, r.body
-    return cwd
+    return "1/" + cwd  # the endpoint's folder for workspace 1, under <data_dir>/acp
 
 
 def delegate(task: str) -> Script:
@@ -93,3 +96,32 @@ async def test_stopping_the_turn_cancels_the_acp_session(env: ChatEnv, server: A
     events = await asyncio.wait_for(stream, 30)
     assert events[-1].data["status"] == "stopped"
     assert pathlib.Path(server.config.data_dir, "acp", cwd, "acp-cancelled").read_text() == "please wait for me"
+
+
+async def test_each_workspace_has_its_own_acp_folder_and_the_agent_runs_sandboxed(env: ChatEnv, server: Any) -> None:
+    cwd = await endpoint(env, "projects/shared")
+    dave_ws = env.people["dave"]["workspace"]
+    mine = pathlib.Path(server.config.data_dir, "acp", cwd)
+    other = pathlib.Path(server.config.data_dir, "acp", dave_ws, "projects", "shared")
+    other.mkdir(parents=True)
+    (other / "notes.txt").write_text("dave's workspace notes")
+    env.llm.enqueue(delegate("write the notes"), Script(text="ok"))
+    stream = asyncio.ensure_future(env.stream("ask the helper"))
+    await pending(env)
+    await env.api.post("/api/v1/chat/c1/interrupt", {"message": "/approve"}, token="alice")
+    events = await asyncio.wait_for(stream, 30)
+    assert (mine / "notes.txt").read_text() == "write the notes"
+    assert (other / "notes.txt").read_text() == "dave's workspace notes"  # another workspace's folder is untouched
+    assert events[-1].data["status"] == "completed"
+    if os.geteuid() == 0:  # written by the sandbox's uid, not the server's
+        assert (mine / "notes.txt").stat().st_uid == server.config.sandbox_uid != os.geteuid()
+
+
+async def test_acp_delegate_is_refused_where_no_global_admin_enabled_it(env: ChatEnv, server: Any) -> None:
+    await endpoint(env, "projects/off")
+    assert (await env.api.put("/api/v1/workspaces/1", {"hostTools": []}, token="alice")).status == 200
+    env.llm.enqueue(delegate("write the notes"), Script(text="ok"))
+    events = await env.stream("ask the helper")
+    done = next(e for e in events if e.event == "tool_call_completed").data
+    assert done["success"] is False and "not enabled in this workspace" in done["result"]
+    assert not pathlib.Path(server.config.data_dir, "acp", "1", "projects", "off", "notes.txt").exists()

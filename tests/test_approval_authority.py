@@ -119,6 +119,7 @@ async def test_a_cron_message_saying_approve_in_the_owners_conversation_approves
 async def test_a_viewer_is_neither_offered_nor_allowed_to_approve_a_tool_her_role_may_not_use(
         env: ChatEnv, server: RunningServer, tool: str) -> None:
     args = {"path": "v.txt", "content": "by carol"} if tool == "write_file" else {"command": "echo hi > v.txt"}
+    assert (await env.api.put("/api/v1/workspaces/1", {"hostTools": ["shell"]}, token="alice")).status == 200
     bound = await env.api.put(f"/api/v1/agents/{env.agent_id}/tools",
                               {"toolNames": ["read_file", "write_file", "shell_exec"]}, token="alice")
     assert bound.status == 200, bound.body

@@ -73,6 +73,7 @@ async def test_an_agent_queries_a_sqlite_datasource_read_only(env: ChatEnv, serv
     r = await env.api.post("/api/v1/datasources", {"name": "shop", "type": "sqlite", "config": {"path": "shop.db"}},
                            token="alice")
     assert (await env.api.post(f"/api/v1/datasources/{r.data['id']}/test", token="bob")).data["success"] is True
+    assert (await env.api.put("/api/v1/workspaces/1", {"hostTools": ["sql"]}, token="alice")).status == 200
     await env.api.put(f"/api/v1/agents/{env.agent_id}/tools", {"toolNames": ["query_datasource"]}, token="alice")
     env.llm.enqueue(
         Script(tool_calls=[ScriptedToolCall("query_datasource", {"datasource": "shop", "query": "SELECT name FROM items ORDER BY id"})]),
@@ -85,6 +86,20 @@ async def test_an_agent_queries_a_sqlite_datasource_read_only(env: ChatEnv, serv
     assert results[1]["success"] is False and "readonly" in results[1]["result"].replace("-", "").lower()
     with sqlite3.connect(Path(server.config.data_dir) / "datasources" / "1" / "shop.db") as db:
         assert db.execute("SELECT count(*) FROM items").fetchone()[0] == 2
+
+
+async def test_sql_datasources_are_not_queried_where_no_global_admin_enabled_them(env: ChatEnv, server: Any) -> None:
+    make_db(server)
+    r = await env.api.post("/api/v1/datasources", {"name": "shop", "type": "sqlite", "config": {"path": "shop.db"}},
+                           token="alice")
+    await env.api.put(f"/api/v1/agents/{env.agent_id}/tools", {"toolNames": ["query_datasource"]}, token="alice")
+    env.llm.enqueue(
+        Script(tool_calls=[ScriptedToolCall("query_datasource", {"datasource": "shop", "query": "SELECT name FROM items"})]),
+        Script(text="refused"),
+    )
+    events = await env.stream("what is in the shop?", token="bob")
+    done = next(e.data for e in events if e.event == "tool_call_completed")
+    assert done["success"] is False and "Host tool 'sql'" in done["result"] and "apple" not in done["result"]
 
 
 async def test_a_sqlite_file_name_is_never_read_as_a_uri(env: ChatEnv, server: Any) -> None:

@@ -211,6 +211,7 @@ async def test_a_stdio_server_keeps_one_process_gets_its_env_and_secrets_stay_ma
     data = await create(api, stdio_body())
     assert data["status"] == "connected", data
     assert data["env"] == {"PROBE_TOKEN": "******"} and data["command"] == sys.executable
+    assert (await api.put("/api/v1/workspaces/1", {"hostTools": ["mcp_stdio"]}, token="alice")).status == 200
     assert await run_tool(server, "mcp__local__env_probe", {"name": "PROBE_TOKEN"}) == (True, "stdio-secret-value")
     assert await run_tool(server, "mcp__local__counter", {}) == (True, "1")
     assert await run_tool(server, "mcp__local__counter", {}) == (True, "2")
@@ -259,6 +260,30 @@ async def test_a_lost_connection_fails_the_call_clearly_and_refresh_reconnects(
         assert await run_tool(server, "mcp__flaky__add", {"a": 1, "b": 2}) == (True, "3")
     finally:
         proc.stop()
+
+
+async def test_a_stdio_server_runs_sandboxed_and_its_tools_only_where_a_global_admin_enabled_them(
+        api: ApiClient, people: dict, server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SERVER_ONLY_VALUE", "not-for-mcp")
+    await create(api, stdio_body())
+    ok, text = await run_tool(server, "mcp__local__env_probe", {"name": "HOME"})
+    assert not ok and "not enabled in this workspace" in text  # workspace 1 has no mcp_stdio
+    assert (await api.put("/api/v1/workspaces/1", {"hostTools": ["mcp_stdio"]}, token="alice")).status == 200
+    assert await run_tool(server, "mcp__local__env_probe", {"name": "HOME"}) == (True, "/workspace")
+    for name in ("SERVER_ONLY_VALUE", "USER", "LOGNAME"):  # nothing of the server's environment
+        assert await run_tool(server, "mcp__local__env_probe", {"name": name}) == (True, "<unset>")
+    ws = people["dave"]["workspace"]
+    r = await api.post("/api/v1/agents", {"name": "D", "agentType": "react"}, token="dave", workspace=ws)
+    r = await api.put(f"/api/v1/agents/{r.data['id']}/tools", {"toolNames": ["mcp__local__add"]}, token="dave", workspace=ws)
+    assert r.status == 403 and "not enabled in this workspace" in r.body["msg"]
+
+
+@pytest.mark.config(sandbox_bwrap_path="/nonexistent/bwrap")
+async def test_without_the_sandbox_a_stdio_server_is_not_started(api: ApiClient, people: dict) -> None:
+    data = await create(api, stdio_body())
+    assert data["status"] == "error" and "sandbox is unavailable" in data["error"]
+    r = await api.post(f"/api/v1/mcp/servers/{data['id']}/test", token="alice")
+    assert r.data["success"] is False and "sandbox is unavailable" in r.data["message"]
 
 
 # ---- chat ------------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ async def deployer(env: ChatEnv) -> str:
     r = await env.api.post(f"{SKILLS}/{skill_id}/secrets", {"key": "DEPLOY_TOKEN", "value": SECRET}, token="alice")
     assert r.status == 200, r.body
     assert (await env.api.post(f"/api/v1/agents/{env.agent_id}/skills/{skill_id}", token="alice")).status == 200
+    r = await env.api.put("/api/v1/workspaces/1", {"hostTools": ["shell"]}, token="alice")  # a global admin enables it
+    assert r.status == 200, r.body
     r = await env.api.put(f"/api/v1/agents/{env.agent_id}/tools", {"toolNames": ["shell_exec"]}, token="alice")
     assert r.status == 200, r.body
     r = await env.api.put("/api/v1/security/guard/config", {"enabled": False}, token="alice")

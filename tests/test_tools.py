@@ -222,15 +222,30 @@ async def test_binary_and_large_files(server: RunningServer, ctx: ToolContext) -
 
 
 async def test_shell_exec_is_refused_unless_enabled(server: RunningServer, ctx: ToolContext) -> None:
+    enable_shell()  # in the workspace, but not on the server
     ok, text = await run(server, ctx, "shell_exec", {"command": "touch made.txt"})
     assert not ok and "disabled" in text and "shell_exec_enabled" in text
     assert not (ctx.agent_dir / "made.txt").exists()
 
 
+def enable_shell(workspace_id: int = 1) -> None:
+    """What `PUT /api/v1/workspaces/{id} {hostTools: ["shell"]}` by a global admin stores."""
+    from platform_server.features.workspaces.models import Workspace
+    Workspace.update(host_tools=["shell"]).where(Workspace.id == workspace_id).execute()
+
+
+@pytest.mark.config(shell_exec_enabled=True)
+async def test_shell_exec_is_refused_in_a_workspace_where_no_global_admin_enabled_it(server: RunningServer, ctx: ToolContext) -> None:
+    ok, text = await run(server, ctx, "shell_exec", {"command": "touch made.txt"})
+    assert not ok and "not enabled in this workspace" in text and '"hostTools"' in text
+    assert not (ctx.agent_dir / "made.txt").exists()
+
+
 @pytest.mark.config(shell_exec_enabled=True, shell_exec_timeout_s=1.0)
 async def test_shell_exec_runs_in_the_agent_folder_with_a_timeout(server: RunningServer, ctx: ToolContext) -> None:
+    enable_shell()
     ok, text = await run(server, ctx, "shell_exec", {"command": "echo hi > made.txt && pwd && echo $PLATFORM_JWT_SECRET"})
-    assert ok and text.startswith("exit code: 0") and os.path.realpath(ctx.agent_dir) in text
+    assert ok and text.startswith("exit code: 0") and "/workspace" in text  # the agent folder, at /workspace
     assert (ctx.agent_dir / "made.txt").read_text() == "hi\n"
     ok, text = await run(server, ctx, "shell_exec", {"command": "echo oops; exit 3"})
     assert not ok and "exit code: 3" in text and "oops" in text
@@ -364,7 +379,7 @@ async def test_enabled_and_available_follow_the_enabled_flag(server: RunningServ
     enabled = {t["name"] for t in (await api.get("/api/v1/tools/enabled", token="bob")).data if t["source"] in ours}
     assert enabled == (SYSTEM_TOOLS - {"web_fetch"}) | {"mcp_search"}
     r = await api.get("/api/v1/tools/available", token="bob")
-    assert {t["name"] for t in r.data if t["source"] in ours} == enabled
+    assert {t["name"] for t in r.data if t["source"] in ours} == enabled - {"shell_exec"}  # a host tool not enabled here
     assert next(t for t in r.data if t["name"] == "mcp_search")["source"] == "mcp"
     registry_of(server).unregister("mcp_search")
     available = {t["name"] for t in (await api.get("/api/v1/tools/available", token="bob")).data}

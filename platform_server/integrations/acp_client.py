@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import signal
 import time
 from dataclasses import dataclass, field
@@ -17,7 +16,6 @@ from typing import Any, Awaitable, Callable
 
 PROTOCOL_VERSION = 1
 CLIENT_INFO = {"name": "platform-server", "title": "Platform", "version": "0.1.0"}
-INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL", "TMPDIR")
 MAX_LINE = 1024 * 1024
 STDERR_KEEP = 2000
 
@@ -33,11 +31,27 @@ class AcpHandshake:
     auth_methods: list[Any] = field(default_factory=list)
 
 
-def process_env(extra: dict[str, str]) -> dict[str, str]:
-    """A small inherited environment (no server secrets) with the endpoint's variables over it."""
-    env = {k: v for k in INHERITED_ENV if (v := os.environ.get(k)) is not None}
-    env.update(extra)
-    return env
+@dataclass(frozen=True)
+class Launch:
+    """How to start an agent: the argv and environment to exec (a sandbox's, built by the caller), and
+    the working folder to name in `session/new` (as the agent sees it)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    session_cwd: str
+    name: str  # the configured command, for messages
+
+
+async def _spawn(launch: Launch) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        *launch.argv,
+        env=launch.env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+        limit=MAX_LINE,
+    )
 
 
 def _kill(proc: asyncio.subprocess.Process, sig: int) -> None:
@@ -79,29 +93,16 @@ async def _read_response(proc: asyncio.subprocess.Process, request_id: int) -> d
             return msg
 
 
-async def handshake(command: str, args: list[str], env: dict[str, str], cwd: str, timeout_s: float) -> AcpHandshake:
+async def handshake(launch: Launch, timeout_s: float) -> AcpHandshake:
     """Spawn the agent, send `initialize`, wait for its answer (bounded by `timeout_s`), stop the agent."""
     started = time.monotonic()
+    command = launch.name
 
     def done(success: bool, message: str, **kw: Any) -> AcpHandshake:
         return AcpHandshake(success, message, int((time.monotonic() - started) * 1000), **kw)
 
-    full_env = process_env(env)
-    executable = shutil.which(command, path=full_env.get("PATH")) if os.sep not in command else command
-    if executable is None or not os.path.isfile(executable) or not os.access(executable, os.X_OK):
-        return done(False, f"Command not found or not executable: {command}")
     try:
-        proc = await asyncio.create_subprocess_exec(
-            executable,
-            *args,
-            cwd=cwd,
-            env=full_env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            limit=MAX_LINE,
-        )
+        proc = await _spawn(launch)
     except OSError as exc:
         return done(False, f"Could not start {command}: {exc.strerror or exc}")
     stderr_chunks: list[bytes] = []
@@ -181,8 +182,8 @@ class AcpSession:
     """One agent process with one ACP session: `start`, `prompt` (streaming updates, answering permission
     requests), `cancel`, `close`. Requests from the agent other than permission requests are refused."""
 
-    def __init__(self, command: str, args: list[str], env: dict[str, str], cwd: str) -> None:
-        self.command, self.args, self.env, self.cwd = command, args, env, cwd
+    def __init__(self, launch: Launch) -> None:
+        self.launch = launch
         self.proc: asyncio.subprocess.Process | None = None
         self.session_id: str | None = None
         self._next_id = 0
@@ -195,24 +196,10 @@ class AcpSession:
 
     async def start(self, timeout_s: float) -> dict[str, Any]:
         """Spawn the agent, `initialize`, `session/new`; returns the initialize result."""
-        full_env = process_env(self.env)
-        executable = shutil.which(self.command, path=full_env.get("PATH")) if os.sep not in self.command else self.command
-        if executable is None or not os.path.isfile(executable) or not os.access(executable, os.X_OK):
-            raise AcpError(f"Command not found or not executable: {self.command}")
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                executable,
-                *self.args,
-                cwd=self.cwd,
-                env=full_env,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-                limit=MAX_LINE,
-            )
+            self.proc = await _spawn(self.launch)
         except OSError as exc:
-            raise AcpError(f"Could not start {self.command}: {exc.strerror or exc}") from None
+            raise AcpError(f"Could not start {self.launch.name}: {exc.strerror or exc}") from None
         self._reader = asyncio.create_task(self._read())
         self._spawn(self._drain_stderr())
         init = await asyncio.wait_for(
@@ -226,7 +213,7 @@ class AcpSession:
             ),
             timeout_s,
         )
-        created = await asyncio.wait_for(self.request("session/new", {"cwd": self.cwd, "mcpServers": []}), timeout_s)
+        created = await asyncio.wait_for(self.request("session/new", {"cwd": self.launch.session_cwd, "mcpServers": []}), timeout_s)
         self.session_id = str(created.get("sessionId") or "")
         if not self.session_id:
             raise AcpError("The agent's session/new answer has no sessionId")

@@ -22,6 +22,8 @@ async def test_an_mcp_server_added_over_stdio_shows_its_tools_and_can_be_enabled
     page: Any, server: RunningServer, admin: dict[str, Any]
 ) -> None:
     agent = await make_agent(server.client, token="admin", name="Builder")
+    r = await server.client.put("/api/v1/workspaces/1", {"hostTools": ["mcp_stdio"]}, token="admin")  # bindable here
+    assert r.status == 200, r.body
     await open_console(page, server, admin, "#/tools/mcp")
     await page.get_by_role("button", name="+ Add server").click()
     form = page.get_by_role("form", name="Add an MCP server")
@@ -59,6 +61,9 @@ async def test_built_in_tools_show_their_guard_severity_and_a_plugin_is_enabled_
     await expect(page.locator(".toast").filter(has_text="Disabled")).to_be_visible()
     tools = (await server.client.get("/api/v1/tools", token="admin")).data
     assert next(t for t in tools if t["name"] == "write_file")["enabled"] is False
+    shell = page.locator("tr[data-tool='shell_exec']")
+    await expect(shell.locator(".host-off")).to_contain_text("Not enabled in this workspace")  # no global admin enabled it
+    assert await row.locator(".host-off").count() == 0
 
     await page.get_by_role("link", name="Plugins").click()
     plugin = page.get_by_role("region", name="Plugin calculator")
@@ -93,6 +98,8 @@ async def test_the_acp_tab_tests_an_endpoint_and_chooses_the_agents_that_may_del
     page: Any, server: RunningServer, admin: dict[str, Any]
 ) -> None:
     agent = await make_agent(server.client, token="admin", name="Coder")
+    r = await server.client.put("/api/v1/workspaces/1", {"hostTools": ["acp"]}, token="admin")  # bindable here
+    assert r.status == 200, r.body
     await open_console(page, server, admin, "#/tools/acp")
     endpoint = page.locator("li[data-endpoint='gemini-cli']")
     await endpoint.get_by_role("button", name="Test").click()

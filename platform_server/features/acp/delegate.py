@@ -15,13 +15,12 @@ import json
 import logging
 from typing import Any
 
-from platform_server.features.acp import service
+from platform_server.features.acp import launch
 from platform_server.features.acp.models import AcpEndpoint
 from platform_server.features.guard import service as guard
 from platform_server.features.guard.models import PendingApproval
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.integrations.acp_client import AcpError, AcpSession
-from platform_server.blocking import run_blocking
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +46,10 @@ def definition(platform: Any) -> ToolDefinition:
     async def run(args: dict[str, Any], ctx: ToolContext) -> str:
         return await delegate(platform, args, ctx)
 
-    # a coding agent acts on the host: a member at least, never an end user's conversation
-    return ToolDefinition(name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, source="acp", min_role="member", end_users=False)
+    # a coding agent acts on the host: a member at least, never an end user's conversation, only where enabled
+    return ToolDefinition(
+        name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, source="acp", min_role="member", end_users=False, host="acp"
+    )
 
 
 def _emit(ctx: ToolContext, name: str, data: dict[str, Any]) -> None:
@@ -134,8 +135,11 @@ async def delegate(platform: Any, args: dict[str, Any], ctx: ToolContext) -> str
     row = AcpEndpoint.get_or_none((AcpEndpoint.name == name) & (AcpEndpoint.enabled == True))  # noqa: E712
     if row is None:
         raise ToolError(f"No enabled ACP endpoint named '{name}'")
-    cwd = await run_blocking(service.working_dir, ctx.config.data_dir, row.cwd)
-    session = AcpSession(row.command, list(row.args or []), dict(row.env or {}), str(cwd))
+    try:
+        spec = await launch.prepare(ctx.config, row, ctx.workspace_id)  # the workspace's own folder, sandboxed
+    except AcpError as exc:
+        raise ToolError(f"ACP endpoint '{row.name}' failed: {exc}") from None
+    session = AcpSession(spec)
     answer: list[str] = []
     session.on_update = lambda update: _progress(ctx, row.name, update, answer)
 

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from platform_server.features.acp import service
+from platform_server.features.acp import launch, service
 from platform_server.features.acp.schemas import AcpCreate, AcpToggle, AcpUpdate
-from platform_server.integrations import acp_client
-from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.routing import route
@@ -50,11 +48,10 @@ class EndpointTestHandler(_AcpBase):
     access = {"POST": GLOBAL_ADMIN}
 
     async def post(self, id: int) -> None:
-        """Spawn the agent and do the ACP `initialize` handshake: `{success, message, protocolVersion, agentInfo?, latencyMs}`."""
-        self.require_caller()
+        """Spawn the agent (sandboxed, in the caller's workspace folder), do `initialize`: `{success, message, protocolVersion, latencyMs, ...}`."""
+        caller = self.require_caller()
         row = service.get_row(id)
-        cwd = await run_blocking(service.working_dir, self.config.data_dir, row.cwd)
-        result = await acp_client.handshake(row.command, list(row.args or []), dict(row.env or {}), str(cwd), self.config.acp_test_timeout_s)
+        result = await launch.test(self.config, row, caller.workspace_id)
         self.ok(service.record_test(int(row.id), result))
 
 

@@ -1,4 +1,4 @@
-"""ACP endpoint rows: built-ins, custom endpoints, the working folder confined to <data_dir>/acp, the test handshake.
+"""ACP endpoint rows: built-ins, custom endpoints, the working folder confined to <data_dir>/acp/<workspaceId>, the test.
 
 Endpoints are global and run commands on the host, so only a global admin changes or tests them.
 """
@@ -88,9 +88,10 @@ def _merge_env(given: dict[str, str], stored: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def working_dir(data_dir: str, rel: str) -> pathlib.Path:
-    """The endpoint's working folder, created inside <data_dir>/acp (400 when a symlink leads outside)."""
-    root = pathlib.Path(data_dir, "acp").resolve()
+def working_dir(data_dir: str, workspace_id: int, rel: str) -> pathlib.Path:
+    """The endpoint's working folder for one workspace, created inside <data_dir>/acp/<workspaceId> (400 when a
+    symlink leads outside): agents delegated to from different workspaces never share files."""
+    root = pathlib.Path(data_dir, "acp", str(int(workspace_id))).resolve()
     root.mkdir(parents=True, exist_ok=True)
     target = root.joinpath(*[p for p in check_cwd(rel).split("/") if p])
 

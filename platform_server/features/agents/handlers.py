@@ -151,7 +151,8 @@ class ToolsHandler(ApiHandler):
     def put(self, agentId: int) -> None:
         """Replace the tool bindings (`{toolNames: [...]}` or a bare array)."""
         req = _bindings(self, ToolBindings, "toolNames")
-        self.ok(service.set_tools(self.require_caller(), agentId, req.toolNames))
+        host = self.platform.services.tools.host_kinds(req.toolNames)
+        self.ok(service.set_tools(self.require_caller(), agentId, req.toolNames, host))
 
 
 class ProviderPreferencesHandler(ApiHandler):

@@ -16,6 +16,7 @@ from platform_server.features.agents import files
 from platform_server.features.agents.models import Agent, AgentSkill, AgentTool
 from platform_server.features.agents.schemas import AgentCreate, AgentUpdate
 from platform_server.features.audit import service as audit
+from platform_server.features.workspaces import service as workspaces
 from platform_server.memo import memo_on
 from platform_server.web.encode import JsonText, encoded
 from platform_server.web.ownership import may_change
@@ -430,10 +431,16 @@ def tools(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
     return [{"agentId": str(agent.id), "toolName": name, "enabled": True} for name in bound_tools(agent.id)]
 
 
-def set_tools(caller: Caller, agent_id: int, names: list[str]) -> list[dict[str, Any]]:
-    """Replace the agent's tool bindings (names; the registry checks them at run time)."""
+def set_tools(caller: Caller, agent_id: int, names: list[str], host: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """Replace the agent's tool bindings (names; the registry checks them at run time). `host` names the
+    host tools among them (name -> kind): a new binding of one needs the workspace to have it enabled."""
     with database.atomic():
         agent = get_agent(caller, agent_id)
+        already = set(bound_tools(agent.id))
+        for name in names:
+            refusal = workspaces.host_tool_refusal(agent.workspace_id, host[name]) if host and name in host and name not in already else ""
+            if refusal:
+                raise Forbidden(f"Tool '{name}' cannot be bound: {refusal}")
         AgentTool.delete().where(AgentTool.agent == agent.id).execute()
         for pos, name in enumerate(names):
             AgentTool.create(agent=agent.id, tool_name=name, position=pos)

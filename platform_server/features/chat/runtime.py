@@ -435,7 +435,7 @@ class ChatRuntime:
         specs, tool_ctx = tool_calls.agent_tools(
             self.platform, agent, turn.user_id, turn.workspace_id, turn.conversation_id, end_user_id=req.end_user_id, role=role
         )
-        withheld = tool_calls.withheld(self.platform.services.tools, specs, role, req.end_user_id)
+        withheld = tool_calls.withheld(self.platform.services.tools, specs, role, req.end_user_id, turn.workspace_id)
         specs[:] = [spec for spec in specs if spec.name not in withheld]  # in place: tool_search extends this list
         tool_ctx.emit = turn.publish  # tools that report progress (acp_delegate) stream into the turn
         return TurnSetup(

@@ -20,11 +20,11 @@ if TYPE_CHECKING:
     from platform_server.app import Platform
 
 
-def withheld(registry: ToolRegistry, specs: list[ToolSpec], role: str | None, end_user_id: str | None) -> dict[str, str]:
+def withheld(registry: ToolRegistry, specs: list[ToolSpec], role: str | None, end_user_id: str | None, workspace_id: int) -> dict[str, str]:
     """Tools of `specs` this caller may not run, with the reason (the registry refuses them at execution too)."""
     out: dict[str, str] = {}
     for spec in specs:
-        reason = registry.refusal(spec.name, role, end_user_id)
+        reason = registry.refusal(spec.name, role, end_user_id, workspace_id)
         if reason is not None:
             out[spec.name] = reason
     return out
@@ -48,7 +48,7 @@ def agent_tools(
     bound, tools_disabled = agents.bound_tools(agent.id), bool(agent.tools_disabled)
     specs = registry.specs_for(bound, tools_disabled)
     deferred = registry.deferred_for(bound, tools_disabled)
-    refused = withheld(registry, deferred, role, end_user_id)
+    refused = withheld(registry, deferred, role, end_user_id, workspace_id)
     deferred = [s for s in deferred if s.name not in refused]
 
     def offer(names: list[str]) -> None:  # tool_search: held-back tools join the offer for the rest of the run

@@ -20,6 +20,7 @@ from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.features.tools.registry import ToolError
+from platform_server.features.workspaces import service as workspaces
 
 QUERY_TIMEOUT_S = sqlite_guard.QUERY_TIMEOUT_S
 MASK = "********"
@@ -202,6 +203,9 @@ async def query_tool(config: Config, args: dict[str, Any], ctx: Any) -> str:
     if row is None or not row.enabled:
         raise ToolError(f"No enabled datasource named {args['datasource']!r} in this workspace")
     query = str(args["query"])
+    refusal = workspaces.host_tool_refusal(ctx.workspace_id, "sql") if row.type == "sqlite" else ""
+    if refusal:  # SQL datasources are a host tool: a global admin enables them per workspace
+        raise ToolError(refusal)
     try:
         if row.type == "sqlite":
             return json.dumps(await run_blocking(_sqlite_query, config, row, query), default=str)

@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from platform_server.features.mcp import service
@@ -21,13 +22,35 @@ from platform_server.features.tools.models import Tool
 from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError, ToolRegistry
 from platform_server.web.context import Caller
-from platform_server.integrations import mcp_client
+from platform_server.blocking import run_blocking
+from platform_server.integrations import mcp_client, sandbox
 from platform_server.integrations.mcp_client import McpCallError, McpConnectionLost, McpTarget, McpToolInfo
 
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 300.0
 CLOSE_TIMEOUT_S = 5.0
+
+
+async def sandboxed(config: Any, target: McpTarget) -> McpTarget:
+    """A stdio server's target wrapped in the sandbox (its work folder read-write at /workspace, the
+    absolute paths its command names read-only, network only with sandbox_network); raises
+    SandboxUnavailable when there is no working sandbox. Other transports are returned as they are."""
+    if target.transport != "stdio":
+        return target
+    await sandbox.ensure_ready(config)
+    workdir = Path(target.cwd)
+    await run_blocking(sandbox.prepare_workdir, config, workdir)
+    env = {**target.env, **sandbox.base_env()}
+    run = sandbox.build(
+        config,
+        [target.command, *target.args],
+        workdir=workdir,
+        network=config.sandbox_network,
+        env=env,
+        expose=sandbox.exposed_paths(target.command, target.args),
+    )
+    return dataclasses.replace(target, command=run.argv[0], args=tuple(run.argv[1:]), env=run.env, cwd="")
 
 
 class McpConnection:
@@ -87,7 +110,8 @@ class McpConnection:
         async with contextlib.AsyncExitStack() as stack:
             async with asyncio.timeout(timeout):
                 self._trace = mcp_client.HttpTrace()
-                client = await stack.enter_async_context(mcp_client.open_session(self.target, self.manager.config.tool_timeout_s, self._trace))
+                target = await sandboxed(self.manager.config, self.target)
+                client = await stack.enter_async_context(mcp_client.open_session(target, self.manager.config.tool_timeout_s, self._trace))
                 tools = await mcp_client.list_tools(client)
             self.client, self.tools = client, tools
             self.state, self.error = "connected", ""
@@ -211,7 +235,8 @@ class McpManager:
             return await current.call(mcp_tool, args)
 
         description = tool.description or f"Tool {tool.name} of MCP server {conn.name}"
-        return ToolDefinition(name, description, tool.input_schema, run, source="mcp")
+        host = "mcp_stdio" if conn.target.transport == "stdio" else None  # runs a program on the host
+        return ToolDefinition(name, description, tool.input_schema, run, source="mcp", host=host)
 
     def on_connected(self, conn: McpConnection, info: Any) -> None:
         """Record the discovery and register the server's tools (and aliases); drop names no longer offered."""
@@ -273,6 +298,7 @@ class McpManager:
         trace = mcp_client.HttpTrace()
         try:
             async with asyncio.timeout(self.config.mcp_connect_timeout_s):
+                target = await sandboxed(self.config, target)
                 async with mcp_client.open_session(target, self.config.mcp_connect_timeout_s, trace) as client:
                     tools = await mcp_client.list_tools(client)
                     info = mcp_client.session_info(client, tools)

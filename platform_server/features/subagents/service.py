@@ -125,7 +125,7 @@ class SubagentManager:
         specs, tool_ctx = tool_calls.agent_tools(
             self.platform, agent, ctx.user_id, ctx.workspace_id, ctx.conversation_id, end_user_id=end_user_id, role=role
         )
-        withheld = tool_calls.withheld(registry, specs, role, end_user_id)
+        withheld = tool_calls.withheld(registry, specs, role, end_user_id, ctx.workspace_id)
         specs = [s for s in specs if s.name not in withheld]
         offered = {s.name: "" for s in specs} | withheld  # name -> why it is refused ("" = it may run)
         gctx = guard.GuardContext(ctx.user_id, ctx.workspace_id, agent.id, ctx.conversation_id)

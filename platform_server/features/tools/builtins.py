@@ -1,4 +1,4 @@
-"""The built-in system tools: time, the agent's workspace files, and the (off by default) shell."""
+"""The built-in system tools: time, the agent's workspace files, and the (off by default, sandboxed) shell."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from platform_server.features.agents import service as agents
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.features.tools.web_fetch import WEB_FETCH
 from platform_server.blocking import run_blocking
+from platform_server.features.workspaces import service as workspaces
+from platform_server.integrations import sandbox
 from platform_server.web.errors import ApiError, BadRequest, NotFound
 
 T = TypeVar("T")
@@ -145,17 +147,24 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 
 
 async def shell_exec(args: dict[str, Any], ctx: ToolContext) -> str:
+    """Run the command with /bin/sh in the sandbox: the agent's folder read-write at /workspace, nothing else."""
     if not ctx.config.shell_exec_enabled:
         raise ToolError("shell_exec is disabled on this server (an administrator can enable it with the shell_exec_enabled setting)")
     command = args["command"]
     if not command.strip() or "\x00" in command:
         raise ToolError("Argument 'command' must be a non-empty command line")
+    try:
+        await sandbox.ensure_ready(ctx.config)
+    except sandbox.SandboxUnavailable as exc:
+        raise ToolError(f"{exc}. The command was not run.") from None
     root = _root(ctx)
-    env = {**ctx.secret_env, "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "HOME": str(root), "LANG": "C.UTF-8"}
-    proc = await asyncio.create_subprocess_shell(
-        command,
-        cwd=str(root),
-        env=env,
+    await run_blocking(sandbox.prepare_workdir, ctx.config, root)
+    network = ctx.config.sandbox_network or "network" in workspaces.host_tools(ctx.workspace_id)
+    env = {**ctx.secret_env, **sandbox.base_env()}
+    run = sandbox.build(ctx.config, ["/bin/sh", "-c", command], workdir=root, network=network, env=env)
+    proc = await asyncio.create_subprocess_exec(
+        *run.argv,
+        env=run.env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
@@ -188,7 +197,8 @@ async def shell_exec(args: dict[str, Any], ctx: ToolContext) -> str:
         output += f"\n[truncated: output was {size} bytes, showing the first {SHELL_OUTPUT_CAP_BYTES}]"
     text = f"exit code: {proc.returncode}\n{output}".rstrip()
     if proc.returncode != 0:
-        raise ToolError(text)
+        note = sandbox.limit_note(ctx.config, proc.returncode, output)
+        raise ToolError(f"{text}\n[{note}]" if note else text)
     return text
 
 
@@ -230,10 +240,11 @@ BUILTIN_TOOLS: tuple[ToolDefinition, ...] = (
     WEB_FETCH,
     ToolDefinition(
         "shell_exec",
-        "Run a shell command in the agent's workspace folder and return its exit code and output.",
+        "Run a shell command in a sandbox whose working folder (/workspace) is the agent's workspace folder; returns its exit code and output.",
         _schema({"command": {"type": "string", "description": "The command line, run with /bin/sh"}}, ["command"]),
         shell_exec,
         min_role="member",
         end_users=False,
+        host="shell",
     ),
 )

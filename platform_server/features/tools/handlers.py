@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from platform_server.features.tools import service
 from platform_server.features.tools.schemas import McpToolCreate, ToolTier, ToolToggle, ToolUpdate
 from platform_server.web.base import ApiHandler
@@ -17,14 +19,20 @@ class _ToolsBase(ApiHandler):
         registry = self.platform.services.tools
         return set(registry.names()) if registry else set()
 
+    def with_host(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows with `hostTool` and `workspaceEnabled` for the caller's workspace."""
+        registry = self.platform.services.tools
+        kinds = registry.host_kinds([r["name"] for r in rows]) if registry else {}
+        return service.with_host(rows, kinds, self.require_caller().workspace_id, self.config.shell_exec_enabled)
+
 
 class ToolsHandler(_ToolsBase):
     access = {"GET": "viewer", "POST": GLOBAL_ADMIN}
     body_models = {"POST": McpToolCreate}
 
     def get(self) -> None:
-        """Every tool (system, MCP, skills), system tools first."""
-        self.ok(service.list_all())
+        """Every tool (system, MCP, skills), system tools first, with `hostTool` and `workspaceEnabled`."""
+        self.ok(self.with_host(service.list_all()))
 
     def post(self) -> None:
         """Create a tool that runs one discovered tool of an MCP server under its own name (global admin)."""
@@ -39,16 +47,16 @@ class AvailableToolsHandler(_ToolsBase):
     access = {"GET": "viewer"}
 
     def get(self) -> None:
-        """Every atomic tool an agent can bind (enabled and runnable), including MCP tools."""
-        self.ok(service.list_available(self.registered()))
+        """Every atomic tool an agent can bind here (enabled, runnable, host tools only where enabled), including MCP tools."""
+        self.ok([r for r in self.with_host(service.list_available(self.registered())) if r["workspaceEnabled"]])
 
 
 class EnabledToolsHandler(_ToolsBase):
     access = {"GET": "viewer"}
 
     def get(self) -> None:
-        """Enabled tools."""
-        self.ok(service.list_enabled())
+        """Enabled tools, with `hostTool` and `workspaceEnabled`."""
+        self.ok(self.with_host(service.list_enabled()))
 
 
 class ToolHandler(_ToolsBase):

@@ -17,6 +17,7 @@ from platform_server.integrations.llm.types import ToolSpec
 from platform_server.web.context import ROLE_RANK, Caller
 from platform_server.features.settings import service as settings
 from platform_server.features.tools import service
+from platform_server.features.workspaces import service as workspaces
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,9 @@ class ToolDefinition:
     min_role: str | None = None  # workspace role the caller needs for the tool's effect (None: any member role)
     end_users: bool = True  # False: never runs in an end user's conversation (webchat, channels), whoever owns it
     feature: str | None = None  # a feature flag: while it is off the tool is neither offered nor run
+    # A host tool (workspaces.HOST_TOOLS: shell, acp, mcp_stdio): bound and run only in workspaces
+    # where a global admin enabled it.
+    host: str | None = None
 
 
 @dataclass(frozen=True)
@@ -174,8 +178,9 @@ class ToolRegistry:
         definition = self._tools.get(name)
         return definition.min_role if definition else None
 
-    def refusal(self, name: str, role: str | None, end_user_id: str | None) -> str | None:
-        """Why this caller may not run this tool (its role floor, or an end user's conversation), else None.
+    def refusal(self, name: str, role: str | None, end_user_id: str | None, workspace_id: int | None = None) -> str | None:
+        """Why this caller may not run this tool (its role floor, an end user's conversation, a host tool
+        the workspace has not enabled), else None.
 
         The one rule, checked where every call runs (`execute`) and used to filter what a model is offered."""
         definition = self._tools.get(name)
@@ -185,7 +190,13 @@ class ToolRegistry:
             return f"Tool '{name}' needs the {definition.min_role} role in this workspace; the caller's role is lower"
         if end_user_id and not definition.end_users:
             return f"Tool '{name}' is not available in an end user's conversation"
+        if definition.host and workspace_id is not None:
+            return workspaces.host_tool_refusal(workspace_id, definition.host) or None
         return None
+
+    def host_kinds(self, names: list[str]) -> dict[str, str]:
+        """The host tools among `names`, with their kind (shell, acp, mcp_stdio)."""
+        return {n: d.host for n in names if (d := self._tools.get(n)) is not None and d.host}
 
     def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
         """The tools offered at the start of a turn: the core tier, plus `tool_search` when extension
@@ -254,7 +265,7 @@ class ToolRegistry:
             return ToolOutcome(False, f"Tool is disabled: {name}")
         if definition.feature and not _feature_on(definition.feature):
             return ToolOutcome(False, f"Feature {definition.feature} is disabled")
-        refused = self.refusal(name, ctx.role, ctx.end_user_id)
+        refused = self.refusal(name, ctx.role, ctx.end_user_id, ctx.workspace_id)
         if refused is not None:  # every path (turns, sub-agents, team runs, tool_search, approvals) ends here
             return ToolOutcome(False, refused)
         text = (arguments_json or "").strip()

@@ -9,6 +9,7 @@ import peewee
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.tools.models import Tool
+from platform_server.features.workspaces import service as workspaces
 from platform_server.serialize import Fields, flag, ident, obj, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
@@ -65,6 +66,17 @@ def list_available(registered: set[str]) -> list[dict[str, Any]]:
     """Atomic tools an agent can bind: enabled rows whose tool is currently registered (runnable)."""
     rows = Tool.select().where(Tool.enabled == True).order_by(Tool.source != "system", Tool.name)  # noqa: E712
     return [_brief(r) for r in rows if r.name in registered]
+
+
+def with_host(rows: list[dict[str, Any]], kinds: dict[str, str], workspace_id: int, shell_allowed: bool) -> list[dict[str, Any]]:
+    """Each row with `hostTool` (its host-tool kind, or null) and `workspaceEnabled` (false: a host tool a
+    global admin has not enabled in this workspace, or shell_exec while the server's shell_exec_enabled is off)."""
+    enabled = workspaces.host_tools(workspace_id)
+    for row in rows:
+        kind = kinds.get(row["name"])
+        row["hostTool"] = kind
+        row["workspaceEnabled"] = kind is None or (kind in enabled and (kind != "shell" or shell_allowed))
+    return rows
 
 
 def _get(tool_id: int) -> Tool:

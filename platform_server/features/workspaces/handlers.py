@@ -35,9 +35,9 @@ class WorkspaceHandler(ApiHandler):
         self.ok(service.get(self.require_caller(), id))
 
     def put(self, id: int) -> None:
-        """Update name or description (admin)."""
+        """Update name or description (admin); `hostTools` (tools that reach the host) only a global admin."""
         req = self.body(WorkspaceUpdate)
-        self.ok(service.update(self.require_caller(), id, req.name, req.description))
+        self.ok(service.update(self.require_caller(), id, req.name, req.description, req.hostTools))
 
     def delete(self, id: int) -> None:
         """Delete a workspace (owner); workspace 1 stays."""

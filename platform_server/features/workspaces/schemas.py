@@ -17,6 +17,7 @@ class WorkspaceRequest(BaseModel):
 class WorkspaceUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
+    hostTools: list[str] | None = Field(default=None, max_length=10)  # global admin only
 
 
 class MemberRequest(BaseModel):

@@ -13,6 +13,15 @@ from platform_server.serialize import Fields, GIVEN, ident, when
 
 DEFAULT_WORKSPACE_ID = 1
 
+# Tools that reach the host, which only a global admin enables, per workspace (`hostTools`):
+HOST_TOOLS: dict[str, str] = {
+    "shell": "shell_exec (and so skill scripts)",
+    "acp": "acp_delegate (coding agents over ACP)",
+    "sql": "SQLite datasources",
+    "mcp_stdio": "tools of stdio MCP servers",
+    "network": "network access inside this workspace's sandbox",
+}
+
 # The capability names the original console's router guard reads from /access; each role
 # inherits the one below. Model provider writes need a global admin here, so workspace
 # roles never carry manage:models.
@@ -79,6 +88,7 @@ WORKSPACE_FIELDS = Fields(
     effectiveRole=GIVEN,
     roleLevel=GIVEN,
     isGlobalAdmin=GIVEN,
+    hostTools=lambda ws: [k for k in HOST_TOOLS if k in (ws.host_tools or [])],
     createTime=when("create_time"),
     updateTime=when("update_time"),
 )
@@ -124,16 +134,45 @@ def create(caller: Caller, name: str, description: str | None) -> dict[str, Any]
     return to_dict(ws, "owner", "owner", 1, caller.is_global_admin)
 
 
-def update(caller: Caller, workspace_id: int, name: str | None, description: str | None) -> dict[str, Any]:
+def host_tools(workspace_id: int) -> set[str]:
+    """The host tools a global admin enabled in the workspace (empty for an unknown one)."""
+    row = Workspace.select(Workspace.host_tools).where(Workspace.id == workspace_id).first()
+    return set(row.host_tools or []) if row else set()
+
+
+def host_tool_refusal(workspace_id: int, kind: str) -> str:
+    """Why a host tool may not be bound or run in the workspace ('' when a global admin enabled it)."""
+    if kind in host_tools(workspace_id):
+        return ""
+    return (
+        f"Host tool '{kind}' ({HOST_TOOLS[kind]}) is not enabled in this workspace; "
+        f'a global admin enables it with PUT /api/v1/workspaces/{workspace_id} {{"hostTools": ["{kind}", ...]}}'
+    )
+
+
+def _check_host_tools(caller: Caller, ws: Workspace, wanted: list[str]) -> list[str]:
+    unknown = [k for k in wanted if k not in HOST_TOOLS]
+    if unknown:
+        raise BadRequest(f"hostTools: unknown value '{unknown[0][:50]}' (one of {', '.join(HOST_TOOLS)})")
+    clean = [k for k in HOST_TOOLS if k in wanted]
+    if set(clean) != set(ws.host_tools or []) and not caller.is_global_admin:
+        raise Forbidden("Only a global admin may change hostTools (tools that run programs or reach the host)")
+    return clean
+
+
+def update(caller: Caller, workspace_id: int, name: str | None, description: str | None, host: list[str] | None = None) -> dict[str, Any]:
     ws, eff = require_role(caller, workspace_id, "admin")
     with database.atomic():
+        if host is not None:
+            ws.host_tools = _check_host_tools(caller, ws, host)
         if name is not None:
             ws.name = name
         if description is not None:
             ws.description = description
         ws.update_time = utcnow()
         ws.save()
-        audit.record(caller, "UPDATE", "WORKSPACE", ws.id, f"workspace {ws.name}", workspace_id=ws.id)
+        what = f"workspace {ws.name}" + (f", hostTools [{', '.join(ws.host_tools)}]" if host is not None else "")
+        audit.record(caller, "UPDATE", "WORKSPACE", ws.id, what, workspace_id=ws.id)
     return to_dict(ws, member_role(caller.user_id, ws.id), eff, is_global_admin=caller.is_global_admin)
 
 
