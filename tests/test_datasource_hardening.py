@@ -16,6 +16,7 @@ async def _shop(env: ChatEnv, server: Any) -> Path:
     path = make_db(server)
     r = await env.api.post("/api/v1/datasources", {"name": "shop", "type": "sqlite", "config": {"path": "shop.db"}}, token="alice")
     assert r.status == 200, r.body
+    assert (await env.api.put("/api/v1/workspaces/1", {"hostTools": ["sql"]}, token="alice")).status == 200  # a global admin enables SQL
     await env.api.put(f"/api/v1/agents/{env.agent_id}/tools", {"toolNames": ["query_datasource"]}, token="alice")
     return path
 

@@ -18,8 +18,9 @@ MEMBER_ONLY = "needs the member role in this workspace"
 
 
 async def shop(env: ChatEnv, server: Any) -> None:
-    """alice's SQLite datasource `shop` (the query tool needs the member role)."""
+    """alice's SQLite datasource `shop` (the query tool needs the member role; a global admin enabled SQL here)."""
     make_db(server)
+    assert (await env.api.put("/api/v1/workspaces/1", {"hostTools": ["sql", "acp"]}, token="alice")).status == 200
     r = await env.api.post("/api/v1/datasources", {"name": "shop", "type": "sqlite", "config": {"path": "shop.db"}}, token="alice")
     assert r.status == 200, r.body
 
