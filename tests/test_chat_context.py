@@ -8,7 +8,11 @@ from typing import Any
 
 import pytest
 
-from platform_server.features.chat.context import CUT_NOTE, SUMMARY_HEADER, SUMMARY_INSTRUCTIONS
+from platform_server.blocking import run_blocking
+from platform_server.config import Config
+from platform_server.features.chat.context import CUT_NOTE, SUMMARY_HEADER, SUMMARY_INSTRUCTIONS, window_for
+from platform_server.features.models.runtime import ModelTarget
+from platform_server.integrations.llm.local import find_default_gguf
 from platform_server.integrations.llm.tokens import MESSAGE_OVERHEAD, estimate
 from tests.helpers.chat import ChatEnv, chat_env, text_of
 from tests.helpers.client import ApiClient, SseEvent
@@ -219,3 +223,24 @@ async def test_the_answer_reserve_setting_decides_how_much_of_the_window_a_reque
     report = context_events(events)[-1]
     assert report["reserve"] == 100  # the default (4096, at most a quarter) would keep 250
     assert 750 < wire_tokens(env.llm.requests[-1]) <= 900
+
+
+def _llama_available() -> bool:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _llama_available() or find_default_gguf() is None, reason="llama-cpp-python or the SmolLM2 GGUF is missing")
+async def test_the_embedded_model_is_measured_with_its_own_tokenizer_and_keeps_room_for_its_answer() -> None:
+    embedded = ModelTarget("local", "local", "", None, "", "text", None)
+    remote = ModelTarget("fake", "openai", "http://127.0.0.1:9/v1", None, "scripted", "text", 1000)
+    win = window_for(Config(), [embedded])
+    assert win.counter.name == "llama.cpp" and win.tokens == 2048 and win.reserve == 528
+    digits = "1234567890 " * 40  # SmolLM2 spends a token per digit: more than the estimate says
+    tokens = await run_blocking(win.counter.count, digits)
+    assert tokens > estimate(digits) and tokens >= 400
+    mixed = window_for(Config(), [remote, embedded])  # a failover list: the smaller window, the safe counter
+    assert mixed.counter.name == "estimate" and mixed.tokens == 1000

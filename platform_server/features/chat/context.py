@@ -156,7 +156,10 @@ def message_tokens(counter: TokenCounter, m: ChatMessage, row_id: int = 0) -> in
 
 
 def tool_tokens(counter: TokenCounter, spec: ToolSpec) -> int:
-    return MESSAGE_OVERHEAD + counter.count(json.dumps({"name": spec.name, "description": spec.description, "parameters": spec.parameters}))
+    """A tool's tokens (its JSON); counted once per name, description and schema object (the registry keeps them)."""
+    key = (-2, hash((spec.name, spec.description)), id(spec.parameters))
+    wire = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+    return MESSAGE_OVERHEAD + counter.cached(key, lambda: json.dumps(wire))
 
 
 def shorten(counter: TokenCounter, text: str, limit: int) -> str:
@@ -206,7 +209,8 @@ def fit(
     """Decide what one call sends: everything when it fits, else the newest turns and what to compact."""
     c, budget = win.counter, win.budget
     plan = Plan(system_prompt, list(tools), groups, [], 0, summary)
-    system_tokens = c.count(system_prompt) + MESSAGE_OVERHEAD if system_prompt else 0
+    # the same prompt for every call of an answer: counted once (a str caches its hash)
+    system_tokens = c.cached((-1, hash(system_prompt), len(system_prompt)), system_prompt) + MESSAGE_OVERHEAD if system_prompt else 0
     if system_tokens > budget // 2:
         plan.system, plan.system_truncated = shorten(c, system_prompt, budget // 2 - MESSAGE_OVERHEAD), True
         system_tokens = c.count(plan.system) + MESSAGE_OVERHEAD

@@ -12,7 +12,7 @@ per-result cap and the answer's reserve absorb the error.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from platform_server.lazy import lazy_import
 
@@ -31,7 +31,7 @@ def estimate(text: str) -> int:
     characters 2.5 bytes of UTF-8 a token (CJK about 1.2 a character). C-speed passes only."""
     if not text:
         return 0
-    digits = sum(text.count(d) for d in _DIGITS) if any(d in text for d in _DIGITS) else 0
+    digits = sum(map(text.count, _DIGITS))
     if text.isascii():
         return int((len(text) - digits) / 3.5 + digits / 1.7) + 1
     size = len(text.encode("utf-8"))
@@ -52,12 +52,13 @@ class TokenCounter:
     def count(self, text: str) -> int:
         return estimate(text)
 
-    def cached(self, key: tuple[int, int, int], text: str) -> int:
+    def cached(self, key: tuple[int, int, int], text: str | Callable[[], str]) -> int:
+        """The count of `text` (or of what the callable makes, only when not cached yet) under `key`."""
         found = self._cache.get(key)
         if found is None:
             if len(self._cache) >= _CACHE_MAX:
                 self._cache.clear()  # a crude bound: the next call re-counts its history once
-            found = self._cache[key] = self.count(text)
+            found = self._cache[key] = self.count(text if isinstance(text, str) else text())
         return found
 
 
