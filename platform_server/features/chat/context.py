@@ -252,8 +252,9 @@ def _shrink(c: TokenCounter, plan: Plan, group: TurnGroup, limit: int) -> None:
         size = message_tokens(c, group.items[n].message, group.items[n].row_id)
         if size <= 64:
             break
+        first_cut = group.items[n].row_id != 0  # a cut message has no row: count each message once
         group.items[n], saved = _cut_item(c, group.items[n], max(size // 2, size - (group.tokens - limit)))
-        plan.truncated, plan.truncated_tokens = plan.truncated + 1, plan.truncated_tokens + saved
+        plan.truncated, plan.truncated_tokens = plan.truncated + first_cut, plan.truncated_tokens + saved
         _count_group(c, group)
     while group.tokens > limit:  # many small calls: the oldest assistant call and its results go
         first = next((i for i, it in enumerate(group.items) if i and it.message.role == "assistant"), None)
