@@ -26,7 +26,7 @@ from platform_server.features.chat.models import ContextSummary
 from platform_server.features.conversations.models import Conversation
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolSpec
 from platform_server.integrations.llm import local, tokens
-from platform_server.integrations.llm.tokens import IMAGE_TOKENS, MESSAGE_OVERHEAD, TokenCounter
+from platform_server.integrations.llm.tokens import IMAGE_TOKENS, TokenCounter
 
 log = logging.getLogger(__name__)
 
@@ -152,14 +152,14 @@ def message_tokens(counter: TokenCounter, m: ChatMessage, row_id: int = 0) -> in
     """A message's tokens; a stored message's count is cached by its row (it never changes)."""
     text, images = _flat(m)
     counted = counter.cached((row_id, len(text), images), text) if row_id else counter.count(text)
-    return MESSAGE_OVERHEAD + counted + images * IMAGE_TOKENS
+    return counter.overhead + counted + images * IMAGE_TOKENS
 
 
 def tool_tokens(counter: TokenCounter, spec: ToolSpec) -> int:
     """A tool's tokens (its JSON); counted once per name, description and schema object (the registry keeps them)."""
     key = (-2, hash((spec.name, spec.description)), id(spec.parameters))
     wire = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
-    return MESSAGE_OVERHEAD + counter.cached(key, lambda: json.dumps(wire))
+    return counter.overhead + counter.cached(key, lambda: json.dumps(wire))
 
 
 def shorten(counter: TokenCounter, text: str, limit: int) -> str:
@@ -181,7 +181,7 @@ def _cut_item(counter: TokenCounter, item: Item, limit: int) -> tuple[Item, int]
     """The item with its text cut to about `limit` tokens, and the tokens that saved."""
     m = item.message
     before = message_tokens(counter, m, item.row_id)
-    text_limit = max(limit - MESSAGE_OVERHEAD - (before - MESSAGE_OVERHEAD - counter.count(m.text())), 16)
+    text_limit = max(limit - before + counter.count(m.text()), 16)  # what is not text (calls, images) stays
     if isinstance(m.content, list):
         parts = [{**p, "text": shorten(counter, p.get("text", ""), text_limit)} if p.get("type") == "text" else p for p in m.content]
         new = ChatMessage(m.role, parts, m.tool_calls, m.tool_call_id, m.name)
@@ -210,10 +210,10 @@ def fit(
     c, budget = win.counter, win.budget
     plan = Plan(system_prompt, list(tools), groups, [], 0, summary)
     # the same prompt for every call of an answer: counted once (a str caches its hash)
-    system_tokens = c.cached((-1, hash(system_prompt), len(system_prompt)), system_prompt) + MESSAGE_OVERHEAD if system_prompt else 0
+    system_tokens = c.cached((-1, hash(system_prompt), len(system_prompt)), system_prompt) + c.overhead if system_prompt else 0
     if system_tokens > budget // 2:
-        plan.system, plan.system_truncated = shorten(c, system_prompt, budget // 2 - MESSAGE_OVERHEAD), True
-        system_tokens = c.count(plan.system) + MESSAGE_OVERHEAD
+        plan.system, plan.system_truncated = shorten(c, system_prompt, budget // 2 - c.overhead), True
+        system_tokens = c.count(plan.system) + c.overhead
     sizes = [tool_tokens(c, spec) for spec in plan.tools]
     while plan.tools and system_tokens + sum(sizes) > budget * 3 // 4:  # a quarter at least for the conversation
         plan.tools_dropped.insert(0, plan.tools.pop().name)
@@ -295,7 +295,7 @@ def summary_request(win: Window, previous: Summary | None, groups: list[TurnGrou
     c = win.counter
     instructions = SUMMARY_INSTRUCTIONS.format(words=max(20, int(win.summary_cap * 0.6)))
     head = f"Summary so far:\n{previous.text}\n\n" if previous else ""
-    room = win.budget - c.count(instructions) - c.count(head) - 3 * MESSAGE_OVERHEAD - 16
+    room = win.budget - c.count(instructions) - c.count(head) - 3 * c.overhead - 16
     lines = [_render(item) for g in groups for item in g.items]
     share = max(48, room // max(len(lines), 1))
     lines = [shorten(c, line, share) for line in lines]

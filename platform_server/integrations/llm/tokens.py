@@ -45,6 +45,7 @@ class TokenCounter:
 
     name = "estimate"
     blocking = False  # True: counting may take milliseconds (call it off the IOLoop)
+    overhead = MESSAGE_OVERHEAD  # tokens a message costs besides its text
 
     def __init__(self) -> None:
         self._cache: dict[tuple[int, int, int], int] = {}
@@ -66,6 +67,7 @@ class LlamaCounter(TokenCounter):
     """The embedded model's own tokenizer (llama.cpp, vocabulary only: about 0.1 s to load)."""
 
     blocking = True
+    overhead = 8  # its chat template's markers, and what the local client adds (as its own fitting counts)
 
     def __init__(self, path: str) -> None:
         super().__init__()
