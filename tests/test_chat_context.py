@@ -149,7 +149,8 @@ async def test_a_long_conversation_with_a_1000_token_window_keeps_every_request_
 
 async def test_a_500_token_window_and_a_64_kb_tool_result_no_longer_sends_22k_tokens(env: ChatEnv) -> None:
     await set_window(env.api, 500)
-    await put_file(env, "huge.txt", long_text(7, 9400))  # 64 KB: 22k tokens were sent
+    huge = long_text(7, 9400)  # 64 KB: 22k tokens were sent
+    await put_file(env, "huge.txt", huge)
     env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("read_file", {"path": "huge.txt"}, id="call_huge")]), Script(text="Done reading."))
     events = await env.stream("Read huge.txt and tell me what it says.")
     assert events[-1].data["status"] == "completed" and text_of(events) == "Done reading."
@@ -161,6 +162,10 @@ async def test_a_500_token_window_and_a_64_kb_tool_result_no_longer_sends_22k_to
     reports = context_events(events)
     assert reports and reports[-1]["truncated"]["messages"] == 1 and reports[-1]["truncated"]["tokens"] > 10_000
     assert reports[-1]["toolsDropped"]  # five tools' schemas alone do not leave room in 375 tokens
+    # only the model's view is cut: the stream and the stored message keep the whole result
+    completed = next(e.data for e in events if e.event == "tool_call_completed")
+    stored = next(m for m in await env.messages() if m["role"] == "tool")
+    assert completed["result"] == stored["content"] and stored["content"].startswith(huge[:60_000])
     assert [t["function"]["name"] for t in env.llm.requests[0].get("tools") or []] == [
         t["function"]["name"] for t in env.llm.requests[1].get("tools") or []
     ]

@@ -221,16 +221,20 @@ def fit(
     plan.fixed_tokens = system_tokens + sum(sizes) + sum(message_tokens(c, m) for m in extra)
     avail = budget - plan.fixed_tokens
     tool_cap = max(64, avail // 3)
+    cuts: list[tuple[int, int]] = []  # per group: results cut, tokens saved (reported for the groups sent)
     for group in groups:
+        cut, saved = 0, 0
         for n, item in enumerate(group.items):
             if item.message.role == "tool" and message_tokens(c, item.message, item.row_id) > tool_cap:
-                group.items[n], saved = _cut_item(c, item, tool_cap)
-                plan.truncated, plan.truncated_tokens = plan.truncated + 1, plan.truncated_tokens + saved
+                group.items[n], less = _cut_item(c, item, tool_cap)
+                cut, saved = cut + 1, saved + less
+        cuts.append((cut, saved))
         _count_group(c, group)
     if summary is not None:
         summary.text = shorten(c, summary.text, win.summary_cap)
         plan.summary_tokens = c.count(SUMMARY_HEADER + summary.text)
     if sum(g.tokens for g in groups) + plan.summary_tokens <= avail or not groups:
+        plan.truncated, plan.truncated_tokens = sum(n for n, _ in cuts), sum(t for _, t in cuts)
         return plan
     room = avail - max(win.summary_cap + c.count(SUMMARY_HEADER), plan.summary_tokens)
     start, kept = len(groups) - 1, groups[-1].tokens
@@ -238,6 +242,7 @@ def fit(
         start -= 1
         kept += groups[start].tokens
     plan.keep, plan.compact = groups[start:], groups[:start]
+    plan.truncated, plan.truncated_tokens = sum(n for n, _ in cuts[start:]), sum(t for _, t in cuts[start:])
     limit = room if plan.compact else avail - plan.summary_tokens
     _shrink(c, plan, groups[-1], limit)
     return plan
