@@ -43,6 +43,8 @@ class Config:
     heartbeat_s: float = 15.0
     replay_retention_s: float = 300.0
     stuck_turn_s: float = 600.0
+    chat_context_default_tokens: int = 32_768  # context window of a chat model that declares no maxInputTokens
+    chat_answer_reserve_tokens: int = 4_096  # of the window, kept for the answer (at most a quarter of it)
     approval_expiry_s: float = 1800.0
     default_language: str = "en-US"
     timezone: str = "UTC"  # IANA zone: the default of cron jobs and cron triggers

@@ -310,3 +310,17 @@ async def test_at_phone_width_the_conversation_list_is_a_drawer_and_the_theme_to
     await page.reload()
     await expect(page.locator("html")).to_have_attribute("data-theme", "dark")
     await expect(page.get_by_role("button", name="Light theme")).to_be_visible()
+
+
+async def test_an_answer_whose_request_was_fitted_to_the_model_window_says_so_under_it(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    model_id = (await server.client.get("/api/v1/models/default", token="admin")).data["id"]
+    r = await server.client.put("/api/v1/models/fake/models/context-window", {"modelId": model_id, "maxInputTokens": 600}, token="admin")
+    assert r.status == 200, r.body
+    llm.enqueue(Script(text="Fitted."))
+    await open_console(page, server, admin)
+    await send(page, "Read this: " + "lorem ipsum dolor sit amet " * 400)
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-status", "completed")
+    await expect(turn.locator(".turn-status")).to_contain_text("to fit the model's context: 1 long message shortened, 2 tools not offered")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from platform_server.db import database
@@ -13,7 +14,8 @@ from platform_server.integrations.llm import ChatMessage, ToolCall
 HISTORY_MESSAGES = 60
 # Every model call reads this: plain SQL, only the columns the model's view needs, no model objects.
 _RECENT_SQL = (
-    "SELECT role, content, metadata, content_parts FROM message WHERE conversation_id = ? AND status != 'streaming' ORDER BY id DESC LIMIT ?"
+    "SELECT id, role, content, metadata, content_parts FROM message"
+    " WHERE conversation_id = ? AND status != 'streaming' AND id > ? ORDER BY id DESC LIMIT ?"
 )
 
 
@@ -21,41 +23,66 @@ class StoredMessage(NamedTuple):
     """What the model's view reads of a stored message (the same names as `Message`). A named tuple:
     every model call makes one per message of the history (up to HISTORY_MESSAGES)."""
 
+    id: int
     role: str
     content: str
     metadata: dict[str, Any] | None
     content_parts: list[dict[str, Any]] | None
 
 
-def recent_messages(conversation_db_id: int, limit: int = HISTORY_MESSAGES) -> list[StoredMessage]:
-    """The conversation's last `limit` settled messages, oldest first."""
-    rows = database.execute_sql(_RECENT_SQL, (conversation_db_id, limit)).fetchall()
+class Item(NamedTuple):
+    """One chat message of the model's view and the stored row it comes from (0: none, a placeholder)."""
+
+    row_id: int
+    message: ChatMessage
+
+
+@dataclass
+class TurnGroup:
+    """A user message with the answers and tool results that followed it: kept or compacted whole."""
+
+    items: list[Item] = field(default_factory=list)
+    rows: int = 0  # stored messages it stands for (commands and empty answers included)
+    last_id: int = 0
+    tokens: int = 0  # set by the context fitter
+
+
+def recent_messages(conversation_db_id: int, limit: int = HISTORY_MESSAGES, after_id: int = 0) -> list[StoredMessage]:
+    """The conversation's last `limit` settled messages after `after_id`, oldest first."""
+    rows = database.execute_sql(_RECENT_SQL, (conversation_db_id, after_id, limit)).fetchall()
     return [
-        StoredMessage(role, content or "", json.loads(metadata) if metadata else None, json.loads(parts) if parts else None)
-        for role, content, metadata, parts in reversed(rows)
+        StoredMessage(mid, role, content or "", json.loads(metadata) if metadata else None, json.loads(parts) if parts else None)
+        for mid, role, content, metadata, parts in reversed(rows)
     ]
 
 
-def llm_messages(data_dir: str, conv: Conversation, vision: bool, system_prompt: str) -> list[ChatMessage]:
-    """The system prompt, then the last HISTORY_MESSAGES stored messages (tool results right after their call)."""
-    rows = recent_messages(conv.id)
+def turn_groups(data_dir: str, conv: Conversation, vision: bool, after_id: int = 0) -> list[TurnGroup]:
+    """The last HISTORY_MESSAGES stored messages after `after_id` as the model sees them (tool results
+    right after their call), grouped by the user message that began each turn."""
+    rows = recent_messages(conv.id, after_id=after_id)
     while rows and rows[0].role == "tool":
         rows.pop(0)
-    out: list[ChatMessage] = [ChatMessage("system", system_prompt)] if system_prompt else []
     results = {str((m.metadata or {}).get("toolCallId")): m for m in rows if m.role == "tool"}
+    groups: list[TurnGroup] = []
     for m in rows:
-        if m.role == "user" and not (m.metadata or {}).get("command"):
-            out.append(ChatMessage("user", user_content(data_dir, m, conv, vision)))
+        command = m.role == "user" and bool((m.metadata or {}).get("command"))
+        if (m.role == "user" and not command) or not groups:
+            groups.append(TurnGroup())
+        group = groups[-1]
+        group.rows += 1
+        group.last_id = m.id
+        if m.role == "user" and not command:
+            group.items.append(Item(m.id, ChatMessage("user", user_content(data_dir, m, conv, vision))))
         elif m.role == "assistant":
             calls = [ToolCall(c["id"], c["name"], c.get("arguments") or "{}") for c in (m.metadata or {}).get("toolCalls", [])]
             if not m.content and not calls:
                 continue
-            out.append(ChatMessage("assistant", m.content or None, tool_calls=calls))
+            group.items.append(Item(m.id, ChatMessage("assistant", m.content or None, tool_calls=calls)))
             for c in calls:  # results right after their call, wherever they were stored
                 found = results.get(c.id)
                 text = found.content if found else "(no result: the call was interrupted)"
-                out.append(ChatMessage("tool", text, tool_call_id=c.id, name=c.name))
-    return out
+                group.items.append(Item(found.id if found else 0, ChatMessage("tool", text, tool_call_id=c.id, name=c.name)))
+    return groups
 
 
 def user_content(data_dir: str, m: StoredMessage | Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:

@@ -1,10 +1,11 @@
-"""Chat uploads: who uploaded which file into which conversation."""
+"""Chat uploads (who uploaded which file into which conversation) and compacted conversation context."""
 
 from __future__ import annotations
 
 import peewee
 
 from platform_server.db import BaseModel, DateTimeField, Migration, create_tables, utcnow
+from platform_server.features.conversations.models import Conversation
 
 
 class Upload(BaseModel):
@@ -17,4 +18,21 @@ class Upload(BaseModel):
     create_time = DateTimeField(default=utcnow)
 
 
-MIGRATIONS: list[Migration] = [("chat_0001_uploads", create_tables(Upload))]
+class ContextSummary(BaseModel):
+    """A conversation's compacted past: the model's summary of every message up to `upto_message_id`,
+    made once when the history stopped fitting the model's context, and reused until more must go."""
+
+    conversation = peewee.ForeignKeyField(Conversation, on_delete="CASCADE", unique=True, column_name="conversation_id")
+    upto_message_id = peewee.BigIntegerField()
+    summary = peewee.TextField()
+    messages = peewee.IntegerField()  # stored messages it stands for
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "chat_context_summary"
+
+
+MIGRATIONS: list[Migration] = [
+    ("chat_0001_uploads", create_tables(Upload)),
+    ("chat_0002_context_summaries", create_tables(ContextSummary)),
+]

@@ -6,7 +6,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Protocol
 
-from platform_server.features.chat import history as chat_history
+from platform_server.features.chat import context
 from platform_server.features.conversations.models import Conversation
 from platform_server.features.plans import service as plans
 from platform_server.integrations.llm import ChatMessage, ChatRequest
@@ -67,15 +67,10 @@ async def plan_execute(runtime: ReactLoop, turn: "Turn", req: "TurnRequest", con
     router = runtime.platform.services.llm
     turn.phase = "planning"
     turn.publish("phase", {"phase": "planning"})
-    history = chat_history.llm_messages(runtime.platform.config.data_dir, conv, setup.vision, setup.system_prompt)
-    target, result = await router.chat(
-        setup.targets,
-        ChatRequest(
-            model="",
-            messages=history + [ChatMessage("user", PLAN_PROMPT)],
-            thinking_level=setup.thinking_level,
-        ),
-    )
+    built = await context.build(router, runtime.platform.config, conv, setup, [ChatMessage("user", PLAN_PROMPT)], use_tools=False)
+    if built.report is not None:
+        turn.publish("context", built.report)
+    target, result = await router.chat(setup.targets, ChatRequest(model="", messages=built.messages, thinking_level=setup.thinking_level))
     totals.prompt += result.prompt_tokens
     totals.completion += result.completion_tokens
     totals.model, totals.provider = target.model_name, target.provider_id

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, first_where, insert_row, stored_time, update_row, utcnow
-from platform_server.features.chat import approvals, history, sidecar, tool_calls, uploads
+from platform_server.features.chat import approvals, context, sidecar, tool_calls, uploads
 from platform_server.features.chat import answers
 from platform_server.features.chat.answers import Answer
 from platform_server.features.chat.pacing import TurnPacer
@@ -465,10 +465,14 @@ class ChatRuntime:
         router = self.platform.services.llm
         answer = answers.new_answer(conv)
         turn.answer = answer
+        reported: dict[str, Any] | None = None
         for iteration in range(setup.max_iterations):
             self.checkpoint(turn)
-            messages = history.llm_messages(self.config.data_dir, conv, setup.vision, setup.system_prompt) + list(extra or [])
-            chat_req = ChatRequest(model="", messages=messages, tools=setup.specs if use_tools else [], thinking_level=setup.thinking_level)
+            built = await context.build(router, self.config, conv, setup, extra, use_tools)  # within the model's window
+            if built.report is not None and built.report != reported:
+                reported = built.report
+                turn.publish("context", built.report)  # what was kept, summarised or cut
+            chat_req = ChatRequest(model="", messages=built.messages, tools=built.tools, thinking_level=setup.thinking_level)
             finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
             if not finish.tool_calls:
                 if final_with_turn_end:

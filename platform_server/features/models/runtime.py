@@ -48,6 +48,7 @@ class ModelTarget:
     api_key: str | None
     model_name: str
     modalities: str  # "text" or "text,image"
+    max_input_tokens: int | None = None  # the model's context window when known (maxInputTokens)
 
 
 @dataclass(frozen=True)
@@ -63,15 +64,16 @@ RouterEvent = Union[Routed, TextDelta, ReasoningDelta, ToolCallDelta, Usage, Fin
 # ---- choosing targets ---------------------------------------------------------
 
 
-def _target(provider: Provider, model_name: str, modalities: str | None = None) -> ModelTarget:
+def _target(provider: Provider, model_name: str, modalities: str | None = None, max_input_tokens: int | None = None) -> ModelTarget:
     if modalities is None:
         row = service.find_model(provider.id, model_name)
         modalities = row.modalities if row is not None else "text"
-    return ModelTarget(provider.id, provider.protocol, provider.base_url, provider.api_key, model_name, modalities)
+        max_input_tokens = row.max_input_tokens if row is not None else None
+    return ModelTarget(provider.id, provider.protocol, provider.base_url, provider.api_key, model_name, modalities, max_input_tokens)
 
 
 def _row_target(m: ModelConfig) -> ModelTarget:
-    return _target(m.provider, m.model_name, m.modalities)
+    return _target(m.provider, m.model_name, m.modalities, m.max_input_tokens)
 
 
 def _enabled_provider(provider_id: str) -> Provider | None:

@@ -10,6 +10,17 @@ function pretty(value) {
   try { return JSON.stringify(JSON.parse(value), null, 2); } catch { return value; }
 }
 
+/** A `context` event as a short note: what the model did not see of the conversation. */
+function contextNote(d) {
+  const n = (count, what) => `${count} ${what}${count === 1 ? "" : "s"}`;
+  const parts = [];
+  if (d.summarised?.messages) parts.push(`${n(d.summarised.messages, "earlier message")} summarised`);
+  if (d.cut?.messages) parts.push(`${n(d.cut.messages, "message")} left out`);
+  if (d.truncated?.messages) parts.push(`${n(d.truncated.messages, "long message")} shortened`);
+  if (d.toolsDropped?.length) parts.push(`${n(d.toolsDropped.length, "tool")} not offered`);
+  return parts.length ? `to fit the model's context: ${parts.join(", ")}` : "";
+}
+
 export class Turn {
   /** el: the container; onDecision(decision) is called by Approve/Deny buttons. */
   constructor(el, { onDecision } = {}) {
@@ -72,6 +83,10 @@ export class Turn {
         if (i >= 0) this.update(i, { decision: d.decision }); // else: the card is in an earlier turn, settled there
         break;
       }
+      case "context": // the request left something out to fit the model's window: say so under the answer
+        this.state.context = contextNote(d);
+        this.renderStatus();
+        break;
       case "phase":
         this.state.phase = d.phase || "";
         this.renderStatus();
@@ -185,6 +200,7 @@ export class Turn {
     else if (s.status === "failed") text = "Failed";
     else if (s.status === "awaiting_approval") text = "Waiting for approval";
     else if (s.model) text = s.tokens ? `${s.model} · ${s.tokens} tokens` : s.model;
+    if (s.context && !s.error) text = text ? `${text} · ${s.context}` : s.context;
     this.statusLine.textContent = text;
     const quiet = s.status === "completed" && !s.error;
     this.statusLine.className = "turn-status" + (s.error || s.status === "failed" ? " error" : "") + (quiet ? " meta" : "");
