@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from typing import Any
 
@@ -89,3 +90,42 @@ async def test_the_first_wiki_material_after_a_start_freezes_no_answer_and_keeps
         await session.close()
         server.terminate()
         await llm.stop()
+
+
+TEXTS = [
+    "the cat sat on the mat", "hello world", "...", "a...b", "Ünïcödé ﬁ ligature ① ２３ text", "日本語のテキスト",
+    "x" * 3000, "☃☃☃ snow", "", "   ", "e-mail: foo@bar.com!!", "\t tabs\nnew lines\r\n", "emoji 👩‍👩‍👧 🇫🇷",
+    "Ελληνικά και русский текст", "a" + "." * 40 + "b", "from platform_server.web.context import Principal",
+    "Paragraph 3: the quick brown fox jumps over the lazy dog. " * 40,
+]
+
+
+def test_the_lean_reader_gives_model2vec_s_vectors_for_the_shipped_model() -> None:
+    """Vectors already stored by model2vec stay comparable with new ones (same tokens, same rows, same mean)."""
+    model2vec = pytest.importorskip("model2vec", reason="model2vec is not installed")
+    import numpy as np
+
+    from platform_server.integrations.static_embeddings import StaticModel
+
+    path = find_default_embedding_model()
+    assert path is not None
+    lean, reference = StaticModel(path), model2vec.StaticModel.from_pretrained(path)
+    with open(__file__, encoding="utf-8") as fh:  # real prose and code too
+        source = fh.read()
+    texts = TEXTS + [source[i:i + 1200] for i in range(0, len(source), 1200)]
+    assert [lean.tokenize(t) for t in texts] == reference.tokenize([t[:512 * reference.median_token_length] for t in texts])
+    assert np.abs(lean.encode(texts) - reference.encode(texts)).max() < 1e-6
+
+
+async def test_an_embedding_worker_that_dies_is_replaced_and_the_call_still_answers() -> None:
+    from platform_server.integrations import local_embeddings
+    from platform_server.integrations.llm import make_client
+
+    client = make_client("local", "", None)
+    first = await client.embed("tokenlearn-static-model", ["the cat sat", "a dog barked"])
+    worker = local_embeddings.worker()
+    pid = worker.pid
+    assert pid is not None and pid != os.getpid()  # the model runs in a process of its own
+    os.kill(pid, signal.SIGKILL)
+    again = await client.embed("tokenlearn-static-model", ["the cat sat", "a dog barked"])
+    assert again == first and worker.pid not in (None, pid)
