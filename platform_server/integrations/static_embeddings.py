@@ -89,9 +89,14 @@ class StaticModel:
         if spec.get("truncation"):
             raise Unsupported("tokenizer.json truncates")
         self.unk_id: int | None = model.get("unk_id")
-        self.scores = scores
+        self.scores: list[float] = scores.tolist()  # Python floats: numpy scalars would slow the search ~5x
         self.unk_score = float(scores.min()) - UNK_PENALTY
-        self.longest = max(len(p) for p in self.pieces)
+        # The longest piece starting with each two characters: the search tries no longer substring there.
+        self.reach: dict[str, int] = {}
+        for piece in self.pieces:
+            head = piece[:2]
+            if len(piece) > self.reach.get(head, 0):
+                self.reach[head] = len(piece)
         import tokenizers  # the normalizer and the split into words, exactly as model2vec's tokenizer does them
 
         model["unk_id"] = 0
@@ -124,13 +129,13 @@ class StaticModel:
         n = len(word)
         best = [0.0] + [float("-inf")] * n
         back: list[tuple[int, int]] = [(0, -1)] * (n + 1)
-        pieces, scores, unk_score = self.pieces, self.scores, self.unk_score
+        pieces, scores, unk_score, reach = self.pieces, self.scores, self.unk_score, self.reach
         for s in range(n):
             base = best[s]
             if base == float("-inf"):
                 continue
             single = False
-            for e in range(s + 1, min(n, s + self.longest) + 1):
+            for e in range(s + 1, min(n, s + max(1, reach.get(word[s : s + 2], 0))) + 1):
                 pid = pieces.get(word[s:e])
                 if pid is None:
                     continue
