@@ -18,6 +18,7 @@ import gc
 import json
 import logging
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -47,9 +48,12 @@ class EmbeddingWorker:
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
-        # Calls queue here, not in the default executor: a wiki import of many materials must not take every
-        # thread that bcrypt, file reads and SQLite work need.
-        self._io = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedding-worker")
+        # Calls queue for one daemon thread of their own, not in the default executor: a wiki import of many
+        # materials must not take every thread that bcrypt, file reads and SQLite work need, and a call still
+        # waiting on the child never holds up the server's exit (the child ends when the pipe closes).
+        self._jobs: queue.SimpleQueue[tuple[concurrent.futures.Future[list[list[float]]], str, list[str]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
 
     @property
     def pid(self) -> int | None:
@@ -101,9 +105,29 @@ class EmbeddingWorker:
             raise EmbeddingWorkerError(str(answer["error"]))
         return list(answer["vectors"])
 
+    def submit(self, path: str, texts: list[str]) -> concurrent.futures.Future[list[list[float]]]:
+        """Queue a call; the future holds the vectors."""
+        fut: concurrent.futures.Future[list[list[float]]] = concurrent.futures.Future()
+        with self._thread_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve_jobs, name="embedding-worker", daemon=True)
+                self._thread.start()
+        self._jobs.put((fut, path, texts))
+        return fut
+
+    def _serve_jobs(self) -> None:
+        while True:
+            fut, path, texts = self._jobs.get()
+            if not fut.set_running_or_notify_cancel():
+                continue  # its caller went away while it waited
+            try:
+                fut.set_result(self.call(path, texts))
+            except BaseException as exc:  # noqa: BLE001 - every failure goes to the caller
+                fut.set_exception(exc)
+
     async def encode(self, path: str, texts: list[str]) -> list[list[float]]:
         """The vectors of texts, computed in the child while the loop keeps serving."""
-        return await asyncio.get_running_loop().run_in_executor(self._io, self.call, path, texts)
+        return await asyncio.wrap_future(self.submit(path, texts))
 
     def preload(self, path: str) -> None:
         """Start the child and load the model in the background (returns at once)."""
@@ -112,7 +136,7 @@ class EmbeddingWorker:
             if fut.exception() is not None:
                 log.warning("the local embedding model did not load: %s", fut.exception())
 
-        self._io.submit(self.call, path, []).add_done_callback(done)
+        self.submit(path, []).add_done_callback(done)
 
     def _stop_child(self) -> None:
         proc, self._proc = self._proc, None
