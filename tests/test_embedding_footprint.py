@@ -11,7 +11,9 @@ import aiohttp
 import pytest
 
 from platform_server.integrations.llm.local import find_default_embedding_model
-from tests.helpers.client import ApiClient
+from tests.helpers.chat import make_agent
+from tests.helpers.client import ApiClient, iter_sse
+from tests.helpers.fake_openai import Script
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.process import ADMIN, ServerProcess
@@ -44,6 +46,20 @@ async def _poll_health(session: aiohttp.ClientSession, url: str, token: str, sto
         await asyncio.sleep(0.01)
 
 
+async def _stream_gaps(session: aiohttp.ClientSession, url: str, token: str, agent: str) -> tuple[float, int]:
+    """Stream a chat answer; the widest gap between two of its deltas, and how many came."""
+    body = {"agentId": agent, "conversationId": "meanwhile", "message": "talk"}
+    widest, deltas, last = 0.0, 0, None
+    async with session.post(url + "/api/v1/chat/stream", json=body, headers={"Authorization": "Bearer " + token}) as r:
+        async for ev in iter_sse(r):
+            if ev.event == "content_delta":
+                now = time.monotonic()
+                widest, last, deltas = max(widest, now - last) if last is not None else widest, now, deltas + 1
+            if ev.event == "done":
+                break
+    return widest, deltas
+
+
 async def _embedded(api: ApiClient, kb_id: str, raw_id: str) -> dict[str, Any]:
     """Wait until the material's chunks are stored (its embed step is done, or the material ended)."""
     for _ in range(1500):
@@ -69,22 +85,28 @@ async def test_the_first_wiki_material_after_a_start_freezes_no_answer_and_keeps
         kb_id = await make_kb(api, token="alice")
         assert server.proc is not None
         before = rss_mb(server.proc.pid)
+        agent = await make_agent(api)
+        llm.enqueue(Script(text=[f"w{i} " for i in range(200)], delay_s=0.02))  # a 4 s answer streams meanwhile
         stop, slowest = asyncio.Event(), [0.0]
         poller = asyncio.create_task(_poll_health(session, server.url, api.tokens["alice"], stop, slowest))
-        await asyncio.sleep(0.2)
+        stream = asyncio.create_task(_stream_gaps(session, server.url, api.tokens["alice"], agent))
+        await asyncio.sleep(0.3)
         raw = await add_text(api, kb_id, "notes", "\n\n".join(f"Paragraph {i}: the quick brown fox jumps over the lazy dog." * 8 for i in range(40)), token="alice")
         material = await _embedded(api, kb_id, raw["id"])
-        await asyncio.sleep(0.2)
+        widest_gap, deltas = await stream
         stop.set()
         await poller
         after = rss_mb(server.proc.pid)
         children = [round(rss_mb(int(pid))) for task in os.listdir(f"/proc/{server.proc.pid}/task")
                     for pid in open(f"/proc/{server.proc.pid}/task/{task}/children").read().split()]
-        print(f"server RSS {before:.0f} MB -> {after:.0f} MB, its children {children} MB; slowest /health {slowest[0] * 1000:.0f} ms")
+        print(f"server RSS {before:.0f} MB -> {after:.0f} MB, its children {children} MB; slowest /health {slowest[0] * 1000:.0f} ms;"
+              f" widest gap in a concurrent stream {widest_gap * 1000:.0f} ms over {deltas} deltas")
+        assert deltas == 200
         listed = await api.get(f"{KB}/{kb_id}/raw", token="alice")
         stored = next(m for m in listed.data if m["id"] == raw["id"])
         assert stored["chunkCount"] > 0, (material, stored)  # the chunks were embedded and stored
         assert slowest[0] < SLOWEST_HEALTH_S, f"a /health answer took {slowest[0] * 1000:.0f} ms while the model loaded"
+        assert widest_gap < SLOWEST_HEALTH_S, f"a concurrent stream froze for {widest_gap * 1000:.0f} ms"
         assert after < MAX_SERVER_RSS_MB, f"the server holds {after:.0f} MB with the embedding model loaded"
     finally:
         await session.close()

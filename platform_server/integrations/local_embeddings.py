@@ -217,6 +217,9 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
 
 
 def main() -> None:
+    # Background work: on a busy machine the server's own requests get the CPU first (a model load or a large
+    # material must not slow every answer the way it once froze them).
+    os.nice(10)
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # a library that prints writes to stderr, never into the answers
     serve(sys.stdin.buffer, answers)
