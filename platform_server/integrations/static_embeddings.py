@@ -73,6 +73,11 @@ def _read_safetensors(path: Path) -> dict[str, np.ndarray]:
     return out
 
 
+def _alternation(contents: list[str]) -> re.Pattern[str] | None:
+    """A pattern matching any of the strings, the longest first (None for none)."""
+    return re.compile("|".join(re.escape(c) for c in sorted(contents, key=len, reverse=True))) if contents else None
+
+
 class StaticModel:
     """encode(texts) -> float32 array (len(texts), dim), the vectors model2vec's StaticModel.encode gives."""
 
@@ -99,6 +104,16 @@ class StaticModel:
                 self.reach[head] = len(piece)
         import tokenizers  # the normalizer and the split into words, exactly as model2vec's tokenizer does them
 
+        # Added tokens are split out before the vocabulary is searched, as tokenizers does: those not normalized
+        # in the raw text, the normalized ones (the shipped model's `<pad>`) in the normalized text, with their
+        # whole-word and whitespace-stripping rules.
+        added = spec.get("added_tokens", [])
+        self.added = {t["content"]: int(t["id"]) for t in added}
+        self.added_rx = _alternation([t["content"] for t in added if not t.get("normalized")])
+        self.normalized_rules = {
+            t["content"]: (bool(t.get("single_word")), bool(t.get("lstrip")), bool(t.get("rstrip"))) for t in added if t.get("normalized")
+        }
+        self.normalized_rx = _alternation(list(self.normalized_rules))
         model["unk_id"] = 0
         spec["added_tokens"] = []
         shell = tokenizers.Tokenizer.from_str(json.dumps(spec))
@@ -178,15 +193,46 @@ class StaticModel:
     def tokenize(self, text: str) -> list[int]:
         """The ids model2vec's tokenize gives: cut, tokenized, truncated, unknown ids dropped."""
         text = text[: self.max_length * self.median_token_length]
-        normalized = self.normalizer.normalize_str(text) if self.normalizer is not None else text
-        words = self.pre_tokenizer.pre_tokenize_str(normalized) if self.pre_tokenizer is not None else [(normalized, None)]
         ids: list[int] = []
+        at = 0
+        for m in self.added_rx.finditer(text) if self.added_rx is not None else ():
+            self._words_of(text[at : m.start()], ids)
+            ids.append(self.added[m.group(0)])
+            at = m.end()
+        self._words_of(text[at:], ids)
+        ids = ids[: self.max_length]
+        return [i for i in ids if i != self.unk_id] if self.unk_id is not None else ids
+
+    def _words_of(self, text: str, ids: list[int]) -> None:
+        """Append the ids of a stretch of text without added tokens (normalized, split into words, segmented)."""
+        if not text or len(ids) >= self.max_length:
+            return
+        normalized = self.normalizer.normalize_str(text) if self.normalizer is not None else text
+        at = 0
+        for m in self.normalized_rx.finditer(normalized) if self.normalized_rx is not None else ():
+            single_word, lstrip, rstrip = self.normalized_rules[m.group(0)]
+            start, stop = m.start(), m.end()
+            if single_word and ((start > 0 and normalized[start - 1].isalnum()) or (stop < len(normalized) and normalized[stop].isalnum())):
+                continue
+            if start < at:
+                continue
+            while lstrip and start > at and normalized[start - 1].isspace():
+                start -= 1
+            while rstrip and stop < len(normalized) and normalized[stop].isspace():
+                stop += 1
+            self._pieces_of(normalized[at:start], ids)
+            ids.append(self.added[m.group(0)])
+            at = stop
+        self._pieces_of(normalized[at:], ids)
+
+    def _pieces_of(self, normalized: str, ids: list[int]) -> None:
+        if not normalized:
+            return
+        words = self.pre_tokenizer.pre_tokenize_str(normalized) if self.pre_tokenizer is not None else [(normalized, None)]
         for word, _ in words:
             ids.extend(self._segment(word))
             if len(ids) >= self.max_length:
-                break
-        ids = ids[: self.max_length]
-        return [i for i in ids if i != self.unk_id] if self.unk_id is not None else ids
+                return
 
     def encode(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
