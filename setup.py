@@ -43,6 +43,7 @@ setup(
         # scripts/install does both. This extra carries the pure-Python parts.
         "local": [
             "model2vec>=0.3",
+            "tokenizers>=0.20",  # the lean reader of the shipped model (integrations/static_embeddings.py)
             "tokenlearn-static-model",
         ],
     },

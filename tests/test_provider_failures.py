@@ -154,3 +154,25 @@ async def test_no_error_a_chat_user_reads_names_the_provider_or_quotes_its_answe
     events = await env.stream("hi", conversation_id="down")
     frames = json.dumps([e.data for e in events if e.event == "error"])
     assert frames != "[]" and f"127.0.0.1:{port}" not in frames and str(port) not in frames, frames
+
+
+@pytest.mark.config(llm_provider_probe_interval_s=PROBE_S, llm_first_byte_timeout_s=1.0)
+async def test_while_a_trial_request_is_in_flight_other_requests_keep_skipping_the_provider(pair: Pair) -> None:
+    for i in range(3):
+        pair.primary.enqueue(Script(error_status=500))
+        await pair.stream(f"try {i}", f"c{i}")
+    await asyncio.sleep(PROBE_S * 1.2)
+    asked = len(pair.primary.requests)
+    pair.primary.enqueue(Script(hang=True))  # the trial hangs until the first-byte limit; the backup echoes
+    trial = asyncio.create_task(pair.stream("trial", "t1"))
+    for _ in range(100):
+        if len(pair.primary.requests) > asked:
+            break
+        await asyncio.sleep(0.01)
+    assert len(pair.primary.requests) == asked + 1
+    started = time.monotonic()
+    events = await pair.stream("meanwhile", "t2")
+    assert text_of(events) == "Echo: meanwhile" and time.monotonic() - started < 0.9  # not held up by the trial
+    assert len(pair.primary.requests) == asked + 1
+    events = await trial
+    assert text_of(events) == "Echo: trial" and (await pair.state("primary"))["state"] == "cooldown"

@@ -68,5 +68,8 @@ async def test_research_refuses_bad_input_and_reports_a_failing_model(api: ApiCl
     assert r.status == 200
     events = await api.sse("GET", f"/api/v1/wiki/research/stream/{r.data['sessionId']}", token="carol", timeout=30)
     assert [e.event for e in events] == ["error"] and events[0].data["message"]
+    # The viewer reads what failed and an error id, not the provider's address or its answer.
+    assert events[0].data["message"].startswith("The model provider rejected the request. (error ")
+    assert "model refused" not in events[0].data["message"] and llm.url.split("//")[1] not in events[0].data["message"]
     pages = (await api.get(f"{KB}/{kb}/pages", token="bob")).data
     assert pages["total"] == 2

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import ctypes
+import gc
 import json
 import logging
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -32,6 +35,10 @@ class EmbeddingWorkerError(RuntimeError):
     """The worker could not embed (it failed to load the model, or it died)."""
 
 
+class EmbeddingWorkerStopped(EmbeddingWorkerError):
+    """The child process ended before it answered."""
+
+
 # ---- the server's side ----------------------------------------------------------
 
 
@@ -41,9 +48,12 @@ class EmbeddingWorker:
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
-        # Calls queue here, not in the default executor: a wiki import of many materials must not take every
-        # thread that bcrypt, file reads and SQLite work need.
-        self._io = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="embedding-worker")
+        # Calls queue for one daemon thread of their own, not in the default executor: a wiki import of many
+        # materials must not take every thread that bcrypt, file reads and SQLite work need, and a call still
+        # waiting on the child never holds up the server's exit (the child ends when the pipe closes).
+        self._jobs: queue.SimpleQueue[tuple[concurrent.futures.Future[list[list[float]]], str, list[str]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
 
     @property
     def pid(self) -> int | None:
@@ -53,10 +63,14 @@ class EmbeddingWorker:
 
     def _child(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
+            # The package's own folder first: the child imports this module wherever the server was started from.
+            root = str(Path(__file__).resolve().parents[2])
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", __name__],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
+                env=env,
                 close_fds=True,
                 # Not a session of its own: a signal to the server's process group reaches the child too, and
                 # the child ends by itself when the server's end of the pipe closes.
@@ -64,7 +78,15 @@ class EmbeddingWorker:
         return self._proc
 
     def call(self, path: str, texts: list[str]) -> list[list[float]]:
-        """Blocking: the vectors of texts with the model at path (an empty list only loads the model)."""
+        """Blocking: the vectors of texts with the model at path (an empty list only loads the model).
+
+        A child found dead (killed, out of memory) is replaced and the request sent once more."""
+        try:
+            return self._call_once(path, texts)
+        except EmbeddingWorkerStopped:
+            return self._call_once(path, texts)
+
+    def _call_once(self, path: str, texts: list[str]) -> list[list[float]]:
         with self._lock:
             proc = self._child()
             assert proc.stdin is not None and proc.stdout is not None
@@ -77,15 +99,35 @@ class EmbeddingWorker:
                 log.warning("the embedding worker's pipe failed: %s", exc)
             if not line:
                 self._stop_child()
-                raise EmbeddingWorkerError("the embedding worker stopped (it is started again on the next call)")
+                raise EmbeddingWorkerStopped("the embedding worker stopped (it is started again on the next call)")
         answer = json.loads(line)
         if "error" in answer:
             raise EmbeddingWorkerError(str(answer["error"]))
         return list(answer["vectors"])
 
+    def submit(self, path: str, texts: list[str]) -> concurrent.futures.Future[list[list[float]]]:
+        """Queue a call; the future holds the vectors."""
+        fut: concurrent.futures.Future[list[list[float]]] = concurrent.futures.Future()
+        with self._thread_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve_jobs, name="embedding-worker", daemon=True)
+                self._thread.start()
+        self._jobs.put((fut, path, texts))
+        return fut
+
+    def _serve_jobs(self) -> None:
+        while True:
+            fut, path, texts = self._jobs.get()
+            if not fut.set_running_or_notify_cancel():
+                continue  # its caller went away while it waited
+            try:
+                fut.set_result(self.call(path, texts))
+            except BaseException as exc:  # noqa: BLE001 - every failure goes to the caller
+                fut.set_exception(exc)
+
     async def encode(self, path: str, texts: list[str]) -> list[list[float]]:
         """The vectors of texts, computed in the child while the loop keeps serving."""
-        return await asyncio.get_running_loop().run_in_executor(self._io, self.call, path, texts)
+        return await asyncio.wrap_future(self.submit(path, texts))
 
     def preload(self, path: str) -> None:
         """Start the child and load the model in the background (returns at once)."""
@@ -94,7 +136,7 @@ class EmbeddingWorker:
             if fut.exception() is not None:
                 log.warning("the local embedding model did not load: %s", fut.exception())
 
-        self._io.submit(self.call, path, []).add_done_callback(done)
+        self.submit(path, []).add_done_callback(done)
 
     def _stop_child(self) -> None:
         proc, self._proc = self._proc, None
@@ -126,33 +168,35 @@ def worker() -> EmbeddingWorker:
 Encoder = Callable[[list[str]], list[list[float]]]
 
 
-def _shipped_folder() -> Path | None:
-    try:
-        import static_model  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:
-        return None
-    return (Path(static_model.__file__).parent / "model").resolve()
-
-
 def load_encoder(path: str) -> Encoder:
-    """The encoder of the model folder at path.
+    """The encoder of the model2vec folder at path.
 
-    The shipped model (tokenlearn-static-model) uses that package's own Rust encoder: the same vectors as
-    model2vec's (to 1e-7) in half the memory and a seventh of the load time. Any other model2vec folder uses model2vec.
+    A Unigram model (the shipped one) is read by static_embeddings: model2vec's vectors in ~75 MB instead of
+    ~700 MB. Any other model2vec folder is read by model2vec itself.
     """
-    folder = Path(path).resolve()
-    if folder == _shipped_folder():
-        from static_model import _static_model  # type: ignore[import-untyped,unused-ignore]
+    from platform_server.integrations import static_embeddings
 
-        encode_batch: Any = _static_model.encode_batch
-        resolved = str(folder)
-        return lambda texts: list(encode_batch(resolved, texts, MAX_TOKENS)) if texts else []
+    try:
+        lean = static_embeddings.StaticModel(path, MAX_TOKENS)
+    except static_embeddings.Unsupported as exc:
+        log.info("embedding model %s is read by model2vec: %s", path, exc)
+    else:
+        return lambda texts: lean.encode(texts).tolist() if texts else []
     try:
         from model2vec import StaticModel
     except ImportError:
         raise EmbeddingWorkerError("local embedding runtime not installed (model2vec is missing)") from None
-    model = StaticModel.from_pretrained(str(folder))
+    model = StaticModel.from_pretrained(path)
     return lambda texts: model.encode(texts).tolist() if texts else []
+
+
+def _trim() -> None:
+    """Hand the load's freed heap (the parsed tokenizer.json) back to the system: ~8 MB less resident."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: the memory is reused by the process instead
 
 
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
@@ -164,6 +208,7 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
             encoder = encoders.get(req["path"])
             if encoder is None:
                 encoder = encoders[req["path"]] = load_encoder(req["path"])
+                _trim()
             answer: dict[str, Any] = {"vectors": encoder(list(req["texts"]))}
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the server as an error answer
             answer = {"error": f"cannot embed with {req['path']}: {type(exc).__name__}: {exc}"}
@@ -172,6 +217,9 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
 
 
 def main() -> None:
+    # Background work: on a busy machine the server's own requests get the CPU first (a model load or a large
+    # material must not slow every answer the way it once froze them).
+    os.nice(10)
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # a library that prints writes to stderr, never into the answers
     serve(sys.stdin.buffer, answers)

@@ -7,7 +7,7 @@ from typing import Any
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.workflows.catalog import extract_json
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
-from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure, failure_text
 
 PROMPT = (
     "You design AI agents. Answer with one JSON object only, no prose, with these fields: "
@@ -28,7 +28,7 @@ async def generate(llm: Any, requirement: str) -> dict[str, Any]:
     try:
         _, result = await llm.chat(resolve_targets(None, None, []), req)
     except LlmError as exc:
-        raise LlmFailure(str(exc)) from None
+        raise LlmFailure(failure_text(exc, "agent generation")) from None
     draft = extract_json(result.content or "")
     if not isinstance(draft, dict):
         raise LlmFailure("The model's answer held no JSON draft")

@@ -9,7 +9,7 @@ from typing import Any
 from platform_server.features.agents import service as agents
 from platform_server.features.usage import meter
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
-from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.features.models.runtime import resolve_targets
 
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*|\s*```$")
@@ -54,7 +54,7 @@ async def ask(
         with meter.scope(source, *ids):
             target, result = await router.chat(targets, req)
     except LlmError as exc:
-        raise LlmFailure(f"Memory model call failed: {exc.message}")
+        raise LlmFailure(f"Memory model call failed: {failure_text(exc, 'memory model call')}")
     return result.content or "", f"{target.provider_id}/{target.model_name}"
 
 

@@ -25,3 +25,12 @@ def reported(exc: LlmError, what: str) -> tuple[str, str]:
     error_id = secrets.token_hex(6)
     log.warning("%s failed [error %s]: %s", what, error_id, exc.message)
     return f"{exc.user_message} (error {error_id})", error_id
+
+
+def failure_text(exc: BaseException, what: str) -> str:
+    """What a user may read of a failure: a provider's in words with an error id (its details logged under
+    the id), an API error's message, else the exception's own text."""
+    if isinstance(exc, LlmError):
+        return reported(exc, what)[0]
+    msg = getattr(exc, "msg", None)
+    return msg if isinstance(msg, str) and msg else str(exc)

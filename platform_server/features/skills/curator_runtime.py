@@ -21,7 +21,7 @@ from platform_server.integrations.llm.types import ChatMessage, ChatRequest, Llm
 from platform_server.loops import Loop
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError
-from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.features.models.runtime import resolve_targets
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ class Curator(Loop):
             with meter.scope("curator", workspace_id):
                 values = await self._merged_values(keeper, [s for _, s in eligible])
         except (LlmError, ApiError) as exc:
-            message = exc.message if isinstance(exc, LlmError) else exc.msg
+            message = failure_text(exc, "skill curation")
             for item, _ in eligible:
                 item["outcome"], item["note"] = "failed", f"consolidation failed: {message}"[:500]
             return

@@ -20,7 +20,7 @@ from platform_server.features.usage import meter
 from platform_server.serialize import GIVEN, Fields, ident, when as iso_time
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
-from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
 from platform_server.features.models.runtime import resolve_targets
 
@@ -295,7 +295,7 @@ async def promote(router: Any, caller: Caller, candidate_id: int, name: str | No
         with meter.scope("skill_synthesis", caller.workspace_id, caller.user_id):
             _, result = await router.chat(resolve_targets(None, None, []), request)
     except LlmError as exc:
-        raise LlmFailure(exc.message)
+        raise LlmFailure(failure_text(exc, "routine synthesis"))
     if not (result.content or "").strip():
         raise LlmFailure("The model returned no skill")
     fallback = "routine-" + "-".join(cand.pattern.split()[:4])

@@ -11,7 +11,7 @@ from platform_server.features.skills.models import Skill
 from platform_server.features.usage import meter
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
-from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.features.models.runtime import resolve_targets
 
@@ -90,7 +90,7 @@ async def synthesize(router: Any, caller: Caller, conversation_id: str, name: st
         with meter.scope("skill_synthesis", caller.workspace_id, caller.user_id):
             _, result = await router.chat(resolve_targets(None, None, []), request)
     except LlmError as exc:
-        raise LlmFailure(exc.message)
+        raise LlmFailure(failure_text(exc, "skill synthesis"))
     if not result.content.strip():
         raise LlmFailure("The model returned no skill")
     values = _draft(result.content, conv.conversation_id, name)

@@ -24,6 +24,7 @@ from platform_server.features.conversations.service import key_for
 from platform_server.features.guard import service as guard
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.tools.registry import ToolError
+from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -85,7 +86,7 @@ class SubagentManager:
                 raise  # the parent turn itself was stopped
             result, status = "The sub-agent was interrupted before it finished.", "interrupted"
         except LlmError as exc:
-            result, status = f"The sub-agent failed: {exc}", "failed"
+            result, status = f"The sub-agent failed: {failure_text(exc, 'sub-agent run')}", "failed"
         finally:
             self.tasks.pop(run.subagent_id, None)
             self.interrupted.discard(run.subagent_id)

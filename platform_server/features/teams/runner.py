@@ -27,6 +27,7 @@ from platform_server.features.auth.service import acting_caller
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.tools.registry import ToolError
 from platform_server.features.workflows.catalog import extract_json
+from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -146,7 +147,7 @@ class TeamRunner:
             self._save(run_id, status="failed", error=SHUTDOWN_ERROR, finished_at=utcnow())
             raise
         except (RunFailed, ApiError, LlmError) as exc:
-            message = exc.msg if isinstance(exc, ApiError) else str(exc)
+            message = failure_text(exc, f"team run {run_id}")
             self._save(run_id, status="failed", error=message, finished_at=utcnow(), **({"tasks": tasks} if tasks else {}))
         except Exception:  # noqa: BLE001 - a run must end in a state
             log.exception("team run %s failed", run_id)

@@ -36,6 +36,7 @@ from platform_server.integrations.llm.types import ChatRequest
 from platform_server.blocking import run_blocking
 from platform_server.web.events import Subscription, Topics
 from platform_server.lazy import lazy_import
+from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     import numpy as np
@@ -225,7 +226,7 @@ class WikiEngine:
             return
         except Exception as exc:  # noqa: BLE001 - a failing material must not stop the engine
             log.warning("wiki material %s failed", raw_id, exc_info=True)
-            status, error, pages = "failed", f"{type(exc).__name__}: {exc}"[:2000], 0
+            status, error, pages = "failed", f"{type(exc).__name__}: {failure_text(exc, f'wiki material {raw_id}')}"[:2000], 0
         with database.atomic():
             current = RawMaterial.get_or_none(RawMaterial.id == raw_id)
             if current is not None and current.status == "processing":
@@ -302,7 +303,7 @@ class WikiEngine:
             except (asyncio.CancelledError, Cancelled):
                 raise
             except Exception as exc:  # noqa: BLE001 - one failed batch makes the material partial
-                message = getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+                message = failure_text(exc, "wiki page writing")
                 failures.append(f"batch {n}: {message}"[:500])
                 self._step(job, raw, "generate", "failed", batch=n, total=len(batches), error=message[:500])
         if len(failures) == len(batches):

@@ -24,6 +24,7 @@ from platform_server.features.wiki.models import (
 )
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
+from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     from platform_server.features.wiki.engine import WikiEngine
@@ -87,7 +88,7 @@ async def _synthesize(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, j
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - one failed batch makes the material partial
-            message = getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+            message = failure_text(exc, "wiki pipeline step")
             st.failures.append(f"batch {n}: {message}"[:500])
     if len(st.failures) == len(batches):
         raise ValueError("; ".join(st.failures)[:2000])
@@ -161,7 +162,7 @@ async def execute(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: 
             _save(run)
             raise
         except Exception as exc:  # noqa: BLE001 - the step and the run record why
-            message = getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+            message = failure_text(exc, "wiki pipeline step")
             entry["status"], entry["error"] = "failed", f"{type(exc).__name__}: {message}"[:1000]
             status, error = "failed", entry["error"]
         _finish_entry(entry, started)

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_server.blocking import run_blocking
+from platform_server.features.models.errors import failure_text
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.wiki import kbs, search, synthesis, tool
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page
 from platform_server.features.wiki.schemas import ResearchStart
 from platform_server.features.wiki.text import slugify, wikilinks
 from platform_server.ids import next_id
-from platform_server.integrations.llm.types import ChatMessage, ChatRequest
+from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
 from platform_server.web.errors import Forbidden, NotFound
 
@@ -178,7 +179,10 @@ class Researcher:
             session.emit("error", {"message": "The research was stopped"})
             raise
         except Exception as exc:  # noqa: BLE001 - the subscriber hears why
-            message = getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+            if isinstance(exc, LlmError):  # the provider's URL and answer go to the log under the error id
+                session.emit("error", {"message": failure_text(exc, f"wiki research of KB {kb.id}")})
+                return
+            message = getattr(exc, "msg", None) or str(exc)
             session.emit("error", {"message": f"{type(exc).__name__}: {message}"[:500]})
 
     @staticmethod

@@ -9,6 +9,7 @@ from platform_server.features.tools.registry import ToolContext, ToolDefinition,
 from platform_server.features.usage import meter
 from platform_server.features.wiki import kbs, permissions, search
 from platform_server.features.wiki.models import KnowledgeBase
+from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -21,7 +22,7 @@ async def query_vector(platform: Platform, kb: KnowledgeBase, query: str) -> tup
         with meter.scope("wiki", kb.workspace_id):  # inside a chat turn the turn's source wins
             vectors = await platform.services.llm.embed([query], int(model_id) if model_id is not None else None)
     except Exception as exc:  # noqa: BLE001 - keyword search still answers
-        return None, getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+        return None, failure_text(exc, "wiki query embedding")
     return await run_blocking(search.pack, vectors[0]), None  # the first use imports numpy: off the loop
 
 

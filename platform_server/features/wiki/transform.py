@@ -30,6 +30,7 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import Fields, ident, when
+from platform_server.features.models.errors import failure_text
 
 log = logging.getLogger(__name__)
 
@@ -292,7 +293,7 @@ class Transformer:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the run records why
-            message = getattr(exc, "message", None) or getattr(exc, "msg", None) or str(exc)
+            message = failure_text(exc, "wiki transform")
             _finish(run_id, "failed", None, f"{type(exc).__name__}: {message}"[:2000])
             return
         output = str(result.content or "").strip()

@@ -28,6 +28,7 @@ from platform_server.features.chat.service import wait_result
 from platform_server.features.guard import service as guard
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
+from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -266,7 +267,7 @@ class WorkflowEngine:
             try:
                 value = graph.evaluate(op, left, right)
             except ValueError as exc:
-                raise StepError(str(exc)) from None
+                raise StepError(failure_text(exc, "workflow step")) from None
             return NodeResult(output=value, branch="true" if value else "false")
         if kind == "approval":
             timeout = config.get("timeoutSeconds")
@@ -292,7 +293,7 @@ class WorkflowEngine:
         try:
             target, result = await self.platform.services.llm.chat(targets, ChatRequest(model="", messages=messages))
         except LlmError as exc:
-            raise StepError(str(exc)) from None
+            raise StepError(failure_text(exc, "workflow step")) from None
         return NodeResult(output=result.content or "")
 
     def _acting_caller(self, run: WorkflowRun) -> Caller:

@@ -15,7 +15,7 @@ from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.features.agents.models import Agent
-from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 
@@ -194,7 +194,7 @@ async def generate(caller: Caller, platform: Platform, description: str) -> dict
         with meter.scope("workflow", caller.workspace_id, caller.user_id):
             _, result = await platform.services.llm.chat(resolve_targets(None, None, []), req)
     except LlmError as exc:
-        raise LlmFailure(str(exc)) from None
+        raise LlmFailure(failure_text(exc, "workflow model call")) from None
     draft = catalog.extract_json(result.content or "")
     if not isinstance(draft, dict):
         diag = graph.Diagnostic("error", "INVALID_GRAPH", "The model's answer held no JSON graph")
