@@ -23,7 +23,14 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, TYPE_CHECKING, Any, Callable
+
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import model2vec
+else:
+    model2vec = lazy_import("model2vec")
 
 log = logging.getLogger(__name__)
 
@@ -183,10 +190,9 @@ def load_encoder(path: str) -> Encoder:
     else:
         return lambda texts: lean.encode(texts).tolist() if texts else []
     try:
-        from model2vec import StaticModel
+        model = model2vec.StaticModel.from_pretrained(path)
     except ImportError:
         raise EmbeddingWorkerError("local embedding runtime not installed (model2vec is missing)") from None
-    model = StaticModel.from_pretrained(path)
     return lambda texts: model.encode(texts).tolist() if texts else []
 
 

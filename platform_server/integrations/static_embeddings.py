@@ -16,9 +16,16 @@ import json
 import re
 import struct
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import tokenizers
+else:
+    tokenizers = lazy_import("tokenizers")  # the normalizer and the split into words, exactly as model2vec's tokenizer does them
 
 # The score of an unknown character: the lowest piece's score minus this (tokenizers' kUnkPenalty).
 UNK_PENALTY = 10.0
@@ -102,7 +109,6 @@ class StaticModel:
             head = piece[:2]
             if len(piece) > self.reach.get(head, 0):
                 self.reach[head] = len(piece)
-        import tokenizers  # the normalizer and the split into words, exactly as model2vec's tokenizer does them
 
         # Added tokens are split out before the vocabulary is searched, as tokenizers does: those not normalized
         # in the raw text, the normalized ones (the shipped model's `<pad>`) in the normalized text, with their
