@@ -176,3 +176,25 @@ async def test_while_a_trial_request_is_in_flight_other_requests_keep_skipping_t
     assert len(pair.primary.requests) == asked + 1
     events = await trial
     assert text_of(events) == "Echo: trial" and (await pair.state("primary"))["state"] == "cooldown"
+
+
+def test_each_failed_trial_doubles_the_rest_up_to_the_five_minute_cooldown() -> None:
+    from platform_server.features.models.runtime import MAX_COOLDOWN_S, ProviderPool
+
+    now = [1000.0]
+    pool = ProviderPool(clock=lambda: now[0], probe_interval_s=30)
+    rests = []
+    for _ in range(3):
+        pool.failure("p", "down")
+    for _ in range(6):  # the circuit is open: wait for the trial, let it fail, note how long the next rest is
+        until = pool.cooling_until("p")
+        assert until is not None and not pool.admit("p")
+        rests.append(until - now[0])
+        now[0] = until
+        assert pool.admit("p")  # the trial
+        pool.failure("p", "still down")
+    assert rests == [30, 60, 120, 240, 300, 300] and MAX_COOLDOWN_S == 300
+    now[0] = pool.cooling_until("p") or now[0]
+    assert pool.admit("p")
+    pool.success("p")
+    assert pool.cooling_until("p") is None and pool.admit("p")

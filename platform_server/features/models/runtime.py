@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 FAILURE_THRESHOLD = 3
 COOLDOWN_S = 30.0  # the default probe interval of an open circuit (config: llm_provider_probe_interval_s)
+MAX_COOLDOWN_S = 300.0  # a failed trial doubles the rest up to decisions.md's 5-minute cooldown
 # Statuses that blame the request, not the provider: they fail over but do not count toward cooldown.
 REQUEST_FAULT_STATUSES = frozenset({400, 413, 422})
 
@@ -157,8 +158,9 @@ def _iso(ts: float | None) -> str | None:
 
 
 class ProviderPool:
-    """Per-provider circuit: FAILURE_THRESHOLD consecutive failures open it; every `probe_interval_s` one real
-    request goes through as a trial (half-open): its success closes the circuit, its failure opens it again.
+    """Per-provider circuit: FAILURE_THRESHOLD consecutive failures open it; after `probe_interval_s` one real
+    request goes through as a trial (half-open): its success closes the circuit, its failure opens it again
+    for twice as long, up to MAX_COOLDOWN_S.
 
     A provider that recovers is thus used again within one probe interval, with no admin re-probe, and a dead one
     costs at most one request per interval.
@@ -209,8 +211,15 @@ class ProviderPool:
         e.last_failure_at = now
         e.trial_started_at = None
         if e.consecutive_failures >= FAILURE_THRESHOLD:
-            e.cooldown_until = now + self.probe_interval_s
-            log.warning("provider %s skipped for %ss, then one trial, after %d failures", provider_id, self.probe_interval_s, e.consecutive_failures)
+            rest = self.rest_after(e.consecutive_failures)
+            e.cooldown_until = now + rest
+            log.warning("provider %s skipped for %ss, then one trial, after %d failures", provider_id, rest, e.consecutive_failures)
+
+    def rest_after(self, failures: int) -> float:
+        """How long an open circuit skips the provider: one probe interval at first, doubled by each failed
+        trial, never more than MAX_COOLDOWN_S (a dead provider costs one request per 5 minutes at most)."""
+        doublings = min(failures - FAILURE_THRESHOLD, 16)
+        return min(self.probe_interval_s * 2**doublings, max(MAX_COOLDOWN_S, self.probe_interval_s))
 
     def state(self, provider: Provider) -> dict[str, Any]:
         e = self.entries.get(provider.id) or PoolEntry()
