@@ -26,7 +26,7 @@ from platform_server.features.auth.tokens import JwtIssuer, load_secret
 from platform_server.features.channels.page import WebchatPageHandler
 from platform_server.features.settings import service as settings_service
 from platform_server.features.workspaces import service as workspace_service
-from platform_server.web import hosts, redact
+from platform_server.web import hosts, redact, spool
 from platform_server.web.base import ApiHandler, BodyTooLargeHandler, HeadersTooLargeHandler, HostRefusedHandler, NotFoundHandler
 from platform_server.web.base import body_ceiling, header_bytes
 from platform_server.web.context import Principal, WebServices
@@ -326,6 +326,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     os.umask(0o077)  # every file this process creates (database, WAL, uploads, memory) is 0600, folders 0700
     os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
     make_private(config)
+    spool.clear_stale(config.data_dir)  # upload bodies a stopped process left half-received
     sealed.configure(config.data_dir)  # before migrating: data migrations seal plain secrets
     open_database(config.db_path)
     if run_migrations(collect_migrations()):

@@ -33,6 +33,7 @@ MANIFEST = "manifest.json"
 DATABASE = "platform.db"
 FILES = "files/"
 SKIPPED = {DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-journal"}
+TEMPORARY = "tmp"  # <data_dir>/tmp: files of requests in flight (web/spool.py), never worth restoring
 SNAPSHOT_TRIES = 5  # a snapshot that meets a lock is tried again, this many times in all
 SNAPSHOT_BUSY_MS = 5_000  # how long one try waits for a lock
 ROUNDS = 5  # new snapshots taken when a referenced file vanished after the one before
@@ -164,10 +165,13 @@ class _Writer:
 
 
 def _data_files(data_dir: Path, skip: set[str]) -> list[str]:
-    """Regular files under the data dir (no symlink followed), relative; the database and `skip` left out."""
+    """Regular files under the data dir (no symlink followed), relative; the database, `skip` and the
+    temporary folder (upload bodies being received) left out."""
     found: list[str] = []
     for current, dirs, names in os.walk(data_dir, followlinks=False):
         rel_dir = os.path.relpath(current, data_dir)
+        if rel_dir == ".":
+            dirs[:] = [d for d in dirs if d != TEMPORARY]
         dirs.sort()
         for name in sorted(names):
             rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")

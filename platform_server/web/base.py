@@ -12,8 +12,10 @@ import pydantic
 import tornado.httputil
 import tornado.iostream
 import tornado.web
+from tornado.ioloop import IOLoop
 
 from platform_server.blocking import run_blocking
+from platform_server.web import spool
 from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (
     GLOBAL_ADMIN,
@@ -46,15 +48,6 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
-
-
-def _parse_form(
-    content_type: str, chunks: list[bytes], headers: tornado.httputil.HTTPHeaders
-) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
-    args: dict[str, list[bytes]] = {}
-    files: dict[str, list[tornado.httputil.HTTPFile]] = {}
-    tornado.httputil.parse_body_arguments(content_type, b"".join(chunks), args, files, headers)
-    return args, files
 
 
 def first_validation_error(exc: pydantic.ValidationError) -> str:
@@ -150,6 +143,7 @@ class ApiHandler(tornado.web.RequestHandler):
     query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
     download_methods: frozenset[str] = frozenset()  # methods that answer bytes
     max_body_setting = "max_body_bytes"
+    spool_body = False  # uploads: the body goes to a temporary file as it arrives (see web/spool.py)
     tags: tuple[str, ...] = ()
     feature: str | None = None  # a feature flag that must be on (set with routing.gated)
 
@@ -177,6 +171,7 @@ class ApiHandler(tornado.web.RequestHandler):
         self._body_rejected = False
         self._deferred_error: BaseException | None = None
         self._parsed_json: Any = _UNPARSED
+        self._spool: spool.BodySpool | None = None
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json; charset=UTF-8")
@@ -261,9 +256,9 @@ class ApiHandler(tornado.web.RequestHandler):
         if self.feature and not self.platform.web.feature_enabled(self.feature):
             raise Forbidden(f"Feature {self.feature} is disabled")
 
-    def data_received(self, chunk: bytes) -> None:
+    def data_received(self, chunk: bytes) -> Any:
         if self._body_rejected:
-            return
+            return None
         # Counted even when a 401/403 is already due: a body without Content-Length (chunked)
         # must not be read on and on just to be discarded.
         self._received += len(chunk)
@@ -274,9 +269,17 @@ class ApiHandler(tornado.web.RequestHandler):
             self._write_error_now(PayloadTooLarge(f"Request body exceeds {limit} bytes"))
             # The 413 is sent: the method must not run on the truncated body once it ends.
             setattr(self, (self.request.method or "GET").lower(), self._skip)
-            return
-        if self._deferred_error is None:
+            return None
+        if self._deferred_error is not None:
+            return None
+        if not self.spool_body:
             self._chunks.append(chunk)
+            return None
+        if self._spool is None:
+            self._spool = spool.BodySpool(spool.spool_dir(self.config.data_dir))
+        if self._spool.add(chunk):
+            return run_blocking(self._spool.flush)  # Tornado reads on once the batch is written
+        return None
 
     def _skip(self, *args: Any, **kwargs: Any) -> None:
         return None
@@ -288,9 +291,16 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def on_finish(self) -> None:
         self._cancel_timeout()
+        self._drop_spool()
+
+    def _drop_spool(self) -> None:
+        if self._spool is not None:
+            IOLoop.current().run_in_executor(None, self._spool.cleanup)  # the executor keeps the job
+            self._spool = None
 
     def on_connection_close(self) -> None:
         self._cancel_timeout()
+        self._drop_spool()
         super().on_connection_close()
 
     def _on_timeout(self) -> None:
@@ -417,12 +427,28 @@ class ApiHandler(tornado.web.RequestHandler):
             return False
         raise BadRequest(f"Invalid value for parameter '{name}': expected Boolean")
 
-    async def multipart(self) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
-        """Form fields and files of a multipart or urlencoded body, parsed off the IOLoop (uploads are large)."""
+    def _spooled(self) -> spool.BodySpool:
+        """The body's spool (made now from the chunks kept in memory on a route that does not spool)."""
+        if self._spool is None:
+            self._spool = spool.BodySpool(spool.spool_dir(self.config.data_dir))
+            for chunk in self._chunks:
+                self._spool.add(chunk)
+            self._chunks = []
+        return self._spool
+
+    async def multipart(self) -> tuple[dict[str, list[bytes]], dict[str, list[spool.UploadedFile]]]:
+        """Form fields (in memory) and file parts (temporary files, removed after the request) of a
+        multipart or urlencoded body, parsed off the IOLoop from the spooled body."""
         try:
-            return await run_blocking(_parse_form, self.request.headers.get("Content-Type", ""), list(self._chunks), self.request.headers)
-        except tornado.httputil.HTTPInputError as exc:
+            return await run_blocking(self._spooled().parse_form, self.request.headers.get("Content-Type", ""), self.request.headers)
+        except (spool.FormError, tornado.httputil.HTTPInputError) as exc:
             raise BadRequest(f"Malformed form body: {exc}") from None
+
+    async def raw_body(self) -> bytes:
+        """The whole body as bytes, read off the IOLoop when it was spooled to disk."""
+        if self._spool is None:
+            return self.body_bytes
+        return await run_blocking(self._spool.read_all)
 
     # ---- output ----------------------------------------------------------
 
