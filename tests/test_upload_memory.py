@@ -11,6 +11,7 @@ import aiohttp
 
 from tests.helpers.client import ApiClient
 from tests.helpers.process import ADMIN, ServerProcess
+from tests.helpers.server import create_personas, start_server
 
 UPLOADS = 8
 SIZE = 19_900_000
@@ -65,3 +66,31 @@ async def test_eight_concurrent_20_mb_uploads_keep_the_server_resident_memory_fl
     assert peak_growth < 120, f"peak grew {peak_growth:.0f} MB"
     assert kept_growth < 60, f"RSS stayed {kept_growth:.0f} MB higher"
     assert not list((tmp_path / "data" / "tmp" / "uploads").iterdir())  # every spooled body was removed
+
+
+async def test_an_abandoned_upload_leaves_no_file_and_a_start_clears_what_a_crash_left(tmp_path: Any) -> None:
+    spooled = tmp_path / "data" / "tmp" / "uploads"
+    spooled.mkdir(parents=True)
+    (spooled / "body-left-by-a-crash").write_bytes(b"x" * 1000)
+    server = await start_server(str(tmp_path / "data"))
+    try:
+        assert not list(spooled.iterdir())  # cleared at start
+        await create_personas(server.client)
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.config.port)
+        head = (f"POST /api/v1/chat/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {server.client.tokens['bob']}\r\n"
+                f"Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: {10 * MB}\r\n\r\n").encode()
+        writer.write(head + b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n\r\n" + b"a" * (3 * MB))
+        await writer.drain()
+        for _ in range(100):  # the first batches reach the disk
+            if list(spooled.iterdir()):
+                break
+            await asyncio.sleep(0.02)
+        assert list(spooled.iterdir())
+        writer.close()  # the client goes away mid-body
+        for _ in range(100):
+            if not list(spooled.iterdir()):
+                break
+            await asyncio.sleep(0.02)
+        assert not list(spooled.iterdir())
+    finally:
+        await server.stop()

@@ -81,6 +81,7 @@ class BodySpool:
     pending: list[bytes] = field(default_factory=list)
     pending_bytes: int = 0
     parts: list[UploadedFile] = field(default_factory=list)
+    closed: bool = False  # the request ended: a batch still being written is not kept
 
     def add(self, chunk: bytes) -> bool:
         """Keep a chunk (on the IOLoop); True when a batch is due to be written with `flush`."""
@@ -91,6 +92,8 @@ class BodySpool:
 
     def flush(self) -> None:
         chunks, self.pending, self.pending_bytes = self.pending, [], 0
+        if self.closed:
+            return
         if self.path is None:
             fd, self.path = _new_file(self.folder, "body-")
             os.close(fd)
@@ -105,6 +108,7 @@ class BodySpool:
 
     def cleanup(self) -> None:
         """Delete the body and every part no handler took."""
+        self.closed = True
         for path in [self.path, *(p.path for p in self.parts)]:
             if path is not None:
                 with contextlib.suppress(OSError):
@@ -115,7 +119,9 @@ class BodySpool:
         self.flush()
         if not content_type.lower().startswith("multipart/form-data"):
             args: dict[str, list[bytes]] = {}
-            if content_type.lower().startswith("application/x-www-form-urlencoded") and self.size <= MAX_FIELD_BYTES:
+            if content_type.lower().startswith("application/x-www-form-urlencoded"):
+                if self.size > MAX_FIELD_BYTES:
+                    raise FormError(f"the form's text fields exceed {MAX_FIELD_BYTES} bytes")
                 tornado.httputil.parse_body_arguments(content_type, self.read_all(), args, {}, headers)
             return args, {}
         _, options = parse_options_header(content_type)
