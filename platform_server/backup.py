@@ -65,6 +65,26 @@ def referenced_files(db_file: str) -> set[str]:
     return refs
 
 
+def agent_ids(db_file: str) -> set[str]:
+    """The agents a database holds: `<data_dir>/agents/<id>/` belongs to the backup only for these."""
+    with sqlite3.connect(f"file:{db_file}?mode=ro", uri=True) as conn:
+        try:
+            return {str(int(row[0])) for row in conn.execute("SELECT id FROM agent")}
+        except sqlite3.OperationalError:  # no agent table (yet)
+            return set()
+
+
+def belongs(rel: str, refs: set[str], agents: set[str]) -> bool:
+    """Whether a data-dir file goes with the snapshot: an agent's folder only if the agent is in it, a
+    wiki material's or upload's file only if a row names it; everything else (keys, skills) always."""
+    parts = rel.split("/")
+    if parts[0] == "agents" and len(parts) > 2:
+        return parts[1] in agents
+    if parts[0] == "uploads" or (parts[0] == "wiki" and len(parts) > 3 and parts[2] == "raw"):
+        return rel in refs
+    return True
+
+
 def applied_migrations(db_file: str) -> list[str]:
     with sqlite3.connect(f"file:{db_file}?mode=ro", uri=True) as conn:
         try:
@@ -144,11 +164,13 @@ class _Writer:
     archive: tarfile.TarFile
     data_dir: Path
     sizes: dict[str, int] = field(default_factory=dict)
+    vanished: set[str] = field(default_factory=set)
 
     def add_file(self, rel: str) -> bool:
         """Add `<data_dir>/rel` as it is now; False when it is gone."""
         got = _read_file(str(self.data_dir / rel))
         if got is None:
+            self.vanished.add(rel)
             return False
         spool, size, mtime = got
         with spool:
@@ -210,27 +232,33 @@ def _write_archive(config: Config, data_dir: Path, fd: int, partial: str, target
     with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=COMPRESS_LEVEL) as archive:
         writer = _Writer(archive, data_dir)
         snapshot_database(config.db_path, copy)
-        refs = referenced_files(copy)
+        refs, agents = referenced_files(copy), agent_ids(copy)
         for rel in _data_files(data_dir, _own_files(data_dir, [target, partial])):
             writer.add_file(rel)  # a file gone meanwhile is checked below if a row names it
         rounds = 1
         missing = sorted(refs - writer.sizes.keys())
-        while missing:
+        # An agent deleted during the walk took part of its folder along: the next snapshot drops it.
+        # (One still there deleted a file itself: no row names those, so one more round settles it.)
+        emptied = {rel.split("/")[1] for rel in writer.vanished if rel.startswith("agents/") and rel.count("/") > 1} & agents
+        while missing or emptied:
             if rounds >= ROUNDS:
                 raise BackupError(f"files named by the database kept vanishing through {ROUNDS} snapshots (e.g. {', '.join(missing[:3])})")
             # Rows deleted after the snapshot took their files along: a new snapshot no longer names them.
             # Only what it names and the archive lacks is copied; nothing already copied is read again.
             snapshot_database(config.db_path, copy)
-            refs = referenced_files(copy)
+            refs, agents, emptied = referenced_files(copy), agent_ids(copy), set()
             missing = sorted(rel for rel in refs - writer.sizes.keys() if not writer.add_file(rel))
             rounds += 1
+        listed = {rel: size for rel, size in writer.sizes.items() if belongs(rel, refs, agents)}
         manifest: dict[str, Any] = {
             "format": FORMAT,
             "version": __version__,
             "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
             "migrations": applied_migrations(copy),
             "snapshots": rounds,
-            "files": [{"path": rel, "size": size} for rel, size in sorted(writer.sizes.items())],
+            # What restore puts back: files of agents or rows deleted after the snapshot may be in the
+            # archive (copied before a later round), but only these go with the database.
+            "files": [{"path": rel, "size": size} for rel, size in sorted(listed.items())],
             "referenced": sorted(refs),
         }
         archive.add(copy, DATABASE)
