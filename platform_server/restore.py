@@ -117,6 +117,12 @@ def _read_manifest(raw: bytes | None, known_migrations: list[str]) -> dict[str, 
         manifest = None
     if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
         raise BackupError("not a platform-server backup (no readable manifest)")
+    for key in ("migrations", "referenced"):
+        value = manifest.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise BackupError(f"the archive's manifest is damaged ({key} is not a list of names)")
+    if manifest["format"] > 1 and not isinstance(manifest.get("files"), list):
+        raise BackupError("the archive's manifest is damaged (files is not a list)")
     unknown = sorted(set(manifest.get("migrations", [])) - set(known_migrations))
     if unknown:
         raise BackupError(
