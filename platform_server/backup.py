@@ -217,6 +217,7 @@ def _own_files(data_dir: Path, paths: list[str]) -> set[str]:
 def backup(config: Config, target: str) -> dict[str, Any]:
     """Write the archive (mode 0600) and return its manifest; nothing is left behind when it fails."""
     data_dir = Path(config.data_dir).resolve()
+    os.umask(0o077)  # whatever this process creates (a stopped server's -wal/-shm, temporary copies) is private
     fd, partial = _open_partial(target)
     try:
         with tempfile.TemporaryDirectory(prefix="platform-backup-") as tmp:
