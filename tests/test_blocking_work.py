@@ -4,9 +4,9 @@ from __future__ import annotations
 import aiohttp
 import bcrypt
 import pytest
+import python_multipart.multipart
 
 from platform_server.features.auth import service as auth
-from platform_server.web import spool
 from tests.helpers.client import ApiClient
 from tests.helpers.loop_watch import LoopUse, watch
 from tests.helpers.seed import memory_zip
@@ -31,7 +31,7 @@ async def test_every_multipart_route_parses_its_body_off_the_event_loop(
     assert r.status == 200, r.body
     kb = r.data["id"]
     use = LoopUse()
-    watch(monkeypatch, spool, "MultipartParser", use)  # the streaming parser reads the spooled body
+    watch(monkeypatch, python_multipart.multipart, "MultipartParser", use)  # the streaming parser reads the spooled body
     calls = {
         "/api/v1/chat/upload": form(conversationId="c1", file=b"x" * 100_000),
         "/api/v1/stt/transcribe": form(file=b"RIFF" + b"x" * 100_000),

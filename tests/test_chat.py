@@ -295,11 +295,13 @@ async def test_uploads_are_readable_by_their_uploader_only_and_feed_images_to_vi
 async def test_uploads_are_parsed_written_and_read_off_the_event_loop(
     api: ApiClient, people: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import python_multipart.multipart
+
     from platform_server.web import spool
     from tests.helpers.loop_watch import watch, watch_file_io
 
     use = watch_file_io(monkeypatch, "/uploads/")
-    watch(monkeypatch, spool, "MultipartParser", use)  # parses the body spooled to disk
+    watch(monkeypatch, python_multipart.multipart, "MultipartParser", use)  # parses the body spooled to disk
     watch(monkeypatch, spool.UploadedFile, "move_to", use)  # the part's file is moved into place, not copied
     form = aiohttp.FormData()
     form.add_field("conversationId", "big")

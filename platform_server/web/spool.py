@@ -17,11 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tornado.httputil
-from python_multipart.exceptions import MultipartParseError
-from python_multipart.multipart import MultipartParser, parse_options_header
 
-if TYPE_CHECKING:  # a TypedDict the library defines for type checkers only
-    from python_multipart.multipart import MultipartCallbacks
+from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import python_multipart.exceptions as multipart_errors
+    import python_multipart.multipart as multipart
+    from python_multipart.multipart import MultipartCallbacks  # a TypedDict defined for type checkers only
+else:  # only uploads parse forms, in a worker thread: imported there on first use
+    multipart = lazy_import("python_multipart.multipart")
+    multipart_errors = lazy_import("python_multipart.exceptions")
 
 SPOOL_DIR = ("tmp", "uploads")  # under the data dir: a part moves into place with a rename
 BATCH_BYTES = 1024 * 1024  # written to disk once this much has arrived
@@ -124,19 +129,19 @@ class BodySpool:
                     raise FormError(f"the form's text fields exceed {MAX_FIELD_BYTES} bytes")
                 tornado.httputil.parse_body_arguments(content_type, self.read_all(), args, {}, headers)
             return args, {}
-        _, options = parse_options_header(content_type)
+        _, options = multipart.parse_options_header(content_type)
         boundary = options.get(b"boundary")
         if not boundary:
             raise FormError("multipart body without a boundary")
         form = _Form(self)
-        parser = MultipartParser(boundary, form.callbacks())
+        parser = multipart.MultipartParser(boundary, form.callbacks())
         assert self.path is not None
         try:
             with open(self.path, "rb") as fh:
                 while block := fh.read(READ_BYTES):
                     parser.write(block)
             parser.finalize()
-        except MultipartParseError as exc:
+        except multipart_errors.MultipartParseError as exc:
             raise FormError(str(exc)) from None
         finally:
             form.close_file()
@@ -183,7 +188,7 @@ class _Form:
         self._name, self._value = b"", b""
 
     def _headers_finished(self) -> None:
-        _, options = parse_options_header(self._headers.get(b"content-disposition", b""))
+        _, options = multipart.parse_options_header(self._headers.get(b"content-disposition", b""))
         self._part_name = options.get(b"name", b"").decode("utf-8", "replace")
         filename = options.get(b"filename")
         if filename is None:
