@@ -172,6 +172,7 @@ class ApiHandler(tornado.web.RequestHandler):
         self._deferred_error: BaseException | None = None
         self._parsed_json: Any = _UNPARSED
         self._spool: spool.BodySpool | None = None
+        self._spool_in_use = False  # the handler method is reading the spooled body
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json; charset=UTF-8")
@@ -302,7 +303,8 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def on_connection_close(self) -> None:
         self._cancel_timeout()
-        self._drop_spool()
+        if not self._spool_in_use:  # a body never completed; one being parsed is dropped by on_finish
+            self._drop_spool()
         super().on_connection_close()
 
     def _on_timeout(self) -> None:
@@ -431,6 +433,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def _spooled(self) -> spool.BodySpool:
         """The body's spool (made now from the chunks kept in memory on a route that does not spool)."""
+        self._spool_in_use = True
         if self._spool is None:
             self._spool = spool.BodySpool(spool.spool_dir(self.config.data_dir))
             for chunk in self._chunks:
@@ -450,7 +453,7 @@ class ApiHandler(tornado.web.RequestHandler):
         """The whole body as bytes, read off the IOLoop when it was spooled to disk."""
         if self._spool is None:
             return self.body_bytes
-        return await run_blocking(self._spool.read_all)
+        return await run_blocking(self._spooled().read_all)
 
     # ---- output ----------------------------------------------------------
 
