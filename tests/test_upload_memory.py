@@ -94,3 +94,27 @@ async def test_an_abandoned_upload_leaves_no_file_and_a_start_clears_what_a_cras
         assert not list(spooled.iterdir())
     finally:
         await server.stop()
+
+
+async def test_a_spooled_form_keeps_its_fields_in_any_order_and_a_broken_one_is_a_400(tmp_path: Any) -> None:
+    server = await start_server(str(tmp_path / "data"))
+    try:
+        await create_personas(server.client)
+        api = server.client
+        body = (b"--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"C:\\\\docs\\\\notes.txt\"\r\n"
+                b"Content-Type: text/plain\r\n\r\n" + b"n" * 3_000_000 + b"\r\n"
+                b"--B\r\nContent-Disposition: form-data; name=\"conversationId\"\r\n\r\nafter-the-file\r\n--B--\r\n")
+        headers = {"Authorization": f"Bearer {api.tokens['bob']}", "Content-Type": "multipart/form-data; boundary=B"}
+        async with api.session.post(server.url + "/api/v1/chat/upload", data=body, headers=headers) as r:
+            answer = await r.json()
+        assert r.status == 200, answer
+        assert answer["data"]["name"] == "notes.txt" and answer["data"]["size"] == 3_000_000
+        assert answer["data"]["url"].startswith("/api/v1/chat/files/after-the-file/")
+        got = await api.get(answer["data"]["url"], token="bob")
+        assert got.raw == b"n" * 3_000_000
+        async with api.session.post(server.url + "/api/v1/chat/upload", data=body[:-40], headers=headers) as r:
+            answer = await r.json()
+        assert r.status == 400 and answer["msg"].startswith(("Malformed form body", "file:", "conversationId")), answer
+        assert not list((tmp_path / "data" / "tmp" / "uploads").iterdir())
+    finally:
+        await server.stop()

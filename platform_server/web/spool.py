@@ -141,6 +141,8 @@ class BodySpool:
                 while block := fh.read(READ_BYTES):
                     parser.write(block)
             parser.finalize()
+            if not form.complete:  # a cut-off body: its last part may be cut off too
+                raise FormError("the body ends before its closing boundary")
         except multipart_errors.MultipartParseError as exc:
             raise FormError(str(exc)) from None
         finally:
@@ -156,6 +158,7 @@ class _Form:
         self.args: dict[str, list[bytes]] = {}
         self.files: dict[str, list[UploadedFile]] = {}
         self.field_bytes = 0
+        self.complete = False  # the closing boundary was seen
         self._headers: dict[bytes, bytes] = {}
         self._name, self._value = b"", b""
         self._part_name = ""
@@ -172,7 +175,11 @@ class _Form:
             "on_headers_finished": self._headers_finished,
             "on_part_data": self._data,
             "on_part_end": self._end,
+            "on_end": self._complete,
         }
+
+    def _complete(self) -> None:
+        self.complete = True
 
     def _begin(self) -> None:
         self._headers, self._name, self._value = {}, b"", b""
@@ -191,7 +198,7 @@ class _Form:
         _, options = multipart.parse_options_header(self._headers.get(b"content-disposition", b""))
         self._part_name = options.get(b"name", b"").decode("utf-8", "replace")
         filename = options.get(b"filename")
-        if filename is None:
+        if not filename:  # as Tornado's parser had it: no (or an empty) file name makes a text field
             self._text = bytearray()
             return
         fd, path = _new_file(self.spool.folder, "part-")
