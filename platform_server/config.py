@@ -29,6 +29,9 @@ class Config:
     request_timeout_s: float = 60.0  # non-SSE requests that outlive this answer 503
     max_body_bytes: int = 10 * 1024 * 1024
     upload_max_bytes: int = 20 * 1024 * 1024
+    public_max_body_bytes: int = 8 * 1024  # login and setup/init (no token: refused before the body is read)
+    public_message_max_body_bytes: int = 256 * 1024  # public webchat and channel webhooks
+    max_header_bytes: int = 64 * 1024  # request line and headers; more answers 431 (past 4x this: connection closed)
     max_page_size: int = 100
     restore_max_bytes: int = 32 * 1024**3  # `restore`: largest archive, and largest total it may unpack to
     # Host names the server answers to (DNS-rebinding guard); empty: the bind address, localhost, and

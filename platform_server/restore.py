@@ -95,14 +95,17 @@ def _check_database(copy: Path, manifest: dict[str, Any]) -> None:
 def _check_files(stage: _Stage, manifest: dict[str, Any]) -> None:
     """Every file the manifest lists, with its size, and every file the database's rows name."""
     listed = manifest.get("files")
+    available = set(stage.files)
     if isinstance(listed, list):
+        available = set()
         for entry in listed:
             rel = entry.get("path") if isinstance(entry, dict) else None
             if not isinstance(rel, str) or stage.files.get(rel) != entry.get("size"):
                 raise BackupError(f"the manifest lists a file the archive lacks or holds at another size: {str(rel)[:200]!r}")
+            available.add(rel)
     assert stage.database is not None
     named = referenced_files(str(stage.database)) | set(manifest.get("referenced") or [])
-    missing = sorted(named - stage.files.keys())
+    missing = sorted(named - available)
     if missing:
         raise BackupError(f"the database names {len(missing)} file(s) the archive lacks (e.g. {', '.join(missing[:3])})")
 
@@ -114,6 +117,12 @@ def _read_manifest(raw: bytes | None, known_migrations: list[str]) -> dict[str, 
         manifest = None
     if not isinstance(manifest, dict) or manifest.get("format") not in FORMATS:
         raise BackupError("not a platform-server backup (no readable manifest)")
+    for key in ("migrations", "referenced"):
+        value = manifest.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise BackupError(f"the archive's manifest is damaged ({key} is not a list of names)")
+    if manifest["format"] > 1 and not isinstance(manifest.get("files"), list):
+        raise BackupError("the archive's manifest is damaged (files is not a list)")
     unknown = sorted(set(manifest.get("migrations", [])) - set(known_migrations))
     if unknown:
         raise BackupError(
@@ -149,8 +158,10 @@ def restore(config: Config, source: str, known_migrations: list[str], force: boo
             raise BackupError("the archive holds no database")
         _check_database(stage.database, manifest)
         _check_files(stage, manifest)
+        listed = manifest.get("files")
+        wanted = sorted({e["path"] for e in listed} if isinstance(listed, list) else stage.files)  # checked above
         try:
-            _move_into_place(stage, data_dir, config.db_path)
+            _move_into_place(stage, wanted, data_dir, config.db_path)
         except OSError as exc:
             raise BackupError(f"cannot write {data_dir}: {exc.strerror or exc}") from None
     finally:
@@ -158,12 +169,12 @@ def restore(config: Config, source: str, known_migrations: list[str], force: boo
     return manifest
 
 
-def _move_into_place(stage: _Stage, data_dir: Path, db_path: str) -> None:
+def _move_into_place(stage: _Stage, wanted: list[str], data_dir: Path, db_path: str) -> None:
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
     for suffix in ("-wal", "-shm"):
         Path(db_path + suffix).unlink(missing_ok=True)
     staged = stage.root / "files"
-    for rel in sorted(stage.files):
+    for rel in wanted:
         dest = data_dir / rel
         dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         shutil.move(str(staged / rel), dest)

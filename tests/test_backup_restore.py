@@ -192,3 +192,20 @@ async def test_restore_refuses_an_archive_whose_manifest_or_rows_name_a_missing_
     done = cli("restore", str(archive), "--data-dir", str(tmp_path / "ok"))
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "ok" / upload_file).read_bytes() == b"attached"
+
+
+async def test_restore_refuses_a_damaged_manifest_without_a_traceback(server: RunningServer, tmp_path: Any) -> None:
+    archive = tmp_path / "b.tar.gz"
+    assert cli("backup", str(archive), "--data-dir", server.config.data_dir).returncode == 0
+    for i, (key, value) in enumerate((("migrations", 7), ("referenced", {"a": 1}), ("files", "all"), ("files", [3]))):
+        def damage(name: str, data: bytes, key: str = key, value: Any = value) -> bytes:
+            if name != "manifest.json":
+                return data
+            manifest = json.loads(data)
+            manifest[key] = value
+            return json.dumps(manifest).encode()
+
+        rewrite(archive, tmp_path / f"d{i}.tar.gz", damage)
+        done = cli("restore", str(tmp_path / f"d{i}.tar.gz"), "--data-dir", str(tmp_path / f"r{i}"))
+        assert done.returncode != 0 and "refused" in done.stderr and "Traceback" not in done.stderr, (key, done.stderr)
+        assert not (tmp_path / f"r{i}" / "platform.db").exists()

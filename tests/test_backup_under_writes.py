@@ -76,13 +76,20 @@ def missing_files(data_dir: Path) -> list[str]:
     with sqlite3.connect(data_dir / "platform.db") as conn:
         named = [f"wiki/{kb}/raw/{name}" for kb, name in conn.execute("SELECT kb_id, stored_name FROM wiki_raw")]
         named += [f"uploads/{uid}/{name}" for uid, name in conn.execute("SELECT user_id, stored_name FROM upload")]
+        agents = {str(row[0]) for row in conn.execute("SELECT id FROM agent")}
     assert named, "the restored database names no files: the test proves nothing"
-    return [rel for rel in named if not (data_dir / rel).is_file()]
+    folders = list((data_dir / "agents").iterdir()) if (data_dir / "agents").exists() else []
+    strays = [f"agents/{p.name}" for p in folders if p.name not in agents]  # folders of deleted agents
+    return [rel for rel in named if not (data_dir / rel).is_file()] + strays
 
 
 async def test_ten_backups_under_agent_and_material_churn_all_succeed_and_restore_every_named_file(
         api: ApiClient, people: dict[str, Any], server: RunningServer, tmp_path: Path) -> None:
     kb = await make_kb(api, autoProcess=False)
+    r = await api.post("/api/v1/agents", {"name": "kept", "systemPrompt": "x", "agentType": "react"}, token="alice")
+    kept_agent = r.data["id"]
+    w = await api.put(f"/api/v1/agents/{kept_agent}/workspace/files/kept.txt", {"content": "kept"}, token="alice")
+    assert w.status == 200, w.body
     for i in range(40):
         await add_material(api, kb, f"seed {i}")
     for i in range(10):
@@ -108,3 +115,4 @@ async def test_ten_backups_under_agent_and_material_churn_all_succeed_and_restor
         config = load_config(None, env={}, overrides={"data_dir": str(target)})
         await asyncio.to_thread(restore, config, str(tmp_path / f"b{i}.tar.gz"), known)
         assert missing_files(target) == [], f"backup {i}"
+        assert (target / "agents" / kept_agent / "workspace" / "kept.txt").read_text() == "kept"

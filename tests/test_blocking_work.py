@@ -4,7 +4,7 @@ from __future__ import annotations
 import aiohttp
 import bcrypt
 import pytest
-import tornado.httputil
+import python_multipart.multipart
 
 from platform_server.features.auth import service as auth
 from tests.helpers.client import ApiClient
@@ -31,7 +31,7 @@ async def test_every_multipart_route_parses_its_body_off_the_event_loop(
     assert r.status == 200, r.body
     kb = r.data["id"]
     use = LoopUse()
-    watch(monkeypatch, tornado.httputil, "parse_body_arguments", use)
+    watch(monkeypatch, python_multipart.multipart, "MultipartParser", use)  # the streaming parser reads the spooled body
     calls = {
         "/api/v1/chat/upload": form(conversationId="c1", file=b"x" * 100_000),
         "/api/v1/stt/transcribe": form(file=b"RIFF" + b"x" * 100_000),

@@ -295,12 +295,14 @@ async def test_uploads_are_readable_by_their_uploader_only_and_feed_images_to_vi
 async def test_uploads_are_parsed_written_and_read_off_the_event_loop(
     api: ApiClient, people: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tornado.httputil
+    import python_multipart.multipart
 
+    from platform_server.web import spool
     from tests.helpers.loop_watch import watch, watch_file_io
 
     use = watch_file_io(monkeypatch, "/uploads/")
-    watch(monkeypatch, tornado.httputil, "parse_body_arguments", use)
+    watch(monkeypatch, python_multipart.multipart, "MultipartParser", use)  # parses the body spooled to disk
+    watch(monkeypatch, spool.UploadedFile, "move_to", use)  # the part's file is moved into place, not copied
     form = aiohttp.FormData()
     form.add_field("conversationId", "big")
     form.add_field("file", b"x" * 1_000_000, filename="big.bin", content_type="application/octet-stream")
@@ -308,7 +310,7 @@ async def test_uploads_are_parsed_written_and_read_off_the_event_loop(
     assert r.status == 200, r.body
     assert len((await api.get(r.data["url"], token="alice")).raw) == 1_000_000
     assert use.on_loop == [], use.on_loop
-    assert sorted(use.off_loop) == ["parse_body_arguments", "read_bytes", "write_bytes"]
+    assert sorted(use.off_loop) == ["MultipartParser", "move_to", "read_bytes"]
 
 
 @pytest.mark.config(heartbeat_s=0.05)

@@ -50,7 +50,7 @@ def check_refusal(handler: type, method: str, path: str, status: int, body: byte
     assert json.loads(body) == {"code": 413, "msg": f"Request body exceeds {expected} bytes", "data": None}
 
 
-@pytest.mark.config(max_body_bytes=LIMIT, upload_max_bytes=UPLOAD_LIMIT)
+@pytest.mark.config(max_body_bytes=LIMIT, upload_max_bytes=UPLOAD_LIMIT, public_max_body_bytes=LIMIT, public_message_max_body_bytes=LIMIT)
 async def test_a_declared_length_over_the_limit_is_refused_on_every_route_without_reading_the_body(
     server: RunningServer,
 ) -> None:
@@ -67,7 +67,7 @@ async def test_a_declared_length_over_the_limit_is_refused_on_every_route_withou
     assert checked > 50
 
 
-@pytest.mark.config(max_body_bytes=LIMIT, upload_max_bytes=UPLOAD_LIMIT)
+@pytest.mark.config(max_body_bytes=LIMIT, upload_max_bytes=UPLOAD_LIMIT, public_max_body_bytes=LIMIT, public_message_max_body_bytes=LIMIT)
 async def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit_on_every_route(server: RunningServer) -> None:
     public = 0
     for r in server.platform.routes:
@@ -84,7 +84,7 @@ async def test_a_chunked_body_is_refused_as_soon_as_it_passes_the_limit_on_every
     assert public >= 2  # login and setup are among them
 
 
-@pytest.mark.config(max_body_bytes=LIMIT, upload_max_bytes=UPLOAD_LIMIT)
+@pytest.mark.config(max_body_bytes=LIMIT, upload_max_bytes=UPLOAD_LIMIT, public_max_body_bytes=LIMIT, public_message_max_body_bytes=LIMIT)
 async def test_a_body_at_the_limit_is_still_read_and_answered(server: RunningServer) -> None:
     body = json.dumps({"username": "nobody", "password": "x" * (LIMIT - 60)}).encode()
     assert len(body) <= LIMIT

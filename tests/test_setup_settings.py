@@ -371,7 +371,7 @@ def chunked(*parts: bytes) -> bytes:
     return b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in parts) + b"0\r\n\r\n"
 
 
-@pytest.mark.config(max_body_bytes=1024)
+@pytest.mark.config(max_body_bytes=1024, public_max_body_bytes=1024)
 async def test_a_body_over_the_limit_answers_413_with_or_without_content_length(server: RunningServer, api: ApiClient) -> None:
     CountingHandler.calls.clear()
     server.add_route("/api/v1/test/count", CountingHandler)

@@ -12,9 +12,10 @@ import pydantic
 import tornado.httputil
 import tornado.iostream
 import tornado.web
+from tornado.ioloop import IOLoop
 
 from platform_server.blocking import run_blocking
-from platform_server.web import proxies
+from platform_server.web import proxies, spool
 from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (
     GLOBAL_ADMIN,
@@ -29,6 +30,7 @@ from platform_server.web.errors import (
     ApiError,
     BadRequest,
     Forbidden,
+    HeadersTooLarge,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
@@ -48,15 +50,6 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
-def _parse_form(
-    content_type: str, chunks: list[bytes], headers: tornado.httputil.HTTPHeaders
-) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
-    args: dict[str, list[bytes]] = {}
-    files: dict[str, list[tornado.httputil.HTTPFile]] = {}
-    tornado.httputil.parse_body_arguments(content_type, b"".join(chunks), args, files, headers)
-    return args, files
-
-
 def first_validation_error(exc: pydantic.ValidationError) -> str:
     """`<field>: <message>` for the first field error, as the spec wants."""
     err = exc.errors()[0]
@@ -69,6 +62,46 @@ def first_validation_error(exc: pydantic.ValidationError) -> str:
 
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
 MAX_JSON_DEPTH = 64  # deeper documents are refused before anything recurses over them
+# A JSON body this large is parsed in a worker thread before the handler runs: four 9.6 MB login
+# bodies parsed on the IOLoop stalled every client for 2.3 s.
+JSON_OFF_LOOP_BYTES = 64 * 1024
+_UNPARSED: Any = object()
+
+
+def header_bytes(request: tornado.httputil.HTTPServerRequest) -> int:
+    """About how many bytes the request line and headers took on the wire."""
+    size = len(request.method or "") + len(request.uri or "") + 12
+    for name, value in request.headers.get_all():
+        size += len(name) + len(value) + 4
+    return size
+
+
+def body_ceiling(config: Config) -> int:
+    """The HTTP layer's own body limit, above every route's: past it the request never reaches a route."""
+    return max(config.max_body_bytes, config.upload_max_bytes, config.public_message_max_body_bytes) * 2
+
+
+def _parse_json(chunks: list[bytes]) -> Any:
+    """The body parsed and depth-checked (or the error to raise when a handler asks for it)."""
+    raw = b"".join(chunks)
+    try:
+        return _decode_json(raw)
+    except BadRequest as exc:
+        return exc
+
+
+def _decode_json(raw: bytes) -> Any:
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except RecursionError:
+        raise BadRequest(f"JSON request body is nested too deeply (at most {MAX_JSON_DEPTH} levels)") from None
+    except (ValueError, UnicodeDecodeError):
+        raise BadRequest("Malformed JSON request body")
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise BadRequest(f"JSON request body is nested too deeply (at most {MAX_JSON_DEPTH} levels)")
+    return data
 
 
 def json_depth(value: Any) -> int:
@@ -110,6 +143,7 @@ class ApiHandler(tornado.web.RequestHandler):
     query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
     download_methods: frozenset[str] = frozenset()  # methods that answer bytes
     max_body_setting = "max_body_bytes"
+    spool_body = False  # uploads: the body goes to a temporary file as it arrives (see web/spool.py)
     tags: tuple[str, ...] = ()
     feature: str | None = None  # a feature flag that must be on (set with routing.gated)
 
@@ -146,6 +180,9 @@ class ApiHandler(tornado.web.RequestHandler):
         self._timeout_handle: asyncio.TimerHandle | None = None
         self._body_rejected = False
         self._deferred_error: BaseException | None = None
+        self._parsed_json: Any = _UNPARSED
+        self._spool: spool.BodySpool | None = None
+        self._spool_in_use = False  # the handler method is reading the spooled body
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json; charset=UTF-8")
@@ -172,6 +209,7 @@ class ApiHandler(tornado.web.RequestHandler):
         Errors other than 413 are raised from the handler method instead, after the (small) body
         has been read, so the keep-alive connection survives a 401/403/405.
         """
+        self._check_length()  # first: an oversized body is refused whatever else is wrong with the request
         try:
             self.check_request()
         except PayloadTooLarge:
@@ -179,6 +217,39 @@ class ApiHandler(tornado.web.RequestHandler):
         except Exception as exc:  # noqa: BLE001 - re-raised from the method
             self._deferred_error = exc
             setattr(self, (self.request.method or "GET").lower(), self._raise_deferred)
+            return
+        method = (self.request.method or "GET").lower()
+        length = self.request.headers.get("Content-Length", "")
+        small = length.isdigit() and int(length) <= JSON_OFF_LOOP_BYTES  # most requests: no extra step
+        if method in ("post", "put", "patch") and not small:
+            setattr(self, method, self._after_body(getattr(self, method)))
+
+    def _check_length(self) -> None:
+        """413 from the declared Content-Length, before a byte of the body is read."""
+        limit = getattr(self.config, self.max_body_setting)
+        length = self.request.headers.get("Content-Length")
+        if length is not None and length.isdigit() and int(length) > limit:
+            # The connection closes once the 413 is sent; past the HTTP layer's own ceiling Tornado would
+            # still try to answer a bare 400 of its own after ours, unless the ceiling covers this body.
+            self.request.connection.set_max_body_size(int(length))  # type: ignore[union-attr]
+            raise PayloadTooLarge(f"Request body exceeds {limit} bytes")
+
+    def _after_body(self, method: Any) -> Any:
+        """The handler method, preceded (once the body is in) by parsing a large JSON body off the IOLoop."""
+
+        async def run(*args: Any, **kwargs: Any) -> None:
+            if self._received > JSON_OFF_LOOP_BYTES and self._is_json():
+                self._parsed_json = await run_blocking(_parse_json, list(self._chunks))
+            result = method(*args, **kwargs)
+            if result is not None:
+                await result
+
+        return run
+
+    def _is_json(self) -> bool:
+        """Whether the body may be JSON (a handler reads other types as bytes or a form)."""
+        ctype = (self.request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+        return not ctype.startswith(("multipart/", "application/x-www-form-urlencoded", "application/octet-stream", "application/zip"))
 
     def _raise_deferred(self, *args: Any, **kwargs: Any) -> None:
         assert self._deferred_error is not None
@@ -188,10 +259,6 @@ class ApiHandler(tornado.web.RequestHandler):
         method = self.request.method or "GET"
         if method not in self.implemented_methods():
             raise MethodNotAllowed()
-        limit = getattr(self.config, self.max_body_setting)
-        length = self.request.headers.get("Content-Length")
-        if length is not None and length.isdigit() and int(length) > limit:
-            raise PayloadTooLarge(f"Request body exceeds {limit} bytes")
         if not self.is_sse():
             self._timeout_handle = asyncio.get_running_loop().call_later(self.config.request_timeout_s, self._on_timeout)
         level = self.access.get(method, LOGIN)
@@ -202,9 +269,9 @@ class ApiHandler(tornado.web.RequestHandler):
         if self.feature and not self.platform.web.feature_enabled(self.feature):
             raise Forbidden(f"Feature {self.feature} is disabled")
 
-    def data_received(self, chunk: bytes) -> None:
+    def data_received(self, chunk: bytes) -> Any:
         if self._body_rejected:
-            return
+            return None
         # Counted even when a 401/403 is already due: a body without Content-Length (chunked)
         # must not be read on and on just to be discarded.
         self._received += len(chunk)
@@ -215,9 +282,17 @@ class ApiHandler(tornado.web.RequestHandler):
             self._write_error_now(PayloadTooLarge(f"Request body exceeds {limit} bytes"))
             # The 413 is sent: the method must not run on the truncated body once it ends.
             setattr(self, (self.request.method or "GET").lower(), self._skip)
-            return
-        if self._deferred_error is None:
+            return None
+        if self._deferred_error is not None:
+            return None
+        if not self.spool_body:
             self._chunks.append(chunk)
+            return None
+        if self._spool is None:
+            self._spool = spool.BodySpool(spool.spool_dir(self.config.data_dir))
+        if self._spool.add(chunk):
+            return run_blocking(self._spool.flush)  # Tornado reads on once the batch is written
+        return None
 
     def _skip(self, *args: Any, **kwargs: Any) -> None:
         return None
@@ -229,9 +304,17 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def on_finish(self) -> None:
         self._cancel_timeout()
+        self._drop_spool()
+
+    def _drop_spool(self) -> None:
+        if self._spool is not None:
+            IOLoop.current().run_in_executor(None, self._spool.cleanup)  # the executor keeps the job
+            self._spool = None
 
     def on_connection_close(self) -> None:
         self._cancel_timeout()
+        if not self._spool_in_use:  # a body never completed; one being parsed is dropped by on_finish
+            self._drop_spool()
         super().on_connection_close()
 
     def _on_timeout(self) -> None:
@@ -304,18 +387,12 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def json_body(self) -> Any:
         """The request body as JSON (400 when malformed; {} when empty)."""
-        raw = self.body_bytes
-        if not raw.strip():
-            return {}
-        try:
-            data = json.loads(raw)
-        except RecursionError:
-            raise BadRequest(f"JSON request body is nested too deeply (at most {MAX_JSON_DEPTH} levels)") from None
-        except (ValueError, UnicodeDecodeError):
-            raise BadRequest("Malformed JSON request body")
-        if json_depth(data) > MAX_JSON_DEPTH:
-            raise BadRequest(f"JSON request body is nested too deeply (at most {MAX_JSON_DEPTH} levels)")
-        return data
+        parsed = self._parsed_json
+        if parsed is _UNPARSED:
+            return _decode_json(self.body_bytes)
+        if isinstance(parsed, BadRequest):
+            raise parsed
+        return parsed
 
     def body(self, model: type[M]) -> M:
         """Parse and validate the JSON body into a pydantic model."""
@@ -364,12 +441,29 @@ class ApiHandler(tornado.web.RequestHandler):
             return False
         raise BadRequest(f"Invalid value for parameter '{name}': expected Boolean")
 
-    async def multipart(self) -> tuple[dict[str, list[bytes]], dict[str, list[tornado.httputil.HTTPFile]]]:
-        """Form fields and files of a multipart or urlencoded body, parsed off the IOLoop (uploads are large)."""
+    def _spooled(self) -> spool.BodySpool:
+        """The body's spool (made now from the chunks kept in memory on a route that does not spool)."""
+        self._spool_in_use = True
+        if self._spool is None:
+            self._spool = spool.BodySpool(spool.spool_dir(self.config.data_dir))
+            for chunk in self._chunks:
+                self._spool.add(chunk)
+            self._chunks = []
+        return self._spool
+
+    async def multipart(self) -> tuple[dict[str, list[bytes]], dict[str, list[spool.UploadedFile]]]:
+        """Form fields (in memory) and file parts (temporary files, removed after the request) of a
+        multipart or urlencoded body, parsed off the IOLoop from the spooled body."""
         try:
-            return await run_blocking(_parse_form, self.request.headers.get("Content-Type", ""), list(self._chunks), self.request.headers)
-        except tornado.httputil.HTTPInputError as exc:
+            return await run_blocking(self._spooled().parse_form, self.request.headers.get("Content-Type", ""), self.request.headers)
+        except (spool.FormError, tornado.httputil.HTTPInputError) as exc:
             raise BadRequest(f"Malformed form body: {exc}") from None
+
+    async def raw_body(self) -> bytes:
+        """The whole body as bytes, read off the IOLoop when it was spooled to disk."""
+        if self._spool is None:
+            return self.body_bytes
+        return await run_blocking(self._spooled().read_all)
 
     # ---- output ----------------------------------------------------------
 
@@ -440,6 +534,26 @@ class NotFoundHandler(ApiHandler):
 
     def check_request(self) -> None:
         raise NotFound()
+
+
+class HeadersTooLargeHandler(ApiHandler):
+    """A request whose headers exceed `max_header_bytes`: 431 for every method."""
+
+    access = {m: PUBLIC for m in HTTP_METHODS}
+
+    def check_request(self) -> None:
+        raise HeadersTooLarge(f"Request headers exceed {self.config.max_header_bytes} bytes")
+
+
+class BodyTooLargeHandler(ApiHandler):
+    """A body past the HTTP layer's ceiling, on any route (static files included): 413."""
+
+    access = {m: PUBLIC for m in HTTP_METHODS}
+
+    def _check_length(self) -> None:
+        ceiling = body_ceiling(self.config)
+        self.request.connection.set_max_body_size(2**62)  # type: ignore[union-attr]  # our 413, not Tornado's bare 400
+        raise PayloadTooLarge(f"Request body exceeds {ceiling} bytes")
 
 
 class HostRefusedHandler(ApiHandler):

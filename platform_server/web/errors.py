@@ -60,6 +60,11 @@ class PayloadTooLarge(ApiError):
     default_msg = "Request body too large"
 
 
+class HeadersTooLarge(ApiError):
+    code = 431
+    default_msg = "Request header fields too large"
+
+
 class TooManyRequests(ApiError):
     code = 429
     default_msg = "Too many requests, please try again later"

@@ -170,6 +170,7 @@ class MemoryExportHandler(ApiHandler):
 class _MemoryImportBase(ApiHandler):
     access = {"POST": "member"}
     max_body_setting = "upload_max_bytes"
+    spool_body = True
     tags = TAGS
 
     async def _archive(self) -> bytes:
@@ -179,8 +180,8 @@ class _MemoryImportBase(ApiHandler):
             parts = uploads.get("file") or []
             if not parts:
                 raise BadRequest("file: a ZIP archive is required")
-            return parts[0]["body"]
-        return self.body_bytes
+            return await run_blocking(parts[0].read)
+        return await self.raw_body()
 
     async def _plan(self, write: bool) -> dict[str, Any]:
         caller = self.require_caller()

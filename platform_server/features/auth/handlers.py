@@ -17,6 +17,7 @@ from platform_server.web.routing import route
 class LoginHandler(ApiHandler):
     access = {"POST": PUBLIC}
     body_models = {"POST": LoginRequest}
+    max_body_setting = "public_max_body_bytes"  # anyone may send one: a large body is refused unread
     tags = ("Authentication",)
 
     async def post(self) -> None:

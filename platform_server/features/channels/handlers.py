@@ -141,6 +141,7 @@ class WebhookHandler(ApiHandler):
     """Inbound message callback of one platform type (public; HMAC-signed)."""
 
     access = {"POST": PUBLIC}
+    max_body_setting = "public_message_max_body_bytes"
     tags = TAGS
     channel_type = ""
 
@@ -199,6 +200,7 @@ class WebchatConfigHandler(ApiHandler):
 class WebchatStreamHandler(StreamingHandler):
     access = {"POST": PUBLIC}
     body_models = {"POST": WebchatRequest}
+    max_body_setting = "public_message_max_body_bytes"
     sse_methods = frozenset({"POST"})
     query_token = False
     tags = TAGS

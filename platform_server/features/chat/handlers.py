@@ -181,6 +181,7 @@ class InterruptHandler(ApiHandler):
 class UploadHandler(ApiHandler):
     access = {"POST": "viewer"}
     max_body_setting = "upload_max_bytes"
+    spool_body = True
     tags = TAGS
 
     async def post(self) -> None:
@@ -193,7 +194,7 @@ class UploadHandler(ApiHandler):
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, cid)
         f = files["file"][0]
-        self.ok(await uploads.store(self.config.data_dir, caller.user_id, cid, f.filename or "file", f.body, f.content_type))
+        self.ok(await uploads.store(self.config.data_dir, caller.user_id, cid, f.filename or "file", f, f.content_type))
 
 
 class FileHandler(ApiHandler):

@@ -7,7 +7,7 @@ import mimetypes
 import re
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from platform_server.db import database, iso
 from platform_server.features.chat.models import Upload
@@ -30,26 +30,40 @@ def _path(data_dir: str, user_id: int, stored_name: str) -> Path:
     return upload_root(data_dir) / str(user_id) / stored_name
 
 
-def _write(path: Path, body: bytes) -> None:
+class SpooledPart(Protocol):
+    """An uploaded file already on disk (web/spool.py): moved into place, never read into memory."""
+
+    size: int
+
+    def move_to(self, dest: Path) -> None: ...
+
+
+def _write(path: Path, body: bytes | SpooledPart) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(body)
+    if isinstance(body, bytes):
+        path.write_bytes(body)
+    else:
+        body.move_to(path)
 
 
-async def store(data_dir: str, user_id: int, conversation_id: str, filename: str, body: bytes, content_type: str | None) -> dict[str, Any]:
+async def store(
+    data_dir: str, user_id: int, conversation_id: str, filename: str, body: bytes | SpooledPart, content_type: str | None
+) -> dict[str, Any]:
     """Save an upload under a generated name (written off the IOLoop); the client's file name is only metadata."""
     name = Path(filename.replace("\\", "/")).name[:200] or "file"
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     stored = secrets.token_hex(16) + (f".{ext}" if _EXTENSION.match(ext) else "")
     kind = (content_type or "").split(";")[0].strip() or mimetypes.guess_type(name)[0] or "application/octet-stream"
     path = _path(data_dir, user_id, stored)
+    size = len(body) if isinstance(body, bytes) else body.size
     await run_blocking(_write, path, body)
     with database.atomic():
-        row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name, size=len(body), content_type=kind)
+        row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name, size=size, content_type=kind)
     return {
         "storedName": stored,
         "url": f"{FILES_PREFIX}{conversation_id}/{stored}",
         "name": name,
-        "size": len(body),
+        "size": size,
         "contentType": kind,
         "createTime": iso(row.create_time),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.blocking import run_blocking
 from platform_server.features.conversations import service as conversations
 from platform_server.features.media import service
 from platform_server.features.media.schemas import SynthesizeRequest
@@ -21,6 +22,7 @@ class SpeechHandler(ApiHandler):
 class TranscribeHandler(SpeechHandler):
     access = {"POST": "viewer"}
     max_body_setting = "upload_max_bytes"
+    spool_body = True
     tags = ("Speech",)
 
     async def post(self) -> None:
@@ -29,10 +31,11 @@ class TranscribeHandler(SpeechHandler):
         if not files.get("file"):
             raise BadRequest("file: must not be null")
         f = files["file"][0]
-        if not f.body:
+        if not f.size:
             raise BadRequest("file: must not be empty")
         language = (args.get("language") or [b""])[0].decode("utf-8", "replace").strip() or None
-        self.ok(await service.transcribe(self.local_speech, f.filename or "audio", f.body, f.content_type, language))
+        audio = await run_blocking(f.read)
+        self.ok(await service.transcribe(self.local_speech, f.filename or "audio", audio, f.content_type, language))
 
 
 class SynthesizeHandler(SpeechHandler):

@@ -32,6 +32,7 @@ class StatusHandler(ApiHandler):
 class InitHandler(ApiHandler):
     access = {"POST": PUBLIC}
     body_models = {"POST": InitRequest}
+    max_body_setting = "public_max_body_bytes"  # anyone may send one: a large body is refused unread
     tags = ("Setup",)
 
     async def post(self) -> None:

@@ -44,20 +44,21 @@ class SkillsBase(ApiHandler):
 class InstallUploadHandler(SkillsBase):
     access = {"POST": "member"}
     max_body_setting = "upload_max_bytes"
+    spool_body = True
     query_params = {"POST": [{"name": "overwrite", "in": "query", "required": False, "schema": {"type": "boolean"}}]}
 
     async def _archive(self) -> tuple[bytes, str, bool]:
         overwrite = bool(self.query_bool("overwrite"))
         ctype = (self.request.headers.get("Content-Type") or "").lower()
         if not ctype.startswith("multipart/form-data"):
-            return self.body_bytes, "upload", overwrite
+            return await self.raw_body(), "upload", overwrite
         fields, uploads = await self.multipart()
         parts = uploads.get("file") or []
         if not parts:
             raise BadRequest("file: a ZIP archive is required")
         flag = (fields.get("overwrite") or [b""])[0].decode("utf-8", "replace").strip().lower()
-        name = (parts[0].get("filename") or "skill.zip").replace("\n", " ")[:200]
-        return parts[0]["body"], f"upload:{name}", overwrite or flag in ("true", "1")
+        name = (parts[0].filename or "skill.zip").replace("\n", " ")[:200]
+        return await run_blocking(parts[0].read), f"upload:{name}", overwrite or flag in ("true", "1")
 
     async def post(self) -> None:
         """Install from a ZIP (multipart `file`, or the raw body) with SKILL.md at the root or one folder down."""

@@ -138,6 +138,7 @@ class RawTextHandler(RawAdder):
 class RawUploadHandler(RawAdder):
     access = {"POST": "member"}
     max_body_setting = "upload_max_bytes"
+    spool_body = True
 
     async def post(self, kbId: int) -> None:
         """Upload a file (multipart `file`, optional `title`): text, markdown, HTML or PDF."""
@@ -148,7 +149,7 @@ class RawUploadHandler(RawAdder):
         f = files["file"][0]
         name = (f.filename or "").strip() or "upload.txt"
         title = (args.get("title") or [b""])[0].decode("utf-8", "replace").strip() or name
-        await self.add(kbId, title[:200], "upload", name, f.body)
+        await self.add(kbId, title[:200], "upload", name, await run_blocking(f.read))
 
 
 class RawHandler(WikiHandler):
