@@ -17,9 +17,10 @@ import tornado.web
 from tornado.routing import PathMatches, Rule
 
 from platform_server.config import Config
-from platform_server import lazy, sealed
+from platform_server import lazy, sealed, storage
+from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.blocking import run_blocking
-from platform_server.db import Migration, close_database, database, open_database, run_migrations
+from platform_server.db import Migration, close_database, database, open_database, run_migrations, start_checkpointer, stop_checkpointer
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
@@ -172,6 +173,7 @@ class Platform(Protocol):
     started_at: float
     openapi_text: str | None
     services: Services
+    storage: StorageHealth
 
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
@@ -189,6 +191,8 @@ class PlatformState:
     started_at: float = field(default_factory=time.time)
     openapi_text: str | None = None
     services: Services = field(default_factory=Services)
+    storage: StorageHealth = field(default_factory=lambda: StorageHealth(".", 0))
+    storage_loop: StorageCheckLoop | None = None
     started: list[str] = field(default_factory=list)  # areas whose lifecycle.start completed, in order
 
 
@@ -317,9 +321,13 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
     make_private(config)
     sealed.configure(config.data_dir)  # before migrating: data migrations seal plain secrets
-    open_database(config.db_path)
+    health = StorageHealth(config.data_dir, config.storage_min_free_mb * 1024 * 1024)
+    health.check()
+    storage.remove_partial_files(config.data_dir)
+    open_database(config.db_path, config.db_loop_busy_timeout_ms)
     if run_migrations(collect_migrations()):
         database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # sealed values replace plain ones on disk now
+    start_checkpointer(config.db_path, health.note_fault)
     auth_service.check_rounds(config.password_hash_rounds)
     jwt = JwtIssuer(load_secret(config.jwt_secret, config.data_dir), config.jwt_ttl_ms)
     web = WebServices(
@@ -333,6 +341,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         jwt=jwt,
         login_limiter=LoginLimiter(config.login_max_failures_per_user, config.login_max_failures_per_address, config.login_lockout_seconds),
         web=web,
+        storage=health,
     )
     platform.routes = collect_routes()
     handlers: list[Any] = [r.target() for r in collect_sockets() + platform.routes]
@@ -366,6 +375,9 @@ async def start_features(platform: PlatformState) -> None:
         if module and hasattr(module, "start"):
             await module.start(platform)
         platform.started.append(feature.name)
+    if platform.config.storage_check_s > 0:
+        platform.storage_loop = StorageCheckLoop(platform.storage, platform.config.storage_check_s)
+        platform.storage_loop.start()
 
 
 async def stop_features(platform: PlatformState) -> None:
@@ -378,8 +390,15 @@ async def stop_features(platform: PlatformState) -> None:
                 await module.stop(platform)
             except Exception:  # noqa: BLE001 - stopping must reach every area
                 log.exception("stopping %s failed", name)
+    if platform.storage_loop is not None:
+        platform.storage_loop.stop()
+        platform.storage_loop = None
+    stop_checkpointer()
     if database.obj is not None and not database.is_closed():
-        database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # the database file alone is complete
+        try:
+            database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # the database file alone is complete
+        except Exception as exc:  # noqa: BLE001 - a full disk: the WAL stays and is read at the next start
+            log.warning("the last WAL checkpoint failed (the WAL is kept and used at the next start): %s", exc)
     close_database()
 
 

@@ -14,6 +14,7 @@ import tornado.iostream
 import tornado.web
 
 from platform_server.blocking import run_blocking
+from platform_server.db import storage_fault
 from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (
     GLOBAL_ADMIN,
@@ -27,7 +28,9 @@ from platform_server.web.context import (
 from platform_server.web.errors import (
     ApiError,
     BadRequest,
+    DatabaseBusy,
     Forbidden,
+    InsufficientStorage,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
@@ -45,6 +48,7 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+WRITE_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # refused (507) while storage is read-only
 
 
 def _parse_form(
@@ -190,6 +194,8 @@ class ApiHandler(tornado.web.RequestHandler):
             self._authorize(level)
         if self.feature and not self.platform.web.feature_enabled(self.feature):
             raise Forbidden(f"Feature {self.feature} is disabled")
+        if method in WRITE_METHODS and self.platform.storage.read_only:
+            raise InsufficientStorage(f"The server is read-only: {self.platform.storage.reason}. Nothing was saved; retry once space is freed")
 
     def data_received(self, chunk: bytes) -> None:
         if self._body_rejected:
@@ -391,7 +397,12 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
-        self._write_error_body(to_api_error(exc, status_code))
+        if exc is not None and not isinstance(exc, ApiError):
+            self.platform.storage.note_fault(exc)  # a full disk turns read-only mode on
+        error = to_api_error(exc, status_code)
+        if isinstance(error, (DatabaseBusy, InsufficientStorage)):
+            self.set_header("Retry-After", "1" if isinstance(error, DatabaseBusy) else "30")
+        self._write_error_body(error)
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         if isinstance(value, ApiError):
@@ -400,6 +411,10 @@ class ApiHandler(tornado.web.RequestHandler):
             return
         if isinstance(value, tornado.iostream.StreamClosedError):
             return
+        fault = storage_fault(value)
+        if fault is not None:  # answered 503 / 507: one line, not a stack per refused write
+            log.warning("%s %s refused: %s (%s)", self.request.method, self.request.path, value, fault)
+            return
         log.error("Uncaught exception %s %s", self.request.method, self.request.uri, exc_info=(typ, value, tb))
 
 
@@ -407,6 +422,11 @@ def to_api_error(exc: BaseException | None, status_code: int = 500) -> ApiError:
     """Map any exception to the spec's error rows; a 500 never carries the exception text."""
     if isinstance(exc, ApiError):
         return exc
+    fault = storage_fault(exc)
+    if fault == "busy":
+        return DatabaseBusy()
+    if fault is not None:
+        return InsufficientStorage()
     if isinstance(exc, OverflowError):  # an integer SQLite cannot hold (beyond 64 bits) reached a query
         return BadRequest("Numeric value out of range")
     if isinstance(exc, tornado.web.HTTPError):

@@ -42,6 +42,7 @@ class Answer:
 
     row_id: int  # given when the answer begins; its row is written at its first save (`stored`)
     conversation_db_id: int
+    # a save wrote its row (its commit may still have failed: a save that finds no row inserts it)
     stored: bool = False
     content: str = ""
     reasoning: str = ""
@@ -74,9 +75,10 @@ def add_message(conv: Conversation, role: str, content: str, **fields: Any) -> i
     return row_id
 
 
-def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
+def save_answer(answer: Answer, status: str, **conversation: Any) -> bool:
     """Store the answer as it stands (one commit; its row written at the first save) with the conversation's
-    preview, and `conversation`'s other columns in the same statement (`message_count` as given, if given)."""
+    preview, and `conversation`'s other columns in the same statement (`message_count` as given, plus one
+    when this save wrote the row). Returns whether it wrote the row (rather than updating it)."""
     answer.unsaved = None
     metadata: dict[str, Any] = {}
     if answer.tool_calls:
@@ -94,14 +96,17 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
         "runtime_provider": answer.runtime_provider,
     }
     with one_transaction():  # one commit (the caller's, inside its transaction)
-        if answer.stored:
-            update_row(Message, answer.row_id, **fields)
-        else:
+        # a row an earlier save wrote in a commit that then failed is not there: written now
+        inserted = not (answer.stored and update_row(Message, answer.row_id, **fields))
+        if inserted:
             _insert(answer, fields, counted="message_count" not in conversation)
+            if "message_count" in conversation:
+                conversation["message_count"] += 1
         if preview:
             conversation.update(last_message=preview, last_active_time=utcnow())
         if conversation:
             update_row(Conversation, answer.conversation_db_id, **conversation)
+    return inserted
 
 
 def save_partial(answer: Answer) -> None:
@@ -145,10 +150,8 @@ _partial_saves = _PartialSaves()
 
 
 def _store_partial(answer: Answer) -> None:
-    if answer.stored:
-        update_row(Message, answer.row_id, content=answer.content)
-    else:
-        _insert(answer, {"content": answer.content, "status": "streaming"}, counted=True)
+    if not (answer.stored and update_row(Message, answer.row_id, content=answer.content)):
+        _insert(answer, {"content": answer.content, "status": "streaming"}, counted=True)  # first save, or its commit failed
 
 
 def _insert(answer: Answer, fields: dict[str, Any], counted: bool) -> None:

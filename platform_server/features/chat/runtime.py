@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PERSIST_EVERY_S = 0.5
+END_SAVE_RETRY_S = (0.05, 0.2, 0.5)  # pauses before the turn's end commit is tried again
+ANSWER_NOT_SAVED = "The answer could not be saved (storage error); it was not kept, please retry"
 MEMORY_CAP = 16_000
 
 
@@ -298,23 +301,25 @@ class ChatRuntime:
             status = "awaiting_approval"
             answer = self._current_answer(turn) or answer
             if answer is not None:
-                answers.save_answer(answer, "completed")
+                answer.unsaved = "completed"  # stored with the turn's end (retried there)
                 self._announce(turn, answer, status)
             self._keep_queued(turn, conv)
         except asyncio.CancelledError:
             status = "stopped"
             answer = self._current_answer(turn) or answer
             if answer is not None:
-                answers.save_answer(answer, "stopped")
+                answer.unsaved = "stopped"
                 self._announce(turn, answer, "stopped")
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error frame
             status = "failed"
             message = exc.msg if isinstance(exc, ApiError) else str(exc) if isinstance(exc, LlmError) else "Internal error"
-            if not isinstance(exc, (ApiError, LlmError)):
+            if self.platform.storage.note_fault(exc) is not None:
+                message = ANSWER_NOT_SAVED
+            elif not isinstance(exc, (ApiError, LlmError)):
                 log.exception("chat turn failed")
             answer = self._current_answer(turn) or answer
             if answer is not None:
-                answers.save_answer(answer, "failed")
+                answer.unsaved = "failed"
             turn.result.error = message
             turn.publish("error", {"message": message})
             if answer is not None:
@@ -322,9 +327,10 @@ class ChatRuntime:
         finally:
             if self._learns(req):  # lessons are read from the stored turn, before its end is announced
                 if answer is not None and answer.unsaved:
-                    answers.save_answer(answer, answer.unsaved)
+                    with contextlib.suppress(Exception):  # stored (and retried) with the turn's end otherwise
+                        answers.save_answer(answer, answer.unsaved)
                 await self._learn(req, conv)
-            self._finish(turn, conv, status, answer, totals)
+            await self._finish(turn, conv, status, answer, totals)
 
     @staticmethod
     def _learns(req: TurnRequest) -> bool:
@@ -360,36 +366,70 @@ class ChatRuntime:
         turn.publish("message_complete", {"status": status, "assistantMessageId": str(answer.row_id)})
         answer.announced = True
 
-    def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
-        """The turn's end: its last events, then one commit (the final answer, usage, the conversation idle)."""
+    async def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
+        """The turn's end: one commit (the final answer, usage, the conversation idle), then its last events.
+
+        `completed` goes out only once that commit succeeded. A failed commit is tried again after a short
+        pause (the loop serves meanwhile); if it still fails, the stream ends with an error frame and
+        `failed`, and the conversation is set idle if that can be written (otherwise the next start does)."""
         final = answer if answer is not None and answer.unsaved else None  # stored with the commit below
-        count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0] + (final is not None and not final.stored)
-        done = {
-            "conversationId": turn.conversation_id,
-            "status": status,
-            "assistantMessageId": str(answer.row_id) if answer else None,
-            "runtimeModel": totals.model,
-            "runtimeProvider": totals.provider,
-            "promptTokens": totals.prompt,
-            "completionTokens": totals.completion,
-            "messageCount": count,
-        }
         turn.answer = None
-        turn.result.status, turn.result.assistant_message_id = status, str(answer.row_id) if answer else None
-        turn.result.prompt_tokens, turn.result.completion_tokens = totals.prompt, totals.completion
-        if answer is not None and status == "completed" and not answer.announced:
-            self._announce(turn, answer, status)
-        turn.publish("done", done)  # no await until the commit below: nothing is sent before it
+        announce = answer is not None and status == "completed" and not answer.announced
+        complete_id = turn.next_event_id() if announce else 0  # the events' ids, known before the commit stores the last
+        done_id = turn.next_event_id()
+        try:
+            count = await self._commit_end(turn, conv, final, done_id)
+            failed = count is None
+            if count is None:
+                status = "failed"
+                turn.result.error = ANSWER_NOT_SAVED
+                turn.publish("error", {"message": ANSWER_NOT_SAVED})
+                count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0]
+            elif announce:
+                assert answer is not None
+                turn.publish("message_complete", {"status": status, "assistantMessageId": str(answer.row_id)}, complete_id)
+                answer.announced = True
+            turn.result.status, turn.result.assistant_message_id = status, str(answer.row_id) if answer else None
+            turn.result.prompt_tokens, turn.result.completion_tokens = totals.prompt, totals.completion
+            done = {
+                "conversationId": turn.conversation_id,
+                "status": status,
+                "assistantMessageId": str(answer.row_id) if answer else None,
+                "runtimeModel": totals.model,
+                "runtimeProvider": totals.provider,
+                "promptTokens": totals.prompt,
+                "completionTokens": totals.completion,
+                "messageCount": count,
+            }
+            turn.publish("done", done, None if failed else done_id)  # after the error frame: a later id
+        finally:
+            turn.finish(status)  # the stream ends whatever happened to the store
+
+    async def _commit_end(self, turn: Turn, conv: Conversation, final: Answer | None, last_event_id: int) -> int | None:
+        """The turn's end commit, tried up to `len(END_SAVE_RETRY_S) + 1` times; the conversation's message
+        count, or None when it could not be stored (the conversation is then set idle if possible)."""
+        for pause in (0.0, *END_SAVE_RETRY_S):
+            if pause:
+                await asyncio.sleep(pause)
+            try:
+                with database.atomic():
+                    count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0]
+                    idle = {"stream_status": "idle", "last_event_id": last_event_id, "message_count": count}
+                    if final is not None:  # the conversation's row written once (counting the answer if this wrote its row)
+                        count += answers.save_answer(final, final.unsaved or "completed", **idle)
+                    else:
+                        update_row(Conversation, conv.id, **idle)
+                    meter.flush_deferred()
+                return int(count)
+            except Exception as exc:  # noqa: BLE001 - a database error of any kind: tried again, then reported
+                self.platform.storage.note_fault(exc)
+                log.warning("storing the end of the turn in %s failed: %s", turn.conversation_id, exc)
         try:
             with database.atomic():
-                idle = {"stream_status": "idle", "last_event_id": turn.last_event_id, "message_count": count}
-                if final is not None:
-                    answers.save_answer(final, final.unsaved or "completed", **idle)  # the conversation's row written once
-                else:
-                    update_row(Conversation, conv.id, **idle)
-                meter.flush_deferred()
-        finally:
-            turn.finish(status)  # the stream ends even if the store failed (the next start marks what stayed running)
+                update_row(Conversation, conv.id, stream_status="idle")
+        except Exception as exc:  # noqa: BLE001 - the next start sets it idle
+            log.warning("conversation %s stays marked running until the next start: %s", turn.conversation_id, exc)
+        return None
 
     async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, conv_current: bool = False) -> Answer:
         """One user input: react, or plan-execute for such agents."""
