@@ -11,6 +11,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar, cast
 
+import apsw
 import peewee
 from playhouse.apsw_ext import APSWDatabase
 
@@ -144,8 +145,6 @@ class Checkpointer:
             self.thread.join(5)
 
     def _run(self) -> None:
-        import apsw
-
         try:
             conn = apsw.Connection(self.path)
             conn.setbusytimeout(0)  # a checkpoint that would wait is tried again later
@@ -209,8 +208,6 @@ def stop_checkpointer() -> None:
 def storage_fault(exc: BaseException | None) -> str | None:
     """`busy` (another connection holds the lock), `full` (SQLITE_FULL, ENOSPC) or `io` (other write
     errors of the disk) when exc, or what it wraps, says so; None for anything else."""
-    import apsw
-
     seen = 0
     while exc is not None and seen < 5:
         seen += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import inspect
 import json
 import logging
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -13,6 +14,7 @@ import tornado.httputil
 import tornado.iostream
 import tornado.web
 
+from platform_server import idempotency
 from platform_server.blocking import run_blocking
 from platform_server.db import storage_fault
 from platform_server.web.encode import JsonText, dumps
@@ -139,6 +141,8 @@ class ApiHandler(tornado.web.RequestHandler):
         self._timeout_handle: asyncio.TimerHandle | None = None
         self._body_rejected = False
         self._deferred_error: BaseException | None = None
+        self._idempotency_key: str | None = None
+        self._idempotency_record: int | None = None
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json; charset=UTF-8")
@@ -196,6 +200,48 @@ class ApiHandler(tornado.web.RequestHandler):
             raise Forbidden(f"Feature {self.feature} is disabled")
         if method in WRITE_METHODS and self.platform.storage.read_only:
             raise InsufficientStorage(f"The server is read-only: {self.platform.storage.reason}. Nothing was saved; retry once space is freed")
+        key = self.request.headers.get("Idempotency-Key") if method == "POST" else None
+        if key is not None and self.principal is not None and not self.is_sse():
+            key = key.strip()
+            if not idempotency.valid_key(key):
+                raise BadRequest(f"Idempotency-Key: must be 1-{idempotency.MAX_KEY_LENGTH} printable ASCII characters")
+            self._idempotency_key = key
+            self.post = self._idempotent_post  # runs the handler's post once per key
+
+    async def _idempotent_post(self, *args: Any, **kwargs: Any) -> None:
+        """The handler's POST, run once per (user, path, key); a retry gets the first answer again."""
+        assert self.principal is not None and self._idempotency_key is not None
+        digest = idempotency.request_hash(self.body_bytes, self.request.headers.get("X-Workspace-Id", ""))
+        begun = idempotency.begin(
+            self.principal.user_id,
+            "POST",
+            self.request.path,
+            self._idempotency_key,
+            digest,
+            self.config.idempotency_ttl_s,
+            self.config.request_timeout_s,
+        )
+        if begun.error is not None:
+            raise ApiError(begun.error[1], begun.error[0])
+        if begun.status is not None:
+            self.set_status(begun.status)
+            self.set_header("Idempotent-Replayed", "true")
+            self.finish(begun.body or "")
+            return
+        self._idempotency_record = begun.record_id
+        result = type(self).post(self, *args, **kwargs)
+        if inspect.isawaitable(result):
+            await result
+
+    def finish(self, chunk: str | bytes | dict[str, Any] | None = None) -> Any:
+        record, self._idempotency_record = self._idempotency_record, None
+        if record is not None:  # the answer of a request with an Idempotency-Key: kept for its retries
+            text = chunk.decode("utf-8", "replace") if isinstance(chunk, bytes) else dumps(chunk) if isinstance(chunk, dict) else chunk or ""
+            try:
+                idempotency.finish(record, self.get_status(), text)
+            except Exception as exc:  # noqa: BLE001 - the answer goes out; a retry then runs again once the key frees
+                log.warning("could not keep the answer for Idempotency-Key %r: %s", self._idempotency_key, exc)
+        return super().finish(chunk)
 
     def data_received(self, chunk: bytes) -> None:
         if self._body_rejected:

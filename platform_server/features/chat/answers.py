@@ -12,12 +12,13 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import peewee
 
 from platform_server.db import database, insert_row, one_transaction, stored_time, update_row, utcnow
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.usage import meter
 from platform_server.ids import next_id
 
 # A stored message counted on its conversation (the hot write of every turn, as plain SQL).
@@ -34,6 +35,9 @@ START_SQL = (
 MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
 
 log = logging.getLogger(__name__)
+
+END_SAVE_RETRY_S = (0.05, 0.2, 0.5)  # pauses before a turn's end commit is tried again
+ANSWER_NOT_SAVED = "The answer could not be saved (storage error); it was not kept, please retry"
 
 
 @dataclass
@@ -107,6 +111,36 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> bool:
         if conversation:
             update_row(Conversation, answer.conversation_db_id, **conversation)
     return inserted
+
+
+async def commit_turn_end(
+    conversation_id: str, conv_db_id: int, final: Answer | None, last_event_id: int, note_fault: Callable[[BaseException], object]
+) -> int | None:
+    """A turn's end commit (the final answer, usage, the conversation idle), tried up to
+    `len(END_SAVE_RETRY_S) + 1` times with pauses that leave the loop serving; returns the conversation's
+    message count, or None when it could not be stored (the conversation is then set idle if possible)."""
+    for pause in (0.0, *END_SAVE_RETRY_S):
+        if pause:
+            await asyncio.sleep(pause)
+        try:
+            with database.atomic():
+                count: int = database.execute_sql(MESSAGES_OF, (conv_db_id,)).fetchone()[0]
+                idle = {"stream_status": "idle", "last_event_id": last_event_id, "message_count": count}
+                if final is not None:  # the conversation's row written once (counting the answer if this wrote its row)
+                    count += save_answer(final, final.unsaved or "completed", **idle)
+                else:
+                    update_row(Conversation, conv_db_id, **idle)
+                meter.flush_deferred()
+            return count
+        except Exception as exc:  # noqa: BLE001 - a database error of any kind: tried again, then reported
+            note_fault(exc)
+            log.warning("storing the end of the turn in %s failed: %s", conversation_id, exc)
+    try:
+        with database.atomic():
+            update_row(Conversation, conv_db_id, stream_status="idle")
+    except Exception as exc:  # noqa: BLE001 - the next start sets it idle
+        log.warning("conversation %s stays marked running until the next start: %s", conversation_id, exc)
+    return None
 
 
 def save_partial(answer: Answer) -> None:

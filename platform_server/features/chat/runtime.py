@@ -9,7 +9,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_server.db import database, first_where, insert_row, stored_time, update_row, utcnow
+from platform_server.db import database, first_where, insert_row, stored_time, utcnow
 from platform_server.features.chat import approvals, history, sidecar, tool_calls, uploads
 from platform_server.features.chat import answers
 from platform_server.features.chat.answers import Answer
@@ -52,8 +52,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PERSIST_EVERY_S = 0.5
-END_SAVE_RETRY_S = (0.05, 0.2, 0.5)  # pauses before the turn's end commit is tried again
-ANSWER_NOT_SAVED = "The answer could not be saved (storage error); it was not kept, please retry"
+ANSWER_NOT_SAVED = answers.ANSWER_NOT_SAVED
 MEMORY_CAP = 16_000
 
 
@@ -378,7 +377,7 @@ class ChatRuntime:
         complete_id = turn.next_event_id() if announce else 0  # the events' ids, known before the commit stores the last
         done_id = turn.next_event_id()
         try:
-            count = await self._commit_end(turn, conv, final, done_id)
+            count = await answers.commit_turn_end(turn.conversation_id, conv.id, final, done_id, self.platform.storage.note_fault)
             failed = count is None
             if count is None:
                 status = "failed"
@@ -404,32 +403,6 @@ class ChatRuntime:
             turn.publish("done", done, None if failed else done_id)  # after the error frame: a later id
         finally:
             turn.finish(status)  # the stream ends whatever happened to the store
-
-    async def _commit_end(self, turn: Turn, conv: Conversation, final: Answer | None, last_event_id: int) -> int | None:
-        """The turn's end commit, tried up to `len(END_SAVE_RETRY_S) + 1` times; the conversation's message
-        count, or None when it could not be stored (the conversation is then set idle if possible)."""
-        for pause in (0.0, *END_SAVE_RETRY_S):
-            if pause:
-                await asyncio.sleep(pause)
-            try:
-                with database.atomic():
-                    count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0]
-                    idle = {"stream_status": "idle", "last_event_id": last_event_id, "message_count": count}
-                    if final is not None:  # the conversation's row written once (counting the answer if this wrote its row)
-                        count += answers.save_answer(final, final.unsaved or "completed", **idle)
-                    else:
-                        update_row(Conversation, conv.id, **idle)
-                    meter.flush_deferred()
-                return int(count)
-            except Exception as exc:  # noqa: BLE001 - a database error of any kind: tried again, then reported
-                self.platform.storage.note_fault(exc)
-                log.warning("storing the end of the turn in %s failed: %s", turn.conversation_id, exc)
-        try:
-            with database.atomic():
-                update_row(Conversation, conv.id, stream_status="idle")
-        except Exception as exc:  # noqa: BLE001 - the next start sets it idle
-            log.warning("conversation %s stays marked running until the next start: %s", turn.conversation_id, exc)
-        return None
 
     async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, conv_current: bool = False) -> Answer:
         """One user input: react, or plan-execute for such agents."""
