@@ -324,7 +324,14 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     health = StorageHealth(config.data_dir, config.storage_min_free_mb * 1024 * 1024)
     health.check()
     storage.remove_partial_files(config.data_dir)
-    open_database(config.db_path, config.db_loop_busy_timeout_ms)
+    try:
+        open_database(config.db_path, config.db_loop_busy_timeout_ms)
+    except Exception as exc:
+        if health.note_fault(exc) is None or not storage.release_reserve(config.data_dir):
+            raise
+        open_database(config.db_path, config.db_loop_busy_timeout_ms)  # read-only mode: reads are served
+    if not health.read_only:
+        storage.keep_reserve(config.data_dir, health.min_free_bytes)
     if run_migrations(collect_migrations()):
         database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # sealed values replace plain ones on disk now
     start_checkpointer(config.db_path, health.note_fault)

@@ -227,7 +227,7 @@ def storage_fault(exc: BaseException | None) -> str | None:
                     return "busy"
                 if "disk is full" in text:
                     return "full"
-            exc = inner or exc.__cause__
+            exc = inner or exc.__cause__ or exc.__context__  # peewee raises its own inside apsw's `except`
             continue
         exc = exc.__cause__ or exc.__context__
     return None

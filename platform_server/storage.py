@@ -8,12 +8,13 @@ mode once the free space is back above the threshold.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from platform_server.db import storage_fault
 from platform_server.loops import Loop
@@ -78,6 +79,58 @@ class StorageHealth:
         }
 
 
+RESERVE_NAME = ".storage-reserve"
+RESERVE_BYTES = 2 * 1024 * 1024  # what opening the database (its -wal and -shm files) and a last checkpoint need
+
+
+def keep_reserve(data_dir: str, min_free_bytes: int) -> bool:
+    """Hold a small file of reserved space (made when there is room to spare), so a start on a full disk
+    can free it to open the database and serve reads. Returns whether the reserve is there."""
+    path = os.path.join(data_dir, RESERVE_NAME)
+    if os.path.exists(path):
+        return True
+    try:
+        if shutil.disk_usage(data_dir).free < min_free_bytes + 2 * RESERVE_BYTES:
+            return False
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        return False
+    try:
+        os.write(fd, b"\0" * RESERVE_BYTES)  # written, not sparse: the blocks are really taken
+    except OSError:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return False
+    os.close(fd)
+    return True
+
+
+def release_reserve(data_dir: str) -> bool:
+    """Free the reserve (the disk is full); returns whether there was one."""
+    try:
+        os.unlink(os.path.join(data_dir, RESERVE_NAME))
+    except OSError:
+        return False
+    log.warning("storage: the disk is full; the %d KB reserve was freed to open the database", RESERVE_BYTES // 1024)
+    return True
+
+
+def start_write(health: StorageHealth, what: str, write: Callable[[], Any]) -> None:
+    """A write a start does (resetting what a stop left running): on a full disk the reserve is freed and
+    it is tried once more; if it still fails the server starts read-only and the next start does it."""
+    for attempt in (1, 2):
+        try:
+            write()
+            return
+        except Exception as exc:
+            if health.note_fault(exc) not in ("full", "io"):
+                raise
+            if attempt == 2 or not release_reserve(health.data_dir):
+                log.warning("start: %s left for the next start (the disk is full)", what)
+                return
+
+
 def remove_partial_files(data_dir: str) -> int:
     """Delete files a write left half done (`*.part`, `.tmp-*`) under the data folder; returns how many."""
     removed = 0
@@ -108,4 +161,7 @@ class StorageCheckLoop(Loop):
         self.interval_s = interval_s
 
     def tick(self) -> bool:
-        return self.health.check()
+        healthy = self.health.check()
+        if healthy:
+            keep_reserve(self.health.data_dir, self.health.min_free_bytes)
+        return healthy

@@ -114,6 +114,7 @@ class ApiHandler(tornado.web.RequestHandler):
     sse_methods: frozenset[str] = frozenset()  # methods that answer text/event-stream
     query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
     download_methods: frozenset[str] = frozenset()  # methods that answer bytes
+    read_only_methods: frozenset[str] = frozenset()  # writes served while storage is read-only (none by default: 507)
     max_body_setting = "max_body_bytes"
     tags: tuple[str, ...] = ()
     feature: str | None = None  # a feature flag that must be on (set with routing.gated)
@@ -198,7 +199,7 @@ class ApiHandler(tornado.web.RequestHandler):
             self._authorize(level)
         if self.feature and not self.platform.web.feature_enabled(self.feature):
             raise Forbidden(f"Feature {self.feature} is disabled")
-        if method in WRITE_METHODS and self.platform.storage.read_only:
+        if method in WRITE_METHODS and self.platform.storage.read_only and method not in self.read_only_methods:
             raise InsufficientStorage(f"The server is read-only: {self.platform.storage.reason}. Nothing was saved; retry once space is freed")
         key = self.request.headers.get("Idempotency-Key") if method == "POST" else None
         if key is not None and self.principal is not None and not self.is_sse():

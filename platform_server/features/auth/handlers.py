@@ -15,6 +15,7 @@ from platform_server.web.routing import route
 class LoginHandler(ApiHandler):
     access = {"POST": PUBLIC}
     body_models = {"POST": LoginRequest}
+    read_only_methods = frozenset({"POST"})  # a login is served while storage is read-only (reads need a token)
     tags = ("Authentication",)
 
     async def post(self) -> None:

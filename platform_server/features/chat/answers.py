@@ -135,12 +135,24 @@ async def commit_turn_end(
         except Exception as exc:  # noqa: BLE001 - a database error of any kind: tried again, then reported
             note_fault(exc)
             log.warning("storing the end of the turn in %s failed: %s", conversation_id, exc)
+    mark_idle(conversation_id, conv_db_id)
+    return None
+
+
+MARK_IDLE_EVERY_S = 1.0
+MARK_IDLE_TRIES = 600  # then the next start sets it idle
+
+
+def mark_idle(conversation_id: str, conv_db_id: int, tries_left: int = MARK_IDLE_TRIES) -> None:
+    """Set a conversation whose turn ended unsaved idle; on a full disk, tried again every second."""
     try:
         with database.atomic():
             update_row(Conversation, conv_db_id, stream_status="idle")
-    except Exception as exc:  # noqa: BLE001 - the next start sets it idle
-        log.warning("conversation %s stays marked running until the next start: %s", conversation_id, exc)
-    return None
+    except Exception as exc:  # noqa: BLE001 - tried again until space returns
+        if tries_left == MARK_IDLE_TRIES:
+            log.warning("conversation %s stays marked running until it can be written: %s", conversation_id, exc)
+        if tries_left > 1:
+            asyncio.get_running_loop().call_later(MARK_IDLE_EVERY_S, mark_idle, conversation_id, conv_db_id, tries_left - 1)
 
 
 def save_partial(answer: Answer) -> None:

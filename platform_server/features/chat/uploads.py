@@ -31,8 +31,20 @@ def _path(data_dir: str, user_id: int, stored_name: str) -> Path:
 
 
 def _write(path: Path, body: bytes) -> None:
+    """Written whole or not at all: a `.part` file renamed into place, removed when the write fails
+    (a full disk); one a crash left behind is removed at the next start (`storage.remove_partial_files`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(body)
+    partial = path.with_name(path.name + ".part")
+    try:
+        partial.write_bytes(body)
+        partial.replace(path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def _discard(path: Path) -> None:
+    path.unlink(missing_ok=True)
 
 
 async def store(data_dir: str, user_id: int, conversation_id: str, filename: str, body: bytes, content_type: str | None) -> dict[str, Any]:
@@ -43,8 +55,12 @@ async def store(data_dir: str, user_id: int, conversation_id: str, filename: str
     kind = (content_type or "").split(";")[0].strip() or mimetypes.guess_type(name)[0] or "application/octet-stream"
     path = _path(data_dir, user_id, stored)
     await run_blocking(_write, path, body)
-    with database.atomic():
-        row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name, size=len(body), content_type=kind)
+    try:
+        with database.atomic():
+            row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name, size=len(body), content_type=kind)
+    except BaseException:
+        await run_blocking(_discard, path)  # no row: the file would be kept for nobody
+        raise
     return {
         "storedName": stored,
         "url": f"{FILES_PREFIX}{conversation_id}/{stored}",
