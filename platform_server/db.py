@@ -215,7 +215,7 @@ def storage_fault(exc: BaseException | None) -> str | None:
             return "busy"
         if isinstance(exc, apsw.FullError):
             return "full"
-        if isinstance(exc, (apsw.IOError, apsw.ReadOnlyError)):
+        if isinstance(exc, apsw.IOError):  # (not ReadOnlyError: a datasource opened read-only says nothing of our disk)
             return "io"
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
             return "full"

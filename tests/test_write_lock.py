@@ -3,15 +3,23 @@ write answers 503 with nothing written; health and reads keep answering at once.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 import pytest
 
 from tests.helpers.client import ApiClient
 from tests.helpers.server import RunningServer
+
+
+def env_db_path(env: Any) -> str:
+    from platform_server.db import database
+
+    return str(database.obj.database)
 
 
 class LockHolder:
@@ -72,3 +80,28 @@ async def test_a_longer_loop_busy_timeout_lets_a_write_wait_for_a_lock_released_
     r = await api.post("/api/v1/agents", {"name": "Waited", "agentType": "react"}, token="alice")
     holder.proc.wait(10)
     assert r.status == 200, r.body
+
+
+async def test_a_stream_ending_while_another_process_holds_the_lock_completes_after_it_and_the_loop_keeps_serving(env: Any) -> None:
+    from tests.helpers.llm_script import Script
+
+    env.llm.enqueue(Script(text=["one ", "two ", "three ", "four"], delay_s=0.2))
+    streaming = asyncio.ensure_future(env.stream("count"))
+    await asyncio.sleep(0.3)
+    holder = LockHolder(env_db_path(env))
+    try:
+        slowest = 0.0
+        for _ in range(12):  # 1.2 s: the partial save and the end commit meet the lock meanwhile
+            started = time.monotonic()
+            r = await env.api.get("/api/v1/system/health", token="alice")
+            slowest = max(slowest, time.monotonic() - started)
+            assert r.status == 200
+            await asyncio.sleep(0.1)
+    finally:
+        holder.release()
+    events = await streaming
+    assert slowest < 0.5  # the loop never waited on the lock (it waited 5 s per write before)
+    done = events[-1].data
+    assert done["status"] == "completed"
+    messages = await env.messages()
+    assert [m["content"] for m in messages if m["id"] == done["assistantMessageId"]] == ["one two three four"]

@@ -36,7 +36,9 @@ MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
 
 log = logging.getLogger(__name__)
 
-END_SAVE_RETRY_S = (0.05, 0.2, 0.5)  # pauses before a turn's end commit is tried again
+END_SAVE_RETRY_S = (0.05, 0.2, 0.5)  # pauses before a turn's end commit is tried again (a full disk, an I/O error)
+# while another connection holds the write lock (a wiki ingest's batch in an executor): tried for ~5 s
+END_SAVE_BUSY_RETRY_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0, 1.0)
 ANSWER_NOT_SAVED = "The answer could not be saved (storage error); it was not kept, please retry"
 
 
@@ -116,12 +118,12 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> bool:
 async def commit_turn_end(
     conversation_id: str, conv_db_id: int, final: Answer | None, last_event_id: int, note_fault: Callable[[BaseException], object]
 ) -> int | None:
-    """A turn's end commit (the final answer, usage, the conversation idle), tried up to
-    `len(END_SAVE_RETRY_S) + 1` times with pauses that leave the loop serving; returns the conversation's
-    message count, or None when it could not be stored (the conversation is then set idle if possible)."""
-    for pause in (0.0, *END_SAVE_RETRY_S):
-        if pause:
-            await asyncio.sleep(pause)
+    """A turn's end commit (the final answer, usage, the conversation idle), tried again after the pauses
+    of `END_SAVE_RETRY_S` (or, while the write lock is busy, `END_SAVE_BUSY_RETRY_S`), which leave the
+    loop serving; returns the conversation's message count, or None when it could not be stored (the
+    conversation is then set idle as soon as it can be written)."""
+    tries, busy_tries = 0, 0
+    while True:
         try:
             with database.atomic():
                 count: int = database.execute_sql(MESSAGES_OF, (conv_db_id,)).fetchone()[0]
@@ -133,8 +135,15 @@ async def commit_turn_end(
                 meter.flush_deferred()
             return count
         except Exception as exc:  # noqa: BLE001 - a database error of any kind: tried again, then reported
-            note_fault(exc)
-            log.warning("storing the end of the turn in %s failed: %s", conversation_id, exc)
+            if note_fault(exc) == "busy" and busy_tries < len(END_SAVE_BUSY_RETRY_S):
+                pause, busy_tries = END_SAVE_BUSY_RETRY_S[busy_tries], busy_tries + 1
+            elif tries < len(END_SAVE_RETRY_S):
+                pause, tries = END_SAVE_RETRY_S[tries], tries + 1
+                log.warning("storing the end of the turn in %s failed: %s", conversation_id, exc)
+            else:
+                log.warning("storing the end of the turn in %s failed: %s (given up)", conversation_id, exc)
+                break
+            await asyncio.sleep(pause)  # the loop serves meanwhile
     mark_idle(conversation_id, conv_db_id)
     return None
 
