@@ -323,7 +323,6 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     sealed.configure(config.data_dir)  # before migrating: data migrations seal plain secrets
     health = StorageHealth(config.data_dir, config.storage_min_free_mb * 1024 * 1024)
     health.check()
-    storage.remove_partial_files(config.data_dir)
     try:
         open_database(config.db_path, config.db_loop_busy_timeout_ms)
     except Exception as exc:
@@ -411,9 +410,14 @@ async def stop_features(platform: PlatformState) -> None:
 
 async def warm_up(platform: PlatformState) -> None:
     """What can wait until the port is open, done off the IOLoop: the bcrypt hash a login of an unknown user
-    checks (a login arriving first waits for it) and the libraries the first chat turn needs (`lazy.WARM_UP`)."""
+    checks (a login arriving first waits for it), the libraries the first chat turn needs (`lazy.WARM_UP`)
+    and removing the partial files a crash or a full disk left."""
     try:
-        await asyncio.gather(run_blocking(auth_service.dummy_hash, platform.config.password_hash_rounds), lazy.warm_up())
+        await asyncio.gather(
+            run_blocking(auth_service.dummy_hash, platform.config.password_hash_rounds),
+            lazy.warm_up(),
+            run_blocking(storage.remove_partial_files, platform.config.data_dir),  # never referenced: no hurry
+        )
     except Exception:  # noqa: BLE001 - the first login or chat turn does it instead, and reports there
         log.exception("warming up after the start failed")
 

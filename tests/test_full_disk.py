@@ -175,6 +175,10 @@ async def test_start_and_sigterm_work_on_a_full_disk_and_partial_files_are_remov
             api = ApiClient(server.url, session)
             await login(api)
             assert (await wait_health(api, "DEGRADED"))["status"] == "DEGRADED"
+            for _ in range(40):  # removed off the loop just after the start
+                if not partial.exists():
+                    break
+                await asyncio.sleep(0.05)
             assert not partial.exists()
             assert server.proc is not None
             os.kill(server.proc.pid, signal.SIGTERM)
