@@ -112,10 +112,10 @@ class Database(APSWDatabase):
 class Checkpointer:
     """WAL checkpoints off the commit path: a thread with its own connection.
 
-    PASSIVE (never waits, never blocks a writer) when a commit leaves the WAL past
-    `WAL_AUTOCHECKPOINT_PAGES`, at most once per `CHECKPOINT_GAP_S`; TRUNCATE once no commit came for
-    `CHECKPOINT_IDLE_S` (without waiting: busy means try later). Failures are logged, never raised:
-    the commits they follow are already durable.
+    PASSIVE (never waits, never blocks a writer) each time commits grew the WAL by
+    `WAL_AUTOCHECKPOINT_PAGES`, at most once per `CHECKPOINT_GAP_S`; RESTART after it when the WAL did
+    not restart on its own; TRUNCATE once no commit came for `CHECKPOINT_IDLE_S`. None of them waits
+    (busy means next time). Failures are logged, never raised: the commits they follow are durable.
     """
 
     def __init__(self, path: str, on_fault: Callable[[BaseException], object] | None = None) -> None:
@@ -124,16 +124,19 @@ class Checkpointer:
         self.wake = threading.Event()
         self.stopping = threading.Event()
         self.pages = 0  # the WAL's size after the last commit (frames)
+        self.checkpointed_at = 0  # the WAL's size when the last PASSIVE checkpoint began
         self.last_commit = time.monotonic()
         self.checkpoints = 0
         self.thread = threading.Thread(target=self._run, name="wal-checkpointer", daemon=True)
 
     def note_commit(self, pages: int) -> None:
-        """From the WAL hook (any thread): cheap, never blocks."""
+        """From the WAL hook (any thread): cheap, never blocks. Wakes the thread when the WAL passed the
+        limit by another limit's worth of pages since the last checkpoint (or restarted since)."""
         self.pages = pages
         self.last_commit = time.monotonic()
-        if pages >= WAL_AUTOCHECKPOINT_PAGES and not self.wake.is_set():
-            self.wake.set()
+        if pages >= WAL_AUTOCHECKPOINT_PAGES and (pages < self.checkpointed_at or pages - self.checkpointed_at >= WAL_AUTOCHECKPOINT_PAGES):
+            if not self.wake.is_set():
+                self.wake.set()
 
     def start(self) -> None:
         self.thread.start()
@@ -157,9 +160,14 @@ class Checkpointer:
                     if self.stopping.is_set():
                         break
                     self.wake.clear()
+                    self.checkpointed_at = self.pages
                     self._checkpoint(conn, "PASSIVE")
-                    if self.pages >= WAL_AUTOCHECKPOINT_PAGES * 8:  # writes never pause: restart the WAL now (never waits)
-                        self._checkpoint(conn, "TRUNCATE")
+                    if self.pages >= WAL_AUTOCHECKPOINT_PAGES * 2:
+                        # Writes never paused, so the WAL never found itself fully copied and kept growing:
+                        # RESTART copies the few frames the PASSIVE missed and restarts it. It holds the write
+                        # lock only for that (never waits: busy means next time), a shorter hold than the
+                        # in-commit checkpoint of 1,000 pages it replaces.
+                        self._checkpoint(conn, "RESTART")
                     self.stopping.wait(CHECKPOINT_GAP_S)  # writes keep coming: the next one waits its turn
                 elif self.pages and time.monotonic() - self.last_commit >= CHECKPOINT_IDLE_S:
                     self._checkpoint(conn, "TRUNCATE")  # idle: the WAL file shrinks back to nothing
