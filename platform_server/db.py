@@ -41,6 +41,10 @@ PRAGMAS = (
 WATCHED_TABLES: dict[str, int] = {}
 WAL_AUTOCHECKPOINT_PAGES = 1000  # SQLite's default: past it the checkpointer is woken (our WAL hook replaces SQLite's own)
 SLOW_CHECKPOINT_S = 0.05  # a checkpoint (copy and sync) taking this long is logged
+# A writer that never pauses can keep the checkpointer's RESTART from ever getting the write lock (it
+# never waits for it): past this many pages the committing connection checkpoints itself after its
+# commit, as SQLite's own auto-checkpoint does, with any error logged and swallowed (the commit stands).
+WAL_HARD_LIMIT_PAGES = 10_000
 CHECKPOINT_GAP_S = 0.1  # at most one PASSIVE checkpoint per this long (each wake-up after a commit past the limit)
 CHECKPOINT_IDLE_S = 2.0  # no commit for this long: the WAL is checkpointed and truncated
 # The loop thread's connection waits at most this long for another connection's write lock (a busy
@@ -87,6 +91,11 @@ class _ChangeTracker:
         checkpointer = _checkpointer
         if checkpointer is not None:
             checkpointer.note_commit(pages)
+            if pages >= WAL_HARD_LIMIT_PAGES:
+                try:
+                    conn.wal_checkpoint(name)  # passive: never waits
+                except Exception as exc:  # noqa: BLE001 - the commit is done; the checkpointer tries again
+                    log.warning("WAL checkpoint after a commit (%d pages) failed: %s", pages, exc)
         return 0  # SQLITE_OK
 
 

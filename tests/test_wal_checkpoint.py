@@ -77,3 +77,26 @@ def _failing(checkpointer: db.Checkpointer, faults: list[BaseException]) -> Any:
         return original(conn, mode)
 
     return run
+
+
+def test_writes_that_never_pause_do_not_grow_the_wal_without_bound(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(db, "WAL_AUTOCHECKPOINT_PAGES", 50)
+    monkeypatch.setattr(db, "WAL_HARD_LIMIT_PAGES", 400)
+    monkeypatch.setattr(db, "CHECKPOINT_GAP_S", 0.01)
+    path = str(tmp_path / "wal.db")
+    db.open_database(path)
+    db.start_checkpointer(path)
+    try:
+        database.execute_sql("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)")
+        largest = 0
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:  # a page or more per commit, no pause between commits
+            with database.atomic():
+                database.execute_sql("INSERT INTO note (body) VALUES (?)", ("x" * 3000,))
+            largest = max(largest, os.path.getsize(path + "-wal"))
+        rows = database.execute_sql("SELECT count(*) FROM note").fetchone()[0]
+        assert rows > 1000  # (many times the limit went through the WAL)
+        assert largest < 400 * 4200 * 2  # restarted along the way: never far past the hard limit
+    finally:
+        db.stop_checkpointer()
+        db.close_database()
