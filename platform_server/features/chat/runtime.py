@@ -370,7 +370,7 @@ class ChatRuntime:
 
         `completed` goes out only once that commit succeeded. A failed commit is tried again after a short
         pause (the loop serves meanwhile); if it still fails, the stream ends with an error frame and
-        `failed`, and the conversation is set idle if that can be written (otherwise the next start does)."""
+        `failed`, and the conversation is set idle as soon as that can be written."""
         final = answer if answer is not None and answer.unsaved else None  # stored with the commit below
         turn.answer = None
         announce = answer is not None and status == "completed" and not answer.announced
