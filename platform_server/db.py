@@ -86,16 +86,17 @@ class _ChangeTracker:
 
     def on_wal_commit(self, conn: Any, name: str, pages: int) -> int:
         # Runs after the commit: whatever happens here must not raise, or a committed write reads as
-        # failed. A checkpoint therefore never runs here; the checkpointer's thread does it.
+        # failed. Checkpoints run on the checkpointer's thread; here only past the hard limit, or in a
+        # process that runs no checkpointer (a command-line tool), and their errors are only logged.
         self.on_transaction_end()
         checkpointer = _checkpointer
         if checkpointer is not None:
             checkpointer.note_commit(pages)
-            if pages >= WAL_HARD_LIMIT_PAGES:
-                try:
-                    conn.wal_checkpoint(name)  # passive: never waits
-                except Exception as exc:  # noqa: BLE001 - the commit is done; the checkpointer tries again
-                    log.warning("WAL checkpoint after a commit (%d pages) failed: %s", pages, exc)
+        if pages >= (WAL_HARD_LIMIT_PAGES if checkpointer is not None else WAL_AUTOCHECKPOINT_PAGES):
+            try:
+                conn.wal_checkpoint(name)  # passive: never waits
+            except Exception as exc:  # noqa: BLE001 - the commit is done; a later one tries again
+                log.warning("WAL checkpoint after a commit (%d pages) failed: %s", pages, exc)
         return 0  # SQLITE_OK
 
 

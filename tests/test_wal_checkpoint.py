@@ -100,3 +100,18 @@ def test_writes_that_never_pause_do_not_grow_the_wal_without_bound(tmp_path: Any
     finally:
         db.stop_checkpointer()
         db.close_database()
+
+
+def test_a_process_without_a_checkpointer_checkpoints_after_commits_past_the_limit(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(db, "WAL_AUTOCHECKPOINT_PAGES", 20)
+    path = str(tmp_path / "wal.db")
+    db.open_database(path)  # as a command-line tool does: no checkpointer thread
+    try:
+        database.execute_sql("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)")
+        size = os.path.getsize(path)
+        for i in range(30):
+            with database.atomic():
+                database.execute_sql("INSERT INTO note (body) VALUES (?)", ("x" * 3000 + str(i),))
+        assert os.path.getsize(path) > size
+    finally:
+        db.close_database()
