@@ -416,7 +416,7 @@ async def warm_up(platform: PlatformState) -> None:
         await asyncio.gather(
             run_blocking(auth_service.dummy_hash, platform.config.password_hash_rounds),
             lazy.warm_up(),
-            run_blocking(storage.remove_partial_files, platform.config.data_dir),  # never referenced: no hurry
+            run_blocking(storage.remove_partial_files, platform.config.data_dir, platform.started_at),  # never referenced: no hurry
         )
     except Exception:  # noqa: BLE001 - the first login or chat turn does it instead, and reports there
         log.exception("warming up after the start failed")

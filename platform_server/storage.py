@@ -131,8 +131,9 @@ def start_write(health: StorageHealth, what: str, write: Callable[[], Any]) -> N
                 return
 
 
-def remove_partial_files(data_dir: str) -> int:
-    """Delete files a write left half done (`*.part`, `.tmp-*`) under the data folder; returns how many."""
+def remove_partial_files(data_dir: str, older_than: float) -> int:
+    """Delete files a write left half done (`*.part`, `.tmp-*`) under the data folder, last written before
+    `older_than` (the start: a write of this process may be under way); returns how many."""
     removed = 0
     root = Path(data_dir)
     for folder in ("uploads", "wiki"):  # (agent folders hold the users' own files: never swept)
@@ -142,9 +143,11 @@ def remove_partial_files(data_dir: str) -> int:
         for dirpath, _, names in os.walk(base, followlinks=False):
             for name in names:
                 if name.endswith(PARTIAL_SUFFIX) or name.startswith(".tmp-"):
+                    path = os.path.join(dirpath, name)
                     try:
-                        os.unlink(os.path.join(dirpath, name))
-                        removed += 1
+                        if os.lstat(path).st_mtime < older_than:
+                            os.unlink(path)
+                            removed += 1
                     except OSError:
                         pass
     if removed:
