@@ -105,3 +105,16 @@ async def test_a_stream_ending_while_another_process_holds_the_lock_completes_af
     assert done["status"] == "completed"
     messages = await env.messages()
     assert [m["content"] for m in messages if m["id"] == done["assistantMessageId"]] == ["one two three four"]
+
+
+async def test_a_read_with_a_personal_access_token_is_served_while_another_process_holds_the_lock(
+    server: RunningServer, api: ApiClient, people: dict[str, dict[str, str]]
+) -> None:
+    pat = (await api.post("/api/v1/auth/tokens", {"name": "ci"}, token="bob")).data["token"]
+    api.tokens["pat"] = pat
+    holder = LockHolder(server.config.db_path)
+    try:
+        r = await api.get("/api/v1/agents", token="pat")  # its first use would store lastUsedAt: skipped
+    finally:
+        holder.release()
+    assert r.status == 200, r.body
