@@ -70,3 +70,20 @@ async def test_an_answer_that_cannot_be_stored_ends_the_stream_failed_with_an_er
     assert len([m for m in stored if m["role"] == "assistant"]) == 1  # only the first turn's answer exists
     events = await env.stream("third")  # the conversation works on
     assert events[-1].data["status"] == "completed"
+
+
+async def test_a_stopped_answer_whose_end_commit_failed_once_is_stored_as_stopped(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text=[f"w{i} " for i in range(40)], delay_s=0.05))
+    streaming = asyncio.ensure_future(env.stream("go"))
+    await asyncio.sleep(0.2)  # streaming, before its first partial save (0.5 s)
+    refused = _refuse_commits(1)
+    try:
+        stop = await env.api.post("/api/v1/chat/c1/stop", token="alice")
+        events = await streaming
+    finally:
+        database.obj.connection().set_commit_hook(None)  # type: ignore[attr-defined]
+    assert stop.status == 200 and refused == [1]
+    done = events[-1].data
+    assert done["status"] == "stopped"
+    stored = Message.get_by_id(int(done["assistantMessageId"]))
+    assert stored.status == "stopped" and stored.content.startswith("w0 ")  # the retry kept the status

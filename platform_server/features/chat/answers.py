@@ -122,6 +122,7 @@ async def commit_turn_end(
     of `END_SAVE_RETRY_S` (or, while the write lock is busy, `END_SAVE_BUSY_RETRY_S`), which leave the
     loop serving; returns the conversation's message count, or None when it could not be stored (the
     conversation is then set idle as soon as it can be written)."""
+    status = (final.unsaved or "completed") if final is not None else None  # (a save clears `unsaved`; a retry keeps it)
     tries, busy_tries = 0, 0
     while True:
         try:
@@ -129,7 +130,8 @@ async def commit_turn_end(
                 count: int = database.execute_sql(MESSAGES_OF, (conv_db_id,)).fetchone()[0]
                 idle = {"stream_status": "idle", "last_event_id": last_event_id, "message_count": count}
                 if final is not None:  # the conversation's row written once (counting the answer if this wrote its row)
-                    count += save_answer(final, final.unsaved or "completed", **idle)
+                    assert status is not None
+                    count += save_answer(final, status, **idle)
                 else:
                     update_row(Conversation, conv_db_id, **idle)
                 meter.flush_deferred()
