@@ -85,7 +85,6 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> bool:
     """Store the answer as it stands (one commit; its row written at the first save) with the conversation's
     preview, and `conversation`'s other columns in the same statement (`message_count` as given, plus one
     when this save wrote the row). Returns whether it wrote the row (rather than updating it)."""
-    answer.unsaved = None
     metadata: dict[str, Any] = {}
     if answer.tool_calls:
         metadata["toolCalls"] = answer.tool_calls
@@ -112,6 +111,7 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> bool:
             conversation.update(last_message=preview, last_active_time=utcnow())
         if conversation:
             update_row(Conversation, answer.conversation_db_id, **conversation)
+    answer.unsaved = None  # (kept when the save failed: the turn's end stores it then)
     return inserted
 
 

@@ -326,7 +326,7 @@ class ChatRuntime:
         finally:
             if self._learns(req):  # lessons are read from the stored turn, before its end is announced
                 if answer is not None and answer.unsaved:
-                    with contextlib.suppress(Exception):  # stored (and retried) with the turn's end otherwise
+                    with contextlib.suppress(Exception):  # kept `unsaved`: stored (and retried) with the turn's end
                         answers.save_answer(answer, answer.unsaved)
                 await self._learn(req, conv)
             await self._finish(turn, conv, status, answer, totals)
