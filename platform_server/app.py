@@ -17,9 +17,10 @@ import tornado.web
 from tornado.routing import PathMatches, Rule
 
 from platform_server.config import Config
-from platform_server import lazy, sealed
+from platform_server import lazy, sealed, storage
+from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.blocking import run_blocking
-from platform_server.db import Migration, close_database, database, open_database, run_migrations
+from platform_server.db import Migration, close_database, database, open_database, run_migrations, start_checkpointer, stop_checkpointer
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
@@ -173,6 +174,7 @@ class Platform(Protocol):
     started_at: float
     openapi_text: str | None
     services: Services
+    storage: StorageHealth
 
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
@@ -190,6 +192,8 @@ class PlatformState:
     started_at: float = field(default_factory=time.time)
     openapi_text: str | None = None
     services: Services = field(default_factory=Services)
+    storage: StorageHealth = field(default_factory=lambda: StorageHealth(".", 0))
+    storage_loop: StorageCheckLoop | None = None
     started: list[str] = field(default_factory=list)  # areas whose lifecycle.start completed, in order
 
 
@@ -328,9 +332,19 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     make_private(config)
     spool.clear_stale(config.data_dir)  # upload bodies a stopped process left half-received
     sealed.configure(config.data_dir)  # before migrating: data migrations seal plain secrets
-    open_database(config.db_path)
+    health = StorageHealth(config.data_dir, config.storage_min_free_mb * 1024 * 1024)
+    health.check()
+    try:
+        open_database(config.db_path, config.db_loop_busy_timeout_ms)
+    except Exception as exc:
+        if health.note_fault(exc) is None or not storage.release_reserve(config.data_dir):
+            raise
+        open_database(config.db_path, config.db_loop_busy_timeout_ms)  # read-only mode: reads are served
+    if not health.read_only:
+        storage.keep_reserve(config.data_dir, health.min_free_bytes)
     if run_migrations(collect_migrations()):
         database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # sealed values replace plain ones on disk now
+    start_checkpointer(config.db_path, health.note_fault)
     auth_service.check_rounds(config.password_hash_rounds)
     proxies.parse_networks(config.trusted_proxies)  # a bad entry stops the start, not a request
     jwt = JwtIssuer(load_secret(config.jwt_secret, config.data_dir), config.jwt_ttl_ms)
@@ -345,6 +359,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         jwt=jwt,
         login_limiter=LoginLimiter(config.login_max_failures_per_user, config.login_max_failures_per_address, config.login_lockout_seconds),
         web=web,
+        storage=health,
     )
     platform.routes = collect_routes()
     handlers: list[Any] = [r.target() for r in collect_sockets() + platform.routes]
@@ -378,6 +393,9 @@ async def start_features(platform: PlatformState) -> None:
         if module and hasattr(module, "start"):
             await module.start(platform)
         platform.started.append(feature.name)
+    if platform.config.storage_check_s > 0:
+        platform.storage_loop = StorageCheckLoop(platform.storage, platform.config.storage_check_s)
+        platform.storage_loop.start()
 
 
 async def stop_features(platform: PlatformState) -> None:
@@ -390,16 +408,28 @@ async def stop_features(platform: PlatformState) -> None:
                 await module.stop(platform)
             except Exception:  # noqa: BLE001 - stopping must reach every area
                 log.exception("stopping %s failed", name)
+    if platform.storage_loop is not None:
+        platform.storage_loop.stop()
+        platform.storage_loop = None
+    stop_checkpointer()
     if database.obj is not None and not database.is_closed():
-        database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # the database file alone is complete
+        try:
+            database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # the database file alone is complete
+        except Exception as exc:  # noqa: BLE001 - a full disk: the WAL stays and is read at the next start
+            log.warning("the last WAL checkpoint failed (the WAL is kept and used at the next start): %s", exc)
     close_database()
 
 
 async def warm_up(platform: PlatformState) -> None:
     """What can wait until the port is open, done off the IOLoop: the bcrypt hash a login of an unknown user
-    checks (a login arriving first waits for it) and the libraries the first chat turn needs (`lazy.WARM_UP`)."""
+    checks (a login arriving first waits for it), the libraries the first chat turn needs (`lazy.WARM_UP`)
+    and removing the partial files a crash or a full disk left."""
     try:
-        await asyncio.gather(run_blocking(auth_service.dummy_hash, platform.config.password_hash_rounds), lazy.warm_up())
+        await asyncio.gather(
+            run_blocking(auth_service.dummy_hash, platform.config.password_hash_rounds),
+            lazy.warm_up(),
+            run_blocking(storage.remove_partial_files, platform.config.data_dir, platform.started_at),  # never referenced: no hurry
+        )
     except Exception:  # noqa: BLE001 - the first login or chat turn does it instead, and reports there
         log.exception("warming up after the start failed")
 

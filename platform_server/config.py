@@ -39,6 +39,12 @@ class Config:
     allowed_hosts: tuple[str, ...] = ()
     setup_token: str = ""  # first run: setup/init from a non-loopback address needs it; empty: generated and logged
     shutdown_grace_s: float = 30.0  # SIGTERM: running turns get this long to finish before they are stopped
+    # Storage: under this much free space in the data folder (or after a write failed for a full disk)
+    # the server is read-only: writes answer 507 and /health says DEGRADED until space returns
+    storage_min_free_mb: int = 64
+    storage_check_s: float = 5.0  # how often free space is measured (and read-only mode left); 0 = only at start
+    db_loop_busy_timeout_ms: int = 20  # the IOLoop waits this long for another connection's write lock, then answers 503
+    idempotency_ttl_s: float = 86_400.0  # an Idempotency-Key's stored answer is replayed this long
     allowed_origins: tuple[str, ...] = ()  # other origins (scheme://host[:port]) the talk WebSocket accepts
     # Reverse proxies (addresses or networks) whose X-Forwarded-For names the client; empty: none is trusted
     trusted_proxies: tuple[str, ...] = ()

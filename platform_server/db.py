@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import json
 import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar, cast
 
+import apsw
 import peewee
 from playhouse.apsw_ext import APSWDatabase
 
@@ -37,8 +39,19 @@ PRAGMAS = (
 # A reader that cached what it read between the two (another thread's uncommitted write was not
 # visible yet) therefore sees its cache invalidated after the commit.
 WATCHED_TABLES: dict[str, int] = {}
-WAL_AUTOCHECKPOINT_PAGES = 1000  # SQLite's default, kept: our WAL hook replaces its built-in one
-SLOW_CHECKPOINT_S = 0.05  # a checkpoint (copy and sync) taking this long is logged: it held up the commit that crossed the limit
+WAL_AUTOCHECKPOINT_PAGES = 1000  # SQLite's default: past it the checkpointer is woken (our WAL hook replaces SQLite's own)
+SLOW_CHECKPOINT_S = 0.05  # a checkpoint (copy and sync) taking this long is logged
+# A writer that never pauses can keep the checkpointer's RESTART from ever getting the write lock (it
+# never waits for it): past this many pages the committing connection checkpoints itself after its
+# commit, as SQLite's own auto-checkpoint does, with any error logged and swallowed (the commit stands).
+WAL_HARD_LIMIT_PAGES = 10_000
+CHECKPOINT_GAP_S = 0.1  # at most one PASSIVE checkpoint per this long (each wake-up after a commit past the limit)
+CHECKPOINT_IDLE_S = 2.0  # no commit for this long: the WAL is checkpointed and truncated
+# The loop thread's connection waits at most this long for another connection's write lock (a busy
+# handler sleeps the thread: on the IOLoop it freezes every stream), then the write fails as busy and
+# answers 503 with nothing written. Other threads (executors) keep the long wait.
+LOOP_BUSY_TIMEOUT_MS = 20
+THREAD_BUSY_TIMEOUT_MS = 5000
 
 
 def watch_table(name: str) -> None:
@@ -72,18 +85,26 @@ class _ChangeTracker:
             _bump(tables)
 
     def on_wal_commit(self, conn: Any, name: str, pages: int) -> int:
+        # Runs after the commit: whatever happens here must not raise, or a committed write reads as
+        # failed. Checkpoints run on the checkpointer's thread; here only past the hard limit, or in a
+        # process that runs no checkpointer (a command-line tool), and their errors are only logged.
         self.on_transaction_end()
-        if pages >= WAL_AUTOCHECKPOINT_PAGES:
-            started = time.perf_counter()
-            conn.wal_checkpoint(name)  # passive, as SQLite's own auto-checkpoint
-            took = time.perf_counter() - started
-            if took >= SLOW_CHECKPOINT_S:  # the commit that crossed the limit waited this long (a slow disk)
-                log.warning("WAL checkpoint of %d pages took %.0f ms", pages, took * 1000)
+        checkpointer = _checkpointer
+        if checkpointer is not None:
+            checkpointer.note_commit(pages)
+        if pages >= (WAL_HARD_LIMIT_PAGES if checkpointer is not None else WAL_AUTOCHECKPOINT_PAGES):
+            try:
+                conn.wal_checkpoint(name)  # passive: never waits
+            except Exception as exc:  # noqa: BLE001 - the commit is done; a later one tries again
+                log.warning("WAL checkpoint after a commit (%d pages) failed: %s", pages, exc)
         return 0  # SQLITE_OK
 
 
 class Database(APSWDatabase):
     """APSW with change tracking on every connection (see `WATCHED_TABLES`)."""
+
+    loop_thread: int | None = None  # the IOLoop's thread: its connection waits on a lock only briefly
+    loop_busy_timeout_ms = LOOP_BUSY_TIMEOUT_MS
 
     def _add_conn_hooks(self, conn: Any) -> None:
         super()._add_conn_hooks(conn)
@@ -92,10 +113,150 @@ class Database(APSWDatabase):
         conn.set_wal_hook(tracker.on_wal_commit)
         conn.set_rollback_hook(tracker.on_transaction_end)
 
+    def _initialize_connection(self, conn: Any) -> None:
+        super()._initialize_connection(conn)  # the pragmas, busy_timeout among them
+        if threading.get_ident() == self.loop_thread:
+            conn.setbusytimeout(self.loop_busy_timeout_ms)
 
-def open_database(path: str) -> APSWDatabase:
-    """Open (or create) the SQLite file and bind it to every model."""
-    db = Database(path, pragmas=PRAGMAS, timeout=5)
+
+class Checkpointer:
+    """WAL checkpoints off the commit path: a thread with its own connection.
+
+    PASSIVE (never waits, never blocks a writer) each time commits grew the WAL by
+    `WAL_AUTOCHECKPOINT_PAGES`, at most once per `CHECKPOINT_GAP_S`; RESTART after it when the WAL did
+    not restart on its own; TRUNCATE once no commit came for `CHECKPOINT_IDLE_S`. None of them waits
+    (busy means next time). Failures are logged, never raised: the commits they follow are durable.
+    """
+
+    def __init__(self, path: str, on_fault: Callable[[BaseException], object] | None = None) -> None:
+        self.path = path
+        self.on_fault = on_fault
+        self.wake = threading.Event()
+        self.stopping = threading.Event()
+        self.pages = 0  # the WAL's size after the last commit (frames)
+        self.checkpointed_at = 0  # the WAL's size when the last PASSIVE checkpoint began
+        self.last_commit = time.monotonic()
+        self.checkpoints = 0
+        self.thread = threading.Thread(target=self._run, name="wal-checkpointer", daemon=True)
+
+    def note_commit(self, pages: int) -> None:
+        """From the WAL hook (any thread): cheap, never blocks. Wakes the thread when the WAL passed the
+        limit by another limit's worth of pages since the last checkpoint (or restarted since)."""
+        self.pages = pages
+        self.last_commit = time.monotonic()
+        if pages >= WAL_AUTOCHECKPOINT_PAGES and (pages < self.checkpointed_at or pages - self.checkpointed_at >= WAL_AUTOCHECKPOINT_PAGES):
+            if not self.wake.is_set():
+                self.wake.set()
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.wake.set()
+        if self.thread.is_alive() and self.thread is not threading.current_thread():
+            self.thread.join(5)
+
+    def _run(self) -> None:
+        try:
+            conn = apsw.Connection(self.path)
+            conn.setbusytimeout(0)  # a checkpoint that would wait is tried again later
+        except Exception as exc:  # noqa: BLE001 - no checkpointer: the WAL grows until the next start
+            log.warning("the WAL checkpointer could not open the database: %s", exc)
+            return
+        try:
+            while not self.stopping.is_set():
+                if self.wake.wait(CHECKPOINT_IDLE_S):
+                    if self.stopping.is_set():
+                        break
+                    self.wake.clear()
+                    self.checkpointed_at = self.pages
+                    self._checkpoint(conn, "PASSIVE")
+                    if self.pages >= WAL_AUTOCHECKPOINT_PAGES * 2:
+                        # Writes never paused, so the WAL never found itself fully copied and kept growing:
+                        # RESTART copies the few frames the PASSIVE missed and restarts it. It holds the write
+                        # lock only for that (never waits: busy means next time), a shorter hold than the
+                        # in-commit checkpoint of 1,000 pages it replaces.
+                        self._checkpoint(conn, "RESTART")
+                    self.stopping.wait(CHECKPOINT_GAP_S)  # writes keep coming: the next one waits its turn
+                elif self.pages and time.monotonic() - self.last_commit >= CHECKPOINT_IDLE_S:
+                    self._checkpoint(conn, "TRUNCATE")  # idle: the WAL file shrinks back to nothing
+        finally:
+            conn.close()
+
+    def _checkpoint(self, conn: Any, mode: str) -> bool:
+        started = time.perf_counter()
+        try:
+            busy, _, _ = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()[0]
+        except Exception as exc:  # noqa: BLE001 - logged and reported; the next wake-up tries again
+            log.warning("WAL checkpoint (%s) failed: %s", mode, exc)
+            if self.on_fault is not None:
+                self.on_fault(exc)
+            return False
+        if busy:  # a reader on an older snapshot, or a writer (TRUNCATE): tried again later
+            return False
+        self.checkpoints += 1
+        took = time.perf_counter() - started
+        if took >= SLOW_CHECKPOINT_S:
+            log.warning("WAL checkpoint (%s) of %d pages took %.0f ms", mode, self.pages, took * 1000)
+        if mode == "TRUNCATE":
+            self.pages = 0
+        return True
+
+
+_checkpointer: Checkpointer | None = None
+
+
+def start_checkpointer(path: str, on_fault: Callable[[BaseException], object] | None = None) -> Checkpointer:
+    """Checkpoint `path`'s WAL on a thread of its own from now on (replacing any earlier checkpointer)."""
+    global _checkpointer
+    stop_checkpointer()
+    _checkpointer = Checkpointer(path, on_fault)
+    _checkpointer.start()
+    return _checkpointer
+
+
+def stop_checkpointer() -> None:
+    global _checkpointer
+    if _checkpointer is not None:
+        _checkpointer.stop()
+        _checkpointer = None
+
+
+def storage_fault(exc: BaseException | None) -> str | None:
+    """`busy` (another connection holds the lock), `full` (SQLITE_FULL, ENOSPC) or `io` (other write
+    errors of the disk) when exc, or what it wraps, says so; None for anything else."""
+    seen = 0
+    while exc is not None and seen < 5:
+        seen += 1
+        if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
+            return "busy"
+        if isinstance(exc, apsw.FullError):
+            return "full"
+        if isinstance(exc, apsw.IOError):  # (not ReadOnlyError: a datasource opened read-only says nothing of our disk)
+            return "io"
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return "full"
+        if isinstance(exc, peewee.DatabaseError):
+            inner = exc.args[0] if exc.args and isinstance(exc.args[0], BaseException) else None
+            if inner is None:
+                text = str(exc)
+                if "database is locked" in text:
+                    return "busy"
+                if "disk is full" in text:
+                    return "full"
+            exc = inner or exc.__cause__ or exc.__context__  # peewee raises its own inside apsw's `except`
+            continue
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def open_database(path: str, loop_busy_timeout_ms: int | None = None) -> APSWDatabase:
+    """Open (or create) the SQLite file and bind it to every model; with `loop_busy_timeout_ms`, this
+    thread runs the IOLoop and its connection waits at most that long for another's write lock."""
+    db = Database(path, pragmas=PRAGMAS, timeout=THREAD_BUSY_TIMEOUT_MS / 1000)
+    if loop_busy_timeout_ms is not None:
+        db.loop_thread, db.loop_busy_timeout_ms = threading.get_ident(), loop_busy_timeout_ms
     database.initialize(db)
     _bump(list(WATCHED_TABLES))  # what was read from a database opened before is not this one's
     db.connect(reuse_if_open=True)
@@ -284,8 +445,9 @@ def insert_row(model: type[peewee.Model], /, **values: Any) -> Any:
     return row.get(key.name)
 
 
-def update_row(model: type[peewee.Model], row_id: Any, /, **values: Any) -> None:
-    """`model.update(**values).where(model.id == row_id)` for hot writes, SQL built once per field set."""
+def update_row(model: type[peewee.Model], row_id: Any, /, **values: Any) -> int:
+    """`model.update(**values).where(model.id == row_id)` for hot writes, SQL built once per field set;
+    returns how many rows it changed (0: no such row)."""
     names = tuple(values)
     cached = _UPDATE_SQL.get((model, names))
     if cached is None:
@@ -296,7 +458,9 @@ def update_row(model: type[peewee.Model], row_id: Any, /, **values: Any) -> None
         sql = f'UPDATE "{meta.table_name}" SET {assignments} WHERE "{key.column_name}" = ?'
         cached = _UPDATE_SQL[(model, names)] = (sql, fields)
     sql, fields = cached
-    database.execute_sql(sql, [*(f.db_value(values[name]) for name, f in zip(names, fields)), row_id])
+    cursor = database.execute_sql(sql, [*(f.db_value(values[name]) for name, f in zip(names, fields)), row_id])
+    changed: int = cursor.getconnection().changes()
+    return changed
 
 
 class SchemaMigration(peewee.Model):

@@ -1,9 +1,11 @@
-"""A WAL checkpoint runs in the commit that crosses the limit (as SQLite's own); a slow one is logged."""
+"""WAL checkpoints run on the checkpointer's thread, never in a commit: a commit past the limit wakes it
+(PASSIVE), an idle database gets its WAL truncated, and a checkpoint's failure never reaches a writer."""
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from typing import Any
 
 import pytest
@@ -12,21 +14,104 @@ from platform_server import db
 from platform_server.db import database
 
 
-def test_a_commit_past_the_wal_limit_checkpoints_and_a_slow_checkpoint_is_logged(
-    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def _wait_for(check: Any, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.02)
+    return bool(check())
+
+
+def test_commits_past_the_wal_limit_are_checkpointed_by_the_checkpointer_and_an_idle_wal_is_truncated(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(db, "WAL_AUTOCHECKPOINT_PAGES", 20)
-    monkeypatch.setattr(db, "SLOW_CHECKPOINT_S", 0.0)  # every checkpoint counts as slow here
+    monkeypatch.setattr(db, "CHECKPOINT_IDLE_S", 0.3)
     path = str(tmp_path / "wal.db")
     db.open_database(path)
+    checkpointer = db.start_checkpointer(path)
     try:
         database.execute_sql("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)")
         size = os.path.getsize(path)
+        for i in range(30):  # a page or more per commit
+            with database.atomic():
+                database.execute_sql("INSERT INTO note (body) VALUES (?)", ("x" * 3000 + str(i),))
+        assert _wait_for(lambda: os.path.getsize(path) > size)  # rows were copied into the database file itself
+        assert checkpointer.checkpoints >= 1 and checkpointer.thread.is_alive()
+        assert _wait_for(lambda: os.path.getsize(path + "-wal") == 0)  # idle: truncated
+    finally:
+        db.stop_checkpointer()
+        db.close_database()
+
+
+def test_a_checkpoint_that_fails_is_logged_and_reported_and_the_commit_that_woke_it_stands(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(db, "WAL_AUTOCHECKPOINT_PAGES", 1)
+    path = str(tmp_path / "wal.db")
+    db.open_database(path)
+    faults: list[BaseException] = []
+    checkpointer = db.start_checkpointer(path, faults.append)
+    try:
+        assert _wait_for(lambda: checkpointer.thread.is_alive())
         with caplog.at_level(logging.WARNING, logger="platform_server.db"):
-            for i in range(30):  # a page or more per commit
-                with database.atomic():
-                    database.execute_sql("INSERT INTO note (body) VALUES (?)", ("x" * 3000 + str(i),))
-        assert os.path.getsize(path) > size  # rows were copied into the database file itself
-        assert any("WAL checkpoint of" in r.getMessage() for r in caplog.records)
+            monkeypatch.setattr(checkpointer, "_checkpoint", _failing(checkpointer, faults))
+            database.execute_sql("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)")
+            with database.atomic():  # past the limit: the checkpointer wakes and fails
+                database.execute_sql("INSERT INTO note (body) VALUES ('kept')")
+            assert _wait_for(lambda: bool(faults))
+        assert database.execute_sql("SELECT body FROM note").fetchall() == [("kept",)]
+        assert checkpointer.thread.is_alive() and any("WAL checkpoint (PASSIVE) failed" in r.getMessage() for r in caplog.records)
+    finally:
+        db.stop_checkpointer()
+        db.close_database()
+
+
+def _failing(checkpointer: db.Checkpointer, faults: list[BaseException]) -> Any:
+    original = checkpointer._checkpoint
+
+    def run(conn: Any, mode: str) -> bool:
+        conn.close()  # the checkpoint then fails as a disk error would: inside the checkpointer only
+        checkpointer.on_fault = faults.append
+        return original(conn, mode)
+
+    return run
+
+
+def test_writes_that_never_pause_do_not_grow_the_wal_without_bound(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(db, "WAL_AUTOCHECKPOINT_PAGES", 50)
+    monkeypatch.setattr(db, "WAL_HARD_LIMIT_PAGES", 400)
+    monkeypatch.setattr(db, "CHECKPOINT_GAP_S", 0.01)
+    path = str(tmp_path / "wal.db")
+    db.open_database(path)
+    db.start_checkpointer(path)
+    try:
+        database.execute_sql("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)")
+        largest = 0
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:  # a page or more per commit, no pause between commits
+            with database.atomic():
+                database.execute_sql("INSERT INTO note (body) VALUES (?)", ("x" * 3000,))
+            largest = max(largest, os.path.getsize(path + "-wal"))
+        rows = database.execute_sql("SELECT count(*) FROM note").fetchone()[0]
+        assert rows > 1000  # (many times the limit went through the WAL)
+        assert largest < 400 * 4200 * 2  # restarted along the way: never far past the hard limit
+    finally:
+        db.stop_checkpointer()
+        db.close_database()
+
+
+def test_a_process_without_a_checkpointer_checkpoints_after_commits_past_the_limit(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(db, "WAL_AUTOCHECKPOINT_PAGES", 20)
+    path = str(tmp_path / "wal.db")
+    db.open_database(path)  # as a command-line tool does: no checkpointer thread
+    try:
+        database.execute_sql("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)")
+        size = os.path.getsize(path)
+        for i in range(30):
+            with database.atomic():
+                database.execute_sql("INSERT INTO note (body) VALUES (?)", ("x" * 3000 + str(i),))
+        assert os.path.getsize(path) > size
     finally:
         db.close_database()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import inspect
 import json
 import logging
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -14,8 +15,10 @@ import tornado.iostream
 import tornado.web
 from tornado.ioloop import IOLoop
 
+from platform_server import idempotency
 from platform_server.blocking import run_blocking
 from platform_server.web import proxies, spool
+from platform_server.db import storage_fault
 from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (
     GLOBAL_ADMIN,
@@ -29,8 +32,10 @@ from platform_server.web.context import (
 from platform_server.web.errors import (
     ApiError,
     BadRequest,
+    DatabaseBusy,
     Forbidden,
     HeadersTooLarge,
+    InsufficientStorage,
     MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
@@ -48,6 +53,7 @@ log = logging.getLogger(__name__)
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+WRITE_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # refused (507) while storage is read-only
 
 
 def first_validation_error(exc: pydantic.ValidationError) -> str:
@@ -142,6 +148,7 @@ class ApiHandler(tornado.web.RequestHandler):
     sse_methods: frozenset[str] = frozenset()  # methods that answer text/event-stream
     query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
     download_methods: frozenset[str] = frozenset()  # methods that answer bytes
+    read_only_methods: frozenset[str] = frozenset()  # writes served while storage is read-only (none by default: 507)
     max_body_setting = "max_body_bytes"
     spool_body = False  # uploads: the body goes to a temporary file as it arrives (see web/spool.py)
     tags: tuple[str, ...] = ()
@@ -183,6 +190,8 @@ class ApiHandler(tornado.web.RequestHandler):
         self._parsed_json: Any = _UNPARSED
         self._spool: spool.BodySpool | None = None
         self._spool_in_use = False  # the handler method is reading the spooled body
+        self._idempotency_key: str | None = None
+        self._idempotency_record: int | None = None
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json; charset=UTF-8")
@@ -268,6 +277,52 @@ class ApiHandler(tornado.web.RequestHandler):
             self._authorize(level)
         if self.feature and not self.platform.web.feature_enabled(self.feature):
             raise Forbidden(f"Feature {self.feature} is disabled")
+        if method in WRITE_METHODS and self.platform.storage.read_only and method not in self.read_only_methods:
+            raise InsufficientStorage(f"The server is read-only: {self.platform.storage.reason}. Nothing was saved; retry once space is freed")
+        key = self.request.headers.get("Idempotency-Key") if method == "POST" else None
+        if key is not None and self.principal is not None and not self.is_sse():
+            key = key.strip()
+            if not idempotency.valid_key(key):
+                raise BadRequest(f"Idempotency-Key: must be 1-{idempotency.MAX_KEY_LENGTH} printable ASCII characters")
+            self._idempotency_key = key
+            self.post = self._idempotent_post  # runs the handler's post once per key
+
+    async def _idempotent_post(self, *args: Any, **kwargs: Any) -> None:
+        """The handler's POST, run once per (user, path, key); a retry gets the first answer again."""
+        assert self.principal is not None and self._idempotency_key is not None
+        # a spooled upload is not held in memory: its size stands for it (a retry with another file of another size is a 422)
+        body = self.body_bytes if self._spool is None else b"spooled:%d" % self._received
+        digest = idempotency.request_hash(body, self.request.headers.get("X-Workspace-Id", ""))
+        begun = idempotency.begin(
+            self.principal.user_id,
+            "POST",
+            self.request.path,
+            self._idempotency_key,
+            digest,
+            self.config.idempotency_ttl_s,
+            self.config.request_timeout_s,
+        )
+        if begun.error is not None:
+            raise ApiError(begun.error[1], begun.error[0])
+        if begun.status is not None:
+            self.set_status(begun.status)
+            self.set_header("Idempotent-Replayed", "true")
+            self.finish(begun.body or "")
+            return
+        self._idempotency_record = begun.record_id
+        result = type(self).post(self, *args, **kwargs)
+        if inspect.isawaitable(result):
+            await result
+
+    def finish(self, chunk: str | bytes | dict[str, Any] | None = None) -> Any:
+        record, self._idempotency_record = self._idempotency_record, None
+        if record is not None:  # the answer of a request with an Idempotency-Key: kept for its retries
+            text = chunk.decode("utf-8", "replace") if isinstance(chunk, bytes) else dumps(chunk) if isinstance(chunk, dict) else chunk or ""
+            try:
+                idempotency.finish(record, self.get_status(), text)
+            except Exception as exc:  # noqa: BLE001 - the answer goes out; a retry then runs again once the key frees
+                log.warning("could not keep the answer for Idempotency-Key %r: %s", self._idempotency_key, exc)
+        return super().finish(chunk)
 
     def data_received(self, chunk: bytes) -> Any:
         if self._body_rejected:
@@ -496,7 +551,12 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         exc = kwargs.get("exc_info", (None, None, None))[1]
-        self._write_error_body(to_api_error(exc, status_code))
+        if exc is not None and not isinstance(exc, ApiError):
+            self.platform.storage.note_fault(exc)  # a full disk turns read-only mode on
+        error = to_api_error(exc, status_code)
+        if isinstance(error, (DatabaseBusy, InsufficientStorage)):
+            self.set_header("Retry-After", "1" if isinstance(error, DatabaseBusy) else "30")
+        self._write_error_body(error)
 
     def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
         if isinstance(value, ApiError):
@@ -505,6 +565,10 @@ class ApiHandler(tornado.web.RequestHandler):
             return
         if isinstance(value, tornado.iostream.StreamClosedError):
             return
+        fault = storage_fault(value)
+        if fault is not None:  # answered 503 / 507: one line, not a stack per refused write
+            log.warning("%s %s refused: %s (%s)", self.request.method, self.request.path, value, fault)
+            return
         log.error("Uncaught exception %s %s", self.request.method, self.request.uri, exc_info=(typ, value, tb))
 
 
@@ -512,6 +576,11 @@ def to_api_error(exc: BaseException | None, status_code: int = 500) -> ApiError:
     """Map any exception to the spec's error rows; a 500 never carries the exception text."""
     if isinstance(exc, ApiError):
         return exc
+    fault = storage_fault(exc)
+    if fault == "busy":
+        return DatabaseBusy()
+    if fault is not None:
+        return InsufficientStorage()
     if isinstance(exc, OverflowError):  # an integer SQLite cannot hold (beyond 64 bits) reached a query
         return BadRequest("Numeric value out of range")
     if isinstance(exc, tornado.web.HTTPError):

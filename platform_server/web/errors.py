@@ -104,3 +104,17 @@ def parse_long(name: str, value: str | None) -> int:
     if not -(2**63) <= number < 2**63:
         raise invalid_long(name)
     return number
+
+
+class DatabaseBusy(ApiError):
+    """Another connection held the write lock past the short wait; nothing of the request was written."""
+
+    code = 503
+    default_msg = "The database is busy, nothing was saved; please retry"
+
+
+class InsufficientStorage(ApiError):
+    """The disk is full (or failing): the server is read-only until space returns; nothing was saved."""
+
+    code = 507
+    default_msg = "The server is out of storage space and read-only until space is freed; nothing was saved"

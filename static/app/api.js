@@ -67,6 +67,26 @@ function withQuery(path, query) {
   return text ? `${path}${path.includes("?") ? "&" : "?"}${text}` : path;
 }
 
+/** A fresh key for one POST: its retry below sends the same key, so the server creates at most once. */
+export function newIdempotencyKey() {
+  if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
+  return Date.now().toString(36) + "-" + Math.random().toString(36).slice(2);
+}
+
+/** fetch; a POST whose connection failed, or that the server answered 503 (busy: nothing saved), is sent
+ * once more after a short pause with the same Idempotency-Key (a create already done is answered again). */
+async function fetchOnceMore(url, init) {
+  const retriable = init.method === "POST" && !(init.body instanceof FormData);
+  try {
+    const response = await fetch(url, init);
+    if (!retriable || response.status !== 503) return response;
+  } catch (err) {
+    if (!retriable || err?.name === "AbortError") throw err;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 700));
+  return fetch(url, init);
+}
+
 /** Call the API; resolves to the envelope's `data`, throws ApiError otherwise. */
 export async function api(method, path, body, { query, signal } = {}) {
   const init = { method, headers: apiHeaders(), signal };
@@ -77,7 +97,8 @@ export async function api(method, path, body, { query, signal } = {}) {
     init.body = JSON.stringify(body);
   }
   const url = "/api/v1" + withQuery(path, query);
-  const response = await fetch(url, init);
+  if (method === "POST") init.headers["Idempotency-Key"] = newIdempotencyKey();
+  const response = await fetchOnceMore(url, init);
   takeRenewal(response);
   let payload = null;
   try { payload = await response.json(); } catch { payload = null; }

@@ -18,6 +18,7 @@ class LoginHandler(ApiHandler):
     access = {"POST": PUBLIC}
     body_models = {"POST": LoginRequest}
     max_body_setting = "public_max_body_bytes"  # anyone may send one: a large body is refused unread
+    read_only_methods = frozenset({"POST"})  # a login is served while storage is read-only (reads need a token)
     tags = ("Authentication",)
 
     async def post(self) -> None:

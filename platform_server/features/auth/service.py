@@ -11,8 +11,9 @@ from collections import defaultdict, deque
 from typing import Any
 
 import bcrypt
+import peewee
 
-from platform_server.db import database, iso, utcnow
+from platform_server.db import database, iso, storage_fault, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import AccessToken, User
 from platform_server.features.auth.tokens import JwtIssuer
@@ -242,7 +243,11 @@ def _authenticate_pat(token: str) -> Principal | None:
     if (row.expires_at is not None and row.expires_at <= now) or not user.enabled or user.deleted:
         return None
     if row.last_used_at is None or now - row.last_used_at > _LAST_USED_RESOLUTION:
-        AccessToken.update(last_used_at=now).where(AccessToken.id == row.id).execute()
+        try:
+            AccessToken.update(last_used_at=now).where(AccessToken.id == row.id).execute()
+        except peewee.DatabaseError as exc:  # a read must not fail on a lock or a full disk for a timestamp
+            if storage_fault(exc) is None:
+                raise
     return Principal(user.id, user.username, user.role, "pat", None, user.nickname)
 
 

@@ -12,12 +12,13 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import peewee
 
 from platform_server.db import database, insert_row, one_transaction, stored_time, update_row, utcnow
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.usage import meter
 from platform_server.ids import next_id
 
 # A stored message counted on its conversation (the hot write of every turn, as plain SQL).
@@ -35,6 +36,11 @@ MESSAGES_OF = "SELECT COUNT(*) FROM message WHERE conversation_id = ?"
 
 log = logging.getLogger(__name__)
 
+END_SAVE_RETRY_S = (0.05, 0.2, 0.5)  # pauses before a turn's end commit is tried again (a full disk, an I/O error)
+# while another connection holds the write lock (a wiki ingest's batch in an executor): tried for ~5 s
+END_SAVE_BUSY_RETRY_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0, 1.0)
+ANSWER_NOT_SAVED = "The answer could not be saved (storage error); it was not kept, please retry"
+
 
 @dataclass
 class Answer:
@@ -42,6 +48,7 @@ class Answer:
 
     row_id: int  # given when the answer begins; its row is written at its first save (`stored`)
     conversation_db_id: int
+    # a save wrote its row (its commit may still have failed: a save that finds no row inserts it)
     stored: bool = False
     content: str = ""
     reasoning: str = ""
@@ -74,10 +81,10 @@ def add_message(conv: Conversation, role: str, content: str, **fields: Any) -> i
     return row_id
 
 
-def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
+def save_answer(answer: Answer, status: str, **conversation: Any) -> bool:
     """Store the answer as it stands (one commit; its row written at the first save) with the conversation's
-    preview, and `conversation`'s other columns in the same statement (`message_count` as given, if given)."""
-    answer.unsaved = None
+    preview, and `conversation`'s other columns in the same statement (`message_count` as given, plus one
+    when this save wrote the row). Returns whether it wrote the row (rather than updating it)."""
     metadata: dict[str, Any] = {}
     if answer.tool_calls:
         metadata["toolCalls"] = answer.tool_calls
@@ -94,14 +101,69 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> None:
         "runtime_provider": answer.runtime_provider,
     }
     with one_transaction():  # one commit (the caller's, inside its transaction)
-        if answer.stored:
-            update_row(Message, answer.row_id, **fields)
-        else:
+        # a row an earlier save wrote in a commit that then failed is not there: written now
+        inserted = not (answer.stored and update_row(Message, answer.row_id, **fields))
+        if inserted:
             _insert(answer, fields, counted="message_count" not in conversation)
+            if "message_count" in conversation:
+                conversation["message_count"] += 1
         if preview:
             conversation.update(last_message=preview, last_active_time=utcnow())
         if conversation:
             update_row(Conversation, answer.conversation_db_id, **conversation)
+    answer.unsaved = None  # (kept when the save failed: the turn's end stores it then)
+    return inserted
+
+
+async def commit_turn_end(
+    conversation_id: str, conv_db_id: int, final: Answer | None, last_event_id: int, note_fault: Callable[[BaseException], object]
+) -> int | None:
+    """A turn's end commit (the final answer, usage, the conversation idle), tried again after the pauses
+    of `END_SAVE_RETRY_S` (or, while the write lock is busy, `END_SAVE_BUSY_RETRY_S`), which leave the
+    loop serving; returns the conversation's message count, or None when it could not be stored (the
+    conversation is then set idle as soon as it can be written)."""
+    status = (final.unsaved or "completed") if final is not None else None  # (a save clears `unsaved`; a retry keeps it)
+    tries, busy_tries = 0, 0
+    while True:
+        try:
+            with database.atomic():
+                count: int = database.execute_sql(MESSAGES_OF, (conv_db_id,)).fetchone()[0]
+                idle = {"stream_status": "idle", "last_event_id": last_event_id, "message_count": count}
+                if final is not None:  # the conversation's row written once (counting the answer if this wrote its row)
+                    assert status is not None
+                    count += save_answer(final, status, **idle)
+                else:
+                    update_row(Conversation, conv_db_id, **idle)
+                meter.flush_deferred()
+            return count
+        except Exception as exc:  # noqa: BLE001 - a database error of any kind: tried again, then reported
+            if note_fault(exc) == "busy" and busy_tries < len(END_SAVE_BUSY_RETRY_S):
+                pause, busy_tries = END_SAVE_BUSY_RETRY_S[busy_tries], busy_tries + 1
+            elif tries < len(END_SAVE_RETRY_S):
+                pause, tries = END_SAVE_RETRY_S[tries], tries + 1
+                log.warning("storing the end of the turn in %s failed: %s", conversation_id, exc)
+            else:
+                log.warning("storing the end of the turn in %s failed: %s (given up)", conversation_id, exc)
+                break
+            await asyncio.sleep(pause)  # the loop serves meanwhile
+    mark_idle(conversation_id, conv_db_id)
+    return None
+
+
+MARK_IDLE_EVERY_S = 1.0
+MARK_IDLE_TRIES = 600  # then the next start sets it idle
+
+
+def mark_idle(conversation_id: str, conv_db_id: int, tries_left: int = MARK_IDLE_TRIES) -> None:
+    """Set a conversation whose turn ended unsaved idle; on a full disk, tried again every second."""
+    try:
+        with database.atomic():
+            update_row(Conversation, conv_db_id, stream_status="idle")
+    except Exception as exc:  # noqa: BLE001 - tried again until space returns
+        if tries_left == MARK_IDLE_TRIES:
+            log.warning("conversation %s stays marked running until it can be written: %s", conversation_id, exc)
+        if tries_left > 1:
+            asyncio.get_running_loop().call_later(MARK_IDLE_EVERY_S, mark_idle, conversation_id, conv_db_id, tries_left - 1)
 
 
 def save_partial(answer: Answer) -> None:
@@ -145,10 +207,8 @@ _partial_saves = _PartialSaves()
 
 
 def _store_partial(answer: Answer) -> None:
-    if answer.stored:
-        update_row(Message, answer.row_id, content=answer.content)
-    else:
-        _insert(answer, {"content": answer.content, "status": "streaming"}, counted=True)
+    if not (answer.stored and update_row(Message, answer.row_id, content=answer.content)):
+        _insert(answer, {"content": answer.content, "status": "streaming"}, counted=True)  # first save, or its commit failed
 
 
 def _insert(answer: Answer, fields: dict[str, Any], counted: bool) -> None:

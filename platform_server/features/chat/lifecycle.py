@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server import storage
 from platform_server.features.chat.runtime import ChatRuntime
 from platform_server.features.conversations import service as conversations
 from platform_server.loops import Loop
@@ -26,7 +27,7 @@ class ReplayPruneLoop(Loop):
 
 
 async def start(platform: Platform) -> None:
-    conversations.reset_running()
+    storage.start_write(platform.storage, "setting conversations left running idle", conversations.reset_running)
     runtime = ChatRuntime(platform)
     platform.services.chat = runtime
     loop = ReplayPruneLoop(runtime)

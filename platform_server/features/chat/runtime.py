@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_server.db import database, first_where, insert_row, stored_time, update_row, utcnow
+from platform_server.db import database, first_where, insert_row, stored_time, utcnow
 from platform_server.features.chat import approvals, context, sidecar, tool_calls, uploads
 from platform_server.features.chat import answers
 from platform_server.features.chat.answers import Answer
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PERSIST_EVERY_S = 0.5
+ANSWER_NOT_SAVED = answers.ANSWER_NOT_SAVED
 MEMORY_CAP = 16_000
 
 
@@ -301,21 +303,23 @@ class ChatRuntime:
             status = "awaiting_approval"
             answer = self._current_answer(turn) or answer
             if answer is not None:
-                answers.save_answer(answer, "completed")
+                answer.unsaved = "completed"  # stored with the turn's end (retried there)
                 self._announce(turn, answer, status)
             self._keep_queued(turn, conv)
         except asyncio.CancelledError:
             status = "stopped"
             answer = self._current_answer(turn) or answer
             if answer is not None:
-                answers.save_answer(answer, "stopped")
+                answer.unsaved = "stopped"
                 self._announce(turn, answer, "stopped")
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error frame
             status = "failed"
             frame = self._error_frame(exc, conv.id)
+            if self.platform.storage.note_fault(exc) is not None:
+                frame = {"message": ANSWER_NOT_SAVED}
             answer = self._current_answer(turn) or answer
             if answer is not None:
-                answers.save_answer(answer, "failed")
+                answer.unsaved = "failed"
             turn.result.error = frame["message"]
             turn.publish("error", frame)
             if answer is not None:
@@ -323,9 +327,10 @@ class ChatRuntime:
         finally:
             if self._learns(req):  # lessons are read from the stored turn, before its end is announced
                 if answer is not None and answer.unsaved:
-                    answers.save_answer(answer, answer.unsaved)
+                    with contextlib.suppress(Exception):  # kept `unsaved`: stored (and retried) with the turn's end
+                        answers.save_answer(answer, answer.unsaved)
                 await self._learn(req, conv)
-            self._finish(turn, conv, status, answer, totals)
+            await self._finish(turn, conv, status, answer, totals)
 
     @staticmethod
     def _error_frame(exc: Exception, conversation_id: int) -> dict[str, str]:
@@ -374,36 +379,44 @@ class ChatRuntime:
         turn.publish("message_complete", {"status": status, "assistantMessageId": str(answer.row_id)})
         answer.announced = True
 
-    def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
-        """The turn's end: its last events, then one commit (the final answer, usage, the conversation idle)."""
+    async def _finish(self, turn: Turn, conv: Conversation, status: str, answer: Answer | None, totals: Totals) -> None:
+        """The turn's end: one commit (the final answer, usage, the conversation idle), then its last events.
+
+        `completed` goes out only once that commit succeeded. A failed commit is tried again after a short
+        pause (the loop serves meanwhile); if it still fails, the stream ends with an error frame and
+        `failed`, and the conversation is set idle as soon as that can be written."""
         final = answer if answer is not None and answer.unsaved else None  # stored with the commit below
-        count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0] + (final is not None and not final.stored)
-        done = {
-            "conversationId": turn.conversation_id,
-            "status": status,
-            "assistantMessageId": str(answer.row_id) if answer else None,
-            "runtimeModel": totals.model,
-            "runtimeProvider": totals.provider,
-            "promptTokens": totals.prompt,
-            "completionTokens": totals.completion,
-            "messageCount": count,
-        }
         turn.answer = None
-        turn.result.status, turn.result.assistant_message_id = status, str(answer.row_id) if answer else None
-        turn.result.prompt_tokens, turn.result.completion_tokens = totals.prompt, totals.completion
-        if answer is not None and status == "completed" and not answer.announced:
-            self._announce(turn, answer, status)
-        turn.publish("done", done)  # no await until the commit below: nothing is sent before it
+        announce = answer is not None and status == "completed" and not answer.announced
+        complete_id = turn.next_event_id() if announce else 0  # the events' ids, known before the commit stores the last
+        done_id = turn.next_event_id()
         try:
-            with database.atomic():
-                idle = {"stream_status": "idle", "last_event_id": turn.last_event_id, "message_count": count}
-                if final is not None:
-                    answers.save_answer(final, final.unsaved or "completed", **idle)  # the conversation's row written once
-                else:
-                    update_row(Conversation, conv.id, **idle)
-                meter.flush_deferred()
+            count = await answers.commit_turn_end(turn.conversation_id, conv.id, final, done_id, self.platform.storage.note_fault)
+            failed = count is None
+            if count is None:
+                status = "failed"
+                turn.result.error = ANSWER_NOT_SAVED
+                turn.publish("error", {"message": ANSWER_NOT_SAVED})
+                count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0]
+            elif announce:
+                assert answer is not None
+                turn.publish("message_complete", {"status": status, "assistantMessageId": str(answer.row_id)}, complete_id)
+                answer.announced = True
+            turn.result.status, turn.result.assistant_message_id = status, str(answer.row_id) if answer else None
+            turn.result.prompt_tokens, turn.result.completion_tokens = totals.prompt, totals.completion
+            done = {
+                "conversationId": turn.conversation_id,
+                "status": status,
+                "assistantMessageId": str(answer.row_id) if answer else None,
+                "runtimeModel": totals.model,
+                "runtimeProvider": totals.provider,
+                "promptTokens": totals.prompt,
+                "completionTokens": totals.completion,
+                "messageCount": count,
+            }
+            turn.publish("done", done, None if failed else done_id)  # after the error frame: a later id
         finally:
-            turn.finish(status)  # the stream ends even if the store failed (the next start marks what stayed running)
+            turn.finish(status)  # the stream ends whatever happened to the store
 
     async def _answer(self, turn: Turn, req: TurnRequest, conv: Conversation, totals: Totals, conv_current: bool = False) -> Answer:
         """One user input: react, or plan-execute for such agents."""

@@ -69,8 +69,9 @@ class Turn:
         self.last_event_id = max(self.last_event_id + 1, int(time.time() * 1000) * 1000)
         return self.last_event_id
 
-    def publish(self, name: str, data: dict[str, Any]) -> Event:
-        event = self.hub.publish(name, data, self.next_event_id())
+    def publish(self, name: str, data: dict[str, Any], event_id: int | None = None) -> Event:
+        """Send an event; `event_id` one taken earlier with `next_event_id` (stored before it is sent)."""
+        event = self.hub.publish(name, data, event_id or self.next_event_id())
         self.last_event_at = time.monotonic()
         return event
 

@@ -39,11 +39,23 @@ class SpooledPart(Protocol):
 
 
 def _write(path: Path, body: bytes | SpooledPart) -> None:
+    """Written whole or not at all: a `.part` file renamed into place, removed when the write fails
+    (a full disk); one a crash left behind is removed at the next start (`storage.remove_partial_files`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(body, bytes):
-        path.write_bytes(body)
-    else:
-        body.move_to(path)
+    partial = path.with_name(path.name + ".part")
+    try:
+        if isinstance(body, bytes):
+            partial.write_bytes(body)
+        else:
+            body.move_to(partial)
+        partial.replace(path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+
+
+def _discard(path: Path) -> None:
+    path.unlink(missing_ok=True)
 
 
 async def store(
@@ -57,8 +69,12 @@ async def store(
     path = _path(data_dir, user_id, stored)
     size = len(body) if isinstance(body, bytes) else body.size
     await run_blocking(_write, path, body)
-    with database.atomic():
-        row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name, size=size, content_type=kind)
+    try:
+        with database.atomic():
+            row = Upload.create(stored_name=stored, user_id=user_id, conversation_id=conversation_id, name=name, size=size, content_type=kind)
+    except BaseException:
+        await run_blocking(_discard, path)  # no row: the file would be kept for nobody
+        raise
     return {
         "storedName": stored,
         "url": f"{FILES_PREFIX}{conversation_id}/{stored}",

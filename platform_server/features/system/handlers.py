@@ -14,8 +14,8 @@ class HealthHandler(ApiHandler):
     tags = ("System",)
 
     def get(self) -> None:
-        """Database reachable, version, uptime."""
-        self.ok(service.health(self.platform.started_at))
+        """Database reachable, storage writable (DEGRADED with the reason when not), version, uptime."""
+        self.ok(service.health(self.platform.started_at, self.platform.storage.snapshot()))
 
 
 class BrowserHealthHandler(ApiHandler):

@@ -27,16 +27,20 @@ BROWSER_FLAGS = (
 )
 
 
-def health(started_at: float) -> dict[str, Any]:
-    """Database reachability, version and uptime."""
+def health(started_at: float, storage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Database reachability, storage (DEGRADED: read-only, with the reason), version and uptime."""
     try:
         database.execute_sql("SELECT 1").fetchone()
         db_state = "UP"
     except Exception as exc:  # noqa: BLE001 - reported, not raised: this is the health route
         db_state = f"DOWN: {type(exc).__name__}"
+    status = "UP" if db_state == "UP" else "DOWN"
+    if status == "UP" and storage is not None and storage["status"] != "UP":
+        status = "DEGRADED"
     return {
-        "status": "UP" if db_state == "UP" else "DOWN",
+        "status": status,
         "database": db_state,
+        "storage": storage,
         "version": __version__,
         "uptimeSeconds": round(time.time() - started_at, 3),
     }

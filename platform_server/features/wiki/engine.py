@@ -11,6 +11,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Iterable, cast
 
+from platform_server import storage
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.usage import meter
@@ -83,15 +84,18 @@ class WikiEngine:
 
     def start(self) -> None:
         """Materials left `processing` by a stop go back to pending; every queued one is resumed."""
+        storage.start_write(self.platform.storage, "resetting interrupted wiki work", self._reset_interrupted)
+        q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
+        for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
+            self.enqueue(row.id)
+        self.workers = [asyncio.ensure_future(self._worker()) for _ in range(self.worker_count)]
+
+    def _reset_interrupted(self) -> None:
         with database.atomic():
             RawMaterial.update(status="pending", queued=True).where(RawMaterial.status == "processing").execute()
             Job.update(status="interrupted", end_time=utcnow()).where(Job.status == "running").execute()
             LintRun.update(status="failed", error="Interrupted by a restart", end_time=utcnow()).where(LintRun.status == "running").execute()
             self.transformer.interrupted()
-        q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
-        for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
-            self.enqueue(row.id)
-        self.workers = [asyncio.ensure_future(self._worker()) for _ in range(self.worker_count)]
 
     async def stop(self) -> None:
         self.stopping = True

@@ -65,8 +65,12 @@ def prepare(config: Config, kb_id: int, data: bytes, file_name: str) -> Prepared
     folder.mkdir(parents=True, exist_ok=True)
     stored = secrets.token_hex(16) + suffix_of(file_name)
     tmp = folder / (stored + ".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, folder / stored)
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, folder / stored)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk leaves no half file behind
+        raise
     return Prepared(stored, ctype, len(data), hashlib.sha256(data).hexdigest(), text)
 
 

@@ -1,0 +1,51 @@
+"""Read-only mode without a full disk at hand: a free-space threshold above what the disk has puts the
+server in it at start (writes 507, /health DEGRADED with the reason, reads and logins served), and the
+periodic check (`storage_check_s`) ends it once space is enough again."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tests.helpers.client import ApiClient
+from tests.helpers.server import RunningServer
+
+HUGE_MB = 1 << 40  # more free space than any disk has
+
+
+@pytest.mark.config(storage_min_free_mb=HUGE_MB, storage_check_s=0.1)
+async def test_free_space_under_the_threshold_makes_writes_answer_507_until_a_check_finds_enough(
+    server: RunningServer, api: ApiClient
+) -> None:
+    r = await api.post("/api/v1/setup/init", {"username": "alice", "password": "password-123"})
+    assert r.status == 507 and r.body["code"] == 507 and "Free space" in r.body["msg"] and r.body["data"] is None
+    r = await api.get("/api/v1/setup/status")
+    assert r.status == 200 and r.data["hasAdmin"] is False  # nothing was written
+    server.platform.storage.min_free_bytes = 1  # (the disk "gets" space: the threshold is now met)
+    for _ in range(50):
+        r = await api.post("/api/v1/setup/init", {"username": "alice", "password": "password-123"})
+        if r.status != 507:
+            break
+        await asyncio.sleep(0.05)
+    assert r.status == 200, r.body
+    api.tokens["alice"] = r.data["token"]
+    health = (await api.get("/api/v1/system/health", token="alice")).data
+    assert health["status"] == "UP" and health["storage"]["readOnly"] is False
+
+
+@pytest.mark.config(storage_check_s=0)
+async def test_with_storage_check_s_0_read_only_mode_lasts_until_a_restart(server: RunningServer, api: ApiClient, people: Any) -> None:
+    server.platform.storage.min_free_bytes = HUGE_MB << 20
+    assert server.platform.storage.check() is False  # (what the start measures)
+    health = (await api.get("/api/v1/system/health", token="alice")).data
+    assert health["status"] == "DEGRADED" and "threshold" in health["storage"]["reason"]
+    r = await api.post("/api/v1/auth/login", {"username": "bob", "password": "password-123"})
+    assert r.status == 200  # logins are served read-only
+    r = await api.post("/api/v1/agents", {"name": "Nope", "agentType": "react"}, token="alice")
+    assert r.status == 507 and "read-only" in r.body["msg"]
+    server.platform.storage.min_free_bytes = 1
+    await asyncio.sleep(0.3)  # no periodic check runs
+    r = await api.post("/api/v1/agents", {"name": "Nope", "agentType": "react"}, token="alice")
+    assert r.status == 507
