@@ -20,7 +20,7 @@ async def test_messages_are_found_by_conversation_through_one_index_and_the_repe
     events = await env.stream("hello", conversation_id="ix")
     assert events[-1].data["status"] == "completed"
     assert "message_conversation_id" not in message_indexes()  # its column leads (conversation_id, id) already
-    assert "message_conversation_id_id" in plan(history._RECENT_SQL, 1, 20)
+    assert "message_conversation_id_id" in plan(history._RECENT_SQL, 1, 0, 20)
     assert "message_conversation_id_id" in plan("SELECT COUNT(*) FROM message WHERE conversation_id = ?", 1)
     assert "message_conversation_id_id" in plan("DELETE FROM message WHERE conversation_id = ?", 1)  # the cascade's lookup
 
