@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import inspect
-import json
 import logging
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,6 +18,7 @@ from platform_server import idempotency
 from platform_server.blocking import run_blocking
 from platform_server.web import proxies, spool
 from platform_server.db import storage_fault
+from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, body_ceiling, decode_json, first_validation_error, parse_json
 from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (
     GLOBAL_ADMIN,
@@ -56,76 +56,8 @@ HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 WRITE_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # refused (507) while storage is read-only
 
 
-def first_validation_error(exc: pydantic.ValidationError) -> str:
-    """`<field>: <message>` for the first field error, as the spec wants."""
-    err = exc.errors()[0]
-    loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__") or "body"
-    msg = err.get("msg", "invalid value")
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, ") :]
-    return f"{loc}: {msg}"
-
-
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
-MAX_JSON_DEPTH = 64  # deeper documents are refused before anything recurses over them
-# A JSON body this large is parsed in a worker thread before the handler runs: four 9.6 MB login
-# bodies parsed on the IOLoop stalled every client for 2.3 s.
-JSON_OFF_LOOP_BYTES = 64 * 1024
 _UNPARSED: Any = object()
-
-
-def header_bytes(request: tornado.httputil.HTTPServerRequest) -> int:
-    """About how many bytes the request line and headers took on the wire."""
-    size = len(request.method or "") + len(request.uri or "") + 12
-    for name, value in request.headers.get_all():
-        size += len(name) + len(value) + 4
-    return size
-
-
-def body_ceiling(config: Config) -> int:
-    """The HTTP layer's own body limit, above every route's: past it the request never reaches a route."""
-    return max(config.max_body_bytes, config.upload_max_bytes, config.public_message_max_body_bytes) * 2
-
-
-def _parse_json(chunks: list[bytes]) -> Any:
-    """The body parsed and depth-checked (or the error to raise when a handler asks for it)."""
-    raw = b"".join(chunks)
-    try:
-        return _decode_json(raw)
-    except BadRequest as exc:
-        return exc
-
-
-def _decode_json(raw: bytes) -> Any:
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except RecursionError:
-        raise BadRequest(f"JSON request body is nested too deeply (at most {MAX_JSON_DEPTH} levels)") from None
-    except (ValueError, UnicodeDecodeError):
-        raise BadRequest("Malformed JSON request body")
-    if json_depth(data) > MAX_JSON_DEPTH:
-        raise BadRequest(f"JSON request body is nested too deeply (at most {MAX_JSON_DEPTH} levels)")
-    return data
-
-
-def json_depth(value: Any) -> int:
-    """How deeply a parsed JSON value nests (iteratively: no recursion limit to hit)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            items: Any = item.values()
-        elif isinstance(item, list):
-            items = item
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > MAX_JSON_DEPTH:
-            return deepest
-        stack.extend((child, depth + 1) for child in items)
-    return deepest
 
 
 _IMPLEMENTED: dict[type, tuple[str, ...]] = {}
@@ -248,7 +180,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
         async def run(*args: Any, **kwargs: Any) -> None:
             if self._received > JSON_OFF_LOOP_BYTES and self._is_json():
-                self._parsed_json = await run_blocking(_parse_json, list(self._chunks))
+                self._parsed_json = await run_blocking(parse_json, list(self._chunks))
             result = method(*args, **kwargs)
             if result is not None:
                 await result
@@ -444,7 +376,7 @@ class ApiHandler(tornado.web.RequestHandler):
         """The request body as JSON (400 when malformed; {} when empty)."""
         parsed = self._parsed_json
         if parsed is _UNPARSED:
-            return _decode_json(self.body_bytes)
+            return decode_json(self.body_bytes)
         if isinstance(parsed, BadRequest):
             raise parsed
         return parsed
