@@ -44,6 +44,7 @@ class Config:
     storage_min_free_mb: int = 64
     storage_check_s: float = 5.0  # how often free space is measured (and read-only mode left); 0 = only at start
     db_loop_busy_timeout_ms: int = 20  # the IOLoop waits this long for another connection's write lock, then answers 503
+    db_busy_retry_s: float = 2.0  # a write refused as busy runs again after pauses off the loop for this long, then 503
     idempotency_ttl_s: float = 86_400.0  # an Idempotency-Key's stored answer is replayed this long
     allowed_origins: tuple[str, ...] = ()  # other origins (scheme://host[:port]) the talk WebSocket accepts
     # Reverse proxies (addresses or networks) whose X-Forwarded-For names the client; empty: none is trusted

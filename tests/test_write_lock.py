@@ -46,6 +46,7 @@ class LockHolder:
             self.proc.wait(10)
 
 
+@pytest.mark.config(db_busy_retry_s=0)
 async def test_writes_answer_503_at_once_while_another_connection_holds_the_lock_and_nothing_is_written(
     server: RunningServer, api: ApiClient, people: dict[str, dict[str, str]]
 ) -> None:
@@ -69,6 +70,26 @@ async def test_writes_answer_503_at_once_while_another_connection_holds_the_lock
     assert not [a for a in r.data if a["name"].startswith("Locked")]  # nothing answered 503 was stored
     r = await api.post("/api/v1/agents", {"name": "After", "agentType": "react"}, token="alice")
     assert r.status == 200
+
+
+async def test_a_write_that_meets_the_lock_runs_again_off_the_loop_and_succeeds_once_it_is_released(
+    server: RunningServer, api: ApiClient, people: dict[str, dict[str, str]]
+) -> None:
+    holder = LockHolder(server.config.db_path)
+    threading.Timer(0.6, holder.release).start()  # released by another thread while the request waits
+    started = time.monotonic()
+    writing = asyncio.ensure_future(api.post("/api/v1/agents", {"name": "Retried", "agentType": "react"}, token="alice"))
+    slowest = 0.0
+    while not writing.done():  # the loop keeps serving while the write waits for its next try
+        t = time.monotonic()
+        assert (await api.get("/api/v1/system/health", token="alice")).status == 200
+        slowest = max(slowest, time.monotonic() - t)
+        await asyncio.sleep(0.05)
+    r = await writing
+    holder.proc.wait(10)
+    assert r.status == 200, r.body  # db_busy_retry_s (2 s by default) outlasted the 0.6 s hold
+    assert time.monotonic() - started >= 0.5 and slowest < 0.5
+    assert [a["name"] for a in (await api.get("/api/v1/agents", token="alice")).data].count("Retried") == 1
 
 
 @pytest.mark.config(db_loop_busy_timeout_ms=3000)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import pydantic
 import tornado.httputil
@@ -218,6 +219,28 @@ class ApiHandler(tornado.web.RequestHandler):
                 raise BadRequest(f"Idempotency-Key: must be 1-{idempotency.MAX_KEY_LENGTH} printable ASCII characters")
             self._idempotency_key = key
             self.post = self._idempotent_post  # runs the handler's post once per key
+        elif method in WRITE_METHODS and not self.is_sse():
+            name = method.lower()
+            setattr(self, name, functools.partial(self._busy_retried, getattr(self, name)))
+
+    async def _busy_retried(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        """Run a write; one that met another connection's write lock wrote nothing (the loop waits only
+        `db_loop_busy_timeout_ms` on it), so it runs again after a pause that does not hold the loop, for up
+        to `db_busy_retry_s`, before the 503 goes out (a wiki batch or a checkpoint holds the lock briefly)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.db_busy_retry_s
+        pause = 0.02
+        while True:
+            try:
+                result = method(*args, **kwargs)
+                if inspect.isawaitable(result):
+                    await result
+                return
+            except Exception as exc:
+                if storage_fault(exc) != "busy" or self._headers_written or self._finished or loop.time() + pause > deadline:
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.25)
 
     async def _idempotent_post(self, *args: Any, **kwargs: Any) -> None:
         """The handler's POST, run once per (user, path, key); a retry gets the first answer again."""
@@ -242,9 +265,7 @@ class ApiHandler(tornado.web.RequestHandler):
             self.finish(begun.body or "")
             return
         self._idempotency_record = begun.record_id
-        result = type(self).post(self, *args, **kwargs)
-        if inspect.isawaitable(result):
-            await result
+        await self._busy_retried(functools.partial(type(self).post, self), *args, **kwargs)
 
     def finish(self, chunk: str | bytes | dict[str, Any] | None = None) -> Any:
         record, self._idempotency_record = self._idempotency_record, None
@@ -278,8 +299,22 @@ class ApiHandler(tornado.web.RequestHandler):
         if self._spool is None:
             self._spool = spool.BodySpool(spool.spool_dir(self.config.data_dir))
         if self._spool.add(chunk):
-            return run_blocking(self._spool.flush)  # Tornado reads on once the batch is written
+            return self._flush_spool(self._spool)  # Tornado reads on once the batch is written
         return None
+
+    async def _flush_spool(self, body: spool.BodySpool) -> None:
+        """Write a batch of a spooled body; a disk that cannot hold it answers now (507 when full) and
+        the rest of the body is read and dropped, as after a 413."""
+        try:
+            await run_blocking(body.flush)
+        except OSError as exc:
+            if self._body_rejected:
+                return
+            self._body_rejected = True
+            self.platform.storage.note_fault(exc)  # a full disk turns read-only mode on
+            self._drop_spool()
+            self._write_error_now(to_api_error(exc))
+            setattr(self, (self.request.method or "GET").lower(), self._skip)
 
     def _skip(self, *args: Any, **kwargs: Any) -> None:
         return None
