@@ -100,17 +100,6 @@ async def test_a_chat_streams_through_ollama_with_a_tool_call(api: ApiClient, pe
     assert result["tool_name"] == "get_current_time" and result["tool_call_id"] == "call_7" and isinstance(result["content"], str)
 
 
-async def test_a_model_without_the_tools_capability_is_not_offered_tools_and_still_answers(api: ApiClient, people: dict, ollama: ScriptedOllama) -> None:
-    added = await add_ollama(api, ollama.url)
-    await api.post(f"/api/v1/models/{added['llava:7b']['id']}/default", token="alice")
-    agent = await make_agent(api)
-    ollama.enqueue(Script(text="A picture of a cat."))
-    events = await api.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "o2", "message": "hi"}, token="alice")
-    assert events[-1].data["status"] == "completed", events
-    assert text_of(events) == "A picture of a cat."
-    assert "tools" not in ollama.chat_requests()[-1]  # Ollama answers 400 "does not support tools" otherwise
-
-
 async def test_embeddings_go_through_ollamas_embed_endpoint(api: ApiClient, people: dict, ollama: ScriptedOllama) -> None:
     added = await add_ollama(api, ollama.url, keepAlive="1h")
     model_id = added["nomic-embed-text:latest"]["id"]
@@ -190,7 +179,7 @@ async def test_an_ollama_error_ends_the_turn_in_an_error_frame(api: ApiClient, p
     assert "try pulling it first" in logged and "error in stream: an error was encountered while running the model" in logged
 
 
-async def test_the_test_server_refuses_what_ollama_refuses(ollama: ScriptedOllama) -> None:
+async def test_the_server_refuses_what_ollama_refuses_and_the_platform_never_sends_it(api: ApiClient, people: dict, ollama: ScriptedOllama) -> None:
     async with aiohttp.ClientSession() as s:
 
         async def chat(body: Any) -> tuple[int, Any]:
@@ -217,3 +206,14 @@ async def test_the_test_server_refuses_what_ollama_refuses(ollama: ScriptedOllam
             assert got[0] == status and text in got[1]["error"], (body, got)
         async with s.post(ollama.url + "/api/embed", json={"model": "nomic-embed-text", "input": [1, 2]}) as r:
             assert r.status == 400 and (await r.json())["error"] == "invalid input type"
+    ollama.request_log.clear()
+
+    # A model without the tools capability (llava) is not offered the agent's tools, and still answers.
+    added = await add_ollama(api, ollama.url)
+    await api.post(f"/api/v1/models/{added['llava:7b']['id']}/default", token="alice")
+    agent = await make_agent(api)
+    ollama.enqueue(Script(text="A picture of a cat."))
+    events = await api.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "o2", "message": "hi"}, token="alice")
+    assert events[-1].data["status"] == "completed", events
+    assert text_of(events) == "A picture of a cat."
+    assert "tools" not in ollama.chat_requests()[-1]  # Ollama answers 400 "does not support tools" otherwise
