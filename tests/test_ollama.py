@@ -18,6 +18,7 @@ MODELS = [
     OllamaModel("llama3.2:latest", "llama", 131072, ("completion", "tools")),
     OllamaModel("llava:7b", "clip", 4096, ("completion", "vision")),
     OllamaModel("nomic-embed-text:latest", "nomic-bert", 2048, ("embedding",)),
+    OllamaModel("qwen3:0.6b", "qwen3", 40960, ("completion", "tools", "thinking")),
 ]
 
 
@@ -53,7 +54,7 @@ async def test_discovery_lists_ollamas_models_with_their_context_length_and_capa
     r = await api.post("/api/v1/models/lan-ollama/discover", token="alice")
     assert r.status == 200, r.body
     found = {m["modelName"]: m for m in r.data["discoveredModels"]}
-    assert set(found) == {"llama3.2:latest", "llava:7b", "nomic-embed-text:latest"}
+    assert set(found) == {"llama3.2:latest", "llava:7b", "nomic-embed-text:latest", "qwen3:0.6b"}
     assert found["llama3.2:latest"]["maxInputTokens"] == 131072 and found["llama3.2:latest"]["modelType"] == "chat"
     assert found["llama3.2:latest"]["capabilities"] == ["completion", "tools"]
     assert found["llava:7b"]["modalities"] == "text,image" and found["llava:7b"]["maxInputTokens"] == 4096
@@ -98,6 +99,26 @@ async def test_a_chat_streams_through_ollama_with_a_tool_call(api: ApiClient, pe
     assert call["tool_calls"][0]["function"]["arguments"] == {"timezone": "UTC"}  # an object, as Ollama takes it
     result = next(m for m in second["messages"] if m["role"] == "tool")
     assert result["tool_name"] == "get_current_time" and result["tool_call_id"] == "call_7" and isinstance(result["content"], str)
+
+
+async def test_the_thinking_level_becomes_think_only_for_a_model_that_thinks(api: ApiClient, people: dict, ollama: ScriptedOllama) -> None:
+    added = await add_ollama(api, ollama.url)
+    agent = await make_agent(api)
+    body = {"agentId": agent, "message": "hi", "thinkingLevel": "high"}
+    events = await api.sse("POST", "/api/v1/chat/stream", {**body, "conversationId": "t0"}, token="alice")
+    assert events[-1].data["status"] == "completed", events  # llama3.2 does not think: no `think` (Ollama: 400)
+    assert "think" not in ollama.chat_requests()[-1]
+
+    await api.post(f"/api/v1/models/{added['qwen3:0.6b']['id']}/default", token="alice")
+    ollama.enqueue(Script(reasoning="Counting the letters.", text="Three."))
+    events = await api.sse("POST", "/api/v1/chat/stream", {**body, "conversationId": "t1"}, token="alice")
+    assert events[-1].data["status"] == "completed", events
+    assert ollama.chat_requests()[-1]["think"] == "high"
+    assert "".join(e.data["delta"] for e in events if e.event == "thinking_delta") == "Counting the letters."
+    assert text_of(events) == "Three."
+    ollama.enqueue(Script(text="Plain."))
+    await api.sse("POST", "/api/v1/chat/stream", {**body, "thinkingLevel": "off", "conversationId": "t2"}, token="alice")
+    assert ollama.chat_requests()[-1]["think"] is False
 
 
 async def test_embeddings_go_through_ollamas_embed_endpoint(api: ApiClient, people: dict, ollama: ScriptedOllama) -> None:
