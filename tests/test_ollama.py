@@ -50,6 +50,12 @@ async def test_discovery_lists_ollamas_models_with_their_context_length_and_capa
     )
     assert r.status == 200, r.body
     assert r.data["protocol"] == "ollama" and r.data["baseUrl"] == ollama.url
+    r = await api.post(
+        "/api/v1/models/custom-providers",
+        {"providerId": "gpu-box", "name": "GPU box", "baseUrl": "http://192.168.1.20:11434", "protocol": "ollama"},
+        token="alice",
+    )
+    assert r.status == 200 and r.data["baseUrl"] == "http://192.168.1.20:11434", r.body  # a LAN host: admins may
 
     r = await api.post("/api/v1/models/lan-ollama/discover", token="alice")
     assert r.status == 200, r.body
@@ -180,6 +186,8 @@ async def test_the_default_num_ctx_setting_sizes_the_request_and_the_context_win
     assert last["options"]["num_ctx"] == 2048
     sent_words = sum(len(str(m.get("content") or "").split()) for m in last["messages"])
     assert sent_words < 2048, sent_words  # the context builder fitted the turn into Ollama's window
+    summaries = [r for r in ollama.chat_requests() if r["stream"] is False]  # older turns compacted by a whole call
+    assert summaries and summaries[-1]["options"]["num_ctx"] == 2048
 
 
 async def test_an_ollama_error_ends_the_turn_in_an_error_frame(api: ApiClient, people: dict, ollama: ScriptedOllama, caplog: pytest.LogCaptureFixture) -> None:
