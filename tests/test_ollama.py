@@ -2,6 +2,7 @@
 tool calls, embeddings, keep_alive and num_ctx), against a server that speaks and checks that API."""
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -125,6 +126,25 @@ async def test_the_thinking_level_becomes_think_only_for_a_model_that_thinks(api
     ollama.enqueue(Script(text="Plain."))
     await api.sse("POST", "/api/v1/chat/stream", {**body, "thinkingLevel": "off", "conversationId": "t2"}, token="alice")
     assert ollama.chat_requests()[-1]["think"] is False
+
+
+async def test_an_image_reaches_a_vision_model_as_ollamas_base64_images(api: ApiClient, people: dict, ollama: ScriptedOllama) -> None:
+    added = await add_ollama(api, ollama.url)
+    assert added["llava:7b"]["modalities"] == "text,image"  # from its `vision` capability
+    await api.post(f"/api/v1/models/{added['llava:7b']['id']}/default", token="alice")
+    agent = await make_agent(api)
+    png = b"\x89PNG\r\n\x1a\nfake"
+    form = aiohttp.FormData()
+    form.add_field("conversationId", "v1")
+    form.add_field("file", png, filename="cat.png", content_type="image/png")
+    r = await api.post("/api/v1/chat/upload", data=form, token="alice")
+    assert r.status == 200, r.body
+    parts = [{"type": "text", "text": "what is this?"}, {"type": "image", "url": r.data["url"]}]
+    ollama.enqueue(Script(text="A cat."))
+    events = await api.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "v1", "contentParts": parts}, token="alice")
+    assert events[-1].data["status"] == "completed", events
+    user = ollama.chat_requests()[-1]["messages"][-1]
+    assert user["content"] == "what is this?" and user["images"] == [base64.b64encode(png).decode()]
 
 
 async def test_embeddings_go_through_ollamas_embed_endpoint(api: ApiClient, people: dict, ollama: ScriptedOllama) -> None:
