@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest_asyncio
 from tests.helpers.chat import make_agent, names, text_of
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_ollama import OllamaModel, Script, ScriptedOllama, ScriptedToolCall
+from tests.helpers.server import create_personas, start_server
 
 MODELS = [
     OllamaModel("llama3.2:latest", "llama", 131072, ("completion", "tools")),
@@ -266,3 +268,24 @@ async def test_the_server_refuses_what_ollama_refuses_and_the_platform_never_sen
     assert events[-1].data["status"] == "completed", events
     assert text_of(events) == "A picture of a cat."
     assert "tools" not in ollama.chat_requests()[-1]  # Ollama answers 400 "does not support tools" otherwise
+
+
+async def test_an_upgraded_install_moves_the_untouched_builtin_ollama_entry_to_ollamas_api(tmp_path: Any) -> None:
+    data = tmp_path / "data"
+    first = await start_server(str(data))
+    await first.stop()
+    db = sqlite3.connect(first.config.db_path)  # what an older version seeded: Ollama through its OpenAI route
+    db.execute("UPDATE model_provider SET protocol = 'openai', base_url = 'http://127.0.0.1:11434/v1' WHERE id = 'ollama'")
+    db.execute("ALTER TABLE model_provider DROP COLUMN options")
+    db.execute("DELETE FROM schema_migration WHERE name = 'models_0003_ollama_options'")
+    db.commit()
+    db.close()
+    second = await start_server(str(data))
+    try:
+        people = await create_personas(second.client)
+        assert people
+        catalog = {p["id"]: p for p in (await second.client.get("/api/v1/models/catalog", token="alice")).data}
+        assert catalog["ollama"]["protocol"] == "ollama" and catalog["ollama"]["baseUrl"] == "http://127.0.0.1:11434"
+        assert catalog["ollama"]["numCtx"] is None
+    finally:
+        await second.stop()

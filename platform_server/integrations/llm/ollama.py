@@ -135,6 +135,12 @@ def build_body(req: ChatRequest, show: ModelShow, settings: ProviderSettings, nu
     return body
 
 
+def _arguments_text(fn: dict[str, Any]) -> str:
+    """A call's arguments as JSON text: Ollama sends an object (a proxy in front of it may send text)."""
+    args = fn.get("arguments")
+    return args if isinstance(args, str) else json.dumps(args or {})
+
+
 def _finish_reason(done_reason: str | None, has_tools: bool) -> str:
     if has_tools:
         return "tool_calls"
@@ -221,7 +227,7 @@ class OllamaClient(LlmClient):
                 for tc in msg.get("tool_calls") or []:
                     fn = tc.get("function") or {}
                     # Each call arrives whole (its arguments an object): one slot per call, in order.
-                    yield tools.add(calls, tc.get("id") or new_tool_call_id(), fn.get("name"), json.dumps(fn.get("arguments") or {}))
+                    yield tools.add(calls, tc.get("id") or new_tool_call_id(), fn.get("name"), _arguments_text(fn))
                     calls += 1
                 if chunk.get("done"):
                     last = chunk
@@ -244,7 +250,7 @@ class OllamaClient(LlmClient):
             ToolCall(
                 id=tc.get("id") or new_tool_call_id(),
                 name=(tc.get("function") or {}).get("name") or "",
-                arguments=json.dumps((tc.get("function") or {}).get("arguments") or {}),
+                arguments=_arguments_text(tc.get("function") or {}),
             )
             for tc in msg.get("tool_calls") or []
         ]
