@@ -12,6 +12,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
+from platform_server.integrations.llm import ChatMessage, ChatRequest, Finish, LlmError, TextDelta, Usage, make_client
+from platform_server.integrations.llm.types import ProviderSettings
 from tests.helpers.chat import make_agent, names, text_of
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_ollama import OllamaModel, Script, ScriptedOllama, ScriptedToolCall
@@ -289,3 +291,24 @@ async def test_an_upgraded_install_moves_the_untouched_builtin_ollama_entry_to_o
         assert catalog["ollama"]["numCtx"] is None
     finally:
         await second.stop()
+
+
+async def test_the_client_reads_lines_cut_across_writes_and_fails_a_stream_without_its_done_line(ollama: ScriptedOllama) -> None:
+    client = make_client("ollama", ollama.url + "/v1", None, settings=ProviderSettings(keep_alive="5m"))  # a pasted /v1 is dropped
+    req = ChatRequest(model="llama3.2:latest", messages=[ChatMessage("user", "hi")])
+    try:
+        ollama.split_lines = True
+        ollama.enqueue(Script(text=["Grüße ", "aus ", "Köln"], prompt_tokens=5, completion_tokens=3))
+        events = [ev async for ev in client.stream_chat(req)]
+        assert "".join(ev.text for ev in events if isinstance(ev, TextDelta)) == "Grüße aus Köln"
+        assert Usage(5, 3) in events and isinstance(events[-1], Finish) and events[-1].reason == "stop"
+
+        ollama.split_lines = False
+        ollama.enqueue(Script(text="cut short", no_done=True))
+        with pytest.raises(LlmError, match="no done line"):
+            [ev async for ev in client.stream_chat(req)]
+        result = await client.chat(req)  # stream: false, one JSON object
+        assert result.content.startswith("Echo: hi") and result.finish_reason == "stop"
+        assert ollama.chat_requests()[-1]["stream"] is False and ollama.chat_requests()[-1]["keep_alive"] == "5m"
+    finally:
+        await client.close()

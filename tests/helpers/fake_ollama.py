@@ -237,6 +237,14 @@ class ChatHandler(_Handler):
             if script.hang_after_chunks is not None and n >= script.hang_after_chunks:
                 await self.srv.hang_forever()
                 return
+            if self.srv.split_lines:  # a line cut across two TCP writes, inside a multi-byte character when there is one
+                raw = frame.encode()
+                cut = next((i for i in range(1, len(raw)) if raw[i] & 0xC0 == 0x80), len(raw) // 2)
+                self.write(raw[:cut])
+                await self.flush()
+                self.write(raw[cut:])
+                await self.flush()
+                continue
             await self.send_raw(frame, delay if n else 0.0)
         self.finish()
 
@@ -335,6 +343,7 @@ class ScriptedOllama(ScriptedServerBase):
         self.ollama_models = list(models or [OllamaModel("llama3.2:latest"), OllamaModel("nomic-embed-text:latest", "nomic-bert", 2048, ("embedding",))])
         super().__init__(models=[m.name for m in self.ollama_models], **kwargs)
         self.next_embed_error: tuple[int, str] | None = None
+        self.split_lines = False  # send each NDJSON line in two writes
 
     def find(self, name: str) -> OllamaModel | None:
         """A model by its name; a name without a tag means `:latest`, as in Ollama."""
