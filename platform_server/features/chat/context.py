@@ -25,7 +25,7 @@ from platform_server.features.chat.history import Item, TurnGroup
 from platform_server.features.chat.models import ContextSummary
 from platform_server.features.conversations.models import Conversation
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolSpec
-from platform_server.integrations.llm import local, tokens
+from platform_server.integrations.llm import local, ollama, tokens
 from platform_server.integrations.llm.tokens import IMAGE_TOKENS, TokenCounter
 
 log = logging.getLogger(__name__)
@@ -124,6 +124,8 @@ def window_for(config: Config, targets: list[Any]) -> Window:
     sizes, any_local, all_local = [], False, bool(targets)
     for t in targets:
         size = t.max_input_tokens or config.chat_context_default_tokens
+        if t.protocol == "ollama":  # Ollama cuts a prompt past its num_ctx without a word: fit within it
+            size = min(size, ollama.context_cap(t.settings, config.ollama_num_ctx_default))
         if t.protocol == "local":
             any_local, size = True, min(size, local.N_CTX)
         else:

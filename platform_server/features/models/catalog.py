@@ -68,7 +68,7 @@ BUILTIN: tuple[SeedProvider, ...] = (
         ),
     ),
     SeedProvider("openrouter", "OpenRouter", "openai", "https://openrouter.ai/api/v1"),
-    SeedProvider("ollama", "Ollama", "openai", "http://127.0.0.1:11434/v1"),
+    SeedProvider("ollama", "Ollama", "ollama", "http://127.0.0.1:11434"),
     SeedProvider("lmstudio", "LM Studio", "openai", "http://127.0.0.1:1234/v1"),
     SeedProvider("vllm", "vLLM", "openai", "http://127.0.0.1:8000/v1"),
     SeedProvider("llamacpp", "llama.cpp server", "openai", "http://127.0.0.1:8080/v1"),

@@ -127,7 +127,8 @@ class CustomProvidersHandler(_Models):
     def post(self) -> None:
         """Create an enabled custom provider."""
         req = self.body(CustomProviderCreate)
-        self.ok(service.create_custom_provider(self.require_caller(), req.providerId, req.name, req.baseUrl, req.apiKey, req.protocol))
+        settings = req.model_dump(include=set(service.SETTING_FIELDS), exclude_unset=True)
+        self.ok(service.create_custom_provider(self.require_caller(), req.providerId, req.name, req.baseUrl, req.apiKey, req.protocol, settings))
 
     def delete(self) -> None:
         """Delete a custom provider named by the `providerId` query parameter."""
@@ -204,9 +205,10 @@ class ProviderConfigHandler(_Models):
     body_models = {"PUT": ProviderConfigUpdate}
 
     def put(self, providerId: str) -> None:
-        """Update a provider's baseUrl, apiKey (empty clears), name or protocol."""
+        """Update a provider's baseUrl, apiKey (empty clears), name, protocol, or an Ollama provider's keepAlive and numCtx."""
         req = self.body(ProviderConfigUpdate)
-        self.ok(service.update_config(self.require_caller(), providerId, req.baseUrl, req.apiKey, req.name, req.protocol))
+        settings = req.model_dump(include=set(service.SETTING_FIELDS), exclude_unset=True)
+        self.ok(service.update_config(self.require_caller(), providerId, req.baseUrl, req.apiKey, req.name, req.protocol, settings))
 
 
 class ProviderEnableHandler(_Models):

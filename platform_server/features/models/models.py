@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import peewee
 
-from platform_server.db import BaseModel, BooleanField, DateTimeField, Migration, utcnow
+from platform_server.db import BaseModel, BooleanField, DateTimeField, JSONField, Migration, utcnow
 from platform_server.sealed import SealedTextField, seal_column
 
 
 class Provider(peewee.Model):
     id = peewee.CharField(primary_key=True, max_length=200)  # slug: openai, ollama, local, my-vllm
     name = peewee.CharField()
-    protocol = peewee.CharField()  # openai | anthropic | local
+    protocol = peewee.CharField()  # openai | anthropic | ollama | local
     base_url = peewee.CharField(default="")
     api_key = SealedTextField(null=True)
+    options = JSONField(null=True)  # the protocol's request settings: Ollama's {"keepAlive", "numCtx"}
     enabled = BooleanField(default=False)
     builtin = BooleanField(default=False)
     sort_order = peewee.IntegerField(default=100)
@@ -45,7 +46,19 @@ def _tables(db: peewee.Database) -> None:
     db.create_tables([Provider, ModelConfig], safe=True)
 
 
+def _ollama_options(db: peewee.Database) -> None:
+    # A fresh database already has the column (models_0001 creates the table from today's model).
+    if "options" not in {c.name for c in db.get_columns("model_provider")}:
+        db.execute_sql("ALTER TABLE model_provider ADD COLUMN options TEXT")
+    # The built-in Ollama entry speaks Ollama's own API unless an admin already pointed it elsewhere.
+    db.execute_sql(
+        "UPDATE model_provider SET protocol = 'ollama', base_url = 'http://127.0.0.1:11434'"
+        " WHERE id = 'ollama' AND builtin = 1 AND protocol = 'openai' AND base_url = 'http://127.0.0.1:11434/v1'"
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("models_0001_tables", _tables),
     ("models_0002_seal_api_keys", seal_column("model_provider", "api_key")),
+    ("models_0003_ollama_options", _ollama_options),
 ]

@@ -37,6 +37,7 @@ async def discover(router: LlmRouter, provider_id: str) -> dict[str, Any]:
             "modelType": i.model_type,
             "modalities": i.modalities,
             "maxInputTokens": i.max_input_tokens,
+            "capabilities": list(i.capabilities) if i.capabilities is not None else None,  # as the provider says (Ollama)
             "added": (i.id, i.model_type) in known,
         }
         for i in infos

@@ -24,6 +24,7 @@ from platform_server.integrations.llm.types import (
     Finish,
     LlmError,
     ModelInfo,
+    ProviderSettings,
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
@@ -50,6 +51,7 @@ class ModelTarget:
     model_name: str
     modalities: str  # "text" or "text,image"
     max_input_tokens: int | None = None  # the model's context window when known (maxInputTokens)
+    settings: ProviderSettings | None = None  # the provider's request settings (Ollama's keep_alive, num_ctx)
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,8 @@ def _target(provider: Provider, model_name: str, modalities: str | None = None, 
         row = service.find_model(provider.id, model_name)
         modalities = row.modalities if row is not None else "text"
         max_input_tokens = row.max_input_tokens if row is not None else None
-    return ModelTarget(provider.id, provider.protocol, provider.base_url, provider.api_key, model_name, modalities, max_input_tokens)
+    settings = service.provider_settings(provider)
+    return ModelTarget(provider.id, provider.protocol, provider.base_url, provider.api_key, model_name, modalities, max_input_tokens, settings)
 
 
 def _row_target(m: ModelConfig) -> ModelTarget:
@@ -269,12 +272,12 @@ class LlmRouter:
     def __init__(self, config: Config, clock: Callable[[], float] = time.time) -> None:
         self.config = config
         self.pool = ProviderPool(clock, config.llm_provider_probe_interval_s)
-        self._clients: dict[str, tuple[tuple[str, str, str | None], LlmClient]] = {}
+        self._clients: dict[str, tuple[tuple[str, str, str | None, ProviderSettings | None], LlmClient]] = {}
         self._retired: list[LlmClient] = []
 
     def client_for(self, target: ModelTarget) -> LlmClient:
         """The cached client of the target's provider, recreated when its config changed."""
-        key = (target.protocol, target.base_url, target.api_key)
+        key = (target.protocol, target.base_url, target.api_key, target.settings)
         cached = self._clients.get(target.provider_id)
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -290,6 +293,8 @@ class LlmRouter:
             timeout_s=self.config.llm_timeout_s,
             first_byte_timeout_s=first_byte_s,
             idle_timeout_s=self.config.llm_idle_timeout_s,
+            settings=target.settings,
+            default_num_ctx=self.config.ollama_num_ctx_default,
         )
         self._clients[target.provider_id] = (key, client)
         return client

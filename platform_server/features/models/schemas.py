@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from platform_server.web.secret_fields import RemovableSecret
+
+KeepAlive = Annotated[str, Field(max_length=40)] | int | None  # a Go duration ("5m", "-1") or whole seconds
 
 
 class CustomProviderCreate(BaseModel):
@@ -14,6 +18,9 @@ class CustomProviderCreate(BaseModel):
     baseUrl: str = Field(default="", max_length=2000, validation_alias=AliasChoices("baseUrl", "defaultBaseUrl"))
     apiKey: RemovableSecret = Field(default=None, max_length=8000)
     protocol: str = "openai"
+    # Ollama's request settings (protocol ollama only): how long a model stays loaded, and its context length
+    keepAlive: KeepAlive = None
+    numCtx: int | None = Field(default=None, ge=256, le=2_097_152)
 
 
 class ProviderConfigUpdate(BaseModel):
@@ -21,6 +28,8 @@ class ProviderConfigUpdate(BaseModel):
     apiKey: RemovableSecret = Field(default=None, max_length=8000)
     name: str | None = Field(default=None, min_length=1, max_length=100)
     protocol: str | None = None
+    keepAlive: KeepAlive = None  # null clears (the server's default)
+    numCtx: int | None = Field(default=None, ge=256, le=2_097_152)  # null clears (the platform's default)
 
 
 class ProviderModelCreate(BaseModel):

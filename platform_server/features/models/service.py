@@ -13,6 +13,8 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.models.models import ModelConfig, Provider
 from platform_server.integrations.llm.base import PROTOCOLS
+from platform_server.integrations.llm.ollama import check_keep_alive
+from platform_server.integrations.llm.types import ProviderSettings
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.integrations.secret_origin import origin_changed
@@ -50,6 +52,8 @@ PROVIDER_FIELDS = Fields(
     protocol="protocol",
     baseUrl="base_url",
     apiKey="api_key",
+    keepAlive=lambda p: (p.options or {}).get("keepAlive"),
+    numCtx=lambda p: (p.options or {}).get("numCtx"),
     enabled=flag("enabled"),
     builtin=flag("builtin"),
     models=GIVEN,
@@ -70,7 +74,7 @@ def provider_to_dict(p: Provider, models: Iterable[ModelConfig], pool_state: str
     """
     rows = list(models)
     usable = bool(p.enabled) and any(m.enabled and m.model_type == "chat" for m in rows)
-    configured = p.protocol == "local" or not p.builtin or bool(p.api_key)
+    configured = p.protocol in ("local", "ollama") or not p.builtin or bool(p.api_key)  # a local Ollama takes no key
     available = usable and configured
     liveness = "UNCONFIGURED" if not available else "COOLDOWN" if pool_state == "cooldown" else "LIVE"
     return PROVIDER_FIELDS(p, models=[model_to_dict(m) for m in rows], configured=configured, available=available, liveness=liveness)
@@ -179,6 +183,38 @@ def check_base_url(protocol: str, base_url: str) -> str:
     return base_url.rstrip("/")
 
 
+SETTING_FIELDS = ("keepAlive", "numCtx")
+
+
+def provider_settings(p: Provider) -> ProviderSettings | None:
+    """The request settings an Ollama provider's calls carry (None for other protocols)."""
+    if p.protocol != "ollama":
+        return None
+    options = p.options or {}
+    return ProviderSettings(keep_alive=options.get("keepAlive"), num_ctx=options.get("numCtx"))
+
+
+def merge_settings(protocol: str, current: dict[str, Any] | None, changes: dict[str, Any]) -> dict[str, Any] | None:
+    """A provider's options after `changes` (a null value clears one); only the ollama protocol takes any."""
+    merged = {k: v for k, v in (current or {}).items() if k in SETTING_FIELDS}
+    for key in SETTING_FIELDS:
+        if key not in changes:
+            continue
+        value = changes[key]
+        if value is None or value == "":
+            merged.pop(key, None)
+            continue
+        if protocol != "ollama":
+            raise BadRequest(f"{key}: only a provider of the ollama protocol takes it")
+        if key == "keepAlive":
+            try:
+                value = check_keep_alive(value)
+            except ValueError as exc:
+                raise BadRequest(f"keepAlive: {exc}") from None
+        merged[key] = value
+    return merged or None
+
+
 # The original console's protocol names for the two wire protocols spoken here.
 PROTOCOL_ALIASES = {"openai-compatible": "openai", "anthropic-messages": "anthropic"}
 
@@ -216,12 +252,15 @@ def _check_local_model(provider: Provider, model_name: str, model_type: str) -> 
 # ---- providers ------------------------------------------------------------
 
 
-def create_custom_provider(caller: Caller, provider_id: str, name: str, base_url: str, api_key: str | None, protocol: str) -> dict[str, Any]:
+def create_custom_provider(
+    caller: Caller, provider_id: str, name: str, base_url: str, api_key: str | None, protocol: str, settings: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Create an enabled custom provider."""
     if not SLUG.match(provider_id):
         raise BadRequest("providerId: must match [a-z0-9][a-z0-9._-]*")
     protocol = check_protocol(protocol)
     base_url = check_base_url(protocol, base_url)
+    options = merge_settings(protocol, None, settings or {})
     with database.atomic():
         if Provider.get_or_none(Provider.id == provider_id) is not None:
             raise BadRequest(f"providerId: provider '{provider_id}' already exists")
@@ -231,6 +270,7 @@ def create_custom_provider(caller: Caller, provider_id: str, name: str, base_url
             protocol=protocol,
             base_url=base_url,
             api_key=api_key or None,
+            options=options,
             enabled=True,
             builtin=False,
             sort_order=100,
@@ -270,9 +310,15 @@ def provider_info(provider_id: str) -> dict[str, Any]:
 
 
 def update_config(
-    caller: Caller, provider_id: str, base_url: str | None, api_key: str | None, name: str | None, protocol: str | None
+    caller: Caller,
+    provider_id: str,
+    base_url: str | None,
+    api_key: str | None,
+    name: str | None,
+    protocol: str | None,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Change a provider's endpoint, key (empty string clears it), name or protocol (custom only)."""
+    """Change a provider's endpoint, key (empty string clears it), name, protocol (custom only) or Ollama settings."""
     with database.atomic():
         p = get_provider(provider_id)
         changed: list[str] = []
@@ -296,6 +342,9 @@ def update_config(
         if name is not None:
             p.name = name
             changed.append("name")
+        if settings or "protocol" in changed:  # a provider leaving the ollama protocol keeps no Ollama settings
+            p.options = merge_settings(p.protocol, p.options if p.protocol == "ollama" else None, settings or {})
+            changed.extend(k for k in SETTING_FIELDS if k in (settings or {}))
         p.update_time = utcnow()
         p.save()
         audit.record(caller, "UPDATE", "MODEL_PROVIDER", provider_id, "config: " + ", ".join(changed or ["nothing"]))

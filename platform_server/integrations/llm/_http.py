@@ -244,10 +244,15 @@ class HttpTransport:
         by the garbage collector a loop pass later, through a cross-thread wake-up."""
         return aclosing(self._sse_messages(path, body))
 
-    async def _sse_messages(self, path: str, body: Any) -> AsyncGenerator[tuple[str, str], None]:
+    def stream_ndjson(self, path: str, body: Any) -> aclosing[AsyncGenerator[tuple[str, str], None]]:
+        """POST body and stream its newline-delimited JSON lines (Ollama's native API) as ("message", line),
+        with the same limits and connection handling as `stream_sse`."""
+        return aclosing(self._sse_messages(path, body, NdjsonParser()))
+
+    async def _sse_messages(self, path: str, body: Any, parser: SseParser | None = None) -> AsyncGenerator[tuple[str, str], None]:
         dl = self.deadline()
         resp = await self.open("POST", path, body, dl)
-        parser = SseParser()
+        parser = parser or SseParser()
         try:
             if resp.content_type == "application/json":
                 # Some servers ignore stream=true (or report errors) with a plain JSON body.
@@ -342,6 +347,14 @@ class SseParser:
             self._data.append(value)
         elif name == "event":
             self._event = value
+
+
+class NdjsonParser(SseParser):
+    """Newline-delimited JSON: every non-blank line is one message (no `data:` framing to strip)."""
+
+    def _line(self, line: str, out: list[tuple[str, str]]) -> None:
+        if line.strip():
+            out.append(("message", line))
 
 
 def _line_end(buf: str) -> tuple[int, int] | None:

@@ -16,11 +16,12 @@ from platform_server.integrations.llm.types import (
     StreamEvent,
     TextDelta,
     ToolCall,
+    ProviderSettings,
     ToolCallDelta,
     Usage,
 )
 
-PROTOCOLS = ("openai", "anthropic", "local")
+PROTOCOLS = ("openai", "anthropic", "ollama", "local")
 
 
 class LlmClient(abc.ABC):
@@ -131,8 +132,10 @@ def make_client(
     first_byte_timeout_s: float = 60,
     idle_timeout_s: float = 60,
     extra_headers: dict[str, str] | None = None,
+    settings: ProviderSettings | None = None,
+    default_num_ctx: int = 8192,
 ) -> LlmClient:
-    """Build the client for protocol 'openai', 'anthropic' or 'local'."""
+    """Build the client for protocol 'openai', 'anthropic', 'ollama' or 'local' (settings: Ollama's only)."""
     kwargs = dict(
         timeout_s=timeout_s,
         first_byte_timeout_s=first_byte_timeout_s,
@@ -147,6 +150,10 @@ def make_client(
         from platform_server.integrations.llm.anthropic import AnthropicClient
 
         return AnthropicClient(base_url, api_key, **kwargs)  # type: ignore[arg-type]
+    if protocol == "ollama":
+        from platform_server.integrations.llm.ollama import OllamaClient
+
+        return OllamaClient(base_url, api_key, settings=settings, default_num_ctx=default_num_ctx, **kwargs)  # type: ignore[arg-type]
     if protocol == "local":
         from platform_server.integrations.llm.local import LocalClient
 

@@ -148,3 +148,12 @@ class ModelInfo:
     model_type: str = "chat"
     modalities: str = "text"
     max_input_tokens: int | None = None
+    capabilities: tuple[str, ...] | None = None  # what the provider says the model can do (Ollama: tools, vision, ...)
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """A provider's own request settings (Ollama's keep_alive and num_ctx); None leaves the default."""
+
+    keep_alive: str | int | None = None
+    num_ctx: int | None = None

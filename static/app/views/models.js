@@ -38,10 +38,13 @@ export class ModelsView {
 
   buildAddForm() {
     const form = h("form", { class: "panel add-provider", onsubmit: (e) => { e.preventDefault(); this.addServer(form); } },
-      h("h2", { text: "Add an OpenAI-compatible server" }),
-      h("p", { class: "muted", text: "OpenAI, Ollama, vLLM, llama.cpp, LM Studio, OpenRouter and others." }),
+      h("h2", { text: "Add a model server" }),
+      h("p", { class: "muted", text: "Ollama (its own API: context length, keep-alive), or any OpenAI-compatible server: OpenAI, vLLM, llama.cpp, LM Studio, OpenRouter and others." }),
       h("div", { class: "form-grid" },
         field("Name", h("input", { name: "name", required: true, placeholder: "My server" })),
+        field("Protocol", h("select", { name: "protocol" },
+          h("option", { value: "openai", text: "OpenAI-compatible (…/v1)" }),
+          h("option", { value: "ollama", text: "Ollama (http://host:11434)" }))),
         field("Base URL", h("input", { name: "baseUrl", type: "url", required: true, placeholder: "http://192.168.1.10:11434/v1" })),
         field("API key (optional)", h("input", { name: "apiKey", type: "password", autocomplete: "off" }))),
       h("div", { class: "actions" }, h("button", { type: "submit", name: "add", class: "btn btn-primary", text: "Add and discover models" })));
@@ -54,7 +57,7 @@ export class ModelsView {
     el.add.disabled = true;
     try {
       const provider = await post("/models/custom-providers", {
-        providerId: slug(name), name, baseUrl: el.baseUrl.value.trim(), apiKey: el.apiKey.value || undefined, protocol: "openai",
+        providerId: slug(name), name, baseUrl: el.baseUrl.value.trim(), apiKey: el.apiKey.value || undefined, protocol: el.protocol.value,
       });
       form.reset();
       toast(`Added ${name}`);
@@ -124,11 +127,20 @@ export class ModelsView {
         { name: "name", label: "Name", value: p.name },
         { name: "baseUrl", label: "Base URL", value: p.baseUrl || "" },
         { name: "apiKey", label: "API key (leave empty to keep)", type: "password", value: "" },
+        // Ollama's own settings: how long a model stays loaded, and the context length asked for
+        ...(p.protocol === "ollama" ? [
+          { name: "keepAlive", label: "Keep loaded (5m, 1h, -1 = always; empty: Ollama's default)", value: p.keepAlive ?? "" },
+          { name: "numCtx", label: "Context length (num_ctx; empty: the server default)", type: "number", value: p.numCtx ?? "" },
+        ] : []),
       ],
     });
     if (!values) return;
     const body = { name: values.name.trim() || p.name, baseUrl: values.baseUrl.trim() };
     if (values.apiKey) body.apiKey = values.apiKey;
+    if (p.protocol === "ollama") {
+      body.keepAlive = values.keepAlive.trim() || null;
+      body.numCtx = values.numCtx.trim() ? Number(values.numCtx) : null;
+    }
     try {
       await put(`/models/${seg(p.id)}/config`, body);
       toast("Saved");
