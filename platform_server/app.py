@@ -28,7 +28,8 @@ from platform_server.features.channels.page import WebchatPageHandler
 from platform_server.features.settings import service as settings_service
 from platform_server.features.workspaces import service as workspace_service
 from platform_server.web import hosts, proxies, redact, spool
-from platform_server.web.base import ApiHandler, BodyTooLargeHandler, HeadersTooLargeHandler, HostRefusedHandler, NotFoundHandler
+from platform_server.web.base import ApiHandler
+from platform_server.web.fallbacks import BodyTooLargeHandler, HeadersTooLargeHandler, HostRefusedHandler, NotFoundHandler
 from platform_server.web.bodies import body_ceiling, header_bytes
 from platform_server.web.context import Principal, WebServices
 from platform_server.web.openapi import ApiDocsHandler

@@ -19,7 +19,7 @@ from platform_server import idempotency
 from platform_server.blocking import run_blocking
 from platform_server.web import proxies, spool
 from platform_server.db import storage_fault
-from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, body_ceiling, decode_json, first_validation_error, parse_json
+from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, decode_json, first_validation_error, parse_json
 from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (
     GLOBAL_ADMIN,
@@ -35,7 +35,6 @@ from platform_server.web.errors import (
     BadRequest,
     DatabaseBusy,
     Forbidden,
-    HeadersTooLarge,
     InsufficientStorage,
     MethodNotAllowed,
     NotFound,
@@ -561,41 +560,3 @@ def to_api_error(exc: BaseException | None, status_code: int = 500) -> ApiError:
     if 400 <= status_code < 500:
         return ApiError(getattr(exc, "log_message", None) or "Bad request", status_code)
     return ApiError("Internal server error", 500)
-
-
-class NotFoundHandler(ApiHandler):
-    """Any path no route matches: 404 `Resource not found` for every method."""
-
-    access = {m: PUBLIC for m in HTTP_METHODS}
-
-    def check_request(self) -> None:
-        raise NotFound()
-
-
-class HeadersTooLargeHandler(ApiHandler):
-    """A request whose headers exceed `max_header_bytes`: 431 for every method."""
-
-    access = {m: PUBLIC for m in HTTP_METHODS}
-
-    def check_request(self) -> None:
-        raise HeadersTooLarge(f"Request headers exceed {self.config.max_header_bytes} bytes")
-
-
-class BodyTooLargeHandler(ApiHandler):
-    """A body past the HTTP layer's ceiling, on any route (static files included): 413."""
-
-    access = {m: PUBLIC for m in HTTP_METHODS}
-
-    def _check_length(self) -> None:
-        ceiling = body_ceiling(self.config)
-        self.request.connection.set_max_body_size(2**62)  # type: ignore[union-attr]  # our 413, not Tornado's bare 400
-        raise PayloadTooLarge(f"Request body exceeds {ceiling} bytes")
-
-
-class HostRefusedHandler(ApiHandler):
-    """A request whose Host header names no allowed host (DNS rebinding): 400 for every method."""
-
-    access = {m: PUBLIC for m in HTTP_METHODS}
-
-    def check_request(self) -> None:
-        raise BadRequest(f"Host '{self.request.host[:100]}' is not allowed (see allowed_hosts)")
