@@ -7,9 +7,9 @@ import dataclasses
 import datetime as dt
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any, Callable, TypeVar, Union
 
 from platform_server.config import Config
 from platform_server.features.models import service
@@ -30,9 +30,11 @@ from platform_server.integrations.llm.types import (
     Usage,
 )
 from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.retry import RetryPolicy
 from platform_server.web.errors import BadRequest
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FAILURE_THRESHOLD = 3
 COOLDOWN_S = 30.0  # the default probe interval of an open circuit (config: llm_provider_probe_interval_s)
@@ -269,6 +271,7 @@ class LlmRouter:
     def __init__(self, config: Config, clock: Callable[[], float] = time.time) -> None:
         self.config = config
         self.pool = ProviderPool(clock, config.llm_provider_probe_interval_s)
+        self.retry = RetryPolicy(config.llm_retry_attempts, config.llm_retry_max_backoff_s)
         self._clients: dict[str, tuple[tuple[str, str, str | None], LlmClient]] = {}
         self._retired: list[LlmClient] = []
 
@@ -313,7 +316,7 @@ class LlmRouter:
         return LlmError("All model providers failed: " + "; ".join(errors), retryable=False, status=first.status if first else None, public=public)
 
     async def stream_chat(self, targets: list[ModelTarget], req: ChatRequest) -> AsyncIterator[RouterEvent]:
-        """Yield Routed(target) then that target's events; fail over while nothing has flowed yet."""
+        """Yield Routed(target) then that target's events; retry, then fail over, while nothing has flowed yet."""
         errors: list[str] = []
         first: LlmError | None = None
         for target in targets:
@@ -321,35 +324,53 @@ class LlmRouter:
             if note:
                 errors.append(note)
                 continue
-            stream = self.client_for(target).stream_chat(dataclasses.replace(req, model=target.model_name))
-            started = False
-            used = Usage(0, 0)
-            try:
-                async for event in stream:
-                    if not started:
-                        started = True
-                        yield Routed(target)
-                    if isinstance(event, Usage):
-                        used = Usage(used.prompt_tokens + event.prompt_tokens, used.completion_tokens + event.completion_tokens)
-                    yield event
-            except Exception as raw:  # noqa: BLE001 - every provider failure fails over or becomes LlmError
-                exc = _as_llm_error(target.provider_id, raw)
-                text = self._failed(target, exc)
-                if started:
-                    raise LlmError(text, status=exc.status, retryable=False, timeout=exc.timeout) from raw
-                errors.append(text)
-                first = first or exc
-                continue
-            finally:
-                await stream.aclose()  # type: ignore[attr-defined]
-                if started:
-                    meter.record(target.provider_id, target.model_name, used.prompt_tokens, used.completion_tokens)
-            self.pool.success(target.provider_id)
-            return
+            retry = 0
+            while True:
+                stream = self.client_for(target).stream_chat(dataclasses.replace(req, model=target.model_name))
+                started = False
+                used = Usage(0, 0)
+                try:
+                    async for event in stream:
+                        if not started:
+                            started = True
+                            yield Routed(target)
+                        if isinstance(event, Usage):
+                            used = Usage(used.prompt_tokens + event.prompt_tokens, used.completion_tokens + event.completion_tokens)
+                        yield event
+                except Exception as raw:  # noqa: BLE001 - every provider failure is retried, fails over or becomes LlmError
+                    exc = _as_llm_error(target.provider_id, raw)
+                    if started:  # content reached the caller: never sent again
+                        raise LlmError(self._failed(target, exc), status=exc.status, retryable=False, timeout=exc.timeout) from raw
+                    if await self.retry.pause(retry, exc, f"{target.provider_id}/{target.model_name}"):
+                        retry += 1
+                        continue
+                    errors.append(self._failed(target, exc))
+                    first = first or exc
+                    break
+                finally:
+                    await stream.aclose()  # type: ignore[attr-defined]
+                    if started:
+                        meter.record(target.provider_id, target.model_name, used.prompt_tokens, used.completion_tokens)
+                self.pool.success(target.provider_id)
+                return
         raise self._all_failed(errors or ["no model to try"], first)
 
+    async def _retried(self, target: ModelTarget, call: Callable[[], Awaitable[T]]) -> T:
+        """One call to the target, tried again on the failures worth it; the last failure is raised."""
+        retry = 0
+        while True:
+            try:
+                return await call()
+            except Exception as raw:  # noqa: BLE001
+                exc = _as_llm_error(target.provider_id, raw)
+                if not await self.retry.pause(retry, exc, f"{target.provider_id}/{target.model_name}"):
+                    if exc is raw:
+                        raise
+                    raise exc from raw
+                retry += 1
+
     async def chat(self, targets: list[ModelTarget], req: ChatRequest) -> tuple[ModelTarget, ChatResult]:
-        """A whole (non-streamed) call with the same failover and pool rules."""
+        """A whole (non-streamed) call with the same retry, failover and pool rules."""
         errors: list[str] = []
         first: LlmError | None = None
         for target in targets:
@@ -357,10 +378,10 @@ class LlmRouter:
             if note:
                 errors.append(note)
                 continue
+            client, one = self.client_for(target), dataclasses.replace(req, model=target.model_name)
             try:
-                result = await self.client_for(target).chat(dataclasses.replace(req, model=target.model_name))
-            except Exception as raw:  # noqa: BLE001
-                exc = _as_llm_error(target.provider_id, raw)
+                result = await self._retried(target, lambda: client.chat(one))
+            except LlmError as exc:
                 errors.append(self._failed(target, exc))
                 first = first or exc
                 continue
@@ -380,7 +401,8 @@ class LlmRouter:
             if row.model_type != "embedding":
                 raise BadRequest("modelId: not an embedding model")
         target = _row_target(row)
-        vectors = await self.client_for(target).embed(target.model_name, texts)
+        client = self.client_for(target)
+        vectors = await self._retried(target, lambda: client.embed(target.model_name, texts))
         meter.record(target.provider_id, target.model_name, meter.estimate_tokens(texts), 0, kind="embedding")
         return vectors
 
