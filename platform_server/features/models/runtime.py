@@ -402,8 +402,9 @@ class LlmRouter:
                 raise BadRequest("modelId: not an embedding model")
         target = _row_target(row)
         client = self.client_for(target)
-        vectors = await self._retried(target, lambda: client.embed(target.model_name, texts))
-        meter.record(target.provider_id, target.model_name, meter.estimate_tokens(texts), 0, kind="embedding")
+        vectors, tokens = await self._retried(target, lambda: client.embed_counted(target.model_name, texts))
+        # The provider's own count (OpenAI's usage.prompt_tokens, the local tokenizer's), else an estimate.
+        meter.record(target.provider_id, target.model_name, tokens if tokens is not None else meter.estimate_tokens(texts), 0, kind="embedding")
         return vectors
 
     async def list_models(self, provider_id: str) -> list[ModelInfo]:
