@@ -78,7 +78,9 @@ async def test_retries_that_run_out_count_once_and_a_client_error_is_not_retried
     events = await env.stream("hello")
     assert "error" in names(events)
     assert len(env.llm.requests) == 3 and len(recorded.waits) == 2
-    assert (await pool(env))["fake"]["consecutiveFailures"] == 1
+    state = (await pool(env))["fake"]  # a rate limit counts once, against the model
+    assert state["consecutiveFailures"] == 0
+    assert [(m["modelName"], m["consecutiveFailures"]) for m in state["models"]] == [("scripted", 1)]
 
     env.llm.enqueue(Script(error_status=400, error_message="bad request"))
     assert "error" in names(await env.stream("again"))
