@@ -9,7 +9,7 @@ from typing import Any
 
 from platform_server.features.usage import meter
 from platform_server.integrations.llm.local import find_default_embedding_model
-from platform_server.integrations.local_embeddings import load_encoder
+from platform_server.integrations.llm import make_client
 from platform_server.integrations.static_embeddings import StaticModel
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
@@ -90,10 +90,10 @@ async def test_embedding_tokens_are_the_providers_count_not_a_length_guess(
     assert by["fake-embedding"]["promptTokens"] == 12 and by["fake-embedding"]["calls"] == 1
 
 
-def test_the_local_embedding_model_counts_the_tokens_it_read() -> None:
+async def test_the_local_embedding_model_counts_the_tokens_it_read() -> None:
     path = find_default_embedding_model()
     assert path, "the shipped local embedding model is installed with the project"
     texts = ["Saturn is a gas giant with rings of ice.", "Tokens, not characters divided by four!"]
-    vectors, tokens = load_encoder(path)(texts)
+    vectors, tokens = await make_client("local", "", None).embed_counted("tokenlearn-static-model", texts)  # through the worker
     expected = sum(len(StaticModel(path).tokenize(t)) for t in texts)
     assert len(vectors) == 2 and tokens == expected and tokens != sum(len(t) // 4 for t in texts)
