@@ -87,7 +87,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("acp", needs=("audit", "tools"), uses=("guard", "workspaces")),
     Feature("models", needs=("audit",), uses=("usage",)),
     Feature("oauth", needs=("audit", "models")),
-    Feature("agents", needs=("audit", "models", "settings"), uses=("skills", "tools", "wiki", "workflows", "workspaces")),
+    Feature("agents", needs=("audit", "models", "settings"), uses=("skills", "tools", "usage", "wiki", "workflows", "workspaces")),
     Feature("skills", needs=("agents", "audit", "models", "workspaces"), uses=("conversations", "settings", "usage")),
     Feature("wiki", needs=("agents", "audit", "models", "tools"), uses=("guard", "settings", "usage")),
     Feature("templates", needs=("agents",)),

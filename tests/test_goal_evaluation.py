@@ -75,3 +75,30 @@ async def test_a_goal_runs_out_of_attempts_and_is_exhausted(env: ChatEnv, server
     assert detail["lastEvaluation"]["blocked"] is True and detail["attempts"] == 2
     r = await env.api.patch(f"/api/v1/goals/{g['id']}", {"maxAttempts": 5}, token="alice")
     assert r.status == 400  # terminal now
+
+
+async def test_a_judge_that_never_answers_json_counts_attempts_and_exhausts_the_goal_without_asking_every_tick(
+    env: ChatEnv, server: Any
+) -> None:
+    await env.stream("let us plan the launch", conversation_id="g1")
+    g = await make_goal(env, maxAttempts=3)
+    evaluator = server.platform.services.goals_evaluator
+    for i in range(3):
+        await env.stream(f"turn {i}", conversation_id="g1")
+        env.llm.enqueue(Script(text="I think it is going well, keep it up!"))
+        asked = len(env.llm.requests)
+        assert await evaluator.tick() == 1
+        assert len(env.llm.requests) == asked + 1
+        for _ in range(5):  # that turn is judged, unreadable or not: not asked again tick after tick
+            assert await evaluator.tick() == 0
+        assert len(env.llm.requests) == asked + 1
+        detail = await goal(env, g["id"])
+        assert detail["attempts"] == i + 1 and detail["status"] == ("exhausted" if i == 2 else "active")
+    assert "not the JSON verdict" in detail["lastEvaluation"]["reason"]
+    events = (await env.api.get(f"/api/v1/goals/{g['id']}/events", token="alice")).data
+    assert [e["type"] for e in events] == ["created", "evaluated", "evaluated", "evaluated", "exhausted"]
+    assert all(e["detail"]["unreadable"] is True for e in events if e["type"] == "evaluated")
+    asked = len(env.llm.requests)
+    await env.stream("one more turn", conversation_id="g1")
+    assert await evaluator.tick() == 0
+    assert len(env.llm.requests) == asked + 1  # only the chat turn itself

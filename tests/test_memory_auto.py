@@ -73,3 +73,27 @@ async def test_summarize_moves_the_mark_so_the_loop_does_not_extract_the_same_me
     requests = len(env.llm.requests)
     assert await extraction_loop(server, 60).tick() == 0
     assert len(env.llm.requests) == requests
+
+
+async def test_an_extractor_that_cannot_answer_json_gives_up_on_those_messages_after_three_tries(
+    env: ChatEnv, server: Any
+) -> None:
+    await env.stream("I live in Lisbon", conversation_id="c1")
+    minutes = 16.0
+    for _ in range(3):  # each try comes after the failure's wait (the idle time)
+        env.llm.enqueue(Script(text="Sure! The user lives in Lisbon."))
+        asked = len(env.llm.requests)
+        assert await extraction_loop(server, minutes).tick() == 0
+        assert len(env.llm.requests) == asked + 1
+        minutes += 16
+    asked = len(env.llm.requests)
+    for _ in range(3):  # given up: no more calls about these messages, however long we wait
+        assert await extraction_loop(server, minutes).tick() == 0
+        minutes += 16
+    assert len(env.llm.requests) == asked
+    assert await facts_of(env) == []
+
+    await env.stream("I moved to Porto", conversation_id="c1")  # new talk is extracted again
+    env.llm.enqueue(Script(text=json.dumps([fact("home", "Lives in Porto")])))
+    assert await extraction_loop(server, minutes + 16).tick() == 1
+    assert [f["statement"] for f in await facts_of(env)] == ["Lives in Porto"]

@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 # The longest text the model reads, in tokens (model2vec's default; the shipped encoder's too).
 MAX_TOKENS = 512
+# A call's answer: the vectors, and the tokens the model read (None when its reader cannot tell).
+Embedded = tuple[list[list[float]], int | None]
 
 
 class EmbeddingWorkerError(RuntimeError):
@@ -58,7 +60,7 @@ class EmbeddingWorker:
         # Calls queue for one daemon thread of their own, not in the default executor: a wiki import of many
         # materials must not take every thread that bcrypt, file reads and SQLite work need, and a call still
         # waiting on the child never holds up the server's exit (the child ends when the pipe closes).
-        self._jobs: queue.SimpleQueue[tuple[concurrent.futures.Future[list[list[float]]], str, list[str]]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[tuple[concurrent.futures.Future[Embedded], str, list[str]]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._thread_lock = threading.Lock()
 
@@ -84,8 +86,9 @@ class EmbeddingWorker:
             )
         return self._proc
 
-    def call(self, path: str, texts: list[str]) -> list[list[float]]:
-        """Blocking: the vectors of texts with the model at path (an empty list only loads the model).
+    def call(self, path: str, texts: list[str]) -> Embedded:
+        """Blocking: the vectors of texts with the model at path (an empty list only loads the model), and
+        the tokens the model read when it can tell.
 
         A child found dead (killed, out of memory) is replaced and the request sent once more."""
         try:
@@ -93,7 +96,7 @@ class EmbeddingWorker:
         except EmbeddingWorkerStopped:
             return self._call_once(path, texts)
 
-    def _call_once(self, path: str, texts: list[str]) -> list[list[float]]:
+    def _call_once(self, path: str, texts: list[str]) -> Embedded:
         with self._lock:
             proc = self._child()
             assert proc.stdin is not None and proc.stdout is not None
@@ -110,11 +113,12 @@ class EmbeddingWorker:
         answer = json.loads(line)
         if "error" in answer:
             raise EmbeddingWorkerError(str(answer["error"]))
-        return list(answer["vectors"])
+        tokens = answer.get("tokens")
+        return list(answer["vectors"]), int(tokens) if isinstance(tokens, int) else None
 
-    def submit(self, path: str, texts: list[str]) -> concurrent.futures.Future[list[list[float]]]:
-        """Queue a call; the future holds the vectors."""
-        fut: concurrent.futures.Future[list[list[float]]] = concurrent.futures.Future()
+    def submit(self, path: str, texts: list[str]) -> concurrent.futures.Future[Embedded]:
+        """Queue a call; the future holds the vectors and the token count."""
+        fut: concurrent.futures.Future[Embedded] = concurrent.futures.Future()
         with self._thread_lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._serve_jobs, name="embedding-worker", daemon=True)
@@ -134,12 +138,16 @@ class EmbeddingWorker:
 
     async def encode(self, path: str, texts: list[str]) -> list[list[float]]:
         """The vectors of texts, computed in the child while the loop keeps serving."""
+        return (await self.encode_counted(path, texts))[0]
+
+    async def encode_counted(self, path: str, texts: list[str]) -> Embedded:
+        """The vectors of texts and the tokens the model read (None when its reader cannot tell)."""
         return await asyncio.wrap_future(self.submit(path, texts))
 
     def preload(self, path: str) -> None:
         """Start the child and load the model in the background (returns at once)."""
 
-        def done(fut: concurrent.futures.Future[list[list[float]]]) -> None:
+        def done(fut: concurrent.futures.Future[Embedded]) -> None:
             if fut.exception() is not None:
                 log.warning("the local embedding model did not load: %s", fut.exception())
 
@@ -172,7 +180,7 @@ def worker() -> EmbeddingWorker:
 
 # ---- the child's side -----------------------------------------------------------
 
-Encoder = Callable[[list[str]], list[list[float]]]
+Encoder = Callable[[list[str]], Embedded]
 
 
 def load_encoder(path: str) -> Encoder:
@@ -188,12 +196,13 @@ def load_encoder(path: str) -> Encoder:
     except static_embeddings.Unsupported as exc:
         log.info("embedding model %s is read by model2vec: %s", path, exc)
     else:
-        return lambda texts: lean.encode(texts).tolist() if texts else []
+        # The lean reader counts the tokens it read (usage records count them, not a length estimate).
+        return lambda texts: (lean.encode(texts).tolist(), lean.tokens_read) if texts else ([], 0)
     try:
         model = model2vec.StaticModel.from_pretrained(path)
     except ImportError:
         raise EmbeddingWorkerError("local embedding runtime not installed (model2vec is missing)") from None
-    return lambda texts: model.encode(texts).tolist() if texts else []
+    return lambda texts: (model.encode(texts).tolist(), None) if texts else ([], 0)
 
 
 def _trim() -> None:
@@ -215,7 +224,8 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
             if encoder is None:
                 encoder = encoders[req["path"]] = load_encoder(req["path"])
                 _trim()
-            answer: dict[str, Any] = {"vectors": encoder(list(req["texts"]))}
+            vectors, tokens = encoder(list(req["texts"]))
+            answer: dict[str, Any] = {"vectors": vectors, "tokens": tokens}
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the server as an error answer
             answer = {"error": f"cannot embed with {req['path']}: {type(exc).__name__}: {exc}"}
         answers.write(json.dumps(answer).encode() + b"\n")

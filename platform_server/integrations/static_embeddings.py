@@ -89,6 +89,7 @@ class StaticModel:
     """encode(texts) -> float32 array (len(texts), dim), the vectors model2vec's StaticModel.encode gives."""
 
     def __init__(self, folder: str, max_length: int = 512) -> None:
+        self.tokens_read = 0  # tokens the last encode read
         root = Path(folder)
         config = json.loads((root / "config.json").read_text())
         raw = (root / "tokenizer.json").read_bytes()
@@ -242,8 +243,10 @@ class StaticModel:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        self.tokens_read = 0  # this call's token count, read by the worker for the usage records
         for row, text in enumerate(texts):
             ids = self.tokenize(text)
+            self.tokens_read += len(ids)
             if not ids:
                 continue
             index = np.asarray(ids, dtype=np.int64)

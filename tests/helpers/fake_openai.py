@@ -88,6 +88,8 @@ class ChatHandler(_Handler):
             await self.srv.hang_forever()
             return
         if script.error_status:
+            if script.retry_after is not None:
+                self.set_header("Retry-After", script.retry_after)
             self.send_json(script.error_status, error_body(script))
             return
         try:

@@ -45,6 +45,7 @@ class Script:
     error_status: int | None = None  # answer this HTTP status with a provider-style error body
     error_message: str = "scripted failure"
     error_type: str | None = None
+    retry_after: str | None = None  # with error_status: a Retry-After header (seconds or an HTTP date)
     hang: bool = False  # never answer (no headers)
     hang_after_chunks: int | None = None  # send headers and N chunks, then stall forever
     malformed: bool = False  # a garbage data line after the first chunk

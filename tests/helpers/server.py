@@ -51,6 +51,7 @@ async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
         "cron_tick_s": 0,  # tests tick the scheduler with a chosen clock
         "memory_extract_tick_s": 0,  # tests tick the memory extraction loop
         "goal_eval_tick_s": 0,  # tests tick the goal evaluator
+        "llm_retry_attempts": 0,  # a scripted failure fails at once; retry tests ask for retries with the config marker
     }
     values.update(overrides)
     config = load_config(None, env={}, overrides=values)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.usage import meter
+from platform_server.web.context import Caller
 from platform_server.features.workflows.catalog import extract_json
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import LlmFailure, failure_text
@@ -22,11 +24,12 @@ def _strings(value: Any, limit: int) -> list[str]:
     return [str(v)[:100] for v in value][:limit] if isinstance(value, list) else []
 
 
-async def generate(llm: Any, requirement: str) -> dict[str, Any]:
+async def generate(llm: Any, caller: Caller, requirement: str) -> dict[str, Any]:
     """Ask the default chat model for a draft; fields the model left out come back empty."""
     req = ChatRequest(model="", messages=[ChatMessage("system", PROMPT), ChatMessage("user", requirement)])
     try:
-        _, result = await llm.chat(resolve_targets(None, None, []), req)
+        with meter.scope("agent_generate", caller.workspace_id, caller.user_id):
+            _, result = await llm.chat(resolve_targets(None, None, []), req)
     except LlmError as exc:
         raise LlmFailure(failure_text(exc, "agent generation")) from None
     draft = extract_json(result.content or "")

@@ -95,7 +95,7 @@ class GenerateHandler(ApiHandler):
     async def post(self) -> None:
         """Draft an agent from a one-sentence requirement with the default model; returned, not saved."""
         req = self.body(GenerateRequest)
-        self.ok(await generate.generate(self.platform.services.llm, req.requirement))
+        self.ok(await generate.generate(self.platform.services.llm, self.require_caller(), req.requirement))
 
 
 def _bindings(handler: ApiHandler, model: type[M], field: str) -> M:

@@ -109,11 +109,24 @@ class GoalEvaluator(Loop):
         agent = Agent.get_or_none(Agent.id == goal.agent_id) or Agent.get_by_id(conv.agent_id)
         prompt = json.dumps({"goal": goal.title, "criteria": list(goal.criteria or []), "conversation": _transcript(conv)}, ensure_ascii=False)
         with meter.scope("goal", goal.workspace_id, goal.user_id, agent.id, goal.conversation_id):
-            value, model = await llm.ask_json(self.platform.services.llm, llm.targets_for(agent), JUDGE_SYSTEM, prompt, 300, source="goal")
-        verdict = _verdict(value)
+            text, model = await llm.ask(self.platform.services.llm, llm.targets_for(agent), JUDGE_SYSTEM, prompt, 300, source="goal")
+        try:
+            verdict = _verdict(llm.parse_json(text))
+        except (llm.UnreadableAnswer, ValueError):
+            # The turn counts as judged, and as an attempt: a judge that never answers the JSON asked for
+            # exhausts the goal like one that never sees progress, instead of being asked again every tick.
+            log.warning("goal %s: the judge's answer was not the JSON verdict asked for", goal.id)
+            return self._record(goal, last, self._unreadable(goal), model, unreadable=True)
         return self._record(goal, last, verdict, model)
 
-    def _record(self, goal: Goal, last: Any, verdict: dict[str, Any], model: str) -> GoalEvaluation:
+    @staticmethod
+    def _unreadable(goal: Goal) -> dict[str, Any]:
+        """The verdict recorded for an unreadable answer: the last known progress, nothing completed."""
+        prev = GoalEvaluation.select().where(GoalEvaluation.goal == goal.id).order_by(GoalEvaluation.id.desc()).first()
+        reason = "The judge's answer was not the JSON verdict asked for; this turn counts as an attempt."
+        return {"progress": prev.progress if prev is not None else 0, "completed": False, "blocked": False, "reason": reason}
+
+    def _record(self, goal: Goal, last: Any, verdict: dict[str, Any], model: str, unreadable: bool = False) -> GoalEvaluation:
         budget = goal.max_attempts or int(self.platform.config.goal_max_attempts)
         with database.atomic():
             goal = Goal.get_by_id(goal.id)
@@ -123,7 +136,7 @@ class GoalEvaluator(Loop):
                 type="evaluated",
                 from_status=goal.status,
                 to_status=goal.status,
-                detail={**verdict, "evaluationId": str(row.id), "messageId": str(last.id)},
+                detail={**verdict, "evaluationId": str(row.id), "messageId": str(last.id), **({"unreadable": True} if unreadable else {})},
             )
             attempts = GoalEvaluation.select().where(GoalEvaluation.goal == goal.id).count()
             before = goal.status

@@ -14,31 +14,34 @@ from platform_server.features.memory.models import ExtractionMark
 from platform_server.loops import Loop
 from platform_server.features.agents.models import Agent
 from platform_server.features.conversations.models import Conversation, Message
-from platform_server.features.memory import facts
+from platform_server.features.memory import facts, llm
 
 log = logging.getLogger(__name__)
 
 TALK_ROLES = ("user", "assistant")
 MAX_PER_TICK = 20  # conversations extracted by one tick; the rest wait for the next
+# Answers in a row that are not the JSON asked for before those messages are given up on (a model that
+# cannot answer JSON would otherwise be asked about the same messages after every idle period, forever).
+MAX_UNREADABLE = 3
 
 
-def mark(conversation_db_id: int, last_message_id: int, failed: bool = False) -> None:
-    """Remember how far the conversation was extracted (a failure keeps the point and notes the time)."""
+def mark(conversation_db_id: int, last_message_id: int, failed: bool = False, unreadable: bool = False) -> None:
+    """Remember how far the conversation was extracted (a failure keeps the point and notes the time; the
+    MAX_UNREADABLE-th unreadable answer in a row moves the point past these messages: they are given up on)."""
     now = utcnow()
     row = ExtractionMark.get_or_none(ExtractionMark.conversation_db_id == conversation_db_id)
+    new = row is None
     if row is None:
-        ExtractionMark.create(
-            conversation_db_id=conversation_db_id,
-            last_message_id=0 if failed else last_message_id,
-            failed_at=now if failed else None,
-            update_time=now,
-        )
-        return
+        row = ExtractionMark(conversation_db_id=conversation_db_id, last_message_id=0)
+    row.unreadable = (row.unreadable or 0) + 1 if unreadable else 0
+    if row.unreadable >= MAX_UNREADABLE:
+        log.warning("memory extraction of conversation %s: %d unreadable answers, skipped to %s", conversation_db_id, row.unreadable, last_message_id)
+        failed, row.unreadable = False, 0
     if not failed:
         row.last_message_id = max(row.last_message_id, last_message_id)
     row.failed_at = now if failed else None
     row.update_time = now
-    row.save()
+    row.save(force_insert=new)  # the id is assigned on creation: a new row is inserted, not updated
 
 
 def due(now: dt.datetime, idle_s: float, max_messages: int) -> list[tuple[Any, list[Any]]]:
@@ -104,7 +107,7 @@ class IdleExtractionLoop(Loop):
                 await facts.extract(self.platform, None, agent, conv, rows, heading="conversation (auto)")
             except Exception as exc:  # noqa: BLE001 - one conversation failing must not stop the others
                 log.warning("memory extraction of conversation %s failed: %s", conv.id, exc)
-                mark(conv.id, rows[-1].id, failed=True)
+                mark(conv.id, rows[-1].id, failed=True, unreadable=isinstance(exc, llm.UnreadableAnswer))
                 continue
             mark(conv.id, rows[-1].id)
             done += 1

@@ -153,7 +153,7 @@ def _transcript(rows: list[Message]) -> str:
 def _extracted(value: Any) -> list[tuple[str, str, float]]:
     items = value.get("facts") if isinstance(value, dict) else value
     if not isinstance(items, list):
-        raise LlmFailure("The memory model did not answer a JSON list of facts")
+        raise llm.UnreadableAnswer("The memory model did not answer a JSON list of facts")
     out: list[tuple[str, str, float]] = []
     for item in items[:MAX_FACTS_PER_CALL]:
         if not isinstance(item, dict):

@@ -24,6 +24,11 @@ def targets_for(agent: Any) -> list[Any]:
     return resolve_targets(agent.model_name or None, agent.model_provider or None, agents.provider_preferences(agent.id))
 
 
+class UnreadableAnswer(LlmFailure):
+    """The model answered, but not the JSON asked for: asking again the same way costs a call and
+    likely fails the same, so callers count it as an attempt instead of retrying it on every tick."""
+
+
 def parse_json(text: str) -> Any:
     """The JSON value of a model answer (code fences and text around the value tolerated)."""
     cleaned = _FENCE.sub("", text.strip())
@@ -38,7 +43,7 @@ def parse_json(text: str) -> Any:
                 return json.loads(cleaned[start : end + 1])
             except ValueError:
                 continue
-    raise LlmFailure("The memory model did not answer valid JSON")
+    raise UnreadableAnswer("The memory model did not answer valid JSON")
 
 
 async def ask(

@@ -93,13 +93,21 @@ class ExtractionMark(BaseModel):
     conversation_db_id = peewee.BigIntegerField(unique=True)  # Conversation.id
     last_message_id = peewee.BigIntegerField(default=0)
     failed_at = DateTimeField(null=True)  # the last automatic extraction that failed (retried after the idle time)
+    unreadable = peewee.IntegerField(default=0)  # answers in a row that were not the JSON asked for
     update_time = DateTimeField(default=utcnow)
 
     class Meta:
         table_name = "memory_extraction_mark"
 
 
+def _add_unreadable(db: peewee.Database) -> None:
+    # a database created by memory_0002 from today's model already has the column
+    if "unreadable" not in {c.name for c in db.get_columns("memory_extraction_mark")}:
+        db.execute_sql("ALTER TABLE memory_extraction_mark ADD COLUMN unreadable INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[Migration] = [
     ("memory_0001_tables", create_tables(Fact, Contradiction, DreamReport, MemoryMeta)),
     ("memory_0002_extraction_marks", create_tables(ExtractionMark)),
+    ("memory_0003_extraction_unreadable", _add_unreadable),
 ]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import datetime as dt
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import Any, Callable, Union
+from typing import Any, Callable, TypeVar, Union
 
 from platform_server.config import Config
 from platform_server.features.models import service
@@ -31,15 +30,19 @@ from platform_server.integrations.llm.types import (
     Usage,
 )
 from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.pool import (  # noqa: F401 - COOLDOWN_S, MAX_COOLDOWN_S: the pool's names, also read here
+    COOLDOWN_S,
+    MAX_COOLDOWN_S,
+    ProviderPool,
+    blames_model,
+    counts_against_provider,
+    iso,
+)
+from platform_server.features.models.retry import RetryPolicy
 from platform_server.web.errors import BadRequest
 
 log = logging.getLogger(__name__)
-
-FAILURE_THRESHOLD = 3
-COOLDOWN_S = 30.0  # the default probe interval of an open circuit (config: llm_provider_probe_interval_s)
-MAX_COOLDOWN_S = 300.0  # a failed trial doubles the rest up to decisions.md's 5-minute cooldown
-# Statuses that blame the request, not the provider: they fail over but do not count toward cooldown.
-REQUEST_FAULT_STATUSES = frozenset({400, 413, 422})
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -141,121 +144,6 @@ def _resolve_targets(model_name: str | None, provider_id: str | None, preference
     return tuple(targets)
 
 
-# ---- the provider pool --------------------------------------------------------
-
-
-@dataclass
-class PoolEntry:
-    consecutive_failures: int = 0
-    cooldown_until: float | None = None  # open circuit: skipped until then, then one trial is let through
-    trial_started_at: float | None = None  # the trial in flight (half-open), if any
-    last_error: str | None = None
-    last_success_at: float | None = None
-    last_failure_at: float | None = None
-
-
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
-
-
-class ProviderPool:
-    """Per-provider circuit: FAILURE_THRESHOLD consecutive failures open it; after `probe_interval_s` one real
-    request goes through as a trial (half-open): its success closes the circuit, its failure opens it again
-    for twice as long, up to MAX_COOLDOWN_S.
-
-    A provider that recovers is thus used again within one probe interval, with no admin re-probe, and a dead one
-    costs at most one request per interval.
-    """
-
-    def __init__(self, clock: Callable[[], float] = time.time, probe_interval_s: float = COOLDOWN_S) -> None:
-        self.clock = clock  # wall-clock seconds; tests swap it
-        self.probe_interval_s = probe_interval_s
-        self.entries: dict[str, PoolEntry] = {}
-
-    def entry(self, provider_id: str) -> PoolEntry:
-        return self.entries.setdefault(provider_id, PoolEntry())
-
-    def cooling_until(self, provider_id: str) -> float | None:
-        """The next trial's time when the provider's circuit is open and no trial is due yet, else None."""
-        e = self.entries.get(provider_id)
-        if e is None or e.cooldown_until is None or e.cooldown_until <= self.clock():
-            return None
-        return e.cooldown_until
-
-    def admit(self, provider_id: str) -> bool:
-        """Whether a request may go to the provider now; when its circuit is open and a trial is due, this
-        request becomes the trial and others keep skipping the provider until it ends."""
-        e = self.entries.get(provider_id)
-        if e is None or e.cooldown_until is None:
-            return True
-        now = self.clock()
-        if e.cooldown_until > now:
-            return False
-        # A trial whose caller went away without an outcome (a stream abandoned) frees the slot after an interval.
-        if e.trial_started_at is not None and now - e.trial_started_at < self.probe_interval_s:
-            return False
-        e.trial_started_at = now
-        return True
-
-    def success(self, provider_id: str) -> None:
-        e = self.entry(provider_id)
-        e.consecutive_failures = 0
-        e.cooldown_until = None
-        e.trial_started_at = None
-        e.last_success_at = self.clock()
-
-    def failure(self, provider_id: str, error: str) -> None:
-        e = self.entry(provider_id)
-        now = self.clock()
-        e.consecutive_failures += 1
-        e.last_error = error[:500]
-        e.last_failure_at = now
-        e.trial_started_at = None
-        if e.consecutive_failures >= FAILURE_THRESHOLD:
-            rest = self.rest_after(e.consecutive_failures)
-            e.cooldown_until = now + rest
-            log.warning("provider %s skipped for %ss, then one trial, after %d failures", provider_id, rest, e.consecutive_failures)
-
-    def rest_after(self, failures: int) -> float:
-        """How long an open circuit skips the provider: one probe interval at first, doubled by each failed
-        trial, never more than MAX_COOLDOWN_S (a dead provider costs one request per 5 minutes at most)."""
-        doublings = min(failures - FAILURE_THRESHOLD, 16)
-        return min(self.probe_interval_s * 2**doublings, max(MAX_COOLDOWN_S, self.probe_interval_s))
-
-    def state(self, provider: Provider) -> dict[str, Any]:
-        e = self.entries.get(provider.id) or PoolEntry()
-        until = self.cooling_until(provider.id)
-        if not provider.enabled:
-            state = "disabled"
-        elif until is not None:
-            state = "cooldown"
-        elif e.cooldown_until is not None:
-            state = "probing"  # half-open: the next request (or the one in flight) is the trial
-        elif e.consecutive_failures:
-            state = "degraded"
-        else:
-            state = "healthy"
-        return {
-            "providerId": provider.id,
-            "name": provider.name,
-            "protocol": provider.protocol,
-            "enabled": bool(provider.enabled),
-            "state": state,
-            "consecutiveFailures": e.consecutive_failures,
-            "cooldownUntil": _iso(until),
-            "cooldownRemainingSeconds": max(0, int(until - self.clock())) if until else 0,
-            "lastError": e.last_error,
-            "lastSuccessTime": _iso(e.last_success_at),
-            "lastFailureTime": _iso(e.last_failure_at),
-        }
-
-
-def _counts_against_provider(exc: LlmError) -> bool:
-    return exc.status not in REQUEST_FAULT_STATUSES
-
-
 def _as_llm_error(provider_id: str, exc: Exception) -> LlmError:
     if isinstance(exc, LlmError):
         return exc
@@ -272,6 +160,7 @@ class LlmRouter:
     def __init__(self, config: Config, clock: Callable[[], float] = time.time) -> None:
         self.config = config
         self.pool = ProviderPool(clock, config.llm_provider_probe_interval_s)
+        self.retry = RetryPolicy(config.llm_retry_attempts, config.llm_retry_max_backoff_s)
         self._clients: dict[str, tuple[tuple[str, str, str | None, ProviderSettings | None], LlmClient]] = {}
         self._retired: list[LlmClient] = []
 
@@ -301,15 +190,18 @@ class LlmRouter:
 
     def _failed(self, target: ModelTarget, exc: LlmError) -> str:
         text = f"{target.provider_id}/{target.model_name}: {exc.message}"
-        if _counts_against_provider(exc):
-            self.pool.failure(target.provider_id, exc.message)
+        if counts_against_provider(exc):
+            self.pool.failure(target.provider_id, exc.message, target.model_name if blames_model(exc) else None)
         return text
 
     def _cooling_note(self, target: ModelTarget) -> str | None:
-        if self.pool.admit(target.provider_id):
+        if self.pool.admit(target.provider_id, target.model_name):
             return None
-        until = self.pool.cooling_until(target.provider_id)
-        return f"{target.provider_id}: cooling down until {_iso(until)}" if until else f"{target.provider_id}: a trial request is in flight"
+        if until := self.pool.cooling_until(target.provider_id):
+            return f"{target.provider_id}: cooling down until {iso(until)}"
+        if until := self.pool.cooling_until(target.provider_id, target.model_name):
+            return f"{target.provider_id}/{target.model_name}: cooling down until {iso(until)}"
+        return f"{target.provider_id}/{target.model_name}: a trial request is in flight"
 
     @staticmethod
     def _all_failed(errors: list[str], first: LlmError | None) -> LlmError:
@@ -318,7 +210,7 @@ class LlmRouter:
         return LlmError("All model providers failed: " + "; ".join(errors), retryable=False, status=first.status if first else None, public=public)
 
     async def stream_chat(self, targets: list[ModelTarget], req: ChatRequest) -> AsyncIterator[RouterEvent]:
-        """Yield Routed(target) then that target's events; fail over while nothing has flowed yet."""
+        """Yield Routed(target) then that target's events; retry, then fail over, while nothing has flowed yet."""
         errors: list[str] = []
         first: LlmError | None = None
         for target in targets:
@@ -326,35 +218,53 @@ class LlmRouter:
             if note:
                 errors.append(note)
                 continue
-            stream = self.client_for(target).stream_chat(dataclasses.replace(req, model=target.model_name))
-            started = False
-            used = Usage(0, 0)
-            try:
-                async for event in stream:
-                    if not started:
-                        started = True
-                        yield Routed(target)
-                    if isinstance(event, Usage):
-                        used = Usage(used.prompt_tokens + event.prompt_tokens, used.completion_tokens + event.completion_tokens)
-                    yield event
-            except Exception as raw:  # noqa: BLE001 - every provider failure fails over or becomes LlmError
-                exc = _as_llm_error(target.provider_id, raw)
-                text = self._failed(target, exc)
-                if started:
-                    raise LlmError(text, status=exc.status, retryable=False, timeout=exc.timeout) from raw
-                errors.append(text)
-                first = first or exc
-                continue
-            finally:
-                await stream.aclose()  # type: ignore[attr-defined]
-                if started:
-                    meter.record(target.provider_id, target.model_name, used.prompt_tokens, used.completion_tokens)
-            self.pool.success(target.provider_id)
-            return
+            retry = 0
+            while True:
+                stream = self.client_for(target).stream_chat(dataclasses.replace(req, model=target.model_name))
+                started = False
+                used = Usage(0, 0)
+                try:
+                    async for event in stream:
+                        if not started:
+                            started = True
+                            yield Routed(target)
+                        if isinstance(event, Usage):
+                            used = Usage(used.prompt_tokens + event.prompt_tokens, used.completion_tokens + event.completion_tokens)
+                        yield event
+                except Exception as raw:  # noqa: BLE001 - every provider failure is retried, fails over or becomes LlmError
+                    exc = _as_llm_error(target.provider_id, raw)
+                    if started:  # content reached the caller: never sent again
+                        raise LlmError(self._failed(target, exc), status=exc.status, retryable=False, timeout=exc.timeout) from raw
+                    if await self.retry.pause(retry, exc, f"{target.provider_id}/{target.model_name}"):
+                        retry += 1
+                        continue
+                    errors.append(self._failed(target, exc))
+                    first = first or exc
+                    break
+                finally:
+                    await stream.aclose()  # type: ignore[attr-defined]
+                    if started:
+                        meter.record(target.provider_id, target.model_name, used.prompt_tokens, used.completion_tokens)
+                self.pool.success(target.provider_id, target.model_name)
+                return
         raise self._all_failed(errors or ["no model to try"], first)
 
+    async def _retried(self, target: ModelTarget, call: Callable[[], Awaitable[T]]) -> T:
+        """One call to the target, tried again on the failures worth it; the last failure is raised."""
+        retry = 0
+        while True:
+            try:
+                return await call()
+            except Exception as raw:  # noqa: BLE001
+                exc = _as_llm_error(target.provider_id, raw)
+                if not await self.retry.pause(retry, exc, f"{target.provider_id}/{target.model_name}"):
+                    if exc is raw:
+                        raise
+                    raise exc from raw
+                retry += 1
+
     async def chat(self, targets: list[ModelTarget], req: ChatRequest) -> tuple[ModelTarget, ChatResult]:
-        """A whole (non-streamed) call with the same failover and pool rules."""
+        """A whole (non-streamed) call with the same retry, failover and pool rules."""
         errors: list[str] = []
         first: LlmError | None = None
         for target in targets:
@@ -362,14 +272,14 @@ class LlmRouter:
             if note:
                 errors.append(note)
                 continue
+            client, one = self.client_for(target), dataclasses.replace(req, model=target.model_name)
             try:
-                result = await self.client_for(target).chat(dataclasses.replace(req, model=target.model_name))
-            except Exception as raw:  # noqa: BLE001
-                exc = _as_llm_error(target.provider_id, raw)
+                result = await self._retried(target, lambda: client.chat(one))
+            except LlmError as exc:
                 errors.append(self._failed(target, exc))
                 first = first or exc
                 continue
-            self.pool.success(target.provider_id)
+            self.pool.success(target.provider_id, target.model_name)
             meter.record(target.provider_id, target.model_name, result.prompt_tokens, result.completion_tokens)
             return target, result
         raise self._all_failed(errors or ["no model to try"], first)
@@ -385,8 +295,10 @@ class LlmRouter:
             if row.model_type != "embedding":
                 raise BadRequest("modelId: not an embedding model")
         target = _row_target(row)
-        vectors = await self.client_for(target).embed(target.model_name, texts)
-        meter.record(target.provider_id, target.model_name, meter.estimate_tokens(texts), 0, kind="embedding")
+        client = self.client_for(target)
+        vectors, tokens = await self._retried(target, lambda: client.embed_counted(target.model_name, texts))
+        # The provider's own count (OpenAI's usage.prompt_tokens, the local tokenizer's), else an estimate.
+        meter.record(target.provider_id, target.model_name, tokens if tokens is not None else meter.estimate_tokens(texts), 0, kind="embedding")
         return vectors
 
     async def list_models(self, provider_id: str) -> list[ModelInfo]:
@@ -430,11 +342,14 @@ class LlmRouter:
             self.pool.success(provider_id)
         else:
             self.pool.failure(provider_id, result["message"])
-        return {**self.pool.state(service.get_provider(provider_id)), "probe": result}
+        return {**self._pool_entry(service.get_provider(provider_id)), "probe": result}
+
+    def _pool_entry(self, provider: Provider) -> dict[str, Any]:
+        return self.pool.state(provider, [m.model_name for m in service.models_of(provider.id) if m.model_type == "chat"])
 
     def pool_state(self) -> list[dict[str, Any]]:
-        """Pool state of every provider (disabled ones included, marked so)."""
-        return [self.pool.state(p) for p in Provider.select().order_by(Provider.sort_order, Provider.id)]
+        """Pool state of every provider (disabled ones included, marked so), each with its chat models' own."""
+        return [self._pool_entry(p) for p in Provider.select().order_by(Provider.sort_order, Provider.id)]
 
     async def close(self) -> None:
         clients = [c for _, c in self._clients.values()] + self._retired

@@ -17,10 +17,29 @@ from dataclasses import dataclass
 
 from platform_server.db import insert_row, utcnow
 from platform_server.features.usage.models import UsageRecord
+from platform_server.integrations.llm.tokens import estimate
 
 log = logging.getLogger(__name__)
 
-SOURCES = ("chat", "wiki", "memory", "dreaming", "workflow", "team", "curator", "skill_synthesis", "goal", "channel", "cron", "other")
+SOURCES = (
+    "chat",
+    "wiki",
+    "research",
+    "transform",
+    "wiki_enrich",
+    "wiki_repair",
+    "agent_generate",
+    "memory",
+    "dreaming",
+    "workflow",
+    "team",
+    "curator",
+    "skill_synthesis",
+    "goal",
+    "channel",
+    "cron",
+    "other",
+)
 
 
 @dataclass(frozen=True)
@@ -140,5 +159,5 @@ def _store(values: dict[str, object]) -> None:
 
 
 def estimate_tokens(texts: list[str]) -> int:
-    """A rough token count (4 characters a token) for providers that report none, like most embedding APIs."""
-    return sum(max(1, len(t) // 4) for t in texts if t)
+    """The calibrated token estimate, for embedding providers that report no count."""
+    return sum(max(1, estimate(t)) for t in texts if t)

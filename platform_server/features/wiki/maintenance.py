@@ -22,6 +22,7 @@ from platform_server.features.wiki.pages import get_page, resolver, set_links
 from platform_server.features.wiki.schemas import EnrichRequest
 from platform_server.features.wiki.text import wikilinks
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
+from platform_server.features.usage import meter
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
 
@@ -87,11 +88,12 @@ def relation(caller: Caller, kb_id: int, slug_a: str, slug_b: str) -> dict[str, 
     }
 
 
-async def _ask(platform: Any, kb: KnowledgeBase, system: str, user: str) -> str:
+async def _ask(platform: Any, caller: Caller, kb: KnowledgeBase, system: str, user: str, source: str) -> str:
     cfg = kbs.config_of(kb)
     targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
     request = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user)], temperature=0.2)
-    _, result = await platform.services.llm.chat(targets, request)
+    with meter.scope(source, kb.workspace_id, caller.user_id):
+        _, result = await platform.services.llm.chat(targets, request)
     text = str(result.content or "").strip()
     if text.startswith("```"):
         text = text.strip("`").split("\n", 1)[-1].rsplit("```", 1)[0].strip()
@@ -119,7 +121,7 @@ async def enrich(platform: Any, caller: Caller, kb_id: int, slug: str, req: Enri
     user = f"Current page {page.slug} ({page.title}):\n{page.markdown}\n\nSource chunks:\n{sources}" + (
         f"\n\nAlso: {req.instructions}" if req.instructions.strip() else ""
     )
-    markdown = await _ask(platform, kb, ENRICH_PROMPT, user)
+    markdown = await _ask(platform, caller, kb, ENRICH_PROMPT, user, "wiki_enrich")
     before = {link.slug: link for link in wikilinks(page.markdown)}
     after = {link.slug for link in wikilinks(markdown)}
     dropped = [before[s] for s in before if s not in after]
@@ -147,7 +149,7 @@ async def repair(platform: Any, caller: Caller, kb_id: int, slug: str) -> dict[s
     user = (
         f"Page {page.slug}:\n{page.markdown}\n\nBroken links: {', '.join(link.target for link in broken)}\n\nExisting pages (slug: title):\n{known}"
     )
-    markdown = await _ask(platform, kb, REPAIR_PROMPT, user)
+    markdown = await _ask(platform, caller, kb, REPAIR_PROMPT, user, "wiki_repair")
     after = {link.slug for link in wikilinks(markdown)}
     lost = [link for link in links if link.slug in keys and link.slug not in after]
     if lost:  # a working link must not disappear

@@ -24,6 +24,7 @@ from platform_server.features.wiki.schemas import ResearchStart
 from platform_server.features.wiki.text import slugify, wikilinks
 from platform_server.ids import next_id
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
+from platform_server.features.usage import meter
 from platform_server.web.context import Caller
 from platform_server.web.errors import Forbidden, NotFound
 
@@ -149,6 +150,7 @@ class Researcher:
         }
 
     async def _run(self, session: Session, kb: KnowledgeBase, rounds: int, save: bool) -> None:
+        meter.enter("research", session.workspace_id, session.user_id)  # this task's model calls, embeddings included
         try:
             plan = _json(await self._ask(kb, PLAN_PROMPT, f"Question: {session.question}"))
             queries = _strings(plan.get("queries"), MAX_QUERIES) or [session.question]

@@ -26,6 +26,7 @@ from platform_server.features.wiki.models import (
 )
 from platform_server.features.wiki.schemas import ApplyRequest, TransformationBody, TransformationUpdate
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
+from platform_server.features.usage import meter
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.ownership import require_creator_or_admin
@@ -285,6 +286,7 @@ class Transformer:
         if run is None:
             return
         kb = KnowledgeBase.get_by_id(run.kb_id)
+        meter.enter("transform", kb.workspace_id, run.user_id)  # this task's model calls
         cfg = kbs.config_of(kb)
         targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
         request = ChatRequest(model="", messages=[ChatMessage("user", prompt)], temperature=0.3)

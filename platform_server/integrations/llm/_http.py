@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import email.utils
 import json
+import time
 from collections.abc import AsyncGenerator, Awaitable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -140,6 +142,24 @@ def error_message_from_body(body: bytes) -> str:
     return text[:500]
 
 
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """A Retry-After header in seconds from now: delta-seconds or an HTTP date (RFC 9110 10.2.3); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
 async def _read_capped(resp: aiohttp.ClientResponse, cap: int) -> bytes:
     """Read a response body up to cap bytes."""
     buf = bytearray()
@@ -205,7 +225,7 @@ class HttpTransport:
         except aiohttp.InvalidURL as exc:
             raise LlmError(f"{self.provider}: invalid URL {url}: {exc}", retryable=False) from None
         except (aiohttp.ClientError, OSError) as exc:
-            raise LlmError(f"{self.provider}: cannot connect to {url}: {exc or type(exc).__name__}") from None
+            raise LlmError(f"{self.provider}: cannot connect to {url}: {exc or type(exc).__name__}", connection=True) from None
         if resp.status >= 300:
             try:
                 body_bytes = await dl.wait(_read_capped(resp, _MAX_ERROR_BODY), self.idle_timeout_s, "the error body")
@@ -218,6 +238,7 @@ class HttpTransport:
                 f"{self.provider}: HTTP {resp.status} from {url}: {msg}",
                 status=resp.status,
                 retryable=resp.status in (408, 409, 425, 429) or resp.status >= 500,
+                retry_after_s=retry_after_seconds(resp.headers.get("Retry-After")),
             )
         return resp
 
@@ -228,7 +249,7 @@ class HttpTransport:
         try:
             raw = await dl.wait(resp.read(), None, "the response body")
         except aiohttp.ClientError as exc:
-            raise LlmError(f"{self.provider}: connection lost while reading the response: {exc}") from None
+            raise LlmError(f"{self.provider}: connection lost while reading the response: {exc}", connection=True) from None
         finally:
             resp.release()
         try:
@@ -263,7 +284,7 @@ class HttpTransport:
                 try:
                     chunk = await dl.next_chunk(resp)
                 except aiohttp.ClientError as exc:
-                    raise LlmError(f"{self.provider}: connection lost mid-stream: {exc}") from None
+                    raise LlmError(f"{self.provider}: connection lost mid-stream: {exc}", connection=True) from None
                 if not chunk:
                     for ev in parser.feed("", final=True):
                         yield ev

@@ -41,6 +41,10 @@ class LlmClient(abc.ABC):
         """Embed texts; providers without embeddings raise LlmError."""
         raise LlmError(f"{self.protocol or 'this provider'}: embeddings are not supported", retryable=False)
 
+    async def embed_counted(self, model: str, texts: list[str]) -> tuple[list[list[float]], int | None]:
+        """Embed texts and tell the tokens the provider counted (None when it reports none)."""
+        return await self.embed(model, texts), None
+
     @abc.abstractmethod
     async def list_models(self) -> list[ModelInfo]:
         """List the models the provider offers."""

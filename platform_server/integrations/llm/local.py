@@ -240,13 +240,17 @@ class LocalClient(LlmClient):
 
     async def embed(self, model: str, texts: list[str]) -> list[list[float]]:
         """Embed texts with the model2vec static model (or the folder named by model)."""
+        return (await self.embed_counted(model, texts))[0]
+
+    async def embed_counted(self, model: str, texts: list[str]) -> tuple[list[list[float]], int | None]:
+        """Embed texts; the tokens are those the model's tokenizer read (when its reader counts them)."""
         path = model if model and os.path.isdir(model) else find_default_embedding_model()
         if not path:
             raise LlmError("local: no embedding model found (install tokenlearn-static-model)", retryable=False)
         if not texts:
-            return []
+            return [], 0
         try:
-            return await local_embeddings.worker().encode(path, texts)
+            return await local_embeddings.worker().encode_counted(path, texts)
         except local_embeddings.EmbeddingWorkerError as exc:
             raise LlmError(f"local: {exc}", retryable=False) from None
 

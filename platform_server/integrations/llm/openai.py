@@ -184,14 +184,20 @@ class OpenAIClient(LlmClient):
 
     async def embed(self, model: str, texts: list[str]) -> list[list[float]]:
         """Embed texts with POST /embeddings."""
+        return (await self.embed_counted(model, texts))[0]
+
+    async def embed_counted(self, model: str, texts: list[str]) -> tuple[list[list[float]], int | None]:
+        """Embed texts with POST /embeddings; the tokens are the answer's usage.prompt_tokens when present."""
         if not texts:
-            return []
+            return [], 0
         data = await self.http.request_json("POST", "/embeddings", {"model": model, "input": texts})
         items = data.get("data") if isinstance(data, dict) else None
         if not isinstance(items, list) or len(items) != len(texts):
             raise LlmError(f"openai: embeddings response has {len(items or [])} vectors for {len(texts)} inputs")
         items = sorted(items, key=lambda it: it.get("index", 0))
-        return [[float(x) for x in it["embedding"]] for it in items]
+        usage = data.get("usage")
+        tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+        return [[float(x) for x in it["embedding"]] for it in items], tokens if isinstance(tokens, int) and tokens >= 0 else None
 
     async def list_models(self) -> list[ModelInfo]:
         """List models with GET /models."""

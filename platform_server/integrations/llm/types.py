@@ -12,13 +12,25 @@ class LlmError(Exception):
     """A provider call failed; the message is for the log and admins (it may name the provider's URL and quote
     its answer), `user_message` is what a chat user may read."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = True, timeout: bool = False, public: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = True,
+        timeout: bool = False,
+        public: str | None = None,
+        retry_after_s: float | None = None,
+        connection: bool = False,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.retryable = retryable
         self.timeout = timeout  # a time limit ran out (the provider hung or stalled)
         self.public = public
+        self.retry_after_s = retry_after_s  # the provider's Retry-After, in seconds from now
+        self.connection = connection  # the connection failed or dropped: nothing of the answer was produced
 
     @property
     def user_message(self) -> str:
