@@ -61,7 +61,7 @@ export class ChatView {
       : h("option", { value: "", text: "No agents" }));
     mount(this.modelSelect,
       h("option", { value: "", text: "Default model" }),
-      this.models.map((m, i) => h("option", { value: String(i), text: `${m.displayName || m.modelName} · ${m.providerId}` })));
+      this.models.map((m, i) => h("option", { value: String(i), text: `${m.displayName || m.modelName} · ${m.providerId}${m.label ? ` (${m.label})` : ""}` })));
   }
 
   destroy() {
