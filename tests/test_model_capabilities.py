@@ -43,3 +43,13 @@ async def test_memory_extraction_skips_at_once_with_a_reason_when_the_model_cann
     assert r.body["code"] == 2001, r.body  # the spec maps a model failure to 2001
     assert "Skipped memory extraction" in r.body["msg"] and "fake/scripted" in r.body["msg"] and "json" in r.body["msg"], r.body
     assert len(env.llm.requests) == asked  # the model was never asked
+
+
+async def test_a_model_that_cannot_call_tools_is_offered_none_and_still_answers(env: ChatEnv, api: ApiClient) -> None:
+    await env.stream("hello")
+    assert env.llm.requests[-1].get("tools"), "a capable model is offered the default tools"
+    model_id = chat_models((await api.get("/api/v1/models/enabled", token="alice")).data)["fake/scripted"]["id"]
+    assert (await api.put(f"/api/v1/models/{model_id}", {"capabilities": ["chat", "json"]}, token="alice")).status == 200
+    events = await env.stream("hello again")
+    assert events[-1].event == "done", events
+    assert "tools" not in env.llm.requests[-1]
