@@ -80,7 +80,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("workspaces", needs=("audit",)),
     Feature("auth", needs=("audit", "workspaces")),
     Feature("settings", needs=("audit",)),
-    Feature("setup", needs=("auth", "settings"), uses=("models",)),
+    Feature("setup", needs=("auth", "settings"), uses=("agents", "models", "workspaces")),
     Feature("system"),
     Feature("tools", needs=("audit",), uses=("agents", "settings", "workspaces")),
     Feature("mcp", needs=("audit", "tools"), uses=("agents",)),

@@ -78,6 +78,9 @@ async def test_discovery_lists_ollamas_models_with_their_context_length_and_capa
     stored = {m["modelName"]: m for p in catalog if p["id"] == "lan-ollama" for m in p["models"]}
     assert stored["llama3.2:latest"]["maxInputTokens"] == 131072  # what the context builder reads
     assert stored["nomic-embed-text:latest"]["modelType"] == "embedding"
+    # what the server says a model can do is what the platform stores (llava lists no tools: never offered any)
+    assert stored["llama3.2:latest"]["capabilities"] == ["chat", "tools", "json"]
+    assert stored["llava:7b"]["capabilities"] == ["chat", "json"]
 
 
 async def test_the_builtin_ollama_entry_speaks_ollamas_api_and_needs_no_key(api: ApiClient, people: dict) -> None:

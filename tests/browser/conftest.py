@@ -8,7 +8,7 @@ from typing import Any, AsyncIterator
 
 import pytest
 
-from tests.helpers.server import RunningServer
+from tests.helpers.server import RunningServer, drop_first_agent
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -96,6 +96,7 @@ async def admin(server: RunningServer) -> dict[str, Any]:
     r = await server.client.post("/api/v1/setup/init", {"username": "admin", "password": ADMIN_PASSWORD, "nickname": "Ada"})
     assert r.status == 200, r.body
     server.client.tokens["admin"] = r.data["token"]
+    await drop_first_agent(server.client, "admin")
     return r.data
 
 

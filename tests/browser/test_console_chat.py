@@ -324,3 +324,24 @@ async def test_an_answer_whose_request_was_fitted_to_the_model_window_says_so_un
     turn = last_turn(page)
     await expect(turn).to_have_attribute("data-status", "completed")
     await expect(turn.locator(".turn-status")).to_contain_text("to fit the model's context: 1 long message shortened, 2 tools not offered")
+
+
+async def test_a_message_typed_before_any_agent_exists_is_kept_and_sent_once_there_is_one(
+    page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
+) -> None:
+    await use_fake_openai(server.client, llm.url, token="admin")
+    await open_console(page, server, admin)  # the admin fixture removed setup's agent: none exists
+    await expect(page.get_by_text("No agents yet")).to_be_visible()
+    await send(page, "Plan my week please")
+    box = page.get_by_label("Message", exact=True)
+    await expect(box).to_have_value("Plan my week please")  # not thrown away
+    await make_agent(server.client, token="admin", name="Planner")
+    await page.reload()  # e.g. back from the Agents page: the draft is still there
+    await expect(box).to_have_value("Plan my week please")
+    await expect(page.get_by_label("Agent")).to_contain_text("Planner")
+    llm.enqueue(Script(text="Monday: rest."))
+    await box.press("Enter")
+    await expect(last_turn(page)).to_contain_text("Monday: rest.")
+    await expect(box).to_have_value("")
+    await page.reload()
+    await expect(page.get_by_label("Message", exact=True)).to_have_value("")  # a sent message is no draft

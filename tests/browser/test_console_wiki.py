@@ -103,3 +103,25 @@ async def test_an_uploaded_file_becomes_a_page_that_can_be_edited(
     await expect(page.locator(".wiki-markdown")).to_contain_text("No yeast in flatbread")
     await expect(page.locator(".page-head")).to_contain_text("version 2")
     assert bad == []
+
+
+async def test_a_failed_material_shows_its_reason_and_retries_from_the_console(
+    page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
+) -> None:
+    await use_fake_wiki_models(server.client, llm.url, token="admin")
+    kb = (await server.client.post("/api/v1/wiki/knowledge-bases", {"name": "Pantry"}, token="admin")).data["id"]
+    llm.enqueue(Script(text="I would rather not write JSON today."))
+    r = await server.client.post(f"/api/v1/wiki/knowledge-bases/{kb}/raw/text", {"title": "Rice", "text": "Rice keeps for years."},
+                                 token="admin")
+    assert r.status == 200, r.body
+    bad = failed_requests(page)
+    await open_console(page, server, admin, f"#/wiki/{kb}")
+    failed = page.get_by_label("Failed materials")
+    await expect(failed).to_contain_text("Rice", timeout=20_000)
+    await expect(failed).to_contain_text("holds no JSON object")
+    llm.enqueue(Script(text=pages_answer(wiki_page("rice", "Rice", "# Rice\n\nKeeps for years.", ["c1"]))))
+    await failed.get_by_role("button", name="Retry Rice").click()
+    await expect(page.locator("#wiki-pages").get_by_role("link", name="Rice")).to_be_visible(timeout=20_000)
+    await expect(page.get_by_label("Failed materials")).to_have_count(0)
+    await expect(page.locator("#wiki-progress")).to_contain_text("1 done")
+    assert bad == []

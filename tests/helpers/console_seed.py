@@ -6,7 +6,7 @@ from typing import Any
 from tests.helpers.chat import make_agent
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
-from tests.helpers.server import RunningServer
+from tests.helpers.server import RunningServer, drop_first_agent
 
 PASSWORD = "password-123"
 
@@ -19,6 +19,7 @@ async def seed_console(server: RunningServer, llm: ScriptedOpenAI) -> dict[str, 
     assert r.status == 200, r.body
     login = r.data
     client.tokens["ada"] = login["token"]
+    await drop_first_agent(client, "ada")  # the seed makes its own "Assistant"
     people = {}
     for name, role in (("bob", "member"), ("carol", "viewer")):
         u = (await client.post("/api/v1/auth/users", {"username": name, "password": PASSWORD, "nickname": name.title()}, token="ada")).data

@@ -73,12 +73,22 @@ async def login(client: ApiClient, username: str, password: str = PASSWORD) -> s
     return r.data["token"]
 
 
+async def drop_first_agent(client: ApiClient, token: str) -> None:
+    """Delete the agent setup creates, for tests written for an install with no agent yet."""
+    r = await client.get("/api/v1/agents", token=token)
+    assert r.status == 200, r.body
+    rows = r.data["records"] if isinstance(r.data, dict) else r.data
+    for agent in rows:
+        assert (await client.delete(f"/api/v1/agents/{agent['id']}", token=token)).status == 200
+
+
 async def create_personas(client: ApiClient) -> dict[str, dict[str, Any]]:
     """alice: global admin (owner of workspace 1); bob: member; carol: viewer; dave: only in workspace "Other"."""
     r = await client.post("/api/v1/setup/init", {"username": "alice", "password": PASSWORD})
     assert r.status == 200, r.body
     client.tokens["alice"] = r.data["token"]
     people: dict[str, dict[str, Any]] = {"alice": {"id": r.data["id"]}}
+    await drop_first_agent(client, "alice")
     for name in ("bob", "carol", "dave"):
         r = await client.post("/api/v1/auth/users", {"username": name, "password": PASSWORD}, token="alice")
         assert r.status == 200, r.body

@@ -45,6 +45,7 @@ from platform_server.features.memory import store as memory
 from platform_server.features.models.errors import reported
 from platform_server.features.models.runtime import Routed
 from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models import capabilities
 from platform_server.features.skills import lessons
 from platform_server.features.wiki import hot_cache
 
@@ -450,6 +451,8 @@ class ChatRuntime:
         )
         withheld = tool_calls.withheld(self.platform.services.tools, specs, role, req.end_user_id, turn.workspace_id)
         specs[:] = [spec for spec in specs if spec.name not in withheld]  # in place: tool_search extends this list
+        if not any("tools" in capabilities.of_target(t) for t in targets):
+            specs.clear()  # a model that cannot call tools (the embedded demo) gets none: their schemas would fill its window
         tool_ctx.emit = turn.publish  # tools that report progress (acp_delegate) stream into the turn
         return TurnSetup(
             targets=targets,

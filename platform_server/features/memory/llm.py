@@ -11,6 +11,7 @@ from platform_server.features.usage import meter
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models import capabilities
 
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*|\s*```$")
 
@@ -63,9 +64,14 @@ async def ask(
     return result.content or "", f"{target.provider_id}/{target.model_name}"
 
 
+JOBS = {"memory": "memory extraction", "goal": "goal judging", "dreaming": "dreaming"}
+
+
 async def ask_json(
     router: Any, targets: list[Any], system: str, user: str, max_tokens: int = 2000, *, scope: Any = None, source: str = "memory"
 ) -> tuple[Any, str]:
+    # A model that cannot write JSON (the embedded demo model) is skipped at once, not asked for minutes.
+    targets = capabilities.able(targets, "json", JOBS.get(source, source))
     text, model = await ask(router, targets, system, user, max_tokens, scope=scope, source=source)
     return parse_json(text), model
 

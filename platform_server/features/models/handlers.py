@@ -49,7 +49,15 @@ class ModelsHandler(_Models):
         req = self.body(ModelCreate)
         self.ok(
             service.add_model(
-                self.require_caller(), req.providerId, req.modelName, req.displayName, req.modelType, req.modalities, req.maxInputTokens, req.enabled
+                self.require_caller(),
+                req.providerId,
+                req.modelName,
+                req.displayName,
+                req.modelType,
+                req.modalities,
+                req.maxInputTokens,
+                req.enabled,
+                req.capabilities,
             )
         )
 
@@ -182,7 +190,7 @@ class ModelHandler(_Models):
         self.ok(service.model_to_dict(service.get_model_row(id)))
 
     def put(self, id: int) -> None:
-        """Update displayName, modalities, maxInputTokens or enabled."""
+        """Update displayName, modalities, maxInputTokens, enabled or capabilities."""
         req = self.body(ModelUpdate)
         self.ok(service.update_model(self.require_caller(), id, req.model_dump(exclude_unset=True)))
 
@@ -264,7 +272,15 @@ class ProviderModelsHandler(_Models):
         req = self.body(ProviderModelCreate)
         self.ok(
             service.add_model(
-                self.require_caller(), providerId, req.modelName, req.displayName, req.modelType, req.modalities, req.maxInputTokens, req.enabled
+                self.require_caller(),
+                providerId,
+                req.modelName,
+                req.displayName,
+                req.modelType,
+                req.modalities,
+                req.maxInputTokens,
+                req.enabled,
+                req.capabilities,
             )
         )
 

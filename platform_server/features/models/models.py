@@ -33,6 +33,8 @@ class ModelConfig(BaseModel):
     model_type = peewee.CharField(default="chat")  # chat | embedding
     modalities = peewee.CharField(default="text")  # "text" or "text,image"
     max_input_tokens = peewee.IntegerField(null=True)
+    # "chat,tools,json" or a subset; empty: the protocol's default (features/models/capabilities.py)
+    capabilities = peewee.CharField(default="")
     is_default = BooleanField(default=False)  # the default of its model_type (one per type)
     enabled = BooleanField(default=True)
     create_time = DateTimeField(default=utcnow)
@@ -57,8 +59,15 @@ def _ollama_options(db: peewee.Database) -> None:
     )
 
 
+def _capabilities(db: peewee.Database) -> None:
+    columns = {c.name for c in db.get_columns("model_config")}
+    if "capabilities" not in columns:
+        db.execute_sql("ALTER TABLE model_config ADD COLUMN capabilities VARCHAR(255) NOT NULL DEFAULT ''")
+
+
 MIGRATIONS: list[Migration] = [
     ("models_0001_tables", _tables),
     ("models_0002_seal_api_keys", seal_column("model_provider", "api_key")),
     ("models_0003_ollama_options", _ollama_options),
+    ("models_0004_capabilities", _capabilities),
 ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from platform_server.db import database
 from platform_server.features.audit import service as audit
-from platform_server.features.models import service
+from platform_server.features.models import capabilities, service
 from platform_server.features.models.models import ModelConfig
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.integrations.llm.types import LlmError, ModelInfo
@@ -70,6 +70,7 @@ async def discover_apply(router: LlmRouter, caller: Caller, provider_id: str, na
                 model_type=info.model_type,
                 modalities=service.check_modalities(info.modalities),
                 max_input_tokens=info.max_input_tokens,
+                capabilities=_capabilities_of(info),
             )
             added.append(m.id)
         service.ensure_defaults()
@@ -104,3 +105,11 @@ async def test_embedding(router: LlmRouter, model_id: int, text: str) -> dict[st
         "preview": [round(x, 6) for x in vector[:8]],
         "latencyMs": int((time.monotonic() - started) * 1000),
     }
+
+
+def _capabilities_of(info: Any) -> str:
+    """What a discovered chat model can do when its server says so (Ollama's `tools`); "" keeps the protocol's defaults."""
+    said = getattr(info, "capabilities", None)
+    if said is None or info.model_type != "chat":
+        return ""
+    return capabilities.check(["chat", "json"] + (["tools"] if "tools" in said else [])) or ""

@@ -40,6 +40,7 @@ class ProviderModelCreate(BaseModel):
     modalities: str | None = None
     maxInputTokens: int | None = None
     enabled: bool = True
+    capabilities: list[str] | None = Field(default=None, max_length=3)  # chat, tools, json; null: the protocol's default
 
 
 class ModelCreate(ProviderModelCreate):
@@ -51,6 +52,7 @@ class ModelUpdate(BaseModel):
     modalities: str | None = None
     maxInputTokens: int | None = None
     enabled: bool | None = None
+    capabilities: list[str] | None = Field(default=None, max_length=3)  # chat, tools, json
 
 
 class ActiveModel(BaseModel):

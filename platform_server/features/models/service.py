@@ -11,6 +11,7 @@ import peewee
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.features.models import capabilities
 from platform_server.features.models.models import ModelConfig, Provider
 from platform_server.integrations.llm.base import PROTOCOLS
 from platform_server.integrations.llm.ollama import check_keep_alive
@@ -38,6 +39,8 @@ model_to_dict = Fields(
     modelType="model_type",
     modalities="modalities",
     maxInputTokens="max_input_tokens",
+    capabilities=capabilities.of_row,  # what a chat model can do: chat, tools, json
+    label=capabilities.label_of,  # a short note for model pickers (the embedded model: a small offline demo)
     isDefault=flag("is_default"),
     enabled=flag("enabled"),
     createTime=when("create_time"),
@@ -374,9 +377,11 @@ def add_model(
     modalities: str | None = None,
     max_input_tokens: int | None = None,
     enabled: bool = True,
+    caps: list[str] | None = None,
 ) -> dict[str, Any]:
     """Add a model to a provider (the first usable model of a type becomes its default)."""
     model_type = check_model_type(model_type)
+    stored_caps = capabilities.check(caps) or ""
     modalities = check_modalities(modalities)
     model_name = model_name.strip()
     if not model_name:
@@ -397,6 +402,7 @@ def add_model(
             modalities=modalities,
             max_input_tokens=max_input_tokens if max_input_tokens and max_input_tokens > 0 else None,
             enabled=enabled,
+            capabilities=stored_caps,
         )
         ensure_defaults()
         audit.record(caller, "CREATE", "MODEL", m.id, f"{provider_id}/{model_name} ({model_type})")
@@ -427,9 +433,11 @@ def delete_model(caller: Caller, model_id: int) -> None:
 
 
 def update_model(caller: Caller, model_id: int, changes: dict[str, Any]) -> dict[str, Any]:
-    """Sparse update of displayName, modalities, maxInputTokens (<= 0 clears) and enabled."""
+    """Sparse update of displayName, modalities, maxInputTokens (<= 0 clears), enabled and capabilities."""
     with database.atomic():
         m = get_model_row(model_id)
+        if changes.get("capabilities") is not None:
+            m.capabilities = capabilities.check(changes["capabilities"]) or ""
         if "displayName" in changes and changes["displayName"] is not None:
             m.display_name = changes["displayName"]
         if "modalities" in changes and changes["modalities"] is not None:

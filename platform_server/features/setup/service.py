@@ -8,9 +8,13 @@ import secrets
 from typing import Any
 
 from platform_server import __version__
+from platform_server.db import database
 from platform_server.features.auth import service as auth
 from platform_server.features.auth.models import User
 from platform_server.features.settings import service as settings
+from platform_server.features.agents import service as agents
+from platform_server.features.agents.schemas import AgentCreate
+from platform_server.features.workspaces.service import DEFAULT_WORKSPACE_ID
 from platform_server.web.errors import BadRequest, Forbidden
 from platform_server.features.models.models import Provider
 
@@ -30,10 +34,26 @@ def create_admin(username: str, password_hash: str, nickname: str | None, langua
     """Create the global admin as owner of workspace 1; refused once an admin exists."""
     if auth.has_admin():
         raise BadRequest("Already initialized")
-    user = auth.create_user(None, username, password_hash, nickname, None, "admin", True, workspace_role="owner")
-    if language:
-        settings.save(None, {"language": language})
+    with database.atomic():  # the admin and the first agent together, or neither
+        user = auth.create_user(None, username, password_hash, nickname, None, "admin", True, workspace_role="owner")
+        if language:
+            settings.save(None, {"language": language})
+        first_agent(user)
     return user
+
+
+FIRST_AGENT = AgentCreate(
+    name="Assistant",
+    description="Your first agent, created at setup. It answers with the default model.",
+    systemPrompt="You are a helpful assistant. Answer clearly and briefly.",
+)
+
+
+def first_agent(user: User) -> None:
+    """A fresh install has an agent to talk to (on the default model: modelName empty), so a first message has somewhere to go."""
+    caller = auth.acting_caller(user.id, DEFAULT_WORKSPACE_ID)
+    if caller is not None:
+        agents.create(caller, FIRST_AGENT)
 
 
 def ensure_headless_admin(username: str, password: str, rounds: int = 10) -> None:

@@ -15,7 +15,9 @@ from platform_server import storage
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.usage import meter
-from platform_server.features.wiki import generate, hot_cache, pipeline_exec, pipelines, profile, search
+from platform_server.features.wiki import generate, hot_cache, notes, pipeline_exec, pipelines, profile, search
+from platform_server.features.models.capabilities import able
+from platform_server.features.models.errors import LlmFailure
 from platform_server.features.wiki.kbs import config_of
 from platform_server.features.wiki.models import (
     Chunk,
@@ -294,6 +296,11 @@ class WikiEngine:
             vectors += await self.llm.embed(pieces[i : i + EMBED_BATCH], model_id)
         blobs, chunk_ids = await self.store_chunks(kb, raw, pieces, vectors)
         self._step(job, raw, "embed", "completed", total=len(pieces))
+        reason = self._no_digest(cfg)
+        if reason is not None:
+            page_id = await self._note_page(kb, raw, text, chunk_ids, model_id)
+            self._step(job, raw, "note", "completed", pages=1, reason=reason)
+            return "completed", None, 1 if page_id else 0
         per_call = int(cfg["maxChunksPerCall"])
         batches = [list(range(i, min(i + per_call, len(pieces)))) for i in range(0, len(pieces), per_call)]
         failures: list[str] = []
@@ -313,6 +320,23 @@ class WikiEngine:
         if len(failures) == len(batches):
             return "failed", "; ".join(failures)[:2000], 0
         return ("partial" if failures else "completed"), ("; ".join(failures)[:2000] or None), len(written)
+
+    @staticmethod
+    def _no_digest(cfg: dict[str, Any]) -> str | None:
+        """Why the LLM digest is not run (each material is then one page as it is), or None to run it."""
+        if cfg["pageWriting"] == "notes":
+            return "The knowledge base keeps each material as one page"
+        try:
+            able(resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], []), "json", "the wiki digest")
+        except LlmFailure as exc:
+            return str(exc.msg)
+        return None
+
+    async def _note_page(self, kb: KnowledgeBase, raw: RawMaterial, text: str, chunk_ids: list[int], model_id: int | None) -> int:
+        note = notes.note_of(raw, text)
+        vectors = await self.llm.embed([f"{note.title}\n\n{note.markdown[:4000]}"], model_id)
+        page_type = str(profile.profile_of(kb)["defaultType"])
+        return await run_blocking(notes.store, kb, raw, note, page_type, search.pack(vectors[0]), chunk_ids, self._alive)
 
     def _store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]]) -> tuple[list[bytes], list[int]]:
         """Replace the material's chunks (and their index rows) with the new ones (blocking: a long material writes many rows)."""

@@ -30,6 +30,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "pageLanguage": "auto",  # "auto": the material's language
     "autoProcess": True,  # process a material as soon as it is added
     "maxChunksPerCall": 8,  # chunks given to the LLM in one page-writing call
+    # "auto": the LLM digest when the generation model can write JSON, else each material is one page as it is
+    # (features/wiki/notes.py); "notes": always one page per material, no LLM
+    "pageWriting": "auto",
 }
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models.capabilities import able
 from platform_server.features.wiki import kbs, pages, search
 from platform_server.features.wiki.generate import DraftError
 from platform_server.features.wiki.models import (
@@ -90,7 +91,7 @@ def relation(caller: Caller, kb_id: int, slug_a: str, slug_b: str) -> dict[str, 
 
 async def _ask(platform: Any, caller: Caller, kb: KnowledgeBase, system: str, user: str, source: str) -> str:
     cfg = kbs.config_of(kb)
-    targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
+    targets = able(resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], []), "json", "wiki enrich/repair")
     request = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user)], temperature=0.2)
     with meter.scope(source, kb.workspace_id, caller.user_id):
         _, result = await platform.services.llm.chat(targets, request)

@@ -18,6 +18,7 @@ from typing import Any
 from platform_server.blocking import run_blocking
 from platform_server.features.models.errors import failure_text
 from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models.capabilities import able
 from platform_server.features.wiki import kbs, search, synthesis, tool
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page
 from platform_server.features.wiki.schemas import ResearchStart
@@ -129,7 +130,7 @@ class Researcher:
 
     async def _ask(self, kb: KnowledgeBase, system: str, user: str) -> str:
         cfg = kbs.config_of(kb)
-        targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
+        targets = able(resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], []), "json", "wiki research")
         messages = [ChatMessage("system", system), ChatMessage("user", user)]
         _, result = await self.engine.llm.chat(targets, ChatRequest(model="", messages=messages, temperature=0.2))
         return str(result.content or "")

@@ -31,6 +31,7 @@ class KbConfigUpdate(BaseModel):
     pageLanguage: str | None = Field(default=None, min_length=2, max_length=20)
     autoProcess: bool | None = None
     maxChunksPerCall: int | None = Field(default=None, ge=1, le=50)
+    pageWriting: Literal["auto", "notes"] | None = None  # "notes": one page per material as it is, no LLM digest
 
     @field_validator("pageLanguage")
     @classmethod

@@ -3,6 +3,9 @@ import { h, mount, toast } from "../dom.js";
 import { icon } from "../icons.js";
 import { attachmentChips } from "./attachments.js";
 
+// What is typed survives a message that could not go (no agent yet) and a visit to another page.
+const DRAFT = "chat-draft";
+
 export class Composer {
   constructor({ onSend, onStop, tools = [] }) {
     this.onSend = onSend;
@@ -13,8 +16,9 @@ export class Composer {
     this.fileInput = h("input", { type: "file", accept: "image/*", multiple: true, hidden: true, class: "file-input", onchange: () => this.pick() });
     this.text = h("textarea", {
       class: "composer-text", rows: 1, placeholder: "Message the agent", title: "Enter sends, Shift+Enter adds a line, Esc stops",
-      "aria-label": "Message", oninput: () => this.grow(), onkeydown: (e) => this.key(e),
+      "aria-label": "Message", oninput: () => { this.grow(); this.saveDraft(); }, onkeydown: (e) => this.key(e),
     });
+    try { this.text.value = localStorage.getItem(DRAFT) || ""; } catch { /* storage off: no draft */ }
     this.attach = h("button", { type: "button", class: "icon-btn attach", title: "Attach images", "aria-label": "Attach images", onclick: () => this.fileInput.click() }, icon("attach", 20));
     this.sendBtn = h("button", { type: "submit", class: "btn btn-primary send", text: "Send" });
     this.stopBtn = h("button", { type: "button", class: "btn btn-danger stop", text: "Stop", hidden: true, onclick: () => this.onStop() });
@@ -60,7 +64,26 @@ export class Composer {
     this.text.value = "";
     this.grow();
     this.renderChips();
-    this.onSend(text, files);
+    this.saveDraft();
+    // onSend answers false when the message did not go: it comes back into the box, never thrown away.
+    Promise.resolve(this.onSend(text, files)).then((sent) => {
+      if (sent === false) this.restore(text, files);
+    });
+  }
+
+  restore(text, files) {
+    if (!this.text.value) this.text.value = text;
+    this.files = [...files, ...this.files];
+    this.renderChips();
+    this.grow();
+    this.saveDraft();
+  }
+
+  saveDraft() {
+    try {
+      if (this.text.value) localStorage.setItem(DRAFT, this.text.value);
+      else localStorage.removeItem(DRAFT);
+    } catch { /* storage off: no draft */ }
   }
 
   setRunning(running) {

@@ -207,7 +207,7 @@ function Embedding() {
       <${Field} label="Default embedding model">
         <select value=${d.current || ""} onChange=${(e) => choose(e.currentTarget.value)}>
           ${!d.current && html`<option value="">none</option>`}
-          ${d.models.map((m) => html`<option value=${m.id}>${m.displayName || m.modelName} · ${m.providerId}</option>`)}
+          ${d.models.map((m) => html`<option value=${m.id}>${m.displayName || m.modelName} · ${m.providerId}${m.label ? ` (${m.label})` : ""}</option>`)}
         </select>
       <//>
       <button type="button" class="btn" disabled=${!d.current} onClick=${test}>Test</button>

@@ -126,7 +126,7 @@ function Sidecar({ sidecar, catalog, onSaved }) {
         <${Field} label="Sidecar model" error=${errors.modelName}>
           <select value=${v.modelName} onChange=${(e) => { setV({ ...v, modelName: e.currentTarget.value }); setErrors({}); }}>
             <option value="">none</option>
-            ${models.map((m) => html`<option value=${m.modelName}>${m.displayName || m.modelName}${(m.modalities || "").includes("image") ? " (vision)" : ""}</option>`)}
+            ${models.map((m) => html`<option value=${m.modelName}>${m.displayName || m.modelName}${(m.modalities || "").includes("image") ? " (vision)" : ""}${m.label ? ` (${m.label})` : ""}</option>`)}
           </select>
         <//>
       </div>

@@ -122,7 +122,7 @@ export class AgentsView {
     const key = (provider, name) => JSON.stringify([provider || "", name || ""]);
     const current = a.modelName ? key(a.modelProvider, a.modelName) : "";
     const modelOptions = [h("option", { value: "", text: "Global default" }),
-      ...this.models.map((m) => h("option", { value: key(m.providerId, m.modelName), text: `${m.displayName || m.modelName} · ${m.providerId}` }))];
+      ...this.models.map((m) => h("option", { value: key(m.providerId, m.modelName), text: `${m.displayName || m.modelName} · ${m.providerId}${m.label ? ` (${m.label})` : ""}` }))];
     if (current && !this.models.some((m) => key(m.providerId, m.modelName) === current)) {
       modelOptions.push(h("option", { value: current, text: a.modelName }));
     }

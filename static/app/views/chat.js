@@ -61,7 +61,7 @@ export class ChatView {
       : h("option", { value: "", text: "No agents" }));
     mount(this.modelSelect,
       h("option", { value: "", text: "Default model" }),
-      this.models.map((m, i) => h("option", { value: String(i), text: `${m.displayName || m.modelName} · ${m.providerId}` })));
+      this.models.map((m, i) => h("option", { value: String(i), text: `${m.displayName || m.modelName} · ${m.providerId}${m.label ? ` (${m.label})` : ""}` })));
   }
 
   destroy() {
@@ -213,11 +213,11 @@ export class ChatView {
   }
 
   async send(text, files) {
-    if (this.running) return;
+    if (this.running) return false;
     const agentId = this.agentSelect.value;
     if (!agentId) {
-      toast("Create or pick an agent first", "error");
-      return;
+      toast("Create or pick an agent first: your message stays in the box", "error");
+      return false;
     }
     if (this.isNew) this.messages.replaceChildren();
     const body = { agentId, conversationId: this.id };
@@ -227,7 +227,7 @@ export class ChatView {
         uploads = await Promise.all(files.map((f) => upload(f, this.id)));
       } catch (err) {
         showError(err);
-        return;
+        return false;
       }
       body.contentParts = [
         ...(text ? [{ type: "text", text }] : []),

@@ -84,7 +84,7 @@ export class ModelsView {
         ? h("table", { class: "models-table" },
           h("thead", {}, h("tr", {}, h("th", { text: "Model" }), h("th", { text: "Type" }), h("th", { text: "" }))),
           h("tbody", {}, chat.map((m) => h("tr", { dataset: { model: m.modelName } },
-            h("td", {}, h("code", { text: m.displayName || m.modelName })),
+            h("td", {}, h("code", { text: m.displayName || m.modelName }), m.label ? h("small", { class: "muted", text: ` ${m.label}` }) : null),
             h("td", { text: m.modelType }),
             h("td", { class: "right" }, m.isDefault
               ? h("span", { class: "badge ok", text: "default" })

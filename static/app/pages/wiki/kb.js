@@ -108,10 +108,22 @@ function Progress({ kbId }) {
   if (!s) return null;
   const c = s.counts;
   const busy = s.materials.filter((m) => m.status === "processing" || m.status === "pending");
+  const failed = s.materials.filter((m) => m.status === "failed" || m.status === "partial");
+  async function retry(m) {
+    try {
+      await post(`${KB}/${seg(kbId)}/raw/${seg(m.rawId)}/reprocess?force=true`);
+      toast(`${m.title}: queued again`);
+      status.reload(true);
+    } catch (err) { toastError(err); }
+  }
   return html`<${Panel} title="Processing" id="wiki-progress">
     <p aria-live="polite">${`${s.idle ? "Idle" : "Working"} · ${s.total} materials: ${c.completed} done, ${c.processing} processing, `
       + `${c.pending} waiting, ${c.failed} failed, ${c.partial} partial`}</p>
     ${busy.length > 0 && html`<ul class="plain">${busy.slice(0, 8).map((m) => html`<li key=${m.rawId}>${m.title}: ${m.step || m.status}</li>`)}</ul>`}
+    ${failed.length > 0 && html`<ul class="plain" aria-label="Failed materials">${failed.slice(0, 50).map((m) => html`<li key=${m.rawId}>
+      <strong>${m.title}</strong> <span class="badge">${m.status}</span>
+      <small class="field-error"> ${m.error || "no reason recorded"}</small>
+      <button type="button" class="btn btn-small" aria-label=${`Retry ${m.title}`} onClick=${() => retry(m)}>Retry</button></li>`)}</ul>`}
   <//>`;
 }
 
