@@ -15,7 +15,7 @@ from platform_server import storage
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.usage import meter
-from platform_server.features.wiki import generate, hot_cache, pipeline_exec, pipelines, profile, search
+from platform_server.features.wiki import generate, hot_cache, pipeline_exec, pipelines, profile, search, sync
 from platform_server.features.wiki.kbs import config_of
 from platform_server.features.wiki.models import (
     Chunk,
@@ -71,6 +71,7 @@ class WikiEngine:
         self.workers: list[asyncio.Task[None]] = []
         self.tasks: set[asyncio.Task[Any]] = set()  # other background work (lint scans, ...)
         self.again: set[int] = set()  # queued while running: queued again when that run ends
+        self.produced: dict[int, set[int]] = {}  # raw id -> pages its running processing wrote
         self.stopping = False
         self.watchers = Watchers(self)
         self.research = Researcher(self)
@@ -215,6 +216,7 @@ class WikiEngine:
             raw.save()
             job = Job.create(kb=kb.id, raw_id=raw.id, status="running", steps=[])
         self._material_event(raw, "processing", jobId=str(job.id))
+        self.produced[raw_id] = set()
         try:
             pipeline = pipelines.active(kb.id)
             if pipeline is not None:
@@ -224,6 +226,7 @@ class WikiEngine:
         except (asyncio.CancelledError, Cancelled):
             if self.stopping:
                 raise
+            self.produced.pop(raw_id, None)
             self._finish_job(job, "cancelled", "Cancelled", 0)
             self._material_event(raw, "cancelled", jobId=str(job.id))
             self._maybe_idle(kb.id)
@@ -231,9 +234,13 @@ class WikiEngine:
         except Exception as exc:  # noqa: BLE001 - a failing material must not stop the engine
             log.warning("wiki material %s failed", raw_id, exc_info=True)
             status, error, pages = "failed", f"{type(exc).__name__}: {failure_text(exc, f'wiki material {raw_id}')}"[:2000], 0
+        produced = self.produced.pop(raw_id, set())
+        retired: list[int] = []
         with database.atomic():
             current = RawMaterial.get_or_none(RawMaterial.id == raw_id)
             if current is not None and current.status == "processing":
+                if status == "completed" and error is None and produced:
+                    retired = sync.retire_unproduced(raw_id, produced)
                 current.status, current.queued = status, False
                 current.error = None if error == "unchanged" else error
                 current.update_time = current.processed_time = utcnow()
@@ -241,7 +248,7 @@ class WikiEngine:
                     current.last_processed_hash = current.content_hash
                 current.save()
         self._finish_job(job, "skipped" if error == "unchanged" else status, error, pages)
-        self._material_event(raw, status, jobId=str(job.id), pagesWritten=pages, error=error)
+        self._material_event(raw, status, jobId=str(job.id), pagesWritten=pages, error=error, pagesArchived=len(retired))
         self._maybe_idle(kb.id)
 
     def _finish_job(self, job: Job, status: str, error: str | None, pages: int) -> None:
@@ -355,7 +362,9 @@ class WikiEngine:
         _, result = await self.llm.chat(targets, ChatRequest(model="", messages=messages, temperature=0.2))
         drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks], [t["name"] for t in types["pageTypes"]], types["defaultType"])
         vectors = await self.llm.embed([f"{d.title}\n\n{d.markdown[:4000]}" for d in drafts], model_id)
-        return await run_blocking(self._store_pages, kb, raw, drafts, vectors)
+        ids = await run_blocking(self._store_pages, kb, raw, drafts, vectors)
+        self.produced.setdefault(raw.id, set()).update(ids)
+        return ids
 
     def _store_pages(self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage], vectors: list[list[float]]) -> list[int]:
         """Write the drafts with their links, index rows and citations (blocking: in an executor)."""
@@ -379,6 +388,7 @@ class WikiEngine:
                 else:
                     page.title, page.page_type, page.markdown = draft.title, draft.page_type, draft.markdown
                     page.embedding, page.dims, page.origin = blob, len(blob) // 4, "generated"
+                    sync.revive(page)
                     page.version += 1
                     page.update_time = utcnow()
                     page.save()

@@ -84,6 +84,7 @@ class Page(BaseModel):
     page_type = peewee.CharField(default="concept")
     markdown = peewee.TextField(default="")
     archived = peewee.IntegerField(default=0)  # 0/1 as the spec sends it
+    archived_reason = peewee.CharField(null=True)  # why a sync archived it (null: a person did, or not archived)
     origin = peewee.CharField(default="generated")  # generated | manual
     version = peewee.IntegerField(default=1)
     embedding = peewee.BlobField(null=True)
@@ -288,6 +289,18 @@ def _pipeline_creator(db: peewee.Database) -> None:
         db.execute_sql("ALTER TABLE wiki_pipeline ADD COLUMN creator_user_id INTEGER")
 
 
+def _add_columns(name: str, table: str, columns: dict[str, str]) -> Migration:
+    """Add the columns a table lacks (a fresh database has them: wiki_0001 creates tables from the models)."""
+
+    def run(db: peewee.Database) -> None:
+        have = {c.name for c in db.get_columns(table)}
+        for column, ddl in columns.items():
+            if column not in have:
+                db.execute_sql(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
+
+    return (name, run)
+
+
 MIGRATIONS: list[Migration] = [
     ("wiki_0001_tables", create_tables(KnowledgeBase, KbAgent, RawMaterial, Chunk, Page, PageLink, PageCitation, PageSource, Job)),
     ("wiki_0002_fts", _fts),
@@ -299,4 +312,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0008_hot_cache", create_tables(HotCache)),
     ("wiki_0009_token_counts", _token_columns),
     ("wiki_0010_pipeline_creator", _pipeline_creator),
+    _add_columns("wiki_0011_archived_reason", "wiki_page", {"archived_reason": "VARCHAR(255)"}),
 ]

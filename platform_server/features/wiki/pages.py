@@ -33,6 +33,7 @@ summary = Fields(
     title="title",
     pageType="page_type",
     archived="archived",
+    archivedReason="archived_reason",
     origin="origin",
     version="version",
     createTime=when("create_time"),
@@ -248,7 +249,7 @@ def batch_delete(caller: Caller, kb_id: int, req: BatchDelete) -> dict[str, Any]
 def set_archived(caller: Caller, kb_id: int, slug: str, value: int) -> dict[str, Any]:
     with database.atomic():
         page = get_page(get_kb(caller, kb_id), slug)
-        page.archived = value
+        page.archived, page.archived_reason = value, None  # a person's choice: a re-sync leaves it archived
         page.update_time = utcnow()
         page.save()
         audit.record(caller, "UPDATE", "WIKI_PAGE", page.id, f"{'archive' if value else 'unarchive'} page {page.slug}")
