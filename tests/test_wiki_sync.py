@@ -97,3 +97,71 @@ async def test_a_page_a_person_archived_stays_archived_when_the_note_writes_it_a
         assert moon["archivedReason"] is None
     finally:
         await server.stop()
+
+
+async def get_page(api: ApiClient, kb: str, slug: str) -> dict[str, Any]:
+    r = await api.get(f"{KB}/{kb}/pages/{slug}", token="bob")
+    assert r.status == 200, r.body
+    return r.data
+
+
+def pending_is(api: ApiClient, kb: str, slug: str, action: str) -> Any:
+    async def check() -> Any:
+        p = await get_page(api, kb, slug)
+        return p["pendingChange"] and p["pendingChange"]["action"] == action and p
+    return check
+
+
+@pytest.mark.config(**FAST)
+async def test_a_page_a_person_edited_is_not_overwritten_by_a_re_sync_and_the_new_version_waits_for_review(
+        server: RunningServer, people: dict, llm: ScriptedOpenAI, tmp_path: Path) -> None:
+    server, api, kb, notes = await linked_kb(server, llm, tmp_path)
+    try:
+        llm.enqueue(Script(text=pages_answer(
+            page("tea", "Tea", "# Tea\n\nSteep green tea for five minutes."),
+            page("kettle", "Kettle", "# Kettle\n\nA kettle boils water."))))
+        (notes / "tea.md").write_text("Steep green tea for five minutes. A kettle boils water.")
+        assert (await api.put(f"{KB}/{kb}/source-directory", {"path": "notes", "watch": False}, token="bob")).status == 200
+        await eventually(material(api, kb, "tea.md", status="completed"))
+        mine = "# Tea\n\nSteep green tea for two minutes at 80 degrees, never boiling."
+        r = await api.put(f"{KB}/{kb}/pages/tea", {"markdown": mine}, token="bob")
+        assert r.status == 200 and r.data["origin"] == "manual" and r.data["pendingChange"] is None, r.body
+        version = r.data["version"]
+        r = await api.put(f"{KB}/{kb}/pages/kettle", {"markdown": "# Kettle\n\nMine boils water, and whistles."}, token="bob")
+        assert r.status == 200, r.body
+
+        # The note changes: tea's new version waits beside the person's text; kettle is no longer written.
+        llm.enqueue(Script(text=pages_answer(page("tea", "Tea", "# Tea\n\nSteep green tea for three minutes."))))
+        (notes / "tea.md").write_text("Steep green tea for three minutes.")
+        await scan(api, kb)
+        tea = await eventually(pending_is(api, kb, "tea", "update"))
+        assert tea["markdown"] == mine and tea["origin"] == "manual" and tea["version"] == version
+        assert tea["pendingChange"]["markdown"] == "# Tea\n\nSteep green tea for three minutes."
+        kettle = await eventually(pending_is(api, kb, "kettle", "archive"))
+        assert kettle["archived"] == 0 and "whistles" in kettle["markdown"]
+        listed = (await api.get(f"{KB}/{kb}/pages?pendingChange=true", token="bob")).data["records"]
+        assert sorted((p["slug"], p["hasPendingChange"]) for p in listed) == [("kettle", True), ("tea", True)]
+        assert "tea" in await search_slugs(api, kb, "80 degrees")  # the search index holds the person's text
+
+        # A viewer cannot decide; a page without a pending change has nothing to accept.
+        assert (await api.post(f"{KB}/{kb}/pages/tea/pending-change/accept", token="carol")).status == 403
+        r = await api.post(f"{KB}/{kb}/pages/tea/pending-change/dismiss", token="bob")
+        assert r.status == 200 and r.data["pendingChange"] is None and r.data["markdown"] == mine, r.body
+        r = await api.post(f"{KB}/{kb}/pages/tea/pending-change/accept", token="bob")
+        assert r.status == 400 and r.body["msg"] == "The page has no pending change", r.body
+        assert (await api.get(f"{KB}/{kb}/pages?pendingChange=maybe", token="bob")).status == 400
+
+        # Accepting the archive archives the person's page; accepting a new version replaces the hand edit.
+        r = await api.post(f"{KB}/{kb}/pages/kettle/pending-change/accept", token="bob")
+        assert r.status == 200 and r.data["archived"] == 1 and r.data["pendingChange"] is None, r.body
+        llm.enqueue(Script(text=pages_answer(page("tea", "Tea", "# Tea\n\nSteep green tea for four minutes."))))
+        (notes / "tea.md").write_text("Steep green tea for four minutes.")
+        await scan(api, kb)
+        await eventually(pending_is(api, kb, "tea", "update"))
+        r = await api.post(f"{KB}/{kb}/pages/tea/pending-change/accept", token="bob")
+        assert r.status == 200, r.body
+        assert r.data["markdown"] == "# Tea\n\nSteep green tea for four minutes." and r.data["origin"] == "generated"
+        assert r.data["version"] == version + 1 and r.data["pendingChange"] is None
+        assert "tea" in await search_slugs(api, kb, "four minutes")
+    finally:
+        await server.stop()

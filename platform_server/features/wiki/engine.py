@@ -385,6 +385,8 @@ class WikiEngine:
                         embedding=blob,
                         dims=len(blob) // 4,
                     )
+                elif sync.hold_for_review(page, raw.id, draft.title, draft.page_type, draft.markdown, blob):
+                    page.save(only=[Page.pending, Page.pending_embedding])  # a person's text stays as it is
                 else:
                     page.title, page.page_type, page.markdown = draft.title, draft.page_type, draft.markdown
                     page.embedding, page.dims, page.origin = blob, len(blob) // 4, "generated"
@@ -392,8 +394,9 @@ class WikiEngine:
                     page.version += 1
                     page.update_time = utcnow()
                     page.save()
-                set_links(page)
-                search.fts_put_page(page)
+                if page.origin != "manual":
+                    set_links(page)
+                    search.fts_put_page(page)
                 PageSource.insert(page=page.id, raw=raw.id).on_conflict_ignore().execute()
                 for cid in draft.citations:
                     PageCitation.insert(page=page.id, chunk=cid, kb_id=kb.id).on_conflict_ignore().execute()

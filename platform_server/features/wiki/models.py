@@ -85,6 +85,8 @@ class Page(BaseModel):
     markdown = peewee.TextField(default="")
     archived = peewee.IntegerField(default=0)  # 0/1 as the spec sends it
     archived_reason = peewee.CharField(null=True)  # why a sync archived it (null: a person did, or not archived)
+    pending = JSONField(null=True)  # a re-sync's version of a hand-edited page, to review (see wiki/sync.py)
+    pending_embedding = peewee.BlobField(null=True)
     origin = peewee.CharField(default="generated")  # generated | manual
     version = peewee.IntegerField(default=1)
     embedding = peewee.BlobField(null=True)
@@ -313,4 +315,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0009_token_counts", _token_columns),
     ("wiki_0010_pipeline_creator", _pipeline_creator),
     _add_columns("wiki_0011_archived_reason", "wiki_page", {"archived_reason": "VARCHAR(255)"}),
+    _add_columns("wiki_0012_pending_change", "wiki_page", {"pending": "TEXT", "pending_embedding": "BLOB"}),
 ]

@@ -34,6 +34,7 @@ summary = Fields(
     pageType="page_type",
     archived="archived",
     archivedReason="archived_reason",
+    hasPendingChange=lambda p: p.pending is not None,
     origin="origin",
     version="version",
     createTime=when("create_time"),
@@ -69,6 +70,7 @@ def detail(p: Page) -> dict[str, Any]:
     return {
         **summary(p),
         "markdown": p.markdown,
+        "pendingChange": dict(p.pending) if p.pending else None,  # a re-sync's version to review (wiki/sync.py)
         "links": links,
         "rawIds": [str(r) for r in raw_ids],
         "citationCount": PageCitation.select().where(PageCitation.page == p.id).count(),
@@ -86,9 +88,13 @@ def get_page(kb: KnowledgeBase, slug: str) -> Page:
     return page
 
 
-def list_pages(caller: Caller, kb_id: int, req: PageRequest, raw_id: int | None, page_type: str | None, q: str | None) -> dict[str, Any]:
+def list_pages(
+    caller: Caller, kb_id: int, req: PageRequest, raw_id: int | None, page_type: str | None, q: str | None, pending: bool = False
+) -> dict[str, Any]:
     kb = get_kb(caller, kb_id)
     query = Page.select().where((Page.kb == kb.id) & (Page.archived == 0))
+    if pending:
+        query = query.where(Page.pending.is_null(False))
     if raw_id is not None:
         query = query.where(Page.id.in_(PageSource.select(PageSource.page).where(PageSource.raw == raw_id)))
     if page_type:
