@@ -165,3 +165,102 @@ async def test_a_page_a_person_edited_is_not_overwritten_by_a_re_sync_and_the_ne
         assert "tea" in await search_slugs(api, kb, "four minutes")
     finally:
         await server.stop()
+
+
+def office_files(folder: Path) -> None:
+    """A Word document, a deck, a workbook, an e-book and a Python module, each with one telling phrase."""
+    import docx
+    import openpyxl
+    import pptx
+    from ebooklib import epub
+
+    document = docx.Document()
+    document.add_heading("Harvest report", level=1)
+    document.add_paragraph("The orchard yielded marmalade oranges this year.")
+    table = document.add_table(rows=1, cols=2)
+    table.rows[0].cells[0].text, table.rows[0].cells[1].text = "crate", "forty"
+    document.save(str(folder / "report.docx"))
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Roadmap"
+    slide.placeholders[1].text = "Ship the zeppelin dashboard in spring"
+    deck.save(str(folder / "plan.pptx"))
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Budget"
+    sheet.append(["item", "cost"])
+    sheet.append(["telescope", 1200])
+    book.save(str(folder / "budget.xlsx"))
+
+    ebook = epub.EpubBook()
+    ebook.set_identifier("id-1")
+    ebook.set_title("Sea stories")
+    ebook.set_language("en")
+    chapter = epub.EpubHtml(title="One", file_name="one.xhtml", lang="en")
+    chapter.content = "<html><body><h1>One</h1><p>The lighthouse keeper fed the albatross.</p></body></html>"
+    ebook.add_item(chapter)
+    ebook.toc = [chapter]
+    ebook.spine = [chapter]
+    ebook.add_item(epub.EpubNcx())
+    ebook.add_item(epub.EpubNav())
+    epub.write_epub(str(folder / "sea.epub"), ebook)
+
+    (folder / "tides.py").write_text('def tide_height(hour: int) -> float:\n    """Quokka tide model."""\n    return hour * 0.5\n')
+
+
+async def chunk_text_for(api: ApiClient, kb: str, query: str) -> str:
+    r = await api.post(f"/api/v1/wiki/kb/{kb}/search-preview", {"query": query, "topK": 10}, token="bob")
+    assert r.status == 200, r.body
+    return "\n".join(c["snippet"] for c in r.data["chunks"])
+
+
+@pytest.mark.config(**FAST)
+async def test_a_folder_of_office_documents_an_ebook_and_code_is_imported_as_text(
+        server: RunningServer, people: dict, llm: ScriptedOpenAI, tmp_path: Path) -> None:
+    server, api, kb, notes = await linked_kb(server, llm, tmp_path)
+    try:
+        office_files(notes)
+        (notes / "broken.docx").write_bytes(b"PK\x03\x04 not really a document")
+        r = await api.put(f"{KB}/{kb}/source-directory", {"path": "notes", "watch": False}, token="bob")
+        assert r.status == 200, r.body
+        for name in ("report.docx", "plan.pptx", "budget.xlsx", "sea.epub", "tides.py"):
+            await eventually(material(api, kb, name, removed=False))
+        rows = {r["sourcePath"]: r for r in (await api.get(f"{KB}/{kb}/raw", token="bob")).data}
+        assert rows["tides.py"]["contentType"] == "text/x-python"
+        assert rows["report.docx"]["contentType"].endswith("wordprocessingml.document")
+        assert "broken.docx" not in rows
+        await eventually(lambda: chunk_text_for(api, kb, "albatross"))
+        for query, text in [("marmalade", "marmalade oranges"), ("crate", "crate | forty"), ("zeppelin", "zeppelin dashboard"),
+                            ("telescope", "telescope | 1200"), ("albatross", "lighthouse keeper fed the albatross"),
+                            ("Quokka", "```python")]:
+            assert text in await eventually(lambda: chunk_text_for(api, kb, query)), query
+        assert "# Harvest report" in await chunk_text_for(api, kb, "Harvest")
+        assert "## Budget" in await chunk_text_for(api, kb, "Budget")
+        scan_result = await scan(api, kb)
+        assert any(f["path"] == "broken.docx" and "Unreadable DOCX" in f["error"] for f in scan_result["failed"]), scan_result
+
+        # An upload takes the same formats.
+        import aiohttp
+        form = aiohttp.FormData()
+        form.add_field("file", (notes / "plan.pptx").read_bytes(), filename="deck.pptx", content_type="application/octet-stream")
+        r = await api.post(f"{KB}/{kb}/raw/upload", data=form, token="bob")
+        assert r.status == 200 and r.data["contentType"].endswith("presentationml.presentation"), r.body
+    finally:
+        await server.stop()
+
+
+async def test_an_archive_that_inflates_past_the_limit_is_refused(api: ApiClient, people: dict) -> None:
+    import io
+    import zipfile
+
+    import aiohttp
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("word/document.xml", b"\0" * (201 * 1024 * 1024))
+    kb = await make_kb(api)
+    form = aiohttp.FormData()
+    form.add_field("file", buf.getvalue(), filename="bomb.docx", content_type="application/octet-stream")
+    r = await api.post(f"{KB}/{kb}/raw/upload", data=form, token="bob")
+    assert r.status == 400 and "unpacks to more than" in r.body["msg"], r.body
