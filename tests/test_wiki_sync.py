@@ -264,3 +264,79 @@ async def test_an_archive_that_inflates_past_the_limit_is_refused(api: ApiClient
     form.add_field("file", buf.getvalue(), filename="bomb.docx", content_type="application/octet-stream")
     r = await api.post(f"{KB}/{kb}/raw/upload", data=form, token="bob")
     assert r.status == 400 and "unpacks to more than" in r.body["msg"], r.body
+
+
+def cosine(a: str, b: str, model: str, dims: int = 8) -> float:
+    """The cosine the scripted server's vectors of two texts have under an embedding model."""
+    import numpy as np
+
+    from tests.helpers.llm_script import fake_embedding
+    salt = "" if model == "fake-embedding" else f"{model}:"
+    va, vb = (np.asarray(fake_embedding(salt + t, dims), dtype=np.float32) for t in (a, b))
+    return float(va @ vb / (np.linalg.norm(va) * np.linalg.norm(vb)))
+
+
+async def reembed_state(api: ApiClient, kb: str) -> dict[str, Any] | None:
+    r = await api.get(f"{KB}/{kb}/processing-status", token="bob")
+    assert r.status == 200, r.body
+    return r.data["reembed"]
+
+
+async def page_vector_score(api: ApiClient, kb: str, query: str) -> float:
+    r = await api.post(f"/api/v1/wiki/kb/{kb}/search-preview", {"query": query, "topK": 5}, token="bob")
+    assert r.status == 200 and r.data["vectorSearch"], r.body
+    hit = next(h for h in r.data["results"] if h["slug"] == "saturn")  # the keyword always finds it
+    return float(hit["vectorScore"])
+
+
+@pytest.mark.config(wiki_reembed_check_s=0.2)
+async def test_switching_the_embedding_model_re_embeds_in_the_background_and_search_never_mixes_models(
+        api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    import asyncio
+    await use_fake_wiki_models(api, llm.url)
+    kb = await make_kb(api)
+    llm.enqueue(Script(text=pages_answer(page("saturn", "Saturn", "# Saturn\n\nSaturn has rings of ice."))))
+    r = await api.post(f"{KB}/{kb}/raw/text", {"title": "Saturn", "text": "GATE Saturn has rings of ice and rock."}, token="bob")
+    assert r.status == 200, r.body
+    await eventually(material(api, kb, None, status="completed"))
+    chunk, page_text, query = "GATE Saturn has rings of ice and rock.", "Saturn\n\n# Saturn\n\nSaturn has rings of ice.", "Saturn"
+    assert await page_vector_score(api, kb, query) == round(max(0.0, cosine(query, page_text, "fake-embedding"),
+                                                                cosine(query, chunk, "fake-embedding")), 4)
+
+    # A second model of the same size: its query vectors compared with the first one's would score by chance.
+    llm.embedding_hold, llm.embedding_release = "GATE", asyncio.Event()  # the re-embedding of the chunk waits
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "fake-embedding-b", "modelType": "embedding"}, token="alice")
+    assert r.status == 200, r.body
+    model_b = r.data["id"]
+    # What a search mixing the models would score: the new model's query vector against the old vectors.
+    mixed = max(cosine(f"fake-embedding-b:{query}", page_text, "fake-embedding"), cosine(f"fake-embedding-b:{query}", chunk, "fake-embedding"))
+    assert mixed > 0
+    assert (await api.post("/api/v1/models/embedding/default", {"modelId": model_b}, token="alice")).status == 200
+    job = await eventually(lambda: _running(api, kb))
+    assert job["modelId"] == model_b and job["done"] == 0 and job["total"] == 2, job
+    assert await page_vector_score(api, kb, query) == 0.0  # old vectors wait; the keyword still finds the page
+
+    llm.embedding_release.set()
+    job = await eventually(lambda: _finished(api, kb, model_b))
+    assert job["state"] == "completed" and job["done"] == job["total"] == 2, job
+    expected = round(max(0.0, cosine(query, page_text, "fake-embedding-b"), cosine(query, chunk, "fake-embedding-b")), 4)
+    assert expected > 0 and await page_vector_score(api, kb, query) == expected
+
+    # A model of another size: after its re-embedding, vector search works again (it scored 0 forever before).
+    llm.embedding_dims = {"fake-embedding-wide": 16}
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "fake-embedding-wide", "modelType": "embedding"}, token="alice")
+    wide = r.data["id"]
+    assert (await api.post("/api/v1/models/embedding/default", {"modelId": wide}, token="alice")).status == 200
+    await eventually(lambda: _finished(api, kb, wide))
+    expected = round(max(0.0, cosine(query, page_text, "fake-embedding-wide", 16), cosine(query, chunk, "fake-embedding-wide", 16)), 4)
+    assert expected > 0 and await page_vector_score(api, kb, query) == expected
+
+
+async def _running(api: ApiClient, kb: str) -> Any:
+    job = await reembed_state(api, kb)
+    return job if job and job["state"] == "running" else None
+
+
+async def _finished(api: ApiClient, kb: str, model: str) -> Any:
+    job = await reembed_state(api, kb)
+    return job if job and job["modelId"] == model and job["state"] == "completed" else None

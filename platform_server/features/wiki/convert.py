@@ -17,12 +17,14 @@ from platform_server.web.errors import BadRequest
 
 if TYPE_CHECKING:
     import docx
+    import docx.table as docx_table
     import ebooklib
     import openpyxl
     import pptx
     from ebooklib import epub
 else:
     docx = lazy_import("docx")
+    docx_table = lazy_import("docx.table")
     pptx = lazy_import("pptx")
     openpyxl = lazy_import("openpyxl")
     ebooklib = lazy_import("ebooklib")
@@ -113,12 +115,10 @@ class _Text:
 
 
 def _docx(data: bytes) -> str:
-    from docx.table import Table
-
     document = docx.Document(io.BytesIO(data))
     out = _Text()
     for block in document.iter_inner_content():
-        if isinstance(block, Table):
+        if isinstance(block, docx_table.Table):
             for row in block.rows:
                 if not out.add(" | ".join(cell.text.strip() for cell in row.cells)):
                     break

@@ -16,7 +16,7 @@ from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.usage import meter
 from platform_server.features.wiki import generate, hot_cache, pipeline_exec, pipelines, profile, search, sync
-from platform_server.features.wiki.kbs import config_of
+from platform_server.features.wiki.kbs import config_of, embedding_model
 from platform_server.features.wiki.models import (
     Chunk,
     Job,
@@ -30,6 +30,7 @@ from platform_server.features.wiki.models import (
 from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
+from platform_server.features.wiki.reembed import Reembedder
 from platform_server.features.wiki.research import Researcher
 from platform_server.features.wiki.transform import Transformer
 from platform_server.features.wiki.watcher import Watchers
@@ -76,6 +77,7 @@ class WikiEngine:
         self.watchers = Watchers(self)
         self.research = Researcher(self)
         self.transformer = Transformer(self)
+        self.reembed = Reembedder(self)
 
     @property
     def llm(self) -> Any:
@@ -90,6 +92,7 @@ class WikiEngine:
         for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
             self.enqueue(row.id)
         self.workers = [asyncio.ensure_future(self._worker()) for _ in range(self.worker_count)]
+        self.reembed.start()
 
     def _reset_interrupted(self) -> None:
         with database.atomic():
@@ -100,6 +103,7 @@ class WikiEngine:
 
     async def stop(self) -> None:
         self.stopping = True
+        self.reembed.stop()
         await self.watchers.stop()
         tasks = self.workers + list(self.running.values()) + list(self.tasks)
         for t in tasks:
@@ -195,9 +199,11 @@ class WikiEngine:
         """Record and broadcast a step of a material's processing (raises Cancelled when it was cancelled)."""
         self._step(job, raw, step, status, **detail)
 
-    async def store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]]) -> tuple[list[bytes], list[int]]:
-        """Replace the material's chunks (in an executor); their packed vectors and ids."""
-        return await run_blocking(self._store_chunks, kb, raw, pieces, vectors)
+    async def store_chunks(
+        self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]], model_id: int | None = None
+    ) -> tuple[list[bytes], list[int]]:
+        """Replace the material's chunks (in an executor); their packed vectors and ids. `model_id`: the vectors' model."""
+        return await run_blocking(self._store_chunks, kb, raw, pieces, vectors, model_id)
 
     async def write_pages(
         self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]], blobs: list[bytes], model_id: int | None
@@ -281,7 +287,7 @@ class WikiEngine:
     async def _pipeline(self, kb: KnowledgeBase, raw: RawMaterial, job: Job) -> tuple[str, str | None, int]:
         """Run the steps; returns (status, error, pages written)."""
         cfg = config_of(kb)
-        model_id = int(cfg["embeddingModelId"]) if cfg["embeddingModelId"] is not None else None
+        model_id = embedding_model(kb)  # named, so the vectors record the model that made them
         self._step(job, raw, "extract", "started")
         text = raw.text
         if not text:
@@ -299,7 +305,7 @@ class WikiEngine:
         vectors: list[list[float]] = []
         for i in range(0, len(pieces), EMBED_BATCH):
             vectors += await self.llm.embed(pieces[i : i + EMBED_BATCH], model_id)
-        blobs, chunk_ids = await self.store_chunks(kb, raw, pieces, vectors)
+        blobs, chunk_ids = await self.store_chunks(kb, raw, pieces, vectors, model_id)
         self._step(job, raw, "embed", "completed", total=len(pieces))
         per_call = int(cfg["maxChunksPerCall"])
         batches = [list(range(i, min(i + per_call, len(pieces)))) for i in range(0, len(pieces), per_call)]
@@ -321,7 +327,9 @@ class WikiEngine:
             return "failed", "; ".join(failures)[:2000], 0
         return ("partial" if failures else "completed"), ("; ".join(failures)[:2000] or None), len(written)
 
-    def _store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]]) -> tuple[list[bytes], list[int]]:
+    def _store_chunks(
+        self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]], model_id: int | None
+    ) -> tuple[list[bytes], list[int]]:
         """Replace the material's chunks (and their index rows) with the new ones (blocking: a long material writes many rows)."""
         blobs = [search.pack(v) for v in vectors]
         with database.atomic(WRITE_LOCK):  # the write lock up front: the loop may write between our read and write
@@ -331,7 +339,7 @@ class WikiEngine:
             Chunk.delete().where(Chunk.raw == raw.id).execute()
             ids = []
             for pos, (text, blob) in enumerate(zip(pieces, blobs)):
-                chunk = Chunk.create(kb=kb.id, raw=raw.id, position=pos, text=text, embedding=blob, dims=len(blob) // 4)
+                chunk = Chunk.create(kb=kb.id, raw=raw.id, position=pos, text=text, embedding=blob, dims=len(blob) // 4, embed_model=model_id)
                 search.fts_put_chunk(chunk.id, kb.id, text)
                 ids.append(chunk.id)
             RawMaterial.update(chunk_count=len(ids)).where(RawMaterial.id == raw.id).execute()
@@ -341,8 +349,8 @@ class WikiEngine:
     def _known_pages(kb_id: int) -> list[tuple[str, str]]:
         return [(p.slug, p.title) for p in Page.select(Page.slug, Page.title).where(Page.kb == kb_id).order_by(Page.slug)]
 
-    def _context_pages(self, kb_id: int, blobs: list[bytes]) -> list[tuple[str, str, str]]:
-        pages = list(Page.select().where((Page.kb == kb_id) & Page.embedding.is_null(False)))
+    def _context_pages(self, kb_id: int, blobs: list[bytes], model_id: int | None) -> list[tuple[str, str, str]]:
+        pages = list(Page.select().where((Page.kb == kb_id) & Page.embedding.is_null(False) & (Page.embed_model == model_id)))
         if not pages:
             return []
         mean = search.pack(np.mean([search.unpack(b) for b in blobs], axis=0))
@@ -355,18 +363,20 @@ class WikiEngine:
     ) -> list[int]:
         # Reads over every page of the KB: in an executor, so a large KB does not stall the IOLoop.
         known = await run_blocking(self._known_pages, kb.id)
-        context = await run_blocking(self._context_pages, kb.id, blobs)
+        context = await run_blocking(self._context_pages, kb.id, blobs, model_id)
         types = profile.profile_of(kb)
         messages = generate.build_messages(kb.name, str(cfg["pageLanguage"]), raw.title, chunks, known, context, types["pageTypes"])
         targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
         _, result = await self.llm.chat(targets, ChatRequest(model="", messages=messages, temperature=0.2))
         drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks], [t["name"] for t in types["pageTypes"]], types["defaultType"])
         vectors = await self.llm.embed([f"{d.title}\n\n{d.markdown[:4000]}" for d in drafts], model_id)
-        ids = await run_blocking(self._store_pages, kb, raw, drafts, vectors)
+        ids = await run_blocking(self._store_pages, kb, raw, drafts, vectors, model_id)
         self.produced.setdefault(raw.id, set()).update(ids)
         return ids
 
-    def _store_pages(self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage], vectors: list[list[float]]) -> list[int]:
+    def _store_pages(
+        self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage], vectors: list[list[float]], model_id: int | None
+    ) -> list[int]:
         """Write the drafts with their links, index rows and citations (blocking: in an executor)."""
         blobs = [search.pack(v) for v in vectors]
         ids = []
@@ -384,12 +394,13 @@ class WikiEngine:
                         markdown=draft.markdown,
                         embedding=blob,
                         dims=len(blob) // 4,
+                        embed_model=model_id,
                     )
                 elif sync.hold_for_review(page, raw.id, draft.title, draft.page_type, draft.markdown, blob):
                     page.save(only=[Page.pending, Page.pending_embedding])  # a person's text stays as it is
                 else:
                     page.title, page.page_type, page.markdown = draft.title, draft.page_type, draft.markdown
-                    page.embedding, page.dims, page.origin = blob, len(blob) // 4, "generated"
+                    page.embedding, page.dims, page.origin, page.embed_model = blob, len(blob) // 4, "generated", model_id
                     sync.revive(page)
                     page.version += 1
                     page.update_time = utcnow()
@@ -427,4 +438,11 @@ class WikiEngine:
                     "step": step["step"] if step and status == "processing" else None,
                 }
             )
-        return {"kbId": str(kb_id), "idle": not self.busy(kb_id), "counts": counts, "total": sum(counts.values()), "materials": materials}
+        return {
+            "kbId": str(kb_id),
+            "idle": not self.busy(kb_id),
+            "counts": counts,
+            "total": sum(counts.values()),
+            "materials": materials,
+            "reembed": self.reembed.status(kb_id),
+        }

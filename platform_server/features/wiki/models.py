@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import peewee
 
 from platform_server.db import BaseModel, BooleanField, DateTimeField, JSONField, Migration, create_tables, utcnow
@@ -69,6 +71,7 @@ class Chunk(BaseModel):
     text = peewee.TextField()
     embedding = peewee.BlobField(null=True)  # float32, normalised
     dims = peewee.IntegerField(default=0)
+    embed_model = peewee.BigIntegerField(null=True)  # the embedding model that made it (null: unknown, re-embedded)
     token_count = peewee.IntegerField(null=True)  # filled by the token backfill
     create_time = DateTimeField(default=utcnow)
 
@@ -91,6 +94,7 @@ class Page(BaseModel):
     version = peewee.IntegerField(default=1)
     embedding = peewee.BlobField(null=True)
     dims = peewee.IntegerField(default=0)
+    embed_model = peewee.BigIntegerField(null=True)  # the embedding model that made it (null: unknown, re-embedded)
     token_count = peewee.IntegerField(null=True)  # filled by the token backfill
     create_time = DateTimeField(default=utcnow)
     update_time = DateTimeField(default=utcnow)
@@ -303,6 +307,29 @@ def _add_columns(name: str, table: str, columns: dict[str, str]) -> Migration:
     return (name, run)
 
 
+def _embed_model(db: peewee.Database) -> None:
+    """Which model made each vector; the vectors already there are taken as their KB's model's of today."""
+    for table in ("wiki_chunk", "wiki_page"):
+        if "embed_model" not in {c.name for c in db.get_columns(table)}:
+            db.execute_sql(f"ALTER TABLE {table} ADD COLUMN embed_model INTEGER")
+        db.execute_sql(f"CREATE INDEX IF NOT EXISTS {table}_embed_model ON {table} (kb_id, embed_model)")
+    if "model_config" not in db.get_tables():
+        return
+    row = db.execute_sql("SELECT id FROM model_config WHERE model_type = 'embedding' AND is_default = 1 LIMIT 1").fetchone()
+    default = row[0] if row else None
+    for kb_id, config in db.execute_sql("SELECT id, config FROM wiki_kb").fetchall():
+        try:
+            chosen = (json.loads(config or "{}") or {}).get("embeddingModelId")
+            model = int(chosen) if chosen is not None else default
+        except (ValueError, TypeError, AttributeError):
+            model = default
+        if model is not None:
+            for table in ("wiki_chunk", "wiki_page"):
+                db.execute_sql(
+                    f"UPDATE {table} SET embed_model = ? WHERE kb_id = ? AND embedding IS NOT NULL AND embed_model IS NULL", (model, kb_id)
+                )
+
+
 MIGRATIONS: list[Migration] = [
     ("wiki_0001_tables", create_tables(KnowledgeBase, KbAgent, RawMaterial, Chunk, Page, PageLink, PageCitation, PageSource, Job)),
     ("wiki_0002_fts", _fts),
@@ -316,4 +343,5 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0010_pipeline_creator", _pipeline_creator),
     _add_columns("wiki_0011_archived_reason", "wiki_page", {"archived_reason": "VARCHAR(255)"}),
     _add_columns("wiki_0012_pending_change", "wiki_page", {"pending": "TEXT", "pending_embedding": "BLOB"}),
+    ("wiki_0013_embed_model", _embed_model),
 ]

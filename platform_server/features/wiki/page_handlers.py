@@ -81,8 +81,8 @@ class PageHandler(ApiHandler):
         page = pages.get_page(kb, slug)
         if req.pageType is not None:
             profile.check_type(kb, req.pageType)
-        vec, _ = await tool.query_vector(self.platform, kb, f"{req.title or page.title}\n\n{req.markdown[:4000]}")
-        self.ok(pages.edit(caller, kbId, slug, req, vec))
+        got = await tool.embed_query(self.platform, kb, f"{req.title or page.title}\n\n{req.markdown[:4000]}")
+        self.ok(pages.edit(caller, kbId, slug, req, got.vector, got.model_id))
 
     def delete(self, kbId: int, slug: str) -> None:
         """Delete a page."""

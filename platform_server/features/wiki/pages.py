@@ -201,7 +201,7 @@ def set_links(page: Page) -> None:
         PageLink.create(page=page.id, kb_id=page.kb_id, target_slug=link.slug, target_text=link.target[:200])
 
 
-def edit(caller: Caller, kb_id: int, slug: str, req: PageEdit, embedding: bytes | None) -> dict[str, Any]:
+def edit(caller: Caller, kb_id: int, slug: str, req: PageEdit, embedding: bytes | None, embed_model: int | None = None) -> dict[str, Any]:
     """Manual edit: markdown (and optionally title, pageType); links and the search index follow."""
     with database.atomic():
         kb = get_kb(caller, kb_id)
@@ -215,7 +215,7 @@ def edit(caller: Caller, kb_id: int, slug: str, req: PageEdit, embedding: bytes 
         page.version += 1
         page.update_time = utcnow()
         if embedding is not None:
-            page.embedding, page.dims = embedding, len(embedding) // 4
+            page.embedding, page.dims, page.embed_model = embedding, len(embedding) // 4, embed_model
         page.save()
         set_links(page)
         search.fts_put_page(page)
@@ -308,7 +308,8 @@ def related(caller: Caller, kb_id: int, slug: str, limit: int = 10) -> list[dict
             out.setdefault(ref.id, {**_mini(ref), "relation": "linked_from", "score": 1.0})
     if page.embedding is not None:
         others = list(Page.select().where((Page.kb == kb.id) & (Page.id != page.id) & (Page.archived == 0)))
-        scores = search.cosine_all(page.embedding, [o.embedding for o in others])
+        # Only vectors of the same model compare (a re-embedding may be half way).
+        scores = search.cosine_all(page.embedding, [o.embedding if o.embed_model == page.embed_model else None for o in others])
         ranked = sorted(zip(others, scores), key=lambda t: -float(t[1]))
         for other, score in ranked:
             if len(out) >= limit:

@@ -86,8 +86,8 @@ def accept(caller: Caller, kb_id: int, slug: str) -> dict[str, Any]:
             page.archived, page.archived_reason = 1, NOT_PRODUCED
         else:
             page.title, page.page_type, page.markdown = change["title"], change["pageType"], change["markdown"]
-            if page.pending_embedding is not None:
-                page.embedding, page.dims = page.pending_embedding, len(page.pending_embedding) // 4
+            if page.pending_embedding is not None:  # its model is not kept: the re-embedder makes it current
+                page.embedding, page.dims, page.embed_model = page.pending_embedding, len(page.pending_embedding) // 4, None
             page.origin = "generated"
             page.version += 1
         page.pending, page.pending_embedding, page.update_time = None, None, utcnow()
