@@ -340,3 +340,22 @@ async def _running(api: ApiClient, kb: str) -> Any:
 async def _finished(api: ApiClient, kb: str, model: str) -> Any:
     job = await reembed_state(api, kb)
     return job if job and job["modelId"] == model and job["state"] == "completed" else None
+
+
+@pytest.mark.config(wiki_reembed_check_s=3600)
+async def test_the_check_interval_paces_re_embedding_and_a_kb_config_change_checks_at_once(
+        api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    import asyncio
+    await use_fake_wiki_models(api, llm.url)
+    kb = await make_kb(api)
+    llm.enqueue(Script(text=pages_answer(page("saturn", "Saturn", "# Saturn\n\nSaturn has rings of ice."))))
+    assert (await api.post(f"{KB}/{kb}/raw/text", {"title": "Saturn", "text": "Saturn has rings."}, token="bob")).status == 200
+    await eventually(material(api, kb, None, status="completed"))
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "fake-embedding-b", "modelType": "embedding"}, token="alice")
+    model_b = r.data["id"]
+    assert (await api.post("/api/v1/models/embedding/default", {"modelId": model_b}, token="alice")).status == 200
+    await asyncio.sleep(1.0)
+    assert await reembed_state(api, kb) is None  # the next check is an hour away
+    assert (await api.put(f"{KB}/{kb}/config", {"chunkSize": 1000}, token="bob")).status == 200
+    job = await eventually(lambda: _finished(api, kb, model_b))
+    assert job["done"] == job["total"] == 2, job
