@@ -112,6 +112,13 @@ def pending_is(api: ApiClient, kb: str, slug: str, action: str) -> Any:
     return check
 
 
+def no_pending(api: ApiClient, kb: str, slug: str) -> Any:
+    async def check() -> Any:
+        p = await get_page(api, kb, slug)
+        return p["pendingChange"] is None and p
+    return check
+
+
 @pytest.mark.config(**FAST)
 async def test_a_page_a_person_edited_is_not_overwritten_by_a_re_sync_and_the_new_version_waits_for_review(
         server: RunningServer, people: dict, llm: ScriptedOpenAI, tmp_path: Path) -> None:
@@ -156,6 +163,15 @@ async def test_a_page_a_person_edited_is_not_overwritten_by_a_re_sync_and_the_ne
         assert r.status == 200 and r.data["archived"] == 1 and r.data["pendingChange"] is None, r.body
         llm.enqueue(Script(text=pages_answer(page("tea", "Tea", "# Tea\n\nSteep green tea for four minutes."))))
         (notes / "tea.md").write_text("Steep green tea for four minutes.")
+        await scan(api, kb)
+        await eventually(pending_is(api, kb, "tea", "update"))
+        # A version that says just what the person wrote leaves nothing to review.
+        llm.enqueue(Script(text=pages_answer(page("tea", "Tea", mine))))
+        (notes / "tea.md").write_text("Steep green tea for two minutes at 80 degrees.")
+        await scan(api, kb)
+        await eventually(no_pending(api, kb, "tea"))
+        llm.enqueue(Script(text=pages_answer(page("tea", "Tea", "# Tea\n\nSteep green tea for four minutes."))))
+        (notes / "tea.md").write_text("Steep green tea for four minutes, really.")
         await scan(api, kb)
         await eventually(pending_is(api, kb, "tea", "update"))
         r = await api.post(f"{KB}/{kb}/pages/tea/pending-change/accept", token="bob")

@@ -63,6 +63,8 @@ def hold_for_review(page: Page, raw_id: int, title: str, page_type: str, markdow
     if (title, page_type, markdown) != (page.title, page.page_type, page.markdown):
         page.pending = {"action": "update", "title": title, "pageType": page_type, "markdown": markdown, "rawId": str(raw_id), "time": iso(utcnow())}
         page.pending_embedding = embedding
+    else:  # the material now says what the person wrote: nothing is left to review
+        page.pending, page.pending_embedding = None, None
     return True
 
 
