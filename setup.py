@@ -28,6 +28,10 @@ setup(
         "segno>=1.6",  # QR codes of channel pairing
         "orjson>=3.9",  # the API's JSON envelopes (several times faster than the json module)
         "python-multipart>=0.0.18",  # streaming multipart parser: uploads are parsed from disk, not memory
+        "python-docx>=1.1",  # wiki materials: Word documents
+        "python-pptx>=1.0",  # wiki materials: PowerPoint decks
+        "openpyxl>=3.1",  # wiki materials: Excel workbooks
+        "ebooklib>=0.18",  # wiki materials: EPUB e-books
     ],
     extras_require={
         "test": [

@@ -26,7 +26,24 @@ from platform_server.blocking import run_blocking
 log = logging.getLogger(__name__)
 
 # Imported by no module at start (each through lazy_import or a lazily imported module of ours).
-DEFERRED = ("aiohttp", "numpy", "yaml", "pypdf", "segno", "watchdog", "mcp", "httpx2", "pocketsphinx", "piper", "llama_cpp", "model2vec")
+DEFERRED = (
+    "aiohttp",
+    "numpy",
+    "yaml",
+    "pypdf",
+    "segno",
+    "watchdog",
+    "mcp",
+    "httpx2",
+    "pocketsphinx",
+    "piper",
+    "llama_cpp",
+    "model2vec",
+    "docx",
+    "pptx",
+    "openpyxl",
+    "ebooklib",
+)
 
 # What the first chat turn needs (the LLM client's HTTP transport): imported right after listening.
 WARM_UP = ("aiohttp",)

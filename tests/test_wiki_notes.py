@@ -80,3 +80,19 @@ async def test_a_capable_model_still_digests_but_notes_mode_keeps_each_material_
     assert page["links"][0]["target"] == "Other Idea" and page["links"][0]["exists"] is False
     r = await api.put(f"{KB}/{kb}/config", {"pageWriting": "sometimes"}, token="bob")
     assert r.status == 400 and r.msg.startswith("pageWriting"), r.body
+
+
+async def test_a_note_page_a_person_edited_keeps_their_text_and_the_notes_version_waits_for_review(
+        api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    await use_fake_wiki_models(api, llm.url)
+    kb = await make_kb(api, pageWriting="notes")
+    raw = await add_text(api, kb, "Tea", "# Tea\n\nSteep for three minutes.")
+    await wait_idle(api, kb)
+    r = await api.put(f"{KB}/{kb}/pages/tea", {"markdown": "# Tea\n\nMine: two minutes."}, token="bob")
+    assert r.status == 200, r.body
+    r = await api.post(f"{KB}/{kb}/raw/{raw['id']}/reprocess?force=true", token="bob")
+    assert r.status == 200, r.body
+    await wait_idle(api, kb)
+    page = (await api.get(f"{KB}/{kb}/pages/tea", token="bob")).data
+    assert "Mine: two minutes" in page["markdown"]  # the re-sync did not overwrite the person's text
+    assert page["pendingChange"]["action"] == "update" and "three minutes" in page["pendingChange"]["markdown"]

@@ -125,3 +125,35 @@ async def test_a_failed_material_shows_its_reason_and_retries_from_the_console(
     await expect(page.get_by_label("Failed materials")).to_have_count(0)
     await expect(page.locator("#wiki-progress")).to_contain_text("1 done")
     assert bad == []
+
+
+async def test_a_hand_edited_page_shows_the_source_s_new_version_to_accept(
+    page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
+) -> None:
+    import asyncio
+    api = server.client
+    await use_fake_wiki_models(api, llm.url, token="admin")
+    kb = (await api.post("/api/v1/wiki/knowledge-bases", {"name": "Tea"}, token="admin")).data["id"]
+    llm.enqueue(Script(text=pages_answer(wiki_page("tea", "Tea", "# Tea\n\nSteep for five minutes.", ["c1"]))))
+    raw = (await api.post(f"/api/v1/wiki/knowledge-bases/{kb}/raw/text", {"title": "Tea", "text": "Steep tea."}, token="admin")).data
+    for _ in range(200):
+        if (await api.get(f"/api/v1/wiki/knowledge-bases/{kb}/pages/tea", token="admin")).status == 200:
+            break
+        await asyncio.sleep(0.05)
+    assert (await api.put(f"/api/v1/wiki/knowledge-bases/{kb}/pages/tea", {"markdown": "# Tea\n\nMine: two minutes."}, token="admin")).status == 200
+    llm.enqueue(Script(text=pages_answer(wiki_page("tea", "Tea", "# Tea\n\nSteep for three minutes.", ["c1"]))))
+    r = await api.post(f"/api/v1/wiki/knowledge-bases/{kb}/raw/{raw['id']}/reprocess?force=true", token="admin")
+    assert r.status == 200, r.body
+    for _ in range(200):
+        if (await api.get(f"/api/v1/wiki/knowledge-bases/{kb}/pages/tea", token="admin")).data["pendingChange"]:
+            break
+        await asyncio.sleep(0.05)
+    bad = failed_requests(page)
+    await open_console(page, server, admin, f"#/wiki/{kb}/page/tea")
+    pending = page.locator("#wiki-pending-change")
+    await expect(pending).to_contain_text("three minutes")
+    await expect(page.locator(".wiki-markdown").last).to_contain_text("Mine: two minutes")
+    await pending.get_by_role("button", name="Accept").click()
+    await expect(pending).to_have_count(0)
+    await expect(page.locator(".wiki-markdown")).to_contain_text("three minutes")
+    assert bad == []

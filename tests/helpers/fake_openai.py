@@ -70,7 +70,14 @@ class EmbeddingsHandler(_Handler):
         if not isinstance(inputs, list):
             self.send_json(400, {"error": {"message": "'input' is required", "type": "invalid_request_error"}})
             return
-        data = [{"object": "embedding", "index": i, "embedding": fake_embedding(str(t))} for i, t in enumerate(inputs)]
+        model = body.get("model")
+        hold = getattr(self.srv, "embedding_hold", None)  # a test holds inputs holding this word until it releases them
+        if hold and any(hold in str(t) for t in inputs):
+            await self.srv.embedding_release.wait()
+        # Another embedding model than fake-embedding gives other vectors (its name salts the text), of its own size.
+        dims = getattr(self.srv, "embedding_dims", {}).get(model, 8)
+        salt = "" if model in (None, "fake-embedding") else f"{model}:"
+        data = [{"object": "embedding", "index": i, "embedding": fake_embedding(salt + str(t), dims)} for i, t in enumerate(inputs)]
         usage = {"prompt_tokens": word_count(inputs), "total_tokens": word_count(inputs)}
         self.send_json(200, {"object": "list", "data": data, "model": body.get("model"), "usage": usage})
 
@@ -234,6 +241,9 @@ class ScriptedOpenAI(ScriptedServerBase):
     """OpenAI-compatible server: /v1/chat/completions, /v1/models, /v1/embeddings."""
 
     url_suffix = "/v1"
+    embedding_dims: dict[str, int] = {}  # model name -> vector size (8 when not named)
+    embedding_hold: str | None = None
+    embedding_release: asyncio.Event
 
     def routes(self) -> list[Any]:
         """URL specs."""

@@ -110,7 +110,8 @@ async def run_write(args: dict[str, Any], ctx: ToolContext, platform: Any) -> st
     if write_decision(ctx.agent_id, target) == "deny":
         raise ToolError(f"Writing {target.page_type} pages of {target.kb.name} is denied for this agent")
     title = str(args.get("title") or (target.page.title if target.page else target.slug)).strip()[:200]
-    vec, _ = await tool.query_vector(platform, target.kb, f"{title}\n\n{markdown[:4000]}")
+    got = await tool.embed_query(platform, target.kb, f"{title}\n\n{markdown[:4000]}")
+    vec = got.vector
     with database.atomic():
         page = Page.get_or_none((Page.kb == target.kb.id) & (Page.slug == target.slug))
         if page is None:
@@ -128,7 +129,7 @@ async def run_write(args: dict[str, Any], ctx: ToolContext, platform: Any) -> st
             page.version += 1
             page.update_time = utcnow()
         if vec is not None:
-            page.embedding, page.dims = vec, len(vec) // 4
+            page.embedding, page.dims, page.embed_model = vec, len(vec) // 4, got.model_id
         page.save()
         set_links(page)
         search.fts_put_page(page)

@@ -15,10 +15,10 @@ from platform_server import storage
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.usage import meter
-from platform_server.features.wiki import generate, hot_cache, notes, pipeline_exec, pipelines, profile, search
+from platform_server.features.wiki import generate, hot_cache, notes, pipeline_exec, pipelines, profile, search, sync
 from platform_server.features.models.capabilities import able
 from platform_server.features.models.errors import LlmFailure
-from platform_server.features.wiki.kbs import config_of
+from platform_server.features.wiki.kbs import config_of, embedding_model
 from platform_server.features.wiki.models import (
     Chunk,
     Job,
@@ -32,6 +32,7 @@ from platform_server.features.wiki.models import (
 from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
+from platform_server.features.wiki.reembed import Reembedder
 from platform_server.features.wiki.research import Researcher
 from platform_server.features.wiki.transform import Transformer
 from platform_server.features.wiki.watcher import Watchers
@@ -73,10 +74,12 @@ class WikiEngine:
         self.workers: list[asyncio.Task[None]] = []
         self.tasks: set[asyncio.Task[Any]] = set()  # other background work (lint scans, ...)
         self.again: set[int] = set()  # queued while running: queued again when that run ends
+        self.produced: dict[int, set[int]] = {}  # raw id -> pages its running processing wrote
         self.stopping = False
         self.watchers = Watchers(self)
         self.research = Researcher(self)
         self.transformer = Transformer(self)
+        self.reembed = Reembedder(self)
 
     @property
     def llm(self) -> Any:
@@ -91,6 +94,7 @@ class WikiEngine:
         for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
             self.enqueue(row.id)
         self.workers = [asyncio.ensure_future(self._worker()) for _ in range(self.worker_count)]
+        self.reembed.start()
 
     def _reset_interrupted(self) -> None:
         with database.atomic():
@@ -101,6 +105,7 @@ class WikiEngine:
 
     async def stop(self) -> None:
         self.stopping = True
+        self.reembed.stop()
         await self.watchers.stop()
         tasks = self.workers + list(self.running.values()) + list(self.tasks)
         for t in tasks:
@@ -196,9 +201,11 @@ class WikiEngine:
         """Record and broadcast a step of a material's processing (raises Cancelled when it was cancelled)."""
         self._step(job, raw, step, status, **detail)
 
-    async def store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]]) -> tuple[list[bytes], list[int]]:
-        """Replace the material's chunks (in an executor); their packed vectors and ids."""
-        return await run_blocking(self._store_chunks, kb, raw, pieces, vectors)
+    async def store_chunks(
+        self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]], model_id: int | None = None
+    ) -> tuple[list[bytes], list[int]]:
+        """Replace the material's chunks (in an executor); their packed vectors and ids. `model_id`: the vectors' model."""
+        return await run_blocking(self._store_chunks, kb, raw, pieces, vectors, model_id)
 
     async def write_pages(
         self, kb: KnowledgeBase, raw: RawMaterial, cfg: dict[str, Any], chunks: list[tuple[int, str]], blobs: list[bytes], model_id: int | None
@@ -217,6 +224,7 @@ class WikiEngine:
             raw.save()
             job = Job.create(kb=kb.id, raw_id=raw.id, status="running", steps=[])
         self._material_event(raw, "processing", jobId=str(job.id))
+        self.produced[raw_id] = set()
         try:
             pipeline = pipelines.active(kb.id)
             if pipeline is not None:
@@ -226,6 +234,7 @@ class WikiEngine:
         except (asyncio.CancelledError, Cancelled):
             if self.stopping:
                 raise
+            self.produced.pop(raw_id, None)
             self._finish_job(job, "cancelled", "Cancelled", 0)
             self._material_event(raw, "cancelled", jobId=str(job.id))
             self._maybe_idle(kb.id)
@@ -233,9 +242,13 @@ class WikiEngine:
         except Exception as exc:  # noqa: BLE001 - a failing material must not stop the engine
             log.warning("wiki material %s failed", raw_id, exc_info=True)
             status, error, pages = "failed", f"{type(exc).__name__}: {failure_text(exc, f'wiki material {raw_id}')}"[:2000], 0
+        produced = self.produced.pop(raw_id, set())
+        retired: list[int] = []
         with database.atomic():
             current = RawMaterial.get_or_none(RawMaterial.id == raw_id)
             if current is not None and current.status == "processing":
+                if status == "completed" and error is None and produced:
+                    retired = sync.retire_unproduced(raw_id, produced)
                 current.status, current.queued = status, False
                 current.error = None if error == "unchanged" else error
                 current.update_time = current.processed_time = utcnow()
@@ -243,7 +256,7 @@ class WikiEngine:
                     current.last_processed_hash = current.content_hash
                 current.save()
         self._finish_job(job, "skipped" if error == "unchanged" else status, error, pages)
-        self._material_event(raw, status, jobId=str(job.id), pagesWritten=pages, error=error)
+        self._material_event(raw, status, jobId=str(job.id), pagesWritten=pages, error=error, pagesArchived=len(retired))
         self._maybe_idle(kb.id)
 
     def _finish_job(self, job: Job, status: str, error: str | None, pages: int) -> None:
@@ -276,7 +289,7 @@ class WikiEngine:
     async def _pipeline(self, kb: KnowledgeBase, raw: RawMaterial, job: Job) -> tuple[str, str | None, int]:
         """Run the steps; returns (status, error, pages written)."""
         cfg = config_of(kb)
-        model_id = int(cfg["embeddingModelId"]) if cfg["embeddingModelId"] is not None else None
+        model_id = embedding_model(kb)  # named, so the vectors record the model that made them
         self._step(job, raw, "extract", "started")
         text = raw.text
         if not text:
@@ -294,7 +307,7 @@ class WikiEngine:
         vectors: list[list[float]] = []
         for i in range(0, len(pieces), EMBED_BATCH):
             vectors += await self.llm.embed(pieces[i : i + EMBED_BATCH], model_id)
-        blobs, chunk_ids = await self.store_chunks(kb, raw, pieces, vectors)
+        blobs, chunk_ids = await self.store_chunks(kb, raw, pieces, vectors, model_id)
         self._step(job, raw, "embed", "completed", total=len(pieces))
         reason = self._no_digest(cfg)
         if reason is not None:
@@ -336,9 +349,13 @@ class WikiEngine:
         note = notes.note_of(raw, text)
         vectors = await self.llm.embed([f"{note.title}\n\n{note.markdown[:4000]}"], model_id)
         page_type = str(profile.profile_of(kb)["defaultType"])
-        return await run_blocking(notes.store, kb, raw, note, page_type, search.pack(vectors[0]), chunk_ids, self._alive)
+        page_id = await run_blocking(notes.store, kb, raw, note, page_type, search.pack(vectors[0]), chunk_ids, self._alive, model_id)
+        self.produced.setdefault(raw.id, set()).add(page_id)  # a page the note no longer makes is retired by sync
+        return page_id
 
-    def _store_chunks(self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]]) -> tuple[list[bytes], list[int]]:
+    def _store_chunks(
+        self, kb: KnowledgeBase, raw: RawMaterial, pieces: list[str], vectors: list[list[float]], model_id: int | None
+    ) -> tuple[list[bytes], list[int]]:
         """Replace the material's chunks (and their index rows) with the new ones (blocking: a long material writes many rows)."""
         blobs = [search.pack(v) for v in vectors]
         with database.atomic(WRITE_LOCK):  # the write lock up front: the loop may write between our read and write
@@ -348,7 +365,7 @@ class WikiEngine:
             Chunk.delete().where(Chunk.raw == raw.id).execute()
             ids = []
             for pos, (text, blob) in enumerate(zip(pieces, blobs)):
-                chunk = Chunk.create(kb=kb.id, raw=raw.id, position=pos, text=text, embedding=blob, dims=len(blob) // 4)
+                chunk = Chunk.create(kb=kb.id, raw=raw.id, position=pos, text=text, embedding=blob, dims=len(blob) // 4, embed_model=model_id)
                 search.fts_put_chunk(chunk.id, kb.id, text)
                 ids.append(chunk.id)
             RawMaterial.update(chunk_count=len(ids)).where(RawMaterial.id == raw.id).execute()
@@ -358,8 +375,8 @@ class WikiEngine:
     def _known_pages(kb_id: int) -> list[tuple[str, str]]:
         return [(p.slug, p.title) for p in Page.select(Page.slug, Page.title).where(Page.kb == kb_id).order_by(Page.slug)]
 
-    def _context_pages(self, kb_id: int, blobs: list[bytes]) -> list[tuple[str, str, str]]:
-        pages = list(Page.select().where((Page.kb == kb_id) & Page.embedding.is_null(False)))
+    def _context_pages(self, kb_id: int, blobs: list[bytes], model_id: int | None) -> list[tuple[str, str, str]]:
+        pages = list(Page.select().where((Page.kb == kb_id) & Page.embedding.is_null(False) & (Page.embed_model == model_id)))
         if not pages:
             return []
         mean = search.pack(np.mean([search.unpack(b) for b in blobs], axis=0))
@@ -372,16 +389,20 @@ class WikiEngine:
     ) -> list[int]:
         # Reads over every page of the KB: in an executor, so a large KB does not stall the IOLoop.
         known = await run_blocking(self._known_pages, kb.id)
-        context = await run_blocking(self._context_pages, kb.id, blobs)
+        context = await run_blocking(self._context_pages, kb.id, blobs, model_id)
         types = profile.profile_of(kb)
         messages = generate.build_messages(kb.name, str(cfg["pageLanguage"]), raw.title, chunks, known, context, types["pageTypes"])
         targets = resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], [])
         _, result = await self.llm.chat(targets, ChatRequest(model="", messages=messages, temperature=0.2))
         drafts = generate.parse_pages(result.content, [cid for cid, _ in chunks], [t["name"] for t in types["pageTypes"]], types["defaultType"])
         vectors = await self.llm.embed([f"{d.title}\n\n{d.markdown[:4000]}" for d in drafts], model_id)
-        return await run_blocking(self._store_pages, kb, raw, drafts, vectors)
+        ids = await run_blocking(self._store_pages, kb, raw, drafts, vectors, model_id)
+        self.produced.setdefault(raw.id, set()).update(ids)
+        return ids
 
-    def _store_pages(self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage], vectors: list[list[float]]) -> list[int]:
+    def _store_pages(
+        self, kb: KnowledgeBase, raw: RawMaterial, drafts: list[generate.DraftPage], vectors: list[list[float]], model_id: int | None
+    ) -> list[int]:
         """Write the drafts with their links, index rows and citations (blocking: in an executor)."""
         blobs = [search.pack(v) for v in vectors]
         ids = []
@@ -399,15 +420,20 @@ class WikiEngine:
                         markdown=draft.markdown,
                         embedding=blob,
                         dims=len(blob) // 4,
+                        embed_model=model_id,
                     )
+                elif sync.hold_for_review(page, raw.id, draft.title, draft.page_type, draft.markdown, blob):
+                    page.save(only=[Page.pending, Page.pending_embedding])  # a person's text stays as it is
                 else:
                     page.title, page.page_type, page.markdown = draft.title, draft.page_type, draft.markdown
-                    page.embedding, page.dims, page.origin = blob, len(blob) // 4, "generated"
+                    page.embedding, page.dims, page.origin, page.embed_model = blob, len(blob) // 4, "generated", model_id
+                    sync.revive(page)
                     page.version += 1
                     page.update_time = utcnow()
                     page.save()
-                set_links(page)
-                search.fts_put_page(page)
+                if page.origin != "manual":
+                    set_links(page)
+                    search.fts_put_page(page)
                 PageSource.insert(page=page.id, raw=raw.id).on_conflict_ignore().execute()
                 for cid in draft.citations:
                     PageCitation.insert(page=page.id, chunk=cid, kb_id=kb.id).on_conflict_ignore().execute()
@@ -438,4 +464,11 @@ class WikiEngine:
                     "step": step["step"] if step and status == "processing" else None,
                 }
             )
-        return {"kbId": str(kb_id), "idle": not self.busy(kb_id), "counts": counts, "total": sum(counts.values()), "materials": materials}
+        return {
+            "kbId": str(kb_id),
+            "idle": not self.busy(kb_id),
+            "counts": counts,
+            "total": sum(counts.values()),
+            "materials": materials,
+            "reembed": self.reembed.status(kb_id),
+        }

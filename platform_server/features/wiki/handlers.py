@@ -77,8 +77,9 @@ class KbConfigHandler(WikiHandler):
         self.ok(kbs.get_config(self.require_caller(), id))
 
     def put(self, id: int) -> None:
-        """Sparse config update; null clears a model override."""
+        """Sparse config update; null clears a model override (another embedding model re-embeds in the background)."""
         self.ok(kbs.put_config(self.require_caller(), id, self.body(KbConfigUpdate)))
+        self.platform.services.wiki.reembed.wake()
 
 
 class AgentKbsHandler(WikiHandler):

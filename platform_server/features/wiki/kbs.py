@@ -235,3 +235,12 @@ def set_agent_bindings(caller: Caller, agent_id: int, body: Any) -> list[dict[st
             KbAgent.create(kb=kb_id, agent_id=agent.id)
         audit.record(caller, "UPDATE", "WIKI_KB", None, f"knowledge bases of agent {agent.name}: {len(wanted)} bound")
     return agent_bindings(caller, agent_id)
+
+
+def embedding_model(kb: KnowledgeBase) -> int | None:
+    """The id of the embedding model the KB's vectors come from: its own, else the default (None: none)."""
+    chosen = config_of(kb)["embeddingModelId"]
+    if chosen is not None:
+        return int(chosen)
+    row = model_service.default_model("embedding")
+    return int(row.id) if row is not None else None

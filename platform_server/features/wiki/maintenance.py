@@ -64,7 +64,7 @@ def relation(caller: Caller, kb_id: int, slug_a: str, slug_b: str) -> dict[str, 
     common = sorted((out_a & out_b) - {a.id, b.id})
     neighbours = [{"slug": p.slug, "title": p.title} for p in Page.select().where(Page.id.in_(common or [0]))]
     similarity = None
-    if a.embedding is not None and b.embedding is not None and len(a.embedding) == len(b.embedding):
+    if a.embedding is not None and b.embedding is not None and len(a.embedding) == len(b.embedding) and a.embed_model == b.embed_model:
         similarity = round(float(search.cosine_all(a.embedding, [b.embedding])[0]), 4)
     facts = []
     if b.id in out_a:

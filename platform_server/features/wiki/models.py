@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import peewee
 
 from platform_server.db import BaseModel, BooleanField, DateTimeField, JSONField, Migration, create_tables, utcnow
@@ -69,6 +71,7 @@ class Chunk(BaseModel):
     text = peewee.TextField()
     embedding = peewee.BlobField(null=True)  # float32, normalised
     dims = peewee.IntegerField(default=0)
+    embed_model = peewee.BigIntegerField(null=True)  # the embedding model that made it (null: unknown, re-embedded)
     token_count = peewee.IntegerField(null=True)  # filled by the token backfill
     create_time = DateTimeField(default=utcnow)
 
@@ -84,10 +87,14 @@ class Page(BaseModel):
     page_type = peewee.CharField(default="concept")
     markdown = peewee.TextField(default="")
     archived = peewee.IntegerField(default=0)  # 0/1 as the spec sends it
+    archived_reason = peewee.CharField(null=True)  # why a sync archived it (null: a person did, or not archived)
+    pending = JSONField(null=True)  # a re-sync's version of a hand-edited page, to review (see wiki/sync.py)
+    pending_embedding = peewee.BlobField(null=True)
     origin = peewee.CharField(default="generated")  # generated | manual
     version = peewee.IntegerField(default=1)
     embedding = peewee.BlobField(null=True)
     dims = peewee.IntegerField(default=0)
+    embed_model = peewee.BigIntegerField(null=True)  # the embedding model that made it (null: unknown, re-embedded)
     token_count = peewee.IntegerField(null=True)  # filled by the token backfill
     create_time = DateTimeField(default=utcnow)
     update_time = DateTimeField(default=utcnow)
@@ -288,6 +295,41 @@ def _pipeline_creator(db: peewee.Database) -> None:
         db.execute_sql("ALTER TABLE wiki_pipeline ADD COLUMN creator_user_id INTEGER")
 
 
+def _add_columns(name: str, table: str, columns: dict[str, str]) -> Migration:
+    """Add the columns a table lacks (a fresh database has them: wiki_0001 creates tables from the models)."""
+
+    def run(db: peewee.Database) -> None:
+        have = {c.name for c in db.get_columns(table)}
+        for column, ddl in columns.items():
+            if column not in have:
+                db.execute_sql(f"ALTER TABLE {table} ADD COLUMN {column} {ddl}")
+
+    return (name, run)
+
+
+def _embed_model(db: peewee.Database) -> None:
+    """Which model made each vector; the vectors already there are taken as their KB's model's of today."""
+    for table in ("wiki_chunk", "wiki_page"):
+        if "embed_model" not in {c.name for c in db.get_columns(table)}:
+            db.execute_sql(f"ALTER TABLE {table} ADD COLUMN embed_model INTEGER")
+        db.execute_sql(f"CREATE INDEX IF NOT EXISTS {table}_embed_model ON {table} (kb_id, embed_model)")
+    if "model_config" not in db.get_tables():
+        return
+    row = db.execute_sql("SELECT id FROM model_config WHERE model_type = 'embedding' AND is_default = 1 LIMIT 1").fetchone()
+    default = row[0] if row else None
+    for kb_id, config in db.execute_sql("SELECT id, config FROM wiki_kb").fetchall():
+        try:
+            chosen = (json.loads(config or "{}") or {}).get("embeddingModelId")
+            model = int(chosen) if chosen is not None else default
+        except (ValueError, TypeError, AttributeError):
+            model = default
+        if model is not None:
+            for table in ("wiki_chunk", "wiki_page"):
+                db.execute_sql(
+                    f"UPDATE {table} SET embed_model = ? WHERE kb_id = ? AND embedding IS NOT NULL AND embed_model IS NULL", (model, kb_id)
+                )
+
+
 MIGRATIONS: list[Migration] = [
     ("wiki_0001_tables", create_tables(KnowledgeBase, KbAgent, RawMaterial, Chunk, Page, PageLink, PageCitation, PageSource, Job)),
     ("wiki_0002_fts", _fts),
@@ -299,4 +341,7 @@ MIGRATIONS: list[Migration] = [
     ("wiki_0008_hot_cache", create_tables(HotCache)),
     ("wiki_0009_token_counts", _token_columns),
     ("wiki_0010_pipeline_creator", _pipeline_creator),
+    _add_columns("wiki_0011_archived_reason", "wiki_page", {"archived_reason": "VARCHAR(255)"}),
+    _add_columns("wiki_0012_pending_change", "wiki_page", {"pending": "TEXT", "pending_embedding": "BLOB"}),
+    ("wiki_0013_embed_model", _embed_model),
 ]

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any, Callable
 
 from platform_server.db import database, utcnow
-from platform_server.features.wiki import search
+from platform_server.features.wiki import search, sync
 from platform_server.features.wiki.models import KnowledgeBase, Page, PageCitation, PageSource, RawMaterial
 from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.text import slugify
@@ -62,8 +62,18 @@ def _free_slug(kb_id: int, raw_id: int, slug: str) -> Page | str:
         candidate = f"{slug[:110]}-{n}"
 
 
-def store(kb: KnowledgeBase, raw: RawMaterial, note: NotePage, page_type: str, blob: bytes, chunk_ids: list[int], alive: Callable[[int], Any]) -> int:
-    """Write the note's page with its links, index row, source and citations (blocking: in an executor)."""
+def store(
+    kb: KnowledgeBase,
+    raw: RawMaterial,
+    note: NotePage,
+    page_type: str,
+    blob: bytes,
+    chunk_ids: list[int],
+    alive: Callable[[int], Any],
+    model_id: int | None = None,
+) -> int:
+    """Write the note's page with its links, index row, source and citations (blocking: in an executor); a page
+    a person edited keeps its text and gets the note's new version as its pending change (wiki/sync.py)."""
     with database.atomic("IMMEDIATE"):
         alive(raw.id)
         found = _free_slug(kb.id, raw.id, note.slug)
@@ -78,16 +88,22 @@ def store(kb: KnowledgeBase, raw: RawMaterial, note: NotePage, page_type: str, b
                 origin="note",
                 embedding=blob,
                 dims=len(blob) // 4,
+                embed_model=model_id,
             )
+        elif sync.hold_for_review(found, raw.id, note.title, found.page_type, note.markdown, blob):
+            page = found
+            page.save(only=[Page.pending, Page.pending_embedding])  # a person's text stays as it is
         else:
             page = found
             page.title, page.markdown, page.embedding, page.dims = note.title, note.markdown, blob, len(blob) // 4
-            page.archived = 0  # the note is back
+            page.embed_model = model_id
+            sync.revive(page)  # the note is back
             page.version += 1
             page.update_time = utcnow()
             page.save()
-        set_links(page)
-        search.fts_put_page(page)
+        if page.origin != "manual":
+            set_links(page)
+            search.fts_put_page(page)
         PageSource.insert(page=page.id, raw=raw.id).on_conflict_ignore().execute()
         for cid in chunk_ids[:MAX_CITED_CHUNKS]:
             PageCitation.insert(page=page.id, chunk=cid, kb_id=kb.id).on_conflict_ignore().execute()

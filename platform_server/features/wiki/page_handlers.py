@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from platform_server.features.wiki import kbs, pages, profile, tool
+from platform_server.features.wiki import kbs, pages, profile, sync, tool
 from platform_server.features.wiki.schemas import BatchDelete, PageEdit, RenameRequest, SearchPreview
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
@@ -18,8 +18,11 @@ class PagesHandler(ApiHandler):
     tags = TAGS
 
     def get(self, kbId: int) -> None:
-        """Pages (not archived), paged; filter by `rawId`, `pageType` or `q` (title/slug contains)."""
+        """Pages (not archived), paged; filter by `rawId`, `pageType`, `q` (title/slug contains) or `pendingChange=true`."""
         req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
+        pending = self.get_query_argument("pendingChange", "false")
+        if pending not in ("true", "false"):
+            raise BadRequest("pendingChange: must be true or false")
         self.ok(
             pages.list_pages(
                 self.require_caller(),
@@ -28,6 +31,7 @@ class PagesHandler(ApiHandler):
                 self.query_long("rawId"),
                 self.get_query_argument("pageType", None),
                 self.get_query_argument("q", None),
+                pending == "true",
             )
         )
 
@@ -77,8 +81,8 @@ class PageHandler(ApiHandler):
         page = pages.get_page(kb, slug)
         if req.pageType is not None:
             profile.check_type(kb, req.pageType)
-        vec, _ = await tool.query_vector(self.platform, kb, f"{req.title or page.title}\n\n{req.markdown[:4000]}")
-        self.ok(pages.edit(caller, kbId, slug, req, vec))
+        got = await tool.embed_query(self.platform, kb, f"{req.title or page.title}\n\n{req.markdown[:4000]}")
+        self.ok(pages.edit(caller, kbId, slug, req, got.vector, got.model_id))
 
     def delete(self, kbId: int, slug: str) -> None:
         """Delete a page."""
@@ -102,6 +106,24 @@ class UnarchiveHandler(ArchiveHandler):
     def post(self, kbId: int, slug: str) -> None:
         """Unarchive a page (`archived=0`)."""
         self.ok(pages.set_archived(self.require_caller(), kbId, slug, self.value))
+
+
+class PendingAcceptHandler(ApiHandler):
+    access = {"POST": "member"}
+    tags = TAGS
+
+    def post(self, kbId: int, slug: str) -> None:
+        """Apply the page's pending change (a re-sync's version of a hand-edited page, or its archiving)."""
+        self.ok(sync.accept(self.require_caller(), kbId, slug))
+
+
+class PendingDismissHandler(ApiHandler):
+    access = {"POST": "member"}
+    tags = TAGS
+
+    def post(self, kbId: int, slug: str) -> None:
+        """Drop the page's pending change; the hand-edited text stays."""
+        self.ok(sync.dismiss(self.require_caller(), kbId, slug))
 
 
 class BacklinksHandler(ApiHandler):
@@ -200,6 +222,8 @@ ROUTES = [
     route(f"{KB}/{{slug}}", PageHandler),
     route(f"{KB}/{{slug}}/archive", ArchiveHandler),
     route(f"{KB}/{{slug}}/unarchive", UnarchiveHandler),
+    route(f"{KB}/{{slug}}/pending-change/accept", PendingAcceptHandler),
+    route(f"{KB}/{{slug}}/pending-change/dismiss", PendingDismissHandler),
     route(f"{KB}/{{slug}}/backlinks", BacklinksHandler),
     route(f"{KB}/{{slug}}/rename", RenameHandler),
     route("/api/v1/wiki/kb/{kbId}/pages/{slug}/related", RelatedHandler),

@@ -33,6 +33,8 @@ summary = Fields(
     title="title",
     pageType="page_type",
     archived="archived",
+    archivedReason="archived_reason",
+    hasPendingChange=lambda p: p.pending is not None,
     origin="origin",
     version="version",
     createTime=when("create_time"),
@@ -68,6 +70,7 @@ def detail(p: Page) -> dict[str, Any]:
     return {
         **summary(p),
         "markdown": p.markdown,
+        "pendingChange": dict(p.pending) if p.pending else None,  # a re-sync's version to review (wiki/sync.py)
         "links": links,
         "rawIds": [str(r) for r in raw_ids],
         "citationCount": PageCitation.select().where(PageCitation.page == p.id).count(),
@@ -85,9 +88,13 @@ def get_page(kb: KnowledgeBase, slug: str) -> Page:
     return page
 
 
-def list_pages(caller: Caller, kb_id: int, req: PageRequest, raw_id: int | None, page_type: str | None, q: str | None) -> dict[str, Any]:
+def list_pages(
+    caller: Caller, kb_id: int, req: PageRequest, raw_id: int | None, page_type: str | None, q: str | None, pending: bool = False
+) -> dict[str, Any]:
     kb = get_kb(caller, kb_id)
     query = Page.select().where((Page.kb == kb.id) & (Page.archived == 0))
+    if pending:
+        query = query.where(Page.pending.is_null(False))
     if raw_id is not None:
         query = query.where(Page.id.in_(PageSource.select(PageSource.page).where(PageSource.raw == raw_id)))
     if page_type:
@@ -194,7 +201,7 @@ def set_links(page: Page) -> None:
         PageLink.create(page=page.id, kb_id=page.kb_id, target_slug=link.slug, target_text=link.target[:200])
 
 
-def edit(caller: Caller, kb_id: int, slug: str, req: PageEdit, embedding: bytes | None) -> dict[str, Any]:
+def edit(caller: Caller, kb_id: int, slug: str, req: PageEdit, embedding: bytes | None, embed_model: int | None = None) -> dict[str, Any]:
     """Manual edit: markdown (and optionally title, pageType); links and the search index follow."""
     with database.atomic():
         kb = get_kb(caller, kb_id)
@@ -208,7 +215,7 @@ def edit(caller: Caller, kb_id: int, slug: str, req: PageEdit, embedding: bytes 
         page.version += 1
         page.update_time = utcnow()
         if embedding is not None:
-            page.embedding, page.dims = embedding, len(embedding) // 4
+            page.embedding, page.dims, page.embed_model = embedding, len(embedding) // 4, embed_model
         page.save()
         set_links(page)
         search.fts_put_page(page)
@@ -248,7 +255,7 @@ def batch_delete(caller: Caller, kb_id: int, req: BatchDelete) -> dict[str, Any]
 def set_archived(caller: Caller, kb_id: int, slug: str, value: int) -> dict[str, Any]:
     with database.atomic():
         page = get_page(get_kb(caller, kb_id), slug)
-        page.archived = value
+        page.archived, page.archived_reason = value, None  # a person's choice: a re-sync leaves it archived
         page.update_time = utcnow()
         page.save()
         audit.record(caller, "UPDATE", "WIKI_PAGE", page.id, f"{'archive' if value else 'unarchive'} page {page.slug}")
@@ -301,7 +308,8 @@ def related(caller: Caller, kb_id: int, slug: str, limit: int = 10) -> list[dict
             out.setdefault(ref.id, {**_mini(ref), "relation": "linked_from", "score": 1.0})
     if page.embedding is not None:
         others = list(Page.select().where((Page.kb == kb.id) & (Page.id != page.id) & (Page.archived == 0)))
-        scores = search.cosine_all(page.embedding, [o.embedding for o in others])
+        # Only vectors of the same model compare (a re-embedding may be half way).
+        scores = search.cosine_all(page.embedding, [o.embedding if o.embed_model == page.embed_model else None for o in others])
         ranked = sorted(zip(others, scores), key=lambda t: -float(t[1]))
         for other, score in ranked:
             if len(out) >= limit:

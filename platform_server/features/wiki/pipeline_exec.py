@@ -11,7 +11,7 @@ from platform_server.blocking import run_blocking
 from platform_server.db import iso, utcnow
 from platform_server.features.wiki import pages as page_service
 from platform_server.features.wiki import transform
-from platform_server.features.wiki.kbs import config_of
+from platform_server.features.wiki.kbs import config_of, embedding_model
 from platform_server.features.wiki.models import (
     Job,
     KnowledgeBase,
@@ -68,18 +68,18 @@ async def _chunk(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: J
 
 
 async def _embed(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any], st: State) -> dict[str, Any]:
-    model_id = config_of(kb)["embeddingModelId"]
+    model_id = embedding_model(kb)  # named, so the vectors record the model that made them
     vectors: list[list[float]] = []
     for i in range(0, len(st.pieces), 64):
-        vectors += await engine.llm.embed(st.pieces[i : i + 64], int(model_id) if model_id is not None else None)
-    st.blobs, st.chunk_ids = await engine.store_chunks(kb, raw, st.pieces, vectors)
+        vectors += await engine.llm.embed(st.pieces[i : i + 64], model_id)
+    st.blobs, st.chunk_ids = await engine.store_chunks(kb, raw, st.pieces, vectors, model_id)
     return {"chunks": len(st.chunk_ids)}
 
 
 async def _synthesize(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any], st: State) -> dict[str, Any]:
     cfg = config_of(kb)
     per_call = int(step.get("maxChunksPerCall", cfg["maxChunksPerCall"]))
-    model_id = int(cfg["embeddingModelId"]) if cfg["embeddingModelId"] is not None else None
+    model_id = embedding_model(kb)
     batches = [list(range(i, min(i + per_call, len(st.pieces)))) for i in range(0, len(st.pieces), per_call)]
     for n, batch in enumerate(batches, start=1):
         try:

@@ -136,9 +136,9 @@ class Researcher:
         return str(result.content or "")
 
     async def _search(self, kb: KnowledgeBase, query: str, sources: Sources) -> dict[str, Any]:
-        vec, _ = await tool.query_vector(self.engine.platform, kb, query)
-        hits = await run_blocking(search.search_pages, [kb.id], query, vec, PAGES_PER_QUERY, False)
-        chunks = await run_blocking(search.search_chunks, [kb.id], query, vec, CHUNKS_PER_QUERY)
+        got = await tool.embed_query(self.engine.platform, kb, query)
+        hits = await run_blocking(search.search_pages, [kb.id], query, got.vector, PAGES_PER_QUERY, False, got.model_id)
+        chunks = await run_blocking(search.search_chunks, [kb.id], query, got.vector, CHUNKS_PER_QUERY, got.model_id)
         for h in hits:
             sources.pages.setdefault(h.page.id, h.page)
         texts = {c.id: c.text for c in Chunk.select(Chunk.id, Chunk.text).where(Chunk.id.in_([int(c["chunkId"]) for c in chunks] or [0]))}

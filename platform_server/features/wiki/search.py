@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
 from platform_server.db import database, dict_rows
-from platform_server.features.wiki.models import Chunk, Page, PageCitation, RawMaterial
+from platform_server.features.wiki.kbs import embedding_model
+from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, PageCitation, RawMaterial
 from platform_server.features.wiki.text import snippet
 from platform_server.serialize import GIVEN, Fields, ident
 from platform_server.lazy import lazy_import
@@ -95,8 +96,20 @@ class Hit:
     vector: float
 
 
-def search_pages(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int, include_archived: bool = False) -> list[Hit]:
-    """Hybrid page ranking: normalised BM25 over title+body and the best cosine of the page or its cited chunks."""
+def vector_models(kb_ids: list[int], model_id: int | None) -> dict[int, int | None]:
+    """KB id -> the embedding model whose vectors a query vector may meet there: the query's model when
+    known, else each KB's current one (vectors of another model, e.g. during a re-embedding, score 0)."""
+    if model_id is not None:
+        return {kb_id: model_id for kb_id in kb_ids}
+    return {kb.id: embedding_model(kb) for kb in KnowledgeBase.select().where(KnowledgeBase.id.in_(kb_ids))}
+
+
+def search_pages(
+    kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int, include_archived: bool = False, model_id: int | None = None
+) -> list[Hit]:
+    """Hybrid page ranking: normalised BM25 over title+body and the best cosine of the page or its cited chunks.
+
+    `model_id`: the embedding model of `query_vec` (None: each KB's current model)."""
     if not kb_ids:
         return []
     keyword = _keyword("wiki_page_fts", kb_ids, query, 200)
@@ -106,16 +119,19 @@ def search_pages(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: 
     pages = list(q)
     vector: dict[int, float] = {}
     if query_vec is not None and pages:
-        for page, score in zip(pages, cosine_all(query_vec, [p.embedding for p in pages])):
+        models = vector_models(kb_ids, model_id)
+        blobs = [p.embedding if p.embed_model == models.get(p.kb_id) else None for p in pages]
+        for page, score in zip(pages, cosine_all(query_vec, blobs)):
             vector[page.id] = float(score)
         cited = (
-            Chunk.select(Chunk.embedding, PageCitation.page.alias("pid"))
+            Chunk.select(Chunk.embedding, Chunk.embed_model, Chunk.kb, PageCitation.page.alias("pid"))
             .join(PageCitation, on=(PageCitation.chunk == Chunk.id))
             .where(PageCitation.kb_id.in_(kb_ids))
         )
         rows = dict_rows(cited)
         if rows:
-            for row, score in zip(rows, cosine_all(query_vec, [r["embedding"] for r in rows])):
+            cited_blobs = [r["embedding"] if r["embed_model"] == models.get(r["kb"]) else None for r in rows]
+            for row, score in zip(rows, cosine_all(query_vec, cited_blobs)):
                 pid = row["pid"]
                 if pid in vector and score > vector[pid]:
                     vector[pid] = float(score)
@@ -143,13 +159,17 @@ CHUNK_HIT_FIELDS = Fields(
 )
 
 
-def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int) -> list[dict[str, Any]]:
-    """Hybrid ranking of raw chunks, for the preview."""
+def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int, model_id: int | None = None) -> list[dict[str, Any]]:
+    """Hybrid ranking of raw chunks, for the preview (`model_id` as in search_pages)."""
     if not kb_ids:
         return []
     keyword = _keyword("wiki_chunk_fts", kb_ids, query, 200)
-    rows = list(Chunk.select(Chunk.id, Chunk.raw, Chunk.text, Chunk.embedding, Chunk.position).where(Chunk.kb.in_(kb_ids)))
-    vec = cosine_all(query_vec, [r.embedding for r in rows]) if query_vec is not None and rows else [0.0] * len(rows)
+    rows = list(
+        Chunk.select(Chunk.id, Chunk.kb, Chunk.raw, Chunk.text, Chunk.embedding, Chunk.embed_model, Chunk.position).where(Chunk.kb.in_(kb_ids))
+    )
+    models = vector_models(kb_ids, model_id) if query_vec is not None else {}
+    blobs = [r.embedding if r.embed_model == models.get(r.kb_id) else None for r in rows]
+    vec = cosine_all(query_vec, blobs) if query_vec is not None and rows else [0.0] * len(rows)
     scored = []
     for row, v in zip(rows, vec):
         kw = keyword.get(row.id, 0.0)

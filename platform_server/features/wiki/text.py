@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from platform_server.features.wiki import convert
 from platform_server.web.errors import BadRequest
 from platform_server.lazy import lazy_import
 
@@ -26,6 +27,8 @@ TEXT_TYPES = {
     ".html": "text/html",
     ".htm": "text/html",
     ".pdf": "application/pdf",
+    **convert.DOCUMENT_TYPES,  # docx, pptx, xlsx, epub
+    **convert.CODE_TYPES,  # source code: text/x-<language>
 }
 MAX_SLUG = 120
 WIKILINK = re.compile(r"\[\[([^\[\]|\n]{1,200})(?:\|([^\[\]\n]{0,200}))?\]\]")
@@ -40,7 +43,10 @@ def content_type_for(name: str) -> str:
     """The content type of a supported file name; 400 for anything else."""
     ctype = TEXT_TYPES.get(suffix_of(name))
     if ctype is None:
-        raise BadRequest("Unsupported file type: use .txt, .md, .markdown, .csv, .html, .htm or .pdf")
+        raise BadRequest(
+            "Unsupported file type: use .txt, .md, .markdown, .csv, .html, .htm, .pdf, .docx, .pptx, .xlsx, .epub "
+            "or source code (" + ", ".join(sorted(convert.CODE_TYPES)) + ")"
+        )
     return ctype
 
 
@@ -119,11 +125,15 @@ def extract_text(data: bytes, content_type: str) -> str:
     """Text of a material by its content type (blocking: run it in an executor)."""
     if content_type == "application/pdf":
         return pdf_to_text(data)
+    if convert.is_document(content_type):
+        return convert.document_to_text(data, content_type)
     if b"\x00" in data[:8192]:
         raise BadRequest("The file is binary, not text")
     text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n")
     if content_type == "text/html":
         return html_to_text(text)
+    if convert.is_code(content_type):
+        return convert.code_to_text(text, content_type) if text.strip() else ""
     return text.strip()
 
 

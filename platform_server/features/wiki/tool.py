@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from platform_server.blocking import run_blocking
@@ -15,22 +16,38 @@ if TYPE_CHECKING:
     from platform_server.app import Platform
 
 
-async def query_vector(platform: Platform, kb: KnowledgeBase, query: str) -> tuple[bytes | None, str | None]:
-    """The query's embedding with the KB's model, or (None, reason) when no embedding is available."""
-    model_id = kbs.config_of(kb)["embeddingModelId"]
+@dataclass(frozen=True)
+class Embedded:
+    """A text's vector, the embedding model that made it, or why there is none."""
+
+    vector: bytes | None
+    model_id: int | None
+    problem: str | None
+
+
+async def embed_query(platform: Platform, kb: KnowledgeBase, text: str) -> Embedded:
+    """The text's embedding with the KB's current model (named, so searches and stored pages know which)."""
+    model_id = await run_blocking(kbs.embedding_model, kb)
     try:
         with meter.scope("wiki", kb.workspace_id):  # inside a chat turn the turn's source wins
-            vectors = await platform.services.llm.embed([query], int(model_id) if model_id is not None else None)
+            vectors = await platform.services.llm.embed([text], model_id)
     except Exception as exc:  # noqa: BLE001 - keyword search still answers
-        return None, failure_text(exc, "wiki query embedding")
-    return await run_blocking(search.pack, vectors[0]), None  # the first use imports numpy: off the loop
+        return Embedded(None, None, failure_text(exc, "wiki query embedding"))
+    return Embedded(await run_blocking(search.pack, vectors[0]), model_id, None)  # the first use imports numpy: off the loop
+
+
+async def query_vector(platform: Platform, kb: KnowledgeBase, query: str) -> tuple[bytes | None, str | None]:
+    """The query's embedding with the KB's model, or (None, reason) when no embedding is available."""
+    got = await embed_query(platform, kb, query)
+    return got.vector, got.problem
 
 
 async def preview(platform: Platform, kb: KnowledgeBase, query: str, top_k: int, include_archived: bool) -> dict[str, Any]:
     """Hybrid keyword + vector results over the KB's pages and raw chunks, with their scores."""
-    vec, problem = await query_vector(platform, kb, query)
-    hits = await run_blocking(search.search_pages, [kb.id], query, vec, top_k, include_archived)
-    chunks = await run_blocking(search.search_chunks, [kb.id], query, vec, top_k)
+    got = await embed_query(platform, kb, query)
+    vec, problem = got.vector, got.problem
+    hits = await run_blocking(search.search_pages, [kb.id], query, vec, top_k, include_archived, got.model_id)
+    chunks = await run_blocking(search.search_chunks, [kb.id], query, vec, top_k, got.model_id)
     return {
         "query": query,
         "topK": top_k,
@@ -49,10 +66,8 @@ async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Plat
     bound = [kb for kb, _ in kbs.kbs_of_agent(ctx.workspace_id, ctx.agent_id)]
     if not bound:
         raise ToolError("No knowledge base is bound to this agent")
-    vec = None
-    if bound:
-        vec, _ = await query_vector(platform, bound[0], query)
-    hits = await run_blocking(search.search_pages, [kb.id for kb in bound], query, vec, 4 * top_k, False)
+    got = await embed_query(platform, bound[0], query)  # only vectors of this model are compared, in every KB
+    hits = await run_blocking(search.search_pages, [kb.id for kb in bound], query, got.vector, 4 * top_k, False, got.model_id)
     rules = {kb.id: permissions.rules_of(kb.id, ctx.agent_id) for kb in bound}
     hits = [h for h in hits if permissions.decision(rules[h.page.kb_id], h.page.page_type, "read") != "deny"][:top_k]
     if not hits:

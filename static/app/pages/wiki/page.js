@@ -1,6 +1,6 @@
 // One wiki page: rendered Markdown with clickable [[wikilinks]], backlinks, citations opening their
 // source chunk, and an editor.
-import { get, put, seg } from "../../api.js";
+import { get, post, put, seg } from "../../api.js";
 import { renderMarkdown } from "../../markdown.js";
 import { html, useEffect, useRef, useState } from "../../ui.js";
 import { Dialog, PageFrame, Panel, toast, toastError, useLoad } from "../../components/index.js";
@@ -52,6 +52,7 @@ export function WikiPage({ kbId, slug }) {
   return html`<${PageFrame} title=${d ? d.page.title : slug} wide state=${state} actions=${actions}
       subtitle=${d && `${d.page.pageType} · version ${d.page.version}${d.page.archived ? " · archived" : ""}`}>
     ${() => html`
+      ${d.page.pendingChange && html`<${PendingChange} kbId=${kbId} page=${d.page} onDone=${() => state.reload(true)} />`}
       ${editing ? html`<${Editor} kbId=${kbId} page=${d.page} onSaved=${() => { setEditing(false); state.reload(true); }} />`
                : html`<${Panel}><${Markdown} text=${d.page.markdown} kbId=${kbId} links=${d.page.links} /><//>`}
       <div class="two-col">
@@ -68,6 +69,30 @@ export function WikiPage({ kbId, slug }) {
       ${chunk && html`<${Dialog} title=${`${chunk.rawTitle}, part ${chunk.position + 1}`} onClose=${() => setChunk(null)}>
         <pre class="chunk-text">${chunk.text}</pre>
       <//>`}`}
+  <//>`;
+}
+
+/** A re-sync's version of a page a person edited (or its archiving), waiting to be accepted or dismissed. */
+function PendingChange({ kbId, page, onDone }) {
+  const change = page.pendingChange;
+  const [busy, setBusy] = useState(false);
+  async function decide(what) {
+    setBusy(true);
+    try {
+      await post(`${KB}/${seg(kbId)}/pages/${seg(page.slug)}/pending-change/${what}`);
+      toast(what === "accept" ? "Change applied" : "Change dismissed");
+      onDone();
+    } catch (err) { toastError(err); } finally { setBusy(false); }
+  }
+  const title = change.action === "archive" ? "Its source no longer writes this page" : "Its source has a new version of this page";
+  return html`<${Panel} title=${title} id="wiki-pending-change">
+    <p class="muted">You edited this page by hand, so the sync kept your text. ${change.action === "archive"
+      ? "Accept to archive the page, or dismiss to keep it." : "Accept to replace your text with the new version, or dismiss to keep yours."}</p>
+    ${change.action === "update" && html`<${Markdown} text=${change.markdown} kbId=${kbId} links=${[]} />`}
+    <div class="actions start">
+      <button type="button" class="btn btn-primary" disabled=${busy} onClick=${() => decide("accept")}>Accept</button>
+      <button type="button" class="btn" disabled=${busy} onClick=${() => decide("dismiss")}>Dismiss</button>
+    </div>
   <//>`;
 }
 
