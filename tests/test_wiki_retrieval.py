@@ -7,8 +7,10 @@ from typing import Any
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
-from tests.helpers.wiki import KB, make_kb, page, pages_answer, use_fake_wiki_models, wait_idle
+from tests.helpers.server import RunningServer
+from tests.helpers.wiki import KB, make_kb, page, pages_answer, restart, use_fake_wiki_models, wait_idle
 from tests.test_wiki_access import upload
+from tests.test_wiki_hot_cache import ready
 
 DEFAULTS = {"get_current_time", "list_files", "read_file", "write_file", "web_fetch"}
 
@@ -77,3 +79,83 @@ async def test_switching_wiki_search_on_keeps_the_default_tools(api: ApiClient, 
     assert r.status == 200, r.body
     await ask(api, llm, agent, "s2", "hello")
     assert offered(llm.requests[-1]) == ["read_file", "wiki_search"]
+
+
+def system_of(request: dict[str, Any]) -> str:
+    return str(request["messages"][0]["content"])
+
+
+def citations_of(events: list) -> list[dict[str, Any]]:
+    return [c for e in events if e.event == "citations" for c in e.data["citations"]]
+
+
+async def test_the_passage_that_answers_reaches_the_request_and_its_citation_streams_and_is_stored(
+        api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    kb = await notes_kb(api, llm)
+    await ready(api, kb)
+    agent = await make_agent(api, primaryKbId=kb)
+    events = await ask(api, llm, agent, "k1", "How often is the kettle descaled?", "Every three weeks [1].")
+    system = system_of(llm.requests[-1])
+    assert "descaled with citric acid every three weeks" in system, system
+    assert "[1] " in system and "## From the knowledge bases" in system
+    cited = citations_of(events)
+    kettle = next(c for c in cited if "three weeks" in c["snippet"])
+    assert kettle["kbId"] == kb and kettle["kbName"] == "Office" and kettle["url"].startswith(f"#/wiki/{kb}")
+    assert f"[{kettle['id']}] {kettle['title']}" in system
+    if kettle["kind"] == "page":
+        assert kettle["slug"] == "office-kettle" and kettle["url"] == f"#/wiki/{kb}/page/office-kettle"
+        assert (await api.get(kettle["apiPath"], token="carol")).status == 200
+    names = [e.event for e in events]
+    assert names.index("message_start") < names.index("citations") < names.index("content_delta")
+    messages = (await api.get("/api/v1/conversations/k1/messages", token="alice")).data
+    stored = next(m for m in messages if m["role"] == "assistant")
+    assert stored["metadata"]["citations"] == cited
+    # Unrelated notes are ranked below the answer.
+    assert cited[0]["snippet"] == kettle["snippet"]
+
+
+async def test_a_page_type_denied_to_the_agent_never_reaches_its_request(api: ApiClient, people: dict,
+                                                                          llm: ScriptedOpenAI) -> None:
+    kb = await notes_kb(api, llm)
+    cache = await ready(api, kb)
+    assert "office-kettle" in cache["pages"]
+    agent = await make_agent(api, primaryKbId=kb)
+    r = await api.post(f"{KB}/{kb}/agents/{agent}/page-type-permissions", {"pageType": "entity", "read": "deny"},
+                       token="bob")
+    assert r.status == 200, r.body
+    events = await ask(api, llm, agent, "d1", "How often is the office kettle descaled with citric acid?")
+    sent = str(llm.requests[-1]["messages"])
+    for secret in ("Office kettle", "second-floor kitchen", "citric acid every", "office-kettle"):
+        assert secret not in sent.replace("How often is the office kettle descaled with citric acid?", ""), secret
+    assert all("kettle" not in c["title"].lower() for c in citations_of(events))
+    # Pages of other types still reach it, through the digest and retrieval.
+    events = await ask(api, llm, agent, "d2", "When are the balcony ferns watered?")
+    assert "watered on Thursdays with rain water" in system_of(llm.requests[-1])
+    assert any("Thursdays" in c["snippet"] for c in citations_of(events))
+
+
+async def test_the_wiki_flag_off_removes_the_digest_the_retrieval_and_the_wiki_tools(api: ApiClient, people: dict,
+                                                                                      llm: ScriptedOpenAI) -> None:
+    kb = await notes_kb(api, llm)
+    await ready(api, kb)
+    agent = await make_agent(api, primaryKbId=kb)
+    assert (await api.put("/api/v1/feature-flags/wiki", {"enabled": False}, token="alice")).status == 200
+    events = await ask(api, llm, agent, "f1", "How often is the kettle descaled?")
+    request = llm.requests[-1]
+    assert "Knowledge base: Office" not in system_of(request) and "citric acid" not in system_of(request)
+    assert not citations_of(events) and not {"wiki_search", "wiki_read"} & set(offered(request))
+    assert DEFAULTS <= set(offered(request))
+
+
+async def test_the_retrieval_budget_bounds_the_passages_and_zero_turns_retrieval_off(
+        api: ApiClient, people: dict, llm: ScriptedOpenAI, server: RunningServer) -> None:
+    kb = await notes_kb(api, llm)
+    await ready(api, kb)
+    agent = await make_agent(api, primaryKbId=kb)
+    await ask(api, llm, agent, "b1", "kettle descaled ferns watered bike shed code")
+    assert system_of(llm.requests[-1]).count("\n[") >= 2  # several passages within the default budget
+    again = await restart(server, wiki_retrieval_max_tokens=0)
+    events = await ask(again.client, llm, agent, "b2", "How often is the kettle descaled?")
+    system = system_of(llm.requests[-1])
+    assert "## From the knowledge bases" not in system and not citations_of(events)
+    assert "Knowledge base: Office" in system  # the digest stays

@@ -46,7 +46,7 @@ from platform_server.features.models.errors import reported
 from platform_server.features.models.runtime import Routed
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.skills import lessons
-from platform_server.features.wiki import hot_cache
+from platform_server.features.wiki import retrieval
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -97,6 +97,7 @@ class TurnSetup:
     thinking_level: str | None
     system_prompt: str = ""
     withheld: dict[str, str] = field(default_factory=dict)  # tool name -> why this caller may not use it
+    citations: list[dict[str, Any]] = field(default_factory=list)  # the knowledge passages in the system prompt
 
 
 def text_of(message: str | None, parts: list[dict[str, Any]] | None) -> str:
@@ -422,8 +423,11 @@ class ChatRuntime:
         """One user input: react, or plan-execute for such agents."""
 
         setup = self._setup(turn, req, conv, conv_current)
+        await self._add_knowledge(req, conv, setup)
         await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
+        if setup.citations:
+            turn.publish("citations", {"citations": setup.citations})
         if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
             answer = answers.new_answer(conv)
             answer.content = approvals.WAITING_FOR_OWNER if req.held else approvals.NOTHING_PENDING
@@ -462,6 +466,17 @@ class ChatRuntime:
             withheld=withheld,
         )
 
+    async def _add_knowledge(self, req: TurnRequest, conv: Conversation, setup: TurnSetup) -> None:
+        """The agent's KB digest and the passages retrieved for the user's latest message join the system prompt."""
+        query = text_of(req.message, req.content_parts)
+        if req.command or req.held:  # `/approve` asks nothing: the question is the message before it
+            query = answers.last_question(conv.id)
+        counter = context.window_for(self.config, setup.targets).counter
+        knowledge = await retrieval.for_turn(self.platform, req.agent.workspace_id, req.agent.id, query, counter.count)
+        if knowledge.prompt:
+            setup.system_prompt = "\n\n".join(p for p in (setup.system_prompt, knowledge.prompt) if p)
+        setup.citations = knowledge.citations
+
     async def react(
         self,
         turn: Turn,
@@ -488,6 +503,7 @@ class ChatRuntime:
             chat_req = ChatRequest(model="", messages=built.messages, tools=built.tools, thinking_level=setup.thinking_level)
             finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
             if not finish.tool_calls:
+                answer.citations = setup.citations  # the sources the answer had before it (GET messages returns them)
                 if final_with_turn_end:
                     answer.unsaved = "completed"
                 else:
@@ -570,8 +586,7 @@ class ChatRuntime:
             f"## Memory\n\n{memory}" if memory else "",
             skills.prompt_for_agent(self.config, agent),
             goals.context_for(conv.user_id, conv.conversation_id) or "",
-            hot_cache.prompt_for_agent(agent.workspace_id, agent.id, self.config.wiki_hot_cache_max_tokens),
-        )
+        )  # the KBs' digest and passages: `_add_knowledge`
         return "\n\n".join(part for part in (prompt, *extras) if part)
 
     def _memory_text(self, agent_id: int, end_user_id: str | None, user_id: int) -> str:
