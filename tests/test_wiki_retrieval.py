@@ -6,7 +6,7 @@ from typing import Any
 
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient
-from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.server import RunningServer
 from tests.helpers.wiki import KB, make_kb, page, pages_answer, restart, use_fake_wiki_models, wait_idle
 from tests.test_wiki_access import upload
@@ -159,3 +159,18 @@ async def test_the_retrieval_budget_bounds_the_passages_and_zero_turns_retrieval
     system = system_of(llm.requests[-1])
     assert "## From the knowledge bases" not in system and not citations_of(events)
     assert "Knowledge base: Office" in system  # the digest stays
+
+
+async def test_a_delegated_agent_with_knowledge_gets_the_passages_for_its_task(api: ApiClient, people: dict,
+                                                                               llm: ScriptedOpenAI) -> None:
+    kb = await notes_kb(api, llm)
+    lead = await make_agent(api, name="Lead")
+    assert (await api.put(f"/api/v1/agents/{lead}/tools", {"toolNames": ["delegate_to_agent"]}, token="alice")).status == 200
+    await make_agent(api, name="Librarian", primaryKbId=kb)
+    task = "How often is the kettle descaled?"
+    llm.enqueue(Script(tool_calls=[ScriptedToolCall("delegate_to_agent", {"agentName": "Librarian", "task": task})]),
+                Script(text="Every three weeks."), Script(text="Every three weeks, says the librarian."))
+    await api.sse("POST", "/api/v1/chat/stream", {"agentId": lead, "conversationId": "sub1", "message": task}, token="alice")
+    sub = next(r for r in llm.requests if r.get("messages") and r["messages"][-1].get("content") == task
+               and "descaled with citric acid every three weeks" in str(r["messages"][0]["content"]))
+    assert "[1] " in sub["messages"][0]["content"]
