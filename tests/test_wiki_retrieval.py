@@ -109,7 +109,8 @@ async def test_the_passage_that_answers_reaches_the_request_and_its_citation_str
     assert names.index("message_start") < names.index("citations") < names.index("content_delta")
     messages = (await api.get("/api/v1/conversations/k1/messages", token="alice")).data
     stored = next(m for m in messages if m["role"] == "assistant")
-    assert stored["metadata"]["citations"] == cited
+    assert [{k: v for k, v in c.items() if k != "cited"} for c in stored["metadata"]["citations"]] == cited
+    assert [c["cited"] for c in stored["metadata"]["citations"]] == [c["id"] == 1 for c in cited]  # "Every three weeks [1]."
     # Unrelated notes are ranked below the answer.
     assert cited[0]["snippet"] == kettle["snippet"]
 

@@ -223,6 +223,11 @@ def _insert(answer: Answer, fields: dict[str, Any], counted: bool) -> None:
         database.execute_sql(_COUNT_MESSAGE, (stamp, stamp, answer.conversation_db_id))
 
 
+def mark_cited(citations: list[dict[str, Any]], content: str) -> list[dict[str, Any]]:
+    """The passages an answer was given, each with `cited`: whether the answer refers to its `[n]`."""
+    return [{**c, "cited": f"[{c['id']}]" in content} for c in citations]
+
+
 def last_question(conversation_db_id: int) -> str:
     """The conversation's latest user message that is not an approval command (or held for one)."""
     q = Message.select(Message.content, Message.metadata).where((Message.conversation == conversation_db_id) & (Message.role == "user"))

@@ -503,7 +503,7 @@ class ChatRuntime:
             chat_req = ChatRequest(model="", messages=built.messages, tools=built.tools, thinking_level=setup.thinking_level)
             finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
             if not finish.tool_calls:
-                answer.citations = setup.citations  # the sources the answer had before it (GET messages returns them)
+                answer.citations = answers.mark_cited(setup.citations, answer.content)  # GET messages returns them
                 if final_with_turn_end:
                     answer.unsaved = "completed"
                 else:

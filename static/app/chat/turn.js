@@ -234,7 +234,7 @@ function toolCard(block) {
 function sourceChip(c) {
   const where = c.kind === "page" ? "Open page" : "Open knowledge base";
   const href = typeof c.url === "string" && c.url.startsWith("#/wiki/") ? c.url : null;
-  return h("details", { class: "source-chip", dataset: { citation: String(c.id ?? "") } },
+  return h("details", { class: "source-chip" + (c.cited ? " cited" : ""), dataset: { citation: String(c.id ?? "") } },
     h("summary", { title: c.kbName ? `${c.title} · ${c.kbName}` : c.title }, `[${c.id}] ${c.title || "source"}`),
     h("div", { class: "source-body" },
       h("p", { class: "source-snippet", text: c.snippet || "" }),
