@@ -175,3 +175,15 @@ async def test_a_delegated_agent_with_knowledge_gets_the_passages_for_its_task(a
     sub = next(r for r in llm.requests if r.get("messages") and r["messages"][-1].get("content") == task
                and "descaled with citric acid every three weeks" in str(r["messages"][0]["content"]))
     assert "[1] " in sub["messages"][0]["content"]
+
+
+async def test_a_failing_retrieval_leaves_the_answer_without_passages_rather_than_failing_it(
+        api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    from platform_server.db import database
+
+    kb = await notes_kb(api, llm)
+    agent = await make_agent(api, primaryKbId=kb)
+    database.execute_sql("DROP TABLE wiki_page_fts")  # a broken search index
+    events = await ask(api, llm, agent, "x1", "How often is the kettle descaled?", "I do not know.")
+    assert events[-1].event == "done" and events[-1].data["status"] == "completed"
+    assert not citations_of(events) and "## From the knowledge bases" not in system_of(llm.requests[-1])

@@ -472,7 +472,11 @@ class ChatRuntime:
         if req.command or req.held:  # `/approve` asks nothing: the question is the message before it
             query = answers.last_question(conv.id)
         counter = context.window_for(self.config, setup.targets).counter
-        knowledge = await retrieval.for_turn(self.platform, req.agent.workspace_id, req.agent.id, query, counter.count)
+        try:
+            knowledge = await retrieval.for_turn(self.platform, req.agent.workspace_id, req.agent.id, query, counter.count)
+        except Exception:  # noqa: BLE001 - the answer goes on without its passages rather than failing
+            log.warning("knowledge retrieval for agent %s failed", req.agent.id, exc_info=True)
+            return
         if knowledge.prompt:
             setup.system_prompt = "\n\n".join(p for p in (setup.system_prompt, knowledge.prompt) if p)
         setup.citations = knowledge.citations
