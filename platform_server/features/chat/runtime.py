@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, first_where, insert_row, stored_time, utcnow
-from platform_server.features.chat import approvals, context, sidecar, tool_calls, uploads
+from platform_server.features.chat import approvals, context, knowledge, sidecar, tool_calls, uploads
 from platform_server.features.chat import answers
 from platform_server.features.chat.answers import Answer
 from platform_server.features.chat.pacing import TurnPacer
@@ -46,7 +46,6 @@ from platform_server.features.models.errors import reported
 from platform_server.features.models.runtime import Routed
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.skills import lessons
-from platform_server.features.wiki import retrieval
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -423,7 +422,7 @@ class ChatRuntime:
         """One user input: react, or plan-execute for such agents."""
 
         setup = self._setup(turn, req, conv, conv_current)
-        await self._add_knowledge(req, conv, setup)
+        await knowledge.add(self.platform, req.agent, text_of(req.message, req.content_parts), conv.id, bool(req.command or req.held), setup)
         await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
         if setup.citations:
@@ -465,21 +464,6 @@ class ChatRuntime:
             system_prompt=self.system_prompt(agent, conv),
             withheld=withheld,
         )
-
-    async def _add_knowledge(self, req: TurnRequest, conv: Conversation, setup: TurnSetup) -> None:
-        """The agent's KB digest and the passages retrieved for the user's latest message join the system prompt."""
-        query = text_of(req.message, req.content_parts)
-        if req.command or req.held:  # `/approve` asks nothing: the question is the message before it
-            query = answers.last_question(conv.id)
-        counter = context.window_for(self.config, setup.targets).counter
-        try:
-            knowledge = await retrieval.for_turn(self.platform, req.agent.workspace_id, req.agent.id, query, counter.count)
-        except Exception:  # noqa: BLE001 - the answer goes on without its passages rather than failing
-            log.warning("knowledge retrieval for agent %s failed", req.agent.id, exc_info=True)
-            return
-        if knowledge.prompt:
-            setup.system_prompt = "\n\n".join(p for p in (setup.system_prompt, knowledge.prompt) if p)
-        setup.citations = knowledge.citations
 
     async def react(
         self,
@@ -590,7 +574,7 @@ class ChatRuntime:
             f"## Memory\n\n{memory}" if memory else "",
             skills.prompt_for_agent(self.config, agent),
             goals.context_for(conv.user_id, conv.conversation_id) or "",
-        )  # the KBs' digest and passages: `_add_knowledge`
+        )  # the KBs' digest and passages: `knowledge.add`
         return "\n\n".join(part for part in (prompt, *extras) if part)
 
     def _memory_text(self, agent_id: int, end_user_id: str | None, user_id: int) -> str:
