@@ -18,7 +18,6 @@ from platform_server.features.settings import service as settings
 from platform_server.features.wiki import hot_cache, kbs, permissions, search, tool
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, PageCitation, RawMaterial
 from platform_server.features.wiki.text import snippet
-
 from platform_server.lazy import lazy_import
 from platform_server.memo import memo_on
 
@@ -52,14 +51,6 @@ class Knowledge:
 
     prompt: str = ""
     citations: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class _Candidate:
-    kind: str  # page | material
-    row_id: int
-    kb_id: int
-    score: float = 0.0
 
 
 def wiki_on() -> bool:
