@@ -187,3 +187,13 @@ async def test_a_failing_retrieval_leaves_the_answer_without_passages_rather_tha
     events = await ask(api, llm, agent, "x1", "How often is the kettle descaled?", "I do not know.")
     assert events[-1].event == "done" and events[-1].data["status"] == "completed"
     assert not citations_of(events) and "## From the knowledge bases" not in system_of(llm.requests[-1])
+
+
+async def test_the_synchronous_chat_answer_carries_its_citations(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+    kb = await notes_kb(api, llm)
+    agent = await make_agent(api, primaryKbId=kb)
+    llm.enqueue(Script(text="Every three weeks [1]."))
+    r = await api.post("/api/v1/chat", {"agentId": agent, "conversationId": "y1", "message": "How often is the kettle descaled?"},
+                       token="alice")
+    assert r.status == 200, r.body
+    assert any("three weeks" in c["snippet"] for c in r.data["citations"]) and r.data["citations"][0]["cited"] is True
