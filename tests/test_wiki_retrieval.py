@@ -2,6 +2,8 @@
 and page-type permissions and the `wiki` flag applied to the digest and retrieval alike."""
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
 from tests.helpers.chat import make_agent
@@ -197,3 +199,29 @@ async def test_the_synchronous_chat_answer_carries_its_citations(api: ApiClient,
                        token="alice")
     assert r.status == 200, r.body
     assert any("three weeks" in c["snippet"] for c in r.data["citations"]) and r.data["citations"][0]["cited"] is True
+
+
+async def test_an_agent_bound_to_a_linked_notes_folder_gets_the_answering_note_and_its_citation(
+        server: RunningServer, people: dict, llm: ScriptedOpenAI, tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text, _ in NOTES:
+        (notes / name).write_text(text)
+    server = await restart(server, wiki_source_roots=f"1:{tmp_path}")
+    api = server.client
+    await use_fake_wiki_models(api, llm.url)
+    kb = await make_kb(api, name="Office")
+    for i in range(len(NOTES)):  # one page per note, whichever note is read first
+        llm.enqueue(Script(text=pages_answer(page(f"note-{i}", f"Note {i}", f"# Note {i}\n\nA note.", ["c1"]))))
+    assert (await api.put(f"{KB}/{kb}/source-directory", {"path": "notes", "watch": False}, token="bob")).status == 200
+    for _ in range(500):  # the link scans the folder; each note is then processed
+        rows = (await api.get(f"{KB}/{kb}/raw", token="bob")).data
+        if len(rows) == len(NOTES) and all(r["status"] == "completed" for r in rows):
+            break
+        await asyncio.sleep(0.02)
+    assert [r["status"] for r in rows] == ["completed"] * len(NOTES), rows
+    agent = await make_agent(api, primaryKbId=kb)
+    events = await ask(api, llm, agent, "n1", "How often is the kettle descaled?")
+    assert "descaled with citric acid every three weeks" in system_of(llm.requests[-1])
+    kettle = next(c for c in citations_of(events) if "three weeks" in c["snippet"])
+    assert kettle["kind"] == "material" and kettle["title"] == "kettle" and kettle["url"] == f"#/wiki/{kb}"
