@@ -100,7 +100,7 @@ FEATURES: tuple[Feature, ...] = (
         uses=("acp", "goals", "memory", "settings", "usage", "wiki"),
     ),
     Feature("memory", needs=("agents", "audit", "conversations", "models", "settings"), uses=("usage",)),
-    Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools")),
+    Feature("subagents", needs=("agents", "audit", "chat", "conversations", "guard", "models", "tools", "wiki")),
     Feature("media", needs=("chat", "conversations", "models", "settings", "tools")),
     Feature("talk", needs=("agents", "chat", "conversations", "media")),
     Feature("datasources", needs=("audit", "tools"), uses=("workspaces",)),

@@ -142,6 +142,7 @@ class Config:
     wiki_source_roots: tuple[str, ...] = ()
     wiki_watch_debounce_s: float = 1.0  # quiet time after the last file event before a watcher scans
     wiki_hot_cache_max_tokens: int = 600  # digest of a KB added to its agents' system prompts (all KBs together)
+    wiki_retrieval_max_tokens: int = 1500  # passages retrieved from an agent's KBs for each message (0: no retrieval)
     wiki_watch_check_s: float = 2.0  # how often watchers check that their folder still exists
     wiki_reembed_check_s: float = 30.0  # how often KBs are checked for vectors of another embedding model (re-embedded)
 

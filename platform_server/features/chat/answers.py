@@ -60,6 +60,7 @@ class Answer:
     persisted_at: float = field(default_factory=time.monotonic)  # the loop's clock: first saved a period after it began
     unsaved: str | None = None  # the status to store it with when the turn ends (the final answer: one commit with the turn's end)
     announced: bool = False  # its message_complete event went out
+    citations: list[dict[str, Any]] = field(default_factory=list)  # knowledge passages it was given ([1], [2], ...)
 
 
 def preview_of(text: str) -> str:
@@ -90,6 +91,8 @@ def save_answer(answer: Answer, status: str, **conversation: Any) -> bool:
         metadata["toolCalls"] = answer.tool_calls
     if answer.reasoning:
         metadata["reasoning"] = answer.reasoning
+    if answer.citations:
+        metadata["citations"] = answer.citations
     preview = preview_of(answer.content)
     fields = {
         "content": answer.content,
@@ -218,6 +221,21 @@ def _insert(answer: Answer, fields: dict[str, Any], counted: bool) -> None:
     if counted:
         stamp = stored_time(now)
         database.execute_sql(_COUNT_MESSAGE, (stamp, stamp, answer.conversation_db_id))
+
+
+def mark_cited(citations: list[dict[str, Any]], content: str) -> list[dict[str, Any]]:
+    """The passages an answer was given, each with `cited`: whether the answer refers to its `[n]`."""
+    return [{**c, "cited": f"[{c['id']}]" in content} for c in citations]
+
+
+def last_question(conversation_db_id: int) -> str:
+    """The conversation's latest user message that is not an approval command (or held for one)."""
+    q = Message.select(Message.content, Message.metadata).where((Message.conversation == conversation_db_id) & (Message.role == "user"))
+    for row in q.order_by(Message.id.desc()).limit(20):
+        meta = row.metadata or {}
+        if not meta.get("command") and not meta.get("heldForApproval"):
+            return str(row.content or "")
+    return ""
 
 
 def new_answer(conv: Conversation) -> Answer:

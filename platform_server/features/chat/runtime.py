@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, first_where, insert_row, stored_time, utcnow
-from platform_server.features.chat import approvals, context, sidecar, tool_calls, uploads
+from platform_server.features.chat import approvals, context, knowledge, sidecar, tool_calls, uploads
 from platform_server.features.chat import answers
 from platform_server.features.chat.answers import Answer
 from platform_server.features.chat.pacing import TurnPacer
@@ -47,7 +47,6 @@ from platform_server.features.models.runtime import Routed
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.models import capabilities
 from platform_server.features.skills import lessons
-from platform_server.features.wiki import hot_cache
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -98,6 +97,7 @@ class TurnSetup:
     thinking_level: str | None
     system_prompt: str = ""
     withheld: dict[str, str] = field(default_factory=dict)  # tool name -> why this caller may not use it
+    citations: list[dict[str, Any]] = field(default_factory=list)  # the knowledge passages in the system prompt
 
 
 def text_of(message: str | None, parts: list[dict[str, Any]] | None) -> str:
@@ -423,8 +423,11 @@ class ChatRuntime:
         """One user input: react, or plan-execute for such agents."""
 
         setup = self._setup(turn, req, conv, conv_current)
+        await knowledge.add(self.platform, req.agent, text_of(req.message, req.content_parts), conv.id, bool(req.command or req.held), setup)
         await sidecar.prepare(self, turn, conv, setup.vision)
         turn.publish("message_start", {"role": "assistant"})
+        if setup.citations:
+            turn.publish("citations", {"citations": setup.citations})
         if req.held or (req.command and not await approvals.resume(self, turn, conv, req.command, setup)):
             answer = answers.new_answer(conv)
             answer.content = approvals.WAITING_FOR_OWNER if req.held else approvals.NOTHING_PENDING
@@ -491,6 +494,7 @@ class ChatRuntime:
             chat_req = ChatRequest(model="", messages=built.messages, tools=built.tools, thinking_level=setup.thinking_level)
             finish = await self._stream_model(turn, router, setup.targets, chat_req, answer, totals)
             if not finish.tool_calls:
+                answer.citations = answers.mark_cited(setup.citations, answer.content)  # GET messages returns them
                 if final_with_turn_end:
                     answer.unsaved = "completed"
                 else:
@@ -573,8 +577,7 @@ class ChatRuntime:
             f"## Memory\n\n{memory}" if memory else "",
             skills.prompt_for_agent(self.config, agent),
             goals.context_for(conv.user_id, conv.conversation_id) or "",
-            hot_cache.prompt_for_agent(agent.workspace_id, agent.id, self.config.wiki_hot_cache_max_tokens),
-        )
+        )  # the KBs' digest and passages: `knowledge.add`
         return "\n\n".join(part for part in (prompt, *extras) if part)
 
     def _memory_text(self, agent_id: int, end_user_id: str | None, user_id: int) -> str:

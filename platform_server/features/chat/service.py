@@ -79,9 +79,11 @@ async def wait_result(turn: Turn) -> dict[str, Any]:
     if result.status == "failed":
         raise LlmFailure(result.error or "The model call failed")
     content = ""
+    citations: list[dict[str, Any]] = []
     if result.assistant_message_id:
         row = Message.get_or_none(Message.id == int(result.assistant_message_id))
         content = row.content if row else ""
+        citations = ((row.metadata or {}).get("citations") or []) if row else []
     return {
         "conversationId": turn.conversation_id,
         "content": content,
@@ -90,4 +92,5 @@ async def wait_result(turn: Turn) -> dict[str, Any]:
         "promptTokens": result.prompt_tokens,
         "completionTokens": result.completion_tokens,
         "toolCalls": result.tool_calls,
+        "citations": citations,  # the knowledge passages the answer was given (see the stream's `citations` event)
     }

@@ -14,10 +14,14 @@ from platform_server.features.agents import service as agents
 from platform_server.features.guard import service as guard
 from platform_server.features.skills import service as skills
 from platform_server.features.tools.registry import ToolContext, ToolOutcome, ToolRegistry
+from platform_server.features.wiki import kbs
 from platform_server.integrations.llm import ToolCall, ToolSpec
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
+
+# Offered beside the defaults to an agent bound to a knowledge base (its digest tells it to read pages).
+KNOWLEDGE_TOOLS = ("wiki_search", "wiki_read")
 
 
 def withheld(registry: ToolRegistry, specs: list[ToolSpec], role: str | None, end_user_id: str | None, workspace_id: int) -> dict[str, str]:
@@ -46,8 +50,9 @@ def agent_tools(
     config = platform.config
     registry = platform.services.tools
     bound, tools_disabled = agents.bound_tools(agent.id), bool(agent.tools_disabled)
-    specs = registry.specs_for(bound, tools_disabled)
-    deferred = registry.deferred_for(bound, tools_disabled)
+    implied = KNOWLEDGE_TOOLS if kbs.kbs_of_agent(workspace_id, agent.id) else ()
+    specs = registry.specs_for(bound, tools_disabled, implied)
+    deferred = registry.deferred_for(bound, tools_disabled, implied)
     refused = withheld(registry, deferred, role, end_user_id, workspace_id)
     deferred = [s for s in deferred if s.name not in refused]
 

@@ -25,6 +25,8 @@ from platform_server.features.guard import service as guard
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.tools.registry import ToolError
 from platform_server.features.models.errors import failure_text
+from platform_server.features.wiki import retrieval
+from platform_server.integrations.llm.tokens import ESTIMATE
 
 if TYPE_CHECKING:
     from platform_server.app import Platform
@@ -130,7 +132,10 @@ class SubagentManager:
         specs = [s for s in specs if s.name not in withheld]
         offered = {s.name: "" for s in specs} | withheld  # name -> why it is refused ("" = it may run)
         gctx = guard.GuardContext(ctx.user_id, ctx.workspace_id, agent.id, ctx.conversation_id)
-        messages = [ChatMessage("system", agents.system_prompt(config, agent)), ChatMessage("user", run.task)]
+        # a delegated agent with knowledge bases gets their digest and the passages for its task, as a chat turn does
+        knowledge = await retrieval.for_turn(self.platform, agent.workspace_id, agent.id, run.task, ESTIMATE.count)
+        system = "\n\n".join(p for p in (agents.system_prompt(config, agent), knowledge.prompt) if p)
+        messages = [ChatMessage("system", system), ChatMessage("user", run.task)]
         for _ in range(max(1, agent.max_iterations or 10)):
             _, result = await router.chat(targets, ChatRequest(model="", messages=messages, tools=specs))
             if not result.tool_calls:

@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 RESULT_CAP_BYTES = 64 * 1024
 DEFAULT_TOOL_TIMEOUT_S = 120.0
 DEFAULT_UNBOUND_EXCLUDED = frozenset({"shell_exec"})  # never offered unless bound explicitly
+# Tools of these sources join the defaults rather than replace them: a binding made only of them (the
+# console's Tools tab switching `wiki_search` on) keeps the default tools offered.
+ADDITIVE_SOURCES = frozenset({"wiki"})
 
 
 @dataclass
@@ -198,43 +201,49 @@ class ToolRegistry:
         """The host tools among `names`, with their kind (shell, acp, mcp_stdio)."""
         return {n: d.host for n in names if (d := self._tools.get(n)) is not None and d.host}
 
-    def specs_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
+    def specs_for(self, bound: list[str], tools_disabled: bool, implied: tuple[str, ...] = ()) -> list[ToolSpec]:
         """The tools offered at the start of a turn: the core tier, plus `tool_search` when extension
         tools are held back (see `deferred_for`)."""
-        core, deferred = self.tiered_specs(bound, tools_disabled)
+        core, deferred = self.tiered_specs(bound, tools_disabled, implied)
         search = self._tools.get("tool_search")
         if deferred and search is not None:
             core.append(ToolSpec(search.name, search.description, search.parameters))
         return core
 
-    def deferred_for(self, bound: list[str], tools_disabled: bool) -> list[ToolSpec]:
+    def deferred_for(self, bound: list[str], tools_disabled: bool, implied: tuple[str, ...] = ()) -> list[ToolSpec]:
         """The extension-tier tools this agent could use, offered only after `tool_search` asks for them."""
-        return self.tiered_specs(bound, tools_disabled)[1]
+        return self.tiered_specs(bound, tools_disabled, implied)[1]
 
-    def tiered_specs(self, bound: list[str], tools_disabled: bool) -> tuple[list[ToolSpec], list[ToolSpec]]:
+    def tiered_specs(self, bound: list[str], tools_disabled: bool, implied: tuple[str, ...] = ()) -> tuple[list[ToolSpec], list[ToolSpec]]:
         """The tools offered to a model for one agent turn (see `_tiered_specs`), kept until a tool row, a
         feature flag or a definition changes (every turn asks); the lists are the caller's to change."""
-        core, deferred = _kept_tiered_specs(self, self._generation, tuple(bound), tools_disabled)
+        core, deferred = _kept_tiered_specs(self, self._generation, tuple(bound), tools_disabled, tuple(implied))
         return list(core), list(deferred)
 
-    def _tiered_specs(self, bound: tuple[str, ...], tools_disabled: bool) -> tuple[tuple[ToolSpec, ...], tuple[ToolSpec, ...]]:
+    def _defaults(self) -> list[str]:
+        return sorted(n for n, d in self._tools.items() if d.source == "system" and n not in DEFAULT_UNBOUND_EXCLUDED)
+
+    def _tiered_specs(
+        self, bound: tuple[str, ...], tools_disabled: bool, implied: tuple[str, ...] = ()
+    ) -> tuple[tuple[ToolSpec, ...], tuple[ToolSpec, ...]]:
         """The tools offered to a model for one agent turn.
 
         Rules, in order:
         - only tools that are registered here and enabled in the Tool table are ever offered;
-        - when `bound` (the agent's tool bindings, by name) is non-empty, exactly those tools,
-          in the bound order (unknown or disabled names are skipped);
-        - when `bound` is empty, every enabled `system` tool except `shell_exec` (which is offered
-          only when bound explicitly), by name;
+        - when `bound` (the agent's tool bindings, by name) names a tool of a source outside
+          ADDITIVE_SOURCES, exactly those tools, in the bound order (unknown or disabled names are skipped);
+        - otherwise (nothing bound, or only tools that join the defaults, e.g. `wiki_search`) every
+          enabled `system` tool except `shell_exec` (which is offered only when bound explicitly), by
+          name, then the bound ones;
+        - `implied` (tools that come with what the agent has, e.g. `wiki_read` with a knowledge base)
+          are added after those;
         - `tools_disabled=True` (the agent's `toolsDisabled`) then keeps only `system` tools.
         The description sent is the Tool row's (admins may edit it), the parameters the definition's.
         """
         rows = _enabled_tools()
         flags: dict[str, bool] = {}
-        if bound:
-            names = list(dict.fromkeys(bound))
-        else:
-            names = sorted(n for n, d in self._tools.items() if d.source == "system" and n not in DEFAULT_UNBOUND_EXCLUDED)
+        exact = any((d := self._tools.get(n)) is None or d.source not in ADDITIVE_SOURCES for n in bound)
+        names = list(dict.fromkeys([*(bound if exact else [*self._defaults(), *bound]), *implied]))
         specs: list[ToolSpec] = []
         deferred: list[ToolSpec] = []
         for name in names:
@@ -294,6 +303,6 @@ class ToolRegistry:
 
 @memo_on(Tool, "feature_flag")
 def _kept_tiered_specs(
-    registry: ToolRegistry, generation: int, bound: tuple[str, ...], tools_disabled: bool
+    registry: ToolRegistry, generation: int, bound: tuple[str, ...], tools_disabled: bool, implied: tuple[str, ...]
 ) -> tuple[tuple[ToolSpec, ...], tuple[ToolSpec, ...]]:
-    return registry._tiered_specs(bound, tools_disabled)
+    return registry._tiered_specs(bound, tools_disabled, implied)

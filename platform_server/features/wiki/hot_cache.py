@@ -17,7 +17,8 @@ from platform_server.features.audit import service as audit
 from platform_server.memo import memo_on
 from platform_server.features.wiki import kbs
 from platform_server.features.agents.models import Agent
-from platform_server.features.wiki.models import HotCache, KbAgent, KnowledgeBase, Page, PageLink
+from platform_server.features.wiki import permissions
+from platform_server.features.wiki.models import HotCache, KbAgent, KnowledgeBase, Page, PageLink, PageTypePermission
 from platform_server.features.wiki.text import slugify
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
@@ -147,15 +148,29 @@ def store(kb_id: int, content: str, slugs: list[str], error: str | None) -> None
         row.save()
 
 
-@memo_on(Agent, KbAgent, KnowledgeBase, HotCache)
+def _readable(content: str, kb_id: int, agent_id: int, slugs: list[str]) -> str:
+    """The digest without the lines of pages whose type the agent may not read (their titles and first
+    sentences are theirs to keep); empty when no page line is left."""
+    rules = permissions.rules_of(kb_id, agent_id)
+    if not any(r.read == "deny" for r in rules.values()):
+        return content
+    types = {p.slug: p.page_type for p in Page.select(Page.slug, Page.page_type).where((Page.kb == kb_id) & Page.slug.in_(slugs or [""]))}
+    hidden = {slug for slug in slugs if permissions.decision(rules, types.get(slug, "\0"), "read") == "deny"}
+    lines = [line for line in content.splitlines() if not any(line.startswith(f"- [[{slug}]]") for slug in hidden)]
+    return "\n".join(lines) if any(line.startswith("- [[") for line in lines) else ""
+
+
+@memo_on(Agent, KbAgent, KnowledgeBase, HotCache, Page, PageTypePermission)
 def prompt_for_agent(workspace_id: int, agent_id: int, max_tokens: int) -> str:
-    """The ready digests of the agent's KBs, within the token bound."""
+    """The ready digests of the agent's KBs, within the token bound, without the pages it may not read."""
     parts: list[str] = []
     left = max_tokens
     for kb, _ in kbs.kbs_of_agent(workspace_id, agent_id):
         row = HotCache.get_or_none((HotCache.kb == kb.id) & (HotCache.deleted == 0))
         if row is None or not row.content or row.token_count > left:
             continue
-        parts.append(row.content)
-        left -= row.token_count
+        content = _readable(row.content, kb.id, agent_id, list(row.pages or []))
+        if content:
+            parts.append(content)
+            left -= row.token_count
     return "\n\n".join(parts)

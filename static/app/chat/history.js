@@ -28,6 +28,7 @@ function assistantFrames(m) {
   const thinking = m.metadata?.reasoning || m.metadata?.thinking;
   if (thinking) frames.push({ event: "thinking_delta", data: { delta: String(thinking) } });
   if (m.content) frames.push({ event: "content_delta", data: { delta: m.content } });
+  if (Array.isArray(m.metadata?.citations)) frames.push({ event: "citations", data: { citations: m.metadata.citations } });
   for (const c of toolCallsOf(m)) {
     const name = c.toolName || c.name || c.function?.name;
     const id = c.toolCallId || c.id;

@@ -32,7 +32,8 @@ export class Turn {
     this.frame = 0;
     this.body = h("div", { class: "turn-body" });
     this.statusLine = h("div", { class: "turn-status", "aria-live": "polite" });
-    mount(el, this.body, this.statusLine);
+    this.sources = h("div", { class: "turn-sources", "aria-label": "Sources" });
+    mount(el, this.body, this.sources, this.statusLine);
   }
 
   /** Rebuild from a snapshot (see snapshot()). */
@@ -41,6 +42,7 @@ export class Turn {
     this.nodes = [];
     this.body.replaceChildren();
     this.state.blocks.forEach((block, i) => this.body.append(this.renderBlock(block, i)));
+    this.renderSources();
     this.renderStatus();
     return this;
   }
@@ -83,6 +85,10 @@ export class Turn {
         if (i >= 0) this.update(i, { decision: d.decision }); // else: the card is in an earlier turn, settled there
         break;
       }
+      case "citations": // the knowledge passages the answer was given: source chips under it
+        this.state.citations = Array.isArray(d.citations) ? d.citations : [];
+        this.renderSources();
+        break;
       case "context": // the request left something out to fit the model's window: say so under the answer
         this.state.context = contextNote(d);
         this.renderStatus();
@@ -189,6 +195,12 @@ export class Turn {
     return node;
   }
 
+  renderSources() {
+    const list = this.state.citations || [];
+    this.sources.replaceChildren(...list.map(sourceChip));
+    this.sources.hidden = !list.length;
+  }
+
   renderStatus() {
     const s = this.state;
     this.el.classList.toggle("streaming", s.status === "streaming");
@@ -216,6 +228,17 @@ function toolCard(block) {
       h("div", { class: "label", text: "Arguments" }),
       h("pre", { class: "tool-args", text: pretty(block.arguments) || "{}" }),
       state === "running" ? null : [h("div", { class: "label", text: "Result" }), h("pre", { class: "tool-result", text: pretty(block.result) })]));
+}
+
+/** One citation: `[n] title` opens to the passage's snippet and a link to its page (or knowledge base). */
+function sourceChip(c) {
+  const where = c.kind === "page" ? "Open page" : "Open knowledge base";
+  const href = typeof c.url === "string" && c.url.startsWith("#/wiki/") ? c.url : null;
+  return h("details", { class: "source-chip" + (c.cited ? " cited" : ""), dataset: { citation: String(c.id ?? "") } },
+    h("summary", { title: c.kbName ? `${c.title} · ${c.kbName}` : c.title }, `[${c.id}] ${c.title || "source"}`),
+    h("div", { class: "source-body" },
+      h("p", { class: "source-snippet", text: c.snippet || "" }),
+      href ? h("a", { href, text: where }) : null));
 }
 
 function approvalCard(block, onDecision) {
