@@ -81,7 +81,7 @@ def measure(chunks: int, dims: int, queries: int) -> tuple[float, float, float]:
             vec = gen.standard_normal(dims).astype(np.float32)
             vec /= np.linalg.norm(vec)
             started = time.perf_counter()
-            retrieval.passages([kb], 0, query, {kb.id: vec.tobytes()}, 1500, ESTIMATE.count)  # type: ignore[list-item,attr-defined]
+            retrieval.passages([kb], 0, query, {kb.id: retrieval.QueryVector(vec.tobytes(), None)}, 1500, ESTIMATE.count)  # type: ignore[list-item,attr-defined]
             times.append((time.perf_counter() - started) * 1000)
         cold = times[0]  # the first query after a change loads the KB's vectors into memory
         times.sort()

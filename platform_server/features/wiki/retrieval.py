@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import NamedTuple, TYPE_CHECKING, Any, Callable, Sequence
 
 from platform_server.blocking import run_blocking
 from platform_server.db import database
@@ -43,6 +43,13 @@ HEADER = (
     "Passages retrieved for the user's latest message. Cite the ones you use by their number, e.g. [1]; "
     "if they do not answer the question, say so rather than guess."
 )
+
+
+class QueryVector(NamedTuple):
+    """The query's embedding for one KB and the model that made it."""
+
+    vector: bytes
+    model_id: int | None
 
 
 @dataclass
@@ -79,16 +86,17 @@ async def for_turn(platform: Platform, workspace_id: int, agent_id: int, query: 
     return Knowledge(prompt="\n\n".join(p for p in (text, found.prompt) if p), citations=found.citations)
 
 
-async def _query_vectors(platform: Platform, bound: list[KnowledgeBase], query: str) -> dict[int, bytes]:
-    """The query's vector per KB, embedded once per embedding model (a KB whose model fails has none)."""
+async def _query_vectors(platform: Platform, bound: list[KnowledgeBase], query: str) -> dict[int, QueryVector]:
+    """The query's vector per KB with the model that made it, embedded once per embedding model (a KB whose
+    model fails has none)."""
     by_model: dict[Any, list[KnowledgeBase]] = {}
     for kb in bound:
         by_model.setdefault(kbs.config_of(kb)["embeddingModelId"], []).append(kb)
-    out: dict[int, bytes] = {}
+    out: dict[int, QueryVector] = {}
     for group in by_model.values():
-        vec, _ = await tool.query_vector(platform, group[0], query)
-        if vec is not None:
-            out.update((kb.id, vec) for kb in group)
+        got = await tool.embed_query(platform, group[0], query)
+        if got.vector is not None:
+            out.update((kb.id, QueryVector(got.vector, got.model_id)) for kb in group)
     return out
 
 
@@ -107,10 +115,11 @@ def _keyword(table: str, kb_ids: list[int], query: str) -> list[int]:
     return [int(r[0]) for r in database.execute_sql(sql, (match, *kb_ids, CANDIDATES)).fetchall()]
 
 
-def _load_matrix(table: str, kb_id: int, size: int, extra: str = "") -> tuple[np.ndarray, np.ndarray]:
-    """The ids and the vectors (one row each) of a KB's rows of `table` whose blobs have `size` bytes."""
-    sql = f"SELECT id, embedding FROM {table} WHERE kb_id = ? AND length(embedding) = ?{extra}"
-    rows = database.execute_sql(sql, (kb_id, size)).fetchall()
+def _load_matrix(table: str, kb_id: int, size: int, model_id: int | None, extra: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """The ids and the vectors (one row each) of a KB's rows of `table` made by `model_id` whose blobs have
+    `size` bytes (during a re-embedding the old model's vectors are never compared with the new one's)."""
+    sql = f"SELECT id, embedding FROM {table} WHERE kb_id = ? AND embed_model IS ? AND length(embedding) = ?{extra}"
+    rows = database.execute_sql(sql, (kb_id, model_id, size)).fetchall()
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     return ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), size // 4)
 
@@ -118,23 +127,23 @@ def _load_matrix(table: str, kb_id: int, size: int, extra: str = "") -> tuple[np
 # Kept in memory until the table changes: a turn's vector search is then one matrix product, not a
 # read of every blob (about 55 ms per 10,000 chunks of 384 dimensions).
 @memo_on(Chunk)
-def _chunk_vectors(kb_id: int, size: int) -> tuple[np.ndarray, np.ndarray]:
-    return _load_matrix("wiki_chunk", kb_id, size)
+def _chunk_vectors(kb_id: int, size: int, model_id: int | None) -> tuple[np.ndarray, np.ndarray]:
+    return _load_matrix("wiki_chunk", kb_id, size, model_id)
 
 
 @memo_on(Page)
-def _page_vectors(kb_id: int, size: int) -> tuple[np.ndarray, np.ndarray]:
-    return _load_matrix("wiki_page", kb_id, size, " AND archived = 0")
+def _page_vectors(kb_id: int, size: int, model_id: int | None) -> tuple[np.ndarray, np.ndarray]:
+    return _load_matrix("wiki_page", kb_id, size, model_id, " AND archived = 0")
 
 
-def _nearest(load: Callable[[int, int], tuple[np.ndarray, np.ndarray]], vectors: dict[int, bytes]) -> list[int]:
+def _nearest(load: Callable[[int, int, int | None], tuple[np.ndarray, np.ndarray]], vectors: dict[int, QueryVector]) -> list[int]:
     """Ids of the rows nearest to their KB's query vector, above MIN_SIMILARITY."""
     scored: list[tuple[float, int]] = []
-    for kb_id, vec in vectors.items():
-        ids, matrix = load(kb_id, len(vec))
+    for kb_id, query in vectors.items():
+        ids, matrix = load(kb_id, len(query.vector), query.model_id)
         if not len(ids):
             continue
-        scores = matrix @ search.unpack(vec)
+        scores = matrix @ search.unpack(query.vector)
         top = np.argsort(-scores)[:CANDIDATES] if len(ids) <= CANDIDATES else np.argpartition(-scores, CANDIDATES)[:CANDIDATES]
         scored.extend((float(scores[i]), int(ids[i])) for i in top if scores[i] >= MIN_SIMILARITY)
     scored.sort(key=lambda t: -t[0])
@@ -156,7 +165,9 @@ def _denied(bound: list[KnowledgeBase], agent_id: int) -> tuple[set[int], set[in
     return pages, closed
 
 
-def passages(bound: list[KnowledgeBase], agent_id: int, query: str, vectors: dict[int, bytes], budget: int, count: Callable[[str], int]) -> Knowledge:
+def passages(
+    bound: list[KnowledgeBase], agent_id: int, query: str, vectors: dict[int, QueryVector], budget: int, count: Callable[[str], int]
+) -> Knowledge:
     """The best passages for `query` within `budget` tokens (blocking: run it off the IOLoop)."""
     kb_ids = [kb.id for kb in bound]
     denied_pages, closed = _denied(bound, agent_id)
