@@ -143,6 +143,7 @@ class Config:
     wiki_watch_debounce_s: float = 1.0  # quiet time after the last file event before a watcher scans
     wiki_hot_cache_max_tokens: int = 600  # digest of a KB added to its agents' system prompts (all KBs together)
     wiki_watch_check_s: float = 2.0  # how often watchers check that their folder still exists
+    wiki_vector_cache_mb: int = 256  # search's in-memory vector matrices, all KBs together (0: read per search)
 
     @property
     def db_path(self) -> str:

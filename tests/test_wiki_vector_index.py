@@ -206,8 +206,18 @@ async def test_a_deleted_material_is_never_found_again_and_a_foreign_kb_is_never
     body = {"query": "green pigment", "topK": 5}
     first = (await api.post(f"/api/v1/wiki/kb/{kb}/search-preview", body, token="carol")).data
     assert first["vectorSearch"] is True and [c["rawId"] for c in first["chunks"]] == [processed["raw"]]
+    assert vector_index.kept_bytes() > 0  # the KB's vectors stay in memory for the next search
     assert (await api.delete(f"{KB}/{kb}/raw/{processed['raw']}", token="alice")).status == 200
     again = (await api.post(f"/api/v1/wiki/kb/{kb}/search-preview", body, token="carol")).data
     assert again["chunks"] == [] and [h["slug"] for h in again["results"]] == ["chlorophyll"]  # the page stays
     refused = await api.post(f"/api/v1/wiki/kb/{kb}/search-preview", body, token="dave")
     assert refused.status in (403, 404) and "chunks" not in (refused.data or {})
+
+
+@pytest.mark.config(wiki_vector_cache_mb=0)
+async def test_with_no_memory_for_vectors_nothing_is_kept_and_search_still_ranks_by_vector(api: ApiClient, processed: dict) -> None:
+    body = {"query": "absorbs light", "topK": 5}
+    for _ in range(2):
+        r = await api.post(f"/api/v1/wiki/kb/{processed['kb']}/search-preview", body, token="carol")
+        assert r.status == 200 and r.data["chunks"][0]["vectorScore"] > 0 and r.data["results"][0]["slug"] == "chlorophyll"
+        assert vector_index.kept_bytes() == 0

@@ -28,7 +28,15 @@ TABLES = ("wiki_chunk", "wiki_page", "wiki_page_citation")
 for _table in TABLES:
     watch_table(_table)
 
-MAX_KBS = 16  # matrices kept (least recently searched dropped first): memory stays bounded with many KBs
+# Memory for the kept matrices, all KBs together (config `wiki_vector_cache_mb`, set at start): the least
+# recently searched are dropped first; one larger than the whole budget is used for its search, not kept.
+BUDGET_BYTES = 256 * 1024 * 1024
+
+
+def configure(cache_mb: int) -> None:
+    global BUDGET_BYTES
+    BUDGET_BYTES = max(0, cache_mb) * 1024 * 1024
+    clear()
 
 
 @dataclass(frozen=True)
@@ -47,7 +55,7 @@ class PageMatrix:
 
 
 _LOCK = threading.Lock()
-_KEPT: OrderedDict[tuple[str, int, int], Any] = OrderedDict()
+_KEPT: OrderedDict[tuple[str, int, int], ChunkMatrix | PageMatrix] = OrderedDict()
 _SEEN: list[tuple[int, ...]] = [()]
 
 
@@ -67,12 +75,22 @@ def _cached(key: tuple[str, int, int], build: Any) -> Any:
             return kept
     settled = not database.connection().in_transaction  # a transaction's snapshot may predate a commit: not kept
     value = build()
+    size = _nbytes(value)
     with _LOCK:
-        if settled and _stamp() == now == _SEEN[0]:
+        if settled and _stamp() == now == _SEEN[0] and size <= BUDGET_BYTES:
             _KEPT[key] = value
-            while len(_KEPT) > MAX_KBS * 2:
+            while sum(_nbytes(v) for v in _KEPT.values()) > BUDGET_BYTES:
                 _KEPT.popitem(last=False)
     return value
+
+
+def _nbytes(value: ChunkMatrix | PageMatrix) -> int:
+    return sum(int(getattr(value, f).nbytes) for f in value.__dataclass_fields__)
+
+
+def kept_bytes() -> int:
+    with _LOCK:
+        return sum(_nbytes(v) for v in _KEPT.values())
 
 
 def clear() -> None:
