@@ -96,6 +96,7 @@ def kept_bytes() -> int:
 def clear() -> None:
     with _LOCK:
         _KEPT.clear()
+        _RECENT.clear()
 
 
 def _matrix(blobs: list[bytes], dims: int) -> np.ndarray:
@@ -148,10 +149,26 @@ def positions(ids: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return pos, ids[pos] == wanted
 
 
+_RECENT: OrderedDict[tuple[int, bytes, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+RECENT_QUERIES = 8  # a search ranks pages, then chunks, with the same query: the product is made once
+
+
 def chunk_scores(kb_id: int, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(chunk ids, cosine per chunk) of the KB's chunks with a vector of the query's dimension."""
+    key = (kb_id, query.tobytes(), _stamp())
+    with _LOCK:
+        recent = _RECENT.get(key)
+    if recent is not None:
+        return recent
+    settled = not database.connection().in_transaction
     m = chunk_matrix(kb_id, len(query))
-    return m.ids, m.vectors @ query
+    scores = (m.ids, m.vectors @ query)
+    with _LOCK:
+        if settled and _stamp() == key[2]:
+            _RECENT[key] = scores
+        while len(_RECENT) > RECENT_QUERIES:
+            _RECENT.popitem(last=False)
+    return scores
 
 
 def page_scores(kb_id: int, query: np.ndarray) -> tuple[PageMatrix, np.ndarray]:
