@@ -221,3 +221,10 @@ async def test_with_no_memory_for_vectors_nothing_is_kept_and_search_still_ranks
         r = await api.post(f"/api/v1/wiki/kb/{processed['kb']}/search-preview", body, token="carol")
         assert r.status == 200 and r.data["chunks"][0]["vectorScore"] > 0 and r.data["results"][0]["slug"] == "chlorophyll"
         assert vector_index.kept_bytes() == 0
+
+
+def test_the_bench_step_fills_a_kb_and_times_its_searches() -> None:
+    from scripts.benchmarks import wiki_search
+
+    (result,) = wiki_search.run((300,), dims=8, queries=5)
+    assert (result.chunks, result.pages) == (300, 6) and 0 < result.p50_ms <= result.p95_ms
