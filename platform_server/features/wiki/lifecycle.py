@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.guard import service as guard
-from platform_server.features.wiki import agent_tools, tool
+from platform_server.features.wiki import agent_tools, tool, vector_index
 from platform_server.features.wiki.engine import WikiEngine
 
 if TYPE_CHECKING:
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 
 async def start(platform: Platform) -> None:
+    vector_index.configure(platform.config.wiki_vector_cache_mb)
     engine = WikiEngine(platform, platform.config.wiki_workers)
     platform.services.wiki = engine
     platform.services.tools.register(tool.definition(platform))

@@ -15,11 +15,10 @@ from typing import NamedTuple, TYPE_CHECKING, Any, Callable, Sequence
 from platform_server.blocking import run_blocking
 from platform_server.db import database
 from platform_server.features.settings import service as settings
-from platform_server.features.wiki import hot_cache, kbs, permissions, search, tool
+from platform_server.features.wiki import hot_cache, kbs, permissions, search, tool, vector_index
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, PageCitation, RawMaterial
 from platform_server.features.wiki.text import snippet
 from platform_server.lazy import lazy_import
-from platform_server.memo import memo_on
 
 if TYPE_CHECKING:
     import numpy as np
@@ -115,25 +114,17 @@ def _keyword(table: str, kb_ids: list[int], query: str) -> list[int]:
     return [int(r[0]) for r in database.execute_sql(sql, (match, *kb_ids, CANDIDATES)).fetchall()]
 
 
-def _load_matrix(table: str, kb_id: int, size: int, model_id: int | None, extra: str = "") -> tuple[np.ndarray, np.ndarray]:
-    """The ids and the vectors (one row each) of a KB's rows of `table` made by `model_id` whose blobs have
-    `size` bytes (during a re-embedding the old model's vectors are never compared with the new one's)."""
-    sql = f"SELECT id, embedding FROM {table} WHERE kb_id = ? AND embed_model IS ? AND length(embedding) = ?{extra}"
-    rows = database.execute_sql(sql, (kb_id, model_id, size)).fetchall()
-    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    return ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), size // 4)
-
-
-# Kept in memory until the table changes: a turn's vector search is then one matrix product, not a
-# read of every blob (about 55 ms per 10,000 chunks of 384 dimensions).
-@memo_on(Chunk)
+# The KBs' vectors kept in memory until the wiki's tables change (vector_index, shared with wiki search): a
+# turn's vector search is then one matrix product, not a read of every blob.
 def _chunk_vectors(kb_id: int, size: int, model_id: int | None) -> tuple[np.ndarray, np.ndarray]:
-    return _load_matrix("wiki_chunk", kb_id, size, model_id)
+    m = vector_index.chunk_matrix(kb_id, size // 4, model_id)
+    return m.ids, m.vectors
 
 
-@memo_on(Page)
 def _page_vectors(kb_id: int, size: int, model_id: int | None) -> tuple[np.ndarray, np.ndarray]:
-    return _load_matrix("wiki_page", kb_id, size, model_id, " AND archived = 0")
+    m = vector_index.page_matrix(kb_id, size // 4, model_id)
+    live = ~m.archived  # pages of another model have a zero vector there: they score nothing
+    return m.ids[live], m.vectors[live]
 
 
 def _nearest(load: Callable[[int, int, int | None], tuple[np.ndarray, np.ndarray]], vectors: dict[int, QueryVector]) -> list[int]:

@@ -6,9 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from platform_server.db import database, dict_rows
+from platform_server.db import database
+from platform_server.features.wiki import vector_index
 from platform_server.features.wiki.kbs import embedding_model
-from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, PageCitation, RawMaterial
+from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, RawMaterial
 from platform_server.features.wiki.text import snippet
 from platform_server.serialize import GIVEN, Fields, ident
 from platform_server.lazy import lazy_import
@@ -80,7 +81,8 @@ def _keyword(table: str, kb_ids: list[int], query: str, limit: int) -> dict[int,
     if match is None or not kb_ids:
         return {}
     marks = ",".join("?" * len(kb_ids))
-    sql = f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? AND kb_id IN ({marks}) ORDER BY bm25({table}) LIMIT ?"
+    # `rank` is bm25() (FTS5's default ranking) computed once per row: about 3x faster than ordering by bm25()
+    sql = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND kb_id IN ({marks}) ORDER BY rank LIMIT ?"
     rows = database.execute_sql(sql, (match, *kb_ids, limit)).fetchall()
     if not rows:
         return {}
@@ -96,6 +98,13 @@ class Hit:
     vector: float
 
 
+def _threshold(scores: np.ndarray, top_k: int) -> float:
+    """The top_k-th best score (ties at it are all kept, then ordered as the scan ordered them)."""
+    if len(scores) <= top_k:
+        return float(scores.min()) if len(scores) else 0.0
+    return float(np.partition(scores, len(scores) - top_k)[len(scores) - top_k])
+
+
 def vector_models(kb_ids: list[int], model_id: int | None) -> dict[int, int | None]:
     """KB id -> the embedding model whose vectors a query vector may meet there: the query's model when
     known, else each KB's current one (vectors of another model, e.g. during a re-embedding, score 0)."""
@@ -109,39 +118,37 @@ def search_pages(
 ) -> list[Hit]:
     """Hybrid page ranking: normalised BM25 over title+body and the best cosine of the page or its cited chunks.
 
+    Scores come from the KBs' in-memory matrices (vector_index); only the best pages are read as rows.
     `model_id`: the embedding model of `query_vec` (None: each KB's current model)."""
-    if not kb_ids:
+    if not kb_ids or top_k <= 0:
         return []
     keyword = _keyword("wiki_page_fts", kb_ids, query, 200)
-    q = Page.select().where(Page.kb.in_(kb_ids))
-    if not include_archived:
-        q = q.where(Page.archived == 0)
-    pages = list(q)
-    vector: dict[int, float] = {}
-    if query_vec is not None and pages:
-        models = vector_models(kb_ids, model_id)
-        blobs = [p.embedding if p.embed_model == models.get(p.kb_id) else None for p in pages]
-        for page, score in zip(pages, cosine_all(query_vec, blobs)):
-            vector[page.id] = float(score)
-        cited = (
-            Chunk.select(Chunk.embedding, Chunk.embed_model, Chunk.kb, PageCitation.page.alias("pid"))
-            .join(PageCitation, on=(PageCitation.chunk == Chunk.id))
-            .where(PageCitation.kb_id.in_(kb_ids))
-        )
-        rows = dict_rows(cited)
-        if rows:
-            cited_blobs = [r["embedding"] if r["embed_model"] == models.get(r["kb"]) else None for r in rows]
-            for row, score in zip(rows, cosine_all(query_vec, cited_blobs)):
-                pid = row["pid"]
-                if pid in vector and score > vector[pid]:
-                    vector[pid] = float(score)
-    hits = []
-    for page in pages:
-        kw = keyword.get(page.id, 0.0)
-        vec = max(0.0, vector.get(page.id, 0.0))
-        if kw <= 0 and vec <= 0:
-            continue
-        hits.append(Hit(page, KEYWORD_WEIGHT * kw + VECTOR_WEIGHT * vec, kw, vec))
+    q = unpack(query_vec).copy() if query_vec is not None else None  # aligned, as the matrices
+    models = vector_models(kb_ids, model_id) if q is not None else {}
+    ids, kws, vecs = [], [], []
+    for kb_id in dict.fromkeys(kb_ids):
+        if q is not None:
+            pm, vec = vector_index.page_scores(kb_id, q, models.get(kb_id))
+        else:
+            pm = vector_index.page_matrix(kb_id, 0)  # ids and archived flags only
+            vec = np.zeros(len(pm.ids), dtype=np.float32)
+        live = np.ones(len(pm.ids), dtype=bool) if include_archived else ~pm.archived
+        ids.append(pm.ids[live])
+        vecs.append(vec[live])
+        kw = np.zeros(len(pm.ids), dtype=np.float64)
+        pos, ok = vector_index.positions(pm.ids, np.array(list(keyword), dtype=np.int64))
+        kw[pos[ok]] = np.array(list(keyword.values()), dtype=np.float64)[ok]
+        kws.append(kw[live])
+    all_ids, kw, vec64 = np.concatenate(ids), np.concatenate(kws), np.maximum(0.0, np.concatenate(vecs).astype(np.float64))
+    keep = (kw > 0) | (vec64 > 0)
+    all_ids, kw, vec64 = all_ids[keep], kw[keep], vec64[keep]
+    score = KEYWORD_WEIGHT * kw + VECTOR_WEIGHT * vec64
+    if not len(score):
+        return []
+    best = score >= _threshold(score, top_k)
+    pages = {p.id: p for p in Page.select().where(Page.id.in_([int(i) for i in all_ids[best]]))}
+    rows = zip(all_ids[best].tolist(), score[best].tolist(), kw[best].tolist(), vec64[best].tolist())
+    hits = [Hit(pages[i], s, k, v) for i, s, k, v in rows if i in pages]
     hits.sort(key=lambda h: (-h.score, h.page.slug))
     return hits[:top_k]
 
@@ -160,23 +167,34 @@ CHUNK_HIT_FIELDS = Fields(
 
 
 def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int, model_id: int | None = None) -> list[dict[str, Any]]:
-    """Hybrid ranking of raw chunks, for the preview (`model_id` as in search_pages)."""
-    if not kb_ids:
+    """Hybrid ranking of raw chunks, for the preview (vector scores from the KBs' in-memory matrices;
+    `model_id` as in search_pages)."""
+    if not kb_ids or top_k <= 0:
         return []
     keyword = _keyword("wiki_chunk_fts", kb_ids, query, 200)
-    rows = list(
-        Chunk.select(Chunk.id, Chunk.kb, Chunk.raw, Chunk.text, Chunk.embedding, Chunk.embed_model, Chunk.position).where(Chunk.kb.in_(kb_ids))
-    )
-    models = vector_models(kb_ids, model_id) if query_vec is not None else {}
-    blobs = [r.embedding if r.embed_model == models.get(r.kb_id) else None for r in rows]
-    vec = cosine_all(query_vec, blobs) if query_vec is not None and rows else [0.0] * len(rows)
-    scored = []
-    for row, v in zip(rows, vec):
-        kw = keyword.get(row.id, 0.0)
-        if kw <= 0 and v <= 0:
+    q = unpack(query_vec).copy() if query_vec is not None else None  # aligned, as the matrices
+    found: dict[int, float] = {}  # chunk id -> cosine, for the vector candidates and every keyword hit
+    models = vector_models(kb_ids, model_id) if q is not None else {}
+    for kb_id in dict.fromkeys(kb_ids):
+        if q is None:
             continue
-        scored.append((KEYWORD_WEIGHT * kw + VECTOR_WEIGHT * max(0.0, float(v)), kw, float(v), row))
-    scored.sort(key=lambda t: -t[0])
+        ids, cos = vector_index.chunk_scores(kb_id, q, models.get(kb_id))
+        if len(cos):
+            # a chunk outside the top_k by cosine and without a keyword hit cannot reach the top_k
+            top = cos >= _threshold(cos, top_k)
+            found.update(zip(ids[top].tolist(), cos[top].tolist()))
+            pos, ok = vector_index.positions(ids, np.array(list(keyword), dtype=np.int64))
+            found.update(zip(ids[pos[ok]].tolist(), cos[pos[ok]].tolist()))
+    # both maps hold only chunks of these KBs: rank on the scores, then read just the top_k rows
+    ranked = []
+    for cid in sorted(set(found) | set(keyword)):
+        kw, v = keyword.get(cid, 0.0), found.get(cid, 0.0)
+        if kw > 0 or v > 0:
+            ranked.append((KEYWORD_WEIGHT * kw + VECTOR_WEIGHT * max(0.0, v), kw, v, cid))
+    ranked.sort(key=lambda t: -t[0])
+    best = [t[3] for t in ranked[:top_k]]
+    rows = {r.id: r for r in Chunk.select(Chunk.id, Chunk.raw, Chunk.text, Chunk.position).where(Chunk.id.in_(best))}
+    scored = [(s, kw, v, rows[cid]) for s, kw, v, cid in ranked[:top_k] if cid in rows]
     titles = {
         r.id: r.title
         for r in RawMaterial.select(RawMaterial.id, RawMaterial.title).where(RawMaterial.id.in_([t[3].raw_id for t in scored[:top_k]] or [0]))
