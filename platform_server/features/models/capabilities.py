@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from platform_server.features.models.errors import LlmFailure
-from platform_server.features.models.models import ModelConfig
+from platform_server.features.models.models import ModelConfig, Provider
+from platform_server.memo import memo_on
 from platform_server.web.errors import BadRequest
 
 CAPABILITIES = ("chat", "tools", "json")
@@ -56,12 +57,14 @@ def check(values: Iterable[str] | None) -> str | None:
 
 def of_target(target: Any) -> list[str]:
     """The capabilities of a resolved target (`provider_id`, `protocol`, `model_name`)."""
-    row = ModelConfig.get_or_none(
-        (ModelConfig.provider == target.provider_id) & (ModelConfig.model_name == target.model_name) & (ModelConfig.model_type == "chat")
-    )
-    if row is None:
-        return list(defaults_for(target.protocol))
-    return of_row(row)
+    return list(_of_model(target.provider_id, target.model_name, target.protocol))
+
+
+@memo_on(ModelConfig, Provider)
+def _of_model(provider_id: str, model_name: str, protocol: str) -> tuple[str, ...]:
+    """A chat model's capabilities, read once per change of the model tables (every chat turn asks)."""
+    row = ModelConfig.get_or_none((ModelConfig.provider == provider_id) & (ModelConfig.model_name == model_name) & (ModelConfig.model_type == "chat"))
+    return tuple(defaults_for(protocol) if row is None else of_row(row))
 
 
 def able(targets: list[Any], need: str, job: str) -> list[Any]:

@@ -9,6 +9,7 @@ from typing import Any
 import peewee
 
 from platform_server.config import Config
+from platform_server.memo import memo_on
 from platform_server.db import database, utcnow
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
@@ -177,17 +178,30 @@ def _agent_kb_ids(agent: Agent) -> list[tuple[int, str]]:
     return out
 
 
-def kbs_of_agent(workspace_id: int, agent_id: int) -> list[tuple[KnowledgeBase, str]]:
-    """The agent's KBs in the workspace (primary first), with how each is bound."""
+@memo_on(Agent, KbAgent, KnowledgeBase)
+def _bound_kb_ids(workspace_id: int, agent_id: int) -> tuple[tuple[int, str], ...]:
+    """(KB id, binding) of the agent's KBs in the workspace, primary first (read once per change of those tables:
+    every chat turn asks, and most agents have none)."""
     agent = Agent.get_or_none((Agent.id == agent_id) & (Agent.workspace_id == workspace_id))
     if agent is None:
+        return ()
+    ids = _agent_kb_ids(agent)
+    present = {
+        kb.id
+        for kb in KnowledgeBase.select(KnowledgeBase.id).where(
+            KnowledgeBase.id.in_([i for i, _ in ids] or [0]) & (KnowledgeBase.workspace_id == workspace_id)
+        )
+    }
+    return tuple((kb_id, how) for kb_id, how in ids if kb_id in present)
+
+
+def kbs_of_agent(workspace_id: int, agent_id: int) -> list[tuple[KnowledgeBase, str]]:
+    """The agent's KBs in the workspace (primary first), with how each is bound."""
+    bound = _bound_kb_ids(workspace_id, agent_id)
+    if not bound:
         return []
-    out = []
-    for kb_id, how in _agent_kb_ids(agent):
-        kb = KnowledgeBase.get_or_none((KnowledgeBase.id == kb_id) & (KnowledgeBase.workspace_id == workspace_id))
-        if kb is not None:
-            out.append((kb, how))
-    return out
+    rows = {kb.id: kb for kb in KnowledgeBase.select().where(KnowledgeBase.id.in_([i for i, _ in bound]))}
+    return [(rows[kb_id], how) for kb_id, how in bound if kb_id in rows]
 
 
 def for_agent(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
