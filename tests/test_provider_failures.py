@@ -7,50 +7,17 @@ import json
 import logging
 import re
 import time
-from typing import Any, AsyncIterator
 
 import pytest
 
-from tests.helpers.chat import ChatEnv, make_agent, text_of
-from tests.helpers.client import ApiClient
-from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.chat import ChatEnv, text_of
+from tests.helpers.fake_openai import Script
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import free_port
+from tests.test_resilience_providers import Pair, pair  # noqa: F401 - the fixture: two providers, backup preferred
 
 PROBE_S = 0.5
 SECRET = "upstream said: see http://llm-internal.corp.example:8443/v1/keys?token=sk-live-123 for details"
-
-
-class Pair:
-    """Two scripted providers; the agent uses `primary` (the default) and prefers `backup` next."""
-
-    def __init__(self, api: ApiClient, primary: ScriptedOpenAI, backup: ScriptedOpenAI, agent_id: str) -> None:
-        self.api, self.primary, self.backup, self.agent_id = api, primary, backup, agent_id
-
-    async def stream(self, message: str, conversation_id: str) -> list[Any]:
-        body = {"agentId": self.agent_id, "conversationId": conversation_id, "message": message}
-        return await self.api.sse("POST", "/api/v1/chat/stream", body, token="alice", timeout=40)
-
-    async def state(self, provider_id: str) -> dict[str, Any]:
-        r = await self.api.get("/api/v1/llm/provider-pool", token="alice")
-        return next(e for e in r.data if e["providerId"] == provider_id)
-
-
-@pytest.fixture
-async def pair(api: ApiClient, people: dict) -> AsyncIterator[Pair]:
-    primary, backup = ScriptedOpenAI(), ScriptedOpenAI()
-    await primary.start()
-    await backup.start()
-    try:
-        await use_fake_openai(api, backup.url, provider_id="backup", model="b-model")
-        await use_fake_openai(api, primary.url, provider_id="primary", model="p-model")  # the default
-        agent_id = await make_agent(api)
-        r = await api.put(f"/api/v1/agents/{agent_id}/provider-preferences", {"providerIds": ["backup"]}, token="alice")
-        assert r.status == 200, r.body
-        yield Pair(api, primary, backup, agent_id)
-    finally:
-        await primary.stop()
-        await backup.stop()
 
 
 @pytest.mark.config(llm_provider_probe_interval_s=PROBE_S)

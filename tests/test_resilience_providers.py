@@ -22,12 +22,15 @@ class Pair:
 
     async def stream(self, message: str, conversation_id: str = "r1") -> list[Any]:
         body = {"agentId": self.agent_id, "conversationId": conversation_id, "message": message}
-        return await self.api.sse("POST", "/api/v1/chat/stream", body, token="alice", timeout=20)
+        return await self.api.sse("POST", "/api/v1/chat/stream", body, token="alice", timeout=40)
 
     async def pool(self) -> dict[str, dict[str, Any]]:
         r = await self.api.get("/api/v1/llm/provider-pool", token="alice")
         assert r.status == 200, r.body
         return {e["providerId"]: e for e in r.data}
+
+    async def state(self, provider_id: str) -> dict[str, Any]:
+        return (await self.pool())[provider_id]
 
     async def messages(self, conversation_id: str = "r1") -> list[dict[str, Any]]:
         r = await self.api.get(f"/api/v1/conversations/{conversation_id}/messages", token="alice")
