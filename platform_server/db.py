@@ -45,6 +45,7 @@ SLOW_CHECKPOINT_S = 0.05  # a checkpoint (copy and sync) taking this long is log
 # never waits for it): past this many pages the committing connection checkpoints itself after its
 # commit, as SQLite's own auto-checkpoint does, with any error logged and swallowed (the commit stands).
 WAL_HARD_LIMIT_PAGES = 10_000
+HARD_LIMIT_WAIT_S = 1.0  # past the hard limit a writer waits at most this long for the checkpointer's checkpoint
 CHECKPOINT_GAP_S = 0.1  # at most one PASSIVE checkpoint per this long (each wake-up after a commit past the limit)
 CHECKPOINT_IDLE_S = 2.0  # no commit for this long: the WAL is checkpointed and truncated
 # The loop thread's connection waits at most this long for another connection's write lock (a busy
@@ -93,10 +94,19 @@ class _ChangeTracker:
         if checkpointer is not None:
             checkpointer.note_commit(pages)
         if pages >= (WAL_HARD_LIMIT_PAGES if checkpointer is not None else WAL_AUTOCHECKPOINT_PAGES):
+            # Past the hard limit the checkpointer is not keeping up: this writer waits for the checkpoint
+            # it is running (it would make ours fail as busy), then copies the rest itself, so the WAL
+            # restarts at the next write instead of growing while the two take turns failing.
+            running = checkpointer.running if checkpointer is not None else None
+            if running is not None and not running.acquire(timeout=HARD_LIMIT_WAIT_S):
+                running = None
             try:
-                conn.wal_checkpoint(name)  # passive: never waits
+                conn.wal_checkpoint(name)  # passive: never waits on readers or writers
             except Exception as exc:  # noqa: BLE001 - the commit is done; a later one tries again
                 log.warning("WAL checkpoint after a commit (%d pages) failed: %s", pages, exc)
+            finally:
+                if running is not None:
+                    running.release()
         return 0  # SQLITE_OK
 
 
@@ -137,6 +147,7 @@ class Checkpointer:
         self.checkpointed_at = 0  # the WAL's size when the last PASSIVE checkpoint began
         self.last_commit = time.monotonic()
         self.checkpoints = 0
+        self.running = threading.Lock()  # held during each checkpoint (see `on_wal_commit`)
         self.thread = threading.Thread(target=self._run, name="wal-checkpointer", daemon=True)
 
     def note_commit(self, pages: int) -> None:
@@ -187,7 +198,8 @@ class Checkpointer:
     def _checkpoint(self, conn: Any, mode: str) -> bool:
         started = time.perf_counter()
         try:
-            busy, _, _ = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()[0]
+            with self.running:
+                busy, _, _ = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()[0]
         except Exception as exc:  # noqa: BLE001 - logged and reported; the next wake-up tries again
             log.warning("WAL checkpoint (%s) failed: %s", mode, exc)
             if self.on_fault is not None:
