@@ -340,6 +340,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     except Exception as exc:
         if health.note_fault(exc) is None or not storage.release_reserve(config.data_dir):
             raise
+        health.reserve_owed = True
         open_database(config.db_path, config.db_loop_busy_timeout_ms)  # read-only mode: reads are served
     if not health.read_only:
         storage.keep_reserve(config.data_dir, health.min_free_bytes)

@@ -35,6 +35,9 @@ class StorageHealth:
         self.failed_write = False  # read-only because a write failed (not only low space)
         self.since: float | None = None
         self.free_bytes: int | None = None
+        # The start freed the reserve to open the database: until it is made again, its size does not
+        # count as free (else the 2 MB it freed would read as space back, and writes resume on a full disk).
+        self.reserve_owed = False
 
     @property
     def read_only(self) -> bool:
@@ -55,10 +58,11 @@ class StorageHealth:
         except OSError as exc:
             self._degrade(f"The data folder cannot be measured: {exc.strerror}", failed_write=True)
             return False
-        if self.free_bytes < self.min_free_bytes:
+        free = self.free_bytes - (RESERVE_BYTES if self.reserve_owed else 0)
+        if free < self.min_free_bytes:
             low = f"Free space {self.free_bytes // 1024} KB is under the {self.min_free_bytes // 1024} KB threshold"
             self._degrade(low, failed_write=self.failed_write)
-        elif self.reason is not None and (not self.failed_write or self.free_bytes >= RECOVERY_MIN_FREE_BYTES):
+        elif self.reason is not None and (not self.failed_write or free >= RECOVERY_MIN_FREE_BYTES):
             log.warning("storage: writes accepted again (%d KB free)", self.free_bytes // 1024)
             self.reason, self.failed_write, self.since = None, False, None
         return self.reason is None
@@ -126,7 +130,9 @@ def start_write(health: StorageHealth, what: str, write: Callable[[], Any]) -> N
         except Exception as exc:
             if health.note_fault(exc) not in ("full", "io"):
                 raise
-            if attempt == 2 or not release_reserve(health.data_dir):
+            if attempt == 1 and release_reserve(health.data_dir):
+                health.reserve_owed = True
+            else:
                 log.warning("start: %s left for the next start (the disk is full)", what)
                 return
 
@@ -165,6 +171,7 @@ class StorageCheckLoop(Loop):
 
     def tick(self) -> bool:
         healthy = self.health.check()
-        if healthy:
-            keep_reserve(self.health.data_dir, self.health.min_free_bytes)
+        if healthy or self.health.reserve_owed:
+            if keep_reserve(self.health.data_dir, self.health.min_free_bytes):
+                self.health.reserve_owed = False
         return healthy

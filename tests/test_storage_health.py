@@ -5,9 +5,13 @@ periodic check (`storage_check_s`) ends it once space is enough again."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any
 
+import apsw
 import pytest
+
+from platform_server import storage
 
 from tests.helpers.client import ApiClient
 from tests.helpers.server import RunningServer
@@ -16,9 +20,7 @@ HUGE_MB = 1 << 40  # more free space than any disk has
 
 
 @pytest.mark.config(storage_min_free_mb=HUGE_MB, storage_check_s=0.1)
-async def test_free_space_under_the_threshold_makes_writes_answer_507_until_a_check_finds_enough(
-    server: RunningServer, api: ApiClient
-) -> None:
+async def test_free_space_under_the_threshold_makes_writes_answer_507_until_a_check_finds_enough(server: RunningServer, api: ApiClient) -> None:
     r = await api.post("/api/v1/setup/init", {"username": "alice", "password": "password-123"})
     assert r.status == 507 and r.body["code"] == 507 and "Free space" in r.body["msg"] and r.body["data"] is None
     r = await api.get("/api/v1/setup/status")
@@ -49,3 +51,18 @@ async def test_with_storage_check_s_0_read_only_mode_lasts_until_a_restart(serve
     await asyncio.sleep(0.3)  # no periodic check runs
     r = await api.post("/api/v1/agents", {"name": "Nope", "agentType": "react"}, token="alice")
     assert r.status == 507
+
+
+def test_the_space_a_freed_reserve_gave_back_does_not_end_read_only_mode(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A start on a full disk freed the 2 MB reserve to open the database: those 2 MB are not space back.
+    free = {"bytes": storage.RESERVE_BYTES}
+    monkeypatch.setattr(storage.shutil, "disk_usage", lambda _: SimpleNamespace(free=free["bytes"]))
+    health = storage.StorageHealth(str(tmp_path), 1024 * 1024)
+    health.note_fault(apsw.FullError("database or disk is full"))
+    health.reserve_owed = True
+    assert not health.check() and health.snapshot()["status"] == "DEGRADED"
+    free["bytes"] = storage.RESERVE_BYTES + 2 * 1024 * 1024  # room for the reserve and the threshold: writes resume
+    assert health.check()
+    loop = storage.StorageCheckLoop(health, 1)
+    free["bytes"] = 10 * storage.RESERVE_BYTES
+    assert loop.tick() and not health.reserve_owed and (tmp_path / storage.RESERVE_NAME).exists()
