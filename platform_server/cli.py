@@ -11,6 +11,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from platform_server.features.chat import CHAT
 from platform_server.config import Config, load_config
 from platform_server import logs
 from platform_server.app import collect_migrations
@@ -75,7 +76,7 @@ async def serve(config: Config) -> None:
     log = logging.getLogger("platform_server")
     server.stop()
     await warming  # a worker thread cannot be interrupted; it is short
-    chat = getattr(platform.services, "chat", None)
+    chat = platform.find_runtime(CHAT)
     if chat is not None:
         log.info("stopping: waiting up to %.0f s for %d running turn(s)", config.shutdown_grace_s, len(chat.turns.running()))
         left = await chat.drain(config.shutdown_grace_s)

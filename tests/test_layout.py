@@ -44,16 +44,6 @@ def _imported_areas(path: Path) -> set[str]:
     return {m.split(".")[2] for m in _imports(path) if m.startswith("platform_server.features.") and m.count(".") >= 2}
 
 
-def _service_owners() -> dict[str, str]:
-    """`platform.services.<name>` -> the area whose code sets it."""
-    owners: dict[str, str] = {}
-    for area in _areas():
-        for path in (AREAS / area).rglob("*.py"):
-            for name in re.findall(r"platform\.services\.(\w+) = ", path.read_text()):
-                owners[name] = area
-    return owners
-
-
 def test_every_area_is_registered_once_in_features_and_every_registered_area_exists() -> None:
     names = [f.name for f in FEATURES]
     assert len(names) == len(set(names))
@@ -104,21 +94,59 @@ def test_a_function_imports_only_platform_server_modules_and_libraries_come_thro
     assert offenders == []
 
 
+# The modules that assemble the process; every other module reads the contract in platform_server/platform.py.
+IMPORTS_APP = {"app.py", "cli.py", "__main__.py"}
+
+
+def test_only_the_assembling_modules_import_app_py_not_even_for_type_checking() -> None:
+    offenders = [str(p.relative_to(ROOT)) for p in sorted(ROOT.rglob("*.py"))
+                 if str(p.relative_to(ROOT)) not in IMPORTS_APP
+                 and any(m == "platform_server.app" or m.startswith("platform_server.app.") for m in _imports(p))]
+    assert offenders == []
+
+
+def test_platform_py_is_a_leaf_that_imports_no_area_and_not_app_py() -> None:
+    imported = [m for m in _imports(ROOT / "platform.py") if m.startswith("platform_server.")]
+    assert [m for m in imported if m.startswith(("platform_server.features", "platform_server.app"))] == []
+
+
+def _keys_declared() -> dict[str, str]:
+    """RuntimeKey constant -> the area whose `__init__.py` declares it."""
+    out: dict[str, str] = {}
+    for area in _areas():
+        for node in ast.parse((AREAS / area / "__init__.py").read_text()).body:
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and "RuntimeKey" in ast.unparse(node.annotation):
+                out[node.target.id] = area
+    return out
+
+
+def test_runtime_keys_are_declared_in_their_area_package_and_only_that_area_sets_them() -> None:
+    """`platform.set_runtime(KEY, ...)` only in the area that declares KEY (as home-assistant integrations own their runtime_data)."""
+    keys = _keys_declared()
+    assert {"TOOLS", "LLM", "CHAT"} <= set(keys)
+    offenders: list[str] = []
+    for area in _areas():
+        for path in (AREAS / area).rglob("*.py"):
+            for key in re.findall(r"set_runtime\((\w+)", path.read_text()):
+                if keys.get(key) != area:
+                    offenders.append(f"{path.relative_to(AREAS)} sets {key}")
+    assert offenders == []
+
+
 @pytest.mark.parametrize("layer", ["web", "integrations"])
 def test_the_web_and_integrations_layers_import_no_feature(layer: str) -> None:
     offenders = {str(p.relative_to(ROOT)): sorted(_imported_areas(p)) for p in (ROOT / layer).rglob("*.py") if _imported_areas(p)}
     assert offenders == {}
 
 
-def test_every_area_declares_the_areas_it_imports_or_whose_services_it_uses() -> None:
-    owners = _service_owners()
+def test_every_area_declares_the_areas_it_imports_or_whose_runtimes_it_uses() -> None:
+    """A runtime is read through its key (`platform.runtime(CHAT)`), imported from the area that declares it."""
     declared = {f.name: set(f.needs) | set(f.uses) for f in FEATURES}
     missing: dict[str, set[str]] = {}
     for area in _areas():
         used: set[str] = set()
         for path in (AREAS / area).rglob("*.py"):
             used |= _imported_areas(path)
-            used |= {owners[n] for n in re.findall(r"services\.(\w+)", path.read_text()) if n in owners}
         undeclared = used - {area} - declared[area]
         if undeclared:
             missing[area] = undeclared
@@ -126,13 +154,11 @@ def test_every_area_declares_the_areas_it_imports_or_whose_services_it_uses() ->
 
 
 def test_every_declared_dependency_is_real() -> None:
-    owners = _service_owners()
     unused: dict[str, set[str]] = {}
     for feature in FEATURES:
         used: set[str] = set()
         for path in (AREAS / feature.name).rglob("*.py"):
             used |= _imported_areas(path)
-            used |= {owners[n] for n in re.findall(r"services\.(\w+)", path.read_text()) if n in owners}
         extra = set(feature.needs) | set(feature.uses)
         extra -= used
         if extra:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.tools import TOOLS
 from platform_server.features.acp import delegate, service
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
     service.seed_builtins()
-    platform.services.tools.register(delegate.definition(platform))
+    platform.runtime(TOOLS).register(delegate.definition(platform))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from platform_server.features.channels import CHANNELS
 from platform_server.features.channels import pairing_handlers, service
 from platform_server.features.channels.models import Channel
 from platform_server.features.channels.runtime import ChannelRuntime, conversation_id_for
@@ -162,7 +163,7 @@ class WebhookHandler(ApiHandler):
         if not service.first_sight(channel, message["messageId"], raw):
             self.ok({"accepted": False, "reason": "duplicate"})
             return
-        runtime: ChannelRuntime = self.platform.services.channels
+        runtime: ChannelRuntime = self.platform.runtime(CHANNELS)
         self.ok(runtime.deliver(channel, message))
 
 
@@ -171,7 +172,7 @@ def webchat_channel(handler: ApiHandler, token: str) -> Channel:
     row = Channel.get_or_none((Channel.public_token == token) & (Channel.channel_type == "webchat"))
     if row is None or not row.enabled:
         raise NotFound("Webchat not found")
-    handler.platform.services.channels.webchat_limits.hit(row.id, handler.client_ip)
+    handler.platform.runtime(CHANNELS).webchat_limits.hit(row.id, handler.client_ip)
     return row
 
 

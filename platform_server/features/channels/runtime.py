@@ -7,6 +7,7 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from platform_server.features.chat import CHAT
 from platform_server.db import utcnow
 from platform_server.features.channels.webchat_limits import WebchatLimiter
 from platform_server.features.channels import service
@@ -19,7 +20,7 @@ from platform_server.features.conversations.models import Message
 from platform_server.features.conversations.service import key_for
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ def conversation_id_for(channel: Channel, end_user: str, prefix: str = "ch") -> 
 
 
 class ChannelRuntime:
-    """Reply workers of this process (platform.services.channels)."""
+    """Reply workers of this process (platform.runtime(CHANNELS))."""
 
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
@@ -43,7 +44,7 @@ class ChannelRuntime:
 
         caller = service.owner_caller(channel)
         agent = agents.get_agent_for_chat(caller, channel.agent_id)
-        chat = self.platform.services.chat
+        chat = self.platform.runtime(CHAT)
         cid = conversation_id_for(channel, message["senderId"])
         end_user = f"{channel.channel_type}:{message['senderId']}"
         try:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 
+from platform_server.features.chat import CHAT
 from platform_server.db import database, utcnow
 from platform_server.features.cron.events import render
 from platform_server.features.cron.models import CronJob, CronRun, Trigger, TriggerEvent
@@ -24,7 +25,7 @@ from platform_server.features.workspaces import service as workspaces
 from platform_server.features.workspaces.models import Workspace
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def run_agent(spec: RunSpec) -> Any:
 
 
 class CronScheduler(Loop):
-    """Fires due cron jobs and cron triggers (platform.services.cron) and owns every run task.
+    """Fires due cron jobs and cron triggers (platform.runtime(CRON)) and owns every run task.
 
     State lives in SQLite (each job's next fire instant), so a restart neither loses nor repeats a
     fire; a job whose fire times passed while the server was down fires once, then moves on.
@@ -211,7 +212,7 @@ class CronScheduler(Loop):
         try:
             caller = owner_caller(spec.owner_user_id, spec.workspace_id)
             agent = run_agent(spec)
-            runtime = self.platform.services.chat
+            runtime = self.platform.runtime(CHAT)
             if runtime is None or conversation_id is None:
                 raise RunRefused("The chat runtime is not running")
             turn = runtime.start_turn(

@@ -5,11 +5,12 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from platform_server.features.tools import TOOLS
 from platform_server.features.datasources import service
 from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 QUERY_TOOL = {
     "type": "object",
@@ -23,7 +24,7 @@ QUERY_TOOL = {
 
 async def start(platform: Platform) -> None:
 
-    platform.services.tools.register(
+    platform.runtime(TOOLS).register(
         ToolDefinition(
             name="query_datasource",
             description="Query a workspace datasource read-only (SQL for SQLite, GET for HTTP).",

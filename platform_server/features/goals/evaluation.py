@@ -8,6 +8,7 @@ import json
 import logging
 from typing import Any, Callable
 
+from platform_server.features.models import LLM
 from platform_server.db import database, utcnow
 from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
 from platform_server.features.usage import meter
@@ -109,7 +110,7 @@ class GoalEvaluator(Loop):
         agent = Agent.get_or_none(Agent.id == goal.agent_id) or Agent.get_by_id(conv.agent_id)
         prompt = json.dumps({"goal": goal.title, "criteria": list(goal.criteria or []), "conversation": _transcript(conv)}, ensure_ascii=False)
         with meter.scope("goal", goal.workspace_id, goal.user_id, agent.id, goal.conversation_id):
-            text, model = await llm.ask(self.platform.services.llm, llm.targets_for(agent), JUDGE_SYSTEM, prompt, 300, source="goal")
+            text, model = await llm.ask(self.platform.runtime(LLM), llm.targets_for(agent), JUDGE_SYSTEM, prompt, 300, source="goal")
         try:
             verdict = _verdict(llm.parse_json(text))
         except (llm.UnreadableAnswer, ValueError):

@@ -12,6 +12,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from platform_server.features.models import LLM
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.memory import facts, llm, store
@@ -24,7 +25,7 @@ from platform_server.web.errors import ApiError, BadRequest, NotFound
 from platform_server.serialize import Fields, flag, ident, items, when
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +163,7 @@ class Dreamer:
             self.bus.publish(scope, "dream_progress", {**base, "stage": "gathering"})
             prompt, protected = self._material(scope, selected)
             self.bus.publish(scope, "dream_progress", {**base, "stage": "consolidating"})
-            value, model = await llm.ask_json(self.platform.services.llm, targets, llm.DREAM_SYSTEM, prompt, 4000, scope=scope, source="dreaming")
+            value, model = await llm.ask_json(self.platform.runtime(LLM), targets, llm.DREAM_SYSTEM, prompt, 4000, scope=scope, source="dreaming")
             if not isinstance(value, dict):
                 raise LlmFailure("The memory model did not answer a JSON object")
             self.bus.publish(scope, "dream_progress", {**base, "stage": "writing"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from platform_server.features.models import LLM
 from platform_server.config import Config
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
@@ -19,7 +20,7 @@ from platform_server.web.errors import BadRequest, NotFound
 from platform_server.serialize import Fields, flag, ident, when
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 MAX_FACTS_PER_CALL = 50
 STATEMENT_MAX = 1000
@@ -187,7 +188,7 @@ async def extract(platform: Any, actor: Caller | None, agent: Any, conv: Any, ro
     targets = llm.targets_for(agent)
     known = [{"key": f.key, "statement": f.statement} for f in active(scope)][:200]
     prompt = json.dumps({"knownFacts": known, "conversation": transcript}, ensure_ascii=False)
-    value, model = await llm.ask_json(platform.services.llm, targets, llm.EXTRACT_SYSTEM, prompt, scope=scope)
+    value, model = await llm.ask_json(platform.runtime(LLM), targets, llm.EXTRACT_SYSTEM, prompt, scope=scope)
     extracted = _extracted(value)
     results: list[tuple[Fact, str, Contradiction | None]] = []
     with database.atomic():
@@ -271,7 +272,7 @@ async def resolve(
             merged = statement
         else:
             text, _ = await llm.ask(
-                platform.services.llm,
+                platform.runtime(LLM),
                 llm.targets_for(agent),
                 llm.MERGE_SYSTEM,
                 json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}),

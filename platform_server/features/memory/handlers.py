@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.features.memory import DREAMER
 from platform_server.blocking import run_blocking
 from platform_server.features.agents import service as agents
 from platform_server.features.memory import dreaming, facts, schedule, store
@@ -43,7 +44,7 @@ class MemoryHandler(ApiHandler):
 
     @property
     def dreamer(self) -> dreaming.Dreamer:
-        return self.platform.services.memory
+        return self.platform.runtime(DREAMER)
 
 
 class DreamEventsHandler(MemoryHandler):

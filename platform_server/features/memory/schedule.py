@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import peewee
 
+from platform_server.features.memory import DREAMER
 from platform_server.db import dict_rows, iso
 from platform_server.features.memory import store
 from platform_server.features.memory.dreaming import Dreamer, last_completed
@@ -19,7 +20,7 @@ from platform_server.features.agents.models import Agent
 from platform_server.features.settings import service as settings
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ class NightlyDreamLoop(Loop):
 def status(platform: Platform, scope: Scope) -> dict[str, Any]:
     """Dreaming configuration, this memory's stats and its last run."""
     config = platform.config
-    dreamer: Dreamer = platform.services.memory
+    dreamer: Dreamer = platform.runtime(DREAMER)
     last = (
         DreamReport.select()
         .where(scope.where(DreamReport) & (DreamReport.status != "running"))

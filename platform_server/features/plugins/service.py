@@ -20,7 +20,7 @@ BUILTIN = ("platform_server.plugins.calculator", "platform_server.plugins.units"
 
 
 class PluginCatalog:
-    """The plugins found at start and the tools each enabled one registered (platform.services.plugins)."""
+    """The plugins found at start and the tools each enabled one registered (platform.runtime(PLUGINS))."""
 
     def __init__(self, registry: Any) -> None:
         self.registry = registry

@@ -1,4 +1,4 @@
-"""The curator's process side (`platform.services.skills_curator`): dry runs, scheduled scans, applying, merging."""
+"""The curator's process side (`platform.runtime(SKILLS_CURATOR)`): dry runs, scheduled scans, applying, merging."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
+from platform_server.features.models import LLM
+from platform_server.features.skills import SKILLS, SKILLS_CURATOR
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.settings import service as settings_service
@@ -25,7 +27,7 @@ from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.features.models.runtime import resolve_targets
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +233,7 @@ class Curator(Loop):
             )
             for item, _ in eligible:
                 self._archive(workspace_id, run_id, item, f"merged into {keeper.name}")
-        runtime = self.platform.services.skills
+        runtime = self.platform.runtime(SKILLS)
         updated = Skill.get_or_none(Skill.id == keeper.id)
         if runtime is not None and updated is not None:
             await runtime.sync_skill(updated)
@@ -246,7 +248,7 @@ class Curator(Loop):
             max_tokens=3000,
             temperature=0.2,
         )
-        _, result = await self.platform.services.llm.chat(resolve_targets(None, None, []), request)
+        _, result = await self.platform.runtime(LLM).chat(resolve_targets(None, None, []), request)
         text = fm.strip_fences(result.content or "").strip()
         if not text:
             raise LlmFailure("The model returned no merged skill")
@@ -269,9 +271,9 @@ class Curator(Loop):
 
 async def start(platform: Platform) -> None:
     loop = Curator(platform)
-    platform.services.skills_curator = loop
+    platform.set_runtime(SKILLS_CURATOR, loop)
     loop.start()
 
 
 async def stop(platform: Platform) -> None:
-    platform.services.skills_curator.stop()
+    platform.runtime(SKILLS_CURATOR).stop()

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.subagents import SUBAGENTS
+from platform_server.features.tools import TOOLS
 from platform_server.features.subagents import service
 from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
 
     service.mark_interrupted_at_start()
     manager = service.SubagentManager(platform)
-    platform.services.subagents = manager
-    platform.services.tools.register(
+    platform.set_runtime(SUBAGENTS, manager)
+    platform.runtime(TOOLS).register(
         ToolDefinition(
             name=service.TOOL_NAME,
             description=service.TOOL_DESCRIPTION,
@@ -28,5 +30,5 @@ async def start(platform: Platform) -> None:
 
 
 async def stop(platform: Platform) -> None:
-    for task in list(platform.services.subagents.tasks.values()):
+    for task in list(platform.runtime(SUBAGENTS).tasks.values()):
         task.cancel()

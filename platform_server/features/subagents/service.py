@@ -8,6 +8,9 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from platform_server.features.chat import CHAT
+from platform_server.features.models import LLM
+from platform_server.features.tools import TOOLS
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.chat import tool_calls
@@ -29,7 +32,7 @@ from platform_server.features.wiki import retrieval
 from platform_server.integrations.llm.tokens import ESTIMATE
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 TOOL_NAME = "delegate_to_agent"
 MAX_DEPTH = 2
@@ -50,7 +53,7 @@ _depth: contextvars.ContextVar[int] = contextvars.ContextVar("subagent_depth", d
 
 @dataclass
 class SubagentManager:
-    """The running delegations of this process (platform.services.subagents)."""
+    """The running delegations of this process (platform.runtime(SUBAGENTS))."""
 
     platform: Platform
     tasks: dict[str, asyncio.Task[str]] = field(default_factory=dict)
@@ -108,7 +111,7 @@ class SubagentManager:
 
     def _announce(self, ctx: Any, run: SubagentRun, status: str) -> None:
 
-        turn = self.platform.services.chat.turns.get(key_for(ctx.user_id, ctx.conversation_id))
+        turn = self.platform.runtime(CHAT).turns.get(key_for(ctx.user_id, ctx.conversation_id))
         if turn is not None and turn.running:
             turn.publish(
                 "phase",
@@ -120,8 +123,8 @@ class SubagentManager:
 
         _depth.set(depth)
         config = self.platform.config
-        router = self.platform.services.llm
-        registry = self.platform.services.tools
+        router = self.platform.runtime(LLM)
+        registry = self.platform.runtime(TOOLS)
         targets = resolve_targets(agent.model_name or None, agent.model_provider or None, agents.provider_preferences(agent.id))
         # the calling turn's role and end user: a sub-agent can do no more than its caller could
         role, end_user_id = getattr(ctx, "role", None), getattr(ctx, "end_user_id", None)

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import tornado.websocket
 
+from platform_server.features.talk import TALK
 from platform_server.features.talk.session import TalkLimits, TalkSession
 from platform_server.web.base import dumps
 from platform_server.web.context import Caller
@@ -128,7 +129,7 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
             return
         session.release()  # at once: the conversation may be talked to again right away
         task = asyncio.get_running_loop().create_task(session.close())
-        registry = self.platform.services.talk
+        registry = self.platform.runtime(TALK)
         registry.closing.add(task)
         task.add_done_callback(registry.closing.discard)
 

@@ -14,6 +14,9 @@ import wave
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from platform_server.features.chat import CHAT
+from platform_server.features.media import SPEECH_LOCAL
+from platform_server.features.talk import TALK
 from platform_server.features.agents import service as agents
 from platform_server.features.chat import service as chat
 from platform_server.features.chat.approvals import guard
@@ -57,7 +60,7 @@ class TalkLimits:
 
 
 class TalkRegistry:
-    """Which conversations have a talk session open (one each): platform.services.talk."""
+    """Which conversations have a talk session open (one each): platform.runtime(TALK)."""
 
     def __init__(self) -> None:
         self._open: dict[str, "TalkSession"] = {}
@@ -117,11 +120,11 @@ class TalkSession:
 
     @property
     def registry(self) -> TalkRegistry:
-        return self.platform.services.talk
+        return self.platform.runtime(TALK)
 
     @property
     def local(self) -> LocalSpeech:
-        return self.platform.services.speech_local
+        return self.platform.runtime(SPEECH_LOCAL)
 
     # ---- frames ---------------------------------------------------------------
 
@@ -217,7 +220,7 @@ class TalkSession:
         await self.sender.send_json({"type": "transcript", "text": text, "final": True})
         if not text.strip():
             raise BadRequest("nothing was heard in that utterance")
-        self.turn = chat.begin_turn(self.platform.services.chat, self.platform.config, self.caller, self.agent_id, text, None, self.conversation_id)
+        self.turn = chat.begin_turn(self.platform.runtime(CHAT), self.platform.config, self.caller, self.agent_id, text, None, self.conversation_id)
         self.answer_task = asyncio.get_running_loop().create_task(self._answer(self.turn))
 
     async def transcribe(self, pcm: bytes) -> str:
@@ -238,7 +241,7 @@ class TalkSession:
             await asyncio.gather(task, return_exceptions=True)
         if turn is not None and turn.running:
             guard.deny_all_pending(self.caller.user_id, turn.conversation_id, self.caller.user_id)
-            self.platform.services.chat.cancel(turn.key)
+            self.platform.runtime(CHAT).cancel(turn.key)
             if turn.task is not None:
                 await asyncio.wait([turn.task], timeout=5)
 

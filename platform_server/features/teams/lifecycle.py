@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.teams import TEAMS
+from platform_server.features.tools import TOOLS
 from platform_server.features.teams import runner, service
 from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
 
     service.fail_interrupted(runner.RESTART_ERROR)
     team_runner = runner.TeamRunner(platform)
-    platform.services.teams = team_runner
-    platform.services.tools.register(
+    platform.set_runtime(TEAMS, team_runner)
+    platform.runtime(TOOLS).register(
         ToolDefinition(
             name=runner.TOOL_NAME,
             description=runner.TOOL_DESCRIPTION,
@@ -29,4 +31,4 @@ async def start(platform: Platform) -> None:
 
 
 async def stop(platform: Platform) -> None:
-    await platform.services.teams.stop()
+    await platform.runtime(TEAMS).stop()

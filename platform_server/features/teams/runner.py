@@ -1,6 +1,6 @@
 """Team runs: the lead plans, members work through sub-agent delegation (guarded), the lead merges.
 
-`platform.services.teams` owns the background tasks. States: planning -> running -> finalizing ->
+`platform.runtime(TEAMS)` owns the background tasks. States: planning -> running -> finalizing ->
 completed | partial (some member tasks failed) | failed | cancelled. When the lead's plan asks for a
 review (`"review": true`), the run enters `awaiting_review` after the member tasks: the lead judges
 the results and may send tasks back once with feedback before merging.
@@ -13,6 +13,9 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from platform_server.features.models import LLM
+from platform_server.features.subagents import SUBAGENTS
+from platform_server.features.tools import TOOLS
 from platform_server.db import iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.teams import service
@@ -30,7 +33,7 @@ from platform_server.features.workflows.catalog import extract_json
 from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +82,7 @@ class DelegationContext:
 
 
 class TeamRunner:
-    """Starts, cancels and owns team runs (platform.services.teams)."""
+    """Starts, cancels and owns team runs (platform.runtime(TEAMS))."""
 
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
@@ -171,7 +174,7 @@ class TeamRunner:
         system = (prompt + "\n\n" if prompt else "") + instructions
         targets = resolve_targets(lead.model_name or None, lead.model_provider or None, agents.provider_preferences(lead.id))
         req = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user_text)])
-        _, result = await self.platform.services.llm.chat(targets, req)
+        _, result = await self.platform.runtime(LLM).chat(targets, req)
         return result.content or ""
 
     async def _review(self, run: TeamRun, lead: Any, ctx: DelegationContext, tasks: list[dict[str, Any]]) -> bool:
@@ -237,7 +240,7 @@ class TeamRunner:
         if not self._save(run_id, tasks=tasks):
             raise asyncio.CancelledError()
         try:
-            result = await self.platform.services.subagents.delegate({"agentId": task["agentId"], "task": task["task"]}, ctx)
+            result = await self.platform.runtime(SUBAGENTS).delegate({"agentId": task["agentId"], "task": task["task"]}, ctx)
             task["status"], task["result"] = "completed", result
         except ToolError as exc:
             task["status"], task["error"] = "failed", str(exc)
@@ -271,7 +274,7 @@ class TeamRunner:
         if not goal:
             raise ToolError("goal must not be empty")
         run = self.start(caller, teams[0], goal, ctx.conversation_id, ctx.end_user_id)
-        wait_s = max(1.0, self.platform.services.tools.timeout_s - 5)
+        wait_s = max(1.0, self.platform.runtime(TOOLS).timeout_s - 5)
         try:
             await asyncio.wait_for(asyncio.shield(self.tasks.get(run.id) or asyncio.sleep(0)), wait_s)
         except asyncio.TimeoutError:

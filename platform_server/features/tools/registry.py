@@ -144,7 +144,7 @@ def check_arguments(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
 
 
 class ToolRegistry:
-    """Tool definitions by name, stored as `platform.services.tools`.
+    """Tool definitions by name, stored as `platform.runtime(TOOLS)`.
 
     Areas add their tools with `register` (a Tool row is created when missing, enabled, so the
     tool shows in `/api/v1/tools`); admins enable or disable them through the Tool table.

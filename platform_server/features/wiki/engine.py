@@ -11,6 +11,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Iterable, cast
 
+from platform_server.features.models import LLM
 from platform_server import storage
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.runtime import resolve_targets
@@ -45,7 +46,7 @@ from platform_server.features.models.errors import failure_text
 if TYPE_CHECKING:
     import numpy as np
 
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 else:
     np = lazy_import("numpy")
 
@@ -61,7 +62,7 @@ class Cancelled(Exception):
 
 
 class WikiEngine:
-    """`platform.services.wiki`: owns the workers and the progress subscribers."""
+    """`platform.runtime(WIKI)`: owns the workers and the progress subscribers."""
 
     def __init__(self, platform: Platform, workers: int = 1) -> None:
         self.platform = platform
@@ -83,7 +84,7 @@ class WikiEngine:
 
     @property
     def llm(self) -> Any:
-        return self.platform.services.llm
+        return self.platform.runtime(LLM)
 
     # ---- lifecycle ------------------------------------------------------------------------
 

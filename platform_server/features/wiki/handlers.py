@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import urllib.parse
 
+from platform_server.features.wiki import WIKI
 from platform_server.blocking import run_blocking
 from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
@@ -31,7 +32,7 @@ class WikiHandler(ApiHandler):
 
     @property
     def engine(self) -> WikiEngine:
-        return self.platform.services.wiki
+        return self.platform.runtime(WIKI)
 
 
 class KbsHandler(WikiHandler):
@@ -79,7 +80,7 @@ class KbConfigHandler(WikiHandler):
     def put(self, id: int) -> None:
         """Sparse config update; null clears a model override (another embedding model re-embeds in the background)."""
         self.ok(kbs.put_config(self.require_caller(), id, self.body(KbConfigUpdate)))
-        self.platform.services.wiki.reembed.wake()
+        self.platform.runtime(WIKI).reembed.wake()
 
 
 class AgentKbsHandler(WikiHandler):

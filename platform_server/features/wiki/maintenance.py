@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.features.models import LLM
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.models.runtime import resolve_targets
@@ -94,7 +95,7 @@ async def _ask(platform: Any, caller: Caller, kb: KnowledgeBase, system: str, us
     targets = able(resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], []), "json", "wiki enrich/repair")
     request = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user)], temperature=0.2)
     with meter.scope(source, kb.workspace_id, caller.user_id):
-        _, result = await platform.services.llm.chat(targets, request)
+        _, result = await platform.runtime(LLM).chat(targets, request)
     text = str(result.content or "").strip()
     if text.startswith("```"):
         text = text.strip("`").split("\n", 1)[-1].rsplit("```", 1)[0].strip()

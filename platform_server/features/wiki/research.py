@@ -101,7 +101,7 @@ def _strings(value: Any, limit: int) -> list[str]:
 
 
 class Researcher:
-    """The sessions of one process; `platform.services.wiki.research`."""
+    """The sessions of one process; `platform.runtime(WIKI).research`."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine

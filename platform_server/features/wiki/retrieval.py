@@ -23,7 +23,7 @@ from platform_server.lazy import lazy_import
 if TYPE_CHECKING:
     import numpy as np
 
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 else:
     np = lazy_import("numpy")
 

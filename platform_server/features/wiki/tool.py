@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from platform_server.features.models import LLM
 from platform_server.blocking import run_blocking
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.features.usage import meter
@@ -13,7 +14,7 @@ from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ async def embed_query(platform: Platform, kb: KnowledgeBase, text: str) -> Embed
     model_id = await run_blocking(kbs.embedding_model, kb)
     try:
         with meter.scope("wiki", kb.workspace_id):  # inside a chat turn the turn's source wins
-            vectors = await platform.services.llm.embed([text], model_id)
+            vectors = await platform.runtime(LLM).embed([text], model_id)
     except Exception as exc:  # noqa: BLE001 - keyword search still answers
         return Embedded(None, None, failure_text(exc, "wiki query embedding"))
     return Embedded(await run_blocking(search.pack, vectors[0]), model_id, None)  # the first use imports numpy: off the loop

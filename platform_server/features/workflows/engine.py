@@ -1,6 +1,6 @@
 """Workflow runs: background tasks that walk a published graph, persisting every step.
 
-`platform.services.workflows` owns the tasks. A run follows one path from `start`; each node
+`platform.runtime(WORKFLOWS)` owns the tasks. A run follows one path from `start`; each node
 becomes a step row (status, input, output, error, timings). Approval nodes, and agent turns whose
 tool call waits for approval, pause the run with a `pauseToken` until `resume`.
 """
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Coroutine
 
+from platform_server.features.chat import CHAT
+from platform_server.features.models import LLM
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.usage import meter
@@ -31,7 +33,7 @@ from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +58,7 @@ class NodeResult:
 
 
 class WorkflowEngine:
-    """Starts, resumes and owns workflow runs (platform.services.workflows)."""
+    """Starts, resumes and owns workflow runs (platform.runtime(WORKFLOWS))."""
 
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
@@ -291,7 +293,7 @@ class WorkflowEngine:
         messages = ([ChatMessage("system", system)] if system else []) + [ChatMessage("user", prompt)]
         targets = resolve_targets(config.get("modelName") or None, config.get("modelProvider") or None, [])
         try:
-            target, result = await self.platform.services.llm.chat(targets, ChatRequest(model="", messages=messages))
+            target, result = await self.platform.runtime(LLM).chat(targets, ChatRequest(model="", messages=messages))
         except LlmError as exc:
             raise StepError(failure_text(exc, "workflow step")) from None
         return NodeResult(output=result.content or "")
@@ -321,7 +323,7 @@ class WorkflowEngine:
 
         The rendered message is never a command: only `command` (the resumer's checked decision) resolves a call."""
 
-        turn = self.platform.services.chat.start_turn(
+        turn = self.platform.runtime(CHAT).start_turn(
             TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="workflow", command=command)
         )
         result = await wait_result(turn)
