@@ -36,6 +36,7 @@ from platform_server.web.context import Principal, WebServices
 from platform_server.web.openapi import ApiDocsHandler
 from platform_server.web.routing import Route, route
 from platform_server.platform import Platform, RuntimeKey, RuntimeMissing
+from platform_server.features.setup import service as setup_service
 
 T = TypeVar("T")
 
@@ -89,7 +90,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("workflows", needs=("agents", "audit", "auth", "chat", "guard", "models"), uses=("settings", "usage")),
     Feature("teams", needs=("agents", "audit", "auth", "conversations", "models", "subagents", "tools", "workflows"), uses=("usage",)),
     Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
-    Feature("goals", needs=("agents", "audit", "conversations"), uses=("memory", "models", "usage")),
+    Feature("goals", needs=("agents", "audit", "conversations", "models"), uses=("memory", "usage")),
     Feature("usage", needs=("agents", "chat", "conversations"), uses=("guard",)),
     Feature("compat", uses=("conversations", "wiki")),
 )
@@ -346,8 +347,6 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
 
 async def start_features(platform: PlatformState) -> None:
     """Seed data and start each area's background work."""
-    from platform_server.features.setup import service as setup_service
-
     settings_service.seed_config_defaults(platform.config.default_language, platform.config.timezone)
     settings_service.seed_flags()
     setup_service.ensure_headless_admin(platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds)

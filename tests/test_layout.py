@@ -60,6 +60,26 @@ def test_every_area_has_an_init_and_a_handlers_module_that_ends_with_routes() ->
         assert "ROUTES" in assigned, f"{area}/handlers.py defines no ROUTES"
 
 
+def _defines_routes(path: Path) -> bool:
+    tree = ast.parse(path.read_text())
+    return any(isinstance(t, ast.Name) and t.id == "ROUTES" for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+               for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+
+
+def test_extra_route_files_join_handlers_py_one_way_spliced_as_module_routes() -> None:
+    """An extra route file (`page_handlers.py`, `admin.py`, ...) ends with its own ROUTES; handlers.py imports the module
+    and splices `*<module>.ROUTES` into its list (no renamed constants, no `+` chains)."""
+    offenders: list[str] = []
+    for area in _areas():
+        handlers = (AREAS / area / "handlers.py").read_text()
+        for path in sorted((AREAS / area).glob("*.py")):
+            if path.name != "handlers.py" and _defines_routes(path) and f"*{path.stem}.ROUTES," not in handlers:
+                offenders.append(f"{area}/{path.name}")
+        if re.search(r"ROUTES\s*\+|\+\s*\w+\.ROUTES|import ROUTES as", handlers):
+            offenders.append(f"{area}/handlers.py joins routes with + or an alias")
+    assert offenders == []
+
+
 def test_models_modules_declare_migrations_and_lifecycles_only_start_and_stop() -> None:
     for area in _areas():
         models = AREAS / area / "models.py"

@@ -237,8 +237,8 @@ def _webhook(channel_type: str) -> type[WebhookHandler]:
 
 ROUTES = gated(
     "channels",
-    pairing_handlers.ROUTES
-    + [
+    [
+        *pairing_handlers.ROUTES,
         route("/api/v1/channels", ChannelsHandler),
         route("/api/v1/channels/health", AllHealthHandler),
         route("/api/v1/channels/preflight", PreflightHandler),

@@ -213,7 +213,8 @@ class FileHandler(ApiHandler):
         self.finish(data)
 
 
-ROUTES = admin.ROUTES + [
+ROUTES = [
+    *admin.ROUTES,
     route("/api/v1/chat", SyncChatHandler),
     route("/api/v1/chat/stream", ChatStreamHandler),
     route("/api/v1/chat/upload", UploadHandler),

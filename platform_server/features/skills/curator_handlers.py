@@ -265,7 +265,7 @@ class RoutinePromoteHandler(RoutinesBase):
         self.ok(result)
 
 
-CURATOR_ROUTES: list[Any] = gated(
+ROUTES: list[Any] = gated(
     "skills_curator",
     [
         route("/api/v1/skills/curator/status", StatusHandler),

@@ -7,7 +7,7 @@ from typing import Any
 from platform_server.features.models import LLM
 from platform_server.features.agents import service as agents
 from platform_server.features.skills import catalog, secrets, service, storage
-from platform_server.features.skills.curator_handlers import CURATOR_ROUTES
+from platform_server.features.skills import curator_handlers
 from platform_server.features.skills.install_handlers import (
     HubSearchHandler,
     InstallCancelHandler,
@@ -444,5 +444,5 @@ ROUTES: list[Any] = [
     route("/api/v1/skill-templates", TemplatesHandler),
     route("/api/v1/skill-templates/{id}", TemplateHandler),
     route("/api/v1/skill-templates/{id}/instantiate", InstantiateHandler),
-    *CURATOR_ROUTES,
+    *curator_handlers.ROUTES,
 ]
