@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.channels import CHANNELS
+from platform_server.features.chat import CHAT
 from platform_server.features.channels.runtime import ChannelRuntime
 
 if TYPE_CHECKING:
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 
 async def start(platform: Platform) -> None:
-    platform.set_runtime(CHANNELS, ChannelRuntime(platform))
+    platform.set_runtime(CHANNELS, ChannelRuntime(platform.runtime(CHAT), platform.config))
 
 
 async def stop(platform: Platform) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.chat import CHAT
 from platform_server.features.cron import CRON
 from platform_server.features.cron.runner import CronScheduler
 
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 
 async def start(platform: Platform) -> None:
-    scheduler = CronScheduler(platform)
+    scheduler = CronScheduler(platform.runtime(CHAT))
     scheduler.recover()
     platform.set_runtime(CRON, scheduler)
     if platform.config.cron_tick_s > 0:

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, cast
 
 
-from platform_server.features.chat import CHAT
 from platform_server.db import database, utcnow
 from platform_server.features.cron.events import render
 from platform_server.features.cron.models import CronJob, CronRun, Trigger, TriggerEvent
@@ -25,7 +24,7 @@ from platform_server.features.workspaces import service as workspaces
 from platform_server.features.workspaces.models import Workspace
 
 if TYPE_CHECKING:
-    from platform_server.platform import Platform
+    from platform_server.features.chat.runtime import ChatRuntime
 
 log = logging.getLogger(__name__)
 
@@ -107,9 +106,9 @@ class CronScheduler(Loop):
 
     interval_s = 15.0
 
-    def __init__(self, platform: Platform, clock: Callable[[], dt.datetime] = utcnow) -> None:
+    def __init__(self, chat: ChatRuntime, clock: Callable[[], dt.datetime] = utcnow) -> None:
         super().__init__()
-        self.platform = platform
+        self.chat = chat
         self.clock = clock
         self._active: dict[tuple[str, int], asyncio.Task[None]] = {}
 
@@ -212,8 +211,8 @@ class CronScheduler(Loop):
         try:
             caller = owner_caller(spec.owner_user_id, spec.workspace_id)
             agent = run_agent(spec)
-            runtime = self.platform.runtime(CHAT)
-            if runtime is None or conversation_id is None:
+            runtime = self.chat
+            if conversation_id is None:
                 raise RunRefused("The chat runtime is not running")
             turn = runtime.start_turn(
                 TurnRequest(

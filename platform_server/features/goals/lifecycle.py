@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.goals import GOALS_EVALUATOR
+from platform_server.features.models import LLM
 from platform_server.features.goals.evaluation import GoalEvaluator
 
 if TYPE_CHECKING:
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
 
 
 async def start(platform: Platform) -> None:
-    evaluator = GoalEvaluator(platform)
+    evaluator = GoalEvaluator(platform.runtime(LLM), platform.config)
     platform.set_runtime(GOALS_EVALUATOR, evaluator)
     if platform.config.goal_eval_tick_s > 0:
         evaluator.start()

@@ -20,6 +20,7 @@ from platform_server.web.errors import BadRequest, NotFound
 from platform_server.serialize import Fields, flag, ident, when
 
 if TYPE_CHECKING:
+    from platform_server.features.models.runtime import LlmRouter
     from platform_server.platform import Platform
 
 MAX_FACTS_PER_CALL = 50
@@ -175,12 +176,14 @@ async def summarize(platform: Platform, caller: Caller, agent: Any, conversation
     rows = conversations.history(conv)
     if not _transcript(rows):
         raise BadRequest("The conversation has no messages to summarize")
-    result = await extract(platform, caller, agent, conv, rows)
+    result = await extract(platform.runtime(LLM), platform.config, caller, agent, conv, rows)
     extraction.mark(conv.id, rows[-1].id)
     return result
 
 
-async def extract(platform: Any, actor: Caller | None, agent: Any, conv: Any, rows: list[Message], heading: str = "conversation") -> dict[str, Any]:
+async def extract(
+    router: LlmRouter, config: Config, actor: Caller | None, agent: Any, conv: Any, rows: list[Message], heading: str = "conversation"
+) -> dict[str, Any]:
     """The extractor behind summarize and the idle loop: facts from these messages of the conversation,
     deduplicated against the known ones (contradictions flagged), noted in today's daily note."""
     scope = Scope(agent.workspace_id, conv.user_id, agent.id, conv.end_user_id or "")
@@ -188,13 +191,12 @@ async def extract(platform: Any, actor: Caller | None, agent: Any, conv: Any, ro
     targets = llm.targets_for(agent)
     known = [{"key": f.key, "statement": f.statement} for f in active(scope)][:200]
     prompt = json.dumps({"knownFacts": known, "conversation": transcript}, ensure_ascii=False)
-    value, model = await llm.ask_json(platform.runtime(LLM), targets, llm.EXTRACT_SYSTEM, prompt, scope=scope)
+    value, model = await llm.ask_json(router, targets, llm.EXTRACT_SYSTEM, prompt, scope=scope)
     extracted = _extracted(value)
     results: list[tuple[Fact, str, Contradiction | None]] = []
     with database.atomic():
         for key, statement, confidence in extracted:
             results.append(remember(scope, actor, key, statement, confidence, "conversation", conv.conversation_id))
-    config: Config = platform.config
     note = None
     if results:
         now = store.local_now(config)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.models import LLM
+from platform_server.features.subagents import SUBAGENTS
 from platform_server.features.teams import TEAMS
 from platform_server.features.tools import TOOLS
 from platform_server.features.teams import runner, service
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 async def start(platform: Platform) -> None:
 
     service.fail_interrupted(runner.RESTART_ERROR)
-    team_runner = runner.TeamRunner(platform)
+    team_runner = runner.TeamRunner(platform.runtime(LLM), platform.runtime(SUBAGENTS), platform.runtime(TOOLS), platform.config)
     platform.set_runtime(TEAMS, team_runner)
     platform.runtime(TOOLS).register(
         ToolDefinition(

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Coroutine
 
-from platform_server.features.chat import CHAT
-from platform_server.features.models import LLM
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.usage import meter
@@ -33,7 +31,8 @@ from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
-    from platform_server.platform import Platform
+    from platform_server.features.chat.runtime import ChatRuntime
+    from platform_server.features.models.runtime import LlmRouter
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +59,9 @@ class NodeResult:
 class WorkflowEngine:
     """Starts, resumes and owns workflow runs (platform.runtime(WORKFLOWS))."""
 
-    def __init__(self, platform: Platform) -> None:
-        self.platform = platform
+    def __init__(self, chat: ChatRuntime, router: LlmRouter) -> None:
+        self.chat = chat
+        self.router = router
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
     # ---- public API ----------------------------------------------------------------
@@ -293,7 +293,7 @@ class WorkflowEngine:
         messages = ([ChatMessage("system", system)] if system else []) + [ChatMessage("user", prompt)]
         targets = resolve_targets(config.get("modelName") or None, config.get("modelProvider") or None, [])
         try:
-            target, result = await self.platform.runtime(LLM).chat(targets, ChatRequest(model="", messages=messages))
+            target, result = await self.router.chat(targets, ChatRequest(model="", messages=messages))
         except LlmError as exc:
             raise StepError(failure_text(exc, "workflow step")) from None
         return NodeResult(output=result.content or "")
@@ -323,9 +323,7 @@ class WorkflowEngine:
 
         The rendered message is never a command: only `command` (the resumer's checked decision) resolves a call."""
 
-        turn = self.platform.runtime(CHAT).start_turn(
-            TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="workflow", command=command)
-        )
+        turn = self.chat.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="workflow", command=command))
         result = await wait_result(turn)
         if result["status"] == "awaiting_approval":
             pending = guard.pending_for(caller.user_id, cid)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.chat import CHAT
+from platform_server.features.models import LLM
 from platform_server.features.workflows import WORKFLOWS, WORKFLOW_TIMEOUTS
 from platform_server.db import database, utcnow
 from platform_server.features.settings import service as settings
@@ -46,7 +48,7 @@ def fail_interrupted() -> int:
 
 async def start(platform: Platform) -> None:
     fail_interrupted()
-    engine = WorkflowEngine(platform)
+    engine = WorkflowEngine(platform.runtime(CHAT), platform.runtime(LLM))
     platform.set_runtime(WORKFLOWS, engine)
     loop = PauseTimeoutLoop(engine)
     platform.set_runtime(WORKFLOW_TIMEOUTS, loop)
