@@ -13,4 +13,4 @@ if TYPE_CHECKING:
 
 async def start(platform: Platform) -> None:
     service.seed_builtins()
-    platform.runtime(TOOLS).register(delegate.definition(platform))
+    platform.runtime(TOOLS).register(delegate.definition())

@@ -13,8 +13,10 @@ from urllib.parse import urlsplit
 
 import tornado.websocket
 
+from platform_server.features.chat import CHAT
+from platform_server.features.media import SPEECH_LOCAL
 from platform_server.features.talk import TALK
-from platform_server.features.talk.session import TalkLimits, TalkSession
+from platform_server.features.talk.session import TalkLimits, TalkParts, TalkSession
 from platform_server.web.base import dumps
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError
@@ -97,7 +99,8 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
             return
         config = self.platform.config
         limits = TalkLimits(config.talk_max_frame_bytes, config.talk_max_utterance_s)
-        self.session = TalkSession(self.platform, caller, _SocketSender(self), limits)
+        parts = TalkParts(self.platform.runtime(TALK), self.platform.runtime(CHAT), self.platform.runtime(SPEECH_LOCAL), config)
+        self.session = TalkSession(parts, caller, _SocketSender(self), limits)
 
     async def on_message(self, message: str | bytes) -> None:
         session = self.session

@@ -14,9 +14,6 @@ import wave
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from platform_server.features.chat import CHAT
-from platform_server.features.media import SPEECH_LOCAL
-from platform_server.features.talk import TALK
 from platform_server.features.agents import service as agents
 from platform_server.features.chat import service as chat
 from platform_server.features.chat.approvals import guard
@@ -30,6 +27,8 @@ from platform_server.web.errors import ApiError, BadRequest, Conflict, parse_lon
 from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
+    from platform_server.features.chat.runtime import ChatRuntime
+    from platform_server.config import Config
     import numpy as np
 else:
     np = lazy_import("numpy")
@@ -99,11 +98,21 @@ def pcm_of_frame(frame: bytes) -> bytes:
     return frame
 
 
+@dataclass(frozen=True)
+class TalkParts:
+    """What every session of the process shares: its registry, the chat runtime that answers, the offline speech engines."""
+
+    registry: TalkRegistry
+    chat: ChatRuntime
+    local: LocalSpeech
+    config: Config
+
+
 class TalkSession:
     """The state of one socket: who talks, to which agent and conversation, and the answer in flight."""
 
-    def __init__(self, platform: Any, caller: Caller, sender: Sender, limits: TalkLimits) -> None:
-        self.platform = platform
+    def __init__(self, talk: TalkParts, caller: Caller, sender: Sender, limits: TalkLimits) -> None:
+        self.talk = talk
         self.caller = caller
         self.sender = sender
         self.limits = limits
@@ -120,11 +129,11 @@ class TalkSession:
 
     @property
     def registry(self) -> TalkRegistry:
-        return self.platform.runtime(TALK)
+        return self.talk.registry
 
     @property
     def local(self) -> LocalSpeech:
-        return self.platform.runtime(SPEECH_LOCAL)
+        return self.talk.local
 
     # ---- frames ---------------------------------------------------------------
 
@@ -220,7 +229,7 @@ class TalkSession:
         await self.sender.send_json({"type": "transcript", "text": text, "final": True})
         if not text.strip():
             raise BadRequest("nothing was heard in that utterance")
-        self.turn = chat.begin_turn(self.platform.runtime(CHAT), self.platform.config, self.caller, self.agent_id, text, None, self.conversation_id)
+        self.turn = chat.begin_turn(self.talk.chat, self.talk.config, self.caller, self.agent_id, text, None, self.conversation_id)
         self.answer_task = asyncio.get_running_loop().create_task(self._answer(self.turn))
 
     async def transcribe(self, pcm: bytes) -> str:
@@ -241,7 +250,7 @@ class TalkSession:
             await asyncio.gather(task, return_exceptions=True)
         if turn is not None and turn.running:
             guard.deny_all_pending(self.caller.user_id, turn.conversation_id, self.caller.user_id)
-            self.platform.runtime(CHAT).cancel(turn.key)
+            self.talk.chat.cancel(turn.key)
             if turn.task is not None:
                 await asyncio.wait([turn.task], timeout=5)
 
