@@ -22,6 +22,7 @@ from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.blocking import run_blocking
 from platform_server.db import Migration, close_database, database, open_database, run_migrations, start_checkpointer, stop_checkpointer
 from platform_server.features.auth import JWT, LOGIN_LIMITER
+from platform_server.features.tools import TOOLS
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
@@ -35,7 +36,7 @@ from platform_server.web.bodies import body_ceiling, header_bytes
 from platform_server.web.context import Principal, WebServices
 from platform_server.web.openapi import ApiDocsHandler
 from platform_server.web.routing import Route, route
-from platform_server.platform import Platform, RuntimeKey, RuntimeMissing
+from platform_server.platform import Flag, Platform, RuntimeKey, RuntimeMissing
 from platform_server.features.setup import service as setup_service
 
 T = TypeVar("T")
@@ -189,6 +190,26 @@ def collect_sockets() -> list[Route]:
         module = _feature_module(feature.name, "handlers")
         sockets.extend(getattr(module, "SOCKETS", []) if module else [])
     return sockets
+
+
+def _declared(part: str) -> list[tuple[str, list[Any]]]:
+    """(area, its handlers.py `<part>` list) for every area, in start order."""
+    out: list[tuple[str, list[Any]]] = []
+    for feature in FEATURES:
+        module = _feature_module(feature.name, "handlers")
+        out.append((feature.name, list(getattr(module, part, ()) if module else ())))
+    return out
+
+
+def collect_flags() -> list[Flag]:
+    """The feature flags the areas declare (`FLAGS` beside their `ROUTES`); a key declared twice is refused."""
+    flags: dict[str, Flag] = {}
+    for area, declared in _declared("FLAGS"):
+        for flag in declared:
+            if flag.key in flags:
+                raise ValueError(f"feature flag {flag.key!r} of {area!r} is declared twice")
+            flags[flag.key] = flag
+    return list(flags.values())
 
 
 def collect_routes() -> list[Route]:
@@ -348,17 +369,30 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
 async def start_features(platform: PlatformState) -> None:
     """Seed data and start each area's background work."""
     settings_service.seed_config_defaults(platform.config.default_language, platform.config.timezone)
-    settings_service.seed_flags()
+    settings_service.seed_flags(collect_flags())
     setup_service.ensure_headless_admin(platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds)
     setup_service.prepare_setup_token(platform.config.setup_token)
+    tool_factories = dict(_declared("AGENT_TOOLS"))
     for feature in FEATURES:
         module = _feature_module(feature.name, "lifecycle")
         if module and hasattr(module, "start"):
             await module.start(platform)
+        for factory in tool_factories[feature.name]:  # after its start: a tool may run on the area's runtime
+            for definition in factory(platform):
+                platform.runtime(TOOLS).register(definition)
         platform.started.append(feature.name)
     if platform.config.storage_check_s > 0:
         platform.storage_loop = StorageCheckLoop(platform.storage, platform.config.storage_check_s)
         platform.storage_loop.start()
+
+
+async def drain(platform: PlatformState, timeout_s: float) -> int:
+    """A graceful stop's first step: each started area's `DRAIN` hooks wait (together, up to `timeout_s`) for
+    its work in flight; returns how much was still running (stop_features then stops it)."""
+    started = set(platform.started)
+    hooks = [hook for area, declared in _declared("DRAIN") if area in started for hook in declared]
+    left = await asyncio.gather(*(hook(platform, timeout_s) for hook in hooks))
+    return sum(left)
 
 
 async def stop_features(platform: PlatformState) -> None:

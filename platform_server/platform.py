@@ -10,7 +10,8 @@ so tests/test_layout.py sees the dependency).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Awaitable, Callable, Generic, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from platform_server.config import Config
@@ -60,4 +61,18 @@ class Platform(Protocol):
         ...
 
 
-__all__ = ["Platform", "RuntimeKey", "RuntimeMissing"]
+@dataclass(frozen=True)
+class Flag:
+    """A feature flag an area declares in its handlers.py `FLAGS` (seeded with this default at start, then an admin's)."""
+
+    key: str
+    default: bool
+    description: str
+
+
+# An area's drain hook (its handlers.py `DRAIN`): on a graceful stop, wait up to `timeout_s` for its work in
+# flight to finish; returns how many were still running (they are stopped with the area).
+DrainHook = Callable[["Platform", float], Awaitable[int]]
+
+
+__all__ = ["DrainHook", "Flag", "Platform", "RuntimeKey", "RuntimeMissing"]

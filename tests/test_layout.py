@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from platform_server.app import FEATURES, Feature, check_feature_order
+from platform_server.app import FEATURES, Feature, check_feature_order, collect_flags
 
 ROOT = Path(__file__).resolve().parent.parent / "platform_server"
 AREAS = ROOT / "features"
@@ -151,6 +151,27 @@ def test_runtime_keys_are_declared_in_their_area_package_and_only_that_area_sets
                 if keys.get(key) != area:
                     offenders.append(f"{path.relative_to(AREAS)} sets {key}")
     assert offenders == []
+
+
+FLAG_USES = (r'gated\(\s*"(\w+)"', r'feature="(\w+)"', r'feature = "(\w+)"', r'(?:is_enabled|feature_enabled)\("(\w+)"\)')
+
+
+def test_every_flag_a_route_tool_or_loop_checks_is_declared_in_an_areas_flags() -> None:
+    """Flags are data beside ROUTES (`FLAGS = [Flag(...)]` in handlers.py), seeded from what the areas declare."""
+    declared = [f.key for f in collect_flags()]
+    used = {key for p in ROOT.rglob("*.py") for pattern in FLAG_USES for key in re.findall(pattern, p.read_text())}
+    assert {"wiki", "talk_mode", "team_runs"} <= used
+    assert sorted(used - set(declared)) == []
+    assert len(declared) == len(set(declared))
+
+
+def test_agent_tools_flags_and_drain_hooks_are_declared_only_in_handlers_py() -> None:
+    """app.py collects `FLAGS`, `AGENT_TOOLS` and `DRAIN` from handlers.py; declared anywhere else they would do nothing."""
+    misplaced = [f"{p.relative_to(AREAS)} {name}" for p in AREAS.rglob("*.py") if p.name != "handlers.py"
+                 for name in re.findall(r"^(FLAGS|AGENT_TOOLS|DRAIN)\b", p.read_text(), re.M)]
+    assert misplaced == []
+    registering = [str(p.relative_to(AREAS)) for p in AREAS.rglob("lifecycle.py") if "runtime(TOOLS).register(" in p.read_text()]
+    assert registering == [], "declare the area's tools in handlers.py AGENT_TOOLS"
 
 
 @pytest.mark.parametrize("layer", ["web", "integrations"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from platform_server.features.tools import TOOLS
+from platform_server.features.tools.registry import ToolDefinition
 from platform_server.features.acp import delegate, service
 
 if TYPE_CHECKING:
@@ -13,4 +13,7 @@ if TYPE_CHECKING:
 
 async def start(platform: Platform) -> None:
     service.seed_builtins()
-    platform.runtime(TOOLS).register(delegate.definition())
+
+
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    return [delegate.definition()]

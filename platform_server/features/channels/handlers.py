@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from platform_server.platform import Flag
 from platform_server.features.channels import CHANNELS
 from platform_server.features.channels import pairing_handlers, service
 from platform_server.features.channels.models import Channel
@@ -253,3 +254,5 @@ ROUTES = gated(
     ]
     + [route(f"/api/v1/channels/webhook/{t}", _webhook(t)) for t in service.IM_TYPES],
 )
+
+FLAGS = [Flag("channels", True, "External messaging channels, their webhooks and replies")]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from platform_server.features.chat import lifecycle
+from platform_server.platform import DrainHook
 from platform_server.features.chat import CHAT
 from platform_server.features.chat import admin, approvals, service, uploads
 from platform_server.features.chat.schemas import ChatStreamRequest, InterruptRequest, SyncChatRequest
@@ -224,3 +226,5 @@ ROUTES = [
     route("/api/v1/agents/{id}/chat", AgentSyncChatHandler),
     route("/api/v1/agents/{id}/chat/stream", AgentChatStreamHandler),
 ]
+
+DRAIN: list[DrainHook] = [lifecycle.drain]

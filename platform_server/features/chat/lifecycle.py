@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from platform_server.features.chat import CHAT, CHAT_PRUNE
@@ -12,6 +13,8 @@ from platform_server.loops import Loop
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
+
+log = logging.getLogger(__name__)
 
 
 class ReplayPruneLoop(Loop):
@@ -34,6 +37,13 @@ async def start(platform: Platform) -> None:
     loop = ReplayPruneLoop(runtime)
     platform.set_runtime(CHAT_PRUNE, loop)
     loop.start()
+
+
+async def drain(platform: Platform, timeout_s: float) -> int:
+    """A graceful stop lets running turns finish (up to `timeout_s`); returns how many are still running."""
+    chat = platform.runtime(CHAT)
+    log.info("stopping: waiting up to %.0f s for %d running turn(s)", timeout_s, len(chat.turns.running()))
+    return await chat.drain(timeout_s)
 
 
 async def stop(platform: Platform) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from platform_server.features.media import lifecycle
+from platform_server.features.tools.registry import ToolFactory
 from platform_server.features.media import SPEECH_LOCAL
 from platform_server.blocking import run_blocking
 from platform_server.features.conversations import service as conversations
@@ -96,3 +98,5 @@ ROUTES = [
     route("/api/v1/files/generated/{id}", GeneratedFileHandler),
     route("/api/v1/conversations/{conversationId:str}/files", ConversationFilesHandler),
 ]
+
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

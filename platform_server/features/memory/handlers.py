@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.platform import Flag
 from platform_server.features.memory import DREAMER
 from platform_server.blocking import run_blocking
 from platform_server.features.agents import service as agents
@@ -291,3 +292,5 @@ ROUTES = gated(
     route(f"{BASE}/files/**", MemoryFileHandler),
     route(f"{BASE}/summarize/{{conversationId:str}}", SummarizeHandler),
 ]
+
+FLAGS = [Flag("dreaming", True, "Memory consolidation (nightly dreams and the dreaming routes)")]

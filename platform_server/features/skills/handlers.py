@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.platform import Flag
 from platform_server.features.models import LLM
 from platform_server.features.agents import service as agents
 from platform_server.features.skills import catalog, secrets, service, storage
@@ -446,3 +447,5 @@ ROUTES: list[Any] = [
     route("/api/v1/skill-templates/{id}/instantiate", InstantiateHandler),
     *curator_handlers.ROUTES,
 ]
+
+FLAGS = [Flag("skills_curator", True, "Skill curation (curator routes and its scheduled scans)")]

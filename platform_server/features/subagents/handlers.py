@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from platform_server.features.subagents import lifecycle
+from platform_server.features.tools.registry import ToolFactory
 from platform_server.features.subagents import SUBAGENTS
 from platform_server.features.conversations import service as conversations
 from platform_server.features.subagents import service
@@ -68,3 +70,5 @@ ROUTES = [
     route("/api/v1/subagents/{subagentId:str}/interrupt", InterruptHandler),
     route("/api/v1/admin/agent-runtime/subagents/{subagentId:str}/interrupt", AdminInterruptHandler),
 ]
+
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

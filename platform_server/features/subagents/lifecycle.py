@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.subagents import SUBAGENTS
-from platform_server.features.tools import TOOLS
 from platform_server.features.subagents import service
 from platform_server.features.tools.registry import ToolDefinition
 
@@ -18,15 +17,18 @@ async def start(platform: Platform) -> None:
     service.mark_interrupted_at_start()
     manager = service.SubagentManager(platform)
     platform.set_runtime(SUBAGENTS, manager)
-    platform.runtime(TOOLS).register(
+
+
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    return [
         ToolDefinition(
             name=service.TOOL_NAME,
             description=service.TOOL_DESCRIPTION,
             parameters=service.TOOL_PARAMETERS,
-            run=manager.delegate,
+            run=platform.runtime(SUBAGENTS).delegate,
             source="subagent",
         )
-    )
+    ]
 
 
 async def stop(platform: Platform) -> None:

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import tornado.websocket
 
+from platform_server.platform import Flag
 from platform_server.features.chat import CHAT
 from platform_server.features.media import SPEECH_LOCAL
 from platform_server.features.talk import TALK
@@ -139,3 +140,5 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
 
 ROUTES: list[Any] = []  # no REST routes; the socket is outside the inventory
 SOCKETS = [route("/api/v1/talk/ws", TalkSocketHandler)]
+
+FLAGS = [Flag("talk_mode", False, "Voice conversations over the talk WebSocket")]

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.features.teams import lifecycle
+from platform_server.features.tools.registry import ToolFactory
+from platform_server.platform import Flag
 from platform_server.features.teams import TEAMS
 from platform_server.features.teams import runner, service
 from platform_server.features.teams.schemas import CancelRequest, TeamCreate, TeamRunStart, TeamUpdate
@@ -152,3 +155,6 @@ ROUTES = gated(
         route("/api/v1/conversations/{conversationId:str}/team-runs/page", ConversationRunsPageHandler),
     ],
 )
+
+FLAGS = [Flag("team_runs", True, "Multi-agent teams, team runs and the team_run tool")]
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

@@ -20,16 +20,19 @@ async def start(platform: Platform) -> None:
     service.fail_interrupted(runner.RESTART_ERROR)
     team_runner = runner.TeamRunner(platform.runtime(LLM), platform.runtime(SUBAGENTS), platform.runtime(TOOLS), platform.config)
     platform.set_runtime(TEAMS, team_runner)
-    platform.runtime(TOOLS).register(
+
+
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    return [
         ToolDefinition(
             name=runner.TOOL_NAME,
             description=runner.TOOL_DESCRIPTION,
             parameters=runner.TOOL_PARAMETERS,
-            run=team_runner.tool,
+            run=platform.runtime(TEAMS).tool,
             source="team",
             feature="team_runs",
         )
-    )
+    ]
 
 
 async def stop(platform: Platform) -> None:

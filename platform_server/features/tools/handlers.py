@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.features.tools import lifecycle
+from platform_server.features.tools.registry import ToolFactory
 from platform_server.features.tools import TOOLS
 from platform_server.features.tools import service
 from platform_server.features.tools.schemas import McpToolCreate, ToolTier, ToolToggle, ToolUpdate
@@ -110,3 +112,5 @@ ROUTES = [
     route("/api/v1/tools/{id}/toggle", ToolToggleHandler),
     route("/api/v1/tools/{id}/disclosure-tier", ToolTierHandler),
 ]
+
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

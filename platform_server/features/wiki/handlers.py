@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import urllib.parse
 
+from platform_server.features.wiki import lifecycle
+from platform_server.features.tools.registry import ToolFactory
+from platform_server.platform import Flag
 from platform_server.features.wiki import (
     extra_handlers,
     maintenance_handlers,
@@ -295,3 +298,6 @@ ROUTES = gated(
         *maintenance_handlers.ROUTES,
     ],
 )
+
+FLAGS = [Flag("wiki", True, "Knowledge bases (LLM wiki) and the wiki_search tool")]
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

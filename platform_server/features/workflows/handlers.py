@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from platform_server.platform import Flag
 from platform_server.features.workflows import WORKFLOWS
 from platform_server.features.workflows import service
 from platform_server.features.workflows.schemas import DraftBody, GenerateRequest, ResumeRequest, RunRequest, WorkflowCreate, WorkflowUpdate
@@ -186,3 +187,5 @@ ROUTES = gated(
         route("/api/v1/workflows/{id}/runs", RunsHandler),
     ],
 )
+
+FLAGS = [Flag("workflows", True, "Workflow editor, runs and their approval timeouts")]

@@ -1,11 +1,10 @@
-"""Register the read-only query tool."""
+"""The read-only query tool (`query_datasource`), declared in handlers.py `AGENT_TOOLS`."""
 
 from __future__ import annotations
 
 from functools import partial
 from typing import TYPE_CHECKING
 
-from platform_server.features.tools import TOOLS
 from platform_server.features.datasources import service
 from platform_server.features.tools.registry import ToolDefinition
 
@@ -22,9 +21,8 @@ QUERY_TOOL = {
 }
 
 
-async def start(platform: Platform) -> None:
-
-    platform.runtime(TOOLS).register(
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    return [
         ToolDefinition(
             name="query_datasource",
             description="Query a workspace datasource read-only (SQL for SQLite, GET for HTTP).",
@@ -33,4 +31,4 @@ async def start(platform: Platform) -> None:
             source="datasource",
             min_role="member",  # the query route's role
         )
-    )
+    ]
