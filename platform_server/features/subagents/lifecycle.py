@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.chat import CHAT
+from platform_server.features.models import LLM
 from platform_server.features.subagents import SUBAGENTS
+from platform_server.features.tools import TOOLS
 from platform_server.features.subagents import service
 from platform_server.features.tools.registry import ToolDefinition
 
@@ -15,7 +18,7 @@ if TYPE_CHECKING:
 async def start(platform: Platform) -> None:
 
     service.mark_interrupted_at_start()
-    manager = service.SubagentManager(platform)
+    manager = service.SubagentManager(platform.runtime(CHAT), platform.runtime(LLM), platform.runtime(TOOLS), platform.config, platform)
     platform.set_runtime(SUBAGENTS, manager)
 
 
