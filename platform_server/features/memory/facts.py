@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from platform_server.features.models import LLM
 from platform_server.config import Config
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
@@ -21,7 +20,6 @@ from platform_server.serialize import Fields, flag, ident, when
 
 if TYPE_CHECKING:
     from platform_server.features.models.runtime import LlmRouter
-    from platform_server.platform import Platform
 
 MAX_FACTS_PER_CALL = 50
 STATEMENT_MAX = 1000
@@ -168,7 +166,7 @@ def _extracted(value: Any) -> list[tuple[str, str, float]]:
     return out
 
 
-async def summarize(platform: Platform, caller: Caller, agent: Any, conversation_id: str) -> dict[str, Any]:
+async def summarize(router: LlmRouter, config: Config, caller: Caller, agent: Any, conversation_id: str) -> dict[str, Any]:
     """Extract durable facts from the caller's conversation with the agent; note them in today's daily note."""
     conv = conversations.owned(caller, conversations.validate_id(conversation_id))
     if conv.agent_id != agent.id:
@@ -176,7 +174,7 @@ async def summarize(platform: Platform, caller: Caller, agent: Any, conversation
     rows = conversations.history(conv)
     if not _transcript(rows):
         raise BadRequest("The conversation has no messages to summarize")
-    result = await extract(platform.runtime(LLM), platform.config, caller, agent, conv, rows)
+    result = await extract(router, config, caller, agent, conv, rows)
     extraction.mark(conv.id, rows[-1].id)
     return result
 
@@ -259,7 +257,7 @@ def contradictions(scope: Scope) -> list[dict[str, Any]]:
 
 
 async def resolve(
-    platform: Platform, scope: Scope, caller: Caller, agent: Any, contradiction_id: int, resolution: str, statement: str | None
+    router: LlmRouter, config: Config, scope: Scope, caller: Caller, agent: Any, contradiction_id: int, resolution: str, statement: str | None
 ) -> dict[str, Any]:
     """Settle a contradiction: keep one side, merge both into fact A, or keep both (IGNORE)."""
     c = Contradiction.get_or_none((Contradiction.id == contradiction_id) & scope.where(Contradiction))
@@ -274,7 +272,7 @@ async def resolve(
             merged = statement
         else:
             text, _ = await llm.ask(
-                platform.runtime(LLM),
+                router,
                 llm.targets_for(agent),
                 llm.MERGE_SYSTEM,
                 json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}),
@@ -301,7 +299,7 @@ async def resolve(
         c.status, c.resolution, c.resolve_time = "resolved", resolution, utcnow()
         c.save()
         audit.record(caller, "UPDATE", "MEMORY_CONTRADICTION", c.id, f"resolved {resolution}", workspace_id=scope.workspace_id)
-    store.write_projection(platform.config, scope)
+    store.write_projection(config, scope)
     return contradiction_vo(c)
 
 

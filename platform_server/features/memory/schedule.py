@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import peewee
 
-from platform_server.features.memory import DREAMER
 from platform_server.db import dict_rows, iso
 from platform_server.features.memory import store
 from platform_server.features.memory.dreaming import Dreamer, last_completed
@@ -18,9 +17,6 @@ from platform_server.loops import Loop
 from platform_server.web.errors import ApiError
 from platform_server.features.agents.models import Agent
 from platform_server.features.settings import service as settings
-
-if TYPE_CHECKING:
-    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -109,10 +105,9 @@ class NightlyDreamLoop(Loop):
         return done
 
 
-def status(platform: Platform, scope: Scope) -> dict[str, Any]:
+def status(dreamer: Dreamer, scope: Scope) -> dict[str, Any]:
     """Dreaming configuration, this memory's stats and its last run."""
-    config = platform.config
-    dreamer: Dreamer = platform.runtime(DREAMER)
+    config = dreamer.config
     last = (
         DreamReport.select()
         .where(scope.where(DreamReport) & (DreamReport.status != "running"))

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from platform_server.platform import Flag
+from platform_server.features.models import LLM
 from platform_server.features.workflows import WORKFLOWS
 from platform_server.features.workflows import service
 from platform_server.features.workflows.schemas import DraftBody, GenerateRequest, ResumeRequest, RunRequest, WorkflowCreate, WorkflowUpdate
@@ -117,7 +118,7 @@ class GenerateHandler(ApiHandler):
     async def post(self) -> None:
         """Draft a graph from a description with the default model; compiled, returned, not saved."""
         req = self.body(GenerateRequest)
-        self.ok(await service.generate(self.require_caller(), self.platform, req.description))
+        self.ok(await service.generate(self.require_caller(), self.platform.runtime(LLM), req.description))
 
 
 class RunsHandler(ApiHandler):
