@@ -174,6 +174,32 @@ def test_agent_tools_flags_and_drain_hooks_are_declared_only_in_handlers_py() ->
     assert registering == [], "declare the area's tools in handlers.py AGENT_TOOLS"
 
 
+# Classes that keep the platform only to hand it on to a function of the chat area (K3's turn path) that takes it.
+KEEPS_PLATFORM_TO_HAND_ON = {"subagents/service.py:SubagentManager"}
+
+
+def test_long_lived_objects_outside_chat_get_collaborators_not_the_platform_and_nothing_types_it_any() -> None:
+    """A runtime receives what it uses in its constructor (typed), instead of keeping `platform` and pulling
+    objects out of it when called; handlers read `self.platform` (the web layer's), chat/ is the turn path's lane."""
+    keeping: list[str] = []
+    untyped: list[str] = []
+    for path in sorted(AREAS.rglob("*.py")):
+        name = str(path.relative_to(AREAS))
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                untyped += [f"{name}:{node.name}" for a in node.args.args + node.args.kwonlyargs
+                            if a.arg == "platform" and a.annotation is not None and ast.unparse(a.annotation) == "Any"]
+            if isinstance(node, ast.ClassDef) and not name.startswith("chat/"):
+                fields = {t.attr for n in ast.walk(node) if isinstance(n, ast.Assign) for t in n.targets
+                          if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+                fields |= {n.target.id for n in node.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+                if "platform" in fields and f"{name}:{node.name}" not in KEEPS_PLATFORM_TO_HAND_ON:
+                    keeping.append(f"{name}:{node.name}")
+    assert keeping == []
+    assert untyped == []
+
+
 @pytest.mark.parametrize("layer", ["web", "integrations"])
 def test_the_web_and_integrations_layers_import_no_feature(layer: str) -> None:
     offenders = {str(p.relative_to(ROOT)): sorted(_imported_areas(p)) for p in (ROOT / layer).rglob("*.py") if _imported_areas(p)}
