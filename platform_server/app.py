@@ -9,7 +9,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, TypeVar, cast
 
 import tornado.httpserver
 import tornado.netutil
@@ -21,6 +21,8 @@ from platform_server import lazy, sealed, storage
 from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.blocking import run_blocking
 from platform_server.db import Migration, close_database, database, open_database, run_migrations, start_checkpointer, stop_checkpointer
+from platform_server.features.auth import JWT, LOGIN_LIMITER
+from platform_server.features.tools import TOOLS
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
@@ -34,30 +36,10 @@ from platform_server.web.bodies import body_ceiling, header_bytes
 from platform_server.web.context import Principal, WebServices
 from platform_server.web.openapi import ApiDocsHandler
 from platform_server.web.routing import Route, route
+from platform_server.platform import Flag, Platform, RuntimeKey, RuntimeMissing
+from platform_server.features.setup import service as setup_service
 
-if TYPE_CHECKING:
-    from tornado.ioloop import PeriodicCallback
-
-    from platform_server.features.auth.cache import AuthCache
-    from platform_server.features.channels.runtime import ChannelRuntime
-    from platform_server.features.chat.runtime import ChatRuntime
-    from platform_server.features.cron.runner import CronScheduler
-    from platform_server.features.goals.evaluation import GoalEvaluator
-    from platform_server.features.mcp.manager import McpManager
-    from platform_server.features.memory.dreaming import Dreamer
-    from platform_server.features.models.runtime import LlmRouter
-    from platform_server.features.oauth.service import OAuthService
-    from platform_server.features.plugins.service import PluginCatalog
-    from platform_server.features.skills.curator_runtime import Curator
-    from platform_server.features.skills.runtime import SkillsRuntime
-    from platform_server.features.subagents.service import SubagentManager
-    from platform_server.features.talk.session import TalkRegistry
-    from platform_server.features.teams.runner import TeamRunner
-    from platform_server.features.tools.registry import ToolRegistry
-    from platform_server.features.wiki.engine import WikiEngine
-    from platform_server.features.workflows.engine import WorkflowEngine
-    from platform_server.integrations.local_speech import LocalSpeech
-    from platform_server.loops import Loop
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +91,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("workflows", needs=("agents", "audit", "auth", "chat", "guard", "models"), uses=("settings", "usage")),
     Feature("teams", needs=("agents", "audit", "auth", "conversations", "models", "subagents", "tools", "workflows"), uses=("usage",)),
     Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
-    Feature("goals", needs=("agents", "audit", "conversations"), uses=("memory", "models", "usage")),
+    Feature("goals", needs=("agents", "audit", "conversations", "models"), uses=("memory", "usage")),
     Feature("usage", needs=("agents", "chat", "conversations"), uses=("guard",)),
     Feature("compat", uses=("conversations", "wiki")),
 )
@@ -131,51 +113,23 @@ def check_feature_order(features: tuple[Feature, ...] = FEATURES) -> None:
         seen.add(feature.name)
 
 
-class Services:
-    """The long-lived objects areas start, one attribute each (set by that area's lifecycle.start).
+class RuntimeView:
+    """The runtimes by their key's name as attributes (`platform.services.chat`), for tests and scripts that
+    poke at a running server; areas read them typed, through `Platform.runtime(KEY)`."""
 
-    A type checker follows every `platform.services.<name>`; an area that starts one adds its
-    attribute here. Reading one whose area has not started raises AttributeError."""
+    def __init__(self, runtimes: dict[str, object]) -> None:
+        object.__setattr__(self, "_runtimes", runtimes)
 
-    auth_cache: AuthCache
-    tools: ToolRegistry
-    mcp: McpManager
-    llm: LlmRouter
-    oauth: OAuthService
-    oauth_refresh: PeriodicCallback
-    skills: SkillsRuntime
-    skills_curator: Curator
-    wiki: WikiEngine
-    chat: ChatRuntime
-    chat_prune: Loop
-    memory: Dreamer
-    memory_nightly: Loop
-    memory_extraction: Loop
-    subagents: SubagentManager
-    media_purge: Loop
-    speech_local: LocalSpeech
-    talk: TalkRegistry
-    plugins: PluginCatalog
-    channels: ChannelRuntime
-    workflows: WorkflowEngine
-    workflow_timeouts: Loop
-    teams: TeamRunner
-    cron: CronScheduler
-    goals_evaluator: GoalEvaluator
+    def __getattr__(self, name: str) -> object:
+        runtimes: dict[str, object] = object.__getattribute__(self, "_runtimes")
+        try:
+            return runtimes[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
-
-class Platform(Protocol):
-    """What handlers, lifecycles and runtimes read of the process state."""
-
-    config: Config
-    jwt: JwtIssuer
-    login_limiter: LoginLimiter
-    web: WebServices
-    routes: list[Route]
-    started_at: float
-    openapi_text: str | None
-    services: Services
-    storage: StorageHealth
+    def __setattr__(self, name: str, value: object) -> None:
+        runtimes: dict[str, object] = object.__getattribute__(self, "_runtimes")
+        runtimes[name] = value
 
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "static")
@@ -183,19 +137,33 @@ STATIC_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 
 @dataclass
 class PlatformState:
-    """State shared by handlers and loops (the `Platform`): one per process, created by make_app."""
+    """State shared by handlers and loops (implements `platform.Platform`): one per process, created by make_app."""
 
     config: Config
-    jwt: JwtIssuer
-    login_limiter: LoginLimiter
     web: WebServices
     routes: list[Route] = field(default_factory=list)
     started_at: float = field(default_factory=time.time)
     openapi_text: str | None = None
-    services: Services = field(default_factory=Services)
     storage: StorageHealth = field(default_factory=lambda: StorageHealth(".", 0))
     storage_loop: StorageCheckLoop | None = None
     started: list[str] = field(default_factory=list)  # areas whose lifecycle.start completed, in order
+    runtimes: dict[str, object] = field(default_factory=dict)  # RuntimeKey name -> the object its area started
+
+    def runtime(self, key: RuntimeKey[T]) -> T:
+        try:
+            return cast(T, self.runtimes[key.name])  # set_runtime stored it under this typed key
+        except KeyError:
+            raise RuntimeMissing(f"{key.name!r} has not started") from None
+
+    def find_runtime(self, key: RuntimeKey[T]) -> T | None:
+        return cast("T | None", self.runtimes.get(key.name))
+
+    def set_runtime(self, key: RuntimeKey[T], value: T) -> None:
+        self.runtimes[key.name] = value
+
+    @property
+    def services(self) -> RuntimeView:
+        return RuntimeView(self.runtimes)
 
 
 def _feature_module(name: str, part: str) -> ModuleType | None:
@@ -222,6 +190,26 @@ def collect_sockets() -> list[Route]:
         module = _feature_module(feature.name, "handlers")
         sockets.extend(getattr(module, "SOCKETS", []) if module else [])
     return sockets
+
+
+def _declared(part: str) -> list[tuple[str, list[Any]]]:
+    """(area, its handlers.py `<part>` list) for every area, in start order."""
+    out: list[tuple[str, list[Any]]] = []
+    for feature in FEATURES:
+        module = _feature_module(feature.name, "handlers")
+        out.append((feature.name, list(getattr(module, part, ()) if module else ())))
+    return out
+
+
+def collect_flags() -> list[Flag]:
+    """The feature flags the areas declare (`FLAGS` beside their `ROUTES`); a key declared twice is refused."""
+    flags: dict[str, Flag] = {}
+    for area, declared in _declared("FLAGS"):
+        for flag in declared:
+            if flag.key in flags:
+                raise ValueError(f"feature flag {flag.key!r} of {area!r} is declared twice")
+            flags[flag.key] = flag
+    return list(flags.values())
 
 
 def collect_routes() -> list[Route]:
@@ -356,13 +344,10 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         renew_token=lambda p: jwt.issue(p.user_id, p.username, p.role),
         feature_enabled=settings_service.is_enabled,
     )
-    platform = PlatformState(
-        config=config,
-        jwt=jwt,
-        login_limiter=LoginLimiter(config.login_max_failures_per_user, config.login_max_failures_per_address, config.login_lockout_seconds),
-        web=web,
-        storage=health,
-    )
+    platform = PlatformState(config=config, web=web, storage=health)
+    platform.set_runtime(JWT, jwt)
+    limiter = LoginLimiter(config.login_max_failures_per_user, config.login_max_failures_per_address, config.login_lockout_seconds)
+    platform.set_runtime(LOGIN_LIMITER, limiter)
     platform.routes = collect_routes()
     handlers: list[Any] = [r.target() for r in collect_sockets() + platform.routes]
     handlers += [
@@ -384,20 +369,31 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
 
 async def start_features(platform: PlatformState) -> None:
     """Seed data and start each area's background work."""
-    from platform_server.features.setup import service as setup_service
-
     settings_service.seed_config_defaults(platform.config.default_language, platform.config.timezone)
-    settings_service.seed_flags()
+    settings_service.seed_flags(collect_flags())
     setup_service.ensure_headless_admin(platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds)
     setup_service.prepare_setup_token(platform.config.setup_token)
+    tool_factories = dict(_declared("AGENT_TOOLS"))
     for feature in FEATURES:
         module = _feature_module(feature.name, "lifecycle")
         if module and hasattr(module, "start"):
             await module.start(platform)
+        for factory in tool_factories[feature.name]:  # after its start: a tool may run on the area's runtime
+            for definition in factory(platform):
+                platform.runtime(TOOLS).register(definition)
         platform.started.append(feature.name)
     if platform.config.storage_check_s > 0:
         platform.storage_loop = StorageCheckLoop(platform.storage, platform.config.storage_check_s)
         platform.storage_loop.start()
+
+
+async def drain(platform: PlatformState, timeout_s: float) -> int:
+    """A graceful stop's first step: each started area's `DRAIN` hooks wait (together, up to `timeout_s`) for
+    its work in flight; returns how much was still running (stop_features then stops it)."""
+    started = set(platform.started)
+    hooks = [hook for area, declared in _declared("DRAIN") if area in started for hook in declared]
+    left = await asyncio.gather(*(hook(platform, timeout_s) for hook in hooks))
+    return sum(left)
 
 
 async def stop_features(platform: PlatformState) -> None:
@@ -463,4 +459,4 @@ def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | No
     return server
 
 
-__all__ = ["FEATURES", "Feature", "Platform", "PlatformState", "Services", "make_app", "start_features", "stop_features", "listen", "Principal"]
+__all__ = ["FEATURES", "Feature", "Platform", "PlatformState", "make_app", "start_features", "stop_features", "listen", "Principal"]

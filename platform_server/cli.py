@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from platform_server.config import Config, load_config
 from platform_server import logs
 from platform_server.app import collect_migrations
-from platform_server.app import listen, make_app, start_features, stop_features, warm_up
+from platform_server.app import drain, listen, make_app, start_features, stop_features, warm_up
 from platform_server.features.auth import service as auth
 from platform_server.features.setup import service as setup
 from platform_server.lazy import lazy_import
@@ -75,12 +75,9 @@ async def serve(config: Config) -> None:
     log = logging.getLogger("platform_server")
     server.stop()
     await warming  # a worker thread cannot be interrupted; it is short
-    chat = getattr(platform.services, "chat", None)
-    if chat is not None:
-        log.info("stopping: waiting up to %.0f s for %d running turn(s)", config.shutdown_grace_s, len(chat.turns.running()))
-        left = await chat.drain(config.shutdown_grace_s)
-        if left:
-            log.warning("stopping %d turn(s) that outlived the grace period (partial answers are kept)", left)
+    left = await drain(platform, config.shutdown_grace_s)
+    if left:
+        log.warning("stopping %d turn(s) that outlived the grace period (partial answers are kept)", left)
     await stop_features(platform)
     log.info("stopped")
 

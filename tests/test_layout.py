@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from platform_server.app import FEATURES, Feature, check_feature_order
+from platform_server.app import FEATURES, Feature, check_feature_order, collect_flags
 
 ROOT = Path(__file__).resolve().parent.parent / "platform_server"
 AREAS = ROOT / "features"
@@ -44,16 +44,6 @@ def _imported_areas(path: Path) -> set[str]:
     return {m.split(".")[2] for m in _imports(path) if m.startswith("platform_server.features.") and m.count(".") >= 2}
 
 
-def _service_owners() -> dict[str, str]:
-    """`platform.services.<name>` -> the area whose code sets it."""
-    owners: dict[str, str] = {}
-    for area in _areas():
-        for path in (AREAS / area).rglob("*.py"):
-            for name in re.findall(r"platform\.services\.(\w+) = ", path.read_text()):
-                owners[name] = area
-    return owners
-
-
 def test_every_area_is_registered_once_in_features_and_every_registered_area_exists() -> None:
     names = [f.name for f in FEATURES]
     assert len(names) == len(set(names))
@@ -68,6 +58,26 @@ def test_every_area_has_an_init_and_a_handlers_module_that_ends_with_routes() ->
         assigned = [t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
                     for t in (node.targets if isinstance(node, ast.Assign) else [node.target]) if isinstance(t, ast.Name)]
         assert "ROUTES" in assigned, f"{area}/handlers.py defines no ROUTES"
+
+
+def _defines_routes(path: Path) -> bool:
+    tree = ast.parse(path.read_text())
+    return any(isinstance(t, ast.Name) and t.id == "ROUTES" for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+               for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))
+
+
+def test_extra_route_files_join_handlers_py_one_way_spliced_as_module_routes() -> None:
+    """An extra route file (`page_handlers.py`, `admin.py`, ...) ends with its own ROUTES; handlers.py imports the module
+    and splices `*<module>.ROUTES` into its list (no renamed constants, no `+` chains)."""
+    offenders: list[str] = []
+    for area in _areas():
+        handlers = (AREAS / area / "handlers.py").read_text()
+        for path in sorted((AREAS / area).glob("*.py")):
+            if path.name != "handlers.py" and _defines_routes(path) and f"*{path.stem}.ROUTES," not in handlers:
+                offenders.append(f"{area}/{path.name}")
+        if re.search(r"ROUTES\s*\+|\+\s*\w+\.ROUTES|import ROUTES as", handlers):
+            offenders.append(f"{area}/handlers.py joins routes with + or an alias")
+    assert offenders == []
 
 
 def test_models_modules_declare_migrations_and_lifecycles_only_start_and_stop() -> None:
@@ -104,21 +114,106 @@ def test_a_function_imports_only_platform_server_modules_and_libraries_come_thro
     assert offenders == []
 
 
+# The modules that assemble the process; every other module reads the contract in platform_server/platform.py.
+IMPORTS_APP = {"app.py", "cli.py", "__main__.py"}
+
+
+def test_only_the_assembling_modules_import_app_py_not_even_for_type_checking() -> None:
+    offenders = [str(p.relative_to(ROOT)) for p in sorted(ROOT.rglob("*.py"))
+                 if str(p.relative_to(ROOT)) not in IMPORTS_APP
+                 and any(m == "platform_server.app" or m.startswith("platform_server.app.") for m in _imports(p))]
+    assert offenders == []
+
+
+def test_platform_py_is_a_leaf_that_imports_no_area_and_not_app_py() -> None:
+    imported = [m for m in _imports(ROOT / "platform.py") if m.startswith("platform_server.")]
+    assert [m for m in imported if m.startswith(("platform_server.features", "platform_server.app"))] == []
+
+
+def _keys_declared() -> dict[str, str]:
+    """RuntimeKey constant -> the area whose `__init__.py` declares it."""
+    out: dict[str, str] = {}
+    for area in _areas():
+        for node in ast.parse((AREAS / area / "__init__.py").read_text()).body:
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and "RuntimeKey" in ast.unparse(node.annotation):
+                out[node.target.id] = area
+    return out
+
+
+def test_runtime_keys_are_declared_in_their_area_package_and_only_that_area_sets_them() -> None:
+    """`platform.set_runtime(KEY, ...)` only in the area that declares KEY (as home-assistant integrations own their runtime_data)."""
+    keys = _keys_declared()
+    assert {"TOOLS", "LLM", "CHAT"} <= set(keys)
+    offenders: list[str] = []
+    for area in _areas():
+        for path in (AREAS / area).rglob("*.py"):
+            for key in re.findall(r"set_runtime\((\w+)", path.read_text()):
+                if keys.get(key) != area:
+                    offenders.append(f"{path.relative_to(AREAS)} sets {key}")
+    assert offenders == []
+
+
+FLAG_USES = (r'gated\(\s*"(\w+)"', r'feature="(\w+)"', r'feature = "(\w+)"', r'(?:is_enabled|feature_enabled)\("(\w+)"\)')
+
+
+def test_every_flag_a_route_tool_or_loop_checks_is_declared_in_an_areas_flags() -> None:
+    """Flags are data beside ROUTES (`FLAGS = [Flag(...)]` in handlers.py), seeded from what the areas declare."""
+    declared = [f.key for f in collect_flags()]
+    used = {key for p in ROOT.rglob("*.py") for pattern in FLAG_USES for key in re.findall(pattern, p.read_text())}
+    assert {"wiki", "talk_mode", "team_runs"} <= used
+    assert sorted(used - set(declared)) == []
+    assert len(declared) == len(set(declared))
+
+
+def test_agent_tools_flags_and_drain_hooks_are_declared_only_in_handlers_py() -> None:
+    """app.py collects `FLAGS`, `AGENT_TOOLS` and `DRAIN` from handlers.py; declared anywhere else they would do nothing."""
+    misplaced = [f"{p.relative_to(AREAS)} {name}" for p in AREAS.rglob("*.py") if p.name != "handlers.py"
+                 for name in re.findall(r"^(FLAGS|AGENT_TOOLS|DRAIN)\b", p.read_text(), re.M)]
+    assert misplaced == []
+    registering = [str(p.relative_to(AREAS)) for p in AREAS.rglob("lifecycle.py") if "runtime(TOOLS).register(" in p.read_text()]
+    assert registering == [], "declare the area's tools in handlers.py AGENT_TOOLS"
+
+
+# Classes that keep the platform only to hand it on to a function of the chat area (K3's turn path) that takes it.
+KEEPS_PLATFORM_TO_HAND_ON = {"subagents/service.py:SubagentManager"}
+
+
+def test_long_lived_objects_outside_chat_get_collaborators_not_the_platform_and_nothing_types_it_any() -> None:
+    """A runtime receives what it uses in its constructor (typed), instead of keeping `platform` and pulling
+    objects out of it when called; handlers read `self.platform` (the web layer's), chat/ is the turn path's lane."""
+    keeping: list[str] = []
+    untyped: list[str] = []
+    for path in sorted(AREAS.rglob("*.py")):
+        name = str(path.relative_to(AREAS))
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                untyped += [f"{name}:{node.name}" for a in node.args.args + node.args.kwonlyargs
+                            if a.arg == "platform" and a.annotation is not None and ast.unparse(a.annotation) == "Any"]
+            if isinstance(node, ast.ClassDef) and not name.startswith("chat/"):
+                fields = {t.attr for n in ast.walk(node) if isinstance(n, ast.Assign) for t in n.targets
+                          if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+                fields |= {n.target.id for n in node.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+                if "platform" in fields and f"{name}:{node.name}" not in KEEPS_PLATFORM_TO_HAND_ON:
+                    keeping.append(f"{name}:{node.name}")
+    assert keeping == []
+    assert untyped == []
+
+
 @pytest.mark.parametrize("layer", ["web", "integrations"])
 def test_the_web_and_integrations_layers_import_no_feature(layer: str) -> None:
     offenders = {str(p.relative_to(ROOT)): sorted(_imported_areas(p)) for p in (ROOT / layer).rglob("*.py") if _imported_areas(p)}
     assert offenders == {}
 
 
-def test_every_area_declares_the_areas_it_imports_or_whose_services_it_uses() -> None:
-    owners = _service_owners()
+def test_every_area_declares_the_areas_it_imports_or_whose_runtimes_it_uses() -> None:
+    """A runtime is read through its key (`platform.runtime(CHAT)`), imported from the area that declares it."""
     declared = {f.name: set(f.needs) | set(f.uses) for f in FEATURES}
     missing: dict[str, set[str]] = {}
     for area in _areas():
         used: set[str] = set()
         for path in (AREAS / area).rglob("*.py"):
             used |= _imported_areas(path)
-            used |= {owners[n] for n in re.findall(r"services\.(\w+)", path.read_text()) if n in owners}
         undeclared = used - {area} - declared[area]
         if undeclared:
             missing[area] = undeclared
@@ -126,13 +221,11 @@ def test_every_area_declares_the_areas_it_imports_or_whose_services_it_uses() ->
 
 
 def test_every_declared_dependency_is_real() -> None:
-    owners = _service_owners()
     unused: dict[str, set[str]] = {}
     for feature in FEATURES:
         used: set[str] = set()
         for path in (AREAS / feature.name).rglob("*.py"):
             used |= _imported_areas(path)
-            used |= {owners[n] for n in re.findall(r"services\.(\w+)", path.read_text()) if n in owners}
         extra = set(feature.needs) | set(feature.uses)
         extra -= used
         if extra:

@@ -167,6 +167,8 @@ async def test_cancel_is_valid_only_while_processing(api: ApiClient, people: dic
 async def test_processing_left_unfinished_resumes_after_a_restart(server: RunningServer, api: ApiClient, people: dict,
                                                                  llm: ScriptedOpenAI) -> None:
     from platform_server.features.wiki.engine import WikiEngine
+    from platform_server.features.models import LLM
+    from platform_server.features.wiki import WIKI
     from platform_server.features.wiki.models import RawMaterial
 
     await use_fake_openai(api, llm.url)
@@ -175,7 +177,9 @@ async def test_processing_left_unfinished_resumes_after_a_restart(server: Runnin
     await server.platform.services.wiki.stop()  # as if the process stopped mid-run
     RawMaterial.update(status="processing", queued=True).where(RawMaterial.id == int(raw["id"])).execute()
     llm.enqueue(Script(text=pages_answer(page("tides", "Tides", "# Tides"))))
-    engine = server.platform.services.wiki = WikiEngine(server.platform)
+    platform = server.platform
+    engine = WikiEngine(platform.runtime(LLM), platform.config, platform.storage)
+    platform.set_runtime(WIKI, engine)
     engine.start()
     await wait_idle(api, kb)
     raws = (await api.get(f"{KB}/{kb}/raw", token="bob")).data

@@ -97,7 +97,7 @@ def sentences(text: str) -> list[str]:
 
 
 class LocalSpeech:
-    """The two offline engines of this process (platform.services.speech_local)."""
+    """The two offline engines of this process (the media area's `SPEECH_LOCAL` runtime)."""
 
     def __init__(self) -> None:
         self._stt_lock = threading.Lock()

@@ -45,7 +45,7 @@ from platform_server.web.errors import (
 )
 
 if TYPE_CHECKING:  # the joined application's state; web/ imports no feature at run time
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
     from platform_server.config import Config
 
 log = logging.getLogger(__name__)

@@ -42,13 +42,10 @@ POLL_S = 0.1
 ANSWER_CAP = 60_000
 
 
-def definition(platform: Any) -> ToolDefinition:
-    async def run(args: dict[str, Any], ctx: ToolContext) -> str:
-        return await delegate(platform, args, ctx)
-
+def definition() -> ToolDefinition:
     # a coding agent acts on the host: a member at least, never an end user's conversation, only where enabled
     return ToolDefinition(
-        name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=run, source="acp", min_role="member", end_users=False, host="acp"
+        name=TOOL_NAME, description=DESCRIPTION, parameters=PARAMETERS, run=delegate, source="acp", min_role="member", end_users=False, host="acp"
     )
 
 
@@ -125,7 +122,7 @@ async def _wait_for(pending_id: int) -> str:
         await asyncio.sleep(POLL_S)
 
 
-async def delegate(platform: Any, args: dict[str, Any], ctx: ToolContext) -> str:
+async def delegate(args: dict[str, Any], ctx: ToolContext) -> str:
     """Run the task on the endpoint's agent; its final answer is the tool result."""
 
     name = str(args.get("endpoint") or "").strip()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from platform_server.features.acp import lifecycle
+from platform_server.features.tools.registry import ToolFactory
 from platform_server.features.acp import launch, service
 from platform_server.features.acp.schemas import AcpCreate, AcpToggle, AcpUpdate
 from platform_server.web.base import ApiHandler
@@ -71,3 +73,5 @@ ROUTES = [
     route("/api/v1/acp/endpoints/{id}/test", EndpointTestHandler),
     route("/api/v1/acp/endpoints/{id}/toggle", EndpointToggleHandler),
 ]
+
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.tools.registry import ToolDefinition
 from platform_server.features.acp import delegate, service
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
     service.seed_builtins()
-    platform.services.tools.register(delegate.definition(platform))
+
+
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    return [delegate.definition()]

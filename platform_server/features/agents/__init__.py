@@ -1,0 +1,2 @@
+"""Agents: their settings, prompt files and private workspace folders, archives (import/export) and
+generating an agent from a requirement."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.usage import meter
@@ -10,6 +10,9 @@ from platform_server.web.context import Caller
 from platform_server.features.workflows.catalog import extract_json
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import LlmFailure, failure_text
+
+if TYPE_CHECKING:
+    from platform_server.features.models.runtime import LlmRouter
 
 PROMPT = (
     "You design AI agents. Answer with one JSON object only, no prose, with these fields: "
@@ -24,7 +27,7 @@ def _strings(value: Any, limit: int) -> list[str]:
     return [str(v)[:100] for v in value][:limit] if isinstance(value, list) else []
 
 
-async def generate(llm: Any, caller: Caller, requirement: str) -> dict[str, Any]:
+async def generate(llm: LlmRouter, caller: Caller, requirement: str) -> dict[str, Any]:
     """Ask the default chat model for a draft; fields the model left out come back empty."""
     req = ChatRequest(model="", messages=[ChatMessage("system", PROMPT), ChatMessage("user", requirement)])
     try:

@@ -11,6 +11,8 @@ from typing import TypeVar
 import pydantic
 from pydantic import BaseModel
 
+from platform_server.features.models import LLM
+from platform_server.features.tools import TOOLS
 from platform_server.features.agents import generate, service
 from platform_server.features.agents.schemas import (
     AgentCreate,
@@ -95,7 +97,7 @@ class GenerateHandler(ApiHandler):
     async def post(self) -> None:
         """Draft an agent from a one-sentence requirement with the default model; returned, not saved."""
         req = self.body(GenerateRequest)
-        self.ok(await generate.generate(self.platform.services.llm, self.require_caller(), req.requirement))
+        self.ok(await generate.generate(self.platform.runtime(LLM), self.require_caller(), req.requirement))
 
 
 def _bindings(handler: ApiHandler, model: type[M], field: str) -> M:
@@ -151,7 +153,7 @@ class ToolsHandler(ApiHandler):
     def put(self, agentId: int) -> None:
         """Replace the tool bindings (`{toolNames: [...]}` or a bare array)."""
         req = _bindings(self, ToolBindings, "toolNames")
-        host = self.platform.services.tools.host_kinds(req.toolNames)
+        host = self.platform.runtime(TOOLS).host_kinds(req.toolNames)
         self.ok(service.set_tools(self.require_caller(), agentId, req.toolNames, host))
 
 

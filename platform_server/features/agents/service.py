@@ -23,6 +23,10 @@ from platform_server.web.ownership import may_change
 from platform_server.web.context import Caller
 from platform_server.features.agents.errors import AgentNotFound
 from platform_server.web.errors import ApiError, BadRequest, Forbidden, NotFound
+from platform_server.features.skills.models import Skill
+from platform_server.features.wiki.models import KnowledgeBase
+from platform_server.features.models import runtime
+from platform_server.features.settings import service as settings
 
 PROMPT_FILE_CAP = 64 * 1024  # bytes of one prompt file appended to the system prompt
 _SAFE_END_USER = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
@@ -299,9 +303,6 @@ def _agents_json(workspace_id: int, enabled: bool | None) -> JsonText:
 
 def check_not_foreign(caller: Caller, skill_ids: list[int] | None = None, kb_id: int | None = None) -> None:
     """403 when a bound skill or knowledge base belongs to another workspace (unknown ids stay dangling)."""
-    from platform_server.features.skills.models import Skill
-    from platform_server.features.wiki.models import KnowledgeBase
-
     if skill_ids:
         foreign = Skill.select(Skill.id).where(Skill.id.in_(skill_ids) & (Skill.workspace_id != caller.workspace_id))
         row = foreign.first()
@@ -489,10 +490,6 @@ def set_prompt_files(caller: Caller, agent_id: int, names: list[str]) -> dict[st
 def _resolved_model(agent: Agent) -> tuple[str, str, str] | None:
     """(provider, model, modalities) the runtime would use first for the agent, or None when unknown."""
     try:
-        from platform_server.features.models import runtime  # lazy: the models area is optional
-    except ImportError:
-        return None
-    try:
         target = runtime.resolve_targets(agent.model_name or None, agent.model_provider, [])[0]
     except ApiError:
         return None
@@ -501,8 +498,6 @@ def _resolved_model(agent: Agent) -> tuple[str, str, str] | None:
 
 def capabilities(caller: Caller, agent_id: int) -> dict[str, Any]:
     """The modality set of the agent's model and the sidecar configuration."""
-    from platform_server.features.settings import service as settings
-
     agent = get_agent(caller, agent_id)
     modalities = ["text"]
     model: dict[str, Any] = {"provider": agent.model_provider, "modelName": agent.model_name or None, "resolved": False}

@@ -1,0 +1,17 @@
+"""Users, logins, JWT and personal access tokens, workspace members and the cache of who may do what."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from platform_server.platform import RuntimeKey
+
+if TYPE_CHECKING:
+    from platform_server.features.auth.tokens import JwtIssuer
+    from platform_server.features.auth.service import LoginLimiter
+    from platform_server.features.auth.cache import AuthCache
+
+
+JWT: RuntimeKey[JwtIssuer] = RuntimeKey("jwt")
+LOGIN_LIMITER: RuntimeKey[LoginLimiter] = RuntimeKey("login_limiter")
+AUTH_CACHE: RuntimeKey[AuthCache] = RuntimeKey("auth_cache")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from platform_server.features.auth import JWT, LOGIN_LIMITER
 from platform_server.blocking import run_blocking
 from platform_server.db import parse_iso
 from platform_server.features.auth import admin, members, service
@@ -25,7 +26,7 @@ class LoginHandler(ApiHandler):
         """Log in with username and password; returns a JWT."""
         req = self.body(LoginRequest)
         address = self.client_ip
-        limiter = self.platform.login_limiter
+        limiter = self.platform.runtime(LOGIN_LIMITER)
         limiter.check(req.username, address)
         if delay := limiter.slowdown(req.username):
             await asyncio.sleep(delay)  # a username guessed from many addresses: every attempt waits
@@ -38,7 +39,7 @@ class LoginHandler(ApiHandler):
             limiter.failed(req.username, address)
             raise Unauthorized("User is disabled")
         limiter.succeeded(req.username, address)
-        self.ok(service.login_response(user, self.platform.jwt.issue(user.id, user.username, user.role)))
+        self.ok(service.login_response(user, self.platform.runtime(JWT).issue(user.id, user.username, user.role)))
 
 
 class TokensHandler(ApiHandler):

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.auth import AUTH_CACHE
 from platform_server.features.auth.cache import AuthCache
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
     cache = AuthCache(platform.web.authenticate, platform.web.workspace_role)
     platform.web.authenticate = cache.authenticate
     platform.web.workspace_role = cache.member_role
-    platform.services.auth_cache = cache
+    platform.set_runtime(AUTH_CACHE, cache)

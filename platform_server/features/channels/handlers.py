@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from platform_server.platform import Flag
+from platform_server.features.channels import CHANNELS
 from platform_server.features.channels import pairing_handlers, service
 from platform_server.features.channels.models import Channel
 from platform_server.features.channels.runtime import ChannelRuntime, conversation_id_for
@@ -162,7 +164,7 @@ class WebhookHandler(ApiHandler):
         if not service.first_sight(channel, message["messageId"], raw):
             self.ok({"accepted": False, "reason": "duplicate"})
             return
-        runtime: ChannelRuntime = self.platform.services.channels
+        runtime: ChannelRuntime = self.platform.runtime(CHANNELS)
         self.ok(runtime.deliver(channel, message))
 
 
@@ -171,7 +173,7 @@ def webchat_channel(handler: ApiHandler, token: str) -> Channel:
     row = Channel.get_or_none((Channel.public_token == token) & (Channel.channel_type == "webchat"))
     if row is None or not row.enabled:
         raise NotFound("Webchat not found")
-    handler.platform.services.channels.webchat_limits.hit(row.id, handler.client_ip)
+    handler.platform.runtime(CHANNELS).webchat_limits.hit(row.id, handler.client_ip)
     return row
 
 
@@ -236,8 +238,8 @@ def _webhook(channel_type: str) -> type[WebhookHandler]:
 
 ROUTES = gated(
     "channels",
-    pairing_handlers.ROUTES
-    + [
+    [
+        *pairing_handlers.ROUTES,
         route("/api/v1/channels", ChannelsHandler),
         route("/api/v1/channels/health", AllHealthHandler),
         route("/api/v1/channels/preflight", PreflightHandler),
@@ -252,3 +254,5 @@ ROUTES = gated(
     ]
     + [route(f"/api/v1/channels/webhook/{t}", _webhook(t)) for t in service.IM_TYPES],
 )
+
+FLAGS = [Flag("channels", True, "External messaging channels, their webhooks and replies")]

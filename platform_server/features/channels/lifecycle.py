@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.channels import CHANNELS
+from platform_server.features.chat import CHAT
 from platform_server.features.channels.runtime import ChannelRuntime
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
-    platform.services.channels = ChannelRuntime(platform)
+    platform.set_runtime(CHANNELS, ChannelRuntime(platform.runtime(CHAT), platform.config))
 
 
 async def stop(platform: Platform) -> None:
-    await platform.services.channels.stop()
+    await platform.runtime(CHANNELS).stop()

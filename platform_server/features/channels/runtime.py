@@ -19,7 +19,8 @@ from platform_server.features.conversations.models import Message
 from platform_server.features.conversations.service import key_for
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.config import Config
+    from platform_server.features.chat.runtime import ChatRuntime
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +31,11 @@ def conversation_id_for(channel: Channel, end_user: str, prefix: str = "ch") -> 
 
 
 class ChannelRuntime:
-    """Reply workers of this process (platform.services.channels)."""
+    """Reply workers of this process (platform.runtime(CHANNELS))."""
 
-    def __init__(self, platform: Platform) -> None:
-        self.platform = platform
-        config = platform.config
+    def __init__(self, chat: ChatRuntime, config: Config) -> None:
+        self.chat = chat
+        self.config = config
         self.webchat_limits = WebchatLimiter(config.webchat_rate_per_address, config.webchat_rate_per_token)
         self.tasks: set[asyncio.Task[None]] = set()
 
@@ -43,7 +44,7 @@ class ChannelRuntime:
 
         caller = service.owner_caller(channel)
         agent = agents.get_agent_for_chat(caller, channel.agent_id)
-        chat = self.platform.services.chat
+        chat = self.chat
         cid = conversation_id_for(channel, message["senderId"])
         end_user = f"{channel.channel_type}:{message['senderId']}"
         try:
@@ -99,7 +100,7 @@ class ChannelRuntime:
 
     async def _post(self, channel: Channel, payload: dict[str, Any]) -> None:
         try:
-            status = await service.post_signed(self.platform.config, channel, payload)
+            status = await service.post_signed(self.config, channel, payload)
             error = None if 200 <= status < 300 else f"reply URL answered HTTP {status}"
         except ApiError as exc:
             error = exc.msg

@@ -1,0 +1,16 @@
+"""Chat turns: the runtime that runs them (react and plan-execute loops, tool calls, approvals),
+their streams and the routes that start, follow and stop them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from platform_server.platform import RuntimeKey
+
+if TYPE_CHECKING:
+    from platform_server.features.chat.runtime import ChatRuntime
+    from platform_server.loops import Loop
+
+
+CHAT: RuntimeKey[ChatRuntime] = RuntimeKey("chat")
+CHAT_PRUNE: RuntimeKey[Loop] = RuntimeKey("chat_prune")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.chat import CHAT
 from platform_server.features.chat import service
 from platform_server.features.chat.runtime import ChatRuntime, TurnRequest
 from platform_server.features.chat.schemas import ExecuteRequest
@@ -22,7 +23,7 @@ class AdminHandler(ApiHandler):
 
     @property
     def runtime(self) -> ChatRuntime:
-        return self.platform.services.chat
+        return self.platform.runtime(CHAT)
 
     def turns_of(self, conversation_id: str) -> list[service.Turn]:
         turns = [t for t in self.runtime.find_turns(conversation_id) if t.running]
@@ -68,7 +69,7 @@ class AgentStateHandler(ApiHandler):
 
         caller = self.require_caller()
         agent = agents.get_agent(caller, id)
-        runtime: ChatRuntime = self.platform.services.chat
+        runtime: ChatRuntime = self.platform.runtime(CHAT)
         running = [t for t in runtime.turns.running() if t.agent_id == agent.id]
         mine = [t.conversation_id for t in running if t.user_id == caller.user_id]
         self.ok(
@@ -94,7 +95,7 @@ class ExecuteHandler(ApiHandler):
         caller = self.require_caller()
         agent = agents.get_agent_for_chat(caller, id)
         cid = conversations.validate_id(req.conversationId or f"plan-{id}-{caller.user_id}")
-        runtime: ChatRuntime = self.platform.services.chat
+        runtime: ChatRuntime = self.platform.runtime(CHAT)
         turn = runtime.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=req.task, source="execute"))
         result = await service.wait_result(turn)
         plan_id = turn.result.plan_id

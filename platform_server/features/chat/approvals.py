@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from platform_server.features.tools import TOOLS
 from platform_server.db import database
 from platform_server.memo import memo_on
 from platform_server.features.acp.delegate import PERMISSION_TOOL as ACP_PERMISSION
@@ -16,7 +17,7 @@ from platform_server.integrations.llm import ToolCall
 from platform_server.web.context import ROLE_RANK
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
     from platform_server.features.tools.registry import ToolRegistry
     from platform_server.features.chat.runtime import Answer, TurnSetup
     from platform_server.features.chat.turns import Turn
@@ -140,7 +141,7 @@ async def run_call(
         raise AwaitingApproval(pending["pendingId"])
     turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
     outcome = await tool_calls.run_guarded(
-        runtime.platform.services.tools, context(turn), setup.tool_ctx, call, verdict, f"Denied by the tool guard: {verdict.reason}"
+        runtime.platform.runtime(TOOLS), context(turn), setup.tool_ctx, call, verdict, f"Denied by the tool guard: {verdict.reason}"
     )
     runtime.store_tool_result(turn, conv, call, answer, outcome.success, outcome.result)
 
@@ -164,7 +165,7 @@ async def resume(runtime: ToolResults, turn: "Turn", conv: Conversation, decisio
 
     Returns False when nothing was pending (the turn then just says so).
     """
-    outcome = resolve_as(runtime.platform.services.tools, turn.user_id, setup.tool_ctx.role, turn.conversation_id, decision)
+    outcome = resolve_as(runtime.platform.runtime(TOOLS), turn.user_id, setup.tool_ctx.role, turn.conversation_id, decision)
     if outcome is None:
         return False
     resolved, decision, refused = outcome.pending, outcome.decision, outcome.reason

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
+from platform_server.features.chat import lifecycle
+from platform_server.platform import DrainHook
+from platform_server.features.chat import CHAT
 from platform_server.features.chat import admin, approvals, service, uploads
 from platform_server.features.chat.schemas import ChatStreamRequest, InterruptRequest, SyncChatRequest
 from platform_server.features.conversations import service as conversations
@@ -26,7 +29,7 @@ class StreamingHandler(ApiHandler):
 
     @property
     def runtime(self) -> service.ChatRuntime:
-        return self.platform.services.chat
+        return self.platform.runtime(CHAT)
 
     async def stream_turn(self, turn: service.Turn, after_id: int = 0) -> None:
         self._subscription = turn.subscribe(after_id)
@@ -145,7 +148,7 @@ class StopHandler(ApiHandler):
         """Stop generation now; the partial answer is kept with status `stopped`."""
         caller = self.require_caller()
         conv = conversations.check_owner(caller.user_id, conversationId)
-        runtime = self.platform.services.chat
+        runtime = self.platform.runtime(CHAT)
         denied = approvals.guard.deny_all_pending(caller.user_id, conversationId, caller.user_id) if conv else 0
         turn = runtime.turns.get(conversations.key_for(caller.user_id, conversationId)) if conv else None
         if turn is None or not runtime.cancel(turn.key):
@@ -167,11 +170,11 @@ class InterruptHandler(ApiHandler):
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, conversationId)
         key = conversations.key_for(caller.user_id, conversationId)
-        decision = None if req.contentParts else self.platform.services.chat.resolve_live_approval(key, req.message, caller)
+        decision = None if req.contentParts else self.platform.runtime(CHAT).resolve_live_approval(key, req.message, caller)
         if decision is not None:
             self.ok({"queued": False, **decision})
             return
-        size = self.platform.services.chat.queue_input(key, req.message, service.parts_of(req.contentParts), caller.user_id)
+        size = self.platform.runtime(CHAT).queue_input(key, req.message, service.parts_of(req.contentParts), caller.user_id)
         if size is None:
             self.ok({"queued": False, "reason": "no_active_stream"})
         else:
@@ -212,7 +215,8 @@ class FileHandler(ApiHandler):
         self.finish(data)
 
 
-ROUTES = admin.ROUTES + [
+ROUTES = [
+    *admin.ROUTES,
     route("/api/v1/chat", SyncChatHandler),
     route("/api/v1/chat/stream", ChatStreamHandler),
     route("/api/v1/chat/upload", UploadHandler),
@@ -222,3 +226,5 @@ ROUTES = admin.ROUTES + [
     route("/api/v1/agents/{id}/chat", AgentSyncChatHandler),
     route("/api/v1/agents/{id}/chat/stream", AgentChatStreamHandler),
 ]
+
+DRAIN: list[DrainHook] = [lifecycle.drain]

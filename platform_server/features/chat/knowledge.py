@@ -10,7 +10,7 @@ from platform_server.features.chat import answers, context
 from platform_server.features.wiki import retrieval
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 

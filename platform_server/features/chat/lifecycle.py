@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
+from platform_server.features.chat import CHAT, CHAT_PRUNE
 from platform_server import storage
 from platform_server.features.chat.runtime import ChatRuntime
 from platform_server.features.conversations import service as conversations
 from platform_server.loops import Loop
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
+
+log = logging.getLogger(__name__)
 
 
 class ReplayPruneLoop(Loop):
@@ -29,12 +33,19 @@ class ReplayPruneLoop(Loop):
 async def start(platform: Platform) -> None:
     storage.start_write(platform.storage, "setting conversations left running idle", conversations.reset_running)
     runtime = ChatRuntime(platform)
-    platform.services.chat = runtime
+    platform.set_runtime(CHAT, runtime)
     loop = ReplayPruneLoop(runtime)
-    platform.services.chat_prune = loop
+    platform.set_runtime(CHAT_PRUNE, loop)
     loop.start()
 
 
+async def drain(platform: Platform, timeout_s: float) -> int:
+    """A graceful stop lets running turns finish (up to `timeout_s`); returns how many are still running."""
+    chat = platform.runtime(CHAT)
+    log.info("stopping: waiting up to %.0f s for %d running turn(s)", timeout_s, len(chat.turns.running()))
+    return await chat.drain(timeout_s)
+
+
 async def stop(platform: Platform) -> None:
-    platform.services.chat_prune.stop()
-    await platform.services.chat.stop_all()
+    platform.runtime(CHAT_PRUNE).stop()
+    await platform.runtime(CHAT).stop_all()

@@ -6,13 +6,14 @@ import json
 import re
 from typing import TYPE_CHECKING, Protocol
 
+from platform_server.features.models import LLM
 from platform_server.features.chat import context
 from platform_server.features.conversations.models import Conversation
 from platform_server.features.plans import service as plans
 from platform_server.integrations.llm import ChatMessage, ChatRequest
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
     from platform_server.features.chat.runtime import Answer, Totals, TurnRequest, TurnSetup
     from platform_server.features.chat.turns import Turn
 
@@ -64,7 +65,7 @@ def parse_steps(text: str) -> list[str]:
 
 async def plan_execute(runtime: ReactLoop, turn: "Turn", req: "TurnRequest", conv: Conversation, totals: "Totals", setup: "TurnSetup") -> "Answer":
     """Plan, execute each step (recorded in /api/v1/plans), then write the final answer."""
-    router = runtime.platform.services.llm
+    router = runtime.platform.runtime(LLM)
     turn.phase = "planning"
     turn.publish("phase", {"phase": "planning"})
     built = await context.build(router, runtime.platform.config, conv, setup, [ChatMessage("user", PLAN_PROMPT)], use_tools=False)

@@ -10,6 +10,8 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from platform_server.features.models import LLM
+from platform_server.features.tools import TOOLS
 from platform_server.db import database, first_where, insert_row, stored_time, utcnow
 from platform_server.features.chat import approvals, context, knowledge, sidecar, tool_calls, uploads
 from platform_server.features.chat import answers
@@ -49,7 +51,7 @@ from platform_server.features.models import capabilities
 from platform_server.features.skills import lessons
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +109,7 @@ def text_of(message: str | None, parts: list[dict[str, Any]] | None) -> str:
 
 
 class ChatRuntime:
-    """Starts turns, owns them (platform.services.chat), and runs the react / plan-execute loops."""
+    """Starts turns, owns them (platform.runtime(CHAT)), and runs the react / plan-execute loops."""
 
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
@@ -213,7 +215,7 @@ class ChatRuntime:
         command = approvals.command_of(message or "")
         if turn is None or not turn.running or command is None:
             return None
-        outcome = approvals.resolve_as(self.platform.services.tools, caller.user_id, caller.workspace_role, turn.conversation_id, command)
+        outcome = approvals.resolve_as(self.platform.runtime(TOOLS), caller.user_id, caller.workspace_role, turn.conversation_id, command)
         return outcome.answer() if outcome is not None else None
 
     def find_turns(self, conversation_id: str) -> list[Turn]:
@@ -452,7 +454,7 @@ class ChatRuntime:
         specs, tool_ctx = tool_calls.agent_tools(
             self.platform, agent, turn.user_id, turn.workspace_id, turn.conversation_id, end_user_id=req.end_user_id, role=role
         )
-        withheld = tool_calls.withheld(self.platform.services.tools, specs, role, req.end_user_id, turn.workspace_id)
+        withheld = tool_calls.withheld(self.platform.runtime(TOOLS), specs, role, req.end_user_id, turn.workspace_id)
         specs[:] = [spec for spec in specs if spec.name not in withheld]  # in place: tool_search extends this list
         if not any("tools" in capabilities.of_target(t) for t in targets):
             specs.clear()  # a model that cannot call tools (the embedded demo) gets none: their schemas would fill its window
@@ -481,7 +483,7 @@ class ChatRuntime:
     ) -> Answer:
         """Model <-> tools until an answer or maxIterations; returns the final assistant message
         (stored, or with `final_with_turn_end` left for the turn's end to store in its one commit)."""
-        router = self.platform.services.llm
+        router = self.platform.runtime(LLM)
         answer = answers.new_answer(conv)
         turn.answer = answer
         reported: dict[str, Any] | None = None

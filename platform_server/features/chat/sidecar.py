@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
+from platform_server.features.models import LLM
 from platform_server.db import database, fetch_models
 from platform_server.features.chat import uploads
 from platform_server.features.conversations.models import Conversation, Message
@@ -96,7 +97,7 @@ async def _describe(runtime: Any, targets: list[Any], data_url: str) -> str | No
     content = [{"type": "text", "text": "Describe this image."}, {"type": "image", "url": data_url}]
     req = ChatRequest(model="", messages=[ChatMessage("system", DESCRIBE_SYSTEM), ChatMessage("user", content)], max_tokens=600, temperature=0.2)
     try:
-        _, result = await runtime.platform.services.llm.chat(targets, req)
+        _, result = await runtime.platform.runtime(LLM).chat(targets, req)
     except LlmError as exc:
         log.warning("the vision sidecar failed: %s", exc.message)
         return None

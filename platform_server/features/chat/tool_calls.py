@@ -10,6 +10,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from platform_server.features.skills import SKILLS
+from platform_server.features.tools import TOOLS
 from platform_server.features.agents import service as agents
 from platform_server.features.guard import service as guard
 from platform_server.features.skills import service as skills
@@ -18,7 +20,7 @@ from platform_server.features.wiki import kbs
 from platform_server.integrations.llm import ToolCall, ToolSpec
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 # Offered beside the defaults to an agent bound to a knowledge base (its digest tells it to read pages).
 KNOWLEDGE_TOOLS = ("wiki_search", "wiki_read")
@@ -48,7 +50,7 @@ def agent_tools(
     The offer still holds tools the caller may not run (the turn says why when the model calls one);
     the held-back ones `tool_search` may add are filtered here, and the registry refuses both at execution."""
     config = platform.config
-    registry = platform.services.tools
+    registry = platform.runtime(TOOLS)
     bound, tools_disabled = agents.bound_tools(agent.id), bool(agent.tools_disabled)
     implied = KNOWLEDGE_TOOLS if kbs.kbs_of_agent(workspace_id, agent.id) else ()
     specs = registry.specs_for(bound, tools_disabled, implied)
@@ -60,7 +62,7 @@ def agent_tools(
         offered = {s.name for s in specs}
         specs.extend(s for s in deferred if s.name in names and s.name not in offered)
 
-    runtime = getattr(platform.services, "skills", None)
+    runtime = platform.find_runtime(SKILLS)
     ctx = ToolContext(
         user_id=user_id,
         workspace_id=workspace_id,

@@ -1,0 +1,1 @@
+"""Conversations and their stored messages: listing, renaming, deleting and exporting them."""

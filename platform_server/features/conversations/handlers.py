@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.chat import CHAT
 from platform_server.features.conversations import service
 from platform_server.features.conversations.schemas import BatchDeleteRequest, ModelRequest, PinRequest, TitleRequest
 from platform_server.web.base import ApiHandler
@@ -50,7 +51,7 @@ class BatchDeleteHandler(ApiHandler):
         caller = self.require_caller()
         deleted = service.batch_delete(caller, req.conversationIds)
         for conv in deleted:
-            self.platform.services.chat.wind_down(caller.user_id, conv)
+            self.platform.runtime(CHAT).wind_down(caller.user_id, conv)
         self.ok({"deleted": len(deleted)})
 
 
@@ -63,7 +64,7 @@ class ConversationHandler(ApiHandler):
         caller = self.require_caller()
         conv = service.owned(caller, conversationId)
         service.delete(caller, conv)
-        self.platform.services.chat.wind_down(caller.user_id, conv)
+        self.platform.runtime(CHAT).wind_down(caller.user_id, conv)
         self.ok(None)
 
 
@@ -87,7 +88,7 @@ class MessagesHandler(ApiHandler):
         """Clear the messages and keep the conversation."""
         caller = self.require_caller()
         conv = service.owned(caller, conversationId)
-        chat = self.platform.services.chat
+        chat = self.platform.runtime(CHAT)
         if chat is not None and chat.is_running(conv.key):
             raise AgentBusy()
         service.clear(caller, conv)

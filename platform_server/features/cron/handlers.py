@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.cron import CRON
 from platform_server.db import utcnow
 from platform_server.features.cron import schedule, service, triggers
 from platform_server.features.cron.runner import CronScheduler
@@ -24,7 +25,7 @@ class CronHandler(ApiHandler):
 
     @property
     def scheduler(self) -> CronScheduler:
-        sched = self.platform.services.cron
+        sched = self.platform.runtime(CRON)
         if sched is None:
             raise ApiError("The scheduler is not running", 503)
         return sched

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.chat import CHAT
+from platform_server.features.cron import CRON
 from platform_server.features.cron.runner import CronScheduler
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
-    scheduler = CronScheduler(platform)
+    scheduler = CronScheduler(platform.runtime(CHAT))
     scheduler.recover()
-    platform.services.cron = scheduler
+    platform.set_runtime(CRON, scheduler)
     if platform.config.cron_tick_s > 0:
         scheduler.interval_s = platform.config.cron_tick_s
         scheduler.start()
 
 
 async def stop(platform: Platform) -> None:
-    await platform.services.cron.close()
+    await platform.runtime(CRON).close()

@@ -24,7 +24,7 @@ from platform_server.features.workspaces import service as workspaces
 from platform_server.features.workspaces.models import Workspace
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.features.chat.runtime import ChatRuntime
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def run_agent(spec: RunSpec) -> Any:
 
 
 class CronScheduler(Loop):
-    """Fires due cron jobs and cron triggers (platform.services.cron) and owns every run task.
+    """Fires due cron jobs and cron triggers (platform.runtime(CRON)) and owns every run task.
 
     State lives in SQLite (each job's next fire instant), so a restart neither loses nor repeats a
     fire; a job whose fire times passed while the server was down fires once, then moves on.
@@ -106,9 +106,9 @@ class CronScheduler(Loop):
 
     interval_s = 15.0
 
-    def __init__(self, platform: Platform, clock: Callable[[], dt.datetime] = utcnow) -> None:
+    def __init__(self, chat: ChatRuntime, clock: Callable[[], dt.datetime] = utcnow) -> None:
         super().__init__()
-        self.platform = platform
+        self.chat = chat
         self.clock = clock
         self._active: dict[tuple[str, int], asyncio.Task[None]] = {}
 
@@ -211,8 +211,8 @@ class CronScheduler(Loop):
         try:
             caller = owner_caller(spec.owner_user_id, spec.workspace_id)
             agent = run_agent(spec)
-            runtime = self.platform.services.chat
-            if runtime is None or conversation_id is None:
+            runtime = self.chat
+            if conversation_id is None:
                 raise RunRefused("The chat runtime is not running")
             turn = runtime.start_turn(
                 TurnRequest(

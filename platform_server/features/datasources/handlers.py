@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from platform_server.features.datasources import tool
+from platform_server.features.tools.registry import ToolFactory
 from platform_server.features.datasources import service
 from platform_server.features.datasources.schemas import DatasourceCreate, DatasourceUpdate, ToggleRequest
 from platform_server.web.base import ApiHandler
@@ -71,3 +73,5 @@ ROUTES = [
     route("/api/v1/datasources/{id}/test", TestHandler),
     route("/api/v1/datasources/{id}/toggle", ToggleHandler),
 ]
+
+AGENT_TOOLS: list[ToolFactory] = [tool.agent_tools]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from platform_server.db import database, utcnow
 from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
@@ -15,6 +15,10 @@ from platform_server.loops import Loop
 from platform_server.features.agents.models import Agent
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.memory import llm
+
+if TYPE_CHECKING:
+    from platform_server.features.models.runtime import LlmRouter
+    from platform_server.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -83,11 +87,12 @@ def _transcript(conv: Any) -> str:
 class GoalEvaluator(Loop):
     """Judge active goals whose conversation finished a turn since their last evaluation; tests call tick()."""
 
-    def __init__(self, platform: Any, clock: Callable[[], dt.datetime] = utcnow) -> None:
+    def __init__(self, router: LlmRouter, config: Config, clock: Callable[[], dt.datetime] = utcnow) -> None:
         super().__init__()
-        self.platform = platform
+        self.router = router
+        self.max_attempts = int(config.goal_max_attempts)
         self.clock = clock
-        self.interval_s = max(1.0, float(platform.config.goal_eval_tick_s or 30.0))
+        self.interval_s = max(1.0, float(config.goal_eval_tick_s or 30.0))
 
     async def tick(self) -> int:
         """Evaluate every goal that is due; returns how many evaluations were recorded."""
@@ -109,7 +114,7 @@ class GoalEvaluator(Loop):
         agent = Agent.get_or_none(Agent.id == goal.agent_id) or Agent.get_by_id(conv.agent_id)
         prompt = json.dumps({"goal": goal.title, "criteria": list(goal.criteria or []), "conversation": _transcript(conv)}, ensure_ascii=False)
         with meter.scope("goal", goal.workspace_id, goal.user_id, agent.id, goal.conversation_id):
-            text, model = await llm.ask(self.platform.services.llm, llm.targets_for(agent), JUDGE_SYSTEM, prompt, 300, source="goal")
+            text, model = await llm.ask(self.router, llm.targets_for(agent), JUDGE_SYSTEM, prompt, 300, source="goal")
         try:
             verdict = _verdict(llm.parse_json(text))
         except (llm.UnreadableAnswer, ValueError):
@@ -127,7 +132,7 @@ class GoalEvaluator(Loop):
         return {"progress": prev.progress if prev is not None else 0, "completed": False, "blocked": False, "reason": reason}
 
     def _record(self, goal: Goal, last: Any, verdict: dict[str, Any], model: str, unreadable: bool = False) -> GoalEvaluation:
-        budget = goal.max_attempts or int(self.platform.config.goal_max_attempts)
+        budget = goal.max_attempts or self.max_attempts
         with database.atomic():
             goal = Goal.get_by_id(goal.id)
             row = GoalEvaluation.create(goal=goal.id, message_id=last.id, model=model, **verdict)

@@ -1,21 +1,23 @@
-"""Start: the goal evaluator loop (`platform.services.goals_evaluator`)."""
+"""Start: the goal evaluator loop (`platform.runtime(GOALS_EVALUATOR)`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.goals import GOALS_EVALUATOR
+from platform_server.features.models import LLM
 from platform_server.features.goals.evaluation import GoalEvaluator
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
-    evaluator = GoalEvaluator(platform)
-    platform.services.goals_evaluator = evaluator
+    evaluator = GoalEvaluator(platform.runtime(LLM), platform.config)
+    platform.set_runtime(GOALS_EVALUATOR, evaluator)
     if platform.config.goal_eval_tick_s > 0:
         evaluator.start()
 
 
 async def stop(platform: Platform) -> None:
-    platform.services.goals_evaluator.stop()
+    platform.runtime(GOALS_EVALUATOR).stop()

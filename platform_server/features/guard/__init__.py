@@ -1,0 +1,1 @@
+"""The tool guard: rules, grants and pending approvals every tool call passes, and the call log."""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from platform_server.features.guard import service
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.features.mcp import MCP
 from platform_server.features.mcp import service
 from platform_server.features.mcp.manager import McpManager
 from platform_server.features.mcp.models import McpServer
@@ -18,7 +19,7 @@ class _McpBase(ApiHandler):
 
     @property
     def manager(self) -> McpManager:
-        return self.platform.services.mcp
+        return self.platform.runtime(MCP)
 
     def present(self, row: McpServer) -> dict[str, Any]:
         return service.to_dict(row, self.manager.status(row))

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.mcp import MCP
+from platform_server.features.tools import TOOLS
 from platform_server.features.mcp.manager import McpManager
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
-    manager = McpManager(platform.config, platform.services.tools)
-    platform.services.mcp = manager
-    platform.services.tools.create_mcp_tool = manager.create_alias_tool
+    manager = McpManager(platform.config, platform.runtime(TOOLS))
+    platform.set_runtime(MCP, manager)
+    platform.runtime(TOOLS).create_mcp_tool = manager.create_alias_tool
     await manager.start()
 
 
 async def stop(platform: Platform) -> None:
-    await platform.services.mcp.stop()
+    await platform.runtime(MCP).stop()

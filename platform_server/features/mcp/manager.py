@@ -1,4 +1,4 @@
-"""The MCP connections (`platform.services.mcp`): one background task per enabled server.
+"""The MCP connections (`platform.runtime(MCP)`): one background task per enabled server.
 
 Each connection keeps one session open, registers the server's tools in the tool registry while
 it is connected and unregisters them when it drops; a failed connection retries with backoff.

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from platform_server.features.media import lifecycle
+from platform_server.features.tools.registry import ToolFactory
+from platform_server.features.media import SPEECH_LOCAL
 from platform_server.blocking import run_blocking
 from platform_server.features.conversations import service as conversations
 from platform_server.features.media import service
@@ -16,7 +19,7 @@ from platform_server.web.routing import route
 class SpeechHandler(ApiHandler):
     @property
     def local_speech(self) -> LocalSpeech:
-        return self.platform.services.speech_local
+        return self.platform.runtime(SPEECH_LOCAL)
 
 
 class TranscribeHandler(SpeechHandler):
@@ -95,3 +98,5 @@ ROUTES = [
     route("/api/v1/files/generated/{id}", GeneratedFileHandler),
     route("/api/v1/conversations/{conversationId:str}/files", ConversationFilesHandler),
 ]
+
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from platform_server.features.media import MEDIA_PURGE, SPEECH_LOCAL
 from platform_server.features.media import generation, service
 from platform_server.integrations.local_speech import LocalSpeech
 from platform_server.integrations.media_jobs import JobPolicy
@@ -12,7 +13,7 @@ from platform_server.loops import Loop
 from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 IMAGE_TOOL = {
     "type": "object",
@@ -37,9 +38,9 @@ class GeneratedFilesPurge(Loop):
         return service.purge_expired(self.data_dir)
 
 
-async def start(platform: Platform) -> None:
-
-    platform.services.tools.register(
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    """`image_generate` and one provider-job tool per generated kind (video, music, ...)."""
+    tools = [
         ToolDefinition(
             name="image_generate",
             description="Generate an image from a text prompt; returns a one-time download link.",
@@ -47,13 +48,13 @@ async def start(platform: Platform) -> None:
             run=partial(service.image_generate, platform.config.data_dir),
             source="media",
         )
-    )
+    ]
     config = platform.config
     # A job must end before the tool call's own limit, so its failure says what happened.
     job_timeout = min(config.media_job_timeout_s, max(1.0, config.tool_timeout_s - 5))
     policy = JobPolicy(config.media_job_poll_initial_s, config.media_job_poll_max_s, job_timeout, config.media_job_max_bytes)
     for kind in generation.KINDS:
-        platform.services.tools.register(
+        tools.append(
             ToolDefinition(
                 name=kind.tool,
                 description=f"Generate a {kind.noun} from a text prompt (a provider job; it may take minutes); returns a one-time download link.",
@@ -62,11 +63,15 @@ async def start(platform: Platform) -> None:
                 source="media",
             )
         )
-    platform.services.speech_local = LocalSpeech()  # models load on first use
+    return tools
+
+
+async def start(platform: Platform) -> None:
+    platform.set_runtime(SPEECH_LOCAL, LocalSpeech())  # models load on first use
     loop = GeneratedFilesPurge(platform.config.data_dir)
-    platform.services.media_purge = loop
+    platform.set_runtime(MEDIA_PURGE, loop)
     loop.start()
 
 
 async def stop(platform: Platform) -> None:
-    platform.services.media_purge.stop()
+    platform.runtime(MEDIA_PURGE).stop()

@@ -1,0 +1,17 @@
+"""Agent memory: the facts extracted from conversations, dreaming (their nightly consolidation) and the
+memory routes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from platform_server.platform import RuntimeKey
+
+if TYPE_CHECKING:
+    from platform_server.features.memory.dreaming import Dreamer
+    from platform_server.loops import Loop
+
+
+DREAMER: RuntimeKey[Dreamer] = RuntimeKey("memory")
+MEMORY_NIGHTLY: RuntimeKey[Loop] = RuntimeKey("memory_nightly")
+MEMORY_EXTRACTION: RuntimeKey[Loop] = RuntimeKey("memory_extraction")

@@ -24,7 +24,8 @@ from platform_server.web.errors import ApiError, BadRequest, NotFound
 from platform_server.serialize import Fields, flag, ident, items, when
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.config import Config
+    from platform_server.features.models.runtime import LlmRouter
 
 log = logging.getLogger(__name__)
 
@@ -108,15 +109,12 @@ def last_completed(scope: Scope) -> DreamReport | None:
 class Dreamer:
     """The process's dream runner: running dreams per scope, the event bus, the consolidation itself."""
 
-    def __init__(self, platform: Platform) -> None:
-        self.platform = platform
+    def __init__(self, router: LlmRouter, config: Config) -> None:
+        self.router = router
+        self.config = config
         self.bus = DreamBus()
         self.running: dict[Scope, int] = {}  # scope -> running report id
         self.tasks: set[asyncio.Task] = set()
-
-    @property
-    def config(self) -> Any:
-        return self.platform.config
 
     def running_for(self, user_id: int, agent_id: int) -> list[dict[str, Any]]:
         return [
@@ -162,7 +160,7 @@ class Dreamer:
             self.bus.publish(scope, "dream_progress", {**base, "stage": "gathering"})
             prompt, protected = self._material(scope, selected)
             self.bus.publish(scope, "dream_progress", {**base, "stage": "consolidating"})
-            value, model = await llm.ask_json(self.platform.services.llm, targets, llm.DREAM_SYSTEM, prompt, 4000, scope=scope, source="dreaming")
+            value, model = await llm.ask_json(self.router, targets, llm.DREAM_SYSTEM, prompt, 4000, scope=scope, source="dreaming")
             if not isinstance(value, dict):
                 raise LlmFailure("The memory model did not answer a JSON object")
             self.bus.publish(scope, "dream_progress", {**base, "stage": "writing"})

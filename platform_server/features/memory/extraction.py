@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import peewee
 
@@ -15,6 +15,10 @@ from platform_server.loops import Loop
 from platform_server.features.agents.models import Agent
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.memory import facts, llm
+
+if TYPE_CHECKING:
+    from platform_server.features.models.runtime import LlmRouter
+    from platform_server.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -81,14 +85,15 @@ def due(now: dt.datetime, idle_s: float, max_messages: int) -> list[tuple[Any, l
 class IdleExtractionLoop(Loop):
     """Extract facts from quiet or long conversations with the same extractor as summarize; tests call tick()."""
 
-    def __init__(self, platform: Any, clock: Callable[[], dt.datetime] = utcnow) -> None:
+    def __init__(self, router: LlmRouter, config: Config, clock: Callable[[], dt.datetime] = utcnow) -> None:
         super().__init__()
-        self.platform = platform
+        self.router = router
+        self.config = config
         self.clock = clock  # naive UTC now; tests swap it
-        self.interval_s = max(1.0, float(platform.config.memory_extract_tick_s or 60.0))
+        self.interval_s = max(1.0, float(config.memory_extract_tick_s or 60.0))
 
     def enabled(self) -> bool:
-        config = self.platform.config
+        config = self.config
         return config.memory_extract_idle_s > 0 or config.memory_extract_messages > 0
 
     async def tick(self) -> int:
@@ -96,7 +101,7 @@ class IdleExtractionLoop(Loop):
 
         if not self.enabled():
             return 0
-        config = self.platform.config
+        config = self.config
         done = 0
         for conv, rows in due(self.clock(), config.memory_extract_idle_s, config.memory_extract_messages):
             agent = Agent.get_or_none((Agent.id == conv.agent_id) & (Agent.workspace_id == conv.workspace_id))
@@ -104,7 +109,7 @@ class IdleExtractionLoop(Loop):
                 mark(conv.id, rows[-1].id)
                 continue
             try:
-                await facts.extract(self.platform, None, agent, conv, rows, heading="conversation (auto)")
+                await facts.extract(self.router, config, None, agent, conv, rows, heading="conversation (auto)")
             except Exception as exc:  # noqa: BLE001 - one conversation failing must not stop the others
                 log.warning("memory extraction of conversation %s failed: %s", conv.id, exc)
                 mark(conv.id, rows[-1].id, failed=True, unreadable=isinstance(exc, llm.UnreadableAnswer))

@@ -19,7 +19,7 @@ from platform_server.web.errors import BadRequest, NotFound
 from platform_server.serialize import Fields, flag, ident, when
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.features.models.runtime import LlmRouter
 
 MAX_FACTS_PER_CALL = 50
 STATEMENT_MAX = 1000
@@ -166,7 +166,7 @@ def _extracted(value: Any) -> list[tuple[str, str, float]]:
     return out
 
 
-async def summarize(platform: Platform, caller: Caller, agent: Any, conversation_id: str) -> dict[str, Any]:
+async def summarize(router: LlmRouter, config: Config, caller: Caller, agent: Any, conversation_id: str) -> dict[str, Any]:
     """Extract durable facts from the caller's conversation with the agent; note them in today's daily note."""
     conv = conversations.owned(caller, conversations.validate_id(conversation_id))
     if conv.agent_id != agent.id:
@@ -174,12 +174,14 @@ async def summarize(platform: Platform, caller: Caller, agent: Any, conversation
     rows = conversations.history(conv)
     if not _transcript(rows):
         raise BadRequest("The conversation has no messages to summarize")
-    result = await extract(platform, caller, agent, conv, rows)
+    result = await extract(router, config, caller, agent, conv, rows)
     extraction.mark(conv.id, rows[-1].id)
     return result
 
 
-async def extract(platform: Any, actor: Caller | None, agent: Any, conv: Any, rows: list[Message], heading: str = "conversation") -> dict[str, Any]:
+async def extract(
+    router: LlmRouter, config: Config, actor: Caller | None, agent: Any, conv: Any, rows: list[Message], heading: str = "conversation"
+) -> dict[str, Any]:
     """The extractor behind summarize and the idle loop: facts from these messages of the conversation,
     deduplicated against the known ones (contradictions flagged), noted in today's daily note."""
     scope = Scope(agent.workspace_id, conv.user_id, agent.id, conv.end_user_id or "")
@@ -187,13 +189,12 @@ async def extract(platform: Any, actor: Caller | None, agent: Any, conv: Any, ro
     targets = llm.targets_for(agent)
     known = [{"key": f.key, "statement": f.statement} for f in active(scope)][:200]
     prompt = json.dumps({"knownFacts": known, "conversation": transcript}, ensure_ascii=False)
-    value, model = await llm.ask_json(platform.services.llm, targets, llm.EXTRACT_SYSTEM, prompt, scope=scope)
+    value, model = await llm.ask_json(router, targets, llm.EXTRACT_SYSTEM, prompt, scope=scope)
     extracted = _extracted(value)
     results: list[tuple[Fact, str, Contradiction | None]] = []
     with database.atomic():
         for key, statement, confidence in extracted:
             results.append(remember(scope, actor, key, statement, confidence, "conversation", conv.conversation_id))
-    config: Config = platform.config
     note = None
     if results:
         now = store.local_now(config)
@@ -256,7 +257,7 @@ def contradictions(scope: Scope) -> list[dict[str, Any]]:
 
 
 async def resolve(
-    platform: Platform, scope: Scope, caller: Caller, agent: Any, contradiction_id: int, resolution: str, statement: str | None
+    router: LlmRouter, config: Config, scope: Scope, caller: Caller, agent: Any, contradiction_id: int, resolution: str, statement: str | None
 ) -> dict[str, Any]:
     """Settle a contradiction: keep one side, merge both into fact A, or keep both (IGNORE)."""
     c = Contradiction.get_or_none((Contradiction.id == contradiction_id) & scope.where(Contradiction))
@@ -271,7 +272,7 @@ async def resolve(
             merged = statement
         else:
             text, _ = await llm.ask(
-                platform.services.llm,
+                router,
                 llm.targets_for(agent),
                 llm.MERGE_SYSTEM,
                 json.dumps({"key": a.key, "older": a.statement, "newer": b.statement}),
@@ -298,7 +299,7 @@ async def resolve(
         c.status, c.resolution, c.resolve_time = "resolved", resolution, utcnow()
         c.save()
         audit.record(caller, "UPDATE", "MEMORY_CONTRADICTION", c.id, f"resolved {resolution}", workspace_id=scope.workspace_id)
-    store.write_projection(platform.config, scope)
+    store.write_projection(config, scope)
     return contradiction_vo(c)
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.platform import Flag
+from platform_server.features.memory import DREAMER
+from platform_server.features.models import LLM
 from platform_server.blocking import run_blocking
 from platform_server.features.agents import service as agents
 from platform_server.features.memory import dreaming, facts, schedule, store
@@ -43,7 +46,7 @@ class MemoryHandler(ApiHandler):
 
     @property
     def dreamer(self) -> dreaming.Dreamer:
-        return self.platform.services.memory
+        return self.platform.runtime(DREAMER)
 
 
 class DreamEventsHandler(MemoryHandler):
@@ -160,7 +163,7 @@ class StatusHandler(MemoryHandler):
     def get(self, agentId: int) -> None:
         """Dreaming configuration, this memory's stats, last and next run."""
         _, scope = self.scope(agentId)
-        self.ok(schedule.status(self.platform, scope))
+        self.ok(schedule.status(self.platform.runtime(DREAMER), scope))
 
 
 class EmergenceHandler(MemoryHandler):
@@ -199,7 +202,11 @@ class ResolveHandler(MemoryHandler):
         """Resolve with KEEP_A, KEEP_B, MERGE (into fact A) or IGNORE (both stay)."""
         req = self.body(ResolveRequest)
         agent, scope = self.scope(agentId)
-        self.ok(await facts.resolve(self.platform, scope, self.require_caller(), agent, contradictionId, req.resolution, req.statement))
+        self.ok(
+            await facts.resolve(
+                self.platform.runtime(LLM), self.config, scope, self.require_caller(), agent, contradictionId, req.resolution, req.statement
+            )
+        )
 
 
 class FeedbackHandler(MemoryHandler):
@@ -260,7 +267,7 @@ class SummarizeHandler(MemoryHandler):
         """Extract durable facts from the caller's conversation (its endUserId picks the memory)."""
         caller = self.require_caller()
         agent = agents.get_agent(caller, agentId)
-        self.ok(await facts.summarize(self.platform, caller, agent, conversationId))
+        self.ok(await facts.summarize(self.platform.runtime(LLM), self.config, caller, agent, conversationId))
 
 
 ROUTES = gated(
@@ -290,3 +297,5 @@ ROUTES = gated(
     route(f"{BASE}/files/**", MemoryFileHandler),
     route(f"{BASE}/summarize/{{conversationId:str}}", SummarizeHandler),
 ]
+
+FLAGS = [Flag("dreaming", True, "Memory consolidation (nightly dreams and the dreaming routes)")]

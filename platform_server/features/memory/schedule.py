@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import peewee
 
@@ -17,9 +17,6 @@ from platform_server.loops import Loop
 from platform_server.web.errors import ApiError
 from platform_server.features.agents.models import Agent
 from platform_server.features.settings import service as settings
-
-if TYPE_CHECKING:
-    from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
@@ -108,10 +105,9 @@ class NightlyDreamLoop(Loop):
         return done
 
 
-def status(platform: Platform, scope: Scope) -> dict[str, Any]:
+def status(dreamer: Dreamer, scope: Scope) -> dict[str, Any]:
     """Dreaming configuration, this memory's stats and its last run."""
-    config = platform.config
-    dreamer: Dreamer = platform.services.memory
+    config = dreamer.config
     last = (
         DreamReport.select()
         .where(scope.where(DreamReport) & (DreamReport.status != "running"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.models import LLM
 from platform_server.features.models import remote, service
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.features.models.schemas import (
@@ -30,7 +31,7 @@ class _Models(ApiHandler):
 
     @property
     def router(self) -> LlmRouter:
-        return self.platform.services.llm
+        return self.platform.runtime(LLM)
 
     def pool_states(self) -> dict[str, str]:
         return {s["providerId"]: s["state"] for s in self.router.pool_state()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from platform_server.features.models import LLM
 from platform_server.features.models import catalog, service
 from platform_server.integrations import local_embeddings
 from platform_server.features.models.runtime import LlmRouter
@@ -12,7 +13,7 @@ from platform_server.integrations.llm.local import find_default_embedding_model,
 from platform_server.blocking import run_blocking
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 def _local_files(configured: str) -> tuple[str | None, str | None]:
@@ -27,7 +28,7 @@ async def start(platform: Platform) -> None:
     # A configured path is the model name itself (the local client opens it); the shipped one goes by its stem.
     chat_name = configured if configured else (Path(gguf).stem if gguf else None)
     catalog.seed_local(chat_name, embedding)
-    platform.services.llm = LlmRouter(platform.config)
+    platform.set_runtime(LLM, LlmRouter(platform.config))
     default = service.default_model("embedding")
     if embedding and default is not None and default.provider.protocol == "local":
         # Loaded now, in its own process, so the first wiki material neither waits for it nor freezes the server.
@@ -35,4 +36,4 @@ async def start(platform: Platform) -> None:
 
 
 async def stop(platform: Platform) -> None:
-    await platform.services.llm.close()
+    await platform.runtime(LLM).close()

@@ -1,0 +1,15 @@
+"""OAuth connections to model vendors (sign-in, token storage and the periodic refresh)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from platform_server.platform import RuntimeKey
+
+if TYPE_CHECKING:
+    from platform_server.features.oauth.service import OAuthService
+    from tornado.ioloop import PeriodicCallback
+
+
+OAUTH: RuntimeKey[OAuthService] = RuntimeKey("oauth")
+OAUTH_REFRESH: RuntimeKey[PeriodicCallback] = RuntimeKey("oauth_refresh")

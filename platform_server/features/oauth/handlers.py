@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.oauth import OAUTH
 from platform_server.features.oauth.schemas import CallbackPaste, DeviceSessionRef
 from platform_server.features.oauth.service import OAuthService
 from platform_server.web.base import ApiHandler
@@ -14,7 +15,7 @@ class _OAuth(ApiHandler):
 
     @property
     def oauth(self) -> OAuthService:
-        return self.platform.services.oauth
+        return self.platform.runtime(OAUTH)
 
 
 class VendorAStatusHandler(_OAuth):

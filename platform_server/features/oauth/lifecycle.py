@@ -7,24 +7,25 @@ from typing import TYPE_CHECKING
 
 from tornado.ioloop import PeriodicCallback
 
+from platform_server.features.oauth import OAUTH, OAUTH_REFRESH
 from platform_server.features.oauth.service import OAuthService
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
     service = OAuthService(platform.config)
-    platform.services.oauth = service
+    platform.set_runtime(OAUTH, service)
     if os.path.isfile(service.vendor_a.path):
         await service.tick()
     else:
         await service.vendor_b.refresh_if_near_expiry()
     callback = PeriodicCallback(service.tick, platform.config.oauth_refresh_check_s * 1000, jitter=0.1)
     callback.start()
-    platform.services.oauth_refresh = callback
+    platform.set_runtime(OAUTH_REFRESH, callback)
 
 
 async def stop(platform: Platform) -> None:
-    platform.services.oauth_refresh.stop()
-    await platform.services.oauth.close()
+    platform.runtime(OAUTH_REFRESH).stop()
+    await platform.runtime(OAUTH).close()

@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 
 class OAuthService:
-    """One per process (platform.services.oauth); tests call tick() instead of waiting."""
+    """One per process (platform.runtime(OAUTH)); tests call tick() instead of waiting."""
 
     def __init__(self, config: Config, clock: Callable[[], float] = time.time) -> None:
         self.vendor_a = VendorA(config, clock)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.plugins import PLUGINS
 from platform_server.features.plugins import service
 from platform_server.features.plugins.schemas import PluginConfig
 from platform_server.web.base import ApiHandler
@@ -17,7 +18,7 @@ class PluginHandlerBase(ApiHandler):
 
     @property
     def catalog(self) -> service.PluginCatalog:
-        return self.platform.services.plugins
+        return self.platform.runtime(PLUGINS)
 
 
 class PluginsHandler(PluginHandlerBase):

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.plugins import PLUGINS
+from platform_server.features.tools import TOOLS
 from platform_server.features.plugins.service import PluginCatalog
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
-    catalog = PluginCatalog(platform.services.tools)
+    catalog = PluginCatalog(platform.runtime(TOOLS))
     catalog.discover()
     for name in catalog.plugins:
         catalog.apply(name)
-    platform.services.plugins = catalog
+    platform.set_runtime(PLUGINS, catalog)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -14,15 +14,18 @@ from platform_server.web.errors import BadRequest, NotFound
 from platform_server.serialize import GIVEN, Fields
 from platform_server.features.tools.registry import ToolDefinition
 
+if TYPE_CHECKING:
+    from platform_server.features.tools.registry import ToolRegistry
+
 log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "platform_server.plugins"
 BUILTIN = ("platform_server.plugins.calculator", "platform_server.plugins.units")
 
 
 class PluginCatalog:
-    """The plugins found at start and the tools each enabled one registered (platform.services.plugins)."""
+    """The plugins found at start and the tools each enabled one registered (platform.runtime(PLUGINS))."""
 
-    def __init__(self, registry: Any) -> None:
+    def __init__(self, registry: ToolRegistry) -> None:
         self.registry = registry
         self.plugins: dict[str, tuple[Any, str]] = {}  # name -> (plugin object, source)
         self.registered: dict[str, list[str]] = {}

@@ -1,0 +1,1 @@
+"""Settings and feature flags: the workspace's preferences, the global flags and their routes."""

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import zoneinfo
-from typing import Any
+from typing import Any, Iterable
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.memo import memo_on
 from platform_server.features.settings.models import FeatureFlag, Setting
+from platform_server.platform import Flag
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.serialize import Fields, when
@@ -109,15 +110,6 @@ CONSOLE_IGNORED = frozenset(
 
 # Each flag gates its feature everywhere: the routes answer 403 `Feature <key> is disabled`
 # (routing.gated), its background loops skip, its agent tools are not offered (ToolDefinition.feature).
-FLAGS: dict[str, tuple[bool, str]] = {
-    "talk_mode": (False, "Voice conversations over the talk WebSocket"),
-    "wiki": (True, "Knowledge bases (LLM wiki) and the wiki_search tool"),
-    "dreaming": (True, "Memory consolidation (nightly dreams and the dreaming routes)"),
-    "workflows": (True, "Workflow editor, runs and their approval timeouts"),
-    "channels": (True, "External messaging channels, their webhooks and replies"),
-    "skills_curator": (True, "Skill curation (curator routes and its scheduled scans)"),
-    "team_runs": (True, "Multi-agent teams, team runs and the team_run tool"),
-}
 
 
 def _validate(key: str, value: Any) -> Any:
@@ -241,9 +233,10 @@ def save_sidecar(caller: Caller, enabled: bool, provider: str | None, model_name
     return save(caller, {"sidecar": value})["sidecar"]
 
 
-def seed_flags() -> None:
-    for key, (enabled, description) in FLAGS.items():
-        FeatureFlag.insert(key=key, enabled=enabled, description=description).on_conflict_ignore().execute()
+def seed_flags(flags: Iterable[Flag]) -> None:
+    """Insert the flags the areas declare (their `FLAGS`) with their defaults; a stored value is kept."""
+    for flag_ in flags:
+        FeatureFlag.insert(key=flag_.key, enabled=flag_.default, description=flag_.description).on_conflict_ignore().execute()
 
 
 # flagKey: the original console's name for key

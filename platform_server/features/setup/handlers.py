@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.auth import JWT
 from platform_server.blocking import run_blocking
 from platform_server.features.auth import service as auth
 from platform_server.features.setup import service
@@ -43,7 +44,7 @@ class InitHandler(ApiHandler):
         service.check_setup_origin(self.is_local_request, req.setupToken or self.request.headers.get("X-Setup-Token"))
         password_hash = await run_blocking(auth.hash_password, req.password, self.config.password_hash_rounds)
         user = service.create_admin(req.username, password_hash, req.nickname, req.language)
-        self.ok(auth.login_response(user, self.platform.jwt.issue(user.id, user.username, user.role)))
+        self.ok(auth.login_response(user, self.platform.runtime(JWT).issue(user.id, user.username, user.role)))
 
 
 class OnboardingHandler(ApiHandler):

@@ -17,6 +17,7 @@ from platform_server.features.agents.schemas import AgentCreate
 from platform_server.features.workspaces.service import DEFAULT_WORKSPACE_ID
 from platform_server.web.errors import BadRequest, Forbidden
 from platform_server.features.models.models import Provider
+from platform_server.features.models import service as models
 
 log = logging.getLogger(__name__)
 _setup: dict[str, str] = {}
@@ -97,8 +98,6 @@ def check_setup_origin(local: bool, given: str | None) -> None:
 
 def onboarding(user_id: int, ollama_online: bool = False) -> dict[str, Any]:
     """Which first-run steps are done, plus the two facts the original console's wizard reads."""
-    from platform_server.features.models import service as models
-
     steps = {name: bool(check(user_id)) for name, check in ONBOARDING_STEPS.items()}
     steps["adminCreated"] = auth.has_admin()
     has_default = models.default_model("chat") is not None

@@ -6,6 +6,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from platform_server.features.models import LLM
+from platform_server.features.skills import SKILLS_CURATOR
 from platform_server.features.skills import curator, routines, service, snapshots
 from platform_server.features.skills.curator_runtime import Curator
 from platform_server.features.skills.install_handlers import SkillsBase
@@ -42,7 +44,7 @@ class CuratorBase(SkillsBase):
 
     @property
     def curator(self) -> Curator:
-        return self.platform.services.skills_curator
+        return self.platform.runtime(SKILLS_CURATOR)
 
     def limit(self) -> int:
         value = self.query_long("limit")
@@ -258,12 +260,12 @@ class RoutinePromoteHandler(RoutinesBase):
         """Promote now, skipping the frequency gates: the default model drafts a SKILL.md (the skill starts disabled)."""
         req = self.optional_body(PromoteBody)
         caller = self.require_caller()
-        result = await routines.promote(self.platform.services.llm, caller, id, req.name, self.gates)
+        result = await routines.promote(self.platform.runtime(LLM), caller, id, req.name, self.gates)
         await self.skills.sync_skill(service.get_skill(caller, int(result["skill"]["id"])))
         self.ok(result)
 
 
-CURATOR_ROUTES: list[Any] = gated(
+ROUTES: list[Any] = gated(
     "skills_curator",
     [
         route("/api/v1/skills/curator/status", StatusHandler),

@@ -1,4 +1,4 @@
-"""The curator's process side (`platform.services.skills_curator`): dry runs, scheduled scans, applying, merging."""
+"""The curator's process side (`platform.runtime(SKILLS_CURATOR)`): dry runs, scheduled scans, applying, merging."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
+from platform_server.features.models import LLM
+from platform_server.features.skills import SKILLS, SKILLS_CURATOR
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.settings import service as settings_service
@@ -25,7 +27,10 @@ from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.features.models.runtime import resolve_targets
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.config import Config
+    from platform_server.features.models.runtime import LlmRouter
+    from platform_server.features.skills.runtime import SkillsRuntime
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +55,11 @@ Answer with the SKILL.md content only."""
 class Curator(Loop):
     """Runs dry runs on request and scheduled scans from tick(); tests set `clock` and call tick()."""
 
-    def __init__(self, platform: Platform) -> None:
+    def __init__(self, skills: SkillsRuntime, router: LlmRouter, config: Config) -> None:
         super().__init__()
-        self.platform = platform
-        self.config = platform.config
+        self.skills = skills
+        self.router = router
+        self.config = config
         self.interval_s = max(1.0, float(self.config.skills_curator_tick_s))
         self.clock: Callable[[], dt.datetime] = utcnow
         self._locks: dict[int, asyncio.Lock] = {}
@@ -231,10 +237,9 @@ class Curator(Loop):
             )
             for item, _ in eligible:
                 self._archive(workspace_id, run_id, item, f"merged into {keeper.name}")
-        runtime = self.platform.services.skills
         updated = Skill.get_or_none(Skill.id == keeper.id)
-        if runtime is not None and updated is not None:
-            await runtime.sync_skill(updated)
+        if updated is not None:
+            await self.skills.sync_skill(updated)
 
     async def _merged_values(self, keeper: Skill, others: list[Skill]) -> dict[str, Any]:
         """Ask the default chat model for one SKILL.md that merges the keeper and its duplicates."""
@@ -246,7 +251,7 @@ class Curator(Loop):
             max_tokens=3000,
             temperature=0.2,
         )
-        _, result = await self.platform.services.llm.chat(resolve_targets(None, None, []), request)
+        _, result = await self.router.chat(resolve_targets(None, None, []), request)
         text = fm.strip_fences(result.content or "").strip()
         if not text:
             raise LlmFailure("The model returned no merged skill")
@@ -268,10 +273,10 @@ class Curator(Loop):
 
 
 async def start(platform: Platform) -> None:
-    loop = Curator(platform)
-    platform.services.skills_curator = loop
+    loop = Curator(platform.runtime(SKILLS), platform.runtime(LLM), platform.config)
+    platform.set_runtime(SKILLS_CURATOR, loop)
     loop.start()
 
 
 async def stop(platform: Platform) -> None:
-    platform.services.skills_curator.stop()
+    platform.runtime(SKILLS_CURATOR).stop()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.platform import Flag
+from platform_server.features.models import LLM
 from platform_server.features.agents import service as agents
 from platform_server.features.skills import catalog, secrets, service, storage
-from platform_server.features.skills.curator_handlers import CURATOR_ROUTES
+from platform_server.features.skills import curator_handlers
 from platform_server.features.skills.install_handlers import (
     HubSearchHandler,
     InstallCancelHandler,
@@ -370,7 +372,7 @@ class SynthesizeHandler(SkillsBase):
     async def post(self) -> None:
         """Draft a skill from one of the caller's conversations with the default model (created disabled)."""
         req = self.body(SynthesizeBody)
-        skill = await synthesize(self.platform.services.llm, self.require_caller(), req.conversationId, req.name)
+        skill = await synthesize(self.platform.runtime(LLM), self.require_caller(), req.conversationId, req.name)
         await self.skills.sync_skill(skill)
         self.ok(service.to_dict(skill, full=True))
 
@@ -443,5 +445,7 @@ ROUTES: list[Any] = [
     route("/api/v1/skill-templates", TemplatesHandler),
     route("/api/v1/skill-templates/{id}", TemplateHandler),
     route("/api/v1/skill-templates/{id}/instantiate", InstantiateHandler),
-    *CURATOR_ROUTES,
+    *curator_handlers.ROUTES,
 ]
+
+FLAGS = [Flag("skills_curator", True, "Skill curation (curator routes and its scheduled scans)")]

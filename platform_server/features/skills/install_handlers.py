@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
+from platform_server.features.skills import SKILLS
 from platform_server.db import database
 from platform_server.features.audit import service as audit
 from platform_server.features.skills import install, service
@@ -26,7 +27,7 @@ class SkillsBase(ApiHandler):
 
     @property
     def skills(self) -> SkillsRuntime:
-        return self.platform.services.skills
+        return self.platform.runtime(SKILLS)
 
     async def prepare(self) -> None:
         await super().prepare()

@@ -16,6 +16,7 @@ from platform_server.features.agents import files
 from platform_server.features.skills import storage
 from platform_server.features.skills.storage import LESSONS_FILE, MAX_LESSONS_BYTES
 from platform_server.features.conversations.models import Message
+from platform_server.features.skills import service
 
 MAX_LESSONS = 30  # the oldest go first
 LESSON_CHARS = 300
@@ -101,8 +102,6 @@ def after_turn(config: Config, agent: Any, conversation_db_id: int) -> dict[str,
 
     Returns skill name -> lessons added (for the caller's audit or logs).
     """
-    from platform_server.features.skills import service
-
     active = {s.name: s for s in service.active_skills(agent)}
     if not active:
         return {}

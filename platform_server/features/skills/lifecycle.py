@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.skills import SKILLS
 from platform_server.features.skills import catalog, curator_runtime
 from platform_server.features.skills.runtime import SkillsRuntime
 from platform_server.features.workspaces.models import Workspace
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
     catalog.seed_templates()
     runtime = SkillsRuntime(platform.config)
-    platform.services.skills = runtime
+    platform.set_runtime(SKILLS, runtime)
     for workspace in Workspace.select(Workspace.id):
         await runtime.ensure_workspace(workspace.id)
     await curator_runtime.start(platform)
@@ -23,4 +24,4 @@ async def start(platform: Platform) -> None:
 
 async def stop(platform: Platform) -> None:
     await curator_runtime.stop(platform)
-    await platform.services.skills.close()
+    await platform.runtime(SKILLS).close()

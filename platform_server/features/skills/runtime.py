@@ -1,4 +1,4 @@
-"""The skills area's process state (`platform.services.skills`): secret key, seeding, cache sync, installs."""
+"""The skills area's process state (`platform.runtime(SKILLS)`): secret key, seeding, cache sync, installs."""
 
 from __future__ import annotations
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from platform_server.features.subagents import lifecycle
+from platform_server.features.tools.registry import ToolFactory
+from platform_server.features.subagents import SUBAGENTS
 from platform_server.features.conversations import service as conversations
 from platform_server.features.subagents import service
 from platform_server.features.subagents.schemas import SpawnPauseRequest
@@ -48,7 +51,7 @@ class InterruptHandler(ApiHandler):
     def post(self, subagentId: str) -> None:
         """Interrupt a running sub-agent of one of the caller's conversations."""
         run = service.owned_run(self.require_caller().user_id, subagentId)
-        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services.subagents.interrupt(subagentId)})
+        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.runtime(SUBAGENTS).interrupt(subagentId)})
 
 
 class AdminInterruptHandler(ApiHandler):
@@ -58,7 +61,7 @@ class AdminInterruptHandler(ApiHandler):
     def post(self, subagentId: str) -> None:
         """Interrupt any sub-agent (global admin; no ownership check)."""
         run = service.owned_run(None, subagentId)
-        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.services.subagents.interrupt(subagentId)})
+        self.ok({"subagentId": run.subagent_id, "interrupted": self.platform.runtime(SUBAGENTS).interrupt(subagentId)})
 
 
 ROUTES = [
@@ -67,3 +70,5 @@ ROUTES = [
     route("/api/v1/subagents/{subagentId:str}/interrupt", InterruptHandler),
     route("/api/v1/admin/agent-runtime/subagents/{subagentId:str}/interrupt", AdminInterruptHandler),
 ]
+
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

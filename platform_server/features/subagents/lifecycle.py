@@ -4,29 +4,36 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.chat import CHAT
+from platform_server.features.models import LLM
+from platform_server.features.subagents import SUBAGENTS
+from platform_server.features.tools import TOOLS
 from platform_server.features.subagents import service
 from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
 
     service.mark_interrupted_at_start()
-    manager = service.SubagentManager(platform)
-    platform.services.subagents = manager
-    platform.services.tools.register(
+    manager = service.SubagentManager(platform.runtime(CHAT), platform.runtime(LLM), platform.runtime(TOOLS), platform.config, platform)
+    platform.set_runtime(SUBAGENTS, manager)
+
+
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    return [
         ToolDefinition(
             name=service.TOOL_NAME,
             description=service.TOOL_DESCRIPTION,
             parameters=service.TOOL_PARAMETERS,
-            run=manager.delegate,
+            run=platform.runtime(SUBAGENTS).delegate,
             source="subagent",
         )
-    )
+    ]
 
 
 async def stop(platform: Platform) -> None:
-    for task in list(platform.services.subagents.tasks.values()):
+    for task in list(platform.runtime(SUBAGENTS).tasks.values()):
         task.cancel()

@@ -29,7 +29,10 @@ from platform_server.features.wiki import retrieval
 from platform_server.integrations.llm.tokens import ESTIMATE
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.config import Config
+    from platform_server.features.chat.runtime import ChatRuntime
+    from platform_server.features.models.runtime import LlmRouter
+    from platform_server.platform import Platform
 
 TOOL_NAME = "delegate_to_agent"
 MAX_DEPTH = 2
@@ -50,8 +53,13 @@ _depth: contextvars.ContextVar[int] = contextvars.ContextVar("subagent_depth", d
 
 @dataclass
 class SubagentManager:
-    """The running delegations of this process (platform.services.subagents)."""
+    """The running delegations of this process (platform.runtime(SUBAGENTS))."""
 
+    chat: ChatRuntime
+    router: LlmRouter
+    tools: ToolRegistry
+    config: Config
+    # only handed on: the chat area's tool set-up and the wiki's turn retrieval take the platform (their signatures are theirs)
     platform: Platform
     tasks: dict[str, asyncio.Task[str]] = field(default_factory=dict)
     interrupted: set[str] = field(default_factory=set)
@@ -108,7 +116,7 @@ class SubagentManager:
 
     def _announce(self, ctx: Any, run: SubagentRun, status: str) -> None:
 
-        turn = self.platform.services.chat.turns.get(key_for(ctx.user_id, ctx.conversation_id))
+        turn = self.chat.turns.get(key_for(ctx.user_id, ctx.conversation_id))
         if turn is not None and turn.running:
             turn.publish(
                 "phase",
@@ -119,9 +127,9 @@ class SubagentManager:
         """A react loop for the delegated agent (non-streamed; its tool calls pass the guard too)."""
 
         _depth.set(depth)
-        config = self.platform.config
-        router = self.platform.services.llm
-        registry = self.platform.services.tools
+        config = self.config
+        router = self.router
+        registry = self.tools
         targets = resolve_targets(agent.model_name or None, agent.model_provider or None, agents.provider_preferences(agent.id))
         # the calling turn's role and end user: a sub-agent can do no more than its caller could
         role, end_user_id = getattr(ctx, "role", None), getattr(ctx, "end_user_id", None)

@@ -13,7 +13,11 @@ from urllib.parse import urlsplit
 
 import tornado.websocket
 
-from platform_server.features.talk.session import TalkLimits, TalkSession
+from platform_server.platform import Flag
+from platform_server.features.chat import CHAT
+from platform_server.features.media import SPEECH_LOCAL
+from platform_server.features.talk import TALK
+from platform_server.features.talk.session import TalkLimits, TalkParts, TalkSession
 from platform_server.web.base import dumps
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError
@@ -96,7 +100,8 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
             return
         config = self.platform.config
         limits = TalkLimits(config.talk_max_frame_bytes, config.talk_max_utterance_s)
-        self.session = TalkSession(self.platform, caller, _SocketSender(self), limits)
+        parts = TalkParts(self.platform.runtime(TALK), self.platform.runtime(CHAT), self.platform.runtime(SPEECH_LOCAL), config)
+        self.session = TalkSession(parts, caller, _SocketSender(self), limits)
 
     async def on_message(self, message: str | bytes) -> None:
         session = self.session
@@ -128,10 +133,12 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
             return
         session.release()  # at once: the conversation may be talked to again right away
         task = asyncio.get_running_loop().create_task(session.close())
-        registry = self.platform.services.talk
+        registry = self.platform.runtime(TALK)
         registry.closing.add(task)
         task.add_done_callback(registry.closing.discard)
 
 
 ROUTES: list[Any] = []  # no REST routes; the socket is outside the inventory
 SOCKETS = [route("/api/v1/talk/ws", TalkSocketHandler)]
+
+FLAGS = [Flag("talk_mode", False, "Voice conversations over the talk WebSocket")]

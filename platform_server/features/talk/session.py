@@ -27,6 +27,8 @@ from platform_server.web.errors import ApiError, BadRequest, Conflict, parse_lon
 from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
+    from platform_server.features.chat.runtime import ChatRuntime
+    from platform_server.config import Config
     import numpy as np
 else:
     np = lazy_import("numpy")
@@ -57,7 +59,7 @@ class TalkLimits:
 
 
 class TalkRegistry:
-    """Which conversations have a talk session open (one each): platform.services.talk."""
+    """Which conversations have a talk session open (one each): platform.runtime(TALK)."""
 
     def __init__(self) -> None:
         self._open: dict[str, "TalkSession"] = {}
@@ -96,11 +98,21 @@ def pcm_of_frame(frame: bytes) -> bytes:
     return frame
 
 
+@dataclass(frozen=True)
+class TalkParts:
+    """What every session of the process shares: its registry, the chat runtime that answers, the offline speech engines."""
+
+    registry: TalkRegistry
+    chat: ChatRuntime
+    local: LocalSpeech
+    config: Config
+
+
 class TalkSession:
     """The state of one socket: who talks, to which agent and conversation, and the answer in flight."""
 
-    def __init__(self, platform: Any, caller: Caller, sender: Sender, limits: TalkLimits) -> None:
-        self.platform = platform
+    def __init__(self, talk: TalkParts, caller: Caller, sender: Sender, limits: TalkLimits) -> None:
+        self.talk = talk
         self.caller = caller
         self.sender = sender
         self.limits = limits
@@ -117,11 +129,11 @@ class TalkSession:
 
     @property
     def registry(self) -> TalkRegistry:
-        return self.platform.services.talk
+        return self.talk.registry
 
     @property
     def local(self) -> LocalSpeech:
-        return self.platform.services.speech_local
+        return self.talk.local
 
     # ---- frames ---------------------------------------------------------------
 
@@ -217,7 +229,7 @@ class TalkSession:
         await self.sender.send_json({"type": "transcript", "text": text, "final": True})
         if not text.strip():
             raise BadRequest("nothing was heard in that utterance")
-        self.turn = chat.begin_turn(self.platform.services.chat, self.platform.config, self.caller, self.agent_id, text, None, self.conversation_id)
+        self.turn = chat.begin_turn(self.talk.chat, self.talk.config, self.caller, self.agent_id, text, None, self.conversation_id)
         self.answer_task = asyncio.get_running_loop().create_task(self._answer(self.turn))
 
     async def transcribe(self, pcm: bytes) -> str:
@@ -238,7 +250,7 @@ class TalkSession:
             await asyncio.gather(task, return_exceptions=True)
         if turn is not None and turn.running:
             guard.deny_all_pending(self.caller.user_id, turn.conversation_id, self.caller.user_id)
-            self.platform.services.chat.cancel(turn.key)
+            self.talk.chat.cancel(turn.key)
             if turn.task is not None:
                 await asyncio.wait([turn.task], timeout=5)
 

@@ -1,0 +1,13 @@
+"""Teams: agents that work on one task together, team runs and the `team_run` tool."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from platform_server.platform import RuntimeKey
+
+if TYPE_CHECKING:
+    from platform_server.features.teams.runner import TeamRunner
+
+
+TEAMS: RuntimeKey[TeamRunner] = RuntimeKey("teams")

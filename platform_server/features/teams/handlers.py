@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.features.teams import lifecycle
+from platform_server.features.tools.registry import ToolFactory
+from platform_server.platform import Flag
+from platform_server.features.teams import TEAMS
 from platform_server.features.teams import runner, service
 from platform_server.features.teams.schemas import CancelRequest, TeamCreate, TeamRunStart, TeamUpdate
 from platform_server.web.base import ApiHandler
@@ -49,7 +53,7 @@ class TeamRunCancelHandler(ApiHandler):
     def post(self, runId: int) -> None:
         """Cancel an active run with an optional `{reason}` (workspace admin; 409 once it ended)."""
         req = self.body(CancelRequest)
-        self.ok(self.platform.services.teams.cancel(self.require_caller(), runId, req.reason))
+        self.ok(self.platform.runtime(TEAMS).cancel(self.require_caller(), runId, req.reason))
 
 
 class TeamRunsHandler(ApiHandler):
@@ -67,7 +71,7 @@ class TeamRunsHandler(ApiHandler):
         req = self.body(TeamRunStart)
         caller = self.require_caller()
         team = service.get_team_row(caller, teamId)
-        run = self.platform.services.teams.start(caller, team, runner.check_goal(req.goal))
+        run = self.platform.runtime(TEAMS).start(caller, team, runner.check_goal(req.goal))
         self.ok(service.run_dict(run))
 
 
@@ -151,3 +155,6 @@ ROUTES = gated(
         route("/api/v1/conversations/{conversationId:str}/team-runs/page", ConversationRunsPageHandler),
     ],
 )
+
+FLAGS = [Flag("team_runs", True, "Multi-agent teams, team runs and the team_run tool")]
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

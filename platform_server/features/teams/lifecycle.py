@@ -4,29 +4,36 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.models import LLM
+from platform_server.features.subagents import SUBAGENTS
+from platform_server.features.teams import TEAMS
+from platform_server.features.tools import TOOLS
 from platform_server.features.teams import runner, service
 from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
 
     service.fail_interrupted(runner.RESTART_ERROR)
-    team_runner = runner.TeamRunner(platform)
-    platform.services.teams = team_runner
-    platform.services.tools.register(
+    team_runner = runner.TeamRunner(platform.runtime(LLM), platform.runtime(SUBAGENTS), platform.runtime(TOOLS), platform.config)
+    platform.set_runtime(TEAMS, team_runner)
+
+
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    return [
         ToolDefinition(
             name=runner.TOOL_NAME,
             description=runner.TOOL_DESCRIPTION,
             parameters=runner.TOOL_PARAMETERS,
-            run=team_runner.tool,
+            run=platform.runtime(TEAMS).tool,
             source="team",
             feature="team_runs",
         )
-    )
+    ]
 
 
 async def stop(platform: Platform) -> None:
-    await platform.services.teams.stop()
+    await platform.runtime(TEAMS).stop()

@@ -1,6 +1,6 @@
 """Team runs: the lead plans, members work through sub-agent delegation (guarded), the lead merges.
 
-`platform.services.teams` owns the background tasks. States: planning -> running -> finalizing ->
+`platform.runtime(TEAMS)` owns the background tasks. States: planning -> running -> finalizing ->
 completed | partial (some member tasks failed) | failed | cancelled. When the lead's plan asks for a
 review (`"review": true`), the run enters `awaiting_review` after the member tasks: the lead judges
 the results and may send tasks back once with feedback before merging.
@@ -30,7 +30,10 @@ from platform_server.features.workflows.catalog import extract_json
 from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.config import Config
+    from platform_server.features.models.runtime import LlmRouter
+    from platform_server.features.subagents.service import SubagentManager
+    from platform_server.features.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +82,13 @@ class DelegationContext:
 
 
 class TeamRunner:
-    """Starts, cancels and owns team runs (platform.services.teams)."""
+    """Starts, cancels and owns team runs (platform.runtime(TEAMS))."""
 
-    def __init__(self, platform: Platform) -> None:
-        self.platform = platform
+    def __init__(self, router: LlmRouter, subagents: SubagentManager, tools: ToolRegistry, config: Config) -> None:
+        self.router = router
+        self.subagents = subagents
+        self.tools = tools
+        self.config = config
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
     def start(self, caller: Caller, team: Team, goal: str, conversation_id: str | None = None, end_user_id: str | None = None) -> TeamRun:
@@ -167,11 +173,11 @@ class TeamRunner:
 
     async def _ask_lead(self, lead: Any, instructions: str, user_text: str) -> str:
 
-        prompt = agents.system_prompt(self.platform.config, lead)
+        prompt = agents.system_prompt(self.config, lead)
         system = (prompt + "\n\n" if prompt else "") + instructions
         targets = resolve_targets(lead.model_name or None, lead.model_provider or None, agents.provider_preferences(lead.id))
         req = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user_text)])
-        _, result = await self.platform.services.llm.chat(targets, req)
+        _, result = await self.router.chat(targets, req)
         return result.content or ""
 
     async def _review(self, run: TeamRun, lead: Any, ctx: DelegationContext, tasks: list[dict[str, Any]]) -> bool:
@@ -237,7 +243,7 @@ class TeamRunner:
         if not self._save(run_id, tasks=tasks):
             raise asyncio.CancelledError()
         try:
-            result = await self.platform.services.subagents.delegate({"agentId": task["agentId"], "task": task["task"]}, ctx)
+            result = await self.subagents.delegate({"agentId": task["agentId"], "task": task["task"]}, ctx)
             task["status"], task["result"] = "completed", result
         except ToolError as exc:
             task["status"], task["error"] = "failed", str(exc)
@@ -271,7 +277,7 @@ class TeamRunner:
         if not goal:
             raise ToolError("goal must not be empty")
         run = self.start(caller, teams[0], goal, ctx.conversation_id, ctx.end_user_id)
-        wait_s = max(1.0, self.platform.services.tools.timeout_s - 5)
+        wait_s = max(1.0, self.tools.timeout_s - 5)
         try:
             await asyncio.wait_for(asyncio.shield(self.tasks.get(run.id) or asyncio.sleep(0)), wait_s)
         except asyncio.TimeoutError:

@@ -1,0 +1,1 @@
+"""Agent templates: the seeded presets and creating an agent from one."""

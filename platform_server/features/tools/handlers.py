@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.features.tools import lifecycle
+from platform_server.features.tools.registry import ToolFactory
+from platform_server.features.tools import TOOLS
 from platform_server.features.tools import service
 from platform_server.features.tools.schemas import McpToolCreate, ToolTier, ToolToggle, ToolUpdate
 from platform_server.web.base import ApiHandler
@@ -16,12 +19,12 @@ class _ToolsBase(ApiHandler):
     tags = ("Tools",)
 
     def registered(self) -> set[str]:
-        registry = self.platform.services.tools
+        registry = self.platform.runtime(TOOLS)
         return set(registry.names()) if registry else set()
 
     def with_host(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows with `hostTool` and `workspaceEnabled` for the caller's workspace."""
-        registry = self.platform.services.tools
+        registry = self.platform.runtime(TOOLS)
         kinds = registry.host_kinds([r["name"] for r in rows]) if registry else {}
         return service.with_host(rows, kinds, self.require_caller().workspace_id, self.config.shell_exec_enabled)
 
@@ -37,7 +40,7 @@ class ToolsHandler(_ToolsBase):
     def post(self) -> None:
         """Create a tool that runs one discovered tool of an MCP server under its own name (global admin)."""
         req = self.body(McpToolCreate)
-        create = self.platform.services.tools.create_mcp_tool
+        create = self.platform.runtime(TOOLS).create_mcp_tool
         if create is None:
             raise ApiError("MCP is not running", 503)
         self.ok(service.to_dict(create(self.require_caller(), req)))
@@ -75,7 +78,7 @@ class ToolHandler(_ToolsBase):
     def delete(self, id: int) -> None:
         """Delete a tool (global admin); system tools cannot be deleted."""
         name = service.delete(self.require_caller(), id)
-        registry = self.platform.services.tools
+        registry = self.platform.runtime(TOOLS)
         if registry is not None:
             registry.unregister(name)
         self.ok(None)
@@ -109,3 +112,5 @@ ROUTES = [
     route("/api/v1/tools/{id}/toggle", ToolToggleHandler),
     route("/api/v1/tools/{id}/disclosure-tier", ToolTierHandler),
 ]
+
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

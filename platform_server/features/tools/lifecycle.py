@@ -1,19 +1,22 @@
-"""Create the tool registry (`platform.services.tools`) with the built-in system tools."""
+"""Create the tool registry (`platform.runtime(TOOLS)`) with the built-in system tools."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.tools import TOOLS
 from platform_server.features.tools.builtins import BUILTIN_TOOLS
 from platform_server.features.tools.disclosure import TOOL_SEARCH
-from platform_server.features.tools.registry import ToolRegistry
+from platform_server.features.tools.registry import ToolDefinition, ToolRegistry
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
-    registry = ToolRegistry(timeout_s=platform.config.tool_timeout_s)
-    for definition in (*BUILTIN_TOOLS, TOOL_SEARCH):
-        registry.register(definition)
-    platform.services.tools = registry
+    platform.set_runtime(TOOLS, ToolRegistry(timeout_s=platform.config.tool_timeout_s))
+
+
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    """The built-in system tools and `tool_search`."""
+    return [*BUILTIN_TOOLS, TOOL_SEARCH]

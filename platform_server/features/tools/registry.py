@@ -7,7 +7,7 @@ import json
 import logging
 import pathlib
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
 
 from platform_server.config import Config
 from platform_server.features.tools.models import Tool
@@ -18,6 +18,9 @@ from platform_server.web.context import ROLE_RANK, Caller
 from platform_server.features.settings import service as settings
 from platform_server.features.tools import service
 from platform_server.features.workspaces import service as workspaces
+
+if TYPE_CHECKING:
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +77,11 @@ class ToolDefinition:
     # A host tool (workspaces.HOST_TOOLS: shell, acp, mcp_stdio): bound and run only in workspaces
     # where a global admin enabled it.
     host: str | None = None
+
+
+# An area's agent tools (its handlers.py `AGENT_TOOLS`): each factory gets the platform once its area started
+# (so it can hand the tools their collaborators) and returns definitions app.py registers in order.
+ToolFactory = Callable[["Platform"], Iterable[ToolDefinition]]
 
 
 @dataclass(frozen=True)
@@ -144,7 +152,7 @@ def check_arguments(schema: dict[str, Any], args: dict[str, Any]) -> str | None:
 
 
 class ToolRegistry:
-    """Tool definitions by name, stored as `platform.services.tools`.
+    """Tool definitions by name, stored as `platform.runtime(TOOLS)`.
 
     Areas add their tools with `register` (a Tool row is created when missing, enabled, so the
     tool shows in `/api/v1/tools`); admins enable or disable them through the Tool table.

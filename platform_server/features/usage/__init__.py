@@ -1,0 +1,1 @@
+"""Model usage: the one recording point of every model call (`meter`) and the usage reports."""

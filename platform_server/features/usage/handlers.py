@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.chat import CHAT
 from platform_server.db import parse_iso
 from platform_server.features.usage import service
 from platform_server.web.base import ApiHandler
@@ -17,7 +18,7 @@ class OverviewHandler(ApiHandler):
 
     def get(self) -> None:
         """Overview statistics of the workspace."""
-        chat = self.platform.services.chat
+        chat = self.platform.runtime(CHAT)
         caller = self.require_caller()
         running = len([t for t in chat.turns.running() if t.workspace_id == caller.workspace_id]) if chat else 0
         self.ok(service.overview(caller.workspace_id, running))

@@ -1,0 +1,13 @@
+"""Knowledge bases (the LLM wiki): sources, pages, pipelines, search and the engine that runs their work."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from platform_server.platform import RuntimeKey
+
+if TYPE_CHECKING:
+    from platform_server.features.wiki.engine import WikiEngine
+
+
+WIKI: RuntimeKey[WikiEngine] = RuntimeKey("wiki")

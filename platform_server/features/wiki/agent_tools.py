@@ -7,7 +7,7 @@ through the same pending-approval flow as any guarded tool; the tools re-check `
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
@@ -18,6 +18,9 @@ from platform_server.features.wiki.models import KnowledgeBase, Page
 from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.schemas import MAX_MARKDOWN
 from platform_server.features.wiki.text import slugify
+
+if TYPE_CHECKING:
+    from platform_server.features.models.runtime import LlmRouter
 
 RULE_ID = "wiki-page-type"
 STRICTNESS = {"allow": 0, "approval_required": 1, "deny": 2}
@@ -100,7 +103,7 @@ async def run_read(args: dict[str, Any], ctx: ToolContext) -> str:
     return f"# {page.title}{archived}\nslug: {page.slug} | type: {page.page_type} | knowledge base: {kb.name}\n\n{page.markdown}"
 
 
-async def run_write(args: dict[str, Any], ctx: ToolContext, platform: Any) -> str:
+async def run_write(args: dict[str, Any], ctx: ToolContext, router: LlmRouter) -> str:
     markdown = str(args.get("markdown") or "")
     if not markdown.strip():
         raise ToolError("markdown must not be empty")
@@ -110,7 +113,7 @@ async def run_write(args: dict[str, Any], ctx: ToolContext, platform: Any) -> st
     if write_decision(ctx.agent_id, target) == "deny":
         raise ToolError(f"Writing {target.page_type} pages of {target.kb.name} is denied for this agent")
     title = str(args.get("title") or (target.page.title if target.page else target.slug)).strip()[:200]
-    got = await tool.embed_query(platform, target.kb, f"{title}\n\n{markdown[:4000]}")
+    got = await tool.embed_query(router, target.kb, f"{title}\n\n{markdown[:4000]}")
     vec = got.vector
     with database.atomic():
         page = Page.get_or_none((Page.kb == target.kb.id) & (Page.slug == target.slug))
@@ -137,9 +140,9 @@ async def run_write(args: dict[str, Any], ctx: ToolContext, platform: Any) -> st
     return f"Saved wiki page '{page.slug}' ({page.page_type}, version {page.version}) in {target.kb.name}."
 
 
-def definitions(platform: Any) -> list[ToolDefinition]:
+def definitions(router: LlmRouter) -> list[ToolDefinition]:
     async def write(args: dict[str, Any], ctx: ToolContext) -> str:
-        return await run_write(args, ctx, platform)
+        return await run_write(args, ctx, router)
 
     kb_param = {"type": "string", "description": "Knowledge base id (default: the agent's primary one)"}
     return [

@@ -45,7 +45,9 @@ from platform_server.features.models.errors import failure_text
 if TYPE_CHECKING:
     import numpy as np
 
-    from platform_server.app import Platform
+    from platform_server.config import Config
+    from platform_server.features.models.runtime import LlmRouter
+    from platform_server.storage import StorageHealth
 else:
     np = lazy_import("numpy")
 
@@ -61,10 +63,12 @@ class Cancelled(Exception):
 
 
 class WikiEngine:
-    """`platform.services.wiki`: owns the workers and the progress subscribers."""
+    """`platform.runtime(WIKI)`: owns the workers and the progress subscribers."""
 
-    def __init__(self, platform: Platform, workers: int = 1) -> None:
-        self.platform = platform
+    def __init__(self, router: LlmRouter, config: Config, health: StorageHealth, workers: int = 1) -> None:
+        self.llm = router
+        self.config = config
+        self.health = health  # a write that fails on a full disk turns read-only mode on
         self.worker_count = max(1, workers)
         self.queue: asyncio.Queue[int] = asyncio.Queue()
         self.queued: set[int] = set()
@@ -81,15 +85,11 @@ class WikiEngine:
         self.transformer = Transformer(self)
         self.reembed = Reembedder(self)
 
-    @property
-    def llm(self) -> Any:
-        return self.platform.services.llm
-
     # ---- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> None:
         """Materials left `processing` by a stop go back to pending; every queued one is resumed."""
-        storage.start_write(self.platform.storage, "resetting interrupted wiki work", self._reset_interrupted)
+        storage.start_write(self.health, "resetting interrupted wiki work", self._reset_interrupted)
         q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
         for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
             self.enqueue(row.id)
@@ -279,7 +279,7 @@ class WikiEngine:
 
     async def _build_hot_cache(self, kb_id: int) -> None:
         try:
-            content, slugs = await run_blocking(hot_cache.digest, kb_id, self.platform.config.wiki_hot_cache_max_tokens)
+            content, slugs = await run_blocking(hot_cache.digest, kb_id, self.config.wiki_hot_cache_max_tokens)
         except Exception as exc:  # noqa: BLE001 - the row records why
             log.warning("hot cache of KB %s failed", kb_id, exc_info=True)
             hot_cache.store(kb_id, "", [], f"{type(exc).__name__}: {exc}")
@@ -293,7 +293,7 @@ class WikiEngine:
         self._step(job, raw, "extract", "started")
         text = raw.text
         if not text:
-            data = await run_blocking(stored_path(self.platform.config, raw).read_bytes)
+            data = await run_blocking(stored_path(self.config, raw).read_bytes)
             text = await run_blocking(extract_text, data, raw.content_type)
         self._step(job, raw, "extract", "completed", chars=len(text))
         if raw.last_processed_hash and raw.last_processed_hash == raw.content_hash:

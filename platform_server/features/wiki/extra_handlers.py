@@ -6,6 +6,7 @@ from typing import Any
 
 import peewee
 
+from platform_server.features.wiki import WIKI
 from platform_server.db import iso
 from platform_server.features.wiki import hot_cache, kbs, lint, permissions, profile
 from platform_server.features.wiki.models import KnowledgeBase, PageSource, RawMaterial
@@ -62,7 +63,7 @@ class LintHandler(ApiHandler):
     def post(self, kbId: int) -> None:
         """Start a broken-link scan job; poll `lint/broken-links/jobs/{jobId}`."""
         run = lint.start(self.require_caller(), kbId)
-        self.platform.services.wiki.spawn(lint.execute(run.id, run.kb_id))
+        self.platform.runtime(WIKI).spawn(lint.execute(run.id, run.kb_id))
         self.ok(lint.to_dict(run))
 
 
@@ -160,7 +161,7 @@ class HotCacheRegenerateHandler(ApiHandler):
     def post(self, kbId: int) -> None:
         """Rebuild the hot cache in the background; answers the row as `pending`."""
         kb = kbs.get_kb(self.require_caller(), kbId)
-        self.ok(self.platform.services.wiki.refresh_hot_cache(self.require_caller(), kb.id))
+        self.ok(self.platform.runtime(WIKI).refresh_hot_cache(self.require_caller(), kb.id))
 
 
 ROUTES = [

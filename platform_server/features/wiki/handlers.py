@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import urllib.parse
 
+from platform_server.features.wiki import lifecycle
+from platform_server.features.tools.registry import ToolFactory
+from platform_server.platform import Flag
+from platform_server.features.wiki import (
+    extra_handlers,
+    maintenance_handlers,
+    page_handlers,
+    pipeline_handlers,
+    research_handlers,
+    source_handlers,
+    transform_handlers,
+)
+from platform_server.features.wiki import WIKI
 from platform_server.blocking import run_blocking
 from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
-from platform_server.features.wiki.extra_handlers import ROUTES as EXTRA_ROUTES
-from platform_server.features.wiki.maintenance_handlers import ROUTES as MAINTENANCE_ROUTES
-from platform_server.features.wiki.page_handlers import ROUTES as PAGE_ROUTES
-from platform_server.features.wiki.pipeline_handlers import ROUTES as PIPELINE_ROUTES
-from platform_server.features.wiki.research_handlers import ROUTES as RESEARCH_ROUTES
 from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate, RawText
-from platform_server.features.wiki.source_handlers import ROUTES as SOURCE_ROUTES
 from platform_server.features.wiki.text import slugify
-from platform_server.features.wiki.transform_handlers import ROUTES as TRANSFORM_ROUTES
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.events import Subscription, stream
@@ -31,7 +37,7 @@ class WikiHandler(ApiHandler):
 
     @property
     def engine(self) -> WikiEngine:
-        return self.platform.services.wiki
+        return self.platform.runtime(WIKI)
 
 
 class KbsHandler(WikiHandler):
@@ -79,7 +85,7 @@ class KbConfigHandler(WikiHandler):
     def put(self, id: int) -> None:
         """Sparse config update; null clears a model override (another embedding model re-embeds in the background)."""
         self.ok(kbs.put_config(self.require_caller(), id, self.body(KbConfigUpdate)))
-        self.platform.services.wiki.reembed.wake()
+        self.platform.runtime(WIKI).reembed.wake()
 
 
 class AgentKbsHandler(WikiHandler):
@@ -283,12 +289,15 @@ ROUTES = gated(
         route(f"{KB}/{{kbId}}/processing-status", StatusHandler),
         route(f"{KB}/{{kbId}}/progress", ProgressHandler),
         route("/api/v1/wiki/kb/{kbId}/jobs", JobsHandler),
-    ]
-    + PAGE_ROUTES
-    + EXTRA_ROUTES
-    + SOURCE_ROUTES
-    + RESEARCH_ROUTES
-    + TRANSFORM_ROUTES
-    + PIPELINE_ROUTES
-    + MAINTENANCE_ROUTES,
+        *page_handlers.ROUTES,
+        *extra_handlers.ROUTES,
+        *source_handlers.ROUTES,
+        *research_handlers.ROUTES,
+        *transform_handlers.ROUTES,
+        *pipeline_handlers.ROUTES,
+        *maintenance_handlers.ROUTES,
+    ],
 )
+
+FLAGS = [Flag("wiki", True, "Knowledge bases (LLM wiki) and the wiki_search tool")]
+AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

@@ -4,25 +4,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.models import LLM
+from platform_server.features.wiki import WIKI
 from platform_server.features.guard import service as guard
-from platform_server.features.wiki import agent_tools, tool, vector_index
+from platform_server.features.wiki import agent_tools as wiki_tools
+from platform_server.features.wiki import tool, vector_index
+from platform_server.features.tools.registry import ToolDefinition
 from platform_server.features.wiki.engine import WikiEngine
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
     vector_index.configure(platform.config.wiki_vector_cache_mb)
-    engine = WikiEngine(platform, platform.config.wiki_workers)
-    platform.services.wiki = engine
-    platform.services.tools.register(tool.definition(platform))
-    for definition in agent_tools.definitions(platform):
-        platform.services.tools.register(definition)
-    guard.register_tool_hook("wiki_write", agent_tools.guard_hook)
+    engine = WikiEngine(platform.runtime(LLM), platform.config, platform.storage, platform.config.wiki_workers)
+    platform.set_runtime(WIKI, engine)
+    guard.register_tool_hook("wiki_write", wiki_tools.guard_hook)
     engine.start()
     await engine.watchers.start()
 
 
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    """`wiki_search`, then `wiki_read` / `wiki_write` and the other page tools."""
+    router = platform.runtime(LLM)
+    return [tool.definition(router), *wiki_tools.definitions(router)]
+
+
 async def stop(platform: Platform) -> None:
-    await platform.services.wiki.stop()
+    await platform.runtime(WIKI).stop()

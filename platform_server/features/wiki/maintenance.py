@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
@@ -26,6 +26,9 @@ from platform_server.integrations.llm.types import ChatMessage, ChatRequest
 from platform_server.features.usage import meter
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
+
+if TYPE_CHECKING:
+    from platform_server.features.models.runtime import LlmRouter
 
 CHARS_PER_TOKEN = 4
 BACKFILL_BATCH = 500
@@ -89,12 +92,12 @@ def relation(caller: Caller, kb_id: int, slug_a: str, slug_b: str) -> dict[str, 
     }
 
 
-async def _ask(platform: Any, caller: Caller, kb: KnowledgeBase, system: str, user: str, source: str) -> str:
+async def _ask(router: LlmRouter, caller: Caller, kb: KnowledgeBase, system: str, user: str, source: str) -> str:
     cfg = kbs.config_of(kb)
     targets = able(resolve_targets(cfg["generationModelName"], cfg["generationModelProvider"], []), "json", "wiki enrich/repair")
     request = ChatRequest(model="", messages=[ChatMessage("system", system), ChatMessage("user", user)], temperature=0.2)
     with meter.scope(source, kb.workspace_id, caller.user_id):
-        _, result = await platform.services.llm.chat(targets, request)
+        _, result = await router.chat(targets, request)
     text = str(result.content or "").strip()
     if text.startswith("```"):
         text = text.strip("`").split("\n", 1)[-1].rsplit("```", 1)[0].strip()
@@ -113,7 +116,7 @@ def _save_rewrite(caller: Caller, page: Page, markdown: str, what: str) -> None:
         audit.record(caller, "UPDATE", "WIKI_PAGE", page.id, f"{what} page {page.slug}")
 
 
-async def enrich(platform: Any, caller: Caller, kb_id: int, slug: str, req: EnrichRequest) -> dict[str, Any]:
+async def enrich(router: LlmRouter, caller: Caller, kb_id: int, slug: str, req: EnrichRequest) -> dict[str, Any]:
     """An LLM rewrite with more detail from the page's cited chunks; dropped wikilinks are put back (and listed)."""
     kb = kbs.get_kb(caller, kb_id)
     page = get_page(kb, slug)
@@ -122,7 +125,7 @@ async def enrich(platform: Any, caller: Caller, kb_id: int, slug: str, req: Enri
     user = f"Current page {page.slug} ({page.title}):\n{page.markdown}\n\nSource chunks:\n{sources}" + (
         f"\n\nAlso: {req.instructions}" if req.instructions.strip() else ""
     )
-    markdown = await _ask(platform, caller, kb, ENRICH_PROMPT, user, "wiki_enrich")
+    markdown = await _ask(router, caller, kb, ENRICH_PROMPT, user, "wiki_enrich")
     before = {link.slug: link for link in wikilinks(page.markdown)}
     after = {link.slug for link in wikilinks(markdown)}
     dropped = [before[s] for s in before if s not in after]
@@ -134,7 +137,7 @@ async def enrich(platform: Any, caller: Caller, kb_id: int, slug: str, req: Enri
     return {**pages.detail(Page.get_by_id(page.id)), "restoredLinks": [link.target for link in dropped], "citations": len(cited)}
 
 
-async def repair(platform: Any, caller: Caller, kb_id: int, slug: str) -> dict[str, Any]:
+async def repair(router: LlmRouter, caller: Caller, kb_id: int, slug: str) -> dict[str, Any]:
     """Fix broken wikilinks with the LLM: each is retargeted to an existing page or unlinked, and listed."""
     kb = kbs.get_kb(caller, kb_id)
     page = get_page(kb, slug)
@@ -150,7 +153,7 @@ async def repair(platform: Any, caller: Caller, kb_id: int, slug: str) -> dict[s
     user = (
         f"Page {page.slug}:\n{page.markdown}\n\nBroken links: {', '.join(link.target for link in broken)}\n\nExisting pages (slug: title):\n{known}"
     )
-    markdown = await _ask(platform, caller, kb, REPAIR_PROMPT, user, "wiki_repair")
+    markdown = await _ask(router, caller, kb, REPAIR_PROMPT, user, "wiki_repair")
     after = {link.slug for link in wikilinks(markdown)}
     lost = [link for link in links if link.slug in keys and link.slug not in after]
     if lost:  # a working link must not disappear

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.models import LLM
 from platform_server.features.wiki import maintenance
 from platform_server.features.wiki.schemas import EnrichRequest
 from platform_server.web.base import ApiHandler
@@ -29,7 +30,7 @@ class EnrichHandler(ApiHandler):
     async def post(self, kbId: int, slug: str) -> None:
         """LLM rewrite with more detail from the cited chunks (`instructions` optional); no wikilink is lost."""
         req = self.body(EnrichRequest)
-        self.ok(await maintenance.enrich(self.platform, self.require_caller(), kbId, slug, req))
+        self.ok(await maintenance.enrich(self.platform.runtime(LLM), self.require_caller(), kbId, slug, req))
 
 
 class RepairHandler(ApiHandler):
@@ -38,7 +39,7 @@ class RepairHandler(ApiHandler):
 
     async def post(self, kbId: int, slug: str) -> None:
         """Fix the page's broken wikilinks with the LLM; what changed is listed (`changedLinks`, `removedLinks`)."""
-        self.ok(await maintenance.repair(self.platform, self.require_caller(), kbId, slug))
+        self.ok(await maintenance.repair(self.platform.runtime(LLM), self.require_caller(), kbId, slug))
 
 
 class BackfillHandler(ApiHandler):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.models import LLM
 from platform_server.features.wiki import kbs, pages, profile, sync, tool
 from platform_server.features.wiki.schemas import BatchDelete, PageEdit, RenameRequest, SearchPreview
 from platform_server.web.base import ApiHandler
@@ -81,7 +82,7 @@ class PageHandler(ApiHandler):
         page = pages.get_page(kb, slug)
         if req.pageType is not None:
             profile.check_type(kb, req.pageType)
-        got = await tool.embed_query(self.platform, kb, f"{req.title or page.title}\n\n{req.markdown[:4000]}")
+        got = await tool.embed_query(self.platform.runtime(LLM), kb, f"{req.title or page.title}\n\n{req.markdown[:4000]}")
         self.ok(pages.edit(caller, kbId, slug, req, got.vector, got.model_id))
 
     def delete(self, kbId: int, slug: str) -> None:
@@ -202,7 +203,7 @@ class SearchPreviewHandler(ApiHandler):
         """Hybrid keyword + vector search over pages (and raw chunks) with scores."""
         req = self.body(SearchPreview)
         kb = kbs.get_kb(self.require_caller(), kbId)
-        self.ok(await tool.preview(self.platform, kb, req.query, req.topK, req.includeArchived))
+        self.ok(await tool.preview(self.platform.runtime(LLM), kb, req.query, req.topK, req.includeArchived))
 
 
 class StatsHandler(ApiHandler):

@@ -50,7 +50,7 @@ Step = Callable[["WikiEngine", KnowledgeBase, RawMaterial, Job, dict[str, Any], 
 async def _extract(engine: WikiEngine, kb: KnowledgeBase, raw: RawMaterial, job: Job, step: dict[str, Any], st: State) -> dict[str, Any]:
     text = raw.text
     if not text:
-        data = await run_blocking(stored_path(engine.platform.config, raw).read_bytes)
+        data = await run_blocking(stored_path(engine.config, raw).read_bytes)
         text = await run_blocking(extract_text, data, raw.content_type)
     st.text = text
     if raw.last_processed_hash and raw.last_processed_hash == raw.content_hash:

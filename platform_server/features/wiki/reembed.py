@@ -78,7 +78,7 @@ class Reembedder(Loop):
     def __init__(self, engine: WikiEngine) -> None:
         super().__init__()
         self.engine = engine
-        self.interval_s = max(0.05, float(engine.platform.config.wiki_reembed_check_s))
+        self.interval_s = max(0.05, float(engine.config.wiki_reembed_check_s))
         self.jobs: dict[int, dict[str, Any]] = {}  # kb id -> the latest re-embedding of it
 
     def wake(self) -> None:

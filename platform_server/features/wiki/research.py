@@ -101,7 +101,7 @@ def _strings(value: Any, limit: int) -> list[str]:
 
 
 class Researcher:
-    """The sessions of one process; `platform.services.wiki.research`."""
+    """The sessions of one process; `platform.runtime(WIKI).research`."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
@@ -136,7 +136,7 @@ class Researcher:
         return str(result.content or "")
 
     async def _search(self, kb: KnowledgeBase, query: str, sources: Sources) -> dict[str, Any]:
-        got = await tool.embed_query(self.engine.platform, kb, query)
+        got = await tool.embed_query(self.engine.llm, kb, query)
         hits = await run_blocking(search.search_pages, [kb.id], query, got.vector, PAGES_PER_QUERY, False, got.model_id)
         chunks = await run_blocking(search.search_chunks, [kb.id], query, got.vector, CHUNKS_PER_QUERY, got.model_id)
         for h in hits:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from platform_server.features.wiki import WIKI
 from platform_server.features.wiki.schemas import ResearchStart
 from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
@@ -19,7 +20,7 @@ class ResearchStartHandler(ApiHandler):
 
     def post(self) -> None:
         """Start researching `{kbId, question, rounds?, saveAsPage?}`; answers `{sessionId}` for the stream."""
-        session = self.platform.services.wiki.research.start(self.require_caller(), self.body(ResearchStart))
+        session = self.platform.runtime(WIKI).research.start(self.require_caller(), self.body(ResearchStart))
         self.ok({"sessionId": str(session.id), "kbId": str(session.kb_id)})
 
 
@@ -32,7 +33,7 @@ class ResearchStreamHandler(ApiHandler):
 
     async def get(self, sessionId: int) -> None:
         """SSE of one session (its owner only): `plan`, `search`, `finding`, `report`, then `done` or `error`."""
-        session = self.platform.services.wiki.research.get(self.require_caller(), sessionId)
+        session = self.platform.runtime(WIKI).research.get(self.require_caller(), sessionId)
         writer = SseWriter(self)
         self._gone = asyncio.Event()
         sent = 0

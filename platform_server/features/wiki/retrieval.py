@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import NamedTuple, TYPE_CHECKING, Any, Callable, Sequence
 
+from platform_server.features.models import LLM
 from platform_server.blocking import run_blocking
 from platform_server.db import database
 from platform_server.features.settings import service as settings
@@ -23,7 +24,7 @@ from platform_server.lazy import lazy_import
 if TYPE_CHECKING:
     import numpy as np
 
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 else:
     np = lazy_import("numpy")
 
@@ -93,7 +94,7 @@ async def _query_vectors(platform: Platform, bound: list[KnowledgeBase], query: 
         by_model.setdefault(kbs.config_of(kb)["embeddingModelId"], []).append(kb)
     out: dict[int, QueryVector] = {}
     for group in by_model.values():
-        got = await tool.embed_query(platform, group[0], query)
+        got = await tool.embed_query(platform.runtime(LLM), group[0], query)
         if got.vector is not None:
             out.update((kb.id, QueryVector(got.vector, got.model_id)) for kb in group)
     return out

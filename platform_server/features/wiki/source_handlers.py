@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.features.wiki import WIKI
 from platform_server.blocking import run_blocking
 from platform_server.features.wiki import kbs, source
 from platform_server.features.wiki.schemas import SourceDirectoryRequest
@@ -21,7 +22,7 @@ class SourceHandler(ApiHandler):
 
     @property
     def watchers(self) -> Watchers:
-        return self.platform.services.wiki.watchers
+        return self.platform.runtime(WIKI).watchers
 
     def state(self, kb_id: int) -> dict[str, Any]:
         watcher = self.watchers.get(kb_id)

@@ -13,7 +13,7 @@ from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.features.models.runtime import LlmRouter
 
 
 @dataclass(frozen=True)
@@ -25,26 +25,26 @@ class Embedded:
     problem: str | None
 
 
-async def embed_query(platform: Platform, kb: KnowledgeBase, text: str) -> Embedded:
+async def embed_query(router: LlmRouter, kb: KnowledgeBase, text: str) -> Embedded:
     """The text's embedding with the KB's current model (named, so searches and stored pages know which)."""
     model_id = await run_blocking(kbs.embedding_model, kb)
     try:
         with meter.scope("wiki", kb.workspace_id):  # inside a chat turn the turn's source wins
-            vectors = await platform.services.llm.embed([text], model_id)
+            vectors = await router.embed([text], model_id)
     except Exception as exc:  # noqa: BLE001 - keyword search still answers
         return Embedded(None, None, failure_text(exc, "wiki query embedding"))
     return Embedded(await run_blocking(search.pack, vectors[0]), model_id, None)  # the first use imports numpy: off the loop
 
 
-async def query_vector(platform: Platform, kb: KnowledgeBase, query: str) -> tuple[bytes | None, str | None]:
+async def query_vector(router: LlmRouter, kb: KnowledgeBase, query: str) -> tuple[bytes | None, str | None]:
     """The query's embedding with the KB's model, or (None, reason) when no embedding is available."""
-    got = await embed_query(platform, kb, query)
+    got = await embed_query(router, kb, query)
     return got.vector, got.problem
 
 
-async def preview(platform: Platform, kb: KnowledgeBase, query: str, top_k: int, include_archived: bool) -> dict[str, Any]:
+async def preview(router: LlmRouter, kb: KnowledgeBase, query: str, top_k: int, include_archived: bool) -> dict[str, Any]:
     """Hybrid keyword + vector results over the KB's pages and raw chunks, with their scores."""
-    got = await embed_query(platform, kb, query)
+    got = await embed_query(router, kb, query)
     vec, problem = got.vector, got.problem
     hits = await run_blocking(search.search_pages, [kb.id], query, vec, top_k, include_archived, got.model_id)
     chunks = await run_blocking(search.search_chunks, [kb.id], query, vec, top_k, got.model_id)
@@ -58,7 +58,7 @@ async def preview(platform: Platform, kb: KnowledgeBase, query: str, top_k: int,
     }
 
 
-async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Platform) -> str:
+async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, router: LlmRouter) -> str:
     query = str(args.get("query") or "").strip()
     if not query:
         raise ToolError("query must not be empty")
@@ -66,7 +66,7 @@ async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Plat
     bound = [kb for kb, _ in kbs.kbs_of_agent(ctx.workspace_id, ctx.agent_id)]
     if not bound:
         raise ToolError("No knowledge base is bound to this agent")
-    got = await embed_query(platform, bound[0], query)  # only vectors of this model are compared, in every KB
+    got = await embed_query(router, bound[0], query)  # only vectors of this model are compared, in every KB
     hits = await run_blocking(search.search_pages, [kb.id for kb in bound], query, got.vector, 4 * top_k, False, got.model_id)
     rules = {kb.id: permissions.rules_of(kb.id, ctx.agent_id) for kb in bound}
     hits = [h for h in hits if permissions.decision(rules[h.page.kb_id], h.page.page_type, "read") != "deny"][:top_k]
@@ -80,9 +80,9 @@ async def run_wiki_search(args: dict[str, Any], ctx: ToolContext, platform: Plat
     return "\n\n".join(lines)
 
 
-def definition(platform: Platform) -> ToolDefinition:
+def definition(router: LlmRouter) -> ToolDefinition:
     async def run(args: dict[str, Any], ctx: ToolContext) -> str:
-        return await run_wiki_search(args, ctx, platform)
+        return await run_wiki_search(args, ctx, router)
 
     return ToolDefinition(
         name="wiki_search",

@@ -258,7 +258,7 @@ def save_as_page(caller: Caller | None, run: TransformationRun, slug: str | None
 
 
 class Transformer:
-    """Runs' tasks; `platform.services.wiki.transformer`."""
+    """Runs' tasks; `platform.runtime(WIKI).transformer`."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from platform_server.features.wiki import WIKI
 from platform_server.features.wiki import transform
 from platform_server.features.wiki.schemas import AggregateRequest, ApplyRequest, SaveAsPage, TransformationBody, TransformationUpdate
 from platform_server.features.wiki.transform import Transformer
@@ -17,7 +18,7 @@ class TransformHandler(ApiHandler):
 
     @property
     def transformer(self) -> Transformer:
-        return self.platform.services.wiki.transformer
+        return self.platform.runtime(WIKI).transformer
 
 
 class TransformationsHandler(TransformHandler):

@@ -162,7 +162,7 @@ class Watchers:
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine
-        self.config = engine.platform.config
+        self.config = engine.config
         self.debounce_s = max(0.01, float(self.config.wiki_watch_debounce_s))
         self.check_s = max(0.05, float(self.config.wiki_watch_check_s))
         self.watchers: dict[int, SourceWatcher] = {}

@@ -1,6 +1,6 @@
 """Workflow runs: background tasks that walk a published graph, persisting every step.
 
-`platform.services.workflows` owns the tasks. A run follows one path from `start`; each node
+`platform.runtime(WORKFLOWS)` owns the tasks. A run follows one path from `start`; each node
 becomes a step row (status, input, output, error, timings). Approval nodes, and agent turns whose
 tool call waits for approval, pause the run with a `pauseToken` until `resume`.
 """
@@ -31,7 +31,8 @@ from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.features.chat.runtime import ChatRuntime
+    from platform_server.features.models.runtime import LlmRouter
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +57,11 @@ class NodeResult:
 
 
 class WorkflowEngine:
-    """Starts, resumes and owns workflow runs (platform.services.workflows)."""
+    """Starts, resumes and owns workflow runs (platform.runtime(WORKFLOWS))."""
 
-    def __init__(self, platform: Platform) -> None:
-        self.platform = platform
+    def __init__(self, chat: ChatRuntime, router: LlmRouter) -> None:
+        self.chat = chat
+        self.router = router
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
     # ---- public API ----------------------------------------------------------------
@@ -291,7 +293,7 @@ class WorkflowEngine:
         messages = ([ChatMessage("system", system)] if system else []) + [ChatMessage("user", prompt)]
         targets = resolve_targets(config.get("modelName") or None, config.get("modelProvider") or None, [])
         try:
-            target, result = await self.platform.services.llm.chat(targets, ChatRequest(model="", messages=messages))
+            target, result = await self.router.chat(targets, ChatRequest(model="", messages=messages))
         except LlmError as exc:
             raise StepError(failure_text(exc, "workflow step")) from None
         return NodeResult(output=result.content or "")
@@ -321,9 +323,7 @@ class WorkflowEngine:
 
         The rendered message is never a command: only `command` (the resumer's checked decision) resolves a call."""
 
-        turn = self.platform.services.chat.start_turn(
-            TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="workflow", command=command)
-        )
+        turn = self.chat.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=message, source="workflow", command=command))
         result = await wait_result(turn)
         if result["status"] == "awaiting_approval":
             pending = guard.pending_for(caller.user_id, cid)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from platform_server.platform import Flag
+from platform_server.features.models import LLM
+from platform_server.features.workflows import WORKFLOWS
 from platform_server.features.workflows import service
 from platform_server.features.workflows.schemas import DraftBody, GenerateRequest, ResumeRequest, RunRequest, WorkflowCreate, WorkflowUpdate
 from platform_server.web.base import ApiHandler
@@ -115,7 +118,7 @@ class GenerateHandler(ApiHandler):
     async def post(self) -> None:
         """Draft a graph from a description with the default model; compiled, returned, not saved."""
         req = self.body(GenerateRequest)
-        self.ok(await service.generate(self.require_caller(), self.platform, req.description))
+        self.ok(await service.generate(self.require_caller(), self.platform.runtime(LLM), req.description))
 
 
 class RunsHandler(ApiHandler):
@@ -134,7 +137,7 @@ class RunsHandler(ApiHandler):
     def post(self, id: int) -> None:
         """Start a run of the latest published revision with `{input}` (extension route)."""
         req = self.body(RunRequest)
-        engine = self.platform.services.workflows
+        engine = self.platform.runtime(WORKFLOWS)
         self.ok(engine.start_run(self.require_caller(), id, _checked_input(req.input)))
 
 
@@ -164,7 +167,7 @@ class ResumeHandler(ApiHandler):
     def post(self, runId: int) -> None:
         """Resume a paused run with an outcome (409 when it is not paused or the token is stale)."""
         req = self.body(ResumeRequest)
-        engine = self.platform.services.workflows
+        engine = self.platform.runtime(WORKFLOWS)
         self.ok(engine.resume(self.require_caller(), runId, req.outcome, req.pauseToken, _checked_input(req.payload)))
 
 
@@ -185,3 +188,5 @@ ROUTES = gated(
         route("/api/v1/workflows/{id}/runs", RunsHandler),
     ],
 )
+
+FLAGS = [Flag("workflows", True, "Workflow editor, runs and their approval timeouts")]

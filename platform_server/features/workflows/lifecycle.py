@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.chat import CHAT
+from platform_server.features.models import LLM
+from platform_server.features.workflows import WORKFLOWS, WORKFLOW_TIMEOUTS
 from platform_server.db import database, utcnow
 from platform_server.features.settings import service as settings
 from platform_server.features.workflows.engine import RESTART_ERROR, WorkflowEngine
@@ -11,7 +14,7 @@ from platform_server.features.workflows.models import WorkflowRun, WorkflowStep
 from platform_server.loops import Loop
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 
 class PauseTimeoutLoop(Loop):
@@ -45,13 +48,13 @@ def fail_interrupted() -> int:
 
 async def start(platform: Platform) -> None:
     fail_interrupted()
-    engine = WorkflowEngine(platform)
-    platform.services.workflows = engine
+    engine = WorkflowEngine(platform.runtime(CHAT), platform.runtime(LLM))
+    platform.set_runtime(WORKFLOWS, engine)
     loop = PauseTimeoutLoop(engine)
-    platform.services.workflow_timeouts = loop
+    platform.set_runtime(WORKFLOW_TIMEOUTS, loop)
     loop.start()
 
 
 async def stop(platform: Platform) -> None:
-    platform.services.workflow_timeouts.stop()
-    await platform.services.workflows.stop()
+    platform.runtime(WORKFLOW_TIMEOUTS).stop()
+    await platform.runtime(WORKFLOWS).stop()

@@ -20,7 +20,7 @@ from platform_server.features.models.runtime import resolve_targets
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.features.models.runtime import LlmRouter
 
 MAX_DRAFT_BYTES = 256 * 1024
 RUNS_LIMIT = 50
@@ -179,7 +179,7 @@ def templates() -> list[dict[str, Any]]:
     return catalog.TEMPLATES
 
 
-async def generate(caller: Caller, platform: Platform, description: str) -> dict[str, Any]:
+async def generate(caller: Caller, router: LlmRouter, description: str) -> dict[str, Any]:
     """Ask the default model to draft a graph for the description; compiled, returned, not saved."""
 
     agents = [
@@ -192,7 +192,7 @@ async def generate(caller: Caller, platform: Platform, description: str) -> dict
     req = ChatRequest(model="", messages=[ChatMessage("system", catalog.generation_prompt(agents)), ChatMessage("user", description)])
     try:
         with meter.scope("workflow", caller.workspace_id, caller.user_id):
-            _, result = await platform.services.llm.chat(resolve_targets(None, None, []), req)
+            _, result = await router.chat(resolve_targets(None, None, []), req)
     except LlmError as exc:
         raise LlmFailure(failure_text(exc, "workflow model call")) from None
     draft = catalog.extract_json(result.content or "")

@@ -1,0 +1,1 @@
+"""Workspaces: creating them, their members' roles and the per-workspace settings (host tools)."""

@@ -1,4 +1,4 @@
-"""Register the read-only query tool."""
+"""The read-only query tool (`query_datasource`), declared in handlers.py `AGENT_TOOLS`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from platform_server.features.datasources import service
 from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
-    from platform_server.app import Platform
+    from platform_server.platform import Platform
 
 QUERY_TOOL = {
     "type": "object",
@@ -21,9 +21,8 @@ QUERY_TOOL = {
 }
 
 
-async def start(platform: Platform) -> None:
-
-    platform.services.tools.register(
+def agent_tools(platform: Platform) -> list[ToolDefinition]:
+    return [
         ToolDefinition(
             name="query_datasource",
             description="Query a workspace datasource read-only (SQL for SQLite, GET for HTTP).",
@@ -32,4 +31,4 @@ async def start(platform: Platform) -> None:
             source="datasource",
             min_role="member",  # the query route's role
         )
-    )
+    ]
