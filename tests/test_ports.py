@@ -1,0 +1,68 @@
+"""The kernel's named ports (platform_server/ports): today's implementations, installed at startup, do what the areas relied on."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import apsw
+import peewee
+
+from platform_server.ports import database as database_port
+from tests.helpers.server import RunningServer, create_personas, start_server
+
+
+async def test_the_server_opens_its_sqlite_file_through_the_database_port_and_leaves_it_complete_at_stop(tmp_path: Any) -> None:
+    running = await start_server(str(tmp_path / "data"))
+    store = database_port.current()
+    assert isinstance(store, database_port.SqliteDatabase) and store.path == running.config.db_path
+    assert store.files() == [running.config.db_path + s for s in ("", "-wal", "-shm")]
+    await create_personas(running.client)  # writes
+    assert os.path.getsize(running.config.db_path + "-wal") > 0 or os.path.getsize(running.config.db_path) > 0
+    await running.stop()
+    wal = Path(running.config.db_path + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0  # flushed: the file alone holds everything
+
+
+async def test_a_snapshot_of_the_live_database_passes_the_ports_integrity_check_and_garbage_does_not(
+        server: RunningServer, tmp_path: Any) -> None:
+    target = str(tmp_path / "copy.db")
+    database_port.current().snapshot(target, 1000)
+    assert database_port.current().check_copy(target) == "ok"
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"not a database at all" * 100)
+    assert database_port.current().check_copy(str(garbage)) != "ok"
+    missing = database_port.SqliteDatabase(str(tmp_path / "none.db"))
+    try:
+        missing.snapshot(str(tmp_path / "x.db"), 10)
+        raise AssertionError("a snapshot of no database succeeded")
+    except database_port.SnapshotFailed as exc:
+        assert "no database at" in str(exc)
+    assert not os.path.exists(tmp_path / "none.db")
+
+
+def test_storage_faults_are_classified_by_the_installed_port_through_peeweees_wrapping() -> None:
+    def wrapped(inner: BaseException) -> BaseException:
+        try:
+            try:
+                raise inner
+            except BaseException as exc:
+                raise peewee.OperationalError(exc) from exc
+        except peewee.OperationalError as outer:
+            return outer
+
+    assert database_port.storage_fault(wrapped(apsw.BusyError("database is locked"))) == "busy"
+    assert database_port.storage_fault(wrapped(apsw.FullError("database or disk is full"))) == "full"
+    assert database_port.storage_fault(wrapped(apsw.IOError("disk I/O error"))) == "io"
+    assert database_port.storage_fault(ValueError("no")) is None
+
+    class Never(database_port.SqliteDatabase):
+        def fault(self, exc: BaseException | None) -> database_port.StorageFault | None:
+            return None
+
+    before = database_port.current()
+    database_port.use(Never(""))
+    try:
+        assert database_port.storage_fault(wrapped(apsw.FullError("database or disk is full"))) is None
+    finally:
+        database_port.use(before)
