@@ -8,7 +8,11 @@ from typing import Any
 import apsw
 import peewee
 
+from platform_server.features.settings.models import Setting
+from platform_server.memo import memo_on
+from platform_server.ports import changes
 from platform_server.ports import database as database_port
+from tests.helpers.client import ApiClient
 from tests.helpers.server import RunningServer, create_personas, start_server
 
 
@@ -66,3 +70,49 @@ def test_storage_faults_are_classified_by_the_installed_port_through_peeweees_wr
         assert database_port.storage_fault(wrapped(apsw.FullError("database or disk is full"))) is None
     finally:
         database_port.use(before)
+
+
+_settings_reads: list[str] = []
+
+
+@memo_on(Setting)
+def _setting(key: str) -> object:
+    _settings_reads.append(key)
+    row = Setting.get_or_none(Setting.key == key)
+    return None if row is None else row.value
+
+
+class FrozenFeed(changes.SqliteHookFeed):
+    """A feed that reports no change at all (what a cache sees when its feed misses another process's writes)."""
+
+    def __init__(self) -> None:
+        self.subscribed: list[str] = []
+
+    def subscribe(self, table: str) -> None:
+        self.subscribed.append(table)
+
+    def versions(self, tables: tuple[str, ...]) -> tuple[int, ...]:
+        return tuple(0 for _ in tables)
+
+
+async def test_caches_are_dropped_when_the_change_feed_says_their_table_moved_and_only_then(api: ApiClient, people: dict) -> None:
+    before = changes.version("setting")
+    r = await api.put("/api/v1/settings", {"language": "zh-CN"}, token="alice")
+    assert r.status == 200, r.body
+    assert changes.version("setting") > before  # the HTTP write moved the table's version
+    _settings_reads.clear()
+    assert _setting("language") == _setting("language") and len(_settings_reads) == 1
+    await api.put("/api/v1/settings", {"language": "en-US"}, token="alice")
+    _setting("language")
+    assert len(_settings_reads) == 2  # dropped after the write
+    installed = changes.current()
+    frozen = FrozenFeed()
+    changes.use(frozen)
+    try:
+        assert {"setting", "auth_epoch", "wiki_page"} <= set(frozen.subscribed)  # what modules subscribed at import
+        _setting("language")
+        await api.put("/api/v1/settings", {"language": "zh-CN"}, token="alice")
+        _setting("language")
+        assert len(_settings_reads) == 3  # the feed reported nothing: the kept value stands
+    finally:
+        changes.use(installed)
