@@ -12,6 +12,11 @@ from platform_server.features.settings.models import Setting
 from platform_server.memo import memo_on
 from platform_server.ports import changes
 from platform_server.ports import database as database_port
+from platform_server.ports import events
+from platform_server.web.events import EventHub, Topics
+from tests.helpers.chat import chat_env, names, text_of
+from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.test_chat import open_stream
 from tests.helpers.client import ApiClient
 from tests.helpers.server import RunningServer, create_personas, start_server
 
@@ -116,3 +121,57 @@ async def test_caches_are_dropped_when_the_change_feed_says_their_table_moved_an
         assert len(_settings_reads) == 3  # the feed reported nothing: the kept value stands
     finally:
         changes.use(installed)
+
+
+class RecordingHub(EventHub):
+    def __init__(self, name: str) -> None:
+        super().__init__(keep=True)
+        self.name = name
+        self.subscribed_after: list[int] = []
+
+    def subscribe(self, after_id: int = 0) -> events.Subscription:
+        self.subscribed_after.append(after_id)
+        return super().subscribe(after_id)
+
+
+class RecordingBus(events.LocalEventBus):
+    """Today's bus, remembering what the areas opened on it."""
+
+    def __init__(self) -> None:
+        self.streams: list[RecordingHub] = []
+        self.topic_names: list[str] = []
+
+    def stream(self, name: str, keep: bool = True) -> events.Stream:
+        hub = RecordingHub(name)
+        self.streams.append(hub)
+        return hub
+
+    def topics(self, name: str) -> events.TopicBus[Any]:
+        self.topic_names.append(name)
+        return Topics()
+
+
+async def test_a_chat_turn_streams_and_replays_through_the_installed_event_bus(tmp_path: Any, llm: ScriptedOpenAI) -> None:
+    before = events.current()
+    bus = RecordingBus()
+    events.use(bus)
+    running = await start_server(str(tmp_path / "data"))
+    try:
+        assert {"wiki-progress", "memory"} <= set(bus.topic_names)  # the areas' topics come from the bus
+        env = await chat_env(running.client, await create_personas(running.client), llm)
+        llm.enqueue(Script(text=[f"w{i} " for i in range(8)], delay_s=0.05))
+        r, it = await open_stream(env, {"agentId": env.agent_id, "conversationId": "c1", "message": "go"})
+        first = []
+        async for ev in it:
+            first.append(ev)
+            if len(first) == 3:
+                break
+        r.close()
+        rest = await env.stream(conversation_id="c1", reconnect=True, lastEventId=str(first[-1].id))
+        assert text_of(first + rest) == "".join(f"w{i} " for i in range(8)) and names(rest)[-1] == "done"
+        [turn_stream] = [s for s in bus.streams if s.name.startswith("chat-turn:")]
+        assert [e.id for e in turn_stream.history] == [e.id for e in first + rest]  # every event went through the bus
+        assert first[-1].id in turn_stream.subscribed_after  # the re-attach replayed from the bus's stream
+    finally:
+        await running.stop()
+        events.use(before)

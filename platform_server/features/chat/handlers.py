@@ -12,7 +12,7 @@ from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
-from platform_server.web.events import Subscription, stream
+from platform_server.ports.events import Subscription, stream
 from platform_server.web.sse import SseWriter
 
 TAGS = ("Chat",)
