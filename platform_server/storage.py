@@ -158,6 +158,8 @@ def remove_partial_files(data_dir: str, older_than: float) -> int:
 class StorageCheckLoop(Loop):
     """Measures free space every `storage_check_s` (statvfs: cheap, on the loop)."""
 
+    leader_only = False  # every process writes to its own disk, and must know when it fills
+
     def __init__(self, health: StorageHealth, interval_s: float) -> None:
         super().__init__()
         self.health = health

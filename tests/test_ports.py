@@ -12,9 +12,10 @@ from platform_server.features.settings.models import Setting
 from platform_server.memo import memo_on
 from platform_server.ports import changes
 from platform_server.ports import database as database_port
-from platform_server.ports import events
+from platform_server.ports import events, leader
 from platform_server.web.events import EventHub, Topics
-from tests.helpers.chat import chat_env, names, text_of
+from tests.helpers.chat import ChatEnv, chat_env, names, text_of
+from tests.helpers.cron import make_job, runs, scheduler, utc
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.test_chat import open_stream
 from tests.helpers.client import ApiClient
@@ -175,3 +176,30 @@ async def test_a_chat_turn_streams_and_replays_through_the_installed_event_bus(t
     finally:
         await running.stop()
         events.use(before)
+
+
+class Follower:
+    """A lock held by another process."""
+
+    def is_leader(self) -> bool:
+        return False
+
+
+async def test_a_due_cron_job_does_not_fire_while_the_leader_lock_says_another_process_leads(env: ChatEnv, server: RunningServer) -> None:
+    job = await make_job(env.api, env.agent_id, message="Summarize the news")
+    sched = scheduler(server)
+    sched.clock = lambda: utc(job["nextFireTime"])  # the scheduled run's clock: the job is due
+    env.llm.enqueue(Script(text="Here is the news."))
+    before = leader.current()
+    leader.use(Follower())
+    try:
+        assert await sched.run_scheduled() is False
+        assert (await runs(env.api))["total"] == 0
+        assert await server.platform.services.memory_extraction.run_scheduled() is False  # every shared loop asks
+        assert await server.platform.services.chat_prune.run_scheduled() is True  # this process's own housekeeping runs
+    finally:
+        leader.use(before)
+    assert leader.is_leader() and await sched.run_scheduled() is True  # this process leads again: the job fires
+    await sched.drain()
+    page = await runs(env.api)
+    assert page["total"] == 1 and page["records"][0]["status"] == "succeeded"
