@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import pytest
 import peewee
 
 from platform_server.features.settings.models import Setting
@@ -13,6 +14,7 @@ from platform_server.memo import memo_on
 from platform_server.ports import changes
 from platform_server.ports import database as database_port
 from platform_server.ports import events, leader
+from platform_server.ports import files as file_store
 from platform_server.web.events import EventHub, Topics
 from tests.helpers.chat import ChatEnv, chat_env, names, text_of
 from tests.helpers.cron import make_job, runs, scheduler, utc
@@ -203,3 +205,25 @@ async def test_a_due_cron_job_does_not_fire_while_the_leader_lock_says_another_p
     await sched.drain()
     page = await runs(env.api)
     assert page["total"] == 1 and page["records"][0]["status"] == "succeeded"
+
+
+async def test_areas_put_agent_workspaces_and_wiki_folders_where_the_file_store_says(
+        api: ApiClient, people: dict, server: RunningServer, tmp_path: Any) -> None:
+    store = file_store.current()
+    assert store.root == Path(server.config.data_dir).resolve()
+    for bad in ("..", ".", "", "a/b", "a\\b", "x\x00"):
+        with pytest.raises(ValueError):
+            store.path("agents", bad)
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    file_store.use(file_store.LocalFileStore(str(moved)))  # e.g. a shared volume
+    try:
+        r = await api.post("/api/v1/agents", {"name": "Filer", "systemPrompt": "You are Filer."}, token="bob")
+        assert r.status == 200, r.body
+        r = await api.put(f"/api/v1/agents/{r.data['id']}/workspace/files/notes.md", {"content": "kept"}, token="bob")
+        assert r.status == 200, r.body
+        [written] = moved.glob("agents/*/workspace/notes.md")
+        assert written.read_text() == "kept"
+        assert not list(Path(server.config.data_dir).glob("agents/*/workspace/notes.md"))
+    finally:
+        file_store.use(store)
