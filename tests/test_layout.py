@@ -216,3 +216,41 @@ def test_rows_go_out_through_a_declared_field_map_not_a_hand_written_dict() -> N
     found = {name: _hand_written_row_dicts(ast.parse(p.read_text())) for name, p in _area_files().items()}
     assert {name: fns for name, fns in found.items() if fns and name not in HAND_WRITTEN_ROW_DICTS} == {}
     assert sorted(name for name in HAND_WRITTEN_ROW_DICTS if not found.get(name)) == [], "converted: drop them from the list"
+
+
+# The kernel's ports (platform_server/ports): what a second deployment replaces is reached through them.
+DATABASE_ENGINE_NAMES = {
+    "WATCHED_TABLES", "watch_table", "storage_fault", "open_database", "close_database", "start_checkpointer", "stop_checkpointer",
+    "Database", "Checkpointer", "PRAGMAS", "copy_database", "integrity_check", "CopyBusy", "CopyFailed",
+}
+
+
+def _port_bypasses(source: str) -> list[str]:
+    """What a module reaches around the ports: apsw, db.py's SQLite specifics, the event hub's own module."""
+    tree = ast.parse(source)
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif (lazy := _lazy_import_name(node)) is not None:
+            names.append(lazy)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "db" and node.attr in DATABASE_ENGINE_NAMES:
+            names.append(f"platform_server.db.{node.attr}")
+    return sorted({n for n in names if n.split(".")[0] == "apsw" or n == "platform_server.web.events" or n.startswith("platform_server.web.events.")
+                   or (n.startswith("platform_server.db.") and n.rsplit(".", 1)[1] in DATABASE_ENGINE_NAMES)})
+
+
+def test_the_port_rule_catches_each_way_around_the_ports() -> None:
+    planted = ("import apsw\nfrom platform_server.db import WATCHED_TABLES, database\nfrom platform_server import db\n"
+               "from platform_server.web.events import EventHub\nfrom platform_server.web import events\nx = db.watch_table\n")
+    assert _port_bypasses(planted) == ["apsw", "platform_server.db.WATCHED_TABLES", "platform_server.db.watch_table",
+                                       "platform_server.web.events", "platform_server.web.events.EventHub"]
+    assert _port_bypasses("from platform_server.db import database, utcnow\nfrom platform_server.ports.events import stream\n") == []
+
+
+@pytest.mark.parametrize("layer", ["features", "integrations"])
+def test_areas_and_integrations_use_the_ports_not_the_sqlite_specifics_nor_the_hubs_module(layer: str) -> None:
+    offenders = {str(p.relative_to(ROOT)): found for p in sorted((ROOT / layer).rglob("*.py")) if (found := _port_bypasses(p.read_text()))}
+    assert offenders == {}
