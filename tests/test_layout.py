@@ -254,3 +254,17 @@ def test_the_port_rule_catches_each_way_around_the_ports() -> None:
 def test_areas_and_integrations_use_the_ports_not_the_sqlite_specifics_nor_the_hubs_module(layer: str) -> None:
     offenders = {str(p.relative_to(ROOT)): found for p in sorted((ROOT / layer).rglob("*.py")) if (found := _port_bypasses(p.read_text()))}
     assert offenders == {}
+
+
+# Files that name the data directory itself, not a folder of their own in it: the jwt secret's file (read before the
+# areas start), the datasource guard (the data dir is what it refuses), the system info (reports the folder) and the
+# sandbox (binds the folder). The list only shrinks.
+DATA_DIR_BY_HAND = {"features/auth/tokens.py", "features/datasources/sqlite_guard.py", "features/system/service.py", "integrations/sandbox.py"}
+_DATA_DIR_JOIN = re.compile(r"(Path|os\.path\.join|os\.path\.realpath|os\.path\.abspath)\([^)]*data_dir")
+
+
+def test_areas_ask_the_file_store_for_their_folders_instead_of_joining_onto_data_dir() -> None:
+    files = [p for layer in ("features", "integrations") for p in (ROOT / layer).rglob("*.py")]
+    found = {str(p.relative_to(ROOT)) for p in files if _DATA_DIR_JOIN.search(p.read_text())}
+    assert found - DATA_DIR_BY_HAND == set()
+    assert DATA_DIR_BY_HAND - found == set(), "converted: drop them from the list"
