@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import re
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -268,3 +269,15 @@ def test_areas_ask_the_file_store_for_their_folders_instead_of_joining_onto_data
     found = {str(p.relative_to(ROOT)) for p in files if _DATA_DIR_JOIN.search(p.read_text())}
     assert found - DATA_DIR_BY_HAND == set()
     assert DATA_DIR_BY_HAND - found == set(), "converted: drop them from the list"
+
+
+def test_every_library_setup_py_declares_is_imported_by_the_package() -> None:
+    """A dependency nobody imports is a promise the code does not keep (`schedule` was one: the `Loop` base serves
+    the interval loops; docs/DEVELOPING.md "Background loops")."""
+    setup = ast.parse((ROOT.parent / "setup.py").read_text())
+    declared = [re.split(r"[<>=!~\[; ]", e.value)[0] for kw in ast.walk(setup) if isinstance(kw, ast.keyword) and kw.arg == "install_requires"
+                for e in kw.value.elts if isinstance(e, ast.Constant)]
+    imported = {m.split(".")[0] for p in ROOT.rglob("*.py") for m in _imports(p)}
+    distributions = packages_distributions()
+    used = {d.lower().replace("_", "-") for m in imported for d in distributions.get(m, [])}
+    assert declared and [d for d in declared if d.lower().replace("_", "-") not in used] == []
