@@ -1,14 +1,16 @@
 """The kernel's named ports (platform_server/ports): today's implementations, installed at startup, do what the areas relied on."""
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import apsw
 import pytest
 import peewee
 
+from platform_server.db import database, utcnow
 from platform_server.features.settings.models import Setting
 from platform_server.memo import memo_on
 from platform_server.ports import changes
@@ -22,6 +24,7 @@ from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.test_chat import open_stream
 from tests.helpers.client import ApiClient
 from tests.helpers.server import RunningServer, create_personas, start_server
+from tests.helpers.wiki import KB, make_kb, restart, use_fake_wiki_models
 
 
 async def test_the_server_opens_its_sqlite_file_through_the_database_port_and_leaves_it_complete_at_stop(tmp_path: Any) -> None:
@@ -227,3 +230,107 @@ async def test_areas_put_agent_workspaces_and_wiki_folders_where_the_file_store_
         assert not list(Path(server.config.data_dir).glob("agents/*/workspace/notes.md"))
     finally:
         file_store.use(store)
+
+
+# ---- contracts: each implementation of a port passes these (issue 31 adds its own to the dicts) ----
+
+EVENT_BUSES: dict[str, Callable[[], events.EventBus]] = {"in-process": events.LocalEventBus}
+CHANGE_FEEDS: dict[str, Callable[[], changes.ChangeFeed]] = {"sqlite-hooks": changes.SqliteHookFeed}
+FILE_STORES: dict[str, Callable[[str], file_store.FileStore]] = {"local": file_store.LocalFileStore}
+
+
+@pytest.mark.parametrize("make", EVENT_BUSES.values(), ids=list(EVENT_BUSES))
+async def test_contract_a_stream_replays_after_an_event_id_then_goes_live_and_ends_at_close(make: Callable[[], events.EventBus]) -> None:
+    stream = make().stream("chat-turn:contract", keep=True)
+    stream.publish("a", {"n": 1}, event_id=1)
+    stream.publish("b", {"n": 2}, event_id=2)
+    sub = stream.subscribe(after_id=1)
+    assert [(e.name, e.id) for e in sub.replay] == [("b", 2)]
+    stream.publish("c", {"n": 3}, event_id=3)
+    live = await sub.next()
+    assert live is not None and (live.name, live.data, live.id) == ("c", {"n": 3}, 3)
+    stream.close()
+    assert await sub.next() is None and stream.closed
+    late = stream.subscribe(after_id=0)  # a reader attaching after the end gets everything kept, then the end
+    assert [e.id for e in late.replay] == [1, 2, 3] and await late.next() is None
+
+
+@pytest.mark.parametrize("make", EVENT_BUSES.values(), ids=list(EVENT_BUSES))
+async def test_contract_a_topic_reader_gets_its_keys_events_until_it_leaves(make: Callable[[], events.EventBus]) -> None:
+    topics = make().topics("contract")
+    mine, other = topics.subscribe(1), topics.subscribe(2)
+    topics.publish(1, "step", {"k": 1})
+    got = await mine.next()
+    assert got is not None and got.data == {"k": 1} and other.queued() == []
+    mine.close()
+    assert topics.subscribers(1) == [] and topics.subscribers(2) == [other]
+    topics.publish(1, "step", {"k": 2})  # nobody listens: dropped, no error
+    topics.close()
+    assert await other.next() is None
+
+
+@pytest.mark.parametrize("make", CHANGE_FEEDS.values(), ids=list(CHANGE_FEEDS))
+async def test_contract_a_tables_version_moves_with_a_write_again_at_its_commit_and_with_a_rollback(
+        make: Callable[[], changes.ChangeFeed], server: RunningServer) -> None:
+    feed = make()
+    feed.subscribe("setting")
+    assert feed.settled()
+    [start] = feed.versions(("setting",))
+    with database.atomic():
+        Setting.insert(key="contract.k", value=1, update_time=utcnow()).on_conflict_replace().execute()
+        [written] = feed.versions(("setting",))
+        assert written > start and not feed.settled()  # inside a transaction nothing read may be kept
+    [committed] = feed.versions(("setting",))
+    assert committed > written  # a read cached between the write and its commit is dropped
+    with pytest.raises(RuntimeError):
+        with database.atomic():
+            Setting.insert(key="contract.k2", value=2, update_time=utcnow()).execute()
+            raise RuntimeError("roll back")
+    assert feed.versions(("setting",))[0] > committed and feed.settled()
+
+
+@pytest.mark.parametrize("make", FILE_STORES.values(), ids=list(FILE_STORES))
+def test_contract_a_store_names_folders_inside_its_root_only(make: Callable[[str], file_store.FileStore], tmp_path: Any) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    store = make(str(tmp_path / "link"))
+    assert store.root == (tmp_path / "real").resolve()
+    assert store.path("wiki", 42, "raw") == store.root / "wiki" / "42" / "raw" and not (store.root / "wiki").exists()
+    for bad in ("..", ".", "", "a/b", "a\\b", "x\x00"):
+        with pytest.raises(ValueError):
+            store.path("agents", bad)
+
+
+async def test_a_folder_watcher_on_a_process_that_does_not_lead_holds_its_scan_for_the_leader(
+        server: RunningServer, people: dict, llm: ScriptedOpenAI, tmp_path: Any) -> None:
+    root = tmp_path / "roots"
+    notes = root / "notes"
+    notes.mkdir(parents=True)
+    (notes / "plants.md").write_text("# Plants\n\nPlants turn light into sugar.\n")
+    server = await restart(server, wiki_source_roots=f"1:{root}", wiki_watch_check_s=3600)
+    try:
+        api = server.client
+        await use_fake_wiki_models(api, llm.url)
+        kb = await make_kb(api)
+        watchers = server.platform.services.wiki.watchers
+        before = leader.current()
+        leader.use(Follower())
+        try:
+            r = await api.put(f"{KB}/{kb}/source-directory", {"path": str(notes)}, token="bob")
+            assert r.status == 200, r.body
+            watcher = watchers.get(int(kb))
+            assert watcher is not None and watcher.deferred == "link" and not watcher.scanning  # no scan started here
+            assert await watchers.health.run_scheduled() is False  # the folder check is the leader's too
+        finally:
+            leader.use(before)
+        assert await watchers.health.run_scheduled() is True  # leading now: the held scan runs
+        for _ in range(200):
+            rows = (await api.get(f"{KB}/{kb}/raw", token="bob")).data
+            if any(row["sourcePath"] == "plants.md" for row in rows):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the held scan did not run")
+        assert watcher.deferred is None
+    finally:
+        await server.stop()
