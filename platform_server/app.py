@@ -21,9 +21,8 @@ from platform_server import lazy, sealed, storage
 from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.blocking import run_blocking
 from platform_server.db import Migration, run_migrations
-from platform_server.ports import changes
+from platform_server import ports
 from platform_server.ports import database as database_port
-from platform_server.ports import files as file_store
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
@@ -332,9 +331,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     redact.install()  # no token, password or key in any log line
     os.umask(0o077)  # every file this process creates (database, WAL, uploads, memory) is 0600, folders 0700
     os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
-    file_store.use(file_store.LocalFileStore(config.data_dir))
-    database_port.use(database_port.SqliteDatabase(config.db_path))
-    changes.use(changes.SqliteHookFeed())  # the SQLite store's own hooks invalidate this process's caches
+    ports.install(config)
     store = database_port.current()
     make_private(config)
     spool.clear_stale(config.data_dir)  # upload bodies a stopped process left half-received

@@ -10,4 +10,20 @@ and loops ask `current()` when they act. Areas import these modules, never `db.p
 - events: streams with replay from an event id, and keyed topics (the in-process hub today)
 - leader: whether this process runs the shared background work (always, today)
 - files: the data directory, paths resolved inside it
+
+`install(config)` chooses the implementations that depend on the settings; the event bus and the leader
+lock keep their module defaults until a deployment that needs another calls their `use()`.
 """
+
+from __future__ import annotations
+
+from platform_server.config import Config
+from platform_server.ports import changes, database, files
+
+
+def install(config: Config) -> None:
+    """Choose this process's database, change feed and file store from the settings (one choice today:
+    the SQLite file `db_path`, its hooks, the folder `data_dir`)."""
+    files.use(files.LocalFileStore(config.data_dir))
+    database.use(database.SqliteDatabase(config.db_path))
+    changes.use(changes.SqliteHookFeed())  # the SQLite store's own hooks invalidate this process's caches
