@@ -15,7 +15,6 @@ setup(
         "pydantic>=2.6",
         "aiohttp>=3.9",
         "watchdog>=4.0",
-        "schedule>=1.2",
         "cronsim>=2.6",
         "mcp>=2.3",
         "cryptography>=41",  # AES-GCM for secrets at rest

@@ -20,7 +20,9 @@ from platform_server.config import Config
 from platform_server import lazy, sealed, storage
 from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.blocking import run_blocking
-from platform_server.db import Migration, close_database, database, open_database, run_migrations, start_checkpointer, stop_checkpointer
+from platform_server.db import Migration, run_migrations
+from platform_server import ports
+from platform_server.ports import database as database_port
 from platform_server.features.auth import JWT, LOGIN_LIMITER
 from platform_server.features.tools import TOOLS
 from platform_server.features.auth import service as auth_service
@@ -304,8 +306,7 @@ def make_private(config: Config) -> None:
     """Tighten what an older version left readable: the data dir 0700, the database files 0600."""
     try:
         os.chmod(config.data_dir, 0o700)
-        for suffix in ("", "-wal", "-shm"):
-            path = config.db_path + suffix
+        for path in database_port.current().files():
             if os.path.exists(path):
                 os.chmod(path, 0o600)
     except OSError as exc:  # a data dir this user does not own: serve anyway, say so
@@ -318,23 +319,25 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     redact.install()  # no token, password or key in any log line
     os.umask(0o077)  # every file this process creates (database, WAL, uploads, memory) is 0600, folders 0700
     os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
+    ports.install(config)
+    store = database_port.current()
     make_private(config)
     spool.clear_stale(config.data_dir)  # upload bodies a stopped process left half-received
     sealed.configure(config.data_dir)  # before migrating: data migrations seal plain secrets
     health = StorageHealth(config.data_dir, config.storage_min_free_mb * 1024 * 1024)
     health.check()
     try:
-        open_database(config.db_path, config.db_loop_busy_timeout_ms)
+        store.open(config.db_loop_busy_timeout_ms)
     except Exception as exc:
         if health.note_fault(exc) is None or not storage.release_reserve(config.data_dir):
             raise
         health.reserve_owed = True
-        open_database(config.db_path, config.db_loop_busy_timeout_ms)  # read-only mode: reads are served
+        store.open(config.db_loop_busy_timeout_ms)  # read-only mode: reads are served
     if not health.read_only:
         storage.keep_reserve(config.data_dir, health.min_free_bytes)
     if run_migrations(collect_migrations()):
-        database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # sealed values replace plain ones on disk now
-    start_checkpointer(config.db_path, health.note_fault)
+        store.flush()  # sealed values replace plain ones on disk now
+    store.start_background(health.note_fault)
     auth_service.check_rounds(config.password_hash_rounds)
     proxies.parse_networks(config.trusted_proxies)  # a bad entry stops the start, not a request
     jwt = JwtIssuer(load_secret(config.jwt_secret, config.data_dir), config.jwt_ttl_ms)
@@ -409,13 +412,13 @@ async def stop_features(platform: PlatformState) -> None:
     if platform.storage_loop is not None:
         platform.storage_loop.stop()
         platform.storage_loop = None
-    stop_checkpointer()
-    if database.obj is not None and not database.is_closed():
-        try:
-            database.obj.execute_sql("PRAGMA wal_checkpoint(TRUNCATE)")  # the database file alone is complete
-        except Exception as exc:  # noqa: BLE001 - a full disk: the WAL stays and is read at the next start
-            log.warning("the last WAL checkpoint failed (the WAL is kept and used at the next start): %s", exc)
-    close_database()
+    store = database_port.current()
+    store.stop_background()
+    try:
+        store.flush()  # the database file alone is complete
+    except Exception as exc:  # noqa: BLE001 - a full disk: the WAL stays and is read at the next start
+        log.warning("the last WAL checkpoint failed (the WAL is kept and used at the next start): %s", exc)
+    store.close()
 
 
 async def warm_up(platform: PlatformState) -> None:

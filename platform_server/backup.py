@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import apsw
-
 from platform_server import __version__
 from platform_server.config import Config
+from platform_server.ports.database import SnapshotBusy, SnapshotFailed, SqliteDatabase
 
 FORMAT = 2
 MANIFEST = "manifest.json"
@@ -94,30 +93,19 @@ def applied_migrations(db_file: str) -> list[str]:
 
 
 def snapshot_database(source: str, target: str) -> None:
-    """Copy every page of the live WAL database in one backup step (a consistent snapshot).
-
-    One step holds one read transaction: writers go on (WAL) and cannot make the copy start over, as a
-    copy in slices does each time the source changes. A try that meets a lock is repeated, a few times.
-    """
-    if not os.path.exists(source):
-        raise BackupError(f"no database at {source}")
+    """Copy the live database in one step (a consistent snapshot, see `ports.database.snapshot`); a try
+    that meets a lock is repeated, a few times."""
+    port = SqliteDatabase(source)  # the backup of a SQLite install: this command reads its file
     last = ""
     for attempt in range(SNAPSHOT_TRIES):
         Path(target).unlink(missing_ok=True)
-        src = apsw.Connection(source, flags=apsw.SQLITE_OPEN_READONLY)
-        dst = apsw.Connection(target)
         try:
-            src.set_busy_timeout(SNAPSHOT_BUSY_MS)
-            with dst.backup("main", src, "main") as step:
-                step.step(-1)
+            port.snapshot(target, SNAPSHOT_BUSY_MS)
             return
-        except (apsw.BusyError, apsw.LockedError) as exc:
+        except SnapshotBusy as exc:
             last = str(exc)
-        except apsw.Error as exc:
-            raise BackupError(f"cannot copy the database: {exc}") from None
-        finally:
-            dst.close()
-            src.close()
+        except SnapshotFailed as exc:
+            raise BackupError(str(exc)) from None
         time.sleep(0.2 * (attempt + 1))
     raise BackupError(f"the database stayed locked through {SNAPSHOT_TRIES} tries: {last}")
 

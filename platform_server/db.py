@@ -263,6 +263,49 @@ def storage_fault(exc: BaseException | None) -> str | None:
     return None
 
 
+class CopyBusy(Exception):
+    """A live copy met a lock (another connection writing a checkpoint, a migration)."""
+
+
+class CopyFailed(Exception):
+    """A live copy failed for another reason (the message says which)."""
+
+
+def copy_database(source: str, target: str, busy_ms: int) -> None:
+    """Copy every page of the live WAL database `source` to a new file `target` in one backup step.
+
+    One step holds one read transaction: writers go on (WAL) and cannot make the copy start over, as a
+    copy in slices does each time the source changes."""
+    src = apsw.Connection(source, flags=apsw.SQLITE_OPEN_READONLY)
+    dst = apsw.Connection(target)
+    try:
+        src.set_busy_timeout(busy_ms)
+        with dst.backup("main", src, "main") as step:
+            step.step(-1)
+    except (apsw.BusyError, apsw.LockedError) as exc:
+        raise CopyBusy(str(exc)) from None
+    except apsw.Error as exc:
+        raise CopyFailed(str(exc)) from None
+    finally:
+        dst.close()
+        src.close()
+
+
+def integrity_check(path: str) -> str:
+    """SQLite's integrity check of the database file at `path`: "ok", or what is wrong."""
+    try:
+        conn = apsw.Connection(path, flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as exc:
+        return str(exc)
+    try:
+        row = conn.execute("PRAGMA integrity_check").fetchone()
+        return str(row[0]) if row else "no answer"
+    except apsw.Error as exc:
+        return str(exc)
+    finally:
+        conn.close()
+
+
 def open_database(path: str, loop_busy_timeout_ms: int | None = None) -> APSWDatabase:
     """Open (or create) the SQLite file and bind it to every model; with `loop_busy_timeout_ms`, this
     thread runs the IOLoop and its connection waits at most that long for another's write lock."""

@@ -1,4 +1,8 @@
-"""Background loops: objects with an interval and a tick(); the IOLoop schedules them, tests call tick()."""
+"""Background loops: objects with an interval and a tick(); the IOLoop schedules them, tests call tick().
+
+A scheduled run of a `leader_only` loop (the default) happens only while this process is the leader
+(ports/leader.py): with several processes, shared work (cron, dreaming, purges) runs on one of them.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from typing import Any
 
 from tornado.ioloop import PeriodicCallback
 
+from platform_server.ports import leader
+
 log = logging.getLogger(__name__)
 
 
@@ -15,6 +21,7 @@ class Loop:
     """Subclass and implement tick(); start() schedules it every interval_s seconds."""
 
     interval_s: float = 60.0
+    leader_only = True  # False: this process's own housekeeping, run by every process
 
     def __init__(self) -> None:
         self._callback: PeriodicCallback | None = None
@@ -23,9 +30,13 @@ class Loop:
     def tick(self) -> Any:
         raise NotImplementedError
 
-    async def _safe_tick(self) -> None:
+    async def run_scheduled(self) -> bool:
+        """One scheduled run (what the timer calls): skipped while another runs or, for a `leader_only`
+        loop, while this process is not the leader; True when tick() ran."""
         if self._running:
-            return  # a slow tick is never run twice at once
+            return False  # a slow tick is never run twice at once
+        if self.leader_only and not leader.is_leader():
+            return False  # another process runs it; asked again at the next interval
         self._running = True
         try:
             result = self.tick()
@@ -35,6 +46,10 @@ class Loop:
             log.exception("%s tick failed", type(self).__name__)
         finally:
             self._running = False
+        return True
+
+    async def _safe_tick(self) -> None:
+        await self.run_scheduled()
 
     def start(self) -> None:
         if self._callback is None:

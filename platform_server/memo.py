@@ -4,7 +4,7 @@
     def enabled_tools() -> dict[str, ToolRow]: ...
 
 The value is computed once per argument tuple and dropped as soon as this process writes a row of
-any listed table (the change counters in `db.WATCHED_TABLES`, kept by SQLite hooks: no query, and
+any listed table (the versions of the change feed, `ports.changes`: SQLite hooks today, no query, and
 a write's commit counts again, so what another thread read before that commit is not kept; and
 what is read inside a transaction, whose snapshot may predate a commit, is not kept at all). The
 server is the only writer of its database, so that is every change. Cached values are shared:
@@ -18,7 +18,7 @@ from typing import Any, Callable, Hashable, TypeVar
 
 import peewee
 
-from platform_server.db import WATCHED_TABLES, database, watch_table
+from platform_server.ports import changes
 
 R = TypeVar("R")
 
@@ -30,14 +30,14 @@ def memo_on(*sources: type[peewee.Model] | str, fresh: Callable[[Any], bool] | N
     or (with `fresh`) until `fresh(value)` says a kept value has aged (it depends on the time as well)."""
     tables = tuple(s if isinstance(s, str) else s._meta.table_name for s in sources)
     for table in tables:
-        watch_table(table)
+        changes.subscribe(table)
 
     def wrap(fn: Callable[..., R]) -> Callable[..., R]:
         values: dict[Hashable, R] = {}
         seen: list[tuple[int, ...]] = [()]
 
         def stamp() -> tuple[int, ...]:
-            return tuple([WATCHED_TABLES[t] for t in tables])
+            return changes.versions(tables)
 
         @functools.wraps(fn)
         def cached(*args: Any) -> R:
@@ -51,7 +51,7 @@ def memo_on(*sources: type[peewee.Model] | str, fresh: Callable[[Any], bool] | N
                     return kept
             except KeyError:
                 pass
-            settled = not database.connection().in_transaction
+            settled = changes.settled()
             value = fn(*args)
             if settled and stamp() == now:  # read outside a transaction (its snapshot may be older), nothing changed meanwhile
                 if len(values) >= MAX_ENTRIES:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import tarfile
 import tempfile
 import zlib
@@ -16,6 +15,7 @@ from typing import Any
 
 from platform_server.backup import DATABASE, FILES, MANIFEST, BackupError, applied_migrations, referenced_files
 from platform_server.config import Config
+from platform_server.ports.database import SqliteDatabase
 
 FORMATS = (1, 2)  # format 1 archives (no file list) are checked against their database's rows only
 MAX_MEMBERS = 1_000_000
@@ -80,12 +80,7 @@ class _Stage:
 
 
 def _check_database(copy: Path, manifest: dict[str, Any]) -> None:
-    try:
-        with sqlite3.connect(copy) as conn:
-            row = conn.execute("PRAGMA integrity_check").fetchone()
-        result = str(row[0]) if row else "no answer"
-    except sqlite3.DatabaseError as exc:
-        result = str(exc)
+    result = SqliteDatabase(str(copy)).check_copy(str(copy))
     if result != "ok":
         raise BackupError(f"the backup's database failed its integrity check: {result}")
     if sorted(applied_migrations(str(copy))) != sorted(manifest.get("migrations", [])):

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from platform_server.db import storage_fault
+from platform_server.ports.database import storage_fault
 from platform_server.loops import Loop
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ class StorageHealth:
         return self.reason is not None
 
     def note_fault(self, exc: BaseException | None) -> str | None:  # (also the checkpointer's fault callback)
-        """Classify a failure (see `db.storage_fault`); a full or failing disk turns read-only mode on."""
+        """Classify a failure (see `ports.database.storage_fault`); a full or failing disk turns read-only mode on."""
         kind = storage_fault(exc)
         if kind in ("full", "io"):
             what = "the disk is full" if kind == "full" else "the disk failed a write"
@@ -163,6 +163,8 @@ def remove_partial_files(data_dir: str, older_than: float) -> int:
 
 class StorageCheckLoop(Loop):
     """Measures free space every `storage_check_s` (statvfs: cheap, on the loop)."""
+
+    leader_only = False  # every process writes to its own disk, and must know when it fills
 
     def __init__(self, health: StorageHealth, interval_s: float) -> None:
         super().__init__()

@@ -22,8 +22,8 @@ async def test_the_owner_sees_uploads_and_generated_files_with_their_one_time_st
     assert events[-1].event == "done"
     up = await upload(env, "files-1", "notes.txt", b"some notes")
     alice = int(env.people["alice"]["id"])
-    made = await save_generated(server.config.data_dir, alice, 1, "files-1", "chart.csv", "text/csv", b"a,b\n1,2\n")
-    await save_generated(server.config.data_dir, alice, 1, "other-conv", "elsewhere.txt", "text/plain", b"x")
+    made = await save_generated(alice, 1, "files-1", "chart.csv", "text/csv", b"a,b\n1,2\n")
+    await save_generated(alice, 1, "other-conv", "elsewhere.txt", "text/plain", b"x")
 
     r = await env.api.get("/api/v1/conversations/files-1/files", token="alice")
     assert r.status == 200, r.body

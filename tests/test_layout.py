@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import re
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -309,3 +310,67 @@ def test_rows_go_out_through_a_declared_field_map_not_a_hand_written_dict() -> N
     found = {name: _hand_written_row_dicts(ast.parse(p.read_text())) for name, p in _area_files().items()}
     assert {name: fns for name, fns in found.items() if fns and name not in HAND_WRITTEN_ROW_DICTS} == {}
     assert sorted(name for name in HAND_WRITTEN_ROW_DICTS if not found.get(name)) == [], "converted: drop them from the list"
+
+
+# The kernel's ports (platform_server/ports): what a second deployment replaces is reached through them.
+DATABASE_ENGINE_NAMES = {
+    "WATCHED_TABLES", "watch_table", "storage_fault", "open_database", "close_database", "start_checkpointer", "stop_checkpointer",
+    "Database", "Checkpointer", "PRAGMAS", "copy_database", "integrity_check", "CopyBusy", "CopyFailed",
+}
+
+
+def _port_bypasses(source: str) -> list[str]:
+    """What a module reaches around the ports: apsw, db.py's SQLite specifics, the event hub's own module."""
+    tree = ast.parse(source)
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif (lazy := _lazy_import_name(node)) is not None:
+            names.append(lazy)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "db" and node.attr in DATABASE_ENGINE_NAMES:
+            names.append(f"platform_server.db.{node.attr}")
+    return sorted({n for n in names if n.split(".")[0] == "apsw" or n == "platform_server.web.events" or n.startswith("platform_server.web.events.")
+                   or (n.startswith("platform_server.db.") and n.rsplit(".", 1)[1] in DATABASE_ENGINE_NAMES)})
+
+
+def test_the_port_rule_catches_each_way_around_the_ports() -> None:
+    planted = ("import apsw\nfrom platform_server.db import WATCHED_TABLES, database\nfrom platform_server import db\n"
+               "from platform_server.web.events import EventHub\nfrom platform_server.web import events\nx = db.watch_table\n")
+    assert _port_bypasses(planted) == ["apsw", "platform_server.db.WATCHED_TABLES", "platform_server.db.watch_table",
+                                       "platform_server.web.events", "platform_server.web.events.EventHub"]
+    assert _port_bypasses("from platform_server.db import database, utcnow\nfrom platform_server.ports.events import stream\n") == []
+
+
+@pytest.mark.parametrize("layer", ["features", "integrations"])
+def test_areas_and_integrations_use_the_ports_not_the_sqlite_specifics_nor_the_hubs_module(layer: str) -> None:
+    offenders = {str(p.relative_to(ROOT)): found for p in sorted((ROOT / layer).rglob("*.py")) if (found := _port_bypasses(p.read_text()))}
+    assert offenders == {}
+
+
+# Files that name the data directory itself, not a folder of their own in it: the jwt secret's file (read before the
+# areas start), the datasource guard (the data dir is what it refuses), the system info (reports the folder) and the
+# sandbox (binds the folder). The list only shrinks.
+DATA_DIR_BY_HAND = {"features/auth/tokens.py", "features/datasources/sqlite_guard.py", "features/system/service.py", "integrations/sandbox.py"}
+_DATA_DIR_JOIN = re.compile(r"(Path|os\.path\.join|os\.path\.realpath|os\.path\.abspath)\([^)]*data_dir")
+
+
+def test_areas_ask_the_file_store_for_their_folders_instead_of_joining_onto_data_dir() -> None:
+    files = [p for layer in ("features", "integrations") for p in (ROOT / layer).rglob("*.py")]
+    found = {str(p.relative_to(ROOT)) for p in files if _DATA_DIR_JOIN.search(p.read_text())}
+    assert found - DATA_DIR_BY_HAND == set()
+    assert DATA_DIR_BY_HAND - found == set(), "converted: drop them from the list"
+
+
+def test_every_library_setup_py_declares_is_imported_by_the_package() -> None:
+    """A dependency nobody imports is a promise the code does not keep (`schedule` was one: the `Loop` base serves
+    the interval loops; docs/DEVELOPING.md "Background loops")."""
+    setup = ast.parse((ROOT.parent / "setup.py").read_text())
+    declared = [re.split(r"[<>=!~\[; ]", e.value)[0] for kw in ast.walk(setup) if isinstance(kw, ast.keyword) and kw.arg == "install_requires"
+                for e in kw.value.elts if isinstance(e, ast.Constant)]
+    imported = {m.split(".")[0] for p in ROOT.rglob("*.py") for m in _imports(p)}
+    distributions = packages_distributions()
+    used = {d.lower().replace("_", "-") for m in imported for d in distributions.get(m, [])}
+    assert declared and [d for d in declared if d.lower().replace("_", "-") not in used] == []

@@ -18,7 +18,7 @@ from tornado.ioloop import IOLoop
 from platform_server import idempotency
 from platform_server.blocking import run_blocking
 from platform_server.web import proxies, spool
-from platform_server.db import storage_fault
+from platform_server.ports.database import storage_fault
 from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, decode_json, first_validation_error, parse_json
 from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (

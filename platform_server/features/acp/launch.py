@@ -25,7 +25,7 @@ async def prepare(config: Config, row: AcpEndpoint, workspace_id: int) -> Launch
         await sandbox.ensure_ready(config)
     except sandbox.SandboxUnavailable as exc:
         raise AcpError(str(exc)) from None
-    workdir = await run_blocking(service.working_dir, config.data_dir, workspace_id, row.cwd)
+    workdir = await run_blocking(service.working_dir, workspace_id, row.cwd)
     await run_blocking(sandbox.prepare_workdir, config, workdir)
     network = config.sandbox_network or "network" in workspaces.host_tools(workspace_id)
     args = list(row.args or [])

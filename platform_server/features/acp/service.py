@@ -17,6 +17,7 @@ from platform_server.integrations.acp_client import AcpHandshake
 from platform_server.serialize import Fields, flag, ident, items, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.ports import files as file_store
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MAX_ENV = 50
@@ -88,10 +89,10 @@ def _merge_env(given: dict[str, str], stored: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def working_dir(data_dir: str, workspace_id: int, rel: str) -> pathlib.Path:
+def working_dir(workspace_id: int, rel: str) -> pathlib.Path:
     """The endpoint's working folder for one workspace, created inside <data_dir>/acp/<workspaceId> (400 when a
     symlink leads outside): agents delegated to from different workspaces never share files."""
-    root = pathlib.Path(data_dir, "acp", str(int(workspace_id))).resolve()
+    root = file_store.current().path("acp", int(workspace_id)).resolve()
     root.mkdir(parents=True, exist_ok=True)
     target = root.joinpath(*[p for p in check_cwd(rel).split("/") if p])
 

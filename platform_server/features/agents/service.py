@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import os
 import re
 import shutil
 from pathlib import Path
@@ -27,6 +25,7 @@ from platform_server.features.skills.models import Skill
 from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.features.models import runtime
 from platform_server.features.settings import service as settings
+from platform_server.ports import files as file_store
 
 PROMPT_FILE_CAP = 64 * 1024  # bytes of one prompt file appended to the system prompt
 _SAFE_END_USER = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")
@@ -161,14 +160,7 @@ def to_dict(agent: Agent) -> dict[str, Any]:
 
 def agent_root(config: Config, agent_id: int) -> Path:
     """`<data_dir>/agents/<agentId>` (not created)."""
-    return _agents_root(os.path.abspath(config.data_dir)) / str(int(agent_id))
-
-
-@functools.lru_cache(maxsize=8)
-def _agents_root(data_dir: str) -> Path:
-    """`<data_dir>/agents`, resolved once: the data folder is fixed while the process runs, and a chat
-    turn would otherwise stat every component of its path several times."""
-    return Path(data_dir).resolve() / "agents"
+    return file_store.current().path("agents", int(agent_id))  # the root resolved once: no stat per turn
 
 
 def workspace_path(config: Config, agent_id: int) -> Path:
@@ -196,7 +188,7 @@ def private_dir(config: Config, agent_id: int) -> Path:
 def move_private_memory(config: Config) -> int:
     """Move per-user memory kept in `workspace/memory/people` by older versions into `private/`; returns how many."""
     moved = 0
-    agents_root = Path(config.data_dir).resolve() / "agents"
+    agents_root = file_store.current().path("agents")
     for old in agents_root.glob("*/workspace/memory/people"):
         if old.is_symlink() or not old.is_dir() or not old.parent.parent.parent.name.isdigit():
             continue

@@ -19,7 +19,8 @@ from typing import Callable
 
 import peewee
 
-from platform_server.db import WATCHED_TABLES, database, watch_table
+from platform_server.db import database
+from platform_server.ports import changes
 from platform_server.web.context import Principal
 
 TTL_S = 10.0
@@ -47,7 +48,7 @@ def create_epoch(db: peewee.Database) -> None:
         db.execute_sql(f"CREATE TRIGGER IF NOT EXISTS {name} {when} {_BUMP}")
 
 
-watch_table("auth_epoch")
+changes.subscribe("auth_epoch")
 
 
 def current_epoch() -> int:
@@ -70,7 +71,7 @@ class AuthCache:
         self.ttl_s = ttl_s
         self.clock = clock
         self._epoch = -1
-        self._local_seen = -1  # WATCHED_TABLES["auth_epoch"] when the counter was last known current
+        self._local_seen = -1  # changes.version("auth_epoch") when the counter was last known current
         self._recheck_at = 0.0
         self._pending_since: float | None = None
         self._epoch_before = -1
@@ -78,7 +79,7 @@ class AuthCache:
         self._roles: dict[tuple[int, int], tuple[float, str | None]] = {}
 
     def _check_epoch(self) -> None:
-        local = WATCHED_TABLES["auth_epoch"]
+        local = changes.version("auth_epoch")
         now = time.monotonic()
         if local == self._local_seen and now < self._recheck_at:
             return

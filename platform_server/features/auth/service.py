@@ -13,7 +13,8 @@ from typing import Any
 import bcrypt
 import peewee
 
-from platform_server.db import database, iso, storage_fault, utcnow
+from platform_server.db import database, iso, utcnow
+from platform_server.ports.database import storage_fault
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import AccessToken, User
 from platform_server.features.auth.tokens import JwtIssuer

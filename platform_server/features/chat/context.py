@@ -349,7 +349,7 @@ async def build(router: Any, config: Config, conv: Conversation, setup: Any, ext
     """The messages (and tools) of one model call, within the model's window."""
     win = window_for(config, setup.targets)
     summary = stored_summary(conv.id)
-    groups = history.turn_groups(config.data_dir, conv, setup.vision, summary.upto if summary else 0)
+    groups = history.turn_groups(conv, setup.vision, summary.upto if summary else 0)
     extra = list(extra or [])
     plan = await _off_loop(win.counter, fit, win, setup.system_prompt, setup.specs if use_tools else [], extra, groups, summary)
     if plan.compact:

@@ -15,7 +15,7 @@ from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
-from platform_server.web.events import Subscription, stream
+from platform_server.ports.events import Subscription, stream
 from platform_server.web.sse import SseWriter
 
 TAGS = ("Chat",)
@@ -197,7 +197,7 @@ class UploadHandler(ApiHandler):
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, cid)
         f = files["file"][0]
-        self.ok(await uploads.store(self.config.data_dir, caller.user_id, cid, f.filename or "file", f, f.content_type))
+        self.ok(await uploads.store(caller.user_id, cid, f.filename or "file", f, f.content_type))
 
 
 class FileHandler(ApiHandler):
@@ -207,7 +207,7 @@ class FileHandler(ApiHandler):
 
     async def get(self, conversationId: str, storedName: str) -> None:
         """Read an uploaded file (uploader only)."""
-        path, row = uploads.open_upload(self.config.data_dir, self.require_caller().user_id, conversationId, storedName)
+        path, row = uploads.open_upload(self.require_caller().user_id, conversationId, storedName)
         data = await run_blocking(path.read_bytes)
         self.set_header("Content-Type", row.content_type)
         self.set_header("Content-Disposition", "inline" if row.content_type.startswith("image/") else "attachment")

@@ -56,7 +56,7 @@ def recent_messages(conversation_db_id: int, limit: int = HISTORY_MESSAGES, afte
     ]
 
 
-def turn_groups(data_dir: str, conv: Conversation, vision: bool, after_id: int = 0) -> list[TurnGroup]:
+def turn_groups(conv: Conversation, vision: bool, after_id: int = 0) -> list[TurnGroup]:
     """The last HISTORY_MESSAGES stored messages after `after_id` as the model sees them (tool results
     right after their call), grouped by the user message that began each turn."""
     rows = recent_messages(conv.id, after_id=after_id)
@@ -72,7 +72,7 @@ def turn_groups(data_dir: str, conv: Conversation, vision: bool, after_id: int =
         group.rows += 1
         group.last_id = m.id
         if m.role == "user" and not command:
-            group.items.append(Item(m.id, ChatMessage("user", user_content(data_dir, m, conv, vision))))
+            group.items.append(Item(m.id, ChatMessage("user", user_content(m, conv, vision))))
         elif m.role == "assistant":
             calls = [ToolCall(c["id"], c["name"], c.get("arguments") or "{}") for c in (m.metadata or {}).get("toolCalls", [])]
             if not m.content and not calls:
@@ -85,7 +85,7 @@ def turn_groups(data_dir: str, conv: Conversation, vision: bool, after_id: int =
     return groups
 
 
-def user_content(data_dir: str, m: StoredMessage | Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
+def user_content(m: StoredMessage | Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
     """A user message's text, or its parts (images as data URLs when the model takes images)."""
     if not m.content_parts:
         return m.content
@@ -97,7 +97,7 @@ def user_content(data_dir: str, m: StoredMessage | Message, conv: Conversation, 
             if not vision:
                 parts.append({"type": "text", "text": sidecar.placeholder(m, str(p.get("url", "")))})
                 continue
-            url = uploads.image_data_url(data_dir, conv.user_id, p.get("url", ""), p.get("contentType"))
+            url = uploads.image_data_url(conv.user_id, p.get("url", ""), p.get("contentType"))
             if url:
                 parts.append({"type": "image", "url": url})
     return parts

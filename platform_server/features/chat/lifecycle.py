@@ -21,6 +21,7 @@ class ReplayPruneLoop(Loop):
     """Forget finished turns once their replay window has passed."""
 
     interval_s = 30.0
+    leader_only = False  # the turns this process ran: each process prunes its own
 
     def __init__(self, runtime: ChatRuntime) -> None:
         super().__init__()

@@ -75,7 +75,7 @@ async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> 
     targets = _sidecar_targets()
     missed = 0
     for m, url in todo:
-        data_url = await run_blocking(uploads.image_data_url, runtime.config.data_dir, conv.user_id, url, None) if targets else None
+        data_url = await run_blocking(uploads.image_data_url, conv.user_id, url, None) if targets else None
         text = await _describe(runtime, targets, data_url) if data_url else None
         if not text:
             missed += 1

@@ -7,7 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from platform_server.web.events import Event, EventHub, Subscription
+from platform_server.ports import events
+from platform_server.ports.events import Event, Stream, Subscription
 
 
 @dataclass
@@ -41,7 +42,7 @@ class Turn:
     agent_id: int
     last_event_id: int
     status: str = "running"
-    hub: EventHub = field(default_factory=lambda: EventHub(keep=True))  # the turn's stream, replayable
+    hub: Stream = field(init=False)  # the turn's stream, replayable (opened on the event bus port, named by the turn's key)
     queue: list[QueuedInput] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
     started_at: float = field(default_factory=time.time)
@@ -51,6 +52,9 @@ class Turn:
     phase: str = "thinking"
     result: TurnResult = field(default_factory=TurnResult)
     answer: Any = None  # the assistant message being written (chat.runtime.Answer)
+
+    def __post_init__(self) -> None:
+        self.hub = events.current().stream(f"chat-turn:{self.key}", keep=True)
 
     @property
     def running(self) -> bool:

@@ -13,6 +13,7 @@ from platform_server.db import database, iso
 from platform_server.features.chat.models import Upload
 from platform_server.blocking import run_blocking
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.ports import files as file_store
 
 FILES_PREFIX = "/api/v1/chat/files/"
 _EXTENSION = re.compile(r"^[a-z0-9]{1,8}$")
@@ -20,14 +21,14 @@ _STORED_NAME = re.compile(r"^[a-f0-9]{32}(\.[a-z0-9]{1,8})?$")
 MAX_IMAGE_DATA_URL = 10 * 1024 * 1024
 
 
-def upload_root(data_dir: str) -> Path:
-    return Path(data_dir, "uploads").resolve()
+def upload_root() -> Path:
+    return file_store.current().path("uploads")
 
 
-def _path(data_dir: str, user_id: int, stored_name: str) -> Path:
+def _path(user_id: int, stored_name: str) -> Path:
     if not _STORED_NAME.match(stored_name):
         raise NotFound("File not found")
-    return upload_root(data_dir) / str(user_id) / stored_name
+    return upload_root() / str(user_id) / stored_name
 
 
 class SpooledPart(Protocol):
@@ -58,15 +59,13 @@ def _discard(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-async def store(
-    data_dir: str, user_id: int, conversation_id: str, filename: str, body: bytes | SpooledPart, content_type: str | None
-) -> dict[str, Any]:
+async def store(user_id: int, conversation_id: str, filename: str, body: bytes | SpooledPart, content_type: str | None) -> dict[str, Any]:
     """Save an upload under a generated name (written off the IOLoop); the client's file name is only metadata."""
     name = Path(filename.replace("\\", "/")).name[:200] or "file"
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     stored = secrets.token_hex(16) + (f".{ext}" if _EXTENSION.match(ext) else "")
     kind = (content_type or "").split(";")[0].strip() or mimetypes.guess_type(name)[0] or "application/octet-stream"
-    path = _path(data_dir, user_id, stored)
+    path = _path(user_id, stored)
     size = len(body) if isinstance(body, bytes) else body.size
     await run_blocking(_write, path, body)
     try:
@@ -85,14 +84,14 @@ async def store(
     }
 
 
-def open_upload(data_dir: str, user_id: int, conversation_id: str, stored_name: str) -> tuple[Path, Upload]:
+def open_upload(user_id: int, conversation_id: str, stored_name: str) -> tuple[Path, Upload]:
     """The file of an upload, for its uploader only (403 for anyone else, 404 when unknown)."""
     row = Upload.get_or_none(Upload.stored_name == stored_name)
     if row is None or row.conversation_id != conversation_id:
         raise NotFound("File not found")
     if row.user_id != user_id:
         raise Forbidden("Not the uploader of this file")
-    path = _path(data_dir, user_id, stored_name)
+    path = _path(user_id, stored_name)
     if not path.is_file():
         raise NotFound("File not found")
     return path, row
@@ -134,7 +133,7 @@ def _split_files_url(url: str) -> tuple[str, str]:
     return conversation_id, stored
 
 
-def image_data_url(data_dir: str, user_id: int, url: str, content_type: str | None) -> str | None:
+def image_data_url(user_id: int, url: str, content_type: str | None) -> str | None:
     """A data: URL for an image part (the model never fetches an address)."""
     if url.startswith("data:"):
         return url
@@ -142,7 +141,7 @@ def image_data_url(data_dir: str, user_id: int, url: str, content_type: str | No
         return None
     conversation_id, stored = _split_files_url(url)
     try:
-        path, row = open_upload(data_dir, user_id, conversation_id, stored)
+        path, row = open_upload(user_id, conversation_id, stored)
     except (NotFound, Forbidden):
         return None
     kind = content_type or row.content_type or "application/octet-stream"

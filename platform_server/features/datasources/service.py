@@ -21,6 +21,7 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.features.tools.registry import ToolError
 from platform_server.features.workspaces import service as workspaces
+from platform_server.ports import files as file_store
 
 QUERY_TIMEOUT_S = sqlite_guard.QUERY_TIMEOUT_S
 MASK = "********"
@@ -29,7 +30,7 @@ MASK = "********"
 def roots(config: Config, workspace_id: int) -> list[Path]:
     """Folders a SQLite datasource of one workspace may live in: `<data_dir>/datasources/<workspaceId>`
     and `<root>/<workspaceId>` of each `datasource_roots` folder (no workspace reaches another's files)."""
-    bases = [Path(config.data_dir, "datasources"), *(Path(r) for r in config.datasource_roots)]
+    bases = [file_store.current().path("datasources"), *(Path(r) for r in config.datasource_roots)]
     return [(base / str(int(workspace_id))).resolve() for base in bases]
 
 

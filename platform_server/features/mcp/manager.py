@@ -60,7 +60,7 @@ class McpConnection:
         self.manager = manager
         self.server_id = int(row.id)
         self.name = row.name
-        self.target: McpTarget = service.target_of(row, manager.config.data_dir)
+        self.target: McpTarget = service.target_of(row)
         self.state = "connecting"
         self.error = ""
         self.client: Any = None
@@ -290,7 +290,7 @@ class McpManager:
 
     async def test(self, row: McpServer) -> dict[str, Any]:
         """Connect, initialize and list tools on a separate session: `{success, message, tools, latencyMs, ...}`."""
-        target = service.target_of(row, self.config.data_dir)
+        target = service.target_of(row)
         if target.stderr_path:
             target = dataclasses.replace(target, stderr_path=target.stderr_path.replace(".stderr.log", ".test.stderr.log"))
             os.makedirs(os.path.dirname(target.stderr_path), exist_ok=True)

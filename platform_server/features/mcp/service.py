@@ -25,6 +25,7 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, ConfirmationRequired, Forbidden, NotFound
 from platform_server.serialize import Fields, GIVEN, flag, ident, items, when
 from platform_server.features.agents.models import Agent, AgentTool
+from platform_server.ports import files as file_store
 
 HEADER_NAME_RE = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -227,9 +228,9 @@ def aliases_of(server_id: int) -> list[McpToolAlias]:
     return list(McpToolAlias.select().where(McpToolAlias.server == server_id).order_by(McpToolAlias.name))
 
 
-def target_of(row: McpServer, data_dir: str) -> McpTarget:
+def target_of(row: McpServer) -> McpTarget:
     """The connection parameters, secrets included (runtime use only)."""
-    base = os.path.join(os.path.abspath(data_dir), "mcp")
+    base = str(file_store.current().path("mcp"))
     return McpTarget(
         transport=row.transport,
         url=row.url,

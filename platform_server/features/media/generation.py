@@ -78,7 +78,7 @@ def _options(kind: MediaKind, args: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-async def generate(kind: MediaKind, data_dir: str, policy: media_jobs.JobPolicy, args: dict[str, Any], ctx: Any) -> str:
+async def generate(kind: MediaKind, policy: media_jobs.JobPolicy, args: dict[str, Any], ctx: Any) -> str:
     """Submit, poll, download; the file is kept as a one-time download link."""
 
     options = _options(kind, args)
@@ -91,6 +91,6 @@ async def generate(kind: MediaKind, data_dir: str, policy: media_jobs.JobPolicy,
     except LlmError as exc:
         raise ToolError(str(exc))
     saved = await service.save_generated(
-        data_dir, ctx.user_id, ctx.workspace_id, ctx.conversation_id, kind.filename(result.content_type), result.content_type, result.body
+        ctx.user_id, ctx.workspace_id, ctx.conversation_id, kind.filename(result.content_type), result.content_type, result.body
     )
     return f"{kind.noun.capitalize()} generated ({saved['size']} bytes, {result.content_type}). One-time download link: {saved['url']}"

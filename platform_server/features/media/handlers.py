@@ -73,7 +73,7 @@ class GeneratedFileHandler(ApiHandler):
 
     async def get(self, id: int) -> None:
         """Download a tool-generated file once by its unguessable id (public)."""
-        body, row = await service.take_generated(self.config.data_dir, id)
+        body, row = await service.take_generated(id)
         self.set_header("Content-Type", row.content_type)
         self.set_header("Content-Disposition", f'attachment; filename="{row.name}"')
         self.set_header("Content-Security-Policy", "default-src 'none'; sandbox")

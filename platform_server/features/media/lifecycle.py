@@ -30,12 +30,8 @@ class GeneratedFilesPurge(Loop):
 
     interval_s = 600.0
 
-    def __init__(self, data_dir: str) -> None:
-        super().__init__()
-        self.data_dir = data_dir
-
     def tick(self) -> int:
-        return service.purge_expired(self.data_dir)
+        return service.purge_expired()
 
 
 def agent_tools(platform: Platform) -> list[ToolDefinition]:
@@ -45,7 +41,7 @@ def agent_tools(platform: Platform) -> list[ToolDefinition]:
             name="image_generate",
             description="Generate an image from a text prompt; returns a one-time download link.",
             parameters=IMAGE_TOOL,
-            run=partial(service.image_generate, platform.config.data_dir),
+            run=service.image_generate,
             source="media",
         )
     ]
@@ -59,7 +55,7 @@ def agent_tools(platform: Platform) -> list[ToolDefinition]:
                 name=kind.tool,
                 description=f"Generate a {kind.noun} from a text prompt (a provider job; it may take minutes); returns a one-time download link.",
                 parameters=kind.parameters,
-                run=partial(generation.generate, kind, config.data_dir, policy),
+                run=partial(generation.generate, kind, policy),
                 source="media",
             )
         )
@@ -68,7 +64,7 @@ def agent_tools(platform: Platform) -> list[ToolDefinition]:
 
 async def start(platform: Platform) -> None:
     platform.set_runtime(SPEECH_LOCAL, LocalSpeech())  # models load on first use
-    loop = GeneratedFilesPurge(platform.config.data_dir)
+    loop = GeneratedFilesPurge()
     platform.set_runtime(MEDIA_PURGE, loop)
     loop.start()
 

@@ -19,6 +19,7 @@ from platform_server.web.errors import BadRequest, NotFound
 from platform_server.features.chat.models import Upload
 from platform_server.features.models.models import Provider
 from platform_server.features.tools.registry import ToolError
+from platform_server.ports import files as file_store
 
 # The voices of the OpenAI speech protocol (it has no listing endpoint).
 VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer")
@@ -99,8 +100,8 @@ def voices() -> dict[str, Any]:
 # ---- generated files ---------------------------------------------------------------------
 
 
-def generated_root(data_dir: str) -> Path:
-    return Path(data_dir, "generated").resolve()
+def generated_root() -> Path:
+    return file_store.current().path("generated")
 
 
 def _write(root: Path, name: str, body: bytes) -> None:
@@ -116,12 +117,10 @@ def _read_and_remove(path: Path) -> bytes | None:
     return body
 
 
-async def save_generated(
-    data_dir: str, user_id: int, workspace_id: int, conversation_id: str | None, name: str, content_type: str, body: bytes
-) -> dict[str, Any]:
+async def save_generated(user_id: int, workspace_id: int, conversation_id: str | None, name: str, content_type: str, body: bytes) -> dict[str, Any]:
     """Keep a tool's output (written off the IOLoop) and return its one-time download URL."""
     file_id = secrets.randbits(62) + 1
-    await run_blocking(_write, generated_root(data_dir), str(file_id), body)
+    await run_blocking(_write, generated_root(), str(file_id), body)
     with database.atomic():
         GeneratedFile.create(
             id=file_id,
@@ -143,30 +142,30 @@ async def save_generated(
     }
 
 
-async def take_generated(data_dir: str, file_id: int) -> tuple[bytes, GeneratedFile]:
+async def take_generated(file_id: int) -> tuple[bytes, GeneratedFile]:
     """The file's bytes (read off the IOLoop), once: the row is marked downloaded and the file removed."""
     with database.atomic():
         row = GeneratedFile.get_or_none(GeneratedFile.id == file_id)
         if row is None or row.downloaded_at is not None or row.expires_at <= utcnow():
             raise NotFound("File not found or already downloaded")
         claimed = GeneratedFile.update(downloaded_at=utcnow()).where((GeneratedFile.id == file_id) & GeneratedFile.downloaded_at.is_null()).execute()
-    body = await run_blocking(_read_and_remove, generated_root(data_dir) / str(file_id)) if claimed else None
+    body = await run_blocking(_read_and_remove, generated_root() / str(file_id)) if claimed else None
     if body is None:
         raise NotFound("File not found or already downloaded")
     return body, row
 
 
-def purge_expired(data_dir: str) -> int:
+def purge_expired() -> int:
     """Remove downloaded and expired files."""
     rows = list(GeneratedFile.select().where(GeneratedFile.downloaded_at.is_null(False) | (GeneratedFile.expires_at <= utcnow())))
     for row in rows:
-        (generated_root(data_dir) / str(row.id)).unlink(missing_ok=True)
+        (generated_root() / str(row.id)).unlink(missing_ok=True)
     if rows:
         GeneratedFile.delete().where(GeneratedFile.id.in_([r.id for r in rows])).execute()
     return len(rows)
 
 
-async def image_generate(data_dir: str, args: dict[str, Any], ctx: Any) -> str:
+async def image_generate(args: dict[str, Any], ctx: Any) -> str:
     """The `image_generate` tool: one image from the configured provider, returned as a download link."""
 
     try:
@@ -180,7 +179,7 @@ async def image_generate(data_dir: str, args: dict[str, Any], ctx: Any) -> str:
         png = await media.generate_image(base_url, api_key, conf["model"], str(args["prompt"])[:4000], size)
     except LlmError as exc:
         raise ToolError(str(exc))
-    saved = await save_generated(data_dir, ctx.user_id, ctx.workspace_id, ctx.conversation_id, "image.png", "image/png", png)
+    saved = await save_generated(ctx.user_id, ctx.workspace_id, ctx.conversation_id, "image.png", "image/png", png)
     return f"Image generated ({saved['size']} bytes). One-time download link: {saved['url']}"
 
 

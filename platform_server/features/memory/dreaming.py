@@ -18,7 +18,8 @@ from platform_server.features.memory import facts, llm, store
 from platform_server.features.memory.models import DreamReport, Fact
 from platform_server.features.memory.store import Scope
 from platform_server.web.context import Caller
-from platform_server.web.events import Subscription, Topics
+from platform_server.ports import events
+from platform_server.ports.events import Subscription, TopicBus
 from platform_server.features.models.errors import LlmFailure
 from platform_server.web.errors import ApiError, BadRequest, NotFound
 from platform_server.serialize import Fields, flag, ident, items, when
@@ -37,7 +38,7 @@ class DreamBus:
     """Dream progress fan-out to `dream/events` subscribers of one user and agent."""
 
     def __init__(self) -> None:
-        self.topics: Topics[tuple[int, int]] = Topics()
+        self.topics: TopicBus[tuple[int, int]] = events.current().topics("memory")
 
     @property
     def subscribers(self) -> list[Subscription]:

@@ -14,7 +14,7 @@ from platform_server.features.memory.schemas import EditRequest, FactEditRequest
 from platform_server.features.memory.store import Scope
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
-from platform_server.web.events import Subscription, stream
+from platform_server.ports.events import Subscription, stream
 from platform_server.web.pagination import page_request, paginate
 from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter

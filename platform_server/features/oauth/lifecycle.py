@@ -9,6 +9,7 @@ from tornado.ioloop import PeriodicCallback
 
 from platform_server.features.oauth import OAUTH, OAUTH_REFRESH
 from platform_server.features.oauth.service import OAuthService
+from platform_server.ports import leader
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
@@ -21,7 +22,12 @@ async def start(platform: Platform) -> None:
         await service.tick()
     else:
         await service.vendor_b.refresh_if_near_expiry()
-    callback = PeriodicCallback(service.tick, platform.config.oauth_refresh_check_s * 1000, jitter=0.1)
+
+    async def refresh() -> None:
+        if leader.is_leader():  # the token files are shared: one process refreshes them
+            await service.tick()
+
+    callback = PeriodicCallback(refresh, platform.config.oauth_refresh_check_s * 1000, jitter=0.1)
     callback.start()
     platform.set_runtime(OAUTH_REFRESH, callback)
 

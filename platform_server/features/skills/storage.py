@@ -17,6 +17,7 @@ from typing import Any
 from platform_server.config import Config
 from platform_server.features.agents import files
 from platform_server.features.agents import service as agents
+from platform_server.ports import files as file_store
 from platform_server.web.errors import ApiError
 
 SKILL_FILE = "SKILL.md"
@@ -35,7 +36,7 @@ class Bundle:
 
 
 def skills_root(config: Config) -> Path:
-    return Path(config.data_dir).resolve() / "skills"
+    return file_store.current().path("skills")
 
 
 def skill_dir(config: Config, workspace_id: int, name: str) -> Path:

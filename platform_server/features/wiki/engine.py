@@ -38,7 +38,8 @@ from platform_server.features.wiki.transform import Transformer
 from platform_server.features.wiki.watcher import Watchers
 from platform_server.integrations.llm.types import ChatRequest
 from platform_server.blocking import run_blocking
-from platform_server.web.events import Subscription, Topics
+from platform_server.ports import events
+from platform_server.ports.events import Subscription, TopicBus
 from platform_server.lazy import lazy_import
 from platform_server.features.models.errors import failure_text
 
@@ -74,7 +75,7 @@ class WikiEngine:
         self.queued: set[int] = set()
         self.running: dict[int, asyncio.Task[None]] = {}
         self.steps: dict[int, dict[str, Any]] = {}  # raw id -> its latest step event
-        self.progress: Topics[int] = Topics()  # progress events by knowledge base id
+        self.progress: TopicBus[int] = events.current().topics("wiki-progress")  # progress events by knowledge base id
         self.workers: list[asyncio.Task[None]] = []
         self.tasks: set[asyncio.Task[Any]] = set()  # other background work (lint scans, ...)
         self.again: set[int] = set()  # queued while running: queued again when that run ends

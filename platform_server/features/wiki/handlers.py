@@ -24,7 +24,7 @@ from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUp
 from platform_server.features.wiki.text import slugify
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
-from platform_server.web.events import Subscription, stream
+from platform_server.ports.events import Subscription, stream
 from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 

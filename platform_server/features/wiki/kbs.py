@@ -21,6 +21,7 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound, parse_long
 from platform_server.web.ownership import require_creator_or_admin
 from platform_server.serialize import Fields, ident, when
+from platform_server.ports import files as file_store
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "chunkSize": 1200,  # characters
@@ -39,7 +40,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
 
 def kb_dir(config: Config, kb_id: int) -> Path:
     """`<data_dir>/wiki/<kbId>` (not created)."""
-    return Path(config.data_dir).resolve() / "wiki" / str(int(kb_id))
+    return file_store.current().path("wiki", int(kb_id))
 
 
 def get_kb(caller: Caller, kb_id: int) -> KnowledgeBase:

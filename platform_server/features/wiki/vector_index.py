@@ -2,7 +2,7 @@
 
 Each KB's chunk vectors (and its pages' vectors with their citations) are read once into one float32
 matrix per embedding dimension and kept until a row of wiki_chunk, wiki_page or
-wiki_page_citation changes (the change counters of `db.WATCHED_TABLES`, which SQLite's hooks keep:
+wiki_page_citation changes (the versions of the change feed, `ports.changes`, which SQLite's hooks keep:
 no query per search). The scan stays exact: scores are the same cosines the blob-by-blob scan gave,
 so results do not change, only their cost (a 100,000 x 384 product is a few milliseconds; reading
 and unpacking 100,000 blobs per query was most of a second). An approximate index (sqlite-vec's vec0
@@ -16,7 +16,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from platform_server.db import WATCHED_TABLES, database, watch_table
+from platform_server.db import database
+from platform_server.ports import changes
 from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ else:
 
 TABLES = ("wiki_chunk", "wiki_page", "wiki_page_citation")
 for _table in TABLES:
-    watch_table(_table)
+    changes.subscribe(_table)
 
 # Memory for the kept matrices, all KBs together (config `wiki_vector_cache_mb`, set at start): the least
 # recently searched are dropped first; one larger than the whole budget is used for its search, not kept.
@@ -60,7 +61,7 @@ _SEEN: list[tuple[int, ...]] = [()]
 
 
 def _stamp() -> tuple[int, ...]:
-    return tuple([WATCHED_TABLES[t] for t in TABLES])
+    return changes.versions(TABLES)
 
 
 def _cached(key: tuple[Any, ...], build: Any) -> Any:
@@ -73,7 +74,7 @@ def _cached(key: tuple[Any, ...], build: Any) -> Any:
         if kept is not None:
             _KEPT.move_to_end(key)
             return kept
-    settled = not database.connection().in_transaction  # a transaction's snapshot may predate a commit: not kept
+    settled = changes.settled()  # a transaction's snapshot may predate a commit: not kept
     value = build()
     size = _nbytes(value)
     with _LOCK:
@@ -166,7 +167,7 @@ def chunk_scores(kb_id: int, query: np.ndarray, model: int | None = None) -> tup
         recent = _RECENT.get(key)
     if recent is not None:
         return recent
-    settled = not database.connection().in_transaction
+    settled = changes.settled()
     m = chunk_matrix(kb_id, len(query), model)
     scores = (m.ids, m.vectors @ query)
     with _LOCK:

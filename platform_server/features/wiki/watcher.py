@@ -22,6 +22,7 @@ from platform_server.features.wiki import raw as raw_service
 from platform_server.features.wiki import source
 from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.loops import Loop
+from platform_server.ports import leader
 from platform_server.blocking import run_blocking
 from platform_server.web.errors import BadRequest
 from platform_server.features.settings import service as settings
@@ -260,11 +261,13 @@ class Watchers:
         """Scan in the background (a failure is kept in the watcher's state, not raised).
 
         While the `wiki` flag is off, scans the watcher starts itself (file events, link, folder back)
-        are held back; the health check runs one when the flag is on again.
+        are held back, as on a process that is not the leader; the health check runs one when the flag is
+        on again (it runs on the leader only).
         """
 
         watcher = self.watchers.get(kb_id)
-        if reason != "request" and watcher is not None and not settings.is_enabled("wiki"):
+        if reason != "request" and watcher is not None and not (settings.is_enabled("wiki") and leader.is_leader()):
+            # the flag is off, or another process leads (its own watcher scans): held for the health check
             watcher.deferred = watcher.deferred or reason
             return
 

@@ -1,0 +1,87 @@
+"""The event bus port: replayable streams (a chat turn's events) and keyed topics (progress, memory updates).
+
+Areas open streams and topics here and hand subscriptions to `stream()` (SSE) or read them themselves;
+they never build the hub's classes. Today both live in this process's memory (web/events.py: replay
+from the hub's buffer); a second implementation (Redis Streams, issue 31) publishes across processes
+and fills each process's local hubs, so a stream started on one process is re-attached on another with
+its last event id. `Subscription` and `stream` stay the reader side either way.
+
+    turn_stream = events.current().stream("turn:42", keep=True)
+    turn_stream.publish("delta", {"text": "Hi"}, event_id=7)
+    sub = turn_stream.subscribe(after_id=6)   # sub.replay: kept events after 6, then live ones
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Protocol, TypeVar
+
+from platform_server.web.events import Event, EventHub, Subscription, Topics, stream
+
+__all__ = ["Event", "EventBus", "LocalEventBus", "Stream", "Subscription", "TopicBus", "current", "stream", "use"]
+
+K_contra = TypeVar("K_contra", bound=Hashable, contravariant=True)
+
+
+class Stream(Protocol):
+    """One stream of events with increasing ids, replayable from an id while it is kept."""
+
+    @property
+    def history(self) -> list[Event]:
+        """The kept events, oldest first."""
+
+    @property
+    def subscribers(self) -> set[Subscription]: ...
+
+    @property
+    def closed(self) -> bool: ...
+
+    def publish(self, name: str, data: Any, event_id: int | None = None) -> Event: ...
+
+    def subscribe(self, after_id: int = 0) -> Subscription:
+        """Kept events with an id after `after_id` (the subscription's `replay`), then the live ones."""
+
+    def close(self) -> None:
+        """The end of the stream: each reader ends after what it already has."""
+
+
+class TopicBus(Protocol[K_contra]):
+    """Unbuffered streams by key: a reader gets what is published to its key while it is subscribed."""
+
+    def subscribe(self, key: K_contra) -> Subscription: ...
+
+    def publish(self, key: K_contra, name: str, data: Any) -> None: ...
+
+    def subscribers(self, key: K_contra | None = None) -> list[Subscription]: ...
+
+    def close(self) -> None: ...
+
+
+class EventBus(Protocol):
+    def stream(self, name: str, keep: bool = True) -> Stream:
+        """A new stream called `name` (unique while it runs); `keep` buffers its events for replay."""
+
+    def topics(self, name: str) -> TopicBus[Any]:
+        """The topics of one area (`name` keeps areas apart on a shared bus)."""
+
+
+class LocalEventBus:
+    """The default: the in-process hub (web/events.py); replay comes from the stream's own buffer."""
+
+    def stream(self, name: str, keep: bool = True) -> Stream:
+        return EventHub(keep=keep)
+
+    def topics(self, name: str) -> TopicBus[Any]:
+        return Topics()
+
+
+_current: EventBus = LocalEventBus()
+
+
+def use(bus: EventBus) -> None:
+    """Install the process's event bus (at startup, before the areas start)."""
+    global _current
+    _current = bus
+
+
+def current() -> EventBus:
+    return _current
