@@ -507,8 +507,7 @@ class ApiHandler(tornado.web.RequestHandler):
         if self.is_sse():
             self.set_status(200)
             self.set_header("Content-Type", "text/event-stream; charset=UTF-8")
-            payload = {"message": error.msg, "code": error.code}
-            self.finish(f"event: error\ndata: {dumps(payload)}\n\n")
+            self.finish(f"event: error\ndata: {dumps(error.stream_frame())}\n\n")
             return
         self.set_status(error.http_status)
         if isinstance(error, MethodNotAllowed):

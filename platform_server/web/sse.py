@@ -9,6 +9,7 @@ import tornado.iostream
 import tornado.web
 
 from platform_server.web.base import dumps
+from platform_server.web.errors import ApiError
 
 
 def frame(event: str, data: Any, event_id: int | None = None) -> str:
@@ -80,7 +81,7 @@ class SseWriter:
 
     async def error(self, message: str, code: int = 500) -> None:
         """Send the error frame and close."""
-        await self.send("error", {"message": message, "code": code})
+        await self.send("error", ApiError(message, code).stream_frame())
         self.finish()
 
     def finish(self) -> None:

@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 END_SAVE_RETRY_S = (0.05, 0.2, 0.5)  # pauses before a turn's end commit is tried again (a full disk, an I/O error)
 # while another connection holds the write lock (a wiki ingest's batch in an executor): tried for ~5 s
 END_SAVE_BUSY_RETRY_S = (0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0, 1.0, 1.0)
-ANSWER_NOT_SAVED = "The answer could not be saved (storage error); it was not kept, please retry"
 
 
 @dataclass

@@ -33,7 +33,7 @@ from platform_server.integrations.llm import (
     Usage,
 )
 from platform_server.web.context import Caller
-from platform_server.features.chat.errors import AgentBusy
+from platform_server.features.chat.errors import ANSWER_NOT_SAVED, AgentBusy, AnswerNotSaved
 from platform_server.web.errors import ApiError, Forbidden
 from platform_server import eager
 from platform_server.blocking import run_blocking
@@ -42,7 +42,7 @@ from platform_server.features.agents import service as agents
 from platform_server.features.chat import planner
 from platform_server.features.goals import service as goals
 from platform_server.features.memory import store as memory
-from platform_server.features.models.errors import reported
+from platform_server.features.models.errors import LlmFailure, reported
 from platform_server.features.models.runtime import Routed
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.models import capabilities
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PERSIST_EVERY_S = 0.5
-ANSWER_NOT_SAVED = answers.ANSWER_NOT_SAVED
 MEMORY_CAP = 16_000
 
 
@@ -316,12 +315,13 @@ class ChatRuntime:
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with an error frame
             status = "failed"
             frame = self._error_frame(exc, conv.id)
-            if self.platform.storage.note_fault(exc) is not None:
-                frame = {"message": ANSWER_NOT_SAVED}
+            fault = self.platform.storage.note_fault(exc)
+            if fault is not None:
+                frame = AnswerNotSaved(code=503 if fault == "busy" else 507).stream_frame()
             answer = self._current_answer(turn) or answer
             if answer is not None:
                 answer.unsaved = "failed"
-            turn.result.error = frame["message"]
+            turn.result.error = str(frame["message"])
             turn.publish("error", frame)
             if answer is not None:
                 self._announce(turn, answer, "failed")
@@ -334,17 +334,18 @@ class ChatRuntime:
             await self._finish(turn, conv, status, answer, totals)
 
     @staticmethod
-    def _error_frame(exc: Exception, conversation_id: int) -> dict[str, str]:
-        """The `error` frame of a failed turn (SSE, talk socket, webchat, synchronous chat all relay it): a provider's
-        URL and answer body go to the log under an error id, never to the user."""
+    def _error_frame(exc: Exception, conversation_id: int) -> dict[str, str | int]:
+        """The `error` frame of a failed turn (SSE, talk socket, webchat, synchronous chat all relay it), in the
+        shape of a request's own error frame: a provider's URL and answer body go to the log under an error id,
+        never to the user."""
         if isinstance(exc, ApiError):
-            return {"message": exc.msg}
+            return exc.stream_frame()
         if isinstance(exc, LlmError):
             message, error_id = reported(exc, f"chat turn of conversation {conversation_id}")
-            return {"message": message, "errorId": error_id}
+            return LlmFailure(message).stream_frame(error_id)
         error_id = secrets.token_hex(6)
         log.exception("chat turn of conversation %s failed [error %s]", conversation_id, error_id)
-        return {"message": f"Internal error (error {error_id})", "errorId": error_id}
+        return ApiError(f"Internal error (error {error_id})").stream_frame(error_id)
 
     @staticmethod
     def _learns(req: TurnRequest) -> bool:
@@ -397,7 +398,7 @@ class ChatRuntime:
             if count is None:
                 status = "failed"
                 turn.result.error = ANSWER_NOT_SAVED
-                turn.publish("error", {"message": ANSWER_NOT_SAVED})
+                turn.publish("error", AnswerNotSaved().stream_frame())
                 count = database.execute_sql(answers.MESSAGES_OF, (conv.id,)).fetchone()[0]
             elif announce:
                 assert answer is not None
