@@ -24,10 +24,10 @@ class ApiError(Exception):
     def body(self) -> dict[str, Any]:
         return {"code": self.code, "msg": self.msg, "data": None}
 
-    def stream_frame(self, error_id: str | None = None) -> dict[str, str | int]:
+    def stream_frame(self, error_id: str | None = None) -> dict[str, object]:
         """The data of an SSE `error` frame (spec: `{message}`), with the code a JSON answer would carry:
         one shape whether the request failed before its stream began or the turn failed inside it."""
-        frame: dict[str, str | int] = {"message": self.msg, "code": self.code}
+        frame: dict[str, object] = {"message": self.msg, "code": self.code}
         if error_id is not None:
             frame["errorId"] = error_id  # the log line an admin looks up
         return frame

@@ -1,12 +1,15 @@
-"""Start: no conversation stays running; the chat runtime and its housekeeping loop."""
+"""Start: no conversation stays running; the chat service, handed its collaborators, and its housekeeping loop."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from platform_server import storage
-from platform_server.features.chat.runtime import ChatRuntime
+from platform_server.features.chat.service import ChatService
+from platform_server.features.chat.store import TurnStore
 from platform_server.features.conversations import service as conversations
+from platform_server.features.wiki import retrieval
 from platform_server.loops import Loop
 
 if TYPE_CHECKING:
@@ -18,7 +21,7 @@ class ReplayPruneLoop(Loop):
 
     interval_s = 30.0
 
-    def __init__(self, runtime: ChatRuntime) -> None:
+    def __init__(self, runtime: ChatService) -> None:
         super().__init__()
         self.runtime = runtime
 
@@ -28,7 +31,15 @@ class ReplayPruneLoop(Loop):
 
 async def start(platform: Platform) -> None:
     storage.start_write(platform.storage, "setting conversations left running idle", conversations.reset_running)
-    runtime = ChatRuntime(platform)
+    skills = getattr(platform.services, "skills", None)  # started before chat (`needs`); absent in a bare test platform
+    runtime = ChatService(
+        platform.config,
+        platform.services.llm,
+        platform.services.tools,
+        TurnStore(platform.storage.note_fault),
+        functools.partial(retrieval.for_turn, platform),
+        skills.key if skills is not None else None,
+    )
     platform.services.chat = runtime
     loop = ReplayPruneLoop(runtime)
     platform.services.chat_prune = loop

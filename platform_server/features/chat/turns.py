@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
+from platform_server.features.chat.store import Answer
+from platform_server.features.usage.meter import UsageAccount
+from platform_server.json_types import JsonObject
 from platform_server.web.events import Event, EventHub, Subscription
 
 
@@ -20,13 +22,13 @@ class TurnResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     plan_id: str | None = None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[JsonObject] = field(default_factory=list)
 
 
 @dataclass
 class QueuedInput:
     message: str | None
-    content_parts: list[dict[str, Any]] | None
+    content_parts: list[JsonObject] | None
 
 
 @dataclass
@@ -40,6 +42,7 @@ class Turn:
     workspace_id: int
     agent_id: int
     last_event_id: int
+    usage: UsageAccount  # the turn's model calls, counted at each call site and stored with its end
     status: str = "running"
     hub: EventHub = field(default_factory=lambda: EventHub(keep=True))  # the turn's stream, replayable
     queue: list[QueuedInput] = field(default_factory=list)
@@ -50,7 +53,7 @@ class Turn:
     stop_requested: bool = False
     phase: str = "thinking"
     result: TurnResult = field(default_factory=TurnResult)
-    answer: Any = None  # the assistant message being written (chat.runtime.Answer)
+    answer: Answer | None = None  # the assistant message being written
 
     @property
     def running(self) -> bool:
@@ -69,7 +72,7 @@ class Turn:
         self.last_event_id = max(self.last_event_id + 1, int(time.time() * 1000) * 1000)
         return self.last_event_id
 
-    def publish(self, name: str, data: dict[str, Any], event_id: int | None = None) -> Event:
+    def publish(self, name: str, data: JsonObject, event_id: int | None = None) -> Event:
         """Send an event; `event_id` one taken earlier with `next_event_id` (stored before it is sent)."""
         event = self.hub.publish(name, data, event_id or self.next_event_id())
         self.last_event_at = time.monotonic()
@@ -84,7 +87,7 @@ class Turn:
         self.finished_at = time.monotonic()
         self.hub.close()
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> JsonObject:
         return {
             "conversationId": self.conversation_id,
             "userId": str(self.user_id),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import abc
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from platform_server.integrations.llm.types import (
     ChatRequest,
@@ -30,7 +30,7 @@ class LlmClient(abc.ABC):
     protocol: str = ""
 
     @abc.abstractmethod
-    def stream_chat(self, req: ChatRequest) -> AsyncIterator[StreamEvent]:
+    def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream deltas, then Usage (when known), then one Finish."""
 
     async def chat(self, req: ChatRequest) -> ChatResult:

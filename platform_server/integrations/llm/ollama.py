@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,7 +203,7 @@ class OllamaClient(LlmClient):
         self._shown[model] = shown
         return shown
 
-    async def stream_chat(self, req: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream /api/chat's NDJSON lines as provider-neutral events."""
         body = build_body(req, await self.show(req.model), self.settings, self.num_ctx, stream=True)
         tools = ToolCallAssembler()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from platform_server.integrations.llm._http import HttpTransport, stream_json
@@ -114,7 +114,7 @@ class OpenAIClient(LlmClient):
             idle_timeout_s=idle_timeout_s,
         )
 
-    async def stream_chat(self, req: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream a chat completion as provider-neutral events."""
         tools = ToolCallAssembler()
         usage: Usage | None = None
