@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from platform_server.integrations import eager_writes
-from platform_server.integrations.llm.types import LlmError
+from platform_server.integrations.llm.base import LlmClient
+from platform_server.integrations.llm.types import LlmError, Timeouts
 from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
@@ -389,3 +390,40 @@ def _line_end(buf: str) -> tuple[int, int] | None:
     if r + 1 < len(buf):
         return (r, 2) if buf[r + 1] == "\n" else (r, 1)
     return None  # a trailing \r may be followed by \n in the next chunk
+
+
+class HttpLlmClient(LlmClient):
+    """A provider reached over HTTP: its transport built one way for every protocol (the accepted types,
+    the key as the protocol sends it, extra headers, the time limits), closed with the client."""
+
+    accept = "application/json, text/event-stream"
+
+    def __init__(self, base_url: str, api_key: str | None, *, limits: Timeouts = Timeouts(), extra_headers: dict[str, str] | None = None) -> None:
+        headers = {**self.fixed_headers(), "Accept": self.accept}
+        if api_key:
+            headers.update(self.key_headers(api_key))
+        headers.update(extra_headers or {})
+        self.http = HttpTransport(
+            self.protocol,
+            self.api_root(base_url),
+            headers,
+            timeout_s=limits.total_s,
+            first_byte_timeout_s=limits.first_byte_s,
+            idle_timeout_s=limits.idle_s,
+        )
+
+    def fixed_headers(self) -> dict[str, str]:
+        """Headers every request of the protocol carries."""
+        return {}
+
+    def key_headers(self, api_key: str) -> dict[str, str]:
+        """How the protocol sends the API key (a bearer token unless it says otherwise)."""
+        return {"Authorization": f"Bearer {api_key}"}
+
+    def api_root(self, base_url: str) -> str:
+        """The configured address as the root the protocol's paths are joined to."""
+        return base_url
+
+    async def close(self) -> None:
+        """Close the HTTP session."""
+        await self.http.close()

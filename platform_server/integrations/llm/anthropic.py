@@ -6,8 +6,8 @@ import json
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from platform_server.integrations.llm._http import HttpTransport, stream_json
-from platform_server.integrations.llm.base import LlmClient, ToolCallAssembler
+from platform_server.integrations.llm._http import HttpLlmClient, stream_json
+from platform_server.integrations.llm.base import ToolCallAssembler
 from platform_server.integrations.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -137,36 +137,21 @@ def result_from_message(data: Any) -> ChatResult:
     )
 
 
-class AnthropicClient(LlmClient):
+class AnthropicClient(HttpLlmClient):
     """Speaks POST {base_url}/v1/messages and GET /v1/models."""
 
     protocol = "anthropic"
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None,
-        *,
-        timeout_s: float = 120,
-        first_byte_timeout_s: float = 60,
-        idle_timeout_s: float = 60,
-        extra_headers: dict[str, str] | None = None,
-    ) -> None:
+    def fixed_headers(self) -> dict[str, str]:
+        return {"anthropic-version": API_VERSION}
+
+    def key_headers(self, api_key: str) -> dict[str, str]:
+        return {"x-api-key": api_key}
+
+    def api_root(self, base_url: str) -> str:
+        """`/v1` joined once, whether the configured address ends with it or not."""
         base = (base_url or "https://api.anthropic.com").rstrip("/")
-        if base.endswith("/v1"):
-            base = base[:-3]
-        headers = {"anthropic-version": API_VERSION, "Accept": "application/json, text/event-stream"}
-        if api_key:
-            headers["x-api-key"] = api_key
-        headers.update(extra_headers or {})
-        self.http = HttpTransport(
-            "anthropic",
-            base + "/v1",
-            headers,
-            timeout_s=timeout_s,
-            first_byte_timeout_s=first_byte_timeout_s,
-            idle_timeout_s=idle_timeout_s,
-        )
+        return (base[:-3] if base.endswith("/v1") else base) + "/v1"
 
     async def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream a message as provider-neutral events."""
@@ -261,7 +246,3 @@ class AnthropicClient(LlmClient):
                 break
             after = str(data["last_id"])
         return out
-
-    async def close(self) -> None:
-        """Close the HTTP session."""
-        await self.http.close()

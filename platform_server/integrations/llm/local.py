@@ -23,6 +23,7 @@ from platform_server.integrations.llm.types import (
     StreamEvent,
     TextDelta,
     Usage,
+    Timeouts,
 )
 from platform_server.lazy import lazy_import
 
@@ -143,11 +144,9 @@ class LocalClient(LlmClient):
 
     protocol = "local"
 
-    def __init__(self, base_url: str = "", *, timeout_s: float = 120, first_byte_timeout_s: float = 60, idle_timeout_s: float = 60) -> None:
+    def __init__(self, base_url: str = "", *, limits: Timeouts = Timeouts()) -> None:
         self.base_url = base_url or ""
-        self.timeout_s = timeout_s
-        self.first_byte_timeout_s = first_byte_timeout_s
-        self.idle_timeout_s = idle_timeout_s
+        self.limits = limits
 
     def model_path(self, model: str | None = None) -> str:
         """Resolve the GGUF file: the model name, the base_url, or the shipped default."""
@@ -193,11 +192,11 @@ class LocalClient(LlmClient):
                 put("error", LlmError(f"local: generation failed: {exc}"))
 
         threading.Thread(target=work, name="local-llm", daemon=True).start()
-        end = loop.time() + self.timeout_s
+        end = loop.time() + self.limits.total_s
         first = True
         try:
             while True:
-                limit = min(self.first_byte_timeout_s if first else self.idle_timeout_s, end - loop.time())
+                limit = min(self.limits.first_byte_s if first else self.limits.idle_s, end - loop.time())
                 try:
                     kind, value = await asyncio.wait_for(queue.get(), max(limit, 0.001))
                 except asyncio.TimeoutError:

@@ -15,8 +15,8 @@ from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
-from platform_server.integrations.llm._http import HttpTransport, stream_json
-from platform_server.integrations.llm.base import LlmClient, ToolCallAssembler, new_tool_call_id
+from platform_server.integrations.llm._http import HttpLlmClient, stream_json
+from platform_server.integrations.llm.base import ToolCallAssembler, new_tool_call_id
 from platform_server.integrations.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -30,6 +30,7 @@ from platform_server.integrations.llm.types import (
     TextDelta,
     ToolCall,
     Usage,
+    Timeouts,
 )
 
 log = logging.getLogger(__name__)
@@ -152,38 +153,30 @@ def _stream_error(chunk: dict[str, Any]) -> LlmError:
     return LlmError(f"ollama: error in stream: {chunk['error']}", status=status if isinstance(status, int) else None)
 
 
-class OllamaClient(LlmClient):
+class OllamaClient(HttpLlmClient):
     """Speaks POST /api/chat, GET /api/tags, POST /api/show and POST /api/embed."""
 
     protocol = "ollama"
 
+    accept = "application/x-ndjson, application/json"
+
     def __init__(
         self,
         base_url: str,
-        api_key: str | None,
+        api_key: str | None,  # ollama.com and proxies in front of a server take a bearer key; a local server needs none
         *,
-        timeout_s: float = 120,
-        first_byte_timeout_s: float = 60,
-        idle_timeout_s: float = 60,
+        limits: Timeouts = Timeouts(),
         extra_headers: dict[str, str] | None = None,
         settings: ProviderSettings | None = None,
         default_num_ctx: int = 8192,
     ) -> None:
-        headers = {"Accept": "application/x-ndjson, application/json"}
-        if api_key:  # ollama.com and proxies in front of a server take a bearer key; a local server needs none
-            headers["Authorization"] = f"Bearer {api_key}"
-        headers.update(extra_headers or {})
+        super().__init__(base_url, api_key, limits=limits, extra_headers=extra_headers)
         self.settings = settings or ProviderSettings()
         self.num_ctx = context_cap(self.settings, default_num_ctx)
-        self.http = HttpTransport(
-            "ollama",
-            base_root(base_url),
-            headers,
-            timeout_s=timeout_s,
-            first_byte_timeout_s=first_byte_timeout_s,
-            idle_timeout_s=idle_timeout_s,
-        )
         self._shown: dict[str, ModelShow] = {}
+
+    def api_root(self, base_url: str) -> str:
+        return base_root(base_url)
 
     async def show(self, model: str) -> ModelShow:
         """The model's capabilities and context length (asked once per model and client)."""
@@ -306,7 +299,3 @@ class OllamaClient(LlmClient):
             )
 
         return list(await asyncio.gather(*(describe(n) for n in names)))
-
-    async def close(self) -> None:
-        """Close the HTTP session."""
-        await self.http.close()

@@ -6,8 +6,8 @@ import json
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from platform_server.integrations.llm._http import HttpTransport, stream_json
-from platform_server.integrations.llm.base import LlmClient, ToolCallAssembler, new_tool_call_id
+from platform_server.integrations.llm._http import HttpLlmClient, stream_json
+from platform_server.integrations.llm.base import ToolCallAssembler, new_tool_call_id
 from platform_server.integrations.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -86,33 +86,10 @@ def _usage(data: Any) -> Usage | None:
     return Usage(prompt_tokens=int(data.get("prompt_tokens") or 0), completion_tokens=int(data.get("completion_tokens") or 0))
 
 
-class OpenAIClient(LlmClient):
+class OpenAIClient(HttpLlmClient):
     """Speaks POST {base_url}/chat/completions, GET /models, POST /embeddings."""
 
     protocol = "openai"
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None,
-        *,
-        timeout_s: float = 120,
-        first_byte_timeout_s: float = 60,
-        idle_timeout_s: float = 60,
-        extra_headers: dict[str, str] | None = None,
-    ) -> None:
-        headers = {"Accept": "application/json, text/event-stream"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        headers.update(extra_headers or {})
-        self.http = HttpTransport(
-            "openai",
-            base_url,
-            headers,
-            timeout_s=timeout_s,
-            first_byte_timeout_s=first_byte_timeout_s,
-            idle_timeout_s=idle_timeout_s,
-        )
 
     async def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream a chat completion as provider-neutral events."""
@@ -222,7 +199,3 @@ class OpenAIClient(LlmClient):
                 )
             )
         return out
-
-    async def close(self) -> None:
-        """Close the HTTP session."""
-        await self.http.close()

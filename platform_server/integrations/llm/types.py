@@ -8,6 +8,15 @@ from typing import Any, Union
 THINKING_LEVELS = ("off", "low", "medium", "high", "max")
 
 
+@dataclass(frozen=True)
+class Timeouts:
+    """A client's time limits: the whole call, the wait for the first byte, the wait between stream chunks."""
+
+    total_s: float = 120
+    first_byte_s: float = 60
+    idle_s: float = 60
+
+
 class LlmError(Exception):
     """A provider call failed; the message is for the log and admins (it may name the provider's URL and quote
     its answer), `user_message` is what a chat user may read."""
