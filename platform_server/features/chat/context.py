@@ -12,10 +12,11 @@ note instead. Long tool results are cut, with a note saying how much.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, ParamSpec, TypeVar
 
 from platform_server.blocking import run_blocking
 from platform_server.config import Config
@@ -52,6 +53,7 @@ _SUMMARY_SQL = (
 )
 
 R = TypeVar("R")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -191,7 +193,7 @@ def _cut_item(counter: TokenCounter, item: Item, limit: int) -> tuple[Item, int]
     before = message_tokens(counter, m, item.row_id)
     text_limit = max(limit - before + counter.count(m.text()), 16)  # what is not text (calls, images) stays
     if isinstance(m.content, list):
-        parts = [{**p, "text": shorten(counter, p.get("text", ""), text_limit)} if p.get("type") == "text" else p for p in m.content]
+        parts = [{**p, "text": shorten(counter, str(p.get("text", "")), text_limit)} if p.get("type") == "text" else p for p in m.content]
         new = ChatMessage(m.role, parts, m.tool_calls, m.tool_call_id, m.name)
     else:
         new = ChatMessage(m.role, shorten(counter, m.text(), text_limit), m.tool_calls, m.tool_call_id, m.name)
@@ -318,9 +320,9 @@ def summary_request(win: Window, previous: Summary | None, groups: list[TurnGrou
     return ChatRequest(model="", messages=messages, max_tokens=win.summary_cap, thinking_level="off")
 
 
-async def _off_loop(counter: TokenCounter, fn: Callable[..., R], *args: object) -> R:
+async def _off_loop(counter: TokenCounter, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """Counting with a real tokenizer takes milliseconds per message: a worker thread does it."""
-    return await run_blocking(fn, *args) if counter.blocking else fn(*args)
+    return await run_blocking(functools.partial(fn, *args, **kwargs)) if counter.blocking else fn(*args, **kwargs)
 
 
 async def _compact(

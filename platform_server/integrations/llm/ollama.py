@@ -13,7 +13,6 @@ import logging
 import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import Any
 
 from platform_server.integrations.llm._http import HttpLlmClient, stream_json
 from platform_server.integrations.llm.base import ToolCallAssembler, new_tool_call_id
@@ -32,6 +31,8 @@ from platform_server.integrations.llm.types import (
     Usage,
     Timeouts,
 )
+from platform_server.json_types import JsonObject, int_of, str_of
+
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def base_root(base_url: str) -> str:
     return base
 
 
-def _arguments(text: str) -> dict[str, Any]:
+def _arguments(text: str) -> JsonObject:
     """Ollama takes a tool call's arguments as a JSON object, never as text."""
     try:
         value = json.loads(text or "{}")
@@ -86,9 +87,9 @@ def _arguments(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def message_to_ollama(msg: ChatMessage) -> dict[str, Any]:
+def message_to_ollama(msg: ChatMessage) -> JsonObject:
     """A ChatMessage as an Ollama message: text content, images as bare base64, tool results by name."""
-    out: dict[str, Any] = {"role": msg.role, "content": msg.text()}
+    out: JsonObject = {"role": msg.role, "content": msg.text()}
     if isinstance(msg.content, list):
         images = []
         for p in msg.content:
@@ -108,10 +109,10 @@ def message_to_ollama(msg: ChatMessage) -> dict[str, Any]:
     return out
 
 
-def build_body(req: ChatRequest, show: ModelShow, settings: ProviderSettings, num_ctx: int, *, stream: bool) -> dict[str, Any]:
+def build_body(req: ChatRequest, show: ModelShow, settings: ProviderSettings, num_ctx: int, *, stream: bool) -> JsonObject:
     """The /api/chat body. Tools and `think` go only to a model that has them: Ollama answers 400 otherwise."""
     caps = show.capabilities
-    body: dict[str, Any] = {"model": req.model, "messages": [message_to_ollama(m) for m in req.messages], "stream": stream}
+    body: JsonObject = {"model": req.model, "messages": [message_to_ollama(m) for m in req.messages], "stream": stream}
     if req.tools:
         if caps is None or "tools" in caps:
             body["tools"] = [
@@ -125,7 +126,7 @@ def build_body(req: ChatRequest, show: ModelShow, settings: ProviderSettings, nu
             log.info("ollama model %s cannot call tools: its %d tools are not offered", req.model, len(req.tools))
     if req.thinking_level in _THINK and caps is not None and "thinking" in caps:
         body["think"] = _THINK[req.thinking_level]
-    options: dict[str, Any] = {"num_ctx": min(num_ctx, show.context_length) if show.context_length else num_ctx}
+    options: JsonObject = {"num_ctx": min(num_ctx, show.context_length) if show.context_length else num_ctx}
     if req.max_tokens is not None:
         options["num_predict"] = req.max_tokens
     if req.temperature is not None:
@@ -136,7 +137,7 @@ def build_body(req: ChatRequest, show: ModelShow, settings: ProviderSettings, nu
     return body
 
 
-def _arguments_text(fn: dict[str, Any]) -> str:
+def _arguments_text(fn: JsonObject) -> str:
     """A call's arguments as JSON text: Ollama sends an object (a proxy in front of it may send text)."""
     args = fn.get("arguments")
     return args if isinstance(args, str) else json.dumps(args or {})
@@ -148,7 +149,7 @@ def _finish_reason(done_reason: str | None, has_tools: bool) -> str:
     return "length" if done_reason == "length" else "stop"
 
 
-def _stream_error(chunk: dict[str, Any]) -> LlmError:
+def _stream_error(chunk: JsonObject) -> LlmError:
     status = chunk.get("status")
     return LlmError(f"ollama: error in stream: {chunk['error']}", status=status if isinstance(status, int) else None)
 
@@ -187,7 +188,7 @@ class OllamaClient(HttpLlmClient):
         if not isinstance(data, dict):
             raise LlmError(f"ollama: /api/show answered without a model: {str(data)[:200]}")
         caps = data.get("capabilities")
-        info: dict[str, Any] = data["model_info"] if isinstance(data.get("model_info"), dict) else {}
+        info: JsonObject = data["model_info"] if isinstance(data.get("model_info"), dict) else {}
         arch = info.get("general.architecture")
         ctx = info.get(f"{arch}.context_length") if arch else None
         if not isinstance(ctx, int):  # no architecture named: any "<arch>.context_length"
@@ -201,7 +202,7 @@ class OllamaClient(HttpLlmClient):
         body = build_body(req, await self.show(req.model), self.settings, self.num_ctx, stream=True)
         tools = ToolCallAssembler()
         calls = 0
-        last: dict[str, Any] | None = None
+        last: JsonObject | None = None
         async with self.http.stream_ndjson("/api/chat", body) as lines:
             async for _event, line in lines:
                 try:
@@ -212,7 +213,7 @@ class OllamaClient(HttpLlmClient):
                     raise LlmError(f"ollama: unexpected stream line: {line[:200]!r}")
                 if chunk.get("error"):
                     raise _stream_error(chunk)
-                msg: dict[str, Any] = chunk["message"] if isinstance(chunk.get("message"), dict) else {}
+                msg = chunk["message"] if isinstance(chunk.get("message"), dict) else {}
                 if isinstance(msg.get("thinking"), str) and msg["thinking"]:
                     yield ReasoningDelta(msg["thinking"])
                 if isinstance(msg.get("content"), str) and msg["content"]:
@@ -227,8 +228,8 @@ class OllamaClient(HttpLlmClient):
                     break
         if last is None:
             raise LlmError("ollama: stream ended before the response was complete (no done line)")
-        yield Usage(prompt_tokens=int(last.get("prompt_eval_count") or 0), completion_tokens=int(last.get("eval_count") or 0))
-        yield Finish(reason=_finish_reason(last.get("done_reason"), bool(tools)), tool_calls=tools.calls())
+        yield Usage(prompt_tokens=int_of(last.get("prompt_eval_count")), completion_tokens=int_of(last.get("eval_count")))
+        yield Finish(reason=_finish_reason(str_of(last.get("done_reason")), bool(tools)), tool_calls=tools.calls())
 
     async def chat(self, req: ChatRequest) -> ChatResult:
         """A non-streamed /api/chat call."""
@@ -260,7 +261,7 @@ class OllamaClient(HttpLlmClient):
         """Embed texts with POST /api/embed (one request for the batch)."""
         if not texts:
             return []
-        body: dict[str, Any] = {"model": model, "input": texts}
+        body: JsonObject = {"model": model, "input": texts}
         if self.settings.keep_alive is not None:
             body["keep_alive"] = self.settings.keep_alive
         data = await self.http.request_json("POST", "/api/embed", body)
