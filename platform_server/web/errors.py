@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from platform_server.json_types import JsonObject
 
 
 class ApiError(Exception):
@@ -21,7 +23,7 @@ class ApiError(Exception):
     def http_status(self) -> int:
         return self.code if 100 <= self.code <= 599 else 500
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         return {"code": self.code, "msg": self.msg, "data": None}
 
     def stream_frame(self, error_id: str | None = None) -> dict[str, object]:
@@ -88,11 +90,11 @@ class ConfirmationRequired(ApiError):
 
     code = 409
 
-    def __init__(self, message: str, bound_agents: list[dict[str, Any]]) -> None:
+    def __init__(self, message: str, bound_agents: Sequence[Mapping[str, object]]) -> None:
         super().__init__(message)
         self.bound_agents = bound_agents
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         return {"code": 409, "message": self.msg, "boundAgents": self.bound_agents}
 
 
