@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models.runtime import LlmRouter, resolve_targets
 from platform_server.features.usage import meter
 from platform_server.web.context import Caller
 from platform_server.features.workflows.catalog import extract_json
@@ -24,7 +24,7 @@ def _strings(value: Any, limit: int) -> list[str]:
     return [str(v)[:100] for v in value][:limit] if isinstance(value, list) else []
 
 
-async def generate(llm: Any, caller: Caller, requirement: str) -> dict[str, Any]:
+async def generate(llm: LlmRouter, caller: Caller, requirement: str) -> dict[str, Any]:
     """Ask the default chat model for a draft; fields the model left out come back empty."""
     req = ChatRequest(model="", messages=[ChatMessage("system", PROMPT), ChatMessage("user", requirement)])
     try:

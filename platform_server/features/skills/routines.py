@@ -22,7 +22,7 @@ from platform_server.integrations.llm.types import ChatMessage, ChatRequest, Llm
 from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
-from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models.runtime import LlmRouter, resolve_targets
 
 STATUSES = ("open", "dismissed", "promoted")
 MAX_MESSAGES = 5_000  # the most recent user messages read by one mining pass
@@ -276,7 +276,7 @@ def _draft(text: str, fallback: str, description: str, name: str | None) -> dict
     return service.prepare_new(body, slug, description=doc.text("description") or description)
 
 
-async def promote(router: Any, caller: Caller, candidate_id: int, name: str | None, gates: Gates) -> dict[str, Any]:
+async def promote(router: LlmRouter, caller: Caller, candidate_id: int, name: str | None, gates: Gates) -> dict[str, Any]:
     """Draft a skill from an open candidate with the default model (no frequency gates); created disabled."""
 
     cand = get(caller, candidate_id)

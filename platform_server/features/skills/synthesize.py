@@ -13,7 +13,7 @@ from platform_server.integrations.llm.types import ChatMessage, ChatRequest, Llm
 from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.web.errors import BadRequest, Conflict, NotFound
-from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models.runtime import LlmRouter, resolve_targets
 
 TRANSCRIPT_CAP = 24_000  # characters of the conversation sent to the model (the latest ones)
 MESSAGE_CAP = 4_000
@@ -67,7 +67,7 @@ def _draft(text: str, conversation_id: str, name: str | None) -> dict[str, Any]:
     return service.prepare_new(body, name or fallback, description=desc)
 
 
-async def synthesize(router: Any, caller: Caller, conversation_id: str, name: str | None) -> Skill:
+async def synthesize(router: LlmRouter, caller: Caller, conversation_id: str, name: str | None) -> Skill:
     """Ask the default model for a SKILL.md drafted from the caller's conversation and store it."""
 
     conv = conversations.owned(caller, conversations.validate_id(conversation_id))
