@@ -233,6 +233,16 @@ async def test_a_failing_model_gives_an_error_event_and_keeps_the_turn_failed(en
     assert status.data["streamStatus"] == "idle"
 
 
+async def test_an_error_frame_has_the_same_fields_before_the_stream_and_inside_it(env: ChatEnv) -> None:
+    for _ in range(3):
+        env.llm.enqueue(Script(error_status=500, error_message="model exploded"))
+    inside = next(e.data for e in await env.stream("hi") if e.event == "error")  # the turn failed mid-stream
+    before = (await env.api.sse("POST", "/api/v1/chat/stream", {"agentId": "999", "message": "x"}, token="alice"))[0].data
+    assert {"message", "code"} <= set(before) and {"message", "code"} <= set(inside), (before, inside)
+    assert before["code"] == 1001 and inside["code"] == 2001  # the spec's codes: agent not found, LLM error
+    assert inside["errorId"] in inside["message"] and "model exploded" not in inside["message"]
+
+
 async def test_a_viewer_can_chat_but_a_user_outside_the_workspace_cannot(env: ChatEnv) -> None:
     events = await env.stream("viewer here", token="carol", conversation_id="v1")
     assert events[-1].data["status"] == "completed"

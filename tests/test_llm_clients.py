@@ -523,3 +523,17 @@ def test_streamed_json_takes_what_the_fast_decoder_refuses_and_refuses_what_is_n
     assert stream_json('{"score": NaN, "big": 123456789012345678901234567890}')["big"] == 123456789012345678901234567890
     with pytest.raises(ValueError):
         stream_json("{not json")
+
+
+def test_every_http_protocol_is_built_by_the_one_http_client_constructor_with_its_own_key_header_and_root() -> None:
+    from platform_server.integrations.llm._http import HttpLlmClient
+
+    extra = {"X-Team": "blue"}
+    built = {p: make_client(p, "http://models.example/v1", "k1", extra_headers=extra, **FAST) for p in ("openai", "anthropic", "ollama")}  # type: ignore[arg-type]
+    assert all(isinstance(c, HttpLlmClient) for c in built.values())
+    http = {p: c.http for p, c in built.items()}  # type: ignore[attr-defined]
+    assert http["openai"].headers["Authorization"] == "Bearer k1" and http["openai"].base_url == "http://models.example/v1"
+    assert http["anthropic"].headers["x-api-key"] == "k1" and http["anthropic"].base_url == "http://models.example/v1"
+    assert "Authorization" not in http["anthropic"].headers and http["anthropic"].headers["anthropic-version"]
+    assert http["ollama"].headers["Authorization"] == "Bearer k1" and http["ollama"].base_url == "http://models.example"
+    assert all(h.headers["X-Team"] == "blue" and (h.timeout_s, h.first_byte_timeout_s, h.idle_timeout_s) == (5, 0.5, 0.5) for h in http.values())

@@ -13,6 +13,7 @@ from platform_server.integrations.llm import make_client
 from platform_server.integrations.static_embeddings import StaticModel
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer
 from tests.helpers.wiki import add_text, make_kb, page, pages_answer, use_fake_wiki_models, wait_idle
 
@@ -97,3 +98,28 @@ async def test_the_local_embedding_model_counts_the_tokens_it_read() -> None:
     vectors, tokens = await make_client("local", "", None).embed_counted("tokenlearn-static-model", texts)  # through the worker
     expected = sum(len(StaticModel(path).tokenize(t)) for t in texts)
     assert len(vectors) == 2 and tokens == expected and tokens != sum(len(t) // 4 for t in texts)
+
+
+async def test_a_model_call_is_counted_on_the_account_its_caller_passes_with_no_usage_scope_around_it(
+    server: RunningServer, api: ApiClient, people: dict, llm: ScriptedOpenAI
+) -> None:
+    from platform_server.features.models.runtime import resolve_targets
+    from platform_server.features.usage.models import UsageRecord
+    from platform_server.integrations.llm import ChatMessage, ChatRequest
+
+    await use_fake_openai(api, llm.url)
+    router, targets = server.platform.services.llm, resolve_targets(None, None, [])
+    assert meter.current() is None  # nothing labels the calls below but the account handed to the router
+    account = meter.account("chat", 1, 2, 3, "explicit", hold=True)  # a turn's: held for its end commit
+    llm.enqueue(Script(text="one", prompt_tokens=7, completion_tokens=2), Script(text=["two"], prompt_tokens=5, completion_tokens=1))
+    await router.chat(targets, ChatRequest(model="", messages=[ChatMessage("user", "hi")]), account)
+    async for _ in router.stream_chat(targets, ChatRequest(model="", messages=[ChatMessage("user", "hi")]), account):
+        pass
+    assert not UsageRecord.select().where(UsageRecord.conversation_id == "explicit").exists()  # held until the flush
+    account.flush()
+    rows = list(UsageRecord.select().where(UsageRecord.conversation_id == "explicit").order_by(UsageRecord.id))
+    assert [(r.source, r.workspace_id, r.user_id, r.agent_id, r.prompt_tokens, r.completion_tokens) for r in rows] == [
+        ("chat", 1, 2, 3, 7, 2), ("chat", 1, 2, 3, 5, 1)]
+    llm.enqueue(Script(text="three", prompt_tokens=1, completion_tokens=1))
+    await router.chat(targets, ChatRequest(model="", messages=[ChatMessage("user", "hi")]), account)  # after the flush: at once
+    assert UsageRecord.select().where(UsageRecord.conversation_id == "explicit").count() == 3

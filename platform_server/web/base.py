@@ -7,7 +7,10 @@ import datetime as dt
 import functools
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from asyncio import Future
+from collections.abc import Awaitable
+from types import TracebackType
+from typing import TYPE_CHECKING, Callable, ParamSpec, TypeVar
 
 import pydantic
 import tornado.httputil
@@ -50,6 +53,7 @@ if TYPE_CHECKING:  # the joined application's state; web/ imports no feature at 
 
 log = logging.getLogger(__name__)
 
+P = ParamSpec("P")
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 HTTP_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -57,7 +61,7 @@ WRITE_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # refused (507) w
 
 
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
-_UNPARSED: Any = object()
+_UNPARSED = object()  # `_parsed_json` before a large body was parsed off the loop
 
 
 _IMPLEMENTED: dict[type, tuple[str, ...]] = {}
@@ -119,7 +123,7 @@ class ApiHandler(tornado.web.RequestHandler):
         self._timeout_handle: asyncio.TimerHandle | None = None
         self._body_rejected = False
         self._deferred_error: BaseException | None = None
-        self._parsed_json: Any = _UNPARSED
+        self._parsed_json: object = _UNPARSED
         self._spool: spool.BodySpool | None = None
         self._spool_in_use = False  # the handler method is reading the spooled body
         self._idempotency_key: str | None = None
@@ -175,14 +179,14 @@ class ApiHandler(tornado.web.RequestHandler):
             self.request.connection.set_max_body_size(int(length))  # type: ignore[union-attr]
             raise PayloadTooLarge(f"Request body exceeds {limit} bytes")
 
-    def _after_body(self, method: Any) -> Any:
+    def _after_body(self, method: Callable[P, object]) -> Callable[P, Awaitable[None]]:
         """The handler method, preceded (once the body is in) by parsing a large JSON body off the IOLoop."""
 
-        async def run(*args: Any, **kwargs: Any) -> None:
+        async def run(*args: P.args, **kwargs: P.kwargs) -> None:
             if self._received > JSON_OFF_LOOP_BYTES and self._is_json():
                 self._parsed_json = await run_blocking(parse_json, list(self._chunks))
             result = method(*args, **kwargs)
-            if result is not None:
+            if inspect.isawaitable(result):
                 await result
 
         return run
@@ -192,7 +196,7 @@ class ApiHandler(tornado.web.RequestHandler):
         ctype = (self.request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
         return not ctype.startswith(("multipart/", "application/x-www-form-urlencoded", "application/octet-stream", "application/zip"))
 
-    def _raise_deferred(self, *args: Any, **kwargs: Any) -> None:
+    def _raise_deferred(self, *args: object, **kwargs: object) -> None:
         assert self._deferred_error is not None
         raise self._deferred_error
 
@@ -222,7 +226,7 @@ class ApiHandler(tornado.web.RequestHandler):
             name = method.lower()
             setattr(self, name, functools.partial(self._busy_retried, getattr(self, name)))
 
-    async def _busy_retried(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    async def _busy_retried(self, method: Callable[P, object], *args: P.args, **kwargs: P.kwargs) -> None:
         """Run a write; one that met another connection's write lock wrote nothing (the loop waits only
         `db_loop_busy_timeout_ms` on it), so it runs again after a pause that does not hold the loop, for up
         to `db_busy_retry_s`, before the 503 goes out (a wiki batch or a checkpoint holds the lock briefly)."""
@@ -241,7 +245,7 @@ class ApiHandler(tornado.web.RequestHandler):
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.25)
 
-    async def _idempotent_post(self, *args: Any, **kwargs: Any) -> None:
+    async def _idempotent_post(self, *args: object, **kwargs: object) -> None:
         """The handler's POST, run once per (user, path, key); a retry gets the first answer again."""
         assert self.principal is not None and self._idempotency_key is not None
         # a spooled upload is not held in memory: its size stands for it (a retry with another file of another size is a 422)
@@ -266,7 +270,7 @@ class ApiHandler(tornado.web.RequestHandler):
         self._idempotency_record = begun.record_id
         await self._busy_retried(functools.partial(type(self).post, self), *args, **kwargs)
 
-    def finish(self, chunk: str | bytes | dict[str, Any] | None = None) -> Any:
+    def finish(self, chunk: str | bytes | dict[str, object] | None = None) -> Future[None]:
         record, self._idempotency_record = self._idempotency_record, None
         if record is not None:  # the answer of a request with an Idempotency-Key: kept for its retries
             text = chunk.decode("utf-8", "replace") if isinstance(chunk, bytes) else dumps(chunk) if isinstance(chunk, dict) else chunk or ""
@@ -276,7 +280,7 @@ class ApiHandler(tornado.web.RequestHandler):
                 log.warning("could not keep the answer for Idempotency-Key %r: %s", self._idempotency_key, exc)
         return super().finish(chunk)
 
-    def data_received(self, chunk: bytes) -> Any:
+    def data_received(self, chunk: bytes) -> Awaitable[None] | None:
         if self._body_rejected:
             return None
         # Counted even when a 401/403 is already due: a body without Content-Length (chunked)
@@ -315,7 +319,7 @@ class ApiHandler(tornado.web.RequestHandler):
             self._write_error_now(to_api_error(exc))
             setattr(self, (self.request.method or "GET").lower(), self._skip)
 
-    def _skip(self, *args: Any, **kwargs: Any) -> None:
+    def _skip(self, *args: object, **kwargs: object) -> None:
         return None
 
     def _cancel_timeout(self) -> None:
@@ -406,7 +410,7 @@ class ApiHandler(tornado.web.RequestHandler):
     def body_bytes(self) -> bytes:
         return b"".join(self._chunks)
 
-    def json_body(self) -> Any:
+    def json_body(self) -> object:
         """The request body as JSON (400 when malformed; {} when empty)."""
         parsed = self._parsed_json
         if parsed is _UNPARSED:
@@ -488,7 +492,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     # ---- output ----------------------------------------------------------
 
-    def ok(self, data: Any = None, msg: str = "success") -> None:
+    def ok(self, data: object = None, msg: str = "success") -> None:
         """Answer `{code:200, msg, data}`."""
         if self._finished:
             return
@@ -507,16 +511,16 @@ class ApiHandler(tornado.web.RequestHandler):
         if self.is_sse():
             self.set_status(200)
             self.set_header("Content-Type", "text/event-stream; charset=UTF-8")
-            payload = {"message": error.msg, "code": error.code}
-            self.finish(f"event: error\ndata: {dumps(payload)}\n\n")
+            self.finish(f"event: error\ndata: {dumps(error.stream_frame())}\n\n")
             return
         self.set_status(error.http_status)
         if isinstance(error, MethodNotAllowed):
             self.set_header("Allow", ", ".join(self.implemented_methods()))
         self.finish(dumps(error.body()))
 
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        exc = kwargs.get("exc_info", (None, None, None))[1]
+    def write_error(self, status_code: int, **kwargs: object) -> None:
+        exc_info = kwargs.get("exc_info")
+        exc = exc_info[1] if isinstance(exc_info, tuple) and len(exc_info) == 3 and isinstance(exc_info[1], BaseException) else None
         if exc is not None and not isinstance(exc, ApiError):
             self.platform.storage.note_fault(exc)  # a full disk turns read-only mode on
         error = to_api_error(exc, status_code)
@@ -524,7 +528,7 @@ class ApiHandler(tornado.web.RequestHandler):
             self.set_header("Retry-After", "1" if isinstance(error, DatabaseBusy) else "30")
         self._write_error_body(error)
 
-    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+    def log_exception(self, typ: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
         if isinstance(value, ApiError):
             return
         if isinstance(value, tornado.web.HTTPError) and value.status_code < 500:
@@ -535,7 +539,9 @@ class ApiHandler(tornado.web.RequestHandler):
         if fault is not None:  # answered 503 / 507: one line, not a stack per refused write
             log.warning("%s %s refused: %s (%s)", self.request.method, self.request.path, value, fault)
             return
-        log.error("Uncaught exception %s %s", self.request.method, self.request.uri, exc_info=(typ, value, tb))
+        log.error(
+            "Uncaught exception %s %s", self.request.method, self.request.uri, exc_info=value
+        )  # its traceback is tb (tornado passes sys.exc_info())
 
 
 def to_api_error(exc: BaseException | None, status_code: int = 500) -> ApiError:

@@ -4,7 +4,8 @@ HTTP layer's body ceiling, and the spec's `<field>: <message>` for a validation 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import pydantic
 import tornado.httputil
@@ -44,7 +45,7 @@ def body_ceiling(config: Config) -> int:
     return max(config.max_body_bytes, config.upload_max_bytes, config.public_message_max_body_bytes) * 2
 
 
-def parse_json(chunks: list[bytes]) -> Any:
+def parse_json(chunks: list[bytes]) -> object:
     """The body parsed and depth-checked (or the error to raise when a handler asks for it)."""
     raw = b"".join(chunks)
     try:
@@ -53,7 +54,7 @@ def parse_json(chunks: list[bytes]) -> Any:
         return exc
 
 
-def decode_json(raw: bytes) -> Any:
+def decode_json(raw: bytes) -> object:
     if not raw.strip():
         return {}
     try:
@@ -67,13 +68,13 @@ def decode_json(raw: bytes) -> Any:
     return data
 
 
-def json_depth(value: Any) -> int:
+def json_depth(value: object) -> int:
     """How deeply a parsed JSON value nests (iteratively: no recursion limit to hit)."""
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
-            items: Any = item.values()
+            items: Iterable[object] = item.values()
         elif isinstance(item, list):
             items = item
         else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 ROLE_RANK = {"viewer": 1, "member": 2, "admin": 3, "owner": 4}
 WORKSPACE_ROLES = tuple(ROLE_RANK)
@@ -60,5 +60,5 @@ class WebServices:
     authenticate: Callable[[str], Principal | None]
     workspace_role: Callable[[int, int], str | None]
     renew_token: Callable[[Principal], str]
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, object] = field(default_factory=dict)
     feature_enabled: Callable[[str], bool] = lambda name: True  # a feature flag's state

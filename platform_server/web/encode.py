@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
-from typing import Any
 
 import orjson
 import pydantic
@@ -20,7 +19,7 @@ class JsonText:
     text: str
 
 
-def _json_default(value: Any) -> Any:
+def _json_default(value: object) -> object:
     if isinstance(value, dt.datetime):
         return iso(value)
     if isinstance(value, pydantic.BaseModel):
@@ -35,7 +34,7 @@ def _json_default(value: Any) -> Any:
 _ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_NON_STR_KEYS  # datetimes as `iso`, via the default
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     """JSON text as the API sends it (orjson; the standard encoder for what orjson refuses, e.g. ints over 64 bits)."""
     try:
         return orjson.dumps(value, default=_json_default, option=_ORJSON_OPTIONS).decode()
@@ -43,6 +42,6 @@ def dumps(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
 
 
-def encoded(value: Any) -> JsonText:
+def encoded(value: object) -> JsonText:
     """`value` encoded once, to be sent (or kept and sent again) without encoding it again."""
     return JsonText(dumps(value))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+
+from platform_server.json_types import JsonObject
 
 
 class ApiError(Exception):
@@ -21,8 +23,16 @@ class ApiError(Exception):
     def http_status(self) -> int:
         return self.code if 100 <= self.code <= 599 else 500
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         return {"code": self.code, "msg": self.msg, "data": None}
+
+    def stream_frame(self, error_id: str | None = None) -> dict[str, object]:
+        """The data of an SSE `error` frame (spec: `{message}`), with the code a JSON answer would carry:
+        one shape whether the request failed before its stream began or the turn failed inside it."""
+        frame: dict[str, object] = {"message": self.msg, "code": self.code}
+        if error_id is not None:
+            frame["errorId"] = error_id  # the log line an admin looks up
+        return frame
 
 
 class BadRequest(ApiError):
@@ -80,11 +90,11 @@ class ConfirmationRequired(ApiError):
 
     code = 409
 
-    def __init__(self, message: str, bound_agents: list[dict[str, Any]]) -> None:
+    def __init__(self, message: str, bound_agents: Sequence[Mapping[str, object]]) -> None:
         super().__init__(message)
         self.bound_agents = bound_agents
 
-    def body(self) -> dict[str, Any]:
+    def body(self) -> JsonObject:
         return {"code": 409, "message": self.msg, "boundAgents": self.bound_agents}
 
 

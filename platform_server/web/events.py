@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Hashable, TypeVar
+from collections.abc import Mapping
+from typing import Callable, Generic, Hashable, TypeVar
 
 from platform_server.web.sse import SseWriter, frame
 
@@ -25,11 +26,11 @@ K = TypeVar("K", bound=Hashable)
 @dataclass(frozen=True)
 class Event:
     name: str
-    data: Any
+    data: Mapping[str, object]
     id: int | None = None  # replayable events carry increasing ids
 
 
-_END = object()  # put in a reader's queue: the hub closed or the reader went away
+_END = None  # put in a reader's queue: the hub closed or the reader went away
 
 
 class Subscription:
@@ -39,7 +40,7 @@ class Subscription:
         self.hub = hub
         self.replay = replay
         self.last_id = 0  # the last event id sent (duplicates and older ids are skipped by stream())
-        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
         # Set by stream() while its reader waits on an empty queue: writes a live event at once, in the
         # publisher's own step, or returns False (the event is then queued, and the sink is unset).
         self.sink: Callable[[Event], bool] | None = None
@@ -55,9 +56,7 @@ class Subscription:
         item = self._queue.get_nowait() if not self._queue.empty() else await self._queue.get()
         if item is _END:
             self._queue.put_nowait(_END)  # stays ended for any further call
-            return None
-        event: Event = item
-        return event
+        return item
 
     def queued(self) -> list[Event | None]:
         """The events already waiting, without waiting (None at the end when the hub closed)."""
@@ -87,7 +86,7 @@ class EventHub:
         self.subscribers: set[Subscription] = set()
         self.closed = False
 
-    def publish(self, name: str, data: Any, event_id: int | None = None) -> Event:
+    def publish(self, name: str, data: Mapping[str, object], event_id: int | None = None) -> Event:
         event = Event(name, data, event_id)
         if self.keep:
             self.history.append(event)
@@ -127,7 +126,7 @@ class Topics(Generic[K]):
         hub = self.hubs.setdefault(key, _TopicHub(self, key))
         return hub.subscribe()
 
-    def publish(self, key: K, name: str, data: Any) -> None:
+    def publish(self, key: K, name: str, data: Mapping[str, object]) -> None:
         hub = self.hubs.get(key)
         if hub is not None:
             hub.publish(name, data)
@@ -142,8 +141,8 @@ class Topics(Generic[K]):
         self.hubs.clear()
 
 
-class _TopicHub(EventHub):
-    def __init__(self, topics: Topics[Any], key: Any) -> None:
+class _TopicHub(EventHub, Generic[K]):
+    def __init__(self, topics: Topics[K], key: K) -> None:
         super().__init__()
         self.topics = topics
         self.key = key

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any
+
 
 from platform_server import __version__
 from platform_server.web.base import ApiHandler, dumps
 from platform_server.web.context import PUBLIC
 from platform_server.web.routing import Route
+from platform_server.json_types import JsonObject
 
 _ERRORS = {
     "400": "Parameter error: `<field>: <message>` or `Invalid value for parameter '<name>': expected Long`",
@@ -51,7 +52,7 @@ _CONFIRM = {
 }
 
 
-def _oas30(schema: Any) -> Any:
+def _oas30(schema: object) -> object:
     """JSON Schema 2020 (pydantic) to OpenAPI 3.0: numeric exclusiveMinimum/Maximum become a bound plus a flag."""
     if isinstance(schema, list):
         return [_oas30(item) for item in schema]
@@ -66,8 +67,8 @@ def _oas30(schema: Any) -> Any:
     return out
 
 
-def _path_params(route: Route) -> list[dict[str, Any]]:
-    params = []
+def _path_params(route: Route) -> list[JsonObject]:
+    params: list[JsonObject] = []
     for segment in route.template.split("/"):
         if segment.startswith("{") and segment.endswith("}"):
             name = segment[1:-1]
@@ -81,45 +82,48 @@ def _summary(handler: type[ApiHandler], method: str) -> str:
     return doc.splitlines()[0] if doc else f"{method} {handler.__name__}"
 
 
-def build_document(routes: list[Route]) -> dict[str, Any]:
+def build_document(routes: list[Route]) -> JsonObject:
     """The OpenAPI 3.0 document for every route with its implemented methods."""
-    paths: dict[str, Any] = {}
-    schemas: dict[str, Any] = {"R": _ENVELOPE, "Error": _ERROR, "Confirmation": _CONFIRM, "SseEvent": _SSE_EVENT}
+    paths: JsonObject = {}
+    schemas: JsonObject = {"R": _ENVELOPE, "Error": _ERROR, "Confirmation": _CONFIRM, "SseEvent": _SSE_EVENT}
     for r in routes:
         handler = r.handler
         if not issubclass(handler, ApiHandler):
             continue
-        ops: dict[str, Any] = {}
+        ops: JsonObject = {}
         for method in handler.implemented_methods():
             level = handler.access.get(method, "login")
-            op: dict[str, Any] = {
+            responses: JsonObject = {}
+            op: JsonObject = {
                 "summary": _summary(handler, method),
                 "operationId": f"{method.lower()}{handler.__name__}",
                 "tags": list(handler.tags) or [r.template.split("/")[3] if r.template.count("/") > 2 else "misc"],
                 "parameters": _path_params(r) + [dict(p) for p in getattr(handler, "query_params", {}).get(method, [])],
-                "responses": {},
+                "responses": responses,
             }
             if level == PUBLIC:
                 op["security"] = []
             if method in handler.sse_methods:
-                op["responses"]["200"] = {
+                responses["200"] = {
                     "description": "Server-sent events (errors arrive as an `error` frame)",
                     "content": {"text/event-stream": dict(_SSE)},
                 }
             elif method in handler.download_methods:
-                op["responses"]["200"] = {
+                responses["200"] = {
                     "description": "File bytes",
                     "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
                 }
             else:
-                op["responses"]["200"] = {
+                responses["200"] = {
                     "description": "Success envelope `{code:200, msg, data}`",
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/R"}}},
                 }
             model = handler.body_models.get(method)
             if model is not None:
                 schema = _oas30(model.model_json_schema(ref_template="#/components/schemas/{model}"))
-                for name, sub in schema.pop("$defs", {}).items():
+                assert isinstance(schema, dict)  # a model's schema is an object
+                defs = schema.pop("$defs", {})
+                for name, sub in defs.items() if isinstance(defs, dict) else ():
                     schemas[name] = sub
                 schemas[model.__name__] = schema
                 op["requestBody"] = {
@@ -129,12 +133,12 @@ def build_document(routes: list[Route]) -> dict[str, Any]:
             for code, text in _ERRORS.items():
                 if code == "401" and level == PUBLIC and method not in handler.sse_methods:
                     continue
-                content = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+                content: JsonObject = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
                 if method in handler.sse_methods:
                     content["text/event-stream"] = dict(_SSE)
-                op["responses"][code] = {"description": text, "content": content}
+                responses[code] = {"description": text, "content": content}
             if getattr(handler, "confirms", False):
-                op["responses"]["409"] = {
+                responses["409"] = {
                     "description": "Second confirmation needed",
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Confirmation"}}},
                 }

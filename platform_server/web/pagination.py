@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable, Sequence, TypeVar
 
 import peewee
 
+from platform_server.json_types import JsonObject
+
 from platform_server.web.errors import BadRequest
+
+Row = TypeVar("Row")
 
 
 @dataclass(frozen=True)
@@ -38,7 +42,7 @@ def page_request(page: str | None, size: str | None, max_size: int = 100) -> Pag
     return PageRequest(values[0], min(values[1], max_size))
 
 
-def page_of(records: list[Any], total: int, req: PageRequest) -> dict[str, Any]:
+def page_of(records: Sequence[object], total: int, req: PageRequest) -> JsonObject:
     """Build the page envelope from one page of records and the total count."""
     return {
         "records": records,
@@ -49,13 +53,13 @@ def page_of(records: list[Any], total: int, req: PageRequest) -> dict[str, Any]:
     }
 
 
-def paginate(query: peewee.SelectBase, req: PageRequest, serialize: Callable[[Any], Any]) -> dict[str, Any]:
+def paginate(query: peewee.SelectBase, req: PageRequest, serialize: Callable[[Row], object]) -> JsonObject:
     """Run a peewee query for one page and serialize its rows."""
     total = query.count()
-    rows: Iterable[Any] = query.offset(req.offset).limit(req.size)
+    rows: Iterable[Row] = query.offset(req.offset).limit(req.size)
     return page_of([serialize(r) for r in rows], total, req)
 
 
-def paginate_list(items: list[Any], req: PageRequest) -> dict[str, Any]:
+def paginate_list(items: Sequence[object], req: PageRequest) -> JsonObject:
     """Page over an in-memory list."""
     return page_of(items[req.offset : req.offset + req.size], len(items), req)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import tornado.web
 
@@ -22,7 +21,7 @@ class Route:
     regex: str
     long_params: frozenset[str] = frozenset()  # placeholders parsed as Long before the handler runs
 
-    def target(self) -> tuple[str, type[tornado.web.RequestHandler], dict[str, Any]]:
+    def target(self) -> tuple[str, type[tornado.web.RequestHandler], dict[str, object]]:
         """The Tornado rule: regex, handler and the handler's `initialize` arguments."""
         return self.regex, self.handler, {"long_params": self.long_params}
 

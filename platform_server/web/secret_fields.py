@@ -5,7 +5,7 @@ without its surrounding spaces, is a 400 `<field>: <message>` (through the pydan
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import AfterValidator
 
@@ -23,7 +23,7 @@ def check_secret(value: str | None, min_length: int = 1, empty_means_remove: boo
     return value
 
 
-def secret(min_length: int = 1, empty_means_remove: bool = False) -> Any:
+def secret(min_length: int = 1, empty_means_remove: bool = False) -> AfterValidator:
     """A pydantic validator for a secret field: `Annotated[str | None, secret(16)]`."""
     return AfterValidator(lambda v: check_secret(v, min_length, empty_means_remove))
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import tornado.iostream
 import tornado.web
 
 from platform_server.web.base import dumps
+from platform_server.web.errors import ApiError
 
 
-def frame(event: str, data: Any, event_id: int | None = None) -> str:
+def frame(event: str, data: object, event_id: int | None = None) -> str:
     """One SSE frame."""
     head = f"id: {event_id}\n" if event_id is not None else ""
     return f"{head}event: {event}\ndata: {dumps(data)}\n\n"
@@ -41,7 +41,7 @@ class SseWriter:
         if stream is not None:
             stream.set_nodelay(True)
 
-    async def send(self, event: str, data: Any, event_id: int | None = None) -> bool:
+    async def send(self, event: str, data: object, event_id: int | None = None) -> bool:
         """Write one frame and flush; False when the client has disconnected."""
         return await self.send_raw(frame(event, data, event_id))
 
@@ -80,7 +80,7 @@ class SseWriter:
 
     async def error(self, message: str, code: int = 500) -> None:
         """Send the error frame and close."""
-        await self.send("error", {"message": message, "code": code})
+        await self.send("error", ApiError(message, code).stream_frame())
         self.finish()
 
     def finish(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models.runtime import LlmRouter, resolve_targets
 from platform_server.features.usage import meter
 from platform_server.web.context import Caller
 from platform_server.features.workflows.catalog import extract_json

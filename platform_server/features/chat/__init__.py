@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from platform_server.platform import RuntimeKey
 
 if TYPE_CHECKING:
-    from platform_server.features.chat.runtime import ChatRuntime
+    from platform_server.features.chat.service import ChatService
     from platform_server.loops import Loop
 
 
-CHAT: RuntimeKey[ChatRuntime] = RuntimeKey("chat")
+CHAT: RuntimeKey[ChatService] = RuntimeKey("chat")
 CHAT_PRUNE: RuntimeKey[Loop] = RuntimeKey("chat_prune")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from platform_server.features.chat import CHAT
 from platform_server.features.chat import service
-from platform_server.features.chat.runtime import ChatRuntime, TurnRequest
+from platform_server.features.chat.service import ChatService, TurnRequest
 from platform_server.features.chat.schemas import ExecuteRequest
 from platform_server.features.conversations import service as conversations
 from platform_server.web.base import ApiHandler
@@ -22,7 +22,7 @@ class AdminHandler(ApiHandler):
     tags = TAGS
 
     @property
-    def runtime(self) -> ChatRuntime:
+    def runtime(self) -> ChatService:
         return self.platform.runtime(CHAT)
 
     def turns_of(self, conversation_id: str) -> list[service.Turn]:
@@ -69,7 +69,7 @@ class AgentStateHandler(ApiHandler):
 
         caller = self.require_caller()
         agent = agents.get_agent(caller, id)
-        runtime: ChatRuntime = self.platform.runtime(CHAT)
+        runtime: ChatService = self.platform.runtime(CHAT)
         running = [t for t in runtime.turns.running() if t.agent_id == agent.id]
         mine = [t.conversation_id for t in running if t.user_id == caller.user_id]
         self.ok(
@@ -95,7 +95,7 @@ class ExecuteHandler(ApiHandler):
         caller = self.require_caller()
         agent = agents.get_agent_for_chat(caller, id)
         cid = conversations.validate_id(req.conversationId or f"plan-{id}-{caller.user_id}")
-        runtime: ChatRuntime = self.platform.runtime(CHAT)
+        runtime: ChatService = self.platform.runtime(CHAT)
         turn = runtime.start_turn(TurnRequest(caller=caller, agent=agent, conversation_id=cid, message=req.task, source="execute"))
         result = await service.wait_result(turn)
         plan_id = turn.result.plan_id

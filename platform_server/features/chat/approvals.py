@@ -3,39 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
-from platform_server.features.tools import TOOLS
 from platform_server.db import database
 from platform_server.memo import memo_on
 from platform_server.features.acp.delegate import PERMISSION_TOOL as ACP_PERMISSION
 from platform_server.features.acp.delegate import TOOL_NAME as ACP_DELEGATE
 from platform_server.features.chat import tool_calls
+from platform_server.features.chat.store import Answer
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import service as guard
+from platform_server.features.tools.registry import ToolRegistry
 from platform_server.integrations.llm import ToolCall
+from platform_server.json_types import JsonObject
 from platform_server.web.context import ROLE_RANK
 
 if TYPE_CHECKING:
-    from platform_server.platform import Platform
-    from platform_server.features.tools.registry import ToolRegistry
-    from platform_server.features.chat.runtime import Answer, TurnSetup
+    from platform_server.features.chat.react import ReactLoop
+    from platform_server.features.chat.turn_setup import TurnSetup
     from platform_server.features.chat.turns import Turn
 
 COMMANDS = {"/approve": "approved", "/deny": "denied"}
 NOTHING_PENDING = "There is no tool call waiting for approval in this conversation."
 DENIED_RESULT = "The user denied this tool call."
 WAITING_FOR_OWNER = "A tool call in this conversation is waiting for the owner's approval; it is decided in the console, not by a chat message here."
-
-
-class ToolResults(Protocol):
-    """What approvals need of the turn runner (the ChatRuntime): the tool registry, storing a result, a stop check."""
-
-    platform: Platform
-
-    def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer, success: bool, result: str) -> None: ...
-
-    def checkpoint(self, turn: Turn) -> None: ...
 
 
 class AwaitingApproval(Exception):
@@ -52,7 +43,7 @@ def command_of(text: str) -> str | None:
 _RUNS_UNDER = {ACP_PERMISSION: ACP_DELEGATE}
 
 
-def approval_refusal(registry: "ToolRegistry", role: str | None, tool_name: str) -> str | None:
+def approval_refusal(registry: ToolRegistry, role: str | None, tool_name: str) -> str | None:
     """Why this approver may not approve a call of `tool_name` (the tool's role floor is above the
     approver's role), else None. Approving needs the role the call needs; denying needs none."""
     floor = registry.required_role(_RUNS_UNDER.get(tool_name, tool_name))
@@ -63,7 +54,7 @@ def approval_refusal(registry: "ToolRegistry", role: str | None, tool_name: str)
 
 @dataclass(frozen=True)
 class Resolution:
-    pending: dict[str, Any]  # the resolved row (guard.pending_dict)
+    pending: JsonObject  # the resolved row (guard.pending_dict)
     decision: str  # approved | denied
     reason: str | None = None  # set when an approval was refused for the approver's role
 
@@ -71,7 +62,7 @@ class Resolution:
         return {"resolved": self.decision, "reason": self.reason} if self.reason else {"resolved": self.decision}
 
 
-def resolve_as(registry: "ToolRegistry", user_id: int, role: str | None, conversation_id: str, decision: str) -> Resolution | None:
+def resolve_as(registry: ToolRegistry, user_id: int, role: str | None, conversation_id: str, decision: str) -> Resolution | None:
     """Resolve the owner's oldest pending call; an approval the approver's role cannot give refuses the
     call with the reason (spec: such an approver cannot approve it). None when nothing is pending."""
     reason = None
@@ -83,7 +74,7 @@ def resolve_as(registry: "ToolRegistry", user_id: int, role: str | None, convers
     return Resolution(resolved, final, reason) if resolved is not None else None
 
 
-def context(turn: "Turn") -> guard.GuardContext:
+def context(turn: Turn) -> guard.GuardContext:
     return guard.GuardContext(turn.user_id, turn.workspace_id, turn.agent_id, turn.conversation_id)
 
 
@@ -109,17 +100,15 @@ def supersede(user_id: int, conversation_id: str) -> int:
     return guard.deny_all_pending(user_id, conversation_id, user_id, reason="superseded by a new message")
 
 
-async def run_call(
-    runtime: ToolResults, turn: "Turn", conv: Conversation, call: ToolCall, setup: "TurnSetup", answer: "Answer", approved: bool = False
-) -> None:
+async def run_call(loop: ReactLoop, turn: Turn, conv: Conversation, call: ToolCall, setup: TurnSetup, answer: Answer, approved: bool = False) -> None:
     """Guard, then run (or refuse, or pause on) one tool call, storing and streaming its result."""
     if call.name in setup.withheld:
         turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-        runtime.store_tool_result(turn, conv, call, answer, False, setup.withheld[call.name])
+        loop.store_tool_result(turn, conv, call, answer, False, setup.withheld[call.name])
         return
     if call.name not in {spec.name for spec in setup.specs}:
         turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-        runtime.store_tool_result(turn, conv, call, answer, False, f"Tool '{call.name}' is not available to this agent")
+        loop.store_tool_result(turn, conv, call, answer, False, f"Tool '{call.name}' is not available to this agent")
         return
     verdict = tool_calls.evaluate(call, context(turn))
     if approved and verdict.decision == "ask":  # the owner's approval answers an "ask", never a "deny"
@@ -140,15 +129,14 @@ async def run_call(
         )
         raise AwaitingApproval(pending["pendingId"])
     turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-    outcome = await tool_calls.run_guarded(
-        runtime.platform.runtime(TOOLS), context(turn), setup.tool_ctx, call, verdict, f"Denied by the tool guard: {verdict.reason}"
-    )
-    runtime.store_tool_result(turn, conv, call, answer, outcome.success, outcome.result)
+    with turn.usage.lent():  # a tool's own model calls (a sub-agent, the wiki) count on the turn
+        outcome = await tool_calls.run_guarded(
+            loop.tools, context(turn), setup.tool_ctx, call, verdict, f"Denied by the tool guard: {verdict.reason}"
+        )
+    loop.store_tool_result(turn, conv, call, answer, outcome.success, outcome.result)
 
 
-def answer_from_row(row: Message) -> "Answer":
-    from platform_server.features.chat.runtime import Answer
-
+def answer_from_row(row: Message) -> Answer:
     return Answer(
         row_id=row.id,
         conversation_db_id=row.conversation_id,
@@ -160,17 +148,17 @@ def answer_from_row(row: Message) -> "Answer":
     )
 
 
-async def resume(runtime: ToolResults, turn: "Turn", conv: Conversation, decision: str, setup: "TurnSetup") -> bool:
+async def resume(loop: ReactLoop, turn: Turn, conv: Conversation, decision: str, setup: TurnSetup) -> bool:
     """Resolve the oldest pending call, then finish that assistant message's other calls.
 
     Returns False when nothing was pending (the turn then just says so).
     """
-    outcome = resolve_as(runtime.platform.runtime(TOOLS), turn.user_id, setup.tool_ctx.role, turn.conversation_id, decision)
+    outcome = resolve_as(loop.tools, turn.user_id, setup.tool_ctx.role, turn.conversation_id, decision)
     if outcome is None:
         return False
     resolved, decision, refused = outcome.pending, outcome.decision, outcome.reason
     turn.publish("tool_approval_resolved", {"pendingId": resolved["pendingId"], "toolName": resolved["toolName"], "decision": decision})
-    row = Message.get_or_none(Message.id == int(resolved["assistantMessageId"] or 0))
+    row = Message.get_or_none(Message.id == int(str(resolved["assistantMessageId"] or 0)))
     if row is None:
         return True
     answer = answer_from_row(row)
@@ -179,11 +167,11 @@ async def resume(runtime: ToolResults, turn: "Turn", conv: Conversation, decisio
     for entry in answer.tool_calls:
         if entry["id"] in done:
             continue
-        call = ToolCall(entry["id"], entry["name"], entry.get("arguments") or "{}")
+        call = ToolCall(str(entry["id"]), str(entry["name"]), str(entry.get("arguments") or "{}"))
         if entry["id"] == resolved["toolCallId"] and decision == "denied":
             turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
-            runtime.store_tool_result(turn, conv, call, answer, False, refused or DENIED_RESULT)
+            loop.store_tool_result(turn, conv, call, answer, False, refused or DENIED_RESULT)
             continue
-        runtime.checkpoint(turn)
-        await run_call(runtime, turn, conv, call, setup, answer, approved=entry["id"] == resolved["toolCallId"])
+        loop.checkpoint(turn)
+        await run_call(loop, turn, conv, call, setup, answer, approved=entry["id"] == resolved["toolCallId"])
     return True

@@ -12,21 +12,28 @@ note instead. Long tool results are cut, with a note saying how much.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, ParamSpec, TypeVar
 
 from platform_server.blocking import run_blocking
 from platform_server.config import Config
-from platform_server.db import database, insert_row
+from platform_server.db import database
 from platform_server.features.chat import history
 from platform_server.features.chat.history import Item, TurnGroup
-from platform_server.features.chat.models import ContextSummary
+from platform_server.features.chat.store import TurnStore
 from platform_server.features.conversations.models import Conversation
+from platform_server.features.models.runtime import LlmRouter, ModelTarget
+from platform_server.features.usage.meter import UsageAccount
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolSpec
 from platform_server.integrations.llm import local, ollama, tokens
 from platform_server.integrations.llm.tokens import IMAGE_TOKENS, TokenCounter
+from platform_server.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from platform_server.features.chat.turn_setup import TurnSetup
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +53,7 @@ _SUMMARY_SQL = (
 )
 
 R = TypeVar("R")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
@@ -97,7 +105,7 @@ class Plan:
 class Built:
     messages: list[ChatMessage]
     tools: list[ToolSpec]
-    report: dict[str, Any] | None  # the `context` event's data, when anything was summarised or left out
+    report: JsonObject | None  # the `context` event's data, when anything was summarised or left out
 
 
 # ---- the window -----------------------------------------------------------------------------------
@@ -119,7 +127,7 @@ def _local_counter(base_url: str, model_name: str) -> TokenCounter:
     return counter
 
 
-def window_for(config: Config, targets: list[Any]) -> Window:
+def window_for(config: Config, targets: list[ModelTarget]) -> Window:
     """The smallest window of the targets, its answer reserve and the counter that fits them all."""
     sizes, any_local, all_local = [], False, bool(targets)
     for t in targets:
@@ -185,7 +193,7 @@ def _cut_item(counter: TokenCounter, item: Item, limit: int) -> tuple[Item, int]
     before = message_tokens(counter, m, item.row_id)
     text_limit = max(limit - before + counter.count(m.text()), 16)  # what is not text (calls, images) stays
     if isinstance(m.content, list):
-        parts = [{**p, "text": shorten(counter, p.get("text", ""), text_limit)} if p.get("type") == "text" else p for p in m.content]
+        parts = [{**p, "text": shorten(counter, str(p.get("text", "")), text_limit)} if p.get("type") == "text" else p for p in m.content]
         new = ChatMessage(m.role, parts, m.tool_calls, m.tool_call_id, m.name)
     else:
         new = ChatMessage(m.role, shorten(counter, m.text(), text_limit), m.tool_calls, m.tool_call_id, m.name)
@@ -283,12 +291,6 @@ def stored_summary(conversation_db_id: int) -> Summary | None:
     return Summary(int(row[0]), row[1], int(row[2])) if row else None
 
 
-def _store_summary(conversation_db_id: int, summary: Summary) -> None:
-    with database.atomic():
-        ContextSummary.delete().where(ContextSummary.conversation == conversation_db_id).execute()
-        insert_row(ContextSummary, conversation=conversation_db_id, upto_message_id=summary.upto, summary=summary.text, messages=summary.messages)
-
-
 def _render(item: Item) -> str:
     m = item.message
     if m.role == "tool":
@@ -318,16 +320,19 @@ def summary_request(win: Window, previous: Summary | None, groups: list[TurnGrou
     return ChatRequest(model="", messages=messages, max_tokens=win.summary_cap, thinking_level="off")
 
 
-async def _off_loop(counter: TokenCounter, fn: Callable[..., R], *args: Any) -> R:
+async def _off_loop(counter: TokenCounter, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """Counting with a real tokenizer takes milliseconds per message: a worker thread does it."""
-    return await run_blocking(fn, *args) if counter.blocking else fn(*args)
+    return await run_blocking(functools.partial(fn, *args, **kwargs)) if counter.blocking else fn(*args, **kwargs)
 
 
-async def _compact(router: Any, conv: Conversation, targets: list[Any], win: Window, plan: Plan) -> Summary | None:
-    """One summary call over the previous summary and the turns to compact; stored. None when it failed."""
+async def _compact(
+    router: LlmRouter, store: TurnStore, usage: UsageAccount, conv: Conversation, targets: list[ModelTarget], win: Window, plan: Plan
+) -> Summary | None:
+    """One summary call over the previous summary and the turns to compact (counted on the turn's `usage`);
+    stored. None when it failed."""
     req = await _off_loop(win.counter, summary_request, win, plan.summary, plan.compact)
     try:
-        _, result = await router.chat(targets, req)
+        _, result = await router.chat(targets, req, usage)
         text = (result.content or "").strip()
         if not text:
             raise LlmError("the model answered an empty summary")
@@ -337,7 +342,7 @@ async def _compact(router: Any, conv: Conversation, targets: list[Any], win: Win
     rows = sum(g.rows for g in plan.compact)
     summary = Summary(plan.compact[-1].last_id, text, rows + (plan.summary.messages if plan.summary else 0))
     summary.text = await _off_loop(win.counter, shorten, win.counter, text, win.summary_cap)
-    _store_summary(conv.id, summary)
+    store.replace_summary(conv.id, summary.upto, summary.text, summary.messages)
     plan.summary_new = rows
     return summary
 
@@ -345,15 +350,25 @@ async def _compact(router: Any, conv: Conversation, targets: list[Any], win: Win
 # ---- the model's messages -------------------------------------------------------------------------
 
 
-async def build(router: Any, config: Config, conv: Conversation, setup: Any, extra: list[ChatMessage] | None = None, use_tools: bool = True) -> Built:
-    """The messages (and tools) of one model call, within the model's window."""
+async def build(
+    router: LlmRouter,
+    config: Config,
+    store: TurnStore,
+    usage: UsageAccount,
+    conv: Conversation,
+    setup: TurnSetup,
+    extra: list[ChatMessage] | None = None,
+    use_tools: bool = True,
+) -> Built:
+    """The messages (and tools) of one model call, within the model's window (a compaction's summary call
+    counted on `usage`)."""
     win = window_for(config, setup.targets)
     summary = stored_summary(conv.id)
     groups = history.turn_groups(conv, setup.vision, summary.upto if summary else 0)
     extra = list(extra or [])
     plan = await _off_loop(win.counter, fit, win, setup.system_prompt, setup.specs if use_tools else [], extra, groups, summary)
     if plan.compact:
-        made = await _compact(router, conv, setup.targets, win, plan)
+        made = await _compact(router, store, usage, conv, setup.targets, win, plan)
         if made is None:
             plan.cut += sum(g.rows for g in plan.compact)
             plan.cut_tokens += sum(g.tokens for g in plan.compact)
@@ -375,7 +390,7 @@ def _assemble(win: Window, plan: Plan, extra: list[ChatMessage]) -> Built:
     return Built(messages, plan.tools, _report(win, plan))
 
 
-def _report(win: Window, plan: Plan) -> dict[str, Any] | None:
+def _report(win: Window, plan: Plan) -> JsonObject | None:
     if not (plan.summary or plan.cut or plan.truncated or plan.tools_dropped or plan.system_truncated):
         return None
     kept_rows = sum(g.rows for g in plan.keep)

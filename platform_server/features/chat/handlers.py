@@ -28,7 +28,7 @@ class StreamingHandler(ApiHandler):
     _subscription: Subscription | None = None
 
     @property
-    def runtime(self) -> service.ChatRuntime:
+    def runtime(self) -> service.ChatService:
         return self.platform.runtime(CHAT)
 
     async def stream_turn(self, turn: service.Turn, after_id: int = 0) -> None:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from platform_server.db import database
 from platform_server.features.chat import sidecar, uploads
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.integrations.llm import ChatMessage, ToolCall
+from platform_server.json_types import JsonObject, str_of
 
 HISTORY_MESSAGES = 60
 # Every model call reads this: plain SQL, only the columns the model's view needs, no model objects.
@@ -26,8 +27,8 @@ class StoredMessage(NamedTuple):
     id: int
     role: str
     content: str
-    metadata: dict[str, Any] | None
-    content_parts: list[dict[str, Any]] | None
+    metadata: JsonObject | None
+    content_parts: list[JsonObject] | None
 
 
 class Item(NamedTuple):
@@ -74,7 +75,12 @@ def turn_groups(conv: Conversation, vision: bool, after_id: int = 0) -> list[Tur
         if m.role == "user" and not command:
             group.items.append(Item(m.id, ChatMessage("user", user_content(m, conv, vision))))
         elif m.role == "assistant":
-            calls = [ToolCall(c["id"], c["name"], c.get("arguments") or "{}") for c in (m.metadata or {}).get("toolCalls", [])]
+            stored = (m.metadata or {}).get("toolCalls")
+            calls = (
+                [ToolCall(str(c["id"]), str(c["name"]), str(c.get("arguments") or "{}")) for c in stored or [] if isinstance(c, dict)]
+                if isinstance(stored, list)
+                else []
+            )
             if not m.content and not calls:
                 continue
             group.items.append(Item(m.id, ChatMessage("assistant", m.content or None, tool_calls=calls)))
@@ -85,11 +91,11 @@ def turn_groups(conv: Conversation, vision: bool, after_id: int = 0) -> list[Tur
     return groups
 
 
-def user_content(m: StoredMessage | Message, conv: Conversation, vision: bool) -> str | list[dict[str, Any]]:
+def user_content(m: StoredMessage | Message, conv: Conversation, vision: bool) -> str | list[JsonObject]:
     """A user message's text, or its parts (images as data URLs when the model takes images)."""
     if not m.content_parts:
         return m.content
-    parts: list[dict[str, Any]] = []
+    parts: list[JsonObject] = []
     for p in m.content_parts:
         if p.get("type") == "text":
             parts.append({"type": "text", "text": p.get("text", "")})
@@ -97,7 +103,7 @@ def user_content(m: StoredMessage | Message, conv: Conversation, vision: bool) -
             if not vision:
                 parts.append({"type": "text", "text": sidecar.placeholder(m, str(p.get("url", "")))})
                 continue
-            url = uploads.image_data_url(conv.user_id, p.get("url", ""), p.get("contentType"))
+            url = uploads.image_data_url(conv.user_id, str(p.get("url", "")), str_of(p.get("contentType")))
             if url:
                 parts.append({"type": "image", "url": url})
     return parts

@@ -1,14 +1,21 @@
-"""Start: no conversation stays running; the chat runtime and its housekeeping loop."""
+"""Start: no conversation stays running; the chat service, handed its collaborators, and its housekeeping loop."""
 
 from __future__ import annotations
 
-import logging
+import functools
 from typing import TYPE_CHECKING
 
-from platform_server.features.chat import CHAT, CHAT_PRUNE
+import logging
+
 from platform_server import storage
-from platform_server.features.chat.runtime import ChatRuntime
+from platform_server.features.chat import CHAT, CHAT_PRUNE
+from platform_server.features.models import LLM
+from platform_server.features.skills import SKILLS
+from platform_server.features.tools import TOOLS
+from platform_server.features.chat.service import ChatService
+from platform_server.features.chat.store import TurnStore
 from platform_server.features.conversations import service as conversations
+from platform_server.features.wiki import retrieval
 from platform_server.loops import Loop
 
 if TYPE_CHECKING:
@@ -23,7 +30,7 @@ class ReplayPruneLoop(Loop):
     interval_s = 30.0
     leader_only = False  # the turns this process ran: each process prunes its own
 
-    def __init__(self, runtime: ChatRuntime) -> None:
+    def __init__(self, runtime: ChatService) -> None:
         super().__init__()
         self.runtime = runtime
 
@@ -33,7 +40,15 @@ class ReplayPruneLoop(Loop):
 
 async def start(platform: Platform) -> None:
     storage.start_write(platform.storage, "setting conversations left running idle", conversations.reset_running)
-    runtime = ChatRuntime(platform)
+    skills = platform.find_runtime(SKILLS)  # started before chat (`needs`); absent in a bare test platform
+    runtime = ChatService(
+        platform.config,
+        platform.runtime(LLM),
+        platform.runtime(TOOLS),
+        TurnStore(platform.storage.note_fault),
+        functools.partial(retrieval.for_turn, platform),
+        skills.key if skills is not None else None,
+    )
     platform.set_runtime(CHAT, runtime)
     loop = ReplayPruneLoop(runtime)
     platform.set_runtime(CHAT_PRUNE, loop)

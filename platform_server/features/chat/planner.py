@@ -4,37 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from platform_server.features.models import LLM
 from platform_server.features.chat import context
 from platform_server.features.conversations.models import Conversation
 from platform_server.features.plans import service as plans
 from platform_server.integrations.llm import ChatMessage, ChatRequest
 
 if TYPE_CHECKING:
-    from platform_server.platform import Platform
-    from platform_server.features.chat.runtime import Answer, Totals, TurnRequest, TurnSetup
+    from platform_server.features.chat.react import ReactLoop, Totals
+    from platform_server.features.chat.store import Answer
+    from platform_server.features.chat.turn_setup import TurnSetup
     from platform_server.features.chat.turns import Turn
-
-
-class ReactLoop(Protocol):
-    """What plan-execute needs of the turn runner (the ChatRuntime): the platform, a react loop, a stop check."""
-
-    platform: Platform
-
-    async def react(
-        self,
-        turn: Turn,
-        req: TurnRequest,
-        conv: Conversation,
-        totals: Totals,
-        setup: TurnSetup,
-        extra: list[ChatMessage] | None = None,
-        use_tools: bool = True,
-    ) -> Answer: ...
-
-    def checkpoint(self, turn: Turn) -> None: ...
 
 
 MAX_STEPS = 8
@@ -63,19 +44,18 @@ def parse_steps(text: str) -> list[str]:
     return steps[:MAX_STEPS] or [text.strip()[:500] or "Answer the request"]
 
 
-async def plan_execute(runtime: ReactLoop, turn: "Turn", req: "TurnRequest", conv: Conversation, totals: "Totals", setup: "TurnSetup") -> "Answer":
+async def plan_execute(loop: ReactLoop, turn: Turn, goal: str, conv: Conversation, totals: Totals, setup: TurnSetup) -> Answer:
     """Plan, execute each step (recorded in /api/v1/plans), then write the final answer."""
-    router = runtime.platform.runtime(LLM)
     turn.phase = "planning"
     turn.publish("phase", {"phase": "planning"})
-    built = await context.build(router, runtime.platform.config, conv, setup, [ChatMessage("user", PLAN_PROMPT)], use_tools=False)
+    built = await context.build(loop.llm, loop.config, loop.store, turn.usage, conv, setup, [ChatMessage("user", PLAN_PROMPT)], use_tools=False)
     if built.report is not None:
         turn.publish("context", built.report)
-    target, result = await router.chat(setup.targets, ChatRequest(model="", messages=built.messages, thinking_level=setup.thinking_level))
+    request = ChatRequest(model="", messages=built.messages, thinking_level=setup.thinking_level)
+    target, result = await loop.llm.chat(setup.targets, request, turn.usage)
     totals.prompt += result.prompt_tokens
     totals.completion += result.completion_tokens
     totals.model, totals.provider = target.model_name, target.provider_id
-    goal = req.message or ""
     steps = parse_steps(result.content or "")
     plan = plans.create(turn.agent_id, turn.workspace_id, turn.user_id, turn.conversation_id, goal, steps)
     turn.result.plan_id = str(plan.id)
@@ -83,15 +63,15 @@ async def plan_execute(runtime: ReactLoop, turn: "Turn", req: "TurnRequest", con
     status = "failed"
     try:
         for step in plans.steps_of(plan.id):
-            runtime.checkpoint(turn)
+            loop.checkpoint(turn)
             plans.mark_step(step, "running")
             turn.publish("phase", {"phase": "executing", "planId": str(plan.id), "step": step.step_index})
             prompt = STEP_PROMPT.format(index=step.step_index, total=len(steps), step=step.description)
-            answer = await runtime.react(turn, req, conv, totals, setup, [ChatMessage("user", prompt)])
+            answer = await loop.react(turn, conv, totals, setup, [ChatMessage("user", prompt)])
             plans.mark_step(step, "completed", answer.content)
         turn.phase = "answering"
         turn.publish("phase", {"phase": "answering", "planId": str(plan.id)})
-        final = await runtime.react(turn, req, conv, totals, setup, [ChatMessage("user", FINAL_PROMPT)], use_tools=False)
+        final = await loop.react(turn, conv, totals, setup, [ChatMessage("user", FINAL_PROMPT)], use_tools=False)
         status = "completed"
         return final
     except BaseException as exc:

@@ -9,16 +9,21 @@ the image is replaced by a note and the turn sends a `notice` event, so the user
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from platform_server.features.models import LLM
 from platform_server.db import database, fetch_models
 from platform_server.features.chat import uploads
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.blocking import run_blocking
-from platform_server.features.models.runtime import explicit_target
+from platform_server.features.chat.store import TurnStore
+from platform_server.features.models.runtime import LlmRouter, ModelTarget, explicit_target
+from platform_server.features.usage.meter import UsageAccount
+from platform_server.json_types import JsonObject
 from platform_server.features.settings import service as settings
+
+if TYPE_CHECKING:
+    from platform_server.features.chat.turns import Turn
 
 log = logging.getLogger(__name__)
 
@@ -45,16 +50,17 @@ def _image_urls(m: Message) -> list[str]:
 
 class WithMetadata(Protocol):
     @property
-    def metadata(self) -> dict[str, Any] | None: ...
+    def metadata(self) -> JsonObject | None: ...
 
 
 def placeholder(m: WithMetadata, url: str) -> str:
     """The text a text-only model gets for an image: its sidecar description, or the omission note."""
-    described = ((m.metadata or {}).get("imageDescriptions") or {}).get(url)
+    descriptions = (m.metadata or {}).get("imageDescriptions")
+    described = descriptions.get(url) if isinstance(descriptions, dict) else None
     return f"[image, described by the vision sidecar: {described}]" if described else OMITTED
 
 
-def _sidecar_targets() -> list[Any]:
+def _sidecar_targets() -> list[ModelTarget]:
 
     config = settings.get("sidecar") or {}
     if not config.get("enabled"):
@@ -63,7 +69,7 @@ def _sidecar_targets() -> list[Any]:
     return [target] if target is not None else []
 
 
-async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> None:
+async def prepare(llm: LlmRouter, store: TurnStore, turn: Turn, conv: Conversation, vision: bool) -> None:
     """Before a text-only model answers: describe the conversation's undescribed images, or tell the user."""
 
     if vision or database.execute_sql(_ANY_PARTS_SQL, (conv.id,)).fetchone() is None:
@@ -76,15 +82,11 @@ async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> 
     missed = 0
     for m, url in todo:
         data_url = await run_blocking(uploads.image_data_url, conv.user_id, url, None) if targets else None
-        text = await _describe(runtime, targets, data_url) if data_url else None
+        text = await _describe(llm, turn.usage, targets, data_url) if data_url else None
         if not text:
             missed += 1
             continue
-        with database.atomic():
-            row = Message.get_by_id(m.id)
-            metadata = dict(row.metadata or {})
-            metadata["imageDescriptions"] = {**(metadata.get("imageDescriptions") or {}), url: text}
-            Message.update(metadata=metadata).where(Message.id == m.id).execute()
+        store.describe_image(m.id, url, text)
     if missed:
         why = "no vision sidecar is configured" if not targets else "the vision sidecar could not describe them"
         turn.publish(
@@ -93,11 +95,11 @@ async def prepare(runtime: Any, turn: Any, conv: Conversation, vision: bool) -> 
         )
 
 
-async def _describe(runtime: Any, targets: list[Any], data_url: str) -> str | None:
-    content = [{"type": "text", "text": "Describe this image."}, {"type": "image", "url": data_url}]
+async def _describe(llm: LlmRouter, usage: UsageAccount, targets: list[ModelTarget], data_url: str) -> str | None:
+    content: list[JsonObject] = [{"type": "text", "text": "Describe this image."}, {"type": "image", "url": data_url}]
     req = ChatRequest(model="", messages=[ChatMessage("system", DESCRIBE_SYSTEM), ChatMessage("user", content)], max_tokens=600, temperature=0.2)
     try:
-        _, result = await runtime.platform.runtime(LLM).chat(targets, req)
+        _, result = await llm.chat(targets, req, usage)
     except LlmError as exc:
         log.warning("the vision sidecar failed: %s", exc.message)
         return None

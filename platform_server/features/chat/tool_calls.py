@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from platform_server.features.skills import SKILLS
 from platform_server.features.tools import TOOLS
+from platform_server.config import Config
 from platform_server.features.agents import service as agents
+from platform_server.features.agents.models import Agent
 from platform_server.features.guard import service as guard
 from platform_server.features.skills import service as skills
 from platform_server.features.tools.registry import ToolContext, ToolOutcome, ToolRegistry
 from platform_server.features.wiki import kbs
 from platform_server.integrations.llm import ToolCall, ToolSpec
+from platform_server.json_types import JsonObject
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
@@ -38,7 +41,24 @@ def withheld(registry: ToolRegistry, specs: list[ToolSpec], role: str | None, en
 
 def agent_tools(
     platform: Platform,
-    agent: Any,
+    agent: Agent,
+    user_id: int,
+    workspace_id: int,
+    conversation_id: str,
+    end_user_id: str | None = None,
+    role: str | None = None,
+) -> tuple[list[ToolSpec], ToolContext]:
+    """`tools_of_agent` with the platform's registry and skills key (sub-agents, team runs)."""
+    runtime = platform.find_runtime(SKILLS)
+    key = runtime.key if runtime is not None else None
+    return tools_of_agent(platform.config, platform.runtime(TOOLS), key, agent, user_id, workspace_id, conversation_id, end_user_id, role)
+
+
+def tools_of_agent(
+    config: Config,
+    registry: ToolRegistry,
+    skills_key: bytes | None,
+    agent: Agent,
     user_id: int,
     workspace_id: int,
     conversation_id: str,
@@ -48,9 +68,8 @@ def agent_tools(
     """The tools an agent is offered and the context its tool calls run in (as `role`, for `end_user_id`).
 
     The offer still holds tools the caller may not run (the turn says why when the model calls one);
-    the held-back ones `tool_search` may add are filtered here, and the registry refuses both at execution."""
-    config = platform.config
-    registry = platform.runtime(TOOLS)
+    the held-back ones `tool_search` may add are filtered here, and the registry refuses both at execution.
+    `skills_key`: the skills' secret key (None: no skill secrets in the tools' environment)."""
     bound, tools_disabled = agents.bound_tools(agent.id), bool(agent.tools_disabled)
     implied = KNOWLEDGE_TOOLS if kbs.kbs_of_agent(workspace_id, agent.id) else ()
     specs = registry.specs_for(bound, tools_disabled, implied)
@@ -62,7 +81,6 @@ def agent_tools(
         offered = {s.name for s in specs}
         specs.extend(s for s in deferred if s.name in names and s.name not in offered)
 
-    runtime = platform.find_runtime(SKILLS)
     ctx = ToolContext(
         user_id=user_id,
         workspace_id=workspace_id,
@@ -72,14 +90,14 @@ def agent_tools(
         config=config,
         end_user_id=end_user_id,
         role=role,
-        secret_env=skills.secret_env(runtime.key, agent) if runtime is not None else {},
+        secret_env=skills.secret_env(skills_key, agent) if skills_key is not None else {},
         deferred=deferred,
         offer=offer,
     )
     return specs, ctx
 
 
-def arguments_of(call: ToolCall) -> dict[str, Any]:
+def arguments_of(call: ToolCall) -> JsonObject:
     """A call's arguments as the guard sees them ({} when not a JSON object)."""
     try:
         value = json.loads(call.arguments or "{}")

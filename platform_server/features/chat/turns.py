@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
+from platform_server.features.chat.store import Answer
+from platform_server.features.usage.meter import UsageAccount
+from platform_server.json_types import JsonObject
 from platform_server.ports import events
 from platform_server.ports.events import Event, Stream, Subscription
 
@@ -21,13 +23,13 @@ class TurnResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     plan_id: str | None = None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    tool_calls: list[JsonObject] = field(default_factory=list)
 
 
 @dataclass
 class QueuedInput:
     message: str | None
-    content_parts: list[dict[str, Any]] | None
+    content_parts: list[JsonObject] | None
 
 
 @dataclass
@@ -41,6 +43,7 @@ class Turn:
     workspace_id: int
     agent_id: int
     last_event_id: int
+    usage: UsageAccount  # the turn's model calls, counted at each call site and stored with its end
     status: str = "running"
     hub: Stream = field(init=False)  # the turn's stream, replayable (opened on the event bus port, named by the turn's key)
     queue: list[QueuedInput] = field(default_factory=list)
@@ -51,7 +54,7 @@ class Turn:
     stop_requested: bool = False
     phase: str = "thinking"
     result: TurnResult = field(default_factory=TurnResult)
-    answer: Any = None  # the assistant message being written (chat.runtime.Answer)
+    answer: Answer | None = None  # the assistant message being written
 
     def __post_init__(self) -> None:
         self.hub = events.current().stream(f"chat-turn:{self.key}", keep=True)
@@ -73,7 +76,7 @@ class Turn:
         self.last_event_id = max(self.last_event_id + 1, int(time.time() * 1000) * 1000)
         return self.last_event_id
 
-    def publish(self, name: str, data: dict[str, Any], event_id: int | None = None) -> Event:
+    def publish(self, name: str, data: JsonObject, event_id: int | None = None) -> Event:
         """Send an event; `event_id` one taken earlier with `next_event_id` (stored before it is sent)."""
         event = self.hub.publish(name, data, event_id or self.next_event_id())
         self.last_event_at = time.monotonic()
@@ -88,7 +91,7 @@ class Turn:
         self.finished_at = time.monotonic()
         self.hub.close()
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> JsonObject:
         return {
             "conversationId": self.conversation_id,
             "userId": str(self.user_id),

@@ -7,13 +7,14 @@ import mimetypes
 import re
 import secrets
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
+from platform_server.ports import files as file_store
 from platform_server.db import database, iso
 from platform_server.features.chat.models import Upload
 from platform_server.blocking import run_blocking
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
-from platform_server.ports import files as file_store
+from platform_server.json_types import JsonObject
 
 FILES_PREFIX = "/api/v1/chat/files/"
 _EXTENSION = re.compile(r"^[a-z0-9]{1,8}$")
@@ -59,7 +60,7 @@ def _discard(path: Path) -> None:
     path.unlink(missing_ok=True)
 
 
-async def store(user_id: int, conversation_id: str, filename: str, body: bytes | SpooledPart, content_type: str | None) -> dict[str, Any]:
+async def store(user_id: int, conversation_id: str, filename: str, body: bytes | SpooledPart, content_type: str | None) -> JsonObject:
     """Save an upload under a generated name (written off the IOLoop); the client's file name is only metadata."""
     name = Path(filename.replace("\\", "/")).name[:200] or "file"
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
@@ -97,7 +98,7 @@ def open_upload(user_id: int, conversation_id: str, stored_name: str) -> tuple[P
     return path, row
 
 
-def check_parts(user_id: int, parts: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+def check_parts(user_id: int, parts: list[JsonObject] | None) -> list[JsonObject] | None:
     """Validate contentParts: text, or images from the caller's uploads or data: URLs (never http)."""
     if parts is None:
         return None

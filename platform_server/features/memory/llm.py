@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from platform_server.features.agents import service as agents
 from platform_server.features.usage import meter
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import LlmFailure, failure_text
-from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models.runtime import LlmRouter, ModelTarget, resolve_targets
 from platform_server.features.models import capabilities
-
-if TYPE_CHECKING:
-    from platform_server.features.models.runtime import LlmRouter
 
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*|\s*```$")
 
@@ -51,7 +48,7 @@ def parse_json(text: str) -> Any:
 
 
 async def ask(
-    router: LlmRouter, targets: list[Any], system: str, user: str, max_tokens: int = 2000, *, scope: Any = None, source: str = "memory"
+    router: LlmRouter, targets: list[ModelTarget], system: str, user: str, max_tokens: int = 2000, *, scope: Any = None, source: str = "memory"
 ) -> tuple[str, str]:
     """One whole call; returns (answer text, `provider/model`). Provider failures become 2001.
 
@@ -71,7 +68,7 @@ JOBS = {"memory": "memory extraction", "goal": "goal judging", "dreaming": "drea
 
 
 async def ask_json(
-    router: LlmRouter, targets: list[Any], system: str, user: str, max_tokens: int = 2000, *, scope: Any = None, source: str = "memory"
+    router: LlmRouter, targets: list[ModelTarget], system: str, user: str, max_tokens: int = 2000, *, scope: Any = None, source: str = "memory"
 ) -> tuple[Any, str]:
     # A model that cannot write JSON (the embedded demo model) is skipped at once, not asked for minutes.
     targets = capabilities.able(targets, "json", JOBS.get(source, source))

@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar, Union
 
@@ -209,8 +209,12 @@ class LlmRouter:
         public = first.user_message if first is not None else "The model providers are unavailable right now; try again shortly."
         return LlmError("All model providers failed: " + "; ".join(errors), retryable=False, status=first.status if first else None, public=public)
 
-    async def stream_chat(self, targets: list[ModelTarget], req: ChatRequest) -> AsyncIterator[RouterEvent]:
-        """Yield Routed(target) then that target's events; retry, then fail over, while nothing has flowed yet."""
+    async def stream_chat(
+        self, targets: list[ModelTarget], req: ChatRequest, usage: meter.UsageAccount | None = None
+    ) -> AsyncGenerator[RouterEvent, None]:
+        """Yield Routed(target) then that target's events; retry, then fail over, while nothing has flowed yet.
+        The call is counted on `usage` (else under the current usage scope)."""
+        count = usage.record if usage is not None else meter.record
         errors: list[str] = []
         first: LlmError | None = None
         for target in targets:
@@ -242,9 +246,9 @@ class LlmRouter:
                     first = first or exc
                     break
                 finally:
-                    await stream.aclose()  # type: ignore[attr-defined]
+                    await stream.aclose()
                     if started:
-                        meter.record(target.provider_id, target.model_name, used.prompt_tokens, used.completion_tokens)
+                        count(target.provider_id, target.model_name, used.prompt_tokens, used.completion_tokens)
                 self.pool.success(target.provider_id, target.model_name)
                 return
         raise self._all_failed(errors or ["no model to try"], first)
@@ -263,8 +267,9 @@ class LlmRouter:
                     raise exc from raw
                 retry += 1
 
-    async def chat(self, targets: list[ModelTarget], req: ChatRequest) -> tuple[ModelTarget, ChatResult]:
-        """A whole (non-streamed) call with the same retry, failover and pool rules."""
+    async def chat(self, targets: list[ModelTarget], req: ChatRequest, usage: meter.UsageAccount | None = None) -> tuple[ModelTarget, ChatResult]:
+        """A whole (non-streamed) call with the same retry, failover and pool rules, counted as `stream_chat`'s."""
+        count = usage.record if usage is not None else meter.record
         errors: list[str] = []
         first: LlmError | None = None
         for target in targets:
@@ -280,7 +285,7 @@ class LlmRouter:
                 first = first or exc
                 continue
             self.pool.success(target.provider_id, target.model_name)
-            meter.record(target.provider_id, target.model_name, result.prompt_tokens, result.completion_tokens)
+            count(target.provider_id, target.model_name, result.prompt_tokens, result.completion_tokens)
             return target, result
         raise self._all_failed(errors or ["no model to try"], first)
 

@@ -13,7 +13,7 @@ from platform_server.integrations.llm.types import ChatMessage, ChatRequest, Llm
 from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.web.errors import BadRequest, Conflict, NotFound
-from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.models.runtime import LlmRouter, resolve_targets
 
 if TYPE_CHECKING:
     from platform_server.features.models.runtime import LlmRouter

@@ -12,6 +12,7 @@ import logging
 import re
 import wave
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from platform_server.features.agents import service as agents
@@ -297,7 +298,7 @@ class TalkSession:
         finally:
             sub.close()
 
-    async def _event(self, name: str, data: dict[str, Any], pending: str) -> str:
+    async def _event(self, name: str, data: Mapping[str, Any], pending: str) -> str:
         if name == "content_delta":
             await self.sender.send_json({"type": "delta", "text": data.get("delta", "")})
             pending += data.get("delta", "")

@@ -1,9 +1,10 @@
-"""The one recording point of model usage: the LLM router calls `record` after every call.
+"""The one recording point of model usage: the LLM router records every call.
 
-Callers label their calls with `scope(source, workspace_id, ...)`; the label lives in a context
-variable, so it follows the call into the router (and into tasks started inside it). An outer
-scope's source wins, so a chat turn run by a workflow counts as `workflow`; inner scopes fill in
-the ids the outer one lacked.
+A caller that holds a `UsageAccount` (a chat turn) passes it to the router at the call site and the call
+is counted on it. Other callers label their calls with `scope(source, workspace_id, ...)`; the label lives
+in a context variable, so it follows the call into the router (and into tasks started inside it). An outer
+scope's source wins, so a chat turn run by a workflow counts as `workflow`; inner scopes fill in the ids
+the outer one lacked.
 """
 
 from __future__ import annotations
@@ -55,30 +56,58 @@ _current: contextvars.ContextVar[UsageScope | None] = contextvars.ContextVar("us
 
 
 @dataclass
-class _Deferred:
-    """Records held for the task's next write (a chat turn stores them with its answer: one commit)."""
+class UsageAccount:
+    """Model calls counted explicitly: a caller passes its account to the LLM router (`usage=`), which records
+    each call on it. A chat turn holds its records until its end commit stores them with its answer (one commit);
+    records made after that (a task the turn started, still running) are stored at once."""
 
+    scope: UsageScope
+    hold: bool = False
     records: list[dict[str, object]] = dataclasses.field(default_factory=list)
     closed: bool = False
 
-
-_deferred: contextvars.ContextVar[_Deferred | None] = contextvars.ContextVar("usage_deferred", default=None)
-
-
-def defer() -> None:
-    """Hold the current task's records until `flush_deferred()` (call it in a transaction of the task's own)."""
-    _deferred.set(_Deferred())
-
-
-def flush_deferred() -> None:
-    """Store the held records; later ones (a task started by this one, still running) are stored at once."""
-    held = _deferred.get()
-    if held is None:
-        return
-    held.closed = True
-    for values in held.records:
+    def record(self, provider: str | None, model: str | None, prompt_tokens: int, completion_tokens: int, kind: str = "chat") -> None:
+        values = _values(self.scope, provider, model, prompt_tokens, completion_tokens, kind)
+        if self.hold and not self.closed:
+            self.records.append(values)
+            return
         _store(values)
-    held.records.clear()
+
+    def flush(self) -> None:
+        """Store the held records (call it in the transaction they belong to); later ones are stored at once."""
+        self.closed = True
+        for values in self.records:
+            _store(values)
+        self.records.clear()
+
+    @contextlib.contextmanager
+    def lent(self) -> Iterator[None]:
+        """Count on this account the model calls another area makes inside the block on the caller's behalf
+        (a tool, knowledge retrieval): those areas label their calls with `scope`, and this one wins."""
+        scope_token = _current.set(self.scope)
+        account_token = _lent.set(self)
+        try:
+            yield
+        finally:
+            _lent.reset(account_token)
+            _current.reset(scope_token)
+
+
+# The account lent to the calls of the current block (`UsageAccount.lent`): their records join it.
+_lent: contextvars.ContextVar[UsageAccount | None] = contextvars.ContextVar("usage_account", default=None)
+
+
+def account(
+    source: str,
+    workspace_id: int | None = None,
+    user_id: int | None = None,
+    agent_id: int | None = None,
+    conversation_id: str | None = None,
+    hold: bool = False,
+) -> UsageAccount:
+    """An account for the caller's model calls; an enclosing scope's source wins (a chat turn a workflow runs
+    counts as `workflow`), as with `scope`."""
+    return UsageAccount(_merged(source, workspace_id, user_id, agent_id, conversation_id), hold=hold)
 
 
 def current() -> UsageScope | None:
@@ -129,9 +158,16 @@ def source_of_conversation(conversation_source: str | None) -> str:
 
 
 def record(provider: str | None, model: str | None, prompt_tokens: int, completion_tokens: int, kind: str = "chat") -> None:
-    """Store one model call under the current scope (a failure to store never fails the call)."""
-    s = _current.get() or UsageScope("other")
-    values: dict[str, object] = {
+    """Store one model call made without an account, under the current scope (a failure to store never fails the call)."""
+    lent = _lent.get()
+    if lent is not None:
+        lent.record(provider, model, prompt_tokens, completion_tokens, kind)
+        return
+    _store(_values(_current.get() or UsageScope("other"), provider, model, prompt_tokens, completion_tokens, kind))
+
+
+def _values(s: UsageScope, provider: str | None, model: str | None, prompt_tokens: int, completion_tokens: int, kind: str) -> dict[str, object]:
+    return {
         "workspace_id": s.workspace_id,
         "source": s.source,
         "kind": kind,
@@ -144,11 +180,6 @@ def record(provider: str | None, model: str | None, prompt_tokens: int, completi
         "completion_tokens": max(0, int(completion_tokens)),
         "create_time": utcnow(),  # when the call ended, even when stored a moment later
     }
-    held = _deferred.get()
-    if held is not None and not held.closed:
-        held.records.append(values)
-        return
-    _store(values)
 
 
 def _store(values: dict[str, object]) -> None:

@@ -9,12 +9,13 @@ import json
 import time
 from collections.abc import AsyncGenerator, Awaitable
 from contextlib import aclosing
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
 from platform_server.integrations import eager_writes
-from platform_server.integrations.llm.types import LlmError
+from platform_server.integrations.llm.base import LlmClient
+from platform_server.integrations.llm.types import LlmError, Timeouts
 from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ _MAX_ERROR_BODY = 64 * 1024
 PROVIDER_KEEPALIVE_S = 60.0
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: object) -> str:
     """Request bodies (a turn's whole conversation and tools) encoded with orjson, several times faster."""
     try:
         return orjson.dumps(value).decode()
@@ -210,7 +211,7 @@ class HttpTransport:
         """Start the timing budget of one call."""
         return Deadline(self.provider, self.timeout_s, self.first_byte_timeout_s, self.idle_timeout_s)
 
-    async def open(self, method: str, path: str, body: Any | None, dl: Deadline, *, headers_timeout: bool = True) -> aiohttp.ClientResponse:
+    async def open(self, method: str, path: str, body: object | None, dl: Deadline, *, headers_timeout: bool = True) -> aiohttp.ClientResponse:
         """Send a request and return a 2xx response (caller must release it) or raise LlmError."""
         url = self.base_url + path
         session = self._get_session()
@@ -242,7 +243,7 @@ class HttpTransport:
             )
         return resp
 
-    async def request_json(self, method: str, path: str, body: Any | None = None, *, headers_timeout: bool = True) -> Any:
+    async def request_json(self, method: str, path: str, body: object | None = None, *, headers_timeout: bool = True) -> object:
         """Send a request and return the decoded JSON body."""
         dl = self.deadline()
         resp = await self.open(method, path, body, dl, headers_timeout=headers_timeout)
@@ -257,7 +258,7 @@ class HttpTransport:
         except ValueError:
             raise LlmError(f"{self.provider}: malformed JSON response: {raw[:200]!r}") from None
 
-    def stream_sse(self, path: str, body: Any) -> aclosing[AsyncGenerator[tuple[str, str], None]]:
+    def stream_sse(self, path: str, body: object) -> aclosing[AsyncGenerator[tuple[str, str], None]]:
         """POST body and stream its (event, data) SSE messages: `async with http.stream_sse(...) as events`.
 
         Leaving the block (the body's end, a break at the protocol's own end, an error) closes the
@@ -265,12 +266,12 @@ class HttpTransport:
         by the garbage collector a loop pass later, through a cross-thread wake-up."""
         return aclosing(self._sse_messages(path, body))
 
-    def stream_ndjson(self, path: str, body: Any) -> aclosing[AsyncGenerator[tuple[str, str], None]]:
+    def stream_ndjson(self, path: str, body: object) -> aclosing[AsyncGenerator[tuple[str, str], None]]:
         """POST body and stream its newline-delimited JSON lines (Ollama's native API) as ("message", line),
         with the same limits and connection handling as `stream_sse`."""
         return aclosing(self._sse_messages(path, body, NdjsonParser()))
 
-    async def _sse_messages(self, path: str, body: Any, parser: SseParser | None = None) -> AsyncGenerator[tuple[str, str], None]:
+    async def _sse_messages(self, path: str, body: object, parser: SseParser | None = None) -> AsyncGenerator[tuple[str, str], None]:
         dl = self.deadline()
         resp = await self.open("POST", path, body, dl)
         parser = parser or SseParser()
@@ -308,7 +309,7 @@ class HttpTransport:
         self._session = None
 
 
-def stream_json(data: str) -> Any:
+def stream_json(data: str) -> object:
     """One streamed event's JSON (orjson: each chunk of every answer is parsed; the standard decoder
     takes what orjson refuses, such as NaN). Raises ValueError when it is not JSON."""
     try:
@@ -389,3 +390,40 @@ def _line_end(buf: str) -> tuple[int, int] | None:
     if r + 1 < len(buf):
         return (r, 2) if buf[r + 1] == "\n" else (r, 1)
     return None  # a trailing \r may be followed by \n in the next chunk
+
+
+class HttpLlmClient(LlmClient):
+    """A provider reached over HTTP: its transport built one way for every protocol (the accepted types,
+    the key as the protocol sends it, extra headers, the time limits), closed with the client."""
+
+    accept = "application/json, text/event-stream"
+
+    def __init__(self, base_url: str, api_key: str | None, *, limits: Timeouts = Timeouts(), extra_headers: dict[str, str] | None = None) -> None:
+        headers = {**self.fixed_headers(), "Accept": self.accept}
+        if api_key:
+            headers.update(self.key_headers(api_key))
+        headers.update(extra_headers or {})
+        self.http = HttpTransport(
+            self.protocol,
+            self.api_root(base_url),
+            headers,
+            timeout_s=limits.total_s,
+            first_byte_timeout_s=limits.first_byte_s,
+            idle_timeout_s=limits.idle_s,
+        )
+
+    def fixed_headers(self) -> dict[str, str]:
+        """Headers every request of the protocol carries."""
+        return {}
+
+    def key_headers(self, api_key: str) -> dict[str, str]:
+        """How the protocol sends the API key (a bearer token unless it says otherwise)."""
+        return {"Authorization": f"Bearer {api_key}"}
+
+    def api_root(self, base_url: str) -> str:
+        """The configured address as the root the protocol's paths are joined to."""
+        return base_url
+
+    async def close(self) -> None:
+        """Close the HTTP session."""
+        await self.http.close()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator
 
-from platform_server.integrations.llm._http import HttpTransport, stream_json
-from platform_server.integrations.llm.base import LlmClient, ToolCallAssembler
+from platform_server.integrations.llm._http import HttpLlmClient, stream_json
+from platform_server.integrations.llm.base import ToolCallAssembler
 from platform_server.integrations.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -21,6 +20,8 @@ from platform_server.integrations.llm.types import (
     ToolCall,
     Usage,
 )
+from platform_server.json_types import JsonObject
+
 
 API_VERSION = "2023-06-01"
 THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384, "max": 32000}
@@ -28,16 +29,16 @@ DEFAULT_MAX_TOKENS = 4096
 _STOP = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length", "refusal": "content_filter"}
 
 
-def _image_block(url: str) -> dict[str, Any]:
+def _image_block(url: str) -> JsonObject:
     if url.startswith("data:") and ";base64," in url:
         media, data = url[5:].split(";base64,", 1)
         return {"type": "image", "source": {"type": "base64", "media_type": media or "image/png", "data": data}}
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
-def _content_blocks(msg: ChatMessage) -> list[dict[str, Any]]:
+def _content_blocks(msg: ChatMessage) -> list[JsonObject]:
     if isinstance(msg.content, list):
-        blocks = []
+        blocks: list[JsonObject] = []
         for p in msg.content:
             if p.get("type") == "text" and p.get("text"):
                 blocks.append({"type": "text", "text": str(p["text"])})
@@ -47,7 +48,7 @@ def _content_blocks(msg: ChatMessage) -> list[dict[str, Any]]:
     return [{"type": "text", "text": msg.content}] if msg.content else []
 
 
-def _tool_input(arguments: str) -> dict[str, Any]:
+def _tool_input(arguments: str) -> JsonObject:
     try:
         value = json.loads(arguments or "{}")
     except ValueError:
@@ -55,15 +56,16 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def convert_messages(messages: list[ChatMessage]) -> tuple[str, list[dict[str, Any]]]:
+def convert_messages(messages: list[ChatMessage]) -> tuple[str, list[JsonObject]]:
     """Split ChatMessages into the system text and alternating Anthropic messages."""
     system: list[str] = []
-    out: list[dict[str, Any]] = []
+    turns: list[tuple[str, list[JsonObject]]] = []  # (role, blocks): consecutive messages of a role join one turn
     for msg in messages:
         if msg.role == "system":
             if msg.text():
                 system.append(msg.text())
             continue
+        blocks: list[JsonObject]
         if msg.role == "tool":
             role = "user"
             blocks = [{"type": "tool_result", "tool_use_id": msg.tool_call_id or "", "content": msg.text()}]
@@ -77,17 +79,17 @@ def convert_messages(messages: list[ChatMessage]) -> tuple[str, list[dict[str, A
             blocks = _content_blocks(msg)
         if not blocks:
             continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
+        if turns and turns[-1][0] == role:
+            turns[-1][1].extend(blocks)
         else:
-            out.append({"role": role, "content": blocks})
-    return "\n\n".join(system), out
+            turns.append((role, blocks))
+    return "\n\n".join(system), [{"role": role, "content": blocks} for role, blocks in turns]
 
 
-def build_body(req: ChatRequest, *, stream: bool) -> dict[str, Any]:
+def build_body(req: ChatRequest, *, stream: bool) -> JsonObject:
     """Build the /v1/messages request body."""
     system, messages = convert_messages(req.messages)
-    body: dict[str, Any] = {"model": req.model, "messages": messages, "max_tokens": req.max_tokens or DEFAULT_MAX_TOKENS}
+    body: JsonObject = {"model": req.model, "messages": messages, "max_tokens": req.max_tokens or DEFAULT_MAX_TOKENS}
     if system:
         body["system"] = system
     if stream:
@@ -98,7 +100,11 @@ def build_body(req: ChatRequest, *, stream: bool) -> dict[str, Any]:
         ]
     budget = THINKING_BUDGET.get(req.thinking_level or "")
     # Without stored thinking signatures, a tool-use continuation cannot carry thinking blocks back.
-    continuing_tools = bool(messages) and messages[-1]["role"] == "user" and any(b.get("type") == "tool_result" for b in messages[-1]["content"])
+    last = messages[-1] if messages else {}
+    blocks = last.get("content")
+    continuing_tools = (
+        last.get("role") == "user" and isinstance(blocks, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+    )
     if budget and not continuing_tools:
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
         body["max_tokens"] = budget + (req.max_tokens or DEFAULT_MAX_TOKENS)
@@ -107,12 +113,12 @@ def build_body(req: ChatRequest, *, stream: bool) -> dict[str, Any]:
     return body
 
 
-def _input_tokens(usage: dict[str, Any]) -> int:
+def _input_tokens(usage: JsonObject) -> int:
     keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-    return sum(int(usage.get(k) or 0) for k in keys)
+    return sum(int(v) for v in (usage.get(k) for k in keys) if isinstance(v, (int, float)))
 
 
-def result_from_message(data: Any) -> ChatResult:
+def result_from_message(data: object) -> ChatResult:
     """Convert a whole Messages API response into a ChatResult."""
     if not isinstance(data, dict) or not isinstance(data.get("content"), list):
         raise LlmError(f"anthropic: response has no content: {str(data)[:200]}")
@@ -137,38 +143,23 @@ def result_from_message(data: Any) -> ChatResult:
     )
 
 
-class AnthropicClient(LlmClient):
+class AnthropicClient(HttpLlmClient):
     """Speaks POST {base_url}/v1/messages and GET /v1/models."""
 
     protocol = "anthropic"
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None,
-        *,
-        timeout_s: float = 120,
-        first_byte_timeout_s: float = 60,
-        idle_timeout_s: float = 60,
-        extra_headers: dict[str, str] | None = None,
-    ) -> None:
-        base = (base_url or "https://api.anthropic.com").rstrip("/")
-        if base.endswith("/v1"):
-            base = base[:-3]
-        headers = {"anthropic-version": API_VERSION, "Accept": "application/json, text/event-stream"}
-        if api_key:
-            headers["x-api-key"] = api_key
-        headers.update(extra_headers or {})
-        self.http = HttpTransport(
-            "anthropic",
-            base + "/v1",
-            headers,
-            timeout_s=timeout_s,
-            first_byte_timeout_s=first_byte_timeout_s,
-            idle_timeout_s=idle_timeout_s,
-        )
+    def fixed_headers(self) -> dict[str, str]:
+        return {"anthropic-version": API_VERSION}
 
-    async def stream_chat(self, req: ChatRequest) -> AsyncIterator[StreamEvent]:
+    def key_headers(self, api_key: str) -> dict[str, str]:
+        return {"x-api-key": api_key}
+
+    def api_root(self, base_url: str) -> str:
+        """`/v1` joined once, whether the configured address ends with it or not."""
+        base = (base_url or "https://api.anthropic.com").rstrip("/")
+        return (base[:-3] if base.endswith("/v1") else base) + "/v1"
+
+    async def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream a message as provider-neutral events."""
         tools = ToolCallAssembler()
         block_tool: dict[int, int] = {}  # content block index -> tool index
@@ -254,14 +245,10 @@ class AnthropicClient(LlmClient):
         for _ in range(20):
             data = await self.http.request_json("GET", "/models?limit=1000" + (f"&after_id={after}" if after else ""))
             items = data.get("data") if isinstance(data, dict) else None
-            if not isinstance(items, list):
+            if not isinstance(data, dict) or not isinstance(items, list):
                 raise LlmError("anthropic: /v1/models answered without a model list")
             out.extend(ModelInfo(id=str(it["id"]), modalities="text,image") for it in items if isinstance(it, dict) and it.get("id"))
             if not data.get("has_more") or not data.get("last_id"):
                 break
             after = str(data["last_id"])
         return out
-
-    async def close(self) -> None:
-        """Close the HTTP session."""
-        await self.http.close()

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import abc
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 
 from platform_server.integrations.llm.types import (
     ChatRequest,
+    Timeouts,
     ChatResult,
     Finish,
     LlmError,
@@ -30,7 +31,7 @@ class LlmClient(abc.ABC):
     protocol: str = ""
 
     @abc.abstractmethod
-    def stream_chat(self, req: ChatRequest) -> AsyncIterator[StreamEvent]:
+    def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream deltas, then Usage (when known), then one Finish."""
 
     async def chat(self, req: ChatRequest) -> ChatResult:
@@ -140,26 +141,21 @@ def make_client(
     default_num_ctx: int = 8192,
 ) -> LlmClient:
     """Build the client for protocol 'openai', 'anthropic', 'ollama' or 'local' (settings: Ollama's only)."""
-    kwargs = dict(
-        timeout_s=timeout_s,
-        first_byte_timeout_s=first_byte_timeout_s,
-        idle_timeout_s=idle_timeout_s,
-        extra_headers=extra_headers,
-    )
+    limits = Timeouts(timeout_s, first_byte_timeout_s, idle_timeout_s)
     if protocol == "openai":
         from platform_server.integrations.llm.openai import OpenAIClient
 
-        return OpenAIClient(base_url, api_key, **kwargs)  # type: ignore[arg-type]
+        return OpenAIClient(base_url, api_key, limits=limits, extra_headers=extra_headers)
     if protocol == "anthropic":
         from platform_server.integrations.llm.anthropic import AnthropicClient
 
-        return AnthropicClient(base_url, api_key, **kwargs)  # type: ignore[arg-type]
+        return AnthropicClient(base_url, api_key, limits=limits, extra_headers=extra_headers)
     if protocol == "ollama":
         from platform_server.integrations.llm.ollama import OllamaClient
 
-        return OllamaClient(base_url, api_key, settings=settings, default_num_ctx=default_num_ctx, **kwargs)  # type: ignore[arg-type]
+        return OllamaClient(base_url, api_key, limits=limits, extra_headers=extra_headers, settings=settings, default_num_ctx=default_num_ctx)
     if protocol == "local":
         from platform_server.integrations.llm.local import LocalClient
 
-        return LocalClient(base_url, timeout_s=timeout_s, first_byte_timeout_s=first_byte_timeout_s, idle_timeout_s=idle_timeout_s)
+        return LocalClient(base_url, limits=limits)
     raise LlmError(f"unknown provider protocol {protocol!r} (expected one of {', '.join(PROTOCOLS)})", retryable=False)

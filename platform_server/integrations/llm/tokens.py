@@ -12,11 +12,29 @@ per-result cap and the answer's reserve absorb the error.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Generator
+from typing import Callable, Protocol, cast
 
+from platform_server.json_types import JsonObject
 from platform_server.lazy import lazy_import
 
 llama_cpp = lazy_import("llama_cpp")
+
+
+class LlamaModel(Protocol):
+    """What this package uses of a `llama_cpp.Llama` (its own signatures take TypedDicts we do not build)."""
+
+    n_tokens: int
+
+    def tokenize(self, text: bytes, add_bos: bool = True, special: bool = False) -> list[int]: ...
+
+    def create_chat_completion(self, **kwargs: object) -> Generator[JsonObject, None, None]: ...
+
+
+def load_llama(**kwargs: object) -> LlamaModel:
+    """A `llama_cpp.Llama` (the import is lazy: the library loads on first use)."""
+    return cast(LlamaModel, llama_cpp.Llama(**kwargs))
+
 
 # What a chat format adds around each message (role, separators); OpenAI documents 3-4.
 MESSAGE_OVERHEAD = 4
@@ -74,14 +92,14 @@ class LlamaCounter(TokenCounter):
         self.path = path
         self.name = "llama.cpp"
         self._lock = threading.Lock()
-        self._vocab: Any = None
+        self._vocab: LlamaModel | None = None
 
     def count(self, text: str) -> int:
         if not text:
             return 0
         with self._lock:  # one tokenizer instance: llama.cpp's calls on it are not made concurrent
             if self._vocab is None:
-                self._vocab = llama_cpp.Llama(model_path=self.path, vocab_only=True, verbose=False)
+                self._vocab = load_llama(model_path=self.path, vocab_only=True, verbose=False)
             return len(self._vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
 

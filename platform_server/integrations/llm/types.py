@@ -1,11 +1,21 @@
 """Provider-neutral request, response and stream-event types for LLM clients."""
 
 from __future__ import annotations
+from platform_server.json_types import JsonObject
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Union
 
 THINKING_LEVELS = ("off", "low", "medium", "high", "max")
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """A client's time limits: the whole call, the wait for the first byte, the wait between stream chunks."""
+
+    total_s: float = 120
+    first_byte_s: float = 60
+    idle_s: float = 60
 
 
 class LlmError(Exception):
@@ -62,7 +72,7 @@ class ChatMessage:
     """One conversation message; list content holds text/image parts."""
 
     role: str
-    content: str | list[dict[str, Any]] | None
+    content: str | list[JsonObject] | None
     tool_calls: list[ToolCall] = field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
@@ -82,7 +92,7 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
 
 
 @dataclass
