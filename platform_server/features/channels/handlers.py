@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from platform_server.features.channels import pairing_handlers, service
 from platform_server.features.channels.models import Channel
+from platform_server.features.channels.platforms import ADAPTERS
+from platform_server.features.channels.platforms.base import Handshake, PlatformAdapter
+from platform_server.features.channels.platforms.settings import describe
 from platform_server.features.channels.runtime import ChannelRuntime, conversation_id_for
 from platform_server.features.channels.schemas import ChannelCreate, ChannelUpdate, ToggleRequest, WebchatRequest
 from platform_server.features.chat.handlers import StreamingHandler
@@ -66,6 +70,15 @@ class ToggleHandler(ApiHandler):
     def put(self, id: int) -> None:
         """Enable or disable."""
         self.ok(service.update(self.require_caller(), id, {"enabled": self.toggle_body(ToggleRequest).enabled}))
+
+
+class PlatformsHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self) -> None:
+        """The messaging platforms: name, the settings each asks for, how to create the bot, the webhook path."""
+        self.ok([d for t in service.IM_TYPES if (d := describe(t)) is not None])
 
 
 class TypeHandler(ApiHandler):
@@ -146,7 +159,11 @@ class WebhookHandler(ApiHandler):
     channel_type = ""
 
     def post(self) -> None:
-        """Inbound message: `{channelId, messageId, sender:{id}, text}` signed with the channel secret."""
+        """Inbound call of the platform (`?channelId=` names the channel), verified as the platform documents."""
+        adapter = ADAPTERS.get(self.channel_type)
+        if adapter is not None:
+            self._platform_call(adapter)
+            return
         raw = self.body_bytes
         message = service.parse_inbound(self.channel_type, self.json_body())
         if not message:
@@ -164,6 +181,37 @@ class WebhookHandler(ApiHandler):
             return
         runtime: ChannelRuntime = self.platform.services.channels
         self.ok(runtime.deliver(channel, message))
+
+    def _platform_call(self, adapter: PlatformAdapter) -> None:
+        raw = self.body_bytes
+        query = {k: self.get_query_argument(k) for k in self.request.query_arguments}
+        channel_id = query.get("channelId", "")
+        channel = service.inbound_channel(self.channel_type, int(channel_id)) if channel_id.isdigit() and len(channel_id) < 19 else None
+        adapter.verify(channel, self.request.headers, raw, query)  # an unknown channel fails here like a bad signature
+        if channel is None:
+            return
+        result = adapter.parse(channel, self.request.headers, raw, query)
+        if isinstance(result, Handshake):
+            self._answer(result)
+            return
+        if result is None or not channel.enabled:
+            self.ok({"accepted": False, "reason": "ignored event type" if result is None else "channel disabled"})
+            return
+        if not service.first_sight(channel, result.event_id, raw):  # the platform's retry of a delivery already taken
+            outcome: dict[str, object] = {"accepted": False, "reason": "duplicate"}
+        else:
+            outcome = self.platform.services.channels.deliver_inbound(channel, adapter, result)
+        if result.ack is not None:
+            self._answer(result.ack)
+        else:
+            self.ok(outcome)
+
+    def _answer(self, answer: Handshake) -> None:
+        """The platform's own answer shape (not the envelope): it reads the body."""
+        self.set_status(answer.status)
+        self.set_header("Content-Type", answer.content_type)
+        body = answer.body
+        self.finish(json.dumps(body) if isinstance(body, (dict, list)) else body)
 
 
 def webchat_channel(handler: ApiHandler, token: str) -> Channel:
@@ -243,6 +291,7 @@ ROUTES = gated(
         route("/api/v1/channels/preflight", PreflightHandler),
         route("/api/v1/channels/status", StatusHandler),
         route("/api/v1/channels/type/{channelType}", TypeHandler),
+        route("/api/v1/channels/platforms", PlatformsHandler),
         route("/api/v1/channels/webchat/config", WebchatConfigHandler),
         route("/api/v1/channels/webchat/stream", WebchatStreamHandler),
         route("/api/v1/channels/webhook/status", WebhookStatusHandler),

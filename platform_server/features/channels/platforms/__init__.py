@@ -1,0 +1,14 @@
+"""The messaging platform adapters by stand-in token (decisions.md "Messaging platforms behind the stand-ins")."""
+
+from __future__ import annotations
+
+from platform_server.features.channels.platforms.base import PlatformAdapter
+
+ADAPTERS: dict[str, PlatformAdapter] = {}
+
+
+def register(adapter: PlatformAdapter) -> None:
+    ADAPTERS[adapter.kind] = adapter
+
+
+# One line per platform (MSG-A: im_a/b/d/e, MSG-B: im_c/f/g/h).
