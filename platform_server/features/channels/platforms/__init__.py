@@ -15,3 +15,6 @@ def register(adapter: PlatformAdapter) -> None:
 from platform_server.features.channels.platforms import telegram  # noqa: E402  im_e
 
 register(telegram.ADAPTER)
+from platform_server.features.channels.platforms import slack  # noqa: E402  im_d
+
+register(slack.ADAPTER)
