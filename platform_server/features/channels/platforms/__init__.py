@@ -18,3 +18,6 @@ register(telegram.ADAPTER)
 from platform_server.features.channels.platforms import slack  # noqa: E402  im_d
 
 register(slack.ADAPTER)
+from platform_server.features.channels.platforms import discord  # noqa: E402  im_b
+
+register(discord.ADAPTER)
