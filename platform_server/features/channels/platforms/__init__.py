@@ -21,3 +21,6 @@ register(slack.ADAPTER)
 from platform_server.features.channels.platforms import discord  # noqa: E402  im_b
 
 register(discord.ADAPTER)
+from platform_server.features.channels.platforms import dingtalk  # noqa: E402  im_a
+
+register(dingtalk.ADAPTER)
