@@ -115,3 +115,15 @@ async def test_block_kit_approval_buttons_decide_only_for_approvers(env: ChatEnv
     assert answers[1]["text"] == "Saved it."
     update = (await slack.wait_for("chat.update"))[0]
     assert update["ts"] == "1700000000.000100" and update["blocks"] == [] and "Approved by <@UBOSS>" in update["text"]
+
+
+@pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",), channel_stream_edit_interval_s=0.2)
+async def test_a_slow_answer_is_streamed_by_chat_update(env: ChatEnv, slack: FakeSlack, server: RunningServer) -> None:
+    channel = await platform_channel(env, "im_d", slack.url, SIGNING_SECRET, botToken=BOT_TOKEN)
+    env.llm.enqueue(Script(text=["Step ", "one, ", "step ", "two."], delay_s=0.15))
+    await deliver(env, channel, event_body("Ev20", dm("U1", "go slowly")))
+    draft = (await slack.wait_for("chat.postMessage"))[0]
+    await settle(server)
+    updates = await slack.wait_for("chat.update")
+    assert draft["text"] != "Step one, step two." and updates[-1]["text"] == "Step one, step two."
+    assert updates[-1]["ts"] == "1700000000.000100" and len(slack.sent("chat.postMessage")) == 1

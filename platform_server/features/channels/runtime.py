@@ -7,7 +7,7 @@ import hashlib
 import logging
 import random
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import utcnow
@@ -18,9 +18,11 @@ from platform_server.features.channels.platforms import ADAPTERS, outbound
 from platform_server.features.channels.platforms.base import (
     Button,
     ButtonAnswering,
+    Editable,
     GatewayAdapter,
     Inbound,
     PlatformAdapter,
+    SentRef,
     Target,
     approval_buttons,
 )
@@ -32,11 +34,35 @@ from platform_server.features.conversations.models import Message
 from platform_server.features.conversations.service import key_for
 
 if TYPE_CHECKING:
+    import aiohttp
+
     from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
 GATEWAY_CHECK_S = 5.0  # how often enabled channels are matched with running gateways (changes through the API wake it)
+
+
+# A draft is edited while it fits in one message of every platform (Discord's 2000 is the smallest); past that the
+# rest waits for the complete answer, which is then split as the platform needs.
+STREAM_MAX_CHARS = 1800
+
+
+class _Draft:
+    """The answer being streamed into one platform message by edits."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.reset()
+
+    def reset(self) -> None:
+        # The clock starts now: an answer complete within one interval is sent once, whole, with no draft.
+        self.text, self.shown, self.last = "", "", time.monotonic()
+        self.ref: SentRef | None = None
+
+    def due(self) -> bool:
+        fits = len(self.text) <= STREAM_MAX_CHARS and bool(self.text.strip()) and self.text != self.shown
+        return fits and time.monotonic() - self.last >= self.interval
 
 
 def conversation_id_for(channel: Channel, end_user: str, prefix: str = "ch") -> str:
@@ -193,16 +219,28 @@ class ChannelRuntime:
         """Follow the turn; each completed answer (and each approval prompt, as buttons) goes to the platform's send API."""
         sub = turn.subscribe(0)
         events = list(sub.replay)
+        draft = _Draft(self.platform.config.channel_stream_edit_interval_s if isinstance(adapter, Editable) else 0)
         try:
             while True:
                 for event in events:
                     text, buttons = None, None
+                    if event.name == "content_delta" and draft.interval > 0:
+                        draft.text += str(event.data.get("delta") or "")
+                        if draft.due():
+                            await self._stream(channel, adapter, target, draft)
+                        continue
                     if event.name == "tool_approval_requested":
                         text = f"Approval needed: the agent wants to run `{event.data.get('toolName')}`."
                         buttons = approval_buttons(conversation_user)
                     elif event.name == "message_complete" and event.data.get("status") in ("completed", "awaiting_approval"):
                         row = Message.get_or_none(Message.id == int(event.data["assistantMessageId"]))
                         text = row.content if row is not None and row.content else None
+                    if text and draft.ref is not None and event.name == "message_complete":
+                        draft.text = text  # the draft becomes the whole answer (more messages if it outgrew one)
+                        await self._stream(channel, adapter, target, draft)
+                        text = None
+                    if event.name == "message_complete":
+                        draft.reset()
                     if text:
                         await self._send(channel, adapter, target, text, buttons)
                     if event.name == "done":
@@ -214,16 +252,36 @@ class ChannelRuntime:
         finally:
             sub.close()
 
-    async def _send(self, channel: Channel, adapter: PlatformAdapter, target: Target, text: str, buttons: list[Button] | None) -> None:
-        error = None
+    async def _stream(self, channel: Channel, adapter: PlatformAdapter, target: Target, draft: _Draft) -> None:
+        """Show the answer so far: sent once, then edited in place (Editable adapters only)."""
+        assert isinstance(adapter, Editable)
+        text, draft.shown, draft.last = draft.text, draft.text, time.monotonic()
+        if draft.ref is None:
+            draft.ref = await self._send(channel, adapter, target, text, None)
+            return
+        ref = draft.ref
+        await self._send(channel, adapter, target, text, None, lambda session: adapter.edit(session, channel, ref, text))
+
+    async def _send(
+        self,
+        channel: Channel,
+        adapter: PlatformAdapter,
+        target: Target,
+        text: str,
+        buttons: list[Button] | None,
+        call: Callable[[aiohttp.ClientSession], Awaitable[SentRef]] | None = None,
+    ) -> SentRef | None:
+        """Send (or run `call`, an edit) through a session pinned to the platform; a failure is logged on the channel."""
+        error, ref = None, None
         try:
             async with outbound.session_for(self.platform.config.web_fetch_allow_hosts, adapter, channel) as session:
-                await adapter.send(session, channel, target, text, buttons=buttons)
+                ref = await (call(session) if call else adapter.send(session, channel, target, text, buttons=buttons))
         except ApiError as exc:
             error = exc.msg
         Channel.update(last_outbound_at=utcnow(), last_error=error).where(Channel.id == channel.id).execute()
         if error:
             log.warning("channel %s: sending failed: %s", channel.id, error)
+        return ref
 
     async def _reply(self, channel: Channel, turn: Any, message: dict[str, Any]) -> None:
         """Follow the turn; every completed answer is posted (signed) to the reply URL."""

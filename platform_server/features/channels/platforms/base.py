@@ -125,7 +125,10 @@ class PlatformAdapter(Protocol):
 
 @runtime_checkable
 class Editable(Protocol):
-    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> None: ...
+    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> SentRef:
+        """Replace the last message of `ref` by `text` (streaming: the answer so far, then all of it); text past the
+        platform's length limit follows as new messages. Returns the ref of what is now shown."""
+        ...
 
 
 @runtime_checkable

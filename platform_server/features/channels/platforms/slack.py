@@ -185,10 +185,10 @@ class Slack:
             ref.ids.append(str(data.get("ts", "")))
         return ref
 
-    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> None:
-        await self._call(
-            session, channel, "chat.update", {"channel": ref.target["channel"], "ts": ref.ids[-1], "text": slack_mrkdwn(text[:MAX_TEXT])}
-        )
+    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> SentRef:
+        first, *rest = split_text(text, MAX_TEXT)
+        await self._call(session, channel, "chat.update", {"channel": ref.target["channel"], "ts": ref.ids[-1], "text": slack_mrkdwn(first)})
+        return await self.send(session, channel, ref.target, "\n\n".join(rest)) if rest else ref
 
     async def answer_button(self, session: aiohttp.ClientSession, channel: Channel, inbound: Inbound, note: str, decided: bool) -> None:
         ref = inbound.button_ref
