@@ -126,14 +126,15 @@ class ChannelRuntime:
             started = time.monotonic()
             try:
                 await adapter.run_gateway(self.platform.config.web_fetch_allow_hosts, channel, on_inbound)
-                error = "gateway connection ended"
+                error = None  # the platform ended the connection as planned (DingTalk's disconnect): open the next one
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # any failure of one connection is retried; the channel shows why
                 error = exc.msg if isinstance(exc, ApiError) else f"{type(exc).__name__}: {exc}"
-            log.warning("channel %s gateway: %s (retrying in %.0f s)", channel.id, error, backoff)
-            Channel.update(last_error=error).where(Channel.id == channel.id).execute()
-            if time.monotonic() - started > 60:  # it had been up a while: start over from a short wait
+            if error:
+                log.warning("channel %s gateway: %s (retrying in %.0f s)", channel.id, error, backoff)
+                Channel.update(last_error=error).where(Channel.id == channel.id).execute()
+            if error is None or time.monotonic() - started > 60:  # a planned end, or it had been up a while: a short wait
                 backoff = 1.0
             await asyncio.sleep(backoff * random.uniform(0.5, 1.0))
             backoff = min(backoff * 2, 60.0)

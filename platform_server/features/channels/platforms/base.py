@@ -29,9 +29,18 @@ class SettingField:
     required: bool = True
     default: str | None = None
     help: str = ""
+    choices: tuple[str, ...] = ()  # the only values allowed, when given
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "label": self.label, "secret": self.secret, "required": self.required, "default": self.default, "help": self.help}
+        return {
+            "key": self.key,
+            "label": self.label,
+            "secret": self.secret,
+            "required": self.required,
+            "default": self.default,
+            "help": self.help,
+            "choices": list(self.choices),
+        }
 
 
 @dataclass
