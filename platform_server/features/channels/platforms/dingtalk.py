@@ -58,7 +58,12 @@ class DingTalk:
     default_base_url = "https://oapi.dingtalk.com"
     secret_label = "AppSecret (Client Secret) of the robot's app"
     fields = (
-        SettingField("appKey", "AppKey (Client ID)", help="From the app's credentials page in the DingTalk developer console."),
+        SettingField(
+            "appKey",
+            "AppKey (Client ID)",
+            required=False,
+            help="From the app's credentials page; Stream mode needs it (HTTP mode checks the secret only).",
+        ),
         SettingField(
             "mode", "Receive mode", required=False, default="http", help="http: DingTalk calls the webhook URL; stream: this server connects out."
         ),

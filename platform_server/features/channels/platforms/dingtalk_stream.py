@@ -49,6 +49,8 @@ async def _pinned(url: yarl.URL, allow_hosts: tuple[str, ...]) -> aiohttp.Client
 async def run(allow_hosts: tuple[str, ...], channel: Channel, on_inbound: OnInbound) -> None:
     """One connection: returns when DingTalk announces a disconnect or closes it (the runtime opens the next one)."""
     app_key = setting_of(channel, "appKey")
+    if not app_key:
+        raise ChannelError("DingTalk stream: settings.appKey (the Client ID) is needed in Stream mode")
     base = yarl.URL((setting_of(channel, "streamBaseUrl") or DEFAULT_STREAM_BASE).rstrip("/"))
     async with await _pinned(base, allow_hosts) as api:
         body = {
