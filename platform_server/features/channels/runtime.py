@@ -93,16 +93,11 @@ class ChannelRuntime:
         kinds = [k for k, a in ADAPTERS.items() if isinstance(a, GatewayAdapter)]
         try:
             while True:
-                wanted = {c.id: c for c in Channel.select().where((Channel.enabled == True) & (Channel.channel_type.in_(kinds)))}  # noqa: E712
-                for cid, (stamp, task) in list(self.gateways.items()):
-                    row = wanted.get(cid)
-                    if row is None or row.update_time != stamp:  # disabled, deleted or changed (a new token...)
-                        task.cancel()
-                        del self.gateways[cid]
-                for cid, row in wanted.items():
-                    if cid not in self.gateways:
-                        self.gateways[cid] = (row.update_time, asyncio.get_running_loop().create_task(self._gateway(row)))
                 self._reconcile.clear()
+                try:
+                    self._match_gateways(kinds)
+                except Exception:  # a failed check (database busy...) is tried again at the next one
+                    log.exception("matching channel gateways failed")
                 try:
                     await asyncio.wait_for(self._reconcile.wait(), GATEWAY_CHECK_S)
                 except TimeoutError:
@@ -110,6 +105,17 @@ class ChannelRuntime:
         finally:
             for _stamp, task in self.gateways.values():
                 task.cancel()
+
+    def _match_gateways(self, kinds: list[str]) -> None:
+        wanted = {c.id: c for c in Channel.select().where((Channel.enabled == True) & (Channel.channel_type.in_(kinds)))}  # noqa: E712
+        for cid, (stamp, task) in list(self.gateways.items()):
+            row = wanted.get(cid)
+            if row is None or row.update_time != stamp:  # disabled, deleted or changed (a new token...)
+                task.cancel()
+                del self.gateways[cid]
+        for cid, row in wanted.items():
+            if cid not in self.gateways:
+                self.gateways[cid] = (row.update_time, asyncio.get_running_loop().create_task(self._gateway(row)))
 
     async def _gateway(self, channel: Channel) -> None:
         """Run the channel's gateway forever: restarted after a failure with exponential backoff (1 s .. 60 s, jittered)."""
