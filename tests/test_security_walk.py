@@ -44,7 +44,7 @@ GET_PARAMS = {
 def bodies(s: Seeded, people: dict[str, Any]) -> dict[tuple[str, str], Any]:
     """Valid bodies, so a refusal comes from the workspace or owner check and not from validation."""
     chat = {"agentId": s.agent, "message": "hi", "conversationId": s.conversation}
-    channel = {"name": "x", "channelType": "im_a", "agentId": s.agent, "replyUrl": "https://example.com/r"}
+    channel = {"name": "x", "channelType": "im_a", "agentId": s.agent, "replyUrl": "https://example.com/r", "settings": {"appKey": "k"}}
     return {
         ("PUT", "/api/v1/agents/{id}"): {"name": "hacked"},
         ("PUT", "/api/v1/agents/{agentId}/skills"): {"skillIds": [int(s.skill)]},
@@ -236,9 +236,10 @@ async def test_no_read_route_answers_a_secret_after_its_one_time_creation_answer
     pat = await created(await api.post("/api/v1/auth/tokens", {"name": "ci"}, token="alice"))
     secrets["pat"] = pat["token"]
     secrets["channel secret"] = "SECRET-CHANNEL-4d2e-0123456789"
+    secrets["platform bot token"] = "xoxb-SECRET-BOTTOKEN-7f8e"
     await created(await api.post("/api/v1/channels", {
-        "name": "signed", "channelType": "im_b", "agentId": s.agent, "replyUrl": "https://example.com/r",
-        "secret": secrets["channel secret"]}, token="alice"), secrets["channel secret"])
+        "name": "signed", "channelType": "im_d", "agentId": s.agent, "settings": {"botToken": secrets["platform bot token"]},
+        "secret": secrets["channel secret"]}, token="alice"), secrets["channel secret"], secrets["platform bot token"])
     generated = await created(await api.post("/api/v1/channels", {
         "name": "generated", "channelType": "im_c", "agentId": s.agent, "replyUrl": "https://example.com/r"},
         token="alice"))

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 from platform_server.platform import Flag
 from platform_server.features.channels import CHANNELS
 from platform_server.features.channels import pairing_handlers, service
 from platform_server.features.channels.models import Channel
+from platform_server.features.channels.platforms import ADAPTERS
+from platform_server.features.channels.platforms.base import Handshake, PlatformAdapter
+from platform_server.features.channels.platforms.settings import describe
 from platform_server.features.channels.runtime import ChannelRuntime, conversation_id_for
 from platform_server.features.channels.schemas import ChannelCreate, ChannelUpdate, ToggleRequest, WebchatRequest
 from platform_server.features.chat.handlers import StreamingHandler
@@ -38,6 +42,7 @@ class ChannelsHandler(ApiHandler):
         req = self.body(ChannelCreate)
         draft = {"channelType": req.channelType, "agentId": req.agentId, "replyUrl": req.replyUrl}
         self.ok(service.create(self.require_caller(), req.name, draft, req.secret, req.settings, req.enabled))
+        self.platform.runtime(CHANNELS).reconcile_soon()
 
 
 class ChannelHandler(ApiHandler):
@@ -53,10 +58,12 @@ class ChannelHandler(ApiHandler):
         """Update (sparse)."""
         changes = self.body(ChannelUpdate).model_dump(exclude_none=True)
         self.ok(service.update(self.require_caller(), id, changes))
+        self.platform.runtime(CHANNELS).reconcile_soon()
 
     def delete(self, id: int) -> None:
         """Delete."""
         service.delete(self.require_caller(), id)
+        self.platform.runtime(CHANNELS).reconcile_soon()
         self.ok(None)
 
 
@@ -68,6 +75,16 @@ class ToggleHandler(ApiHandler):
     def put(self, id: int) -> None:
         """Enable or disable."""
         self.ok(service.update(self.require_caller(), id, {"enabled": self.toggle_body(ToggleRequest).enabled}))
+        self.platform.runtime(CHANNELS).reconcile_soon()
+
+
+class PlatformsHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self) -> None:
+        """The messaging platforms: name, the settings each asks for, how to create the bot, the webhook path."""
+        self.ok([d for t in service.IM_TYPES if (d := describe(t)) is not None])
 
 
 class TypeHandler(ApiHandler):
@@ -89,11 +106,16 @@ class PreflightHandler(ApiHandler):
         req = self.body(ChannelCreate)
         service.check_draft(self.require_caller(), {"channelType": req.channelType, "agentId": req.agentId, "replyUrl": req.replyUrl})
         problems = []
-        if req.replyUrl:
+        urls = [("replyUrl", req.replyUrl)] if req.replyUrl else []
+        adapter = ADAPTERS.get(req.channelType)
+        if adapter is not None:  # the settings the platform needs, and its API address
+            service.stored_settings(req.channelType, req.settings, None)
+            urls.append(("settings.apiBaseUrl", str(req.settings.get("apiBaseUrl") or adapter.default_base_url)))
+        for name, url in urls:
             try:
-                await net_guard.vet_url(req.replyUrl, self.config.web_fetch_allow_hosts)
+                await net_guard.vet_url(url, self.config.web_fetch_allow_hosts)
             except net_guard.BlockedUrl as exc:
-                problems.append(f"replyUrl: {exc}")
+                problems.append(f"{name}: {exc}")
         self.ok({"valid": not problems, "problems": problems})
 
 
@@ -148,7 +170,11 @@ class WebhookHandler(ApiHandler):
     channel_type = ""
 
     def post(self) -> None:
-        """Inbound message: `{channelId, messageId, sender:{id}, text}` signed with the channel secret."""
+        """Inbound call of the platform (`?channelId=` names the channel), verified as the platform documents."""
+        adapter = ADAPTERS.get(self.channel_type)
+        if adapter is not None:
+            self._platform_call(adapter)
+            return
         raw = self.body_bytes
         message = service.parse_inbound(self.channel_type, self.json_body())
         if not message:
@@ -166,6 +192,37 @@ class WebhookHandler(ApiHandler):
             return
         runtime: ChannelRuntime = self.platform.runtime(CHANNELS)
         self.ok(runtime.deliver(channel, message))
+
+    def _platform_call(self, adapter: PlatformAdapter) -> None:
+        raw = self.body_bytes
+        query = {k: self.get_query_argument(k) for k in self.request.query_arguments}
+        channel_id = query.get("channelId", "")
+        channel = service.inbound_channel(self.channel_type, int(channel_id)) if channel_id.isdigit() and len(channel_id) < 19 else None
+        adapter.verify(channel, self.request.headers, raw, query)  # an unknown channel fails here like a bad signature
+        if channel is None:
+            return
+        result = adapter.parse(channel, self.request.headers, raw, query)
+        if isinstance(result, Handshake):
+            self._answer(result)
+            return
+        if result is None or not channel.enabled:
+            self.ok({"accepted": False, "reason": "ignored event type" if result is None else "channel disabled"})
+            return
+        if not service.first_sight(channel, result.event_id, raw):  # the platform's retry of a delivery already taken
+            outcome: dict[str, object] = {"accepted": False, "reason": "duplicate"}
+        else:
+            outcome = self.platform.runtime(CHANNELS).deliver_inbound(channel, adapter, result)
+        if result.ack is not None:
+            self._answer(result.ack)
+        else:
+            self.ok(outcome)
+
+    def _answer(self, answer: Handshake) -> None:
+        """The platform's own answer shape (not the envelope): it reads the body."""
+        self.set_status(answer.status)
+        self.set_header("Content-Type", answer.content_type)
+        body = answer.body
+        self.finish(json.dumps(body) if isinstance(body, (dict, list)) else body)
 
 
 def webchat_channel(handler: ApiHandler, token: str) -> Channel:
@@ -245,6 +302,7 @@ ROUTES = gated(
         route("/api/v1/channels/preflight", PreflightHandler),
         route("/api/v1/channels/status", StatusHandler),
         route("/api/v1/channels/type/{channelType}", TypeHandler),
+        route("/api/v1/channels/platforms", PlatformsHandler),
         route("/api/v1/channels/webchat/config", WebchatConfigHandler),
         route("/api/v1/channels/webchat/stream", WebchatStreamHandler),
         route("/api/v1/channels/webhook/status", WebhookStatusHandler),

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 
 
 async def start(platform: Platform) -> None:
-    platform.set_runtime(CHANNELS, ChannelRuntime(platform.runtime(CHAT), platform.config))
+    runtime = ChannelRuntime(platform.runtime(CHAT), platform.config)
+    platform.set_runtime(CHANNELS, runtime)
+    runtime.start_gateways()
 
 
 async def stop(platform: Platform) -> None:

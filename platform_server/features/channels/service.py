@@ -25,6 +25,10 @@ from platform_server.features.auth.models import User
 from platform_server.features.workspaces.service import member_role
 from platform_server.web.context import Principal
 from platform_server.lazy import lazy_import
+from platform_server.features.channels.platforms import ADAPTERS
+from platform_server.features.channels.platforms import outbound
+from platform_server.features.channels.platforms import settings as platform_settings
+from platform_server.features.channels.platforms.base import Probing
 
 if TYPE_CHECKING:
     import aiohttp
@@ -62,8 +66,8 @@ CREDENTIALS_CONTEXT = "channel.settings.credentials"  # AES-GCM context of the s
 
 
 def public_settings(c: Channel) -> dict[str, Any]:
-    """The channel's settings without the pairing credentials (write-only, like the secret)."""
-    return {k: v for k, v in (c.settings or {}).items() if k != "credentials"}
+    """The channel's settings without the pairing credentials and platform tokens (write-only, like the secret)."""
+    return {k: v for k, v in (c.settings or {}).items() if k not in platform_settings.HIDDEN}
 
 
 def credentials_of(c: Channel) -> dict[str, Any]:
@@ -92,11 +96,20 @@ def to_dict(c: Channel) -> dict[str, Any]:
         "lastError": c.last_error,
         "createTime": iso(c.create_time),
         "updateTime": iso(c.update_time),
-        "webhookUrl": f"/api/v1/channels/webhook/{c.channel_type}" if c.channel_type in IM_TYPES else None,
+        "webhookUrl": webhook_url(c),
     }
+    if c.channel_type in ADAPTERS:
+        data["secretSettingsSet"] = platform_settings.set_keys(c)
     if c.channel_type == "webchat":
         data["publicToken"] = c.public_token  # embedded in the public widget: not a secret
     return data
+
+
+def webhook_url(c: Channel) -> str | None:
+    """The path to paste into the platform (platforms call it without our ids, so the channel id is in the query)."""
+    if c.channel_type in ADAPTERS:
+        return f"/api/v1/channels/webhook/{c.channel_type}?channelId={c.id}"
+    return f"/api/v1/channels/webhook/{c.channel_type}" if c.channel_type in IM_TYPES else None
 
 
 def _get(caller: Caller, channel_id: int) -> Channel:
@@ -136,6 +149,10 @@ def check_draft(caller: Caller, draft: dict[str, Any]) -> dict[str, Any]:
     ):
         raise BadRequest("agentId: no such agent in this workspace")
     reply_url = draft.get("replyUrl")
+    if kind in ADAPTERS:  # answers go to the platform's own send API (settings.apiBaseUrl); a reply URL is only a pairing gateway
+        if reply_url is not None and not (isinstance(reply_url, str) and reply_url.startswith(("http://", "https://"))):
+            raise BadRequest("replyUrl: must be an http(s) URL")
+        return {"channel_type": kind, "agent_id": int(str(agent_id)), "reply_url": reply_url or None}
     if kind in IM_TYPES and not (isinstance(reply_url, str) and reply_url.startswith(("http://", "https://"))):
         raise BadRequest("replyUrl: an http(s) URL where replies are posted is required for messaging channels")
     return {"channel_type": kind, "agent_id": int(str(agent_id)), "reply_url": reply_url if kind in IM_TYPES else None}
@@ -152,7 +169,7 @@ def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None,
         name=name,
         secret=secret_value,
         public_token=new_public_token(),
-        settings={k: v for k, v in settings.items() if k != "credentials"},
+        settings=stored_settings(fields["channel_type"], settings, None),
         enabled=enabled,
         **fields,
     )
@@ -161,6 +178,14 @@ def create(caller: Caller, name: str, draft: dict[str, Any], secret: str | None,
     if secret is None:
         data["secret"] = secret_value  # shown once so the platform side can be configured
     return data
+
+
+def stored_settings(kind: str, given: dict[str, Any], existing: dict[str, Any] | None) -> dict[str, Any]:
+    """What is stored of the given settings: a platform's tokens sealed (kept when not given again), no pairing credentials."""
+    adapter = ADAPTERS.get(kind)
+    if adapter is not None:
+        return platform_settings.merge(adapter, given, existing)
+    return {k: v for k, v in given.items() if k not in platform_settings.HIDDEN}
 
 
 def new_public_token() -> str:
@@ -182,7 +207,12 @@ def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str
         kept = secret_origin.kept(credentials_of(row), row.reply_url, fields["reply_url"])
         row.agent_id, row.reply_url = fields["agent_id"], fields["reply_url"]
         # Pairing credentials are never set through the API: the given settings replace the rest only.
-        row.settings = {k: v for k, v in (changes["settings"] if "settings" in changes else row.settings or {}).items() if k != "credentials"}
+        given = changes["settings"] if "settings" in changes else None
+        row.settings = (
+            stored_settings(row.channel_type, given, row.settings)
+            if given is not None
+            else {k: v for k, v in (row.settings or {}).items() if k != "credentials"}
+        )
         if kept:
             row.settings["credentials"] = kept
         for key, attr in (("name", "name"), ("enabled", "enabled"), ("secret", "secret")):
@@ -230,10 +260,18 @@ async def post_signed(config: Any, channel: Channel, payload: dict[str, Any]) ->
 
 
 async def check_health(config: Any, channel: Channel) -> dict[str, Any]:
-    """A signed `ping` to the reply URL (webchat: healthy when enabled)."""
+    """A messaging platform's own credential check, else a signed `ping` to the reply URL (webchat: healthy when enabled)."""
     started = time.monotonic()
+    adapter = ADAPTERS.get(channel.channel_type)
     if channel.channel_type == "webchat":
         ok, message = channel.enabled, "webchat is served by this server" if channel.enabled else "disabled"
+    elif adapter is not None:  # the platform's own API answers for the credentials
+        try:
+            async with outbound.session_for(config.web_fetch_allow_hosts, adapter, channel) as session:
+                message = await adapter.probe(session, channel) if isinstance(adapter, Probing) else "API base URL allowed"
+            ok = True
+        except ChannelError as exc:
+            ok, message = False, exc.msg
     else:
         try:
             status = await post_signed(config, channel, {"type": "ping", "channelId": str(channel.id)})
@@ -250,12 +288,7 @@ async def check_health(config: Any, channel: Channel) -> dict[str, Any]:
 
 
 def parse_inbound(channel_type: str, payload: Any) -> dict[str, Any]:
-    """The message of an inbound call: `{channelId, messageId, sender: {id, name?}, text}`
-    (im_d wraps it as `{type: "message", event: {...}}`)."""
-    if channel_type == "im_d" and isinstance(payload, dict) and "event" in payload:
-        if payload.get("type") != "message":
-            return {}
-        payload = payload["event"]
+    """The message of an inbound call of a type without a platform adapter: `{channelId, messageId, sender: {id, name?}, text}`."""
     if not isinstance(payload, dict):
         raise BadRequest("Webhook body must be a JSON object")
     sender = payload.get("sender") or {}
