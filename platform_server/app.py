@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from platform_server.features.channels.runtime import ChannelRuntime
     from platform_server.features.chat.runtime import ChatRuntime
     from platform_server.features.cron.runner import CronScheduler
+    from platform_server.features.doors.mcp_door import McpDoor
     from platform_server.features.goals.evaluation import GoalEvaluator
     from platform_server.features.mcp.manager import McpManager
     from platform_server.features.memory.dreaming import Dreamer
@@ -112,6 +113,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("goals", needs=("agents", "audit", "conversations"), uses=("memory", "models", "usage")),
     Feature("usage", needs=("agents", "chat", "conversations"), uses=("guard",)),
     Feature("compat", uses=("conversations", "wiki")),
+    Feature("doors", needs=("chat",), uses=("agents", "usage", "wiki", "workspaces")),
 )
 
 
@@ -162,6 +164,7 @@ class Services:
     teams: TeamRunner
     cron: CronScheduler
     goals_evaluator: GoalEvaluator
+    mcp_door: McpDoor
 
 
 class Platform(Protocol):

@@ -1,0 +1,175 @@
+"""`/api/v1/mcp/serve`: the `mcp` SDK's own streamable HTTP transport, served from Tornado.
+
+The SDK's transport is an ASGI app (StreamableHTTPSessionManager). Rather than re-implementing the transport's HTTP
+semantics (protocol version negotiation, JSON-RPC framing, SSE answers, the newer stateless protocol), the handler
+authenticates the request the platform's way and hands it, as an ASGI call, to the SDK's session manager: the
+transport stays the SDK's, so it follows the SDK's upgrades. The manager runs stateless (every request stands alone,
+no session held in this process), so any process of a deployment can answer any request and a restart loses
+nothing. Its task group lives from the first MCP request to the platform's stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import MutableMapping
+import logging
+from typing import TYPE_CHECKING, Any
+
+import tornado.iostream
+
+from platform_server.features.doors import agents_door
+from platform_server.lazy import lazy_import
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import LOGIN
+from platform_server.web.errors import BadRequest
+
+if TYPE_CHECKING:
+    import mcp.server.streamable_http_manager as mcp_http
+
+    from platform_server.app import Platform
+    from platform_server.features.doors import mcp_tools
+else:
+    mcp_http = lazy_import("mcp.server.streamable_http_manager")
+    mcp_tools = lazy_import("platform_server.features.doors.mcp_tools")
+
+log = logging.getLogger(__name__)
+
+ASGI = MutableMapping[str, Any]
+
+
+class McpDoor:
+    """The SDK's session manager (`platform.services.mcp_door`), started on the first request, stopped with the platform."""
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        self._manager: mcp_http.StreamableHTTPSessionManager | None = None
+        self._running: asyncio.Task[None] | None = None
+        self._ready: asyncio.Event | None = None
+        self._stop = asyncio.Event()
+
+    async def manager(self) -> mcp_http.StreamableHTTPSessionManager:
+        if self._ready is None:
+            self._ready = asyncio.Event()
+            manager = mcp_http.StreamableHTTPSessionManager(mcp_tools.build(self.platform)._lowlevel_server, stateless=True)
+            self._running = asyncio.create_task(self._run(manager))
+        await self._ready.wait()
+        assert self._manager is not None, "the MCP session manager did not start"
+        return self._manager
+
+    async def _run(self, manager: mcp_http.StreamableHTTPSessionManager) -> None:
+        assert self._ready is not None
+        try:
+            async with manager.run():
+                self._manager = manager
+                self._ready.set()
+                await self._stop.wait()
+        except Exception:
+            log.exception("the MCP server's session manager stopped")
+        finally:
+            self._manager = None
+            self._ready.set()
+
+    async def stop(self) -> None:
+        self._stop.set()
+        if self._running is not None:
+            await asyncio.wait([self._running], timeout=5)
+
+
+class McpServeHandler(ApiHandler):
+    """The MCP endpoint (streamable HTTP): POST JSON-RPC messages; GET and DELETE as the transport defines them."""
+
+    access = {"POST": LOGIN, "GET": LOGIN, "DELETE": LOGIN}
+    tags = ("MCP server",)
+
+    def initialize(self, long_params: frozenset[str] = frozenset()) -> None:
+        super().initialize(long_params)
+        self._gone = asyncio.Event()
+
+    def set_default_headers(self) -> None:
+        super().set_default_headers()
+        self.set_header("WWW-Authenticate", 'Bearer realm="agent-platform"')  # what MCP clients read on a 401
+
+    async def post(self) -> None:
+        """An MCP JSON-RPC message (initialize, tools/list, tools/call, resources/list, resources/read, ...)."""
+        await self._serve()
+
+    async def get(self) -> None:
+        """The transport's server-to-client stream (not offered: the server is stateless; the SDK answers 405)."""
+        await self._serve()
+
+    async def delete(self) -> None:
+        """End a session (the SDK's answer: there are none to end)."""
+        await self._serve()
+
+    async def _serve(self) -> None:
+        caller = self.require_caller()
+        raw = (self.request.headers.get("X-Workspace-Id") or "").strip()
+        if raw and (not raw.isdigit() or not 0 < int(raw) < 2**63):
+            raise BadRequest("Invalid value for parameter 'X-Workspace-Id': expected Long")
+        only = int(raw) if raw else None
+        if only is not None:
+            agents_door.workspace_roles(caller.principal, only)  # 403 before anything runs when not a member
+        manager = await self.platform.services.mcp_door.manager()
+        token = agents_door.DOOR_CALLER.set((caller.principal, only))
+        try:
+            await manager.handle_request(self._scope(), self._receive, self._send)
+        finally:
+            agents_door.DOOR_CALLER.reset(token)
+        if not self._finished:
+            self.finish()
+
+    def _scope(self) -> ASGI:
+        req = self.request
+        host, _, port = (req.host or "localhost").partition(":")
+        return {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": req.version.removeprefix("HTTP/") or "1.1",
+            "method": req.method,
+            "scheme": req.protocol,
+            "path": req.path,
+            "raw_path": req.path.encode("latin-1", "replace"),
+            "query_string": req.query.encode("latin-1", "replace"),
+            "root_path": "",
+            "headers": [(k.lower().encode("latin-1"), v.encode("latin-1", "replace")) for k, v in req.headers.get_all()],
+            "client": (self.client_ip, 0),
+            "server": (host, int(port) if port.isdigit() else 80),
+        }
+
+    async def _receive(self) -> ASGI:
+        if not getattr(self, "_body_sent", False):
+            self._body_sent = True
+            return {"type": "http.request", "body": self.body_bytes, "more_body": False}
+        await self._gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def _send(self, message: ASGI) -> None:
+        if self._finished:
+            return
+        if message["type"] == "http.response.start":
+            self.set_status(int(message["status"]))
+            for name, value in message.get("headers", []):
+                key = name.decode("latin-1")
+                if key.lower() not in ("content-length", "transfer-encoding", "connection"):  # Tornado frames the body
+                    self.set_header(key, value.decode("latin-1"))
+            if self._headers.get("Content-Type", "").startswith("text/event-stream"):
+                await self._flush()  # the headers leave now: a long tool call is a stream under way, not a timed-out request
+            return
+        if message["type"] == "http.response.body":
+            body = message.get("body", b"")
+            if body:
+                self.write(body)
+            if message.get("more_body"):
+                await self._flush()  # an SSE answer: each event leaves now
+            else:
+                self.finish()
+
+    async def _flush(self) -> None:
+        try:
+            await self.flush()
+        except tornado.iostream.StreamClosedError:
+            self._gone.set()  # the SDK sees the disconnect on its next receive
+
+    def on_connection_close(self) -> None:
+        super().on_connection_close()
+        self._gone.set()
