@@ -192,3 +192,14 @@ async def test_a_viewers_pat_cannot_reach_a_workspace_it_is_not_in_through_eithe
                              workspace=dave_ws)
     assert raw.status == 403
     assert env.llm.requests == []
+
+
+async def test_both_doors_are_documented_under_their_own_tags_and_mcp_offers_no_get_stream(env: ChatEnv) -> None:
+    doc = (await env.api.get("/v3/api-docs", token="alice")).body
+    assert doc["paths"]["/api/v1/openai/v1/chat/completions"]["post"]["tags"] == ["OpenAI-compatible API"]
+    assert doc["paths"]["/api/v1/openai/v1/models"]["get"]["responses"]["404"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/OpenAiError"}
+    assert "OpenAiError" in doc["components"]["schemas"]
+    assert doc["paths"]["/api/v1/mcp/serve"]["post"]["tags"] == ["MCP server"]
+    r = await env.api.get("/api/v1/mcp/serve", token="alice", headers={"Accept": "text/event-stream"})
+    assert r.status == 405

@@ -21,7 +21,7 @@ from platform_server.features.doors import agents_door
 from platform_server.lazy import lazy_import
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import ApiError, BadRequest
 
 if TYPE_CHECKING:
     import mcp.server.streamable_http_manager as mcp_http
@@ -76,29 +76,24 @@ class McpDoor:
 
 
 class McpServeHandler(ApiHandler):
-    """The MCP endpoint (streamable HTTP): POST JSON-RPC messages; GET and DELETE as the transport defines them."""
+    """The MCP endpoint (streamable HTTP): JSON-RPC messages are POSTed; the answer is JSON or an SSE stream."""
 
-    access = {"POST": LOGIN, "GET": LOGIN, "DELETE": LOGIN}
+    access = {"POST": LOGIN}
     tags = ("MCP server",)
 
     def initialize(self, long_params: frozenset[str] = frozenset()) -> None:
         super().initialize(long_params)
         self._gone = asyncio.Event()
 
-    def set_default_headers(self) -> None:
-        super().set_default_headers()
-        self.set_header("WWW-Authenticate", 'Bearer realm="agent-platform"')  # what MCP clients read on a 401
+    def _write_error_body(self, error: ApiError) -> None:
+        if error.http_status == 401:
+            self.set_header("WWW-Authenticate", 'Bearer realm="agent-platform"')  # what an MCP client reads on a 401
+        super()._write_error_body(error)
 
+    # Only POST: a stateless server has no session to stream to (GET) or to end (DELETE); the transport's
+    # specification lets a server answer both 405, which the base handler does (with `Allow: POST`).
     async def post(self) -> None:
         """An MCP JSON-RPC message (initialize, tools/list, tools/call, resources/list, resources/read, ...)."""
-        await self._serve()
-
-    async def get(self) -> None:
-        """The transport's server-to-client stream (not offered: the server is stateless; the SDK answers 405)."""
-        await self._serve()
-
-    async def delete(self) -> None:
-        """End a session (the SDK's answer: there are none to end)."""
         await self._serve()
 
     async def _serve(self) -> None:
