@@ -1,6 +1,7 @@
 """Client doors: the official `openai` SDK and the `mcp` SDK's client reach the agents and the wiki of a real server."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from typing import Any, AsyncIterator
 
@@ -110,6 +111,28 @@ async def test_errors_come_in_the_openai_shape_with_their_statuses(env: ChatEnv,
     assert raw.body["error"]["type"] == "invalid_request_error"
 
 
+async def test_a_second_request_while_the_threads_turn_runs_is_a_409_and_a_client_that_leaves_does_not_stop_the_turn(
+    env: ChatEnv, server: RunningServer
+) -> None:
+    client = openai_client(server, await pat(env, "alice"))
+    model, thread = f"helper-{env.agent_id}", {"X-Conversation-Id": "busy"}
+    env.llm.enqueue(Script(text="one two three four five six", delay_s=0.2))
+    stream = await client.chat.completions.create(model=model, messages=[{"role": "user", "content": "count"}], stream=True,
+                                                  extra_headers=thread)
+    first = await stream.__anext__()
+    assert first.choices[0].delta.role == "assistant"
+    with pytest.raises(openai.ConflictError) as busy:
+        await client.chat.completions.create(model=model, messages=[{"role": "user", "content": "again"}], extra_headers=thread)
+    assert busy.value.code == "conversation_busy"
+    await stream.close()  # the client leaves mid-answer: the turn runs on and its answer is stored
+    for _ in range(100):
+        stored = await env.messages((await door_conversations(env))[0]["conversationId"])
+        if len(stored) == 2 and stored[1]["content"] == "one two three four five six":
+            break
+        await asyncio.sleep(0.1)
+    assert [m["content"] for m in stored] == ["count", "one two three four five six"]
+
+
 async def test_a_tool_call_waiting_for_approval_ends_the_answer_with_where_it_is_decided(env: ChatEnv, server: RunningServer) -> None:
     env.llm.enqueue(Script(text="Saving.", tool_calls=[ScriptedToolCall("write_file", {"path": "note.txt", "content": "hello"})]))
     client = openai_client(server, await pat(env, "alice"))
@@ -179,7 +202,11 @@ async def test_a_viewers_pat_cannot_reach_a_workspace_it_is_not_in_through_eithe
         await openai_client(server, carol, **{"X-Workspace-Id": str(dave_ws)}).models.list()
     assert env.llm.requests == []
 
-    async with mcp_client(server, carol) as mcp_session:
+    alice = await pat(env, "alice")
+    async with mcp_client(server, alice) as admins, mcp_client(server, carol) as mcp_session:
+        assert "Secret" in text(await admins.call_tool("list_agents", {}))  # a global admin sees every workspace
+        assert "Secret" not in text(await mcp_session.call_tool("list_agents", {}))  # each request acts as its own token's user
+        assert "Secret" in text(await admins.call_tool("list_agents", {}))
         asked = await mcp_session.call_tool("ask_agent", {"agent": f"secret-{theirs}", "message": "hi"})
         assert asked.is_error and "does not exist" in text(asked)
         read = await mcp_session.call_tool("wiki_search", {"query": "anything", "knowledge_base": kb.data["id"]})
