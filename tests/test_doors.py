@@ -16,6 +16,9 @@ from tests.helpers.server import RunningServer
 from tests.helpers.wiki import add_text, make_kb, page, pages_answer, wait_idle
 
 
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+
+
 async def pat(env: ChatEnv, who: str) -> str:
     r = await env.api.post("/api/v1/auth/tokens", {"name": "client"}, token=who)
     assert r.status == 200, r.body
@@ -131,6 +134,22 @@ async def test_a_second_request_while_the_threads_turn_runs_is_a_409_and_a_clien
             break
         await asyncio.sleep(0.1)
     assert [m["content"] for m in stored] == ["count", "one two three four five six"]
+
+
+async def test_an_image_part_reaches_the_agent_and_a_web_image_url_is_refused(env: ChatEnv, server: RunningServer) -> None:
+    client = openai_client(server, await pat(env, "alice"))
+    model = f"helper-{env.agent_id}"
+    image = "data:image/png;base64," + PNG
+    env.llm.enqueue(Script(text="A red dot."))
+    r = await client.chat.completions.create(model=model, messages=[{"role": "user", "content": [
+        {"type": "text", "text": "what is this?"}, {"type": "image_url", "image_url": {"url": image}}]}])
+    assert r.choices[0].message.content == "A red dot."
+    stored = await env.messages((await door_conversations(env))[0]["conversationId"])
+    assert stored[0]["content"] == "what is this?"
+    assert [p.get("url") for p in stored[0]["contentParts"] if p["type"] == "image"] == [image]
+    with pytest.raises(openai.BadRequestError):
+        await client.chat.completions.create(model=model, messages=[{"role": "user", "content": [
+            {"type": "text", "text": "and this?"}, {"type": "image_url", "image_url": {"url": "http://example.com/x.png"}}]}])
 
 
 async def test_a_tool_call_waiting_for_approval_ends_the_answer_with_where_it_is_decided(env: ChatEnv, server: RunningServer) -> None:

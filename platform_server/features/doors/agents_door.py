@@ -113,12 +113,22 @@ class Outcome:
     citations: list[dict[str, Any]] = field(default_factory=list)
 
 
-async def start(platform: Platform, caller: Caller, agent: Agent, conversation: str, message: str, source: str) -> Turn:
+async def start(
+    platform: Platform, caller: Caller, agent: Agent, conversation: str, message: str, source: str, parts: list[dict[str, Any]] | None = None
+) -> Turn:
     """Start a turn through the chat runtime (guard, grants, memory, retrieval, usage under `source`)."""
     runtime = platform.services.chat
     await runtime.pacer.admit()
     return runtime.start_turn(
-        TurnRequest(caller=caller, agent=agent, conversation_id=conversation, message=message, source=source, text_commands=True)
+        TurnRequest(
+            caller=caller,
+            agent=agent,
+            conversation_id=conversation,
+            message=None if parts else message,
+            content_parts=parts,
+            source=source,
+            text_commands=True,  # the token's owner: `/approve` and `/deny` decide a waiting call, as in the console
+        )
     )
 
 

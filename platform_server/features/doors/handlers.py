@@ -90,10 +90,10 @@ class ChatCompletionsHandler(OpenAiHandler):
         """Run a turn of the agent named by `model` (the same runtime as /api/v1/chat/stream); `stream` answers SSE chunks."""
         req = self.body(ChatCompletionRequest)
         caller, agent = agents_door.caller_for(self.require_caller().principal, req.model, self.only_workspace())
-        message = openai_api.new_message(req)
+        message, parts = openai_api.new_message(req)
         headers = {name: self.request.headers.get(name) for name in openai_api.THREAD_HEADERS}
         conversation = agents_door.conversation_id("openai", openai_api.thread_key(req, headers, int(agent.id)))
-        turn = await agents_door.start(self.platform, caller, agent, conversation, message, openai_api.SOURCE)
+        turn = await agents_door.start(self.platform, caller, agent, conversation, message, openai_api.SOURCE, parts)
         self.set_header("X-Conversation-Id", conversation)
         completion = openai_api.Completion(req.model)
         outcome = agents_door.Outcome()

@@ -62,15 +62,28 @@ def text_of(message: ChatMessageIn) -> str:
     return "\n".join(str(p.get("text") or "") for p in message.content or [] if p.get("type") in ("text", "input_text"))
 
 
-def new_message(req: ChatCompletionRequest) -> str:
-    """The client re-sends the whole history; only its last message, a user's, is new (the rest is stored)."""
+def new_message(req: ChatCompletionRequest) -> tuple[str, list[dict[str, Any]] | None]:
+    """The client re-sends the whole history; only its last message, a user's, is new (the rest is stored).
+
+    Its text, and its parts when it carries images (`image_url` parts become the runtime's image parts: data URLs
+    only, checked by the chat runtime as any upload)."""
     last = req.messages[-1]
     if last.role != "user":
         raise BadRequest("messages: the last message must be the user's new message")
     text = text_of(last)
-    if not text.strip():
-        raise BadRequest("messages: the last user message has no text")
-    return text
+    images = [p for p in last.content if p.get("type") == "image_url"] if isinstance(last.content, list) else []
+    if not images:
+        if not text.strip():
+            raise BadRequest("messages: the last user message has no text")
+        return text, None
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+    for part in images:
+        given = part.get("image_url")
+        url = given.get("url") if isinstance(given, dict) else given
+        if not isinstance(url, str) or not url:
+            raise BadRequest("messages: an image_url part needs a url")
+        parts.append({"type": "image", "url": url})
+    return text, parts
 
 
 def thread_key(req: ChatCompletionRequest, headers: dict[str, str | None], agent_id: int) -> str:
