@@ -8,10 +8,15 @@ from typing import Any, AsyncIterator
 import httpx2
 import mcp
 import openai
+import aiohttp
 import pytest
 
-from tests.helpers.chat import ChatEnv
+from tests.helpers.chat import ChatEnv, make_agent
 from tests.helpers.fake_openai import Script, ScriptedToolCall
+from tests.helpers.client import ApiClient
+from tests.helpers.fake_openai import ScriptedOpenAI
+from tests.helpers.models import use_fake_openai
+from tests.helpers.process import ADMIN, ServerProcess
 from tests.helpers.server import RunningServer
 from tests.helpers.wiki import add_text, make_kb, page, pages_answer, wait_idle
 
@@ -30,7 +35,7 @@ def openai_client(server: RunningServer, token: str, **headers: str) -> openai.A
 
 
 @contextlib.asynccontextmanager
-async def mcp_client(server: RunningServer, token: str, **headers: str) -> AsyncIterator[Any]:
+async def mcp_client(server: RunningServer | ServerProcess, token: str, **headers: str) -> AsyncIterator[Any]:
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}", **headers}, timeout=30) as http:
         transport = mcp.client.streamable_http.streamable_http_client(f"{server.url}/api/v1/mcp/serve", http_client=http)
         async with mcp.Client(transport, read_timeout_seconds=30) as client:
@@ -249,3 +254,36 @@ async def test_both_doors_are_documented_under_their_own_tags_and_mcp_offers_no_
     assert doc["paths"]["/api/v1/mcp/serve"]["post"]["tags"] == ["MCP server"]
     r = await env.api.get("/api/v1/mcp/serve", token="alice", headers={"Accept": "text/event-stream"})
     assert r.status == 405
+
+
+async def test_a_server_started_as_its_own_process_serves_the_sync_openai_client_and_the_mcp_client(
+    tmp_path: Any, llm: ScriptedOpenAI
+) -> None:
+    server = ServerProcess(str(tmp_path / "data"))
+    async with aiohttp.ClientSession() as session:
+        try:
+            await server.start()
+            api = ApiClient(server.url, session)
+            r = await api.post("/api/v1/auth/login", {"username": ADMIN[0], "password": ADMIN[1]})
+            api.tokens["admin"] = r.data["token"]
+            await use_fake_openai(api, llm.url, token="admin")
+            agent = await make_agent(api, token="admin")
+            token = (await api.post("/api/v1/auth/tokens", {"name": "desk"}, token="admin")).data["token"]
+            llm.enqueue(Script(text="From a process."), Script(text="Streamed from a process."))
+
+            def sync_client() -> tuple[list[str], str, str]:  # the blocking client, in a thread: the test's loop serves the model
+                client = openai.OpenAI(base_url=f"{server.url}/api/v1/openai/v1", api_key=token, max_retries=0)
+                ids = [m.id for m in client.models.list().data]
+                history: list[Any] = [{"role": "user", "content": "hello"}]
+                whole = client.chat.completions.create(model=f"helper-{agent}", messages=history).choices[0].message.content or ""
+                history += [{"role": "assistant", "content": whole}, {"role": "user", "content": "more"}]
+                with client.chat.completions.create(model=f"helper-{agent}", messages=history, stream=True) as stream:
+                    streamed = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+                return ids, whole, streamed
+
+            ids, whole, streamed = await asyncio.to_thread(sync_client)
+            assert f"helper-{agent}" in ids and (whole, streamed) == ("From a process.", "Streamed from a process.")
+            async with mcp_client(server, token) as client:
+                assert "ask_agent" in {t.name for t in (await client.list_tools()).tools}
+        finally:
+            server.terminate()
