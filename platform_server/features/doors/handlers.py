@@ -105,10 +105,10 @@ class ChatCompletionsHandler(OpenAiHandler):
                 raise ApiError(outcome.error or "The model call failed", 502)
             self.finish(dumps(completion.whole(outcome)))
             return
-        writer = SseWriter(self)
-        sent = await writer.send_raw(openai_api.data(completion.chunk({"role": "assistant", "content": ""})))
+        writer = SseWriter(self)  # a client that has gone: writes are dropped, and closing the subscription ends `pieces`
+        await writer.send_raw(openai_api.data(completion.chunk({"role": "assistant", "content": ""})))
         async for piece in agents_door.pieces(self._subscription, outcome):
-            sent = sent and await writer.send_raw(openai_api.data(completion.chunk({"content": piece})))
+            await writer.send_raw(openai_api.data(completion.chunk({"content": piece})))
         if outcome.status == "failed":
             _, body = openai_api.error_body(ApiError(outcome.error or "The model call failed", 502))
             await writer.send_raw(openai_api.data(body))
