@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from typing import Any, AsyncIterator
 
 import httpx2
@@ -206,6 +207,33 @@ async def test_the_mcp_client_lists_tools_gets_a_cited_answer_from_wiki_search_a
         assert not asked.is_error and text(asked).startswith("Tea is good.") and "(conversation: mcp-1)" in text(asked)
     usage = (await env.api.get("/api/v1/token-usage", params={"groupBy": "source"}, token="alice")).data
     assert {i["source"]: i for i in usage["items"]}["mcp"]["completionTokens"] == 2
+
+
+async def rpc(env: ChatEnv, token: str, method: str, params: dict[str, Any], version: str) -> dict[str, Any]:
+    """One JSON-RPC request as a client of the 2025 (handshake) protocol sends it; the SSE answer's message."""
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": version}
+    r = await env.api.post("/api/v1/mcp/serve", {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, token=token,
+                           headers=headers)
+    assert r.status == 200, r.raw
+    assert r.headers["Content-Type"].startswith("text/event-stream"), r.headers
+    data = [line[5:].strip() for line in r.raw.decode().splitlines() if line.startswith("data:") and line[5:].strip()]
+    return json.loads(data[-1])
+
+
+async def test_a_client_of_the_2025_handshake_protocol_initializes_and_calls_tools_as_its_own_user(env: ChatEnv) -> None:
+    version = "2025-06-18"  # what Claude Desktop and most MCP clients of 2025 speak (initialize first)
+    alice, carol = await pat(env, "alice"), await pat(env, "carol")
+    r = await env.api.post("/api/v1/agents", {"name": "Secret", "systemPrompt": "x", "agentType": "react"}, token="dave",
+                           workspace=env.people["dave"]["workspace"])
+    assert r.status == 200, r.body
+    init = await rpc(env, alice, "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+                     version)
+    assert init["result"]["protocolVersion"] == version and init["result"]["serverInfo"]["name"] == "agent-platform"
+    listed = await rpc(env, alice, "tools/list", {}, version)
+    assert {t["name"] for t in listed["result"]["tools"]} == {"ask_agent", "wiki_search", "wiki_read", "list_agents"}
+    for token, sees in ((alice, True), (carol, False), (alice, True)):
+        agents = await rpc(env, token, "tools/call", {"name": "list_agents", "arguments": {}}, version)
+        assert ("Secret" in agents["result"]["content"][0]["text"]) is sees
 
 
 async def test_a_viewers_pat_cannot_reach_a_workspace_it_is_not_in_through_either_door(env: ChatEnv, server: RunningServer) -> None:
