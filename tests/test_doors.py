@@ -205,8 +205,17 @@ async def test_the_mcp_client_lists_tools_gets_a_cited_answer_from_wiki_search_a
         env.llm.enqueue(Script(text="Tea is good.", prompt_tokens=5, completion_tokens=2))
         asked = await client.call_tool("ask_agent", {"agent": f"helper-{env.agent_id}", "message": "tea?", "conversation": "mcp-1"})
         assert not asked.is_error and text(asked).startswith("Tea is good.") and "(conversation: mcp-1)" in text(asked)
+
+        # an agent with knowledge: the passages its answer was given come back as the answer's sources
+        r = await env.api.put(f"/api/v1/agents/{env.agent_id}", {"primaryKbId": kb_id}, token="alice")
+        assert r.status == 200, r.body
+        env.llm.enqueue(Script(text="At 80 degrees [1].", prompt_tokens=9, completion_tokens=3))
+        cited = await client.call_tool("ask_agent", {"agent": f"helper-{env.agent_id}", "message": "How hot is green tea steeped?"})
+        assert "80 degrees" in str(env.llm.requests[-1]["messages"][0]["content"])  # retrieval reached the model
+        assert text(cited).startswith("At 80 degrees [1].") and "\nSources:\n[1] " in text(cited), text(cited)
+        assert f"wiki://{kb_id}/green-tea" in text(cited), text(cited)
     usage = (await env.api.get("/api/v1/token-usage", params={"groupBy": "source"}, token="alice")).data
-    assert {i["source"]: i for i in usage["items"]}["mcp"]["completionTokens"] == 2
+    assert {i["source"]: i for i in usage["items"]}["mcp"]["completionTokens"] == 2 + 3
 
 
 async def rpc(env: ChatEnv, token: str, method: str, params: dict[str, Any], version: str) -> dict[str, Any]:
