@@ -50,7 +50,7 @@ class McpDoor:
     async def manager(self) -> mcp_http.StreamableHTTPSessionManager:
         if self._ready is None:
             self._ready = asyncio.Event()
-            manager = mcp_http.StreamableHTTPSessionManager(mcp_tools.build(self.platform)._lowlevel_server, stateless=True)
+            manager = mcp_tools.session_manager(self.platform)
             self._running = asyncio.create_task(self._run(manager))
         await self._ready.wait()
         assert self._manager is not None, "the MCP session manager did not start"

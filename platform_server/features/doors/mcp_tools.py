@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ListResourcesResult, PaginatedRequestParams, Resource
 
 from platform_server.features.doors import agents_door, wiki_door
@@ -117,3 +119,14 @@ def build(platform: Platform) -> PlatformMcpServer:
             raise ResourceError(exc.msg) from None
 
     return server
+
+
+def session_manager(platform: Platform) -> StreamableHTTPSessionManager:
+    """The SDK's streamable HTTP session manager of the server, stateless (no session kept between requests).
+
+    Its Starlette app is built only to make the manager (the SDK's documented way to mount it elsewhere); the
+    requests reach the manager from the Tornado handler. The SDK's DNS-rebinding check is off: the platform's own
+    Host check (`allowed_hosts`) has already run on every request."""
+    server = build(platform)
+    server.streamable_http_app(stateless_http=True, transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+    return server.session_manager
