@@ -324,3 +324,22 @@ async def test_a_server_started_as_its_own_process_serves_the_sync_openai_client
                 assert "ask_agent" in {t.name for t in (await client.list_tools()).tools}
         finally:
             server.terminate()
+
+
+async def test_an_mcp_server_that_fails_to_start_answers_503_and_the_next_request_starts_it(
+    env: ChatEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from platform_server.features.doors import mcp_tools
+
+    def broken(platform: Any) -> Any:
+        raise RuntimeError("no server today")
+
+    token = await pat(env, "alice")
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    with monkeypatch.context() as patch:
+        patch.setattr(mcp_tools, "session_manager", broken)
+        r = await env.api.post("/api/v1/mcp/serve", body, token=token, headers=headers)
+        assert r.status == 503 and r.body["msg"] == "The MCP server could not start"
+    r = await env.api.post("/api/v1/mcp/serve", body, token=token, headers=headers)
+    assert r.status == 200 and b"list_agents" in r.raw

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import tornado.iostream
 
 from platform_server.features.doors import agents_door
+from platform_server import lazy
 from platform_server.lazy import lazy_import
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
@@ -32,6 +33,7 @@ else:
     mcp_http = lazy_import("mcp.server.streamable_http_manager")
     mcp_tools = lazy_import("platform_server.features.doors.mcp_tools")
 
+MCP_TOOLS = "platform_server.features.doors.mcp_tools"
 log = logging.getLogger(__name__)
 
 ASGI = MutableMapping[str, Any]
@@ -48,26 +50,37 @@ class McpDoor:
         self._stop = asyncio.Event()
 
     async def manager(self) -> mcp_http.StreamableHTTPSessionManager:
-        if self._ready is None:
-            self._ready = asyncio.Event()
-            manager = mcp_tools.session_manager(self.platform)
-            self._running = asyncio.create_task(self._run(manager))
-        await self._ready.wait()
-        assert self._manager is not None, "the MCP session manager did not start"
+        """The running session manager (made and started by the first caller; the others wait for it)."""
+        ready = self._ready
+        if ready is None:
+            ready = self._ready = asyncio.Event()
+            try:
+                await lazy.warm_up((MCP_TOOLS,))  # the SDK's import takes seconds: in a worker thread, the loop serves on
+                manager = mcp_tools.session_manager(self.platform)
+            except Exception as exc:
+                log.exception("the MCP server could not start")
+                self._ready = None  # the next request tries again
+                ready.set()
+                raise ApiError("The MCP server could not start", 503) from exc
+            self._running = asyncio.create_task(self._run(manager, ready))
+        await ready.wait()
+        if self._manager is None:
+            raise ApiError("The MCP server could not start", 503)
         return self._manager
 
-    async def _run(self, manager: mcp_http.StreamableHTTPSessionManager) -> None:
-        assert self._ready is not None
+    async def _run(self, manager: mcp_http.StreamableHTTPSessionManager, ready: asyncio.Event) -> None:
         try:
             async with manager.run():
                 self._manager = manager
-                self._ready.set()
+                ready.set()
                 await self._stop.wait()
         except Exception:
             log.exception("the MCP server's session manager stopped")
         finally:
             self._manager = None
-            self._ready.set()
+            if not self._stop.is_set():
+                self._ready = None  # it died: the next request starts a new one
+            ready.set()
 
     async def stop(self) -> None:
         self._stop.set()
