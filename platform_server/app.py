@@ -96,6 +96,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("goals", needs=("agents", "audit", "conversations", "models"), uses=("memory", "usage")),
     Feature("usage", needs=("agents", "chat", "conversations"), uses=("guard",)),
     Feature("compat", uses=("conversations", "wiki")),
+    Feature("doors", needs=("chat",), uses=("agents", "models", "usage", "wiki", "workspaces")),
 )
 
 

@@ -176,7 +176,10 @@ def test_agent_tools_flags_and_drain_hooks_are_declared_only_in_handlers_py() ->
 
 
 # Classes that keep the platform only to hand it on to a function of the chat area (K3's turn path) that takes it.
-KEEPS_PLATFORM_TO_HAND_ON = {"subagents/service.py:SubagentManager"}
+KEEPS_PLATFORM_TO_HAND_ON = {
+    "subagents/service.py:SubagentManager",
+    "doors/mcp_door.py:McpDoor",  # builds the MCP tools (agents door, wiki door) on the first request, handing the platform on
+}
 
 
 def test_long_lived_objects_outside_chat_get_collaborators_not_the_platform_and_nothing_types_it_any() -> None:

@@ -142,6 +142,10 @@ def build_document(routes: list[Route]) -> JsonObject:
                     "description": "Second confirmation needed",
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Confirmation"}}},
                 }
+            custom = getattr(handler, "openapi_responses", {}).get(method)
+            if custom:  # a route answering in a client's own shape (the OpenAI door), not the envelope
+                op["responses"] = custom
+                schemas.update(getattr(handler, "openapi_schemas", {}))
             ops[method.lower()] = op
         if ops:
             paths[r.template] = ops

@@ -39,6 +39,8 @@ SOURCES = (
     "goal",
     "channel",
     "cron",
+    "openai_api",  # the OpenAI-compatible door (features/doors)
+    "mcp",  # the MCP server door (features/doors)
     "other",
 )
 
@@ -149,9 +151,9 @@ def enter(
 
 
 def source_of_conversation(conversation_source: str | None) -> str:
-    """A chat turn's usage source from its conversation's `source` (web, cron, im_a..im_h, webchat)."""
-    if conversation_source == "cron":
-        return "cron"
+    """A chat turn's usage source from its conversation's `source` (web, cron, openai_api, mcp, im_a..im_h, webchat)."""
+    if conversation_source in ("cron", "openai_api", "mcp"):
+        return conversation_source
     if conversation_source and conversation_source != "web":
         return "channel"
     return "chat"
