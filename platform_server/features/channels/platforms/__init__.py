@@ -12,3 +12,6 @@ def register(adapter: PlatformAdapter) -> None:
 
 
 # One line per platform (MSG-A: im_a/b/d/e, MSG-B: im_c/f/g/h).
+from platform_server.features.channels.platforms.feishu import FeishuAdapter  # noqa: E402  (after ADAPTERS: it imports settings)
+
+register(FeishuAdapter())
