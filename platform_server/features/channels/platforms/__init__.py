@@ -15,3 +15,6 @@ def register(adapter: PlatformAdapter) -> None:
 from platform_server.features.channels.platforms.feishu import FeishuAdapter  # noqa: E402  (after ADAPTERS: it imports settings)
 
 register(FeishuAdapter())
+from platform_server.features.channels.platforms.qq import QQAdapter  # noqa: E402
+
+register(QQAdapter())
