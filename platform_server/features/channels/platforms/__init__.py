@@ -18,3 +18,6 @@ register(FeishuAdapter())
 from platform_server.features.channels.platforms.qq import QQAdapter  # noqa: E402
 
 register(QQAdapter())
+from platform_server.features.channels.platforms.wecom import WeComAdapter  # noqa: E402
+
+register(WeComAdapter())
