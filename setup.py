@@ -32,6 +32,7 @@ setup(
         "python-pptx>=1.0",  # wiki materials: PowerPoint decks
         "openpyxl>=3.1",  # wiki materials: Excel workbooks
         "ebooklib>=0.18",  # wiki materials: EPUB e-books
+        "slack-sdk>=3.27",  # Slack channels: the official request signature verifier and async Web API client
     ],
     extras_require={
         "test": [

@@ -37,8 +37,8 @@ async def gateway_channel(env: ChatEnv, gateway: FakeGateway, kind: str) -> dict
 @LOCAL
 async def test_qr_pairing_reaches_confirmed_and_replies_carry_the_paired_token(
         env: ChatEnv, gateway: FakeGateway, server: RunningServer) -> None:
-    channel = await gateway_channel(env, gateway, "im_e")
-    r = await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]}, token="alice")
+    channel = await gateway_channel(env, gateway, "im_h")
+    r = await env.api.post("/api/v1/channels/qrcode/im_h/begin", {"channelId": channel["id"]}, token="alice")
     assert r.status == 200, r.body
     begun = r.data
     assert begun["status"] == "waiting" and begun["sessionId"].startswith("ps_") and begun["expiresAt"]
@@ -46,8 +46,8 @@ async def test_qr_pairing_reaches_confirmed_and_replies_carry_the_paired_token(
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     gw_sid = list(gateway.sessions)[-1]
     assert begun["qrcodeImage"] == qr_png_data_url(f"pair://gateway/{gw_sid}")
-    assert gateway.opened == [{"channelType": "im_e", "channelId": channel["id"], "purpose": "qrcode"}]
-    status_url = f"/api/v1/channels/qrcode/im_e/status?sessionId={begun['sessionId']}"
+    assert gateway.opened == [{"channelType": "im_h", "channelId": channel["id"], "purpose": "qrcode"}]
+    status_url = f"/api/v1/channels/qrcode/im_h/status?sessionId={begun['sessionId']}"
     assert (await env.api.get(status_url, token="alice")).data["status"] == "waiting"
     gateway.advance("scanned")
     assert (await env.api.get(status_url, token="alice")).data["status"] == "scanned"
@@ -64,7 +64,7 @@ async def test_qr_pairing_reaches_confirmed_and_replies_carry_the_paired_token(
     assert r.data["paired"] is True
     payload = {"channelId": channel["id"], "messageId": "m1", "sender": {"id": "u1"}, "text": "hello"}
     body, headers = signed(channel["secret"], payload)
-    assert (await env.api.post("/api/v1/channels/webhook/im_e", data=body, headers=headers)).status == 200
+    assert (await env.api.post("/api/v1/channels/webhook/im_h", data=body, headers=headers)).status == 200
     await asyncio.wait_for(gateway.replied.wait(), 10)
     assert gateway.replies[0][0]["Authorization"] == "Bearer paired-token-xyz"
 
@@ -91,40 +91,40 @@ async def test_app_registration_and_the_login_qr_code_follow_the_same_protocol(
 
 @LOCAL
 async def test_pairing_refuses_bad_input_and_expires(env: ChatEnv, gateway: FakeGateway) -> None:
-    channel = await gateway_channel(env, gateway, "im_e")
+    channel = await gateway_channel(env, gateway, "im_h")
     cases = [
         ("/api/v1/channels/qrcode/im_zz/begin", {"channelId": channel["id"]}, 400),
         ("/api/v1/channels/qrcode/im_a/begin", {"channelId": channel["id"]}, 400),  # wrong type
-        ("/api/v1/channels/qrcode/im_e/begin", {"channelId": "abc"}, 400),
-        ("/api/v1/channels/qrcode/im_e/begin", {"channelId": "123"}, 404),
+        ("/api/v1/channels/qrcode/im_h/begin", {"channelId": "abc"}, 400),
+        ("/api/v1/channels/qrcode/im_h/begin", {"channelId": "123"}, 404),
     ]
     for path, body, status in cases:
         r = await env.api.post(path, body, token="alice")
         assert r.status == status, (path, body, r.body)
-    assert (await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]},
+    assert (await env.api.post("/api/v1/channels/qrcode/im_h/begin", {"channelId": channel["id"]},
                                token="bob")).status == 403
     no_gateway = await env.api.post("/api/v1/channels", {"name": "n", "channelType": "im_f", "agentId": env.agent_id,
                                                          "replyUrl": gateway.url + "/reply"}, token="alice")
     r = await env.api.post("/api/v1/channels/qrcode/im_f/begin", {"channelId": no_gateway.data["id"]}, token="alice")
     assert r.status == 400 and "gatewayUrl" in r.msg
-    assert (await env.api.get("/api/v1/channels/qrcode/im_e/status?sessionId=ps_nope", token="alice")).status == 404
-    assert (await env.api.get("/api/v1/channels/qrcode/im_e/status", token="alice")).status == 400
+    assert (await env.api.get("/api/v1/channels/qrcode/im_h/status?sessionId=ps_nope", token="alice")).status == 404
+    assert (await env.api.get("/api/v1/channels/qrcode/im_h/status", token="alice")).status == 400
     gateway.expires_in = 0.05
-    begun = (await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]},
+    begun = (await env.api.post("/api/v1/channels/qrcode/im_h/begin", {"channelId": channel["id"]},
                                 token="alice")).data
     await asyncio.sleep(0.1)
     gateway.advance("confirmed", credentials={"token": "late"})
-    r = await env.api.get(f"/api/v1/channels/qrcode/im_e/status?sessionId={begun['sessionId']}", token="alice")
+    r = await env.api.get(f"/api/v1/channels/qrcode/im_h/status?sessionId={begun['sessionId']}", token="alice")
     assert r.data["status"] == "expired"
     assert (await env.api.get(f"/api/v1/channels/{channel['id']}", token="alice")).data["paired"] is False
-    dave = await env.api.get(f"/api/v1/channels/qrcode/im_e/status?sessionId={begun['sessionId']}", token="dave",
+    dave = await env.api.get(f"/api/v1/channels/qrcode/im_h/status?sessionId={begun['sessionId']}", token="dave",
                              workspace=env.people["dave"]["workspace"])
     assert dave.status == 404
 
 
 async def test_a_gateway_on_a_private_address_is_refused(env: ChatEnv, gateway: FakeGateway) -> None:
-    channel = await gateway_channel(env, gateway, "im_e")
-    r = await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]}, token="alice")
+    channel = await gateway_channel(env, gateway, "im_h")
+    r = await env.api.post("/api/v1/channels/qrcode/im_h/begin", {"channelId": channel["id"]}, token="alice")
     assert r.status >= 400 and "pairing gateway" in r.msg and gateway.opened == []
 
 

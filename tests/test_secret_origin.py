@@ -25,12 +25,12 @@ async def gateways() -> AsyncIterator[tuple[FakeGateway, FakeGateway]]:
 
 
 async def paired_channel(env: ChatEnv, gateway: FakeGateway) -> dict[str, Any]:
-    body = {"name": "paired", "channelType": "im_e", "agentId": env.agent_id,
+    body = {"name": "paired", "channelType": "im_h", "agentId": env.agent_id,
             "replyUrl": gateway.url + "/reply", "settings": {"gatewayUrl": gateway.url}}
     channel = (await env.api.post("/api/v1/channels", body, token="alice")).data
-    begun = (await env.api.post("/api/v1/channels/qrcode/im_e/begin", {"channelId": channel["id"]}, token="alice")).data
+    begun = (await env.api.post("/api/v1/channels/qrcode/im_h/begin", {"channelId": channel["id"]}, token="alice")).data
     gateway.advance("confirmed", credentials={"accountId": "bot-42", "token": "paired-token-xyz"})
-    status = await env.api.get(f"/api/v1/channels/qrcode/im_e/status?sessionId={begun['sessionId']}", token="alice")
+    status = await env.api.get(f"/api/v1/channels/qrcode/im_h/status?sessionId={begun['sessionId']}", token="alice")
     assert status.data["status"] == "confirmed", status.body
     return channel
 
@@ -49,7 +49,7 @@ async def test_a_reply_url_moved_to_another_origin_unpairs_the_channel_and_the_t
     await env.api.put(f"/api/v1/channels/{channel['id']}", {"replyUrl": attacker.url + "/reply"}, token="alice")
     payload = {"channelId": channel["id"], "messageId": "m1", "sender": {"id": "u1"}, "text": "hello"}
     body, headers = signed(channel["secret"], payload)
-    assert (await env.api.post("/api/v1/channels/webhook/im_e", data=body, headers=headers)).status == 200
+    assert (await env.api.post("/api/v1/channels/webhook/im_h", data=body, headers=headers)).status == 200
     await asyncio.wait_for(attacker.replied.wait(), 10)
     assert "Authorization" not in attacker.replies[0][0]
 

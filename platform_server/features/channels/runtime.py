@@ -76,11 +76,11 @@ class ChannelRuntime:
         text = inbound.text
         if inbound.command:  # a button press: only the channel's approvers decide (decisions.md "Who may approve")
             if not service.may_approve(channel, inbound.sender_id):
-                self._spawn(self._answer_button(channel, adapter, inbound, "You may not approve this call."))
+                self._spawn(self._answer_button(channel, adapter, inbound, "You may not approve this call.", False))
                 return {"accepted": False, "reason": "not an approver"}
             conversation_user = inbound.conversation_user or inbound.sender_id
             text = "/approve" if inbound.command == "approved" else "/deny"
-            self._spawn(self._answer_button(channel, adapter, inbound, "Approved." if inbound.command == "approved" else "Denied."))
+            self._spawn(self._answer_button(channel, adapter, inbound, "Approved." if inbound.command == "approved" else "Denied.", True))
         caller = service.owner_caller(channel)
         agent = agents.get_agent_for_chat(caller, channel.agent_id)
         chat = self.platform.services.chat
@@ -109,12 +109,12 @@ class ChannelRuntime:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _answer_button(self, channel: Channel, adapter: PlatformAdapter, inbound: Inbound, note: str) -> None:
+    async def _answer_button(self, channel: Channel, adapter: PlatformAdapter, inbound: Inbound, note: str, decided: bool) -> None:
         if not isinstance(adapter, ButtonAnswering):
             return
         try:
             async with outbound.session_for(self.platform.config.web_fetch_allow_hosts, adapter, channel) as session:
-                await adapter.answer_button(session, channel, inbound, note)
+                await adapter.answer_button(session, channel, inbound, note, decided)
         except ApiError as exc:
             log.warning("channel %s: answering a button press failed: %s", channel.id, exc.msg)
 

@@ -147,8 +147,10 @@ def check_draft(caller: Caller, draft: dict[str, Any]) -> dict[str, Any]:
     ):
         raise BadRequest("agentId: no such agent in this workspace")
     reply_url = draft.get("replyUrl")
-    if kind in ADAPTERS:  # the platform's own send API (settings.apiBaseUrl) replaces the reply URL
-        return {"channel_type": kind, "agent_id": int(str(agent_id)), "reply_url": None}
+    if kind in ADAPTERS:  # answers go to the platform's own send API (settings.apiBaseUrl); a reply URL is only a pairing gateway
+        if reply_url is not None and not (isinstance(reply_url, str) and reply_url.startswith(("http://", "https://"))):
+            raise BadRequest("replyUrl: must be an http(s) URL")
+        return {"channel_type": kind, "agent_id": int(str(agent_id)), "reply_url": reply_url or None}
     if kind in IM_TYPES and not (isinstance(reply_url, str) and reply_url.startswith(("http://", "https://"))):
         raise BadRequest("replyUrl: an http(s) URL where replies are posted is required for messaging channels")
     return {"channel_type": kind, "agent_id": int(str(agent_id)), "reply_url": reply_url if kind in IM_TYPES else None}

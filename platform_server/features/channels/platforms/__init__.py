@@ -12,6 +12,12 @@ def register(adapter: PlatformAdapter) -> None:
 
 
 # One line per platform (MSG-A: im_a/b/d/e, MSG-B: im_c/f/g/h).
+from platform_server.features.channels.platforms import telegram  # noqa: E402  im_e
+
+register(telegram.ADAPTER)
+from platform_server.features.channels.platforms import slack  # noqa: E402  im_d
+
+register(slack.ADAPTER)
 from platform_server.features.channels.platforms.feishu import FeishuAdapter  # noqa: E402  (after ADAPTERS: it imports settings)
 
 register(FeishuAdapter())

@@ -75,12 +75,37 @@ class SentRef:
 
 @runtime_checkable
 class PlatformAdapter(Protocol):
-    kind: str  # the stand-in token (im_a ... im_h), stored in channel_type and conversation source
-    label: str  # the platform's human name, shown in the console
-    fields: tuple[SettingField, ...]  # what the admin fills in (apiBaseUrl is added for every adapter)
-    help: str  # one link-free paragraph: how to create the bot and where to paste the webhook URL
-    default_base_url: str  # the platform's public API
-    secret_label: str | None  # what the channel's `secret` is on this platform (None: not used)
+    """Read-only members (properties, so a plain class attribute of a narrower type satisfies them)."""
+
+    @property
+    def kind(self) -> str:
+        """The stand-in token (im_a ... im_h), stored in channel_type and conversation source."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """The platform's human name, shown in the console."""
+        ...
+
+    @property
+    def fields(self) -> tuple[SettingField, ...]:
+        """What the admin fills in (apiBaseUrl is added for every adapter)."""
+        ...
+
+    @property
+    def help(self) -> str:
+        """One link-free paragraph: how to create the bot and where to paste the webhook URL."""
+        ...
+
+    @property
+    def default_base_url(self) -> str:
+        """The platform's public API."""
+        ...
+
+    @property
+    def secret_label(self) -> str | None:
+        """What the channel's `secret` is on this platform (None: not used)."""
+        ...
 
     def verify(self, channel: Channel | None, headers: Mapping[str, str], body: bytes, query: Mapping[str, str]) -> None:
         """Raise Unauthorized/Forbidden (nothing stored) unless the call is signed as the platform documents;
@@ -105,14 +130,22 @@ class Editable(Protocol):
 
 @runtime_checkable
 class ButtonAnswering(Protocol):
-    async def answer_button(self, session: aiohttp.ClientSession, channel: Channel, inbound: Inbound, note: str) -> None:
-        """Acknowledge a button press (the platform shows `note` to the presser)."""
+    async def answer_button(self, session: aiohttp.ClientSession, channel: Channel, inbound: Inbound, note: str, decided: bool) -> None:
+        """Acknowledge a button press (the platform shows `note` to the presser); `decided`: the press decided the
+        call (the prompt may lose its buttons), else it was refused (the buttons stay for an approver)."""
         ...
 
 
-Gateway = Callable[["aiohttp.ClientSession", "Channel", Callable[[Inbound], Awaitable[None]]], Awaitable[None]]
-"""A long-lived connection (Discord gateway, DingTalk stream): runs until cancelled, hands each message to the callback;
-the runtime restarts it with backoff when it returns or fails."""
+OnInbound = Callable[[Inbound], Awaitable[None]]
+
+
+@runtime_checkable
+class GatewayAdapter(Protocol):
+    async def run_gateway(self, allow_hosts: tuple[str, ...], channel: Channel, on_inbound: OnInbound) -> None:
+        """A long-lived connection (Discord gateway, DingTalk stream, WeChat long-poll) of one enabled channel: hands each
+        message to `on_inbound`; the runtime restarts it with backoff when it returns or raises, cancels it when the
+        channel is disabled, changed or deleted. Hosts it connects to are vetted against `allow_hosts` (SSRF rules)."""
+        ...
 
 
 def base_url(adapter: PlatformAdapter, channel: Channel) -> str:
@@ -122,18 +155,22 @@ def base_url(adapter: PlatformAdapter, channel: Channel) -> str:
 
 
 def split_text(text: str, limit: int) -> list[str]:
-    """Parts of at most `limit` characters, cut at a paragraph, line or word boundary when there is one."""
+    """Parts of at most `limit` characters, cut at a paragraph, line or word boundary when there is one; a Markdown
+    code fence open at a cut is closed there and opened again in the next part, so each part renders on its own."""
     parts: list[str] = []
     rest = text
+    budget = limit - 8  # room for a closing and a reopening fence
     while len(rest) > limit:
-        window = rest[:limit]
+        window = rest[:budget]
         cut = max(window.rfind("\n\n"), window.rfind("\n"))
-        if cut < limit // 2:
+        if cut < budget // 2:
             cut = window.rfind(" ")
-        if cut < limit // 2:
-            cut = limit
-        parts.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip("\n ")
+        if cut < budget // 2:
+            cut = budget
+        part, rest = rest[:cut].rstrip(), rest[cut:].lstrip("\n ")
+        if part.count("```") % 2:
+            part, rest = part + "\n```", "```\n" + rest
+        parts.append(part)
     if rest or not parts:
         parts.append(rest)
     return parts
