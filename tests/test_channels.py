@@ -81,13 +81,13 @@ async def test_a_signed_inbound_message_is_answered_on_the_reply_url(env: ChatEn
 
 
 async def test_unsigned_stale_or_wrongly_signed_webhooks_are_refused(env: ChatEnv) -> None:
-    channel = await make_channel(env, "im_c", "https://example.invalid/reply")
+    channel = await make_channel(env, "im_b", "https://example.invalid/reply")
     payload = {"channelId": channel["id"], "messageId": "m1", "sender": {"id": "u"}, "text": "hi"}
     body, headers = signed("wrong-secret-wrong-secret", payload)
-    assert (await env.api.post("/api/v1/channels/webhook/im_c", data=body, headers=headers)).status == 401
+    assert (await env.api.post("/api/v1/channels/webhook/im_b", data=body, headers=headers)).status == 401
     body, headers = signed(channel["secret"], payload, skew=-3600)
-    assert (await env.api.post("/api/v1/channels/webhook/im_c", data=body, headers=headers)).status == 401
-    assert (await env.api.post("/api/v1/channels/webhook/im_c", data=body)).status == 401
+    assert (await env.api.post("/api/v1/channels/webhook/im_b", data=body, headers=headers)).status == 401
+    assert (await env.api.post("/api/v1/channels/webhook/im_b", data=body)).status == 401
     body, headers = signed(channel["secret"], payload)
     assert (await env.api.post("/api/v1/channels/webhook/im_a", data=body, headers=headers)).status == 401
     assert env.llm.requests == []
