@@ -27,3 +27,6 @@ register(QQAdapter())
 from platform_server.features.channels.platforms.wecom import WeComAdapter  # noqa: E402
 
 register(WeComAdapter())
+from platform_server.features.channels.platforms.weixin import WeixinAdapter  # noqa: E402
+
+register(WeixinAdapter())
