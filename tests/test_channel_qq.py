@@ -48,6 +48,7 @@ def test_the_validation_signature_matches_the_documented_example() -> None:
 
 def test_markdown_is_flattened_for_plain_text_messages() -> None:
     assert plain_text("# Hi\n**bold** and [docs](https://x.y)") == "Hi\nbold and docs (https://x.y)"
+    assert plain_text("- one\n```py\nx = 1\n```\n`y`") == "• one\nx = 1\ny"
 
 
 @LOCAL

@@ -276,6 +276,12 @@ class FeishuAdapter:
             raise ChannelError(f"Feishu: message API refused ({_error(data)})")
         return data
 
+    async def probe(self, session: aiohttp.ClientSession, channel: Channel) -> str:
+        """Health: the app credentials get a tenant_access_token."""
+        self._tokens.pop((base_url(self, channel), setting_of(channel, "appId")), None)
+        await self._token(session, channel)
+        return f"app {setting_of(channel, 'appId')}: credentials accepted"
+
     async def send(
         self, session: aiohttp.ClientSession, channel: Channel, target: Target, text: str, *, buttons: list[Button] | None = None
     ) -> SentRef:

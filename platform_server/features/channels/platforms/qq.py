@@ -76,13 +76,17 @@ def verify_signature(secret: str, timestamp: str, body: bytes, signature_hex: st
 
 
 _LINK = re.compile(r"\[([^\]]+)\]\((\S+?)\)")
+_FENCE = re.compile(r"^```[^\n]*\n?", re.M)
 _EMPHASIS = re.compile(r"(\*\*|__|~~|`)")
 _HEADING = re.compile(r"^#{1,6}\s+", re.M)
+_BULLET = re.compile(r"^(\s*)[-*+]\s+", re.M)
 
 
 def plain_text(markdown: str) -> str:
-    """Plain text messages (`msg_type` 0) show Markdown marks literally: links become `text (url)`, the rest drop."""
-    return _EMPHASIS.sub("", _HEADING.sub("", _LINK.sub(r"\1 (\2)", markdown)))
+    """Plain text messages (`msg_type` 0) show Markdown marks literally: links become `text (url)`, list items
+    bullets, code fences and emphasis marks drop."""
+    text = _FENCE.sub("", _LINK.sub(r"\1 (\2)", markdown))
+    return _EMPHASIS.sub("", _BULLET.sub(r"\1• ", _HEADING.sub("", text)))
 
 
 def _body(body: bytes) -> dict[str, Any]:
@@ -184,6 +188,12 @@ class QQAdapter:
             raise ChannelError(f"QQ: no access token (HTTP {status}: {(data or {}).get('message') if isinstance(data, dict) else ''})")
         self._tokens[(auth, app_id)] = (str(data["access_token"]), time.monotonic() + max(int(data.get("expires_in") or 0) - 60, 30))
         return str(data["access_token"])
+
+    async def probe(self, session: aiohttp.ClientSession, channel: Channel) -> str:
+        """Health: the AppID and AppSecret get an access token."""
+        self._tokens.clear()
+        await self._token(session, channel)
+        return f"bot {setting_of(channel, 'appId')}: credentials accepted"
 
     async def send(
         self, session: aiohttp.ClientSession, channel: Channel, target: Target, text: str, *, buttons: list[Button] | None = None

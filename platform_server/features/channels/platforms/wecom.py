@@ -178,6 +178,17 @@ class WeComAdapter:
             text = text.split(" ", 1)[1] if text.startswith("@") and " " in text else text
         return Inbound(event_id=event_id, sender_id=sender, text=text.strip(), target=target, ack=ack)
 
+    async def probe(self, session: aiohttp.ClientSession, channel: Channel) -> str:
+        """Health: a smart bot has no credential-check API; the keys are well-formed (WeCom checks them with the
+        signed URL check when the callback URL is saved there)."""
+        try:
+            _key(secret_of(channel, "encodingAESKey"))
+        except Unauthorized as exc:
+            raise ChannelError(exc.msg)
+        if not secret_of(channel, "token"):
+            raise ChannelError("WeCom: no Token is set")
+        return "callback keys set"
+
     async def send(
         self, session: aiohttp.ClientSession, channel: Channel, target: Target, text: str, *, buttons: list[Button] | None = None
     ) -> SentRef:

@@ -116,6 +116,13 @@ class WeixinAdapter:
     def parse(self, channel: Channel, headers: Mapping[str, str], body: bytes, query: Mapping[str, str]) -> Inbound | Handshake | None:
         return None
 
+    async def probe(self, session: aiohttp.ClientSession, channel: Channel) -> str:
+        """Health: logged in (the long-poll gateway reports a session WeChat ended as the channel's last error)."""
+        if not bot_token(channel):
+            raise ChannelError("WeChat: not logged in (scan the login QR code)")
+        creds = (channel.settings or {}).get("credentials") or {}
+        return f"logged in as {creds.get('accountId') or 'a pasted bot token'}"
+
     async def send(
         self, session: aiohttp.ClientSession, channel: Channel, target: Target, text: str, *, buttons: list[Button] | None = None
     ) -> SentRef:
