@@ -29,7 +29,7 @@ async def test_the_qr_code_shows_as_an_image_and_its_status_follows_the_gateway_
     try:
         r = await server.client.post("/api/v1/channels", {
             "name": "Paired chat", "channelType": "im_h", "agentId": env.agent_id, "replyUrl": gateway.url + "/reply",
-            "settings": {"gatewayUrl": gateway.url}}, token="admin")
+            "settings": {"gatewayUrl": gateway.url, "appId": "102000001", "appSecret": "qq-secret"}}, token="admin")
         assert r.status == 200, r.body
         await open_console(page, server, admin, f"#/channels/{r.data['id']}")
         pairing = page.locator(".pairing")
