@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from platform_server.features.channels.service import sign
 from tests.helpers.chat import ChatEnv, names, text_of
 from tests.helpers.cron import make_job, scheduler
 from tests.helpers.fake_openai import Script, ScriptedToolCall
@@ -35,20 +34,22 @@ async def settle(server: RunningServer) -> None:
 
 
 async def make_channel(env: ChatEnv, kind: str, **settings: Any) -> dict[str, Any]:
+    """A webchat, or a Telegram channel (im_e) whose answers go nowhere: these tests look at what was approved."""
     body = {"name": f"my {kind}", "channelType": kind, "agentId": env.agent_id, "settings": settings}
     if kind != "webchat":
-        body["replyUrl"] = "https://example.invalid/reply"
+        body["settings"] = {"botToken": "123:abc", "apiBaseUrl": "https://example.invalid", **settings}
     r = await env.api.post("/api/v1/channels", body, token="alice")
     assert r.status == 200, r.body
     return r.data
 
 
 async def inbound(env: ChatEnv, channel: dict[str, Any], sender: str, text: str, message_id: str) -> None:
-    payload = {"channelId": channel["id"], "messageId": message_id, "sender": {"id": sender}, "text": text}
-    body = json.dumps(payload).encode()
-    ts = str(int(time.time()))
-    headers = {"Content-Type": "application/json", "X-Timestamp": ts, "X-Signature": sign(channel["secret"], ts, body)}
-    r = await env.api.post(f"/api/v1/channels/webhook/{channel['channelType']}", data=body, headers=headers)
+    """A Telegram update (message_id doubles as update_id) carrying the webhook's secret token."""
+    update = {"update_id": int(message_id[1:]), "message": {"message_id": int(message_id[1:]), "date": int(time.time()), "text": text,
+                                                             "chat": {"id": int(sender), "type": "private"},
+                                                             "from": {"id": int(sender), "is_bot": False, "first_name": "X"}}}
+    headers = {"Content-Type": "application/json", "X-Telegram-Bot-Api-Secret-Token": channel["secret"]}
+    r = await env.api.post(channel["webhookUrl"], data=json.dumps(update).encode(), headers=headers)
     assert r.status == 200 and r.data["accepted"] is True, r.body
 
 
@@ -75,28 +76,28 @@ async def test_a_webchat_visitors_approve_is_ordinary_text_and_the_call_waits_fo
 
 
 async def test_a_channel_approve_counts_only_from_the_channels_approver_ids(env: ChatEnv, server: RunningServer) -> None:
-    channel = await make_channel(env, "im_a", approverIds=["boss@im"])
+    channel = await make_channel(env, "im_e", approverIds=["2002"])
     env.llm.enqueue(write_call())
-    await inbound(env, channel, "guest@im", "save a note", "m1")
+    await inbound(env, channel, "1001", "save a note", "m1")
     await settle(server)
-    await inbound(env, channel, "guest@im", "/approve", "m2")
+    await inbound(env, channel, "1001", "/approve", "m2")
     await settle(server)
     assert not workspace_file(server, env.agent_id, "note.txt").exists()
     env.llm.enqueue(write_call("boss.txt", "by the boss"), Script(text="Saved it."))
-    await inbound(env, channel, "boss@im", "save a note", "m3")
+    await inbound(env, channel, "2002", "save a note", "m3")
     await settle(server)
     assert not workspace_file(server, env.agent_id, "boss.txt").exists()
-    await inbound(env, channel, "boss@im", "/approve", "m4")
+    await inbound(env, channel, "2002", "/approve", "m4")
     await settle(server)
     assert workspace_file(server, env.agent_id, "boss.txt").read_text() == "by the boss"
 
 
 async def test_a_channel_without_approver_ids_lets_nobody_approve_by_text(env: ChatEnv, server: RunningServer) -> None:
-    channel = await make_channel(env, "im_b")
+    channel = await make_channel(env, "im_e")
     env.llm.enqueue(write_call())
-    await inbound(env, channel, "guest@im", "save a note", "m1")
+    await inbound(env, channel, "1001", "save a note", "m1")
     await settle(server)
-    await inbound(env, channel, "guest@im", "/approve", "m2")
+    await inbound(env, channel, "1001", "/approve", "m2")
     await settle(server)
     assert not workspace_file(server, env.agent_id, "note.txt").exists()
 

@@ -79,6 +79,8 @@ async def test_a_dm_and_a_mention_are_answered_in_slack_and_a_retry_is_one_turn(
     assert (await deliver(env, channel, event_body("Ev03", own))).data["accepted"] is False
     await settle(server)
     assert len(env.llm.requests) == 2
+    health = (await env.api.get(f"/api/v1/channels/{channel['id']}/health", token="carol")).data
+    assert health["healthy"] is True and health["message"] == "bot agent in Acme"
 
 
 async def test_a_bad_or_stale_signature_is_refused_and_nothing_is_stored(env: ChatEnv, slack: FakeSlack) -> None:

@@ -62,6 +62,11 @@ async def test_a_telegram_update_is_answered_with_send_message_in_html_and_a_ret
     assert len(env.llm.requests) == 1
     convs = (await env.api.get("/api/v1/conversations", token="alice")).data
     assert convs[0]["source"] == "im_e" and convs[0]["endUserId"] == "im_e:42"
+    health = (await env.api.get(f"/api/v1/channels/{channel['id']}/health", token="carol")).data
+    assert health["healthy"] is True and health["message"] == "bot @agent_bot"
+    telegram.token = "654321:another-token"  # the bot token was revoked
+    health = (await env.api.get(f"/api/v1/channels/{channel['id']}/health", token="carol")).data
+    assert health["healthy"] is False and "Unauthorized" in health["message"]
 
 
 async def test_a_long_answer_is_split_into_parts_telegram_accepts(env: ChatEnv, telegram: FakeTelegram) -> None:

@@ -7,7 +7,7 @@ CHANNELS = "/api/v1/channels"
 
 
 async def test_a_channel_secret_of_sixteen_spaces_is_refused_and_nothing_is_created(env: ChatEnv) -> None:
-    body = {"name": "x", "channelType": "im_b", "agentId": env.agent_id, "replyUrl": "https://example.invalid/r"}
+    body = {"name": "x", "channelType": "im_d", "agentId": env.agent_id, "settings": {"botToken": "xoxb-1"}}
     r = await env.api.post(CHANNELS, {**body, "secret": " " * 16}, token="alice")
     assert r.status == 400 and r.body == {"code": 400, "msg": "secret: must not be blank", "data": None}
     r = await env.api.post(CHANNELS, {**body, "secret": "  short-secret  "}, token="alice")

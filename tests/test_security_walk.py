@@ -236,9 +236,10 @@ async def test_no_read_route_answers_a_secret_after_its_one_time_creation_answer
     pat = await created(await api.post("/api/v1/auth/tokens", {"name": "ci"}, token="alice"))
     secrets["pat"] = pat["token"]
     secrets["channel secret"] = "SECRET-CHANNEL-4d2e-0123456789"
+    secrets["platform bot token"] = "xoxb-SECRET-BOTTOKEN-7f8e"
     await created(await api.post("/api/v1/channels", {
-        "name": "signed", "channelType": "im_b", "agentId": s.agent, "replyUrl": "https://example.com/r",
-        "secret": secrets["channel secret"]}, token="alice"), secrets["channel secret"])
+        "name": "signed", "channelType": "im_d", "agentId": s.agent, "settings": {"botToken": secrets["platform bot token"]},
+        "secret": secrets["channel secret"]}, token="alice"), secrets["channel secret"], secrets["platform bot token"])
     secrets["platform app secret"] = "SECRET-LARKAPP-7f8a"
     generated = await created(await api.post("/api/v1/channels", {
         "name": "generated", "channelType": "im_c", "agentId": s.agent, "settings": {

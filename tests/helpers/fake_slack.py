@@ -102,6 +102,9 @@ class FakeSlack:
                 return {"ok": False, "error": "no_text"}
             if len(a.get("text") or "") > 40000:
                 return {"ok": False, "error": "msg_too_long"}
+        if method == "auth.test":
+            return {"ok": True, "url": "https://acme.slack.com/", "team": "Acme", "user": "agent", "team_id": "T1", "user_id": "U0LAN0Z89",
+                    "bot_id": "B1"}
         if method == "chat.postMessage":
             ts = next(self.ts)
             return {"ok": True, "channel": a["channel"], "ts": ts, "message": {"type": "message", "text": a.get("text"), "ts": ts}}

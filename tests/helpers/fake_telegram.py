@@ -108,13 +108,15 @@ class FakeTelegram:
             return "query is too old and response timeout expired or query ID is invalid"
         elif method == "editMessageReplyMarkup" and not (p.get("chat_id") and p.get("message_id")):
             return "message to edit not found"
-        elif method not in ("sendMessage", "editMessageText", "answerCallbackQuery", "editMessageReplyMarkup"):
+        elif method not in ("sendMessage", "editMessageText", "answerCallbackQuery", "editMessageReplyMarkup", "getMe"):
             return "method not found"
         return None
 
     def result(self, method: str, p: dict[str, Any]) -> Any:
         if method == "answerCallbackQuery":
             return True
+        if method == "getMe":
+            return {"id": 123456, "is_bot": True, "first_name": "Agent", "username": "agent_bot"}
         text = parse_html(p.get("text", ""))[0] if p.get("parse_mode") == "HTML" else p.get("text", "")
         message_id = p.get("message_id") or next(self.ids)
         return {"message_id": message_id, "date": int(time.time()), "chat": {"id": p["chat_id"], "type": "private"}, "text": text}

@@ -40,6 +40,7 @@ class ChannelsHandler(ApiHandler):
         req = self.body(ChannelCreate)
         draft = {"channelType": req.channelType, "agentId": req.agentId, "replyUrl": req.replyUrl}
         self.ok(service.create(self.require_caller(), req.name, draft, req.secret, req.settings, req.enabled))
+        self.platform.services.channels.reconcile_soon()
 
 
 class ChannelHandler(ApiHandler):
@@ -55,10 +56,12 @@ class ChannelHandler(ApiHandler):
         """Update (sparse)."""
         changes = self.body(ChannelUpdate).model_dump(exclude_none=True)
         self.ok(service.update(self.require_caller(), id, changes))
+        self.platform.services.channels.reconcile_soon()
 
     def delete(self, id: int) -> None:
         """Delete."""
         service.delete(self.require_caller(), id)
+        self.platform.services.channels.reconcile_soon()
         self.ok(None)
 
 
@@ -70,6 +73,7 @@ class ToggleHandler(ApiHandler):
     def put(self, id: int) -> None:
         """Enable or disable."""
         self.ok(service.update(self.require_caller(), id, {"enabled": self.toggle_body(ToggleRequest).enabled}))
+        self.platform.services.channels.reconcile_soon()
 
 
 class PlatformsHandler(ApiHandler):
@@ -100,11 +104,16 @@ class PreflightHandler(ApiHandler):
         req = self.body(ChannelCreate)
         service.check_draft(self.require_caller(), {"channelType": req.channelType, "agentId": req.agentId, "replyUrl": req.replyUrl})
         problems = []
-        if req.replyUrl:
+        urls = [("replyUrl", req.replyUrl)] if req.replyUrl else []
+        adapter = ADAPTERS.get(req.channelType)
+        if adapter is not None:  # the settings the platform needs, and its API address
+            service.stored_settings(req.channelType, req.settings, None)
+            urls.append(("settings.apiBaseUrl", str(req.settings.get("apiBaseUrl") or adapter.default_base_url)))
+        for name, url in urls:
             try:
-                await net_guard.vet_url(req.replyUrl, self.config.web_fetch_allow_hosts)
+                await net_guard.vet_url(url, self.config.web_fetch_allow_hosts)
             except net_guard.BlockedUrl as exc:
-                problems.append(f"replyUrl: {exc}")
+                problems.append(f"{name}: {exc}")
         self.ok({"valid": not problems, "problems": problems})
 
 

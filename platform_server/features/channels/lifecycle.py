@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 async def start(platform: Platform) -> None:
     platform.services.channels = ChannelRuntime(platform)
+    platform.services.channels.start_gateways()
 
 
 async def stop(platform: Platform) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import random
+import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -12,8 +14,16 @@ from platform_server.db import utcnow
 from platform_server.features.channels.webchat_limits import WebchatLimiter
 from platform_server.features.channels import service
 from platform_server.features.channels.models import Channel
-from platform_server.features.channels.platforms import outbound
-from platform_server.features.channels.platforms.base import Button, ButtonAnswering, Inbound, PlatformAdapter, Target, approval_buttons
+from platform_server.features.channels.platforms import ADAPTERS, outbound
+from platform_server.features.channels.platforms.base import (
+    Button,
+    ButtonAnswering,
+    GatewayAdapter,
+    Inbound,
+    PlatformAdapter,
+    Target,
+    approval_buttons,
+)
 from platform_server.features.chat.errors import AgentBusy
 from platform_server.web.errors import ApiError
 from platform_server.features.agents import service as agents
@@ -25,6 +35,8 @@ if TYPE_CHECKING:
     from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
+
+GATEWAY_CHECK_S = 5.0  # how often enabled channels are matched with running gateways (changes through the API wake it)
 
 
 def conversation_id_for(channel: Channel, end_user: str, prefix: str = "ch") -> str:
@@ -40,6 +52,65 @@ class ChannelRuntime:
         config = platform.config
         self.webchat_limits = WebchatLimiter(config.webchat_rate_per_address, config.webchat_rate_per_token)
         self.tasks: set[asyncio.Task[None]] = set()
+        self.gateways: dict[int, tuple[Any, asyncio.Task[None]]] = {}  # channel id -> (its update_time, connection loop)
+        self._reconcile = asyncio.Event()
+
+    def start_gateways(self) -> None:
+        """Keep one gateway connection (Discord gateway, DingTalk stream...) per enabled channel whose platform has one."""
+        self._spawn(self._supervise())
+
+    def reconcile_soon(self) -> None:
+        """A channel was created, changed or deleted: start or stop its gateway now rather than at the next check."""
+        self._reconcile.set()
+
+    async def _supervise(self) -> None:
+        kinds = [k for k, a in ADAPTERS.items() if isinstance(a, GatewayAdapter)]
+        try:
+            while True:
+                wanted = {c.id: c for c in Channel.select().where((Channel.enabled == True) & (Channel.channel_type.in_(kinds)))}  # noqa: E712
+                for cid, (stamp, task) in list(self.gateways.items()):
+                    row = wanted.get(cid)
+                    if row is None or row.update_time != stamp:  # disabled, deleted or changed (a new token...)
+                        task.cancel()
+                        del self.gateways[cid]
+                for cid, row in wanted.items():
+                    if cid not in self.gateways:
+                        self.gateways[cid] = (row.update_time, asyncio.get_running_loop().create_task(self._gateway(row)))
+                self._reconcile.clear()
+                try:
+                    await asyncio.wait_for(self._reconcile.wait(), GATEWAY_CHECK_S)
+                except TimeoutError:
+                    pass
+        finally:
+            for _stamp, task in self.gateways.values():
+                task.cancel()
+
+    async def _gateway(self, channel: Channel) -> None:
+        """Run the channel's gateway forever: restarted after a failure with exponential backoff (1 s .. 60 s, jittered)."""
+        adapter = ADAPTERS[channel.channel_type]
+        assert isinstance(adapter, GatewayAdapter)
+        backoff = 1.0
+
+        async def on_inbound(inbound: Inbound) -> None:
+            row = Channel.get_or_none(Channel.id == channel.id)
+            if row is not None and row.enabled and service.first_sight(row, inbound.event_id):
+                self.deliver_inbound(row, ADAPTERS[row.channel_type], inbound)
+
+        while True:
+            started = time.monotonic()
+            try:
+                await adapter.run_gateway(self.platform.config.web_fetch_allow_hosts, channel, on_inbound)
+                error = "gateway connection ended"
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # any failure of one connection is retried; the channel shows why
+                error = exc.msg if isinstance(exc, ApiError) else f"{type(exc).__name__}: {exc}"
+            log.warning("channel %s gateway: %s (retrying in %.0f s)", channel.id, error, backoff)
+            Channel.update(last_error=error).where(Channel.id == channel.id).execute()
+            if time.monotonic() - started > 60:  # it had been up a while: start over from a short wait
+                backoff = 1.0
+            await asyncio.sleep(backoff * random.uniform(0.5, 1.0))
+            backoff = min(backoff * 2, 60.0)
 
     def deliver(self, channel: Channel, message: dict[str, Any]) -> dict[str, Any]:
         """Start (or queue into) the end user's turn and post each answer back when it completes."""
@@ -195,7 +266,8 @@ class ChannelRuntime:
             log.warning("channel %s reply failed: %s", channel.id, error)
 
     async def stop(self) -> None:
-        for task in list(self.tasks):
+        pending = list(self.tasks) + [task for _stamp, task in self.gateways.values()]
+        for task in pending:
             task.cancel()
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)

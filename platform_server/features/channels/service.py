@@ -26,7 +26,9 @@ from platform_server.features.workspaces.service import member_role
 from platform_server.web.context import Principal
 from platform_server.lazy import lazy_import
 from platform_server.features.channels.platforms import ADAPTERS
+from platform_server.features.channels.platforms import outbound
 from platform_server.features.channels.platforms import settings as platform_settings
+from platform_server.features.channels.platforms.base import Probing
 
 if TYPE_CHECKING:
     import aiohttp
@@ -258,10 +260,18 @@ async def post_signed(config: Any, channel: Channel, payload: dict[str, Any]) ->
 
 
 async def check_health(config: Any, channel: Channel) -> dict[str, Any]:
-    """A signed `ping` to the reply URL (webchat: healthy when enabled)."""
+    """A messaging platform's own credential check, else a signed `ping` to the reply URL (webchat: healthy when enabled)."""
     started = time.monotonic()
+    adapter = ADAPTERS.get(channel.channel_type)
     if channel.channel_type == "webchat":
         ok, message = channel.enabled, "webchat is served by this server" if channel.enabled else "disabled"
+    elif adapter is not None:  # the platform's own API answers for the credentials
+        try:
+            async with outbound.session_for(config.web_fetch_allow_hosts, adapter, channel) as session:
+                message = await adapter.probe(session, channel) if isinstance(adapter, Probing) else "API base URL allowed"
+            ok = True
+        except ChannelError as exc:
+            ok, message = False, exc.msg
     else:
         try:
             status = await post_signed(config, channel, {"type": "ping", "channelId": str(channel.id)})

@@ -18,6 +18,9 @@ register(telegram.ADAPTER)
 from platform_server.features.channels.platforms import slack  # noqa: E402  im_d
 
 register(slack.ADAPTER)
+from platform_server.features.channels.platforms import discord  # noqa: E402  im_b
+
+register(discord.ADAPTER)
 from platform_server.features.channels.platforms.feishu import FeishuAdapter  # noqa: E402  (after ADAPTERS: it imports settings)
 
 register(FeishuAdapter())

@@ -136,6 +136,14 @@ class ButtonAnswering(Protocol):
         ...
 
 
+@runtime_checkable
+class Probing(Protocol):
+    async def probe(self, session: aiohttp.ClientSession, channel: Channel) -> str:
+        """Check the credentials against the platform (Telegram getMe, Slack auth.test...): a short description of the
+        bot on success, a ChannelError otherwise. Used by the channel health routes."""
+        ...
+
+
 OnInbound = Callable[[Inbound], Awaitable[None]]
 
 

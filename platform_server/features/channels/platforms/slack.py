@@ -165,6 +165,11 @@ class Slack:
             raise ChannelError(f"Slack {method}: {type(exc).__name__}: {exc}")
         return dict(response.data) if isinstance(response.data, dict) else {}
 
+    async def probe(self, session: aiohttp.ClientSession, channel: Channel) -> str:
+        # auth.test: "Checks authentication & identity".
+        data = await self._call(session, channel, "auth.test", {})
+        return f"bot {data.get('user', '?')} in {data.get('team', '?')}"
+
     async def send(
         self, session: aiohttp.ClientSession, channel: Channel, target: Target, text: str, *, buttons: list[Button] | None = None
     ) -> SentRef:

@@ -134,6 +134,11 @@ class Telegram:
             raise ChannelError(f"Telegram {method}: HTTP {status}: {description or 'no answer'}")
         return data.get("result")
 
+    async def probe(self, session: aiohttp.ClientSession, channel: Channel) -> str:
+        # getMe: "A simple method for testing your bot's authentication token".
+        me = await self._call(session, channel, "getMe", {})
+        return f"bot @{(me or {}).get('username', '?')}"
+
     async def send(
         self, session: aiohttp.ClientSession, channel: Channel, target: Target, text: str, *, buttons: list[Button] | None = None
     ) -> SentRef:
