@@ -63,31 +63,31 @@ def signed(secret: str, payload: dict[str, Any], skew: int = 0) -> tuple[bytes, 
 
 @pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",))
 async def test_a_signed_inbound_message_is_answered_on_the_reply_url(env: ChatEnv, platform_side: PlatformSide) -> None:
-    channel = await make_channel(env, "im_f", platform_side.url)
+    channel = await make_channel(env, "im_a", platform_side.url)
     assert "secret" in channel and (await env.api.get(f"/api/v1/channels/{channel['id']}", token="alice")).data.get("secret") is None
     payload = {"channelId": channel["id"], "messageId": "m1", "sender": {"id": "user@im"}, "text": "hello bot"}
     body, headers = signed(channel["secret"], payload)
-    r = await env.api.post("/api/v1/channels/webhook/im_f", data=body, headers=headers)
+    r = await env.api.post("/api/v1/channels/webhook/im_a", data=body, headers=headers)
     assert r.status == 200 and r.data["accepted"] is True, r.body
     await asyncio.wait_for(platform_side.arrived.wait(), 10)
     reply_headers, reply_body = platform_side.received[0]
     assert reply_headers["X-Signature"] == sign(channel["secret"], reply_headers["X-Timestamp"], reply_body)
     reply = json.loads(reply_body)
     assert reply["text"] == "Echo: hello bot" and reply["recipient"] == "user@im" and reply["inReplyTo"] == "m1"
-    again = await env.api.post("/api/v1/channels/webhook/im_f", data=body, headers=headers)
+    again = await env.api.post("/api/v1/channels/webhook/im_a", data=body, headers=headers)
     assert again.data == {"accepted": False, "reason": "duplicate"}
     convs = (await env.api.get("/api/v1/conversations", token="alice")).data
-    assert convs[0]["source"] == "im_f" and convs[0]["endUserId"] == "im_f:user@im"
+    assert convs[0]["source"] == "im_a" and convs[0]["endUserId"] == "im_a:user@im"
 
 
 async def test_unsigned_stale_or_wrongly_signed_webhooks_are_refused(env: ChatEnv) -> None:
-    channel = await make_channel(env, "im_b", "https://example.invalid/reply")
+    channel = await make_channel(env, "im_a", "https://example.invalid/reply")
     payload = {"channelId": channel["id"], "messageId": "m1", "sender": {"id": "u"}, "text": "hi"}
     body, headers = signed("wrong-secret-wrong-secret", payload)
-    assert (await env.api.post("/api/v1/channels/webhook/im_b", data=body, headers=headers)).status == 401
+    assert (await env.api.post("/api/v1/channels/webhook/im_a", data=body, headers=headers)).status == 401
     body, headers = signed(channel["secret"], payload, skew=-3600)
-    assert (await env.api.post("/api/v1/channels/webhook/im_b", data=body, headers=headers)).status == 401
-    assert (await env.api.post("/api/v1/channels/webhook/im_b", data=body)).status == 401
+    assert (await env.api.post("/api/v1/channels/webhook/im_a", data=body, headers=headers)).status == 401
+    assert (await env.api.post("/api/v1/channels/webhook/im_a", data=body)).status == 401
     body, headers = signed(channel["secret"], payload)
     assert (await env.api.post("/api/v1/channels/webhook/im_f", data=body, headers=headers)).status == 401
     assert env.llm.requests == []
