@@ -138,3 +138,13 @@ def test_the_decryption_key_is_the_sha256_of_the_encrypt_key() -> None:
 
     data = encrypt("k", b'{"a":1}', b"\x00" * 16)
     assert base64.b64decode(data)[:16] == b"\x00" * 16 and decrypt("k", data) == b'{"a":1}'
+
+
+@LOCAL
+async def test_health_asks_for_a_tenant_access_token(env: ChatEnv, feishu: LocalFeishu) -> None:
+    channel = await feishu_channel(env, feishu)
+    health = await env.api.get(f"/api/v1/channels/{channel['id']}/health", token="carol")
+    assert health.data["healthy"] is True, health.body
+    feishu.app_secret = "rotated-on-the-platform"
+    health = await env.api.get(f"/api/v1/channels/{channel['id']}/health", token="carol")
+    assert health.data["healthy"] is False and "10014" in health.data["message"]

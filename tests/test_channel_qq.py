@@ -108,3 +108,12 @@ async def test_an_approval_prompt_names_the_text_commands_and_an_approver_decide
     await settle(server)
     assert workspace_file(server, env.agent_id, "note.txt").read_text() == "hello"
     await qq.wait_until(lambda s: any(m["body"]["content"] == "Saved it." for m in s))
+
+
+@LOCAL
+async def test_health_asks_for_an_access_token(env: ChatEnv, qq: LocalQQ) -> None:
+    channel = await qq_channel(env, qq)
+    assert (await env.api.get(f"/api/v1/channels/{channel['id']}/health", token="carol")).data["healthy"] is True
+    qq.app_secret = "rotated-on-the-platform"
+    health = await env.api.get(f"/api/v1/channels/{channel['id']}/health", token="carol")
+    assert health.data["healthy"] is False and "invalid appid or secret" in health.data["message"]

@@ -109,3 +109,12 @@ async def test_approval_template_cards_decide_only_for_approvers(env: ChatEnv, w
     await settle(server)
     assert workspace_file(server, env.agent_id, "note.txt").read_text() == "hello"
     await wecom.wait_until(lambda s: any(m.get("markdown", {}).get("content") == "Saved it." for m in s))
+
+
+@LOCAL
+async def test_health_and_creation_check_the_callback_keys(env: ChatEnv, wecom: LocalWeCom) -> None:
+    good = await wecom_channel(env, wecom)
+    assert (await env.api.get(f"/api/v1/channels/{good['id']}/health", token="carol")).data["healthy"] is True
+    bad = await env.api.post("/api/v1/channels", {"name": "w", "channelType": "im_f", "agentId": env.agent_id,
+                                                  "settings": {"token": TOKEN, "encodingAESKey": "not-a-key"}}, token="alice")
+    assert bad.status == 400 and "encodingAESKey" in bad.msg

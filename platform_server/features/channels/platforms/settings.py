@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from platform_server import sealed
 from platform_server.features.channels.models import Channel
@@ -14,6 +14,13 @@ from platform_server.web.errors import BadRequest
 SECRETS_CONTEXT = "channel.settings.secrets"  # AES-GCM context of the platform tokens under settings["secrets"]
 HIDDEN = ("credentials", "secrets")  # never in an API answer
 URL_KEYS = ("apiBaseUrl", "authBaseUrl")  # the hosts a platform's tokens are sent to
+
+
+@runtime_checkable
+class SettingsChecking(Protocol):
+    def check_settings(self, given: dict[str, Any]) -> None:
+        """Raise BadRequest for a given value the platform cannot use (a key of the wrong form...)."""
+        ...
 
 
 def _url(adapter: PlatformAdapter, settings: dict[str, Any], key: str) -> str | None:
@@ -28,6 +35,8 @@ def merge(adapter: PlatformAdapter, given: dict[str, Any], existing: dict[str, A
     """The settings to store: given public values, secret fields sealed into `secrets` (kept when not given again)."""
     secret_keys = {f.key for f in adapter.fields if f.secret}
     stored = {k: v for k, v in given.items() if k not in HIDDEN and k not in secret_keys}
+    if isinstance(adapter, SettingsChecking):
+        adapter.check_settings(given)
     secrets = dict((existing or {}).get("secrets") or {})
     # A token was entered for one API server: pointing the channel at another origin drops the stored tokens
     # (integrations/secret_origin), so only tokens typed again in this request are sent to the new server.

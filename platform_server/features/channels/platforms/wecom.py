@@ -126,6 +126,15 @@ class WeComAdapter:
     def __init__(self) -> None:
         self._answered: dict[str, float] = {}  # response_url -> when it was used (each answers once)
 
+    def check_settings(self, given: dict[str, Any]) -> None:
+        """The EncodingAESKey WeCom generates is 43 characters of base64 (32 bytes with the "=" added)."""
+        key = given.get("encodingAESKey")
+        if key is not None:
+            try:
+                _key(str(key).strip())
+            except Unauthorized:
+                raise BadRequest("settings.encodingAESKey: must be the 43-character key WeCom generated")
+
     def verify(self, channel: Channel | None, headers: Mapping[str, str], body: bytes, query: Mapping[str, str]) -> None:
         if channel is None:
             raise Unauthorized("Invalid webhook signature")
