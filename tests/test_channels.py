@@ -124,7 +124,7 @@ async def test_the_console_is_told_each_platforms_name_fields_and_setup_help(env
     r = await env.api.get("/api/v1/channels/platforms", token="carol")
     assert r.status == 200, r.body
     by_type = {p["channelType"]: p for p in r.data}
-    assert {"im_b", "im_d", "im_e"} <= set(by_type)
+    assert {"im_a", "im_b", "im_d", "im_e"} <= set(by_type)
     telegram = by_type["im_e"]
     assert telegram["label"] == "Telegram" and "http" not in telegram["help"]
     assert [(f["key"], f["secret"]) for f in telegram["fields"]] == [("botToken", True), ("apiBaseUrl", False)]

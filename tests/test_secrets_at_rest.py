@@ -50,7 +50,7 @@ async def store_every_kind_of_secret(env: ChatEnv) -> str:
     OAuthCredential.create(vendor="vendor_b", access_token=PLAIN["oauth_access"], refresh_token=PLAIN["oauth_refresh"])
     PluginState.create(name="sealed-plugin", config={"apiToken": PLAIN["plugin"]})
     r = await api.post("/api/v1/channels", {"name": "im", "channelType": "im_a", "agentId": env.agent_id,
-                                            "replyUrl": "https://example.invalid/r"}, token="alice")
+                                            "settings": {"appKey": "ding-at-rest"}}, token="alice")
     assert r.status == 200, r.body
     return str(r.data["secret"])
 

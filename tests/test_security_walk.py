@@ -44,7 +44,7 @@ GET_PARAMS = {
 def bodies(s: Seeded, people: dict[str, Any]) -> dict[tuple[str, str], Any]:
     """Valid bodies, so a refusal comes from the workspace or owner check and not from validation."""
     chat = {"agentId": s.agent, "message": "hi", "conversationId": s.conversation}
-    channel = {"name": "x", "channelType": "im_a", "agentId": s.agent, "replyUrl": "https://example.com/r"}
+    channel = {"name": "x", "channelType": "im_a", "agentId": s.agent, "replyUrl": "https://example.com/r", "settings": {"appKey": "k"}}
     return {
         ("PUT", "/api/v1/agents/{id}"): {"name": "hacked"},
         ("PUT", "/api/v1/agents/{agentId}/skills"): {"skillIds": [int(s.skill)]},

@@ -41,23 +41,24 @@ def signed(secret: str, payload: dict[str, Any]) -> tuple[bytes, dict[str, str]]
 
 
 async def test_a_signed_webhook_without_message_id_is_not_replayable(env: ChatEnv) -> None:
-    r = await env.api.post("/api/v1/channels", {"name": "im", "channelType": "im_a", "agentId": env.agent_id,
+    r = await env.api.post("/api/v1/channels", {"name": "im", "channelType": "im_f", "agentId": env.agent_id,
                                                 "replyUrl": "https://example.invalid/r"}, token="alice")
     body, headers = signed(r.data["secret"], {"channelId": r.data["id"], "sender": {"id": "u"}, "text": "hi"})
-    first = await env.api.post("/api/v1/channels/webhook/im_a", data=body, headers=headers)
+    first = await env.api.post("/api/v1/channels/webhook/im_f", data=body, headers=headers)
     assert first.data["accepted"] is True, first.body
-    again = await env.api.post("/api/v1/channels/webhook/im_a", data=body, headers=headers)
+    again = await env.api.post("/api/v1/channels/webhook/im_f", data=body, headers=headers)
     assert again.data == {"accepted": False, "reason": "duplicate"}
 
 
 async def test_an_unsigned_webhook_gets_the_same_401_whether_the_channel_exists_or_not(env: ChatEnv) -> None:
     r = await env.api.post("/api/v1/channels", {"name": "im", "channelType": "im_a", "agentId": env.agent_id,
-                                                "replyUrl": "https://example.invalid/r"}, token="alice")
+                                                "settings": {"appKey": "ding-k"}}, token="alice")
     answers = []
     for channel_id in (r.data["id"], "999999999"):
-        payload = json.dumps({"channelId": channel_id, "messageId": "m", "sender": {"id": "u"}, "text": "hi"}).encode()
-        res = await env.api.post("/api/v1/channels/webhook/im_a", data=payload,
-                                 headers={"Content-Type": "application/json"})
+        payload = json.dumps({"msgId": "m", "senderStaffId": "u", "msgtype": "text", "text": {"content": "hi"}}).encode()
+        res = await env.api.post(f"/api/v1/channels/webhook/im_a?channelId={channel_id}", data=payload,
+                                 headers={"Content-Type": "application/json", "timestamp": str(int(time.time() * 1000)),
+                                          "sign": "bm90IHRoZSBzaWduYXR1cmU="})
         answers.append((res.status, res.body))
     assert answers[0] == answers[1] and answers[0][0] == 401
 

@@ -130,7 +130,8 @@ async def seed_workspace_one(api: ApiClient, people: dict[str, Any], llm: Script
     s.datasource = (await ok(await api.post("/api/v1/datasources", {
         "name": f"ds-{MARK}", "type": "http", "config": {"baseUrl": "https://example.com", "headers": {}}}, token="alice")))["id"]
     s.channel = (await ok(await api.post("/api/v1/channels", {
-        "name": f"ch-{MARK}", "channelType": "im_a", "agentId": s.agent, "replyUrl": "https://example.com/reply"},
+        "name": f"ch-{MARK}", "channelType": "im_a", "agentId": s.agent, "replyUrl": "https://example.com/reply",
+        "settings": {"appKey": "ding-seed"}},
         token="alice")))["id"]
     s.grant = (await ok(await api.post("/api/v1/approval/grants", {
         "scopeType": "AGENT", "scopeId": s.agent, "maxSeverity": "high", "grantKind": "ALWAYS", "note": MARK},

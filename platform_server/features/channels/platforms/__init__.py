@@ -21,6 +21,9 @@ register(slack.ADAPTER)
 from platform_server.features.channels.platforms import discord  # noqa: E402  im_b
 
 register(discord.ADAPTER)
+from platform_server.features.channels.platforms import dingtalk  # noqa: E402  im_a
+
+register(dingtalk.ADAPTER)
 from platform_server.features.channels.platforms.feishu import FeishuAdapter  # noqa: E402  (after ADAPTERS: it imports settings)
 
 register(FeishuAdapter())
