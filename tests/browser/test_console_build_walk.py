@@ -83,7 +83,7 @@ async def seed(server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
     ids["webchat"] = (await ok("POST", "/api/v1/channels", {"name": "Site chat", "channelType": "webchat", "agentId": env.agent_id,
                                                             "settings": {"title": "Ask us", "welcomeMessage": "Hello!"}}))["id"]
     ids["im"] = (await ok("POST", "/api/v1/channels", {"name": "Team chat", "channelType": "im_a", "agentId": env.agent_id,
-                                                       "replyUrl": "https://gateway.example/reply"}))["id"]
+                                                       "settings": {"appKey": "dingteamchat"}}))["id"]
     make_db(server)
     await ok("POST", "/api/v1/datasources", {"name": "shop", "type": "sqlite", "config": {"path": "shop.db"}})
     await ok("PUT", f"/api/v1/agents/{env.agent_id}/workspace/files/notes/todo.md", {"content": "- book the hotel\n"})

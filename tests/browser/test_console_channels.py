@@ -54,24 +54,30 @@ async def test_a_webchat_channel_gives_an_embed_snippet_and_its_live_preview_str
     await expect(chat.locator(".wc-head")).to_have_text("Ask Support")
 
 
-async def test_an_im_channel_shows_its_webhook_url_and_the_secret_once_and_preflight_names_a_blocked_reply_url(
+async def test_a_platform_channel_shows_its_setup_help_webhook_url_and_the_secret_once_and_preflight_names_a_blocked_api(
     page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
 ) -> None:
     await admin_env(server, admin, llm, name="Support")
     await open_console(page, server, admin, "#/channels")
     form = page.get_by_role("form", name="New channel")
     await form.get_by_label("Name").fill("Team chat")
-    await form.get_by_label("Type").select_option("im_a")
-    await form.get_by_label("Reply URL").fill("http://127.0.0.1:9/reply")
+    await form.get_by_label("Type").select_option(label="Telegram")
+    await expect(form.locator(".platform-help")).to_contain_text("setWebhook")
+    await form.get_by_label("Bot token").fill("123456:ABC-DEF")
+    await form.get_by_label("API base URL").fill("http://127.0.0.1:9/")
     await form.get_by_role("button", name="Check").click()
-    await expect(form.locator(".preflight li.error")).to_contain_text("replyUrl:")
-    await form.get_by_label("Reply URL").fill("https://gateway.example/reply")
+    await expect(form.locator(".preflight li.error")).to_contain_text("settings.apiBaseUrl:")
+    await form.get_by_label("API base URL").fill("")
     await form.get_by_role("button", name="Create channel").click()
     detail = page.locator(".channel-detail")
-    await expect(detail.locator(".webhook-url")).to_have_text(f"{server.url}/api/v1/channels/webhook/im_a")
+    await expect(detail.locator(".webhook-url")).to_contain_text("/api/v1/channels/webhook/im_e?channelId=")
+    channel_id = page.url.rsplit("/", 1)[-1]
+    await expect(detail.locator(".webhook-url")).to_have_text(f"{server.url}/api/v1/channels/webhook/im_e?channelId={channel_id}")
     secret = await detail.locator(".new-secret").inner_text()
     assert len(secret) >= 32
     await page.reload()
-    await expect(detail.get_by_text("set (write-only)")).to_be_visible()
-    assert secret not in await page.content()
-    await expect(detail.get_by_role("button", name="Pair with a QR code")).to_be_disabled()
+    await expect(detail.get_by_text("set (write-only)").first).to_be_visible()
+    assert secret not in await page.content() and "123456:ABC-DEF" not in await page.content()
+    await expect(page.locator(".channel-list").first).to_be_visible()
+    await expect(page.get_by_role("heading", name="Telegram", exact=True)).to_be_visible()
+

@@ -11,10 +11,14 @@ import { mountWebchat } from "../../../webchat/widget.js";
 const TYPES = ["webchat", "im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h"];
 const TYPE_LABEL = { webchat: "Webchat (embed on a site)" };
 const HEALTH_KIND = { healthy: "ok", unhealthy: "bad" };
+// Messaging platforms by type (GET /channels/platforms): name, the settings each asks for, setup help.
+let platforms = {};
+const loadPlatforms = () => get("/channels/platforms").then((list) => { platforms = Object.fromEntries(list.map((p) => [p.channelType, p])); return platforms; });
+const labelOf = (type) => TYPE_LABEL[type] || platforms[type]?.label || type;
 
 function ChannelsPage({ args }) {
   const admin = useSession().can("admin");
-  const channels = useLoad(() => get("/channels"), []);
+  const channels = useLoad(() => loadPlatforms().then(() => get("/channels")), []);
   const list = channels.data || [];
   const selected = args[0];
   const byType = {};
@@ -26,7 +30,7 @@ function ChannelsPage({ args }) {
         ${admin ? html`<${NewChannel} onCreated=${(c) => { channels.reload(); location.hash = `#/channels/${c.id}`; sessionStorage.setItem(`ap.secret.${c.id}`, c.secret || ""); }} />` : null}
         <section class="panel" aria-label="Channel list">
           ${list.length ? Object.entries(byType).map(([type, items]) => html`<div key=${type}>
-            <h3>${TYPE_LABEL[type] || type}</h3>
+            <h3>${labelOf(type)}</h3>
             <ul class="list channel-list">${items.map((c) => html`<li key=${c.id} data-channel=${c.name} class=${c.id === selected ? "selected" : ""}>
               <span class="item-main"><a class="item-title" href=${`#/channels/${c.id}`}>${c.name}</a>
                 <small class="muted">${c.health || "not checked"}${c.lastInboundAt ? ` · last message ${when(c.lastInboundAt)}` : ""}</small></span>
@@ -47,9 +51,15 @@ function NewChannel({ onCreated }) {
   const body = (form) => {
     const el = form.elements;
     const settings = {};
+    const platform = platforms[type];
     if (type === "webchat") {
       if (el.title.value) settings.title = el.title.value;
       if (el.welcome.value) settings.welcomeMessage = el.welcome.value;
+    } else if (platform) {
+      for (const f of platform.fields) if (el[`f_${f.key}`].value) settings[f.key] = el[`f_${f.key}`].value;
+      const out = { name: el.name.value, channelType: type, agentId: el.agentId.value, settings };
+      if (el.secret?.value) out.secret = el.secret.value;
+      return out;
     } else if (el.gateway.value) settings.gatewayUrl = el.gateway.value;
     return { name: el.name.value, channelType: type, agentId: el.agentId.value, replyUrl: type === "webchat" ? null : el.replyUrl.value || null, settings };
   };
@@ -66,11 +76,16 @@ function NewChannel({ onCreated }) {
     <h3>New channel</h3>
     <${Field} label="Name"><input name="name" required maxlength="100" /></>
     <${Field} label="Type"><select name="type" value=${type} onChange=${(e) => { setType(e.currentTarget.value); setCheck(null); }}>
-      ${TYPES.map((t) => html`<option value=${t}>${TYPE_LABEL[t] || t}</option>`)}</select></>
+      ${TYPES.map((t) => html`<option value=${t}>${labelOf(t)}</option>`)}</select></>
     <${Field} label="Agent"><select name="agentId" required>${(agents.data || []).map((a) => html`<option value=${a.id}>${a.name}</option>`)}</select></>
     ${type === "webchat" ? html`
       <${Field} label="Title"><input name="title" placeholder="Ask us anything" /></>
       <${Field} label="Welcome message"><input name="welcome" placeholder="Hi! How can I help?" /></>`
+    : platforms[type] ? html`
+      <p class="muted platform-help">${platforms[type].help}</p>
+      ${platforms[type].secretLabel ? html`<${Field} label=${platforms[type].secretLabel}><input name="secret" type="password" autocomplete="off" minlength="16" placeholder="empty: one is generated" /></>` : null}
+      ${platforms[type].fields.map((f) => html`<${Field} label=${f.label}><input name=${`f_${f.key}`} type=${f.secret ? "password" : "text"} autocomplete="off"
+        required=${f.required} placeholder=${f.default || ""} title=${f.help} /></>`)}`
     : html`
       <${Field} label="Reply URL (where answers are posted)"><input name="replyUrl" type="url" required placeholder="https://gateway.example/reply" /></>
       <${Field} label="Gateway URL (for QR pairing, optional)"><input name="gateway" type="url" /></>`}
@@ -100,13 +115,13 @@ function ChannelDetail({ id, onChange }) {
     if (await run(() => del(`/channels/${seg(id)}`), "Deleted") !== undefined) { location.hash = "#/channels"; onChange(); }
   };
   return html`<section class="panel channel-detail" aria-label=${`Channel ${c.name}`}>
-    <div class="card-head"><h2 class="grow">${c.name}</h2><${Badge}>${c.channelType}</>
+    <div class="card-head"><h2 class="grow">${c.name}</h2><${Badge}>${labelOf(c.channelType)}</>
       <${Badge} kind=${HEALTH_KIND[c.health] || ""}>${c.health || "not checked"}</></div>
     <div class="row">
       <button class="btn" disabled=${busy} onClick=${() => run(() => get(`/channels/${seg(id)}/health`)).then((h) => { if (h) { setHealth(h); channel.reload(); onChange(); } })}>Check health</button>
       <button class="btn btn-danger" onClick=${remove}>Delete</button></div>
     ${health ? html`<p class="status-line health-result" role="status">${health.healthy ? "Healthy" : "Unhealthy"}: ${health.message} (${health.latencyMs} ms)</p>` : null}
-    ${c.channelType === "webchat" ? html`<${Webchat} channel=${c} />` : html`
+    ${c.channelType === "webchat" ? html`<${Webchat} channel=${c} />` : platforms[c.channelType] ? html`<${PlatformSetup} channel=${c} secret=${secret} onRotate=${rotate} />` : html`
       <h3>Webhook</h3>
       <dl class="kv">
         <dt>Webhook URL</dt><dd><code class="webhook-url">${location.origin}${c.webhookUrl}</code></dd>
@@ -119,6 +134,20 @@ function ChannelDetail({ id, onChange }) {
       <div class="row"><button class="btn btn-small" onClick=${rotate}>New signing secret</button></div>
       <${Pairing} channel=${c} onPaired=${channel.reload} />`}
   </section>`;
+}
+
+function PlatformSetup({ channel, secret, onRotate }) {
+  const p = platforms[channel.channelType];
+  return html`<h3>Connect ${p.label}</h3>
+    <p class="muted platform-help">${p.help}</p>
+    <dl class="kv">
+      <dt>Webhook URL</dt><dd><code class="webhook-url">${location.origin}${channel.webhookUrl}</code></dd>
+      ${p.secretLabel ? html`<dt>${p.secretLabel}</dt><dd>${secret ? html`<code class="secret-value new-secret">${secret}</code><br /><small class="muted">Shown once: give it to ${p.label} now.</small>`
+        : html`<span class="muted">${channel.secretSet ? "set (write-only)" : "none"}</span>`}</dd>` : null}
+      ${p.fields.map((f) => html`<dt>${f.label}</dt><dd>${f.secret ? html`<span class="muted">${(channel.secretSettingsSet || []).includes(f.key) ? "set (write-only)" : "not set"}</span>`
+        : html`<code>${channel.settings?.[f.key] || f.default || "—"}</code>`}</dd>`)}
+    </dl>
+    ${p.secretLabel ? html`<div class="row"><button class="btn btn-small" onClick=${onRotate}>New secret</button></div>` : null}`;
 }
 
 function Pairing({ channel, onPaired }) {
