@@ -25,6 +25,7 @@ async def gateway() -> AsyncIterator[FakeGateway]:
 
 # What each platform asks for (a channel of a platform type is created with its fields).
 PLATFORM_SETTINGS: dict[str, dict[str, str]] = {
+    "im_a": {"appKey": "ding-app-key"},
     "im_h": {"appId": "102000001", "appSecret": "qq-app-secret"},
     "im_c": {"appId": "cli_x", "appSecret": "lark-secret", "verificationToken": "vt"},
     "im_f": {"token": "tk", "encodingAESKey": "a" * 43},
