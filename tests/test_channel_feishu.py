@@ -148,3 +148,16 @@ async def test_health_asks_for_a_tenant_access_token(env: ChatEnv, feishu: Local
     feishu.app_secret = "rotated-on-the-platform"
     health = await env.api.get(f"/api/v1/channels/{channel['id']}/health", token="carol")
     assert health.data["healthy"] is False and "10014" in health.data["message"]
+
+
+async def test_the_console_is_told_the_names_fields_and_help_of_feishu_wecom_wechat_and_qq(env: ChatEnv) -> None:
+    by_type = {p["channelType"]: p for p in (await env.api.get("/api/v1/channels/platforms", token="carol")).data}
+    expected = {"im_c": ("Feishu / Lark", ["appId", "appSecret", "verificationToken", "encryptKey"]),
+                "im_f": ("WeCom", ["token", "encodingAESKey", "botId"]),
+                "im_g": ("WeChat", ["botToken"]),
+                "im_h": ("QQ", ["appId", "appSecret", "authBaseUrl"])}
+    for kind, (label, keys) in expected.items():
+        p = by_type[kind]
+        assert p["label"] == label and [f["key"] for f in p["fields"]] == [*keys, "apiBaseUrl"]
+        assert len(p["help"]) > 100 and "http" not in p["help"]
+    assert [f["key"] for f in by_type["im_c"]["fields"] if f["secret"]] == ["appSecret", "verificationToken", "encryptKey"]
