@@ -2,6 +2,7 @@
 app secret, one hour window), answered as markdown through the message's session webhook; approvals by text."""
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any, AsyncIterator
@@ -91,3 +92,36 @@ async def test_approvers_answer_an_approval_request_by_text(env: ChatEnv, dingta
     await settle(server)
     assert workspace_file(server, env.agent_id, "boss.txt").read_text() == "by the boss"
     assert (await dingtalk.wait_for(4))[-1][1]["markdown"]["text"] == "Saved it."
+
+
+async def test_stream_mode_takes_messages_over_the_websocket_acks_them_and_answers(env: ChatEnv, dingtalk: FakeDingTalk,
+                                                                                   server: RunningServer) -> None:
+    dingtalk.client = ("dingstreamkey", APP_SECRET)
+    channel = await platform_channel(env, "im_a", dingtalk.url, APP_SECRET, appKey="dingstreamkey", mode="stream",
+                                     streamBaseUrl=dingtalk.url)
+    for _ in range(1500):
+        if dingtalk.sockets:
+            break
+        await asyncio.sleep(0.01)
+    assert dingtalk.opened[0]["subscriptions"] == [{"type": "CALLBACK", "topic": "/v1.0/im/bot/messages/get"}]
+    ping = await dingtalk.push("SYSTEM", "ping", {"opaque": "x"})
+    mid = await dingtalk.push("CALLBACK", "/v1.0/im/bot/messages/get", dingtalk.message("msg0100", "user123", "over the stream"))
+    _s, body = (await dingtalk.wait_for())[0]
+    assert body["markdown"]["text"] == "Echo: over the stream"
+    acks = {a["headers"]["messageId"]: a for a in dingtalk.acks}
+    assert acks[ping]["code"] == 200 and json.loads(acks[ping]["data"]) == {"opaque": "x"} and acks[mid]["code"] == 200
+    await dingtalk.push("CALLBACK", "/v1.0/im/bot/messages/get", dingtalk.message("msg0100", "user123", "over the stream"))  # redelivered
+    await dingtalk.push("SYSTEM", "disconnect", {})  # DingTalk closes this connection: the next one is opened
+    for _ in range(1500):
+        if len(dingtalk.opened) == 2 and dingtalk.sockets:
+            break
+        await asyncio.sleep(0.01)
+    assert len(dingtalk.opened) == 2
+    await settle(server)
+    assert len(env.llm.requests) == 1
+    assert (await env.api.put(f"/api/v1/channels/{channel['id']}/toggle", {"enabled": False}, token="alice")).status == 200
+    for _ in range(1500):
+        if not dingtalk.sockets:
+            break
+        await asyncio.sleep(0.01)
+    assert dingtalk.sockets == []  # a disabled channel keeps no connection

@@ -77,8 +77,12 @@ async def test_a_dm_and_a_mention_are_answered_in_slack_and_a_retry_is_one_turn(
     assert sent["channel"] == "C0LAN2Q65" and sent["thread_ts"] == "1515449522.000016" and sent["text"] == "Echo: what time is it?"
     own = {**dm("U0LAN0Z89", "Echo: hi"), "bot_id": "B1"}  # the bot's own message comes back as an event: not answered
     assert (await deliver(env, channel, event_body("Ev03", own))).data["accepted"] is False
+    shared = {**dm("U2CERLKJA", "see this", "1700000002.000300"), "subtype": "file_share", "files": [{"id": "F1", "name": "plan.pdf"}]}
+    await deliver(env, channel, event_body("Ev04", shared))
+    sent = (await slack.wait_for("chat.postMessage", 3))[2]
+    assert sent["text"] == "Echo: see this\n[the user shared: plan.pdf]"
     await settle(server)
-    assert len(env.llm.requests) == 2
+    assert len(env.llm.requests) == 3
     health = (await env.api.get(f"/api/v1/channels/{channel['id']}/health", token="carol")).data
     assert health["healthy"] is True and health["message"] == "bot agent in Acme"
 
@@ -115,3 +119,15 @@ async def test_block_kit_approval_buttons_decide_only_for_approvers(env: ChatEnv
     assert answers[1]["text"] == "Saved it."
     update = (await slack.wait_for("chat.update"))[0]
     assert update["ts"] == "1700000000.000100" and update["blocks"] == [] and "Approved by <@UBOSS>" in update["text"]
+
+
+@pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",), channel_stream_edit_interval_s=0.2)
+async def test_a_slow_answer_is_streamed_by_chat_update(env: ChatEnv, slack: FakeSlack, server: RunningServer) -> None:
+    channel = await platform_channel(env, "im_d", slack.url, SIGNING_SECRET, botToken=BOT_TOKEN)
+    env.llm.enqueue(Script(text=["Step ", "one, ", "step ", "two."], delay_s=0.15))
+    await deliver(env, channel, event_body("Ev20", dm("U1", "go slowly")))
+    draft = (await slack.wait_for("chat.postMessage"))[0]
+    await settle(server)
+    updates = await slack.wait_for("chat.update")
+    assert draft["text"] != "Step one, step two." and updates[-1]["text"] == "Step one, step two."
+    assert updates[-1]["ts"] == "1700000000.000100" and len(slack.sent("chat.postMessage")) == 1

@@ -109,3 +109,26 @@ async def test_approval_buttons_decide_only_for_the_channels_approvers(env: Chat
     assert workspace_file(server, env.agent_id, "note.txt").read_text() == "hello"
     assert answers[1]["chat_id"] == "7" and answers[1]["text"] == "Saved it."
     assert (await telegram.wait_for("editMessageReplyMarkup"))[0] == {"chat_id": "7", "message_id": 100, "reply_markup": {"inline_keyboard": []}}
+
+
+@pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",), channel_stream_edit_interval_s=0.2)
+async def test_a_slow_answer_appears_at_once_and_grows_by_edits(env: ChatEnv, telegram: FakeTelegram, server: RunningServer) -> None:
+    channel = await platform_channel(env, "im_e", telegram.url, botToken=BOT_TOKEN)
+    env.llm.enqueue(Script(text=["The ", "answer ", "comes ", "in ", "**slowly**."], delay_s=0.15))
+    await post(env, channel, update(1, 42, "take your time"), channel["secret"])
+    draft = (await telegram.wait_for("sendMessage"))[0]
+    assert draft["text"] != "The answer comes in <b>slowly</b>." and "The answer comes in <b>slowly</b>.".startswith(draft["text"])
+    await settle(server)
+    edits = await telegram.wait_for("editMessageText")
+    assert edits[-1]["text"] == "The answer comes in <b>slowly</b>." and edits[-1]["message_id"] == 100
+    assert len(telegram.sent("sendMessage")) == 1
+
+
+@pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",), channel_stream_edit_interval_s=0)
+async def test_with_streaming_off_a_slow_answer_is_sent_once_complete(env: ChatEnv, telegram: FakeTelegram, server: RunningServer) -> None:
+    channel = await platform_channel(env, "im_e", telegram.url, botToken=BOT_TOKEN)
+    env.llm.enqueue(Script(text=["The ", "answer ", "comes ", "in ", "**slowly**."], delay_s=0.4))  # 2 s: the default would stream
+    await post(env, channel, update(1, 42, "take your time"), channel["secret"])
+    await settle(server)
+    assert [m["text"] for m in await telegram.wait_for("sendMessage")] == ["The answer comes in <b>slowly</b>."]
+    assert telegram.sent("editMessageText") == []

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import tornado.web
+import tornado.websocket
 
 from tests.helpers.server import free_port
 
@@ -51,7 +52,51 @@ class FakeDingTalk:
                 side.changed.set()
                 self.finish({"errcode": 0, "errmsg": "ok"})
 
-        self.server = tornado.web.Application([(r"/robot/sendBySession", BySession)]).listen(self.port, "127.0.0.1")
+        class OpenConnection(tornado.web.RequestHandler):
+            def post(self) -> None:
+                body = json.loads(self.request.body)
+                if (body.get("clientId"), body.get("clientSecret")) != side.client:
+                    self.set_status(401)
+                    self.finish({"code": "InvalidAuthentication", "message": "clientId or clientSecret is invalid"})
+                    return
+                side.opened.append(body)
+                ticket = secrets.token_hex(8)
+                side.tickets.add(ticket)
+                self.finish({"endpoint": f"ws://127.0.0.1:{side.port}/stream", "ticket": ticket})
+
+        class Stream(tornado.websocket.WebSocketHandler):
+            def open(self) -> None:
+                if self.get_query_argument("ticket", "") not in side.tickets:
+                    self.close(1008, "invalid ticket")
+                    return
+                side.sockets.append(self)
+
+            def on_message(self, message: str | bytes) -> None:
+                side.acks.append(json.loads(message))
+                side.changed.set()
+
+            def on_close(self) -> None:
+                if self in side.sockets:
+                    side.sockets.remove(self)
+
+        self.client: tuple[str, str] = ("", "")
+        self.opened: list[dict[str, Any]] = []
+        self.tickets: set[str] = set()
+        self.sockets: list[Any] = []
+        self.acks: list[dict[str, Any]] = []
+        self.server = tornado.web.Application([
+            (r"/robot/sendBySession", BySession), (r"/v1.0/gateway/connections/open", OpenConnection), (r"/stream", Stream),
+        ]).listen(self.port, "127.0.0.1")
+
+    async def push(self, frame_type: str, topic: str, data: dict[str, Any]) -> str:
+        """A Stream-mode frame to every open connection; returns its messageId (the ack names it)."""
+        message_id = "mid-" + secrets.token_hex(6)
+        frame = {"specVersion": "1.0", "type": frame_type, "headers": {"appId": "app", "connectionId": "c1", "contentType": "application/json",
+                                                                       "messageId": message_id, "time": str(int(time.time() * 1000)),
+                                                                       "topic": topic}, "data": json.dumps(data)}
+        for ws in list(self.sockets):
+            await ws.write_message(json.dumps(frame))
+        return message_id
 
     @property
     def url(self) -> str:
@@ -79,4 +124,6 @@ class FakeDingTalk:
         return self.sent
 
     def stop(self) -> None:
+        for ws in list(self.sockets):
+            ws.close()
         self.server.stop()

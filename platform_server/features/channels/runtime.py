@@ -7,7 +7,7 @@ import hashlib
 import logging
 import random
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import utcnow
@@ -18,9 +18,11 @@ from platform_server.features.channels.platforms import ADAPTERS, outbound
 from platform_server.features.channels.platforms.base import (
     Button,
     ButtonAnswering,
+    Editable,
     GatewayAdapter,
     Inbound,
     PlatformAdapter,
+    SentRef,
     Target,
     approval_buttons,
 )
@@ -32,11 +34,35 @@ from platform_server.features.conversations.models import Message
 from platform_server.features.conversations.service import key_for
 
 if TYPE_CHECKING:
+    import aiohttp
+
     from platform_server.app import Platform
 
 log = logging.getLogger(__name__)
 
 GATEWAY_CHECK_S = 5.0  # how often enabled channels are matched with running gateways (changes through the API wake it)
+
+
+# A draft is edited while it fits in one message of every platform (Discord's 2000 is the smallest); past that the
+# rest waits for the complete answer, which is then split as the platform needs.
+STREAM_MAX_CHARS = 1800
+
+
+class _Draft:
+    """The answer being streamed into one platform message by edits."""
+
+    def __init__(self, interval: float) -> None:
+        self.interval = interval
+        self.reset()
+
+    def reset(self) -> None:
+        # The clock starts now: an answer complete within one interval is sent once, whole, with no draft.
+        self.text, self.shown, self.last = "", "", time.monotonic()
+        self.ref: SentRef | None = None
+
+    def due(self) -> bool:
+        fits = len(self.text) <= STREAM_MAX_CHARS and bool(self.text.strip()) and self.text != self.shown
+        return fits and time.monotonic() - self.last >= self.interval
 
 
 def conversation_id_for(channel: Channel, end_user: str, prefix: str = "ch") -> str:
@@ -67,16 +93,11 @@ class ChannelRuntime:
         kinds = [k for k, a in ADAPTERS.items() if isinstance(a, GatewayAdapter)]
         try:
             while True:
-                wanted = {c.id: c for c in Channel.select().where((Channel.enabled == True) & (Channel.channel_type.in_(kinds)))}  # noqa: E712
-                for cid, (stamp, task) in list(self.gateways.items()):
-                    row = wanted.get(cid)
-                    if row is None or row.update_time != stamp:  # disabled, deleted or changed (a new token...)
-                        task.cancel()
-                        del self.gateways[cid]
-                for cid, row in wanted.items():
-                    if cid not in self.gateways:
-                        self.gateways[cid] = (row.update_time, asyncio.get_running_loop().create_task(self._gateway(row)))
                 self._reconcile.clear()
+                try:
+                    self._match_gateways(kinds)
+                except Exception:  # a failed check (database busy...) is tried again at the next one
+                    log.exception("matching channel gateways failed")
                 try:
                     await asyncio.wait_for(self._reconcile.wait(), GATEWAY_CHECK_S)
                 except TimeoutError:
@@ -84,6 +105,17 @@ class ChannelRuntime:
         finally:
             for _stamp, task in self.gateways.values():
                 task.cancel()
+
+    def _match_gateways(self, kinds: list[str]) -> None:
+        wanted = {c.id: c for c in Channel.select().where((Channel.enabled == True) & (Channel.channel_type.in_(kinds)))}  # noqa: E712
+        for cid, (stamp, task) in list(self.gateways.items()):
+            row = wanted.get(cid)
+            if row is None or row.update_time != stamp:  # disabled, deleted or changed (a new token...)
+                task.cancel()
+                del self.gateways[cid]
+        for cid, row in wanted.items():
+            if cid not in self.gateways:
+                self.gateways[cid] = (row.update_time, asyncio.get_running_loop().create_task(self._gateway(row)))
 
     async def _gateway(self, channel: Channel) -> None:
         """Run the channel's gateway forever: restarted after a failure with exponential backoff (1 s .. 60 s, jittered)."""
@@ -100,14 +132,15 @@ class ChannelRuntime:
             started = time.monotonic()
             try:
                 await adapter.run_gateway(self.platform.config.web_fetch_allow_hosts, channel, on_inbound)
-                error = "gateway connection ended"
+                error = None  # the platform ended the connection as planned (DingTalk's disconnect): open the next one
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # any failure of one connection is retried; the channel shows why
                 error = exc.msg if isinstance(exc, ApiError) else f"{type(exc).__name__}: {exc}"
-            log.warning("channel %s gateway: %s (retrying in %.0f s)", channel.id, error, backoff)
-            Channel.update(last_error=error).where(Channel.id == channel.id).execute()
-            if time.monotonic() - started > 60:  # it had been up a while: start over from a short wait
+            if error:
+                log.warning("channel %s gateway: %s (retrying in %.0f s)", channel.id, error, backoff)
+                Channel.update(last_error=error).where(Channel.id == channel.id).execute()
+            if error is None or time.monotonic() - started > 60:  # a planned end, or it had been up a while: a short wait
                 backoff = 1.0
             await asyncio.sleep(backoff * random.uniform(0.5, 1.0))
             backoff = min(backoff * 2, 60.0)
@@ -193,16 +226,28 @@ class ChannelRuntime:
         """Follow the turn; each completed answer (and each approval prompt, as buttons) goes to the platform's send API."""
         sub = turn.subscribe(0)
         events = list(sub.replay)
+        draft = _Draft(self.platform.config.channel_stream_edit_interval_s if isinstance(adapter, Editable) else 0)
         try:
             while True:
                 for event in events:
                     text, buttons = None, None
+                    if event.name == "content_delta" and draft.interval > 0:
+                        draft.text += str(event.data.get("delta") or "")
+                        if draft.due():
+                            await self._stream(channel, adapter, target, draft)
+                        continue
                     if event.name == "tool_approval_requested":
                         text = f"Approval needed: the agent wants to run `{event.data.get('toolName')}`."
                         buttons = approval_buttons(conversation_user)
                     elif event.name == "message_complete" and event.data.get("status") in ("completed", "awaiting_approval"):
                         row = Message.get_or_none(Message.id == int(event.data["assistantMessageId"]))
                         text = row.content if row is not None and row.content else None
+                    if text and draft.ref is not None and event.name == "message_complete":
+                        draft.text = text  # the draft becomes the whole answer (more messages if it outgrew one)
+                        await self._stream(channel, adapter, target, draft)
+                        text = None
+                    if event.name == "message_complete":
+                        draft.reset()
                     if text:
                         await self._send(channel, adapter, target, text, buttons)
                     if event.name == "done":
@@ -214,16 +259,36 @@ class ChannelRuntime:
         finally:
             sub.close()
 
-    async def _send(self, channel: Channel, adapter: PlatformAdapter, target: Target, text: str, buttons: list[Button] | None) -> None:
-        error = None
+    async def _stream(self, channel: Channel, adapter: PlatformAdapter, target: Target, draft: _Draft) -> None:
+        """Show the answer so far: sent once, then edited in place (Editable adapters only)."""
+        assert isinstance(adapter, Editable)
+        text, draft.shown, draft.last = draft.text, draft.text, time.monotonic()
+        if draft.ref is None:
+            draft.ref = await self._send(channel, adapter, target, text, None)
+            return
+        ref = draft.ref
+        await self._send(channel, adapter, target, text, None, lambda session: adapter.edit(session, channel, ref, text))
+
+    async def _send(
+        self,
+        channel: Channel,
+        adapter: PlatformAdapter,
+        target: Target,
+        text: str,
+        buttons: list[Button] | None,
+        call: Callable[[aiohttp.ClientSession], Awaitable[SentRef]] | None = None,
+    ) -> SentRef | None:
+        """Send (or run `call`, an edit) through a session pinned to the platform; a failure is logged on the channel."""
+        error, ref = None, None
         try:
             async with outbound.session_for(self.platform.config.web_fetch_allow_hosts, adapter, channel) as session:
-                await adapter.send(session, channel, target, text, buttons=buttons)
+                ref = await (call(session) if call else adapter.send(session, channel, target, text, buttons=buttons))
         except ApiError as exc:
             error = exc.msg
         Channel.update(last_outbound_at=utcnow(), last_error=error).where(Channel.id == channel.id).execute()
         if error:
             log.warning("channel %s: sending failed: %s", channel.id, error)
+        return ref
 
     async def _reply(self, channel: Channel, turn: Any, message: dict[str, Any]) -> None:
         """Follow the turn; every completed answer is posted (signed) to the reply URL."""

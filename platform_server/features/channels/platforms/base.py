@@ -29,9 +29,18 @@ class SettingField:
     required: bool = True
     default: str | None = None
     help: str = ""
+    choices: tuple[str, ...] = ()  # the only values allowed, when given
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "label": self.label, "secret": self.secret, "required": self.required, "default": self.default, "help": self.help}
+        return {
+            "key": self.key,
+            "label": self.label,
+            "secret": self.secret,
+            "required": self.required,
+            "default": self.default,
+            "help": self.help,
+            "choices": list(self.choices),
+        }
 
 
 @dataclass
@@ -125,7 +134,10 @@ class PlatformAdapter(Protocol):
 
 @runtime_checkable
 class Editable(Protocol):
-    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> None: ...
+    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> SentRef:
+        """Replace the last message of `ref` by `text` (streaming: the answer so far, then all of it); text past the
+        platform's length limit follows as new messages. Returns the ref of what is now shown."""
+        ...
 
 
 @runtime_checkable

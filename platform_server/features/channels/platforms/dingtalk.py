@@ -4,6 +4,7 @@ opens its connection with blocking `requests` calls, which this process cannot r
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
@@ -18,6 +19,7 @@ from platform_server.features.channels.errors import ChannelError
 from platform_server.features.channels.platforms.base import (
     Button,
     Inbound,
+    OnInbound,
     PlatformAdapter,
     SentRef,
     SettingField,
@@ -26,12 +28,17 @@ from platform_server.features.channels.platforms.base import (
     split_text,
 )
 from platform_server.features.channels.platforms.outbound import call_json
+from platform_server.features.channels.platforms.settings import setting_of
+from platform_server.lazy import lazy_import
 from platform_server.web.errors import BadRequest, Unauthorized
 
 if TYPE_CHECKING:
     import aiohttp
 
     from platform_server.features.channels.models import Channel
+    from platform_server.features.channels.platforms import dingtalk_stream
+else:
+    dingtalk_stream = lazy_import("platform_server.features.channels.platforms.dingtalk_stream")
 
 # "timestamp 与系统当前时间戳如果相差1小时以上，则认为是非法的请求" (more than an hour off: not from DingTalk).
 MAX_SKEW_MS = 3600 * 1000
@@ -50,13 +57,25 @@ class DingTalk:
     label = "DingTalk"
     default_base_url = "https://oapi.dingtalk.com"
     secret_label = "AppSecret (Client Secret) of the robot's app"
-    fields = (SettingField("appKey", "AppKey (Client ID)", help="From the app's credentials page in the DingTalk developer console."),)
+    fields = (
+        SettingField(
+            "appKey",
+            "AppKey (Client ID)",
+            required=False,
+            help="From the app's credentials page; Stream mode needs it (HTTP mode checks the secret only).",
+        ),
+        SettingField(
+            "mode", "Receive mode", required=False, default="http", help="http: DingTalk calls the webhook URL; stream: this server connects out."
+        ),
+        SettingField("streamBaseUrl", "Stream API base URL", required=False, default="https://api.dingtalk.com", help="Stream mode only."),
+    )
     help = (
         "In the DingTalk developer console create an enterprise internal app and add the robot capability. Copy the "
         "AppKey (Client ID) into AppKey and the AppSecret (Client Secret) into the channel secret. Choose HTTP mode for "
         "receiving messages and paste this channel's webhook URL (shown after saving) as the message receiving address, "
-        "then publish the robot. People talk to it in a direct chat or by mentioning it in a group; approvers (their "
-        "staff ids in approverIds) answer an approval request by replying /approve or /deny."
+        "or choose Stream mode there and set Receive mode to stream here (no public address needed); then publish the "
+        "robot. People talk to it in a direct chat or by mentioning it in a group; approvers (their staff ids in "
+        "approverIds) answer an approval request by replying /approve or /deny."
     )
 
     def verify(self, channel: Channel | None, headers: Mapping[str, str], body: bytes, query: Mapping[str, str]) -> None:
@@ -102,6 +121,11 @@ class DingTalk:
                 raise ChannelError(f"DingTalk sendBySession: HTTP {status}: {errmsg or 'error'}")
             ref.ids.append("")
         return ref
+
+    async def run_gateway(self, allow_hosts: tuple[str, ...], channel: Channel, on_inbound: OnInbound) -> None:
+        if setting_of(channel, "mode") != "stream":  # HTTP mode: nothing to keep open; cancelled when the channel changes
+            await asyncio.Event().wait()
+        await dingtalk_stream.run(allow_hosts, channel, on_inbound)
 
 
 def message_inbound(message: dict[str, Any]) -> Inbound | None:

@@ -183,13 +183,19 @@ class Discord:
             ref.ids.append(str((data or {}).get("id", "")))
         return ref
 
-    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> None:
-        payload = {"content": text[:MAX_CONTENT]}
+    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> SentRef:
+        first, *rest = split_text(text, MAX_CONTENT)
+        payload = {"content": first}
         if ref.target.get("interaction_token"):
             path = f"/webhooks/{ref.target['application_id']}/{ref.target['interaction_token']}/messages/{ref.ids[-1]}"
             await self._call(session, channel, "PATCH", path, payload, bot=False)
         else:
             await self._call(session, channel, "PATCH", f"/channels/{ref.target['channel_id']}/messages/{ref.ids[-1]}", payload, bot=True)
+        if rest:
+            return await self.send(
+                session, channel, {**{k: v for k, v in ref.target.items() if k != "message_id"}, "followup": "1"}, "\n\n".join(rest)
+            )
+        return ref
 
     async def answer_button(self, session: aiohttp.ClientSession, channel: Channel, inbound: Inbound, note: str, decided: bool) -> None:
         hook = f"/webhooks/{inbound.button_ref['application_id']}/{inbound.button_ref['interaction_token']}"

@@ -59,6 +59,8 @@ def merge(adapter: PlatformAdapter, given: dict[str, Any], existing: dict[str, A
             raise BadRequest(f"settings.{f.key}: required for {adapter.label} ({f.label})")
         if not f.secret and have is not None and not (isinstance(have, str) and len(have) <= 2000):
             raise BadRequest(f"settings.{f.key}: must be a string")
+        if f.choices and have is not None and have not in f.choices:
+            raise BadRequest(f"settings.{f.key}: must be one of {', '.join(f.choices)}")
     if secrets:
         stored["secrets"] = secrets
     return stored

@@ -110,10 +110,15 @@ class Slack:
             return None
         if event.get("type") not in ("message", "app_mention"):
             return None
-        # Bot messages (ours included) and edits/deletions carry bot_id or a subtype: answering them would loop.
-        if event.get("bot_id") or event.get("subtype") or not event.get("user") or not isinstance(event.get("text"), str):
+        # Bot messages (ours included) and edits/deletions carry bot_id or a subtype: answering them would loop. A
+        # message with files ("file_share") is a person's message: its text is answered, the files are named.
+        subtype = event.get("subtype")
+        if event.get("bot_id") or subtype not in (None, "file_share") or not event.get("user") or not isinstance(event.get("text"), str):
             return None
         text = _MENTION.sub("", event["text"]).strip()
+        names = [str(f.get("name") or f.get("title") or "file") for f in event.get("files") or [] if isinstance(f, dict)]
+        if names:
+            text = (text + "\n" if text else "") + f"[the user shared: {', '.join(names)}]"
         if not text:
             return None
         target: Target = {"channel": str(event.get("channel", ""))}
@@ -185,10 +190,10 @@ class Slack:
             ref.ids.append(str(data.get("ts", "")))
         return ref
 
-    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> None:
-        await self._call(
-            session, channel, "chat.update", {"channel": ref.target["channel"], "ts": ref.ids[-1], "text": slack_mrkdwn(text[:MAX_TEXT])}
-        )
+    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> SentRef:
+        first, *rest = split_text(text, MAX_TEXT)
+        await self._call(session, channel, "chat.update", {"channel": ref.target["channel"], "ts": ref.ids[-1], "text": slack_mrkdwn(first)})
+        return await self.send(session, channel, ref.target, "\n\n".join(rest)) if rest else ref
 
     async def answer_button(self, session: aiohttp.ClientSession, channel: Channel, inbound: Inbound, note: str, decided: bool) -> None:
         ref = inbound.button_ref

@@ -157,9 +157,13 @@ class Telegram:
             ref.ids.append(str((result or {}).get("message_id", "")))
         return ref
 
-    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> None:
-        payload = {"chat_id": ref.target["chat_id"], "message_id": int(ref.ids[-1]), "text": telegram_html(text[:MAX_TEXT]), "parse_mode": "HTML"}
+    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> SentRef:
+        first, *rest = split_text(text, MAX_TEXT)
+        payload = {"chat_id": ref.target["chat_id"], "message_id": int(ref.ids[-1]), "text": telegram_html(first), "parse_mode": "HTML"}
         await self._call(session, channel, "editMessageText", payload)
+        if rest:
+            return await self.send(session, channel, {k: v for k, v in ref.target.items() if k != "reply_to"}, "\n\n".join(rest))
+        return ref
 
     async def answer_button(self, session: aiohttp.ClientSession, channel: Channel, inbound: Inbound, note: str, decided: bool) -> None:
         # answerCallbackQuery: "the answer will be displayed to the user as a notification at the top of the chat

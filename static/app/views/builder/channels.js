@@ -84,8 +84,9 @@ function NewChannel({ onCreated }) {
     : platforms[type] ? html`
       <p class="muted platform-help">${platforms[type].help}</p>
       ${platforms[type].secretLabel ? html`<${Field} label=${platforms[type].secretLabel}><input name="secret" type="password" autocomplete="off" minlength="16" placeholder="empty: one is generated" /></>` : null}
-      ${platforms[type].fields.map((f) => html`<${Field} label=${f.label}><input name=${`f_${f.key}`} type=${f.secret ? "password" : "text"} autocomplete="off"
-        required=${f.required} placeholder=${f.default || ""} title=${f.help} /></>`)}`
+      ${platforms[type].fields.map((f) => html`<${Field} label=${f.label}>${f.choices?.length
+        ? html`<select name=${`f_${f.key}`} title=${f.help}>${f.choices.map((v) => html`<option value=${v} selected=${v === f.default}>${v}</option>`)}</select>`
+        : html`<input name=${`f_${f.key}`} type=${f.secret ? "password" : "text"} autocomplete="off" required=${f.required} placeholder=${f.default || ""} title=${f.help} />`}</>`)}`
     : html`
       <${Field} label="Reply URL (where answers are posted)"><input name="replyUrl" type="url" required placeholder="https://gateway.example/reply" /></>
       <${Field} label="Gateway URL (for QR pairing, optional)"><input name="gateway" type="url" /></>`}
