@@ -3,7 +3,8 @@
 Follows the Open Platform's event subscription guide: the `url_verification` challenge, the Verification Token
 carried in every event, the Encrypt Key (AES-256-CBC, key = SHA-256 of the Encrypt Key, the IV is the first 16 bytes
 of the base64-decoded `encrypt`), the `X-Lark-Signature` check, `im.message.receive_v1` and `card.action.trigger`
-payloads; outbound through the IM v1 message API with a `tenant_access_token`.
+payloads; outbound through the IM v1 message API with a `tenant_access_token`. Answers are sent whole rather than
+streamed by edits: the platform caps how many times one message may be edited.
 
 Not the `lark-oapi` SDK: its HTTP client is synchronous (`requests`), its event dispatcher wants a framework
 adapter (Flask), and the part this process needs (decrypt, one signature, three JSON calls) is smaller than the
@@ -302,19 +303,6 @@ class FeishuAdapter:
                 )
             ids.append(str((data.get("data") or {}).get("message_id") or ""))
         return SentRef(ids=ids, target=dict(target))
-
-    async def edit(self, session: aiohttp.ClientSession, channel: Channel, ref: SentRef, text: str) -> None:
-        """The edit-message API (text and post messages of the bot, within its edit window)."""
-        if not ref.ids:
-            return
-        content = {"zh_cn": {"content": [[{"tag": "md", "text": split_text(to_post_markdown(text), PART_LIMIT)[0]}]]}}
-        await self._call(
-            session,
-            channel,
-            "PUT",
-            f"/open-apis/im/v1/messages/{ref.ids[-1]}",
-            {"msg_type": "post", "content": json.dumps(content, ensure_ascii=False)},
-        )
 
 
 def _card(text: str, buttons: list[Button]) -> dict[str, Any]:
