@@ -131,6 +131,10 @@ async def test_approval_cards_resolve_the_pending_call_only_for_approvers(
     await settle(server)
     assert workspace_file(server, env.agent_id, "note.txt").read_text() == "hello"
     await feishu.wait_until(lambda sent: any("Saved it." in json.dumps(s["content"]) for s in sent))
+    await feishu.wait_until(lambda sent: any(s["method"] == "PATCH" for s in sent))
+    patched = [s for s in feishu.sent if s["method"] == "PATCH"]  # only the approver's press updated the card
+    assert [(p["path"], p["content"]["elements"]) for p in patched] == [
+        ("/open-apis/im/v1/messages/om_card_1", [{"tag": "markdown", "content": "Approved."}])]
 
 
 def test_the_decryption_key_is_the_sha256_of_the_encrypt_key() -> None:

@@ -71,6 +71,19 @@ class LocalFeishu:
                 if self._authorized():
                     self._record(self.request.path)
 
+            def patch(self, message_id: str, action: str | None = None) -> None:
+                """Update a message card: `{content}` only, a card JSON string."""
+                if not self._authorized():
+                    return
+                body = json.loads(self.request.body)
+                if not isinstance(body.get("content"), str) or "elements" not in json.loads(body["content"]):
+                    self.set_status(400)
+                    self.finish({"code": 230001, "msg": "Your request contains an invalid request parameter."})
+                    return
+                side.sent.append({"path": self.request.path, "method": "PATCH", "body": body, "content": json.loads(body["content"])})
+                side.arrived.set()
+                self.finish({"code": 0, "msg": "success", "data": {}})
+
         app = tornado.web.Application([
             (r"/open-apis/auth/v3/tenant_access_token/internal", Token),
             (r"/open-apis/im/v1/messages", Messages),

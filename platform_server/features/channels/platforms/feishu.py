@@ -283,6 +283,15 @@ class FeishuAdapter:
         await self._token(session, channel)
         return f"app {setting_of(channel, 'appId')}: credentials accepted"
 
+    async def answer_button(self, session: aiohttp.ClientSession, channel: Channel, inbound: Inbound, note: str, decided: bool) -> None:
+        """A decided prompt's card is updated in place (the message-card PATCH): its buttons give way to the outcome,
+        so nobody presses them again; a refused press leaves them for an approver."""
+        message_id = inbound.target.get("messageId")
+        if not decided or not message_id:
+            return
+        card = {"config": {"wide_screen_mode": True, "update_multi": True}, "elements": [{"tag": "markdown", "content": note}]}
+        await self._call(session, channel, "PATCH", f"/open-apis/im/v1/messages/{message_id}", {"content": json.dumps(card, ensure_ascii=False)})
+
     async def send(
         self, session: aiohttp.ClientSession, channel: Channel, target: Target, text: str, *, buttons: list[Button] | None = None
     ) -> SentRef:
