@@ -30,6 +30,8 @@ async def test_the_wechat_login_qr_code_shows_as_an_image_and_its_status_follows
         assert r.status == 200, r.body
         await open_console(page, server, admin, f"#/channels/{r.data['id']}")
         pairing = page.locator(".pairing")
+        await expect(page.locator(".platform-help")).to_contain_text("scan it with the WeChat app")
+        await expect(page.locator(".webhook-url")).to_have_count(0)  # WeChat is long-polled: nothing to paste
         await pairing.get_by_role("button", name="Log in with a QR code").click()
         image = pairing.get_by_role("img", name="QR code to scan with the messaging app")
         await expect(image).to_have_attribute("src", __import__("re").compile(r"^data:image/png;base64,"))

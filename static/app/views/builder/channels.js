@@ -142,7 +142,7 @@ function PlatformSetup({ channel, secret, onRotate, onPaired }) {
   return html`<h3>Connect ${p.label}</h3>
     <p class="muted platform-help">${p.help}</p>
     <dl class="kv">
-      <dt>Webhook URL</dt><dd><code class="webhook-url">${location.origin}${channel.webhookUrl}</code></dd>
+      ${LOGIN_BY_QR.includes(channel.channelType) ? null : html`<dt>Webhook URL</dt><dd><code class="webhook-url">${location.origin}${channel.webhookUrl}</code></dd>`}
       ${p.secretLabel ? html`<dt>${p.secretLabel}</dt><dd>${secret ? html`<code class="secret-value new-secret">${secret}</code><br /><small class="muted">Shown once: give it to ${p.label} now.</small>`
         : html`<span class="muted">${channel.secretSet ? "set (write-only)" : "none"}</span>`}</dd>` : null}
       ${p.fields.map((f) => html`<dt>${f.label}</dt><dd>${f.secret ? html`<span class="muted">${(channel.secretSettingsSet || []).includes(f.key) ? "set (write-only)" : "not set"}</span>`
