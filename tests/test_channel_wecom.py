@@ -66,6 +66,11 @@ async def test_the_url_check_and_a_message_answered_through_the_response_url(
     await env.api.post(hook(channel, query), data=body, headers={"Content-Type": "application/json"})
     sent = await wecom.wait_until(lambda s: len(s) >= 2)
     assert sent[1]["markdown"]["content"] == "Echo: what now"
+    enter = {"msgid": "msg-3", "aibotid": "aib_test", "chattype": "single", "from": {"userid": "zhangsan"}, "msgtype": "event",
+             "event": {"eventtype": "enter_chat"}}
+    query, body = callback(enter)
+    ignored = await env.api.post(hook(channel, query), data=body)
+    assert ignored.status == 200 and ignored.raw == b""  # no passive reply (a non-empty body would be read as one)
     convs = (await env.api.get("/api/v1/conversations", token="alice")).data
     assert {c["endUserId"] for c in convs} == {"im_f:zhangsan", "im_f:lisi"} and convs[0]["source"] == "im_f"
 

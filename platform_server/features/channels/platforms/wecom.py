@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
     from platform_server.features.channels.models import Channel
 
+# The answer to a callback this bot does not reply to passively: empty (WeCom reads a non-empty body as a reply).
+_NOTHING = Handshake("", content_type="text/plain")
 MARKDOWN_MAX_BYTES = 20480  # the markdown message's content limit
 RESPONSE_URL_TTL = 3600.0
 
@@ -157,12 +159,12 @@ class WeComAdapter:
             raise BadRequest("WeCom: the decrypted callback is not JSON")
         bot = setting_of(channel, "botId")
         if not isinstance(msg, dict) or (bot and msg.get("aibotid") != bot):
-            return None
-        ack = Handshake("", content_type="text/plain")  # no passive reply: the answer goes through response_url
+            return _NOTHING
+        ack = _NOTHING  # no passive reply: the answer goes through response_url
         sender = str((msg.get("from") or {}).get("userid") or "")
         target = {"responseUrl": str(msg.get("response_url") or ""), "chatId": str(msg.get("chatid") or "")}
         if not sender or not target["responseUrl"]:
-            return None
+            return _NOTHING
         event_id = str(msg.get("msgid") or "")
         kind = msg.get("msgtype")
         if kind == "event":
@@ -170,7 +172,7 @@ class WeComAdapter:
             card = event.get("template_card_event") or {}
             parsed = parse_button(str(card.get("event_key") or "")) if event.get("eventtype") == "template_card_event" else None
             if parsed is None:
-                return None
+                return _NOTHING
             decision, user = parsed
             text = "/approve" if decision == "approved" else "/deny"
             return Inbound(event_id=event_id, sender_id=sender, text=text, target=target, command=decision, conversation_user=user, ack=ack)
@@ -182,7 +184,7 @@ class WeComAdapter:
         elif kind in ("image", "file", "voice"):
             text = str((msg.get("voice") or {}).get("content") or f"[{kind}]")  # a voice message arrives transcribed
         else:
-            return None
+            return _NOTHING
         if msg.get("chattype") == "group":  # the bot is mentioned by name in the text: "@Bot question"
             text = text.split(" ", 1)[1] if text.startswith("@") and " " in text else text
         return Inbound(event_id=event_id, sender_id=sender, text=text.strip(), target=target, ack=ack)
