@@ -74,6 +74,8 @@ async def test_a_signed_c2c_message_gets_a_passive_reply_and_a_redelivery_runs_o
     assert group.status == 200
     sent = await qq.wait_until(lambda s: len(s) >= 2)
     assert sent[1]["path"] == "/v2/groups/group-1/messages" and sent[1]["body"]["content"] == "Echo: hi all"
+    added = {"op": 0, "id": "FRIEND_ADD:e3", "t": "FRIEND_ADD", "d": {"openid": "user-openid-2", "timestamp": 1}}
+    assert (await post(env, channel, qq.signed(added))).body == {"op": 12, "d": 0}
     convs = (await env.api.get("/api/v1/conversations", token="alice")).data
     assert {c["endUserId"] for c in convs} == {"im_h:user-openid-1", "im_h:member-1"} and convs[0]["source"] == "im_h"
 

@@ -151,8 +151,10 @@ class QQAdapter:
             plain, ts = str(d["plain_token"]), str(d["event_ts"])
             return Handshake({"plain_token": plain, "signature": sign_validation(secret_of(channel, "appSecret"), ts, plain)})
         scene = _MESSAGES.get(str(data.get("t") or ""))
-        if data.get("op") != 0 or scene is None:
+        if data.get("op") != 0:
             return None
+        if scene is None:  # an event this bot does not act on (a friend added, a group joined...): acknowledged all the same
+            return Handshake({"op": 12, "d": 0})
         author = d.get("author") or {}
         sender = str(author.get("user_openid") or author.get("member_openid") or "")
         where = sender if scene == "c2c" else str(d.get("group_openid") or "")
