@@ -76,6 +76,7 @@ async def test_gateway_messages_are_answered_in_the_channel_and_the_session_resu
     await channel_for(env, discord)
     await discord.wait_until(lambda: discord.identified and discord.sockets)
     assert discord.identified[0]["token"] == BOT_TOKEN and discord.identified[0]["intents"] & (1 << 15)
+    assert [(c["name"], c["options"][0]["name"]) for c in discord.commands] == [("ask", "prompt")]  # registered for the app
     await discord.dispatch("MESSAGE_CREATE", message("m1", "42", "hello in a DM"))
     method, path, body = (await discord.wait_for(prefix="/channels"))[0]
     assert (method, path) == ("POST", "/channels/1500000000000000000/messages")

@@ -3,6 +3,7 @@ DMs and mentions answered through chat.postMessage in the thread, retries dedupl
 Block Kit buttons whose presses arrive as interactivity payloads."""
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, AsyncIterator
 
@@ -128,6 +129,10 @@ async def test_a_slow_answer_is_streamed_by_chat_update(env: ChatEnv, slack: Fak
     await deliver(env, channel, event_body("Ev20", dm("U1", "go slowly")))
     draft = (await slack.wait_for("chat.postMessage"))[0]
     await settle(server)
-    updates = await slack.wait_for("chat.update")
+    for _ in range(1500):  # the final update follows the turn's end
+        updates = slack.sent("chat.update")
+        if updates and updates[-1]["text"] == "Step one, step two.":
+            break
+        await asyncio.sleep(0.01)
     assert draft["text"] != "Step one, step two." and updates[-1]["text"] == "Step one, step two."
     assert updates[-1]["ts"] == "1700000000.000100" and len(slack.sent("chat.postMessage")) == 1

@@ -2,6 +2,7 @@
 sendMessage (HTML parse mode, 4096-character parts), approvals as an inline keyboard."""
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, AsyncIterator
 
@@ -119,7 +120,11 @@ async def test_a_slow_answer_appears_at_once_and_grows_by_edits(env: ChatEnv, te
     draft = (await telegram.wait_for("sendMessage"))[0]
     assert draft["text"] != "The answer comes in <b>slowly</b>." and "The answer comes in <b>slowly</b>.".startswith(draft["text"])
     await settle(server)
-    edits = await telegram.wait_for("editMessageText")
+    for _ in range(1500):  # the final edit follows the turn's end
+        edits = telegram.sent("editMessageText")
+        if edits and edits[-1]["text"] == "The answer comes in <b>slowly</b>.":
+            break
+        await asyncio.sleep(0.01)
     assert edits[-1]["text"] == "The answer comes in <b>slowly</b>." and edits[-1]["message_id"] == 100
     assert len(telegram.sent("sendMessage")) == 1
 

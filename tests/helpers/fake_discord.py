@@ -41,12 +41,13 @@ class FakeDiscord:
         self.events: list[dict[str, Any]] = []  # dispatched, with their sequence numbers (for RESUME)
         self.session_id = "sess-" + secrets.token_hex(4)
         self.heartbeats = 0
+        self.commands: list[dict[str, Any]] = []
         self.port = free_port()
         side = self
 
         class Rest(tornado.web.RequestHandler):
             def _go(self, path: str) -> None:
-                body = json.loads(self.request.body) if self.request.body else {}
+                body: Any = json.loads(self.request.body) if self.request.body else {}
                 status, answer = side.rest(self.request.method or "", "/" + path, self.request.headers.get("Authorization", ""), body)
                 self.set_status(status)
                 self.set_header("Content-Type", "application/json")
@@ -59,6 +60,9 @@ class FakeDiscord:
                 self._go(path)
 
             def patch(self, path: str) -> None:
+                self._go(path)
+
+            def put(self, path: str) -> None:
                 self._go(path)
 
         class Gateway(tornado.websocket.WebSocketHandler):
@@ -126,7 +130,7 @@ class FakeDiscord:
         return {"id": next(self.ids), "application_id": self.application_id, "type": kind, "token": token, "version": 1,
                 "channel_id": "1400000000000000000", **who, **({"data": data} if data is not None else {})}
 
-    def rest(self, method: str, path: str, auth: str, body: dict[str, Any]) -> tuple[int, Any]:
+    def rest(self, method: str, path: str, auth: str, body: Any) -> tuple[int, Any]:
         parts = path.strip("/").split("/")
         if parts[0] == "webhooks":
             if len(parts) < 3 or parts[1] != self.application_id or parts[2] not in self.interaction_tokens:
@@ -138,6 +142,11 @@ class FakeDiscord:
                                                                                   "reset_after": 14400000, "max_concurrency": 1}}
         if path == "/users/@me" and method == "GET":
             return 200, {"id": BOT_ID, "username": "agent", "bot": True}
+        if method == "PUT" and path == f"/applications/{self.application_id}/commands":
+            if not isinstance(body, list) or not all(c.get("name") and c.get("description") for c in body):
+                return 400, {"message": "Invalid Form Body", "code": 50035}
+            self.commands = body
+            return 200, [{**c, "id": next(self.ids), "application_id": self.application_id, "version": "1"} for c in body]
         error = self.form_error(body) if method in ("POST", "PATCH") else None
         if error:
             return 400, {"message": "Invalid Form Body", "code": 50035, "errors": error}

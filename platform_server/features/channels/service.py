@@ -288,12 +288,7 @@ async def check_health(config: Any, channel: Channel) -> dict[str, Any]:
 
 
 def parse_inbound(channel_type: str, payload: Any) -> dict[str, Any]:
-    """The message of an inbound call: `{channelId, messageId, sender: {id, name?}, text}`
-    (im_d wraps it as `{type: "message", event: {...}}`)."""
-    if channel_type == "im_d" and isinstance(payload, dict) and "event" in payload:
-        if payload.get("type") != "message":
-            return {}
-        payload = payload["event"]
+    """The message of an inbound call of a type without a platform adapter: `{channelId, messageId, sender: {id, name?}, text}`."""
     if not isinstance(payload, dict):
         raise BadRequest("Webhook body must be a JSON object")
     sender = payload.get("sender") or {}

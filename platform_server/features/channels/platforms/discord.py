@@ -88,7 +88,7 @@ class Discord:
         "public key; on the Bot page create the bot, turn on the Message Content intent and copy its token. Invite the bot "
         "to your server with the bot and applications.commands scopes and the permissions Send Messages and Read Message "
         "History. Save the channel, then paste its webhook URL as the Interactions Endpoint URL (Discord checks it with a "
-        "signed PING; the approval buttons and an optional /ask command with a text option named prompt arrive there). "
+        "signed PING; the approval buttons and the /ask command this server registers for the application arrive there). "
         "Direct messages and messages that mention the bot arrive through the gateway connection this server keeps."
     )
 

@@ -16,7 +16,7 @@ import yarl
 from platform_server.features.channels.errors import ChannelError
 from platform_server.features.channels.platforms.base import OnInbound, base_url
 from platform_server.features.channels.platforms.outbound import call_json, session_for
-from platform_server.features.channels.platforms.settings import secret_of
+from platform_server.features.channels.platforms.settings import secret_of, setting_of
 from platform_server.integrations import net_guard
 from platform_server.lazy import lazy_import
 
@@ -56,6 +56,8 @@ async def run(adapter: Discord, allow_hosts: tuple[str, ...], channel: Channel, 
     async with session_for(allow_hosts, adapter, channel) as api:
         # "Get Gateway Bot ... returns an object with a valid WSS URL which the app can use when Connecting to the Gateway"
         status, data = await call_json(api, "GET", f"{base_url(adapter, channel)}/gateway/bot", headers={"Authorization": f"Bot {token}"})
+        if status == 200:
+            await _register_ask(api, adapter, channel, token)
     if status != 200 or not isinstance(data, dict) or not isinstance(data.get("url"), str):
         raise ChannelError(f"Discord gateway/bot: HTTP {status}")
     state = Session()
@@ -65,6 +67,26 @@ async def run(adapter: Discord, allow_hosts: tuple[str, ...], channel: Channel, 
         if not resumable:
             state = Session()
         await asyncio.sleep(random.uniform(1, 5))  # "reconnect ... after a random amount of time between 1 and 5 seconds" (op 9)
+
+
+ASK_COMMAND = {
+    "name": "ask",
+    "type": 1,  # CHAT_INPUT: a slash command
+    "description": "Ask the agent",
+    "options": [{"type": 3, "name": "prompt", "description": "Your message", "required": True}],  # 3: STRING
+}
+
+
+async def _register_ask(api: aiohttp.ClientSession, adapter: Discord, channel: Channel, token: str) -> None:
+    """The /ask command, registered with "Bulk Overwrite Global Application Commands" (Discord has no other way to
+    create one; the application is the channel's own, so its command list is ours to set)."""
+    app_id = setting_of(channel, "applicationId")
+    if not app_id.isdigit():
+        return
+    url = f"{base_url(adapter, channel)}/applications/{app_id}/commands"
+    status, data = await call_json(api, "PUT", url, json=[ASK_COMMAND], headers={"Authorization": f"Bot {token}"})
+    if status != 200:
+        log.warning("Discord: registering /ask for channel %s failed: HTTP %s %s", channel.id, status, data)
 
 
 async def _connect(url: str, allow_hosts: tuple[str, ...], token: str, state: Session, on_inbound: OnInbound) -> bool:
