@@ -14,7 +14,7 @@ from tests.helpers.chat import ChatEnv
 from tests.helpers.fake_openai import Script
 from tests.helpers.im_feishu import LocalFeishu, card_action, event_delivery, message_event
 from tests.helpers.server import RunningServer
-from tests.test_approval_authority import settle, workspace_file, write_call
+from tests.helpers.messengers import settle, workspace_file, write_call
 
 LOCAL = pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",))
 TOKEN, KEY = "verify-token-1", "encrypt-key-1"
@@ -67,7 +67,7 @@ async def test_an_encrypted_signed_message_is_answered_as_a_reply_and_a_retry_ru
     event = message_event(TOKEN, "ev-1", "ou_alice", "hello bot\n# Title")
     r = await deliver(env, channel, event)
     assert r.status == 200, r.body
-    sent = await feishu.wait_for(1)
+    sent = await feishu.wait_until(lambda s: len(s) >= 1)
     assert sent[0]["path"] == "/open-apis/im/v1/messages/om_user_1/reply" and sent[0]["body"]["msg_type"] == "post"
     assert sent[0]["content"] == {"zh_cn": {"content": [[{"tag": "md", "text": "Echo: hello bot\n**Title**"}]]}}
     again = await deliver(env, channel, event)  # the platform retries a delivery it did not see answered in time
@@ -107,7 +107,7 @@ async def test_a_channel_without_encrypt_key_checks_the_verification_token(env: 
     channel = r.data
     assert (await deliver(env, channel, message_event("wrong", "ev-1", "ou_a", "hi"), key=None)).status == 401
     assert (await deliver(env, channel, message_event(TOKEN, "ev-2", "ou_a", "hi"), key=None)).status == 200
-    assert (await feishu.wait_for(1))[0]["content"]["zh_cn"]["content"][0][0]["text"] == "Echo: hi"
+    assert (await feishu.wait_until(lambda s: len(s) >= 1))[0]["content"]["zh_cn"]["content"][0][0]["text"] == "Echo: hi"
 
 
 @LOCAL
@@ -117,7 +117,7 @@ async def test_approval_cards_resolve_the_pending_call_only_for_approvers(
     env.llm.enqueue(write_call(), Script(text="Saved it."))
     await deliver(env, channel, message_event(TOKEN, "ev-1", "ou_alice", "save a note"))
     await settle(server)
-    sent = await feishu.wait_for(1)
+    sent = await feishu.wait_until(lambda s: len(s) >= 1)
     card = next(s for s in sent if s["body"]["msg_type"] == "interactive")["content"]
     buttons = card["elements"][-1]["actions"]
     assert [b["text"]["content"] for b in buttons] == ["Approve", "Deny"]

@@ -12,7 +12,7 @@ from tests.helpers.chat import ChatEnv
 from tests.helpers.fake_openai import Script
 from tests.helpers.im_qq import LocalQQ, c2c_event, group_event
 from tests.helpers.server import RunningServer
-from tests.test_approval_authority import settle, workspace_file, write_call
+from tests.helpers.messengers import settle, workspace_file, write_call
 
 LOCAL = pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",))
 

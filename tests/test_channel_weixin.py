@@ -13,7 +13,7 @@ from platform_server.features.channels.platforms.weixin import message_text
 from tests.helpers.chat import ChatEnv
 from tests.helpers.im_weixin import LocalWeixin
 from tests.helpers.server import RunningServer
-from tests.test_approval_authority import settle
+from tests.helpers.messengers import settle
 from tests.test_secrets_at_rest import raw_bytes
 
 LOCAL = pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",))

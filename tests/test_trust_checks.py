@@ -35,7 +35,7 @@ async def test_a_sqlite_datasource_cannot_point_into_another_workspaces_folder(e
 
 async def test_a_signed_webhook_without_message_id_is_not_replayable(env: ChatEnv, server: RunningServer) -> None:
     from tests.helpers.im_wecom import AES_KEY, TOKEN, callback
-    from tests.test_approval_authority import settle
+    from tests.helpers.messengers import settle
 
     r = await env.api.post("/api/v1/channels", {"name": "im", "channelType": "im_f", "agentId": env.agent_id,
                                                 "settings": {"token": TOKEN, "encodingAESKey": AES_KEY}}, token="alice")

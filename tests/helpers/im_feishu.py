@@ -3,28 +3,22 @@ them (token checked on every call, `{code, msg, data}` answers, the error codes 
 token), and the event side: encrypted, signed event deliveries like the platform sends them."""
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import secrets
 import time
 from typing import Any
 
-import tornado.httpserver
-import tornado.netutil
 import tornado.web
 
+from tests.helpers.im_local import LocalPlatform
 from platform_server.features.channels.platforms.feishu import encrypt, signature
 
 
-class LocalFeishu:
+class LocalFeishu(LocalPlatform):
     def __init__(self, app_id: str = "cli_test_app", app_secret: str = "app-secret-1") -> None:
         self.app_id, self.app_secret = app_id, app_secret
         self.tokens: set[str] = set()
-        self.sent: list[dict[str, Any]] = []  # {"path", "method", "body", "content"}
-        self.arrived = asyncio.Event()
-        sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
-        self.port = sockets[0].getsockname()[1]
         side = self
 
         class Token(tornado.web.RequestHandler):
@@ -52,8 +46,7 @@ class LocalFeishu:
                     self.set_status(400)
                     self.finish({"code": 230001, "msg": "Your request contains an invalid request parameter."})
                     return
-                side.sent.append({"path": path, "method": self.request.method, "body": body, "content": json.loads(body["content"])})
-                side.arrived.set()
+                side.record({"path": path, "method": self.request.method, "body": body, "content": json.loads(body["content"])})
                 mid = "om_" + secrets.token_hex(8)
                 self.finish({"code": 0, "msg": "success", "data": {"message_id": mid, "msg_type": body["msg_type"]}})
 
@@ -80,40 +73,16 @@ class LocalFeishu:
                     self.set_status(400)
                     self.finish({"code": 230001, "msg": "Your request contains an invalid request parameter."})
                     return
-                side.sent.append({"path": self.request.path, "method": "PATCH", "body": body, "content": json.loads(body["content"])})
-                side.arrived.set()
+                side.record({"path": self.request.path, "method": "PATCH", "body": body, "content": json.loads(body["content"])})
                 self.finish({"code": 0, "msg": "success", "data": {}})
 
-        app = tornado.web.Application([
+        super().__init__([
             (r"/open-apis/auth/v3/tenant_access_token/internal", Token),
             (r"/open-apis/im/v1/messages", Messages),
             (r"/open-apis/im/v1/messages/([^/]+)/(reply)", Messages),
             (r"/open-apis/im/v1/messages/([^/]+)", Messages),
         ])
-        self.server = tornado.httpserver.HTTPServer(app)
-        self.server.add_sockets(sockets)
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    async def wait_for(self, count: int, timeout: float = 10) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while len(self.sent) < count:
-            self.arrived.clear()
-            await asyncio.wait_for(self.arrived.wait(), max(deadline - time.monotonic(), 0.01))
-        return self.sent
-
-    async def wait_until(self, check: Any, timeout: float = 10) -> list[dict[str, Any]]:
-        """Wait until `check(sent)` holds (answers are sent by a task after the turn ends)."""
-        deadline = time.monotonic() + timeout
-        while not check(self.sent):
-            self.arrived.clear()
-            await asyncio.wait_for(self.arrived.wait(), max(deadline - time.monotonic(), 0.01))
-        return self.sent
-
-    def stop(self) -> None:
-        self.server.stop()
 
 
 def event_delivery(payload: dict[str, Any], encrypt_key: str | None, *, sign_with: str | None = None) -> tuple[bytes, dict[str, str]]:

@@ -3,29 +3,23 @@
 events signed with the bot's Ed25519 key the way the platform signs them."""
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import time
 from typing import Any
 
-import tornado.httpserver
-import tornado.netutil
 import tornado.web
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from tests.helpers.im_local import LocalPlatform
 from platform_server.features.channels.platforms.qq import seed_of
 
 
-class LocalQQ:
+class LocalQQ(LocalPlatform):
     def __init__(self, app_id: str = "102000001", app_secret: str = "naOC0ocQE3shWLAfffVLB1rhYPG7") -> None:
         self.app_id, self.app_secret = app_id, app_secret
         self.tokens: set[str] = set()
-        self.sent: list[dict[str, Any]] = []  # {"path", "body"}
         self.seen: set[tuple[str, int]] = set()
-        self.arrived = asyncio.Event()
-        sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
-        self.port = sockets[0].getsockname()[1]
         side = self
 
         class Token(tornado.web.RequestHandler):
@@ -57,27 +51,13 @@ class LocalQQ:
                     self.finish({"code": 40054005, "message": "msg is duplicated, please check msgseq"})
                     return
                 side.seen.add(key)
-                side.sent.append({"path": self.request.path, "body": body})
-                side.arrived.set()
+                side.record({"path": self.request.path, "body": body})
                 self.finish({"id": "ROBOT1.0_" + secrets.token_hex(6), "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S+08:00")})
 
-        app = tornado.web.Application([
+        super().__init__([
             (r"/app/getAppAccessToken", Token),
             (r"/v2/(users|groups)/([^/]+)/messages", Messages),
         ])
-        self.server = tornado.httpserver.HTTPServer(app)
-        self.server.add_sockets(sockets)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    async def wait_until(self, check: Any, timeout: float = 10) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while not check(self.sent):
-            self.arrived.clear()
-            await asyncio.wait_for(self.arrived.wait(), max(deadline - time.monotonic(), 0.01))
-        return self.sent
 
     def signed(self, payload: dict[str, Any], secret: str | None = None) -> tuple[bytes, dict[str, str]]:
         """A callback POST as the platform sends it (signed with `secret` instead to forge one)."""
@@ -88,8 +68,6 @@ class LocalQQ:
                       "X-Signature-Method": "Ed25519", "X-Signature-Timestamp": ts,
                       "X-Signature-Ed25519": key.sign(ts.encode() + body).hex()}
 
-    def stop(self) -> None:
-        self.server.stop()
 
 
 def c2c_event(event_id: str, user: str, content: str, message_id: str = "ROBOT1.0_m1") -> dict[str, Any]:

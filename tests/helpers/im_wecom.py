@@ -3,30 +3,24 @@
 accepts each response_code once within its hour and checks the message shapes it documents."""
 from __future__ import annotations
 
-import asyncio
 import json
 import secrets
 import time
 from typing import Any
 from urllib.parse import urlencode
 
-import tornado.httpserver
-import tornado.netutil
 import tornado.web
 
+from tests.helpers.im_local import LocalPlatform
 from platform_server.features.channels.platforms.wecom import encrypt, msg_signature
 
 TOKEN = "QDG6eK"
 AES_KEY = "jWmYm7qr5nMoAUwZRjGtBxmz3KA1tkAj3ykkR6q2B2C"
 
 
-class LocalWeCom:
+class LocalWeCom(LocalPlatform):
     def __init__(self) -> None:
         self.codes: dict[str, float] = {}  # response_code -> issued at
-        self.sent: list[dict[str, Any]] = []
-        self.arrived = asyncio.Event()
-        sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
-        self.port = sockets[0].getsockname()[1]
         side = self
 
         class Response(tornado.web.RequestHandler):
@@ -43,31 +37,16 @@ class LocalWeCom:
                 if not ok:
                     self.finish({"errcode": 40008, "errmsg": "invalid message type"})
                     return
-                side.sent.append(body)
-                side.arrived.set()
+                side.record(body)
                 self.finish({"errcode": 0, "errmsg": "ok"})
 
-        self.server = tornado.httpserver.HTTPServer(tornado.web.Application([(r"/cgi-bin/aibot/response", Response)]))
-        self.server.add_sockets(sockets)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        super().__init__([(r"/cgi-bin/aibot/response", Response)])
 
     def response_url(self) -> str:
         code = secrets.token_hex(12)
         self.codes[code] = time.time()
         return f"{self.url}/cgi-bin/aibot/response?response_code={code}"
 
-    async def wait_until(self, check: Any, timeout: float = 10) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while not check(self.sent):
-            self.arrived.clear()
-            await asyncio.wait_for(self.arrived.wait(), max(deadline - time.monotonic(), 0.01))
-        return self.sent
-
-    def stop(self) -> None:
-        self.server.stop()
 
 
 def signed_query(encrypted: str, token: str = TOKEN, **extra: str) -> str:

@@ -11,25 +11,21 @@ import secrets
 import time
 from typing import Any
 
-import tornado.httpserver
-import tornado.netutil
 import tornado.web
+
+from tests.helpers.im_local import LocalPlatform
 
 HOLD_S = 1.0  # the real server holds a poll up to 35 s; short here so a stopped test does not linger
 
 
-class LocalWeixin:
+class LocalWeixin(LocalPlatform):
     def __init__(self) -> None:
         self.qrcodes: dict[str, dict[str, Any]] = {}  # qrcode -> status answer
         self.bot_tokens: set[str] = set()
         self.queue: list[dict[str, Any]] = []  # every message ever queued; the cursor is an index into it
         self.context_tokens: dict[str, str] = {}  # user -> the context_token of their latest message
-        self.sent: list[dict[str, Any]] = []
         self.polls: list[dict[str, str]] = []  # headers of each getupdates
         self.queued = asyncio.Event()
-        self.arrived = asyncio.Event()
-        sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")
-        self.port = sockets[0].getsockname()[1]
         side = self
 
         def authorized(handler: tornado.web.RequestHandler) -> bool:
@@ -89,22 +85,15 @@ class LocalWeixin:
                 if to not in side.context_tokens or msg.get("context_token") != side.context_tokens[to]:
                     self.finish({"ret": -2, "errmsg": "invalid context_token"})
                     return
-                side.sent.append(msg)
-                side.arrived.set()
+                side.record(msg)
                 self.finish({"ret": 0, "errmsg": ""})
 
-        app = tornado.web.Application([
+        super().__init__([
             (r"/ilink/bot/get_bot_qrcode", QrCode),
             (r"/ilink/bot/get_qrcode_status", QrStatus),
             (r"/ilink/bot/getupdates", Updates),
             (r"/ilink/bot/sendmessage", Send),
         ])
-        self.server = tornado.httpserver.HTTPServer(app)
-        self.server.add_sockets(sockets)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def advance(self, status: str) -> str | None:
         """Move the latest login on (`scaned`, `confirmed` with a new bot token, `expired`); the token."""
@@ -129,12 +118,3 @@ class LocalWeixin:
         self.queued.set()
         return msg
 
-    async def wait_until(self, check: Any, timeout: float = 15) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        while not check(self.sent):
-            self.arrived.clear()
-            await asyncio.wait_for(self.arrived.wait(), max(deadline - time.monotonic(), 0.01))
-        return self.sent
-
-    def stop(self) -> None:
-        self.server.stop()
