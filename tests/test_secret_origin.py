@@ -1,57 +1,48 @@
-"""A write-only secret never follows its object to another origin: a pairing token, datasource and MCP
+"""A write-only secret never follows its object to another origin: a messaging platform's tokens, datasource and MCP
 headers, a provider's API key are dropped when the URL's origin changes, unless given again in that request."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any, AsyncIterator
 
 import pytest
 
 from tests.helpers.chat import ChatEnv
-from tests.helpers.fake_gateway import FakeGateway
+from tests.helpers.im_qq import LocalQQ, c2c_event
 from tests.helpers.server import free_port
-from tests.test_channels import signed
 
 LOCAL = pytest.mark.config(web_fetch_allow_hosts=("127.0.0.1",))
 MASKED_DS = "********"
 
 
 @pytest.fixture
-async def gateways() -> AsyncIterator[tuple[FakeGateway, FakeGateway]]:
-    real, attacker = FakeGateway(), FakeGateway()
+async def platforms() -> AsyncIterator[tuple[LocalQQ, LocalQQ]]:
+    real, attacker = LocalQQ(), LocalQQ()
     yield real, attacker
     real.stop()
     attacker.stop()
 
 
-async def paired_channel(env: ChatEnv, gateway: FakeGateway) -> dict[str, Any]:
-    body = {"name": "paired", "channelType": "im_h", "agentId": env.agent_id,
-            "replyUrl": gateway.url + "/reply", "settings": {"gatewayUrl": gateway.url}}
-    channel = (await env.api.post("/api/v1/channels", body, token="alice")).data
-    begun = (await env.api.post("/api/v1/channels/qrcode/im_h/begin", {"channelId": channel["id"]}, token="alice")).data
-    gateway.advance("confirmed", credentials={"accountId": "bot-42", "token": "paired-token-xyz"})
-    status = await env.api.get(f"/api/v1/channels/qrcode/im_h/status?sessionId={begun['sessionId']}", token="alice")
-    assert status.data["status"] == "confirmed", status.body
-    return channel
-
-
 @LOCAL
-async def test_a_reply_url_moved_to_another_origin_unpairs_the_channel_and_the_token_is_not_sent_there(
-        env: ChatEnv, gateways: tuple[FakeGateway, FakeGateway]) -> None:
-    real, attacker = gateways
-    channel = await paired_channel(env, real)
-    same = await env.api.put(f"/api/v1/channels/{channel['id']}", {"replyUrl": real.url + "/v2/reply"}, token="alice")
-    assert same.data["paired"] is True  # another path of the same origin keeps the pairing
-    moved = await env.api.put(f"/api/v1/channels/{channel['id']}", {"replyUrl": attacker.url + "/reply"}, token="alice")
-    assert moved.status == 200 and moved.data["paired"] is False and moved.data["pairedAccountId"] is None, moved.body
-    back = await env.api.put(f"/api/v1/channels/{channel['id']}", {"replyUrl": real.url + "/reply"}, token="alice")
-    assert back.data["paired"] is False  # dropped, not hidden
-    await env.api.put(f"/api/v1/channels/{channel['id']}", {"replyUrl": attacker.url + "/reply"}, token="alice")
-    payload = {"channelId": channel["id"], "messageId": "m1", "sender": {"id": "u1"}, "text": "hello"}
-    body, headers = signed(channel["secret"], payload)
-    assert (await env.api.post("/api/v1/channels/webhook/im_h", data=body, headers=headers)).status == 200
-    await asyncio.wait_for(attacker.replied.wait(), 10)
-    assert "Authorization" not in attacker.replies[0][0]
+async def test_a_platform_channel_moved_to_another_api_origin_forgets_its_tokens(
+        env: ChatEnv, platforms: tuple[LocalQQ, LocalQQ]) -> None:
+    real, attacker = platforms
+    settings = {"appId": real.app_id, "appSecret": real.app_secret, "apiBaseUrl": real.url, "authBaseUrl": real.url}
+    channel = (await env.api.post("/api/v1/channels", {"name": "qq", "channelType": "im_h", "agentId": env.agent_id,
+                                                      "settings": settings}, token="alice")).data
+    path = f"/api/v1/channels/{channel['id']}"
+    same = await env.api.put(path, {"settings": {**settings, "appSecret": None, "apiBaseUrl": real.url + "/v2"}}, token="alice")
+    assert same.status == 200 and same.data["secretSettingsSet"] == ["appSecret"]  # same origin: kept
+    moved = {"appId": real.app_id, "apiBaseUrl": attacker.url, "authBaseUrl": attacker.url}
+    r = await env.api.put(path, {"settings": moved}, token="alice")
+    assert r.status == 400 and "appSecret" in r.msg, r.body  # the stored secret does not follow: type it again
+    r = await env.api.put(path, {"settings": {**moved, "apiBaseUrl": real.url}}, token="alice")
+    assert r.status == 400  # the access token host moved alone: the same
+    assert (await env.api.get(path, token="alice")).data["settings"]["apiBaseUrl"] == real.url + "/v2"
+    r = await env.api.put(path, {"settings": {**moved, "appSecret": "typed-again"}}, token="alice")
+    assert r.status == 200 and r.data["secretSettingsSet"] == ["appSecret"]
+    body, headers = attacker.signed(c2c_event("e1", "u1", "hi"), secret="typed-again")
+    assert (await env.api.post(f"/api/v1/channels/webhook/im_h?channelId={channel['id']}", data=body, headers=headers)).status == 200
+    assert real.sent == [] and real.tokens == set()
 
 
 async def test_datasource_headers_do_not_follow_a_base_url_to_another_origin(env: ChatEnv) -> None:

@@ -240,9 +240,11 @@ async def test_no_read_route_answers_a_secret_after_its_one_time_creation_answer
     await created(await api.post("/api/v1/channels", {
         "name": "signed", "channelType": "im_d", "agentId": s.agent, "settings": {"botToken": secrets["platform bot token"]},
         "secret": secrets["channel secret"]}, token="alice"), secrets["channel secret"], secrets["platform bot token"])
+    secrets["platform app secret"] = "SECRET-LARKAPP-7f8a"
     generated = await created(await api.post("/api/v1/channels", {
-        "name": "generated", "channelType": "im_c", "agentId": s.agent, "replyUrl": "https://example.com/r"},
-        token="alice"))
+        "name": "generated", "channelType": "im_c", "agentId": s.agent, "settings": {
+            "appId": "cli_walk", "appSecret": secrets["platform app secret"], "verificationToken": "vt-walk"}},
+        token="alice"), secrets["platform app secret"])
     secrets["generated channel secret"] = generated["secret"]
     secrets["mcp header"] = "SECRET-MCPHEADER-5e6f"
     mcp = await created(await api.post("/api/v1/mcp/servers", {

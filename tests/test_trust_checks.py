@@ -8,10 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from platform_server.features.channels.service import sign
 from tests.helpers.chat import ChatEnv
 from tests.helpers.client import ApiClient
-from tests.helpers.server import PASSWORD
+from tests.helpers.server import PASSWORD, RunningServer
 
 
 def sqlite_file(path: Path) -> None:
@@ -34,20 +33,22 @@ async def test_a_sqlite_datasource_cannot_point_into_another_workspaces_folder(e
         assert r.status == 400, (path, r.body)
 
 
-def signed(secret: str, payload: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
-    body = json.dumps(payload).encode()
-    ts = str(int(time.time()))
-    return body, {"Content-Type": "application/json", "X-Timestamp": ts, "X-Signature": sign(secret, ts, body)}
+async def test_a_signed_webhook_without_message_id_is_not_replayable(env: ChatEnv, server: RunningServer) -> None:
+    from tests.helpers.im_wecom import AES_KEY, TOKEN, callback
+    from tests.helpers.messengers import settle
 
-
-async def test_a_signed_webhook_without_message_id_is_not_replayable(env: ChatEnv) -> None:
     r = await env.api.post("/api/v1/channels", {"name": "im", "channelType": "im_f", "agentId": env.agent_id,
-                                                "replyUrl": "https://example.invalid/r"}, token="alice")
-    body, headers = signed(r.data["secret"], {"channelId": r.data["id"], "sender": {"id": "u"}, "text": "hi"})
-    first = await env.api.post("/api/v1/channels/webhook/im_f", data=body, headers=headers)
-    assert first.data["accepted"] is True, first.body
-    again = await env.api.post("/api/v1/channels/webhook/im_f", data=body, headers=headers)
-    assert again.data == {"accepted": False, "reason": "duplicate"}
+                                                "settings": {"token": TOKEN, "encodingAESKey": AES_KEY}}, token="alice")
+    message = {"chattype": "single", "from": {"userid": "u"}, "msgtype": "text", "text": {"content": "hi"},
+               "response_url": "https://qyapi.weixin.qq.com/cgi-bin/aibot/response?response_code=x"}  # no msgid
+    query, body = callback(message)
+    url = f"/api/v1/channels/webhook/im_f?channelId={r.data['id']}&{query}"
+    first = await env.api.post(url, data=body)
+    assert first.status == 200, first.body
+    again = await env.api.post(url, data=body)  # the same signed delivery replayed: deduplicated on its body
+    assert again.status == 200
+    await settle(server)
+    assert len(env.llm.requests) == 1
 
 
 async def test_an_unsigned_webhook_gets_the_same_401_whether_the_channel_exists_or_not(env: ChatEnv) -> None:

@@ -26,7 +26,8 @@ async def test_a_webchat_token_is_rotated_by_a_workspace_admin_and_the_old_one_s
     assert (await env.api.get(CONFIG, params={"token": new})).status == 200
     events = await env.api.sse("POST", STREAM, {"token": old, "sessionId": "s1", "message": "hi"})
     assert [e.event for e in events] == ["error"] and events[0].data["code"] == 404
-    im = await make_channel(env, "im_f", reply_url="https://example.invalid/r")
+    im = (await env.api.post("/api/v1/channels", {"name": "tg", "channelType": "im_e", "agentId": env.agent_id,
+                                                  "settings": {"botToken": "123:abc"}}, token="alice")).data
     r = await env.api.put(f"/api/v1/channels/{im['id']}", {"rotatePublicToken": True}, token="alice")
     assert r.status == 400 and r.msg == "rotatePublicToken: only a webchat channel has a public token", r.body
 

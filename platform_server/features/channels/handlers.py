@@ -289,8 +289,22 @@ class WebchatStreamHandler(StreamingHandler):
         await self.stream_turn(turn)
 
 
+class UrlCheckWebhookHandler(WebhookHandler):
+    """A platform that checks its callback URL with a signed GET (WeCom's `echostr`)."""
+
+    access = {"GET": PUBLIC, "POST": PUBLIC}
+
+    def get(self) -> None:
+        """Callback URL check: the adapter verifies the signature and answers the platform's expected text."""
+        self._platform_call(ADAPTERS[self.channel_type])
+
+
+URL_CHECKED = ("im_f",)  # channel types whose platform sends the GET URL check
+
+
 def _webhook(channel_type: str) -> type[WebhookHandler]:
-    return type(f"Webhook_{channel_type}", (WebhookHandler,), {"channel_type": channel_type})
+    base = UrlCheckWebhookHandler if channel_type in URL_CHECKED else WebhookHandler
+    return type(f"Webhook_{channel_type}", (base,), {"channel_type": channel_type})
 
 
 ROUTES = gated(

@@ -17,6 +17,8 @@ from platform_server.features.audit import service as audit
 from platform_server.features.channels import service
 from platform_server.features.channels.errors import ChannelError
 from platform_server.features.channels.models import Channel, PairingSession
+from platform_server.features.channels.platforms import ADAPTERS
+from platform_server.features.channels.platforms.weixin import WeixinAdapter
 from platform_server.integrations import pairing_gateway
 from platform_server.integrations.pairing_gateway import GatewayError
 from platform_server.web.context import Caller
@@ -74,7 +76,10 @@ async def begin(caller: Caller, allow_hosts: tuple[str, ...], channel_type: str,
     """Open a pairing session at the channel's gateway and answer its QR code."""
     channel = _channel(caller, channel_type, channel_id)
     try:
-        opened = await pairing_gateway.open_session(_gateway(channel), allow_hosts, channel_type, str(channel.id), purpose)
+        if isinstance(weixin := ADAPTERS.get(channel.channel_type), WeixinAdapter):  # WeChat: its own iLink QR login
+            opened = await weixin.login_open(allow_hosts, channel)
+        else:
+            opened = await pairing_gateway.open_session(_gateway(channel), allow_hosts, channel_type, str(channel.id), purpose)
     except GatewayError as exc:
         raise ChannelError(f"pairing gateway: {exc}")
     image = await run_blocking(qr_png_data_url, opened["qrContent"])
@@ -105,7 +110,10 @@ async def status(caller: Caller, allow_hosts: tuple[str, ...], channel_type: str
     if row.expires_at <= utcnow():
         return _to_dict(_set(row, "expired", "the QR code expired before it was confirmed"))
     try:
-        seen = await pairing_gateway.poll_session(_gateway(row.channel), allow_hosts, row.gateway_session)
+        if isinstance(weixin := ADAPTERS.get(row.channel.channel_type), WeixinAdapter):
+            seen = await weixin.login_poll(allow_hosts, row.channel, row.gateway_session)
+        else:
+            seen = await pairing_gateway.poll_session(_gateway(row.channel), allow_hosts, row.gateway_session)
     except GatewayError as exc:
         raise ChannelError(f"pairing gateway: {exc}")
     if seen["status"] == "confirmed":

@@ -28,7 +28,10 @@ class PairingBase(ApiHandler):
 
     async def status(self, channel_type: str) -> None:
         session_id = self.get_query_argument("sessionId", "") or None
-        self.ok(await pairing.status(self.require_caller(), self.allow_hosts, channel_type, session_id, self.purpose))
+        result = await pairing.status(self.require_caller(), self.allow_hosts, channel_type, session_id, self.purpose)
+        if result["status"] == "confirmed":  # new credentials (a WeChat bot token): its gateway restarts with them now
+            self.platform.services.channels.reconcile_soon()
+        self.ok(result)
 
 
 class QrBeginHandler(PairingBase):

@@ -24,3 +24,15 @@ register(discord.ADAPTER)
 from platform_server.features.channels.platforms import dingtalk  # noqa: E402  im_a
 
 register(dingtalk.ADAPTER)
+from platform_server.features.channels.platforms.feishu import FeishuAdapter  # noqa: E402  (after ADAPTERS: it imports settings)
+
+register(FeishuAdapter())
+from platform_server.features.channels.platforms.qq import QQAdapter  # noqa: E402
+
+register(QQAdapter())
+from platform_server.features.channels.platforms.wecom import WeComAdapter  # noqa: E402
+
+register(WeComAdapter())
+from platform_server.features.channels.platforms.weixin import WeixinAdapter  # noqa: E402
+
+register(WeixinAdapter())

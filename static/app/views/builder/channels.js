@@ -122,7 +122,7 @@ function ChannelDetail({ id, onChange }) {
       <button class="btn" disabled=${busy} onClick=${() => run(() => get(`/channels/${seg(id)}/health`)).then((h) => { if (h) { setHealth(h); channel.reload(); onChange(); } })}>Check health</button>
       <button class="btn btn-danger" onClick=${remove}>Delete</button></div>
     ${health ? html`<p class="status-line health-result" role="status">${health.healthy ? "Healthy" : "Unhealthy"}: ${health.message} (${health.latencyMs} ms)</p>` : null}
-    ${c.channelType === "webchat" ? html`<${Webchat} channel=${c} />` : platforms[c.channelType] ? html`<${PlatformSetup} channel=${c} secret=${secret} onRotate=${rotate} />` : html`
+    ${c.channelType === "webchat" ? html`<${Webchat} channel=${c} />` : platforms[c.channelType] ? html`<${PlatformSetup} channel=${c} secret=${secret} onRotate=${rotate} onPaired=${channel.reload} />` : html`
       <h3>Webhook</h3>
       <dl class="kv">
         <dt>Webhook URL</dt><dd><code class="webhook-url">${location.origin}${c.webhookUrl}</code></dd>
@@ -137,21 +137,25 @@ function ChannelDetail({ id, onChange }) {
   </section>`;
 }
 
-function PlatformSetup({ channel, secret, onRotate }) {
+function PlatformSetup({ channel, secret, onRotate, onPaired }) {
   const p = platforms[channel.channelType];
   return html`<h3>Connect ${p.label}</h3>
     <p class="muted platform-help">${p.help}</p>
     <dl class="kv">
-      <dt>Webhook URL</dt><dd><code class="webhook-url">${location.origin}${channel.webhookUrl}</code></dd>
+      ${LOGIN_BY_QR.includes(channel.channelType) ? null : html`<dt>Webhook URL</dt><dd><code class="webhook-url">${location.origin}${channel.webhookUrl}</code></dd>`}
       ${p.secretLabel ? html`<dt>${p.secretLabel}</dt><dd>${secret ? html`<code class="secret-value new-secret">${secret}</code><br /><small class="muted">Shown once: give it to ${p.label} now.</small>`
         : html`<span class="muted">${channel.secretSet ? "set (write-only)" : "none"}</span>`}</dd>` : null}
       ${p.fields.map((f) => html`<dt>${f.label}</dt><dd>${f.secret ? html`<span class="muted">${(channel.secretSettingsSet || []).includes(f.key) ? "set (write-only)" : "not set"}</span>`
         : html`<code>${channel.settings?.[f.key] || f.default || "—"}</code>`}</dd>`)}
     </dl>
-    ${p.secretLabel ? html`<div class="row"><button class="btn btn-small" onClick=${onRotate}>New secret</button></div>` : null}`;
+    ${p.secretLabel ? html`<div class="row"><button class="btn btn-small" onClick=${onRotate}>New secret</button></div>` : null}
+    ${LOGIN_BY_QR.includes(channel.channelType) ? html`<${Pairing} channel=${channel} onPaired=${onPaired} login=${true} />` : null}`;
 }
 
-function Pairing({ channel, onPaired }) {
+// Platforms whose bot account logs in by scanning a QR code from the platform itself (WeChat's iLink login).
+const LOGIN_BY_QR = ["im_g"];
+
+function Pairing({ channel, onPaired, login = false }) {
   const [session, setSession] = useState(null);
   const [busy, run] = useAction();
   const done = (s) => ["confirmed", "expired", "failed"].includes(s?.status);
@@ -161,7 +165,7 @@ function Pairing({ channel, onPaired }) {
       try {
         const s = await get(`/channels/qrcode/${seg(channel.channelType)}/status`, { sessionId: session.sessionId });
         setSession({ ...session, ...s });
-        if (s.status === "confirmed") { toast("Paired", "ok"); onPaired(); }
+        if (s.status === "confirmed") { toast(login ? "Logged in" : "Paired", "ok"); onPaired(); }
       } catch (err) {
         setSession({ ...session, status: "failed", error: err.message });
       }
@@ -169,10 +173,11 @@ function Pairing({ channel, onPaired }) {
     return () => clearTimeout(t);
   }, [session]);
   const begin = () => run(() => post(`/channels/qrcode/${seg(channel.channelType)}/begin`, { channelId: channel.id })).then((s) => s && setSession(s));
-  return html`<div class="pairing"><h3>QR pairing</h3>
-    ${channel.paired ? html`<p class="status-line paired-as">Paired${channel.pairedAccountId ? ` as ${channel.pairedAccountId}` : ""}.</p>` : null}
-    ${channel.settings?.gatewayUrl ? null : html`<p class="muted">Pairing needs the channel's gateway URL (settings.gatewayUrl).</p>`}
-    <button class="btn" disabled=${busy || !channel.settings?.gatewayUrl} onClick=${begin}>${session ? "New QR code" : "Pair with a QR code"}</button>
+  const ready = login || channel.settings?.gatewayUrl;  // a platform login needs no pairing gateway
+  return html`<div class="pairing"><h3>${login ? "Log in" : "QR pairing"}</h3>
+    ${channel.paired ? html`<p class="status-line paired-as">${login ? "Logged in" : "Paired"}${channel.pairedAccountId ? ` as ${channel.pairedAccountId}` : ""}.</p>` : null}
+    ${ready ? null : html`<p class="muted">Pairing needs the channel's gateway URL (settings.gatewayUrl).</p>`}
+    <button class="btn" disabled=${busy || !ready} onClick=${begin}>${session ? "New QR code" : login ? "Log in with a QR code" : "Pair with a QR code"}</button>
     ${session ? html`<div class="qr-box">
       ${session.qrcodeImage && !done(session) ? html`<img src=${session.qrcodeImage} alt="QR code to scan with the messaging app" />` : null}
       <p role="status" class="pairing-status">Status: <strong>${session.status}</strong>${session.error ? ` — ${session.error}` : ""}
