@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.channels import pairing
+from platform_server.features.channels import CHANNELS, pairing
 from platform_server.features.channels.schemas import PairingBegin
 from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
@@ -30,7 +30,7 @@ class PairingBase(ApiHandler):
         session_id = self.get_query_argument("sessionId", "") or None
         result = await pairing.status(self.require_caller(), self.allow_hosts, channel_type, session_id, self.purpose)
         if result["status"] == "confirmed":  # new credentials (a WeChat bot token): its gateway restarts with them now
-            self.platform.services.channels.reconcile_soon()
+            self.platform.runtime(CHANNELS).reconcile_soon()
         self.ok(result)
 
 
