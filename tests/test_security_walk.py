@@ -1,15 +1,17 @@
 """Route walks: outsiders and viewers change nothing of workspace 1 and see none of it; no answer leaks a secret."""
 from __future__ import annotations
 
+import json
 from typing import Any, AsyncIterator
 
 import aiohttp
+import pytest
 import pytest_asyncio
 
 from platform_server.web.context import LOGIN, OPTIONAL, PUBLIC
 from tests.helpers.client import ApiClient, Response
 from tests.helpers.fake_openai import ScriptedOpenAI
-from tests.helpers.seed import MARK, UNKNOWN_ID, Seeded, memory_zip, seed_workspace_one, upload_form
+from tests.helpers.seed import MARK, Seeded, memory_zip, seed_workspace_one, upload_form
 from tests.helpers.fake_oauth import FakeOAuthServer
 from tests.helpers.server import RunningServer, create_personas, free_port, start_server
 
@@ -96,7 +98,7 @@ async def call(api: ApiClient, method: str, template: str, path: str, s: Seeded,
 async def test_outsiders_and_viewers_cannot_change_or_read_workspace_one_through_any_route(
     server: RunningServer, api: ApiClient, people: dict, llm: ScriptedOpenAI
 ) -> None:
-    s = await seed_workspace_one(api, people, llm)
+    s = await seed_workspace_one(api, people, llm, server.config.data_dir)
     known = bodies(s, people)
     dave_ws = people["dave"]["workspace"]
     callers = (("dave", dave_ws), ("dave", 1), ("carol", 1))
@@ -122,6 +124,8 @@ async def test_outsiders_and_viewers_cannot_change_or_read_workspace_one_through
                         assert res.status >= 400, (token, workspace, method, path, res.body)
                     checked += 1
                     continue
+                if token == "carol" and level == "viewer":
+                    continue  # a viewer of workspace 1 may call what viewers may (a preview, a validation)
                 if workspace == dave_ws and ((method, r.template) in CREATE_IN_OWN_WORKSPACE or (
                         "{" not in r.template and (method, r.template) not in known)):
                     continue  # creates in, or acts on, the caller's own workspace: nothing of workspace 1 is named
@@ -136,14 +140,20 @@ async def test_outsiders_and_viewers_cannot_change_or_read_workspace_one_through
                     checked += 1
                     continue
                 assert res.status >= 400, where
-                seeded = UNKNOWN_ID not in path  # an area without seeded resources may validate the body first
-                strict = seeded and ((method, r.template) in known or method not in handler.body_models)
+                strict = (method, r.template) in known or method not in handler.body_models
                 allowed = {401, 403, 404, 1001} | ({400} if (method, r.template) in BODY_SCOPED else set())
                 if strict:
                     assert res.code in allowed, where
                 checked += 1
     assert checked > 300
     await assert_workspace_one_intact(api, s, people)
+
+
+def test_a_route_whose_parameter_no_seed_fills_fails_the_walk() -> None:
+    with pytest.raises(AssertionError, match=r"no seeded id for \{widgetId\} in /api/v1/widgets/\{widgetId\}"):
+        Seeded().fill("/api/v1/widgets/{widgetId}")
+    with pytest.raises(AssertionError, match="no seeded id for {id}"):
+        Seeded().fill("/api/v1/agents/{id}")  # a known area whose resource was not created
 
 
 async def assert_workspace_one_intact(api: ApiClient, s: Seeded, people: dict) -> None:
@@ -172,6 +182,11 @@ async def assert_workspace_one_intact(api: ApiClient, s: Seeded, people: dict) -
     assert skill["description"] == f"skill {MARK}" and skill["enabled"] is True and not skill["archived"]
     assert [x["key"] for x in await data(f"/api/v1/skills/{s.skill}/secrets")] == ["API_KEY"]
     assert await data(f"/api/v1/agents/{s.agent}/skills") == []
+    for template in ("/api/v1/wiki/knowledge-bases/{id}", "/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}",
+                     "/api/v1/wiki/transformations/{id}", "/api/v1/cron-jobs/{id}", "/api/v1/triggers/{id}",
+                     "/api/v1/goals/{id}", "/api/v1/teams/{teamId}", "/api/v1/workflows/{id}"):
+        assert MARK in json.dumps(await data(s.fill(template)[0])), template  # not deleted, not renamed
+    assert (await data(s.fill("/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}")[0]))["archived"] == 0
     actors = {e["actorUsername"] for e in (await data("/api/v1/audit/events?size=100"))["records"]}
     assert not actors & {"dave", "carol"}, actors
 
@@ -217,7 +232,7 @@ async def test_no_read_route_answers_a_secret_after_its_one_time_creation_answer
 ) -> None:
     api = oauth_server.client
     people = await create_personas(api)
-    s = await seed_workspace_one(api, people, llm)
+    s = await seed_workspace_one(api, people, llm, oauth_server.config.data_dir)
     secrets: dict[str, str] = {}
 
     async def created(res: Response, *hidden: str) -> Any:
