@@ -12,6 +12,7 @@ from platform_server.web.context import LOGIN, OPTIONAL, PUBLIC
 from tests.helpers.client import ApiClient, Response
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.seed import MARK, Seeded, memory_zip, seed_workspace_one, upload_form
+from tests.helpers.seed_areas import area_bodies
 from tests.helpers.fake_oauth import FakeOAuthServer
 from tests.helpers.server import RunningServer, create_personas, free_port, start_server
 
@@ -82,6 +83,8 @@ def bodies(s: Seeded, people: dict[str, Any]) -> dict[tuple[str, str], Any]:
         ("PUT", "/api/v1/workspaces/{id}"): {"name": "hacked"},
         ("POST", "/api/v1/workspaces/{id}/members"): {"userId": people["dave"]["id"], "role": "owner"},
         ("PUT", "/api/v1/workspaces/{id}/members/{targetUserId}"): {"role": "viewer"},
+        ("POST", "/api/v1/channels/qrcode/{channelType}/begin"): {"channelId": s.channel},
+        **area_bodies({k: v for k, (v, _) in s.suffixes.items()}),
     }
 
 

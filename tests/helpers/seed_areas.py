@@ -123,3 +123,52 @@ async def seed_skills_extra(api: ApiClient, user_id: str) -> dict[str, str]:
     return {"curator/reports/{runId}": report["id"], "snapshots/{snapshotId}": snapshot["id"],
             "install/status/{taskId}": task["taskId"], "install/cancel/{taskId}": task["taskId"],
             "routines/{id}": str(routine.id), "/skill-templates/{id}": templates[0]["id"]}
+
+
+def area_bodies(ids: dict[str, str]) -> dict[tuple[str, str], Any]:
+    """Valid bodies for these areas' writes, so a refusal comes from the workspace check, not from validation."""
+    kb, wiki, mem = "/api/v1/wiki/knowledge-bases/{kbId}", "/api/v1/wiki", "/api/v1/memory/{agentId}"
+    transform = {"kbId": ids["{kbId}"]}
+    return {
+        ("PUT", "/api/v1/wiki/knowledge-bases/{id}"): {"name": "hacked"},
+        ("PUT", "/api/v1/wiki/knowledge-bases/{id}/config"): {},
+        ("PUT", "/api/v1/wiki/knowledge-bases/{id}/page-type-profile"): {
+            "defaultType": "note", "pageTypes": [{"name": "note"}]},
+        ("POST", "/api/v1/wiki/knowledge-bases/{id}/page-type-profile/validate"): {
+            "defaultType": "note", "pageTypes": [{"name": "note"}]},
+        ("PUT", "/api/v1/wiki/knowledge-bases/{id}/source-directory"): {"path": None},
+        ("POST", f"{kb}/pipelines"): {"name": "hacked", "steps": PIPELINE},
+        ("POST", f"{kb}/pipelines/validate"): {"name": "hacked", "steps": PIPELINE},
+        ("POST", f"{kb}/raw/text"): {"title": "hacked", "text": "hacked"},
+        ("DELETE", f"{kb}/pages/batch"): {"slugs": ["alpha"]},
+        ("PUT", f"{kb}/pages/{{slug}}"): {"markdown": "hacked"},
+        ("POST", f"{kb}/pages/{{slug}}/rename"): {"newSlug": "hacked"},
+        ("POST", f"{kb}/agents/{{agentId}}/page-type-permissions"): {"pageType": "entity", "read": "allow"},
+        ("POST", f"{wiki}/kb/{{kbId}}/search-preview"): {"query": MARK},
+        ("POST", f"{wiki}/kb/{{kbId}}/pages/{{slug}}/enrich"): {},
+        ("PUT", f"{wiki}/transformations/{{id}}"): {"name": "hacked"},
+        ("POST", f"{wiki}/transformations/{{id}}/apply"): {**transform, "slug": "alpha"},
+        ("POST", f"{wiki}/transformations/{{id}}/aggregate"): transform,
+        ("POST", f"{wiki}/transformations/runs/{{runId}}/save-as-page"): {"slug": "hacked"},
+        ("POST", f"{mem}/dreaming/focused"): {"topic": MARK},
+        ("POST", f"{mem}/facts/contradictions/{{contradictionId}}/resolve"): {"resolution": "KEEP_A"},
+        ("POST", f"{mem}/dream/reports/{{reportId}}/entries/{{key}}/edit"): {"after": "hacked"},
+        ("POST", f"{mem}/facts/{{factId}}/feedback"): {"value": "UNHELPFUL"},
+        ("POST", f"{mem}/facts/{{factId}}/edit"): {"statement": "hacked"},
+        ("PUT", f"{mem}/files/{{path}}"): {"content": "hacked"},
+        ("PUT", "/api/v1/workflows/{id}"): {"name": "hacked"},
+        ("PUT", "/api/v1/workflows/{id}/draft"): {"graph": APPROVAL_GRAPH},
+        ("POST", "/api/v1/workflows/{id}/runs"): {"input": {}},
+        ("POST", "/api/v1/workflows/runs/{runId}/resume"): {"outcome": "rejected"},
+        ("PUT", "/api/v1/teams/{teamId}"): {"name": "hacked"},
+        ("POST", "/api/v1/teams/{teamId}/runs"): {"goal": "hacked"},
+        ("POST", "/api/v1/team-runs/{runId}/cancel"): {},
+        ("PUT", "/api/v1/cron-jobs/{id}"): {"name": "hacked"},
+        ("PUT", "/api/v1/cron-jobs/{id}/toggle"): {"enabled": False},
+        ("PUT", "/api/v1/triggers/{id}"): {"name": "hacked"},
+        ("PATCH", "/api/v1/goals/{id}"): {"title": "hacked"},
+        ("POST", "/api/v1/goals/{id}/abandon"): {},
+        ("POST", "/api/v1/goals/{id}/criteria"): {"criterion": "hacked"},
+        ("POST", "/api/v1/skills/routines/{id}/promote"): {},
+        ("PUT", "/api/v1/skills/{id}/files/{path}"): {"content": "hacked"},
+    }
