@@ -35,6 +35,11 @@ OWN_READS = {"/api/v1/workspaces/{id}/access"}
 # Workspace 1 itself can never be deleted: that 400 comes before the role check.
 BODY_SCOPED = {("POST", "/api/v1/channels"), ("POST", "/api/v1/channels/preflight"), ("POST", "/api/v1/approval/grants"),
                ("DELETE", "/api/v1/workspaces/{id}")}
+# What a viewer of workspace 1 may read of alice's resources: the workspace's shared ones (her conversations,
+# memory, goals, plans, tokens and secrets stay hers).
+SHARED_AREAS = ("/api/v1/wiki/", "/api/v1/workflows/", "/api/v1/teams/", "/api/v1/team-runs/", "/api/v1/cron-jobs/",
+                "/api/v1/triggers/", "/api/v1/datasources/", "/api/v1/channels/", "/api/v1/workspaces/")
+SHARED_READS = {"/api/v1/agents/{id}", "/api/v1/agents/{agentId}/workspace/files/{path}", "/api/v1/skills/{id}"}
 # Calls that only read or check (a search preview, a validation), open to a viewer of the workspace.
 VIEWER_CALLS = {("POST", "/api/v1/wiki/kb/{kbId}/search-preview"),
                 ("POST", "/api/v1/wiki/knowledge-bases/{id}/page-type-profile/validate"),
@@ -120,8 +125,14 @@ async def test_outsiders_and_viewers_cannot_change_or_read_workspace_one_through
             sse = method in handler.sse_methods
             for token, workspace in callers:
                 if method == "GET":
-                    if token != "dave":
-                        continue  # a viewer of workspace 1 may read it
+                    if token != "dave":  # a viewer of workspace 1 reads what the workspace shares, not alice's own
+                        if scoped and not sse:
+                            res = await api.request(method, path, token=token, workspace=workspace,
+                                                    params=GET_PARAMS.get(r.template, lambda _: None)(s))
+                            shared = r.template in SHARED_READS or r.template.startswith(SHARED_AREAS)
+                            assert shared or MARK.encode() not in res.raw, (token, method, path, res.raw[:300])
+                            checked += 1
+                        continue
                     res = await api.request(method, path, token=token, workspace=workspace,
                                             params=GET_PARAMS.get(r.template, lambda _: None)(s))
                     assert MARK.encode() not in res.raw, (token, workspace, method, path, res.raw[:300])
