@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from tests.helpers.chat import ChatEnv
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedToolCall
 
 AGENT = str(pathlib.Path(__file__).resolve().parent / "helpers" / "acp_agent.py")
@@ -31,12 +32,11 @@ def delegate(task: str) -> Script:
 
 
 async def pending(env: ChatEnv, conversation_id: str = "c1") -> dict[str, Any]:
-    for _ in range(200):
+    async def first() -> Any:
         r = await env.api.get(f"/api/v1/chat/{conversation_id}/pending-approvals", token="alice")
-        if r.data:
-            return r.data[0]
-        await asyncio.sleep(0.05)
-    raise AssertionError("no pending approval appeared")
+        return r.data and r.data[0]
+
+    return await eventually(first, what="a pending approval")
 
 
 async def test_the_acp_tool_returns_the_agents_answer_after_its_permission_request_was_approved(
@@ -84,13 +84,13 @@ async def test_stopping_the_turn_cancels_the_acp_session(env: ChatEnv, server: A
     env.llm.enqueue(delegate("please wait for me"))
     stream = asyncio.ensure_future(env.stream("ask the helper"))
     runtime = server.platform.services.chat
-    for _ in range(200):
+
+    def started() -> bool:
         turn = next(iter(runtime.turns.running()), None)
-        if turn and any(e.name == "tool_progress" and e.data.get("kind") == "agent_message_chunk" for e in turn.events):
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the agent never started")
+        return bool(turn and any(e.name == "tool_progress" and e.data.get("kind") == "agent_message_chunk"
+                                 for e in turn.events))
+
+    await eventually(started, what="the agent's first message chunk")
     r = await env.api.post("/api/v1/chat/c1/stop", token="alice")
     assert r.data["stopped"] is True
     events = await asyncio.wait_for(stream, 30)

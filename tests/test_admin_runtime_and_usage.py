@@ -1,13 +1,13 @@
 """Admin runtime (snapshot, friendly stop, recycle, sweep), agent state, dashboard and token usage."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
 from tests.helpers.chat import ChatEnv
 from tests.helpers.client import iter_sse
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script
 
 
@@ -61,8 +61,12 @@ async def test_recycle_frees_a_turn_whose_model_hangs(env: ChatEnv) -> None:
 @pytest.mark.config(stuck_turn_s=0.2)
 async def test_sweep_recycles_turns_that_went_quiet(env: ChatEnv) -> None:
     r, it = await _start_slow(env, "quiet", Script(text=["a", "b", "c"], hang_after_chunks=3))
-    await asyncio.sleep(0.3)
-    res = await env.api.post("/api/v1/admin/agent-runtime/sweep", token="alice")
+
+    async def swept() -> Any:  # a sweep before the turn is 0.2 s quiet recycles nothing
+        res = await env.api.post("/api/v1/admin/agent-runtime/sweep", token="alice")
+        return res.data["recycled"] and res
+
+    res = await eventually(swept, interval=0.05)
     assert res.data["recycled"] == 1 and res.data["conversationIds"] == ["quiet"]
     r.close()
 

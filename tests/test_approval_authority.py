@@ -1,7 +1,6 @@
 """Who may approve a guarded tool call: the conversation's owner (console/API), a channel's approverIds, nobody else."""
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 
 from tests.helpers.chat import ChatEnv, names, text_of
 from tests.helpers.cron import make_job, scheduler
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedToolCall
 from tests.helpers.server import RunningServer
 
@@ -26,11 +26,7 @@ def write_call(name: str = "note.txt", content: str = "hello") -> Script:
 async def settle(server: RunningServer) -> None:
     """Wait until every chat turn of the process has finished."""
     runtime = server.platform.services.chat
-    for _ in range(3000):  # up to 30 s on a busy machine; usually a few ticks
-        if not runtime.turns.running():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("a turn kept running")
+    await eventually(lambda: not runtime.turns.running(), interval=0.01, what="every turn ended")
 
 
 async def make_channel(env: ChatEnv, kind: str, **settings: Any) -> dict[str, Any]:
@@ -161,12 +157,12 @@ async def paused_tool_run(env: ChatEnv, token: str) -> dict[str, Any]:
     env.llm.enqueue(write_call("wf.txt", "from the flow"), Script(text="Written."))
     r = await env.api.post(f"{W}/{wid}/runs", {"input": {}}, token=token)
     assert r.status == 200, r.body
-    for _ in range(300):
+
+    async def paused() -> Any:
         run = (await env.api.get(f"{W}/runs/{r.data['id']}", token="alice")).data
-        if run["status"] != "running":
-            return run
-        await asyncio.sleep(0.02)
-    raise AssertionError("the run never paused")
+        return run["status"] != "running" and run
+
+    return await eventually(paused, what="the run paused")
 
 
 async def test_only_the_starter_or_an_admin_resumes_a_run_paused_at_a_tool_approval(

@@ -11,6 +11,7 @@ import pytest
 
 from tests.helpers.chat import ChatEnv
 from tests.helpers.client import ApiClient, iter_sse
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script
 from tests.helpers.memory import base, dream_answer, fact, folder, summarize
 
@@ -171,11 +172,7 @@ async def test_dream_events_stream_progress_and_failures(env: ChatEnv, api: ApiC
         failed = await run
         assert failed.code == 2001 and failed.msg == frame.data["message"]
     bus = server.platform.services.memory.bus
-    for _ in range(100):
-        if not bus.subscribers:
-            break
-        await asyncio.sleep(0.02)
-    assert bus.subscribers == []  # a closed stream unsubscribes
+    await eventually(lambda: bus.subscribers == [], what="a closed stream unsubscribes")
     r = await api.sse("GET", "/api/v1/memory/999/dream/events", token="alice")
     assert r[0].event == "error" and r[0].data["message"] == "Agent not found"
     r = await api.sse("GET", f"{base(env)}/dream/events")

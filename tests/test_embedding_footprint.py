@@ -14,6 +14,7 @@ import pytest
 from platform_server.integrations.llm.local import find_default_embedding_model
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient, iter_sse
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
@@ -86,13 +87,13 @@ async def _stream_gaps(session: aiohttp.ClientSession, url: str, token: str, age
 
 async def _embedded(api: ApiClient, kb_id: str, raw_id: str) -> dict[str, Any]:
     """Wait until the material's chunks are stored (its embed step is done, or the material ended)."""
-    for _ in range(1500):
+    async def embedded() -> Any:
         r = await api.get(f"{KB}/{kb_id}/processing-status", token="alice")
         m = next(m for m in r.data["materials"] if m["rawId"] == raw_id)
-        if m["status"] in ("completed", "failed") or m.get("step") in ("generate", "link"):
-            return m
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"the material was never embedded: {m}")
+        assert m["status"] in ("completed", "failed") or m.get("step") in ("generate", "link"), f"not embedded: {m}"
+        return m
+
+    return await eventually(embedded)
 
 
 async def test_the_first_wiki_material_after_a_start_freezes_no_answer_and_keeps_the_server_small(tmp_path: Any) -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.process import ADMIN, ServerProcess
@@ -77,12 +78,12 @@ async def health(api: ApiClient) -> dict[str, Any]:
 
 
 async def wait_health(api: ApiClient, status: str, timeout: float = 10.0) -> dict[str, Any]:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
+    async def reached() -> dict[str, Any]:
         data = await health(api)
-        if data["status"] == status or asyncio.get_running_loop().time() > deadline:
-            return data
-        await asyncio.sleep(0.1)
+        assert data["status"] == status, data
+        return data
+
+    return await eventually(reached, timeout=timeout, interval=0.1)
 
 
 async def stream(api: ApiClient, agent: str, conversation: str) -> dict[str, Any]:
@@ -139,12 +140,12 @@ async def test_a_full_disk_loses_nothing_acknowledged_and_stores_nothing_refused
                 r = await api.get(f"/api/v1/conversations/{conversation}/messages", token="admin")
                 ids = {m["id"] for m in r.data} if r.status == 200 else set()
                 assert done["assistantMessageId"] in ids, (conversation, done)
-            for _ in range(40):  # a turn that ended unsaved is set idle as soon as the disk takes it
+
+            async def idle() -> bool:  # a turn that ended unsaved is set idle as soon as the disk takes it
                 r = await api.get(f"/api/v1/conversations/{conversation}/status", token="admin")
-                if r.status == 404 or r.data["streamStatus"] == "idle":
-                    break
-                await asyncio.sleep(0.1)
-            assert r.status in (200, 404) and (r.status == 404 or r.data["streamStatus"] == "idle"), (done, server.log_tail())
+                return r.status == 404 or (r.status == 200 and r.data["streamStatus"] == "idle")
+
+            await eventually(idle, interval=0.1, what=f"{conversation} idle ({done})")
         r = await api.post("/api/v1/agents", {"name": "Afterwards", "agentType": "react"}, token="admin")
         assert r.status == 200
         llm.default_delay_s = 0.0
@@ -161,8 +162,7 @@ async def test_start_and_sigterm_work_on_a_full_disk_and_partial_files_are_remov
             agent = await make_agent(api, token="admin")
             llm.enqueue(Script(text=[f"w{i} " for i in range(200)], delay_s=0.05))
             task = asyncio.ensure_future(stream(api, agent, "cut"))
-            while not llm.requests:
-                await asyncio.sleep(0.02)
+            await eventually(lambda: llm.requests, what="the turn's model call")
             await asyncio.sleep(0.3)
             server.kill()  # a conversation left running: the next start resets it
             with contextlib.suppress(Exception):
@@ -175,11 +175,7 @@ async def test_start_and_sigterm_work_on_a_full_disk_and_partial_files_are_remov
             api = ApiClient(server.url, session)
             await login(api)
             assert (await wait_health(api, "DEGRADED"))["status"] == "DEGRADED"
-            for _ in range(40):  # removed off the loop just after the start
-                if not partial.exists():
-                    break
-                await asyncio.sleep(0.05)
-            assert not partial.exists()
+            await eventually(lambda: not partial.exists(), what="the partial file removed just after the start")
             assert server.proc is not None
             os.kill(server.proc.pid, signal.SIGTERM)
             code = await asyncio.to_thread(server.proc.wait, 20)

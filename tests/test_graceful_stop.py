@@ -13,6 +13,7 @@ import aiohttp
 
 from tests.helpers.chat import make_agent, text_of
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.process import ADMIN, ServerProcess
@@ -40,8 +41,7 @@ async def test_sigterm_mid_stream_lets_the_turn_finish_and_exits_0(tmp_path: Any
             llm.enqueue(Script(text=[f"w{i} " for i in range(20)], delay_s=0.05))
             stream = asyncio.create_task(api.sse("POST", "/api/v1/chat/stream", {
                 "agentId": agent, "conversationId": "g1", "message": "go"}, token="admin"))
-            while not llm.requests:
-                await asyncio.sleep(0.02)
+            await eventually(lambda: llm.requests, what="the turn's model call")
             await asyncio.sleep(0.2)
             assert server.proc is not None
             os.kill(server.proc.pid, signal.SIGTERM)
@@ -68,8 +68,7 @@ async def test_a_turn_longer_than_the_grace_is_stopped_with_its_partial_answer_k
             llm.enqueue(Script(text=[f"w{i} " for i in range(400)], delay_s=0.05))
             stream = asyncio.create_task(api.sse("POST", "/api/v1/chat/stream", {
                 "agentId": agent, "conversationId": "g2", "message": "go"}, token="admin"))
-            while not llm.requests:
-                await asyncio.sleep(0.02)
+            await eventually(lambda: llm.requests, what="the turn's model call")
             await asyncio.sleep(0.3)
             assert server.proc is not None
             os.kill(server.proc.pid, signal.SIGTERM)

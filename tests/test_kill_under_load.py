@@ -13,7 +13,8 @@ import aiohttp
 
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient, Response
-from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.eventually import eventually
+from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.process import ADMIN, ServerProcess
 
@@ -61,7 +62,8 @@ async def test_a_kill_under_load_loses_no_acknowledged_answer_or_create_and_retr
                     creates[name] = (key, r)
 
             load = [asyncio.ensure_future(chat(i)) for i in range(6)] + [asyncio.ensure_future(create(i)) for i in range(3)]
-            await asyncio.sleep(1.5)
+            await eventually(lambda: dones and any(c[1] is not None and c[1].status == 200 for c in creates.values()),
+                             what="turns completed and agents created under load")  # then kill it mid-load
             server.kill()
             await asyncio.gather(*load, return_exceptions=True)
             llm.default_delay_s = 0.0

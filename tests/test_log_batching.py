@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import io
 import logging
-import time
 
 from platform_server.logs import BatchingStreamHandler
+from tests.helpers.eventually import eventually_sync
 
 
 def make(interval_s: float) -> tuple[logging.Logger, BatchingStreamHandler, io.StringIO]:
@@ -24,9 +24,7 @@ def test_info_lines_wait_for_the_next_batch_and_keep_their_order() -> None:
     logger.info("first")
     logger.info("second")
     assert out.getvalue() == ""  # not written one by one
-    deadline = time.monotonic() + 3
-    while not out.getvalue() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    eventually_sync(out.getvalue, what="the batch written")
     assert out.getvalue() == "INFO first\nINFO second\n"
     handler.close()
 

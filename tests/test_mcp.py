@@ -1,7 +1,6 @@
 """MCP servers against real MCP servers (the SDK's server side over streamable HTTP, SSE and stdio)."""
 from __future__ import annotations
 
-import asyncio
 import json
 import pathlib
 import socket
@@ -15,6 +14,7 @@ import pytest
 from platform_server.features.tools.registry import ToolContext, ToolRegistry
 from tests.helpers.chat import chat_env
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually, eventually_sync
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.server import RunningServer, free_port
 
@@ -41,16 +41,18 @@ class McpProcess:
         if self.require:
             cmd += ["--require-header", self.require]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+
+        def listening() -> bool:
+            if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError("MCP test server exited")
             try:
                 socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return self
+                return True
             except OSError:
-                time.sleep(0.05)
-        raise TimeoutError("MCP test server did not start")
+                return False
+
+        eventually_sync(listening, interval=0.05, what="the MCP test server listening")
+        return self
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -193,13 +195,14 @@ async def test_startup_does_not_wait_for_servers_and_connects_them_in_the_backgr
     started = time.monotonic()
     await fresh.start()
     assert time.monotonic() - started < 0.5
-    for _ in range(200):
+
+    async def settled() -> bool:
         r = await api.get("/api/v1/mcp/servers", token="alice")
         states = {s["name"]: s["status"] for s in r.data}
-        if states == {"docs": "connected", "dead": "error"}:
-            break
-        await asyncio.sleep(0.05)
-    assert states == {"docs": "connected", "dead": "error"}
+        assert states == {"docs": "connected", "dead": "error"}, states
+        return True
+
+    await eventually(settled, interval=0.05)
     assert "mcp__docs__add" in registry_of(server).names()
 
 

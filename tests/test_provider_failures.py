@@ -11,12 +11,23 @@ import time
 import pytest
 
 from tests.helpers.chat import ChatEnv, text_of
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import free_port
 from tests.test_resilience_providers import Pair, pair  # noqa: F401 - the fixture: two providers, backup preferred
 
 PROBE_S = 0.5
+
+
+async def probing(two: Pair) -> None:
+    """The primary's rest (one probe interval) is over: its next request is a trial."""
+    async def due() -> bool:
+        return (await two.state("primary"))["state"] == "probing"
+
+    await eventually(due, what="the probe interval over")
+
+
 SECRET = "upstream said: see http://llm-internal.corp.example:8443/v1/keys?token=sk-live-123 for details"
 
 
@@ -33,8 +44,7 @@ async def test_a_provider_that_recovers_is_used_again_within_one_probe_interval(
     events = await pair.stream("skipped", "c3")
     assert text_of(events) == "no detour" and len(pair.primary.requests) == asked  # skipped while it rests
 
-    await asyncio.sleep(PROBE_S * 1.2)  # the provider works again (nothing scripted: it echoes)
-    assert (await pair.state("primary"))["state"] == "probing"
+    await probing(pair)  # the provider works again (nothing scripted: it echoes)
     events = await pair.stream("are you back", "c4")
     assert events[-1].data["status"] == "completed" and events[-1].data["runtimeProvider"] == "primary"
     assert text_of(events) == "Echo: are you back"
@@ -49,7 +59,7 @@ async def test_a_failed_trial_rests_the_provider_for_another_interval(pair: Pair
     for i in range(3):
         pair.primary.enqueue(Script(error_status=503))
         events = await pair.stream(f"try {i}", f"c{i}")
-    await asyncio.sleep(PROBE_S * 1.2)
+    await probing(pair)
     pair.primary.enqueue(Script(error_status=503))  # the trial fails
     pair.backup.enqueue(Script(text="backup again"))
     asked = len(pair.primary.requests)
@@ -128,14 +138,11 @@ async def test_while_a_trial_request_is_in_flight_other_requests_keep_skipping_t
     for i in range(3):
         pair.primary.enqueue(Script(error_status=500))
         await pair.stream(f"try {i}", f"c{i}")
-    await asyncio.sleep(PROBE_S * 1.2)
+    await probing(pair)
     asked = len(pair.primary.requests)
     pair.primary.enqueue(Script(hang=True))  # the trial hangs until the first-byte limit; the backup echoes
     trial = asyncio.create_task(pair.stream("trial", "t1"))
-    for _ in range(100):
-        if len(pair.primary.requests) > asked:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(pair.primary.requests) > asked, interval=0.01, what="the trial request")
     assert len(pair.primary.requests) == asked + 1
     started = time.monotonic()
     events = await pair.stream("meanwhile", "t2")

@@ -3,24 +3,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 import aiohttp
 
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient, iter_sse
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer
 
 CLIENTS = 500
-
-
-async def wait_for(predicate: Any, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.05)
 
 
 async def test_500_clients_that_disconnect_mid_stream_leave_no_turn_or_subscriber_behind(
@@ -53,8 +46,8 @@ async def test_500_clients_that_disconnect_mid_stream_leave_no_turn_or_subscribe
 
         turns = runtime.turns.all()
         assert len(turns) == CLIENTS
-        await wait_for(lambda: all(not t.subscribers for t in turns))  # every subscriber let go
-        await wait_for(lambda: not runtime.turns.running())  # turns run to the end without a reader
+        await eventually(lambda: all(not t.subscribers for t in turns), timeout=60)  # every subscriber let go
+        await eventually(lambda: not runtime.turns.running(), timeout=60)  # turns run to the end without a reader
         assert {t.status for t in turns} == {"completed"}
         assert all(not t.subscribers and t.task is not None and t.task.done() for t in turns)
 

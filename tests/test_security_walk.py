@@ -1,15 +1,18 @@
 """Route walks: outsiders and viewers change nothing of workspace 1 and see none of it; no answer leaks a secret."""
 from __future__ import annotations
 
+import json
 from typing import Any, AsyncIterator
 
 import aiohttp
+import pytest
 import pytest_asyncio
 
 from platform_server.web.context import LOGIN, OPTIONAL, PUBLIC
 from tests.helpers.client import ApiClient, Response
 from tests.helpers.fake_openai import ScriptedOpenAI
-from tests.helpers.seed import MARK, UNKNOWN_ID, Seeded, memory_zip, seed_workspace_one, upload_form
+from tests.helpers.seed import MARK, Seeded, memory_zip, seed_workspace_one, upload_form
+from tests.helpers.seed_areas import area_bodies
 from tests.helpers.fake_oauth import FakeOAuthServer
 from tests.helpers.server import RunningServer, create_personas, free_port, start_server
 
@@ -32,6 +35,15 @@ OWN_READS = {"/api/v1/workspaces/{id}/access"}
 # Workspace 1 itself can never be deleted: that 400 comes before the role check.
 BODY_SCOPED = {("POST", "/api/v1/channels"), ("POST", "/api/v1/channels/preflight"), ("POST", "/api/v1/approval/grants"),
                ("DELETE", "/api/v1/workspaces/{id}")}
+# What a viewer of workspace 1 may read of alice's resources: the workspace's shared ones (her conversations,
+# memory, goals, plans, tokens and secrets stay hers).
+SHARED_AREAS = ("/api/v1/wiki/", "/api/v1/workflows/", "/api/v1/teams/", "/api/v1/team-runs/", "/api/v1/cron-jobs/",
+                "/api/v1/triggers/", "/api/v1/datasources/", "/api/v1/channels/", "/api/v1/workspaces/")
+SHARED_READS = {"/api/v1/agents/{id}", "/api/v1/agents/{agentId}/workspace/files/{path}", "/api/v1/skills/{id}"}
+# Calls that only read or check (a search preview, a validation), open to a viewer of the workspace.
+VIEWER_CALLS = {("POST", "/api/v1/wiki/kb/{kbId}/search-preview"),
+                ("POST", "/api/v1/wiki/knowledge-bases/{id}/page-type-profile/validate"),
+                ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines/validate")}
 GET_PARAMS = {
     "/api/v1/plans": lambda s: {"agentId": s.agent},
     "/api/v1/subagents/active": lambda s: {"conversationId": s.conversation},
@@ -80,6 +92,8 @@ def bodies(s: Seeded, people: dict[str, Any]) -> dict[tuple[str, str], Any]:
         ("PUT", "/api/v1/workspaces/{id}"): {"name": "hacked"},
         ("POST", "/api/v1/workspaces/{id}/members"): {"userId": people["dave"]["id"], "role": "owner"},
         ("PUT", "/api/v1/workspaces/{id}/members/{targetUserId}"): {"role": "viewer"},
+        ("POST", "/api/v1/channels/qrcode/{channelType}/begin"): {"channelId": s.channel},
+        **area_bodies({k: v for k, (v, _) in s.suffixes.items()}),
     }
 
 
@@ -96,7 +110,7 @@ async def call(api: ApiClient, method: str, template: str, path: str, s: Seeded,
 async def test_outsiders_and_viewers_cannot_change_or_read_workspace_one_through_any_route(
     server: RunningServer, api: ApiClient, people: dict, llm: ScriptedOpenAI
 ) -> None:
-    s = await seed_workspace_one(api, people, llm)
+    s = await seed_workspace_one(api, people, llm, server.config.data_dir)
     known = bodies(s, people)
     dave_ws = people["dave"]["workspace"]
     callers = (("dave", dave_ws), ("dave", 1), ("carol", 1))
@@ -111,8 +125,14 @@ async def test_outsiders_and_viewers_cannot_change_or_read_workspace_one_through
             sse = method in handler.sse_methods
             for token, workspace in callers:
                 if method == "GET":
-                    if token != "dave":
-                        continue  # a viewer of workspace 1 may read it
+                    if token != "dave":  # a viewer of workspace 1 reads what the workspace shares, not alice's own
+                        if scoped and not sse:
+                            res = await api.request(method, path, token=token, workspace=workspace,
+                                                    params=GET_PARAMS.get(r.template, lambda _: None)(s))
+                            shared = r.template in SHARED_READS or r.template.startswith(SHARED_AREAS)
+                            assert shared or MARK.encode() not in res.raw, (token, method, path, res.raw[:300])
+                            checked += 1
+                        continue
                     res = await api.request(method, path, token=token, workspace=workspace,
                                             params=GET_PARAMS.get(r.template, lambda _: None)(s))
                     assert MARK.encode() not in res.raw, (token, workspace, method, path, res.raw[:300])
@@ -122,6 +142,8 @@ async def test_outsiders_and_viewers_cannot_change_or_read_workspace_one_through
                         assert res.status >= 400, (token, workspace, method, path, res.body)
                     checked += 1
                     continue
+                if token == "carol" and (method, r.template) in VIEWER_CALLS:
+                    continue  # a viewer of workspace 1 may call it: it reads, it writes nothing
                 if workspace == dave_ws and ((method, r.template) in CREATE_IN_OWN_WORKSPACE or (
                         "{" not in r.template and (method, r.template) not in known)):
                     continue  # creates in, or acts on, the caller's own workspace: nothing of workspace 1 is named
@@ -136,14 +158,20 @@ async def test_outsiders_and_viewers_cannot_change_or_read_workspace_one_through
                     checked += 1
                     continue
                 assert res.status >= 400, where
-                seeded = UNKNOWN_ID not in path  # an area without seeded resources may validate the body first
-                strict = seeded and ((method, r.template) in known or method not in handler.body_models)
+                strict = (method, r.template) in known or method not in handler.body_models
                 allowed = {401, 403, 404, 1001} | ({400} if (method, r.template) in BODY_SCOPED else set())
                 if strict:
                     assert res.code in allowed, where
                 checked += 1
     assert checked > 300
     await assert_workspace_one_intact(api, s, people)
+
+
+def test_a_route_whose_parameter_no_seed_fills_fails_the_walk() -> None:
+    with pytest.raises(AssertionError, match=r"no seeded id for \{widgetId\} in /api/v1/widgets/\{widgetId\}"):
+        Seeded().fill("/api/v1/widgets/{widgetId}")
+    with pytest.raises(AssertionError, match="no seeded id for {id}"):
+        Seeded().fill("/api/v1/agents/{id}")  # a known area whose resource was not created
 
 
 async def assert_workspace_one_intact(api: ApiClient, s: Seeded, people: dict) -> None:
@@ -172,6 +200,11 @@ async def assert_workspace_one_intact(api: ApiClient, s: Seeded, people: dict) -
     assert skill["description"] == f"skill {MARK}" and skill["enabled"] is True and not skill["archived"]
     assert [x["key"] for x in await data(f"/api/v1/skills/{s.skill}/secrets")] == ["API_KEY"]
     assert await data(f"/api/v1/agents/{s.agent}/skills") == []
+    for template in ("/api/v1/wiki/knowledge-bases/{id}", "/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}",
+                     "/api/v1/wiki/transformations/{id}", "/api/v1/cron-jobs/{id}", "/api/v1/triggers/{id}",
+                     "/api/v1/goals/{id}", "/api/v1/teams/{teamId}", "/api/v1/workflows/{id}"):
+        assert MARK in json.dumps(await data(s.fill(template)[0])), template  # not deleted, not renamed
+    assert (await data(s.fill("/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}")[0]))["archived"] == 0
     actors = {e["actorUsername"] for e in (await data("/api/v1/audit/events?size=100"))["records"]}
     assert not actors & {"dave", "carol"}, actors
 
@@ -217,7 +250,7 @@ async def test_no_read_route_answers_a_secret_after_its_one_time_creation_answer
 ) -> None:
     api = oauth_server.client
     people = await create_personas(api)
-    s = await seed_workspace_one(api, people, llm)
+    s = await seed_workspace_one(api, people, llm, oauth_server.config.data_dir)
     secrets: dict[str, str] = {}
 
     async def created(res: Response, *hidden: str) -> Any:

@@ -23,6 +23,7 @@ from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN, PUBLIC
 from platform_server.web.sse import SseWriter
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.server import PASSWORD, RunningServer, free_port, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,18 +85,17 @@ async def running_process(data_dir: Path, env: dict[str, str]) -> AsyncIterator[
     url = f"http://127.0.0.1:{port}"
     try:
         async with aiohttp.ClientSession() as session:
-            for _ in range(300):
+
+            async def serving() -> bool:
                 if proc.poll() is not None:
-                    raise AssertionError(f"server exited: {proc.stderr.read().decode()}")  # type: ignore[union-attr]
+                    raise RuntimeError(f"server exited: {proc.stderr.read().decode()}")  # type: ignore[union-attr]
                 try:
                     async with session.get(url + "/api/v1/setup/status") as r:
-                        if r.status == 200:
-                            break
+                        return r.status == 200
                 except aiohttp.ClientConnectionError:
-                    pass
-                await asyncio.sleep(0.05)
-            else:
-                raise AssertionError("server did not start")
+                    return False
+
+            await eventually(serving, interval=0.05, what="the server answering")
         yield url
     finally:
         proc.send_signal(signal.SIGTERM)

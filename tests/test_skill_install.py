@@ -15,6 +15,7 @@ from aiohttp import web
 
 from platform_server.features.skills.models import Skill
 from tests.helpers.client import ApiClient, Response
+from tests.helpers.eventually import eventually
 from tests.helpers.server import RunningServer, start_server
 
 SKILLS = "/api/v1/skills"
@@ -106,13 +107,12 @@ async def upload(api: ApiClient, archive: bytes, token: str = "bob", filename: s
 
 
 async def wait_for(api: ApiClient, task_id: str, token: str = "bob") -> dict[str, Any]:
-    for _ in range(200):
+    async def finished() -> Any:
         r = await api.get(f"{INSTALL}/status/{task_id}", token=token)
         assert r.status == 200, r.body
-        if r.data["finished"]:
-            return r.data
-        await asyncio.sleep(0.02)
-    raise AssertionError("install did not finish")
+        return r.data["finished"] and r.data
+
+    return await eventually(finished, what="the install finished")
 
 
 def skills_dir(server: RunningServer) -> Path:
@@ -245,10 +245,7 @@ async def test_a_running_install_can_be_cancelled(api: ApiClient, people: dict, 
     site.served["/slow.zip"] = GOOD_ZIP
     r = await api.post(f"{INSTALL}/start", {"url": site.base + "/slow.zip"}, token="bob")
     task_id = r.data["taskId"]
-    for _ in range(100):
-        if "/slow.zip" in site.hits:
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: "/slow.zip" in site.hits, what="the download started")
     r = await api.post(f"{INSTALL}/cancel/{task_id}", token="bob")
     assert r.status == 200 and r.data["status"] == "cancelled"
     site.release.set()

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from tests.helpers.chat import ChatEnv, chat_env, make_agent, names, text_of
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 
 
@@ -35,14 +37,15 @@ async def test_a_delegated_task_returns_the_other_agents_answer(env: ChatEnv) ->
     assert sub_request[0]["content"] == "You research." and sub_request[-1]["content"] == "find the answer"
 
 
+async def running_subagents(env: ChatEnv) -> Any:
+    active = await env.api.get("/api/v1/subagents/active", params={"conversationId": "c1"}, token="alice")
+    return active.data and active
+
+
 async def test_a_running_sub_agent_is_listed_and_can_be_interrupted_by_the_owner_only(env: ChatEnv) -> None:
     env.llm.enqueue(delegate(), Script(hang=True), Script(text="carried on"))
     stream = asyncio.ensure_future(env.stream("go"))
-    for _ in range(100):
-        active = await env.api.get("/api/v1/subagents/active", params={"conversationId": "c1"}, token="alice")
-        if active.data:
-            break
-        await asyncio.sleep(0.02)
+    active = await eventually(lambda: running_subagents(env), what="a running sub-agent")
     assert active.data[0]["agentName"] == "Researcher" and active.data[0]["status"] == "running"
     sid = active.data[0]["subagentId"]
     assert (await env.api.get("/api/v1/subagents/active", params={"conversationId": "c1"}, token="bob")).status == 403
@@ -79,11 +82,7 @@ async def test_a_sub_agent_cannot_run_a_tool_that_needs_approval(env: ChatEnv, a
 async def test_admins_can_interrupt_any_sub_agent(env: ChatEnv) -> None:
     env.llm.enqueue(delegate(), Script(hang=True), Script(text="after"))
     stream = asyncio.ensure_future(env.stream("go", token="alice"))
-    for _ in range(100):
-        active = await env.api.get("/api/v1/subagents/active", params={"conversationId": "c1"}, token="alice")
-        if active.data:
-            break
-        await asyncio.sleep(0.02)
+    active = await eventually(lambda: running_subagents(env), what="a running sub-agent")
     sid = active.data[0]["subagentId"]
     assert (await env.api.post(f"/api/v1/admin/agent-runtime/subagents/{sid}/interrupt", token="bob")).status == 403
     r = await env.api.post(f"/api/v1/admin/agent-runtime/subagents/{sid}/interrupt", token="alice")

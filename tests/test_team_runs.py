@@ -1,7 +1,6 @@
 """Teams and team runs: plan, member work through delegation, merge; cancel by admins; listings and pages."""
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -9,6 +8,7 @@ import pytest
 
 from tests.helpers.chat import make_agent, text_of
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
 
@@ -39,13 +39,13 @@ async def start(api: ApiClient, team_id: str, goal: str = "write the docs", toke
 
 
 async def wait_for(api: ApiClient, run_id: str, states: tuple[str, ...] = TERMINAL) -> dict[str, Any]:
-    for _ in range(300):
+    async def reached() -> Any:
         r = await api.get(f"/api/v1/team-runs/{run_id}", token="carol")
         assert r.status == 200, r.body
-        if r.data["status"] in states:
-            return r.data
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"team run stayed {r.data['status']}")
+        assert r.data["status"] in states, f"team run stayed {r.data['status']}"
+        return r.data
+
+    return await eventually(reached)
 
 
 async def test_teams_are_made_of_agents_of_the_workspace(api: ApiClient, people: dict, team: dict) -> None:
@@ -112,12 +112,12 @@ async def test_only_a_workspace_admin_cancels_an_active_run(api: ApiClient, peop
     assert running["status"] == "running"
     active = (await api.get(f"/api/v1/teams/{team['id']}/runs", params={"activeOnly": "1"}, token="carol")).data
     assert [r["id"] for r in active] == [run_id]
-    for _ in range(100):
-        delegated = (await api.get("/api/v1/subagents/active", params={"conversationId": f"team-{run_id}"},
-                                   token="bob")).data
-        if delegated:
-            break
-        await asyncio.sleep(0.02)
+
+    async def delegations() -> Any:
+        return (await api.get("/api/v1/subagents/active", params={"conversationId": f"team-{run_id}"},
+                              token="bob")).data
+
+    delegated = await eventually(delegations, what="the member's delegation")
     assert [d["agentName"] for d in delegated] == ["Writer"]  # members run as sub-agent delegations
     for who in ("bob", "carol"):
         r = await api.post(f"/api/v1/team-runs/{run_id}/cancel", {"reason": "x"}, token=who)
@@ -128,9 +128,13 @@ async def test_only_a_workspace_admin_cancels_an_active_run(api: ApiClient, peop
     assert r.status == 200, r.body
     assert r.data["status"] == "cancelled" and r.data["cancelReason"] == "enough"
     assert r.data["cancelledBy"] == people["bob"]["id"]
-    await asyncio.sleep(0.05)
-    run = (await api.get(f"/api/v1/team-runs/{run_id}", token="carol")).data
-    assert run["status"] == "cancelled" and [t["status"] for t in run["tasks"]] == ["cancelled", "cancelled"]
+
+    async def tasks_cancelled() -> bool:
+        run = (await api.get(f"/api/v1/team-runs/{run_id}", token="carol")).data
+        assert run["status"] == "cancelled" and [t["status"] for t in run["tasks"]] == ["cancelled", "cancelled"], run
+        return True
+
+    await eventually(tasks_cancelled)
     again = await api.post(f"/api/v1/team-runs/{run_id}/cancel", token="alice")
     assert again.status == 409
     params = {"conversationId": f"team-{run_id}"}

@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.helpers.chat import ChatEnv, make_agent
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedToolCall
 from tests.helpers.wiki import KB, make_kb
 from tests.test_acp_delegate import delegate as acp_call
@@ -118,12 +119,11 @@ async def test_a_viewer_cannot_run_acp_delegate(env: ChatEnv, server: Any) -> No
 
 
 async def pending_of(env: ChatEnv, token: str, conversation_id: str) -> dict[str, Any]:
-    for _ in range(200):
+    async def first() -> Any:
         r = await env.api.get(f"/api/v1/chat/{conversation_id}/pending-approvals", token=token)
-        if r.data:
-            return r.data[0]
-        await asyncio.sleep(0.05)
-    raise AssertionError("no pending approval appeared")
+        return r.data and r.data[0]
+
+    return await eventually(first, what="a pending approval")
 
 
 async def test_a_demoted_viewer_cannot_approve_the_coding_agents_permission_request(env: ChatEnv, server: Any) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import aiohttp
 
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.process import ADMIN, ServerProcess
 from tests.helpers.server import create_personas, start_server
 
@@ -57,10 +58,8 @@ async def test_eight_concurrent_20_mb_uploads_keep_the_server_resident_memory_fl
             assert [d["size"] for d in done] == [SIZE] * UPLOADS
             got = await api.get(done[3]["url"], token="admin")
             assert got.status == 200 and len(got.raw) == SIZE and got.raw[:10] == b"u" * 10
-            for _ in range(100):  # each spooled body is removed in a worker once its answer is sent
-                if not list((tmp_path / "data" / "tmp" / "uploads").iterdir()):
-                    break
-                await asyncio.sleep(0.02)
+            # each spooled body is removed in a worker once its answer is sent
+            await eventually(lambda: not list((tmp_path / "data" / "tmp" / "uploads").iterdir()))
     finally:
         server.terminate()
     peak_growth = (after["VmHWM"] - before["VmRSS"]) / MB
@@ -85,17 +84,9 @@ async def test_an_abandoned_upload_leaves_no_file_and_a_start_clears_what_a_cras
                 f"Content-Type: multipart/form-data; boundary=XyZ\r\nContent-Length: {10 * MB}\r\n\r\n").encode()
         writer.write(head + b"--XyZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.bin\"\r\n\r\n" + b"a" * (3 * MB))
         await writer.drain()
-        for _ in range(100):  # the first batches reach the disk
-            if list(spooled.iterdir()):
-                break
-            await asyncio.sleep(0.02)
-        assert list(spooled.iterdir())
+        await eventually(lambda: list(spooled.iterdir()), what="the first batches reach the disk")
         writer.close()  # the client goes away mid-body
-        for _ in range(100):
-            if not list(spooled.iterdir()):
-                break
-            await asyncio.sleep(0.02)
-        assert not list(spooled.iterdir())
+        await eventually(lambda: not list(spooled.iterdir()), what="the spooled part removed")
     finally:
         await server.stop()
 
@@ -119,10 +110,7 @@ async def test_a_spooled_form_keeps_its_fields_in_any_order_and_a_broken_one_is_
         async with api.session.post(server.url + "/api/v1/chat/upload", data=body[:-40], headers=headers) as r:
             answer = await r.json()
         assert r.status == 400 and answer["msg"].startswith(("Malformed form body", "file:", "conversationId")), answer
-        for _ in range(100):  # removed in a worker once the answer is sent
-            if not list((tmp_path / "data" / "tmp" / "uploads").iterdir()):
-                break
-            await asyncio.sleep(0.02)
-        assert not list((tmp_path / "data" / "tmp" / "uploads").iterdir())
+        # removed in a worker once the answer is sent
+        await eventually(lambda: not list((tmp_path / "data" / "tmp" / "uploads").iterdir()))
     finally:
         await server.stop()

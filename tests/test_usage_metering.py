@@ -3,7 +3,6 @@ transformations, enrich/repair and agent generation no longer land in `other` wi
 embedding tokens are the provider's (or the local tokenizer's) count, not a length guess."""
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -12,6 +11,7 @@ from platform_server.integrations.llm.local import find_default_embedding_model
 from platform_server.integrations.llm import make_client
 from platform_server.integrations.static_embeddings import StaticModel
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer
@@ -28,11 +28,10 @@ async def usage(api: ApiClient, group: str, token: str = "alice", **kw: Any) -> 
 
 
 async def transform_done(api: ApiClient, run_id: str) -> None:
-    for _ in range(300):
-        if (await api.get(f"{T}/runs/{run_id}", token="bob")).data["status"] == "completed":
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the transformation run never completed")
+    async def completed() -> bool:
+        return (await api.get(f"{T}/runs/{run_id}", token="bob")).data["status"] == "completed"
+
+    await eventually(completed, what="the transformation run completed")
 
 
 async def test_research_transform_enrich_repair_and_agent_generation_are_metered_in_the_workspace(

@@ -12,15 +12,7 @@ import pytest
 
 from platform_server import db
 from platform_server.db import database
-
-
-def _wait_for(check: Any, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.02)
-    return bool(check())
+from tests.helpers.eventually import eventually_sync
 
 
 def test_commits_past_the_wal_limit_are_checkpointed_by_the_checkpointer_and_an_idle_wal_is_truncated(
@@ -37,10 +29,10 @@ def test_commits_past_the_wal_limit_are_checkpointed_by_the_checkpointer_and_an_
         for i in range(30):  # a page or more per commit
             with database.atomic():
                 database.execute_sql("INSERT INTO note (body) VALUES (?)", ("x" * 3000 + str(i),))
-        assert _wait_for(lambda: os.path.getsize(path) > size)  # rows were copied into the database file itself
-        assert _wait_for(lambda: checkpointer.checkpoints >= 1)  # (counted once its copy is done)
+        eventually_sync(lambda: os.path.getsize(path) > size)  # rows were copied into the database file itself
+        eventually_sync(lambda: checkpointer.checkpoints >= 1)  # (counted once its copy is done)
         assert checkpointer.thread.is_alive()
-        assert _wait_for(lambda: os.path.getsize(path + "-wal") == 0)  # idle: truncated
+        eventually_sync(lambda: os.path.getsize(path + "-wal") == 0)  # idle: truncated
     finally:
         db.stop_checkpointer()
         db.close_database()
@@ -55,13 +47,13 @@ def test_a_checkpoint_that_fails_is_logged_and_reported_and_the_commit_that_woke
     faults: list[BaseException] = []
     checkpointer = db.start_checkpointer(path, faults.append)
     try:
-        assert _wait_for(lambda: checkpointer.thread.is_alive())
+        eventually_sync(lambda: checkpointer.thread.is_alive())
         with caplog.at_level(logging.WARNING, logger="platform_server.db"):
             monkeypatch.setattr(checkpointer, "_checkpoint", _failing(checkpointer, faults))
             database.execute_sql("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)")
             with database.atomic():  # past the limit: the checkpointer wakes and fails
                 database.execute_sql("INSERT INTO note (body) VALUES ('kept')")
-            assert _wait_for(lambda: bool(faults))
+            eventually_sync(lambda: bool(faults))
         assert database.execute_sql("SELECT body FROM note").fetchall() == [("kept",)]
         assert checkpointer.thread.is_alive() and any("WAL checkpoint (PASSIVE) failed" in r.getMessage() for r in caplog.records)
     finally:

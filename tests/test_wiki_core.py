@@ -1,13 +1,13 @@
 """LLM Wiki: materials become pages (scripted LLM, real local embeddings), search, links, rename, states."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer
@@ -215,11 +215,12 @@ async def test_a_page_type_profile_steers_generation_and_edits(api: ApiClient, p
     assert (await api.get(f"{KB}/{kb}/lint/broken-links", token="carol")).data["jobId"] is None
     r = await api.post(f"{KB}/{kb}/lint/broken-links", token="bob")
     assert r.status == 200 and r.data["status"] == "running"
-    for _ in range(100):
+
+    async def ended() -> Any:
         job = (await api.get(f"{KB}/{kb}/lint/broken-links/jobs/{r.data['jobId']}", token="carol")).data
-        if job["status"] != "running":
-            break
-        await asyncio.sleep(0.02)
+        return job["status"] != "running" and job
+
+    job = await eventually(ended, what="the lint job ended")
     assert job["status"] == "completed" and job["result"]["brokenCount"] == 1
     agg = (await api.get(f"{KB}/{kb}/lint/broken-links", token="carol")).data
     assert agg["jobId"] == r.data["jobId"] and agg["result"]["byTarget"] == [

@@ -1,13 +1,13 @@
 """LLM Wiki hot cache: a bounded digest of most-linked and recent pages, in the prompts of the KB's agents."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.wiki import add_text, make_kb, page, pages_answer, use_fake_wiki_models, wait_idle
 
@@ -15,12 +15,12 @@ HC = "/api/v1/wiki/hot-cache"
 
 
 async def ready(api: ApiClient, kb: str) -> dict[str, Any]:
-    for _ in range(200):
+    async def built() -> Any:
         r = await api.get(f"{HC}/{kb}", token="carol")
-        if r.status == 200 and r.data["status"] == "ready":
-            return r.data
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"hot cache never ready: {r.body}")
+        assert r.status == 200 and r.data["status"] == "ready", f"hot cache not ready: {r.body}"
+        return r.data
+
+    return await eventually(built)
 
 
 async def build(api: ApiClient, llm: ScriptedOpenAI) -> str:

@@ -1,13 +1,12 @@
 """A folder of notes becomes pages without a capable LLM: one page per note, its title, headings and [[links]] kept."""
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.server import RunningServer
 from tests.helpers.wiki import KB, add_text, make_kb, restart, use_fake_wiki_models, wait_idle
@@ -24,13 +23,12 @@ def write_notes(folder: Path, n: int = 20) -> None:
 
 
 async def all_settled(api: ApiClient, kb: str, total: int, timeout: float = 60.0) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    async def settled() -> dict:
         status = (await api.get(f"{KB}/{kb}/processing-status", token="bob")).data
-        if status["total"] == total and status["idle"]:
-            return status
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"not settled: {status}")
+        assert status["total"] == total and status["idle"], f"not settled: {status}"
+        return status
+
+    return await eventually(settled, timeout=timeout, interval=0.1)
 
 
 @pytest.mark.config(**FAST)

@@ -2,12 +2,12 @@
 and page-type permissions and the `wiki` flag applied to the digest and retrieval alike."""
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.server import RunningServer
 from tests.helpers.wiki import KB, make_kb, page, pages_answer, restart, use_fake_wiki_models, wait_idle
@@ -214,12 +214,13 @@ async def test_an_agent_bound_to_a_linked_notes_folder_gets_the_answering_note_a
     for i in range(len(NOTES)):  # one page per note, whichever note is read first
         llm.enqueue(Script(text=pages_answer(page(f"note-{i}", f"Note {i}", f"# Note {i}\n\nA note.", ["c1"]))))
     assert (await api.put(f"{KB}/{kb}/source-directory", {"path": "notes", "watch": False}, token="bob")).status == 200
-    for _ in range(500):  # the link scans the folder; each note is then processed
+
+    async def processed() -> bool:  # the link scans the folder; each note is then processed
         rows = (await api.get(f"{KB}/{kb}/raw", token="bob")).data
-        if len(rows) == len(NOTES) and all(r["status"] == "completed" for r in rows):
-            break
-        await asyncio.sleep(0.02)
-    assert [r["status"] for r in rows] == ["completed"] * len(NOTES), rows
+        assert [r["status"] for r in rows] == ["completed"] * len(NOTES), rows
+        return True
+
+    await eventually(processed)
     agent = await make_agent(api, primaryKbId=kb)
     events = await ask(api, llm, agent, "n1", "How often is the kettle descaled?")
     assert "descaled with citric acid every three weeks" in system_of(llm.requests[-1])

@@ -11,24 +11,13 @@ from typing import Any, Awaitable, Callable
 import pytest
 
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.loop_watch import CallbackProbe
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.server import RunningServer
 from tests.helpers.wiki import KB, make_kb, page, pages_answer, restart, use_fake_wiki_models
 
 FAST = {"wiki_watch_debounce_s": 0.1, "wiki_watch_check_s": 0.1}
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], timeout: float = 15.0) -> Any:
-    """Poll until check() answers something truthy."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = await check()
-        if last:
-            return last
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"condition not met in {timeout}s (last: {last!r})")
 
 
 async def watcher(api: ApiClient, kb: str) -> dict[str, Any]:
@@ -279,7 +268,8 @@ async def test_file_events_scan_nothing_while_the_wiki_flag_is_off_and_catch_up_
         assert r.status == 200, r.body
 
         (notes / "late.md").write_text("# Late\n\nWritten while the wiki was switched off.\n")
-        await asyncio.sleep(1.5)  # fifteen debounce periods and health checks: nothing may scan
+        folder = server.platform.services.wiki.watchers.watchers[int(kb)]
+        await eventually(lambda: folder.deferred, what="the event's debounced scan held back")  # nothing scanned
         assert not RawMaterial.select().where(RawMaterial.source_path == "late.md").exists()
 
         r = await api.put("/api/v1/feature-flags/wiki", {"enabled": True}, token="alice")

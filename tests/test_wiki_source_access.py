@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.server import RunningServer
 from tests.helpers.wiki import KB, restart
 
@@ -91,7 +92,6 @@ async def test_a_file_swapped_for_a_link_between_the_scan_and_the_read_never_bri
         server: RunningServer, people: dict, tmp_path: Path, monkeypatch: Any) -> None:
     """The attacker writes in the linked folder and swaps a scanned file (or a folder on its way) for a
     link to a secret right after the scan stat'ed it: the read must not follow the link."""
-    import asyncio
     import json
     import os
     import shutil
@@ -126,10 +126,11 @@ async def test_a_file_swapped_for_a_link_between_the_scan_and_the_read_never_bri
         kb = await kb_of(api, "bob")
         r = await api.put(f"{KB}/{kb}/source-directory", {"path": str(notes), "watch": False}, token="bob")
         assert r.status == 200, r.body
-        for _ in range(200):  # the scan a link starts, of the still empty folder
-            if (await api.get(f"{KB}/{kb}/source-watcher", token="bob")).data["lastScan"]:
-                break
-            await asyncio.sleep(0.05)
+
+        async def scanned() -> Any:  # the scan a link starts, of the still empty folder
+            return (await api.get(f"{KB}/{kb}/source-watcher", token="bob")).data["lastScan"]
+
+        await eventually(scanned, interval=0.05)
         (notes / "a.md").write_text("harmless a\n")
         (notes / "sub").mkdir()
         (notes / "sub" / "b.md").write_text("harmless b\n")

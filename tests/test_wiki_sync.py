@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.server import RunningServer
 from tests.helpers.wiki import KB, make_kb, page, pages_answer, restart, use_fake_wiki_models
-from tests.test_wiki_source import FAST, eventually, material, page_says
+from tests.test_wiki_source import FAST, material, page_says
 
 
 async def linked_kb(server: RunningServer, llm: ScriptedOpenAI, tmp_path: Path) -> tuple[RunningServer, ApiClient, str, Path]:
@@ -360,8 +361,7 @@ async def _finished(api: ApiClient, kb: str, model: str) -> Any:
 
 @pytest.mark.config(wiki_reembed_check_s=3600)
 async def test_the_check_interval_paces_re_embedding_and_a_kb_config_change_checks_at_once(
-        api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
-    import asyncio
+        server: RunningServer, api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
     await use_fake_wiki_models(api, llm.url)
     kb = await make_kb(api)
     llm.enqueue(Script(text=pages_answer(page("saturn", "Saturn", "# Saturn\n\nSaturn has rings of ice."))))
@@ -370,8 +370,9 @@ async def test_the_check_interval_paces_re_embedding_and_a_kb_config_change_chec
     r = await api.post("/api/v1/models/fake/models", {"modelName": "fake-embedding-b", "modelType": "embedding"}, token="alice")
     model_b = r.data["id"]
     assert (await api.post("/api/v1/models/embedding/default", {"modelId": model_b}, token="alice")).status == 200
-    await asyncio.sleep(1.0)
-    assert await reembed_state(api, kb) is None  # the next check is an hour away
+    engine = server.platform.services.wiki
+    await eventually(lambda: not engine.tasks, what="the wiki's background work after the change ended")
+    assert await reembed_state(api, kb) is None  # nothing checked: the next check is an hour away
     assert (await api.put(f"{KB}/{kb}/config", {"chunkSize": 1000}, token="bob")).status == 200
     job = await eventually(lambda: _finished(api, kb, model_b))
     assert job["done"] == job["total"] == 2, job

@@ -1,23 +1,24 @@
 """LLM Wiki transformations: templates applied to materials and pages as runs; cancel, save as page, aggregate."""
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.server import RunningServer
 from tests.helpers.wiki import KB, add_text, make_kb, page, pages_answer, use_fake_wiki_models, wait_idle
 
 T = "/api/v1/wiki/transformations"
 
 
 async def run_until(api: ApiClient, run_id: str, status: str) -> dict[str, Any]:
-    for _ in range(300):
+    async def reached() -> Any:
         r = await api.get(f"{T}/runs/{run_id}", token="bob")
-        if r.data["status"] == status:
-            return r.data
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"run {run_id} never reached {status}: {r.data}")
+        assert r.data["status"] == status, f"run {run_id} is not {status}: {r.data}"
+        return r.data
+
+    return await eventually(reached)
 
 
 async def setup(api: ApiClient, llm: ScriptedOpenAI) -> tuple[str, str, str]:
@@ -55,28 +56,32 @@ async def test_a_template_runs_on_a_material_and_a_page_and_aggregates(api: ApiC
     agg_done = await run_until(api, agg.data["id"], "completed")
     prompt = llm.requests[-1]["messages"][-1]["content"]
     assert "- Saturn is a gas giant" in prompt and "- Rings of ice" in prompt
-    for _ in range(100):
-        agg_done = (await api.get(f"{T}/runs/{agg.data['id']}", token="bob")).data
-        if agg_done["pageSlug"]:
-            break
-        await asyncio.sleep(0.02)
+
+    async def saved() -> Any:
+        run = (await api.get(f"{T}/runs/{agg.data['id']}", token="bob")).data
+        return run["pageSlug"] and run
+
+    agg_done = await eventually(saved, what="the synthesis page saved")
     page_kb = (await api.get(f"{KB}/{kb}/pages/{agg_done['pageSlug']}", token="bob")).data
     assert page_kb["pageType"] == "synthesis" and page_kb["links"][0]["slug"] == "saturn"
 
 
-async def test_a_cancelled_run_stops_midway_and_leaves_no_page(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
+async def test_a_cancelled_run_stops_midway_and_leaves_no_page(
+        server: RunningServer, api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:
     kb, raw, tid = await setup(api, llm)
     before = (await api.get(f"{KB}/{kb}/pages", token="bob")).data["total"]
     llm.enqueue(Script(hang=True))
+    asked = len(llm.requests)
     r = await api.post(f"{T}/{tid}/apply", {"kbId": kb, "rawId": raw}, token="bob")
-    await asyncio.sleep(0.2)
+    await eventually(lambda: len(llm.requests) > asked, what="the run's model call")  # midway
     assert (await api.get(f"{T}/runs/{r.data['id']}", token="bob")).data["status"] == "running"
     c = await api.post(f"{T}/runs/{r.data['id']}/cancel", token="bob")
     assert c.status == 200 and c.data["status"] == "cancelled"
     assert (await api.post(f"{T}/runs/{r.data['id']}/cancel", token="bob")).status == 400
     s = await api.post(f"{T}/runs/{r.data['id']}/save-as-page", {}, token="bob")
     assert s.status == 400 and "completed" in s.msg
-    await asyncio.sleep(0.1)
+    engine = server.platform.services.wiki
+    await eventually(lambda: not engine.tasks, what="the cancelled run's task ended")  # it saved nothing on its way out
     assert (await api.get(f"{T}/runs/{r.data['id']}", token="bob")).data["status"] == "cancelled"
     assert (await api.get(f"{KB}/{kb}/pages", token="bob")).data["total"] == before
     assert (await api.post(f"{T}/{tid}/aggregate", {"kbId": kb}, token="bob")).status == 400  # nothing completed

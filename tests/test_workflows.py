@@ -1,7 +1,6 @@
 """Workflows: drafts, compile diagnostics, revisions, runs through agent/condition/approval nodes, restart."""
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -9,6 +8,7 @@ import pytest
 
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer, create_personas, start_server
@@ -67,13 +67,13 @@ async def published(api: ApiClient, graph: dict[str, Any], token: str = "alice",
 
 async def finished(api: ApiClient, run_id: str, token: str = "alice", want: tuple[str, ...] = (
         "succeeded", "failed", "cancelled", "paused")) -> dict[str, Any]:
-    for _ in range(300):
+    async def ended() -> Any:
         r = await api.get(f"{W}/runs/{run_id}", token=token)
         assert r.status == 200, r.body
-        if r.data["status"] in want:
-            return r.data
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"run {run_id} stayed {r.data['status']}")
+        assert r.data["status"] in want, f"run {run_id} stayed {r.data['status']}"
+        return r.data
+
+    return await eventually(ended)
 
 
 async def start_run(api: ApiClient, wid: str, run_input: Any, token: str = "alice") -> str:
@@ -312,8 +312,9 @@ async def test_after_a_restart_paused_runs_resume_and_running_ones_have_failed(t
                                 node("end", "end")], "edges": [edge("start", "s"), edge("s", "end")]}
         slow_wid = await published(api, slow_graph)
         llm.enqueue(Script(text=[f"w{i} " for i in range(400)], delay_s=0.05))
+        asked = len(llm.requests)
         running = await start_run(api, slow_wid, {})
-        await asyncio.sleep(0.2)
+        await eventually(lambda: len(llm.requests) > asked, what="the slow agent answering")  # stopped midway
     finally:
         await first.stop()
     second = await start_server(data_dir)

@@ -1,7 +1,6 @@
 """The server as a separate process (for crash and restart tests)."""
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -11,6 +10,7 @@ from typing import Any
 
 import aiohttp
 
+from tests.helpers.eventually import eventually
 from tests.helpers.server import free_port
 
 ADMIN = ("admin", "admin-pass-123")
@@ -48,20 +48,18 @@ class ServerProcess:
             env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
         )
         log.close()  # the child keeps its own descriptor
-        deadline = asyncio.get_running_loop().time() + timeout
         async with aiohttp.ClientSession() as s:
-            while True:
-                if self.proc.poll() is not None:
+
+            async def serving() -> bool:
+                if self.proc is not None and self.proc.poll() is not None:
                     raise RuntimeError("server exited: " + self.log_tail())
                 try:
                     async with s.get(self.url + "/api/v1/setup/status") as r:
-                        if r.status == 200:
-                            return
+                        return r.status == 200
                 except aiohttp.ClientError:
-                    pass
-                if asyncio.get_running_loop().time() > deadline:
-                    raise TimeoutError("server did not start")
-                await asyncio.sleep(0.05)
+                    return False
+
+            await eventually(serving, timeout=timeout, interval=0.05, what="the server answering")
 
     def _log(self) -> Any:
         """The server's stderr goes to a file beside its data dir (a pipe nobody reads would block it)."""

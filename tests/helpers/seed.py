@@ -12,9 +12,10 @@ import aiohttp
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
+from tests.helpers.seed_areas import (MARK, seed_automation, seed_memory, seed_runs, seed_skills_extra, seed_wiki,
+                                      seed_wiki_research)
 
-MARK = "WS1MARK"  # every workspace-1 resource carries it; no answer to an outsider may
-UNKNOWN_ID = "123456789"  # for params no seed covers (areas that land later)
+GLOBAL_SUFFIXES = {"/skill-templates/{id}", "/files/generated/{id}"}  # seeded, but no workspace's resource
 
 
 @dataclass
@@ -41,7 +42,8 @@ class Seeded:
     skill_name: str = "walk-skill"
     bob: str = ""
     alice: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    # `{path suffix ending with the parameter: (id, of workspace 1)}`, consulted first, longest suffix first
+    suffixes: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
     # `{id}` by route prefix (longest first); True when the resource belongs to workspace 1
     def by_prefix(self) -> list[tuple[str, str, bool]]:
@@ -53,7 +55,6 @@ class Seeded:
             ("/api/v1/mcp/servers/", self.mcp, False),
             ("/api/v1/acp/endpoints/", self.acp, False),
             ("/api/v1/approval/grants/", self.grant, True),
-            ("/api/v1/files/generated/", UNKNOWN_ID, False),
             ("/api/v1/workspaces/", "1", True),
             ("/api/v1/tools/", self.tool, False),
             ("/api/v1/models/", self.model, False),
@@ -62,7 +63,6 @@ class Seeded:
             ("/api/v1/channels/", self.channel, True),
             ("/api/v1/templates/", "1001", False),
             ("/api/v1/skills/", self.skill, True),
-            ("/api/v1/skill-templates/", UNKNOWN_ID, False),
         ]
 
     def params(self) -> dict[str, tuple[str, bool]]:
@@ -76,17 +76,27 @@ class Seeded:
             "targetUserId": (self.bob, True),
         }
 
+    def value(self, template: str, match: re.Match[str]) -> tuple[str, bool]:
+        """The id (and workspace-1 flag) of one path parameter: by the path up to it, by its name, by the prefix."""
+        name, upto = match.group(1), template[: match.end()]
+        by_suffix = [(k, v) for k, v in self.suffixes.items() if upto.endswith(k)]
+        if by_suffix:
+            return max(by_suffix, key=lambda kv: len(kv[0]))[1]
+        if name != "id" and name in self.params():
+            return self.params()[name]
+        found = next(((v, s) for p, v, s in self.by_prefix() if name == "id" and template.startswith(p)), ("", False))
+        # no silent placeholder: a route whose parameter no seed fills would be walked with an id that answers 404
+        assert found[0], f"no seeded id for {{{name}}} in {template}: teach tests/helpers/seed.py"
+        return found
+
     def fill(self, template: str) -> tuple[str, bool]:
-        """The concrete path and whether it names a workspace-1 resource."""
+        """The concrete path and whether it names a workspace-1 resource; fails for a parameter no seed fills."""
         scoped = False
         path = template
-        for name in re.findall(r"\{([^}]+)\}", template):
-            if name == "id":
-                value, ws1 = next(((v, s) for p, v, s in self.by_prefix() if template.startswith(p)), (UNKNOWN_ID, False))
-            else:
-                value, ws1 = self.params().get(name, (UNKNOWN_ID, False))
+        for match in re.finditer(r"\{([^}]+)\}", template):
+            value, ws1 = self.value(template, match)
             scoped = scoped or ws1
-            path = path.replace("{" + name + "}", value, 1)
+            path = path.replace(match.group(0), value, 1)
         return path, scoped
 
 
@@ -104,8 +114,10 @@ def upload_form(conversation_id: str, content: bytes = b"upload") -> aiohttp.For
     return form
 
 
-async def seed_workspace_one(api: ApiClient, people: dict[str, Any], llm: ScriptedOpenAI) -> Seeded:
-    """One of each workspace-1 resource, created by alice through the API (plan and sub-agent rows directly)."""
+async def seed_workspace_one(api: ApiClient, people: dict[str, Any], llm: ScriptedOpenAI, data_dir: str) -> Seeded:
+    """One of each workspace-1 resource, created by alice through the API (plan, sub-agent, routine and generated
+    file rows directly: no route creates them)."""
+    from platform_server.features.media import service as media
     from platform_server.features.plans import service as plans
     from platform_server.features.subagents.models import SubagentRun
 
@@ -159,4 +171,14 @@ async def seed_workspace_one(api: ApiClient, people: dict[str, Any], llm: Script
     SubagentRun.create(subagent_id=s.subagent, workspace_id=1, user_id=int(s.alice), conversation_id=s.conversation,
                        parent_agent_id=int(s.agent), agent_id=int(s.agent), agent_name=f"agent-{MARK}",
                        task=f"task {MARK}")
+    found: dict[str, str] = {"tokens/{tokenId}": s.pat}
+    found.update(await seed_wiki(api, llm, s.agent))
+    found.update(await seed_memory(api, llm, s.agent, s.conversation))
+    found.update(await seed_automation(api, s.agent, s.conversation))
+    found.update(await seed_skills_extra(api, s.alice))
+    generated = await media.save_generated(data_dir, int(s.alice), 1, s.conversation, f"{MARK}.txt", "text/plain", b"x")
+    found["/files/generated/{id}"] = generated["id"]
+    found.update(await seed_runs(api, found))  # these two and research call the model in the background: last
+    found.update(await seed_wiki_research(api, found["{kbId}"]))
+    s.suffixes = {k: (v, k not in GLOBAL_SUFFIXES) for k, v in found.items()}
     return s

@@ -1,11 +1,11 @@
 """LLM Wiki test helpers: KBs and materials through the API, scripted page JSON, waiting for idle."""
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from tests.helpers.client import ApiClient, SseEvent
+from tests.helpers.eventually import eventually
 from tests.helpers.models import use_fake_openai
 from tests.helpers.server import RunningServer, start_server
 
@@ -45,13 +45,13 @@ async def wait_idle(api: ApiClient, kb_id: str, token: str = "alice") -> list[Ss
 
 async def wait_status(api: ApiClient, kb_id: str, raw_id: str, status: str, step: str | None = None) -> None:
     """Poll processing-status until the material reaches the status (and step)."""
-    for _ in range(300):
+    async def reached() -> bool:
         r = await api.get(f"{KB}/{kb_id}/processing-status", token="alice")
         m = next(m for m in r.data["materials"] if m["rawId"] == raw_id)
-        if m["status"] == status and (step is None or m["step"] == step):
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{raw_id} never reached {status}/{step}: {m}")
+        assert m["status"] == status and (step is None or m["step"] == step), f"{raw_id} is not {status}/{step}: {m}"
+        return True
+
+    await eventually(reached)
 
 
 def tiny_pdf(text: str) -> bytes:
