@@ -4,7 +4,6 @@ periodic check (`storage_check_s`) ends it once space is enough again."""
 
 from __future__ import annotations
 
-import asyncio
 from types import SimpleNamespace
 from typing import Any
 
