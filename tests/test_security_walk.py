@@ -39,7 +39,8 @@ BODY_SCOPED = {("POST", "/api/v1/channels"), ("POST", "/api/v1/channels/prefligh
 # memory, goals, plans, tokens and secrets stay hers).
 SHARED_AREAS = ("/api/v1/wiki/", "/api/v1/workflows/", "/api/v1/teams/", "/api/v1/team-runs/", "/api/v1/cron-jobs/",
                 "/api/v1/triggers/", "/api/v1/datasources/", "/api/v1/channels/", "/api/v1/workspaces/")
-SHARED_READS = {"/api/v1/agents/{id}", "/api/v1/agents/{agentId}/workspace/files/{path}", "/api/v1/skills/{id}"}
+SHARED_READS = {"/api/v1/agents/{id}", "/api/v1/agents/{agentId}/workspace/files/{path}", "/api/v1/skills/{id}",
+                "/api/v1/openai/v1/models/{model}"}  # (an agent as the OpenAI door lists it)
 # Calls that only read or check (a search preview, a validation), open to a viewer of the workspace.
 VIEWER_CALLS = {("POST", "/api/v1/wiki/kb/{kbId}/search-preview"),
                 ("POST", "/api/v1/wiki/knowledge-bases/{id}/page-type-profile/validate"),

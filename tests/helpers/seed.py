@@ -171,12 +171,12 @@ async def seed_workspace_one(api: ApiClient, people: dict[str, Any], llm: Script
     SubagentRun.create(subagent_id=s.subagent, workspace_id=1, user_id=int(s.alice), conversation_id=s.conversation,
                        parent_agent_id=int(s.agent), agent_id=int(s.agent), agent_name=f"agent-{MARK}",
                        task=f"task {MARK}")
-    found: dict[str, str] = {"tokens/{tokenId}": s.pat}
+    found: dict[str, str] = {"tokens/{tokenId}": s.pat, "models/{model}": f"agent-{s.agent}"}  # (the OpenAI door: name slug and id)
     found.update(await seed_wiki(api, llm, s.agent))
     found.update(await seed_memory(api, llm, s.agent, s.conversation))
     found.update(await seed_automation(api, s.agent, s.conversation))
     found.update(await seed_skills_extra(api, s.alice))
-    generated = await media.save_generated(data_dir, int(s.alice), 1, s.conversation, f"{MARK}.txt", "text/plain", b"x")
+    generated = await media.save_generated(int(s.alice), 1, s.conversation, f"{MARK}.txt", "text/plain", b"x")
     found["/files/generated/{id}"] = generated["id"]
     found.update(await seed_runs(api, found))  # these two and research call the model in the background: last
     found.update(await seed_wiki_research(api, found["{kbId}"]))
