@@ -2,6 +2,7 @@
 modules build them) replayed, and the fields its code reads asserted. One test per console API module."""
 from __future__ import annotations
 
+import asyncio
 import json
 
 from tests.helpers.chat import ChatEnv, names, text_of
@@ -327,3 +328,93 @@ async def test_toggles_take_the_enabled_query_parameter_the_console_sends_withou
     assert next(r for r in (await api.get("/api/v1/security/guard/rules", token="alice")).data
                 if r["ruleId"] == rule["ruleId"])["enabled"] is False
     assert (await api.put(path, params={"enabled": "maybe"}, token="alice")).status == 400
+
+
+# ---- journeys replayed against seeded data (issue 29) ------------------------------------------------
+
+async def test_wiki_journey_lists_pages_whole_reads_content_edits_by_content_and_lints_in_console_names(env: ChatEnv) -> None:
+    from tests.helpers.wiki import KB, add_text, make_kb, page, pages_answer, wait_idle
+    api = env.api
+    kb = await make_kb(api)
+    env.llm.enqueue(Script(text=pages_answer(
+        page("photosynthesis", "Photosynthesis", "# Photosynthesis\n\nSee [[Chlorophyll]] and [[Nowhere]].", ["c1"]),
+        page("chlorophyll", "Chlorophyll", "# Chlorophyll\n\nGreen, used in [[photosynthesis]].", ["c1"], "entity"))))
+    raw = await add_text(api, kb, "Plant biology", "Plants turn light into sugar with chlorophyll.")
+    await wait_idle(api, kb)
+    # useWikiStore.fetchRawMaterials: rows carry processingStatus (the status badge's i18n key)
+    raws = (await api.get(f"{KB}/{kb}/raw", token="carol")).data
+    assert [(r["id"], r["processingStatus"]) for r in raws] == [(raw["id"], "completed")]
+    # fetchPages: no page/size -> the whole list, iterable, each row with outgoingLinks (graph edges)
+    listed = (await api.get(f"{KB}/{kb}/pages", token="carol")).data
+    assert isinstance(listed, list) and [p["slug"] for p in listed] == ["chlorophyll", "photosynthesis"]
+    assert json.loads(listed[1]["outgoingLinks"]) == ["Chlorophyll", "Nowhere"] and listed[0]["lastUpdatedBy"] == "ai"
+    assert (await api.get(f"{KB}/{kb}/pages", params={"rawId": raw["id"]}, token="carol")).data == listed
+    paged = (await api.get(f"{KB}/{kb}/pages", params={"page": "1"}, token="carol")).data
+    assert paged["total"] == 2  # the spec's paged form stays when a page is asked for
+    # getPage: the viewer renders `content`; the header counts sourceRawIds (JSON text)
+    p = (await api.get(f"{KB}/{kb}/pages/photosynthesis", token="carol")).data
+    assert p["content"] == p["markdown"] and "[[Chlorophyll]]" in p["content"]
+    assert json.loads(p["sourceRawIds"]) == [raw["id"]]
+    # updatePage sends {content}: the page keeps its text and becomes manual
+    r = await api.put(f"{KB}/{kb}/pages/photosynthesis", {"content": "# Photosynthesis\n\nEdited, see [[Chlorophyll]]."}, token="bob")
+    assert r.status == 200, r.body
+    p = (await api.get(f"{KB}/{kb}/pages/photosynthesis", token="carol")).data
+    assert p["content"].endswith("Edited, see [[Chlorophyll]].") and p["lastUpdatedBy"] == "manual"
+    assert (await api.put(f"{KB}/{kb}/pages/photosynthesis", {}, token="bob")).status == 400
+    # broken-link banner: before a scan no completedAt; after one the console's counters
+    assert (await api.get(f"{KB}/{kb}/lint/broken-links", token="carol")).data["completedAt"] is None
+    env.llm.enqueue(Script(text=pages_answer(page("x", "X", "# X\n\n[[Gone]]", ["c1"]))))
+    await add_text(api, kb, "More", "Another material that links to nothing.")
+    await wait_idle(api, kb)
+    job = (await api.post(f"{KB}/{kb}/lint/broken-links", token="bob")).data
+    assert job["jobId"] and job["startedAt"]
+    for _ in range(100):
+        report = (await api.get(f"{KB}/{kb}/lint/broken-links", token="carol")).data
+        if report["completedAt"]:
+            break
+        await asyncio.sleep(0.05)
+    assert report["completedAt"] >= job["startedAt"] and report["totalPages"] == 3
+    assert report["totalBrokenRefs"] == 1 and report["pagesWithBrokenLinks"] == 1
+    assert report["pages"] == [{"slug": "x", "title": "X", "brokenRefs": ["Gone"]}]
+
+
+async def test_teams_journey_reads_team_and_members_adds_and_removes_members_and_reads_the_board(env: ChatEnv) -> None:
+    from tests.helpers.chat import make_agent
+    api = env.api
+    lead = (await api.get(f"/api/v1/agents/{env.agent_id}", token="alice")).data["name"]
+    helper = await make_agent(api, name="Helper")
+    critic = await make_agent(api, name="Critic")
+    # the console's create dialog sends {name, description, leadAgentId, memberAgentIds}
+    r = await api.post("/api/v1/teams", {"name": "Desk", "description": "d", "leadAgentId": env.agent_id,
+                                        "memberAgentIds": [helper]}, token="bob")
+    assert r.status == 200, r.body
+    team_id = r.data["id"]
+    rows = (await api.get("/api/v1/teams", token="carol")).data
+    assert rows[0]["team"]["id"] == team_id and rows[0]["team"]["name"] == "Desk" and rows[0]["memberCount"] == 2
+    assert rows[0]["leadName"] == lead and rows[0]["name"] == "Desk"  # flat fields stay
+    one = (await api.get(f"/api/v1/teams/{team_id}", token="carol")).data
+    assert one["team"]["leadAgentId"] == env.agent_id
+    assert [(m["agentId"], m["name"], m["role"]) for m in one["members"]] == [
+        (env.agent_id, lead, "lead"), (helper, "Helper", "member")]
+    r = await api.post(f"/api/v1/teams/{team_id}/members", {"agentId": critic, "role": "member"}, token="bob")
+    assert r.status == 200, r.body
+    assert [m["name"] for m in r.data["members"]] == [lead, "Helper", "Critic"]
+    assert (await api.post(f"/api/v1/teams/{team_id}/members", {"agentId": critic, "role": "boss"}, token="bob")).status == 400
+    assert (await api.post(f"/api/v1/teams/{team_id}/members", {"agentId": critic}, token="carol")).status == 403
+    r = await api.delete(f"/api/v1/teams/{team_id}/members/{helper}", token="bob")
+    assert r.status == 200 and [m["name"] for m in r.data["members"]] == [lead, "Critic"]
+    assert (await api.delete(f"/api/v1/teams/{team_id}/members/{env.agent_id}", token="bob")).status == 400
+    assert (await api.delete(f"/api/v1/teams/{team_id}/members/{helper}", token="bob")).status == 404
+    # the board: tasks of the team's runs, by status, and the counts
+    env.llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Critic", "task": "Review the draft"}]})))
+    env.llm.enqueue(Script(text="Looks fine."))
+    env.llm.enqueue(Script(text="Done: reviewed."))
+    run = (await api.post(f"/api/v1/teams/{team_id}/runs", {"goal": "Review"}, token="bob")).data
+    for _ in range(200):
+        if (await api.get(f"/api/v1/team-runs/{run['id']}", token="bob")).data["status"] in ("completed", "partial", "failed"):
+            break
+        await asyncio.sleep(0.05)
+    tasks = (await api.get(f"/api/v1/teams/{team_id}/tasks", params={"status": "completed"}, token="carol")).data
+    assert [(t["subject"], t["assigneeAgentId"], t["runId"]) for t in tasks] == [("Review the draft", critic, run["id"])]
+    assert (await api.get(f"/api/v1/teams/{team_id}/tasks/stats", token="carol")).data == {"completed": 1}
+    assert (await api.get(f"/api/v1/teams/{team_id}/tasks", params={"status": "pending"}, token="carol")).data == []
