@@ -418,3 +418,26 @@ async def test_teams_journey_reads_team_and_members_adds_and_removes_members_and
     assert [(t["subject"], t["assigneeAgentId"], t["runId"]) for t in tasks] == [("Review the draft", critic, run["id"])]
     assert (await api.get(f"/api/v1/teams/{team_id}/tasks/stats", token="carol")).data == {"completed": 1}
     assert (await api.get(f"/api/v1/teams/{team_id}/tasks", params={"status": "pending"}, token="carol")).data == []
+
+
+async def test_models_journey_offers_chat_models_by_name_shows_discover_and_marks_the_default_active(env: ChatEnv) -> None:
+    api = env.api
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "embed-1", "modelType": "embedding"}, token="alice")
+    assert r.status == 200, r.body
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "scripted-two", "displayName": "Scripted Two"}, token="alice")
+    fake = next(p for p in (await api.get("/api/v1/models", token="alice")).data if p["id"] == "fake")
+    # ManageModelsModal shows Discover by supportModelDiscovery; the selector lists chat models only, by name
+    assert fake["supportModelDiscovery"] is True and fake["supportConnectionCheck"] is True
+    assert [(m["id"], m["name"]) for m in fake["models"]] == [("scripted", "scripted"), ("scripted-two", "Scripted Two")]
+    assert fake["models"][1]["configId"] == r.data["id"]  # the stored id stays beside the name
+    # isActiveModel: activeLlm.providerId == provider.id and activeLlm.model == model.id
+    active = (await api.get("/api/v1/models/active", token="alice")).data["activeLlm"]
+    assert [m["id"] for m in fake["models"] if active["providerId"] == "fake" and active["model"] == m["id"]] == ["scripted"]
+    # setActiveModel sends {providerId, model: model.id} (the name now); the mark moves
+    r = await api.put("/api/v1/models/active", {"providerId": "fake", "model": "scripted-two"}, token="alice")
+    assert r.status == 200 and r.data["activeLlm"]["model"] == "scripted-two"
+    # the chat sends the selected model's id as modelName: the conversation's model is the name
+    env.llm.enqueue(Script(text="hello"))
+    events = await env.api.sse("POST", "/api/v1/chat/stream", {"agentId": env.agent_id, "conversationId": "c-model", "message": "hi",
+                                                                "modelProvider": "fake", "modelName": "scripted-two"}, token="alice")
+    assert events[-1].data["runtimeModel"] == "scripted-two"

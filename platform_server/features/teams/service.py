@@ -152,8 +152,9 @@ def _team_runs(caller: Caller, team_id: int, active_only: bool) -> peewee.ModelS
 
 
 def _conversation_runs(caller: Caller, conversation_id: str) -> peewee.ModelSelect[TeamRun]:
-
-    conversations.owned(caller, conversations.validate_id(conversation_id))
+    # a new chat's id (no message yet) has no runs rather than a 404: the original console asks as soon
+    # as it opens one; another user's conversation stays 403
+    conversations.check_owner(caller.user_id, conversations.validate_id(conversation_id))
     return TeamRun.select().where(
         (TeamRun.conversation_id == conversation_id) & (TeamRun.user_id == caller.user_id) & (TeamRun.workspace_id == caller.workspace_id)
     )
