@@ -72,7 +72,7 @@ async def test_dashboard_and_token_usage_count_the_stored_tokens_of_the_workspac
                     Script(text="two", prompt_tokens=20, completion_tokens=6))
     await env.stream("a", conversation_id="u1")
     await env.stream("b", conversation_id="u2", token="bob")
-    overview = await env.api.get("/api/v1/dashboard/overview", token="carol")
+    overview = await env.api.get("/api/v1/dashboard/stats", token="carol")
     assert overview.data["conversations"] == 2 and overview.data["agents"] == 1
     assert overview.data["total"]["promptTokens"] == 30 and overview.data["today"]["completionTokens"] == 10
     trend = await env.api.get("/api/v1/dashboard/trend", params={"days": "3"}, token="carol")
@@ -84,5 +84,5 @@ async def test_dashboard_and_token_usage_count_the_stored_tokens_of_the_workspac
     assert by_model.data["items"][0]["model"] == "scripted"
     assert (await env.api.get("/api/v1/token-usage", params={"groupBy": "nope"}, token="alice")).status == 400
     assert (await env.api.get("/api/v1/dashboard/trend", params={"days": "0"}, token="alice")).status == 400
-    other = await env.api.get("/api/v1/dashboard/overview", token="dave", workspace=env.people["dave"]["workspace"])
+    other = await env.api.get("/api/v1/dashboard/stats", token="dave", workspace=env.people["dave"]["workspace"])
     assert other.data["conversations"] == 0 and other.data["total"]["totalTokens"] == 0

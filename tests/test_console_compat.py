@@ -441,3 +441,34 @@ async def test_models_journey_offers_chat_models_by_name_shows_discover_and_mark
     events = await env.api.sse("POST", "/api/v1/chat/stream", {"agentId": env.agent_id, "conversationId": "c-model", "message": "hi",
                                                                 "modelProvider": "fake", "modelName": "scripted-two"}, token="alice")
     assert events[-1].data["runtimeModel"] == "scripted-two"
+
+
+async def test_dashboard_compares_three_periods_and_lists_recent_cron_runs_for_the_scheduler(env: ChatEnv) -> None:
+    api = env.api
+    env.llm.enqueue(Script(text="hi there"))
+    await env.stream("hello", conversation_id="c-dash")
+    # Dashboard.vue draws one comparison card per key of /dashboard/overview: exactly the three periods
+    overview = (await api.get("/api/v1/dashboard/overview", token="carol")).data
+    assert list(overview) == ["today", "thisWeek", "thisMonth"]
+    for period in overview.values():
+        assert period["conversations"] == 1 and period["messages"] == 2 and period["totalTokens"] > 0 and period["toolCalls"] == 0
+    stats = (await api.get("/api/v1/dashboard/stats", token="carol")).data
+    assert stats["conversations"] == 1 and stats["agents"] == 1 and stats["total"]["messages"] == 2
+    # Scheduler: create, run now, then the run history (recentRuns(50)) and the job's runs (limit=20) are lists
+    body = {"name": "brief", "cronExpression": "0 9 * * *", "timezone": "UTC", "agentId": env.agent_id,
+            "taskType": "text", "triggerMessage": "brief me", "enabled": True}
+    job = (await api.post("/api/v1/cron-jobs", body, token="alice")).data
+    env.llm.enqueue(Script(text="Your brief.", prompt_tokens=7, completion_tokens=3))
+    assert (await api.post(f"/api/v1/cron-jobs/{job['id']}/run", token="alice")).status == 200
+    for _ in range(100):
+        runs = (await api.get("/api/v1/dashboard/cron-runs", params={"limit": "50"}, token="carol")).data
+        if runs and runs[0]["status"] != "running":
+            break
+        await asyncio.sleep(0.05)
+    assert isinstance(runs, list) and len(runs) == 1
+    run = runs[0]
+    assert run["cronJobId"] == job["id"] and run["status"] == "succeeded" and run["triggerType"] == "manual"
+    assert run["startedAt"] and run["finishedAt"] and run["tokenUsage"] == 10 and run["errorMessage"] is None
+    assert (await api.get(f"/api/v1/dashboard/cron-runs/{job['id']}", params={"limit": "20"}, token="carol")).data == runs
+    assert (await api.get("/api/v1/dashboard/cron-runs", token="carol")).data["total"] == 1  # paged without limit
+    assert (await api.get("/api/v1/dashboard/cron-runs", params={"limit": "0"}, token="carol")).status == 400

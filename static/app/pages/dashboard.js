@@ -22,7 +22,7 @@ export default function Dashboard() {
   const wsAdmin = session.can("admin");
   const state = useLoad(async () => {
     const [overview, trend, byModel, summary, runs, tools] = await Promise.all([
-      get("/dashboard/overview"),
+      get("/dashboard/stats"),
       get("/dashboard/trend", { days: DAYS }),
       get("/token-usage", { groupBy: "model", startTime: startOf(DAYS) }),
       get("/notifications/summary"),
