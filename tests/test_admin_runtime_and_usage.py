@@ -26,7 +26,8 @@ async def test_the_snapshot_shows_in_flight_turns_to_global_admins_only(env: Cha
     r, it = await _start_slow(env, "snap", Script(text=[f"x{i} " for i in range(30)], delay_s=0.03))
     snap = await env.api.get("/api/v1/admin/agent-runtime/snapshot", token="alice")
     assert snap.status == 200
-    running = [t for t in snap.data if t["running"]]
+    running = [t for t in snap.data["runs"] if t["running"]]
+    assert snap.data["summary"]["running"] == len(running) and running[0]["subscriberCount"] == 1
     assert running and running[0]["conversationId"] == "snap" and running[0]["subscribers"] == 1
     assert (await env.api.get("/api/v1/admin/agent-runtime/snapshot", token="bob")).status == 403
     state = await env.api.get(f"/api/v1/agents/{env.agent_id}/state", token="bob")

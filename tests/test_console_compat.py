@@ -472,3 +472,66 @@ async def test_dashboard_compares_three_periods_and_lists_recent_cron_runs_for_t
     assert (await api.get(f"/api/v1/dashboard/cron-runs/{job['id']}", params={"limit": "20"}, token="carol")).data == runs
     assert (await api.get("/api/v1/dashboard/cron-runs", token="carol")).data["total"] == 1  # paged without limit
     assert (await api.get("/api/v1/dashboard/cron-runs", params={"limit": "0"}, token="carol")).status == 400
+
+
+async def test_audit_tiles_channel_health_live_view_and_sessions_read_the_console_names(env: ChatEnv) -> None:
+    api = env.api
+    env.llm.enqueue(Script(text="hi"))
+    await env.stream("hello", conversation_id="c-sess")
+    # AuditLogs tiles: blocked / needsApproval / allowed beside byDecision
+    stats = (await api.get("/api/v1/security/audit/stats", token="alice")).data
+    assert (stats["blocked"], stats["needsApproval"], stats["allowed"]) == (
+        stats["byDecision"]["deny"], stats["byDecision"]["ask"], stats["byDecision"]["allow"])
+    # Channels: healthAll rows carry status UP (shown as connected) and detail
+    ch = (await api.post("/api/v1/channels", {"name": "Site chat", "channelType": "webchat", "agentId": env.agent_id},
+                         token="alice")).data
+    health = (await api.get("/api/v1/channels/health", token="carol")).data
+    assert [(h["channelId"], h["status"], h["detail"]) for h in health] == [(ch["id"], "UP", "webchat is served by this server")]
+    # Agents -> Live: an object {summary, runs, subagents, timestamp}
+    live = (await api.get("/api/v1/admin/agent-runtime/snapshot", token="alice")).data
+    assert set(live) == {"summary", "runs", "subagents", "timestamp"} and live["summary"]["running"] == 0
+    assert live["runs"][0]["conversationId"] == "c-sess" and live["runs"][0]["done"] is True
+    # Sessions: "Last active" reads updateTime
+    rows = (await api.get("/api/v1/conversations/page", token="alice")).data["records"]
+    assert rows[0]["conversationId"] == "c-sess" and rows[0]["updateTime"] == rows[0]["lastActiveTime"] is not None
+
+
+async def test_triggers_journey_creates_a_workflow_trigger_lists_its_target_and_an_event_starts_the_workflow(env: ChatEnv) -> None:
+    from tests.test_workflows import APPROVAL_GRAPH, W, published
+    api = env.api
+    wid = await published(api, APPROVAL_GRAPH)
+    # TriggersPanel's form: {workspaceId, name, patternType, patternJson, targetType: workflow, targetId, ...}
+    form = {"workspaceId": "1", "name": "On hook", "patternType": "webhook", "patternJson": "{}", "targetType": "workflow",
+            "targetId": wid, "rateLimitPerMin": 60, "dedupWindowSecs": 60, "botSelfFilter": True, "enabled": True,
+            "maxFires": 0, "payloadTemplate": ""}
+    r = await api.post("/api/v1/triggers", form, token="bob")
+    assert r.status == 200, r.body
+    cron = {**form, "name": "Hourly", "patternType": "cron", "patternJson": '{"cron":"0 0 * * * *","timezone":"UTC"}'}
+    r = await api.post("/api/v1/triggers", cron, token="bob")
+    assert r.status == 200 and r.data["cronExpression"] == "0 * * * *" and r.data["nextFireTime"], r.body
+    rows = {t["name"]: t for t in (await api.get("/api/v1/triggers", params={"workspaceId": "1"}, token="carol")).data}
+    hook = rows["On hook"]
+    assert (hook["targetType"], hook["targetId"], hook["patternType"], hook["agentId"]) == ("workflow", wid, "webhook", None)
+    assert rows["Hourly"]["patternJson"] == '{"cron": "0 0 * * * *", "timezone": "UTC"}'
+    # bad forms answer 400 with the field
+    for bad, field in (({**form, "targetId": "0"}, "targetId"), ({**form, "patternType": "content_match"}, "patternType"),
+                       ({**cron, "patternJson": '{"cron":"30 0 * * * *"}'}, "patternJson"),
+                       ({**form, "patternType": "channel_message", "patternJson": '{"contentContains":"x"}'}, "patternJson")):
+        r = await api.post("/api/v1/triggers", bad, token="bob")
+        assert r.status == 400 and r.msg.startswith(field), r.body
+    # toggling sends the whole row back with enabled flipped
+    r = await api.put(f"/api/v1/triggers/{hook['id']}", {**hook, "enabled": False}, token="bob")
+    assert r.status == 200 and r.data["enabled"] is False and r.data["targetId"] == wid
+    await api.put(f"/api/v1/triggers/{hook['id']}", {**hook, "enabled": True}, token="bob")
+    # ingestEvent: {workspaceId, patternType, eventId, senderId, data} starts a run of the workflow with the event
+    fired = await api.post("/api/v1/triggers/events", {"workspaceId": "1", "patternType": "webhook", "eventId": "e1",
+                                                       "senderId": "u7", "data": {"what": "v2"}}, token="bob")
+    assert fired.status == 200 and [(f["triggerName"], f["fired"]) for f in fired.data] == [("On hook", True)], fired.body
+    for _ in range(100):
+        runs = (await api.get(f"{W}/{wid}/runs", token="carol")).data
+        if runs:
+            break
+        await asyncio.sleep(0.05)
+    assert runs and runs[0]["input"] == {"what": "v2", "senderId": "u7"}
+    history = (await api.get(f"/api/v1/dashboard/cron-runs/{hook['id']}", params={"limit": "5"}, token="carol")).data
+    assert history[0]["status"] == "succeeded" and history[0]["triggerType"] == "event"

@@ -117,6 +117,8 @@ FLAGS: dict[str, tuple[bool, str]] = {
     "channels": (True, "External messaging channels, their webhooks and replies"),
     "skills_curator": (True, "Skill curation (curator routes and its scheduled scans)"),
     "team_runs": (True, "Multi-agent teams, team runs and the team_run tool"),
+    # named as the original console names it (its Feature Flags page toggles only this one and wiki.ocr.enabled)
+    "wiki.hot_cache.enabled": (True, "The wiki hot cache (a digest of each KB's key pages) in its agents' prompts"),
 }
 
 
