@@ -489,8 +489,8 @@ async def test_audit_tiles_channel_health_live_view_and_sessions_read_the_consol
     assert [(h["channelId"], h["status"], h["detail"]) for h in health] == [(ch["id"], "UP", "webchat is served by this server")]
     # Agents -> Live: an object {summary, runs, subagents, timestamp}
     live = (await api.get("/api/v1/admin/agent-runtime/snapshot", token="alice")).data
-    assert set(live) == {"summary", "runs", "subagents", "timestamp"} and live["summary"]["running"] == 0
-    assert live["runs"][0]["conversationId"] == "c-sess" and live["runs"][0]["done"] is True
+    assert set(live) == {"summary", "runs", "turns", "subagents", "timestamp"} and live["summary"]["running"] == 0
+    assert live["runs"] == [] and live["turns"][0]["conversationId"] == "c-sess" and live["turns"][0]["done"] is True
     # Sessions: "Last active" reads updateTime
     rows = (await api.get("/api/v1/conversations/page", token="alice")).data["records"]
     assert rows[0]["conversationId"] == "c-sess" and rows[0]["updateTime"] == rows[0]["lastActiveTime"] is not None

@@ -1,5 +1,5 @@
 """The admin runtime snapshot in the original console's Live view shape: `{summary, runs, subagents,
-timestamp}` beside this server's own per-turn rows (`turns`)."""
+timestamp}`, with `turns` beside it (every turn still kept, finished ones included)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ def live_snapshot(turns: list[Turn], stuck_s: float) -> dict[str, Any]:
             }
         )
     running = [r for r in runs if r["running"]]
+    # `runs`: in flight only (the console offers Stop on each card); `turns`: also the finished ones
+    # still kept for replay
     return {
         "summary": {
             "running": len(running),
@@ -51,7 +53,8 @@ def live_snapshot(turns: list[Turn], stuck_s: float) -> dict[str, Any]:
             "queued": sum(r["queueLen"] for r in running),
             "subagentsActive": 0,
         },
-        "runs": runs,
+        "runs": running,
+        "turns": runs,
         "subagents": [],
         "timestamp": int(now * 1000),
     }

@@ -102,7 +102,7 @@ function Stats({ d }) {
 function RunningTurns() {
   const state = useLoad(() => get("/admin/agent-runtime/snapshot"), []);
   usePoll(() => state.reload(true), 5_000, [state.reload]);
-  const running = ((state.data && state.data.runs) || []).filter((t) => t.running);
+  const running = (state.data && state.data.runs) || [];
   const act = async (turn, action) => {
     if (action === "recycle" && !await confirmDialog({
       title: "Force recycle this turn?", submit: "Recycle",
