@@ -392,8 +392,10 @@ async def test_teams_journey_reads_team_and_members_adds_and_removes_members_and
     rows = (await api.get("/api/v1/teams", token="carol")).data
     assert rows[0]["team"]["id"] == team_id and rows[0]["team"]["name"] == "Desk" and rows[0]["memberCount"] == 2
     assert rows[0]["leadName"] == lead and rows[0]["name"] == "Desk"  # flat fields stay
+    # openTeam: currentTeam = data.team (a list row), members = data.members; the detail reads team.team.id
     one = (await api.get(f"/api/v1/teams/{team_id}", token="carol")).data
-    assert one["team"]["leadAgentId"] == env.agent_id
+    assert one["team"]["team"]["id"] == team_id and one["team"]["team"]["leadAgentId"] == env.agent_id
+    assert one["team"]["leadName"] == lead and one["team"]["memberCount"] == 2
     assert [(m["agentId"], m["name"], m["role"]) for m in one["members"]] == [
         (env.agent_id, lead, "lead"), (helper, "Helper", "member")]
     r = await api.post(f"/api/v1/teams/{team_id}/members", {"agentId": critic, "role": "member"}, token="bob")

@@ -51,8 +51,16 @@ def list_views(caller: Caller) -> list[dict[str, Any]]:
     return [team_view(t) for t in q.order_by(Team.id.desc())]
 
 
+def detail_view(team: Team) -> dict[str, Any]:
+    """One team: the flat fields and `members`, with `team` the list row `{team, leadName, leadIcon,
+    memberCount}` (the console's detail reads `team.team.id`)."""
+    row = team_view(team)
+    inner = {k: row[k] for k in ("team", "leadName", "leadIcon", "memberCount")}
+    return {**row, "team": inner}
+
+
 def get_view(caller: Caller, team_id: int) -> dict[str, Any]:
-    return team_view(service.get_team_row(caller, team_id))
+    return detail_view(service.get_team_row(caller, team_id))
 
 
 def add_member(caller: Caller, team_id: int, agent_id: int, role: str) -> dict[str, Any]:
@@ -78,7 +86,7 @@ def add_member(caller: Caller, team_id: int, agent_id: int, role: str) -> dict[s
         team.lead_agent_id, team.update_time = lead, utcnow()
         team.save()
         audit.record(caller, "UPDATE", "TEAM", team.id, f"team '{team.name}': agent {agent_id} joined as {role}")
-    return team_view(team)
+    return detail_view(team)
 
 
 def remove_member(caller: Caller, team_id: int, agent_id: int) -> dict[str, Any]:
@@ -94,7 +102,7 @@ def remove_member(caller: Caller, team_id: int, agent_id: int) -> dict[str, Any]
         team.member_agent_ids, team.update_time = members, utcnow()
         team.save()
         audit.record(caller, "UPDATE", "TEAM", team.id, f"team '{team.name}': agent {agent_id} left")
-    return team_view(team)
+    return detail_view(team)
 
 
 def _tasks(caller: Caller, team_id: int, run_id: int | None) -> list[dict[str, Any]]:
