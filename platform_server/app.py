@@ -80,7 +80,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("plans"),
     Feature(
         "chat",
-        needs=("agents", "conversations", "guard", "models", "plans", "skills", "tools"),
+        needs=("agents", "auth", "conversations", "guard", "models", "plans", "skills", "tools"),
         uses=("acp", "goals", "memory", "settings", "usage", "wiki"),
     ),
     Feature("memory", needs=("agents", "audit", "conversations", "models", "settings"), uses=("usage",)),
@@ -92,7 +92,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("channels", needs=("agents", "audit", "auth", "chat", "conversations", "workspaces")),
     Feature("workflows", needs=("agents", "audit", "auth", "chat", "guard", "models"), uses=("settings", "usage")),
     Feature("teams", needs=("agents", "audit", "auth", "conversations", "models", "subagents", "tools", "workflows"), uses=("usage",)),
-    Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces")),
+    Feature("cron", needs=("agents", "audit", "auth", "chat", "conversations", "settings", "workspaces"), uses=("workflows",)),
     Feature("goals", needs=("agents", "audit", "conversations", "models"), uses=("memory", "usage")),
     Feature("usage", needs=("agents", "chat", "conversations"), uses=("guard",)),
     Feature("compat", uses=("conversations", "wiki")),

@@ -26,7 +26,8 @@ async def test_the_snapshot_shows_in_flight_turns_to_global_admins_only(env: Cha
     r, it = await _start_slow(env, "snap", Script(text=[f"x{i} " for i in range(30)], delay_s=0.03))
     snap = await env.api.get("/api/v1/admin/agent-runtime/snapshot", token="alice")
     assert snap.status == 200
-    running = [t for t in snap.data if t["running"]]
+    running = [t for t in snap.data["runs"] if t["running"]]
+    assert snap.data["summary"]["running"] == len(running) and running[0]["subscriberCount"] == 1
     assert running and running[0]["conversationId"] == "snap" and running[0]["subscribers"] == 1
     assert (await env.api.get("/api/v1/admin/agent-runtime/snapshot", token="bob")).status == 403
     state = await env.api.get(f"/api/v1/agents/{env.agent_id}/state", token="bob")
@@ -76,7 +77,7 @@ async def test_dashboard_and_token_usage_count_the_stored_tokens_of_the_workspac
                     Script(text="two", prompt_tokens=20, completion_tokens=6))
     await env.stream("a", conversation_id="u1")
     await env.stream("b", conversation_id="u2", token="bob")
-    overview = await env.api.get("/api/v1/dashboard/overview", token="carol")
+    overview = await env.api.get("/api/v1/dashboard/stats", token="carol")
     assert overview.data["conversations"] == 2 and overview.data["agents"] == 1
     assert overview.data["total"]["promptTokens"] == 30 and overview.data["today"]["completionTokens"] == 10
     trend = await env.api.get("/api/v1/dashboard/trend", params={"days": "3"}, token="carol")
@@ -88,5 +89,5 @@ async def test_dashboard_and_token_usage_count_the_stored_tokens_of_the_workspac
     assert by_model.data["items"][0]["model"] == "scripted"
     assert (await env.api.get("/api/v1/token-usage", params={"groupBy": "nope"}, token="alice")).status == 400
     assert (await env.api.get("/api/v1/dashboard/trend", params={"days": "0"}, token="alice")).status == 400
-    other = await env.api.get("/api/v1/dashboard/overview", token="dave", workspace=env.people["dave"]["workspace"])
+    other = await env.api.get("/api/v1/dashboard/stats", token="dave", workspace=env.people["dave"]["workspace"])
     assert other.data["conversations"] == 0 and other.data["total"]["totalTokens"] == 0

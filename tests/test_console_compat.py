@@ -2,6 +2,7 @@
 modules build them) replayed, and the fields its code reads asserted. One test per console API module."""
 from __future__ import annotations
 
+import asyncio
 import json
 
 from tests.helpers.chat import ChatEnv, names, text_of
@@ -327,3 +328,212 @@ async def test_toggles_take_the_enabled_query_parameter_the_console_sends_withou
     assert next(r for r in (await api.get("/api/v1/security/guard/rules", token="alice")).data
                 if r["ruleId"] == rule["ruleId"])["enabled"] is False
     assert (await api.put(path, params={"enabled": "maybe"}, token="alice")).status == 400
+
+
+# ---- journeys replayed against seeded data (issue 29) ------------------------------------------------
+
+async def test_wiki_journey_lists_pages_whole_reads_content_edits_by_content_and_lints_in_console_names(env: ChatEnv) -> None:
+    from tests.helpers.wiki import KB, add_text, make_kb, page, pages_answer, wait_idle
+    api = env.api
+    kb = await make_kb(api)
+    env.llm.enqueue(Script(text=pages_answer(
+        page("photosynthesis", "Photosynthesis", "# Photosynthesis\n\nSee [[Chlorophyll]] and [[Nowhere]].", ["c1"]),
+        page("chlorophyll", "Chlorophyll", "# Chlorophyll\n\nGreen, used in [[photosynthesis]].", ["c1"], "entity"))))
+    raw = await add_text(api, kb, "Plant biology", "Plants turn light into sugar with chlorophyll.")
+    await wait_idle(api, kb)
+    # useWikiStore.fetchRawMaterials: rows carry processingStatus (the status badge's i18n key)
+    raws = (await api.get(f"{KB}/{kb}/raw", token="carol")).data
+    assert [(r["id"], r["processingStatus"]) for r in raws] == [(raw["id"], "completed")]
+    # fetchPages: no page/size -> the whole list, iterable, each row with outgoingLinks (graph edges)
+    listed = (await api.get(f"{KB}/{kb}/pages", token="carol")).data
+    assert isinstance(listed, list) and [p["slug"] for p in listed] == ["chlorophyll", "photosynthesis"]
+    assert json.loads(listed[1]["outgoingLinks"]) == ["Chlorophyll", "Nowhere"] and listed[0]["lastUpdatedBy"] == "ai"
+    assert (await api.get(f"{KB}/{kb}/pages", params={"rawId": raw["id"]}, token="carol")).data == listed
+    paged = (await api.get(f"{KB}/{kb}/pages", params={"page": "1"}, token="carol")).data
+    assert paged["total"] == 2  # the spec's paged form stays when a page is asked for
+    # getPage: the viewer renders `content`; the header counts sourceRawIds (JSON text)
+    p = (await api.get(f"{KB}/{kb}/pages/photosynthesis", token="carol")).data
+    assert p["content"] == p["markdown"] and "[[Chlorophyll]]" in p["content"]
+    assert json.loads(p["sourceRawIds"]) == [raw["id"]]
+    # updatePage sends {content}: the page keeps its text and becomes manual
+    r = await api.put(f"{KB}/{kb}/pages/photosynthesis", {"content": "# Photosynthesis\n\nEdited, see [[Chlorophyll]]."}, token="bob")
+    assert r.status == 200, r.body
+    p = (await api.get(f"{KB}/{kb}/pages/photosynthesis", token="carol")).data
+    assert p["content"].endswith("Edited, see [[Chlorophyll]].") and p["lastUpdatedBy"] == "manual"
+    assert (await api.put(f"{KB}/{kb}/pages/photosynthesis", {}, token="bob")).status == 400
+    # broken-link banner: before a scan no completedAt; after one the console's counters
+    assert (await api.get(f"{KB}/{kb}/lint/broken-links", token="carol")).data["completedAt"] is None
+    env.llm.enqueue(Script(text=pages_answer(page("x", "X", "# X\n\n[[Gone]]", ["c1"]))))
+    await add_text(api, kb, "More", "Another material that links to nothing.")
+    await wait_idle(api, kb)
+    job = (await api.post(f"{KB}/{kb}/lint/broken-links", token="bob")).data
+    assert job["jobId"] and job["startedAt"]
+    for _ in range(100):
+        report = (await api.get(f"{KB}/{kb}/lint/broken-links", token="carol")).data
+        if report["completedAt"]:
+            break
+        await asyncio.sleep(0.05)
+    assert report["completedAt"] >= job["startedAt"] and report["totalPages"] == 3
+    assert report["totalBrokenRefs"] == 1 and report["pagesWithBrokenLinks"] == 1
+    assert report["pages"] == [{"slug": "x", "title": "X", "brokenRefs": ["Gone"]}]
+
+
+async def test_teams_journey_reads_team_and_members_adds_and_removes_members_and_reads_the_board(env: ChatEnv) -> None:
+    from tests.helpers.chat import make_agent
+    api = env.api
+    lead = (await api.get(f"/api/v1/agents/{env.agent_id}", token="alice")).data["name"]
+    helper = await make_agent(api, name="Helper")
+    critic = await make_agent(api, name="Critic")
+    # the console's create dialog sends {name, description, leadAgentId, memberAgentIds}
+    r = await api.post("/api/v1/teams", {"name": "Desk", "description": "d", "leadAgentId": env.agent_id,
+                                        "memberAgentIds": [helper]}, token="bob")
+    assert r.status == 200, r.body
+    team_id = r.data["id"]
+    rows = (await api.get("/api/v1/teams", token="carol")).data
+    assert rows[0]["team"]["id"] == team_id and rows[0]["team"]["name"] == "Desk" and rows[0]["memberCount"] == 2
+    assert rows[0]["leadName"] == lead and rows[0]["name"] == "Desk"  # flat fields stay
+    # openTeam: currentTeam = data.team (a list row), members = data.members; the detail reads team.team.id
+    one = (await api.get(f"/api/v1/teams/{team_id}", token="carol")).data
+    assert one["team"]["team"]["id"] == team_id and one["team"]["team"]["leadAgentId"] == env.agent_id
+    assert one["team"]["leadName"] == lead and one["team"]["memberCount"] == 2
+    assert [(m["agentId"], m["name"], m["role"]) for m in one["members"]] == [
+        (env.agent_id, lead, "lead"), (helper, "Helper", "member")]
+    r = await api.post(f"/api/v1/teams/{team_id}/members", {"agentId": critic, "role": "member"}, token="bob")
+    assert r.status == 200, r.body
+    assert [m["name"] for m in r.data["members"]] == [lead, "Helper", "Critic"]
+    assert (await api.post(f"/api/v1/teams/{team_id}/members", {"agentId": critic, "role": "boss"}, token="bob")).status == 400
+    assert (await api.post(f"/api/v1/teams/{team_id}/members", {"agentId": critic}, token="carol")).status == 403
+    r = await api.delete(f"/api/v1/teams/{team_id}/members/{helper}", token="bob")
+    assert r.status == 200 and [m["name"] for m in r.data["members"]] == [lead, "Critic"]
+    assert (await api.delete(f"/api/v1/teams/{team_id}/members/{env.agent_id}", token="bob")).status == 400
+    assert (await api.delete(f"/api/v1/teams/{team_id}/members/{helper}", token="bob")).status == 404
+    # the board: tasks of the team's runs, by status, and the counts
+    env.llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Critic", "task": "Review the draft"}]})))
+    env.llm.enqueue(Script(text="Looks fine."))
+    env.llm.enqueue(Script(text="Done: reviewed."))
+    run = (await api.post(f"/api/v1/teams/{team_id}/runs", {"goal": "Review"}, token="bob")).data
+    for _ in range(200):
+        if (await api.get(f"/api/v1/team-runs/{run['id']}", token="bob")).data["status"] in ("completed", "partial", "failed"):
+            break
+        await asyncio.sleep(0.05)
+    tasks = (await api.get(f"/api/v1/teams/{team_id}/tasks", params={"status": "completed"}, token="carol")).data
+    assert [(t["subject"], t["assigneeAgentId"], t["runId"]) for t in tasks] == [("Review the draft", critic, run["id"])]
+    assert (await api.get(f"/api/v1/teams/{team_id}/tasks/stats", token="carol")).data == {"completed": 1}
+    assert (await api.get(f"/api/v1/teams/{team_id}/tasks", params={"status": "pending"}, token="carol")).data == []
+
+
+async def test_models_journey_offers_chat_models_by_name_shows_discover_and_marks_the_default_active(env: ChatEnv) -> None:
+    api = env.api
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "embed-1", "modelType": "embedding"}, token="alice")
+    assert r.status == 200, r.body
+    r = await api.post("/api/v1/models/fake/models", {"modelName": "scripted-two", "displayName": "Scripted Two"}, token="alice")
+    fake = next(p for p in (await api.get("/api/v1/models", token="alice")).data if p["id"] == "fake")
+    # ManageModelsModal shows Discover by supportModelDiscovery; the selector lists chat models only, by name
+    assert fake["supportModelDiscovery"] is True and fake["supportConnectionCheck"] is True
+    assert [(m["id"], m["name"]) for m in fake["models"]] == [("scripted", "scripted"), ("scripted-two", "Scripted Two")]
+    assert fake["models"][1]["configId"] == r.data["id"]  # the stored id stays beside the name
+    # isActiveModel: activeLlm.providerId == provider.id and activeLlm.model == model.id
+    active = (await api.get("/api/v1/models/active", token="alice")).data["activeLlm"]
+    assert [m["id"] for m in fake["models"] if active["providerId"] == "fake" and active["model"] == m["id"]] == ["scripted"]
+    # setActiveModel sends {providerId, model: model.id} (the name now); the mark moves
+    r = await api.put("/api/v1/models/active", {"providerId": "fake", "model": "scripted-two"}, token="alice")
+    assert r.status == 200 and r.data["activeLlm"]["model"] == "scripted-two"
+    # the chat sends the selected model's id as modelName: the conversation's model is the name
+    env.llm.enqueue(Script(text="hello"))
+    events = await env.api.sse("POST", "/api/v1/chat/stream", {"agentId": env.agent_id, "conversationId": "c-model", "message": "hi",
+                                                                "modelProvider": "fake", "modelName": "scripted-two"}, token="alice")
+    assert events[-1].data["runtimeModel"] == "scripted-two"
+
+
+async def test_dashboard_compares_three_periods_and_lists_recent_cron_runs_for_the_scheduler(env: ChatEnv) -> None:
+    api = env.api
+    env.llm.enqueue(Script(text="hi there"))
+    await env.stream("hello", conversation_id="c-dash")
+    # Dashboard.vue draws one comparison card per key of /dashboard/overview: exactly the three periods
+    overview = (await api.get("/api/v1/dashboard/overview", token="carol")).data
+    assert list(overview) == ["today", "thisWeek", "thisMonth"]
+    for period in overview.values():
+        assert period["conversations"] == 1 and period["messages"] == 2 and period["totalTokens"] > 0 and period["toolCalls"] == 0
+    stats = (await api.get("/api/v1/dashboard/stats", token="carol")).data
+    assert stats["conversations"] == 1 and stats["agents"] == 1 and stats["total"]["messages"] == 2
+    # Scheduler: create, run now, then the run history (recentRuns(50)) and the job's runs (limit=20) are lists
+    body = {"name": "brief", "cronExpression": "0 9 * * *", "timezone": "UTC", "agentId": env.agent_id,
+            "taskType": "text", "triggerMessage": "brief me", "enabled": True}
+    job = (await api.post("/api/v1/cron-jobs", body, token="alice")).data
+    env.llm.enqueue(Script(text="Your brief.", prompt_tokens=7, completion_tokens=3))
+    assert (await api.post(f"/api/v1/cron-jobs/{job['id']}/run", token="alice")).status == 200
+    for _ in range(100):
+        runs = (await api.get("/api/v1/dashboard/cron-runs", params={"limit": "50"}, token="carol")).data
+        if runs and runs[0]["status"] != "running":
+            break
+        await asyncio.sleep(0.05)
+    assert isinstance(runs, list) and len(runs) == 1
+    run = runs[0]
+    assert run["cronJobId"] == job["id"] and run["status"] == "succeeded" and run["triggerType"] == "manual"
+    assert run["startedAt"] and run["finishedAt"] and run["tokenUsage"] == 10 and run["errorMessage"] is None
+    assert (await api.get(f"/api/v1/dashboard/cron-runs/{job['id']}", params={"limit": "20"}, token="carol")).data == runs
+    assert (await api.get("/api/v1/dashboard/cron-runs", token="carol")).data["total"] == 1  # paged without limit
+    assert (await api.get("/api/v1/dashboard/cron-runs", params={"limit": "0"}, token="carol")).status == 400
+
+
+async def test_audit_tiles_channel_health_live_view_and_sessions_read_the_console_names(env: ChatEnv) -> None:
+    api = env.api
+    env.llm.enqueue(Script(text="hi"))
+    await env.stream("hello", conversation_id="c-sess")
+    # AuditLogs tiles: blocked / needsApproval / allowed beside byDecision
+    stats = (await api.get("/api/v1/security/audit/stats", token="alice")).data
+    assert (stats["blocked"], stats["needsApproval"], stats["allowed"]) == (
+        stats["byDecision"]["deny"], stats["byDecision"]["ask"], stats["byDecision"]["allow"])
+    # Channels: healthAll rows carry status UP (shown as connected) and detail
+    ch = (await api.post("/api/v1/channels", {"name": "Site chat", "channelType": "webchat", "agentId": env.agent_id},
+                         token="alice")).data
+    health = (await api.get("/api/v1/channels/health", token="carol")).data
+    assert [(h["channelId"], h["status"], h["detail"]) for h in health] == [(ch["id"], "UP", "webchat is served by this server")]
+    # Agents -> Live: an object {summary, runs, subagents, timestamp}
+    live = (await api.get("/api/v1/admin/agent-runtime/snapshot", token="alice")).data
+    assert set(live) == {"summary", "runs", "turns", "subagents", "timestamp"} and live["summary"]["running"] == 0
+    assert live["runs"] == [] and live["turns"][0]["conversationId"] == "c-sess" and live["turns"][0]["done"] is True
+    # Sessions: "Last active" reads updateTime
+    rows = (await api.get("/api/v1/conversations/page", token="alice")).data["records"]
+    assert rows[0]["conversationId"] == "c-sess" and rows[0]["updateTime"] == rows[0]["lastActiveTime"] is not None
+
+
+async def test_triggers_journey_creates_a_workflow_trigger_lists_its_target_and_an_event_starts_the_workflow(env: ChatEnv) -> None:
+    from tests.test_workflows import APPROVAL_GRAPH, W, published
+    api = env.api
+    wid = await published(api, APPROVAL_GRAPH)
+    # TriggersPanel's form: {workspaceId, name, patternType, patternJson, targetType: workflow, targetId, ...}
+    form = {"workspaceId": "1", "name": "On hook", "patternType": "webhook", "patternJson": "{}", "targetType": "workflow",
+            "targetId": wid, "rateLimitPerMin": 60, "dedupWindowSecs": 60, "botSelfFilter": True, "enabled": True,
+            "maxFires": 0, "payloadTemplate": ""}
+    r = await api.post("/api/v1/triggers", form, token="bob")
+    assert r.status == 200, r.body
+    cron = {**form, "name": "Hourly", "patternType": "cron", "patternJson": '{"cron":"0 0 * * * *","timezone":"UTC"}'}
+    r = await api.post("/api/v1/triggers", cron, token="bob")
+    assert r.status == 200 and r.data["cronExpression"] == "0 * * * *" and r.data["nextFireTime"], r.body
+    rows = {t["name"]: t for t in (await api.get("/api/v1/triggers", params={"workspaceId": "1"}, token="carol")).data}
+    hook = rows["On hook"]
+    assert (hook["targetType"], hook["targetId"], hook["patternType"], hook["agentId"]) == ("workflow", wid, "webhook", None)
+    assert rows["Hourly"]["patternJson"] == '{"cron": "0 0 * * * *", "timezone": "UTC"}'
+    # bad forms answer 400 with the field
+    for bad, field in (({**form, "targetId": "0"}, "targetId"), ({**form, "patternType": "content_match"}, "patternType"),
+                       ({**cron, "patternJson": '{"cron":"30 0 * * * *"}'}, "patternJson"),
+                       ({**form, "patternType": "channel_message", "patternJson": '{"contentContains":"x"}'}, "patternJson")):
+        r = await api.post("/api/v1/triggers", bad, token="bob")
+        assert r.status == 400 and r.msg.startswith(field), r.body
+    # toggling sends the whole row back with enabled flipped
+    r = await api.put(f"/api/v1/triggers/{hook['id']}", {**hook, "enabled": False}, token="bob")
+    assert r.status == 200 and r.data["enabled"] is False and r.data["targetId"] == wid
+    await api.put(f"/api/v1/triggers/{hook['id']}", {**hook, "enabled": True}, token="bob")
+    # ingestEvent: {workspaceId, patternType, eventId, senderId, data} starts a run of the workflow with the event
+    fired = await api.post("/api/v1/triggers/events", {"workspaceId": "1", "patternType": "webhook", "eventId": "e1",
+                                                       "senderId": "u7", "data": {"what": "v2"}}, token="bob")
+    assert fired.status == 200 and [(f["triggerName"], f["fired"]) for f in fired.data] == [("On hook", True)], fired.body
+    for _ in range(100):
+        runs = (await api.get(f"{W}/{wid}/runs", token="carol")).data
+        if runs:
+            break
+        await asyncio.sleep(0.05)
+    assert runs and runs[0]["input"] == {"what": "v2", "senderId": "u7"}
+    history = (await api.get(f"/api/v1/dashboard/cron-runs/{hook['id']}", params={"limit": "5"}, token="carol")).data
+    assert history[0]["status"] == "succeeded" and history[0]["triggerType"] == "event"

@@ -32,7 +32,7 @@ async def test_every_seeded_flag_is_one_the_code_reads_and_the_features_are_on_b
 ) -> None:
     flags = {f["key"]: f["enabled"] for f in (await api.get("/api/v1/feature-flags", token="carol")).data}
     assert flags == {"talk_mode": False, "wiki": True, "dreaming": True, "workflows": True, "channels": True,
-                     "skills_curator": True, "team_runs": True}
+                     "skills_curator": True, "team_runs": True, "wiki.hot_cache.enabled": True}
     from platform_server.features.settings import service
 
     assert service.is_enabled("wiki") and not service.is_enabled("talk_mode") and not service.is_enabled("nope")

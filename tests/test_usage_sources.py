@@ -34,7 +34,7 @@ async def test_wiki_processing_memory_and_chat_calls_are_counted_under_their_sou
     assert {k: v["totalTokens"] for k, v in sources(usage["bySource"]).items()} == {
         k: v["totalTokens"] for k, v in by.items()}
 
-    overview = (await env.api.get("/api/v1/dashboard/overview", token="carol")).data
+    overview = (await env.api.get("/api/v1/dashboard/stats", token="carol")).data
     assert {s["source"] for s in overview["total"]["bySource"]} >= {"chat", "wiki", "memory"}
     assert overview["total"]["totalTokens"] == usage["total"]["totalTokens"]
     day = (await env.api.get("/api/v1/dashboard/trend", params={"days": "1"}, token="carol")).data[-1]

@@ -39,7 +39,7 @@ async def test_a_text_material_is_processed_into_linked_cited_pages(api: ApiClie
     assert "[c1]" in prompt and "chloroplasts" in prompt and "Plant biology" in prompt
     raws = (await api.get(f"{KB}/{kb}/raw", token="carol")).data
     assert [(r["id"], r["status"], r["pageCount"], r["chunkCount"]) for r in raws] == [(raw_id, "completed", 2, 1)]
-    listed = (await api.get(f"{KB}/{kb}/pages", token="carol")).data
+    listed = (await api.get(f"{KB}/{kb}/pages", params={"page": "1"}, token="carol")).data
     assert listed["total"] == 2 and [p["slug"] for p in listed["records"]] == ["chlorophyll", "photosynthesis"]
     p = (await api.get(f"{KB}/{kb}/pages/photosynthesis", token="carol")).data
     assert p["markdown"] == PHOTO_MD and p["pageType"] == "concept" and p["archived"] == 0
@@ -51,7 +51,7 @@ async def test_a_text_material_is_processed_into_linked_cited_pages(api: ApiClie
     assert sorted(x["slug"] for x in by_chunk) == ["chlorophyll", "photosynthesis"]
     by_raw = (await api.get(f"/api/v1/wiki/raw/{raw_id}/pages", token="carol")).data
     assert len(by_raw) == 2
-    filtered = (await api.get(f"{KB}/{kb}/pages", params={"rawId": "1"}, token="carol")).data
+    filtered = (await api.get(f"{KB}/{kb}/pages", params={"rawId": "1", "page": "1"}, token="carol")).data
     assert filtered["total"] == 0
     back = (await api.get(f"{KB}/{kb}/pages/chlorophyll/backlinks", token="carol")).data
     assert [b["slug"] for b in back] == ["photosynthesis"]
@@ -95,7 +95,7 @@ async def test_archive_and_unarchive_move_a_page_between_lists(api: ApiClient, w
     kb = wiki["kb"]
     r = await api.post(f"{KB}/{kb}/pages/chlorophyll/archive", token="bob")
     assert r.status == 200 and r.data["archived"] == 1
-    assert [p["slug"] for p in (await api.get(f"{KB}/{kb}/pages", token="bob")).data["records"]] == ["photosynthesis"]
+    assert [p["slug"] for p in (await api.get(f"{KB}/{kb}/pages", params={"size": "100"}, token="bob")).data["records"]] == ["photosynthesis"]
     archived = (await api.get(f"{KB}/{kb}/pages/archived", token="bob")).data
     assert [p["slug"] for p in archived] == ["chlorophyll"] and "markdown" not in archived[0]
     refs = (await api.get(f"{KB}/{kb}/pages/refs", token="bob")).data
@@ -120,7 +120,7 @@ async def test_a_manual_edit_recomputes_links_and_deletes_are_scoped(api: ApiCli
     r = await api.delete(f"{KB}/{kb}/pages/batch", {"slugs": ["chlorophyll", "nope"]}, token="bob")
     assert r.data == {"deleted": 1}
     assert (await api.delete(f"{KB}/{kb}/pages/photosynthesis", token="bob")).status == 200
-    assert (await api.get(f"{KB}/{kb}/pages", token="bob")).data["total"] == 0
+    assert (await api.get(f"{KB}/{kb}/pages", params={"page": "1"}, token="bob")).data["total"] == 0
 
 
 async def test_reprocessing_unchanged_content_is_skipped_unless_forced(api: ApiClient, llm: ScriptedOpenAI, wiki: dict) -> None:
@@ -205,7 +205,7 @@ async def test_a_page_type_profile_steers_generation_and_edits(api: ApiClient, p
     await wait_idle(api, kb)
     assert "person (" not in llm.requests[-1]["messages"][0]["content"]
     assert "note (A plain note); person" in llm.requests[-1]["messages"][0]["content"]
-    types = {p["slug"]: p["pageType"] for p in (await api.get(f"{KB}/{kb}/pages", token="bob")).data["records"]}
+    types = {p["slug"]: p["pageType"] for p in (await api.get(f"{KB}/{kb}/pages", params={"size": "100"}, token="bob")).data["records"]}
     assert types == {"ada": "person", "misc": "note"}  # unknown types fall back to the default
     r = await api.put(f"{KB}/{kb}/pages/ada", {"markdown": "x", "pageType": "concept"}, token="bob")
     assert r.status == 400 and r.msg == "pageType: must be one of note, person"

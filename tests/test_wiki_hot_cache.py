@@ -51,6 +51,16 @@ async def test_the_digest_lists_most_linked_pages_first_and_reaches_the_agents_p
     assert "[[titan]] Titan" in llm.requests[-1]["messages"][0]["content"]
     await api.sse("POST", "/api/v1/chat/stream", {"agentId": other, "conversationId": "h2", "message": "hi"}, token="alice")
     assert "[[titan]]" not in str(llm.requests[-1]["messages"])
+    # the original console's Feature Flags page switches the digest out of prompts (global admin) and back
+    r = await api.put("/api/v1/feature-flags/wiki.hot_cache.enabled", {"enabled": False}, token="alice")
+    assert r.status == 200 and r.data["flagKey"] == "wiki.hot_cache.enabled" and r.data["enabled"] is False
+    llm.enqueue(Script(text="ok"))
+    await api.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "h1b", "message": "hi"}, token="alice")
+    assert "[[titan]]" not in str(llm.requests[-1]["messages"])
+    assert (await api.put("/api/v1/feature-flags/wiki.hot_cache.enabled", {"enabled": True}, token="alice")).status == 200
+    llm.enqueue(Script(text="ok"))
+    await api.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "h1c", "message": "hi"}, token="alice")
+    assert "[[titan]] Titan" in llm.requests[-1]["messages"][0]["content"]
     # Soft delete: gone from GET and from prompts; regenerate brings it back.
     assert (await api.delete(f"{HC}/{kb}", token="bob")).status == 200
     assert (await api.get(f"{HC}/{kb}", token="bob")).status == 404

@@ -71,5 +71,5 @@ async def test_research_refuses_bad_input_and_reports_a_failing_model(api: ApiCl
     # The viewer reads what failed and an error id, not the provider's address or its answer.
     assert events[0].data["message"].startswith("The model provider rejected the request. (error ")
     assert "model refused" not in events[0].data["message"] and llm.url.split("//")[1] not in events[0].data["message"]
-    pages = (await api.get(f"{KB}/{kb}/pages", token="bob")).data
+    pages = (await api.get(f"{KB}/{kb}/pages", params={"page": "1"}, token="bob")).data
     assert pages["total"] == 2

@@ -27,7 +27,7 @@ async def test_the_dashboard_chart_shows_the_days_tokens_after_a_chat(
     agent = await make_agent(server.client, token="admin")
     llm.enqueue(Script(text="Hello there from the scripted model"))
     await server.client.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "c-dash", "message": "hi"}, token="admin")
-    today = (await server.client.get("/api/v1/dashboard/overview", token="admin")).data["today"]["totalTokens"]
+    today = (await server.client.get("/api/v1/dashboard/stats", token="admin")).data["today"]["totalTokens"]
     assert today > 0
 
     failures = failed_requests(page)

@@ -281,7 +281,15 @@ async def check_health(config: Any, channel: Channel) -> dict[str, Any]:
     Channel.update(health="healthy" if ok else "unhealthy", health_checked_at=utcnow(), last_error=None if ok else message).where(
         Channel.id == channel.id
     ).execute()
-    return {"channelId": str(channel.id), "healthy": ok, "message": message, "latencyMs": int((time.monotonic() - started) * 1000)}
+    return {
+        "channelId": str(channel.id),
+        "healthy": ok,
+        "message": message,
+        "latencyMs": int((time.monotonic() - started) * 1000),
+        # the original console's names: status UP or DOWN (it shows UP as connected), detail
+        "status": "UP" if ok else "DOWN",
+        "detail": message,
+    }
 
 
 # ---- inbound ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from platform_server.features.chat import CHAT
-from platform_server.features.chat import service
+from platform_server.features.chat import live, service
 from platform_server.features.chat.service import ChatService, TurnRequest
 from platform_server.features.chat.schemas import ExecuteRequest
 from platform_server.features.conversations import service as conversations
@@ -34,8 +34,8 @@ class AdminHandler(ApiHandler):
 
 class SnapshotHandler(AdminHandler):
     def get(self) -> None:
-        """Every in-flight (and recently finished, still replayable) turn."""
-        self.ok([t.snapshot() for t in self.runtime.turns.all()])
+        """Every in-flight (and recently finished, still replayable) turn as `{summary, runs, subagents, timestamp}`."""
+        self.ok(live.live_snapshot(self.runtime.turns.all(), self.config.stuck_turn_s))
 
 
 class AdminStopHandler(AdminHandler):

@@ -84,6 +84,7 @@ def to_vo(conv: Conversation, agents: dict[int, Any], usernames: dict[int, str])
         "messageCount": conv.message_count,
         "lastMessage": conv.last_message,
         "lastActiveTime": iso(conv.last_active_time),
+        "updateTime": iso(conv.last_active_time),  # the original console's Sessions "Last active" reads this name
         "pinned": conv.pinned,
         "archived": conv.archived,
         "modelProvider": conv.model_provider,
@@ -199,6 +200,7 @@ def _plain_page(user_id: int, workspace_id: int, page: int, size: int) -> _Page:
                 "messageCount": count,
                 "lastMessage": last,
                 "lastActiveTime": iso(active_at),
+                "updateTime": iso(active_at),  # the original console's name (Sessions "Last active")
                 "pinned": pinned,
                 "archived": archived,
                 "modelProvider": provider,

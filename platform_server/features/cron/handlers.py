@@ -119,11 +119,18 @@ class CronRunsHandler(CronHandler):
     tags = ("Dashboard",)
 
     def page(self, job_id: int | None) -> None:
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
-        self.ok(service.runs_page(self.require_caller(), req, self.get_query_argument("status", None), job_id))
+        page, size, limit = self.get_query_argument("page", None), self.get_query_argument("size", None), self.query_long("limit")
+        status = self.get_query_argument("status", None)
+        if limit is not None and page is None and size is None:
+            if not 1 <= limit <= self.config.max_page_size:
+                raise BadRequest(f"limit: must be between 1 and {self.config.max_page_size}")
+            self.ok(service.recent_runs(self.require_caller(), limit, status, job_id))
+            return
+        req = page_request(page, size, self.config.max_page_size)
+        self.ok(service.runs_page(self.require_caller(), req, status, job_id))
 
     def get(self) -> None:
-        """Newest-first page of runs of the workspace's cron jobs and triggers."""
+        """Newest-first page of runs of the workspace's cron jobs and triggers (`limit` alone: a plain list)."""
         self.page(None)
 
 

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING
 from platform_server.features.chat import CHAT
 from platform_server.features.cron import CRON
 from platform_server.features.cron.runner import CronScheduler
+from platform_server.features.workflows import WORKFLOWS
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
-    scheduler = CronScheduler(platform.runtime(CHAT))
+    scheduler = CronScheduler(platform.runtime(CHAT), platform.find_runtime(WORKFLOWS))
     scheduler.recover()
     platform.set_runtime(CRON, scheduler)
     if platform.config.cron_tick_s > 0:

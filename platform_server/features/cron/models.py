@@ -46,6 +46,12 @@ class Trigger(BaseModel):
     last_fire_at = DateTimeField(null=True)
     create_time = DateTimeField(default=utcnow)
     update_time = DateTimeField(default=utcnow)
+    # what a fire starts: a message to agent_id ("agent"), or a run of workflow target_id ("workflow";
+    # agent_id is 0 then); the console's pattern as it sent it (type and JSON text)
+    target_type = peewee.CharField(default="agent")
+    target_id = peewee.BigIntegerField(null=True)
+    pattern_type = peewee.CharField(null=True)
+    pattern_json = peewee.TextField(null=True)
 
     class Meta:
         table_name = "event_trigger"
@@ -91,6 +97,20 @@ class TriggerEvent(BaseModel):
         indexes = ((("workspace_id", "event_key"), True),)
 
 
+def _trigger_targets(db: peewee.Database) -> None:
+    """Workflow targets and the console's pattern on triggers (a fresh database has them from cron_0001)."""
+    have = {c.name for c in db.get_columns("event_trigger")}
+    for column, ddl in (
+        ("target_type", "VARCHAR(255) NOT NULL DEFAULT 'agent'"),
+        ("target_id", "INTEGER"),
+        ("pattern_type", "VARCHAR(255)"),
+        ("pattern_json", "TEXT"),
+    ):
+        if column not in have:
+            db.execute_sql(f"ALTER TABLE event_trigger ADD COLUMN {column} {ddl}")
+
+
 MIGRATIONS: list[Migration] = [
     ("cron_0001_tables", create_tables(CronJob, Trigger, CronRun, TriggerEvent)),
+    ("cron_0002_trigger_targets", _trigger_targets),
 ]

@@ -25,6 +25,7 @@ from platform_server.features.workspaces.models import Workspace
 
 if TYPE_CHECKING:
     from platform_server.features.chat.runtime import ChatRuntime
+    from platform_server.features.workflows.engine import WorkflowEngine
 
 log = logging.getLogger(__name__)
 
@@ -50,14 +51,21 @@ class RunSpec:
     message: str
     conversation_mode: str  # new | fixed
     conversation_id: str | None
+    target_type: str = "agent"  # agent | workflow (a trigger's target)
+    target_id: int | None = None
+    payload: dict[str, Any] | None = None  # the event that fired it (a workflow run's input)
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.job_type, self.job_id)
 
 
-def spec_of(row: CronJob | Trigger, message: str | None = None) -> RunSpec:
+def spec_of(row: CronJob | Trigger, message: str | None = None, payload: dict[str, Any] | None = None) -> RunSpec:
+    workflow = isinstance(row, Trigger) and row.target_type == "workflow"
     return RunSpec(
+        target_type="workflow" if workflow else "agent",
+        target_id=row.target_id if workflow else None,
+        payload=payload,
         job_type="trigger" if isinstance(row, Trigger) else "cron_job",
         job_id=row.id,
         job_name=row.name,
@@ -106,9 +114,10 @@ class CronScheduler(Loop):
 
     interval_s = 15.0
 
-    def __init__(self, chat: ChatRuntime, clock: Callable[[], dt.datetime] = utcnow) -> None:
+    def __init__(self, chat: ChatRuntime, workflows: WorkflowEngine | None = None, clock: Callable[[], dt.datetime] = utcnow) -> None:
         super().__init__()
         self.chat = chat
+        self.workflows = workflows  # (the workflow triggers' target; absent when that area is not started)
         self.clock = clock
         self._active: dict[tuple[str, int], asyncio.Task[None]] = {}
 
@@ -179,6 +188,8 @@ class CronScheduler(Loop):
         run_id = next_id()
         prefix = "cron" if spec.job_type == "cron_job" else "trigger"
         cid = spec.conversation_id if spec.conversation_mode == "fixed" else f"{prefix}-{run_id}"
+        if spec.target_type == "workflow":
+            cid = None  # a workflow run keeps its own record (GET /api/v1/workflows/runs/...)
         now = utcnow()
         with database.atomic():
             run = CronRun.create(
@@ -210,6 +221,9 @@ class CronScheduler(Loop):
 
         try:
             caller = owner_caller(spec.owner_user_id, spec.workspace_id)
+            if spec.target_type == "workflow":
+                self._start_workflow(run_id, spec, caller)
+                return
             agent = run_agent(spec)
             runtime = self.chat
             if conversation_id is None:
@@ -249,6 +263,16 @@ class CronScheduler(Loop):
         except Exception:  # noqa: BLE001 - every failure is recorded on the run
             log.exception("cron run %s failed", run_id)
             self._finish(run_id, "failed", "Internal error")
+
+    def _start_workflow(self, run_id: int, spec: RunSpec, caller: Caller) -> None:
+        """A workflow trigger's fire: a run of the workflow's published revision with the event as input;
+        the cron run succeeds once the workflow run started (its own record tracks the rest)."""
+        engine = self.workflows
+        if engine is None or spec.target_id is None:
+            raise RunRefused("The workflow engine is not running")
+        run_input = spec.payload if spec.payload is not None else {"trigger": spec.job_name}
+        engine.start_run(caller, spec.target_id, run_input)
+        self._finish(run_id, "succeeded", None)
 
     @staticmethod
     def _finish(run_id: int, status: str, error: str | None, **fields: Any) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, model_validator
 
 from platform_server.features.cron.events import MAX_MESSAGE_CHARS
 
@@ -46,16 +46,23 @@ Scalar = str | int | float | bool | None
 
 class TriggerCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
-    agentId: str | int
-    type: Literal["cron", "event"]
+    agentId: str | int | None = None  # required unless the target is a workflow
+    type: Literal["cron", "event"] | None = None  # required unless patternType says it
     cronExpression: str | None = Field(default=None, max_length=200)
     timezone: str | None = Field(default=None, max_length=64)
     eventType: str | None = Field(default=None, max_length=100)
     filter: dict[str, Scalar] | None = None
-    message: str = Field(min_length=1, max_length=MAX_MESSAGE_CHARS)
+    message: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS)
     enabled: bool = True
     conversationMode: ConversationMode = "new"
     conversationId: str | None = Field(default=None, max_length=128)
+    # the original console's workflow triggers: a pattern (cron, channel_message, workflow_completion,
+    # webhook) as JSON text, a target (a workflow) and the run input template
+    patternType: str | None = Field(default=None, max_length=40)
+    patternJson: str | None = Field(default=None, max_length=4000)
+    targetType: Literal["agent", "workflow"] | None = None
+    targetId: str | int | None = None
+    payloadTemplate: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
 
 
 class TriggerUpdate(BaseModel):
@@ -70,6 +77,11 @@ class TriggerUpdate(BaseModel):
     enabled: bool | None = None
     conversationMode: ConversationMode | None = None
     conversationId: str | None = Field(default=None, max_length=128)
+    patternType: str | None = Field(default=None, max_length=40)
+    patternJson: str | None = Field(default=None, max_length=4000)
+    targetType: Literal["agent", "workflow"] | None = None
+    targetId: str | int | None = None
+    payloadTemplate: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
 
 
 class EventEnvelope(BaseModel):
@@ -77,3 +89,14 @@ class EventEnvelope(BaseModel):
     source: str | None = Field(default=None, max_length=200)
     payload: dict[str, Any] = Field(default_factory=dict)
     id: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _console(cls, data: Any) -> Any:
+        # the original console's envelope: {patternType, eventId, senderId, data}
+        if isinstance(data, dict) and "type" not in data and "patternType" in data:
+            payload = dict(data.get("data") or {}) if isinstance(data.get("data") or {}, dict) else {"data": data.get("data")}
+            if data.get("senderId") is not None:
+                payload.setdefault("senderId", data["senderId"])
+            return {"type": data["patternType"], "payload": payload, "id": data.get("eventId"), "source": "console"}
+        return data

@@ -257,6 +257,13 @@ run_dict = Fields(
     promptTokens="prompt_tokens",
     completionTokens="completion_tokens",
     eventId="event_id",
+    # the original console's names: startedAt, finishedAt, triggerType (scheduled | manual | event),
+    # tokenUsage, errorMessage
+    startedAt=when("started_at"),
+    finishedAt=when("finished_at"),
+    triggerType=lambda run: "scheduled" if run.cause == "schedule" else run.cause,
+    tokenUsage=lambda run: (run.prompt_tokens or 0) + (run.completion_tokens or 0) if run.prompt_tokens is not None else None,
+    errorMessage="error",
 )
 
 
@@ -281,6 +288,11 @@ def runs_page(caller: Caller, req: PageRequest, status: str | None = None, job_i
     if status:
         q = q.where(CronRun.status == status)
     return paginate(q.order_by(CronRun.started_at.desc(), CronRun.id.desc()), req, run_dict)
+
+
+def recent_runs(caller: Caller, limit: int, status: str | None = None, job_id: int | None = None) -> list[dict[str, Any]]:
+    """The newest `limit` runs as a plain list (the original console asks `?limit=` and reads a list)."""
+    return runs_page(caller, PageRequest(1, limit), status, job_id)["records"]
 
 
 def active_runs(caller: Caller, conversation_id: str | None) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import peewee
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
-from platform_server.features.cron import schedule
+from platform_server.features.cron import patterns, schedule
 from platform_server.features.cron.events import check_filter, mismatch, render
 from platform_server.features.cron.models import CronRun, Trigger, TriggerEvent
 from platform_server.features.cron.runner import EVENT_DEDUPE, CronScheduler, spec_of
@@ -19,7 +19,6 @@ from platform_server.features.cron.schemas import EventEnvelope, TriggerCreate, 
 from platform_server.features.cron.service import (
     can_manage,
     can_stop,
-    check_agent,
     check_conversation,
     check_text,
     names,
@@ -65,7 +64,10 @@ def to_dict(t: Trigger, agents: dict[int, str] | None = None, users: dict[int, s
 
     agents = names(Agent, [t.agent_id]) if agents is None else agents
     users = usernames([t.owner_user_id]) if users is None else users
-    return TRIGGER_FIELDS(t, agentName=agents.get(t.agent_id), ownerUsername=users.get(t.owner_user_id))
+    row = TRIGGER_FIELDS(t, agentName=agents.get(t.agent_id), ownerUsername=users.get(t.owner_user_id))
+    if t.target_type == "workflow":
+        row["agentId"] = None
+    return {**row, **patterns.console_fields(t)}
 
 
 def _get(caller: Caller, trigger_id: int) -> Trigger:
@@ -122,11 +124,21 @@ def get(caller: Caller, trigger_id: int) -> dict[str, Any]:
 
 def create(caller: Caller, req: TriggerCreate, default_tz: str) -> dict[str, Any]:
     """Create a trigger owned by the caller; an enabled cron trigger is scheduled at once."""
-    t = Trigger(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, type=req.type, pattern_version=1)
+    t = Trigger(workspace_id=caller.workspace_id, owner_user_id=caller.user_id, type=req.type or "event", pattern_version=1)
     t.name = check_text(req.name, "name").strip()
-    t.agent_id = check_agent(caller, req.agentId)
-    _apply_kind(t, req.model_fields_set, req, default_tz)
-    t.message = check_text(req.message, "message")
+    patterns.apply_target(caller, t, req.targetType, req.targetId, req.agentId)
+    if req.patternType is not None:
+        patterns.apply_pattern(t, req.patternType, req.patternJson, default_tz)
+    elif req.type is None:
+        raise BadRequest("type: Field required")
+    else:
+        _apply_kind(t, req.model_fields_set, req, default_tz)
+    message = req.message or req.payloadTemplate or None  # the console sends an empty template by default
+    if message is None and t.target_type == "workflow":
+        message = f"Trigger {t.name}"  # a workflow run takes the event itself as its input
+    if message is None:
+        raise BadRequest("message: Field required")
+    t.message = check_text(message, "message")
     t.enabled = req.enabled
     t.conversation_mode = req.conversationMode
     t.conversation_id = check_conversation(req.conversationMode, req.conversationId, caller.user_id)
@@ -143,13 +155,18 @@ def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str)
     before = t.cron_expression
     if req.name is not None:
         t.name = check_text(req.name, "name").strip()
-    if req.agentId is not None:
-        t.agent_id = check_agent(caller, req.agentId)
-    if req.type is not None:
-        t.type = req.type
-    _apply_kind(t, given, req, default_tz)
-    if req.message is not None:
-        t.message = check_text(req.message, "message")
+    if req.agentId is not None or req.targetType is not None or req.targetId is not None:
+        patterns.apply_target(caller, t, req.targetType, req.targetId, req.agentId)
+    shown = patterns.console_fields(t)
+    if req.patternType is not None and (req.patternType, req.patternJson) != (shown["patternType"], shown["patternJson"]):
+        patterns.apply_pattern(t, req.patternType, req.patternJson, default_tz)  # the console changed the pattern
+    else:
+        if req.type is not None:
+            t.type = req.type
+        _apply_kind(t, given, req, default_tz)
+    message = req.message if req.message is not None else req.payloadTemplate
+    if message:
+        t.message = check_text(message, "message")
     if req.enabled is not None:
         t.enabled = req.enabled
     if "conversationMode" in given or "conversationId" in given:
@@ -212,7 +229,7 @@ def ingest(caller: Caller, scheduler: CronScheduler, envelope: EventEnvelope) ->
             reason = "already running"
         if reason is None:
             try:
-                run = scheduler.begin(spec_of(t, render(t.message, envelope)), "event", event_id=envelope.id)
+                run = scheduler.begin(spec_of(t, render(t.message, envelope), envelope.payload), "event", event_id=envelope.id)
                 entry.update(fired=True, reason="matched", runId=str(run.id))
             except ApiError as exc:
                 reason = exc.msg

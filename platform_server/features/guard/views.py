@@ -169,12 +169,17 @@ def audit_stats(caller: Caller, days: int | None) -> dict[str, Any]:
         )
     )
     total = agg["total"] or 0
+    decisions = {"allow": 0, "ask": 0, "deny": 0, **_group(q, ToolCallLog.decision)}
     return {
         "total": total,
+        # the original console's audit tiles: blocked, needs approval, allowed
+        "blocked": decisions["deny"],
+        "needsApproval": decisions["ask"],
+        "allowed": decisions["allow"],
         "failed": agg["failed"] or 0,
         "successRate": round((total - (agg["failed"] or 0)) / total, 4) if total else None,
         "avgDurationMs": round(agg["avg"], 1) if agg["avg"] is not None else None,
-        "byDecision": {"allow": 0, "ask": 0, "deny": 0, **_group(q, ToolCallLog.decision)},
+        "byDecision": decisions,
         "byTool": _group(q, ToolCallLog.tool_name),
         "bySeverity": {"low": 0, "medium": 0, "high": 0, "critical": 0, **_group(q, ToolCallLog.severity)},
         "since": iso(since),

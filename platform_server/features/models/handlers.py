@@ -42,8 +42,8 @@ class ModelsHandler(_Models):
     body_models = {"POST": ModelCreate}
 
     def get(self) -> None:
-        """Enabled providers with their models and API keys (global admin)."""
-        self.ok(service.list_providers(enabled_only=True, pool_states=self.pool_states()))
+        """Enabled providers with their enabled chat models (`id` = the model name) and API keys (global admin)."""
+        self.ok([service.console_provider(p) for p in service.list_providers(enabled_only=True, pool_states=self.pool_states())])
 
     def post(self) -> None:
         """Create a model under a provider."""

@@ -66,6 +66,11 @@ PROVIDER_FIELDS = Fields(
     configured=GIVEN,
     available=GIVEN,
     liveness=GIVEN,
+    # the original console shows Discover and Test connection by these; every protocol here lists its models
+    supportModelDiscovery=lambda p: True,
+    supportConnectionCheck=lambda p: True,
+    requireApiKey=lambda p: p.builtin and p.protocol not in ("local", "ollama"),
+    freezeUrl=lambda p: p.protocol == "local",
 )
 
 
@@ -89,6 +94,14 @@ def _ordered_models() -> peewee.ModelSelect[ModelConfig]:
         .join(Provider)
         .order_by(Provider.sort_order, Provider.id, ModelConfig.model_type, ModelConfig.create_time, ModelConfig.id)
     )
+
+
+def console_provider(entry: dict[str, Any]) -> dict[str, Any]:
+    """ProviderInfoDTO as the original console's selectors read it: `models` are the enabled chat models,
+    each identified by its model name (`id`; the stored id stays as `configId`), so the chat footer, the
+    active mark and the conversation's model all use the name. Embedding models are not chat options."""
+    models = [{**m, "id": m["modelName"], "configId": m["id"]} for m in entry["models"] if m["modelType"] == "chat" and m["enabled"]]
+    return {**entry, "models": models}
 
 
 def list_providers(enabled_only: bool, pool_states: dict[str, str] | None = None) -> list[dict[str, Any]]:

@@ -8,8 +8,8 @@ from platform_server.features.teams import lifecycle
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.platform import Flag
 from platform_server.features.teams import TEAMS
-from platform_server.features.teams import runner, service
-from platform_server.features.teams.schemas import CancelRequest, TeamCreate, TeamRunStart, TeamUpdate
+from platform_server.features.teams import console, runner, service
+from platform_server.features.teams.schemas import CancelRequest, MemberAdd, TeamCreate, TeamRunStart, TeamUpdate
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest, parse_long
 from platform_server.web.routing import gated, route
@@ -112,8 +112,8 @@ class TeamsHandler(ApiHandler):
     tags = ("Teams",)
 
     def get(self) -> None:
-        """Teams of the workspace (extension route)."""
-        self.ok(service.list_teams(self.require_caller()))
+        """Teams of the workspace with `team`, `leadName`, `memberCount` and `members` (extension route)."""
+        self.ok(console.list_views(self.require_caller()))
 
     def post(self) -> None:
         """Create a team: a lead agent and member agents of the workspace (extension route)."""
@@ -127,8 +127,8 @@ class TeamHandler(ApiHandler):
     tags = ("Teams",)
 
     def get(self, teamId: int) -> None:
-        """One team (extension route)."""
-        self.ok(service.team_dict(service.get_team_row(self.require_caller(), teamId)))
+        """One team with `team` and `members` [{agentId, name, role, icon}] (extension route)."""
+        self.ok(console.get_view(self.require_caller(), teamId))
 
     def put(self, teamId: int) -> None:
         """Update a team, sparse (extension route)."""
@@ -142,6 +142,48 @@ class TeamHandler(ApiHandler):
         self.ok(None)
 
 
+class MembersHandler(ApiHandler):
+    access = {"POST": "member"}
+    body_models = {"POST": MemberAdd}
+    tags = ("Teams",)
+
+    def post(self, teamId: int) -> None:
+        """Add an agent as `member` (appended) or `lead` (the old lead becomes a member)."""
+        req = self.body(MemberAdd)
+        self.ok(console.add_member(self.require_caller(), teamId, req.agentId, req.role))
+
+
+class MemberHandler(ApiHandler):
+    access = {"DELETE": "member"}
+    tags = ("Teams",)
+
+    def delete(self, teamId: int, agentId: int) -> None:
+        """Remove a member agent (not the lead)."""
+        self.ok(console.remove_member(self.require_caller(), teamId, agentId))
+
+
+class TeamTasksHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = ("Teams",)
+
+    def get(self, teamId: int) -> None:
+        """The member tasks of the team's runs; `status` (comma separated), `runId`, `limit`, `offset`."""
+        statuses = [s for s in (self.get_query_argument("status", "") or "").split(",") if s]
+        limit, offset = self.query_long("limit"), self.query_long("offset") or 0
+        if (limit is not None and not 1 <= limit <= MAX_PAGE) or offset < 0:
+            raise BadRequest(f"limit: must be between 1 and {MAX_PAGE}; offset: must not be negative")
+        self.ok(console.tasks(self.require_caller(), teamId, statuses, self.query_long("runId"), limit, offset))
+
+
+class TeamTaskStatsHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = ("Teams",)
+
+    def get(self, teamId: int) -> None:
+        """Counts of the team's member tasks by status (`runId` narrows to one run)."""
+        self.ok(console.task_stats(self.require_caller(), teamId, self.query_long("runId")))
+
+
 ROUTES = gated(
     "team_runs",
     [
@@ -149,6 +191,10 @@ ROUTES = gated(
         route("/api/v1/team-runs/{runId}/cancel", TeamRunCancelHandler),
         route("/api/v1/teams", TeamsHandler),
         route("/api/v1/teams/{teamId}", TeamHandler),
+        route("/api/v1/teams/{teamId}/members", MembersHandler),
+        route("/api/v1/teams/{teamId}/members/{agentId}", MemberHandler),
+        route("/api/v1/teams/{teamId}/tasks", TeamTasksHandler),
+        route("/api/v1/teams/{teamId}/tasks/stats", TeamTaskStatsHandler),
         route("/api/v1/teams/{teamId}/runs", TeamRunsHandler),
         route("/api/v1/teams/{teamId}/runs/page", TeamRunsPageHandler),
         route("/api/v1/conversations/{conversationId:str}/team-runs", ConversationRunsHandler),

@@ -27,3 +27,8 @@ class TeamRunStart(BaseModel):
 
 class CancelRequest(BaseModel):
     reason: str | None = Field(default=None, max_length=500)
+
+
+class MemberAdd(BaseModel):
+    agentId: int
+    role: str = Field(default="member", max_length=20)

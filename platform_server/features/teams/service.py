@@ -46,7 +46,7 @@ def get_team_row(caller: Caller, team_id: int) -> Team:
     return team
 
 
-def _check_agents(caller: Caller, lead: int, members: list[int]) -> list[str]:
+def check_agents(caller: Caller, lead: int, members: list[int]) -> list[str]:
 
     if not members:
         raise BadRequest("memberAgentIds: at least one member is required")
@@ -69,7 +69,7 @@ def list_teams(caller: Caller) -> list[dict[str, Any]]:
 
 
 def create_team(caller: Caller, name: str, description: str, lead: int, members: list[int]) -> dict[str, Any]:
-    ids = _check_agents(caller, lead, members)
+    ids = check_agents(caller, lead, members)
     team = Team(
         workspace_id=caller.workspace_id,
         name=name.strip(),
@@ -88,7 +88,7 @@ def update_team(caller: Caller, team_id: int, fields: dict[str, Any]) -> dict[st
         require_creator_or_admin(caller, team.creator_user_id, "team")
         lead = fields["leadAgentId"] if fields.get("leadAgentId") is not None else team.lead_agent_id
         members = fields["memberAgentIds"] if fields.get("memberAgentIds") is not None else [int(m) for m in team.member_agent_ids]
-        team.member_agent_ids = _check_agents(caller, lead, members)
+        team.member_agent_ids = check_agents(caller, lead, members)
         team.lead_agent_id = lead
         if fields.get("name") is not None:
             team.name = fields["name"].strip()
@@ -152,8 +152,9 @@ def _team_runs(caller: Caller, team_id: int, active_only: bool) -> peewee.ModelS
 
 
 def _conversation_runs(caller: Caller, conversation_id: str) -> peewee.ModelSelect[TeamRun]:
-
-    conversations.owned(caller, conversations.validate_id(conversation_id))
+    # a new chat's id (no message yet) has no runs rather than a 404: the original console asks as soon
+    # as it opens one; another user's conversation stays 403
+    conversations.check_owner(caller.user_id, conversations.validate_id(conversation_id))
     return TeamRun.select().where(
         (TeamRun.conversation_id == conversation_id) & (TeamRun.user_id == caller.user_id) & (TeamRun.workspace_id == caller.workspace_id)
     )

@@ -17,7 +17,17 @@ class OverviewHandler(ApiHandler):
     tags = TAGS
 
     def get(self) -> None:
-        """Overview statistics of the workspace."""
+        """The period comparison `{today, thisWeek, thisMonth}`, each `{conversations, messages, totalTokens,
+        promptTokens, completionTokens, toolCalls, bySource}` (UTC; the week starts on Monday)."""
+        self.ok(service.periods(self.require_caller().workspace_id))
+
+
+class StatsHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    tags = TAGS
+
+    def get(self) -> None:
+        """Workspace counts: agents, conversations, running turns, tokens and messages all time and today."""
         chat = self.platform.runtime(CHAT)
         caller = self.require_caller()
         running = len([t for t in chat.turns.running() if t.workspace_id == caller.workspace_id]) if chat else 0
@@ -74,6 +84,7 @@ class TokenUsageHandler(ApiHandler):
 
 ROUTES = [
     route("/api/v1/dashboard/overview", OverviewHandler),
+    route("/api/v1/dashboard/stats", StatsHandler),
     route("/api/v1/dashboard/trend", TrendHandler),
     route("/api/v1/token-usage", TokenUsageHandler),
 ]

@@ -67,6 +67,24 @@ def _totals(workspace_id: int, since: dt.datetime | None) -> dict[str, Any]:
     return {**_token_sums(records), "messages": messages.count(), "bySource": by_source(records)}
 
 
+def _period(workspace_id: int, since: dt.datetime) -> dict[str, Any]:
+    """Tokens, messages, conversations active and tool calls since a moment (one comparison card)."""
+    convs = Conversation.select().where((Conversation.workspace_id == workspace_id) & (Conversation.last_active_time >= since))
+    calls = ToolCallLog.select().where((ToolCallLog.workspace_id == workspace_id) & (ToolCallLog.create_time >= since))
+    return {**_totals(workspace_id, since), "conversations": convs.count(), "toolCalls": calls.count()}
+
+
+def periods(workspace_id: int) -> dict[str, Any]:
+    """The dashboard's period comparison: today, this week (from Monday) and this month, UTC. Exactly these
+    three keys: the original console draws one card per key."""
+    today = utcnow().replace(hour=0, minute=0, second=0, microsecond=0)
+    return {
+        "today": _period(workspace_id, today),
+        "thisWeek": _period(workspace_id, today - dt.timedelta(days=today.weekday())),
+        "thisMonth": _period(workspace_id, today.replace(day=1)),
+    }
+
+
 def overview(workspace_id: int, running_turns: int) -> dict[str, Any]:
     """Counts for the dashboard: agents, conversations, messages, tokens (all time and today, per source)."""
 

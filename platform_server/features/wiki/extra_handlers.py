@@ -64,7 +64,7 @@ class LintHandler(ApiHandler):
         """Start a broken-link scan job; poll `lint/broken-links/jobs/{jobId}`."""
         run = lint.start(self.require_caller(), kbId)
         self.platform.runtime(WIKI).spawn(lint.execute(run.id, run.kb_id))
-        self.ok(lint.to_dict(run))
+        self.ok(lint.job_dict(run))
 
 
 class LintJobHandler(ApiHandler):

@@ -299,5 +299,9 @@ ROUTES = gated(
     ],
 )
 
-FLAGS = [Flag("wiki", True, "Knowledge bases (LLM wiki) and the wiki_search tool")]
+FLAGS = [
+    Flag("wiki", True, "Knowledge bases (LLM wiki) and the wiki_search tool"),
+    # named as the original console names it (its Feature Flags page toggles only this one and wiki.ocr.enabled)
+    Flag("wiki.hot_cache.enabled", True, "The wiki hot cache (a digest of each KB's key pages) in its agents' prompts"),
+]
 AGENT_TOOLS: list[ToolFactory] = [lifecycle.agent_tools]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from platform_server.db import database, utcnow
+from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import LintRun, Page, PageLink
@@ -81,12 +81,35 @@ async def execute(run_id: int, kb_id: int) -> None:
     LintRun.update(status=status, result=result, error=error, end_time=utcnow()).where(LintRun.id == run_id).execute()
 
 
+def _console(run: LintRun) -> dict[str, Any]:
+    """The original console's names for a scan: `startedAt`, `completedAt`, `totalPages`,
+    `pagesWithBrokenLinks`, `totalBrokenRefs` and `pages` [{slug, title, brokenRefs}] (its banner and panel)."""
+    result = run.result or {}
+    by_page: dict[str, dict[str, Any]] = {}
+    for item in result.get("broken", []):
+        row = by_page.setdefault(item["pageSlug"], {"slug": item["pageSlug"], "title": item["pageTitle"], "brokenRefs": []})
+        row["brokenRefs"].append(item["target"])
+    return {
+        "startedAt": iso(run.create_time),
+        "completedAt": iso(run.end_time),
+        "totalPages": result.get("scannedPages", 0),
+        "pagesWithBrokenLinks": len(by_page),
+        "totalBrokenRefs": result.get("brokenCount", 0),
+        "pages": list(by_page.values()),
+        "errorMessage": run.error,
+    }
+
+
+def job_dict(run: LintRun) -> dict[str, Any]:
+    return {**to_dict(run), **_console(run)}
+
+
 def job(caller: Caller, kb_id: int, job_id: int) -> dict[str, Any]:
     kb = get_kb(caller, kb_id)
     run = LintRun.get_or_none((LintRun.id == job_id) & (LintRun.kb == kb.id))
     if run is None:
         raise NotFound("Lint job not found")
-    return to_dict(run)
+    return job_dict(run)
 
 
 def latest(caller: Caller, kb_id: int) -> dict[str, Any]:
@@ -100,5 +123,5 @@ def latest(caller: Caller, kb_id: int) -> dict[str, Any]:
     )
     running = LintRun.select().where((LintRun.kb == kb.id) & (LintRun.status == "running")).exists()
     if run is None:
-        return {"jobId": None, "kbId": str(kb.id), "status": None, "result": None, "scanRunning": running}
-    return {**to_dict(run), "scanRunning": running}
+        return {"jobId": None, "kbId": str(kb.id), "status": None, "result": None, "scanRunning": running, "completedAt": None}
+    return {**to_dict(run), **_console(run), "scanRunning": running}

@@ -19,22 +19,20 @@ class PagesHandler(ApiHandler):
     tags = TAGS
 
     def get(self, kbId: int) -> None:
-        """Pages (not archived), paged; filter by `rawId`, `pageType`, `q` (title/slug contains) or `pendingChange=true`."""
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
+        """Pages (not archived), paged when `page` or `size` is given, else the whole list with each page's
+        `outgoingLinks` (the original console's sidebar and graph); filter by `rawId`, `pageType`, `q`
+        (title/slug contains) or `pendingChange=true`."""
+        page, size = self.get_query_argument("page", None), self.get_query_argument("size", None)
+        req = page_request(page, size, self.config.max_page_size)
         pending = self.get_query_argument("pendingChange", "false")
         if pending not in ("true", "false"):
             raise BadRequest("pendingChange: must be true or false")
-        self.ok(
-            pages.list_pages(
-                self.require_caller(),
-                kbId,
-                req,
-                self.query_long("rawId"),
-                self.get_query_argument("pageType", None),
-                self.get_query_argument("q", None),
-                pending == "true",
-            )
-        )
+        caller, raw_id = self.require_caller(), self.query_long("rawId")
+        page_type, q = self.get_query_argument("pageType", None), self.get_query_argument("q", None)
+        if page is None and size is None:
+            self.ok(pages.all_pages(caller, kbId, raw_id, page_type, q, pending == "true"))
+        else:
+            self.ok(pages.list_pages(caller, kbId, req, raw_id, page_type, q, pending == "true"))
 
 
 class ArchivedHandler(ApiHandler):

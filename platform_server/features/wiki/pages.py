@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from platform_server.db import database, utcnow
@@ -39,6 +40,8 @@ summary = Fields(
     version="version",
     createTime=when("create_time"),
     updateTime=when("update_time"),
+    # the original console's name for `origin`: "manual" or "ai" (its page header reads it)
+    lastUpdatedBy=lambda p: "manual" if p.origin == "manual" else "ai",
 )
 
 
@@ -70,6 +73,9 @@ def detail(p: Page) -> dict[str, Any]:
     return {
         **summary(p),
         "markdown": p.markdown,
+        "content": p.markdown,  # the original console reads and edits `content` (spec name: `markdown`)
+        "outgoingLinks": json.dumps([link["target"] for link in links], ensure_ascii=False),
+        "sourceRawIds": json.dumps([str(r) for r in raw_ids]),  # the console parses this JSON text
         "pendingChange": dict(p.pending) if p.pending else None,  # a re-sync's version to review (wiki/sync.py)
         "links": links,
         "rawIds": [str(r) for r in raw_ids],
@@ -88,9 +94,7 @@ def get_page(kb: KnowledgeBase, slug: str) -> Page:
     return page
 
 
-def list_pages(
-    caller: Caller, kb_id: int, req: PageRequest, raw_id: int | None, page_type: str | None, q: str | None, pending: bool = False
-) -> dict[str, Any]:
+def _listed(caller: Caller, kb_id: int, raw_id: int | None, page_type: str | None, q: str | None, pending: bool) -> Any:
     kb = get_kb(caller, kb_id)
     query = Page.select().where((Page.kb == kb.id) & (Page.archived == 0))
     if pending:
@@ -101,7 +105,24 @@ def list_pages(
         query = query.where(Page.page_type == page_type)
     if q:
         query = query.where(Page.title.contains(q) | Page.slug.contains(q))
-    return paginate(query.order_by(Page.title, Page.id), req, summary)
+    return query.order_by(Page.title, Page.id)
+
+
+def list_pages(
+    caller: Caller, kb_id: int, req: PageRequest, raw_id: int | None, page_type: str | None, q: str | None, pending: bool = False
+) -> dict[str, Any]:
+    return paginate(_listed(caller, kb_id, raw_id, page_type, q, pending), req, summary)
+
+
+def all_pages(caller: Caller, kb_id: int, raw_id: int | None, page_type: str | None, q: str | None, pending: bool = False) -> list[dict[str, Any]]:
+    """Every matching page with its outgoing link targets (JSON text): the original console's sidebar
+    and graph take the whole list in one answer and draw edges from `outgoingLinks`."""
+    rows = list(_listed(caller, kb_id, raw_id, page_type, q, pending))
+    targets: dict[int, list[str]] = {}
+    if rows:
+        for link in PageLink.select(PageLink.page, PageLink.target_text).where(PageLink.kb_id == rows[0].kb_id).order_by(PageLink.id):
+            targets.setdefault(link.page_id, []).append(link.target_text)
+    return [{**summary(p), "outgoingLinks": json.dumps(targets.get(p.id, []), ensure_ascii=False)} for p in rows]
 
 
 def archived(caller: Caller, kb_id: int) -> list[dict[str, Any]]:

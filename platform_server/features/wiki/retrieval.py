@@ -65,8 +65,11 @@ def wiki_on() -> bool:
 
 
 def digest(workspace_id: int, agent_id: int, max_tokens: int) -> str:
-    """The digest of the agent's KBs (none while the `wiki` flag is off), without pages it may not read."""
-    return hot_cache.prompt_for_agent(workspace_id, agent_id, max_tokens) if wiki_on() else ""
+    """The digest of the agent's KBs (none while the `wiki` or `wiki.hot_cache.enabled` flag is off), without
+    pages it may not read."""
+    if not wiki_on() or not settings.is_enabled("wiki.hot_cache.enabled"):
+        return ""
+    return hot_cache.prompt_for_agent(workspace_id, agent_id, max_tokens)
 
 
 async def for_turn(platform: Platform, workspace_id: int, agent_id: int, query: str, count: Callable[[str], int]) -> Knowledge:

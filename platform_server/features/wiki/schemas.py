@@ -53,6 +53,14 @@ class PageEdit(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=200)
     pageType: str | None = Field(default=None, min_length=1, max_length=40)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _content(cls, data: Any) -> Any:
+        # the original console sends the page text as `content` (its name for `markdown`)
+        if isinstance(data, dict) and "markdown" not in data and "content" in data:
+            data = {**{k: v for k, v in data.items() if k != "content"}, "markdown": data["content"]}
+        return data
+
 
 class RenameRequest(BaseModel):
     newSlug: str | None = Field(default=None, min_length=1, max_length=120)

@@ -22,7 +22,7 @@ export default function Dashboard() {
   const wsAdmin = session.can("admin");
   const state = useLoad(async () => {
     const [overview, trend, byModel, summary, runs, tools] = await Promise.all([
-      get("/dashboard/overview"),
+      get("/dashboard/stats"),
       get("/dashboard/trend", { days: DAYS }),
       get("/token-usage", { groupBy: "model", startTime: startOf(DAYS) }),
       get("/notifications/summary"),
@@ -102,7 +102,7 @@ function Stats({ d }) {
 function RunningTurns() {
   const state = useLoad(() => get("/admin/agent-runtime/snapshot"), []);
   usePoll(() => state.reload(true), 5_000, [state.reload]);
-  const running = (state.data || []).filter((t) => t.running);
+  const running = (state.data && state.data.runs) || [];
   const act = async (turn, action) => {
     if (action === "recycle" && !await confirmDialog({
       title: "Force recycle this turn?", submit: "Recycle",
