@@ -33,7 +33,7 @@ async def test_the_flags_areas_declare_are_seeded_with_their_defaults(api, peopl
     r = await api.get("/api/v1/feature-flags", token="alice")
     flags = {f["key"]: f["enabled"] for f in r.data}
     assert flags == {"talk_mode": False, "wiki": True, "dreaming": True, "workflows": True, "channels": True,
-                     "skills_curator": True, "team_runs": True}
+                     "skills_curator": True, "team_runs": True, "wiki.hot_cache.enabled": True}
 
 
 async def test_a_graceful_stop_drains_through_the_declared_hooks_and_reports_nothing_left_when_idle(server) -> None:
