@@ -191,8 +191,9 @@ async def test_sandbox_ro_paths_are_seen_read_only_and_never_the_data_directory(
     os.chmod(shared, 0o755)
     os.chmod(shared / "tool.txt", 0o644)
     data = os.path.realpath(server.config.data_dir)
-    # the setting as if configured (a turn reads the platform's config as it starts)
+    # the setting as if configured (the chat service was handed the config it runs turns with at start)
     server.platform.config = dataclasses.replace(server.config, shell_exec_enabled=True, sandbox_ro_paths=(str(shared), data))
+    server.platform.services.chat.config = server.platform.config
     agent = await bob_shell(env)
     done = await run_shell(env, agent, f"cat {shared}/tool.txt; echo y > {shared}/new.txt; ls {data}", "r1")
     assert "shared tool" in done["result"] and "Read-only file system" in done["result"]
