@@ -12,7 +12,7 @@ from platform_server.features.channels.models import Channel
 from platform_server.features.channels.platforms import ADAPTERS
 from platform_server.features.channels.platforms.base import Handshake, PlatformAdapter
 from platform_server.features.channels.platforms.settings import describe
-from platform_server.features.channels.runtime import ChannelRuntime, conversation_id_for
+from platform_server.features.channels.runtime import conversation_id_for
 from platform_server.features.channels.schemas import ChannelCreate, ChannelUpdate, ToggleRequest, WebchatRequest
 from platform_server.features.chat.handlers import StreamingHandler
 from platform_server.integrations import net_guard
@@ -171,27 +171,7 @@ class WebhookHandler(ApiHandler):
 
     def post(self) -> None:
         """Inbound call of the platform (`?channelId=` names the channel), verified as the platform documents."""
-        adapter = ADAPTERS.get(self.channel_type)
-        if adapter is not None:
-            self._platform_call(adapter)
-            return
-        raw = self.body_bytes
-        message = service.parse_inbound(self.channel_type, self.json_body())
-        if not message:
-            self.ok({"accepted": False, "reason": "ignored event type"})
-            return
-        channel = service.inbound_channel(self.channel_type, message["channelId"])
-        service.verify(channel, self.request.headers, raw)
-        if channel is None:  # verify already refused it; this narrows the type
-            return
-        if not channel.enabled:
-            self.ok({"accepted": False, "reason": "channel disabled"})
-            return
-        if not service.first_sight(channel, message["messageId"], raw):
-            self.ok({"accepted": False, "reason": "duplicate"})
-            return
-        runtime: ChannelRuntime = self.platform.runtime(CHANNELS)
-        self.ok(runtime.deliver(channel, message))
+        self._platform_call(ADAPTERS[self.channel_type])  # (every webhook route is a platform with an adapter)
 
     def _platform_call(self, adapter: PlatformAdapter) -> None:
         raw = self.body_bytes

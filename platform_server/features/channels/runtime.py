@@ -146,35 +146,6 @@ class ChannelRuntime:
             await asyncio.sleep(backoff * random.uniform(0.5, 1.0))
             backoff = min(backoff * 2, 60.0)
 
-    def deliver(self, channel: Channel, message: dict[str, Any]) -> dict[str, Any]:
-        """Start (or queue into) the end user's turn and post each answer back when it completes."""
-
-        caller = service.owner_caller(channel)
-        agent = agents.get_agent_for_chat(caller, channel.agent_id)
-        chat = self.chat
-        cid = conversation_id_for(channel, message["senderId"])
-        end_user = f"{channel.channel_type}:{message['senderId']}"
-        try:
-            turn = chat.start_turn(
-                TurnRequest(
-                    caller=caller,
-                    agent=agent,
-                    conversation_id=cid,
-                    message=message["text"],
-                    end_user_id=end_user,
-                    source=channel.channel_type,
-                    text_commands=service.may_approve(channel, message["senderId"]),
-                )
-            )
-        except AgentBusy:
-            size = chat.queue_input(key_for(caller.user_id, cid), message["text"], None, caller.user_id)
-            return {"accepted": True, "queued": True, "queueSize": size, "conversationId": cid}
-        Channel.update(last_inbound_at=utcnow()).where(Channel.id == channel.id).execute()
-        task = asyncio.get_running_loop().create_task(self._reply(channel, turn, message))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        return {"accepted": True, "queued": False, "conversationId": cid}
-
     def deliver_inbound(self, channel: Channel, adapter: PlatformAdapter, inbound: Inbound) -> dict[str, Any]:
         """A verified platform message (or approval button press): run the turn, answer through the platform's send API."""
         conversation_user = inbound.sender_id
@@ -290,46 +261,6 @@ class ChannelRuntime:
         if error:
             log.warning("channel %s: sending failed: %s", channel.id, error)
         return ref
-
-    async def _reply(self, channel: Channel, turn: Any, message: dict[str, Any]) -> None:
-        """Follow the turn; every completed answer is posted (signed) to the reply URL."""
-
-        sub = turn.subscribe(0)
-        events = list(sub.replay)
-        try:
-            while True:
-                for event in events:
-                    if event.name == "message_complete" and event.data.get("status") in ("completed", "awaiting_approval"):
-                        row = Message.get_or_none(Message.id == int(event.data["assistantMessageId"]))
-                        if row is not None and row.content:
-                            await self._post(
-                                channel,
-                                {
-                                    "type": "message",
-                                    "channelId": str(channel.id),
-                                    "inReplyTo": message["messageId"],
-                                    "recipient": message["senderId"],
-                                    "text": row.content,
-                                },
-                            )
-                    if event.name == "done":
-                        return
-                item = await sub.next()
-                if item is None:
-                    return
-                events = [item]
-        finally:
-            sub.close()
-
-    async def _post(self, channel: Channel, payload: dict[str, Any]) -> None:
-        try:
-            status = await service.post_signed(self.config, channel, payload)
-            error = None if 200 <= status < 300 else f"reply URL answered HTTP {status}"
-        except ApiError as exc:
-            error = exc.msg
-        Channel.update(last_outbound_at=utcnow(), last_error=error).where(Channel.id == channel.id).execute()
-        if error:
-            log.warning("channel %s reply failed: %s", channel.id, error)
 
     async def stop(self) -> None:
         pending = list(self.tasks) + [task for _stamp, task in self.gateways.values()]

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
-import json
 import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
 import peewee
 
-from platform_server import sealed
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.channels.models import Channel, InboundMessage
-from platform_server.integrations import net_guard
 from platform_server.integrations import secret_origin
 from platform_server.web.context import Caller
 from platform_server.features.channels.errors import ChannelError
-from platform_server.web.errors import BadRequest, NotFound, Unauthorized
+from platform_server.web.errors import BadRequest, NotFound
 from platform_server.features.agents.models import Agent
 from platform_server.features.auth.models import User
 from platform_server.features.workspaces.service import member_role
@@ -37,31 +33,6 @@ else:
 
 IM_TYPES = ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h")
 TYPES = IM_TYPES + ("webchat",)
-SIGNATURE_HEADER = "X-Signature"
-TIMESTAMP_HEADER = "X-Timestamp"
-MAX_SKEW_S = 300
-
-
-def sign(secret: str, timestamp: str, body: bytes) -> str:
-    """`sha256=` + hex HMAC-SHA256 of `<timestamp>.<body>` with the channel secret."""
-    mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
-    return "sha256=" + mac.hexdigest()
-
-
-_UNKNOWN_CHANNEL_KEY = secrets.token_urlsafe(32)  # signs nothing: an unknown channel fails like a bad signature
-
-
-def verify(channel: Channel | None, headers: Any, body: bytes, now: float | None = None) -> None:
-    """Refuse unsigned, badly signed or stale webhook calls (401), the same way whether the channel exists or not."""
-    timestamp = headers.get(TIMESTAMP_HEADER, "")
-    signature = headers.get(SIGNATURE_HEADER, "")
-    if not timestamp.isdigit() or abs((now or time.time()) - int(timestamp)) > MAX_SKEW_S:
-        raise Unauthorized("Missing or stale webhook timestamp")
-    expected = sign(channel.secret if channel is not None else _UNKNOWN_CHANNEL_KEY, timestamp, body)
-    if not hmac.compare_digest(signature, expected) or channel is None:
-        raise Unauthorized("Invalid webhook signature")
-
-
 CREDENTIALS_CONTEXT = "channel.settings.credentials"  # AES-GCM context of the sealed pairing token
 
 
@@ -236,46 +207,18 @@ def delete(caller: Caller, channel_id: int) -> None:
 # ---- outbound ---------------------------------------------------------------------------
 
 
-async def post_signed(config: Any, channel: Channel, payload: dict[str, Any]) -> int:
-    """POST a signed JSON payload to the channel's reply URL (SSRF-guarded, pinned to the vetted address)."""
-    if not channel.reply_url:
-        raise ChannelError("This channel has no reply URL")
-    body = json.dumps(payload, ensure_ascii=False).encode()
-    timestamp = str(int(time.time()))
-    try:
-        target = await net_guard.vet_url(channel.reply_url, config.web_fetch_allow_hosts)
-    except net_guard.BlockedUrl as exc:
-        raise ChannelError(str(exc))
-    headers = {"Content-Type": "application/json", TIMESTAMP_HEADER: timestamp, SIGNATURE_HEADER: sign(channel.secret, timestamp, body)}
-    token = credentials_of(channel).get("token")
-    if token:  # obtained by pairing (sealed at rest): the platform side knows the paired account by it
-        headers["Authorization"] = f"Bearer {sealed.unseal(token, CREDENTIALS_CONTEXT)}"
-    connector = net_guard.pinned_connector(target)
-    try:
-        async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=15)) as s:
-            async with s.post(target.url, data=body, headers=headers, allow_redirects=False) as r:
-                return r.status
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        raise ChannelError(f"reply URL unreachable: {type(exc).__name__}: {exc}")
-
-
 async def check_health(config: Any, channel: Channel) -> dict[str, Any]:
-    """A messaging platform's own credential check, else a signed `ping` to the reply URL (webchat: healthy when enabled)."""
+    """A messaging platform's own credential check (webchat: healthy when enabled)."""
     started = time.monotonic()
     adapter = ADAPTERS.get(channel.channel_type)
     if channel.channel_type == "webchat":
         ok, message = channel.enabled, "webchat is served by this server" if channel.enabled else "disabled"
-    elif adapter is not None:  # the platform's own API answers for the credentials
+    else:  # the platform's own API answers for the credentials
+        assert adapter is not None  # (every channel type but webchat has one)
         try:
             async with outbound.session_for(config.web_fetch_allow_hosts, adapter, channel) as session:
                 message = await adapter.probe(session, channel) if isinstance(adapter, Probing) else "API base URL allowed"
             ok = True
-        except ChannelError as exc:
-            ok, message = False, exc.msg
-    else:
-        try:
-            status = await post_signed(config, channel, {"type": "ping", "channelId": str(channel.id)})
-            ok, message = 200 <= status < 300, f"HTTP {status}"
         except ChannelError as exc:
             ok, message = False, exc.msg
     Channel.update(health="healthy" if ok else "unhealthy", health_checked_at=utcnow(), last_error=None if ok else message).where(
@@ -293,26 +236,6 @@ async def check_health(config: Any, channel: Channel) -> dict[str, Any]:
 
 
 # ---- inbound ----------------------------------------------------------------------------
-
-
-def parse_inbound(channel_type: str, payload: Any) -> dict[str, Any]:
-    """The message of an inbound call of a type without a platform adapter: `{channelId, messageId, sender: {id, name?}, text}`."""
-    if not isinstance(payload, dict):
-        raise BadRequest("Webhook body must be a JSON object")
-    sender = payload.get("sender") or {}
-    if not str(payload.get("channelId", "")).isdigit():
-        raise BadRequest("channelId: required")
-    if not isinstance(sender, dict) or not str(sender.get("id") or "").strip():
-        raise BadRequest("sender.id: required")
-    text = payload.get("text")
-    if not isinstance(text, str) or not text.strip() or len(text) > 20_000:
-        raise BadRequest("text: required (at most 20000 characters)")
-    return {
-        "channelId": int(payload["channelId"]),
-        "messageId": str(payload.get("messageId") or "")[:200],
-        "senderId": str(sender["id"])[:128],
-        "text": text,
-    }
 
 
 def inbound_channel(channel_type: str, channel_id: int) -> Channel | None:
