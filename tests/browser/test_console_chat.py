@@ -345,3 +345,26 @@ async def test_a_message_typed_before_any_agent_exists_is_kept_and_sent_once_the
     await expect(box).to_have_value("")
     await page.reload()
     await expect(page.get_by_label("Message", exact=True)).to_have_value("")  # a sent message is no draft
+
+
+async def test_new_chat_after_a_new_chats_first_answer_starts_a_fresh_conversation(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text=["First answer."]))
+    await open_console(page, server, admin)
+    await send(page, "first question")
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    first = (await server.client.get("/api/v1/conversations", token="admin")).data[0]["conversationId"]
+
+    await page.locator("a.new-chat").click()
+    await expect(page.locator(".chat-title")).to_have_text("New chat")
+    await expect(page.locator(".msg")).to_have_count(0)
+
+    llm.enqueue(Script(text=["Second answer."]))
+    await send(page, "second question")
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    convs = (await server.client.get("/api/v1/conversations", token="admin")).data
+    assert len(convs) == 2
+    old = await server.client.get(f"/api/v1/conversations/{first}/messages", token="admin")
+    texts = [m.get("content") for m in (old.data if isinstance(old.data, list) else old.data["messages"])]
+    assert "second question" not in texts

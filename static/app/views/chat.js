@@ -313,6 +313,9 @@ export class ChatView {
   adopt() {
     this.isNew = false;
     history.replaceState(null, "", `#/chat/${encodeURIComponent(this.id)}`);
+    // replaceState fires no hashchange: tell the shell, so its route args follow the URL and a later
+    // "+ New chat" (#/chat) is a change it passes on to update() instead of a no-op.
+    window.dispatchEvent(new HashChangeEvent("hashchange"));
     this.list.refresh().then(() => {
       this.list.setActive(this.id);
       const conv = this.list.find(this.id);
