@@ -77,6 +77,26 @@ def _path_params(route: Route) -> list[JsonObject]:
     return params
 
 
+_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "HEAD": "head"}
+
+
+def _operation_id(template: str, method: str, taken: set[str]) -> str:
+    """`agents_list`, `agents_get`, `agents_kbs_update`: from path and method, so ids stay stable as classes move."""
+    parts = [seg for seg in template.split("/") if seg and seg not in ("api", "v1")]
+    words = ["".join(ch if ch.isalnum() else "_" for ch in seg) for seg in parts if not seg.startswith("{")]
+    verb = _VERBS.get(method, method.lower())
+    if method == "GET" and not (parts and parts[-1].startswith("{")):
+        verb = "list"
+    base = "_".join([*words, verb]) or verb
+    if base in taken:  # two routes differ only by their parameters: name the parameters
+        base = "_".join([*words, *(seg[1:-1] for seg in parts if seg.startswith("{")), verb])
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
 def _summary(handler: type[ApiHandler], method: str) -> str:
     doc = inspect.getdoc(getattr(handler, method.lower())) or ""
     return doc.splitlines()[0] if doc else f"{method} {handler.__name__}"
@@ -85,6 +105,7 @@ def _summary(handler: type[ApiHandler], method: str) -> str:
 def build_document(routes: list[Route]) -> JsonObject:
     """The OpenAPI 3.0 document for every route with its implemented methods."""
     paths: JsonObject = {}
+    taken: set[str] = set()
     schemas: JsonObject = {"R": _ENVELOPE, "Error": _ERROR, "Confirmation": _CONFIRM, "SseEvent": _SSE_EVENT}
     for r in routes:
         handler = r.handler
@@ -96,7 +117,7 @@ def build_document(routes: list[Route]) -> JsonObject:
             responses: JsonObject = {}
             op: JsonObject = {
                 "summary": _summary(handler, method),
-                "operationId": f"{method.lower()}{handler.__name__}",
+                "operationId": _operation_id(r.template, method, taken),
                 "tags": list(handler.tags) or [r.template.split("/")[3] if r.template.count("/") > 2 else "misc"],
                 "parameters": _path_params(r) + [dict(p) for p in getattr(handler, "query_params", {}).get(method, [])],
                 "responses": responses,
@@ -125,10 +146,13 @@ def build_document(routes: list[Route]) -> JsonObject:
                 defs = schema.pop("$defs", {})
                 for name, sub in defs.items() if isinstance(defs, dict) else ():
                     schemas[name] = sub
-                schemas[model.__name__] = schema
+                ref = model.__name__
+                if ref in schemas and schemas[ref] != schema:  # same class name in two areas: qualify, never overwrite
+                    ref = f"{model.__module__.split('.')[-2].title()}{model.__name__}"
+                schemas[ref] = schema
                 op["requestBody"] = {
                     "required": True,
-                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
+                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             for code, text in _ERRORS.items():
                 if code == "401" and level == PUBLIC and method not in handler.sse_methods:
