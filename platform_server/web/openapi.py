@@ -59,6 +59,21 @@ def _oas30(schema: object) -> object:
     if not isinstance(schema, dict):
         return schema
     out = {key: _oas30(value) for key, value in schema.items()}
+    if "const" in out:  # 3.0 has no const: a one-value enum says the same
+        out["enum"] = [out.pop("const")]
+    if out.get("type") == "null":  # a bare null: 3.0 has no null type
+        out.pop("type")
+        out["nullable"] = True
+    for word in ("anyOf", "oneOf"):  # Optional[X] is anyOf [X, null]: 3.0 says X with nullable
+        branches = out.get(word)
+        if isinstance(branches, list) and any(b == {"nullable": True} for b in branches):
+            rest = [b for b in branches if b != {"nullable": True}]
+            out.pop(word)
+            if len(rest) == 1 and isinstance(rest[0], dict) and "$ref" not in rest[0]:
+                out.update(rest[0])
+            else:
+                out[word] = rest
+            out["nullable"] = True
     for word, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         value = out.get(word)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -168,8 +183,10 @@ def build_document(routes: list[Route]) -> JsonObject:
                 }
             custom = getattr(handler, "openapi_responses", {}).get(method)
             if custom:  # a route answering in a client's own shape (the OpenAI door), not the envelope
-                op["responses"] = custom
-                schemas.update(getattr(handler, "openapi_schemas", {}))
+                op["responses"] = _oas30(custom)
+                extra = _oas30(getattr(handler, "openapi_schemas", {}))
+                assert isinstance(extra, dict)  # a dict maps to a dict
+                schemas.update(extra)
             ops[method.lower()] = op
         if ops:
             paths[r.template] = ops
