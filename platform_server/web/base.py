@@ -378,7 +378,7 @@ class ApiHandler(tornado.web.RequestHandler):
     def workspace_id(self) -> int:
         """`X-Workspace-Id`, or workspace 1 when absent or unparseable."""
         raw = (self.request.headers.get("X-Workspace-Id") or "").strip()
-        return int(raw) if raw.isdigit() and 0 < int(raw) < 2**63 else 1
+        return int(raw) if raw.isascii() and raw.isdigit() and 0 < int(raw) < 2**63 else 1
 
     def _authorize(self, level: str) -> None:
         assert self.principal is not None

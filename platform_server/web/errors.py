@@ -103,12 +103,18 @@ def invalid_long(name: str) -> BadRequest:
     return BadRequest(f"Invalid value for parameter '{name}': expected Long")
 
 
+def is_integer_text(text: str) -> bool:
+    """An optional '-' then ASCII digits only: str.isdigit() also passes '²' or '٣', which int() then refuses (a 500)."""
+    digits = text[1:] if text.startswith("-") else text
+    return digits.isascii() and digits.isdigit()
+
+
 def parse_long(name: str, value: str | None) -> int:
     """Parse a Long path/query parameter or raise the spec's 400."""
     if value is None:
         raise BadRequest(f"{name}: must not be null")
     text = value.strip()
-    if not text or not (text.isdigit() or (text[0] == "-" and text[1:].isdigit())):
+    if not is_integer_text(text):
         raise invalid_long(name)
     number = int(text)
     if not -(2**63) <= number < 2**63:

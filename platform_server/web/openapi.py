@@ -59,6 +59,21 @@ def _oas30(schema: object) -> object:
     if not isinstance(schema, dict):
         return schema
     out = {key: _oas30(value) for key, value in schema.items()}
+    if "const" in out:  # 3.0 has no const: a one-value enum says the same
+        out["enum"] = [out.pop("const")]
+    if out.get("type") == "null":  # a bare null: 3.0 has no null type
+        out.pop("type")
+        out["nullable"] = True
+    for word in ("anyOf", "oneOf"):  # Optional[X] is anyOf [X, null]: 3.0 says X with nullable
+        branches = out.get(word)
+        if isinstance(branches, list) and any(b == {"nullable": True} for b in branches):
+            rest = [b for b in branches if b != {"nullable": True}]
+            out.pop(word)
+            if len(rest) == 1 and isinstance(rest[0], dict) and "$ref" not in rest[0]:
+                out.update(rest[0])
+            else:
+                out[word] = rest
+            out["nullable"] = True
     for word, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         value = out.get(word)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -77,6 +92,26 @@ def _path_params(route: Route) -> list[JsonObject]:
     return params
 
 
+_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete", "HEAD": "head"}
+
+
+def _operation_id(template: str, method: str, taken: set[str]) -> str:
+    """`agents_list`, `agents_get`, `agents_kbs_update`: from path and method, so ids stay stable as classes move."""
+    parts = [seg for seg in template.split("/") if seg and seg not in ("api", "v1")]
+    words = ["".join(ch if ch.isalnum() else "_" for ch in seg) for seg in parts if not seg.startswith("{")]
+    verb = _VERBS.get(method, method.lower())
+    if method == "GET" and not (parts and parts[-1].startswith("{")):
+        verb = "list"
+    base = "_".join([*words, verb]) or verb
+    if base in taken:  # two routes differ only by their parameters: name the parameters
+        base = "_".join([*words, *(seg[1:-1] for seg in parts if seg.startswith("{")), verb])
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
 def _summary(handler: type[ApiHandler], method: str) -> str:
     doc = inspect.getdoc(getattr(handler, method.lower())) or ""
     return doc.splitlines()[0] if doc else f"{method} {handler.__name__}"
@@ -85,6 +120,7 @@ def _summary(handler: type[ApiHandler], method: str) -> str:
 def build_document(routes: list[Route]) -> JsonObject:
     """The OpenAPI 3.0 document for every route with its implemented methods."""
     paths: JsonObject = {}
+    taken: set[str] = set()
     schemas: JsonObject = {"R": _ENVELOPE, "Error": _ERROR, "Confirmation": _CONFIRM, "SseEvent": _SSE_EVENT}
     for r in routes:
         handler = r.handler
@@ -96,7 +132,7 @@ def build_document(routes: list[Route]) -> JsonObject:
             responses: JsonObject = {}
             op: JsonObject = {
                 "summary": _summary(handler, method),
-                "operationId": f"{method.lower()}{handler.__name__}",
+                "operationId": _operation_id(r.template, method, taken),
                 "tags": list(handler.tags) or [r.template.split("/")[3] if r.template.count("/") > 2 else "misc"],
                 "parameters": _path_params(r) + [dict(p) for p in getattr(handler, "query_params", {}).get(method, [])],
                 "responses": responses,
@@ -125,10 +161,13 @@ def build_document(routes: list[Route]) -> JsonObject:
                 defs = schema.pop("$defs", {})
                 for name, sub in defs.items() if isinstance(defs, dict) else ():
                     schemas[name] = sub
-                schemas[model.__name__] = schema
+                ref = model.__name__
+                if ref in schemas and schemas[ref] != schema:  # same class name in two areas: qualify, never overwrite
+                    ref = f"{model.__module__.split('.')[-2].title()}{model.__name__}"
+                schemas[ref] = schema
                 op["requestBody"] = {
                     "required": True,
-                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}},
+                    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             for code, text in _ERRORS.items():
                 if code == "401" and level == PUBLIC and method not in handler.sse_methods:
@@ -144,8 +183,10 @@ def build_document(routes: list[Route]) -> JsonObject:
                 }
             custom = getattr(handler, "openapi_responses", {}).get(method)
             if custom:  # a route answering in a client's own shape (the OpenAI door), not the envelope
-                op["responses"] = custom
-                schemas.update(getattr(handler, "openapi_schemas", {}))
+                op["responses"] = _oas30(custom)
+                extra = _oas30(getattr(handler, "openapi_schemas", {}))
+                assert isinstance(extra, dict)  # a dict maps to a dict
+                schemas.update(extra)
             ops[method.lower()] = op
         if ops:
             paths[r.template] = ops

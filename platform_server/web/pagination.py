@@ -10,7 +10,7 @@ import peewee
 
 from platform_server.json_types import JsonObject
 
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import BadRequest, is_integer_text
 
 Row = TypeVar("Row")
 
@@ -33,7 +33,7 @@ def page_request(page: str | None, size: str | None, max_size: int = 100) -> Pag
             values.append(default)
             continue
         text = raw.strip()
-        if not text.lstrip("-").isdigit():
+        if not is_integer_text(text):
             raise BadRequest(f"Invalid value for parameter '{name}': expected Integer")
         number = int(text)
         if number < 1:

@@ -47,7 +47,7 @@ def _check_kb_id(value: Any) -> int | None:
     if value is None or value == "":
         return None
     text = str(value).strip()
-    if not text.isdigit() or int(text) >= 2**63:
+    if not (text.isascii() and text.isdigit()) or int(text) >= 2**63:
         raise ValueError("must be a Long id")
     return int(text)
 

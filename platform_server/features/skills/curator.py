@@ -164,7 +164,7 @@ def parse_ids(body: Any) -> list[int]:
     ids: list[int] = []
     for i, raw in enumerate(body):
         text = str(raw).strip() if isinstance(raw, (str, int)) and not isinstance(raw, bool) else ""
-        if not text.isdigit() or not 0 < int(text) < 2**63:
+        if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 2**63:
             raise BadRequest(f"body[{i}]: must be a skill id (a string of digits)")
         ids.append(int(text))
     return list(dict.fromkeys(ids))

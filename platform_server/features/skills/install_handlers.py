@@ -111,7 +111,7 @@ class HubSearchHandler(SkillsBase):
         """Search the configured skills hub (400 when none is configured)."""
         caller = self.require_caller()
         raw = self.get_query_argument("limit", None)
-        if raw is not None and (not raw.strip().isdigit() or not 1 <= int(raw) <= 200):
+        if raw is not None and (not (raw.strip().isascii() and raw.strip().isdigit()) or not 1 <= int(raw) <= 200):
             raise BadRequest("limit: must be between 1 and 200")
         keyword = self.get_query_argument("keyword", None) or self.get_query_argument("q", None)
         self.ok(await install.hub_search(self.config, caller, keyword, int(raw) if raw else HUB_LIMIT))

@@ -11,7 +11,7 @@ from platform_server.features.teams import TEAMS
 from platform_server.features.teams import console, runner, service
 from platform_server.features.teams.schemas import CancelRequest, MemberAdd, TeamCreate, TeamRunStart, TeamUpdate
 from platform_server.web.base import ApiHandler
-from platform_server.web.errors import BadRequest, parse_long
+from platform_server.web.errors import BadRequest, is_integer_text, parse_long
 from platform_server.web.routing import gated, route
 
 TAGS = ("Team runs",)
@@ -28,7 +28,7 @@ class CursorMixin(ApiHandler):
         raw_cursor = self.get_query_argument("cursor", "") or None
         cursor = parse_long("cursor", raw_cursor) if raw_cursor else None
         raw = (self.get_query_argument("limit", "") or "").strip()
-        if raw and not raw.lstrip("-").isdigit():
+        if raw and not is_integer_text(raw):
             raise BadRequest("Invalid value for parameter 'limit': expected Integer")
         limit = int(raw) if raw else service.PAGE_DEFAULT
         if limit < 1:
