@@ -16,30 +16,29 @@ import tornado.netutil
 import tornado.web
 from tornado.routing import PathMatches, Rule
 
-from platform_server.config import Config
-from platform_server import lazy, sealed, storage
-from platform_server.storage import StorageCheckLoop, StorageHealth
+from platform_server import lazy, ports, sealed, storage
 from platform_server.blocking import run_blocking
+from platform_server.config import Config
 from platform_server.db import Migration, run_migrations
-from platform_server import ports
-from platform_server.ports import database as database_port
 from platform_server.features.auth import JWT, LOGIN_LIMITER
-from platform_server.features.tools import TOOLS
 from platform_server.features.auth import service as auth_service
 from platform_server.features.auth.service import LoginLimiter
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
 from platform_server.features.channels.page import WebchatPageHandler
 from platform_server.features.settings import service as settings_service
+from platform_server.features.setup import service as setup_service
+from platform_server.features.tools import TOOLS
 from platform_server.features.workspaces import service as workspace_service
+from platform_server.platform import Flag, Platform, RuntimeKey, RuntimeMissing
+from platform_server.ports import database as database_port
+from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.web import hosts, proxies, redact, spool
 from platform_server.web.base import ApiHandler
-from platform_server.web.fallbacks import BodyTooLargeHandler, HeadersTooLargeHandler, HostRefusedHandler, NotFoundHandler
 from platform_server.web.bodies import body_ceiling, header_bytes
 from platform_server.web.context import Principal, WebServices
+from platform_server.web.fallbacks import BodyTooLargeHandler, HeadersTooLargeHandler, HostRefusedHandler, NotFoundHandler
 from platform_server.web.openapi import ApiDocsHandler
 from platform_server.web.routing import Route, route
-from platform_server.platform import Flag, Platform, RuntimeKey, RuntimeMissing
-from platform_server.features.setup import service as setup_service
 
 T = TypeVar("T")
 

@@ -11,10 +11,9 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from platform_server.config import Config, load_config
 from platform_server import logs
-from platform_server.app import collect_migrations
-from platform_server.app import drain, listen, make_app, start_features, stop_features, warm_up
+from platform_server.app import collect_migrations, drain, listen, make_app, start_features, stop_features, warm_up
+from platform_server.config import Config, load_config
 from platform_server.features.auth import service as auth
 from platform_server.features.setup import service as setup
 from platform_server.lazy import lazy_import

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from platform_server.ports.database import storage_fault
 from platform_server.loops import Loop
+from platform_server.ports.database import storage_fault
 
 log = logging.getLogger(__name__)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+
 from platform_server.features.tools.registry import ToolError
 
 _FACTORS = {

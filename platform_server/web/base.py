@@ -20,10 +20,9 @@ from tornado.ioloop import IOLoop
 
 from platform_server import idempotency
 from platform_server.blocking import run_blocking
-from platform_server.web import proxies, spool
 from platform_server.ports.database import storage_fault
+from platform_server.web import proxies, spool
 from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, decode_json, first_validation_error, parse_json
-from platform_server.web.encode import JsonText, dumps
 from platform_server.web.context import (
     GLOBAL_ADMIN,
     LOGIN,
@@ -33,6 +32,7 @@ from platform_server.web.context import (
     Caller,
     Principal,
 )
+from platform_server.web.encode import JsonText, dumps
 from platform_server.web.errors import (
     ApiError,
     BadRequest,
@@ -48,8 +48,8 @@ from platform_server.web.errors import (
 )
 
 if TYPE_CHECKING:  # the joined application's state; web/ imports no feature at run time
-    from platform_server.platform import Platform
     from platform_server.config import Config
+    from platform_server.platform import Platform
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ response; other readers (a WebSocket, a channel worker) await `Subscription.next
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Callable, Generic, Hashable, TypeVar
 
 from platform_server.web.sse import SseWriter, frame

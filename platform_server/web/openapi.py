@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import inspect
 
-
 from platform_server import __version__
+from platform_server.json_types import JsonObject
 from platform_server.web.base import ApiHandler, dumps
 from platform_server.web.context import PUBLIC
 from platform_server.web.routing import Route
-from platform_server.json_types import JsonObject
 
 _ERRORS = {
     "400": "Parameter error: `<field>: <message>` or `Invalid value for parameter '<name>': expected Long`",

@@ -9,7 +9,6 @@ from typing import Callable, Iterable, Sequence, TypeVar
 import peewee
 
 from platform_server.json_types import JsonObject
-
 from platform_server.web.errors import BadRequest, is_integer_text
 
 Row = TypeVar("Row")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from platform_server.features.acp import lifecycle
-from platform_server.features.tools.registry import ToolFactory
-from platform_server.features.acp import launch, service
+from platform_server.features.acp import launch, lifecycle, service
 from platform_server.features.acp.schemas import AcpCreate, AcpToggle, AcpUpdate
+from platform_server.features.tools.registry import ToolFactory
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.routing import route

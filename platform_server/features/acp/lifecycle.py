@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from platform_server.features.tools.registry import ToolDefinition
 from platform_server.features.acp import delegate, service
+from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform

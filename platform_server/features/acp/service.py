@@ -14,10 +14,10 @@ from platform_server.features.acp.models import AcpEndpoint
 from platform_server.features.acp.schemas import MASK, AcpCreate, AcpUpdate
 from platform_server.features.audit import service as audit
 from platform_server.integrations.acp_client import AcpHandshake
+from platform_server.ports import files as file_store
 from platform_server.serialize import Fields, flag, ident, items, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
-from platform_server.ports import files as file_store
 
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 MAX_ENV = 50

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.features.models.runtime import LlmRouter, resolve_targets
 from platform_server.features.usage import meter
-from platform_server.web.context import Caller
 from platform_server.features.workflows.catalog import extract_json
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
-from platform_server.features.models.errors import LlmFailure, failure_text
+from platform_server.web.context import Caller
 
 if TYPE_CHECKING:
     from platform_server.features.models.runtime import LlmRouter

@@ -11,8 +11,7 @@ from typing import TypeVar
 import pydantic
 from pydantic import BaseModel
 
-from platform_server.features.models import LLM
-from platform_server.features.tools import TOOLS
+from platform_server.blocking import run_blocking
 from platform_server.features.agents import generate, service
 from platform_server.features.agents.schemas import (
     AgentCreate,
@@ -32,7 +31,8 @@ from platform_server.features.agents.workspace_handlers import (
     PersonalFileHandler,
     PersonalFilesHandler,
 )
-from platform_server.blocking import run_blocking
+from platform_server.features.models import LLM
+from platform_server.features.tools import TOOLS
 from platform_server.web.base import ApiHandler, first_validation_error
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route

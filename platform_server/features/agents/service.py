@@ -11,21 +11,21 @@ from typing import Any, Sequence
 from platform_server.config import Config
 from platform_server.db import database, first_where, iso, utcnow
 from platform_server.features.agents import files
+from platform_server.features.agents.errors import AgentNotFound
 from platform_server.features.agents.models import Agent, AgentSkill, AgentTool
 from platform_server.features.agents.schemas import AgentCreate, AgentUpdate
 from platform_server.features.audit import service as audit
-from platform_server.features.workspaces import service as workspaces
-from platform_server.memo import memo_on
-from platform_server.web.encode import JsonText, encoded
-from platform_server.web.ownership import may_change
-from platform_server.web.context import Caller
-from platform_server.features.agents.errors import AgentNotFound
-from platform_server.web.errors import ApiError, BadRequest, Forbidden, NotFound
-from platform_server.features.skills.models import Skill
-from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.features.models import runtime
 from platform_server.features.settings import service as settings
+from platform_server.features.skills.models import Skill
+from platform_server.features.wiki.models import KnowledgeBase
+from platform_server.features.workspaces import service as workspaces
+from platform_server.memo import memo_on
 from platform_server.ports import files as file_store
+from platform_server.web.context import Caller
+from platform_server.web.encode import JsonText, encoded
+from platform_server.web.errors import ApiError, BadRequest, Forbidden, NotFound
+from platform_server.web.ownership import may_change
 
 PROMPT_FILE_CAP = 64 * 1024  # bytes of one prompt file appended to the system prompt
 _SAFE_END_USER = re.compile(r"^[A-Za-z0-9_.@-]{1,64}$")

@@ -8,11 +8,11 @@ from typing import Any
 
 import pydantic
 
+from platform_server.blocking import run_blocking
 from platform_server.db import database
 from platform_server.features.agents import files, memory, service
 from platform_server.features.agents.schemas import FileContent
 from platform_server.features.audit import service as audit
-from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler, first_validation_error
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 from platform_server.platform import RuntimeKey
 
 if TYPE_CHECKING:
-    from platform_server.features.auth.tokens import JwtIssuer
-    from platform_server.features.auth.service import LoginLimiter
     from platform_server.features.auth.cache import AuthCache
+    from platform_server.features.auth.service import LoginLimiter
+    from platform_server.features.auth.tokens import JwtIssuer
 
 
 JWT: RuntimeKey[JwtIssuer] = RuntimeKey("jwt")

@@ -7,12 +7,12 @@ issued before it. The platform always keeps one enabled global admin: nobody dis
 
 from __future__ import annotations
 
+from platform_server.blocking import run_blocking
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.auth import service
 from platform_server.features.auth.models import AccessToken, User
 from platform_server.features.auth.schemas import ResetPasswordRequest, RoleRequest
-from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound

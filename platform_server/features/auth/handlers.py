@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from platform_server.features.auth import JWT, LOGIN_LIMITER
 from platform_server.blocking import run_blocking
 from platform_server.db import parse_iso
-from platform_server.features.auth import admin, members, service
+from platform_server.features.auth import JWT, LOGIN_LIMITER, admin, members, service
 from platform_server.features.auth.schemas import CreateTokenRequest, CreateUserRequest, LoginRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC

@@ -14,15 +14,15 @@ import bcrypt
 import peewee
 
 from platform_server.db import database, iso, utcnow
-from platform_server.ports.database import storage_fault
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import AccessToken, User
 from platform_server.features.auth.tokens import JwtIssuer
-from platform_server.web.context import Caller, Principal
-from platform_server.web.errors import BadRequest, Forbidden, NotFound, TooManyRequests, Unauthorized
-from platform_server.serialize import Fields, ident, when
 from platform_server.features.workspaces import service as workspaces
 from platform_server.features.workspaces.service import member_role
+from platform_server.ports.database import storage_fault
+from platform_server.serialize import Fields, ident, when
+from platform_server.web.context import Caller, Principal
+from platform_server.web.errors import BadRequest, Forbidden, NotFound, TooManyRequests, Unauthorized
 
 PAT_PREFIX = "mc_"
 _LAST_USED_RESOLUTION = dt.timedelta(seconds=60)

@@ -5,25 +5,24 @@ from __future__ import annotations
 import asyncio
 import json
 
-from platform_server.platform import Flag
-from platform_server.features.channels import CHANNELS
-from platform_server.features.channels import pairing_handlers, service
+from platform_server.features.agents import service as agents
+from platform_server.features.agents.models import Agent
+from platform_server.features.channels import CHANNELS, pairing_handlers, service
 from platform_server.features.channels.models import Channel
 from platform_server.features.channels.platforms import ADAPTERS
 from platform_server.features.channels.platforms.base import Handshake, PlatformAdapter
 from platform_server.features.channels.platforms.settings import describe
 from platform_server.features.channels.runtime import conversation_id_for
 from platform_server.features.channels.schemas import ChannelCreate, ChannelUpdate, ToggleRequest, WebchatRequest
+from platform_server.features.chat import service as chat_service
 from platform_server.features.chat.handlers import StreamingHandler
+from platform_server.features.conversations.service import key_for
 from platform_server.integrations import net_guard
+from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, PUBLIC
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.routing import gated, route
-from platform_server.features.agents import service as agents
-from platform_server.features.agents.models import Agent
-from platform_server.features.chat import service as chat_service
-from platform_server.features.conversations.service import key_for
 
 TAGS = ("Channels",)
 

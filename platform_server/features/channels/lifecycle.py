@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.channels import CHANNELS
-from platform_server.features.chat import CHAT
 from platform_server.features.channels.runtime import ChannelRuntime
+from platform_server.features.chat import CHAT
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform

@@ -9,7 +9,6 @@ import io
 import secrets
 from typing import TYPE_CHECKING, Any
 
-
 from platform_server import sealed
 from platform_server.blocking import run_blocking
 from platform_server.db import database, iso, utcnow
@@ -21,9 +20,9 @@ from platform_server.features.channels.platforms import ADAPTERS
 from platform_server.features.channels.platforms.weixin import WeixinAdapter
 from platform_server.integrations import pairing_gateway
 from platform_server.integrations.pairing_gateway import GatewayError
+from platform_server.lazy import lazy_import
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
-from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
     import segno

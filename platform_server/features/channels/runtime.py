@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import utcnow
-from platform_server.features.channels.webchat_limits import WebchatLimiter
+from platform_server.features.agents import service as agents
 from platform_server.features.channels import service
 from platform_server.features.channels.models import Channel
 from platform_server.features.channels.platforms import ADAPTERS, outbound
@@ -26,12 +26,12 @@ from platform_server.features.channels.platforms.base import (
     Target,
     approval_buttons,
 )
+from platform_server.features.channels.webchat_limits import WebchatLimiter
 from platform_server.features.chat.errors import AgentBusy
-from platform_server.web.errors import ApiError
-from platform_server.features.agents import service as agents
 from platform_server.features.chat.runtime import TurnRequest
 from platform_server.features.conversations.models import Message
 from platform_server.features.conversations.service import key_for
+from platform_server.web.errors import ApiError
 
 if TYPE_CHECKING:
     import aiohttp

@@ -10,21 +10,19 @@ from typing import TYPE_CHECKING, Any
 import peewee
 
 from platform_server.db import database, iso, utcnow
-from platform_server.features.audit import service as audit
-from platform_server.features.channels.models import Channel, InboundMessage
-from platform_server.integrations import secret_origin
-from platform_server.web.context import Caller
-from platform_server.features.channels.errors import ChannelError
-from platform_server.web.errors import BadRequest, NotFound
 from platform_server.features.agents.models import Agent
+from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import User
-from platform_server.features.workspaces.service import member_role
-from platform_server.web.context import Principal
-from platform_server.lazy import lazy_import
-from platform_server.features.channels.platforms import ADAPTERS
-from platform_server.features.channels.platforms import outbound
+from platform_server.features.channels.errors import ChannelError
+from platform_server.features.channels.models import Channel, InboundMessage
+from platform_server.features.channels.platforms import ADAPTERS, outbound
 from platform_server.features.channels.platforms import settings as platform_settings
 from platform_server.features.channels.platforms.base import Probing
+from platform_server.features.workspaces.service import member_role
+from platform_server.integrations import secret_origin
+from platform_server.lazy import lazy_import
+from platform_server.web.context import Caller, Principal
+from platform_server.web.errors import BadRequest, NotFound
 
 if TYPE_CHECKING:
     import aiohttp

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from platform_server.features.chat import CHAT
-from platform_server.features.chat import live, service
-from platform_server.features.chat.service import ChatService, TurnRequest
+from platform_server.features.agents import service as agents
+from platform_server.features.chat import CHAT, live, service
 from platform_server.features.chat.schemas import ExecuteRequest
+from platform_server.features.chat.service import ChatService, TurnRequest
 from platform_server.features.conversations import service as conversations
+from platform_server.features.plans import service as plans
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import NotFound
 from platform_server.web.routing import route
-from platform_server.features.agents import service as agents
-from platform_server.features.plans import service as plans
 
 TAGS = ("Admin runtime",)
 

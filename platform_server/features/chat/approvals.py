@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from platform_server.db import database
-from platform_server.memo import memo_on
 from platform_server.features.acp.delegate import PERMISSION_TOOL as ACP_PERMISSION
 from platform_server.features.acp.delegate import TOOL_NAME as ACP_DELEGATE
 from platform_server.features.chat import tool_calls
@@ -16,6 +15,7 @@ from platform_server.features.guard import service as guard
 from platform_server.features.tools.registry import ToolRegistry
 from platform_server.integrations.llm import ToolCall
 from platform_server.json_types import JsonObject
+from platform_server.memo import memo_on
 from platform_server.web.context import ROLE_RANK
 
 if TYPE_CHECKING:

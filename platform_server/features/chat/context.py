@@ -27,8 +27,7 @@ from platform_server.features.chat.store import TurnStore
 from platform_server.features.conversations.models import Conversation
 from platform_server.features.models.runtime import LlmRouter, ModelTarget
 from platform_server.features.usage.meter import UsageAccount
-from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolSpec
-from platform_server.integrations.llm import local, ollama, tokens
+from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolSpec, local, ollama, tokens
 from platform_server.integrations.llm.tokens import IMAGE_TOKENS, TokenCounter
 from platform_server.json_types import JsonObject
 

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
-
 import logging
+from typing import TYPE_CHECKING
 
 from platform_server import storage
 from platform_server.features.chat import CHAT, CHAT_PRUNE
-from platform_server.features.models import LLM
-from platform_server.features.skills import SKILLS
-from platform_server.features.tools import TOOLS
 from platform_server.features.chat.service import ChatService
 from platform_server.features.chat.store import TurnStore
 from platform_server.features.conversations import service as conversations
+from platform_server.features.models import LLM
+from platform_server.features.skills import SKILLS
+from platform_server.features.tools import TOOLS
 from platform_server.features.wiki import retrieval
 from platform_server.loops import Loop
 

@@ -4,6 +4,7 @@ timestamp}`, with `turns` beside it (every turn still kept, finished ones includ
 from __future__ import annotations
 
 import time
+
 from platform_server.features.agents.models import Agent
 from platform_server.features.auth.models import User
 from platform_server.features.chat.turns import Turn

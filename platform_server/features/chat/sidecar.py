@@ -11,16 +11,16 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Protocol
 
+from platform_server.blocking import run_blocking
 from platform_server.db import database, fetch_models
 from platform_server.features.chat import uploads
-from platform_server.features.conversations.models import Conversation, Message
-from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
-from platform_server.blocking import run_blocking
 from platform_server.features.chat.store import TurnStore
+from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.models.runtime import LlmRouter, ModelTarget, explicit_target
-from platform_server.features.usage.meter import UsageAccount
-from platform_server.json_types import JsonObject
 from platform_server.features.settings import service as settings
+from platform_server.features.usage.meter import UsageAccount
+from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
+from platform_server.json_types import JsonObject
 
 if TYPE_CHECKING:
     from platform_server.features.chat.turns import Turn

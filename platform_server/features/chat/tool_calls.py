@@ -10,13 +10,13 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from platform_server.features.skills import SKILLS
-from platform_server.features.tools import TOOLS
 from platform_server.config import Config
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
 from platform_server.features.guard import service as guard
+from platform_server.features.skills import SKILLS
 from platform_server.features.skills import service as skills
+from platform_server.features.tools import TOOLS
 from platform_server.features.tools.registry import ToolContext, ToolOutcome, ToolRegistry
 from platform_server.features.wiki import kbs
 from platform_server.integrations.llm import ToolCall, ToolSpec

@@ -9,12 +9,12 @@ import secrets
 from pathlib import Path
 from typing import Protocol
 
-from platform_server.ports import files as file_store
+from platform_server.blocking import run_blocking
 from platform_server.db import database, iso
 from platform_server.features.chat.models import Upload
-from platform_server.blocking import run_blocking
-from platform_server.web.errors import BadRequest, Forbidden, NotFound
 from platform_server.json_types import JsonObject
+from platform_server.ports import files as file_store
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
 
 FILES_PREFIX = "/api/v1/chat/files/"
 _EXTENSION = re.compile(r"^[a-z0-9]{1,8}$")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from platform_server.features.chat import CHAT
+from platform_server.features.chat.errors import AgentBusy
 from platform_server.features.conversations import service
 from platform_server.features.conversations.schemas import BatchDeleteRequest, ModelRequest, PinRequest, TitleRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
-from platform_server.features.chat.errors import AgentBusy
 
 TAGS = ("Conversations",)
 

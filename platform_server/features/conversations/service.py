@@ -13,11 +13,11 @@ from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import User
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.memo import memo_on
 from platform_server.web.context import Caller
+from platform_server.web.encode import JsonText, encoded
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
 from platform_server.web.pagination import PageRequest, page_of
-from platform_server.memo import memo_on
-from platform_server.web.encode import JsonText, encoded
 
 ACTIVE_WINDOW = dt.timedelta(hours=24)
 BATCH_DELETE_MAX = 200

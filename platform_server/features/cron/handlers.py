@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from platform_server.features.cron import CRON
 from platform_server.db import utcnow
-from platform_server.features.cron import schedule, service, triggers
+from platform_server.features.cron import CRON, schedule, service, triggers
 from platform_server.features.cron.runner import CronScheduler
 from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate, EventEnvelope, ToggleRequest, TriggerCreate, TriggerUpdate
 from platform_server.web.base import ApiHandler

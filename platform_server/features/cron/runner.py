@@ -8,20 +8,19 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, cast
 
-
 from platform_server.db import database, utcnow
+from platform_server.features.agents.models import Agent
+from platform_server.features.auth.models import User
+from platform_server.features.chat.runtime import TurnRequest
 from platform_server.features.cron.events import render
 from platform_server.features.cron.models import CronJob, CronRun, Trigger, TriggerEvent
 from platform_server.features.cron.schedule import next_fire
+from platform_server.features.workspaces import service as workspaces
+from platform_server.features.workspaces.models import Workspace
 from platform_server.ids import next_id
 from platform_server.loops import Loop
 from platform_server.web.context import ROLE_RANK, Caller, Principal
 from platform_server.web.errors import ApiError, BadRequest
-from platform_server.features.agents.models import Agent
-from platform_server.features.auth.models import User
-from platform_server.features.chat.runtime import TurnRequest
-from platform_server.features.workspaces import service as workspaces
-from platform_server.features.workspaces.models import Workspace
 
 if TYPE_CHECKING:
     from platform_server.features.chat.runtime import ChatRuntime

@@ -5,19 +5,19 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from platform_server.db import database, utcnow
+from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
+from platform_server.features.auth.models import User
+from platform_server.features.conversations import service as conversations
 from platform_server.features.cron import schedule
 from platform_server.features.cron.models import CronJob, CronRun, Trigger
 from platform_server.features.cron.runner import CronScheduler, spec_of
 from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate
+from platform_server.features.settings import service as settings
+from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 from platform_server.web.pagination import PageRequest, paginate
-from platform_server.serialize import Fields, GIVEN, flag, ident, when
-from platform_server.features.agents.models import Agent
-from platform_server.features.auth.models import User
-from platform_server.features.conversations import service as conversations
-from platform_server.features.settings import service as settings
 
 RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
 

@@ -10,6 +10,7 @@ from typing import Any, cast
 import peewee
 
 from platform_server.db import database, utcnow
+from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.cron import patterns, schedule
 from platform_server.features.cron.events import check_filter, mismatch, render
@@ -24,10 +25,9 @@ from platform_server.features.cron.service import (
     names,
     usernames,
 )
+from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, NotFound
-from platform_server.serialize import Fields, GIVEN, flag, ident, when
-from platform_server.features.agents.models import Agent
 
 MAX_PAYLOAD_BYTES = 256 * 1024
 _EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:/\-]{1,100}$")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from platform_server.features.datasources import tool
-from platform_server.features.tools.registry import ToolFactory
-from platform_server.features.datasources import service
+from platform_server.features.datasources import service, tool
 from platform_server.features.datasources.schemas import DatasourceCreate, DatasourceUpdate, ToggleRequest
+from platform_server.features.tools.registry import ToolFactory
 from platform_server.web.base import ApiHandler
 from platform_server.web.routing import route
 

@@ -14,14 +14,14 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.datasources import sqlite_guard
 from platform_server.features.datasources.models import Datasource
+from platform_server.features.tools.registry import ToolError
+from platform_server.features.workspaces import service as workspaces
 from platform_server.integrations import net_guard
 from platform_server.integrations.secret_origin import carry
+from platform_server.ports import files as file_store
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
-from platform_server.features.tools.registry import ToolError
-from platform_server.features.workspaces import service as workspaces
-from platform_server.ports import files as file_store
 
 QUERY_TIMEOUT_S = sqlite_guard.QUERY_TIMEOUT_S
 MASK = "********"

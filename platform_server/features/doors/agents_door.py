@@ -15,18 +15,18 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from platform_server.features.chat import CHAT
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
+from platform_server.features.chat import CHAT
 from platform_server.features.chat.runtime import TurnRequest
 from platform_server.features.workspaces import service as workspaces
+from platform_server.ports.events import Subscription
 from platform_server.web.context import ROLE_RANK, Caller, Principal
 from platform_server.web.errors import ApiError, Forbidden
-from platform_server.ports.events import Subscription
 
 if TYPE_CHECKING:
-    from platform_server.platform import Platform
     from platform_server.features.chat.turns import Turn
+    from platform_server.platform import Platform
 
 CHAT_ROLE = "viewer"  # the role /api/v1/chat/stream requires
 _SLUG = re.compile(r"[^a-z0-9]+")

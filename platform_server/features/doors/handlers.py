@@ -10,11 +10,11 @@ from typing import Any
 from platform_server.features.doors import agents_door, openai_api
 from platform_server.features.doors.mcp_door import McpServeHandler
 from platform_server.features.doors.schemas import ChatCompletionRequest
+from platform_server.ports.events import Subscription
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
 from platform_server.web.encode import dumps
 from platform_server.web.errors import ApiError, BadRequest, MethodNotAllowed
-from platform_server.ports.events import Subscription
 from platform_server.web.routing import route
 from platform_server.web.sse import SseWriter
 

@@ -11,14 +11,14 @@ nothing. Its task group lives from the first MCP request to the platform's stop.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import MutableMapping
 import logging
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import tornado.iostream
 
-from platform_server.features.doors import MCP_DOOR, agents_door
 from platform_server import lazy
+from platform_server.features.doors import MCP_DOOR, agents_door
 from platform_server.lazy import lazy_import
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
@@ -27,8 +27,8 @@ from platform_server.web.errors import ApiError, BadRequest
 if TYPE_CHECKING:
     import mcp.server.streamable_http_manager as mcp_http
 
-    from platform_server.platform import Platform
     from platform_server.features.doors import mcp_tools
+    from platform_server.platform import Platform
 else:
     mcp_http = lazy_import("mcp.server.streamable_http_manager")
     mcp_tools = lazy_import("platform_server.features.doors.mcp_tools")

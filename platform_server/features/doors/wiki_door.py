@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from platform_server.features.models import LLM
 from platform_server.blocking import run_blocking
 from platform_server.features.doors import agents_door
+from platform_server.features.models import LLM
 from platform_server.features.usage import meter
 from platform_server.features.wiki import kbs, pages, search, tool
 from platform_server.features.wiki.models import KnowledgeBase, Page

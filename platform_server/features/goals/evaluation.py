@@ -9,16 +9,16 @@ import logging
 from typing import TYPE_CHECKING, Any, Callable
 
 from platform_server.db import database, utcnow
-from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
-from platform_server.features.usage import meter
-from platform_server.loops import Loop
 from platform_server.features.agents.models import Agent
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
 from platform_server.features.memory import llm
+from platform_server.features.usage import meter
+from platform_server.loops import Loop
 
 if TYPE_CHECKING:
-    from platform_server.features.models.runtime import LlmRouter
     from platform_server.config import Config
+    from platform_server.features.models.runtime import LlmRouter
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.goals import GOALS_EVALUATOR
-from platform_server.features.models import LLM
 from platform_server.features.goals.evaluation import GoalEvaluator
+from platform_server.features.models import LLM
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform

@@ -9,15 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from platform_server.db import database, utcnow
+from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
-from platform_server.memo import memo_on
+from platform_server.features.conversations import service as conversations
 from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
 from platform_server.features.goals.schemas import MAX_CRITERIA, GoalCreate, GoalUpdate
+from platform_server.memo import memo_on
+from platform_server.serialize import Fields, flag, ident, items, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
-from platform_server.serialize import Fields, flag, ident, items, when
-from platform_server.features.agents.models import Agent
-from platform_server.features.conversations import service as conversations
 
 STATUSES = ("active", "paused", "completed", "abandoned", "exhausted")
 OPEN = ("active", "paused")

@@ -8,20 +8,18 @@ from typing import Any
 import peewee
 
 from platform_server.db import database, utcnow
-from platform_server.features.audit import service as audit
-from platform_server.features.guard.models import ApprovalGrant
-from platform_server.features.guard.settings import SEVERITY_RANK
-from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Forbidden, NotFound
-from platform_server.web.pagination import PageRequest, paginate
-from platform_server.serialize import Fields, flag, ident, when
 from platform_server.features.agents.models import Agent
+from platform_server.features.audit import service as audit
 from platform_server.features.auth.service import acting_caller
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation
-from platform_server.features.guard.models import GuardRule
+from platform_server.features.guard.models import ApprovalGrant, GuardRule
+from platform_server.features.guard.settings import SEVERITY_RANK
 from platform_server.features.workspaces.service import member_role
-from platform_server.web.pagination import paginate_list
+from platform_server.serialize import Fields, flag, ident, when
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.pagination import PageRequest, paginate, paginate_list
 
 SCOPES = ("USER", "AGENT", "CONVERSATION", "WORKSPACE")
 KINDS = ("ALWAYS", "UNTIL_TIMESTAMP", "UNTIL_CONVERSATION_END")

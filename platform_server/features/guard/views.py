@@ -10,16 +10,15 @@ import peewee
 from platform_server.db import database, dict_row, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.audit.models import AuditEvent
+from platform_server.features.conversations import service as conversations
+from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import grants as grant_store
 from platform_server.features.guard import service as guard
 from platform_server.features.guard.models import ApprovalResolution, PendingApproval, ToolCallLog
+from platform_server.serialize import Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden
 from platform_server.web.pagination import PageRequest, page_of, paginate
-from platform_server.serialize import Fields, flag, ident, when
-from platform_server.features.conversations import service as conversations
-from platform_server.features.conversations.models import Conversation
-from platform_server.features.conversations.models import Message
 
 PENDING_STATUSES = ("pending", "approved", "denied", "expired")
 FEED_KINDS = ("audit", "approval", "tool_call")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.mcp import MCP
-from platform_server.features.mcp import service
+from platform_server.features.mcp import MCP, service
 from platform_server.features.mcp.manager import McpManager
 from platform_server.features.mcp.models import McpServer
 from platform_server.features.mcp.schemas import McpServerCreate, McpServerUpdate, McpTier, McpToggle

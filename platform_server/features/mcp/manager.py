@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from platform_server.blocking import run_blocking
 from platform_server.features.mcp import service
 from platform_server.features.mcp.models import McpServer
 from platform_server.features.tools.models import Tool
-from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError, ToolRegistry
-from platform_server.web.context import Caller
-from platform_server.blocking import run_blocking
+from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.integrations import mcp_client, sandbox
 from platform_server.integrations.mcp_client import McpCallError, McpConnectionLost, McpTarget, McpToolInfo
+from platform_server.web.context import Caller
 
 log = logging.getLogger(__name__)
 

@@ -13,19 +13,19 @@ import urllib.parse
 from typing import Any
 
 from platform_server.db import database, utcnow
+from platform_server.features.agents.models import Agent, AgentTool
 from platform_server.features.audit import service as audit
 from platform_server.features.mcp.models import McpServer, McpToolAlias
-from platform_server.integrations.secret_origin import carry
 from platform_server.features.mcp.schemas import MASK, McpServerCreate, McpServerUpdate
 from platform_server.features.tools import service as tools_service
 from platform_server.features.tools.models import Tool
 from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.integrations.mcp_client import McpTarget, McpToolInfo
+from platform_server.integrations.secret_origin import carry
+from platform_server.ports import files as file_store
+from platform_server.serialize import GIVEN, Fields, flag, ident, items, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, ConfirmationRequired, Forbidden, NotFound
-from platform_server.serialize import Fields, GIVEN, flag, ident, items, when
-from platform_server.features.agents.models import Agent, AgentTool
-from platform_server.ports import files as file_store
 
 HEADER_NAME_RE = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
 ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from platform_server.features.media import service
+from platform_server.features.tools.registry import ToolError
 from platform_server.integrations import media_jobs
 from platform_server.integrations.llm import LlmError
 from platform_server.web.errors import BadRequest
-from platform_server.features.tools.registry import ToolError
 
 
 @dataclass(frozen=True)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from platform_server.features.media import lifecycle
-from platform_server.features.tools.registry import ToolFactory
-from platform_server.features.media import SPEECH_LOCAL
 from platform_server.blocking import run_blocking
 from platform_server.features.conversations import service as conversations
-from platform_server.features.media import service
+from platform_server.features.media import SPEECH_LOCAL, lifecycle, service
 from platform_server.features.media.schemas import SynthesizeRequest
+from platform_server.features.tools.registry import ToolFactory
 from platform_server.integrations.local_speech import LocalSpeech
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import PUBLIC

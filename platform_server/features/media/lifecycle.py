@@ -5,12 +5,11 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from platform_server.features.media import MEDIA_PURGE, SPEECH_LOCAL
-from platform_server.features.media import generation, service
+from platform_server.features.media import MEDIA_PURGE, SPEECH_LOCAL, generation, service
+from platform_server.features.tools.registry import ToolDefinition
 from platform_server.integrations.local_speech import LocalSpeech
 from platform_server.integrations.media_jobs import JobPolicy
 from platform_server.loops import Loop
-from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform

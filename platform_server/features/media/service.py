@@ -9,17 +9,17 @@ from typing import Any
 
 from platform_server.blocking import run_blocking
 from platform_server.db import database, iso, utcnow
+from platform_server.features.chat.models import Upload
 from platform_server.features.media.models import GeneratedFile
 from platform_server.features.models.errors import LlmFailure
+from platform_server.features.models.models import Provider
 from platform_server.features.settings import service as settings
+from platform_server.features.tools.registry import ToolError
 from platform_server.integrations import local_speech, media
 from platform_server.integrations.llm import LlmError
 from platform_server.integrations.local_speech import AudioError, LocalSpeech
-from platform_server.web.errors import BadRequest, NotFound
-from platform_server.features.chat.models import Upload
-from platform_server.features.models.models import Provider
-from platform_server.features.tools.registry import ToolError
 from platform_server.ports import files as file_store
+from platform_server.web.errors import BadRequest, NotFound
 
 # The voices of the OpenAI speech protocol (it has no listing endpoint).
 VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer")

@@ -17,12 +17,12 @@ from platform_server.features.audit import service as audit
 from platform_server.features.memory import facts, llm, store
 from platform_server.features.memory.models import DreamReport, Fact
 from platform_server.features.memory.store import Scope
-from platform_server.web.context import Caller
+from platform_server.features.models.errors import LlmFailure
 from platform_server.ports import events
 from platform_server.ports.events import Subscription, TopicBus
-from platform_server.features.models.errors import LlmFailure
-from platform_server.web.errors import ApiError, BadRequest, NotFound
 from platform_server.serialize import Fields, flag, ident, items, when
+from platform_server.web.context import Caller
+from platform_server.web.errors import ApiError, BadRequest, NotFound
 
 if TYPE_CHECKING:
     from platform_server.config import Config

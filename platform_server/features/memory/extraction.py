@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any, Callable
 import peewee
 
 from platform_server.db import utcnow
-from platform_server.features.memory.models import ExtractionMark
-from platform_server.loops import Loop
 from platform_server.features.agents.models import Agent
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.memory import facts, llm
+from platform_server.features.memory.models import ExtractionMark
+from platform_server.loops import Loop
 
 if TYPE_CHECKING:
-    from platform_server.features.models.runtime import LlmRouter
     from platform_server.config import Config
+    from platform_server.features.models.runtime import LlmRouter
 
 log = logging.getLogger(__name__)
 

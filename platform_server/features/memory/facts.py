@@ -13,10 +13,10 @@ from platform_server.features.conversations.models import Message
 from platform_server.features.memory import extraction, llm, store
 from platform_server.features.memory.models import Contradiction, Fact
 from platform_server.features.memory.store import Scope
-from platform_server.web.context import Caller
 from platform_server.features.models.errors import LlmFailure
-from platform_server.web.errors import BadRequest, NotFound
 from platform_server.serialize import Fields, flag, ident, when
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, NotFound
 
 if TYPE_CHECKING:
     from platform_server.features.models.runtime import LlmRouter

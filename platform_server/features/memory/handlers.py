@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.platform import Flag
-from platform_server.features.memory import DREAMER
-from platform_server.features.models import LLM
 from platform_server.blocking import run_blocking
 from platform_server.features.agents import service as agents
-from platform_server.features.memory import dreaming, facts, schedule, store
+from platform_server.features.memory import DREAMER, dreaming, facts, schedule, store
 from platform_server.features.memory.schemas import EditRequest, FactEditRequest, FeedbackRequest, FileText, FocusedRequest, ResolveRequest
 from platform_server.features.memory.store import Scope
+from platform_server.features.models import LLM
+from platform_server.platform import Flag
+from platform_server.ports.events import Subscription, stream
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
-from platform_server.ports.events import Subscription, stream
 from platform_server.web.pagination import page_request, paginate
 from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.features.agents.service import move_private_memory
 from platform_server.features.memory import DREAMER, MEMORY_EXTRACTION, MEMORY_NIGHTLY
-from platform_server.features.models import LLM
 from platform_server.features.memory.dreaming import Dreamer
 from platform_server.features.memory.extraction import IdleExtractionLoop
 from platform_server.features.memory.schedule import NightlyDreamLoop
-from platform_server.features.agents.service import move_private_memory
+from platform_server.features.models import LLM
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform

@@ -7,11 +7,11 @@ import re
 from typing import Any
 
 from platform_server.features.agents import service as agents
-from platform_server.features.usage import meter
-from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
+from platform_server.features.models import capabilities
 from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.features.models.runtime import LlmRouter, ModelTarget, resolve_targets
-from platform_server.features.models import capabilities
+from platform_server.features.usage import meter
+from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 
 _FENCE = re.compile(r"^```[a-zA-Z0-9_-]*\s*|\s*```$")
 

@@ -9,14 +9,14 @@ from typing import Any, Callable
 import peewee
 
 from platform_server.db import dict_rows, iso
+from platform_server.features.agents.models import Agent
 from platform_server.features.memory import store
 from platform_server.features.memory.dreaming import Dreamer, last_completed
 from platform_server.features.memory.models import Contradiction, DreamReport, Fact, MemoryMeta
 from platform_server.features.memory.store import Scope
+from platform_server.features.settings import service as settings
 from platform_server.loops import Loop
 from platform_server.web.errors import ApiError
-from platform_server.features.agents.models import Agent
-from platform_server.features.settings import service as settings
 
 log = logging.getLogger(__name__)
 

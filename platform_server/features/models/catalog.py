@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from platform_server.db import database
-from platform_server.features.models.models import ModelConfig, Provider
 from platform_server.features.models import service
+from platform_server.features.models.models import ModelConfig, Provider
 
 log = logging.getLogger(__name__)
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from platform_server.features.models import LLM
-from platform_server.features.models import remote, service
+from platform_server.features.models import LLM, remote, service
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.features.models.schemas import (
     ActiveModel,

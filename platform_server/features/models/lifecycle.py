@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from platform_server.features.models import LLM
-from platform_server.features.models import catalog, service
-from platform_server.integrations import local_embeddings
-from platform_server.features.models.runtime import LlmRouter
-from platform_server.integrations.llm.local import find_default_embedding_model, find_default_gguf
 from platform_server.blocking import run_blocking
+from platform_server.features.models import LLM, catalog, service
+from platform_server.features.models.runtime import LlmRouter
+from platform_server.integrations import local_embeddings
+from platform_server.integrations.llm.local import find_default_embedding_model, find_default_gguf
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform

@@ -8,11 +8,11 @@ from typing import Any
 from platform_server.db import database
 from platform_server.features.audit import service as audit
 from platform_server.features.models import capabilities, service
+from platform_server.features.models.errors import LlmFailure
 from platform_server.features.models.models import ModelConfig
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.integrations.llm.types import LlmError, ModelInfo
 from platform_server.web.context import Caller
-from platform_server.features.models.errors import LlmFailure
 from platform_server.web.errors import BadRequest
 
 

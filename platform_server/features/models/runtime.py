@@ -12,9 +12,18 @@ from typing import Any, Callable, TypeVar, Union
 
 from platform_server.config import Config
 from platform_server.features.models import service
+from platform_server.features.models.errors import LlmFailure
 from platform_server.features.models.models import ModelConfig, Provider
+from platform_server.features.models.pool import (  # noqa: F401 - COOLDOWN_S, MAX_COOLDOWN_S: the pool's names, also read here
+    COOLDOWN_S,
+    MAX_COOLDOWN_S,
+    ProviderPool,
+    blames_model,
+    counts_against_provider,
+    iso,
+)
+from platform_server.features.models.retry import RetryPolicy
 from platform_server.features.usage import meter
-from platform_server.memo import memo_on
 from platform_server.integrations.llm.base import LlmClient, make_client
 from platform_server.integrations.llm.types import (
     ChatMessage,
@@ -29,16 +38,7 @@ from platform_server.integrations.llm.types import (
     ToolCallDelta,
     Usage,
 )
-from platform_server.features.models.errors import LlmFailure
-from platform_server.features.models.pool import (  # noqa: F401 - COOLDOWN_S, MAX_COOLDOWN_S: the pool's names, also read here
-    COOLDOWN_S,
-    MAX_COOLDOWN_S,
-    ProviderPool,
-    blames_model,
-    counts_against_provider,
-    iso,
-)
-from platform_server.features.models.retry import RetryPolicy
+from platform_server.memo import memo_on
 from platform_server.web.errors import BadRequest
 
 log = logging.getLogger(__name__)

@@ -16,10 +16,10 @@ from platform_server.features.models.models import ModelConfig, Provider
 from platform_server.integrations.llm.base import PROTOCOLS
 from platform_server.integrations.llm.ollama import check_keep_alive
 from platform_server.integrations.llm.types import ProviderSettings
-from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
 from platform_server.integrations.secret_origin import origin_changed
 from platform_server.serialize import GIVEN, Fields, flag, ident, when
+from platform_server.web.context import Caller
+from platform_server.web.errors import BadRequest, NotFound
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 MODEL_TYPES = ("chat", "embedding")

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 from platform_server.platform import RuntimeKey
 
 if TYPE_CHECKING:
-    from platform_server.features.oauth.service import OAuthService
     from tornado.ioloop import PeriodicCallback
+
+    from platform_server.features.oauth.service import OAuthService
 
 
 OAUTH: RuntimeKey[OAuthService] = RuntimeKey("oauth")

@@ -11,12 +11,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from platform_server.blocking import run_blocking
 from platform_server.config import Config
 from platform_server.db import database
 from platform_server.features.audit import service as audit
 from platform_server.features.models import service as models
 from platform_server.integrations import oauth
-from platform_server.blocking import run_blocking
 from platform_server.web.context import Caller
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,9 @@ from typing import Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.plans.models import Plan, PlanStep
+from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
-from platform_server.serialize import Fields, ident, when
 
 
 def create(agent_id: int, workspace_id: int, user_id: int, conversation_id: str, goal: str, steps: list[str]) -> Plan:

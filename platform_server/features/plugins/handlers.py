@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from platform_server.features.plugins import PLUGINS
-from platform_server.features.plugins import service
+from platform_server.features.plugins import PLUGINS, service
 from platform_server.features.plugins.schemas import PluginConfig
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN

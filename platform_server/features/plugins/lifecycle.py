@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.features.plugins import PLUGINS
-from platform_server.features.tools import TOOLS
 from platform_server.features.plugins.service import PluginCatalog
+from platform_server.features.tools import TOOLS
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform

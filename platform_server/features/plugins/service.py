@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.plugins.models import PluginState
+from platform_server.features.tools.registry import ToolDefinition
+from platform_server.serialize import GIVEN, Fields
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
-from platform_server.serialize import GIVEN, Fields
-from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:
     from platform_server.features.tools.registry import ToolRegistry

@@ -8,12 +8,12 @@ from typing import Any, Iterable
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
-from platform_server.memo import memo_on
 from platform_server.features.settings.models import FeatureFlag, Setting
+from platform_server.memo import memo_on
 from platform_server.platform import Flag
+from platform_server.serialize import Fields, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
-from platform_server.serialize import Fields, when
 
 LANGUAGES = ("en-US", "zh-CN")
 DEFAULT_SIDECAR = {"enabled": False, "provider": None, "modelName": None}

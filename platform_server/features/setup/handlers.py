@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from platform_server.features.auth import JWT
 from platform_server.blocking import run_blocking
+from platform_server.features.auth import JWT
 from platform_server.features.auth import service as auth
 from platform_server.features.setup import service
 from platform_server.features.setup.schemas import InitRequest
+from platform_server.lazy import lazy_import
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import route
-from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
     import aiohttp

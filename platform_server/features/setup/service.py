@@ -9,15 +9,15 @@ from typing import Any
 
 from platform_server import __version__
 from platform_server.db import database
-from platform_server.features.auth import service as auth
-from platform_server.features.auth.models import User
-from platform_server.features.settings import service as settings
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.schemas import AgentCreate
+from platform_server.features.auth import service as auth
+from platform_server.features.auth.models import User
+from platform_server.features.models import service as models
+from platform_server.features.models.models import Provider
+from platform_server.features.settings import service as settings
 from platform_server.features.workspaces.service import DEFAULT_WORKSPACE_ID
 from platform_server.web.errors import BadRequest, Forbidden
-from platform_server.features.models.models import Provider
-from platform_server.features.models import service as models
 
 log = logging.getLogger(__name__)
 _setup: dict[str, str] = {}

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from platform_server.platform import RuntimeKey
 
 if TYPE_CHECKING:
-    from platform_server.features.skills.runtime import SkillsRuntime
     from platform_server.features.skills.curator_runtime import Curator
+    from platform_server.features.skills.runtime import SkillsRuntime
 
 
 SKILLS: RuntimeKey[SkillsRuntime] = RuntimeKey("skills")

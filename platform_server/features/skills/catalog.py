@@ -9,9 +9,9 @@ from platform_server.features.audit import service as audit
 from platform_server.features.skills import service
 from platform_server.features.skills.builtins import BUILTIN_SKILLS, TEMPLATES
 from platform_server.features.skills.models import BuiltinSeed, Skill, SkillTemplate
+from platform_server.serialize import Fields, flag, ident
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
-from platform_server.serialize import Fields, flag, ident
 
 
 def seed_templates() -> None:

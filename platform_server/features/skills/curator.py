@@ -14,9 +14,9 @@ from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import secrets, service
 from platform_server.features.skills.curator_models import CuratorRun, CuratorState, ManagedSkill
 from platform_server.features.skills.models import Skill
+from platform_server.serialize import Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
-from platform_server.serialize import Fields, flag, ident, when
 
 MAX_BULK = 500
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#]*|[\u3040-\u30ff\u3400-\u9fff]")

@@ -7,8 +7,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from platform_server.features.models import LLM
-from platform_server.features.skills import SKILLS_CURATOR
-from platform_server.features.skills import curator, routines, service, snapshots
+from platform_server.features.skills import SKILLS_CURATOR, curator, routines, service, snapshots
 from platform_server.features.skills.curator_runtime import Curator
 from platform_server.features.skills.install_handlers import SkillsBase
 from platform_server.features.skills.schemas import ActivateBody, ConsolidateBody, PromoteBody, SkillIds, SnapshotBody

@@ -7,12 +7,13 @@ import datetime as dt
 import logging
 from typing import TYPE_CHECKING, Any, Callable
 
-from platform_server.features.models import LLM
-from platform_server.features.skills import SKILLS, SKILLS_CURATOR
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.features.models import LLM
+from platform_server.features.models.errors import LlmFailure, failure_text
+from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.settings import service as settings_service
-from platform_server.features.skills import curator, service, snapshots
+from platform_server.features.skills import SKILLS, SKILLS_CURATOR, curator, service, snapshots
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills.curator_models import CuratorState, ManagedSkill
 from platform_server.features.skills.models import Skill
@@ -23,8 +24,6 @@ from platform_server.integrations.llm.types import ChatMessage, ChatRequest, Llm
 from platform_server.loops import Loop
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError
-from platform_server.features.models.errors import LlmFailure, failure_text
-from platform_server.features.models.runtime import resolve_targets
 
 if TYPE_CHECKING:
     from platform_server.config import Config

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.platform import Flag
-from platform_server.features.models import LLM
 from platform_server.features.agents import service as agents
-from platform_server.features.skills import catalog, secrets, service, storage
-from platform_server.features.skills import curator_handlers
+from platform_server.features.models import LLM
+from platform_server.features.skills import catalog, curator_handlers, secrets, service, storage
 from platform_server.features.skills.install_handlers import (
     HubSearchHandler,
     InstallCancelHandler,
@@ -32,8 +30,9 @@ from platform_server.features.skills.schemas import (
     ToggleBody,
 )
 from platform_server.features.skills.synthesize import synthesize
-from platform_server.web.routing import route
+from platform_server.platform import Flag
 from platform_server.web.pagination import page_request
+from platform_server.web.routing import route
 
 _LIST_PARAMS = [
     {"name": n, "in": "query", "required": False, "schema": {"type": t}, "description": d}

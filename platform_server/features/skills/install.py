@@ -25,9 +25,9 @@ from platform_server.features.skills import service
 from platform_server.features.skills.models import Skill
 from platform_server.features.skills.storage import LESSONS_FILE, SKILL_FILE
 from platform_server.integrations import net_guard
+from platform_server.lazy import lazy_import
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
-from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
     import aiohttp

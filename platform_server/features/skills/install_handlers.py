@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
-from platform_server.features.skills import SKILLS
+from platform_server.blocking import run_blocking
 from platform_server.db import database
 from platform_server.features.audit import service as audit
-from platform_server.features.skills import install, service
+from platform_server.features.skills import SKILLS, install, service
 from platform_server.features.skills.models import Skill
 from platform_server.features.skills.runtime import SkillsRuntime
 from platform_server.features.skills.schemas import InstallStart
-from platform_server.blocking import run_blocking
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest

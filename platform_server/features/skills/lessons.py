@@ -13,10 +13,9 @@ from typing import Any
 
 from platform_server.config import Config
 from platform_server.features.agents import files
-from platform_server.features.skills import storage
-from platform_server.features.skills.storage import LESSONS_FILE, MAX_LESSONS_BYTES
 from platform_server.features.conversations.models import Message
-from platform_server.features.skills import service
+from platform_server.features.skills import service, storage
+from platform_server.features.skills.storage import LESSONS_FILE, MAX_LESSONS_BYTES
 
 MAX_LESSONS = 30  # the oldest go first
 LESSON_CHARS = 300

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from platform_server.features.skills import SKILLS
-from platform_server.features.skills import catalog, curator_runtime
+from platform_server.features.skills import SKILLS, catalog, curator_runtime
 from platform_server.features.skills.runtime import SkillsRuntime
 from platform_server.features.workspaces.models import Workspace
 

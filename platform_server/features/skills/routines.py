@@ -11,18 +11,19 @@ from platform_server.config import Config
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.models.errors import LlmFailure, failure_text
+from platform_server.features.models.runtime import LlmRouter, resolve_targets
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import service
 from platform_server.features.skills.curator_models import RoutineCandidate
 from platform_server.features.skills.models import Skill
 from platform_server.features.skills.runtime import blocking
 from platform_server.features.usage import meter
-from platform_server.serialize import GIVEN, Fields, ident, when as iso_time
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
+from platform_server.serialize import GIVEN, Fields, ident
+from platform_server.serialize import when as iso_time
 from platform_server.web.context import Caller
-from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
-from platform_server.features.models.runtime import LlmRouter, resolve_targets
 
 if TYPE_CHECKING:
     from platform_server.features.models.runtime import LlmRouter

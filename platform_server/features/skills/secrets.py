@@ -13,10 +13,10 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.skills.models import Skill, SkillSecret
 from platform_server.sealed import KEY_FILE, load_key  # noqa: F401 - one key scheme for every secret at rest
+from platform_server.serialize import Fields, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.ownership import require_creator_or_admin
-from platform_server.serialize import Fields, when
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
 MAX_VALUE = 16 * 1024

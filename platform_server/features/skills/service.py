@@ -18,10 +18,10 @@ from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import lessons, secrets
 from platform_server.features.skills.models import SKILL_TYPES, Skill, SkillFile
 from platform_server.features.skills.storage import LESSONS_FILE, SKILL_FILE, Bundle
+from platform_server.serialize import Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, ConfirmationRequired, Conflict, NotFound
 from platform_server.web.pagination import PageRequest, paginate
-from platform_server.serialize import Fields, flag, ident, when
 
 MAX_CONTENT = 256 * 1024  # characters of SKILL.md
 MAX_FILE_BYTES = 5 * 1024 * 1024

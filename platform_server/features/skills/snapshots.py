@@ -11,9 +11,9 @@ from platform_server.features.agents.models import Agent, AgentSkill
 from platform_server.features.audit import service as audit
 from platform_server.features.skills.curator_models import ManagedSkill, SkillSnapshot
 from platform_server.features.skills.models import Skill, SkillFile
+from platform_server.serialize import Fields, ident, items, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
-from platform_server.serialize import Fields, ident, items, when
 
 FORMAT = 1
 MAX_REASON = 500

@@ -5,15 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from platform_server.features.conversations import service as conversations
+from platform_server.features.models.errors import LlmFailure, failure_text
+from platform_server.features.models.runtime import LlmRouter, resolve_targets
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import service
 from platform_server.features.skills.models import Skill
 from platform_server.features.usage import meter
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
-from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.web.errors import BadRequest, Conflict, NotFound
-from platform_server.features.models.runtime import LlmRouter, resolve_targets
 
 if TYPE_CHECKING:
     from platform_server.features.models.runtime import LlmRouter

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from platform_server.features.subagents import lifecycle
-from platform_server.features.tools.registry import ToolFactory
-from platform_server.features.subagents import SUBAGENTS
 from platform_server.features.conversations import service as conversations
-from platform_server.features.subagents import service
+from platform_server.features.subagents import SUBAGENTS, lifecycle, service
 from platform_server.features.subagents.schemas import SpawnPauseRequest
+from platform_server.features.tools.registry import ToolFactory
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest

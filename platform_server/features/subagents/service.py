@@ -9,24 +9,23 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
-from platform_server.features.audit import service as audit
-from platform_server.features.chat import tool_calls
-from platform_server.features.guard.service import GuardContext
-from platform_server.features.subagents.models import SpawnPause, SubagentRun
-from platform_server.features.tools.registry import ToolContext, ToolRegistry
-from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolCall
-from platform_server.web.context import Caller
-from platform_server.web.errors import Forbidden, NotFound
-from platform_server.serialize import Fields, ident, when
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
+from platform_server.features.audit import service as audit
+from platform_server.features.chat import tool_calls
 from platform_server.features.conversations.service import key_for
 from platform_server.features.guard import service as guard
-from platform_server.features.models.runtime import resolve_targets
-from platform_server.features.tools.registry import ToolError
+from platform_server.features.guard.service import GuardContext
 from platform_server.features.models.errors import failure_text
+from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.subagents.models import SpawnPause, SubagentRun
+from platform_server.features.tools.registry import ToolContext, ToolError, ToolRegistry
 from platform_server.features.wiki import retrieval
+from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolCall
 from platform_server.integrations.llm.tokens import ESTIMATE
+from platform_server.serialize import Fields, ident, when
+from platform_server.web.context import Caller
+from platform_server.web.errors import Forbidden, NotFound
 
 if TYPE_CHECKING:
     from platform_server.config import Config

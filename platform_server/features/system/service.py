@@ -11,8 +11,8 @@ import time
 from typing import Any
 
 from platform_server import __version__
-from platform_server.integrations.llm import local
 from platform_server.db import database
+from platform_server.integrations.llm import local
 
 BROWSER_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER_FLAGS = (

@@ -13,11 +13,11 @@ from urllib.parse import urlsplit
 
 import tornado.websocket
 
-from platform_server.platform import Flag
 from platform_server.features.chat import CHAT
 from platform_server.features.media import SPEECH_LOCAL
 from platform_server.features.talk import TALK
 from platform_server.features.talk.session import TalkLimits, TalkParts, TalkSession
+from platform_server.platform import Flag
 from platform_server.web.base import dumps
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError

@@ -11,8 +11,8 @@ import json
 import logging
 import re
 import wave
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from platform_server.features.agents import service as agents
@@ -23,14 +23,15 @@ from platform_server.features.conversations import service as conversations
 from platform_server.features.media import service as media
 from platform_server.integrations import local_speech
 from platform_server.integrations.local_speech import LocalSpeech
+from platform_server.lazy import lazy_import
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, Conflict, parse_long
-from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
-    from platform_server.features.chat.runtime import ChatRuntime
-    from platform_server.config import Config
     import numpy as np
+
+    from platform_server.config import Config
+    from platform_server.features.chat.runtime import ChatRuntime
 else:
     np = lazy_import("numpy")
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.teams import lifecycle
+from platform_server.features.teams import TEAMS, console, lifecycle, runner, service
+from platform_server.features.teams.schemas import CancelRequest, MemberAdd, TeamCreate, TeamRunStart, TeamUpdate
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.platform import Flag
-from platform_server.features.teams import TEAMS
-from platform_server.features.teams import console, runner, service
-from platform_server.features.teams.schemas import CancelRequest, MemberAdd, TeamCreate, TeamRunStart, TeamUpdate
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest, is_integer_text, parse_long
 from platform_server.web.routing import gated, route

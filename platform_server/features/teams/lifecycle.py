@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING
 
 from platform_server.features.models import LLM
 from platform_server.features.subagents import SUBAGENTS
-from platform_server.features.teams import TEAMS
+from platform_server.features.teams import TEAMS, runner, service
 from platform_server.features.tools import TOOLS
-from platform_server.features.teams import runner, service
 from platform_server.features.tools.registry import ToolDefinition
 
 if TYPE_CHECKING:

@@ -14,20 +14,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import iso, utcnow
+from platform_server.features.agents import service as agents
+from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
+from platform_server.features.auth.service import acting_caller
+from platform_server.features.models.errors import failure_text
+from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.teams import service
 from platform_server.features.teams.models import Team, TeamRun
+from platform_server.features.tools.registry import ToolError
 from platform_server.features.usage import meter
+from platform_server.features.workflows.catalog import extract_json
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest
-from platform_server.features.agents import service as agents
-from platform_server.features.agents.models import Agent
-from platform_server.features.auth.service import acting_caller
-from platform_server.features.models.runtime import resolve_targets
-from platform_server.features.tools.registry import ToolError
-from platform_server.features.workflows.catalog import extract_json
-from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     from platform_server.config import Config

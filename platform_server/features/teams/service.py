@@ -7,14 +7,14 @@ from typing import Any
 import peewee
 
 from platform_server.db import database, utcnow
+from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
+from platform_server.features.conversations import service as conversations
 from platform_server.features.teams.models import Team, TeamRun
+from platform_server.serialize import Fields, ident, items, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.web.ownership import require_creator_or_admin
-from platform_server.serialize import Fields, ident, items, when
-from platform_server.features.agents.models import Agent
-from platform_server.features.conversations import service as conversations
 
 ACTIVE = ("planning", "running", "awaiting_review", "finalizing")
 TERMINAL = ("completed", "partial", "failed", "cancelled")

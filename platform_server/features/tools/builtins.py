@@ -11,11 +11,11 @@ import stat
 import zoneinfo
 from typing import Any, Callable, TypeVar
 
+from platform_server.blocking import run_blocking
 from platform_server.features.agents import files
 from platform_server.features.agents import service as agents
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.features.tools.web_fetch import WEB_FETCH
-from platform_server.blocking import run_blocking
 from platform_server.features.workspaces import service as workspaces
 from platform_server.integrations import sandbox
 from platform_server.web.errors import ApiError, BadRequest, NotFound

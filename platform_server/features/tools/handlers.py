@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.tools import lifecycle
+from platform_server.features.tools import TOOLS, lifecycle, service
 from platform_server.features.tools.registry import ToolFactory
-from platform_server.features.tools import TOOLS
-from platform_server.features.tools import service
 from platform_server.features.tools.schemas import McpToolCreate, ToolTier, ToolToggle, ToolUpdate
 from platform_server.web.base import ApiHandler
-from platform_server.web.errors import ApiError
 from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.errors import ApiError
 from platform_server.web.routing import route
 
 

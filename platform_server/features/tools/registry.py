@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterable
 
 from platform_server.config import Config
-from platform_server.features.tools.models import Tool
-from platform_server.memo import memo_on
-from platform_server.features.tools.schemas import McpToolCreate
-from platform_server.integrations.llm.types import ToolSpec
-from platform_server.web.context import ROLE_RANK, Caller
 from platform_server.features.settings import service as settings
 from platform_server.features.tools import service
+from platform_server.features.tools.models import Tool
+from platform_server.features.tools.schemas import McpToolCreate
 from platform_server.features.workspaces import service as workspaces
+from platform_server.integrations.llm.types import ToolSpec
+from platform_server.memo import memo_on
+from platform_server.web.context import ROLE_RANK, Caller
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform

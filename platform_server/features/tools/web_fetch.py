@@ -7,9 +7,9 @@ import html.parser
 import re
 from typing import TYPE_CHECKING, Any
 
+from platform_server.blocking import run_blocking
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.integrations import net_guard
-from platform_server.blocking import run_blocking
 from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:

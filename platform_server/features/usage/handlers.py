@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from platform_server.features.chat import CHAT
 from platform_server.db import parse_iso
+from platform_server.features.chat import CHAT
 from platform_server.features.usage import service
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest

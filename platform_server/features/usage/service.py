@@ -10,10 +10,10 @@ from typing import Any
 import peewee
 
 from platform_server.db import dict_row, dict_rows, utcnow
-from platform_server.features.conversations.models import Conversation, Message
-from platform_server.features.usage.models import UsageRecord
 from platform_server.features.agents.models import Agent
+from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard.models import ToolCallLog
+from platform_server.features.usage.models import UsageRecord
 
 
 def _messages(workspace_id: int) -> peewee.ModelSelect[Message]:

@@ -12,12 +12,13 @@ import logging
 from typing import TYPE_CHECKING, Any, Iterable, cast
 
 from platform_server import storage
+from platform_server.blocking import run_blocking
 from platform_server.db import database, iso, utcnow
+from platform_server.features.models.capabilities import able
+from platform_server.features.models.errors import LlmFailure, failure_text
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.usage import meter
 from platform_server.features.wiki import generate, hot_cache, notes, pipeline_exec, pipelines, profile, search, sync
-from platform_server.features.models.capabilities import able
-from platform_server.features.models.errors import LlmFailure
 from platform_server.features.wiki.kbs import config_of, embedding_model
 from platform_server.features.wiki.models import (
     Chunk,
@@ -31,17 +32,15 @@ from platform_server.features.wiki.models import (
 )
 from platform_server.features.wiki.pages import set_links
 from platform_server.features.wiki.raw import stored_path
-from platform_server.features.wiki.text import chunk_text, extract_text
 from platform_server.features.wiki.reembed import Reembedder
 from platform_server.features.wiki.research import Researcher
+from platform_server.features.wiki.text import chunk_text, extract_text
 from platform_server.features.wiki.transform import Transformer
 from platform_server.features.wiki.watcher import Watchers
 from platform_server.integrations.llm.types import ChatRequest
-from platform_server.blocking import run_blocking
+from platform_server.lazy import lazy_import
 from platform_server.ports import events
 from platform_server.ports.events import Subscription, TopicBus
-from platform_server.lazy import lazy_import
-from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     import numpy as np

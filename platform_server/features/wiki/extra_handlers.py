@@ -6,9 +6,8 @@ from typing import Any
 
 import peewee
 
-from platform_server.features.wiki import WIKI
 from platform_server.db import iso
-from platform_server.features.wiki import hot_cache, kbs, lint, permissions, profile
+from platform_server.features.wiki import WIKI, hot_cache, kbs, lint, permissions, profile
 from platform_server.features.wiki.models import KnowledgeBase, PageSource, RawMaterial
 from platform_server.features.wiki.schemas import PageTypeProfile, PermissionRule
 from platform_server.web.base import ApiHandler

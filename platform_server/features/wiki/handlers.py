@@ -4,27 +4,28 @@ from __future__ import annotations
 
 import urllib.parse
 
-from platform_server.features.wiki import lifecycle
+from platform_server.blocking import run_blocking
 from platform_server.features.tools.registry import ToolFactory
-from platform_server.platform import Flag
 from platform_server.features.wiki import (
+    WIKI,
     extra_handlers,
+    kbs,
+    lifecycle,
     maintenance_handlers,
     page_handlers,
     pipeline_handlers,
+    raw,
     research_handlers,
     source_handlers,
     transform_handlers,
 )
-from platform_server.features.wiki import WIKI
-from platform_server.blocking import run_blocking
-from platform_server.features.wiki import kbs, raw
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate, RawText
 from platform_server.features.wiki.text import slugify
+from platform_server.platform import Flag
+from platform_server.ports.events import Subscription, stream
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
-from platform_server.ports.events import Subscription, stream
 from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 

@@ -13,16 +13,15 @@ from typing import Any, Iterable, cast
 import peewee
 
 from platform_server.db import database, utcnow
-from platform_server.features.audit import service as audit
-from platform_server.memo import memo_on
-from platform_server.features.wiki import kbs
 from platform_server.features.agents.models import Agent
-from platform_server.features.wiki import permissions
+from platform_server.features.audit import service as audit
+from platform_server.features.wiki import kbs, permissions
 from platform_server.features.wiki.models import HotCache, KbAgent, KnowledgeBase, Page, PageLink, PageTypePermission
 from platform_server.features.wiki.text import slugify
+from platform_server.memo import memo_on
+from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
-from platform_server.serialize import Fields, ident, when
 
 CHARS_PER_TOKEN = 4
 MOST_LINKED = 10

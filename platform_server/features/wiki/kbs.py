@@ -9,7 +9,6 @@ from typing import Any
 import peewee
 
 from platform_server.config import Config
-from platform_server.memo import memo_on
 from platform_server.db import database, utcnow
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
@@ -17,11 +16,12 @@ from platform_server.features.audit import service as audit
 from platform_server.features.models import service as model_service
 from platform_server.features.wiki.models import KbAgent, KnowledgeBase, Page, RawMaterial
 from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate
+from platform_server.memo import memo_on
+from platform_server.ports import files as file_store
+from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound, parse_long
 from platform_server.web.ownership import require_creator_or_admin
-from platform_server.serialize import Fields, ident, when
-from platform_server.ports import files as file_store
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "chunkSize": 1200,  # characters

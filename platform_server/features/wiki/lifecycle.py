@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from platform_server.features.models import LLM
-from platform_server.features.wiki import WIKI
 from platform_server.features.guard import service as guard
-from platform_server.features.wiki import agent_tools as wiki_tools
-from platform_server.features.wiki import tool, vector_index
+from platform_server.features.models import LLM
 from platform_server.features.tools.registry import ToolDefinition
+from platform_server.features.wiki import WIKI, tool, vector_index
+from platform_server.features.wiki import agent_tools as wiki_tools
 from platform_server.features.wiki.engine import WikiEngine
 
 if TYPE_CHECKING:

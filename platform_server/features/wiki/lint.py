@@ -5,15 +5,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from platform_server.blocking import run_blocking
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import LintRun, Page, PageLink
 from platform_server.features.wiki.pages import resolver
-from platform_server.blocking import run_blocking
+from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
-from platform_server.serialize import Fields, ident, when
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
-from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.models.capabilities import able
+from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.usage import meter
 from platform_server.features.wiki import kbs, pages, search
 from platform_server.features.wiki.generate import DraftError
 from platform_server.features.wiki.models import (
@@ -23,7 +24,6 @@ from platform_server.features.wiki.pages import get_page, resolver, set_links
 from platform_server.features.wiki.schemas import EnrichRequest
 from platform_server.features.wiki.text import wikilinks
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
-from platform_server.features.usage import meter
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
 

@@ -20,10 +20,10 @@ from platform_server.features.wiki.models import (
 )
 from platform_server.features.wiki.schemas import BatchDelete, PageEdit, RenameRequest
 from platform_server.features.wiki.text import rewrite_links, slugify, wikilinks
+from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.pagination import PageRequest, paginate
-from platform_server.serialize import Fields, ident, when
 
 # ---- serialising ------------------------------------------------------------------------------
 

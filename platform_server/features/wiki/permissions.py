@@ -11,9 +11,9 @@ from platform_server.features.wiki import profile
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import PageTypePermission
 from platform_server.features.wiki.schemas import PermissionRule
+from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
-from platform_server.serialize import Fields, ident, when
 
 ANY_TYPE = "*"
 

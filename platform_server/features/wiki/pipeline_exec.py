@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Callable, Coroutine
 
 from platform_server.blocking import run_blocking
 from platform_server.db import iso, utcnow
+from platform_server.features.models.errors import failure_text
 from platform_server.features.wiki import pages as page_service
 from platform_server.features.wiki import transform
 from platform_server.features.wiki.kbs import config_of, embedding_model
@@ -24,7 +25,6 @@ from platform_server.features.wiki.models import (
 )
 from platform_server.features.wiki.raw import stored_path
 from platform_server.features.wiki.text import chunk_text, extract_text
-from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     from platform_server.features.wiki.engine import WikiEngine

@@ -14,11 +14,11 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import Pipeline, PipelineRun, Transformation
+from platform_server.lazy import lazy_import
+from platform_server.serialize import Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.ownership import require_creator_or_admin
-from platform_server.serialize import Fields, flag, ident, when
-from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
     import yaml

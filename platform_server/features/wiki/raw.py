@@ -18,10 +18,10 @@ from platform_server.features.wiki import search
 from platform_server.features.wiki.kbs import config_of, get_kb, kb_dir
 from platform_server.features.wiki.models import Chunk, Job, KnowledgeBase, PageSource, RawMaterial
 from platform_server.features.wiki.text import content_type_for, extract_text, suffix_of
+from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound, PayloadTooLarge
 from platform_server.web.ownership import require_creator_or_admin
-from platform_server.serialize import Fields, GIVEN, flag, ident, when
 
 MAX_TEXT_CHARS = 2_000_000  # extracted text of one material
 

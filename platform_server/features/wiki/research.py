@@ -16,16 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from platform_server.blocking import run_blocking
+from platform_server.features.models.capabilities import able
 from platform_server.features.models.errors import failure_text
 from platform_server.features.models.runtime import resolve_targets
-from platform_server.features.models.capabilities import able
+from platform_server.features.usage import meter
 from platform_server.features.wiki import kbs, search, synthesis, tool
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page
 from platform_server.features.wiki.schemas import ResearchStart
 from platform_server.features.wiki.text import slugify, wikilinks
 from platform_server.ids import next_id
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest, LlmError
-from platform_server.features.usage import meter
 from platform_server.web.context import Caller
 from platform_server.web.errors import Forbidden, NotFound
 

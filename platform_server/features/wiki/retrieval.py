@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple, TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
-from platform_server.features.models import LLM
 from platform_server.blocking import run_blocking
 from platform_server.db import database
+from platform_server.features.models import LLM
 from platform_server.features.settings import service as settings
 from platform_server.features.wiki import hot_cache, kbs, permissions, search, tool, vector_index
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, PageCitation, RawMaterial

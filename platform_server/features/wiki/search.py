@@ -11,8 +11,8 @@ from platform_server.features.wiki import vector_index
 from platform_server.features.wiki.kbs import embedding_model
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, RawMaterial
 from platform_server.features.wiki.text import snippet
-from platform_server.serialize import GIVEN, Fields, ident
 from platform_server.lazy import lazy_import
+from platform_server.serialize import GIVEN, Fields, ident
 
 if TYPE_CHECKING:
     import numpy as np

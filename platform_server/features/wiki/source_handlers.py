@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from platform_server.features.wiki import WIKI
 from platform_server.blocking import run_blocking
-from platform_server.features.wiki import kbs, source
+from platform_server.features.wiki import WIKI, kbs, source
 from platform_server.features.wiki.schemas import SourceDirectoryRequest
 from platform_server.features.wiki.watcher import Watchers
 from platform_server.web.base import ApiHandler

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from platform_server.features.wiki import convert
-from platform_server.web.errors import BadRequest
 from platform_server.lazy import lazy_import
+from platform_server.web.errors import BadRequest
 
 if TYPE_CHECKING:
     import pypdf

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from platform_server.blocking import run_blocking
+from platform_server.features.models.errors import failure_text
 from platform_server.features.tools.registry import ToolContext, ToolDefinition, ToolError
 from platform_server.features.usage import meter
 from platform_server.features.wiki import kbs, permissions, search
 from platform_server.features.wiki.models import KnowledgeBase
-from platform_server.features.models.errors import failure_text
 
 if TYPE_CHECKING:
     from platform_server.features.models.runtime import LlmRouter

@@ -13,7 +13,9 @@ from typing import Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
+from platform_server.features.models.errors import failure_text
 from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.usage import meter
 from platform_server.features.wiki import kbs, synthesis
 from platform_server.features.wiki.models import (
     Chunk,
@@ -26,12 +28,10 @@ from platform_server.features.wiki.models import (
 )
 from platform_server.features.wiki.schemas import ApplyRequest, TransformationBody, TransformationUpdate
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
-from platform_server.features.usage import meter
+from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.ownership import require_creator_or_admin
-from platform_server.serialize import Fields, ident, when
-from platform_server.features.models.errors import failure_text
 
 log = logging.getLogger(__name__)
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from platform_server.features.wiki import WIKI
-from platform_server.features.wiki import transform
+from platform_server.features.wiki import WIKI, transform
 from platform_server.features.wiki.schemas import AggregateRequest, ApplyRequest, SaveAsPage, TransformationBody, TransformationUpdate
 from platform_server.features.wiki.transform import Transformer
 from platform_server.web.base import ApiHandler

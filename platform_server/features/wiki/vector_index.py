@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database
-from platform_server.ports import changes
 from platform_server.lazy import lazy_import
+from platform_server.ports import changes
 
 if TYPE_CHECKING:
     import numpy as np

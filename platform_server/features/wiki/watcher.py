@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from tornado.ioloop import IOLoop
 
+from platform_server.blocking import run_blocking
 from platform_server.db import iso, utcnow
+from platform_server.features.settings import service as settings
 from platform_server.features.wiki import raw as raw_service
 from platform_server.features.wiki import source
 from platform_server.features.wiki.models import KnowledgeBase
+from platform_server.lazy import lazy_import
 from platform_server.loops import Loop
 from platform_server.ports import leader
-from platform_server.blocking import run_blocking
 from platform_server.web.errors import BadRequest
-from platform_server.features.settings import service as settings
-from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
     from watchdog.observers.api import BaseObserver

@@ -15,20 +15,20 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Coroutine
 
 from platform_server.db import database, utcnow
-from platform_server.features.audit import service as audit
-from platform_server.features.usage import meter
-from platform_server.features.workflows import graph, service
-from platform_server.features.workflows.models import WorkflowRevision, WorkflowRun, WorkflowStep
-from platform_server.web.context import Caller
-from platform_server.web.errors import ApiError, BadRequest, Conflict, Forbidden
 from platform_server.features.agents import service as agents
+from platform_server.features.audit import service as audit
 from platform_server.features.auth.service import acting_caller
 from platform_server.features.chat.runtime import TurnRequest
 from platform_server.features.chat.service import wait_result
 from platform_server.features.guard import service as guard
-from platform_server.features.models.runtime import resolve_targets
-from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.features.models.errors import failure_text
+from platform_server.features.models.runtime import resolve_targets
+from platform_server.features.usage import meter
+from platform_server.features.workflows import graph, service
+from platform_server.features.workflows.models import WorkflowRevision, WorkflowRun, WorkflowStep
+from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
+from platform_server.web.context import Caller
+from platform_server.web.errors import ApiError, BadRequest, Conflict, Forbidden
 
 if TYPE_CHECKING:
     from platform_server.features.chat.runtime import ChatRuntime

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from platform_server.platform import Flag
 from platform_server.features.models import LLM
-from platform_server.features.workflows import WORKFLOWS
-from platform_server.features.workflows import service
+from platform_server.features.workflows import WORKFLOWS, service
 from platform_server.features.workflows.schemas import DraftBody, GenerateRequest, ResumeRequest, RunRequest, WorkflowCreate, WorkflowUpdate
+from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.routing import gated, route

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.db import database, utcnow
 from platform_server.features.chat import CHAT
 from platform_server.features.models import LLM
-from platform_server.features.workflows import WORKFLOWS, WORKFLOW_TIMEOUTS
-from platform_server.db import database, utcnow
 from platform_server.features.settings import service as settings
+from platform_server.features.workflows import WORKFLOW_TIMEOUTS, WORKFLOWS
 from platform_server.features.workflows.engine import RESTART_ERROR, WorkflowEngine
 from platform_server.features.workflows.models import WorkflowRun, WorkflowStep
 from platform_server.loops import Loop

@@ -6,18 +6,18 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database, iso, utcnow
+from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
+from platform_server.features.models.errors import LlmFailure, failure_text
+from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.usage import meter
 from platform_server.features.workflows import catalog, graph
 from platform_server.features.workflows.models import Workflow, WorkflowRevision, WorkflowRun, WorkflowStep
+from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
+from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.web.ownership import require_creator_or_admin
-from platform_server.serialize import GIVEN, Fields, flag, ident, when
-from platform_server.features.agents.models import Agent
-from platform_server.features.models.errors import LlmFailure, failure_text
-from platform_server.features.models.runtime import resolve_targets
-from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 
 if TYPE_CHECKING:
     from platform_server.features.models.runtime import LlmRouter

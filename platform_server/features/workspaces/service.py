@@ -7,9 +7,9 @@ from typing import Any
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.workspaces.models import Workspace, WorkspaceMember
+from platform_server.serialize import GIVEN, Fields, ident, when
 from platform_server.web.context import ROLE_RANK, Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
-from platform_server.serialize import Fields, GIVEN, ident, when
 
 DEFAULT_WORKSPACE_ID = 1
 

@@ -22,7 +22,6 @@ from platform_server.integrations.llm.types import (
 )
 from platform_server.json_types import JsonObject
 
-
 API_VERSION = "2023-06-01"
 THINKING_BUDGET = {"low": 1024, "medium": 4096, "high": 16384, "max": 32000}
 DEFAULT_MAX_TOKENS = 4096

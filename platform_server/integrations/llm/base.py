@@ -8,16 +8,16 @@ from collections.abc import AsyncGenerator, AsyncIterator
 
 from platform_server.integrations.llm.types import (
     ChatRequest,
-    Timeouts,
     ChatResult,
     Finish,
     LlmError,
     ModelInfo,
+    ProviderSettings,
     ReasoningDelta,
     StreamEvent,
     TextDelta,
+    Timeouts,
     ToolCall,
-    ProviderSettings,
     ToolCallDelta,
     Usage,
 )

@@ -23,11 +23,11 @@ from platform_server.integrations.llm.types import (
     ModelInfo,
     StreamEvent,
     TextDelta,
-    Usage,
     Timeouts,
+    Usage,
 )
-from platform_server.lazy import lazy_import
 from platform_server.json_types import JsonObject
+from platform_server.lazy import lazy_import
 
 if TYPE_CHECKING:
     import llama_cpp

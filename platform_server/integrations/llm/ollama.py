@@ -27,12 +27,11 @@ from platform_server.integrations.llm.types import (
     ReasoningDelta,
     StreamEvent,
     TextDelta,
+    Timeouts,
     ToolCall,
     Usage,
-    Timeouts,
 )
 from platform_server.json_types import JsonObject, int_of, str_of
-
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,6 @@ from platform_server.integrations.llm.types import (
 )
 from platform_server.json_types import JsonObject
 
-
 _EFFORT = {"low": "low", "medium": "medium", "high": "high", "max": "high"}
 
 

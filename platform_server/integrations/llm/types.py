@@ -1,10 +1,11 @@
 """Provider-neutral request, response and stream-event types for LLM clients."""
 
 from __future__ import annotations
-from platform_server.json_types import JsonObject
 
 from dataclasses import dataclass, field
 from typing import Union
+
+from platform_server.json_types import JsonObject
 
 THINKING_LEVELS = ("off", "low", "medium", "high", "max")
 

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     import aiohttp
 
     from platform_server.features.channels.models import Channel
-    from platform_server.features.channels.platforms.discord import Discord
     from platform_server.features.channels.platforms import discord as discord_adapter
+    from platform_server.features.channels.platforms.discord import Discord
 else:
     aiohttp = lazy_import("aiohttp")
     discord_adapter = lazy_import("platform_server.features.channels.platforms.discord")

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from platform_server.features.channels.errors import ChannelError
 from platform_server.features.channels.platforms.base import (
     Button,
-    PlatformAdapter,
     Inbound,
+    PlatformAdapter,
     SentRef,
     SettingField,
     Target,
