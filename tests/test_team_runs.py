@@ -219,7 +219,8 @@ async def test_a_team_that_asks_for_review_awaits_it_and_redoes_the_tasks_sent_b
     run_id = await start(api, team["id"])
     waiting = await wait_for(api, run_id, ("awaiting_review",))
     assert waiting["active"] is True and all(t["status"] == "completed" for t in waiting["tasks"])
-    assert "Task 1 (Writer)" in llm.requests[-1]["messages"][-1]["content"]
+    # (the run says awaiting_review before the lead's review call reaches the model: wait for that call)
+    assert await eventually(lambda: "Task 1 (Writer)" in llm.requests[-1]["messages"][-1]["content"], what="the review request")
     r = await api.post(f"/api/v1/team-runs/{run_id}/cancel", {"reason": "enough"}, token="alice")
     assert r.status == 200, r.body
 
