@@ -16,7 +16,7 @@ import tornado.netutil
 import tornado.web
 from tornado.routing import PathMatches, Rule
 
-from platform_server import lazy, ports, sealed, storage
+from platform_server import lazy, ports, sealed, storage, tls
 from platform_server.blocking import run_blocking
 from platform_server.config import Config
 from platform_server.db import Migration, run_migrations
@@ -35,6 +35,7 @@ from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.web import hosts, proxies, redact, spool
 from platform_server.web.base import ApiHandler
 from platform_server.web.bodies import body_ceiling, header_bytes
+from platform_server.web.console_files import console_routes
 from platform_server.web.context import Principal, WebServices
 from platform_server.web.fallbacks import BodyTooLargeHandler, HeadersTooLargeHandler, HostRefusedHandler, NotFoundHandler
 from platform_server.web.openapi import ApiDocsHandler
@@ -223,40 +224,6 @@ def collect_routes() -> list[Route]:
     return sorted(routes, key=lambda r: r.specificity)
 
 
-CONSOLE_CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-src 'none'; "
-    "frame-ancestors 'none'"
-)
-SWAGGER_CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-    "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-
-
-def browser_headers(handler: tornado.web.RequestHandler, csp: str) -> None:
-    """What every page and static file is served with: a CSP header, no framing, no sniffing, no referrer."""
-    handler.set_header("Content-Security-Policy", csp)
-    handler.set_header("X-Frame-Options", "DENY")
-    handler.set_header("X-Content-Type-Options", "nosniff")
-    handler.set_header("Referrer-Policy", "no-referrer")
-
-
-class StaticHandler(tornado.web.StaticFileHandler):
-    """The console's modules, styles and vendored libraries."""
-
-    def set_extra_headers(self, path: str) -> None:
-        browser_headers(self, CONSOLE_CSP)
-
-
-class IndexHandler(tornado.web.StaticFileHandler):
-    """The web console's entry page (and the swagger page) with no caching."""
-
-    def set_extra_headers(self, path: str) -> None:
-        self.set_header("Cache-Control", "no-cache")
-        browser_headers(self, SWAGGER_CSP if path.startswith("swagger") else CONSOLE_CSP)
-
-
 class GuardedApplication(tornado.web.Application):
     """Refuses any request whose Host header names no allowed host (DNS rebinding reaches nothing)."""
 
@@ -353,11 +320,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     platform.set_runtime(LOGIN_LIMITER, limiter)
     platform.routes = collect_routes()
     handlers: list[Any] = [r.target() for r in collect_sockets() + platform.routes]
-    handlers += [
-        (r"/(swagger-ui\.html)$", IndexHandler, {"path": STATIC_DIR}),
-        (r"/static/(.*)", StaticHandler, {"path": STATIC_DIR}),
-        (r"/()$", IndexHandler, {"path": STATIC_DIR, "default_filename": "index.html"}),
-    ]
+    handlers += console_routes(STATIC_DIR, tls.ca_cert_path(config))
     handlers.append((r"/webchat()$", WebchatPageHandler, {"path": os.path.join(STATIC_DIR, "webchat")}))
     app = GuardedApplication(
         handlers,
@@ -454,6 +417,7 @@ def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | No
         max_header_size=config.max_header_bytes * 4,
         idle_connection_timeout=120,
         xheaders=False,
+        ssl_options=tls.server_context(config),
     )
     if sockets is not None:
         server.add_sockets(sockets)

@@ -1,4 +1,4 @@
-"""Command line: `serve` (default), `migrate`, `create-admin`, `backup FILE`, `restore FILE`."""
+"""Command line: `serve` (default), `migrate`, `create-admin`, `backup FILE`, `restore FILE`, `tls`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import asyncio
 import gc
 import getpass
 import logging
+import os
 import signal
+import ssl
 import sys
 from typing import TYPE_CHECKING
 
-from platform_server import logs
+from platform_server import logs, tls
 from platform_server.app import collect_migrations, drain, listen, make_app, start_features, stop_features, warm_up
 from platform_server.config import Config, load_config
 from platform_server.features.auth import service as auth
@@ -34,7 +36,7 @@ GC_YOUNG_THRESHOLD = 10_000
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="platform-server", description="Self-hosted agent platform server")
-    p.add_argument("command", nargs="?", default="serve", choices=("serve", "migrate", "create-admin", "backup", "restore"))
+    p.add_argument("command", nargs="?", default="serve", choices=("serve", "migrate", "create-admin", "backup", "restore", "tls"))
     p.add_argument("file", nargs="?", help="backup / restore: the archive (.tar.gz)")
     p.add_argument("--force", action="store_true", help="restore: replace the data dir's database")
     p.add_argument("--host")
@@ -42,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", dest="data_dir")
     p.add_argument("--config", dest="config_file", help="TOML settings file")
     p.add_argument("--username", default="admin", help="create-admin: the admin's username")
+    p.add_argument("--names", default="", help="tls: more host names or addresses for the certificate, comma-separated")
     return p
 
 
@@ -61,7 +64,8 @@ async def serve(config: Config) -> None:
     app, platform = make_app(config)
     await start_features(platform)
     server = listen(app, config)
-    logging.getLogger("platform_server").info("listening on http://%s:%s", config.host, config.port)
+    scheme = "https" if config.tls_cert_file else "http"
+    logging.getLogger("platform_server").info("listening on %s://%s:%s", scheme, config.host, config.port)
     gc.freeze()  # what the start built lives as long as the process: later collections skip it
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     gc.enable()  # (off while starting under `python -m platform_server`: see __main__.py)
@@ -86,11 +90,17 @@ def main(argv: list[str] | None = None) -> None:
     config = _config(args)
     logs.configure(config.log_level)
     if args.command == "serve":
+        try:
+            tls.server_context(config)  # a certificate that cannot load stops here, said plainly
+        except (ValueError, OSError, ssl.SSLError) as exc:
+            sys.exit(f"serve: HTTPS settings refused: {exc}")
         asyncio.run(serve(config))
         return
     gc.enable()  # the other commands collect as usual
     if args.command in ("backup", "restore"):
         _backup_or_restore(args, config)
+    elif args.command == "tls":
+        _make_certificate(args, config)
     elif args.command == "migrate":
         make_app(config)
         print("migrations applied")
@@ -120,6 +130,17 @@ def _backup_or_restore(args: argparse.Namespace, config: Config) -> None:
         sys.exit(f"{args.command} refused: {exc}")
     except OSError as exc:  # a full disk, a folder that cannot be written: said plainly, without a traceback
         sys.exit(f"{args.command} failed: {exc.strerror or exc} ({exc.filename or args.file})")
+
+
+def _make_certificate(args: argparse.Namespace, config: Config) -> None:
+    issued = tls.issue(config, args.names.split(","))
+    print(("made a new local CA: " if issued.ca_created else "kept the local CA: ") + issued.ca_cert)
+    print(f"certificate for {', '.join(issued.names)}")
+    print(f"  valid until {issued.not_after:%Y-%m-%d} (run `platform-server tls` again to renew)")
+    print("Serve HTTPS with these two settings (config file, or PLATFORM_TLS_CERT_FILE / PLATFORM_TLS_KEY_FILE):")
+    print(f'  tls_cert_file = "{os.path.abspath(issued.cert)}"')
+    print(f'  tls_key_file = "{os.path.abspath(issued.key)}"')
+    print(tls.TRUST_STEPS.format(port=config.port))
 
 
 if __name__ == "__main__":

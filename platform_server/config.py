@@ -37,6 +37,9 @@ class Config:
     # Host names the server answers to (DNS-rebinding guard); empty: the bind address, localhost, and
     # the machine's names and addresses when bound to 0.0.0.0 / ::. "*" turns the check off.
     allowed_hosts: tuple[str, ...] = ()
+    # HTTPS with Tornado's own TLS (`platform-server tls` makes a local CA and these two files); empty: plain HTTP
+    tls_cert_file: str = ""
+    tls_key_file: str = ""
     setup_token: str = ""  # first run: setup/init from a non-loopback address needs it; empty: generated and logged
     shutdown_grace_s: float = 30.0  # SIGTERM: running turns get this long to finish before they are stopped
     # Storage: under this much free space in the data folder (or after a write failed for a full disk)

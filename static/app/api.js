@@ -98,7 +98,14 @@ export async function api(method, path, body, { query, signal } = {}) {
   }
   const url = "/api/v1" + withQuery(path, query);
   if (method === "POST") init.headers["Idempotency-Key"] = newIdempotencyKey();
-  const response = await fetchOnceMore(url, init);
+  let response;
+  try {
+    response = await fetchOnceMore(url, init);
+  } catch (err) {
+    if (err?.name !== "AbortError") bus.dispatchEvent(new CustomEvent("network", { detail: { reachable: false } }));
+    throw err;
+  }
+  bus.dispatchEvent(new CustomEvent("network", { detail: { reachable: true } }));
   takeRenewal(response);
   let payload = null;
   try { payload = await response.json(); } catch { payload = null; }

@@ -1,6 +1,7 @@
 // Entry point: decides between setup, login and the console shell (shell.js routes #/<page>/<args>).
 import { bus, get, session } from "./api.js";
 import { showError } from "./dom.js";
+import { initOffline } from "./offline.js";
 import { initTheme } from "./theme.js";
 import { showLogin, showSetup } from "./views/auth.js";
 import { Shell } from "./shell.js";
@@ -48,4 +49,5 @@ function logout() {
 
 bus.addEventListener("auth-lost", () => { if (shellShown) logout(); });
 initTheme();
+initOffline();
 start();

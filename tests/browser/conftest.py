@@ -54,7 +54,10 @@ async def browser_context(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = await browser.new_context(viewport={"width": 1280, "height": 800})
+        # Service workers only where a test asks (`@pytest.mark.service_workers`): a worker answering the shell
+        # would hide requests from page.route() in the other tests.
+        workers = "allow" if request.node.get_closest_marker("service_workers") else "block"
+        context = await browser.new_context(viewport={"width": 1280, "height": 800}, service_workers=workers)
         context.set_default_timeout(10_000)
         logs: list[str] = []
         context.on("page", lambda page: _watch(page, logs))
