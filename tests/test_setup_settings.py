@@ -57,6 +57,18 @@ async def test_setup_status_reports_no_admin_until_init_and_init_works_once(api:
     assert login.status == 401
 
 
+async def test_setup_takes_the_time_zone_the_admin_chose_and_refuses_an_unknown_one(api: ApiClient) -> None:
+    res = await api.post("/api/v1/setup/init", {"password": PASSWORD, "timezone": "Mars/Olympus"})
+    assert res.status == 400 and res.msg == "timezone: unknown IANA time zone"
+    assert (await api.get("/api/v1/setup/status")).data["hasAdmin"] is False  # nothing half-written
+    res = await api.post("/api/v1/setup/init", {"password": PASSWORD, "timezone": "Europe/Berlin"})
+    assert res.status == 200
+    settings = (await api.get("/api/v1/settings", token=res.data["token"])).data
+    assert settings["timezone"] == "Europe/Berlin"
+    preview = await api.get("/api/v1/cron-jobs/preview", token=res.data["token"], params={"cronExpression": "0 9 * * *"})
+    assert preview.data["timezone"] == "Europe/Berlin"  # schedules without their own zone follow it
+
+
 async def test_onboarding_status_needs_login_and_lists_its_steps(api: ApiClient, people: dict) -> None:
     assert (await api.get("/api/v1/setup/onboarding-status")).status == 401
     res = await api.get("/api/v1/setup/onboarding-status", token="bob")

@@ -89,3 +89,22 @@ async def test_a_token_sent_in_x_new_token_replaces_the_stored_one(page: Any, se
     await expect(page.get_by_role("cell", name="swap", exact=True)).to_be_visible()
     last_used = page.locator("tr", has=page.get_by_role("cell", name="swap", exact=True)).locator("td").nth(4)
     await expect(last_used).not_to_have_text("—")  # the console's calls now authenticate with the PAT
+
+
+async def test_first_run_takes_the_browsers_time_zone_and_language(browser_context: Any, server: RunningServer) -> None:
+    context = await browser_context.browser.new_context(timezone_id="Asia/Tokyo", locale="zh-CN")
+    try:
+        page = await context.new_page()
+        await open_console(page, server)
+        await expect(page.get_by_label("Time zone (schedules and dates use it)")).to_have_value("Asia/Tokyo")
+        await expect(page.get_by_label("Language")).to_have_value("zh-CN")
+        await page.get_by_label("Password (at least 8 characters)").fill("s3cret-pass")
+        await page.get_by_label("Repeat password").fill("s3cret-pass")
+        await page.get_by_role("button", name="Create admin account").click()
+        await expect(page.get_by_role("navigation", name="Main")).to_be_visible()
+    finally:
+        await context.close()
+    assert (await server.client.get("/api/v1/settings/language")).data == "zh-CN"
+    login = await server.client.post("/api/v1/auth/login", {"username": "admin", "password": "s3cret-pass"})
+    settings = await server.client.get("/api/v1/settings", token=login.data["token"])
+    assert settings.data["timezone"] == "Asia/Tokyo"

@@ -43,7 +43,7 @@ class InitHandler(ApiHandler):
             raise BadRequest("Already initialized")
         service.check_setup_origin(self.is_local_request, req.setupToken or self.request.headers.get("X-Setup-Token"))
         password_hash = await run_blocking(auth.hash_password, req.password, self.config.password_hash_rounds)
-        user = service.create_admin(req.username, password_hash, req.nickname, req.language)
+        user = service.create_admin(req.username, password_hash, req.nickname, req.language, req.timezone)
         self.ok(auth.login_response(user, self.platform.runtime(JWT).issue(user.id, user.username, user.role)))
 
 

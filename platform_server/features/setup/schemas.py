@@ -14,4 +14,5 @@ class InitRequest(BaseModel):
     password: str = Field(min_length=8, max_length=256)
     nickname: str | None = Field(default=None, max_length=100)
     language: Literal["en-US", "zh-CN"] | None = None  # absent: the configured default_language (en-US)
+    timezone: str | None = Field(default=None, max_length=64, description="IANA time zone (the console sends the browser's)")
     setupToken: str | None = Field(default=None, max_length=200, description="Needed from a non-loopback address")

@@ -31,14 +31,16 @@ def status() -> dict[str, Any]:
     return {"initialized": admin, "hasAdmin": admin, "version": __version__}
 
 
-def create_admin(username: str, password_hash: str, nickname: str | None, language: str | None) -> User:
-    """Create the global admin as owner of workspace 1; refused once an admin exists."""
+def create_admin(username: str, password_hash: str, nickname: str | None, language: str | None, timezone: str | None = None) -> User:
+    """Create the global admin as owner of workspace 1; refused once an admin exists. The language and time
+    zone the admin chose (the console offers the browser's) become the system's."""
     if auth.has_admin():
         raise BadRequest("Already initialized")
     with database.atomic():  # the admin and the first agent together, or neither
         user = auth.create_user(None, username, password_hash, nickname, None, "admin", True, workspace_role="owner")
-        if language:
-            settings.save(None, {"language": language})
+        chosen = {k: v for k, v in (("language", language), ("timezone", timezone)) if v}
+        if chosen:
+            settings.save(None, chosen)  # an unknown zone is refused here: the admin is not created either
         first_agent(user)
     return user
 

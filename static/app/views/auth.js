@@ -24,6 +24,10 @@ function fail(box, message) {
   box.hidden = false;
 }
 
+/** The browser's time zone and language: what a first run starts from (the admin may change them). */
+const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+const browserLanguage = () => ((navigator.language || "").toLowerCase().startsWith("zh") ? "zh-CN" : "en-US");
+
 /** The first-run page: create the global admin. */
 export function showSetup(root, onDone) {
   const err = errorBox();
@@ -38,7 +42,7 @@ export function showSetup(root, onDone) {
       try {
         const data = await post("/setup/init", {
           username: f.username.value.trim(), password: f.password.value,
-          nickname: f.nickname.value.trim() || undefined, language: f.language.value,
+          nickname: f.nickname.value.trim() || undefined, language: f.language.value, timezone: f.timezone.value.trim() || undefined,
           setupToken: f.setupToken.value.trim() || undefined,
         });
         session.login(data);
@@ -54,7 +58,10 @@ export function showSetup(root, onDone) {
   field("Display name", { name: "nickname", autocomplete: "nickname" }),
   field("Password (at least 8 characters)", { name: "password", type: "password", required: true, minlength: 8, autocomplete: "new-password" }),
   field("Repeat password", { name: "confirm", type: "password", required: true, minlength: 8, autocomplete: "new-password" }),
-  labelled("Language", h("select", { name: "language" }, h("option", { value: "en-US", text: "English" }), h("option", { value: "zh-CN", text: "中文" }))),
+  labelled("Language", h("select", { name: "language" },
+    h("option", { value: "en-US", text: "English" }), h("option", { value: "zh-CN", text: "中文", selected: browserLanguage() === "zh-CN" }))),
+  field("Time zone (schedules and dates use it)", { name: "timezone", value: browserZone(), list: "setup-zones", autocomplete: "off" }),
+  h("datalist", { id: "setup-zones" }, ...(Intl.supportedValuesOf ? Intl.supportedValuesOf("timeZone") : []).map((z) => h("option", { value: z }))),
   field("Setup code (only from another machine: printed in the server log at first start)", { name: "setupToken", autocomplete: "off" }),
   err,
   h("button", { type: "submit", name: "submit", class: "btn btn-primary wide", text: "Create admin account" }));
