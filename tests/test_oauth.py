@@ -205,3 +205,18 @@ async def test_an_unconfigured_vendor_b_answers_400(api: ApiClient, people: dict
 def test_loopback_hosts_choose_local_mode() -> None:
     assert is_loopback("127.0.0.1") and is_loopback("localhost") and is_loopback("::1")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.10")
+
+
+async def test_the_vendors_carry_a_name_people_read_and_old_installs_are_renamed(oapi: ApiClient) -> None:
+    from platform_server.db import database
+    from platform_server.features.models.models import MIGRATIONS, Provider
+
+    for vendor, name in (("vendor_a", "Anthropic account"), ("vendor_b", "OpenAI account")):
+        status = await oapi.get(f"/api/v1/oauth/{vendor}/status", token="alice")
+        assert status.data["providerId"] == vendor and status.data["providerName"] == name
+    rename = dict(MIGRATIONS)["models_0005_vendor_names"]
+    Provider.update(name="Vendor B (OAuth)").where(Provider.id == "vendor_b").execute()  # as seeded before
+    Provider.update(name="My Claude").where(Provider.id == "vendor_a").execute()  # an admin's own name
+    rename(database.obj)
+    catalog = {p["id"]: p["name"] for p in (await oapi.get("/api/v1/models/catalog", token="alice")).data}
+    assert catalog["vendor_b"] == "OpenAI account" and catalog["vendor_a"] == "My Claude"

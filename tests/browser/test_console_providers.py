@@ -52,7 +52,7 @@ async def test_vendor_b_connects_with_a_device_code_that_the_page_shows_and_poll
 ) -> None:
     failures = failed_requests(page)
     await open_console(page, server, admin, "#/providers")
-    vendor = page.get_by_role("region", name="vendor_b sign-in")
+    vendor = page.get_by_role("region", name="Sign in to OpenAI account")  # the provider's name, not the stand-in id
     await expect(vendor.get_by_text("not connected")).to_be_visible()
     await vendor.get_by_role("button", name="Connect with a device code").click()
     code = page.get_by_label("User code")
@@ -66,8 +66,26 @@ async def test_vendor_b_connects_with_a_device_code_that_the_page_shows_and_poll
     await expect(vendor.get_by_text("connected", exact=True)).to_be_visible()
     catalog = (await server.client.get("/api/v1/models/catalog", token="admin")).data
     assert next(p for p in catalog if p["id"] == "vendor_b")["apiKey"] in idp.access_tokens
-    await expect(page.get_by_role("region", name="vendor_a credentials")).to_contain_text("not connected")
+    await expect(page.get_by_role("region", name="Anthropic account: credentials on this machine")).to_contain_text("not connected")
+    assert [t for t in await page.locator("main h2, main h3").all_inner_texts() if "vendor" in t.lower()] == []
     assert failures == []
+
+
+async def test_models_page_puts_the_users_own_server_first_and_folds_the_presets(
+    page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
+) -> None:
+    await use_fake_openai(server.client, llm.url, token="admin", provider_id="zz-home-box")
+    await open_console(page, server, admin, "#/models")
+    await expect(page.locator(".provider-list > section.provider[data-provider='zz-home-box']")).to_be_visible()
+    top = await page.locator(".provider-list > section.provider").evaluate_all("(els) => els.map((e) => e.dataset.provider)")
+    assert "zz-home-box" in top and not {"deepseek", "openrouter", "vllm", "vendor_a"} & set(top)  # not below ten disabled presets
+    presets = page.locator(".provider-list details.presets")
+    await expect(presets.locator("summary")).to_contain_text("More providers you can enable")
+    await expect(presets.locator("section.provider[data-provider='ollama']")).to_be_hidden()
+    await presets.locator("summary").click()
+    await presets.locator("section.provider[data-provider='ollama']").get_by_role("button", name="Enable Ollama", exact=True).click()
+    await expect(page.locator(".provider-list > section.provider[data-provider='ollama']")).to_be_visible()
+    await expect(page.get_by_text("Vendor A")).to_have_count(0)
 
 
 async def test_provider_order_is_dragged_and_saved_and_the_embedding_default_chosen(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from platform_server.db import database
 from platform_server.features.models import service
-from platform_server.features.models.models import ModelConfig, Provider
+from platform_server.features.models.models import VENDOR_NAMES, ModelConfig, Provider
 
 log = logging.getLogger(__name__)
 
@@ -72,8 +72,9 @@ BUILTIN: tuple[SeedProvider, ...] = (
     SeedProvider("lmstudio", "LM Studio", "openai", "http://127.0.0.1:1234/v1"),
     SeedProvider("vllm", "vLLM", "openai", "http://127.0.0.1:8000/v1"),
     SeedProvider("llamacpp", "llama.cpp server", "openai", "http://127.0.0.1:8080/v1"),
-    SeedProvider("vendor_a", "Vendor A (OAuth)", "anthropic", "https://api.anthropic.com"),
-    SeedProvider("vendor_b", "Vendor B (OAuth)", "openai", "https://api.openai.com/v1"),
+    # The two OAuth vendors (ids are the API's neutral stand-ins): named by what they sign in to.
+    SeedProvider("vendor_a", VENDOR_NAMES["vendor_a"], "anthropic", "https://api.anthropic.com"),
+    SeedProvider("vendor_b", VENDOR_NAMES["vendor_b"], "openai", "https://api.openai.com/v1"),
 )
 
 

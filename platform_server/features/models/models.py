@@ -65,9 +65,20 @@ def _capabilities(db: peewee.Database) -> None:
         db.execute_sql("ALTER TABLE model_config ADD COLUMN capabilities VARCHAR(255) NOT NULL DEFAULT ''")
 
 
+# The two OAuth vendors' providers (ids are the API's neutral stand-ins), named by what they sign in to.
+VENDOR_NAMES = {"vendor_a": "Anthropic account", "vendor_b": "OpenAI account"}
+_OLD_VENDOR_NAMES = {"vendor_a": "Vendor A (OAuth)", "vendor_b": "Vendor B (OAuth)"}  # seeded before models_0005
+
+
+def _vendor_names(db: peewee.Database) -> None:
+    for vendor, old in _OLD_VENDOR_NAMES.items():  # an admin's own name for the row is kept
+        Provider.update(name=VENDOR_NAMES[vendor]).where((Provider.id == vendor) & (Provider.name == old)).execute()
+
+
 MIGRATIONS: list[Migration] = [
     ("models_0001_tables", _tables),
     ("models_0002_seal_api_keys", seal_column("model_provider", "api_key")),
     ("models_0003_ollama_options", _ollama_options),
     ("models_0004_capabilities", _capabilities),
+    ("models_0005_vendor_names", _vendor_names),
 ]

@@ -149,6 +149,12 @@ def get_provider(provider_id: str) -> Provider:
     return p
 
 
+def provider_name(provider_id: str) -> str:
+    """What people read for a provider (its name; the id when the row is gone)."""
+    row = Provider.get_or_none(Provider.id == provider_id)
+    return row.name if row is not None else provider_id
+
+
 def get_model_row(model_id: int) -> ModelConfig:
     m = ModelConfig.get_or_none(ModelConfig.id == model_id)
     if m is None:

@@ -133,6 +133,7 @@ class VendorA:
         expires = cred.expires_at if cred else None
         return {
             "providerId": VENDOR,
+            "providerName": models.provider_name(VENDOR),
             "path": self.path,
             "found": cred is not None,
             "expiresAt": iso_ts(expires),

@@ -359,6 +359,7 @@ class VendorB:
         expires = _to_epoch(cred.expires_at) if cred else None
         return {
             "providerId": VENDOR,
+            "providerName": models.provider_name(VENDOR),
             "configured": bool(self.config.oauth_vendor_b_token_url and self.config.oauth_vendor_b_client_id),
             "connected": cred is not None,
             "mode": self.mode(),

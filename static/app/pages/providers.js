@@ -22,6 +22,9 @@ function StatusLine({ s }) {
   </p>`;
 }
 
+/** The vendor's provider name from its status answer (the id until the status is in). */
+const vendorName = (status, id) => status?.providerName || id;
+
 function VendorB() {
   const state = useLoad(() => get("/oauth/vendor_b/status"), []);
   const [device, setDevice] = useState(null); // {sessionId, userCode, verificationUri, interval, status}
@@ -39,7 +42,7 @@ function VendorB() {
           return;
         }
         setDevice({ ...session, status: r.status, message: r.message });
-        if (r.status === "SUCCESS") toast("vendor_b connected", "ok");
+        if (r.status === "SUCCESS") toast(`${vendorName(state.data, "vendor_b")} connected`, "ok");
         state.reload(true);
       } catch (err) { setDevice({ ...session, status: "FAILED", message: err.message }); }
     }, delay);
@@ -64,17 +67,17 @@ function VendorB() {
     e.preventDefault();
     try {
       await post("/oauth/vendor_b/callback-paste", { callbackUrl: paste.url.trim() });
-      toast("vendor_b connected", "ok");
+      toast(`${vendorName(state.data, "vendor_b")} connected`, "ok");
       setPaste({ url: "", authorize: null, error: "" });
       state.reload(true);
     } catch (err) { setPaste({ ...paste, error: err.message }); }
   };
   const disconnect = async () => {
-    try { await del("/oauth/vendor_b/revoke"); toast("vendor_b disconnected", "ok"); } catch (err) { toastError(err); }
+    try { await del("/oauth/vendor_b/revoke"); toast(`${vendorName(state.data, "vendor_b")} disconnected`, "ok"); } catch (err) { toastError(err); }
     state.reload(true);
   };
   const s = state.data;
-  return html`<${Panel} title="vendor_b sign-in" id="vendor-b">
+  return html`<${Panel} title=${`Sign in to ${vendorName(s, "vendor_b")}`} id="vendor-b">
     ${state.error && html`<p class="form-error" role="alert">${state.error.message}</p>`}
     <${StatusLine} s=${s} />
     ${s && !s.configured && html`<p class="muted">Not configured on this server (oauth_vendor_b_* settings in the config file).</p>`}
@@ -110,12 +113,12 @@ function VendorA() {
   const reload = async () => {
     try {
       const r = await post("/oauth/vendor_a/reload");
-      toast(r.connected ? "vendor_a credentials loaded" : `vendor_a: ${r.lastError || "no credentials"}`, r.connected ? "ok" : "error");
+      toast(r.connected ? `${vendorName(r, "vendor_a")}: credentials loaded` : `${vendorName(r, "vendor_a")}: ${r.lastError || "no credentials"}`, r.connected ? "ok" : "error");
     } catch (err) { toastError(err); }
     state.reload(true);
   };
   const s = state.data;
-  return html`<${Panel} title="vendor_a credentials" id="vendor-a">
+  return html`<${Panel} title=${`${vendorName(s, "vendor_a")}: credentials on this machine`} id="vendor-a">
     ${state.error && html`<p class="form-error" role="alert">${state.error.message}</p>`}
     <${StatusLine} s=${s} />
     ${s && html`<p class="muted">Read from the credential file of the vendor's own tool on this machine${s.path ? html`: <code>${s.path}</code>` : ""}.</p>`}

@@ -24,7 +24,14 @@ export class ModelsView {
     if (!session.isAdmin) return this.renderReadOnly();
     let catalog;
     try { catalog = await get("/models/catalog"); } catch (err) { showError(err); return; }
-    mount(this.providers, (catalog || []).map((p) => this.providerCard(p)));
+    // The user's own servers and what is enabled come first; the presets nobody turned on wait folded below.
+    const inUse = (catalog || []).filter((p) => p.enabled || p.isCustom);
+    const presets = (catalog || []).filter((p) => !(p.enabled || p.isCustom));
+    mount(this.providers,
+      inUse.map((p) => this.providerCard(p)),
+      presets.length ? h("details", { class: "panel presets" },
+        h("summary", { text: `More providers you can enable (${presets.length}): ${presets.map((p) => p.name).join(", ")}` }),
+        presets.map((p) => this.providerCard(p))) : null);
   }
 
   async renderReadOnly() {
