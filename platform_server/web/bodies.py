@@ -16,11 +16,23 @@ if TYPE_CHECKING:
     from platform_server.config import Config
 
 
+_PATTERN_HINTS: dict[str, str] = {}
+
+
+def explained(pattern: str, hint: str) -> str:
+    """A request model's regex with what it means for people: a value that does not match is refused with
+    `<field>: <hint>` instead of the regex itself. Returns the pattern (declare it with this)."""
+    _PATTERN_HINTS[pattern] = hint
+    return pattern
+
+
 def first_validation_error(exc: pydantic.ValidationError) -> str:
     """`<field>: <message>` for the first field error, as the spec wants."""
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__") or "body"
     msg = err.get("msg", "invalid value")
+    if err.get("type") == "string_pattern_mismatch":
+        msg = _PATTERN_HINTS.get(str((err.get("ctx") or {}).get("pattern")), msg)
     if msg.startswith("Value error, "):
         msg = msg[len("Value error, ") :]
     return f"{loc}: {msg}"

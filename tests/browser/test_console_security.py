@@ -94,6 +94,9 @@ async def test_rules_import_with_a_preview_and_configs_and_grants(page: Any, ser
     assert {r["ruleId"] for r in exported["rules"]} >= {"no-shell", "fetch"}
 
     await page.get_by_role("tab", name="Configuration").click()
+    guard = page.get_by_role("checkbox", name="Check tool calls against the guard's rules", exact=True)  # the label alone
+    await expect(guard).to_be_checked()
+    await expect(guard).to_have_accessible_description("When off, every tool call runs without asking.")
     await page.get_by_label("Default for medium").select_option("ask")
     await page.get_by_role("button", name="Save guard").click()
     await expect(page.get_by_text("Guard configuration saved")).to_be_visible()

@@ -107,3 +107,17 @@ async def test_the_acp_tab_tests_an_endpoint_and_chooses_the_agents_that_may_del
     await page.get_by_role("switch", name="Use in Coder").check()
     await expect(page.locator(".toast").filter(has_text="Enabled for Coder")).to_be_visible()
     assert await bound(server, agent) == ["acp_delegate"]
+
+
+async def test_a_bad_mcp_server_name_is_explained_not_shown_as_a_regex(page: Any, server: RunningServer, admin: dict[str, Any]) -> None:
+    r = await server.client.put("/api/v1/workspaces/1", {"hostTools": ["mcp_stdio"]}, token="admin")
+    assert r.status == 200, r.body
+    await open_console(page, server, admin, "#/tools/mcp")
+    await page.get_by_role("button", name="+ Add server").click()
+    form = page.get_by_role("form", name="Add an MCP server")
+    await form.get_by_label("Name (slug)").fill("my server")
+    await form.get_by_label("Command", exact=True).fill(sys.executable)
+    await form.get_by_role("button", name="Add and connect").click()
+    error = page.locator(".toast-error")
+    await expect(error).to_contain_text("name: use up to 24 letters, digits, '_' or '-'")
+    assert "pattern" not in await error.inner_text() and "[A-Za-z0-9]" not in await error.inner_text()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+from platform_server.web.bodies import explained
+
+NAME_PATTERN = explained(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$", "use up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 MASK = "******"  # env values as responses show them; sending it back keeps the stored value
 
 

@@ -7,8 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from platform_server.db import parse_iso
+from platform_server.web.bodies import explained
 
-USERNAME_PATTERN = r"^[A-Za-z0-9_.@-]{3,64}$"
+USERNAME_PATTERN = explained(r"^[A-Za-z0-9_.@-]{3,64}$", "use 3 to 64 letters, digits, '.', '_', '@' or '-'")
 
 
 class LoginRequest(BaseModel):

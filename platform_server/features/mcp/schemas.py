@@ -6,7 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-SERVER_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,23}$"
+from platform_server.web.bodies import explained
+
+SERVER_NAME_PATTERN = explained(
+    r"^[A-Za-z0-9][A-Za-z0-9_-]{0,23}$",
+    "use up to 24 letters, digits, '_' or '-', starting with a letter or digit (no spaces: it begins each tool's name)",
+)
 MASK = "******"  # secret values (headers, env) as responses show them; sending it back keeps the stored value
 
 Transport = Literal["streamable_http", "sse", "stdio"]

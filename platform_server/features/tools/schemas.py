@@ -6,7 +6,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-FUNCTION_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"  # what OpenAI and Anthropic accept as a function name
+from platform_server.web.bodies import explained
+
+FUNCTION_NAME_PATTERN = explained(
+    r"^[A-Za-z0-9_-]{1,64}$", "use 1 to 64 letters, digits, '_' or '-' (no spaces: models call tools by this name)"
+)  # what OpenAI and Anthropic accept as a function name
 
 
 class ToolUpdate(BaseModel):

@@ -23,9 +23,11 @@ export function Field({ label, error, hint, children, class: cls = "" }) {
 /** A checkbox with its label on the right. */
 export function Check({ label, checked, onChange, disabled, hint }) {
   const id = useId();
+  // The hint is its own line, described-by the box: read as part of the label it said "Enabled off: …".
   return html`<div class="check">
-    <input id=${id} type="checkbox" checked=${!!checked} disabled=${disabled} onChange=${(e) => onChange(e.currentTarget.checked)} />
-    <label for=${id}>${label}${hint && html` <small class="muted">${hint}</small>`}</label>
+    <input id=${id} type="checkbox" checked=${!!checked} disabled=${disabled} aria-describedby=${hint ? `${id}-hint` : undefined}
+      onChange=${(e) => onChange(e.currentTarget.checked)} />
+    <span><label for=${id}>${label}</label>${hint && html`<small class="muted check-hint" id=${`${id}-hint`}>${hint}</small>`}</span>
   </div>`;
 }
 

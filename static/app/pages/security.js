@@ -236,7 +236,7 @@ function Config() {
   return html`<div class="two-col">
     <${Panel} title="Tool guard" id="guard-config">
       <form class="stack" onSubmit=${saveGuard}>
-        <${Check} label="Guard enabled" hint="off: every tool call runs without asking" checked=${d.guard.enabled} disabled=${!write}
+        <${Check} label="Check tool calls against the guard's rules" hint="When off, every tool call runs without asking." checked=${d.guard.enabled} disabled=${!write}
           onChange=${(v) => upd((y) => { y.guard.enabled = v; })} />
         <p class="muted">When no rule matches, a call of each severity is:</p>
         ${errors.defaultDecisions && html`<p class="field-error" role="alert">${errors.defaultDecisions}</p>`}
