@@ -1,4 +1,6 @@
-// Small DOM helpers. Text always goes in as text nodes; nothing here parses HTML.
+// Small DOM helpers for the pages still written as classes (chat, agents, models): h, mount, field. Text always
+// goes in as text nodes; nothing here parses HTML. New pages use components/ (Preact + htm).
+import { confirmDialog } from "./components/dialog.js";
 
 /** Create an element: h("button", {class: "x", onclick: fn, text: "Go"}, child, ...). */
 export function h(tag, attrs = {}, ...children) {
@@ -33,73 +35,13 @@ export function mount(el, ...children) {
   return el;
 }
 
-/** A transient message at the bottom of the screen. */
-export function toast(message, kind = "info") {
-  let box = document.getElementById("toasts");
-  if (!box) {
-    box = h("div", { id: "toasts", role: "status", "aria-live": "polite" });
-    document.body.append(box);
-  }
-  const item = h("div", { class: `toast toast-${kind}`, text: message });
-  box.append(item);
-  setTimeout(() => item.remove(), kind === "error" ? 6000 : 3000);
-}
-
-/** Show an error from a failed call. */
-export function showError(err) {
-  toast(err?.message || String(err), "error");
-}
-
-/**
- * A modal form. fields: [{name, label, value, type, options, required, placeholder}].
- * Resolves to the values, or null when cancelled (Esc or Cancel).
- */
-export function modal({ title, fields = [], submit = "OK", danger = false, body = null }) {
-  return new Promise((resolve) => {
-    const inputs = {};
-    const rows = fields.map((f) => {
-      const id = `modal-${f.name}-${++fieldSeq}`;
-      let input;
-      if (f.options) {
-        input = h("select", { id, name: f.name },
-          f.options.map((o) => h("option", { value: o.value ?? o, selected: (o.value ?? o) === f.value, text: o.label ?? o })));
-      } else if (f.type === "textarea") {
-        input = h("textarea", { id, name: f.name, rows: 4, value: f.value ?? "", placeholder: f.placeholder });
-      } else {
-        input = h("input", { id, name: f.name, type: f.type || "text", value: f.value ?? "", placeholder: f.placeholder, required: f.required, autocomplete: "off" });
-      }
-      inputs[f.name] = input;
-      return field(f.label, input);
-    });
-    const dialog = h("dialog", { class: "modal", "aria-label": title });
-    const close = (value) => { dialog.close(); dialog.remove(); resolve(value); };
-    const form = h("form", {
-      method: "dialog",
-      onsubmit: (e) => {
-        e.preventDefault();
-        const values = {};
-        for (const [k, el] of Object.entries(inputs)) values[k] = el.value;
-        close(values);
-      },
-    },
-    h("h2", { text: title }),
-    body,
-    rows,
-    h("div", { class: "actions" },
-      h("button", { type: "button", class: "btn", text: "Cancel", onclick: () => close(null) }),
-      h("button", { type: "submit", class: danger ? "btn btn-danger" : "btn btn-primary", text: submit })));
-    dialog.append(form);
-    dialog.addEventListener("cancel", (e) => { e.preventDefault(); close(null); });
-    document.body.append(dialog);
-    dialog.showModal();
-    const first = Object.values(inputs)[0];
-    (first || form.querySelector("button[type=submit]")).focus();
-  });
-}
+// Toasts and dialogs have one implementation, in components/: these names stay for the pages not yet moved.
+export { toast, toastError as showError } from "./components/toast.js";
+export { formDialog as modal } from "./components/dialog.js";
 
 /** Ask for confirmation. */
-export async function confirmAction(title, message, submit = "Delete") {
-  return (await modal({ title, body: h("p", { text: message }), submit, danger: true })) !== null;
+export function confirmAction(title, message, submit = "Delete") {
+  return confirmDialog({ title, message, submit });
 }
 
 /** Format an ISO time for lists. */

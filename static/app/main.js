@@ -1,6 +1,6 @@
 // Entry point: decides between setup, login and the console shell (shell.js routes #/<page>/<args>).
 import { bus, get, session } from "./api.js";
-import { showError } from "./dom.js";
+import { toastError as showError } from "./components/toast.js";
 import { initOffline } from "./offline.js";
 import { initTheme } from "./theme.js";
 import { showLogin, showSetup } from "./views/auth.js";

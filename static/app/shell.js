@@ -1,8 +1,8 @@
 // The console's frame: header (workspace, approval and notification badges, theme, user), the sidebar
 // built from nav.js, and the routed page. Pages get the session through SessionContext.
 import { bus, get, session } from "./api.js";
-import { showError } from "./dom.js";
-import { themeToggle } from "./theme.js";
+import { toastError as showError } from "./components/toast.js";
+import { ThemeToggle } from "./theme.js";
 import { HOME, NAV } from "./nav.js";
 import { html, useCallback, useEffect, useMemo, useRef, useState } from "./ui.js";
 import { Icon } from "./components/icon.js";
@@ -185,15 +185,6 @@ function Badges({ workspace, role }) {
     </div>`;
 }
 
-function ThemeToggle() {
-  const ref = useRef(null);
-  useEffect(() => {
-    const button = themeToggle();
-    ref.current.append(button);
-    return () => button.remove();
-  }, []);
-  return html`<span class="theme-slot" ref=${ref}></span>`;
-}
 
 /** Loads a page's module and shows it: a Preact component, or a legacy dom.js class hosted in a box. */
 function PageHost({ entry, args }) {

@@ -1,6 +1,6 @@
 // Light and dark: follows prefers-color-scheme until the user picks one with the toggle.
-import { h } from "./dom.js";
-import { icon } from "./icons.js";
+import { Icon } from "./components/icon.js";
+import { html, useState } from "./ui.js";
 
 const KEY = "ap.theme";
 const media = window.matchMedia("(prefers-color-scheme: dark)");
@@ -20,20 +20,15 @@ export function initTheme() {
   media.addEventListener("change", apply);
 }
 
-/** A button that switches between light and dark. */
-export function themeToggle() {
-  const button = h("button", { type: "button", class: "icon-btn theme-toggle" });
-  const label = () => {
-    const dark = current() === "dark";
-    button.replaceChildren(icon(dark ? "sun" : "moon", 18));
-    button.title = dark ? "Light theme" : "Dark theme";
-    button.setAttribute("aria-label", button.title);
-  };
-  button.addEventListener("click", () => {
-    localStorage.setItem(KEY, current() === "dark" ? "light" : "dark");
+/** The header's button that switches between light and dark. */
+export function ThemeToggle() {
+  const [dark, setDark] = useState(current() === "dark");
+  const label = dark ? "Light theme" : "Dark theme";
+  const flip = () => {
+    localStorage.setItem(KEY, dark ? "light" : "dark");
     apply();
-    label();
-  });
-  label();
-  return button;
+    setDark(!dark);
+  };
+  return html`<span class="theme-slot"><button type="button" class="icon-btn theme-toggle" title=${label} aria-label=${label} onClick=${flip}>
+    <${Icon} name=${dark ? "sun" : "moon"} size=${18} /></button></span>`;
 }

@@ -40,6 +40,12 @@ async def test_a_cron_job_previews_its_next_five_runs_in_the_zone_and_run_now_pr
     await expect(detail.get_by_role("heading", name="Morning report")).to_be_visible()
     job = (await server.client.get("/api/v1/cron-jobs", token="admin")).data[0]
     assert job["timezone"] == "Asia/Tokyo" and job["cronExpression"] == "30 7 * * 1-5" and job["agentId"] == env.agent_id
+    # One time format across the tab: the list's next run, the detail's and the preview's first run are the same
+    # text, in the job's zone with its abbreviation (the list showed the viewer's time in another format).
+    next_in_detail = await detail.locator("dt:text('Next run') + dd").inner_text()
+    assert re.search(r"07:30|7:30", next_in_detail) and "GMT+9" in next_in_detail, next_in_detail
+    await expect(page.locator("li", has_text="Morning report").locator("small")).to_contain_text(f"next {next_in_detail}")
+    await expect(detail.locator(".schedule-preview li").first).to_have_text(next_in_detail)
     await detail.get_by_role("button", name="Run now").click()
     runs = detail.locator(".run-list li")
     await expect(runs.first).to_have_attribute("data-status", "succeeded", timeout=15_000)

@@ -74,6 +74,11 @@ async def test_a_contradiction_is_resolved_and_a_focused_dream_shows_its_report_
 
     await page.get_by_role("link", name="Dreams").click()
     await expect(page.locator(".dream-events li").first).to_contain_text("snapshot")
+    status = page.locator(".dreaming-status")  # in words, not the answer's field names
+    await expect(status).to_contain_text("1 remembered")
+    await expect(status).to_contain_text("Last dream")
+    for raw in ("configEnabled", "featureFlag", "lastNightlyDate", "memoryFile", "[object Object]"):
+        await expect(page.get_by_role("region", name="Dreaming")).not_to_contain_text(raw)
     llm.enqueue(dream_answer("Coffee it is.", {"key": "drink", "action": "keep", "after": "Likes coffee"}))
     await page.get_by_label("Topic").fill("drink")
     await page.get_by_role("button", name="Dream on it").click()

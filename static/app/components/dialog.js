@@ -1,5 +1,7 @@
-// A modal dialog (native <dialog>: focus trap, Esc) and an awaitable confirmation for destructive actions.
+// Modal dialogs (native <dialog>: focus trap, Esc): a component, an awaitable confirmation and an awaitable
+// small form. The one implementation: dom.js's modal/confirmAction call these.
 import { html, render, useEffect, useRef } from "../ui.js";
+import { Field } from "./field.js";
 
 /** <Dialog title="…" onClose=${fn}>…</Dialog>: shown while rendered; Esc or the backdrop's cancel calls onClose. */
 export function Dialog({ title, onClose, children, class: cls = "" }) {
@@ -16,23 +18,61 @@ export function Dialog({ title, onClose, children, class: cls = "" }) {
   </dialog>`;
 }
 
+/** Render `view(done)` in a dialog of its own; resolves with what `done` is called with. */
+function awaitDialog(view) {
+  return new Promise((resolve) => {
+    const host = document.createElement("div");
+    document.body.append(host);
+    const done = (value) => { render(null, host); host.remove(); resolve(value); };
+    render(view(done), host);
+  });
+}
+
+/** A DOM node built elsewhere (the legacy pages' `body`), placed inside a Preact tree. */
+function DomNode({ node }) {
+  const ref = useRef(null);
+  useEffect(() => { ref.current?.replaceChildren(node); }, [node]);
+  return html`<div ref=${ref}></div>`;
+}
+
 /**
  * Ask before a destructive action: `if (await confirmDialog({title, message, submit: "Delete"})) …`.
  * Resolves true on confirm, false on Cancel or Esc.
  */
 export function confirmDialog({ title, message, submit = "Delete", danger = true }) {
-  return new Promise((resolve) => {
-    const host = document.createElement("div");
-    document.body.append(host);
-    const done = (value) => { render(null, host); host.remove(); resolve(value); };
-    render(html`<${Dialog} title=${title} onClose=${() => done(false)}>
-      <form method="dialog" class="stack" onSubmit=${(e) => { e.preventDefault(); done(true); }}>
-        ${message && html`<p>${message}</p>`}
-        <div class="actions">
-          <button type="button" class="btn" onClick=${() => done(false)}>Cancel</button>
-          <button type="submit" class=${danger ? "btn btn-danger" : "btn btn-primary"} autofocus>${submit}</button>
-        </div>
-      </form>
-    <//>`, host);
-  });
+  return formDialog({ title, message, submit, danger }).then((values) => values !== null);
+}
+
+/**
+ * A small form in a dialog: fields [{name, label, value, type ("textarea", "password", …), options, required,
+ * placeholder}], an optional `message` (text) or `body` (a DOM node or element) above them.
+ * Resolves to {name: value}, or null on Cancel or Esc.
+ */
+export function formDialog({ title, fields = [], submit = "OK", danger = false, message, body }) {
+  return awaitDialog((done) => html`<${Dialog} title=${title} onClose=${() => done(null)}>
+    <form method="dialog" class="stack" onSubmit=${(e) => {
+      e.preventDefault();
+      const values = {};
+      for (const f of fields) values[f.name] = e.currentTarget.elements[f.name].value;
+      done(values);
+    }}>
+      ${message && html`<p>${message}</p>`}
+      ${body && (body instanceof Node ? html`<${DomNode} node=${body} />` : body)}
+      ${fields.map((f, i) => html`<${Field} key=${f.name} label=${f.label}>${control(f, i === 0)}<//>`)}
+      <div class="actions">
+        <button type="button" class="btn" onClick=${() => done(null)}>Cancel</button>
+        <button type="submit" class=${danger ? "btn btn-danger" : "btn btn-primary"} autofocus=${!fields.length}>${submit}</button>
+      </div>
+    </form>
+  <//>`);
+}
+
+function control(f, first) {
+  if (f.options) {
+    return html`<select name=${f.name} autofocus=${first}>
+      ${f.options.map((o) => html`<option value=${o.value ?? o} selected=${(o.value ?? o) === f.value}>${o.label ?? o}</option>`)}</select>`;
+  }
+  if (f.type === "textarea") return html`<textarea name=${f.name} rows="4" placeholder=${f.placeholder} autofocus=${first} value=${f.value ?? ""}></textarea>`;
+  return html`<input name=${f.name} type=${f.type || "text"} value=${f.value ?? ""} placeholder=${f.placeholder}
+    required=${f.required} autocomplete="off" autofocus=${first} />`;
 }

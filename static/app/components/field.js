@@ -3,16 +3,16 @@ import { cloneElement, html, useId } from "../ui.js";
 
 /**
  * <Field label="Name" error=${errors.name} hint="…"><input value=… /></Field>
- * The single child control gets the id, aria-invalid and aria-describedby.
+ * The single child control gets the id, aria-invalid and aria-describedby; `wide` spans a form grid's width.
  */
-export function Field({ label, error, hint, children, class: cls = "" }) {
+export function Field({ label, error, hint, children, class: cls = "", wide = false }) {
   const id = useId();
   const control = Array.isArray(children) ? children[0] : children;
   const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(" ") || undefined;
   const input = control && cloneElement(control, {
     id: control.props.id || id, "aria-invalid": error ? "true" : undefined, "aria-describedby": described,
   });
-  return html`<div class=${`field ${error ? "has-error" : ""} ${cls}`}>
+  return html`<div class=${`field ${error ? "has-error" : ""} ${wide ? "wide-field" : ""} ${cls}`}>
     <label for=${control?.props.id || id}>${label}</label>
     ${input}
     ${hint && html`<small id=${`${id}-hint`} class="muted">${hint}</small>`}

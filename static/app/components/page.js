@@ -1,11 +1,13 @@
 // The frame every page sits in: a heading with actions, then loading, error, empty or the content.
 import { html, useCallback, useEffect, useRef, useState } from "../ui.js";
+import { toast, toastError } from "./toast.js";
 
 /**
  * Load data for a page: `const state = useLoad(() => get("/x"), [dep])`.
  * state = {data, error, loading, reload(), setData(fn|value)}; a stale answer never overwrites a newer one.
+ * A page that draws no ErrorBox asks `{ toastErrors: true }`: a failed load is then said in a toast.
  */
-export function useLoad(load, deps = []) {
+export function useLoad(load, deps = [], { toastErrors = false } = {}) {
   const [state, setState] = useState({ data: undefined, error: null, loading: true });
   const seq = useRef(0);
   const run = useCallback(async (quiet = false) => {
@@ -15,12 +17,53 @@ export function useLoad(load, deps = []) {
       const data = await load();
       if (mine === seq.current) setState({ data, error: null, loading: false });
     } catch (error) {
-      if (mine === seq.current) setState((s) => ({ ...s, error, loading: false }));
+      if (mine === seq.current) {
+        setState((s) => ({ ...s, error, loading: false }));
+        if (toastErrors) toastError(error);
+      }
     }
   }, deps); // eslint-disable-line react-hooks/exhaustive-deps
   useEffect(() => { run(); return () => { seq.current++; }; }, [run]);
   const setData = useCallback((next) => setState((s) => ({ ...s, data: typeof next === "function" ? next(s.data) : next })), []);
   return { ...state, reload: run, setData };
+}
+
+/** Run an action with a busy flag: `const [busy, run] = useAction(); run(() => post(…), "Saved")`; `done` (text,
+ * or a function of the result) is toasted on success, an error is toasted; resolves to the result or undefined. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const run = useCallback(async (fn, done) => {
+    setBusy(true);
+    try {
+      const result = await fn();
+      if (done) toast(typeof done === "function" ? done(result) : done, "ok");
+      return result;
+    } catch (err) {
+      toastError(err);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return [busy, run];
+}
+
+/** A page for nav.js whose component draws its own heading (Head) and panels: the wide frame around it,
+ * with the hash's args. */
+export function page(Component) {
+  loadBuildStyles();
+  return function WidePage({ args }) {
+    return html`<div class="page-inner wide build-page"><${Component} args=${args || []} /></div>`;
+  };
+}
+
+function loadBuildStyles() {
+  if (document.querySelector("link[data-build-css]")) return;
+  const link = document.createElement("link");
+  link.rel = "stylesheet";
+  link.href = "/static/app/views/builder/build.css";
+  link.dataset.buildCss = "1";
+  document.head.appendChild(link);
 }
 
 /** Call `fn` every `ms` while the tab is visible (and once at once when it becomes visible again). */

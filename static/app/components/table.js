@@ -33,9 +33,16 @@ export function Pager({ page, size, total, onPage }) {
   </nav>`;
 }
 
-/** Format an ISO time as a local date and time. */
-export function when(iso) {
+/** An ISO time in the one format the console shows times in: the viewer's, or `zone` (an IANA name) with the
+ * zone's abbreviation (a cron job's next run in the job's zone). "—" when there is none. */
+export function when(iso, zone) {
   if (!iso) return "—";
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString([], { dateStyle: "short", timeStyle: "short" });
+  if (Number.isNaN(d.getTime())) return String(iso);
+  const shape = { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" };
+  try {
+    return d.toLocaleString([], zone ? { ...shape, timeZone: zone, timeZoneName: "short" } : shape);
+  } catch {
+    return d.toLocaleString([], shape); // an unknown zone name: the viewer's time rather than nothing
+  }
 }

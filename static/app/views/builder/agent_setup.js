@@ -1,7 +1,10 @@
 // Agent detail: one agent's whole setup on one screen, in tabs: skills, tools, knowledge bases, memory,
 // channels and cron jobs (mounted by the Agents page at #/agents/<id>/<tab>).
 import { del, get, post, put, seg } from "./http.js";
-import { html, useLoad, useAction, Empty, Badge, Toggle, when, rows, boundNames } from "./kit.js";
+import { html } from "../../ui.js";
+import {
+  Badge, Empty, Toggle, boundNames, rows, useAction, useLoad, when,
+} from "../../components/index.js";
 import { Facts } from "./memory.js";
 import { AgentFiles } from "./data.js";
 
@@ -9,7 +12,7 @@ const TABS = [["skills", "Skills"], ["tools", "Tools"], ["knowledge", "Knowledge
   ["files", "Files"], ["channels", "Channels"], ["cron", "Cron jobs"]];
 
 export function AgentSetup({ id, tab }) {
-  const agent = useLoad(() => get(`/agents/${seg(id)}`), [id]);
+  const agent = useLoad(() => get(`/agents/${seg(id)}`), [id], { toastErrors: true });
   const current = TABS.some(([k]) => k === tab) ? tab : "skills";
   const a = agent.data;
   if (!a) return html`<p class="muted">${agent.loading ? "Loading…" : "Agent not found."}</p>`;
@@ -28,8 +31,8 @@ export function AgentSetup({ id, tab }) {
 }
 
 function SkillsTab({ id }) {
-  const skills = useLoad(() => get("/skills", { size: 100 }), []);
-  const bound = useLoad(() => get(`/agents/${seg(id)}/skills`), [id]);
+  const skills = useLoad(() => get("/skills", { size: 100 }), [], { toastErrors: true });
+  const bound = useLoad(() => get(`/agents/${seg(id)}/skills`), [id], { toastErrors: true });
   const [, run] = useAction();
   const ids = boundNames(bound.data, "skillId");
   const set = (s, on) => run(() => (on ? post(`/agents/${seg(id)}/skills/${seg(s.id)}`) : del(`/agents/${seg(id)}/skills/${seg(s.id)}`)),
@@ -45,8 +48,8 @@ function SkillsTab({ id }) {
 const toolName = (t) => (typeof t === "string" ? t : t?.name || t?.toolName || "");
 
 function ToolsTab({ id }) {
-  const available = useLoad(() => get("/tools/available"), []);
-  const bound = useLoad(() => get(`/agents/${seg(id)}/tools`), [id]);
+  const available = useLoad(() => get("/tools/available"), [], { toastErrors: true });
+  const bound = useLoad(() => get(`/agents/${seg(id)}/tools`), [id], { toastErrors: true });
   const [, run] = useAction();
   const names = boundNames(bound.data);
   const set = (name, on) => run(() => put(`/agents/${seg(id)}/tools`, { toolNames: on ? [...names, name] : names.filter((n) => n !== name) }),
@@ -61,7 +64,7 @@ function ToolsTab({ id }) {
 }
 
 function KnowledgeTab({ id }) {
-  const kbs = useLoad(() => get("/wiki/knowledge-bases"), []);
+  const kbs = useLoad(() => get("/wiki/knowledge-bases"), [], { toastErrors: true });
   const [, run] = useAction();
   const set = (kb, on) => run(() => put(`/wiki/knowledge-bases/${seg(kb.id)}`, { agentIds: on ? [...kb.agentIds, id] : kb.agentIds.filter((a) => a !== id) }),
     on ? `Bound ${kb.name}` : `Unbound ${kb.name}`).then(kbs.reload);
@@ -75,7 +78,7 @@ function KnowledgeTab({ id }) {
 }
 
 function ChannelsTab({ id }) {
-  const channels = useLoad(() => get("/channels"), []);
+  const channels = useLoad(() => get("/channels"), [], { toastErrors: true });
   const list = (channels.data || []).filter((c) => c.agentId === id);
   return html`<section class="panel" aria-label="Channels of the agent">
     ${list.length ? html`<ul class="list">${list.map((c) => html`<li key=${c.id}>
@@ -86,13 +89,13 @@ function ChannelsTab({ id }) {
 }
 
 function CronTab({ id }) {
-  const jobs = useLoad(() => get("/cron-jobs"), []);
+  const jobs = useLoad(() => get("/cron-jobs"), [], { toastErrors: true });
   const [, run] = useAction();
   const list = (jobs.data || []).filter((j) => j.agentId === id);
   return html`<section class="panel" aria-label="Cron jobs of the agent">
     ${list.length ? html`<ul class="list">${list.map((j) => html`<li key=${j.id}>
       <span class="item-main"><a class="item-title" href=${`#/automation/cron/${j.id}`}>${j.name}</a>
-        <small class="muted"><code>${j.cronExpression}</code> ${j.timezone} · next ${when(j.nextFireTime) || "—"}</small></span>
+        <small class="muted"><code>${j.cronExpression}</code> ${j.timezone} · next ${when(j.nextFireTime, j.timezone)}</small></span>
       <${Toggle} label=${`Enable ${j.name}`} checked=${j.enabled} onChange=${(v) => run(() => put(`/cron-jobs/${seg(j.id)}/toggle`, { enabled: v })).then(jobs.reload)} /></li>`)}</ul>`
       : html`<${Empty}>${jobs.loading ? "Loading…" : html`No cron jobs for this agent. <a href="#/automation/cron">Schedule one</a>.`}</>`}
   </section>`;

@@ -1,10 +1,10 @@
 // Automation: cron jobs (schedule preview with the next five runs in the chosen zone, run now, history with
 // links to the run's conversation), triggers (event, filters, template, test), workflows and team runs.
 import { del, get, post, put, seg } from "./http.js";
+import { html, useEffect, useState } from "../../ui.js";
 import {
-  html, page, useLoad, useAction, useState, useEffect, Tabs, Head, Empty, Badge, Toggle, Field,
-  confirmAction, when, rows, toast,
-} from "./kit.js";
+  Badge, Empty, Field, Head, Tabs, Toggle, confirmDialog, page, rows, toast, useAction, useLoad, when,
+} from "../../components/index.js";
 import { WorkflowsTab, TeamsTab } from "./workflows.js";
 
 const TABS = [["cron", "Cron jobs"], ["triggers", "Triggers"], ["workflows", "Workflows"], ["teams", "Team runs"]];
@@ -20,15 +20,6 @@ function AutomationPage({ args }) {
     ${tab === "triggers" ? html`<${TriggersTab} />` : null}
     ${tab === "workflows" ? html`<${WorkflowsTab} selected=${args[1]} />` : null}
     ${tab === "teams" ? html`<${TeamsTab} selected=${args[1]} />` : null}`;
-}
-
-/** Local time of an ISO instant with its offset, shown in the instant's own zone. */
-function zoned(iso, zone) {
-  try {
-    return new Date(iso).toLocaleString([], { timeZone: zone, weekday: "short", year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
-  } catch {
-    return iso;
-  }
 }
 
 /** The schedule in words and its next five runs, from the server's own parser, as the user types. */
@@ -51,13 +42,13 @@ export function SchedulePreview({ expression, zone }) {
   if (state.error) return html`<p class="form-error schedule-preview" role="status">${state.error}</p>`;
   return html`<div class="schedule-preview" role="status">
     <strong>${state.data.description}</strong> <small class="muted">(${state.data.timezone})</small>
-    <ol class="runs-preview">${state.data.nextRuns.map((r) => html`<li>${zoned(r, state.data.timezone)}</li>`)}</ol>
+    <ol class="runs-preview">${state.data.nextRuns.map((r) => html`<li>${when(r, state.data.timezone)}</li>`)}</ol>
   </div>`;
 }
 
 function CronTab({ selected }) {
-  const jobs = useLoad(() => get("/cron-jobs"), []);
-  const agents = useLoad(() => get("/agents"), []);
+  const jobs = useLoad(() => get("/cron-jobs"), [], { toastErrors: true });
+  const agents = useLoad(() => get("/agents"), [], { toastErrors: true });
   const [expr, setExpr] = useState("0 9 * * 1-5");
   const [zone, setZone] = useState(ZONE);
   const [busy, run] = useAction();
@@ -85,7 +76,7 @@ function CronTab({ selected }) {
       <section class="panel" aria-label="Cron jobs">
         ${list.length ? html`<ul class="list cron-list">${list.map((j) => html`<li key=${j.id} data-job=${j.name} class=${j.id === selected ? "selected" : ""}>
           <span class="item-main"><a class="item-title" href=${`#/automation/cron/${j.id}`}>${j.name}</a>
-            <small class="muted"><code>${j.cronExpression}</code> ${j.timezone} · ${j.agentName || ""} · next ${when(j.nextFireTime) || "—"}</small></span>
+            <small class="muted"><code>${j.cronExpression}</code> ${j.timezone} · ${j.agentName || ""} · next ${when(j.nextFireTime, j.timezone)}</small></span>
           <${Toggle} label=${`Enable ${j.name}`} checked=${j.enabled} onChange=${(v) => act(() => put(`/cron-jobs/${seg(j.id)}/toggle`, { enabled: v })).then(jobs.reload)} /></li>`)}</ul>`
           : html`<${Empty}>${jobs.loading ? "Loading…" : "No cron jobs yet."}</>`}
       </section>
@@ -96,8 +87,8 @@ function CronTab({ selected }) {
 }
 
 function CronDetail({ id, onChange }) {
-  const job = useLoad(() => get(`/cron-jobs/${seg(id)}`), [id]);
-  const history = useLoad(() => get(`/dashboard/cron-runs/${seg(id)}`, { size: 20 }), [id]);
+  const job = useLoad(() => get(`/cron-jobs/${seg(id)}`), [id], { toastErrors: true });
+  const history = useLoad(() => get(`/dashboard/cron-runs/${seg(id)}`, { size: 20 }), [id], { toastErrors: true });
   const [busy, run] = useAction();
   const list = rows(history.data);
   useEffect(() => {
@@ -108,19 +99,19 @@ function CronDetail({ id, onChange }) {
   const j = job.data;
   if (!j) return html`<section class="panel"><p class="muted">${job.loading ? "Loading…" : "Not found."}</p></section>`;
   const remove = async () => {
-    if (!(await confirmAction("Delete cron job", `Delete “${j.name}” and its run history?`))) return;
+    if (!(await confirmDialog({ title: "Delete cron job", message: `Delete “${j.name}” and its run history?` }))) return;
     if (await run(() => del(`/cron-jobs/${seg(id)}`), "Deleted") !== undefined) { location.hash = "#/automation/cron"; onChange(); }
   };
   return html`<section class="panel cron-detail" aria-label=${`Cron job ${j.name}`}>
     <div class="card-head"><h2 class="grow">${j.name}</h2><${Badge} kind=${j.enabled ? "ok" : ""}>${j.enabled ? "enabled" : "disabled"}</></div>
     <dl class="kv"><dt>Agent</dt><dd>${j.agentName}</dd><dt>Message</dt><dd>${j.message}</dd>
-      <dt>Next run</dt><dd>${j.nextFireTime ? zoned(j.nextFireTime, j.timezone) : "—"}</dd><dt>Owner</dt><dd>${j.ownerUsername}</dd></dl>
+      <dt>Next run</dt><dd>${when(j.nextFireTime, j.timezone)}</dd><dt>Owner</dt><dd>${j.ownerUsername}</dd></dl>
     <${SchedulePreview} expression=${j.cronExpression} zone=${j.timezone} />
     <div class="row"><button class="btn btn-primary" disabled=${busy} onClick=${() => run(() => post(`/cron-jobs/${seg(id)}/run`), "Started").then(history.reload)}>Run now</button>
       <button class="btn btn-danger" onClick=${remove}>Delete</button></div>
     <h3>History</h3>
     ${list.length ? html`<ul class="list run-list">${list.map((r) => html`<li key=${r.id} data-status=${r.status}>
-      <span class="item-main"><span class="item-title">${when(r.startTime || r.scheduledTime)}</span>
+      <span class="item-main"><span class="item-title">${when(r.startTime || r.scheduledTime, j.timezone)}</span>
         <small class="muted">${r.cause}${r.durationMs != null ? ` · ${r.durationMs} ms` : ""}${r.error ? ` · ${r.error}` : ""}</small></span>
       <span class="row"><${Badge} kind=${STATUS_KIND[r.status] || ""}>${r.status}</>
         ${r.conversationId ? html`<a class="btn btn-small" href=${`#/chat/${encodeURIComponent(r.conversationId)}`}>Open conversation</a>` : null}</span></li>`)}</ul>`
@@ -146,8 +137,8 @@ function parseFilter(text) {
 }
 
 function TriggersTab() {
-  const list = useLoad(() => get("/triggers"), []);
-  const agents = useLoad(() => get("/agents"), []);
+  const list = useLoad(() => get("/triggers"), [], { toastErrors: true });
+  const agents = useLoad(() => get("/agents"), [], { toastErrors: true });
   const [type, setType] = useState("event");
   const [expr, setExpr] = useState("0 * * * *");
   const [zone, setZone] = useState(ZONE);
@@ -194,7 +185,7 @@ function TriggersTab() {
             <button class="btn btn-small" disabled=${busy}>Test</button></form>` : null}
           ${results[t.id] ? html`<small class="test-result">${results[t.id].fired ? `Fired: run ${results[t.id].runId}` : `Not fired: ${results[t.id].reason}`}</small>` : null}</span>
         <span class="row"><${Toggle} label=${`Enable ${t.name}`} checked=${t.enabled} onChange=${(v) => run(() => put(`/triggers/${seg(t.id)}`, { enabled: v })).then(list.reload)} />
-          <button class="btn btn-small btn-danger" aria-label=${`Delete ${t.name}`} onClick=${async () => { if (await confirmAction("Delete trigger", `Delete ${t.name}?`)) run(() => del(`/triggers/${seg(t.id)}`), "Deleted").then(list.reload); }}>Delete</button></span></li>`)}</ul>`
+          <button class="btn btn-small btn-danger" aria-label=${`Delete ${t.name}`} onClick=${async () => { if (await confirmDialog({ title: "Delete trigger", message: `Delete ${t.name}?` })) run(() => del(`/triggers/${seg(t.id)}`), "Deleted").then(list.reload); }}>Delete</button></span></li>`)}</ul>`
         : html`<${Empty}>${list.loading ? "Loading…" : "No triggers yet."}</>`}
     </section>
   </div>`;

@@ -2,10 +2,10 @@
 // paste into the platform; QR pairing as an image that follows its status; the webchat embed snippet and
 // a live preview (the same widget the snippet frames).
 import { del, get, post, put, seg } from "./http.js";
+import { html, useEffect, useRef, useState } from "../../ui.js";
 import {
-  html, page, useLoad, useAction, useState, useEffect, useRef, Head, Empty, Badge, Toggle, Field, useSession,
-  confirmAction, when, toast,
-} from "./kit.js";
+  Badge, Empty, Field, Head, Toggle, confirmDialog, page, toast, useAction, useLoad, useSession, when,
+} from "../../components/index.js";
 import { mountWebchat } from "../../../webchat/widget.js";
 
 const TYPES = ["webchat", "im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h"];
@@ -18,7 +18,7 @@ const labelOf = (type) => TYPE_LABEL[type] || platforms[type]?.label || type;
 
 function ChannelsPage({ args }) {
   const admin = useSession().can("admin");
-  const channels = useLoad(() => loadPlatforms().then(() => get("/channels")), []);
+  const channels = useLoad(() => loadPlatforms().then(() => get("/channels")), [], { toastErrors: true });
   const list = channels.data || [];
   const selected = args[0];
   const byType = {};
@@ -44,7 +44,7 @@ function ChannelsPage({ args }) {
 }
 
 function NewChannel({ onCreated }) {
-  const agents = useLoad(() => get("/agents"), []);
+  const agents = useLoad(() => get("/agents"), [], { toastErrors: true });
   const [type, setType] = useState("webchat");
   const [check, setCheck] = useState(null);
   const [busy, run] = useAction();
@@ -98,7 +98,7 @@ function NewChannel({ onCreated }) {
 }
 
 function ChannelDetail({ id, onChange }) {
-  const channel = useLoad(() => get(`/channels/${seg(id)}`), [id]);
+  const channel = useLoad(() => get(`/channels/${seg(id)}`), [id], { toastErrors: true });
   const [secret, setSecret] = useState(() => sessionStorage.getItem(`ap.secret.${id}`) || "");
   const [health, setHealth] = useState(null);
   const [busy, run] = useAction();
@@ -106,13 +106,13 @@ function ChannelDetail({ id, onChange }) {
   const c = channel.data;
   if (!c) return html`<section class="panel"><p class="muted">${channel.loading ? "Loading…" : "Not found."}</p></section>`;
   const rotate = async () => {
-    if (!(await confirmAction("New signing secret", "The platform must be given the new secret; messages signed with the old one are refused.", "Rotate"))) return;
+    if (!(await confirmDialog({ title: "New signing secret", message: "The platform must be given the new secret; messages signed with the old one are refused.", submit: "Rotate" }))) return;
     const bytes = crypto.getRandomValues(new Uint8Array(24));
     const value = btoa(String.fromCharCode(...bytes)).replace(/[+/=]/g, (ch) => ({ "+": "-", "/": "_", "=": "" }[ch]));
     if (await run(() => put(`/channels/${seg(id)}`, { secret: value }), "Secret replaced") !== undefined) setSecret(value);
   };
   const remove = async () => {
-    if (!(await confirmAction("Delete channel", `Delete “${c.name}”?`))) return;
+    if (!(await confirmDialog({ title: "Delete channel", message: `Delete “${c.name}”?` }))) return;
     if (await run(() => del(`/channels/${seg(id)}`), "Deleted") !== undefined) { location.hash = "#/channels"; onChange(); }
   };
   return html`<section class="panel channel-detail" aria-label=${`Channel ${c.name}`}>

@@ -1,9 +1,10 @@
 // Data: datasources (add, test with the error text, which agents may query), a conversation's uploads and
 // generated files, agent workspace files (tree, view, edit, upload), agent templates (create an agent).
 import { apiHeaders, del, get, post, put, seg } from "./http.js";
+import { html, useState } from "../../ui.js";
 import {
-  html, page, useLoad, useAction, useState, Tabs, Head, Empty, Badge, Toggle, Field, confirmAction, when, rows, toast, useSession,
-} from "./kit.js";
+  Badge, Empty, Field, Head, Tabs, Toggle, confirmDialog, page, rows, toast, useAction, useLoad, useSession, when,
+} from "../../components/index.js";
 import { AgentBinding } from "./tools.js";
 import { TextFile } from "./memory.js";
 
@@ -24,7 +25,7 @@ const size = (n) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1
 
 function Datasources() {
   const admin = useSession().can("admin");
-  const list = useLoad(() => get("/datasources"), []);
+  const list = useLoad(() => get("/datasources"), [], { toastErrors: true });
   const [type, setType] = useState("sqlite");
   const [results, setResults] = useState({});
   const [busy, run] = useAction();
@@ -62,7 +63,7 @@ function Datasources() {
           ${results[d.id] ? html`<small class=${results[d.id].success ? "test-result ok" : "test-result error"} role="status">${results[d.id].success ? "OK" : "Failed"}: ${results[d.id].message} (${results[d.id].latencyMs} ms)</small>` : null}</span>
         <span class="row"><button class="btn btn-small" disabled=${busy} onClick=${() => test(d)}>Test</button>
           ${admin ? html`<${Toggle} label=${`Enable ${d.name}`} checked=${d.enabled} onChange=${(v) => run(() => put(`/datasources/${seg(d.id)}/toggle`, { enabled: v })).then(list.reload)} />
-            <button class="btn btn-small btn-danger" aria-label=${`Delete ${d.name}`} onClick=${async () => { if (await confirmAction("Delete datasource", `Delete ${d.name}?`)) run(() => del(`/datasources/${seg(d.id)}`), "Deleted").then(list.reload); }}>Delete</button>` : null}</span></li>`)}</ul>`
+            <button class="btn btn-small btn-danger" aria-label=${`Delete ${d.name}`} onClick=${async () => { if (await confirmDialog({ title: "Delete datasource", message: `Delete ${d.name}?` })) run(() => del(`/datasources/${seg(d.id)}`), "Deleted").then(list.reload); }}>Delete</button>` : null}</span></li>`)}</ul>`
         : html`<${Empty}>${list.loading ? "Loading…" : "No datasources yet."}</>`}
     </section>
   </div>`;
@@ -80,10 +81,10 @@ async function download(url, name) {
 }
 
 function ConversationFiles({ selected }) {
-  const convs = useLoad(() => get("/conversations"), []);
+  const convs = useLoad(() => get("/conversations"), [], { toastErrors: true });
   const list = rows(convs.data);
   const cid = selected || list[0]?.conversationId;
-  const files = useLoad(() => (cid ? get(`/conversations/${seg(cid)}/files`) : Promise.resolve(null)), [cid]);
+  const files = useLoad(() => (cid ? get(`/conversations/${seg(cid)}/files`) : Promise.resolve(null)), [cid], { toastErrors: true });
   const f = files.data;
   return html`<section class="panel conversation-files" aria-label="Conversation files">
     ${list.length ? html`<label class="row">Conversation <select aria-label="Conversation" value=${cid}
@@ -121,7 +122,7 @@ function Tree({ node, selected, onPick }) {
 }
 
 function WorkspaceFiles({ agentId }) {
-  const agents = useLoad(() => get("/agents"), []);
+  const agents = useLoad(() => get("/agents"), [], { toastErrors: true });
   const list = agents.data || [];
   const id = agentId && list.some((a) => a.id === agentId) ? agentId : list[0]?.id;
   return html`${list.length ? html`<label class="row">Agent <select aria-label="Agent" value=${id}
@@ -131,7 +132,7 @@ function WorkspaceFiles({ agentId }) {
 }
 
 export function AgentFiles({ agentId }) {
-  const files = useLoad(() => get(`/agents/${seg(agentId)}/workspace/files`), [agentId]);
+  const files = useLoad(() => get(`/agents/${seg(agentId)}/workspace/files`), [agentId], { toastErrors: true });
   const [selected, setSelected] = useState(null);
   const [busy, run] = useAction();
   const filePath = (p) => `/agents/${seg(agentId)}/workspace/files/${p.split("/").map(seg).join("/")}`;
@@ -156,7 +157,7 @@ export function AgentFiles({ agentId }) {
     if (await run(() => put(filePath(name.trim()), { content: "" }), `Created ${name}`) !== undefined) { files.reload(); setSelected(name.trim()); }
   };
   const remove = async (p) => {
-    if (!(await confirmAction("Delete file", `Delete ${p}?`))) return;
+    if (!(await confirmDialog({ title: "Delete file", message: `Delete ${p}?` }))) return;
     if (await run(() => del(filePath(p)), "Deleted") !== undefined) { setSelected(null); files.reload(); }
   };
   const list = files.data || [];
@@ -176,7 +177,7 @@ export function AgentFiles({ agentId }) {
 }
 
 function Templates() {
-  const list = useLoad(() => get("/templates"), []);
+  const list = useLoad(() => get("/templates"), [], { toastErrors: true });
   const [busy, run] = useAction();
   return html`<div class="cols template-list">${(list.data || []).map((t) => html`<section class="panel" key=${t.id} data-template=${t.name} aria-label=${`Template ${t.name}`}>
     <h3>${t.icon || ""} ${t.name}</h3>

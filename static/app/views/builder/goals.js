@@ -1,13 +1,16 @@
 // Goals: a conversation's goal (set, pause, resume, complete, abandon, criteria) and its timeline of
 // evaluations and state changes.
 import { get, patch, post, seg } from "./http.js";
-import { html, page, useLoad, useAction, useState, Head, Empty, Badge, Field, confirmAction, when, rows } from "./kit.js";
+import { html, useState } from "../../ui.js";
+import {
+  Badge, Empty, Field, Head, confirmDialog, page, rows, useAction, useLoad, when,
+} from "../../components/index.js";
 
 const STATUS_KIND = { active: "ok", paused: "warn", completed: "ok", abandoned: "bad", exhausted: "bad" };
 
 function GoalsPage({ args }) {
   const [status, setStatus] = useState("");
-  const goals = useLoad(() => get("/goals", { status }), [status]);
+  const goals = useLoad(() => get("/goals", { status }), [status], { toastErrors: true });
   const list = goals.data || [];
   const selected = args[0];
   return html`
@@ -31,7 +34,7 @@ function GoalsPage({ args }) {
 }
 
 function NewGoal({ onCreated }) {
-  const convs = useLoad(() => get("/conversations"), []);
+  const convs = useLoad(() => get("/conversations"), [], { toastErrors: true });
   const [busy, run] = useAction();
   const list = rows(convs.data).filter((c) => c.agentId);
   const submit = (e) => {
@@ -53,8 +56,8 @@ function NewGoal({ onCreated }) {
 }
 
 function GoalDetail({ id, onChange }) {
-  const goal = useLoad(() => get(`/goals/${seg(id)}`), [id]);
-  const events = useLoad(() => get(`/goals/${seg(id)}/events`), [id]);
+  const goal = useLoad(() => get(`/goals/${seg(id)}`), [id], { toastErrors: true });
+  const events = useLoad(() => get(`/goals/${seg(id)}/events`), [id], { toastErrors: true });
   const [busy, run] = useAction();
   const g = goal.data;
   if (!g) return html`<section class="panel"><p class="muted">${goal.loading ? "Loading…" : "Goal not found."}</p></section>`;
@@ -73,7 +76,7 @@ function GoalDetail({ id, onChange }) {
       ${g.status === "active" ? html`<button class="btn" disabled=${busy} onClick=${() => act(() => post(`/goals/${seg(id)}/pause`), "Paused")}>Pause</button>` : null}
       ${g.status === "paused" ? html`<button class="btn" disabled=${busy} onClick=${() => act(() => post(`/goals/${seg(id)}/resume`), "Resumed")}>Resume</button>` : null}
       ${open ? html`<button class="btn btn-primary" disabled=${busy} onClick=${() => act(() => patch(`/goals/${seg(id)}`, { status: "completed" }), "Completed")}>Mark complete</button>
-        <button class="btn btn-danger" disabled=${busy} onClick=${async () => { if (await confirmAction("Abandon goal", `Abandon “${g.title}”?`, "Abandon")) act(() => post(`/goals/${seg(id)}/abandon`, {}), "Abandoned"); }}>Abandon</button>` : null}
+        <button class="btn btn-danger" disabled=${busy} onClick=${async () => { if (await confirmDialog({ title: "Abandon goal", message: `Abandon “${g.title}”?`, submit: "Abandon" })) act(() => post(`/goals/${seg(id)}/abandon`, {}), "Abandoned"); }}>Abandon</button>` : null}
     </div>
     <h3>Criteria</h3>
     ${g.criteria.length ? html`<ol class="criteria">${g.criteria.map((c) => html`<li>${c}</li>`)}</ol>` : html`<${Empty}>No criteria.</>`}

@@ -2,14 +2,15 @@
 // confirm/edit/forget; contradictions to resolve; dreams: status, the morning card, reports, focused dream, live events.
 import { apiHeaders, get, post, put, seg } from "../../api.js";
 import { readSse } from "../../sse.js";
+import { html, useEffect, useState } from "../../ui.js";
 import {
-  html, page, useLoad, useAction, useState, useEffect, Head, Empty, Badge, Field, modal, when, rows, showError,
-} from "./kit.js";
+  Badge, Empty, Field, Head, formDialog, page, rows, toastError, useAction, useLoad, when,
+} from "../../components/index.js";
 
 const TABS = [["facts", "Facts"], ["files", "Files"], ["dreams", "Dreams"]];
 
 function MemoryPage({ args }) {
-  const agents = useLoad(() => get("/agents"), []);
+  const agents = useLoad(() => get("/agents"), [], { toastErrors: true });
   const list = agents.data || [];
   const agentId = args[0] && list.some((a) => a.id === args[0]) ? args[0] : list[0]?.id;
   const tab = TABS.some(([k]) => k === args[1]) ? args[1] : "facts";
@@ -30,12 +31,12 @@ function MemoryPage({ args }) {
 export function Facts({ agentId }) {
   const base = `/memory/${seg(agentId)}`;
   const [status, setStatus] = useState("active");
-  const facts = useLoad(() => get(`${base}/facts`, { status }), [agentId, status]);
-  const conflicts = useLoad(() => get(`${base}/facts/contradictions`), [agentId]);
+  const facts = useLoad(() => get(`${base}/facts`, { status }), [agentId, status], { toastErrors: true });
+  const conflicts = useLoad(() => get(`${base}/facts/contradictions`), [agentId], { toastErrors: true });
   const [busy, run] = useAction();
   const reload = () => { facts.reload(); conflicts.reload(); };
   const edit = async (f) => {
-    const v = await modal({ title: `Edit ${f.key}`, submit: "Save", fields: [{ name: "statement", label: "Statement", type: "textarea", value: f.statement }] });
+    const v = await formDialog({ title: `Edit ${f.key}`, submit: "Save", fields: [{ name: "statement", label: "Statement", type: "textarea", value: f.statement }] });
     if (v) run(() => post(`${base}/facts/${seg(f.id)}/edit`, { statement: v.statement }), "Fact saved").then(reload);
   };
   const resolve = (c, resolution) => run(() => post(`${base}/facts/contradictions/${seg(c.id)}/resolve`, { resolution }), "Resolved").then(reload);
@@ -84,7 +85,7 @@ export async function readText(path) {
 }
 
 function MemoryFiles({ agentId }) {
-  const files = useLoad(() => get(`/memory/${seg(agentId)}/files`), [agentId]);
+  const files = useLoad(() => get(`/memory/${seg(agentId)}/files`), [agentId], { toastErrors: true });
   const list = files.data || [];
   const [selected, setSelected] = useState(null);
   const path = selected || list[0]?.path;
@@ -100,7 +101,7 @@ function MemoryFiles({ agentId }) {
 }
 
 function MemoryFile({ agentId, path, onSaved }) {
-  const loaded = useLoad(() => get(memoryPath(agentId, path)), [agentId, path]);
+  const loaded = useLoad(() => get(memoryPath(agentId, path)), [agentId, path], { toastErrors: true });
   const [text, setText] = useState(null);
   const [busy, run] = useAction();
   const f = loaded.data;
@@ -117,7 +118,7 @@ function MemoryFile({ agentId, path, onSaved }) {
 
 /** View and edit one text file of an agent's workspace. */
 export function TextFile({ agentId, path, onSaved }) {
-  const loaded = useLoad(() => readText(filePath(agentId, path)), [agentId, path]);
+  const loaded = useLoad(() => readText(filePath(agentId, path)), [agentId, path], { toastErrors: true });
   const [text, setText] = useState(null);
   const [busy, run] = useAction();
   const value = text ?? loaded.data ?? "";
@@ -131,10 +132,10 @@ export function TextFile({ agentId, path, onSaved }) {
 
 function Dreams({ agentId }) {
   const base = `/memory/${seg(agentId)}`;
-  const status = useLoad(() => get(`${base}/dreaming/status`), [agentId]);
-  const card = useLoad(() => get(`${base}/dream/morning-card`), [agentId]);
-  const reports = useLoad(() => get(`${base}/dream/reports`, { size: 20 }), [agentId]);
-  const diary = useLoad(() => get(`${base}/dreaming/dreams`), [agentId]);
+  const status = useLoad(() => get(`${base}/dreaming/status`), [agentId], { toastErrors: true });
+  const card = useLoad(() => get(`${base}/dream/morning-card`), [agentId], { toastErrors: true });
+  const reports = useLoad(() => get(`${base}/dream/reports`, { size: 20 }), [agentId], { toastErrors: true });
+  const diary = useLoad(() => get(`${base}/dreaming/dreams`), [agentId], { toastErrors: true });
   const [report, setReport] = useState(null);
   const [events, setEvents] = useState([]);
   const [busy, run] = useAction();
@@ -151,7 +152,7 @@ function Dreams({ agentId }) {
           if (frame.event === "dream_completed" || frame.event === "error") reloadAll();
         }
       } catch (err) {
-        if (err.name !== "AbortError") showError(err);
+        if (err.name !== "AbortError") toastError(err);
       }
     })();
     return () => abort.abort();
@@ -163,7 +164,7 @@ function Dreams({ agentId }) {
     run(() => post(`${base}/dreaming/focused`, { topic }), "Focused dream finished").then((r) => { if (r) { setReport(r); reloadAll(); } });
   };
   const editEntry = async (entry) => {
-    const v = await modal({ title: `Edit ${entry.key}`, submit: "Save", fields: [{ name: "after", label: "Memory entry", type: "textarea", value: entry.after || "" }] });
+    const v = await formDialog({ title: `Edit ${entry.key}`, submit: "Save", fields: [{ name: "after", label: "Memory entry", type: "textarea", value: entry.after || "" }] });
     if (v) run(() => post(`${base}/dream/reports/${seg(report.id)}/entries/${seg(entry.key)}/edit`, { after: v.after }), "Entry saved").then(() => open(report.id));
   };
   const c = card.data;
@@ -178,7 +179,7 @@ function Dreams({ agentId }) {
     </section>
     <section class="panel" aria-label="Dreaming">
       <h3>Dreaming</h3>
-      ${st ? html`<dl class="kv">${Object.entries(st).filter(([, v]) => typeof v !== "object" || v === null).slice(0, 8).map(([k, v]) => html`<dt>${k}</dt><dd>${String(v ?? "—")}</dd>`)}</dl>` : null}
+      ${st ? html`<${DreamingStatus} st=${st} />` : null}
       <form class="row" onSubmit=${focused} aria-label="Focused dream">
         <input class="grow" name="topic" required aria-label="Topic" placeholder="Topic, e.g. travel plans" />
         <button class="btn btn-primary" disabled=${busy}>Dream on it</button></form>
@@ -203,6 +204,19 @@ function Dreams({ agentId }) {
       ${diary.data?.content ? html`<pre class="code">${diary.data.content}</pre>` : html`<${Empty}>The diary starts with the first dream.</>`}
     </section>
   </div>`;
+}
+
+/** When this memory dreams next, how the last dream went, and what it holds, in words. */
+function DreamingStatus({ st }) {
+  const why = !st.configEnabled ? "off in the server's settings (dreaming_enabled)" : !st.featureFlag ? "off: the “dreaming” feature flag" : "";
+  const facts = st.stats || {};
+  return html`<dl class="kv dreaming-status">
+    <dt>Nightly dream</dt><dd>${st.enabled ? `every night at ${String(st.hour).padStart(2, "0")}:00 (${st.timezone})` : why}</dd>
+    ${st.enabled ? html`<dt>Next dream</dt><dd>${when(st.nextRunTime, st.timezone)}</dd>` : null}
+    <dt>Last dream</dt><dd>${st.running ? "dreaming now…" : st.lastRunTime ? `${when(st.lastRunTime)} · ${st.lastRunStatus}` : "none yet"}</dd>
+    <dt>Facts</dt><dd>${facts.activeFacts ?? 0} remembered${facts.userEditedFacts ? `, ${facts.userEditedFacts} edited by you` : ""}${facts.forgottenFacts ? `, ${facts.forgottenFacts} forgotten` : ""}</dd>
+    ${facts.openContradictions ? html`<dt>To resolve</dt><dd>${facts.openContradictions} contradiction${facts.openContradictions === 1 ? "" : "s"}</dd>` : null}
+  </dl>`;
 }
 
 export default page(MemoryPage);

@@ -1,10 +1,10 @@
 // Skills: installed skills (enable, pin, archive, delete), files in a viewer/editor, requirements with
 // write-only secrets, lessons; install from a ZIP, a URL or the hub; synthesis from a conversation.
 import { api, del, get, post, put, seg } from "../../api.js";
+import { html, useEffect, useState } from "../../ui.js";
 import {
-  html, page, useLoad, useAction, useState, useEffect, Tabs, Head, Empty, Badge, Toggle, Field, useSession,
-  confirmAction, modal, toast, showError, rows, when,
-} from "./kit.js";
+  Badge, Empty, Field, Head, Tabs, Toggle, confirmDialog, formDialog, page, rows, toast, toastError, useAction, useLoad, useSession, when,
+} from "../../components/index.js";
 import { CuratorTab, RoutinesTab } from "./skills_curator.js";
 
 const TABS = [["installed", "Installed"], ["install", "Install"], ["curator", "Curator"], ["routines", "Routines"]];
@@ -23,7 +23,7 @@ function SkillsPage({ args }) {
 function Installed({ selected }) {
   const [archived, setArchived] = useState(false);
   const [keyword, setKeyword] = useState("");
-  const list = useLoad(() => get("/skills", { size: 100, archived: archived ? "true" : undefined, keyword }), [archived, keyword]);
+  const list = useLoad(() => get("/skills", { size: 100, archived: archived ? "true" : undefined, keyword }), [archived, keyword], { toastErrors: true });
   const [, run] = useAction();
   const act = (fn, msg) => run(fn, msg).then(() => list.reload());
   const skills = rows(list.data);
@@ -59,7 +59,7 @@ function Installed({ selected }) {
 
 function SkillDetail({ id, onChange }) {
   const { can } = useSession();
-  const skill = useLoad(() => get(`/skills/${seg(id)}`), [id]);
+  const skill = useLoad(() => get(`/skills/${seg(id)}`), [id], { toastErrors: true });
   const [busy, run] = useAction();
   const [file, setFile] = useState("SKILL.md");
   const s = skill.data;
@@ -70,15 +70,15 @@ function SkillDetail({ id, onChange }) {
     try {
       await post(`/skills/${seg(id)}/archive`, {});
     } catch (err) {
-      if (err.status !== 409) { showError(err); return; }
-      if (!(await confirmAction("Archive skill", `${err.message} Archive anyway?`, "Archive"))) return;
+      if (err.status !== 409) { toastError(err); return; }
+      if (!(await confirmDialog({ title: "Archive skill", message: `${err.message} Archive anyway?`, submit: "Archive" }))) return;
       await run(() => post(`/skills/${seg(id)}/archive`, { force: true }));
     }
     toast("Archived", "ok");
     reload();
   };
   const remove = async () => {
-    if (!(await confirmAction("Delete skill", `Delete “${s.name}” with its files and secrets?`))) return;
+    if (!(await confirmDialog({ title: "Delete skill", message: `Delete “${s.name}” with its files and secrets?` }))) return;
     if (await run(() => del(`/skills/${seg(id)}`), "Deleted") !== undefined) { location.hash = "#/skills/installed"; onChange(); }
   };
   return html`
@@ -110,7 +110,7 @@ function SkillDetail({ id, onChange }) {
 
 function FileEditor({ skill, path, onSaved }) {
   const isMain = path === "SKILL.md";
-  const loaded = useLoad(() => (isMain ? Promise.resolve({ content: skill.content }) : get(`/skills/${seg(skill.id)}/files/${path.split("/").map(seg).join("/")}`)), [skill.id, path]);
+  const loaded = useLoad(() => (isMain ? Promise.resolve({ content: skill.content }) : get(`/skills/${seg(skill.id)}/files/${path.split("/").map(seg).join("/")}`)), [skill.id, path], { toastErrors: true });
   const [text, setText] = useState(null);
   const [busy, run] = useAction();
   const value = text ?? loaded.data?.content ?? "";
@@ -128,12 +128,12 @@ function FileEditor({ skill, path, onSaved }) {
 
 function Requirements({ id }) {
   const member = useSession().can("member");
-  const req = useLoad(() => get(`/skills/${seg(id)}/requirements`), [id]);
-  const secrets = useLoad(() => (member ? get(`/skills/${seg(id)}/secrets`) : Promise.resolve([])), [id, member]);
+  const req = useLoad(() => get(`/skills/${seg(id)}/requirements`), [id], { toastErrors: true });
+  const secrets = useLoad(() => (member ? get(`/skills/${seg(id)}/secrets`) : Promise.resolve([])), [id, member], { toastErrors: true });
   const [, run] = useAction();
   const reload = () => { req.reload(); secrets.reload(); };
   const addSecret = async (key = "") => {
-    const v = await modal({ title: "Add a secret", submit: "Save secret", fields: [
+    const v = await formDialog({ title: "Add a secret", submit: "Save secret", fields: [
       { name: "key", label: "Key", value: key, required: true },
       { name: "value", label: "Value (write-only; never shown again)", type: "password", required: true },
     ] });
@@ -157,7 +157,7 @@ function Requirements({ id }) {
 }
 
 function Lessons({ id }) {
-  const lessons = useLoad(() => get(`/skills/${seg(id)}/lessons`), [id]);
+  const lessons = useLoad(() => get(`/skills/${seg(id)}/lessons`), [id], { toastErrors: true });
   const [, run] = useAction();
   const l = lessons.data;
   return html`<div class="lessons"><h3>Lessons</h3>
@@ -170,11 +170,11 @@ function Install() {
   const [busy, run] = useAction();
   const [task, setTask] = useState(null);
   const [hits, setHits] = useState(null);
-  const conversations = useLoad(() => get("/conversations", { size: 50 }).catch(() => []), []);
+  const conversations = useLoad(() => get("/conversations", { size: 50 }).catch(() => []), [], { toastErrors: true });
   useEffect(() => {
     if (!task || ["completed", "failed", "cancelled"].includes(task.status)) return undefined;
     const t = setTimeout(async () => {
-      try { setTask(await get(`/skills/install/status/${seg(task.taskId || task.id)}`)); } catch (err) { showError(err); setTask(null); }
+      try { setTask(await get(`/skills/install/status/${seg(task.taskId || task.id)}`)); } catch (err) { toastError(err); setTask(null); }
     }, 700);
     return () => clearTimeout(t);
   }, [task]);
@@ -182,7 +182,7 @@ function Install() {
     e.preventDefault();
     const form = e.currentTarget;
     const file = form.elements.zip.files[0];
-    if (!file) { showError(new Error("Choose a ZIP file")); return; }
+    if (!file) { toastError(new Error("Choose a ZIP file")); return; }
     const data = new FormData();
     data.append("file", file, file.name);
     run(() => api("POST", "/skills/install/upload", data, { query: { overwrite: form.elements.overwrite.checked || undefined } }),

@@ -1,12 +1,15 @@
 // Skills → Curator (state, dry run with the planned archive/merge list, apply mode, snapshots and restore)
 // and Routines (mined recurring requests: promote, dismiss, reopen).
 import { get, post, seg } from "../../api.js";
-import { html, useLoad, useAction, useState, Empty, Badge, Toggle, confirmAction, modal, when } from "./kit.js";
+import { html, useState } from "../../ui.js";
+import {
+  Badge, Empty, Toggle, confirmDialog, formDialog, useAction, useLoad, when,
+} from "../../components/index.js";
 
 export function CuratorTab() {
-  const status = useLoad(() => get("/skills/curator/status"), []);
-  const reports = useLoad(() => get("/skills/curator/reports"), []);
-  const snaps = useLoad(() => get("/skills/curator/snapshots"), []);
+  const status = useLoad(() => get("/skills/curator/status"), [], { toastErrors: true });
+  const reports = useLoad(() => get("/skills/curator/reports"), [], { toastErrors: true });
+  const snaps = useLoad(() => get("/skills/curator/snapshots"), [], { toastErrors: true });
   const [report, setReport] = useState(null);
   const [busy, run] = useAction();
   const st = status.data;
@@ -15,11 +18,11 @@ export function CuratorTab() {
   const dryRun = () => run(() => post("/skills/curator/dry-run"), "Dry run finished").then((r) => { if (r) { setReport(r); reloadAll(); } });
   const open = (id) => run(() => get(`/skills/curator/reports/${seg(id)}`)).then((r) => r && setReport(r));
   const snapshot = async () => {
-    const v = await modal({ title: "Capture a restore point", submit: "Capture", fields: [{ name: "reason", label: "Reason (optional)" }] });
+    const v = await formDialog({ title: "Capture a restore point", submit: "Capture", fields: [{ name: "reason", label: "Reason (optional)" }] });
     if (v) set("snapshots", { reason: v.reason || null }, "Restore point captured");
   };
   const restore = async (s) => {
-    if (!(await confirmAction("Restore skills", `Restore the skill library to ${when(s.createTime)} (${s.skillCount} skills)? Later skills are archived.`, "Restore"))) return;
+    if (!(await confirmDialog({ title: "Restore skills", message: `Restore the skill library to ${when(s.createTime)} (${s.skillCount} skills)? Later skills are archived.`, submit: "Restore" }))) return;
     set(`snapshots/${seg(s.id)}/restore`, undefined, "Skill library restored");
   };
   return html`<div class="cols">
@@ -71,11 +74,11 @@ export function CuratorTab() {
 }
 
 export function RoutinesTab() {
-  const list = useLoad(() => get("/skills/routines"), []);
+  const list = useLoad(() => get("/skills/routines"), [], { toastErrors: true });
   const [busy, run] = useAction();
   const act = (fn, msg) => run(fn, msg).then(list.reload);
   const promote = async (c) => {
-    const v = await modal({ title: "Promote to a skill", submit: "Promote", fields: [{ name: "name", label: "Skill name (optional)" }] });
+    const v = await formDialog({ title: "Promote to a skill", submit: "Promote", fields: [{ name: "name", label: "Skill name (optional)" }] });
     if (v) act(() => post(`/skills/routines/${seg(c.id)}/promote`, { name: v.name || null }), (r) => `Drafted skill ${r.skill.name}`);
   };
   const items = list.data || [];

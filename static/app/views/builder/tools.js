@@ -1,10 +1,10 @@
 // Tools, MCP and ACP: built-in tools with their guard severity and enabled state; MCP servers (add stdio or
 // HTTP, test, see the tools, enable per agent); ACP endpoints (add, test, delegating agents); plugins.
 import { del, get, post, put, seg } from "../../api.js";
+import { html, useState } from "../../ui.js";
 import {
-  html, page, useLoad, useAction, useState, Tabs, Head, Empty, Badge, Toggle, Field, useSession, boundNames,
-  confirmAction, formValues, when,
-} from "./kit.js";
+  Badge, Empty, Field, Head, Tabs, Toggle, boundNames, confirmDialog, formValues, page, useAction, useLoad, useSession, when,
+} from "../../components/index.js";
 
 const TABS = [["builtin", "Built-in tools"], ["mcp", "MCP servers"], ["acp", "ACP agents"], ["plugins", "Plugins"]];
 
@@ -32,9 +32,9 @@ function fromLines(text) {
 const argList = (text) => (text || "").split("\n").map((a) => a.trim()).filter(Boolean);
 
 function BuiltinTools() {
-  const tools = useLoad(() => get("/tools"), []);
+  const tools = useLoad(() => get("/tools"), [], { toastErrors: true });
   const admin = useSession().can("admin");
-  const rules = useLoad(() => (admin ? get("/security/guard/rules") : Promise.resolve([])), [admin]);
+  const rules = useLoad(() => (admin ? get("/security/guard/rules") : Promise.resolve([])), [admin], { toastErrors: true });
   const [, run] = useAction();
   const severity = {};
   for (const r of rules.data || []) if (r.enabled && r.toolName && !severity[r.toolName]) severity[r.toolName] = r;
@@ -58,7 +58,7 @@ function BuiltinTools() {
 }
 
 function McpServers({ selected }) {
-  const servers = useLoad(() => get("/mcp/servers"), []);
+  const servers = useLoad(() => get("/mcp/servers"), [], { toastErrors: true });
   const [adding, setAdding] = useState(false);
   const [transport, setTransport] = useState("stdio");
   const [busy, run] = useAction();
@@ -105,15 +105,15 @@ function McpServers({ selected }) {
 }
 
 function McpDetail({ id, onChange }) {
-  const server = useLoad(() => get(`/mcp/servers/${seg(id)}`), [id]);
-  const tools = useLoad(() => get(`/mcp/servers/${seg(id)}/tools`), [id]);
+  const server = useLoad(() => get(`/mcp/servers/${seg(id)}`), [id], { toastErrors: true });
+  const tools = useLoad(() => get(`/mcp/servers/${seg(id)}/tools`), [id], { toastErrors: true });
   const [test, setTest] = useState(null);
   const [busy, run] = useAction();
   const s = server.data;
   if (!s) return html`<section class="panel"><p class="muted">${server.loading ? "Loading…" : "Not found."}</p></section>`;
   const names = (tools.data || []).filter((t) => t.registered).map((t) => t.toolName);
   const remove = async () => {
-    if (!(await confirmAction("Delete MCP server", `Delete “${s.name}” and its tools?`))) return;
+    if (!(await confirmDialog({ title: "Delete MCP server", message: `Delete “${s.name}” and its tools?` }))) return;
     if (await run(() => del(`/mcp/servers/${seg(id)}`), "Deleted") !== undefined) { location.hash = "#/tools/mcp"; onChange(); }
   };
   return html`<section class="panel mcp-detail" aria-label=${`MCP server ${s.name}`}>
@@ -143,7 +143,7 @@ export function AgentBinding({ toolNames, label }) {
   const agents = useLoad(async () => {
     const list = await get("/agents") || [];
     return Promise.all(list.map(async (a) => ({ ...a, tools: boundNames(await get(`/agents/${seg(a.id)}/tools`)) })));
-  }, []);
+  }, [], { toastErrors: true });
   const [, run] = useAction();
   if (!toolNames.length) return null;
   const set = (a, on) => {
@@ -159,8 +159,8 @@ export function AgentBinding({ toolNames, label }) {
 }
 
 function AcpEndpoints() {
-  const list = useLoad(() => get("/acp/endpoints"), []);
-  const available = useLoad(() => get("/tools/available").catch(() => []), []);
+  const list = useLoad(() => get("/acp/endpoints"), [], { toastErrors: true });
+  const available = useLoad(() => get("/tools/available").catch(() => []), [], { toastErrors: true });
   const [results, setResults] = useState({});
   const [adding, setAdding] = useState(false);
   const [busy, run] = useAction();
@@ -191,7 +191,7 @@ function AcpEndpoints() {
           ${results[ep.id] || ep.lastTest ? html`<small class="test-result">${(results[ep.id] || ep.lastTest).message || JSON.stringify(results[ep.id] || ep.lastTest)}</small>` : null}</span>
         <span class="row"><button class="btn btn-small" disabled=${busy} onClick=${() => test(ep)}>Test</button>
           <${Toggle} label=${`Enable ${ep.name}`} checked=${ep.enabled} onChange=${(v) => run(() => put(`/acp/endpoints/${seg(ep.id)}/toggle`, { enabled: v })).then(list.reload)} />
-          ${ep.builtin ? null : html`<button class="btn btn-small btn-danger" onClick=${async () => { if (await confirmAction("Delete endpoint", `Delete ${ep.name}?`)) run(() => del(`/acp/endpoints/${seg(ep.id)}`), "Deleted").then(list.reload); }}>Delete</button>`}</span>
+          ${ep.builtin ? null : html`<button class="btn btn-small btn-danger" onClick=${async () => { if (await confirmDialog({ title: "Delete endpoint", message: `Delete ${ep.name}?` })) run(() => del(`/acp/endpoints/${seg(ep.id)}`), "Deleted").then(list.reload); }}>Delete</button>`}</span>
       </li>`)}</ul>
     </section>
     <section class="panel">
@@ -202,7 +202,7 @@ function AcpEndpoints() {
 }
 
 function Plugins() {
-  const list = useLoad(() => get("/plugins"), []);
+  const list = useLoad(() => get("/plugins"), [], { toastErrors: true });
   const [, run] = useAction();
   return html`<div class="cols">${(list.data || []).map((p) => html`<section class="panel plugin" key=${p.name} data-plugin=${p.name} aria-label=${`Plugin ${p.name}`}>
     <div class="card-head"><h3 class="grow">${p.name} <small class="muted">${p.version}</small></h3>

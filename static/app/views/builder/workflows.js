@@ -1,12 +1,15 @@
 // Automation → Workflows (definition editor with the compiler's diagnostics inline, a read-only graph of
 // the nodes, runs with per-step status, resume a paused run) and Team runs (teams, start a run, watch tasks).
 import { del, get, post, put, seg } from "./http.js";
-import { html, useLoad, useAction, useState, useEffect, Empty, Badge, Field, confirmAction, when, toast, rows, useSession } from "./kit.js";
+import { html, useEffect, useState } from "../../ui.js";
+import {
+  Badge, Empty, Field, confirmDialog, rows, toast, useAction, useLoad, useSession, when,
+} from "../../components/index.js";
 
 const KIND = { succeeded: "ok", completed: "ok", running: "", pending: "", failed: "bad", cancelled: "warn", paused: "warn", skipped: "" };
 
 export function WorkflowsTab({ selected }) {
-  const list = useLoad(() => get("/workflows"), []);
+  const list = useLoad(() => get("/workflows"), [], { toastErrors: true });
   const [busy, run] = useAction();
   const create = (e) => {
     e.preventDefault();
@@ -36,9 +39,9 @@ export function WorkflowsTab({ selected }) {
 
 function WorkflowDetail({ id, onChange }) {
   const member = useSession().can("member");
-  const wf = useLoad(() => get(`/workflows/${seg(id)}`), [id]);
-  const templates = useLoad(() => get("/workflows/draft/templates").catch(() => []), []);
-  const runs = useLoad(() => get(`/workflows/${seg(id)}/runs`), [id]);
+  const wf = useLoad(() => get(`/workflows/${seg(id)}`), [id], { toastErrors: true });
+  const templates = useLoad(() => get("/workflows/draft/templates").catch(() => []), [], { toastErrors: true });
+  const runs = useLoad(() => get(`/workflows/${seg(id)}/runs`), [id], { toastErrors: true });
   const [text, setText] = useState(null);
   const [check, setCheck] = useState(null);
   const [openRun, setOpenRun] = useState(null);
@@ -72,7 +75,7 @@ function WorkflowDetail({ id, onChange }) {
     run(() => post(`/workflows/${seg(id)}/runs`, { input }), "Run started").then((r) => { if (r) { setOpenRun(r.id); runs.reload(); } });
   };
   const remove = async () => {
-    if (!(await confirmAction("Delete workflow", `Delete “${w.name}”?`))) return;
+    if (!(await confirmDialog({ title: "Delete workflow", message: `Delete “${w.name}”?` }))) return;
     if (await run(() => del(`/workflows/${seg(id)}`), "Deleted") !== undefined) { location.hash = "#/automation/workflows"; onChange(); }
   };
   const diags = parseError ? [{ severity: "error", code: "JSON", message: parseError }] : (check?.diagnostics || []);
@@ -146,7 +149,7 @@ export function Graph({ graph, bad = new Set() }) {
 }
 
 function RunDetail({ id, onChange }) {
-  const r = useLoad(() => get(`/workflows/runs/${seg(id)}`), [id]);
+  const r = useLoad(() => get(`/workflows/runs/${seg(id)}`), [id], { toastErrors: true });
   const [busy, run] = useAction();
   const data = r.data;
   useEffect(() => {
@@ -172,8 +175,8 @@ function RunDetail({ id, onChange }) {
 }
 
 export function TeamsTab({ selected }) {
-  const teams = useLoad(() => get("/teams"), []);
-  const agents = useLoad(() => get("/agents"), []);
+  const teams = useLoad(() => get("/teams"), [], { toastErrors: true });
+  const agents = useLoad(() => get("/agents"), [], { toastErrors: true });
   const [busy, run] = useAction();
   const create = (e) => {
     e.preventDefault();
@@ -204,8 +207,8 @@ export function TeamsTab({ selected }) {
 }
 
 function TeamDetail({ id, agents }) {
-  const team = useLoad(() => get(`/teams/${seg(id)}`), [id]);
-  const runs = useLoad(() => get(`/teams/${seg(id)}/runs`), [id]);
+  const team = useLoad(() => get(`/teams/${seg(id)}`), [id], { toastErrors: true });
+  const runs = useLoad(() => get(`/teams/${seg(id)}/runs`), [id], { toastErrors: true });
   const [openRun, setOpenRun] = useState(null);
   const [busy, run] = useAction();
   const list = rows(runs.data);
