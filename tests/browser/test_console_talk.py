@@ -89,3 +89,29 @@ async def test_the_microphone_button_talks_to_the_agent_and_shows_the_exchange(
         await stop.click()
     await expect(stop).to_be_hidden()
     assert not [line for line in page.logs if "Content Security Policy" in line or "pageerror" in line], page.logs
+
+
+async def test_the_microphone_shows_only_while_talk_mode_is_on_and_a_refusal_is_said_and_cleared(
+    talk_page: Any, server: RunningServer, admin: dict[str, Any], llm: ScriptedOpenAI
+) -> None:
+    page = talk_page
+    await use_fake_openai(server.client, llm.url, token="admin")
+    await make_agent(server.client, token="admin", name="Helper")
+    await open_console(page, server, admin)
+    await expect(page.locator(".composer")).to_be_visible()
+    mic = page.get_by_role("button", name="Talk", exact=True)
+    await expect(mic).to_be_hidden()  # talk_mode is off by default: nothing offered that the server refuses
+
+    assert (await server.client.put("/api/v1/feature-flags/talk_mode", {"enabled": True}, token="admin")).status == 200
+    await page.reload()
+    await expect(mic).to_be_visible()
+    # Turned off while the page is open: the server refuses the socket; the page says so and stops listening.
+    assert (await server.client.put("/api/v1/feature-flags/talk_mode", {"enabled": False}, token="admin")).status == 200
+    await mic.click()
+    status = page.locator(".talk-status")
+    await expect(status).to_have_text("Talk mode is off (feature flag talk_mode)")
+    await expect(status).to_have_attribute("role", "alert")
+    await expect(page.get_by_role("button", name="Stop talking")).to_be_hidden()
+    await expect(mic).to_be_hidden()
+    await page.wait_for_timeout(1500)  # nothing comes back to "Listening…" afterwards
+    await expect(status).to_have_text("Talk mode is off (feature flag talk_mode)")

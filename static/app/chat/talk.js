@@ -1,8 +1,8 @@
 // Talk mode in the chat view: a microphone button that streams 16 kHz PCM16 to the talk WebSocket,
 // shows the live transcript, renders the answer and plays its spoken sentences.
 // Hold the button to talk (push-to-talk), or click once to start and again to send; Stop cancels.
-import { session } from "../api.js";
-import { h, toast } from "../dom.js";
+import { get, session } from "../api.js";
+import { h } from "../dom.js";
 import { icon } from "../icons.js";
 
 const HOLD_MS = 350;
@@ -33,11 +33,37 @@ export class TalkControl {
     }, icon("mic", 20));
     this.stopButton = h("button", { type: "button", class: "btn btn-small talk-stop", text: "Stop talking", hidden: true, onclick: () => this.stop() });
     this.status = h("div", { class: "talk-status", "aria-live": "polite", hidden: true });
+    // The microphone shows only while talk mode is on (feature flag talk_mode): off, the server refuses it.
+    this.button.hidden = true;
+    this.onFlags = () => this.checkEnabled();
+    window.addEventListener("flags-changed", this.onFlags);
+    this.checkEnabled();
   }
 
-  setStatus(text) {
+  async checkEnabled() {
+    try {
+      const flags = await get("/feature-flags");
+      this.button.hidden = !(flags || []).some((f) => f.key === "talk_mode" && f.enabled);
+    } catch {
+      this.button.hidden = true; // unknown: offer nothing that would fail
+    }
+  }
+
+  setStatus(text, failed = false) {
     this.status.hidden = !text;
     this.status.textContent = text || "";
+    this.status.classList.toggle("talk-error", failed);
+    this.status.setAttribute("role", failed ? "alert" : "status");
+  }
+
+  /** Talking ended with an error: said where the talk status shows (it stays until the next try), nothing
+   * left listening, and no Stop button for a conversation that is over. */
+  fail(message) {
+    this.listening = false;
+    this.resetButton();
+    this.stopCapture();
+    this.stopButton.hidden = !this.sources.size;
+    this.setStatus(message, true);
   }
 
   async press() {
@@ -65,9 +91,14 @@ export class TalkControl {
     ws.binaryType = "arraybuffer";
     ws.onmessage = (e) => this.received(e.data);
     ws.onclose = (e) => {
-      if (this.ws === ws) this.ws = null;
-      if (CLOSE_REASONS[e.code]) toast(CLOSE_REASONS[e.code], "error");
-      this.stopCapture();
+      if (this.ws !== ws) return;
+      this.ws = null;
+      if (CLOSE_REASONS[e.code]) {
+        this.fail(CLOSE_REASONS[e.code]);
+        if (e.code === 4403) this.button.hidden = true;
+      } else if (this.listening || !this.status.hidden) {
+        this.fail("The talk connection closed: press the microphone to try again");
+      }
     };
     this.ws = ws;
     await new Promise((resolve, reject) => {
@@ -80,7 +111,7 @@ export class TalkControl {
   async listen() {
     const { agentId, conversationId } = this.context();
     if (!agentId) {
-      toast("Create or pick an agent first", "error");
+      this.fail("Create or pick an agent first");
       return;
     }
     this.listening = true;
@@ -92,11 +123,11 @@ export class TalkControl {
       const ws = await this.socket();
       ws.send(JSON.stringify({ type: "start", agentId, conversationId, sampleRate: 16000 }));
       await this.startCapture(ws);
-      this.setStatus("Listening…");
+      if (this.listening && this.ws === ws) this.setStatus("Listening…");
+      else this.stopCapture(); // the socket closed meanwhile (fail() said why): the microphone goes off again
     } catch (err) {
-      this.listening = false;
-      this.resetButton();
-      if (err.message !== "closed") toast(`Microphone: ${err.message}`, "error");
+      if (err.message !== "closed") this.fail(`Microphone: ${err.message}`);
+      else if (this.listening) this.fail("The talk connection closed: press the microphone to try again");
     }
   }
 
@@ -159,8 +190,7 @@ export class TalkControl {
       this.setStatus(`You said: ${frame.text || "(nothing heard)"}`);
       if (frame.text) this.onTranscript(frame.text);
     } else if (frame.type === "error") {
-      toast(frame.message, "error");
-      if (!this.listening) this.setStatus("");
+      this.fail(frame.message);
     } else {
       this.onFrame(frame);
       if (frame.type === "done") {
@@ -195,6 +225,7 @@ export class TalkControl {
   }
 
   close() {
+    window.removeEventListener("flags-changed", this.onFlags);
     this.stop();
     this.ws?.close();
     this.player?.close();
