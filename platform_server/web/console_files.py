@@ -128,6 +128,7 @@ def console_routes(static_dir: str, ca_cert_path: str) -> list[tuple[str, type[t
     """The console's routes, after the API's."""
     return [
         (r"/(swagger-ui\.html|manifest\.webmanifest)$", IndexHandler, {"path": static_dir}),
+        (r"/(favicon\.ico)$", StaticHandler, {"path": static_dir}),  # browsers ask for it whatever the page links
         (r"/sw\.js$", ServiceWorkerHandler, {"static_dir": static_dir}),
         (r"/ca\.crt$", CaCertHandler, {"path": ca_cert_path}),
         (r"/static/(.*)", StaticHandler, {"path": static_dir}),
