@@ -81,3 +81,15 @@ async def test_a_platform_channel_shows_its_setup_help_webhook_url_and_the_secre
     await expect(page.locator(".channel-list").first).to_be_visible()
     await expect(page.get_by_role("heading", name="Telegram", exact=True)).to_be_visible()
 
+
+
+async def test_conversation_sources_read_as_platform_names(page: Any, server: RunningServer, admin: dict[str, Any]) -> None:
+    await open_console(page, server, admin, "#/approvals")
+    await expect(page.locator("main h1").first).to_be_visible()
+    labels = await page.evaluate("""async () => {
+      const { platformLabels } = await import("/static/app/components/names.js");
+      return platformLabels();
+    }""")
+    # The spec's stand-ins, named as decisions.md maps them (the server's adapters give the labels).
+    assert {k: labels[k] for k in ("im_a", "im_b", "im_d", "im_e")} == {
+        "im_a": "DingTalk", "im_b": "Discord", "im_d": "Slack", "im_e": "Telegram"}

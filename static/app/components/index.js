@@ -9,3 +9,4 @@ export { Chart } from "./chart.js";
 export { Icon } from "./icon.js";
 export { Head, Badge, Toggle, Tabs, Json } from "./controls.js";
 export { rows, boundNames, formValues } from "./shapes.js";
+export { useSourceName, platformLabels } from "./names.js";

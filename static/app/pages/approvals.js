@@ -4,7 +4,7 @@ import { apiHeaders, get, post, seg, takeRenewal } from "../api.js";
 import { readSse } from "../sse.js";
 import { notificationsChanged } from "../shell.js";
 import { html, useState } from "../ui.js";
-import { PageFrame, Panel, confirmDialog, toast, toastError, useLoad, usePoll, useSession, when } from "../components/index.js";
+import { PageFrame, Panel, confirmDialog, toast, toastError, useLoad, usePoll, useSession, useSourceName, when } from "../components/index.js";
 
 const POLL_MS = 4_000;
 
@@ -104,12 +104,13 @@ export default function Approvals() {
 
 function CallCard({ item, busy, onAct }) {
   const label = item.conversationTitle || item.conversationId;
+  const sourceName = useSourceName();
   return html`<article class="approval-card" aria-label=${`${item.toolName} in ${label}`} data-pending=${item.pendingId}>
     <div class="approval-head">
       <strong class="mono">${item.toolName}</strong>
       <span class=${`severity sev-${item.maxSeverity}`}>${item.maxSeverity}</span>
       <span class="muted">in <a href=${`#/chat/${encodeURIComponent(item.conversationId)}`}>${label}</a>
-        ${item.source && item.source !== "web" ? ` (${item.source})` : ""}</span>
+        ${item.source && item.source !== "web" ? ` (${sourceName(item.source)})` : ""}</span>
     </div>
     ${item.reason && html`<p class="approval-reason">${item.reason}</p>`}
     <div class="muted small">Arguments</div>
