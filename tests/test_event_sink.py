@@ -155,3 +155,18 @@ async def test_the_replay_is_written_as_kept_one_frame_per_delta() -> None:
     assert _data_lines(writer.written) == ["id: 1", 'data: {"delta":"1"}', "id: 2", 'data: {"delta":"2"}', "id: 3", 'data: {"delta":"3"}']
     hub.close()
     await task
+
+
+async def test_an_event_that_cannot_be_written_ends_that_reader_not_the_publisher() -> None:
+    hub, writer, other = EventHub(keep=True), RecordingWriter(), RecordingWriter()
+    task = await _parked(hub, writer, merge=DELTAS)
+    fine = await _parked(hub, other, merge=DELTAS)
+    hub.publish("content_delta", {"delta": "a"}, event_id=1)
+    hub.publish("progress", {"bad": object()}, event_id=2)  # not JSON: the publisher's step goes on
+    hub.publish("content_delta", {"delta": "b"}, event_id=3)
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert writer.closed and other.closed
+    hub.close()
+    await asyncio.wait_for(asyncio.gather(task, fine), 1)
+    assert writer.finished and not hub.subscribers

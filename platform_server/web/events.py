@@ -14,6 +14,7 @@ response; other readers (a WebSocket, a channel worker) await `Subscription.next
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Generic, Hashable, TypeVar
@@ -21,6 +22,7 @@ from typing import Callable, Generic, Hashable, TypeVar
 from platform_server.web.sse import SseWriter, frame
 
 K = TypeVar("K", bound=Hashable)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -229,8 +231,13 @@ class _Sink:
         if not self.pending:
             return
         events, self.pending = self.pending, []
-        if not self.writer.closed:
+        if self.writer.closed:
+            return
+        try:
             self.writer.send_now("".join(frames(coalesce(events, self.merge))), flush=True)
+        except Exception:  # noqa: BLE001 - an event that cannot be sent ends this reader, never the publisher
+            log.exception("an SSE reader's events could not be written; its stream ends")
+            self.writer.closed = True  # the reader ends at its next step; the client re-attaches with its last id
 
 
 def coalesce(events: list[Event], merge: frozenset[str]) -> list[Event]:
