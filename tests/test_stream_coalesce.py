@@ -133,7 +133,7 @@ async def test_a_reattach_with_the_last_id_of_a_joined_frame_loses_and_repeats_n
 
 
 async def test_a_client_that_keeps_up_gets_one_frame_per_delta(env: ChatEnv) -> None:
-    chunks = [f"w{i} " for i in range(20)]
-    env.llm.enqueue(Script(text=chunks, delay_s=0.02))
+    chunks = [f"w{i} " for i in range(12)]
+    env.llm.enqueue(Script(text=chunks, delay_s=0.05))  # apart by more than a loaded loop's pass
     events = await env.stream("go")
     assert [e.data["delta"] for e in events if e.event == "content_delta"] == chunks
