@@ -15,7 +15,7 @@ from platform_server.features.models.runtime import ModelTarget
 from platform_server.integrations.llm.local import find_default_gguf
 from platform_server.integrations.llm.tokens import MESSAGE_OVERHEAD, estimate
 from tests.helpers.chat import ChatEnv, chat_env, text_of
-from tests.helpers.client import ApiClient, SseEvent
+from tests.helpers.client import ApiClient, SseEvent, iter_sse
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 
 WORDS = "river stone lantern copper meadow violet harbor quiet thunder maple orbit canvas pepper silver garden".split()
@@ -249,3 +249,38 @@ async def test_the_embedded_model_is_measured_with_its_own_tokenizer_and_keeps_r
     assert tokens > estimate(digits) and tokens >= 400
     mixed = window_for(Config(), [remote, embedded])  # a failover list: the smaller window, the safe counter
     assert mixed.counter.name == "estimate" and mixed.tokens == 1000
+
+
+async def test_a_new_chat_that_compacts_within_its_first_turn_sends_that_summary_with_its_next_calls(
+    api: ApiClient, people: dict[str, Any], cllm: CompactingModel
+) -> None:
+    """The first turn of a new conversation reads no summary (none can exist yet): inputs queued into that
+    turn that outgrow the window are compacted there, and the calls after it carry the summary it stored."""
+    env = await reader_env(api, people, cllm)
+    await set_window(api, 1000)
+    INPUTS = 14  # noqa: N806 - the first message and the ones queued into its turn
+    cllm.enqueue(Script(text=[f"a{i} " for i in range(20)], delay_s=0.03))
+    r = await api.session.post(
+        api.base_url + "/api/v1/chat/stream",
+        json={"agentId": env.agent_id, "conversationId": "c1", "message": f"Turn 0. Remember: {long_text(0, 45)}"},
+        headers={"Authorization": "Bearer " + api.tokens["alice"]},
+    )
+    events: list[SseEvent] = []
+    queued = False
+    async for ev in iter_sse(r):
+        events.append(ev)
+        if ev.event == "content_delta" and not queued:
+            queued = True
+            for i in range(1, INPUTS):
+                q = await api.post("/api/v1/chat/c1/interrupt", {"message": f"Turn {i}. Remember: {long_text(i, 45)}"}, token="alice")
+                assert q.status == 200 and q.data["queued"] is True, q.body
+    r.close()
+    assert events[-1].event == "done" and events[-1].data["status"] == "completed"
+    chats = [b for b in cllm.requests if "messages" in b and not is_summary_request(b)]
+    assert len(chats) == INPUTS and cllm.summaries >= 1
+    made = next(i for i, b in enumerate(cllm.requests) if "messages" in b and is_summary_request(b))
+    after = [b for b in cllm.requests[made + 1 :] if "messages" in b and not is_summary_request(b)]
+    # every call from the compaction on carries a summary, and some reuse the stored one instead of making another
+    assert cllm.summaries < len(after), (cllm.summaries, len(after))
+    for body in after:
+        assert "SUMMARY-" in body["messages"][0]["content"], body["messages"][0]["content"][:200]

@@ -14,6 +14,7 @@ response; other readers (a WebSocket, a channel worker) await `Subscription.next
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Generic, Hashable, TypeVar
@@ -21,6 +22,7 @@ from typing import Callable, Generic, Hashable, TypeVar
 from platform_server.web.sse import SseWriter, frame
 
 K = TypeVar("K", bound=Hashable)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,13 @@ class _TopicHub(EventHub, Generic[K]):
             del self.topics.hubs[self.key]
 
 
-async def stream(writer: SseWriter, sub: Subscription, heartbeat_s: float, last: Callable[[Event], bool] = lambda event: False) -> None:
+async def stream(
+    writer: SseWriter,
+    sub: Subscription,
+    heartbeat_s: float,
+    last: Callable[[Event], bool] = lambda event: False,
+    merge: frozenset[str] = frozenset(),
+) -> None:
     """Write `sub` as SSE frames: its replay, then live events (a heartbeat frame after each idle
     `heartbeat_s`), until the hub closes, the reader closes, the client goes or `last(event)` is true.
 
@@ -161,9 +169,13 @@ async def stream(writer: SseWriter, sub: Subscription, heartbeat_s: float, last:
     no queue and no step of the reader's task per event. What is added before the loop's next pass
     leaves in one write (a socket write costs more than the frames). An event that cannot be added
     (the client has not taken the previous frames yet, `last(event)`, an error) is queued; queued
-    events are written together too. Always unsubscribes and finishes the response."""
+    events are written together too. Always unsubscribes and finishes the response.
+
+    `merge`: names of text-delta events (data `{"delta": str}`). Consecutive ones of one name that wait
+    for the same write leave as one frame with the joined text and the last id (`coalesce`): a busy
+    server or a slow client costs a frame per write, not per delta. The replay is written as kept."""
     beat = _Heartbeat(sub, heartbeat_s)
-    sink = _Sink(writer, sub, beat, last)
+    sink = _Sink(writer, sub, beat, last, merge)
     try:
         if not await _write_batch(writer, sub, list(sub.replay), last, replay=True):
             return
@@ -171,39 +183,92 @@ async def stream(writer: SseWriter, sub: Subscription, heartbeat_s: float, last:
             sub.sink = sink if not writer.closed else None
             first = await sub.next()  # a queued event, or the heartbeat timer's `_BEAT` (written like one)
             sub.sink = None
+            sink.drain()  # what the sink took goes before what was queued after it
             beat.moved()
-            if first is None or not await _write_batch(writer, sub, [first, *sub.queued()], last):
+            if first is None or not await _write_batch(writer, sub, [first, *sub.queued()], last, merge=merge):
                 return
     finally:
         sub.sink = None
+        sink.drain()
         beat.stop()
         sub.hub.unsubscribe(sub)
         writer.finish()
 
 
 class _Sink:
-    """Writes one live event straight to the response, or declines (False) so that it is queued."""
+    """Takes one live event for the response, or declines (False) so that it is queued. The events taken
+    in one pass of the loop are written together at its end (`drain`), their deltas coalesced."""
 
-    def __init__(self, writer: SseWriter, sub: Subscription, beat: _Heartbeat, last: Callable[[Event], bool]) -> None:
+    def __init__(self, writer: SseWriter, sub: Subscription, beat: _Heartbeat, last: Callable[[Event], bool], merge: frozenset[str]) -> None:
         self.writer = writer
         self.sub = sub
         self.beat = beat
         self.last = last
+        self.merge = merge
+        self.pending: list[Event] = []
 
     def __call__(self, event: Event) -> bool:
         sub = self.sub
         if event.id is not None and event.id <= sub.last_id:
             return True  # a duplicate of the replay: nothing to write
         try:
-            if self.last(event) or not self.writer.send_soon(frame(event.name, event.data, event.id)):
+            if self.last(event) or not (self.pending or self.writer.ready()):
+                self.drain()
                 sub.sink = None  # the reader takes it, and what follows, in order
                 return False
         except Exception:  # noqa: BLE001 - a reader's failure is not the publisher's: the reader's own step raises it
             sub.sink = None
             return False
+        if not self.pending:
+            asyncio.get_running_loop().call_soon(self.drain)
+        self.pending.append(event)
         sub.last_id = event.id or sub.last_id
         self.beat.moved()
         return True
+
+    def drain(self) -> None:
+        """Write what was taken (called at the end of the loop's pass, and before the reader writes)."""
+        if not self.pending:
+            return
+        events, self.pending = self.pending, []
+        if self.writer.closed:
+            return
+        try:
+            self.writer.send_now("".join(frames(coalesce(events, self.merge))), flush=True)
+        except Exception:  # noqa: BLE001 - an event that cannot be sent ends this reader, never the publisher
+            log.exception("an SSE reader's events could not be written; its stream ends")
+            self.writer.closed = True  # the reader ends at its next step; the client re-attaches with its last id
+
+
+def coalesce(events: list[Event], merge: frozenset[str]) -> list[Event]:
+    """Runs of consecutive events of one `merge` name with `{"delta": str}` data become one event: the
+    joined text under the run's last id (a re-attach after that id resumes after all of it). Other
+    events, and runs of another name, stay as they are and keep their place."""
+    if not merge or len(events) < 2:
+        return events
+    out: list[Event] = []
+    run: list[str] = []  # the texts of the run that ends `out`
+    for event in events:
+        delta = event.data.get("delta") if event.name in merge and len(event.data) == 1 else None
+        if isinstance(delta, str) and run and out[-1].name == event.name:
+            run.append(delta)
+            out[-1] = event
+            continue
+        _join(out, run)
+        out.append(event)
+        run = [delta] if isinstance(delta, str) else []
+    _join(out, run)
+    return out
+
+
+def _join(out: list[Event], run: list[str]) -> None:
+    """The run that ends `out` (its last event in place) becomes one event with the joined text."""
+    if len(run) > 1:
+        out[-1] = Event(out[-1].name, {"delta": "".join(run)}, out[-1].id)
+
+
+def frames(events: list[Event]) -> list[str]:
+    return [frame(event.name, event.data, event.id) for event in events]
 
 
 _BEAT = Event("heartbeat", {})  # put in a reader's queue by its heartbeat timer, never published
@@ -234,10 +299,18 @@ class _Heartbeat:
         self.handle.cancel()
 
 
-async def _write_batch(writer: SseWriter, sub: Subscription, batch: list[Event | None], last: Callable[[Event], bool], replay: bool = False) -> bool:
-    """Write the frames of `batch` at once; False when the stream ends (hub closed, `last`, client gone).
-    Live events with an id not after the last one sent are duplicates of the replay and skipped."""
-    frames: list[str] = []
+async def _write_batch(
+    writer: SseWriter,
+    sub: Subscription,
+    batch: list[Event | None],
+    last: Callable[[Event], bool],
+    replay: bool = False,
+    merge: frozenset[str] = frozenset(),
+) -> bool:
+    """Write the frames of `batch` at once (its `merge` deltas coalesced); False when the stream ends (hub
+    closed, `last`, client gone). Live events with an id not after the last one sent are duplicates of the
+    replay and skipped."""
+    events: list[Event] = []
     go_on = True
     for event in batch:
         if event is None:
@@ -245,11 +318,11 @@ async def _write_batch(writer: SseWriter, sub: Subscription, batch: list[Event |
             break
         if not replay and event.id is not None and event.id <= sub.last_id:
             continue
-        frames.append(frame(event.name, event.data, event.id))
+        events.append(event)
         sub.last_id = event.id or sub.last_id
         if last(event):
             go_on = False
             break
-    if frames and not await writer.send_raw("".join(frames)):
+    if events and not await writer.send_raw("".join(frames(coalesce(events, merge)))):
         return False
     return go_on

@@ -57,21 +57,32 @@ class SseWriter:
             self.closed = True
             return False
 
-    def send_soon(self, text: str) -> bool:
-        """Add a frame without waiting; the frames added before the loop's next pass leave in one write.
-        False (nothing added) while the client has not yet taken earlier frames: the caller then waits
-        for them instead (the client sets the pace)."""
+    def ready(self) -> bool:
+        """True when a frame can be added now: the client has taken the earlier ones (it sets the pace)."""
         if self.closed or self.handler._finished:
             return False
         stream = getattr(self.handler.request.connection, "stream", None)
-        if stream is None or stream.writing():
+        return stream is not None and not stream.writing()
+
+    def send_soon(self, text: str) -> bool:
+        """Add a frame without waiting; False (nothing added) unless `ready()`: the caller then waits."""
+        if not self.ready():
             return False
+        self.send_now(text)
+        return True
+
+    def send_now(self, text: str, flush: bool = False) -> None:
+        """Add frames without waiting; the frames added before the loop's next pass leave in one write
+        (`flush`: they leave now, with what was added before)."""
+        if self.closed or self.handler._finished:
+            return
         self.start()
         self.handler.write(text)
-        if not self._flush_due:
+        if flush:
+            self.handler.flush()
+        elif not self._flush_due:
             self._flush_due = True
             asyncio.get_running_loop().call_soon(self._flush_added)
-        return True
 
     def _flush_added(self) -> None:
         self._flush_due = False

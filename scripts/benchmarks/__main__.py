@@ -38,7 +38,7 @@ class Settings:
     wiki_chunks: tuple[int, ...] = (10_000, 100_000)
     wiki_queries: int = 50
     profile: bool = False
-    only: str = ""  # one step by name (wiki-search), or every step
+    only: str = ""  # one step by name (wiki-search, streams), or every step
 
 
 @dataclass
@@ -188,8 +188,11 @@ class Bench:
     # ---- streaming ----------------------------------------------------------------------------
 
     async def latency(self, server: Proc) -> None:
-        for n in self.s.latency_streams:
-            chunks, delay = (50, 20) if n <= 100 else (20, 100)
+        levels = [(n, *((50, 20) if n <= 100 else (20, 100))) for n in self.s.latency_streams]
+        if 500 in self.s.latency_streams:  # issue 34: the same 500 streams with the model 5x faster (CPU-bound)
+            levels.append((500, 50, 20))
+        for n, chunks, delay in levels:
+            label = f"{n} streams" + (f" ({delay} ms apart)" if n >= 500 else "")
             self.note(f"stream latency at {n} concurrent streams ({chunks} chunks, {delay} ms apart)")
             await self.control(chunks, delay)
             assert self.model is not None
@@ -201,25 +204,29 @@ class Bench:
             errors = f" ({ours.completed}/{ours.streams} completed{'; ' + ours.errors[0][:60] if ours.errors else ''})"
             added_ttfe = ours.ttfe_p50_ms - direct.ttfe_p50_ms
             ok = ours.completed == ours.streams
-            if n <= 10:  # the issue's targets: the platform's own share of the first event, and of each event
-                ttfe_target, ttfe_met = "<= +15 ms p50", added_ttfe <= 15 and ok
+            if n <= 10:  # the issues' targets: the platform's own share of the first event (issue 34), and of each event
+                ttfe_target, ttfe_met = "<= +10 ms p50", added_ttfe <= 10 and ok
             else:
                 limit = 150 if n <= 100 else 1000
                 ttfe_target, ttfe_met = f"<= {limit:,} ms p50", ours.ttfe_p50_ms <= limit and ok
             bursts = f", {rounds} bursts" if rounds > 1 else ""
-            self.rows.append(Row(f"Time to first event, {n} streams{bursts}, p50 / p99{errors}",
+            self.rows.append(Row(f"Time to first event, {label}{bursts}, p50 / p99{errors}",
                                  f"{fmt(ours.ttfe_p50_ms, ' ms')} / {fmt(ours.ttfe_p99_ms, ' ms')}",
                                  f"{fmt(direct.ttfe_p50_ms, ' ms')} / {fmt(direct.ttfe_p99_ms, ' ms')}",
                                  f"+{fmt(added_ttfe, ' ms')} p50", ttfe_target, ttfe_met))
             added_p50 = ours.event_p50_ms - direct.event_p50_ms
             added_p99 = ours.event_p99_ms - direct.event_p99_ms
-            self.rows.append(Row(f"Per-event latency, {n} streams, p50 / p99 ({ours.events} events)",
+            if n <= 10:
+                event_target, event_met = "<= +1 ms p99", added_p99 <= 1 and ok
+            elif n >= 500:  # issue 34: a loaded server stays within twice the model's own per-event p50
+                event_target, event_met = "<= x2 p50", ours.event_p50_ms <= 2 * direct.event_p50_ms and ok
+            else:
+                event_target, event_met = "-", None
+            self.rows.append(Row(f"Per-event latency, {label}, p50 / p99 ({ours.events} events in {ours.frames} frames)",
                                  f"{fmt(ours.event_p50_ms, ' ms', 2)} / {fmt(ours.event_p99_ms, ' ms', 2)}",
                                  f"{fmt(direct.event_p50_ms, ' ms', 2)} / {fmt(direct.event_p99_ms, ' ms', 2)}",
-                                 f"+{fmt(added_p50, ' ms', 2)} / +{fmt(added_p99, ' ms', 2)}",
-                                 "<= +1 ms p99" if n <= 10 else "-",
-                                 (added_p99 <= 1 and ok) if n <= 10 else None))
-            self.rows.append(Row(f"  server CPU per streamed event, {n} streams (turn setup included)",
+                                 f"+{fmt(added_p50, ' ms', 2)} / +{fmt(added_p99, ' ms', 2)}", event_target, event_met))
+            self.rows.append(Row(f"  server CPU per streamed event, {label} (turn setup included)",
                                  fmt(cpu_per_event, " us", 0), "-", "-", "-", None))
             if n <= 10:
                 await self.floor(n, rounds, direct)
@@ -375,8 +382,11 @@ class Bench:
             await server.wait_ready(HEALTH, {"Authorization": "Bearer " + self.token})
             try:
                 await self.seed(server.url)
-                await self.request_rate(server)
+                if self.s.only != "streams":
+                    await self.request_rate(server)
                 await self.latency(server)
+                if self.s.only == "streams":
+                    return
             finally:
                 self.stop_platform(server, "main", "requests/s and stream latency")
             await self.held(data_dir)
@@ -407,7 +417,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="run the servers under py-spy and add profiles")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, data)")
-    parser.add_argument("--only", choices=["wiki-search"], default="", help="run this step alone")
+    parser.add_argument("--only", choices=["wiki-search", "streams"], default="", help="run this step alone")
     ns = parser.parse_args()
     s = Settings(profile=ns.profile, only=ns.only)
     if ns.quick:
@@ -428,6 +438,8 @@ def main() -> None:
     for c in bench.context:
         print("- " + c)
     if ns.only:  # one step's rows would replace the whole run's table
+        for name, lines in bench.profiles.items():
+            print(f"Profile: {name}", *lines, sep="\n")
         print("bench: --only: docs/benchmarks.md left as it was")
     else:
         write_markdown(ns.out, bench.rows, bench.context, bench.profiles)

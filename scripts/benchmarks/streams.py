@@ -16,6 +16,7 @@ class StreamSample:
     ok: bool = False
     first_event_s: float | None = None  # request sent -> first content event read
     latencies_ms: list[float] = field(default_factory=list)  # per content event: model wrote it -> client read it
+    frames: int = 0  # content_delta frames read (fewer than events when the server coalesced them)
     error: str | None = None
 
 
@@ -46,8 +47,11 @@ async def platform_stream(session: aiohttp.ClientSession, base: str, token: str,
                 elif line.startswith("data: "):
                     now = time.time_ns()
                     if event == "content_delta":
-                        lat = _stamp_latency(json.loads(line[6:])["delta"], now)
-                        if lat is not None:
+                        # a frame may join several chunks (coalesced under load): each stamp is one chunk
+                        stamps = [_stamp_latency(t, now) for t in json.loads(line[6:])["delta"].split()]
+                        lats = [x for x in stamps if x is not None]
+                        sample.frames += 1
+                        if lats:
                             if sample.first_event_s is None:
                                 sample.first_event_s = time.perf_counter() - t0
                                 if first_event is not None:
@@ -56,7 +60,7 @@ async def platform_stream(session: aiohttp.ClientSession, base: str, token: str,
                                     await hold.wait()
                                     sample.ok = True
                                     return sample
-                            sample.latencies_ms.append(lat)
+                            sample.latencies_ms += lats
                     elif event == "error":
                         sample.error = line[6:]
                     elif event == "done":
@@ -117,6 +121,7 @@ class LatencyStats:
     event_p99_ms: float
     events: int
     errors: list[str]
+    frames: int = 0
 
 
 def summarize(samples: list[StreamSample]) -> LatencyStats:
@@ -124,7 +129,7 @@ def summarize(samples: list[StreamSample]) -> LatencyStats:
     lat = [x for s in samples for x in s.latencies_ms]
     return LatencyStats(len(samples), sum(s.ok for s in samples), percentile(ttfe, 0.5), percentile(ttfe, 0.99),
                         percentile(lat, 0.5), percentile(lat, 0.99), len(lat),
-                        sorted({s.error for s in samples if s.error})[:3])
+                        sorted({s.error for s in samples if s.error})[:3], sum(s.frames for s in samples))
 
 
 def connector() -> aiohttp.TCPConnector:

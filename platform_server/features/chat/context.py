@@ -362,7 +362,7 @@ async def build(
     """The messages (and tools) of one model call, within the model's window (a compaction's summary call
     counted on `usage`)."""
     win = window_for(config, setup.targets)
-    summary = stored_summary(conv.id)
+    summary = None if conv.id in store.without_summary else stored_summary(conv.id)
     groups = history.turn_groups(conv, setup.vision, summary.upto if summary else 0)
     extra = list(extra or [])
     plan = await _off_loop(win.counter, fit, win, setup.system_prompt, setup.specs if use_tools else [], extra, groups, summary)

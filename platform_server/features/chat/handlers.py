@@ -17,6 +17,8 @@ from platform_server.web.routing import route
 from platform_server.web.sse import SseWriter
 
 TAGS = ("Chat",)
+# A turn's text deltas: those waiting for one write leave as one frame (web/events.py coalesce).
+DELTAS = frozenset({"content_delta", "thinking_delta"})
 
 
 class StreamingHandler(ApiHandler):
@@ -33,7 +35,7 @@ class StreamingHandler(ApiHandler):
         self._subscription = turn.subscribe(after_id)
         writer = SseWriter(self)
         writer.start()
-        await stream(writer, self._subscription, self.config.heartbeat_s)
+        await stream(writer, self._subscription, self.config.heartbeat_s, merge=DELTAS)
 
     async def send_nothing_to_replay(self, conversation_id: str) -> None:
         writer = SseWriter(self)

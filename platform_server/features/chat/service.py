@@ -137,6 +137,8 @@ class ChatService:
                 approvals.supersede(caller.user_id, req.conversation_id)
             metadata: JsonObject | None = {"command": command} if command else {"heldForApproval": True} if req.held else None
             user_message_id = self.store.open_turn(conv, text, parts, metadata, now)
+        if existing is None:
+            self.store.without_summary.add(conv.id)  # its first turn reads no summary (none can exist yet)
         turn = Turn(
             key=key,
             conversation_db_id=conv.id,
@@ -366,6 +368,7 @@ class ChatService:
         `completed` goes out only once that commit succeeded. A failed commit is tried again after a short
         pause (the loop serves meanwhile); if it still fails, the stream ends with an error frame and
         `failed`, and the conversation is set idle as soon as that can be written."""
+        self.store.without_summary.discard(conv.id)
         final = answer if answer is not None and answer.unsaved else None  # stored with the commit below
         turn.answer = None
         announce = answer is not None and status == "completed" and not answer.announced

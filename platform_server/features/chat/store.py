@@ -93,6 +93,10 @@ class TurnStore:
         self.note_fault = note_fault  # classifies a failed end commit: busy (retried longer) or a storage fault
         self._partial_due: dict[int, Answer] = {}
         self._partial_armed_on: asyncio.AbstractEventLoop | None = None  # the loop whose next pass stores them
+        # Conversations this process created whose first turn runs: they have no summary yet, so a model call
+        # skips reading one (the first read of a new chat's start). A compaction (`replace_summary`) or the
+        # turn's end drops the id: a later turn may run on another process, which may compact.
+        self.without_summary: set[int] = set()
 
     @staticmethod
     def transaction() -> contextlib.AbstractContextManager[object]:
@@ -173,9 +177,9 @@ class TurnStore:
             metadata["imageDescriptions"] = {**(metadata.get("imageDescriptions") or {}), url: text}
             Message.update(metadata=metadata).where(Message.id == message_id).execute()
 
-    @staticmethod
-    def replace_summary(conversation_db_id: int, upto_message_id: int, summary: str, messages: int) -> None:
+    def replace_summary(self, conversation_db_id: int, upto_message_id: int, summary: str, messages: int) -> None:
         """The conversation's compacted history (one per conversation)."""
+        self.without_summary.discard(conversation_db_id)
         with database.atomic():
             ContextSummary.delete().where(ContextSummary.conversation == conversation_db_id).execute()
             insert_row(ContextSummary, conversation=conversation_db_id, upto_message_id=upto_message_id, summary=summary, messages=messages)
