@@ -6,7 +6,8 @@ import asyncio
 import json
 
 from tests.helpers.chat import ChatEnv, names, text_of
-from tests.helpers.llm_script import Script
+from tests.helpers.eventually import eventually
+from tests.helpers.llm_script import Script, ScriptedToolCall
 from tests.helpers.memory import fact, summarize
 
 ALL_CAPABILITIES = {"chat", "view:wiki", "view:memory", "view:dashboard", "manage:wiki", "manage:agents",
@@ -537,3 +538,54 @@ async def test_triggers_journey_creates_a_workflow_trigger_lists_its_target_and_
     assert runs and runs[0]["input"] == {"what": "v2", "senderId": "u7"}
     history = (await api.get(f"/api/v1/dashboard/cron-runs/{hook['id']}", params={"limit": "5"}, token="carol")).data
     assert history[0]["status"] == "succeeded" and history[0]["triggerType"] == "event"
+
+
+CONSOLE = {"X-Original-Console": "1"}  # what the proxy serving the original console adds (README)
+
+
+async def test_a_reload_mid_answer_reads_the_running_answer_as_generating_only_through_the_consoles_proxy(env: ChatEnv) -> None:
+    api = env.api
+    env.llm.enqueue(Script(text=[f"word{i} " for i in range(40)], delay_s=0.1))
+    turn = asyncio.create_task(env.stream("Count slowly", conversation_id="c-reload"))
+    url = "/api/v1/conversations/c-reload/messages"
+
+    async def running() -> dict[str, object]:
+        rows = (await api.get(url, token="alice")).data
+        assert rows and rows[-1]["role"] == "assistant" and rows[-1]["content"], rows
+        return rows[-1]
+
+    spec_row = await eventually(running, what="the partial answer is stored")
+    assert spec_row["status"] == "streaming"  # the spec's value for every other client
+    # the console reattaches the stream to the bubble marked `generating`, so one bubble shows, not two
+    console_rows = (await api.get(url, headers=CONSOLE, token="alice")).data
+    assert console_rows[-1]["id"] == spec_row["id"] and console_rows[-1]["status"] == "generating"
+    paged = (await api.get(url, params={"limit": 5}, headers=CONSOLE, token="alice")).data
+    assert paged["messages"][-1]["status"] == "generating"
+    await turn
+    assert (await api.get(url, headers=CONSOLE, token="alice")).data[-1]["status"] == "completed"
+
+
+async def test_tool_guard_and_audit_logs_read_upper_case_severities_and_decisions_through_the_consoles_proxy(env: ChatEnv) -> None:
+    api = env.api
+    await api.put("/api/v1/agents/" + env.agent_id + "/tools", ["get_current_time"], token="alice")
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("get_current_time", {})]), Script(text="noon"))
+    await env.stream("time?", conversation_id="c-guard")
+    spec_rules = (await api.get("/api/v1/security/guard/rules", params={"page": 1, "size": 200}, token="alice")).data["records"]
+    console_rules = (await api.get("/api/v1/security/guard/rules", params={"page": 1, "size": 200}, headers=CONSOLE,
+                                   token="alice")).data["records"]
+    assert {r["severity"] for r in spec_rules} <= {"low", "medium", "high", "critical"}
+    assert [(r["ruleId"], r["severity"], r["decision"]) for r in console_rules] == [
+        (r["ruleId"], r["severity"].upper(), {"allow": "ALLOW", "ask": "NEEDS_APPROVAL", "deny": "BLOCK"}[r["decision"]])
+        for r in spec_rules]
+    builtin = (await api.get("/api/v1/security/guard/rules/builtin", headers=CONSOLE, token="alice")).data
+    assert {r["decision"] for r in builtin} <= {"ALLOW", "NEEDS_APPROVAL", "BLOCK"} and builtin
+    spec_log = (await api.get("/api/v1/security/audit/logs", params={"page": 1, "size": 20}, token="alice")).data["records"][0]
+    log = (await api.get("/api/v1/security/audit/logs", params={"page": 1, "size": 20}, headers=CONSOLE,
+                         token="alice")).data["records"][0]
+    assert (spec_log["toolName"], spec_log["decision"]) == ("get_current_time", "allow")
+    assert log["decision"] == "ALLOW" and log["id"] == spec_log["id"]
+    # the console's decision filter uses its own names
+    asked = await api.get("/api/v1/security/audit/logs", params={"page": 1, "size": 20, "decision": "ALLOW"}, token="alice")
+    assert [r["id"] for r in asked.data["records"]] == [spec_log["id"]]
+    none = await api.get("/api/v1/security/audit/logs", params={"page": 1, "size": 20, "decision": "NEEDS_APPROVAL"}, token="alice")
+    assert none.data["records"] == []
