@@ -589,3 +589,41 @@ async def test_tool_guard_and_audit_logs_read_upper_case_severities_and_decision
     assert [r["id"] for r in asked.data["records"]] == [spec_log["id"]]
     none = await api.get("/api/v1/security/audit/logs", params={"page": 1, "size": 20, "decision": "NEEDS_APPROVAL"}, token="alice")
     assert none.data["records"] == []
+
+
+async def test_the_team_board_streams_run_and_task_events_the_console_reads_live(env: ChatEnv) -> None:
+    from tests.helpers.chat import make_agent
+    from tests.helpers.client import iter_sse
+    api = env.api
+    helper = await make_agent(api, name="Helper")
+    team_id = (await api.post("/api/v1/teams", {"name": "Desk", "leadAgentId": env.agent_id, "memberAgentIds": [helper]},
+                              token="bob")).data["id"]
+    outsider = await api.get(f"/api/v1/teams/{team_id}/events", token="dave", workspace=env.people["dave"]["workspace"])
+    assert b'"code":404' in outsider.raw  # another workspace's team: an SSE error frame
+    url = api.base_url + f"/api/v1/teams/{team_id}/events"
+    # useTeamEvents: fetch with Accept: text/event-stream and the bearer token; read frames as they come
+    board = await api.session.get(url, headers={"Accept": "text/event-stream", "Authorization": "Bearer " + api.tokens["carol"]})
+    assert board.status == 200 and board.headers["Content-Type"].startswith("text/event-stream")
+    frames = iter_sse(board)
+    env.llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Helper", "task": "Check the numbers"}]})))
+    env.llm.enqueue(Script(text="They add up."), Script(text="Checked."))
+    run = (await api.post(f"/api/v1/teams/{team_id}/runs", {"goal": "Check"}, token="bob")).data
+    seen: list[tuple[str, dict[str, object]]] = []
+    async for event in frames:
+        if event.event == "heartbeat":
+            continue
+        seen.append((event.event, event.data))
+        if event.event in ("team_run_completed", "team_run_partial", "team_run_failed"):
+            break
+    board.close()
+    assert {data["runId"] for _, data in seen} == {run["id"]} and {data["teamId"] for _, data in seen} == {team_id}
+    names_seen = [name for name, _ in seen]
+    assert names_seen[0] == "team_run_planning" and names_seen[-1] == "team_run_completed", names_seen
+    assert [n for n in names_seen if n.startswith("team_task_")] == ["team_task_created", "team_task_dispatched", "team_task_completed"]
+    task = next(data for name, data in seen if name == "team_task_completed")
+    # Teams.vue: the feed line "#<taskNumber> <subject> · <type>"; the board refresh; run progress for the chat's run card
+    assert (task["taskId"], task["taskNumber"], task["subject"], task["status"]) == (f"{run['id']}-0", 1, "Check the numbers", "completed")
+    assert task["assigneeAgentId"] == helper and task["progress"]["done"] == 1 and task["progress"]["total"] == 1
+    assert len({data["eventId"] for _, data in seen}) == len(seen)  # the console de-duplicates by eventId
+    board_tasks = (await api.get(f"/api/v1/teams/{team_id}/tasks", token="carol")).data
+    assert [t["id"] for t in board_tasks] == [task["taskId"]]
