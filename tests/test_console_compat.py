@@ -105,8 +105,11 @@ async def test_settings_api_reads_flat_keys_and_saves_the_system_page_payload(en
     assert providers == {"providers": [], "resolvedId": None, "resolvedSource": None}
     proxy = (await api.get("/api/v1/settings/proxy", token="alice")).data
     assert proxy["enabled"] is False and proxy["url"] == ""
-    r = await api.put("/api/v1/settings/proxy", {"enabled": True, "url": "http://p:1"}, token="alice")
-    assert r.status == 400 and "not supported" in r.msg
+    # Settings -> Proxy saves the form as it sends it (its effect: tests/test_outbound_proxy.py)
+    r = await api.put("/api/v1/settings/proxy", {"enabled": True, "url": "http://p:1", "nonProxyHosts": "localhost|127.*"}, token="alice")
+    assert r.status == 200 and r.data == {"enabled": True, "url": "http://p:1", "nonProxyHosts": "localhost|127.*"}
+    r = await api.put("/api/v1/settings/proxy", {"enabled": True, "url": "socks5://p:1"}, token="alice")
+    assert r.status == 400 and "SOCKS" in r.msg
 
 
 async def test_setup_api_onboarding_status_says_whether_a_default_model_exists_and_ollama_answers(env: ChatEnv) -> None:
