@@ -515,6 +515,11 @@ async def test_triggers_journey_creates_a_workflow_trigger_lists_its_target_and_
     cron = {**form, "name": "Hourly", "patternType": "cron", "patternJson": '{"cron":"0 0 * * * *","timezone":"UTC"}'}
     r = await api.post("/api/v1/triggers", cron, token="bob")
     assert r.status == 200 and r.data["cronExpression"] == "0 * * * *" and r.data["nextFireTime"], r.body
+    # the form starts as a cron pattern: switched to webhook, it still sends the cron fields, which mean nothing there
+    switched = {**form, "name": "Switched", "patternJson": '{"cron":"0 0 * * * *","timezone":"UTC"}'}
+    r = await api.post("/api/v1/triggers", switched, token="bob")
+    assert r.status == 200 and r.data["patternType"] == "webhook" and r.data["patternJson"] == "{}", r.body
+    await api.delete(f"/api/v1/triggers/{r.data['id']}", token="bob")
     rows = {t["name"]: t for t in (await api.get("/api/v1/triggers", params={"workspaceId": "1"}, token="carol")).data}
     hook = rows["On hook"]
     assert (hook["targetType"], hook["targetId"], hook["patternType"], hook["agentId"]) == ("workflow", wid, "webhook", None)
