@@ -635,3 +635,105 @@ async def test_the_team_board_streams_run_and_task_events_the_console_reads_live
     assert len({data["eventId"] for _, data in seen}) == len(seen)  # the console de-duplicates by eventId
     board_tasks = (await api.get(f"/api/v1/teams/{team_id}/tasks", token="carol")).data
     assert [t["id"] for t in board_tasks] == [task["taskId"]]
+
+
+# ---- the walk's browser journeys (scripts/console_walk), their requests replayed as the console sent them ----------
+
+async def test_conversation_journey_renames_pins_and_deletes_through_the_sidebar_menu(env: ChatEnv) -> None:
+    api = env.api
+    env.llm.enqueue(Script(text="ok"))
+    await env.stream("Draft a reply to the landlord", conversation_id="c-mail")
+    assert (await api.put("/api/v1/conversations/c-mail/title", {"title": "Landlord reply"}, token="alice")).status == 200
+    assert (await api.put("/api/v1/conversations/c-mail/pin", {"pinned": True}, token="alice")).status == 200
+    row = next(c for c in (await api.get("/api/v1/conversations", token="alice")).data if c["conversationId"] == "c-mail")
+    assert row["title"] == "Landlord reply" and row["pinned"]  # the sidebar's Pinned group reads `pinned`
+    assert (await api.put("/api/v1/conversations/c-mail/title", {"title": "x"}, token="bob")).status == 403
+    assert (await api.delete("/api/v1/conversations/c-mail", token="alice")).status == 200
+    assert "c-mail" not in {c["conversationId"] for c in (await api.get("/api/v1/conversations", token="alice")).data}
+
+
+async def test_agent_journey_creates_from_the_blank_form_and_saves_the_edit_form_whole(env: ChatEnv) -> None:
+    api = env.api
+    # Agents -> Hire Employee -> skip templates -> the blank form, as saveAgent posts it
+    form = {"name": "Walker", "description": "", "agentType": "react", "runtimeType": "native", "runtimeConfig": None,
+            "systemPrompt": "", "modelName": "", "maxIterations": 10, "icon": "", "tags": "", "enabled": True,
+            "defaultThinkingLevel": None, "primaryKbId": None, "skillsDisabled": False, "toolsDisabled": False,
+            "wikiDisabled": False}
+    r = await api.post("/api/v1/agents", form, token="bob")
+    assert r.status == 200, r.body
+    agent_id = r.data["id"]
+    r = await api.put(f"/api/v1/agents/{agent_id}", {**form, "description": "Walks the console"}, token="bob")
+    assert r.status == 200, r.body
+    agent = (await api.get(f"/api/v1/agents/{agent_id}", token="carol")).data
+    assert (agent["name"], agent["description"], agent["enabled"]) == ("Walker", "Walks the console", True)
+    assert (await api.put(f"/api/v1/agents/{agent_id}", {**form, "name": "x"}, token="carol")).status == 403
+
+
+async def test_provider_journey_creates_a_custom_provider_configures_discovers_and_sets_the_default(env: ChatEnv) -> None:
+    api = env.api
+    base = env.llm.url
+    env.llm.models = ["walk-model"]
+    # ProviderConfigModal's save: create, then the config (an empty apiKey keeps none)
+    r = await api.post("/api/v1/models/custom-providers", {
+        "id": "walk-llm", "name": "Walk LLM", "defaultBaseUrl": base, "apiKeyPrefix": "sk-", "protocol": "openai-compatible",
+        "chatModel": "OpenAIChatModel", "requireApiKey": True, "models": []}, token="alice")
+    assert r.status == 200, r.body
+    r = await api.put("/api/v1/models/walk-llm/config", {
+        "apiKey": "", "baseUrl": base, "protocol": "openai-compatible", "chatModel": "OpenAIChatModel", "requireApiKey": True,
+        "generateKwargs": {}, "fallbackPriority": 0}, token="alice")
+    assert r.status == 200, r.body
+    card = next(p for p in (await api.get("/api/v1/models", token="alice")).data if p["id"] == "walk-llm")
+    assert card["supportModelDiscovery"] is True and card["configured"] is True  # the Discover button is enabled
+    found = (await api.post("/api/v1/models/walk-llm/discover", token="alice")).data
+    assert [m["id"] for m in found["newModels"]] == ["walk-model"]
+    assert (await api.post("/api/v1/models/walk-llm/discover/apply", {"modelIds": ["walk-model"]}, token="alice")).status == 200
+    r = await api.put("/api/v1/models/active", {"providerId": "walk-llm", "model": "walk-model"}, token="alice")
+    assert r.status == 200, r.body
+    active = (await api.get("/api/v1/models/active", token="carol")).data["activeLlm"]
+    assert (active["providerId"], active["model"]) == ("walk-llm", "walk-model")
+    card = next(p for p in (await api.get("/api/v1/models", token="alice")).data if p["id"] == "walk-llm")
+    assert [m["id"] for m in card["models"]] == ["walk-model"]  # ManageModelsModal marks it Active by this id
+
+
+async def test_cron_journey_saves_the_console_form_runs_it_and_lists_the_run_in_history(env: ChatEnv) -> None:
+    api = env.api
+    form = {"name": "Walk digest", "cronExpression": "0 9 * * *", "timezone": "Asia/Shanghai", "agentId": env.agent_id,
+            "taskType": "text", "triggerMessage": "Summarise the day", "requestBody": "", "enabled": True, "channelId": None,
+            "deliveryConfig": None}
+    r = await api.post("/api/v1/cron-jobs", form, token="alice")
+    assert r.status == 200, r.body
+    job = r.data
+    env.llm.enqueue(Script(text="Today was quiet."))
+    assert (await api.post(f"/api/v1/cron-jobs/{job['id']}/run", token="alice")).status == 200
+
+    async def finished() -> dict[str, object]:
+        runs = (await api.get("/api/v1/dashboard/cron-runs", params={"limit": "20"}, token="alice")).data
+        assert runs and runs[0]["status"] != "running", runs
+        return runs[0]
+
+    run = await eventually(finished, what="the run finished")
+    # RunHistoryPanel: jobName(run.cronJobId), triggerType pill, status badge, startedAt/finishedAt, tokenUsage
+    assert (run["cronJobId"], run["triggerType"], run["status"]) == (job["id"], "manual", "succeeded"), run
+    assert run["startedAt"] and run["finishedAt"]
+
+
+async def test_knowledge_base_journey_creates_uploads_a_file_and_edits_the_page_it_made(env: ChatEnv) -> None:
+    import aiohttp
+
+    from tests.helpers.wiki import KB, page, pages_answer, wait_idle
+    api = env.api
+    r = await api.post(KB, {"name": "Walk notes", "description": ""}, token="bob")
+    assert r.status == 200, r.body
+    kb = r.data["id"]
+    env.llm.enqueue(Script(text=pages_answer(page("walking", "Walking", "# Walking\n\nThe walk opens every screen.", ["c1"]))))
+    form = aiohttp.FormData()  # RawMaterialPanel's upload: the file alone
+    form.add_field("file", b"# Walking\n\nThe console walk opens every screen.\n", filename="walking.md", content_type="text/markdown")
+    r = await api.post(f"{KB}/{kb}/raw/upload", data=form, token="bob")
+    assert r.status == 200, r.body
+    await wait_idle(api, kb, token="bob")
+    listed = (await api.get(f"{KB}/{kb}/pages", token="carol")).data
+    assert [p["slug"] for p in listed] == ["walking"]
+    r = await api.put(f"{KB}/{kb}/pages/walking", {"content": "# Walking\n\nEdited in the original console."}, token="bob")
+    assert r.status == 200, r.body
+    read = (await api.get(f"{KB}/{kb}/pages/walking", token="carol")).data
+    assert read["content"] == read["markdown"] == "# Walking\n\nEdited in the original console." and read["lastUpdatedBy"] == "manual"
