@@ -85,6 +85,9 @@ class Config:
     webchat_rate_per_token: int = 300
     # Messaging platforms that can edit a sent message show the answer growing, edited at most this often; 0 = sent when complete
     channel_stream_edit_interval_s: float = 1.5
+    # Settings -> Proxy -> Test fetches this URL through the proxy being tried (a 2xx/3xx answer: it works)
+    proxy_test_url: str = "https://www.gstatic.com/generate_204"
+    proxy_test_timeout_s: float = 10.0
     # Tools
     web_fetch_allow_hosts: tuple[str, ...] = ()
     shell_exec_enabled: bool = False

@@ -6,7 +6,8 @@ import asyncio
 import json
 
 from tests.helpers.chat import ChatEnv, names, text_of
-from tests.helpers.llm_script import Script
+from tests.helpers.eventually import eventually
+from tests.helpers.llm_script import Script, ScriptedToolCall
 from tests.helpers.memory import fact, summarize
 
 ALL_CAPABILITIES = {"chat", "view:wiki", "view:memory", "view:dashboard", "manage:wiki", "manage:agents",
@@ -104,8 +105,11 @@ async def test_settings_api_reads_flat_keys_and_saves_the_system_page_payload(en
     assert providers == {"providers": [], "resolvedId": None, "resolvedSource": None}
     proxy = (await api.get("/api/v1/settings/proxy", token="alice")).data
     assert proxy["enabled"] is False and proxy["url"] == ""
-    r = await api.put("/api/v1/settings/proxy", {"enabled": True, "url": "http://p:1"}, token="alice")
-    assert r.status == 400 and "not supported" in r.msg
+    # Settings -> Proxy saves the form as it sends it (its effect: tests/test_outbound_proxy.py)
+    r = await api.put("/api/v1/settings/proxy", {"enabled": True, "url": "http://p:1", "nonProxyHosts": "localhost|127.*"}, token="alice")
+    assert r.status == 200 and r.data == {"enabled": True, "url": "http://p:1", "nonProxyHosts": "localhost|127.*"}
+    r = await api.put("/api/v1/settings/proxy", {"enabled": True, "url": "socks5://p:1"}, token="alice")
+    assert r.status == 400 and "SOCKS" in r.msg
 
 
 async def test_setup_api_onboarding_status_says_whether_a_default_model_exists_and_ollama_answers(env: ChatEnv) -> None:
@@ -511,6 +515,11 @@ async def test_triggers_journey_creates_a_workflow_trigger_lists_its_target_and_
     cron = {**form, "name": "Hourly", "patternType": "cron", "patternJson": '{"cron":"0 0 * * * *","timezone":"UTC"}'}
     r = await api.post("/api/v1/triggers", cron, token="bob")
     assert r.status == 200 and r.data["cronExpression"] == "0 * * * *" and r.data["nextFireTime"], r.body
+    # the form starts as a cron pattern: switched to webhook, it still sends the cron fields, which mean nothing there
+    switched = {**form, "name": "Switched", "patternJson": '{"cron":"0 0 * * * *","timezone":"UTC"}'}
+    r = await api.post("/api/v1/triggers", switched, token="bob")
+    assert r.status == 200 and r.data["patternType"] == "webhook" and r.data["patternJson"] == "{}", r.body
+    await api.delete(f"/api/v1/triggers/{r.data['id']}", token="bob")
     rows = {t["name"]: t for t in (await api.get("/api/v1/triggers", params={"workspaceId": "1"}, token="carol")).data}
     hook = rows["On hook"]
     assert (hook["targetType"], hook["targetId"], hook["patternType"], hook["agentId"]) == ("workflow", wid, "webhook", None)
@@ -537,3 +546,194 @@ async def test_triggers_journey_creates_a_workflow_trigger_lists_its_target_and_
     assert runs and runs[0]["input"] == {"what": "v2", "senderId": "u7"}
     history = (await api.get(f"/api/v1/dashboard/cron-runs/{hook['id']}", params={"limit": "5"}, token="carol")).data
     assert history[0]["status"] == "succeeded" and history[0]["triggerType"] == "event"
+
+
+CONSOLE = {"X-Original-Console": "1"}  # what the proxy serving the original console adds (README)
+
+
+async def test_a_reload_mid_answer_reads_the_running_answer_as_generating_only_through_the_consoles_proxy(env: ChatEnv) -> None:
+    api = env.api
+    env.llm.enqueue(Script(text=[f"word{i} " for i in range(40)], delay_s=0.1))
+    turn = asyncio.create_task(env.stream("Count slowly", conversation_id="c-reload"))
+    url = "/api/v1/conversations/c-reload/messages"
+
+    async def running() -> dict[str, object]:
+        rows = (await api.get(url, token="alice")).data
+        assert rows and rows[-1]["role"] == "assistant" and rows[-1]["content"], rows
+        return rows[-1]
+
+    spec_row = await eventually(running, what="the partial answer is stored")
+    assert spec_row["status"] == "streaming"  # the spec's value for every other client
+    # the console reattaches the stream to the bubble marked `generating`, so one bubble shows, not two
+    console_rows = (await api.get(url, headers=CONSOLE, token="alice")).data
+    assert console_rows[-1]["id"] == spec_row["id"] and console_rows[-1]["status"] == "generating"
+    paged = (await api.get(url, params={"limit": 5}, headers=CONSOLE, token="alice")).data
+    assert paged["messages"][-1]["status"] == "generating"
+    await turn
+    assert (await api.get(url, headers=CONSOLE, token="alice")).data[-1]["status"] == "completed"
+
+
+async def test_tool_guard_and_audit_logs_read_upper_case_severities_and_decisions_through_the_consoles_proxy(env: ChatEnv) -> None:
+    api = env.api
+    await api.put("/api/v1/agents/" + env.agent_id + "/tools", ["get_current_time"], token="alice")
+    env.llm.enqueue(Script(tool_calls=[ScriptedToolCall("get_current_time", {})]), Script(text="noon"))
+    await env.stream("time?", conversation_id="c-guard")
+    spec_rules = (await api.get("/api/v1/security/guard/rules", params={"page": 1, "size": 200}, token="alice")).data["records"]
+    console_rules = (await api.get("/api/v1/security/guard/rules", params={"page": 1, "size": 200}, headers=CONSOLE,
+                                   token="alice")).data["records"]
+    assert {r["severity"] for r in spec_rules} <= {"low", "medium", "high", "critical"}
+    assert [(r["ruleId"], r["severity"], r["decision"]) for r in console_rules] == [
+        (r["ruleId"], r["severity"].upper(), {"allow": "ALLOW", "ask": "NEEDS_APPROVAL", "deny": "BLOCK"}[r["decision"]])
+        for r in spec_rules]
+    builtin = (await api.get("/api/v1/security/guard/rules/builtin", headers=CONSOLE, token="alice")).data
+    assert {r["decision"] for r in builtin} <= {"ALLOW", "NEEDS_APPROVAL", "BLOCK"} and builtin
+    spec_log = (await api.get("/api/v1/security/audit/logs", params={"page": 1, "size": 20}, token="alice")).data["records"][0]
+    log = (await api.get("/api/v1/security/audit/logs", params={"page": 1, "size": 20}, headers=CONSOLE,
+                         token="alice")).data["records"][0]
+    assert (spec_log["toolName"], spec_log["decision"]) == ("get_current_time", "allow")
+    assert log["decision"] == "ALLOW" and log["id"] == spec_log["id"]
+    # the console's decision filter uses its own names
+    asked = await api.get("/api/v1/security/audit/logs", params={"page": 1, "size": 20, "decision": "ALLOW"}, token="alice")
+    assert [r["id"] for r in asked.data["records"]] == [spec_log["id"]]
+    none = await api.get("/api/v1/security/audit/logs", params={"page": 1, "size": 20, "decision": "NEEDS_APPROVAL"}, token="alice")
+    assert none.data["records"] == []
+
+
+async def test_the_team_board_streams_run_and_task_events_the_console_reads_live(env: ChatEnv) -> None:
+    from tests.helpers.chat import make_agent
+    from tests.helpers.client import iter_sse
+    api = env.api
+    helper = await make_agent(api, name="Helper")
+    team_id = (await api.post("/api/v1/teams", {"name": "Desk", "leadAgentId": env.agent_id, "memberAgentIds": [helper]},
+                              token="bob")).data["id"]
+    outsider = await api.get(f"/api/v1/teams/{team_id}/events", token="dave", workspace=env.people["dave"]["workspace"])
+    assert b'"code":404' in outsider.raw  # another workspace's team: an SSE error frame
+    url = api.base_url + f"/api/v1/teams/{team_id}/events"
+    # useTeamEvents: fetch with Accept: text/event-stream and the bearer token; read frames as they come
+    board = await api.session.get(url, headers={"Accept": "text/event-stream", "Authorization": "Bearer " + api.tokens["carol"]})
+    assert board.status == 200 and board.headers["Content-Type"].startswith("text/event-stream")
+    frames = iter_sse(board)
+    env.llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Helper", "task": "Check the numbers"}]})))
+    env.llm.enqueue(Script(text="They add up."), Script(text="Checked."))
+    run = (await api.post(f"/api/v1/teams/{team_id}/runs", {"goal": "Check"}, token="bob")).data
+    seen: list[tuple[str, dict[str, object]]] = []
+    async for event in frames:
+        if event.event == "heartbeat":
+            continue
+        seen.append((event.event, event.data))
+        if event.event in ("team_run_completed", "team_run_partial", "team_run_failed"):
+            break
+    board.close()
+    assert {data["runId"] for _, data in seen} == {run["id"]} and {data["teamId"] for _, data in seen} == {team_id}
+    names_seen = [name for name, _ in seen]
+    assert names_seen[0] == "team_run_planning" and names_seen[-1] == "team_run_completed", names_seen
+    assert [n for n in names_seen if n.startswith("team_task_")] == ["team_task_created", "team_task_dispatched", "team_task_completed"]
+    task = next(data for name, data in seen if name == "team_task_completed")
+    # Teams.vue: the feed line "#<taskNumber> <subject> · <type>"; the board refresh; run progress for the chat's run card
+    assert (task["taskId"], task["taskNumber"], task["subject"], task["status"]) == (f"{run['id']}-0", 1, "Check the numbers", "completed")
+    assert task["assigneeAgentId"] == helper and task["progress"]["done"] == 1 and task["progress"]["total"] == 1
+    assert len({data["eventId"] for _, data in seen}) == len(seen)  # the console de-duplicates by eventId
+    board_tasks = (await api.get(f"/api/v1/teams/{team_id}/tasks", token="carol")).data
+    assert [t["id"] for t in board_tasks] == [task["taskId"]]
+
+
+# ---- the walk's browser journeys (scripts/console_walk), their requests replayed as the console sent them ----------
+
+async def test_conversation_journey_renames_pins_and_deletes_through_the_sidebar_menu(env: ChatEnv) -> None:
+    api = env.api
+    env.llm.enqueue(Script(text="ok"))
+    await env.stream("Draft a reply to the landlord", conversation_id="c-mail")
+    assert (await api.put("/api/v1/conversations/c-mail/title", {"title": "Landlord reply"}, token="alice")).status == 200
+    assert (await api.put("/api/v1/conversations/c-mail/pin", {"pinned": True}, token="alice")).status == 200
+    row = next(c for c in (await api.get("/api/v1/conversations", token="alice")).data if c["conversationId"] == "c-mail")
+    assert row["title"] == "Landlord reply" and row["pinned"]  # the sidebar's Pinned group reads `pinned`
+    assert (await api.put("/api/v1/conversations/c-mail/title", {"title": "x"}, token="bob")).status == 403
+    assert (await api.delete("/api/v1/conversations/c-mail", token="alice")).status == 200
+    assert "c-mail" not in {c["conversationId"] for c in (await api.get("/api/v1/conversations", token="alice")).data}
+
+
+async def test_agent_journey_creates_from_the_blank_form_and_saves_the_edit_form_whole(env: ChatEnv) -> None:
+    api = env.api
+    # Agents -> Hire Employee -> skip templates -> the blank form, as saveAgent posts it
+    form = {"name": "Walker", "description": "", "agentType": "react", "runtimeType": "native", "runtimeConfig": None,
+            "systemPrompt": "", "modelName": "", "maxIterations": 10, "icon": "", "tags": "", "enabled": True,
+            "defaultThinkingLevel": None, "primaryKbId": None, "skillsDisabled": False, "toolsDisabled": False,
+            "wikiDisabled": False}
+    r = await api.post("/api/v1/agents", form, token="bob")
+    assert r.status == 200, r.body
+    agent_id = r.data["id"]
+    r = await api.put(f"/api/v1/agents/{agent_id}", {**form, "description": "Walks the console"}, token="bob")
+    assert r.status == 200, r.body
+    agent = (await api.get(f"/api/v1/agents/{agent_id}", token="carol")).data
+    assert (agent["name"], agent["description"], agent["enabled"]) == ("Walker", "Walks the console", True)
+    assert (await api.put(f"/api/v1/agents/{agent_id}", {**form, "name": "x"}, token="carol")).status == 403
+
+
+async def test_provider_journey_creates_a_custom_provider_configures_discovers_and_sets_the_default(env: ChatEnv) -> None:
+    api = env.api
+    base = env.llm.url
+    env.llm.models = ["walk-model"]
+    # ProviderConfigModal's save: create, then the config (an empty apiKey keeps none)
+    r = await api.post("/api/v1/models/custom-providers", {
+        "id": "walk-llm", "name": "Walk LLM", "defaultBaseUrl": base, "apiKeyPrefix": "sk-", "protocol": "openai-compatible",
+        "chatModel": "OpenAIChatModel", "requireApiKey": True, "models": []}, token="alice")
+    assert r.status == 200, r.body
+    r = await api.put("/api/v1/models/walk-llm/config", {
+        "apiKey": "", "baseUrl": base, "protocol": "openai-compatible", "chatModel": "OpenAIChatModel", "requireApiKey": True,
+        "generateKwargs": {}, "fallbackPriority": 0}, token="alice")
+    assert r.status == 200, r.body
+    card = next(p for p in (await api.get("/api/v1/models", token="alice")).data if p["id"] == "walk-llm")
+    assert card["supportModelDiscovery"] is True and card["configured"] is True  # the Discover button is enabled
+    found = (await api.post("/api/v1/models/walk-llm/discover", token="alice")).data
+    assert [m["id"] for m in found["newModels"]] == ["walk-model"]
+    assert (await api.post("/api/v1/models/walk-llm/discover/apply", {"modelIds": ["walk-model"]}, token="alice")).status == 200
+    r = await api.put("/api/v1/models/active", {"providerId": "walk-llm", "model": "walk-model"}, token="alice")
+    assert r.status == 200, r.body
+    active = (await api.get("/api/v1/models/active", token="carol")).data["activeLlm"]
+    assert (active["providerId"], active["model"]) == ("walk-llm", "walk-model")
+    card = next(p for p in (await api.get("/api/v1/models", token="alice")).data if p["id"] == "walk-llm")
+    assert [m["id"] for m in card["models"]] == ["walk-model"]  # ManageModelsModal marks it Active by this id
+
+
+async def test_cron_journey_saves_the_console_form_runs_it_and_lists_the_run_in_history(env: ChatEnv) -> None:
+    api = env.api
+    form = {"name": "Walk digest", "cronExpression": "0 9 * * *", "timezone": "Asia/Shanghai", "agentId": env.agent_id,
+            "taskType": "text", "triggerMessage": "Summarise the day", "requestBody": "", "enabled": True, "channelId": None,
+            "deliveryConfig": None}
+    r = await api.post("/api/v1/cron-jobs", form, token="alice")
+    assert r.status == 200, r.body
+    job = r.data
+    env.llm.enqueue(Script(text="Today was quiet."))
+    assert (await api.post(f"/api/v1/cron-jobs/{job['id']}/run", token="alice")).status == 200
+
+    async def finished() -> dict[str, object]:
+        runs = (await api.get("/api/v1/dashboard/cron-runs", params={"limit": "20"}, token="alice")).data
+        assert runs and runs[0]["status"] != "running", runs
+        return runs[0]
+
+    run = await eventually(finished, what="the run finished")
+    # RunHistoryPanel: jobName(run.cronJobId), triggerType pill, status badge, startedAt/finishedAt, tokenUsage
+    assert (run["cronJobId"], run["triggerType"], run["status"]) == (job["id"], "manual", "succeeded"), run
+    assert run["startedAt"] and run["finishedAt"]
+
+
+async def test_knowledge_base_journey_creates_uploads_a_file_and_edits_the_page_it_made(env: ChatEnv) -> None:
+    import aiohttp
+
+    from tests.helpers.wiki import KB, page, pages_answer, wait_idle
+    api = env.api
+    r = await api.post(KB, {"name": "Walk notes", "description": ""}, token="bob")
+    assert r.status == 200, r.body
+    kb = r.data["id"]
+    env.llm.enqueue(Script(text=pages_answer(page("walking", "Walking", "# Walking\n\nThe walk opens every screen.", ["c1"]))))
+    form = aiohttp.FormData()  # RawMaterialPanel's upload: the file alone
+    form.add_field("file", b"# Walking\n\nThe console walk opens every screen.\n", filename="walking.md", content_type="text/markdown")
+    r = await api.post(f"{KB}/{kb}/raw/upload", data=form, token="bob")
+    assert r.status == 200, r.body
+    await wait_idle(api, kb, token="bob")
+    listed = (await api.get(f"{KB}/{kb}/pages", token="carol")).data
+    assert [p["slug"] for p in listed] == ["walking"]
+    r = await api.put(f"{KB}/{kb}/pages/walking", {"content": "# Walking\n\nEdited in the original console."}, token="bob")
+    assert r.status == 200, r.body
+    read = (await api.get(f"{KB}/{kb}/pages/walking", token="carol")).data
+    assert read["content"] == read["markdown"] == "# Walking\n\nEdited in the original console." and read["lastUpdatedBy"] == "manual"

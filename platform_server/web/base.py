@@ -61,6 +61,9 @@ WRITE_METHODS = frozenset(("POST", "PUT", "PATCH", "DELETE"))  # refused (507) w
 
 
 API_CSP = "default-src 'none'; frame-ancestors 'none'"
+# Added by the reverse proxy that serves the original web console (README): where that console reads a field
+# the spec fixes with other values (a running message's status, guard severities), it gets its own values.
+ORIGINAL_CONSOLE_HEADER = "X-Original-Console"
 _UNPARSED = object()  # `_parsed_json` before a large body was parsed off the loop
 
 
@@ -454,6 +457,11 @@ class ApiHandler(tornado.web.RequestHandler):
                 raise BadRequest(f"{name}: must not be null")
             return None
         return parse_long(name, raw)
+
+    @property
+    def original_console(self) -> bool:
+        """Whether the request comes from the original web console (its proxy sends `X-Original-Console: 1`)."""
+        return self.request.headers.get(ORIGINAL_CONSOLE_HEADER, "").strip() == "1"
 
     def query_bool(self, name: str) -> bool | None:
         raw = self.get_query_argument(name, None)

@@ -79,19 +79,6 @@ class DshDiagnosticsHandler(ApiHandler):
         self.ok(service.dsh_diagnostics())
 
 
-class ProxySettingsHandler(ApiHandler):
-    access = {"GET": GLOBAL_ADMIN, "PUT": GLOBAL_ADMIN}
-    tags = ("Settings",)
-
-    def get(self) -> None:
-        """The global outbound proxy: none (not supported)."""
-        self.ok(service.proxy_settings())
-
-    def put(self) -> None:
-        """Refused: this server has no global outbound proxy."""
-        raise BadRequest("An outbound proxy is not supported by this server")
-
-
 class SearchProvidersHandler(ApiHandler):
     access = {"GET": LOGIN}
     tags = ("Settings",)
@@ -132,7 +119,6 @@ ROUTES = [
     route("/api/v1/content-items/summary", ContentItemsSummaryHandler),
     route("/api/v1/admin/dsh/status", DshStatusHandler),
     route("/api/v1/admin/agent-runtime/dsh/diagnostics", DshDiagnosticsHandler),
-    route("/api/v1/settings/proxy", ProxySettingsHandler),
     route("/api/v1/settings/search-providers", SearchProvidersHandler),
     route("/api/v1/conversations/{conversationId:str}/team-worker-context", TeamWorkerContextHandler),
     route("/api/v1/agents/{agentId}/kbs", AgentKbsHandler),

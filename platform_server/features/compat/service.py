@@ -63,11 +63,6 @@ def dsh_diagnostics() -> dict[str, Any]:
     return {"supported": False, "executableAvailable": False, "cordisConfigAvailable": False}
 
 
-def proxy_settings() -> dict[str, Any]:
-    """No global outbound proxy exists here: model and tool calls go direct."""
-    return {"enabled": False, "url": "", "nonProxyHosts": "", "supported": False}
-
-
 def search_providers() -> dict[str, Any]:
     """No web-search provider is built in."""
     return {"providers": [], "resolvedId": None, "resolvedSource": None}

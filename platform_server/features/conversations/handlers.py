@@ -82,7 +82,8 @@ class MessagesHandler(ApiHandler):
         """History: all messages, or the latest `limit` (`hasMore`), or `limit` before `beforeId`."""
         conv = service.owned(self.require_caller(), conversationId)
         limit = self.query_long("limit")
-        self.ok(service.messages(conv, limit, self.query_long("beforeId")))
+        answer = service.messages(conv, limit, self.query_long("beforeId"))
+        self.ok(service.for_original_console(answer) if self.original_console else answer)
 
     def delete(self, conversationId: str) -> None:
         """Clear the messages and keep the conversation."""

@@ -257,6 +257,16 @@ def messages(conv: Conversation, limit: int | None, before_id: int | None) -> An
     return {"messages": [message_vo(m, conv.conversation_id) for m in rows], "hasMore": has_more}
 
 
+def for_original_console(answer: Any) -> Any:
+    """The history as the original console reads it: the running answer's status is `generating` (the spec's
+    `streaming`); a reload mid-answer reattaches the stream to the bubble marked so instead of adding one."""
+    rows = answer["messages"] if isinstance(answer, dict) else answer
+    for row in rows:
+        if row["status"] == "streaming":
+            row["status"] = "generating"
+    return answer
+
+
 def history(conv: Conversation) -> list[Message]:
     return list(Message.select().where(Message.conversation == conv.id).order_by(Message.id))
 

@@ -28,6 +28,7 @@ EVENT_PATTERNS: dict[str, dict[str, str]] = {
     "webhook": {},
 }
 PATTERN_TYPES = ("cron", *EVENT_PATTERNS)
+CRON_KEYS = ("cron", "timezone")  # a cron pattern's fields: meaningless in an event pattern
 
 
 def apply_pattern(t: Trigger, pattern_type: str, pattern_json: str | None, default_tz: str) -> None:
@@ -53,6 +54,8 @@ def apply_pattern(t: Trigger, pattern_type: str, pattern_json: str | None, defau
         t.type, t.cron_expression, t.timezone = "cron", schedule.normalize(" ".join(fields)), tz
         t.event_type, t.filter = None, None
     else:
+        # the console's pattern form starts as a cron pattern and keeps its keys when the type is switched
+        pattern = {k: v for k, v in pattern.items() if k not in CRON_KEYS}
         names = EVENT_PATTERNS[pattern_type]
         unknown = [k for k, v in pattern.items() if v not in (None, "") and k not in names]
         if unknown:

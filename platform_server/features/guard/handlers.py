@@ -40,6 +40,8 @@ class RulesHandler(ApiHandler):
     def get(self) -> None:
         """Every rule (built-in and custom), each with a `builtin` flag; with `page` a page of `records`."""
         items = rules.list_rules()
+        if self.original_console:
+            items = [views.for_original_console(r) for r in items]
         if self.get_query_argument("page", None) is None:
             self.ok(items)
             return
@@ -59,7 +61,8 @@ class BuiltinRulesHandler(ApiHandler):
 
     def get(self) -> None:
         """The built-in rules (read-only; they can be toggled)."""
-        self.ok(rules.list_rules(builtin=True))
+        items = rules.list_rules(builtin=True)
+        self.ok([views.for_original_console(r) for r in items] if self.original_console else items)
 
 
 class RulesExportHandler(ApiHandler):
@@ -187,15 +190,16 @@ class AuditLogsHandler(PagedHandler):
 
     def get(self) -> None:
         """Tool calls of the workspace with decision, severity, duration and success, newest first."""
-        self.ok(
-            views.audit_logs(
-                self.require_caller(),
-                self.page(),
-                self.get_query_argument("toolName", None),
-                self.get_query_argument("decision", None),
-                self.query_bool("success"),
-            )
+        page = views.audit_logs(
+            self.require_caller(),
+            self.page(),
+            self.get_query_argument("toolName", None),
+            self.get_query_argument("decision", None),
+            self.query_bool("success"),
         )
+        if self.original_console:
+            page["records"] = [views.for_original_console(r) for r in page["records"]]
+        self.ok(page)
 
 
 class AuditStatsHandler(ApiHandler):

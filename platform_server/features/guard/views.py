@@ -63,6 +63,28 @@ tool_call_dict = Fields(
 )
 
 
+# The original console's names for severities and decisions: it builds its label keys from them
+# (`security.severity.HIGH`, `security.decision.NEEDS_APPROVAL`) and filters audit logs by them.
+CONSOLE_SEVERITY = {"low": "LOW", "medium": "MEDIUM", "high": "HIGH", "critical": "CRITICAL"}
+CONSOLE_DECISION = {"allow": "ALLOW", "ask": "NEEDS_APPROVAL", "deny": "BLOCK"}
+DECISION_FROM_CONSOLE = {v: k for k, v in CONSOLE_DECISION.items()}
+
+
+def decision_filter(value: str | None) -> str | None:
+    """A decision filter in either vocabulary (`ask` or the console's `NEEDS_APPROVAL`)."""
+    return DECISION_FROM_CONSOLE.get(value, value) if value else value
+
+
+def for_original_console(row: dict[str, Any]) -> dict[str, Any]:
+    """A rule or a logged call with the console's upper-case severity and decision (`maxSeverity` too)."""
+    out = dict(row)
+    if out.get("severity"):
+        out["severity"] = out["maxSeverity"] = CONSOLE_SEVERITY.get(out["severity"], out["severity"])
+    if out.get("decision"):
+        out["decision"] = CONSOLE_DECISION.get(out["decision"], out["decision"])
+    return out
+
+
 # ---- chat and approvals -------------------------------------------------------------------------
 
 
@@ -145,7 +167,7 @@ def audit_logs(caller: Caller, req: PageRequest, tool_name: str | None, decision
     if tool_name:
         q = q.where(ToolCallLog.tool_name == tool_name)
     if decision:
-        q = q.where(ToolCallLog.decision == decision)
+        q = q.where(ToolCallLog.decision == decision_filter(decision))
     if success is not None:
         q = q.where(ToolCallLog.success == success)
     return paginate(q.order_by(ToolCallLog.create_time.desc(), ToolCallLog.id.desc()), req, tool_call_dict)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from platform_server.features.settings import service
-from platform_server.features.settings.schemas import FlagRequest, LanguageRequest, SettingsUpdate, SidecarRequest
+from platform_server.features.settings.schemas import FlagRequest, LanguageRequest, ProxyRequest, ProxyTestRequest, SettingsUpdate, SidecarRequest
+from platform_server.integrations import outbound_proxy
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
@@ -54,6 +55,36 @@ class SidecarHandler(ApiHandler):
         self.ok(service.save_sidecar(self.require_caller(), req.enabled, req.provider, req.modelName))
 
 
+class ProxyHandler(ApiHandler):
+    access = {"GET": GLOBAL_ADMIN, "PUT": GLOBAL_ADMIN}
+    body_models = {"PUT": ProxyRequest}
+    tags = ("Settings",)
+
+    def get(self) -> None:
+        """The global outbound proxy `{enabled, url, nonProxyHosts}` model provider calls go through."""
+        self.ok(service.get_proxy())
+
+    def put(self) -> None:
+        """Set the outbound proxy (an HTTP(S) proxy; `nonProxyHosts` like `localhost|127.*|*.local`)."""
+        req = self.body(ProxyRequest)
+        self.ok(service.save_proxy(self.require_caller(), req.enabled, req.url, req.nonProxyHosts))
+
+
+class ProxyTestHandler(ApiHandler):
+    access = {"POST": GLOBAL_ADMIN}
+    body_models = {"POST": ProxyTestRequest}
+    tags = ("Settings",)
+
+    async def post(self) -> None:
+        """Fetch the configured test URL (`proxy_test_url`) through the given proxy: `{ok, latencyMs, error}`."""
+        req = self.body(ProxyTestRequest)
+        try:
+            outbound_proxy.check_url(req.url)
+        except ValueError as exc:
+            raise BadRequest(f"url: {exc}")
+        self.ok(await outbound_proxy.probe(req.url, self.config.proxy_test_url, self.config.proxy_test_timeout_s))
+
+
 class FlagsHandler(ApiHandler):
     access = {"GET": LOGIN}
     tags = ("Feature flags",)
@@ -78,6 +109,8 @@ ROUTES = [
     route("/api/v1/settings", SettingsHandler),
     route("/api/v1/settings/language", LanguageHandler),
     route("/api/v1/settings/sidecar", SidecarHandler),
+    route("/api/v1/settings/proxy", ProxyHandler),
+    route("/api/v1/settings/proxy/test", ProxyTestHandler),
     route("/api/v1/feature-flags", FlagsHandler),
     route("/api/v1/feature-flags/{flagKey}", FlagHandler),
 ]

@@ -23,3 +23,14 @@ class SidecarRequest(BaseModel):
 
 class FlagRequest(BaseModel):
     enabled: bool
+
+
+class ProxyRequest(BaseModel):
+    # the original console's Settings -> Proxy form
+    enabled: bool = False
+    url: str = Field(default="", max_length=2000)
+    nonProxyHosts: str = Field(default="", max_length=4000)
+
+
+class ProxyTestRequest(BaseModel):
+    url: str = Field(min_length=1, max_length=2000)

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.settings.models import FeatureFlag, Setting
+from platform_server.integrations import outbound_proxy
 from platform_server.memo import memo_on
 from platform_server.platform import Flag
 from platform_server.serialize import Fields, when
@@ -108,6 +109,10 @@ CONSOLE_IGNORED = frozenset(
     }
 )
 
+# The global outbound proxy (integrations/outbound_proxy.py), kept apart from the settings `GET /settings` lists.
+PROXY_KEY = "outboundProxy"
+DEFAULT_PROXY = {"enabled": False, "url": "", "nonProxyHosts": ""}
+
 # Each flag gates its feature everywhere: the routes answer 403 `Feature <key> is disabled`
 # (routing.gated), its background loops skip, its agent tools are not offered (ToolDefinition.feature).
 
@@ -175,7 +180,8 @@ def get_all() -> dict[str, Any]:
     """Every setting, plus the original console's flat names for the same values (derived, read-only)."""
     values = dict(DEFAULTS)
     for row in Setting.select():
-        values[row.key] = row.value
+        if row.key != PROXY_KEY:  # its own global-admin route: the URL may hold the proxy's password
+            values[row.key] = row.value
     for flat, (key, field) in FLAT_ALIASES.items():
         values[flat] = (values.get(key) or {}).get(field)
     speech = bool((values.get("speech") or {}).get("provider"))
@@ -226,6 +232,31 @@ def save(caller: Caller | None, changes: dict[str, Any]) -> dict[str, Any]:
         if clean:
             audit.record(caller, "UPDATE", "SETTINGS", None, "settings: " + ", ".join(sorted(clean)))
     return get_all()
+
+
+def get_proxy() -> dict[str, Any]:
+    """`{enabled, url, nonProxyHosts}` (cached until it changes: model calls read it per request)."""
+    value = _stored(PROXY_KEY)
+    return dict(value) if isinstance(value, dict) else dict(DEFAULT_PROXY)
+
+
+def save_proxy(caller: Caller, enabled: bool, url: str, non_proxy_hosts: str) -> dict[str, Any]:
+    """Set the outbound proxy; an enabled one needs a valid HTTP(S) URL (a disabled one keeps what was typed)."""
+    url = url.strip()
+    try:
+        if enabled or url:
+            url = outbound_proxy.check_url(url)
+    except ValueError as exc:
+        raise BadRequest(f"url: {exc}")
+    try:
+        outbound_proxy.patterns(non_proxy_hosts)
+    except ValueError as exc:
+        raise BadRequest(f"nonProxyHosts: {exc}")
+    value = {"enabled": enabled, "url": url, "nonProxyHosts": non_proxy_hosts.strip()}
+    with database.atomic():
+        Setting.insert(key=PROXY_KEY, value=value, update_time=utcnow()).on_conflict_replace().execute()
+        audit.record(caller, "UPDATE", "SETTINGS", None, f"outbound proxy {'on' if enabled else 'off'}")
+    return value
 
 
 def save_sidecar(caller: Caller, enabled: bool, provider: str | None, model_name: str | None) -> dict[str, Any]:

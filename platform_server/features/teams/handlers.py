@@ -8,9 +8,11 @@ from platform_server.features.teams import TEAMS, console, lifecycle, runner, se
 from platform_server.features.teams.schemas import CancelRequest, MemberAdd, TeamCreate, TeamRunStart, TeamUpdate
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.platform import Flag
+from platform_server.ports.events import Subscription, stream
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest, is_integer_text, parse_long
 from platform_server.web.routing import gated, route
+from platform_server.web.sse import SseWriter
 
 TAGS = ("Team runs",)
 MAX_PAGE = 100
@@ -182,6 +184,29 @@ class TeamTaskStatsHandler(ApiHandler):
         self.ok(console.task_stats(self.require_caller(), teamId, self.query_long("runId")))
 
 
+class TeamEventsHandler(ApiHandler):
+    access = {"GET": "viewer"}
+    sse_methods = frozenset({"GET"})
+    tags = ("Teams",)
+    _sub: Subscription | None = None
+
+    async def get(self, teamId: int) -> None:
+        """The team board live (SSE): `team_run_<status>` and `team_task_<event>` frames as its runs change, heartbeats between."""
+        team = service.get_team_row(self.require_caller(), teamId)
+        self._sub = sub = self.platform.runtime(TEAMS).board.subscribe(team.id)
+        writer = SseWriter(self)
+        try:
+            await stream(writer, sub, self.config.heartbeat_s)
+        finally:
+            sub.close()
+            writer.finish()
+
+    def on_connection_close(self) -> None:
+        super().on_connection_close()
+        if self._sub is not None:
+            self._sub.close()
+
+
 ROUTES = gated(
     "team_runs",
     [
@@ -193,6 +218,7 @@ ROUTES = gated(
         route("/api/v1/teams/{teamId}/members/{agentId}", MemberHandler),
         route("/api/v1/teams/{teamId}/tasks", TeamTasksHandler),
         route("/api/v1/teams/{teamId}/tasks/stats", TeamTaskStatsHandler),
+        route("/api/v1/teams/{teamId}/events", TeamEventsHandler),
         route("/api/v1/teams/{teamId}/runs", TeamRunsHandler),
         route("/api/v1/teams/{teamId}/runs/page", TeamRunsPageHandler),
         route("/api/v1/conversations/{conversationId:str}/team-runs", ConversationRunsHandler),

@@ -21,6 +21,7 @@ from platform_server.features.auth.service import acting_caller
 from platform_server.features.models.errors import failure_text
 from platform_server.features.models.runtime import resolve_targets
 from platform_server.features.teams import service
+from platform_server.features.teams.board import TeamBoard
 from platform_server.features.teams.models import Team, TeamRun
 from platform_server.features.tools.registry import ToolError
 from platform_server.features.usage import meter
@@ -90,10 +91,12 @@ class TeamRunner:
         self.tools = tools
         self.config = config
         self.tasks: dict[int, asyncio.Task[None]] = {}
+        self.board = TeamBoard()  # the teams' live board streams
 
     def start(self, caller: Caller, team: Team, goal: str, conversation_id: str | None = None, end_user_id: str | None = None) -> TeamRun:
         run = TeamRun(workspace_id=team.workspace_id, team_id=team.id, user_id=caller.user_id, conversation_id=conversation_id, goal=goal)
         audit.save(caller, "CREATE", "TEAM_RUN", run, f"run of team '{team.name}'", workspace_id=team.workspace_id)
+        self.board.announce(run)
         task = asyncio.get_running_loop().create_task(self._run(run.id, caller.workspace_role, end_user_id))
         self.tasks[run.id] = task
         task.add_done_callback(lambda _t: self.tasks.pop(run.id, None))
@@ -101,6 +104,7 @@ class TeamRunner:
 
     def cancel(self, caller: Caller, run_id: int, reason: str | None) -> dict[str, Any]:
         run = service.mark_cancelled(caller, run_id, reason)
+        self.board.announce(run)
         task = self.tasks.get(run.id)
         if task is not None and not task.done():
             task.cancel()
@@ -112,14 +116,22 @@ class TeamRunner:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        self.board.close()
 
     # ---- the run ------------------------------------------------------------------------
 
-    @staticmethod
-    def _save(run_id: int, **fields: Any) -> bool:
-        """Update an active run (a cancelled one keeps its final state)."""
+    def _save(self, run_id: int, **fields: Any) -> bool:
+        """Update an active run (a cancelled one keeps its final state); the board hears of the change."""
         fields["update_time"] = utcnow()
-        return bool(TeamRun.update(**fields).where((TeamRun.id == run_id) & TeamRun.status.in_(service.ACTIVE)).execute())
+        saved = bool(TeamRun.update(**fields).where((TeamRun.id == run_id) & TeamRun.status.in_(service.ACTIVE)).execute())
+        if saved:
+            self._announce(run_id)
+        return saved
+
+    def _announce(self, run_id: int) -> None:
+        run = TeamRun.get_or_none(TeamRun.id == run_id)
+        if run is not None:
+            self.board.announce(run)
 
     async def _run(self, run_id: int, role: str | None = None, end_user_id: str | None = None) -> None:
         run = TeamRun.get_by_id(run_id)
@@ -150,6 +162,7 @@ class TeamRunner:
                     t["status"], t["finishedAt"] = "cancelled", iso(utcnow())
             if tasks:
                 TeamRun.update(tasks=tasks).where(TeamRun.id == run_id).execute()
+                self._announce(run_id)
             self._save(run_id, status="failed", error=SHUTDOWN_ERROR, finished_at=utcnow())
             raise
         except (RunFailed, ApiError, LlmError) as exc:

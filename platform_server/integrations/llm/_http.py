@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
-from platform_server.integrations import eager_writes
+from platform_server.integrations import eager_writes, outbound_proxy
 from platform_server.integrations.llm.base import LlmClient
 from platform_server.integrations.llm.types import LlmError, Timeouts
 from platform_server.lazy import lazy_import
@@ -217,7 +217,7 @@ class HttpTransport:
         session = self._get_session()
         try:
             resp = await dl.wait(
-                session.request(method, url, json=body),
+                session.request(method, url, json=body, proxy=outbound_proxy.for_url(url)),
                 self.first_byte_timeout_s if headers_timeout else None,
                 "the response headers",
             )
