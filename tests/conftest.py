@@ -54,3 +54,30 @@ async def llm(request: pytest.FixtureRequest) -> AsyncIterator[ScriptedOpenAI]:
 async def env(api: ApiClient, people: dict[str, dict[str, Any]], llm: ScriptedOpenAI) -> ChatEnv:
     """People, the scripted model as the default, and one agent (alice's)."""
     return await chat_env(api, people, llm)
+
+
+def _record_answers(folder: str) -> None:
+    """RECORD_ANSWERS=<folder>: every 200 answer's data, by handler and method, one JSON line each (a tool for
+    writing and checking the answer models; nothing in the suite reads it)."""
+    import json
+    import os
+
+    from platform_server.web import base
+
+    out = open(os.path.join(folder, f"answers-{os.getpid()}.jsonl"), "a", encoding="utf-8")  # noqa: SIM115
+    plain_ok = base.ApiHandler.ok
+
+    def ok(self: base.ApiHandler, data: object = None, msg: str = "success") -> None:
+        try:
+            value = json.loads(data.text) if isinstance(data, base.JsonText) else json.loads(base.dumps(data))
+            handler = type(self)
+            out.write(json.dumps({"h": f"{handler.__module__}.{handler.__qualname__}", "m": self.request.method, "d": value}) + "\n")
+        except Exception:  # noqa: BLE001 - recording must never change an answer
+            pass
+        plain_ok(self, data, msg)
+
+    base.ApiHandler.ok = ok  # type: ignore[method-assign]
+
+
+if __import__("os").environ.get("RECORD_ANSWERS"):
+    _record_answers(__import__("os").environ["RECORD_ANSWERS"])
