@@ -32,6 +32,9 @@ class LoginLimits(Protocol):
     async def succeeded_login(self, username: str, address: str) -> None:
         """The right password: this pair's count and the username's slowdown start again."""
 
+    async def close(self) -> None:
+        """Let go of the connection to a shared store (at stop)."""
+
 
 # KEYS: pair lock, address lock, username window. Returns -1 when locked, else the username's recent failures.
 _BEFORE = """

@@ -136,6 +136,9 @@ class LoginLimiter:
     async def succeeded_login(self, username: str, address: str) -> None:
         self.succeeded(username, address)
 
+    async def close(self) -> None:
+        pass
+
     def failed(self, username: str, address: str) -> None:
         now = time.monotonic()
         if len(self._failures) > self.MAX_KEYS:

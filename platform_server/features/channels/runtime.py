@@ -268,3 +268,4 @@ class ChannelRuntime:
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
+        await self.webchat_limits.close()

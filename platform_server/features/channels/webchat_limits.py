@@ -18,6 +18,9 @@ class WebchatLimits(Protocol):
     async def check(self, channel_id: int, address: str) -> None:
         """Count one request of this widget from this address; 429 when either cap is reached."""
 
+    async def close(self) -> None:
+        """Let go of the connection to a shared store (at stop)."""
+
 
 def _refuse(wait_s: float) -> TooManyRequests:
     return TooManyRequests(f"Too many webchat requests, try again in {max(1, math.ceil(wait_s))} s")
@@ -62,6 +65,9 @@ class WebchatLimiter:
     async def check(self, channel_id: int, address: str) -> None:
         self.hit(channel_id, address)
 
+    async def close(self) -> None:
+        pass
+
     def _forget(self, now: float) -> None:
         for key in [k for k, q in self._hits.items() if not q or q[-1] <= now - WINDOW_S]:
             del self._hits[key]
@@ -78,6 +84,9 @@ class RedisWebchatLimiter:
         wait = await self.windows.hit(_caps(channel_id, address, self.per_address, self.per_token))
         if wait:
             raise _refuse(wait)
+
+    async def close(self) -> None:
+        await self.windows.close()
 
 
 def webchat_limits(redis_url: str, per_address: int, per_token: int) -> WebchatLimits:
