@@ -19,6 +19,7 @@ setup(
         "mcp>=2.3",
         "cryptography>=41",  # AES-GCM for secrets at rest
         "pypdf>=4.0",
+        "redis>=5.0",  # redis_url: rate limits shared by several processes (integrations/redis_limits.py)
         "numpy>=1.24",
         "PyYAML>=6.0",  # wiki pipeline definitions may be sent as YAML
         "pocketsphinx>=5.0",  # local speech to text (packaged US English model)

@@ -22,7 +22,7 @@ from platform_server.config import Config
 from platform_server.db import Migration, run_migrations
 from platform_server.features.auth import JWT, LOGIN_LIMITER
 from platform_server.features.auth import service as auth_service
-from platform_server.features.auth.service import LoginLimiter
+from platform_server.features.auth.limits import login_limits
 from platform_server.features.auth.tokens import JwtIssuer, load_secret
 from platform_server.features.channels.page import WebchatPageHandler
 from platform_server.features.settings import service as settings_service
@@ -316,8 +316,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     )
     platform = PlatformState(config=config, web=web, storage=health)
     platform.set_runtime(JWT, jwt)
-    limiter = LoginLimiter(config.login_max_failures_per_user, config.login_max_failures_per_address, config.login_lockout_seconds)
-    platform.set_runtime(LOGIN_LIMITER, limiter)
+    platform.set_runtime(LOGIN_LIMITER, login_limits(config))
     platform.routes = collect_routes()
     handlers: list[Any] = [r.target() for r in collect_sockets() + platform.routes]
     handlers += console_routes(STATIC_DIR, tls.ca_cert_path(config))

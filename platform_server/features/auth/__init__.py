@@ -8,10 +8,10 @@ from platform_server.platform import RuntimeKey
 
 if TYPE_CHECKING:
     from platform_server.features.auth.cache import AuthCache
-    from platform_server.features.auth.service import LoginLimiter
+    from platform_server.features.auth.limits import LoginLimits
     from platform_server.features.auth.tokens import JwtIssuer
 
 
 JWT: RuntimeKey[JwtIssuer] = RuntimeKey("jwt")
-LOGIN_LIMITER: RuntimeKey[LoginLimiter] = RuntimeKey("login_limiter")
+LOGIN_LIMITER: RuntimeKey[LoginLimits] = RuntimeKey("login_limiter")
 AUTH_CACHE: RuntimeKey[AuthCache] = RuntimeKey("auth_cache")

@@ -26,18 +26,17 @@ class LoginHandler(ApiHandler):
         req = self.body(LoginRequest)
         address = self.client_ip
         limiter = self.platform.runtime(LOGIN_LIMITER)
-        limiter.check(req.username, address)
-        if delay := limiter.slowdown(req.username):
+        if delay := await limiter.before_login(req.username, address):
             await asyncio.sleep(delay)  # a username guessed from many addresses: every attempt waits
         user = service.find_active_user(req.username)
         valid = await run_blocking(service.check_login, req.password, user, self.config.password_hash_rounds)
         if not user or not valid:
-            limiter.failed(req.username, address)
+            await limiter.failed_login(req.username, address)
             raise Unauthorized("Invalid username or password")
         if not user.enabled:
-            limiter.failed(req.username, address)
+            await limiter.failed_login(req.username, address)
             raise Unauthorized("User is disabled")
-        limiter.succeeded(req.username, address)
+        await limiter.succeeded_login(req.username, address)
         self.ok(service.login_response(user, self.platform.runtime(JWT).issue(user.id, user.username, user.role)))
 
 

@@ -77,6 +77,12 @@ def check_login(password: str, user: User | None, rounds: int) -> bool:
     return check_password(password, user.password_hash if user else dummy_hash(rounds))
 
 
+def login_slowdown(recent_failures: int, per_user: int) -> float:
+    """The wait before an attempt for a username with this many recent failures: 0 below `per_user`, then doubling."""
+    extra = recent_failures - per_user
+    return 0.0 if extra < 0 else min(LoginLimiter.SLOWDOWN_MAX_S, LoginLimiter.SLOWDOWN_BASE_S * 2**extra)
+
+
 class LoginLimiter:
     """Failed logins in a sliding window: a lockout per (username, client address) and per address, a slowdown per username.
 
@@ -117,8 +123,21 @@ class LoginLimiter:
     def slowdown(self, username: str) -> float:
         """Seconds the next attempt for this username waits (0 below `per_user` recent failures)."""
         q = self._recent("u:" + username.lower(), time.monotonic())
-        extra = len(q or ()) - self.per_user
-        return 0.0 if extra < 0 else min(self.SLOWDOWN_MAX_S, self.SLOWDOWN_BASE_S * 2**extra)
+        return login_slowdown(len(q or ()), self.per_user)
+
+    # The login route's side (features/auth/limits.py LoginLimits): the same calls, awaitable like the Redis limiter's.
+    async def before_login(self, username: str, address: str) -> float:
+        self.check(username, address)
+        return self.slowdown(username)
+
+    async def failed_login(self, username: str, address: str) -> None:
+        self.failed(username, address)
+
+    async def succeeded_login(self, username: str, address: str) -> None:
+        self.succeeded(username, address)
+
+    async def close(self) -> None:
+        pass
 
     def failed(self, username: str, address: str) -> None:
         now = time.monotonic()

@@ -204,12 +204,12 @@ class WebhookHandler(ApiHandler):
         self.finish(json.dumps(body) if isinstance(body, (dict, list)) else body)
 
 
-def webchat_channel(handler: ApiHandler, token: str) -> Channel:
+async def webchat_channel(handler: ApiHandler, token: str) -> Channel:
     """The enabled webchat channel of a public token, counted against its rate limits (429 past them)."""
     row = Channel.get_or_none((Channel.public_token == token) & (Channel.channel_type == "webchat"))
     if row is None or not row.enabled:
         raise NotFound("Webchat not found")
-    handler.platform.runtime(CHANNELS).webchat_limits.hit(row.id, handler.client_ip)
+    await handler.platform.runtime(CHANNELS).webchat_limits.check(row.id, handler.client_ip)
     return row
 
 
@@ -218,10 +218,10 @@ class WebchatConfigHandler(ApiHandler):
     tags = TAGS
     query_params = {"GET": [{"name": "token", "in": "query", "required": True, "schema": {"type": "string"}}]}
 
-    def get(self) -> None:
+    async def get(self) -> None:
         """What the public widget shows (by its public token)."""
 
-        channel = webchat_channel(self, self.get_query_argument("token", ""))
+        channel = await webchat_channel(self, self.get_query_argument("token", ""))
         agent = Agent.get_or_none(Agent.id == channel.agent_id)
         settings = channel.settings or {}
         self.ok(
@@ -247,7 +247,7 @@ class WebchatStreamHandler(StreamingHandler):
         """Public webchat SSE chat: one conversation per widget session, answered by the channel's agent."""
 
         req = self.body(WebchatRequest)
-        channel = webchat_channel(self, req.token)
+        channel = await webchat_channel(self, req.token)
         caller = service.owner_caller(channel)
         cid = conversation_id_for(channel, req.sessionId, prefix="wc")
         if req.reconnect:

@@ -26,7 +26,7 @@ from platform_server.features.channels.platforms.base import (
     Target,
     approval_buttons,
 )
-from platform_server.features.channels.webchat_limits import WebchatLimiter
+from platform_server.features.channels.webchat_limits import webchat_limits
 from platform_server.features.chat.errors import AgentBusy
 from platform_server.features.chat.runtime import TurnRequest
 from platform_server.features.conversations.models import Message
@@ -77,7 +77,7 @@ class ChannelRuntime:
     def __init__(self, chat: ChatRuntime, config: Config) -> None:
         self.chat = chat
         self.config = config
-        self.webchat_limits = WebchatLimiter(config.webchat_rate_per_address, config.webchat_rate_per_token)
+        self.webchat_limits = webchat_limits(config.redis_url, config.webchat_rate_per_address, config.webchat_rate_per_token)
         self.tasks: set[asyncio.Task[None]] = set()
         self.gateways: dict[int, tuple[Any, asyncio.Task[None]]] = {}  # channel id -> (its update_time, connection loop)
         self._reconcile = asyncio.Event()
@@ -268,3 +268,4 @@ class ChannelRuntime:
             task.cancel()
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
+        await self.webchat_limits.close()
