@@ -1,5 +1,6 @@
-// Small DOM helpers for the pages still written as classes (chat, agents, models): h, mount, field. Text always
-// goes in as text nodes; nothing here parses HTML. New pages use components/ (Preact + htm).
+// Small DOM helpers for the one view still written as classes, the chat view (views/chat.js, chat/*): only what it
+// imports is here. Text always goes in as text nodes; nothing here parses HTML. Every other page uses components/
+// (Preact + htm); when the chat view moves there too, this file goes.
 import { confirmDialog } from "./components/dialog.js";
 
 /** Create an element: h("button", {class: "x", onclick: fn, text: "Go"}, child, ...). */
@@ -59,12 +60,4 @@ export function shortTime(iso) {
 export function randomId(prefix = "c") {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
   return prefix + "-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-let fieldSeq = 0;
-
-/** A labelled form control: <div class=field><label for=…>text</label>control</div>. */
-export function field(label, control) {
-  if (!control.id) control.id = `f${++fieldSeq}`;
-  return h("div", { class: "field" }, h("label", { for: control.id, text: label }), control);
 }

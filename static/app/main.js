@@ -3,11 +3,12 @@ import { bus, get, session } from "./api.js";
 import { toastError as showError } from "./components/toast.js";
 import { initOffline } from "./offline.js";
 import { initTheme } from "./theme.js";
-import { showLogin, showSetup } from "./views/auth.js";
+import { Login, Setup } from "./views/auth.js";
 import { Shell } from "./shell.js";
 import { html, render } from "./ui.js";
 
 const root = document.getElementById("app");
+root.replaceChildren(); // the static "Loading…" placeholder: from here on only Preact renders into #app
 let shellShown = false;
 let renders = 0;
 
@@ -15,7 +16,6 @@ async function start() {
   const seq = ++renders;
   if (session.token) {
     if (!shellShown) {
-      root.replaceChildren();
       render(html`<${Shell} onLogout=${logout} />`, root);
       shellShown = true;
     }
@@ -25,8 +25,9 @@ async function start() {
   let status = null;
   try { status = await get("/setup/status"); } catch (err) { showError(err); }
   if (seq !== renders) return;
-  if (status && !status.hasAdmin) showSetup(root, loggedIn);
-  else showLogin(root, loggedIn);
+  // One Preact tree owns #app: the forms, then the shell, are rendered into it in turn.
+  if (status && !status.hasAdmin) render(html`<${Setup} onDone=${loggedIn} />`, root);
+  else render(html`<${Login} onDone=${loggedIn} />`, root);
 }
 
 function hideShell() {
@@ -35,7 +36,6 @@ function hideShell() {
 }
 
 function loggedIn() {
-  root.replaceChildren();
   if (!location.hash || location.hash === "#/login") history.replaceState(null, "", "#/");
   start();
 }

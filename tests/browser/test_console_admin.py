@@ -70,6 +70,21 @@ async def test_disabling_and_enabling_a_provider(page: Any, server: RunningServe
     await expect(card.get_by_role("button", name="Disable lan")).to_be_visible()
 
 
+async def test_a_member_sees_the_enabled_models_read_only(page: Any, server: RunningServer, admin: dict[str, Any], fake: ScriptedOpenAI) -> None:
+    await use_fake_openai(server.client, fake.url, token="admin", provider_id="lan", model="llama-lan")
+    user = (await server.client.post("/api/v1/auth/users", {"username": "bob", "password": "password-456"}, token="admin")).data
+    await server.client.put(f"/api/v1/workspaces/1/members/{user['id']}", {"role": "member"}, token="admin")
+    login = (await server.client.post("/api/v1/auth/login", {"username": "bob", "password": "password-456"})).data
+    await open_console(page, server, login, "#/models")
+    listing = page.get_by_role("heading", name="Available models").locator("xpath=..")
+    await expect(listing.get_by_role("listitem").filter(has_text="llama-lan")).to_contain_text("lan")
+    await expect(listing.get_by_role("listitem").filter(has_text="llama-lan").locator(".badge")).to_have_text("default")
+    await expect(page.get_by_text("Only global admins can change providers.")).to_be_visible()
+    # Nothing offered that would answer 403: no add form, no provider cards with their buttons.
+    assert await page.locator("form.add-provider").count() == 0
+    assert await page.get_by_role("button", name="Test connection").count() == 0
+
+
 async def test_creating_editing_and_deleting_an_agent(page: Any, server: RunningServer, admin: dict[str, Any], fake: ScriptedOpenAI) -> None:
     await use_fake_openai(server.client, fake.url, token="admin", provider_id="lan", model="llama-lan")
     await open_console(page, server, admin, "#/agents")

@@ -18,6 +18,10 @@ export function Dialog({ title, onClose, children, class: cls = "" }) {
   </dialog>`;
 }
 
+// A dialog rendered by awaitDialog is a Preact root of its own, so useId restarts there and its fields' ids
+// would repeat the page's: its controls get ids from this counter instead.
+let dialogSeq = 0;
+
 /** Render `view(done)` in a dialog of its own; resolves with what `done` is called with. */
 function awaitDialog(view) {
   return new Promise((resolve) => {
@@ -49,6 +53,7 @@ export function confirmDialog({ title, message, submit = "Delete", danger = true
  * Resolves to {name: value}, or null on Cancel or Esc.
  */
 export function formDialog({ title, fields = [], submit = "OK", danger = false, message, body }) {
+  const prefix = `dlg${++dialogSeq}`;
   return awaitDialog((done) => html`<${Dialog} title=${title} onClose=${() => done(null)}>
     <form method="dialog" class="stack" onSubmit=${(e) => {
       e.preventDefault();
@@ -58,7 +63,7 @@ export function formDialog({ title, fields = [], submit = "OK", danger = false, 
     }}>
       ${message && html`<p>${message}</p>`}
       ${body && (body instanceof Node ? html`<${DomNode} node=${body} />` : body)}
-      ${fields.map((f, i) => html`<${Field} key=${f.name} label=${f.label}>${control(f, i === 0)}<//>`)}
+      ${fields.map((f, i) => html`<${Field} key=${f.name} label=${f.label}>${control(f, i === 0, `${prefix}-${f.name}`)}<//>`)}
       <div class="actions">
         <button type="button" class="btn" onClick=${() => done(null)}>Cancel</button>
         <button type="submit" class=${danger ? "btn btn-danger" : "btn btn-primary"} autofocus=${!fields.length}>${submit}</button>
@@ -67,12 +72,12 @@ export function formDialog({ title, fields = [], submit = "OK", danger = false, 
   <//>`);
 }
 
-function control(f, first) {
+function control(f, first, id) {
   if (f.options) {
-    return html`<select name=${f.name} autofocus=${first}>
+    return html`<select id=${id} name=${f.name} autofocus=${first}>
       ${f.options.map((o) => html`<option value=${o.value ?? o} selected=${(o.value ?? o) === f.value}>${o.label ?? o}</option>`)}</select>`;
   }
-  if (f.type === "textarea") return html`<textarea name=${f.name} rows="4" placeholder=${f.placeholder} autofocus=${first} value=${f.value ?? ""}></textarea>`;
-  return html`<input name=${f.name} type=${f.type || "text"} value=${f.value ?? ""} placeholder=${f.placeholder}
+  if (f.type === "textarea") return html`<textarea id=${id} name=${f.name} rows="4" placeholder=${f.placeholder} autofocus=${first} value=${f.value ?? ""}></textarea>`;
+  return html`<input id=${id} name=${f.name} type=${f.type || "text"} value=${f.value ?? ""} placeholder=${f.placeholder}
     required=${f.required} autocomplete="off" autofocus=${first} />`;
 }
