@@ -21,7 +21,7 @@ async def open_stream(env: ChatEnv, body: dict[str, Any], token: str = "alice") 
 async def test_a_streamed_answer_arrives_as_meta_start_deltas_complete_done_with_token_counts(env: ChatEnv) -> None:
     env.llm.enqueue(Script(text=["Hel", "lo ", "there"], prompt_tokens=11, completion_tokens=3))
     events = await env.stream("hi")
-    seq = names(events)
+    seq = [n for n in names(events) if n != "phase"]  # phases: see the live-status test
     assert seq[:2] == ["meta", "message_start"]
     assert seq[-2:] == ["message_complete", "done"]
     assert set(seq[2:-2]) == {"content_delta"}
@@ -39,6 +39,34 @@ async def test_a_streamed_answer_arrives_as_meta_start_deltas_complete_done_with
     assert msgs[1]["promptTokens"] == 11 and msgs[1]["runtimeModel"] == "scripted"
     status = await env.api.get("/api/v1/conversations/c1/status", token="alice")
     assert status.data["streamStatus"] == "idle"
+
+
+async def test_phase_events_say_what_the_turn_does_from_its_first_moment_and_the_answer_keeps_its_speed(env: ChatEnv) -> None:
+    env.llm.enqueue(
+        Script(tool_calls=[ScriptedToolCall("get_current_time", {"timezone": "UTC"}, id="call_1")]),
+        Script(text=["It ", "is ", "time."], completion_tokens=30, delay_s=0.1),
+    )
+    events = await env.stream("what time is it?")
+    seq = names(events)
+    assert seq[:2] == ["meta", "phase"] and events[1].data == {"phase": "queued"}  # before knowledge and context work
+    phases = [(e.data["phase"], e.data.get("toolName")) for e in events if e.event == "phase"]
+    assert phases == [
+        ("queued", None),
+        ("thinking", None),
+        ("calling_tool", "get_current_time"),
+        ("thinking", None),
+        ("writing", None),
+    ]
+    calling = seq.index("phase", seq.index("tool_call_started") - 1)
+    assert seq[calling + 1] == "tool_call_started"  # the phase names the tool before it runs
+    writing = next(i for i, e in enumerate(events) if e.event == "phase" and e.data["phase"] == "writing")
+    assert seq[writing + 1] == "content_delta"
+    timing = events[-1].data["timing"]
+    # the first token came after a whole tool round trip; 30 tokens over ~0.2 s of writing
+    assert timing["timeToFirstTokenMs"] >= 100 and 40 <= timing["tokensPerSecond"] <= 400, timing
+    msgs = await env.messages()
+    assert msgs[-1]["metadata"]["timing"] == timing  # stored with the message: the history shows it too
+    assert "timing" not in (msgs[1]["metadata"] or {})  # the tool-calling message wrote no text
 
 
 async def test_a_tool_call_round_trip_runs_the_tool_and_feeds_its_result_back(env: ChatEnv) -> None:

@@ -115,8 +115,7 @@ async def run_call(loop: ReactLoop, turn: Turn, conv: Conversation, call: ToolCa
         verdict = guard.Verdict("allow", verdict.severity, verdict.rule_id, "approved by the owner")
     if verdict.decision == "ask":
         pending = guard.create_pending(context(turn), call.id, call.name, call.arguments, verdict, answer.row_id)
-        turn.phase = "awaiting_approval"
-        turn.publish("phase", {"phase": "awaiting_approval"})
+        turn.set_phase("awaiting_approval", call.name)
         turn.publish(
             "tool_approval_requested",
             {
@@ -128,6 +127,7 @@ async def run_call(loop: ReactLoop, turn: Turn, conv: Conversation, call: ToolCa
             },
         )
         raise AwaitingApproval(pending["pendingId"])
+    turn.set_phase("calling_tool", call.name)
     turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
     with turn.usage.lent():  # a tool's own model calls (a sub-agent, the wiki) count on the turn
         outcome = await tool_calls.run_guarded(

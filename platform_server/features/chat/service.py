@@ -153,6 +153,7 @@ class ChatService:
         )
         self.turns.add(turn)
         self._publish_meta(turn, user_message_id)  # before any other work: the stream's first frame goes out at once
+        turn.publish("phase", {"phase": "queued"})  # accepted; knowledge, context and the model come next
         # started at once, in arrival order: its model request leaves now, not after every request queued behind this one
         turn.task = eager.start_task(self._run(turn, req, conv, user_message_id))
         return turn
@@ -394,6 +395,7 @@ class ChatService:
                 "promptTokens": totals.prompt,
                 "completionTokens": totals.completion,
                 "messageCount": count,
+                "timing": answer.timing if answer else None,  # the final answer's; stored in its metadata too
             }
             turn.publish("done", done, None if failed else done_id)  # after the error frame: a later id
         finally:

@@ -68,6 +68,7 @@ class Answer:
     unsaved: str | None = None  # the status to store it with when the turn ends (the final answer: one commit with the turn's end)
     announced: bool = False  # its message_complete event went out
     citations: list[JsonObject] = field(default_factory=list)  # knowledge passages it was given ([1], [2], ...)
+    timing: JsonObject | None = None  # time to first token and tokens/s of its model call (react.timing_of)
 
 
 def preview_of(text: str) -> str:
@@ -193,6 +194,8 @@ class TurnStore:
             metadata["reasoning"] = answer.reasoning
         if answer.citations:
             metadata["citations"] = answer.citations
+        if answer.timing:
+            metadata["timing"] = answer.timing
         preview = preview_of(answer.content)
         fields: JsonObject = {
             "content": answer.content,

@@ -63,7 +63,8 @@ export function renderHistory(list, messages, { onDecision } = {}) {
     const status = last?.status && last.status !== "streaming" ? last.status : "completed";
     const sum = (key) => group.reduce((n, m) => n + (Number(m[key]) || 0), 0);
     const model = [...group].reverse().find((m) => m.runtimeModel)?.runtimeModel;
-    turn.apply({ event: "done", data: { status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens") } });
+    const timing = [...group].reverse().find((m) => m.metadata?.timing)?.metadata.timing;
+    turn.apply({ event: "done", data: { status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens"), timing } });
     turn.flush();
     turn = null;
     group = [];

@@ -21,6 +21,25 @@ function contextNote(d) {
   return parts.length ? `to fit the model's context: ${parts.join(", ")}` : "";
 }
 
+/** A `phase` event as the words of the live status line (the server's phases; unknown ones as they come). */
+export function phaseLabel(phase, toolName) {
+  const names = {
+    queued: "Queued", thinking: "Thinking", writing: "Writing", awaiting_approval: "Waiting for approval",
+    planning: "Planning", executing: "Running the plan", answering: "Answering", subagent: "Asking a sub-agent",
+  };
+  if (phase === "calling_tool") return toolName ? `Calling ${toolName}` : "Calling a tool";
+  return names[phase] || String(phase || "").replace(/_/g, " ");
+}
+
+/** The finished answer's speed: time to first token and tokens per second (stored with the message). */
+function timingNote(t) {
+  if (!t || typeof t !== "object") return "";
+  const parts = [];
+  if (Number.isFinite(t.timeToFirstTokenMs)) parts.push(`${(t.timeToFirstTokenMs / 1000).toFixed(1)} s to first token`);
+  if (Number.isFinite(t.tokensPerSecond)) parts.push(`${t.tokensPerSecond} tokens/s`);
+  return parts.join(" · ");
+}
+
 export class Turn {
   /** el: the container; onDecision(decision) is called by Approve/Deny buttons. */
   constructor(el, { onDecision } = {}) {
@@ -95,6 +114,7 @@ export class Turn {
         break;
       case "phase":
         this.state.phase = d.phase || "";
+        this.state.phaseTool = d.toolName || "";
         this.renderStatus();
         break;
       case "error":
@@ -106,6 +126,7 @@ export class Turn {
         this.state.status = d.status || "completed";
         this.state.model = d.runtimeModel || this.state.model || "";
         this.state.tokens = (d.promptTokens || 0) + (d.completionTokens || 0) || this.state.tokens || 0;
+        this.state.timing = d.timing || this.state.timing || null;
         this.state.phase = "";
         this.renderStatus();
         break;
@@ -207,11 +228,13 @@ export class Turn {
     this.el.dataset.status = s.status;
     let text = "";
     if (s.error) text = s.error;
-    else if (s.status === "streaming") text = s.phase ? `${s.phase.replace(/_/g, " ")}…` : "…";
+    else if (s.status === "streaming") text = s.phase ? `${phaseLabel(s.phase, s.phaseTool)}…` : "…";
     else if (s.status === "stopped") text = "Stopped";
     else if (s.status === "failed") text = "Failed";
     else if (s.status === "awaiting_approval") text = "Waiting for approval";
     else if (s.model) text = s.tokens ? `${s.model} · ${s.tokens} tokens` : s.model;
+    const speed = s.status === "completed" && !s.error ? timingNote(s.timing) : "";
+    if (speed) text = text ? `${text} · ${speed}` : speed;
     if (s.context && !s.error) text = text ? `${text} · ${s.context}` : s.context;
     this.statusLine.textContent = text;
     const quiet = s.status === "completed" && !s.error;
