@@ -42,6 +42,32 @@ def needs_approvals(server: RunningServer) -> None:
         pytest.skip(f"needs {route} and the tool guard (approvals)")
 
 
+# The chat stream's body as the page reads it, failing on demand the way a fetch fails while its page unloads
+# (Chromium rejects the body read with a TypeError "network error"); the server side stays real.
+FAILING_STREAMS = """
+(() => {
+  const failers = [];
+  window.__failStreams = () => failers.forEach((fail) => fail());
+  const realFetch = window.fetch;
+  window.fetch = async (...args) => {
+    const response = await realFetch(...args);
+    if (!String(args[0]).endsWith("/api/v1/chat/stream") || !response.body) return response;
+    const reader = response.body.getReader();
+    let failed = null;
+    const body = new ReadableStream({
+      start(controller) { failers.push(() => { failed = true; reader.cancel(); controller.error(new TypeError("network error")); }); },
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (failed) return;
+        if (done) controller.close(); else controller.enqueue(value);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+})();
+"""
+
+
 def last_turn(page: Any) -> Any:
     return page.locator(".msg.assistant").last
 
@@ -80,6 +106,26 @@ async def test_a_streamed_answer_renders_markdown_and_thinking_without_running_i
     assert await page.evaluate("window.pwned") is None
 
 
+async def test_the_turn_says_what_it_does_before_the_first_token_and_the_answer_shows_its_speed(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text=["Slow ", "local ", "model."], completion_tokens=12, delay_s=1.5))  # 1.5 s to the first token
+    await open_console(page, server, admin)
+    await send(page, "Take your time")
+    turn = last_turn(page)
+    await expect(turn.locator(".turn-status")).to_have_text("Thinking…", timeout=1400)  # no token yet, the status is live
+    assert await turn.locator(".md").count() == 0
+    await expect(turn.locator(".turn-status")).to_have_text("Writing…")
+    await expect(turn).to_have_attribute("data-status", "completed", timeout=15_000)  # 1.5 s before each chunk
+    status = turn.locator(".turn-status")
+    await expect(status).to_contain_text("s to first token")
+    await expect(status).to_contain_text("tokens/s")
+    shown = await status.inner_text()
+    assert float(shown.split(" s to first token")[0].split("· ")[-1]) >= 1.4, shown
+    await page.reload()  # stored with the message: the history shows it too
+    await expect(last_turn(page).locator(".turn-status")).to_have_text(shown)
+
+
 async def test_stopping_an_answer_keeps_the_partial_text(
     page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
 ) -> None:
@@ -113,6 +159,9 @@ async def test_refreshing_mid_answer_reattaches_and_shows_the_answer_once(
 
     turn = last_turn(page)
     await expect(turn).to_have_attribute("data-status", "completed", timeout=15_000)
+    # the old page's fetch failed as it unloaded: that is no error of the re-attached, finishing answer
+    await expect(turn.locator(".turn-status")).not_to_have_class("turn-status error")
+    await expect(turn.locator(".turn-status")).not_to_contain_text("Connection lost")
     full = "".join(words).strip()
     await expect(turn.locator(".md")).to_have_text(full)
     text = await page.locator(".messages").inner_text()
@@ -121,6 +170,29 @@ async def test_refreshing_mid_answer_reattaches_and_shows_the_answer_once(
     reconnect = [b for b in bodies if b.get("reconnect")]
     assert len(reconnect) == 1 and int(reconnect[0]["lastEventId"]) > 0
     assert len(llm.requests) == 1  # re-attached to the running turn, no second model call
+
+
+async def test_a_stream_that_fails_as_the_page_unloads_leaves_no_connection_lost_under_the_reattached_answer(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    words = [f"w{i:02d} " for i in range(20)]
+    llm.enqueue(Script(text=words, delay_s=0.15))
+    await page.add_init_script(FAILING_STREAMS)
+    await open_console(page, server, admin)
+    await send(page, "Count slowly")
+    await expect(last_turn(page).locator(".md")).to_contain_text("w03")
+    # what an unloading page goes through: `pagehide` (the progress is saved), then its fetch's body read fails
+    await page.evaluate("window.dispatchEvent(new PageTransitionEvent('pagehide', {persisted: false}))")
+    await page.evaluate("window.__failStreams()")
+    await page.wait_for_timeout(300)  # the failed read settles (before the fix, the error went into the saved turn)
+    saved = await page.evaluate("Object.keys(sessionStorage).filter(k => k.startsWith('ap.chat.')).map(k => sessionStorage.getItem(k)).join()")
+    assert "Connection lost" not in saved  # the unloading page's own failure is not kept for the next one
+    await page.reload()
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-status", "completed", timeout=15_000)
+    await expect(turn.locator(".md")).to_have_text("".join(words).strip())
+    await expect(turn.locator(".turn-status")).not_to_contain_text("Connection lost")
+    await expect(turn.locator(".turn-status")).not_to_have_class("turn-status error")
 
 
 async def test_conversations_can_be_searched_pinned_renamed_and_deleted(
