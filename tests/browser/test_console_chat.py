@@ -293,13 +293,22 @@ async def test_approving_a_tool_call_runs_it_and_finishes_the_answer(
     await expect(tool.locator(".tool-state")).to_have_text("done")
     await tool.locator("summary").click()
     await expect(tool.locator(".tool-args")).to_contain_text('"content": "hello <b>"')
-    await expect(page.locator(".msg.user .msg-text").last).to_have_text("/approve")
+    # resolved in place: the card's turn goes on, no "/approve" bubble, no stale "Waiting for approval"
+    await expect(page.locator(".msg.user")).to_have_count(1)
+    await expect(page.locator(".msg.assistant")).to_have_count(1)
+    await expect(turn.get_by_role("group", name="Tool approval")).to_have_count(1)
+    await expect(page.get_by_text("Waiting for approval")).to_have_count(0)
     files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/notes.txt", token="admin")
     assert files.raw == b"hello <b>"
-    await page.reload()  # the stored history shows the call once, with its result
+    await page.reload()  # the stored history shows the call once, with its result, and the card resolved
     await expect(last_turn(page).locator(".md strong")).to_have_text("notes.txt")
     await expect(page.locator(".tool-card[data-tool=write_file]")).to_have_count(1)
     await expect(page.locator(".tool-card[data-tool=write_file] .tool-state")).to_have_text("done")
+    card = page.get_by_role("group", name="Tool approval")
+    await expect(card).to_have_count(1)
+    await expect(card.locator(".approval-decision")).to_have_text("Approved")
+    await expect(page.locator(".msg.user")).to_have_count(1)
+    await expect(page.locator(".msg.assistant")).to_have_count(1)
 
 
 async def test_a_pending_approval_survives_a_refresh(
@@ -317,8 +326,12 @@ async def test_a_pending_approval_survives_a_refresh(
     await page.reload()
     card = page.get_by_role("group", name="Tool approval")
     await expect(card).to_contain_text("write_file")
+    await expect(card).to_have_count(1)  # from the stored call, not twice with the pending list's
+    await expect(last_turn(page).locator(".turn-status")).to_have_text("Waiting for approval")
     await card.get_by_role("button", name="Approve").click()
     await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    await expect(page.get_by_text("Waiting for approval")).to_have_count(0)
+    await expect(card.locator(".approval-decision")).to_have_text("Approved")
     files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/later.txt", token="admin")
     assert files.raw == b"ok"
 
@@ -338,6 +351,27 @@ async def test_denying_a_tool_call_does_not_run_it(
     await expect(last_turn(page).locator(".md")).to_contain_text("did not save")
     files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/x.txt", token="admin")
     assert files.status == 404
+
+
+async def test_an_approval_a_newer_message_superseded_shows_as_no_longer_waiting_after_a_reload(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    needs_approvals(server)
+    await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["write_file"]}, token="admin")
+    llm.enqueue(Script(tool_calls=[ScriptedToolCall("write_file", {"path": "y.txt", "content": "no"})]), Script(text="Fine, something else."))
+    await open_console(page, server, admin)
+    await send(page, "Save y")
+    await expect(last_turn(page)).to_have_attribute("data-status", "awaiting_approval")
+    await send(page, "Never mind, tell me a joke")  # the new message denies what was waiting
+    await expect(last_turn(page).locator(".md")).to_contain_text("something else")
+    await expect(page.get_by_role("group", name="Tool approval").locator(".approval-decision")).to_contain_text("No longer waiting")
+    await expect(page.get_by_text("Waiting for approval")).to_have_count(0)
+    await page.reload()
+    card = page.get_by_role("group", name="Tool approval")
+    await expect(card).to_have_count(1)
+    await expect(card.locator(".approval-decision")).to_contain_text("No longer waiting")
+    await expect(card.get_by_role("button", name="Approve")).to_have_count(0)
+    await expect(page.get_by_text("Waiting for approval")).to_have_count(0)
 
 
 async def test_the_workspace_switcher_scopes_every_call(

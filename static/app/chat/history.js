@@ -32,6 +32,14 @@ function assistantFrames(m) {
   for (const c of toolCallsOf(m)) {
     const name = c.toolName || c.name || c.function?.name;
     const id = c.toolCallId || c.id;
+    const approval = c.approval; // the call's approval card, kept on the stored call: pending or resolved in place
+    if (approval?.pendingId) {
+      frames.push({ event: "tool_approval_requested", data: { pendingId: approval.pendingId, toolName: name, arguments: c.arguments ?? "", reason: approval.reason, maxSeverity: approval.maxSeverity } });
+      if (approval.decision && approval.decision !== "pending") {
+        frames.push({ event: "tool_approval_resolved", data: { pendingId: approval.pendingId, decision: approval.decision } });
+      }
+      if (approval.decision === "pending") continue; // nothing ran yet
+    }
     frames.push({ event: "tool_call_started", data: { toolCallId: id, toolName: name, arguments: c.arguments ?? c.function?.arguments ?? "" } });
     if (c.result !== undefined) {
       frames.push({ event: "tool_call_completed", data: { toolCallId: id, toolName: name, result: c.result, success: c.success !== false } });
@@ -51,16 +59,18 @@ function toolFrame(m) {
 /**
  * Render stored messages into `list`: user bubbles, and one assistant Turn per run of assistant
  * and tool messages. A tool result lands on the card of the call it answers, even when it was
- * stored after a later user message (a call resumed by /approve).
+ * stored after a later user message (a call resumed by /approve). Returns the Turns it made.
  */
 export function renderHistory(list, messages, { onDecision } = {}) {
   const owners = new Map(); // toolCallId -> Turn
+  const turns = [];
   let turn = null;
   let group = [];
   const close = () => {
     if (!turn) return;
     const last = group[group.length - 1];
-    const status = last?.status && last.status !== "streaming" ? last.status : "completed";
+    const waiting = turn.snapshot().blocks.some((b) => b.kind === "approval" && !b.decision);
+    const status = waiting ? "awaiting_approval" : last?.status && last.status !== "streaming" ? last.status : "completed";
     const sum = (key) => group.reduce((n, m) => n + (Number(m[key]) || 0), 0);
     const model = [...group].reverse().find((m) => m.runtimeModel)?.runtimeModel;
     const timing = [...group].reverse().find((m) => m.metadata?.timing)?.metadata.timing;
@@ -74,10 +84,12 @@ export function renderHistory(list, messages, { onDecision } = {}) {
       const box = assistantBox();
       list.append(box);
       turn = new Turn(box, { onDecision });
+      turns.push(turn);
     }
     return turn;
   };
   for (const m of messages) {
+    if (m.role === "user" && m.metadata?.command) continue; // an approval's /approve or /deny: its card says it
     if (m.role === "user") {
       close();
       list.append(userBubble({ text: m.content, parts: m.contentParts, id: m.id }));
@@ -94,4 +106,5 @@ export function renderHistory(list, messages, { onDecision } = {}) {
     }
   }
   close();
+  return turns;
 }

@@ -135,11 +135,28 @@ export class Turn {
     }
   }
 
+  /** Whether a card here still waits for a decision. */
+  get waitingForApproval() {
+    return this.state.blocks.some((b) => b.kind === "approval" && !b.decision);
+  }
+
+  /** The paused turn goes on in place (its approval was decided): the continuation streams into it. */
+  resume() {
+    this.state.status = "streaming";
+    this.state.error = "";
+    this.state.phase = "";
+    this.renderStatus();
+  }
+
   /** Mark pending approvals as answered (a decision was sent). */
   settleApprovals(decision) {
     this.state.blocks.forEach((b, i) => {
       if (b.kind === "approval" && !b.decision) this.update(i, { decision });
     });
+    if (this.state.status === "awaiting_approval") { // no stale "Waiting for approval" under a decided card
+      this.state.status = "completed";
+      this.renderStatus();
+    }
   }
 
   appendText(kind, delta) {
@@ -264,10 +281,12 @@ function sourceChip(c) {
       href ? h("a", { href, text: where }) : null));
 }
 
+const DECISIONS = { approved: "Approved", denied: "Denied", expired: "No longer waiting (a newer message or the time limit ended it)" };
+
 function approvalCard(block, onDecision) {
   const decided = block.decision;
   const buttons = decided
-    ? h("div", { class: `approval-decision ${decided}`, text: decided === "approved" ? "Approved" : decided === "denied" ? "Denied" : decided })
+    ? h("div", { class: `approval-decision ${decided}`, text: DECISIONS[decided] || decided })
     : h("div", { class: "actions" },
       h("button", { class: "btn btn-primary", type: "button", text: "Approve", onclick: () => onDecision?.("approve") }),
       h("button", { class: "btn btn-danger", type: "button", text: "Deny", onclick: () => onDecision?.("deny") }));

@@ -140,13 +140,14 @@ export class ChatView {
     }
     if (id !== this.id) return;
     this.messages.replaceChildren();
+    this.turns = [];
     if (status?.streamStatus === "running") {
       await this.reconnect(messages);
       return;
     }
     clearProgress(id);
     if (hasMore) this.messages.append(this.earlierButton(messages[0]?.id));
-    renderHistory(this.messages, messages, { onDecision: (d) => this.decide(d) });
+    this.turns.push(...renderHistory(this.messages, messages, { onDecision: (d) => this.decide(d) }));
     await this.showPendingApprovals();
     this.scroll(true);
   }
@@ -165,7 +166,7 @@ export class ChatView {
     } else {
       cut = messages.map((m) => m.role).lastIndexOf("user");
     }
-    renderHistory(this.messages, messages.slice(0, cut + 1), { onDecision: (d) => this.decide(d) });
+    this.turns.push(...renderHistory(this.messages, messages.slice(0, cut + 1), { onDecision: (d) => this.decide(d) }));
     const body = { agentId: this.agentSelect.value, conversationId: this.id, reconnect: true };
     if (lastEventId) body.lastEventId = lastEventId;
     const done = await this.stream(body, state);
@@ -186,7 +187,7 @@ export class ChatView {
         const older = page?.messages || [];
         const box = document.createDocumentFragment();
         if (page?.hasMore && older.length) box.append(this.earlierButton(older[0].id));
-        renderHistory(box, older, { onDecision: (d) => this.decide(d) });
+        this.turns.push(...renderHistory(box, older, { onDecision: (d) => this.decide(d) }));
         const height = this.messages.scrollHeight;
         button.replaceWith(box);
         this.messages.scrollTop += this.messages.scrollHeight - height;
@@ -201,7 +202,20 @@ export class ChatView {
   async showPendingApprovals() {
     let pending = [];
     try { pending = await get(`/chat/${seg(this.id)}/pending-approvals`); } catch { return; }
-    if (!Array.isArray(pending) || !pending.length) return;
+    if (!Array.isArray(pending)) return;
+    const waiting = new Set(pending.map((p) => String(p.pendingId ?? p.id)));
+    const shown = new Set();
+    for (const turn of this.turns) {
+      turn.snapshot().blocks.forEach((b) => {
+        if (b.kind !== "approval") return;
+        shown.add(String(b.pendingId));
+        // a stored card the server no longer waits on (superseded by a newer message, or expired)
+        if (!b.decision && !waiting.has(String(b.pendingId))) turn.apply({ event: "tool_approval_resolved", data: { pendingId: b.pendingId, decision: "expired" } });
+      });
+      if (turn.state.status === "awaiting_approval" && !turn.waitingForApproval) turn.apply({ event: "done", data: { status: "completed" } });
+    }
+    pending = pending.filter((p) => !shown.has(String(p.pendingId ?? p.id))); // the history shows it already
+    if (!pending.length) return;
     const box = assistantBox();
     this.messages.append(box);
     const turn = new Turn(box, { onDecision: (d) => this.decide(d) });
@@ -241,23 +255,34 @@ export class ChatView {
       body.modelProvider = m.providerId;
       body.modelName = m.modelName;
     }
+    // a new message ends what was waiting (the server denies it as superseded): the cards say so
+    for (const turn of this.turns) if (turn.waitingForApproval) turn.settleApprovals("expired");
     this.messages.append(userBubble({ text: body.message, parts: body.contentParts }));
     this.scroll(true);
     await this.stream(body, null);
   }
 
-  /** Send /approve or /deny as the next message. */
-  decide(decision) {
+  /** Decide the waiting call: the turn that asked goes on in place (its card shows the decision, no
+   * "/approve" bubble; the server keeps the command message, marked, which the history leaves out). */
+  async decide(decision) {
     if (this.running) return;
+    const owner = [...this.turns].reverse().find((t) => t.waitingForApproval) || null;
     for (const turn of this.turns) turn.settleApprovals(decision === "approve" ? "approved" : "denied");
-    this.send("/" + decision, []);
+    const agentId = this.agentSelect.value;
+    if (!agentId) return;
+    await this.stream({ agentId, conversationId: this.id, message: "/" + decision }, null, owner);
   }
 
-  async stream(body, state) {
-    const box = assistantBox();
-    this.messages.append(box);
-    const turn = new Turn(box, { onDecision: (d) => this.decide(d) });
-    this.turns.push(turn);
+  /** Stream `body` into a new turn (restored from `state` when re-attaching), or into `into`, a paused turn. */
+  async stream(body, state, into = null) {
+    let turn = into;
+    if (turn) turn.resume();
+    else {
+      const box = assistantBox();
+      this.messages.append(box);
+      turn = new Turn(box, { onDecision: (d) => this.decide(d) });
+      this.turns.push(turn);
+    }
     if (state) turn.restore(state);
     const controller = new AbortController();
     const run = { controller, turn, id: body.conversationId };
