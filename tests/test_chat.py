@@ -418,3 +418,25 @@ async def test_bound_skills_reach_the_system_prompt_unless_skills_are_disabled(e
     await env.api.put(f"/api/v1/agents/{env.agent_id}", {"skillsDisabled": True}, token="alice")
     await env.stream("hello again")
     assert "haiku" not in env.llm.requests[-1]["messages"][0]["content"]
+
+
+async def test_an_answer_is_rated_up_or_down_by_its_owner_and_the_rating_is_stored_with_it(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="An answer."))
+    done = (await env.stream("hi"))[-1].data
+    answer, base = done["assistantMessageId"], "/api/v1/conversations/c1/messages"
+    r = await env.api.put(f"{base}/{answer}/rating", {"rating": "up"}, token="alice")
+    assert r.status == 200 and r.data["metadata"]["rating"] == "up" and r.data["id"] == answer
+    assert (await env.messages())[1]["metadata"]["rating"] == "up"
+    r = await env.api.put(f"{base}/{answer}/rating", {"rating": "down"}, token="alice")
+    assert (await env.messages())[1]["metadata"]["rating"] == "down"
+    r = await env.api.put(f"{base}/{answer}/rating", {"rating": None}, token="alice")
+    assert r.status == 200 and "rating" not in (await env.messages())[1]["metadata"]
+    bad = await env.api.put(f"{base}/{answer}/rating", {"rating": "meh"}, token="alice")
+    assert bad.status == 400 and set(bad.body) == {"code", "msg", "data"}
+    user_msg = (await env.messages())[0]["id"]
+    r = await env.api.put(f"{base}/{user_msg}/rating", {"rating": "up"}, token="alice")
+    assert r.status == 400 and "assistant" in r.body["msg"]
+    assert (await env.api.put(f"{base}/999999/rating", {"rating": "up"}, token="alice")).status == 404
+    other = await env.api.put(f"{base}/{answer}/rating", {"rating": "down"}, token="bob")  # not bob's conversation
+    assert other.status in (403, 404)
+    assert "rating" not in (await env.messages())[1]["metadata"]

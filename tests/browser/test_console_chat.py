@@ -474,3 +474,64 @@ async def test_new_chat_after_a_new_chats_first_answer_starts_a_fresh_conversati
     old = await server.client.get(f"/api/v1/conversations/{first}/messages", token="admin")
     texts = [m.get("content") for m in (old.data if isinstance(old.data, list) else old.data["messages"])]
     assert "second question" not in texts
+
+
+async def test_every_message_can_be_copied_as_text_or_markdown_and_an_answer_rated_up_or_down(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    await page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+    llm.enqueue(Script(text=["Use **bold** and ", "`code`."]))
+    await open_console(page, server, admin)
+    await send(page, "How do I format?")
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-status", "completed")
+    actions = turn.get_by_role("toolbar", name="Message actions")
+    copy, copy_md = actions.locator("button").nth(0), actions.locator("button").nth(1)
+    await expect(copy_md).to_have_text("Copy Markdown")
+    await copy_md.click()
+    await expect(copy_md).to_have_text("Copied")  # written
+    assert await page.evaluate("navigator.clipboard.readText()") == "Use **bold** and `code`."
+    await expect(copy).to_have_text("Copy")
+    await copy.click()
+    await expect(copy).to_have_text("Copied")
+    assert await page.evaluate("navigator.clipboard.readText()") == "Use bold and code."
+    mine = page.locator(".msg.user").get_by_role("toolbar", name="Message actions").get_by_role("button")
+    await mine.click()
+    await expect(mine).to_have_text("Copied")
+    assert await page.evaluate("navigator.clipboard.readText()") == "How do I format?"
+
+    await actions.get_by_role("button", name="Good answer").click()
+    await expect(actions.get_by_role("button", name="Good answer")).to_have_attribute("aria-pressed", "true")
+    conv_id = (await server.client.get("/api/v1/conversations", token="admin")).data[0]["conversationId"]
+    msgs = (await server.client.get(f"/api/v1/conversations/{conv_id}/messages", token="admin")).data
+    assert msgs[-1]["metadata"]["rating"] == "up"
+    await actions.get_by_role("button", name="Bad answer").click()
+    await expect(actions.get_by_role("button", name="Bad answer")).to_have_attribute("aria-pressed", "true")
+    await page.reload()  # stored with the message
+    actions = last_turn(page).get_by_role("toolbar", name="Message actions")
+    await expect(actions.get_by_role("button", name="Bad answer")).to_have_attribute("aria-pressed", "true")
+    await expect(actions.get_by_role("button", name="Good answer")).to_have_attribute("aria-pressed", "false")
+    await actions.get_by_role("button", name="Bad answer").click()  # pressed again: no rating
+    await expect(actions.get_by_role("button", name="Bad answer")).to_have_attribute("aria-pressed", "false")
+    msgs = (await server.client.get(f"/api/v1/conversations/{conv_id}/messages", token="admin")).data
+    assert "rating" not in msgs[-1]["metadata"]
+
+
+async def test_keyboard_shortcuts_start_a_new_chat_stop_an_answer_and_focus_the_message_box(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text=[f"part{i} " for i in range(40)], delay_s=0.15))
+    await open_console(page, server, admin)
+    await send(page, "Tell me a long story")
+    turn = last_turn(page)
+    await expect(turn.locator(".md")).to_contain_text("part2")
+    await page.locator(".chat-title").click()  # focus away from the message box
+    await page.keyboard.press("Escape")
+    await expect(turn).to_have_attribute("data-status", "stopped")
+    await page.keyboard.press("Shift+Escape")
+    await expect(page.get_by_label("Message", exact=True)).to_be_focused()
+    await page.locator(".chat-title").click()
+    await page.keyboard.press("Control+Shift+O")
+    await expect(page.locator(".msg")).to_have_count(0)
+    assert page.url.endswith("#/chat")
+    await expect(page.locator(".chat-title")).to_have_text("New chat")

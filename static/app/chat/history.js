@@ -1,7 +1,7 @@
 // Render stored messages (MessageVO) as user bubbles and assistant turns.
 import { h } from "../dom.js";
 import { authImage } from "./attachments.js";
-import { Turn } from "./turn.js";
+import { Turn, copyButton } from "./turn.js";
 
 /** A user message bubble; text and image parts, never HTML. */
 export function userBubble({ text, parts, id }) {
@@ -10,7 +10,8 @@ export function userBubble({ text, parts, id }) {
   return h("div", { class: "msg user", dataset: { id: id || "" } },
     h("div", { class: "bubble" },
       images.length ? h("div", { class: "msg-images" }, images.map((p) => authImage(p.url, p.name || "attachment"))) : null,
-      h("div", { class: "msg-text", text: text || partText || "" })));
+      h("div", { class: "msg-text", text: text || partText || "" })),
+    h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" }, copyButton("Copy", () => text || partText || "")));
 }
 
 /** An empty assistant container for a Turn. */
@@ -61,7 +62,7 @@ function toolFrame(m) {
  * and tool messages. A tool result lands on the card of the call it answers, even when it was
  * stored after a later user message (a call resumed by /approve). Returns the Turns it made.
  */
-export function renderHistory(list, messages, { onDecision } = {}) {
+export function renderHistory(list, messages, { onDecision, onRate } = {}) {
   const owners = new Map(); // toolCallId -> Turn
   const turns = [];
   let turn = null;
@@ -74,7 +75,11 @@ export function renderHistory(list, messages, { onDecision } = {}) {
     const sum = (key) => group.reduce((n, m) => n + (Number(m[key]) || 0), 0);
     const model = [...group].reverse().find((m) => m.runtimeModel)?.runtimeModel;
     const timing = [...group].reverse().find((m) => m.metadata?.timing)?.metadata.timing;
-    turn.apply({ event: "done", data: { status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens"), timing } });
+    const answer = [...group].reverse().find((m) => m.role === "assistant"); // the one a rating is stored with
+    turn.apply({ event: "done", data: {
+      status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens"), timing,
+      assistantMessageId: answer?.id, rating: answer?.metadata?.rating ?? null,
+    } });
     turn.flush();
     turn = null;
     group = [];
@@ -83,7 +88,7 @@ export function renderHistory(list, messages, { onDecision } = {}) {
     if (!turn) {
       const box = assistantBox();
       list.append(box);
-      turn = new Turn(box, { onDecision });
+      turn = new Turn(box, { onDecision, onRate });
       turns.push(turn);
     }
     return turn;

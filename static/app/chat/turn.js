@@ -41,8 +41,8 @@ function timingNote(t) {
 }
 
 export class Turn {
-  /** el: the container; onDecision(decision) is called by Approve/Deny buttons. */
-  constructor(el, { onDecision } = {}) {
+  /** el: the container; onDecision(decision) is called by Approve/Deny buttons, onRate(messageId, rating) by the thumbs. */
+  constructor(el, { onDecision, onRate } = {}) {
     this.el = el;
     this.onDecision = onDecision;
     this.state = { userMessageId: null, blocks: [], status: "streaming", phase: "", error: "" };
@@ -52,7 +52,38 @@ export class Turn {
     this.body = h("div", { class: "turn-body" });
     this.statusLine = h("div", { class: "turn-status", "aria-live": "polite" });
     this.sources = h("div", { class: "turn-sources", "aria-label": "Sources" });
-    mount(el, this.body, this.sources, this.statusLine);
+    this.actions = h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" });
+    this.onRate = onRate;
+    mount(el, this.body, this.sources, this.statusLine, this.actions);
+    this.renderActions();
+  }
+
+  /** The answer's Markdown as written (its text blocks), and as the reader sees it (plain text). */
+  markdown() {
+    return this.state.blocks.filter((b) => b.kind === "text").map((b) => b.text).join("\n\n");
+  }
+
+  plainText() {
+    return Array.from(this.body.querySelectorAll(".md"), (n) => n.innerText.trim()).join("\n\n");
+  }
+
+  /** Copy, copy as Markdown, thumbs up/down: on a finished answer (rating needs its stored message id). */
+  renderActions() {
+    const s = this.state;
+    const show = s.status !== "streaming" && this.state.blocks.some((b) => b.kind === "text");
+    this.actions.hidden = !show;
+    if (!show) return this.actions.replaceChildren();
+    const rate = (value) => {
+      const next = s.rating === value ? null : value;
+      this.onRate?.(s.messageId, next).then(() => { s.rating = next; this.renderActions(); }, () => {});
+    };
+    const canRate = Boolean(s.messageId && this.onRate);
+    this.actions.replaceChildren(
+      copyButton("Copy", () => this.plainText()),
+      copyButton("Copy Markdown", () => this.markdown()),
+      canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Good answer", "aria-pressed": String(s.rating === "up"), text: "👍", onclick: () => rate("up") }) : null,
+      canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Bad answer", "aria-pressed": String(s.rating === "down"), text: "👎", onclick: () => rate("down") }) : null,
+    );
   }
 
   /** Rebuild from a snapshot (see snapshot()). */
@@ -122,7 +153,12 @@ export class Turn {
         this.state.status = "failed";
         this.renderStatus();
         break;
+      case "message_complete":
+        this.state.messageId = d.assistantMessageId || this.state.messageId;
+        break;
       case "done":
+        this.state.messageId = d.assistantMessageId || this.state.messageId || null;
+        if (d.rating !== undefined) this.state.rating = d.rating;
         this.state.status = d.status || "completed";
         this.state.model = d.runtimeModel || this.state.model || "";
         this.state.tokens = (d.promptTokens || 0) + (d.completionTokens || 0) || this.state.tokens || 0;
@@ -256,7 +292,23 @@ export class Turn {
     this.statusLine.textContent = text;
     const quiet = s.status === "completed" && !s.error;
     this.statusLine.className = "turn-status" + (s.error || s.status === "failed" ? " error" : "") + (quiet ? " meta" : "");
+    this.renderActions();
   }
+}
+
+/** A button that copies `text()` to the clipboard and says so on itself for a moment. */
+export function copyButton(label, text) {
+  const button = h("button", { class: "btn btn-small btn-ghost", type: "button", text: label });
+  button.onclick = async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => { button.textContent = label; }, 1500);
+  };
+  return button;
 }
 
 function toolCard(block) {

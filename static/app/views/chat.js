@@ -36,6 +36,8 @@ export class ChatView {
     this.composer = new Composer({ onSend: (text, files) => this.send(text, files), onStop: () => this.stop(), tools: [this.talk.button] });
     this.renamed = (e) => { if (e.detail.id === this.id) this.title.textContent = e.detail.title; };
     document.addEventListener("conversation-renamed", this.renamed);
+    this.shortcuts = (e) => this.shortcut(e);
+    document.addEventListener("keydown", this.shortcuts);
     this.el = h("div", { class: "chat-layout", onkeydown: (e) => { if (e.key === "Escape") this.el.classList.remove("show-list"); } },
       this.list.el,
       h("section", { class: "chat-pane" },
@@ -68,6 +70,23 @@ export class ChatView {
     this.running?.controller.abort();
     this.talk.close();
     document.removeEventListener("conversation-renamed", this.renamed);
+    document.removeEventListener("keydown", this.shortcuts);
+  }
+
+  /** Keyboard shortcuts: Ctrl/Cmd+Shift+O a new chat, Esc stops a running answer, Shift+Esc focuses the box. */
+  shortcut(e) {
+    if (e.defaultPrevented || e.isComposing || document.querySelector("dialog[open]")) return;
+    const mod = e.ctrlKey || e.metaKey;
+    if (mod && e.shiftKey && (e.key === "o" || e.key === "O")) {
+      e.preventDefault();
+      location.hash = "#/chat";
+    } else if (e.key === "Escape" && e.shiftKey) {
+      e.preventDefault();
+      this.composer.focus();
+    } else if (e.key === "Escape" && this.running) {
+      e.preventDefault();
+      this.stop();
+    }
   }
 
   /** Show a conversation (id) or a new chat (no id). */
@@ -147,7 +166,7 @@ export class ChatView {
     }
     clearProgress(id);
     if (hasMore) this.messages.append(this.earlierButton(messages[0]?.id));
-    this.turns.push(...renderHistory(this.messages, messages, { onDecision: (d) => this.decide(d) }));
+    this.turns.push(...renderHistory(this.messages, messages, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) }));
     await this.showPendingApprovals();
     this.scroll(true);
   }
@@ -166,7 +185,7 @@ export class ChatView {
     } else {
       cut = messages.map((m) => m.role).lastIndexOf("user");
     }
-    this.turns.push(...renderHistory(this.messages, messages.slice(0, cut + 1), { onDecision: (d) => this.decide(d) }));
+    this.turns.push(...renderHistory(this.messages, messages.slice(0, cut + 1), { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) }));
     const body = { agentId: this.agentSelect.value, conversationId: this.id, reconnect: true };
     if (lastEventId) body.lastEventId = lastEventId;
     const done = await this.stream(body, state);
@@ -187,7 +206,7 @@ export class ChatView {
         const older = page?.messages || [];
         const box = document.createDocumentFragment();
         if (page?.hasMore && older.length) box.append(this.earlierButton(older[0].id));
-        this.turns.push(...renderHistory(box, older, { onDecision: (d) => this.decide(d) }));
+        this.turns.push(...renderHistory(box, older, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) }));
         const height = this.messages.scrollHeight;
         button.replaceWith(box);
         this.messages.scrollTop += this.messages.scrollHeight - height;
@@ -218,7 +237,7 @@ export class ChatView {
     if (!pending.length) return;
     const box = assistantBox();
     this.messages.append(box);
-    const turn = new Turn(box, { onDecision: (d) => this.decide(d) });
+    const turn = new Turn(box, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) });
     this.turns.push(turn);
     for (const p of pending) {
       turn.apply({ event: "tool_approval_requested", data: { ...p, pendingId: p.pendingId ?? p.id } });
@@ -262,6 +281,11 @@ export class ChatView {
     await this.stream(body, null);
   }
 
+  /** Thumbs up/down (or none) on an answer, stored with its message. */
+  rate(messageId, rating) {
+    return put(`/conversations/${seg(this.id)}/messages/${seg(messageId)}/rating`, { rating }).catch((err) => { showError(err); throw err; });
+  }
+
   /** Decide the waiting call: the turn that asked goes on in place (its card shows the decision, no
    * "/approve" bubble; the server keeps the command message, marked, which the history leaves out). */
   async decide(decision) {
@@ -280,7 +304,7 @@ export class ChatView {
     else {
       const box = assistantBox();
       this.messages.append(box);
-      turn = new Turn(box, { onDecision: (d) => this.decide(d) });
+      turn = new Turn(box, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) });
       this.turns.push(turn);
     }
     if (state) turn.restore(state);
@@ -313,7 +337,7 @@ export class ChatView {
     this.messages.append(userBubble({ text }));
     const box = assistantBox();
     this.messages.append(box);
-    this.talking = new Turn(box, { onDecision: (d) => this.decide(d) });
+    this.talking = new Turn(box, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) });
     this.turns.push(this.talking);
     this.agentSelect.disabled = true;
     this.scroll(true);
