@@ -440,3 +440,31 @@ async def test_an_answer_is_rated_up_or_down_by_its_owner_and_the_rating_is_stor
     other = await env.api.put(f"{base}/{answer}/rating", {"rating": "down"}, token="bob")  # not bob's conversation
     assert other.status in (403, 404)
     assert "rating" not in (await env.messages())[1]["metadata"]
+
+
+async def test_regenerate_keeps_the_last_answer_as_an_earlier_version_the_model_no_longer_sees(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="First answer."), Script(text="Second answer."), Script(text="Edited answer."))
+    await env.stream("the question")
+    await env.stream("the question", regenerate=True)
+    assert [m["content"] for m in env.llm.requests[-1]["messages"] if m["role"] != "system"] == ["the question"]
+    msgs = await env.messages()
+    assert [(m["role"], m["content"], bool(m["metadata"].get("retired"))) for m in msgs] == [
+        ("user", "the question", True), ("assistant", "First answer.", True),
+        ("user", "the question", False), ("assistant", "Second answer.", False),
+    ]
+    group = msgs[0]["id"]
+    assert {str(m["metadata"]["versionOf"]) for m in msgs[:3]} == {group}  # one exchange, two versions
+    await env.stream("the question, edited", regenerate=True)  # edit-and-resend: a third version of the exchange
+    sent = [m["content"] for m in env.llm.requests[-1]["messages"] if m["role"] != "system"]
+    assert sent == ["the question, edited"]
+    msgs = await env.messages()
+    live = [m["content"] for m in msgs if not m["metadata"].get("retired")]
+    assert live == ["the question, edited", "Edited answer."]
+    assert [str(m["metadata"]["versionOf"]) for m in msgs if m["role"] == "user"] == [group, group, group]
+
+
+async def test_regenerate_without_a_question_is_refused_and_stores_nothing(env: ChatEnv) -> None:
+    events = await env.stream("x", conversation_id="c-empty", regenerate=True)
+    assert [e.event for e in events] == ["error"] and events[0].data["code"] == 400  # the stream's error frame
+    assert "regenerate" in events[0].data["message"]
+    assert (await env.api.get("/api/v1/conversations/c-empty/messages", token="alice")).status == 404

@@ -77,6 +77,7 @@ class ChatStreamHandler(StreamingHandler):
             req.modelProvider,
             req.modelName,
             req.endUserId,
+            regenerate=req.regenerate,
         )
         await self.stream_turn(turn)
 

@@ -27,6 +27,8 @@ class ChatStreamRequest(BaseModel):
     modelProvider: str | None = Field(default=None, max_length=100)
     modelName: str | None = Field(default=None, max_length=200)
     endUserId: str | None = Field(default=None, max_length=128)
+    # the last question and its answer become an earlier version; `message` (the same text, or an edit) is asked anew
+    regenerate: bool = False
 
     @model_validator(mode="after")
     def _rules(self) -> "ChatStreamRequest":

@@ -61,6 +61,7 @@ class TurnRequest:
     command: str | None = None  # "approved" / "denied": resolve the pending tool call first
     text_commands: bool = False  # the sender may resolve a pending call by sending `/approve` or `/deny`
     held: bool = False  # set when the message arrives while a call waits for someone else's decision
+    regenerate: bool = False  # the last exchange is kept as an earlier version (store.retire_last_exchange)
 
 
 def text_of(message: str | None, parts: list[JsonObject] | None) -> str:
@@ -136,6 +137,8 @@ class ChatService:
             elif waiting:
                 approvals.supersede(caller.user_id, req.conversation_id)
             metadata: JsonObject | None = {"command": command} if command else {"heldForApproval": True} if req.held else None
+            if req.regenerate and not command:
+                metadata = {**(metadata or {}), "versionOf": self.store.retire_last_exchange(conv)}
             user_message_id = self.store.open_turn(conv, text, parts, metadata, now)
         turn = Turn(
             key=key,
@@ -425,6 +428,7 @@ def begin_turn(
     model_name: str | None = None,
     end_user_id: str | None = None,
     source: str = "web",
+    regenerate: bool = False,
 ) -> Turn:
     """Resolve the agent and conversation (owner only) and start a new turn."""
     cid = conversations.validate_id(conversation_id)
@@ -442,6 +446,7 @@ def begin_turn(
             end_user_id=end_user_id,
             source=source,
             text_commands=True,  # the authenticated owner, console or API
+            regenerate=regenerate,
         )
     )
 
