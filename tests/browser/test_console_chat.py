@@ -495,7 +495,7 @@ async def test_every_message_can_be_copied_as_text_or_markdown_and_an_answer_rat
     await copy.click()
     await expect(copy).to_have_text("Copied")
     assert await page.evaluate("navigator.clipboard.readText()") == "Use bold and code."
-    mine = page.locator(".msg.user").get_by_role("toolbar", name="Message actions").get_by_role("button")
+    mine = page.locator(".msg.user").get_by_role("toolbar", name="Message actions").locator("button").first
     await mine.click()
     await expect(mine).to_have_text("Copied")
     assert await page.evaluate("navigator.clipboard.readText()") == "How do I format?"
@@ -535,3 +535,34 @@ async def test_keyboard_shortcuts_start_a_new_chat_stop_an_answer_and_focus_the_
     await expect(page.locator(".msg")).to_have_count(0)
     assert page.url.endswith("#/chat")
     await expect(page.locator(".chat-title")).to_have_text("New chat")
+
+
+async def test_regenerate_and_edit_keep_earlier_versions_the_user_can_page_through(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text="First answer."), Script(text="Second answer."), Script(text="Answer to the edit."))
+    await open_console(page, server, admin)
+    await send(page, "My question")
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    await last_turn(page).get_by_role("button", name="Regenerate").click()
+    pager = page.get_by_role("group", name="Answer versions")
+    await expect(pager).to_contain_text("2 / 2")
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text("Second answer.")
+    await pager.get_by_role("button", name="Previous version").click()
+    await expect(pager).to_contain_text("1 / 2")
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text("First answer.")
+    await pager.get_by_role("button", name="Next version").click()
+
+    await page.locator(".msg.user:visible").get_by_role("button", name="Edit").click()
+    await page.get_by_label("Edit message").fill("My question, sharper")
+    await page.get_by_role("button", name="Send", exact=True).first.click()
+    await expect(pager).to_contain_text("3 / 3")
+    await expect(page.locator(".msg.user:visible .msg-text")).to_have_text("My question, sharper")
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text("Answer to the edit.")
+    assert [m["content"] for m in llm.requests[-1]["messages"] if m["role"] != "system"] == ["My question, sharper"]
+    await page.reload()  # the versions are stored
+    await expect(pager).to_contain_text("3 / 3")
+    await pager.get_by_role("button", name="Previous version").click()
+    await pager.get_by_role("button", name="Previous version").click()
+    await expect(page.locator(".msg.user:visible .msg-text")).to_have_text("My question")
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text("First answer.")

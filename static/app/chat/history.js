@@ -57,12 +57,77 @@ function toolFrame(m) {
   } };
 }
 
+const isQuestion = (m) => m.role === "user" && !m.metadata?.command;
+
+/** Messages split into exchanges, each starting at a question (approval commands stay inside). */
+function exchanges(messages) {
+  const out = [];
+  for (const m of messages) {
+    if (isQuestion(m) || !out.length) out.push([]);
+    out[out.length - 1].push(m);
+  }
+  return out;
+}
+
+/**
+ * Render stored messages into `list`. An exchange that was regenerated or edited (its earlier versions
+ * stored with `metadata.retired` and one `versionOf`) shows its latest version with a pager to the
+ * earlier ones. Returns the Turns of what shows (the latest versions).
+ */
+export function renderHistory(list, messages, options = {}) {
+  const retired = new Map(); // versionOf -> the earlier versions' messages
+  const live = [];
+  for (const m of messages) {
+    if (!m.metadata?.retired) { live.push(m); continue; }
+    const key = String(m.metadata.versionOf);
+    if (!retired.has(key)) retired.set(key, []);
+    retired.get(key).push(m);
+  }
+  if (!retired.size) return renderFlat(list, live, options);
+  const turns = [];
+  let plain = [];
+  for (const ex of exchanges(live)) {
+    const key = isQuestion(ex[0]) ? String(ex[0].metadata?.versionOf ?? "") : "";
+    if (!key || !retired.has(key)) { plain.push(...ex); continue; }
+    turns.push(...renderFlat(list, plain, options));
+    plain = [];
+    turns.push(...renderVersions(list, [...exchanges(retired.get(key)), ex], options));
+  }
+  turns.push(...renderFlat(list, plain, options));
+  return turns;
+}
+
+/** The versions of one exchange, the latest shown, with "‹ n / N ›" to page through them. */
+function renderVersions(list, versions, options) {
+  const box = h("div", { class: "versions" });
+  list.append(box);
+  const panes = versions.map((ex) => {
+    const pane = h("div", { class: "version" });
+    box.append(pane);
+    return { pane, turns: renderFlat(pane, ex, options) };
+  });
+  const label = h("span", { class: "version-label" });
+  const prev = h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Previous version", text: "‹" });
+  const next = h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Next version", text: "›" });
+  const show = (k) => {
+    panes.forEach((p, i) => { p.pane.hidden = i !== k; });
+    label.textContent = `${k + 1} / ${panes.length}`;
+    prev.disabled = k === 0;
+    next.disabled = k === panes.length - 1;
+    prev.onclick = () => show(k - 1);
+    next.onclick = () => show(k + 1);
+  };
+  box.append(h("div", { class: "version-pager", role: "group", "aria-label": "Answer versions" }, prev, label, next));
+  show(panes.length - 1);
+  return panes[panes.length - 1].turns;
+}
+
 /**
  * Render stored messages into `list`: user bubbles, and one assistant Turn per run of assistant
  * and tool messages. A tool result lands on the card of the call it answers, even when it was
  * stored after a later user message (a call resumed by /approve). Returns the Turns it made.
  */
-export function renderHistory(list, messages, { onDecision, onRate } = {}) {
+function renderFlat(list, messages, { onDecision, onRate, onRegenerate } = {}) {
   const owners = new Map(); // toolCallId -> Turn
   const turns = [];
   let turn = null;
@@ -88,7 +153,7 @@ export function renderHistory(list, messages, { onDecision, onRate } = {}) {
     if (!turn) {
       const box = assistantBox();
       list.append(box);
-      turn = new Turn(box, { onDecision, onRate });
+      turn = new Turn(box, { onDecision, onRate, onRegenerate });
       turns.push(turn);
     }
     return turn;

@@ -166,8 +166,9 @@ export class ChatView {
     }
     clearProgress(id);
     if (hasMore) this.messages.append(this.earlierButton(messages[0]?.id));
-    this.turns.push(...renderHistory(this.messages, messages, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) }));
+    this.turns.push(...renderHistory(this.messages, messages, this.turnOptions()));
     await this.showPendingApprovals();
+    this.markLatest();
     this.scroll(true);
   }
 
@@ -185,7 +186,7 @@ export class ChatView {
     } else {
       cut = messages.map((m) => m.role).lastIndexOf("user");
     }
-    this.turns.push(...renderHistory(this.messages, messages.slice(0, cut + 1), { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) }));
+    this.turns.push(...renderHistory(this.messages, messages.slice(0, cut + 1), this.turnOptions()));
     const body = { agentId: this.agentSelect.value, conversationId: this.id, reconnect: true };
     if (lastEventId) body.lastEventId = lastEventId;
     const done = await this.stream(body, state);
@@ -206,7 +207,7 @@ export class ChatView {
         const older = page?.messages || [];
         const box = document.createDocumentFragment();
         if (page?.hasMore && older.length) box.append(this.earlierButton(older[0].id));
-        this.turns.push(...renderHistory(box, older, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) }));
+        this.turns.push(...renderHistory(box, older, this.turnOptions()));
         const height = this.messages.scrollHeight;
         button.replaceWith(box);
         this.messages.scrollTop += this.messages.scrollHeight - height;
@@ -237,7 +238,7 @@ export class ChatView {
     if (!pending.length) return;
     const box = assistantBox();
     this.messages.append(box);
-    const turn = new Turn(box, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) });
+    const turn = new Turn(box, this.turnOptions());
     this.turns.push(turn);
     for (const p of pending) {
       turn.apply({ event: "tool_approval_requested", data: { ...p, pendingId: p.pendingId ?? p.id } });
@@ -281,6 +282,63 @@ export class ChatView {
     await this.stream(body, null);
   }
 
+  turnOptions() {
+    return { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r), onRegenerate: () => this.regenerate() };
+  }
+
+  /** The last question shown (not an earlier version's): its bubble, or null. */
+  lastQuestion() {
+    const bubbles = [...this.messages.querySelectorAll(".msg.user")].filter((b) => !b.closest("[hidden]"));
+    return bubbles[bubbles.length - 1] || null;
+  }
+
+  /** Regenerate on the last answer only, Edit on the last question only. */
+  markLatest() {
+    const visible = this.turns.filter((t) => !t.el.closest("[hidden]") && t.el.isConnected);
+    this.turns.forEach((t) => t.setLatest(t === visible[visible.length - 1]));
+    this.messages.querySelectorAll(".edit-question").forEach((b) => b.remove());
+    const bubble = this.lastQuestion();
+    if (!bubble || this.running) return;
+    const bar = bubble.querySelector(".msg-actions");
+    bar?.append(h("button", { class: "btn btn-small btn-ghost edit-question", type: "button", text: "Edit", onclick: () => this.editQuestion(bubble) }));
+  }
+
+  /** Edit the last question in place, then send it again: the old exchange stays as an earlier version. */
+  editQuestion(bubble) {
+    const text = bubble.querySelector(".msg-text")?.textContent || "";
+    const box = h("textarea", { class: "edit-box", "aria-label": "Edit message", rows: 3 });
+    box.value = text;
+    const form = h("form", { class: "edit-form" },
+      box,
+      h("div", { class: "actions" },
+        h("button", { type: "button", class: "btn btn-small", text: "Cancel", onclick: () => { form.remove(); bubble.hidden = false; } }),
+        h("button", { type: "submit", class: "btn btn-small btn-primary", text: "Send" })));
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      if (!box.value.trim()) return;
+      this.resend(box.value);
+    };
+    bubble.hidden = true;
+    bubble.after(form);
+    box.focus();
+  }
+
+  /** Answer the last question again (the same text). */
+  regenerate() {
+    const text = this.lastQuestion()?.querySelector(".msg-text")?.textContent;
+    if (text) this.resend(text);
+  }
+
+  async resend(text) {
+    if (this.running || !this.agentSelect.value) return;
+    const cid = this.id;
+    const done = await this.stream({ agentId: this.agentSelect.value, conversationId: cid, message: text, regenerate: true }, null);
+    if (done.status !== "detached" && this.id === cid) {
+      this.id = null; // re-read the stored history: the versions and their pager
+      await this.update([encodeURIComponent(cid)]);
+    }
+  }
+
   /** Thumbs up/down (or none) on an answer, stored with its message. */
   rate(messageId, rating) {
     return put(`/conversations/${seg(this.id)}/messages/${seg(messageId)}/rating`, { rating }).catch((err) => { showError(err); throw err; });
@@ -304,7 +362,7 @@ export class ChatView {
     else {
       const box = assistantBox();
       this.messages.append(box);
-      turn = new Turn(box, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) });
+      turn = new Turn(box, this.turnOptions());
       this.turns.push(turn);
     }
     if (state) turn.restore(state);
@@ -324,6 +382,7 @@ export class ChatView {
       this.running = null;
       this.composer.setRunning(false);
     }
+    this.markLatest();
     if (done.status !== "detached") {
       if (done.status === "failed" && done.message && /busy/i.test(done.message)) toast(done.message, "error");
       this.list.refresh().then(() => this.list.setActive(this.isNew ? null : this.id));
@@ -337,7 +396,7 @@ export class ChatView {
     this.messages.append(userBubble({ text }));
     const box = assistantBox();
     this.messages.append(box);
-    this.talking = new Turn(box, { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r) });
+    this.talking = new Turn(box, this.turnOptions());
     this.turns.push(this.talking);
     this.agentSelect.disabled = true;
     this.scroll(true);
