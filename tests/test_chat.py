@@ -468,3 +468,19 @@ async def test_regenerate_without_a_question_is_refused_and_stores_nothing(env: 
     assert [e.event for e in events] == ["error"] and events[0].data["code"] == 400  # the stream's error frame
     assert "regenerate" in events[0].data["message"]
     assert (await env.api.get("/api/v1/conversations/c-empty/messages", token="alice")).status == 404
+
+
+async def test_continue_goes_on_with_the_last_answer_from_a_marked_prompt(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="The first half"), Script(text=" and the second half."))
+    await env.stream("tell me")
+    events = await env.stream(conversation_id="c1", continueAnswer=True)
+    assert events[-1].data["status"] == "completed"
+    sent = [(m["role"], m["content"]) for m in env.llm.requests[-1]["messages"] if m["role"] != "system"]
+    assert sent[:2] == [("user", "tell me"), ("assistant", "The first half")]
+    assert sent[2][0] == "user" and "Continue your last answer" in sent[2][1]  # the model sees what it wrote and goes on
+    msgs = await env.messages()
+    assert msgs[2]["metadata"] == {"continuation": True} and msgs[3]["content"] == " and the second half."
+    refused = await env.stream(conversation_id="c-none", continueAnswer=True)
+    assert refused[0].event == "error" and refused[0].data["code"] == 400
+    bad = await env.stream(conversation_id="c1", continueAnswer=True, regenerate=True)
+    assert bad[0].event == "error" and bad[0].data["code"] == 400 and "continueAnswer" in bad[0].data["message"]

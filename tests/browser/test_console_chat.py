@@ -566,3 +566,25 @@ async def test_regenerate_and_edit_keep_earlier_versions_the_user_can_page_throu
     await pager.get_by_role("button", name="Previous version").click()
     await expect(page.locator(".msg.user:visible .msg-text")).to_have_text("My question")
     await expect(page.locator(".msg.assistant:visible .md")).to_have_text("First answer.")
+
+
+async def test_a_stopped_answer_continues_in_place_where_it_stopped(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text=[f"part{i} " for i in range(40)], delay_s=0.15), Script(text=["and ", "the ", "end."]))
+    await open_console(page, server, admin)
+    await send(page, "Tell me a long story")
+    turn = last_turn(page)
+    await expect(turn.locator(".md")).to_contain_text("part2")
+    await page.get_by_role("button", name="Stop").click()
+    await expect(turn).to_have_attribute("data-status", "stopped")
+    await turn.get_by_role("button", name="Continue").click()
+    await expect(turn).to_have_attribute("data-status", "completed")
+    await expect(turn.locator(".md")).to_contain_text("and the end.")
+    await expect(page.locator(".msg.user")).to_have_count(1)  # no bubble for the continuation prompt
+    assert "Continue your last answer" in llm.requests[-1]["messages"][-1]["content"]
+    await page.reload()
+    await expect(page.locator(".msg.user")).to_have_count(1)
+    await expect(page.locator(".msg.assistant")).to_have_count(1)
+    await expect(last_turn(page).locator(".md")).to_contain_text("part0")
+    await expect(last_turn(page).locator(".md")).to_contain_text("and the end.")

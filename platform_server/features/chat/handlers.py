@@ -78,6 +78,7 @@ class ChatStreamHandler(StreamingHandler):
             req.modelName,
             req.endUserId,
             regenerate=req.regenerate,
+            continuation=req.continueAnswer,
         )
         await self.stream_turn(turn)
 

@@ -62,6 +62,7 @@ class TurnRequest:
     text_commands: bool = False  # the sender may resolve a pending call by sending `/approve` or `/deny`
     held: bool = False  # set when the message arrives while a call waits for someone else's decision
     regenerate: bool = False  # the last exchange is kept as an earlier version (store.retire_last_exchange)
+    continuation: bool = False  # the message asks the model to go on with its last answer (marked, not a question)
 
 
 def text_of(message: str | None, parts: list[JsonObject] | None) -> str:
@@ -139,6 +140,9 @@ class ChatService:
             metadata: JsonObject | None = {"command": command} if command else {"heldForApproval": True} if req.held else None
             if req.regenerate and not command:
                 metadata = {**(metadata or {}), "versionOf": self.store.retire_last_exchange(conv)}
+            elif req.continuation and not command:
+                self.store.check_continuable(conv)
+                metadata = {**(metadata or {}), "continuation": True}
             user_message_id = self.store.open_turn(conv, text, parts, metadata, now)
         turn = Turn(
             key=key,
@@ -429,6 +433,7 @@ def begin_turn(
     end_user_id: str | None = None,
     source: str = "web",
     regenerate: bool = False,
+    continuation: bool = False,
 ) -> Turn:
     """Resolve the agent and conversation (owner only) and start a new turn."""
     cid = conversations.validate_id(conversation_id)
@@ -447,6 +452,7 @@ def begin_turn(
             source=source,
             text_commands=True,  # the authenticated owner, console or API
             regenerate=regenerate,
+            continuation=continuation,
         )
     )
 

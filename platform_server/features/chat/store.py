@@ -318,6 +318,13 @@ class TurnStore:
             database.execute_sql(_COUNT_MESSAGE, (stamp, stamp, answer.conversation_db_id))
 
     @staticmethod
+    def check_continuable(conv: Conversation) -> None:
+        """A continuation needs an answer to go on with: the conversation's last message is the assistant's."""
+        last = Message.select(Message.role).where(Message.conversation == conv.id).order_by(Message.id.desc()).first()
+        if last is None or last.role != "assistant":
+            raise BadRequest("continueAnswer: the conversation's last message is not an answer to continue")
+
+    @staticmethod
     def retire_last_exchange(conv: Conversation) -> int:
         """Keep the last question and everything after it as an earlier version (`metadata.retired`, hidden
         from the model's view; GET messages still lists it) for a regenerated or edited question (call inside
@@ -341,6 +348,6 @@ class TurnStore:
         q = Message.select(Message.content, Message.metadata).where((Message.conversation == conversation_db_id) & (Message.role == "user"))
         for row in q.order_by(Message.id.desc()).limit(20):
             meta = row.metadata or {}
-            if not meta.get("command") and not meta.get("heldForApproval") and not meta.get("retired"):
+            if not any(meta.get(k) for k in ("command", "heldForApproval", "retired", "continuation")):
                 return str(row.content or "")
         return ""

@@ -57,7 +57,7 @@ function toolFrame(m) {
   } };
 }
 
-const isQuestion = (m) => m.role === "user" && !m.metadata?.command;
+const isQuestion = (m) => m.role === "user" && !m.metadata?.command && !m.metadata?.continuation;
 
 /** Messages split into exchanges, each starting at a question (approval commands stay inside). */
 function exchanges(messages) {
@@ -127,7 +127,7 @@ function renderVersions(list, versions, options) {
  * and tool messages. A tool result lands on the card of the call it answers, even when it was
  * stored after a later user message (a call resumed by /approve). Returns the Turns it made.
  */
-function renderFlat(list, messages, { onDecision, onRate, onRegenerate } = {}) {
+function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContinue } = {}) {
   const owners = new Map(); // toolCallId -> Turn
   const turns = [];
   let turn = null;
@@ -153,13 +153,14 @@ function renderFlat(list, messages, { onDecision, onRate, onRegenerate } = {}) {
     if (!turn) {
       const box = assistantBox();
       list.append(box);
-      turn = new Turn(box, { onDecision, onRate, onRegenerate });
+      turn = new Turn(box, { onDecision, onRate, onRegenerate, onContinue });
       turns.push(turn);
     }
     return turn;
   };
   for (const m of messages) {
-    if (m.role === "user" && m.metadata?.command) continue; // an approval's /approve or /deny: its card says it
+    // an approval's /approve or /deny (its card says it), a "continue" prompt (the answer goes on in its turn)
+    if (m.role === "user" && (m.metadata?.command || m.metadata?.continuation)) continue;
     if (m.role === "user") {
       close();
       list.append(userBubble({ text: m.content, parts: m.contentParts, id: m.id }));

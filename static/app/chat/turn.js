@@ -42,7 +42,7 @@ function timingNote(t) {
 
 export class Turn {
   /** el: the container; onDecision(decision) is called by Approve/Deny buttons, onRate(messageId, rating) by the thumbs. */
-  constructor(el, { onDecision, onRate, onRegenerate } = {}) {
+  constructor(el, { onDecision, onRate, onRegenerate, onContinue } = {}) {
     this.el = el;
     this.onDecision = onDecision;
     this.state = { userMessageId: null, blocks: [], status: "streaming", phase: "", error: "" };
@@ -55,6 +55,7 @@ export class Turn {
     this.actions = h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" });
     this.onRate = onRate;
     this.onRegenerate = onRegenerate;
+    this.onContinue = onContinue;
     this.latest = false; // the conversation's last answer: the one Regenerate answers again
     mount(el, this.body, this.sources, this.statusLine, this.actions);
     this.renderActions();
@@ -89,6 +90,7 @@ export class Turn {
     this.actions.replaceChildren(
       copyButton("Copy", () => this.plainText()),
       copyButton("Copy Markdown", () => this.markdown()),
+      this.latest && this.onContinue && s.status === "stopped" ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Continue", title: "Go on with this answer where it stopped", onclick: () => this.onContinue(this) }) : null,
       this.latest && this.onRegenerate ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Regenerate", title: "Answer again; this answer stays as an earlier version", onclick: () => this.onRegenerate() }) : null,
       canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Good answer", "aria-pressed": String(s.rating === "up"), text: "👍", onclick: () => rate("up") }) : null,
       canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Bad answer", "aria-pressed": String(s.rating === "down"), text: "👎", onclick: () => rate("down") }) : null,

@@ -283,7 +283,10 @@ export class ChatView {
   }
 
   turnOptions() {
-    return { onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r), onRegenerate: () => this.regenerate() };
+    return {
+      onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r),
+      onRegenerate: () => this.regenerate(), onContinue: (turn) => this.continueAnswer(turn),
+    };
   }
 
   /** The last question shown (not an earlier version's): its bubble, or null. */
@@ -321,6 +324,12 @@ export class ChatView {
     bubble.hidden = true;
     bubble.after(form);
     box.focus();
+  }
+
+  /** Go on with a stopped answer in its own turn (the server stores a marked continuation prompt, no bubble). */
+  async continueAnswer(turn) {
+    if (this.running || !this.agentSelect.value) return;
+    await this.stream({ agentId: this.agentSelect.value, conversationId: this.id, continueAnswer: true }, null, turn);
   }
 
   /** Answer the last question again (the same text). */
