@@ -34,9 +34,10 @@ async def test_write_file_asks_for_approval_and_approve_runs_it(env: ChatEnv, se
     if pending.status == 200:
         assert [p["pendingId"] for p in pending.data] == [asked["pendingId"]]
     resumed = await env.stream("/approve")
-    seq = names(resumed)
+    seq = [n for n in names(resumed) if n != "phase"]
     assert seq[:3] == ["meta", "message_start", "tool_approval_resolved"]
-    assert resumed[2].data == {"pendingId": asked["pendingId"], "toolName": "write_file", "decision": "approved"}
+    resolved = next(e for e in resumed if e.event == "tool_approval_resolved").data
+    assert resolved == {"pendingId": asked["pendingId"], "toolName": "write_file", "decision": "approved"}
     completed = next(e for e in resumed if e.event == "tool_call_completed").data
     assert completed["success"] is True
     assert text_of(resumed) == "Saved it." and resumed[-1].data["status"] == "completed"
@@ -44,6 +45,24 @@ async def test_write_file_asks_for_approval_and_approve_runs_it(env: ChatEnv, se
     history = env.llm.requests[-1]["messages"]
     assert [m["role"] for m in history][-3:] == ["user", "assistant", "tool"]
     assert all(m.get("content") != "/approve" for m in history)
+
+
+async def test_an_approval_is_kept_on_its_stored_tool_call_pending_then_resolved(env: ChatEnv) -> None:
+    env.llm.enqueue(write_call(), Script(text="Understood."), write_call("b.txt"), Script(text="Saved."))
+    asked = next(e for e in await env.stream("save a note") if e.event == "tool_approval_requested").data
+    call = (await env.messages())[1]["metadata"]["toolCalls"][0]
+    assert call["approval"] == {"pendingId": asked["pendingId"], "reason": asked["reason"], "maxSeverity": "high", "decision": "pending"}
+    await env.stream("/deny")
+    msgs = await env.messages()
+    assert msgs[1]["metadata"]["toolCalls"][0]["approval"]["decision"] == "denied"  # the history shows the card resolved
+    assert msgs[2]["metadata"]["command"] == "denied"  # the command message is marked (the console shows no bubble)
+    second = next(e for e in await env.stream("another") if e.event == "tool_approval_requested").data
+    await env.stream("/approve")
+    calls = [c for m in await env.messages() if m["role"] == "assistant" for c in (m["metadata"] or {}).get("toolCalls", [])]
+    assert [(c["approval"]["pendingId"], c["approval"]["decision"]) for c in calls] == [
+        (asked["pendingId"], "denied"),
+        (second["pendingId"], "approved"),
+    ]
 
 
 async def test_deny_leaves_no_file_and_the_model_hears_it(env: ChatEnv, server: Any) -> None:

@@ -21,7 +21,7 @@ async def open_stream(env: ChatEnv, body: dict[str, Any], token: str = "alice") 
 async def test_a_streamed_answer_arrives_as_meta_start_deltas_complete_done_with_token_counts(env: ChatEnv) -> None:
     env.llm.enqueue(Script(text=["Hel", "lo ", "there"], prompt_tokens=11, completion_tokens=3))
     events = await env.stream("hi")
-    seq = names(events)
+    seq = [n for n in names(events) if n != "phase"]  # phases: see the live-status test
     assert seq[:2] == ["meta", "message_start"]
     assert seq[-2:] == ["message_complete", "done"]
     assert set(seq[2:-2]) == {"content_delta"}
@@ -39,6 +39,34 @@ async def test_a_streamed_answer_arrives_as_meta_start_deltas_complete_done_with
     assert msgs[1]["promptTokens"] == 11 and msgs[1]["runtimeModel"] == "scripted"
     status = await env.api.get("/api/v1/conversations/c1/status", token="alice")
     assert status.data["streamStatus"] == "idle"
+
+
+async def test_phase_events_say_what_the_turn_does_from_its_first_moment_and_the_answer_keeps_its_speed(env: ChatEnv) -> None:
+    env.llm.enqueue(
+        Script(tool_calls=[ScriptedToolCall("get_current_time", {"timezone": "UTC"}, id="call_1")]),
+        Script(text=["It ", "is ", "time."], completion_tokens=30, delay_s=0.1),
+    )
+    events = await env.stream("what time is it?")
+    seq = names(events)
+    assert seq[:2] == ["meta", "phase"] and events[1].data == {"phase": "queued"}  # before knowledge and context work
+    phases = [(e.data["phase"], e.data.get("toolName")) for e in events if e.event == "phase"]
+    assert phases == [
+        ("queued", None),
+        ("thinking", None),
+        ("calling_tool", "get_current_time"),
+        ("thinking", None),
+        ("writing", None),
+    ]
+    calling = seq.index("phase", seq.index("tool_call_started") - 1)
+    assert seq[calling + 1] == "tool_call_started"  # the phase names the tool before it runs
+    writing = next(i for i, e in enumerate(events) if e.event == "phase" and e.data["phase"] == "writing")
+    assert seq[writing + 1] == "content_delta"
+    timing = events[-1].data["timing"]
+    # the first token came after a whole tool round trip; 30 tokens over ~0.2 s of writing
+    assert timing["timeToFirstTokenMs"] >= 100 and 40 <= timing["tokensPerSecond"] <= 400, timing
+    msgs = await env.messages()
+    assert msgs[-1]["metadata"]["timing"] == timing  # stored with the message: the history shows it too
+    assert "timing" not in (msgs[1]["metadata"] or {})  # the tool-calling message wrote no text
 
 
 async def test_a_tool_call_round_trip_runs_the_tool_and_feeds_its_result_back(env: ChatEnv) -> None:
@@ -390,3 +418,69 @@ async def test_bound_skills_reach_the_system_prompt_unless_skills_are_disabled(e
     await env.api.put(f"/api/v1/agents/{env.agent_id}", {"skillsDisabled": True}, token="alice")
     await env.stream("hello again")
     assert "haiku" not in env.llm.requests[-1]["messages"][0]["content"]
+
+
+async def test_an_answer_is_rated_up_or_down_by_its_owner_and_the_rating_is_stored_with_it(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="An answer."))
+    done = (await env.stream("hi"))[-1].data
+    answer, base = done["assistantMessageId"], "/api/v1/conversations/c1/messages"
+    r = await env.api.put(f"{base}/{answer}/rating", {"rating": "up"}, token="alice")
+    assert r.status == 200 and r.data["metadata"]["rating"] == "up" and r.data["id"] == answer
+    assert (await env.messages())[1]["metadata"]["rating"] == "up"
+    r = await env.api.put(f"{base}/{answer}/rating", {"rating": "down"}, token="alice")
+    assert (await env.messages())[1]["metadata"]["rating"] == "down"
+    r = await env.api.put(f"{base}/{answer}/rating", {"rating": None}, token="alice")
+    assert r.status == 200 and "rating" not in (await env.messages())[1]["metadata"]
+    bad = await env.api.put(f"{base}/{answer}/rating", {"rating": "meh"}, token="alice")
+    assert bad.status == 400 and set(bad.body) == {"code", "msg", "data"}
+    user_msg = (await env.messages())[0]["id"]
+    r = await env.api.put(f"{base}/{user_msg}/rating", {"rating": "up"}, token="alice")
+    assert r.status == 400 and "assistant" in r.body["msg"]
+    assert (await env.api.put(f"{base}/999999/rating", {"rating": "up"}, token="alice")).status == 404
+    other = await env.api.put(f"{base}/{answer}/rating", {"rating": "down"}, token="bob")  # not bob's conversation
+    assert other.status in (403, 404)
+    assert "rating" not in (await env.messages())[1]["metadata"]
+
+
+async def test_regenerate_keeps_the_last_answer_as_an_earlier_version_the_model_no_longer_sees(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="First answer."), Script(text="Second answer."), Script(text="Edited answer."))
+    await env.stream("the question")
+    await env.stream("the question", regenerate=True)
+    assert [m["content"] for m in env.llm.requests[-1]["messages"] if m["role"] != "system"] == ["the question"]
+    msgs = await env.messages()
+    assert [(m["role"], m["content"], bool(m["metadata"].get("retired"))) for m in msgs] == [
+        ("user", "the question", True), ("assistant", "First answer.", True),
+        ("user", "the question", False), ("assistant", "Second answer.", False),
+    ]
+    group = msgs[0]["id"]
+    assert {str(m["metadata"]["versionOf"]) for m in msgs[:3]} == {group}  # one exchange, two versions
+    await env.stream("the question, edited", regenerate=True)  # edit-and-resend: a third version of the exchange
+    sent = [m["content"] for m in env.llm.requests[-1]["messages"] if m["role"] != "system"]
+    assert sent == ["the question, edited"]
+    msgs = await env.messages()
+    live = [m["content"] for m in msgs if not m["metadata"].get("retired")]
+    assert live == ["the question, edited", "Edited answer."]
+    assert [str(m["metadata"]["versionOf"]) for m in msgs if m["role"] == "user"] == [group, group, group]
+
+
+async def test_regenerate_without_a_question_is_refused_and_stores_nothing(env: ChatEnv) -> None:
+    events = await env.stream("x", conversation_id="c-empty", regenerate=True)
+    assert [e.event for e in events] == ["error"] and events[0].data["code"] == 400  # the stream's error frame
+    assert "regenerate" in events[0].data["message"]
+    assert (await env.api.get("/api/v1/conversations/c-empty/messages", token="alice")).status == 404
+
+
+async def test_continue_goes_on_with_the_last_answer_from_a_marked_prompt(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="The first half"), Script(text=" and the second half."))
+    await env.stream("tell me")
+    events = await env.stream(conversation_id="c1", continueAnswer=True)
+    assert events[-1].data["status"] == "completed"
+    sent = [(m["role"], m["content"]) for m in env.llm.requests[-1]["messages"] if m["role"] != "system"]
+    assert sent[:2] == [("user", "tell me"), ("assistant", "The first half")]
+    assert sent[2][0] == "user" and "Continue your last answer" in sent[2][1]  # the model sees what it wrote and goes on
+    msgs = await env.messages()
+    assert msgs[2]["metadata"] == {"continuation": True} and msgs[3]["content"] == " and the second half."
+    refused = await env.stream(conversation_id="c-none", continueAnswer=True)
+    assert refused[0].event == "error" and refused[0].data["code"] == 400
+    bad = await env.stream(conversation_id="c1", continueAnswer=True, regenerate=True)
+    assert bad[0].event == "error" and bad[0].data["code"] == 400 and "continueAnswer" in bad[0].data["message"]

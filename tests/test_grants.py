@@ -314,3 +314,16 @@ async def test_an_agents_creator_cannot_auto_approve_other_users_calls_with_a_wi
     events = await env.stream("write", token="bob", conversation_id="b1", agentId=agent)
     done = next(e.data for e in events if e.event == "tool_call_completed")
     assert done["success"] is True  # its creator's own calls stay covered
+
+
+async def test_a_grant_names_who_or_what_it_covers_and_who_made_it(server: RunningServer, api: ApiClient, people: dict) -> None:
+    bob = people["bob"]
+    conv = conversation(bob["id"], "c-names")
+    conv.title = "Trip plan"
+    conv.save()
+    made = [grant(bob, "bob", "USER", str(bob["id"])), grant(bob, "bob", "CONVERSATION", "c-names")]
+    names = {g["scopeType"]: (g["scopeName"], g["createdByName"]) for g in made}
+    person = bob.get("nickname") or "bob"
+    assert names == {"USER": (person, person), "CONVERSATION": ("Trip plan", person)}, names
+    listed = (await api.get("/api/v1/approval/grants", token="bob")).data["records"]
+    assert {g["scopeName"] for g in listed} == {person, "Trip plan"}  # the list shows names, not raw ids

@@ -79,10 +79,23 @@ async def test_deny_and_always_allow_from_the_inbox(
     await ask(server, agent, "c-always", "save yes")
     card = page.get_by_role("article", name="write_file in save yes")
     await card.get_by_role("button", name="Always allow").click()  # appears by polling, no reload
+    who = (await page.locator(".who").inner_text()).strip()
+    dialog = page.get_by_role("dialog", name="Always allow write_file?")
+    scope = dialog.locator(".grant-scope")  # spelled out before the grant exists: who, tool, where, until when
+    await expect(scope).to_have_text(
+        f"Who: {who} · Tool: write_file, up to high severity · Where: the conversation “save yes” · Until: the conversation is deleted"
+    )
+    await dialog.get_by_label("For me, everywhere in this workspace, until I revoke it").check()
+    await expect(scope).to_contain_text("Where: every agent and conversation of workspace")
+    await expect(scope).to_contain_text("Until: revoked on the Security page")
+    assert (await server.client.get("/api/v1/approval/grants", token="admin")).data["records"] == []  # nothing yet
+    await dialog.get_by_role("button", name="Allow and approve").click()
     await expect(page.get_by_text("write_file approved: the answer finished")).to_be_visible()
     assert written(server, agent, "yes.txt").exists()
     grants = (await server.client.get("/api/v1/approval/grants", token="admin")).data["records"]
-    assert [(g["scopeType"], g["toolName"], g["grantKind"]) for g in grants] == [("USER", "write_file", "ALWAYS")]
+    assert [(g["scopeType"], g["toolName"], g["grantKind"], g["scopeName"]) for g in grants] == [("USER", "write_file", "ALWAYS", who)]
+    await open_console(page, server, admin, "#/security/grants")  # the grant names the person, not a raw user id
+    await expect(page.get_by_role("region", name="Grants", exact=True)).to_contain_text(f"user {who}")
 
     llm.enqueue(write_call("later.txt"), Script(text="Saved again."))
     events = await server.client.sse("POST", "/api/v1/chat/stream", {"agentId": agent, "conversationId": "c-later", "message": "again"}, token="admin")

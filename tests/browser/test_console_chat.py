@@ -42,6 +42,32 @@ def needs_approvals(server: RunningServer) -> None:
         pytest.skip(f"needs {route} and the tool guard (approvals)")
 
 
+# The chat stream's body as the page reads it, failing on demand the way a fetch fails while its page unloads
+# (Chromium rejects the body read with a TypeError "network error"); the server side stays real.
+FAILING_STREAMS = """
+(() => {
+  const failers = [];
+  window.__failStreams = () => failers.forEach((fail) => fail());
+  const realFetch = window.fetch;
+  window.fetch = async (...args) => {
+    const response = await realFetch(...args);
+    if (!String(args[0]).endsWith("/api/v1/chat/stream") || !response.body) return response;
+    const reader = response.body.getReader();
+    let failed = null;
+    const body = new ReadableStream({
+      start(controller) { failers.push(() => { failed = true; reader.cancel(); controller.error(new TypeError("network error")); }); },
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (failed) return;
+        if (done) controller.close(); else controller.enqueue(value);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+})();
+"""
+
+
 def last_turn(page: Any) -> Any:
     return page.locator(".msg.assistant").last
 
@@ -80,6 +106,26 @@ async def test_a_streamed_answer_renders_markdown_and_thinking_without_running_i
     assert await page.evaluate("window.pwned") is None
 
 
+async def test_the_turn_says_what_it_does_before_the_first_token_and_the_answer_shows_its_speed(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text=["Slow ", "local ", "model."], completion_tokens=12, delay_s=1.5))  # 1.5 s to the first token
+    await open_console(page, server, admin)
+    await send(page, "Take your time")
+    turn = last_turn(page)
+    await expect(turn.locator(".turn-status")).to_have_text("Thinking…", timeout=1400)  # no token yet, the status is live
+    assert await turn.locator(".md").count() == 0
+    await expect(turn.locator(".turn-status")).to_have_text("Writing…")
+    await expect(turn).to_have_attribute("data-status", "completed", timeout=15_000)  # 1.5 s before each chunk
+    status = turn.locator(".turn-status")
+    await expect(status).to_contain_text("s to first token")
+    await expect(status).to_contain_text("tokens/s")
+    shown = await status.inner_text()
+    assert float(shown.split(" s to first token")[0].split("· ")[-1]) >= 1.4, shown
+    await page.reload()  # stored with the message: the history shows it too
+    await expect(last_turn(page).locator(".turn-status")).to_have_text(shown)
+
+
 async def test_stopping_an_answer_keeps_the_partial_text(
     page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
 ) -> None:
@@ -113,6 +159,9 @@ async def test_refreshing_mid_answer_reattaches_and_shows_the_answer_once(
 
     turn = last_turn(page)
     await expect(turn).to_have_attribute("data-status", "completed", timeout=15_000)
+    # the old page's fetch failed as it unloaded: that is no error of the re-attached, finishing answer
+    await expect(turn.locator(".turn-status")).not_to_have_class("turn-status error")
+    await expect(turn.locator(".turn-status")).not_to_contain_text("Connection lost")
     full = "".join(words).strip()
     await expect(turn.locator(".md")).to_have_text(full)
     text = await page.locator(".messages").inner_text()
@@ -121,6 +170,29 @@ async def test_refreshing_mid_answer_reattaches_and_shows_the_answer_once(
     reconnect = [b for b in bodies if b.get("reconnect")]
     assert len(reconnect) == 1 and int(reconnect[0]["lastEventId"]) > 0
     assert len(llm.requests) == 1  # re-attached to the running turn, no second model call
+
+
+async def test_a_stream_that_fails_as_the_page_unloads_leaves_no_connection_lost_under_the_reattached_answer(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    words = [f"w{i:02d} " for i in range(20)]
+    llm.enqueue(Script(text=words, delay_s=0.15))
+    await page.add_init_script(FAILING_STREAMS)
+    await open_console(page, server, admin)
+    await send(page, "Count slowly")
+    await expect(last_turn(page).locator(".md")).to_contain_text("w03")
+    # what an unloading page goes through: `pagehide` (the progress is saved), then its fetch's body read fails
+    await page.evaluate("window.dispatchEvent(new PageTransitionEvent('pagehide', {persisted: false}))")
+    await page.evaluate("window.__failStreams()")
+    await page.wait_for_timeout(300)  # the failed read settles (before the fix, the error went into the saved turn)
+    saved = await page.evaluate("Object.keys(sessionStorage).filter(k => k.startsWith('ap.chat.')).map(k => sessionStorage.getItem(k)).join()")
+    assert "Connection lost" not in saved  # the unloading page's own failure is not kept for the next one
+    await page.reload()
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-status", "completed", timeout=15_000)
+    await expect(turn.locator(".md")).to_have_text("".join(words).strip())
+    await expect(turn.locator(".turn-status")).not_to_contain_text("Connection lost")
+    await expect(turn.locator(".turn-status")).not_to_have_class("turn-status error")
 
 
 async def test_conversations_can_be_searched_pinned_renamed_and_deleted(
@@ -221,13 +293,22 @@ async def test_approving_a_tool_call_runs_it_and_finishes_the_answer(
     await expect(tool.locator(".tool-state")).to_have_text("done")
     await tool.locator("summary").click()
     await expect(tool.locator(".tool-args")).to_contain_text('"content": "hello <b>"')
-    await expect(page.locator(".msg.user .msg-text").last).to_have_text("/approve")
+    # resolved in place: the card's turn goes on, no "/approve" bubble, no stale "Waiting for approval"
+    await expect(page.locator(".msg.user")).to_have_count(1)
+    await expect(page.locator(".msg.assistant")).to_have_count(1)
+    await expect(turn.get_by_role("group", name="Tool approval")).to_have_count(1)
+    await expect(page.get_by_text("Waiting for approval")).to_have_count(0)
     files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/notes.txt", token="admin")
     assert files.raw == b"hello <b>"
-    await page.reload()  # the stored history shows the call once, with its result
+    await page.reload()  # the stored history shows the call once, with its result, and the card resolved
     await expect(last_turn(page).locator(".md strong")).to_have_text("notes.txt")
     await expect(page.locator(".tool-card[data-tool=write_file]")).to_have_count(1)
     await expect(page.locator(".tool-card[data-tool=write_file] .tool-state")).to_have_text("done")
+    card = page.get_by_role("group", name="Tool approval")
+    await expect(card).to_have_count(1)
+    await expect(card.locator(".approval-decision")).to_have_text("Approved")
+    await expect(page.locator(".msg.user")).to_have_count(1)
+    await expect(page.locator(".msg.assistant")).to_have_count(1)
 
 
 async def test_a_pending_approval_survives_a_refresh(
@@ -245,8 +326,12 @@ async def test_a_pending_approval_survives_a_refresh(
     await page.reload()
     card = page.get_by_role("group", name="Tool approval")
     await expect(card).to_contain_text("write_file")
+    await expect(card).to_have_count(1)  # from the stored call, not twice with the pending list's
+    await expect(last_turn(page).locator(".turn-status")).to_have_text("Waiting for approval")
     await card.get_by_role("button", name="Approve").click()
     await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    await expect(page.get_by_text("Waiting for approval")).to_have_count(0)
+    await expect(card.locator(".approval-decision")).to_have_text("Approved")
     files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/later.txt", token="admin")
     assert files.raw == b"ok"
 
@@ -266,6 +351,27 @@ async def test_denying_a_tool_call_does_not_run_it(
     await expect(last_turn(page).locator(".md")).to_contain_text("did not save")
     files = await server.client.get(f"/api/v1/agents/{agent}/workspace/files/x.txt", token="admin")
     assert files.status == 404
+
+
+async def test_an_approval_a_newer_message_superseded_shows_as_no_longer_waiting_after_a_reload(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    needs_approvals(server)
+    await server.client.put(f"/api/v1/agents/{agent}/tools", {"toolNames": ["write_file"]}, token="admin")
+    llm.enqueue(Script(tool_calls=[ScriptedToolCall("write_file", {"path": "y.txt", "content": "no"})]), Script(text="Fine, something else."))
+    await open_console(page, server, admin)
+    await send(page, "Save y")
+    await expect(last_turn(page)).to_have_attribute("data-status", "awaiting_approval")
+    await send(page, "Never mind, tell me a joke")  # the new message denies what was waiting
+    await expect(last_turn(page).locator(".md")).to_contain_text("something else")
+    await expect(page.get_by_role("group", name="Tool approval").locator(".approval-decision")).to_contain_text("No longer waiting")
+    await expect(page.get_by_text("Waiting for approval")).to_have_count(0)
+    await page.reload()
+    card = page.get_by_role("group", name="Tool approval")
+    await expect(card).to_have_count(1)
+    await expect(card.locator(".approval-decision")).to_contain_text("No longer waiting")
+    await expect(card.get_by_role("button", name="Approve")).to_have_count(0)
+    await expect(page.get_by_text("Waiting for approval")).to_have_count(0)
 
 
 async def test_the_workspace_switcher_scopes_every_call(
@@ -368,3 +474,117 @@ async def test_new_chat_after_a_new_chats_first_answer_starts_a_fresh_conversati
     old = await server.client.get(f"/api/v1/conversations/{first}/messages", token="admin")
     texts = [m.get("content") for m in (old.data if isinstance(old.data, list) else old.data["messages"])]
     assert "second question" not in texts
+
+
+async def test_every_message_can_be_copied_as_text_or_markdown_and_an_answer_rated_up_or_down(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    await page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.url)
+    llm.enqueue(Script(text=["Use **bold** and ", "`code`."]))
+    await open_console(page, server, admin)
+    await send(page, "How do I format?")
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-status", "completed")
+    actions = turn.get_by_role("toolbar", name="Message actions")
+    copy, copy_md = actions.locator("button").nth(0), actions.locator("button").nth(1)
+    await expect(copy_md).to_have_text("Copy Markdown")
+    await copy_md.click()
+    await expect(copy_md).to_have_text("Copied")  # written
+    assert await page.evaluate("navigator.clipboard.readText()") == "Use **bold** and `code`."
+    await expect(copy).to_have_text("Copy")
+    await copy.click()
+    await expect(copy).to_have_text("Copied")
+    assert await page.evaluate("navigator.clipboard.readText()") == "Use bold and code."
+    mine = page.locator(".msg.user").get_by_role("toolbar", name="Message actions").locator("button").first
+    await mine.click()
+    await expect(mine).to_have_text("Copied")
+    assert await page.evaluate("navigator.clipboard.readText()") == "How do I format?"
+
+    await actions.get_by_role("button", name="Good answer").click()
+    await expect(actions.get_by_role("button", name="Good answer")).to_have_attribute("aria-pressed", "true")
+    conv_id = (await server.client.get("/api/v1/conversations", token="admin")).data[0]["conversationId"]
+    msgs = (await server.client.get(f"/api/v1/conversations/{conv_id}/messages", token="admin")).data
+    assert msgs[-1]["metadata"]["rating"] == "up"
+    await actions.get_by_role("button", name="Bad answer").click()
+    await expect(actions.get_by_role("button", name="Bad answer")).to_have_attribute("aria-pressed", "true")
+    await page.reload()  # stored with the message
+    actions = last_turn(page).get_by_role("toolbar", name="Message actions")
+    await expect(actions.get_by_role("button", name="Bad answer")).to_have_attribute("aria-pressed", "true")
+    await expect(actions.get_by_role("button", name="Good answer")).to_have_attribute("aria-pressed", "false")
+    await actions.get_by_role("button", name="Bad answer").click()  # pressed again: no rating
+    await expect(actions.get_by_role("button", name="Bad answer")).to_have_attribute("aria-pressed", "false")
+    msgs = (await server.client.get(f"/api/v1/conversations/{conv_id}/messages", token="admin")).data
+    assert "rating" not in msgs[-1]["metadata"]
+
+
+async def test_keyboard_shortcuts_start_a_new_chat_stop_an_answer_and_focus_the_message_box(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text=[f"part{i} " for i in range(40)], delay_s=0.15))
+    await open_console(page, server, admin)
+    await send(page, "Tell me a long story")
+    turn = last_turn(page)
+    await expect(turn.locator(".md")).to_contain_text("part2")
+    await page.locator(".chat-title").click()  # focus away from the message box
+    await page.keyboard.press("Escape")
+    await expect(turn).to_have_attribute("data-status", "stopped")
+    await page.keyboard.press("Shift+Escape")
+    await expect(page.get_by_label("Message", exact=True)).to_be_focused()
+    await page.locator(".chat-title").click()
+    await page.keyboard.press("Control+Shift+O")
+    await expect(page.locator(".msg")).to_have_count(0)
+    assert page.url.endswith("#/chat")
+    await expect(page.locator(".chat-title")).to_have_text("New chat")
+
+
+async def test_regenerate_and_edit_keep_earlier_versions_the_user_can_page_through(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text="First answer."), Script(text="Second answer."), Script(text="Answer to the edit."))
+    await open_console(page, server, admin)
+    await send(page, "My question")
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    await last_turn(page).get_by_role("button", name="Regenerate").click()
+    pager = page.get_by_role("group", name="Answer versions")
+    await expect(pager).to_contain_text("2 / 2")
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text("Second answer.")
+    await pager.get_by_role("button", name="Previous version").click()
+    await expect(pager).to_contain_text("1 / 2")
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text("First answer.")
+    await pager.get_by_role("button", name="Next version").click()
+
+    await page.locator(".msg.user:visible").get_by_role("button", name="Edit").click()
+    await page.get_by_label("Edit message").fill("My question, sharper")
+    await page.get_by_role("button", name="Send", exact=True).first.click()
+    await expect(pager).to_contain_text("3 / 3")
+    await expect(page.locator(".msg.user:visible .msg-text")).to_have_text("My question, sharper")
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text("Answer to the edit.")
+    assert [m["content"] for m in llm.requests[-1]["messages"] if m["role"] != "system"] == ["My question, sharper"]
+    await page.reload()  # the versions are stored
+    await expect(pager).to_contain_text("3 / 3")
+    await pager.get_by_role("button", name="Previous version").click()
+    await pager.get_by_role("button", name="Previous version").click()
+    await expect(page.locator(".msg.user:visible .msg-text")).to_have_text("My question")
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text("First answer.")
+
+
+async def test_a_stopped_answer_continues_in_place_where_it_stopped(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text=[f"part{i} " for i in range(40)], delay_s=0.15), Script(text=["and ", "the ", "end."]))
+    await open_console(page, server, admin)
+    await send(page, "Tell me a long story")
+    turn = last_turn(page)
+    await expect(turn.locator(".md")).to_contain_text("part2")
+    await page.get_by_role("button", name="Stop").click()
+    await expect(turn).to_have_attribute("data-status", "stopped")
+    await turn.get_by_role("button", name="Continue").click()
+    await expect(turn).to_have_attribute("data-status", "completed")
+    await expect(turn.locator(".md")).to_contain_text("and the end.")
+    await expect(page.locator(".msg.user")).to_have_count(1)  # no bubble for the continuation prompt
+    assert "Continue your last answer" in llm.requests[-1]["messages"][-1]["content"]
+    await page.reload()
+    await expect(page.locator(".msg.user")).to_have_count(1)
+    await expect(page.locator(".msg.assistant")).to_have_count(1)
+    await expect(last_turn(page).locator(".md")).to_contain_text("part0")
+    await expect(last_turn(page).locator(".md")).to_contain_text("and the end.")

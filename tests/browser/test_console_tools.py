@@ -50,6 +50,7 @@ async def test_an_mcp_server_added_over_stdio_shows_its_tools_and_can_be_enabled
     assert "mcp__local__add" in names and len([t for t in names if t.startswith("mcp__local__")]) == 5
 
 
+@pytest.mark.config(shell_exec_enabled=True)  # the server allows the shell; the workspace decides
 async def test_built_in_tools_show_their_guard_severity_and_a_plugin_is_enabled_with_its_settings(
     page: Any, server: RunningServer, admin: dict[str, Any]
 ) -> None:
@@ -64,6 +65,14 @@ async def test_built_in_tools_show_their_guard_severity_and_a_plugin_is_enabled_
     shell = page.locator("tr[data-tool='shell_exec']")
     await expect(shell.locator(".host-off")).to_contain_text("Not enabled in this workspace")  # no global admin enabled it
     assert await row.locator(".host-off").count() == 0
+    # the server would refuse it here: not shown as Enabled, and not switchable on
+    await expect(shell.get_by_role("switch", name="Enable shell_exec")).not_to_be_checked()
+    await expect(shell.get_by_role("switch", name="Enable shell_exec")).to_be_disabled()
+    r = await server.client.put("/api/v1/workspaces/1", {"hostTools": ["shell"]}, token="admin")
+    assert r.status == 200, r.body
+    await page.reload()
+    await expect(shell.get_by_role("switch", name="Enable shell_exec")).to_be_checked()
+    await expect(shell.locator(".host-off")).to_have_count(0)
 
     await page.get_by_role("link", name="Plugins").click()
     plugin = page.get_by_role("region", name="Plugin calculator")

@@ -30,6 +30,7 @@ class Seeded:
     datasource: str = ""
     channel: str = ""
     grant: str = ""
+    message: str = ""  # the seeded conversation's answer
     pat: str = ""
     pat_token: str = ""
     mcp: str = ""
@@ -73,7 +74,7 @@ class Seeded:
             "storedName": (self.upload, True), "providerId": ("fake", False), "ruleId": (self.rule_id, False),
             "subagentId": (self.subagent, True), "modelId": (self.model, False), "channelType": ("im_a", False),
             "flagKey": ("wiki", False), "name": ("calculator", False), "path": ("notes.md", True),
-            "targetUserId": (self.bob, True),
+            "targetUserId": (self.bob, True), "messageId": (self.message, True),
         }
 
     def value(self, template: str, match: re.Match[str]) -> tuple[str, bool]:
@@ -137,6 +138,7 @@ async def seed_workspace_one(api: ApiClient, people: dict[str, Any], llm: Script
     events = await api.sse("POST", "/api/v1/chat/stream", {"agentId": s.agent, "conversationId": s.conversation,
                                                           "message": f"hello {MARK}"}, token="alice")
     assert events[-1].event == "done", events
+    s.message = str(events[-1].data["assistantMessageId"])
     s.upload = (await ok(await api.post("/api/v1/chat/upload", token="alice",
                                         data=upload_form(s.conversation, MARK.encode()))))["storedName"]
     s.datasource = (await ok(await api.post("/api/v1/datasources", {

@@ -115,8 +115,11 @@ async def run_call(loop: ReactLoop, turn: Turn, conv: Conversation, call: ToolCa
         verdict = guard.Verdict("allow", verdict.severity, verdict.rule_id, "approved by the owner")
     if verdict.decision == "ask":
         pending = guard.create_pending(context(turn), call.id, call.name, call.arguments, verdict, answer.row_id)
-        turn.phase = "awaiting_approval"
-        turn.publish("phase", {"phase": "awaiting_approval"})
+        # kept on the stored call (saved with the paused turn's end): the history shows the card after a reload
+        note_approval(
+            answer, call.id, {"pendingId": pending["pendingId"], "reason": verdict.reason, "maxSeverity": verdict.severity, "decision": "pending"}
+        )
+        turn.set_phase("awaiting_approval", call.name)
         turn.publish(
             "tool_approval_requested",
             {
@@ -128,6 +131,7 @@ async def run_call(loop: ReactLoop, turn: Turn, conv: Conversation, call: ToolCa
             },
         )
         raise AwaitingApproval(pending["pendingId"])
+    turn.set_phase("calling_tool", call.name)
     turn.publish("tool_call_started", {"toolCallId": call.id, "toolName": call.name, "arguments": call.arguments})
     with turn.usage.lent():  # a tool's own model calls (a sub-agent, the wiki) count on the turn
         outcome = await tool_calls.run_guarded(
@@ -136,12 +140,25 @@ async def run_call(loop: ReactLoop, turn: Turn, conv: Conversation, call: ToolCa
     loop.store_tool_result(turn, conv, call, answer, outcome.success, outcome.result)
 
 
+def note_approval(answer: Answer, call_id: str, fields: JsonObject) -> None:
+    """Record an approval's state on the answer's stored tool call (`metadata.toolCalls[].approval`)."""
+    for entry in answer.tool_calls:
+        if entry["id"] == call_id:
+            approval = entry.get("approval")
+            entry["approval"] = {**(approval if isinstance(approval, dict) else {}), **fields}
+
+
 def answer_from_row(row: Message) -> Answer:
+    meta = row.metadata or {}
     return Answer(
         row_id=row.id,
         conversation_db_id=row.conversation_id,
         content=row.content,
-        tool_calls=list((row.metadata or {}).get("toolCalls", [])),
+        tool_calls=list(meta.get("toolCalls", [])),
+        # kept as stored: saving the resumed answer rewrites its metadata whole
+        reasoning=str(meta.get("reasoning") or ""),
+        citations=list(meta.get("citations") or []),
+        timing=meta.get("timing") if isinstance(meta.get("timing"), dict) else None,
         runtime_model=row.runtime_model,
         runtime_provider=row.runtime_provider,
         stored=True,
@@ -163,6 +180,8 @@ async def resume(loop: ReactLoop, turn: Turn, conv: Conversation, decision: str,
         return True
     answer = answer_from_row(row)
     turn.answer = answer
+    resolution: JsonObject = {"decision": decision, "reason": refused} if refused else {"decision": decision}
+    note_approval(answer, str(resolved["toolCallId"]), resolution)  # stored with the call's result below
     done = {m.metadata.get("toolCallId") for m in Message.select().where((Message.conversation == conv.id) & (Message.role == "tool")) if m.metadata}
     for entry in answer.tool_calls:
         if entry["id"] in done:

@@ -79,6 +79,8 @@ class ChatStreamHandler(StreamingHandler):
             req.modelProvider,
             req.modelName,
             req.endUserId,
+            regenerate=req.regenerate,
+            continuation=req.continueAnswer,
         )
         await self.stream_turn(turn)
 

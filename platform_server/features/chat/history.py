@@ -51,10 +51,11 @@ class TurnGroup:
 def recent_messages(conversation_db_id: int, limit: int = HISTORY_MESSAGES, after_id: int = 0) -> list[StoredMessage]:
     """The conversation's last `limit` settled messages after `after_id`, oldest first."""
     rows = database.execute_sql(_RECENT_SQL, (conversation_db_id, after_id, limit)).fetchall()
-    return [
+    stored = [
         StoredMessage(mid, role, content or "", json.loads(metadata) if metadata else None, json.loads(parts) if parts else None)
         for mid, role, content, metadata, parts in reversed(rows)
     ]
+    return [m for m in stored if not (m.metadata or {}).get("retired")]  # earlier versions of a regenerated answer
 
 
 def turn_groups(conv: Conversation, vision: bool, after_id: int = 0) -> list[TurnGroup]:

@@ -6,6 +6,7 @@ Plan-execute runs its steps through the same loop; approvals store their tool re
 from __future__ import annotations
 
 import asyncio
+import time
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -46,6 +47,14 @@ class Totals:
     provider: str | None = None
 
 
+def timing_of(turn_started: float, first_token: float, ended: float, completion_tokens: int) -> JsonObject:
+    """An answer's speed as the user felt it: from the turn's start (the message sent) to the model's first
+    token, and its completion tokens over the time it spent writing them (None when too short to tell)."""
+    writing_s = ended - first_token
+    rate = round(completion_tokens / writing_s, 1) if completion_tokens and writing_s >= 0.05 else None
+    return {"timeToFirstTokenMs": max(0, round((first_token - turn_started) * 1000)), "tokensPerSecond": rate}
+
+
 class ReactLoop:
     """Model <-> tools for one answer; holds what a model call and a tool call need (one per chat service)."""
 
@@ -77,6 +86,7 @@ class ReactLoop:
                 reported = built.report
                 turn.publish("context", built.report)  # what was kept, summarised or cut
             chat_req = ChatRequest(model="", messages=built.messages, tools=built.tools, thinking_level=setup.thinking_level)
+            turn.set_phase("thinking")  # the model has the request; "writing" at its first token
             finish = await self.stream_model(turn, setup.targets, chat_req, answer, totals)
             if not finish.tool_calls:
                 answer.citations = mark_cited(setup.citations, answer.content)  # GET messages returns them
@@ -85,13 +95,11 @@ class ReactLoop:
                 else:
                     self.store.save_answer(answer, "completed")
                 return answer
-            turn.phase = "executing"
             answer.tool_calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in finish.tool_calls]
             self.store.save_answer(answer, "completed")
             for call in finish.tool_calls:
                 self.checkpoint(turn)
                 await approvals.run_call(self, turn, conv, call, setup, answer)
-            turn.phase = "thinking"
             answer = new_answer(conv)
             turn.answer = answer
         note = f"Stopped after reaching the maximum of {setup.max_iterations} iterations."
@@ -111,9 +119,14 @@ class ReactLoop:
         its usage counted on the turn (stored with the turn's end)."""
         finish: Finish | None = None
         loop = asyncio.get_running_loop()
+        first_token_at: float | None = None  # wall clock, like the turn's start
+        completion = 0
         async with aclosing(self.llm.stream_chat(targets, chat_req, turn.usage)) as stream:
             async for event in stream:
+                if isinstance(event, (TextDelta, ReasoningDelta)) and first_token_at is None:
+                    first_token_at = time.time()
                 if isinstance(event, TextDelta):
+                    turn.set_phase("writing")
                     answer.content += event.text
                     turn.publish("content_delta", {"delta": event.text})
                 elif isinstance(event, ReasoningDelta):
@@ -122,6 +135,7 @@ class ReactLoop:
                 elif isinstance(event, Usage):
                     answer.prompt_tokens += event.prompt_tokens
                     answer.completion_tokens += event.completion_tokens
+                    completion += event.completion_tokens
                     totals.prompt += event.prompt_tokens
                     totals.completion += event.completion_tokens
                 elif isinstance(event, Finish):
@@ -137,6 +151,8 @@ class ReactLoop:
                     self.store.save_partial(answer)
         if finish is None:
             raise LlmError("The model stream ended without a finish")
+        if first_token_at is not None:
+            answer.timing = timing_of(turn.started_at, first_token_at, time.time(), completion)
         return finish
 
     def store_tool_result(self, turn: Turn, conv: Conversation, call: ToolCall, answer: Answer, success: bool, result: str) -> None:

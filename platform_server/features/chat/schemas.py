@@ -16,6 +16,9 @@ class ContentPart(BaseModel):
     contentType: str | None = Field(default=None, max_length=100)
 
 
+CONTINUE_PROMPT = "Continue your last answer exactly where it stopped, without repeating it."
+
+
 class ChatStreamRequest(BaseModel):
     agentId: str | None = None
     message: str | None = Field(default=None, max_length=200_000)
@@ -27,12 +30,20 @@ class ChatStreamRequest(BaseModel):
     modelProvider: str | None = Field(default=None, max_length=100)
     modelName: str | None = Field(default=None, max_length=200)
     endUserId: str | None = Field(default=None, max_length=128)
+    # the last question and its answer become an earlier version; `message` (the same text, or an edit) is asked anew
+    regenerate: bool = False
+    # go on with the last answer (a stopped or cut one): a marked continuation prompt, no question of the user's
+    continueAnswer: bool = False
 
     @model_validator(mode="after")
     def _rules(self) -> "ChatStreamRequest":
         if self.message is not None and self.contentParts:
             # the original console sends the text twice (message and a text part): the parts win
             self.message = None
+        if self.continueAnswer and not self.reconnect:
+            if self.regenerate or self.contentParts:
+                raise ValueError("continueAnswer goes alone (no regenerate, no contentParts)")
+            self.message = self.message or CONTINUE_PROMPT
         if not self.reconnect:
             if self.message is None and not self.contentParts:
                 raise ValueError("message or contentParts is required")

@@ -61,6 +61,8 @@ class TurnRequest:
     command: str | None = None  # "approved" / "denied": resolve the pending tool call first
     text_commands: bool = False  # the sender may resolve a pending call by sending `/approve` or `/deny`
     held: bool = False  # set when the message arrives while a call waits for someone else's decision
+    regenerate: bool = False  # the last exchange is kept as an earlier version (store.retire_last_exchange)
+    continuation: bool = False  # the message asks the model to go on with its last answer (marked, not a question)
 
 
 def text_of(message: str | None, parts: list[JsonObject] | None) -> str:
@@ -136,6 +138,11 @@ class ChatService:
             elif waiting:
                 approvals.supersede(caller.user_id, req.conversation_id)
             metadata: JsonObject | None = {"command": command} if command else {"heldForApproval": True} if req.held else None
+            if req.regenerate and not command:
+                metadata = {**(metadata or {}), "versionOf": self.store.retire_last_exchange(conv)}
+            elif req.continuation and not command:
+                self.store.check_continuable(conv)
+                metadata = {**(metadata or {}), "continuation": True}
             user_message_id = self.store.open_turn(conv, text, parts, metadata, now)
         if existing is None:
             self.store.without_summary.add(conv.id)  # its first turn reads no summary (none can exist yet)
@@ -155,6 +162,7 @@ class ChatService:
         )
         self.turns.add(turn)
         self._publish_meta(turn, user_message_id)  # before any other work: the stream's first frame goes out at once
+        turn.publish("phase", {"phase": "queued"})  # accepted; knowledge, context and the model come next
         # started at once, in arrival order: its model request leaves now, not after every request queued behind this one
         turn.task = eager.start_task(self._run(turn, req, conv, user_message_id))
         return turn
@@ -397,6 +405,7 @@ class ChatService:
                 "promptTokens": totals.prompt,
                 "completionTokens": totals.completion,
                 "messageCount": count,
+                "timing": answer.timing if answer else None,  # the final answer's; stored in its metadata too
             }
             turn.publish("done", done, None if failed else done_id)  # after the error frame: a later id
         finally:
@@ -426,6 +435,8 @@ def begin_turn(
     model_name: str | None = None,
     end_user_id: str | None = None,
     source: str = "web",
+    regenerate: bool = False,
+    continuation: bool = False,
 ) -> Turn:
     """Resolve the agent and conversation (owner only) and start a new turn."""
     cid = conversations.validate_id(conversation_id)
@@ -443,6 +454,8 @@ def begin_turn(
             end_user_id=end_user_id,
             source=source,
             text_commands=True,  # the authenticated owner, console or API
+            regenerate=regenerate,
+            continuation=continuation,
         )
     )
 

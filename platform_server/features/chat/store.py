@@ -24,6 +24,7 @@ from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.usage.meter import UsageAccount
 from platform_server.ids import next_id
 from platform_server.json_types import JsonObject
+from platform_server.web.errors import BadRequest
 
 # A stored message counted on its conversation (the hot write of every turn, as plain SQL).
 _COUNT_MESSAGE = "UPDATE conversation SET message_count = message_count + 1, last_active_time = ?, update_time = ? WHERE id = ?"
@@ -68,6 +69,7 @@ class Answer:
     unsaved: str | None = None  # the status to store it with when the turn ends (the final answer: one commit with the turn's end)
     announced: bool = False  # its message_complete event went out
     citations: list[JsonObject] = field(default_factory=list)  # knowledge passages it was given ([1], [2], ...)
+    timing: JsonObject | None = None  # time to first token and tokens/s of its model call (react.timing_of)
 
 
 def preview_of(text: str) -> str:
@@ -197,6 +199,8 @@ class TurnStore:
             metadata["reasoning"] = answer.reasoning
         if answer.citations:
             metadata["citations"] = answer.citations
+        if answer.timing:
+            metadata["timing"] = answer.timing
         preview = preview_of(answer.content)
         fields: JsonObject = {
             "content": answer.content,
@@ -317,6 +321,29 @@ class TurnStore:
             stamp = stored_time(now)
             database.execute_sql(_COUNT_MESSAGE, (stamp, stamp, answer.conversation_db_id))
 
+    @staticmethod
+    def check_continuable(conv: Conversation) -> None:
+        """A continuation needs an answer to go on with: the conversation's last message is the assistant's."""
+        last = Message.select(Message.role).where(Message.conversation == conv.id).order_by(Message.id.desc()).first()
+        if last is None or last.role != "assistant":
+            raise BadRequest("continueAnswer: the conversation's last message is not an answer to continue")
+
+    @staticmethod
+    def retire_last_exchange(conv: Conversation) -> int:
+        """Keep the last question and everything after it as an earlier version (`metadata.retired`, hidden
+        from the model's view; GET messages still lists it) for a regenerated or edited question (call inside
+        `transaction()`). Returns the exchange's version group: the id of its first question."""
+        rows = list(Message.select().where(Message.conversation == conv.id).order_by(Message.id.desc()).limit(500))
+        live = [m for m in rows if not (m.metadata or {}).get("retired")]
+        question = next((m for m in live if m.role == "user" and not (m.metadata or {}).get("command")), None)
+        if question is None:
+            raise BadRequest("regenerate: this conversation has no question to answer again")
+        group = int((question.metadata or {}).get("versionOf") or question.id)
+        for m in live:
+            if m.id >= question.id:
+                Message.update(metadata={**(m.metadata or {}), "retired": True, "versionOf": group}).where(Message.id == m.id).execute()
+        return group
+
     # ---- reads of a turn --------------------------------------------------------------------------
 
     @staticmethod
@@ -325,6 +352,6 @@ class TurnStore:
         q = Message.select(Message.content, Message.metadata).where((Message.conversation == conversation_db_id) & (Message.role == "user"))
         for row in q.order_by(Message.id.desc()).limit(20):
             meta = row.metadata or {}
-            if not meta.get("command") and not meta.get("heldForApproval"):
+            if not any(meta.get(k) for k in ("command", "heldForApproval", "retired", "continuation")):
                 return str(row.content or "")
         return ""

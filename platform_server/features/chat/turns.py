@@ -52,7 +52,7 @@ class Turn:
     last_event_at: float = field(default_factory=time.monotonic)
     finished_at: float | None = None
     stop_requested: bool = False
-    phase: str = "thinking"
+    phase: str = "queued"  # what it does now (see `set_phase`)
     result: TurnResult = field(default_factory=TurnResult)
     answer: Answer | None = None  # the assistant message being written
 
@@ -81,6 +81,14 @@ class Turn:
         event = self.hub.publish(name, data, event_id or self.next_event_id())
         self.last_event_at = time.monotonic()
         return event
+
+    def set_phase(self, phase: str, tool_name: str | None = None) -> None:
+        """Say what the turn does now (queued, thinking, calling_tool, awaiting_approval, writing): a `phase`
+        event on each change, so a client shows live status before the first token (a tool call always says which)."""
+        if phase == self.phase and tool_name is None:
+            return
+        self.phase = phase
+        self.publish("phase", {"phase": phase, "toolName": tool_name} if tool_name else {"phase": phase})
 
     def subscribe(self, after_id: int = 0) -> Subscription:
         """Buffered events after `after_id` (its `replay`), then the live ones until the turn finishes."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from platform_server.features.chat import CHAT
 from platform_server.features.chat.errors import AgentBusy
 from platform_server.features.conversations import service
-from platform_server.features.conversations.schemas import BatchDeleteRequest, ModelRequest, PinRequest, TitleRequest
+from platform_server.features.conversations.schemas import BatchDeleteRequest, ModelRequest, PinRequest, RatingRequest, TitleRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
@@ -133,6 +133,18 @@ class ModelHandler(ApiHandler):
         self.ok(service.set_model(caller, conv, req.modelProvider, req.modelName))
 
 
+class RatingHandler(ApiHandler):
+    access = {"PUT": "viewer"}
+    body_models = {"PUT": RatingRequest}
+    tags = TAGS
+
+    def put(self, conversationId: str, messageId: int) -> None:
+        """Rate an assistant answer: `{rating: "up" | "down" | null}`, stored in its `metadata.rating`."""
+        caller = self.require_caller()
+        conv = service.owned(caller, conversationId)
+        self.ok(service.rate_message(caller, conv, messageId, self.body(RatingRequest).rating))
+
+
 class StatusHandler(ApiHandler):
     access = {"GET": "viewer"}
     tags = TAGS
@@ -161,6 +173,7 @@ ROUTES = [
     route("/api/v1/conversations/batch-delete", BatchDeleteHandler),
     route("/api/v1/conversations/{conversationId:str}", ConversationHandler),
     route("/api/v1/conversations/{conversationId:str}/messages", MessagesHandler),
+    route("/api/v1/conversations/{conversationId:str}/messages/{messageId}/rating", RatingHandler),
     route("/api/v1/conversations/{conversationId:str}/title", TitleHandler),
     route("/api/v1/conversations/{conversationId:str}/pin", PinHandler),
     route("/api/v1/conversations/{conversationId:str}/model", ModelHandler),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 
@@ -20,3 +22,7 @@ class ModelRequest(BaseModel):
 
 class BatchDeleteRequest(BaseModel):
     conversationIds: list[str] = Field(min_length=1)
+
+
+class RatingRequest(BaseModel):
+    rating: Literal["up", "down"] | None  # null clears it

@@ -239,6 +239,23 @@ def message_vo(m: Message, conversation_id: str) -> dict[str, Any]:
     }
 
 
+def rate_message(caller: Caller, conv: Conversation, message_id: int, rating: str | None) -> dict[str, Any]:
+    """Thumbs up/down (or none) on one of the conversation's assistant answers, kept in its `metadata.rating`."""
+    with database.atomic():
+        m = Message.get_or_none((Message.id == message_id) & (Message.conversation == conv.id))
+        if m is None:
+            raise NotFound("Message not found in this conversation")
+        if m.role != "assistant":
+            raise BadRequest("messageId: only an assistant answer can be rated")
+        metadata = {k: v for k, v in (m.metadata or {}).items() if k != "rating"}
+        if rating:
+            metadata["rating"] = rating
+        Message.update(metadata=metadata or None).where(Message.id == m.id).execute()
+        audit.record(caller, "UPDATE", "CONVERSATION", conv.conversation_id, f"message {m.id} rated {rating or 'none'}", conv.workspace_id)
+    m.metadata = metadata or None
+    return message_vo(m, conv.conversation_id)
+
+
 def messages(conv: Conversation, limit: int | None, before_id: int | None) -> Any:
     """All messages oldest first; or `{messages, hasMore}` for the `limit` just before `beforeId` (or the latest)."""
     base = Message.select().where(Message.conversation == conv.id)

@@ -10,11 +10,13 @@ import peewee
 from platform_server.db import database, utcnow
 from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
+from platform_server.features.auth.models import User
 from platform_server.features.auth.service import acting_caller
 from platform_server.features.conversations import service as conversations
 from platform_server.features.conversations.models import Conversation
 from platform_server.features.guard.models import ApprovalGrant, GuardRule
 from platform_server.features.guard.settings import SEVERITY_RANK
+from platform_server.features.workspaces.models import Workspace
 from platform_server.features.workspaces.service import member_role
 from platform_server.serialize import Fields, flag, ident, when
 from platform_server.web.context import Caller
@@ -130,7 +132,27 @@ GRANT_FIELDS = Fields(
 
 
 def to_dict(g: ApprovalGrant, now: dt.datetime | None = None) -> dict[str, Any]:
-    return {**GRANT_FIELDS(g), "active": is_active(g, now)}
+    return {**GRANT_FIELDS(g), "active": is_active(g, now), "scopeName": scope_name(g), "createdByName": _person(g.created_by)}
+
+
+def _person(user_id: int | None) -> str | None:
+    """A person's readable name (nickname, else username); None when there is no such user."""
+    user = User.get_or_none(User.id == user_id) if user_id else None
+    return (user.nickname or user.username) if user else None
+
+
+def scope_name(g: ApprovalGrant) -> str | None:
+    """Who or what the grant covers, in words a person reads (a grant lists show it instead of a raw id)."""
+    if g.scope_type == "USER":
+        return _person(int(g.scope_id)) if g.scope_id.isdigit() else None
+    if g.scope_type == "AGENT":
+        agent = Agent.get_or_none(Agent.id == int(g.scope_id)) if g.scope_id.isdigit() else None
+        return agent.name if agent else None
+    if g.scope_type == "CONVERSATION":
+        conv = Conversation.get_or_none(Conversation.id == g.conversation_pk) if g.conversation_pk else None
+        return conv.title if conv else None
+    workspace = Workspace.get_or_none(Workspace.id == int(g.scope_id)) if g.scope_id.isdigit() else None
+    return workspace.name if workspace else None
 
 
 def _check_scope(caller: Caller, scope_type: str, scope_id: str) -> int | None:

@@ -16,12 +16,12 @@ export class Composer {
     this.fileInput = h("input", { type: "file", accept: "image/*", multiple: true, hidden: true, class: "file-input", onchange: () => this.pick() });
     this.text = h("textarea", {
       class: "composer-text", rows: 1, placeholder: "Message the agent", title: "Enter sends, Shift+Enter adds a line, Esc stops",
-      "aria-label": "Message", oninput: () => { this.grow(); this.saveDraft(); }, onkeydown: (e) => this.key(e),
+      "aria-label": "Message", "aria-keyshortcuts": "Shift+Escape", oninput: () => { this.grow(); this.saveDraft(); }, onkeydown: (e) => this.key(e),
     });
     try { this.text.value = localStorage.getItem(DRAFT) || ""; } catch { /* storage off: no draft */ }
     this.attach = h("button", { type: "button", class: "icon-btn attach", title: "Attach images", "aria-label": "Attach images", onclick: () => this.fileInput.click() }, icon("attach", 20));
     this.sendBtn = h("button", { type: "submit", class: "btn btn-primary send", text: "Send" });
-    this.stopBtn = h("button", { type: "button", class: "btn btn-danger stop", text: "Stop", hidden: true, onclick: () => this.onStop() });
+    this.stopBtn = h("button", { type: "button", class: "btn btn-danger stop", text: "Stop", title: "Stop (Esc)", "aria-keyshortcuts": "Escape", hidden: true, onclick: () => this.onStop() });
     this.el = h("form", { class: "composer", onsubmit: (e) => { e.preventDefault(); this.submit(); } },
       this.chips,
       h("div", { class: "composer-row" }, this.attach, ...tools, this.fileInput, this.text, this.sendBtn, this.stopBtn));
@@ -31,7 +31,7 @@ export class Composer {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
       this.submit();
-    } else if (e.key === "Escape" && this.running) {
+    } else if (e.key === "Escape" && !e.shiftKey && this.running) {
       e.preventDefault();
       this.onStop();
     }

@@ -1,7 +1,7 @@
 // Render stored messages (MessageVO) as user bubbles and assistant turns.
 import { h } from "../dom.js";
 import { authImage } from "./attachments.js";
-import { Turn } from "./turn.js";
+import { Turn, copyButton } from "./turn.js";
 
 /** A user message bubble; text and image parts, never HTML. */
 export function userBubble({ text, parts, id }) {
@@ -10,7 +10,8 @@ export function userBubble({ text, parts, id }) {
   return h("div", { class: "msg user", dataset: { id: id || "" } },
     h("div", { class: "bubble" },
       images.length ? h("div", { class: "msg-images" }, images.map((p) => authImage(p.url, p.name || "attachment"))) : null,
-      h("div", { class: "msg-text", text: text || partText || "" })));
+      h("div", { class: "msg-text", text: text || partText || "" })),
+    h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" }, copyButton("Copy", () => text || partText || "")));
 }
 
 /** An empty assistant container for a Turn. */
@@ -32,6 +33,14 @@ function assistantFrames(m) {
   for (const c of toolCallsOf(m)) {
     const name = c.toolName || c.name || c.function?.name;
     const id = c.toolCallId || c.id;
+    const approval = c.approval; // the call's approval card, kept on the stored call: pending or resolved in place
+    if (approval?.pendingId) {
+      frames.push({ event: "tool_approval_requested", data: { pendingId: approval.pendingId, toolName: name, arguments: c.arguments ?? "", reason: approval.reason, maxSeverity: approval.maxSeverity } });
+      if (approval.decision && approval.decision !== "pending") {
+        frames.push({ event: "tool_approval_resolved", data: { pendingId: approval.pendingId, decision: approval.decision } });
+      }
+      if (approval.decision === "pending") continue; // nothing ran yet
+    }
     frames.push({ event: "tool_call_started", data: { toolCallId: id, toolName: name, arguments: c.arguments ?? c.function?.arguments ?? "" } });
     if (c.result !== undefined) {
       frames.push({ event: "tool_call_completed", data: { toolCallId: id, toolName: name, result: c.result, success: c.success !== false } });
@@ -48,22 +57,94 @@ function toolFrame(m) {
   } };
 }
 
+const isQuestion = (m) => m.role === "user" && !m.metadata?.command && !m.metadata?.continuation;
+
+/** Messages split into exchanges, each starting at a question (approval commands stay inside). */
+function exchanges(messages) {
+  const out = [];
+  for (const m of messages) {
+    if (isQuestion(m) || !out.length) out.push([]);
+    out[out.length - 1].push(m);
+  }
+  return out;
+}
+
+/**
+ * Render stored messages into `list`. An exchange that was regenerated or edited (its earlier versions
+ * stored with `metadata.retired` and one `versionOf`) shows its latest version with a pager to the
+ * earlier ones. Returns the Turns of what shows (the latest versions).
+ */
+export function renderHistory(list, messages, options = {}) {
+  const retired = new Map(); // versionOf -> the earlier versions' messages
+  const live = [];
+  for (const m of messages) {
+    if (!m.metadata?.retired) { live.push(m); continue; }
+    const key = String(m.metadata.versionOf);
+    if (!retired.has(key)) retired.set(key, []);
+    retired.get(key).push(m);
+  }
+  if (!retired.size) return renderFlat(list, live, options);
+  const turns = [];
+  let plain = [];
+  for (const ex of exchanges(live)) {
+    const key = isQuestion(ex[0]) ? String(ex[0].metadata?.versionOf ?? "") : "";
+    if (!key || !retired.has(key)) { plain.push(...ex); continue; }
+    turns.push(...renderFlat(list, plain, options));
+    plain = [];
+    turns.push(...renderVersions(list, [...exchanges(retired.get(key)), ex], options));
+  }
+  turns.push(...renderFlat(list, plain, options));
+  return turns;
+}
+
+/** The versions of one exchange, the latest shown, with "‹ n / N ›" to page through them. */
+function renderVersions(list, versions, options) {
+  const box = h("div", { class: "versions" });
+  list.append(box);
+  const panes = versions.map((ex) => {
+    const pane = h("div", { class: "version" });
+    box.append(pane);
+    return { pane, turns: renderFlat(pane, ex, options) };
+  });
+  const label = h("span", { class: "version-label" });
+  const prev = h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Previous version", text: "‹" });
+  const next = h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Next version", text: "›" });
+  const show = (k) => {
+    panes.forEach((p, i) => { p.pane.hidden = i !== k; });
+    label.textContent = `${k + 1} / ${panes.length}`;
+    prev.disabled = k === 0;
+    next.disabled = k === panes.length - 1;
+    prev.onclick = () => show(k - 1);
+    next.onclick = () => show(k + 1);
+  };
+  box.append(h("div", { class: "version-pager", role: "group", "aria-label": "Answer versions" }, prev, label, next));
+  show(panes.length - 1);
+  return panes[panes.length - 1].turns;
+}
+
 /**
  * Render stored messages into `list`: user bubbles, and one assistant Turn per run of assistant
  * and tool messages. A tool result lands on the card of the call it answers, even when it was
- * stored after a later user message (a call resumed by /approve).
+ * stored after a later user message (a call resumed by /approve). Returns the Turns it made.
  */
-export function renderHistory(list, messages, { onDecision } = {}) {
+function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContinue } = {}) {
   const owners = new Map(); // toolCallId -> Turn
+  const turns = [];
   let turn = null;
   let group = [];
   const close = () => {
     if (!turn) return;
     const last = group[group.length - 1];
-    const status = last?.status && last.status !== "streaming" ? last.status : "completed";
+    const waiting = turn.snapshot().blocks.some((b) => b.kind === "approval" && !b.decision);
+    const status = waiting ? "awaiting_approval" : last?.status && last.status !== "streaming" ? last.status : "completed";
     const sum = (key) => group.reduce((n, m) => n + (Number(m[key]) || 0), 0);
     const model = [...group].reverse().find((m) => m.runtimeModel)?.runtimeModel;
-    turn.apply({ event: "done", data: { status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens") } });
+    const timing = [...group].reverse().find((m) => m.metadata?.timing)?.metadata.timing;
+    const answer = [...group].reverse().find((m) => m.role === "assistant"); // the one a rating is stored with
+    turn.apply({ event: "done", data: {
+      status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens"), timing,
+      assistantMessageId: answer?.id, rating: answer?.metadata?.rating ?? null,
+    } });
     turn.flush();
     turn = null;
     group = [];
@@ -72,11 +153,14 @@ export function renderHistory(list, messages, { onDecision } = {}) {
     if (!turn) {
       const box = assistantBox();
       list.append(box);
-      turn = new Turn(box, { onDecision });
+      turn = new Turn(box, { onDecision, onRate, onRegenerate, onContinue });
+      turns.push(turn);
     }
     return turn;
   };
   for (const m of messages) {
+    // an approval's /approve or /deny (its card says it), a "continue" prompt (the answer goes on in its turn)
+    if (m.role === "user" && (m.metadata?.command || m.metadata?.continuation)) continue;
     if (m.role === "user") {
       close();
       list.append(userBubble({ text: m.content, parts: m.contentParts, id: m.id }));
@@ -93,4 +177,5 @@ export function renderHistory(list, messages, { onDecision } = {}) {
     }
   }
   close();
+  return turns;
 }

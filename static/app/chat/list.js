@@ -17,7 +17,7 @@ export class ConversationList {
     this.list = h("ul", { class: "conv-list", "aria-label": "Conversations" });
     this.el = h("aside", { class: "conv-sidebar", id: "conv-sidebar" },
       h("div", { class: "conv-tools" },
-        h("a", { class: "btn btn-primary new-chat", href: "#/chat" }, icon("plus", 16), "New chat"),
+        h("a", { class: "btn btn-primary new-chat", href: "#/chat", title: "New chat (Ctrl+Shift+O)", "aria-keyshortcuts": "Control+Shift+O Meta+Shift+O" }, icon("plus", 16), "New chat"),
         this.search),
       this.list);
   }

@@ -22,8 +22,24 @@ class ProgressSaver {
     this.lastEventId = null;
     this.savedAt = 0;
     this.timer = 0;
+    this.frozen = false;
     this.flush = this.flush.bind(this);
-    window.addEventListener("pagehide", this.flush);
+    this.freeze = this.freeze.bind(this);
+    this.thaw = this.thaw.bind(this);
+    window.addEventListener("pagehide", this.freeze);
+    window.addEventListener("pageshow", this.thaw);
+  }
+
+  /** The page is going away: save the turn as it stands, then nothing more. Its fetch fails while it
+   * unloads, and that error belongs to this page, not to the turn the next page re-attaches to. */
+  freeze() {
+    this.flush();
+    this.frozen = true;
+  }
+
+  /** Back from the back-forward cache: this page saves again. */
+  thaw(event) {
+    if (event.persisted) this.frozen = false;
   }
 
   note(id) {
@@ -37,7 +53,7 @@ class ProgressSaver {
   flush() {
     clearTimeout(this.timer);
     this.timer = 0;
-    if (this.lastEventId === null) return;
+    if (this.lastEventId === null || this.frozen) return;
     this.savedAt = Date.now();
     const value = { lastEventId: this.lastEventId, turn: this.turn.snapshot() };
     try { sessionStorage.setItem(KEY(this.conversationId), JSON.stringify(value)); } catch { /* quota: reconnect replays */ }
@@ -45,7 +61,8 @@ class ProgressSaver {
 
   close() {
     this.flush();
-    window.removeEventListener("pagehide", this.flush);
+    window.removeEventListener("pagehide", this.freeze);
+    window.removeEventListener("pageshow", this.thaw);
   }
 }
 
@@ -81,6 +98,7 @@ export async function runStream({ body, turn, signal, onFrame }) {
     // Aborted by us (switching conversation) or by the page going away: the turn goes on
     // server-side, and the saved progress lets the next page re-attach.
     if (err?.name === "AbortError" || signal?.aborted) return { status: "detached" };
+    if (saver.frozen) return { status: "detached" }; // the page is unloading: the next one re-attaches
     if (!done) {
       turn.apply({ event: "error", data: { message: "Connection lost; reopen the conversation to re-attach" } });
       return { status: "detached" };

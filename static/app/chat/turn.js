@@ -21,9 +21,28 @@ function contextNote(d) {
   return parts.length ? `to fit the model's context: ${parts.join(", ")}` : "";
 }
 
+/** A `phase` event as the words of the live status line (the server's phases; unknown ones as they come). */
+export function phaseLabel(phase, toolName) {
+  const names = {
+    queued: "Queued", thinking: "Thinking", writing: "Writing", awaiting_approval: "Waiting for approval",
+    planning: "Planning", executing: "Running the plan", answering: "Answering", subagent: "Asking a sub-agent",
+  };
+  if (phase === "calling_tool") return toolName ? `Calling ${toolName}` : "Calling a tool";
+  return names[phase] || String(phase || "").replace(/_/g, " ");
+}
+
+/** The finished answer's speed: time to first token and tokens per second (stored with the message). */
+function timingNote(t) {
+  if (!t || typeof t !== "object") return "";
+  const parts = [];
+  if (Number.isFinite(t.timeToFirstTokenMs)) parts.push(`${(t.timeToFirstTokenMs / 1000).toFixed(1)} s to first token`);
+  if (Number.isFinite(t.tokensPerSecond)) parts.push(`${t.tokensPerSecond} tokens/s`);
+  return parts.join(" · ");
+}
+
 export class Turn {
-  /** el: the container; onDecision(decision) is called by Approve/Deny buttons. */
-  constructor(el, { onDecision } = {}) {
+  /** el: the container; onDecision(decision) is called by Approve/Deny buttons, onRate(messageId, rating) by the thumbs. */
+  constructor(el, { onDecision, onRate, onRegenerate, onContinue } = {}) {
     this.el = el;
     this.onDecision = onDecision;
     this.state = { userMessageId: null, blocks: [], status: "streaming", phase: "", error: "" };
@@ -33,7 +52,49 @@ export class Turn {
     this.body = h("div", { class: "turn-body" });
     this.statusLine = h("div", { class: "turn-status", "aria-live": "polite" });
     this.sources = h("div", { class: "turn-sources", "aria-label": "Sources" });
-    mount(el, this.body, this.sources, this.statusLine);
+    this.actions = h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" });
+    this.onRate = onRate;
+    this.onRegenerate = onRegenerate;
+    this.onContinue = onContinue;
+    this.latest = false; // the conversation's last answer: the one Regenerate answers again
+    mount(el, this.body, this.sources, this.statusLine, this.actions);
+    this.renderActions();
+  }
+
+  /** Mark whether this is the conversation's last answer (only that one offers Regenerate). */
+  setLatest(latest) {
+    this.latest = latest;
+    this.renderActions();
+  }
+
+  /** The answer's Markdown as written (its text blocks), and as the reader sees it (plain text). */
+  markdown() {
+    return this.state.blocks.filter((b) => b.kind === "text").map((b) => b.text).join("\n\n");
+  }
+
+  plainText() {
+    return Array.from(this.body.querySelectorAll(".md"), (n) => n.innerText.trim()).join("\n\n");
+  }
+
+  /** Copy, copy as Markdown, thumbs up/down: on a finished answer (rating needs its stored message id). */
+  renderActions() {
+    const s = this.state;
+    const show = s.status !== "streaming" && this.state.blocks.some((b) => b.kind === "text");
+    this.actions.hidden = !show;
+    if (!show) return this.actions.replaceChildren();
+    const rate = (value) => {
+      const next = s.rating === value ? null : value;
+      this.onRate?.(s.messageId, next).then(() => { s.rating = next; this.renderActions(); }, () => {});
+    };
+    const canRate = Boolean(s.messageId && this.onRate);
+    this.actions.replaceChildren(
+      copyButton("Copy", () => this.plainText()),
+      copyButton("Copy Markdown", () => this.markdown()),
+      this.latest && this.onContinue && s.status === "stopped" ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Continue", title: "Go on with this answer where it stopped", onclick: () => this.onContinue(this) }) : null,
+      this.latest && this.onRegenerate ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Regenerate", title: "Answer again; this answer stays as an earlier version", onclick: () => this.onRegenerate() }) : null,
+      canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Good answer", "aria-pressed": String(s.rating === "up"), text: "👍", onclick: () => rate("up") }) : null,
+      canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Bad answer", "aria-pressed": String(s.rating === "down"), text: "👎", onclick: () => rate("down") }) : null,
+    );
   }
 
   /** Rebuild from a snapshot (see snapshot()). */
@@ -95,6 +156,7 @@ export class Turn {
         break;
       case "phase":
         this.state.phase = d.phase || "";
+        this.state.phaseTool = d.toolName || "";
         this.renderStatus();
         break;
       case "error":
@@ -102,10 +164,16 @@ export class Turn {
         this.state.status = "failed";
         this.renderStatus();
         break;
+      case "message_complete":
+        this.state.messageId = d.assistantMessageId || this.state.messageId;
+        break;
       case "done":
+        this.state.messageId = d.assistantMessageId || this.state.messageId || null;
+        if (d.rating !== undefined) this.state.rating = d.rating;
         this.state.status = d.status || "completed";
         this.state.model = d.runtimeModel || this.state.model || "";
         this.state.tokens = (d.promptTokens || 0) + (d.completionTokens || 0) || this.state.tokens || 0;
+        this.state.timing = d.timing || this.state.timing || null;
         this.state.phase = "";
         this.renderStatus();
         break;
@@ -114,11 +182,28 @@ export class Turn {
     }
   }
 
+  /** Whether a card here still waits for a decision. */
+  get waitingForApproval() {
+    return this.state.blocks.some((b) => b.kind === "approval" && !b.decision);
+  }
+
+  /** The paused turn goes on in place (its approval was decided): the continuation streams into it. */
+  resume() {
+    this.state.status = "streaming";
+    this.state.error = "";
+    this.state.phase = "";
+    this.renderStatus();
+  }
+
   /** Mark pending approvals as answered (a decision was sent). */
   settleApprovals(decision) {
     this.state.blocks.forEach((b, i) => {
       if (b.kind === "approval" && !b.decision) this.update(i, { decision });
     });
+    if (this.state.status === "awaiting_approval") { // no stale "Waiting for approval" under a decided card
+      this.state.status = "completed";
+      this.renderStatus();
+    }
   }
 
   appendText(kind, delta) {
@@ -207,16 +292,34 @@ export class Turn {
     this.el.dataset.status = s.status;
     let text = "";
     if (s.error) text = s.error;
-    else if (s.status === "streaming") text = s.phase ? `${s.phase.replace(/_/g, " ")}…` : "…";
+    else if (s.status === "streaming") text = s.phase ? `${phaseLabel(s.phase, s.phaseTool)}…` : "…";
     else if (s.status === "stopped") text = "Stopped";
     else if (s.status === "failed") text = "Failed";
     else if (s.status === "awaiting_approval") text = "Waiting for approval";
     else if (s.model) text = s.tokens ? `${s.model} · ${s.tokens} tokens` : s.model;
+    const speed = s.status === "completed" && !s.error ? timingNote(s.timing) : "";
+    if (speed) text = text ? `${text} · ${speed}` : speed;
     if (s.context && !s.error) text = text ? `${text} · ${s.context}` : s.context;
     this.statusLine.textContent = text;
     const quiet = s.status === "completed" && !s.error;
     this.statusLine.className = "turn-status" + (s.error || s.status === "failed" ? " error" : "") + (quiet ? " meta" : "");
+    this.renderActions();
   }
+}
+
+/** A button that copies `text()` to the clipboard and says so on itself for a moment. */
+export function copyButton(label, text) {
+  const button = h("button", { class: "btn btn-small btn-ghost", type: "button", text: label });
+  button.onclick = async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => { button.textContent = label; }, 1500);
+  };
+  return button;
 }
 
 function toolCard(block) {
@@ -241,10 +344,12 @@ function sourceChip(c) {
       href ? h("a", { href, text: where }) : null));
 }
 
+const DECISIONS = { approved: "Approved", denied: "Denied", expired: "No longer waiting (a newer message or the time limit ended it)" };
+
 function approvalCard(block, onDecision) {
   const decided = block.decision;
   const buttons = decided
-    ? h("div", { class: `approval-decision ${decided}`, text: decided === "approved" ? "Approved" : decided === "denied" ? "Denied" : decided })
+    ? h("div", { class: `approval-decision ${decided}`, text: DECISIONS[decided] || decided })
     : h("div", { class: "actions" },
       h("button", { class: "btn btn-primary", type: "button", text: "Approve", onclick: () => onDecision?.("approve") }),
       h("button", { class: "btn btn-danger", type: "button", text: "Deny", onclick: () => onDecision?.("deny") }));

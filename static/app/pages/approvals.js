@@ -3,8 +3,8 @@
 import { apiHeaders, get, post, seg, takeRenewal } from "../api.js";
 import { readSse } from "../sse.js";
 import { notificationsChanged } from "../shell.js";
-import { html, useState } from "../ui.js";
-import { PageFrame, Panel, confirmDialog, toast, toastError, useLoad, usePoll, useSession, useSourceName, when } from "../components/index.js";
+import { html, render, useState } from "../ui.js";
+import { Dialog, PageFrame, Panel, confirmDialog, toast, toastError, useLoad, usePoll, useSession, useSourceName, when } from "../components/index.js";
 
 const POLL_MS = 4_000;
 
@@ -37,6 +37,58 @@ async function decide(item, command, onResolved) {
   return done || {};
 }
 
+const DAY_MS = 24 * 3600 * 1000;
+
+/** The grants "Always allow" can create for `item`, narrowest first, each spelled out: who, which tool, where, until when. */
+function grantChoices(item, session) {
+  const me = session.user?.nickname || session.user?.username || "you";
+  const ws = (session.workspaces || []).find((w) => String(w.id) === String(session.workspace));
+  const where = `every agent and conversation of workspace “${ws?.name || session.workspace}”`;
+  const tool = `${item.toolName}, up to ${item.maxSeverity} severity`;
+  const base = { toolName: item.toolName, maxSeverity: item.maxSeverity, note: "Always allowed from the approvals inbox" };
+  const conv = item.conversationTitle || item.conversationId;
+  return [
+    { key: "conversation", label: `In the conversation “${conv}” only, while it exists`,
+      scope: `Who: ${me} · Tool: ${tool} · Where: the conversation “${conv}” · Until: the conversation is deleted`,
+      body: { ...base, scopeType: "CONVERSATION", scopeId: item.conversationId, grantKind: "UNTIL_CONVERSATION_END" } },
+    { key: "day", label: "For me, everywhere in this workspace, for 24 hours",
+      scope: `Who: ${me} · Tool: ${tool} · Where: ${where} · Until: ${new Date(Date.now() + DAY_MS).toLocaleString()}`,
+      body: () => ({ ...base, scopeType: "USER", scopeId: String(session.user?.id), grantKind: "UNTIL_TIMESTAMP", expireAt: new Date(Date.now() + DAY_MS).toISOString() }) },
+    { key: "always", label: "For me, everywhere in this workspace, until I revoke it",
+      scope: `Who: ${me} · Tool: ${tool} · Where: ${where} · Until: revoked on the Security page`,
+      body: { ...base, scopeType: "USER", scopeId: String(session.user?.id), grantKind: "ALWAYS" } },
+  ];
+}
+
+/** Ask which grant "Always allow" creates, its scope spelled out before it exists; resolves to its body or null. */
+function alwaysAllowDialog(item, session) {
+  const choices = grantChoices(item, session);
+  return new Promise((resolve) => {
+    const host = document.createElement("div");
+    document.body.append(host);
+    const done = (value) => { render(null, host); host.remove(); resolve(value); };
+    const Body = () => {
+      const [pick, setPick] = useState(choices[0].key);
+      const chosen = choices.find((c) => c.key === pick);
+      return html`<${Dialog} title=${`Always allow ${item.toolName}?`} onClose=${() => done(null)}>
+        <form method="dialog" class="stack" onSubmit=${(e) => { e.preventDefault(); done(typeof chosen.body === "function" ? chosen.body() : chosen.body); }}>
+          <p>This call is approved now, and later calls of <code>${item.toolName}</code> run without asking:</p>
+          <fieldset class="stack"><legend>Where and how long</legend>
+            ${choices.map((c) => html`<label key=${c.key}><input type="radio" name="grant-scope" value=${c.key}
+              checked=${pick === c.key} onChange=${() => setPick(c.key)} /> ${c.label}</label>`)}
+          </fieldset>
+          <p class="grant-scope" role="status">${chosen.scope}</p>
+          <div class="actions">
+            <button type="button" class="btn" onClick=${() => done(null)}>Cancel</button>
+            <button type="submit" class="btn btn-primary">Allow and approve</button>
+          </div>
+        </form>
+      <//>`;
+    };
+    render(html`<${Body} />`, host);
+  });
+}
+
 export default function Approvals() {
   const session = useSession();
   const state = useLoad(async () => {
@@ -55,10 +107,9 @@ export default function Approvals() {
     const id = item.pendingId;
     try {
       if (kind === "always") {
-        await post("/approval/grants", {
-          scopeType: "USER", scopeId: String(session.user?.id), toolName: item.toolName,
-          maxSeverity: item.maxSeverity, grantKind: "ALWAYS", note: "Always allowed from the approvals inbox",
-        });
+        const grant = await alwaysAllowDialog(item, session);
+        if (!grant) return;
+        await post("/approval/grants", grant);
       }
       mark(id, kind === "deny" ? "Denying…" : "Approving…");
       const done = await decide(item, kind === "deny" ? "/deny" : "/approve", (resolved) => {
@@ -120,7 +171,7 @@ function CallCard({ item, busy, onAct }) {
       <button type="button" class="btn btn-primary" onClick=${() => onAct(item, "approve")}>Approve</button>
       <button type="button" class="btn btn-danger" onClick=${() => onAct(item, "deny")}>Deny</button>
       ${item.maxSeverity !== "critical" && html`<button type="button" class="btn" onClick=${() => onAct(item, "always")}
-        title=${`Approve, and let ${item.toolName} run for you without asking from now on`}>Always allow</button>`}
+        title=${`Approve, and choose where and how long ${item.toolName} runs without asking`}>Always allow…</button>`}
     </div>`}
   </article>`;
 }

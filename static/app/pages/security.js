@@ -286,7 +286,7 @@ function Grants() {
     ${state.data && html`<${Table} label="Grants" rows=${state.data.records} empty="No grants."
       columns=${[
         { key: "toolName", label: "Tool", render: (g) => html`<code>${g.toolName || "any"}</code>${g.ruleId ? ` (rule ${g.ruleId})` : ""}` },
-        { key: "scope", label: "Scope", render: (g) => `${g.scopeType.toLowerCase()} ${g.scopeId}` },
+        { key: "scope", label: "Scope", render: (g) => `${g.scopeType.toLowerCase()} ${g.scopeName || g.scopeId}` },
         { key: "maxSeverity", label: "Up to", render: (g) => html`<span class=${`severity sev-${g.maxSeverity}`}>${g.maxSeverity}</span>` },
         { key: "grantKind", label: "Kind", render: (g) => (g.grantKind === "UNTIL_TIMESTAMP" ? `until ${when(g.expireAt)}` : g.grantKind.toLowerCase().replace(/_/g, " ")) },
         { key: "note", label: "Note" },

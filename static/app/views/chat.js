@@ -36,6 +36,8 @@ export class ChatView {
     this.composer = new Composer({ onSend: (text, files) => this.send(text, files), onStop: () => this.stop(), tools: [this.talk.button] });
     this.renamed = (e) => { if (e.detail.id === this.id) this.title.textContent = e.detail.title; };
     document.addEventListener("conversation-renamed", this.renamed);
+    this.shortcuts = (e) => this.shortcut(e);
+    document.addEventListener("keydown", this.shortcuts);
     this.el = h("div", { class: "chat-layout", onkeydown: (e) => { if (e.key === "Escape") this.el.classList.remove("show-list"); } },
       this.list.el,
       h("section", { class: "chat-pane" },
@@ -68,6 +70,23 @@ export class ChatView {
     this.running?.controller.abort();
     this.talk.close();
     document.removeEventListener("conversation-renamed", this.renamed);
+    document.removeEventListener("keydown", this.shortcuts);
+  }
+
+  /** Keyboard shortcuts: Ctrl/Cmd+Shift+O a new chat, Esc stops a running answer, Shift+Esc focuses the box. */
+  shortcut(e) {
+    if (e.defaultPrevented || e.isComposing || document.querySelector("dialog[open]")) return;
+    const mod = e.ctrlKey || e.metaKey;
+    if (mod && e.shiftKey && (e.key === "o" || e.key === "O")) {
+      e.preventDefault();
+      location.hash = "#/chat";
+    } else if (e.key === "Escape" && e.shiftKey) {
+      e.preventDefault();
+      this.composer.focus();
+    } else if (e.key === "Escape" && this.running) {
+      e.preventDefault();
+      this.stop();
+    }
   }
 
   /** Show a conversation (id) or a new chat (no id). */
@@ -140,14 +159,16 @@ export class ChatView {
     }
     if (id !== this.id) return;
     this.messages.replaceChildren();
+    this.turns = [];
     if (status?.streamStatus === "running") {
       await this.reconnect(messages);
       return;
     }
     clearProgress(id);
     if (hasMore) this.messages.append(this.earlierButton(messages[0]?.id));
-    renderHistory(this.messages, messages, { onDecision: (d) => this.decide(d) });
+    this.turns.push(...renderHistory(this.messages, messages, this.turnOptions()));
     await this.showPendingApprovals();
+    this.markLatest();
     this.scroll(true);
   }
 
@@ -165,7 +186,7 @@ export class ChatView {
     } else {
       cut = messages.map((m) => m.role).lastIndexOf("user");
     }
-    renderHistory(this.messages, messages.slice(0, cut + 1), { onDecision: (d) => this.decide(d) });
+    this.turns.push(...renderHistory(this.messages, messages.slice(0, cut + 1), this.turnOptions()));
     const body = { agentId: this.agentSelect.value, conversationId: this.id, reconnect: true };
     if (lastEventId) body.lastEventId = lastEventId;
     const done = await this.stream(body, state);
@@ -186,7 +207,7 @@ export class ChatView {
         const older = page?.messages || [];
         const box = document.createDocumentFragment();
         if (page?.hasMore && older.length) box.append(this.earlierButton(older[0].id));
-        renderHistory(box, older, { onDecision: (d) => this.decide(d) });
+        this.turns.push(...renderHistory(box, older, this.turnOptions()));
         const height = this.messages.scrollHeight;
         button.replaceWith(box);
         this.messages.scrollTop += this.messages.scrollHeight - height;
@@ -201,10 +222,23 @@ export class ChatView {
   async showPendingApprovals() {
     let pending = [];
     try { pending = await get(`/chat/${seg(this.id)}/pending-approvals`); } catch { return; }
-    if (!Array.isArray(pending) || !pending.length) return;
+    if (!Array.isArray(pending)) return;
+    const waiting = new Set(pending.map((p) => String(p.pendingId ?? p.id)));
+    const shown = new Set();
+    for (const turn of this.turns) {
+      turn.snapshot().blocks.forEach((b) => {
+        if (b.kind !== "approval") return;
+        shown.add(String(b.pendingId));
+        // a stored card the server no longer waits on (superseded by a newer message, or expired)
+        if (!b.decision && !waiting.has(String(b.pendingId))) turn.apply({ event: "tool_approval_resolved", data: { pendingId: b.pendingId, decision: "expired" } });
+      });
+      if (turn.state.status === "awaiting_approval" && !turn.waitingForApproval) turn.apply({ event: "done", data: { status: "completed" } });
+    }
+    pending = pending.filter((p) => !shown.has(String(p.pendingId ?? p.id))); // the history shows it already
+    if (!pending.length) return;
     const box = assistantBox();
     this.messages.append(box);
-    const turn = new Turn(box, { onDecision: (d) => this.decide(d) });
+    const turn = new Turn(box, this.turnOptions());
     this.turns.push(turn);
     for (const p of pending) {
       turn.apply({ event: "tool_approval_requested", data: { ...p, pendingId: p.pendingId ?? p.id } });
@@ -241,23 +275,105 @@ export class ChatView {
       body.modelProvider = m.providerId;
       body.modelName = m.modelName;
     }
+    // a new message ends what was waiting (the server denies it as superseded): the cards say so
+    for (const turn of this.turns) if (turn.waitingForApproval) turn.settleApprovals("expired");
     this.messages.append(userBubble({ text: body.message, parts: body.contentParts }));
     this.scroll(true);
     await this.stream(body, null);
   }
 
-  /** Send /approve or /deny as the next message. */
-  decide(decision) {
-    if (this.running) return;
-    for (const turn of this.turns) turn.settleApprovals(decision === "approve" ? "approved" : "denied");
-    this.send("/" + decision, []);
+  turnOptions() {
+    return {
+      onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r),
+      onRegenerate: () => this.regenerate(), onContinue: (turn) => this.continueAnswer(turn),
+    };
   }
 
-  async stream(body, state) {
-    const box = assistantBox();
-    this.messages.append(box);
-    const turn = new Turn(box, { onDecision: (d) => this.decide(d) });
-    this.turns.push(turn);
+  /** The last question shown (not an earlier version's): its bubble, or null. */
+  lastQuestion() {
+    const bubbles = [...this.messages.querySelectorAll(".msg.user")].filter((b) => !b.closest("[hidden]"));
+    return bubbles[bubbles.length - 1] || null;
+  }
+
+  /** Regenerate on the last answer only, Edit on the last question only. */
+  markLatest() {
+    const visible = this.turns.filter((t) => !t.el.closest("[hidden]") && t.el.isConnected);
+    this.turns.forEach((t) => t.setLatest(t === visible[visible.length - 1]));
+    this.messages.querySelectorAll(".edit-question").forEach((b) => b.remove());
+    const bubble = this.lastQuestion();
+    if (!bubble || this.running) return;
+    const bar = bubble.querySelector(".msg-actions");
+    bar?.append(h("button", { class: "btn btn-small btn-ghost edit-question", type: "button", text: "Edit", onclick: () => this.editQuestion(bubble) }));
+  }
+
+  /** Edit the last question in place, then send it again: the old exchange stays as an earlier version. */
+  editQuestion(bubble) {
+    const text = bubble.querySelector(".msg-text")?.textContent || "";
+    const box = h("textarea", { class: "edit-box", "aria-label": "Edit message", rows: 3 });
+    box.value = text;
+    const form = h("form", { class: "edit-form" },
+      box,
+      h("div", { class: "actions" },
+        h("button", { type: "button", class: "btn btn-small", text: "Cancel", onclick: () => { form.remove(); bubble.hidden = false; } }),
+        h("button", { type: "submit", class: "btn btn-small btn-primary", text: "Send" })));
+    form.onsubmit = (e) => {
+      e.preventDefault();
+      if (!box.value.trim()) return;
+      this.resend(box.value);
+    };
+    bubble.hidden = true;
+    bubble.after(form);
+    box.focus();
+  }
+
+  /** Go on with a stopped answer in its own turn (the server stores a marked continuation prompt, no bubble). */
+  async continueAnswer(turn) {
+    if (this.running || !this.agentSelect.value) return;
+    await this.stream({ agentId: this.agentSelect.value, conversationId: this.id, continueAnswer: true }, null, turn);
+  }
+
+  /** Answer the last question again (the same text). */
+  regenerate() {
+    const text = this.lastQuestion()?.querySelector(".msg-text")?.textContent;
+    if (text) this.resend(text);
+  }
+
+  async resend(text) {
+    if (this.running || !this.agentSelect.value) return;
+    const cid = this.id;
+    const done = await this.stream({ agentId: this.agentSelect.value, conversationId: cid, message: text, regenerate: true }, null);
+    if (done.status !== "detached" && this.id === cid) {
+      this.id = null; // re-read the stored history: the versions and their pager
+      await this.update([encodeURIComponent(cid)]);
+    }
+  }
+
+  /** Thumbs up/down (or none) on an answer, stored with its message. */
+  rate(messageId, rating) {
+    return put(`/conversations/${seg(this.id)}/messages/${seg(messageId)}/rating`, { rating }).catch((err) => { showError(err); throw err; });
+  }
+
+  /** Decide the waiting call: the turn that asked goes on in place (its card shows the decision, no
+   * "/approve" bubble; the server keeps the command message, marked, which the history leaves out). */
+  async decide(decision) {
+    if (this.running) return;
+    const owner = [...this.turns].reverse().find((t) => t.waitingForApproval) || null;
+    for (const turn of this.turns) turn.settleApprovals(decision === "approve" ? "approved" : "denied");
+    const agentId = this.agentSelect.value;
+    if (!agentId) return;
+    await this.stream({ agentId, conversationId: this.id, message: "/" + decision }, null, owner);
+  }
+
+  /** Stream `body` into a new turn (restored from `state` when re-attaching), or into `into`, a paused turn. */
+  async stream(body, state, into = null) {
+    let turn = into;
+    if (turn) turn.resume();
+    else {
+      const box = assistantBox();
+      this.messages.append(box);
+      turn = new Turn(box, this.turnOptions());
+      this.turns.push(turn);
+    }
     if (state) turn.restore(state);
     const controller = new AbortController();
     const run = { controller, turn, id: body.conversationId };
@@ -275,6 +391,7 @@ export class ChatView {
       this.running = null;
       this.composer.setRunning(false);
     }
+    this.markLatest();
     if (done.status !== "detached") {
       if (done.status === "failed" && done.message && /busy/i.test(done.message)) toast(done.message, "error");
       this.list.refresh().then(() => this.list.setActive(this.isNew ? null : this.id));
@@ -288,7 +405,7 @@ export class ChatView {
     this.messages.append(userBubble({ text }));
     const box = assistantBox();
     this.messages.append(box);
-    this.talking = new Turn(box, { onDecision: (d) => this.decide(d) });
+    this.talking = new Turn(box, this.turnOptions());
     this.turns.push(this.talking);
     this.agentSelect.disabled = true;
     this.scroll(true);

@@ -50,7 +50,7 @@ function BuiltinTools() {
         <td><select aria-label=${`Tier of ${t.name}`} value=${t.disclosureTier}
           onChange=${(e) => run(() => put(`/tools/${seg(t.id)}/disclosure-tier`, { tier: e.currentTarget.value }), "Saved")}>
           <option value="core">core</option><option value="extension">extension</option></select></td>
-        <td><${Toggle} label=${`Enable ${t.name}`} checked=${t.enabled}
+        <td><${Toggle} label=${`Enable ${t.name}`} checked=${t.enabled && t.workspaceEnabled !== false} disabled=${t.workspaceEnabled === false}
           onChange=${(v) => run(() => put(`/tools/${seg(t.id)}/toggle`, { enabled: v }), v ? "Enabled" : "Disabled").then(tools.reload)} />
           ${t.workspaceEnabled === false ? html`<br /><small class="muted host-off">Not enabled in this workspace (host tool <code>${t.hostTool}</code>; a global admin enables it)</small>` : ""}</td>
       </tr>`)}</tbody></table></div>
