@@ -8,6 +8,7 @@ from platform_server import __version__
 from platform_server.json_types import JsonObject
 from platform_server.web.base import ApiHandler, dumps
 from platform_server.web.context import PUBLIC
+from platform_server.web.openapi_inputs import add_inputs
 from platform_server.web.routing import Route
 
 _ERRORS = {
@@ -168,6 +169,7 @@ def build_document(routes: list[Route]) -> JsonObject:
                     "required": True,
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
+            add_inputs(handler, r.template, method, op)
             for code, text in _ERRORS.items():
                 if code == "401" and level == PUBLIC and method not in handler.sse_methods:
                     continue
