@@ -11,7 +11,7 @@ from platform_server.web.openapi import build_document
 from tests.helpers.chat import ChatEnv, chat_env
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import ScriptedOpenAI
-from tests.helpers.openapi_inputs import undocumented
+from tests.helpers.openapi_inputs import undocumented, unlisted_statuses
 from tests.helpers.server import RunningServer, create_personas, start_server
 
 
@@ -21,18 +21,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Fail the run when a handler read an input (query parameter, body) its OpenAPI operation does not state."""
-    if not inputs.seen():
+    """Fail the run when a handler read an input (query parameter, body) its OpenAPI operation does not state,
+    or answered a status its operation does not list."""
+    if not inputs.seen() and not inputs.statuses():
         return
     routes = collect_routes()
-    problems = undocumented(build_document(routes), routes)
-    if problems:
-        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-        text = "inputs read but not in the OpenAPI document (web/openapi_inputs.py or the handler's query_params):"
-        for line in [text, *problems]:
-            if reporter is not None:
-                reporter.write_line(line, red=True)
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    document = build_document(routes)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    for title, problems in (
+        ("inputs read but not in the OpenAPI document (web/openapi_inputs.py or the handler's query_params):",
+         undocumented(document, routes)),
+        ("statuses answered but not in the OpenAPI document (web/openapi_statuses.py):", unlisted_statuses(document, routes)),
+    ):
+        if problems:
+            for line in [title, *problems]:
+                if reporter is not None:
+                    reporter.write_line(line, red=True)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture

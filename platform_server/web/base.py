@@ -328,6 +328,7 @@ class ApiHandler(tornado.web.RequestHandler):
             self._timeout_handle = None
 
     def on_finish(self) -> None:
+        inputs.note_status(type(self), self.request.method or "", self.get_status())
         self._cancel_timeout()
         self._drop_spool()
 

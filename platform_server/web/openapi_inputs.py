@@ -102,6 +102,11 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ],
     ("GET", "/api/v1/content-items"): _PAGE,
     ("GET", "/api/v1/dashboard/cron-runs"): [_q("limit", _LONG, "The latest runs, unpaged (without page and size)")],
+    ("GET", "/api/v1/dashboard/cron-runs/{cronJobId}"): [_q("limit", _LONG, "The latest runs, unpaged (without page and size)")],
+    ("GET", "/api/v1/token-usage"): [
+        _q("startDate", {"type": "string", "format": "date"}, "A whole first day (when `startTime` is absent)"),
+        _q("endDate", {"type": "string", "format": "date"}, "A whole last day (when `endTime` is absent)"),
+    ],
     ("DELETE", "/api/v1/models/custom-providers"): [_q("providerId", _STR, "The custom provider to delete", required=True)],
     ("GET", "/api/v1/docs/content"): [_q("slug", _STR, "The document's slug", required=True)],
     ("GET", "/api/v1/skills/install/hub/search"): [_q("q", _STR, "Same as `keyword`")],
@@ -157,11 +162,11 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
 
 
 def _zip_upload(description: str) -> JsonObject:
-    """A ZIP archive: as a multipart `file`, or as the body itself (application/zip)."""
+    """A ZIP archive: as a multipart `file`, or as the body itself (any other type: application/octet-stream)."""
     body = upload(description)
     content = body["content"]
     assert isinstance(content, dict)  # upload() writes a content map
-    content["application/zip"] = {"schema": {"type": "string", "format": "binary"}}
+    content["application/octet-stream"] = {"schema": {"type": "string", "format": "binary"}}
     return body
 
 
@@ -223,5 +228,16 @@ MORE_CONTENT: dict[tuple[str, str], JsonObject] = {
         "application/octet-stream": {"schema": {"type": "string", "format": "binary", "description": "The file's bytes"}}
     },
 }
-for _t in ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h"):
+_WECOM = [  # the smart bot's signed callbacks (msg_signature over token, timestamp, nonce and the payload)
+    _q("msg_signature", _STR, "The platform's signature", required=True),
+    _q("timestamp", _STR, required=True),
+    _q("nonce", _STR, required=True),
+]
+PARAMS[("GET", "/api/v1/channels/webhook/im_f")] = [
+    _CHANNEL_ID,
+    *_WECOM,
+    _q("echostr", _STR, "The encrypted string the URL check echoes back decrypted", required=True),
+]
+PARAMS[("POST", "/api/v1/channels/webhook/im_f")] = [_CHANNEL_ID, *_WECOM]
+for _t in ("im_a", "im_b", "im_c", "im_d", "im_e", "im_g", "im_h"):
     PARAMS[("POST", f"/api/v1/channels/webhook/{_t}")] = [_CHANNEL_ID]

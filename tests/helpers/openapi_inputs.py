@@ -34,3 +34,22 @@ def undocumented(document: dict[str, Any], routes: list[Route],
                 elif where == inputs.RAW and not content:
                     problems.append(f"{method} {template}: request body")
     return problems
+
+
+def unlisted_statuses(document: dict[str, Any], routes: list[Route],
+                      seen: dict[tuple[type, str], set[int]] | None = None) -> list[str]:
+    """One line per status an operation answered that its responses in `document` do not list."""
+    templates: dict[type, list[str]] = {}
+    for r in routes:
+        templates.setdefault(r.handler, []).append(r.template)
+    problems: list[str] = []
+    for (handler, method), codes in sorted((seen if seen is not None else inputs.statuses()).items(),
+                                           key=lambda item: (item[0][0].__qualname__, item[0][1])):
+        for template in templates.get(handler, []):
+            op = document["paths"].get(template, {}).get(method.lower())
+            if op is None:
+                continue
+            for code in sorted(codes):
+                if str(code) not in op["responses"] and "default" not in op["responses"]:
+                    problems.append(f"{method} {template}: status {code}")
+    return problems
