@@ -66,6 +66,8 @@ def add_inputs(handler: type[ApiHandler], template: str, method: str, op: JsonOb
     if (method, template) in BODIES and "requestBody" not in op:
         op["requestBody"] = BODIES[(method, template)]
     body = op.get("requestBody")
+    if (method, template) in OPTIONAL_BODY and isinstance(body, dict):
+        body["required"] = False
     if (method, template) in MORE_CONTENT and isinstance(body, dict) and isinstance(body.get("content"), dict):
         body["content"] = {**body["content"], **MORE_CONTENT[(method, template)]}
 
@@ -142,6 +144,9 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/wiki/transformations"): [_q("kbId", _LONG, "Transformations of one KB")],
     ("DELETE", "/api/v1/mcp/servers/{id}"): [_q("force", _BOOL, "Delete even when agents use the server")],
     ("GET", "/api/v1/skills"): [_q("skillType", _STR, "Same as `type`")],
+    ("POST", "/api/v1/skills/curator/activate"): [
+        _q("activate", _BOOL, "Stands in for the body's `active` when the body is empty (the original console sends it so)")
+    ],
     ("POST", "/api/v1/mcp/serve"): [
         {
             "name": "X-Workspace-Id",
@@ -222,6 +227,8 @@ BODIES: dict[tuple[str, str], JsonObject] = {
         },
     },
 }
+# (method, path template) of body-model operations that also take an empty body (a query parameter stands in)
+OPTIONAL_BODY = {("POST", "/api/v1/skills/curator/activate")}
 # (method, path template) -> media types a body-model operation also takes
 MORE_CONTENT: dict[tuple[str, str], JsonObject] = {
     ("PUT", "/api/v1/agents/{agentId}/workspace/files/{path}"): {

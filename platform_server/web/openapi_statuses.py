@@ -50,6 +50,8 @@ UNAUTHORIZED: dict[tuple[str, str], str] = {
 # (method, path template) of operations without a path parameter that still answer 404 (an id in the query or body)
 NOT_FOUND: set[tuple[str, str]] = {
     ("GET", "/api/v1/channels/webchat/config"),  # the `token` names a webchat channel
+    ("POST", "/api/v1/skills/curator/adopt"),  # the body is an array of skill ids
+    ("POST", "/api/v1/skills/curator/release"),
 }
 
 
@@ -57,7 +59,7 @@ def _names_a_resource(handler: type[ApiHandler], method: str, op: JsonObject) ->
     """Whether the operation names something that may not exist: a path parameter, or an id in query or body."""
     params = op.get("parameters")
     for p in params if isinstance(params, list) else []:
-        if isinstance(p, dict) and (p.get("in") == "path" or str(p.get("name", "")).lower().endswith(("id", "ids"))):
+        if isinstance(p, dict) and (p.get("in") == "path" or str(p.get("name", "")).lower().endswith(("id", "ids", "slug"))):
             return True
     model = handler.body_models.get(method)
     return model is not None and any(name.lower().endswith(("id", "ids")) for name in model.model_fields)
