@@ -423,6 +423,11 @@ class ApiHandler(tornado.web.RequestHandler):
         self._note(inputs.QUERY, name)
         return super().get_query_argument(name, default, strip)
 
+    def query_map(self) -> dict[str, str]:
+        """Every query parameter, unnoted: for a verifier that takes the whole query (a webhook's signature
+        covers parameters the messaging platform chooses; the ones it documents are in web/openapi_inputs)."""
+        return {k: super(ApiHandler, self).get_query_argument(k) for k in self.request.query_arguments}
+
     @property
     def body_bytes(self) -> bytes:
         self._note(inputs.RAW)

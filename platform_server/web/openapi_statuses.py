@@ -52,6 +52,7 @@ NOT_FOUND: set[tuple[str, str]] = {
     ("GET", "/api/v1/channels/webchat/config"),  # the `token` names a webchat channel
     ("POST", "/api/v1/skills/curator/adopt"),  # the body is an array of skill ids
     ("POST", "/api/v1/skills/curator/release"),
+    ("PUT", "/api/v1/models/active"),  # the body names a provider and a model
 }
 
 
