@@ -58,11 +58,10 @@ def add_inputs(handler: type[ApiHandler], template: str, method: str, op: JsonOb
         if isinstance(body, dict):
             body["required"] = False
     for param in extra:
-        if param["in"] != "query":
-            params.append(dict(param))
-        elif param["name"] not in names:
-            names.add(str(param["name"]))
-            params.append(dict(param))
+        if param["in"] == "query" and param["name"] in names:  # restated here with the limits the server checks
+            params[:] = [p for p in params if not (isinstance(p, dict) and p.get("in") == "query" and p.get("name") == param["name"])]
+        names.add(str(param["name"]))
+        params.append(dict(param))
     if (method, template) in BODIES and "requestBody" not in op:
         op["requestBody"] = BODIES[(method, template)]
     body = op.get("requestBody")
@@ -81,12 +80,23 @@ def _q(name: str, schema: JsonObject, description: str = "", required: bool = Fa
 
 _LONG: JsonObject = {"type": "string", "pattern": "^[0-9]{1,18}$"}  # a Long, as web.base.parse_long reads it
 _STR: JsonObject = {"type": "string"}
+_TEXT: JsonObject = {"type": "string", "minLength": 1, "pattern": "\\S"}  # blank is refused
+_DAY: JsonObject = {"type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}.*)?$"}
 _BOOL: JsonObject = {"type": "boolean"}
-_PAGE = [_q("page", {"type": "integer", "minimum": 1}), _q("size", {"type": "integer", "minimum": 1})]
+# web.pagination.page_request: below 1 is a 400, a size above the maximum is clamped; empty means the default
+_PAGE = [
+    _q("page", {"type": "integer", "minimum": 1}, "Page number from 1"),
+    _q("size", {"type": "integer", "minimum": 1}, "Page size from 1 (clamped to the maximum)"),
+]
+_OPT_LONG: JsonObject = {"type": "string", "pattern": "^[0-9]{0,18}$"}  # an optional Long: empty means absent
+
+
+def _range(name: str, low: int, high: int, description: str = "") -> JsonObject:
+    return _q(name, {"type": "integer", "minimum": low, "maximum": high}, description)
 
 
 def _limit(default: int) -> JsonObject:
-    return _q("limit", _LONG, f"How many (default {default})")
+    return _q("limit", _OPT_LONG, f"How many (default {default})")
 
 
 # (method, path template) -> query (and header) parameters read by handlers that declare none or only some of them
@@ -95,29 +105,29 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
         _q("oldPassword", {"type": "string", "minLength": 1}, "The current password", required=True),
         _q("newPassword", {"type": "string", "minLength": 8}, "The new password (8 characters or more)", required=True),
     ],
-    ("GET", "/api/v1/activity/feed"): [_q("source", _STR, "The original console's name for `kind`")],
-    ("GET", "/api/v1/wiki/knowledge-bases/bindable"): [_q("agentId", _LONG, "Mark the KBs this agent is bound to")],
+    ("GET", "/api/v1/activity/feed"): [*_PAGE, _q("source", _STR, "The original console's name for `kind`")],
+    ("GET", "/api/v1/wiki/knowledge-bases/bindable"): [_q("agentId", _OPT_LONG, "Mark the KBs this agent is bound to")],
     ("GET", "/api/v1/models/by-type"): [
         _q("type", {"type": "string", "enum": ["chat", "embedding"]}, "Model type (default chat)"),
         _q("modelType", {"type": "string", "enum": ["chat", "embedding"]}, "Same as `type`"),
         _q("modality", _STR, "An input modality the model must accept (`vision` means `image`)"),
     ],
     ("GET", "/api/v1/content-items"): _PAGE,
-    ("GET", "/api/v1/dashboard/cron-runs"): [_q("limit", _LONG, "The latest runs, unpaged (without page and size)")],
-    ("GET", "/api/v1/dashboard/cron-runs/{cronJobId}"): [_q("limit", _LONG, "The latest runs, unpaged (without page and size)")],
+    ("GET", "/api/v1/dashboard/cron-runs"): [*_PAGE, _range("limit", 1, 100, "The latest runs, unpaged (without page and size)")],
+    ("GET", "/api/v1/dashboard/cron-runs/{cronJobId}"): [*_PAGE, _range("limit", 1, 100, "The latest runs, unpaged")],
     ("GET", "/api/v1/token-usage"): [
-        _q("startDate", {"type": "string", "format": "date"}, "A whole first day (when `startTime` is absent)"),
-        _q("endDate", {"type": "string", "format": "date"}, "A whole last day (when `endTime` is absent)"),
+        _q("startDate", _DAY, "A whole first day, YYYY-MM-DD (when `startTime` is absent)"),
+        _q("endDate", _DAY, "A whole last day, YYYY-MM-DD (when `endTime` is absent)"),
     ],
-    ("DELETE", "/api/v1/models/custom-providers"): [_q("providerId", _STR, "The custom provider to delete", required=True)],
-    ("GET", "/api/v1/docs/content"): [_q("slug", _STR, "The document's slug", required=True)],
+    ("DELETE", "/api/v1/models/custom-providers"): [_q("providerId", _TEXT, "The custom provider to delete", required=True)],
+    ("GET", "/api/v1/docs/content"): [_q("slug", _TEXT, "The document's slug", required=True)],
     ("GET", "/api/v1/skills/install/hub/search"): [_q("q", _STR, "Same as `keyword`")],
-    ("GET", "/api/v1/wiki/kb/{kbId}/jobs"): [_limit(50), _q("rawId", _LONG, "Jobs of one raw document")],
+    ("GET", "/api/v1/wiki/kb/{kbId}/jobs"): [_limit(50), _q("rawId", _OPT_LONG, "Jobs of one raw document")],
     ("GET", "/api/v1/wiki/pages/lookup"): [_q("title", _STR), _q("slug", _STR)],
     ("GET", "/api/v1/wiki/knowledge-bases/{kbId}/pages"): [
         *_PAGE,
         _q("pendingChange", {"type": "string", "enum": ["true", "false"]}, "Only pages with a pending change"),
-        _q("rawId", _LONG, "Pages made from one raw document"),
+        _q("rawId", _OPT_LONG, "Pages made from one raw document"),
         _q("pageType", _STR),
         _q("q", _STR, "Title or slug contains"),
     ],
@@ -134,14 +144,37 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/wiki/knowledge-bases/{kbId}/raw"): [_q("status", _STR, "Only documents in this state")],
     ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/{rawId}/reprocess"): [_q("force", _BOOL, "Requeue even when running")],
     ("GET", "/api/v1/wiki/kb/{kbId}/pages/{slug}/related"): [_limit(10)],
-    ("GET", "/api/v1/security/guard/rules"): _PAGE,
+    ("GET", "/api/v1/security/guard/rules"): [
+        _q("page", {"type": "integer", "minimum": 1}, "Paged when given"),
+        _q("size", _STR, "Page size (with page)"),
+    ],
+    **{
+        ("GET", path): _PAGE
+        for path in (
+            "/api/v1/approval/grants",
+            "/api/v1/approval/resolutions",
+            "/api/v1/audit/events",
+            "/api/v1/security/approvals",
+            "/api/v1/security/audit/logs",
+            "/api/v1/skills",
+        )
+    },
+    ("GET", "/api/v1/security/audit/stats"): [_range("days", 1, 3650, "The last N days")],
+    ("GET", "/api/v1/skills/curator/reports"): [_range("limit", 1, 100)],
+    ("GET", "/api/v1/skills/curator/snapshots"): [_range("limit", 1, 100)],
+    ("GET", "/api/v1/conversations/{conversationId}/team-runs/page"): [_q("limit", {"type": "integer", "minimum": 1})],
+    ("GET", "/api/v1/teams/{teamId}/runs/page"): [_q("limit", {"type": "integer", "minimum": 1})],
+    ("GET", "/api/v1/workflows/{id}/runs"): [_q("limit", {"type": "integer", "minimum": 1})],
+    ("GET", "/api/v1/plans"): [_q("agentId", _LONG, "The agent", required=True)],
+    ("GET", "/api/v1/skills/prompt-preview"): [_q("agentId", _LONG, "The agent", required=True)],
+    ("GET", "/api/v1/skills/routines"): [_q("status", {"type": "string", "enum": ["open", "dismissed", "promoted"]})],
     ("GET", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines/{id}/runs"): [_limit(100)],
     ("GET", "/api/v1/wiki/transformations/runs"): [
-        _q("transformationId", _LONG),
-        _q("kbId", _LONG),
+        _q("transformationId", _OPT_LONG),
+        _q("kbId", _OPT_LONG),
         _q("status", _STR),
     ],
-    ("GET", "/api/v1/wiki/transformations"): [_q("kbId", _LONG, "Transformations of one KB")],
+    ("GET", "/api/v1/wiki/transformations"): [_q("kbId", _OPT_LONG, "Transformations of one KB")],
     ("DELETE", "/api/v1/mcp/servers/{id}"): [_q("force", _BOOL, "Delete even when agents use the server")],
     ("GET", "/api/v1/skills"): [_q("skillType", _STR, "Same as `type`")],
     ("POST", "/api/v1/skills/curator/activate"): [
@@ -156,10 +189,10 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
             "schema": _LONG,
         }
     ],
-    ("GET", "/api/v1/teams/{teamId}/tasks/stats"): [_q("runId", _LONG, "Tasks of one run")],
+    ("GET", "/api/v1/teams/{teamId}/tasks/stats"): [_q("runId", _OPT_LONG, "Tasks of one run")],
     ("GET", "/api/v1/teams/{teamId}/tasks"): [
         _q("status", _STR, "Comma-separated task statuses"),
-        _q("runId", _LONG, "Tasks of one run"),
+        _q("runId", _OPT_LONG, "Tasks of one run"),
         _q("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
         _q("offset", {"type": "integer", "minimum": 0}),
     ],
