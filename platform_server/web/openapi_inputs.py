@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server.idempotency import MAX_KEY_LENGTH
 from platform_server.json_types import JsonObject
 
 if TYPE_CHECKING:
@@ -27,6 +28,16 @@ _ENABLED = {
     "required": False,
     "description": "Stands in for the body's `enabled` when the body is empty (the original console sends it so)",
     "schema": {"type": "boolean"},
+}
+
+
+_IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "Run this POST once per key: a retry gets the first answer again (409 while the first still runs, "
+    "422 when the key came with another body)",
+    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": "^[ -~]+$"},
 }
 
 
@@ -51,6 +62,8 @@ def add_inputs(handler: type[ApiHandler], template: str, method: str, op: JsonOb
     extra = list(PARAMS.get((method, template), []))
     if handler.query_token:
         extra.append(_TOKEN)
+    if method == "POST" and method not in handler.sse_methods:  # ApiHandler.check_request
+        extra.append(_IDEMPOTENCY_KEY)
     model = handler.body_models.get(method)
     if model is not None and set(model.model_fields) == {"enabled"}:
         extra.append(_ENABLED)  # ApiHandler.toggle_body: an empty body with ?enabled= is accepted

@@ -90,5 +90,9 @@ def fix_statuses(handler: type[ApiHandler], template: str, method: str, op: Json
         }
     if key in CONFLICTS and "409" not in responses:
         responses["409"] = _error(CONFLICTS[key])
+    if method == "POST":  # with an Idempotency-Key (ApiHandler._idempotent_post)
+        if "409" not in responses:
+            responses["409"] = _error("A request with this Idempotency-Key is still being processed")
+        responses["422"] = _error("This Idempotency-Key was used with a different request body")
     if method in _WRITES and "507" not in responses:
         responses["507"] = _error("Out of storage: the server is read-only until space is freed; nothing was saved")
