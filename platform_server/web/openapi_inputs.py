@@ -62,7 +62,8 @@ def add_inputs(handler: type[ApiHandler], template: str, method: str, op: JsonOb
     extra = list(PARAMS.get((method, template), []))
     if handler.query_token:
         extra.append(_TOKEN)
-    if method == "POST" and method not in handler.sse_methods:  # ApiHandler.check_request
+    custom = getattr(handler, "openapi_responses", {})  # a door answering in a client's own shape lists its own
+    if method == "POST" and method not in handler.sse_methods and method not in custom:  # ApiHandler.check_request
         extra.append(_IDEMPOTENCY_KEY)
     model = handler.body_models.get(method)
     if model is not None and set(model.model_fields) == {"enabled"}:
