@@ -41,6 +41,7 @@ setup(
             "pytest-timeout>=2.3",
             "schemathesis>=4.0",  # the OpenAPI fuzz test (tests/test_fuzz_openapi.py)
             "openapi-spec-validator>=0.7",  # validates the served document (tests/test_openapi_valid.py)
+            "openapi-python-client>=0.21",  # generates a client from the document (tests/test_generated_clients.py)
             "playwright>=1.40",  # drives Debian's /usr/bin/chromium; never downloads a browser
             "ruff>=0.6",  # lint and format check (ruff.toml), run by scripts/test
             "mypy>=1.10",  # type check of platform_server/ (mypy.ini), run by scripts/test

@@ -5,14 +5,39 @@ from typing import Any, AsyncIterator
 
 import pytest
 
+from platform_server.app import collect_routes
+from platform_server.web import inputs
+from platform_server.web.openapi import build_document
 from tests.helpers.chat import ChatEnv, chat_env
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import ScriptedOpenAI
+from tests.helpers.openapi_inputs import undocumented, unlisted_statuses
 from tests.helpers.server import RunningServer, create_personas, start_server
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "config(**settings): settings for the test's server")
+    inputs.RECORDING = True  # the handlers note what they read; pytest_sessionfinish holds the document to it
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when a handler read an input (query parameter, body) its OpenAPI operation does not state,
+    or answered a status its operation does not list."""
+    if not inputs.seen() and not inputs.statuses():
+        return
+    routes = collect_routes()
+    document = build_document(routes)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    for title, problems in (
+        ("inputs read but not in the OpenAPI document (web/openapi_inputs.py or the handler's query_params):",
+         undocumented(document, routes)),
+        ("statuses answered but not in the OpenAPI document (web/openapi_statuses.py):", unlisted_statuses(document, routes)),
+    ):
+        if problems:
+            for line in [title, *problems]:
+                if reporter is not None:
+                    reporter.write_line(line, red=True)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture

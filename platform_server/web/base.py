@@ -10,7 +10,7 @@ import logging
 from asyncio import Future
 from collections.abc import Awaitable
 from types import TracebackType
-from typing import TYPE_CHECKING, Callable, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Callable, ParamSpec, TypeVar, overload
 
 import pydantic
 import tornado.httputil
@@ -21,7 +21,7 @@ from tornado.ioloop import IOLoop
 from platform_server import idempotency
 from platform_server.blocking import run_blocking
 from platform_server.ports.database import storage_fault
-from platform_server.web import proxies, spool
+from platform_server.web import inputs, proxies, spool
 from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, decode_json, first_validation_error, parse_json
 from platform_server.web.context import (
     GLOBAL_ADMIN,
@@ -252,7 +252,7 @@ class ApiHandler(tornado.web.RequestHandler):
         """The handler's POST, run once per (user, path, key); a retry gets the first answer again."""
         assert self.principal is not None and self._idempotency_key is not None
         # a spooled upload is not held in memory: its size stands for it (a retry with another file of another size is a 422)
-        body = self.body_bytes if self._spool is None else b"spooled:%d" % self._received
+        body = b"".join(self._chunks) if self._spool is None else b"spooled:%d" % self._received
         digest = idempotency.request_hash(body, self.request.headers.get("X-Workspace-Id", ""))
         begun = idempotency.begin(
             self.principal.user_id,
@@ -331,6 +331,7 @@ class ApiHandler(tornado.web.RequestHandler):
             self._timeout_handle = None
 
     def on_finish(self) -> None:
+        inputs.note_status(type(self), self.request.method or "", self.get_status())
         self._cancel_timeout()
         self._drop_spool()
 
@@ -409,15 +410,38 @@ class ApiHandler(tornado.web.RequestHandler):
 
     # ---- input -----------------------------------------------------------
 
+    def _note(self, where: str, name: str = "") -> None:
+        inputs.note(type(self), self.request.method or "", where, name)
+
+    @overload
+    def get_query_argument(self, name: str, default: str, strip: bool = True) -> str: ...
+    @overload
+    def get_query_argument(self, name: str, default: tornado.web._ArgDefaultMarker = tornado.web._ARG_DEFAULT, strip: bool = True) -> str: ...
+    @overload
+    def get_query_argument(self, name: str, default: None, strip: bool = True) -> str | None: ...
+    def get_query_argument(
+        self, name: str, default: str | None | tornado.web._ArgDefaultMarker = tornado.web._ARG_DEFAULT, strip: bool = True
+    ) -> str | None:
+        """Tornado's, noting the parameter's name (web.inputs: the document must state every input read)."""
+        self._note(inputs.QUERY, name)
+        return super().get_query_argument(name, default, strip)
+
+    def query_map(self) -> dict[str, str]:
+        """Every query parameter, unnoted: for a verifier that takes the whole query (a webhook's signature
+        covers parameters the messaging platform chooses; the ones it documents are in web/openapi_inputs)."""
+        return {k: super(ApiHandler, self).get_query_argument(k) for k in self.request.query_arguments}
+
     @property
     def body_bytes(self) -> bytes:
+        self._note(inputs.RAW)
         return b"".join(self._chunks)
 
     def json_body(self) -> object:
         """The request body as JSON (400 when malformed; {} when empty)."""
+        self._note(inputs.JSON)
         parsed = self._parsed_json
         if parsed is _UNPARSED:
-            return decode_json(self.body_bytes)
+            return decode_json(b"".join(self._chunks))
         if isinstance(parsed, BadRequest):
             raise parsed
         return parsed
@@ -435,7 +459,7 @@ class ApiHandler(tornado.web.RequestHandler):
     def toggle_body(self, model: type[M]) -> M:
         """A toggle's `{enabled}` body; with no body, `?enabled=` (as the original console sends it) stands in."""
         enabled = self.query_bool("enabled")
-        if self.body_bytes.strip() or enabled is None:
+        if b"".join(self._chunks).strip() or enabled is None:
             return self.body(model)
         try:
             return model.model_validate({"enabled": enabled})
@@ -444,7 +468,9 @@ class ApiHandler(tornado.web.RequestHandler):
 
     def query(self, model: type[M]) -> M:
         """Validate query parameters into a pydantic model."""
-        data = {k: self.get_query_argument(k) for k in self.request.query_arguments}
+        for name, field in model.model_fields.items():
+            self._note(inputs.QUERY, field.alias or name)
+        data = {k: super(ApiHandler, self).get_query_argument(k) for k in self.request.query_arguments}
         try:
             return model.model_validate(data)
         except pydantic.ValidationError as exc:
@@ -487,6 +513,7 @@ class ApiHandler(tornado.web.RequestHandler):
     async def multipart(self) -> tuple[dict[str, list[bytes]], dict[str, list[spool.UploadedFile]]]:
         """Form fields (in memory) and file parts (temporary files, removed after the request) of a
         multipart or urlencoded body, parsed off the IOLoop from the spooled body."""
+        self._note(inputs.FORM)
         try:
             return await run_blocking(self._spooled().parse_form, self.request.headers.get("Content-Type", ""), self.request.headers)
         except (spool.FormError, tornado.httputil.HTTPInputError) as exc:
@@ -494,8 +521,9 @@ class ApiHandler(tornado.web.RequestHandler):
 
     async def raw_body(self) -> bytes:
         """The whole body as bytes, read off the IOLoop when it was spooled to disk."""
+        self._note(inputs.RAW)
         if self._spool is None:
-            return self.body_bytes
+            return b"".join(self._chunks)
         return await run_blocking(self._spooled().read_all)
 
     # ---- output ----------------------------------------------------------

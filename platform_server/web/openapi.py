@@ -8,6 +8,8 @@ from platform_server import __version__
 from platform_server.json_types import JsonObject
 from platform_server.web.base import ApiHandler, dumps
 from platform_server.web.context import PUBLIC
+from platform_server.web.openapi_inputs import add_inputs
+from platform_server.web.openapi_statuses import fix_statuses
 from platform_server.web.routing import Route
 
 _ERRORS = {
@@ -163,11 +165,13 @@ def build_document(routes: list[Route]) -> JsonObject:
                 ref = model.__name__
                 if ref in schemas and schemas[ref] != schema:  # same class name in two areas: qualify, never overwrite
                     ref = f"{model.__module__.split('.')[-2].title()}{model.__name__}"
+                    schema["title"] = ref  # generators name the model from its title: two "FileText" would clash
                 schemas[ref] = schema
                 op["requestBody"] = {
                     "required": True,
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
+            add_inputs(handler, r.template, method, op)
             for code, text in _ERRORS.items():
                 if code == "401" and level == PUBLIC and method not in handler.sse_methods:
                     continue
@@ -186,6 +190,8 @@ def build_document(routes: list[Route]) -> JsonObject:
                 extra = _oas30(getattr(handler, "openapi_schemas", {}))
                 assert isinstance(extra, dict)  # a dict maps to a dict
                 schemas.update(extra)
+            else:
+                fix_statuses(handler, r.template, method, op)
             ops[method.lower()] = op
         if ops:
             paths[r.template] = ops

@@ -173,8 +173,8 @@ class WebhookHandler(ApiHandler):
         self._platform_call(ADAPTERS[self.channel_type])  # (every webhook route is a platform with an adapter)
 
     def _platform_call(self, adapter: PlatformAdapter) -> None:
-        raw = self.body_bytes
-        query = {k: self.get_query_argument(k) for k in self.request.query_arguments}
+        raw = self.body_bytes if self.request.method != "GET" else b""  # a GET (URL check) has no body to document
+        query = self.query_map()
         channel_id = query.get("channelId", "")
         channel = service.inbound_channel(self.channel_type, int(channel_id)) if channel_id.isdigit() and len(channel_id) < 19 else None
         adapter.verify(channel, self.request.headers, raw, query)  # an unknown channel fails here like a bad signature

@@ -1,0 +1,98 @@
+"""Which error statuses each operation lists: the ones its handler can answer, not one list for all.
+
+`build_document` writes the common error rows; `fix_statuses` then drops what an operation never sends
+(an SSE stream answers every error as an `error` frame of a 200; a 404 needs something to look up) and
+adds what only some operations send (409 conflicts, 507 on writes, login's 401). The suite checks the
+result against the statuses the handlers really answered (web.inputs.statuses, tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from platform_server.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from platform_server.web.base import ApiHandler
+
+_WRITES = ("POST", "PUT", "PATCH", "DELETE")
+
+# (method, path template) -> why the operation answers 409
+CONFLICTS: dict[tuple[str, str], str] = {
+    ("POST", "/api/v1/skills"): "A skill of that name exists in the workspace",
+    ("PUT", "/api/v1/skills/{id}"): "A skill of that name exists in the workspace",
+    ("POST", "/api/v1/skills/synthesize-from-conversation"): "A skill of that name exists in the workspace",
+    ("POST", "/api/v1/skill-templates/{id}/instantiate"): "A skill of that name exists in the workspace",
+    ("POST", "/api/v1/skills/install/upload"): "A skill of that name exists (install with overwrite=true), or it is not an installed one",
+    ("POST", "/api/v1/skills/routines/{id}/dismiss"): "The candidate is not in a state that allows it",
+    ("POST", "/api/v1/skills/routines/{id}/reopen"): "The candidate is not in a state that allows it",
+    ("POST", "/api/v1/skills/routines/{id}/promote"): "The candidate is not open, or a skill of that name exists",
+    ("DELETE", "/api/v1/teams/{teamId}"): "The team has an active run",
+    ("POST", "/api/v1/team-runs/{runId}/cancel"): "The run has already ended",
+    ("POST", "/api/v1/auth/users/{id}/disable"): "The last enabled global admin cannot be disabled",
+    ("PUT", "/api/v1/auth/users/{id}/role"): "The last enabled global admin cannot lose the role",
+    ("POST", "/api/v1/workflows/{id}/runs"): "The workflow is disabled or has no published revision",
+    ("POST", "/api/v1/workflows/runs/{runId}/resume"): "The run is not paused, or the pauseToken is not its current pause",
+}
+# (method, path template) -> a 409 asking for a second confirmation, in the Confirmation shape (as `confirms` routes)
+CONFIRMATIONS: dict[tuple[str, str], str] = {
+    ("DELETE", "/api/v1/mcp/servers/{id}"): "Agents use the server's tools: delete again with force=true",
+}
+# (method, path template) -> why a public operation answers 401 all the same
+UNAUTHORIZED: dict[tuple[str, str], str] = {
+    ("POST", "/api/v1/auth/login"): "Invalid username or password, or the user is disabled",
+    ("GET", "/api/v1/channels/webhook/im_f"): "The URL check's signature does not verify, or no such channel",
+    **{
+        ("POST", f"/api/v1/channels/webhook/{t}"): "The call's signature does not verify, or no such channel"
+        for t in ("im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h")
+    },
+}
+# (method, path template) of operations without a path parameter that still answer 404 (an id in the query or body)
+NOT_FOUND: set[tuple[str, str]] = {
+    ("GET", "/api/v1/channels/webchat/config"),  # the `token` names a webchat channel
+    ("POST", "/api/v1/skills/curator/adopt"),  # the body is an array of skill ids
+    ("POST", "/api/v1/skills/curator/release"),
+    ("PUT", "/api/v1/models/active"),  # the body names a provider and a model
+}
+
+
+def _names_a_resource(handler: type[ApiHandler], method: str, op: JsonObject) -> bool:
+    """Whether the operation names something that may not exist: a path parameter, or an id in query or body."""
+    params = op.get("parameters")
+    for p in params if isinstance(params, list) else []:
+        if isinstance(p, dict) and (p.get("in") == "path" or str(p.get("name", "")).lower().endswith(("id", "ids", "slug"))):
+            return True
+    model = handler.body_models.get(method)
+    return model is not None and any(name.lower().endswith(("id", "ids")) for name in model.model_fields)
+
+
+def _error(description: str) -> JsonObject:
+    return {"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+def fix_statuses(handler: type[ApiHandler], template: str, method: str, op: JsonObject) -> None:
+    """Make `op["responses"]` the statuses this operation can answer."""
+    responses = op["responses"]
+    assert isinstance(responses, dict)  # build_document writes a map
+    key = (method, template)
+    if method in handler.sse_methods:  # every error is an `error` frame of the 200 stream (ApiHandler._write_error_body)
+        for code in [c for c in responses if c != "200"]:
+            del responses[code]
+        return
+    if "404" in responses and not _names_a_resource(handler, method, op) and key not in NOT_FOUND:
+        del responses["404"]
+    if key in UNAUTHORIZED:
+        responses["401"] = _error(UNAUTHORIZED[key])
+    if key in CONFIRMATIONS:
+        responses["409"] = {
+            "description": CONFIRMATIONS[key],
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Confirmation"}}},
+        }
+    if key in CONFLICTS and "409" not in responses:
+        responses["409"] = _error(CONFLICTS[key])
+    if method == "POST":  # with an Idempotency-Key (ApiHandler._idempotent_post)
+        if "409" not in responses:
+            responses["409"] = _error("A request with this Idempotency-Key is still being processed")
+        responses["422"] = _error("This Idempotency-Key was used with a different request body")
+    if method in _WRITES and "507" not in responses:
+        responses["507"] = _error("Out of storage: the server is read-only until space is freed; nothing was saved")

@@ -1,0 +1,89 @@
+"""Every input a handler reads is stated by its operation in the served document.
+
+The parsing helpers note what each operation reads (platform_server.web.inputs, on while tests run);
+tests/helpers/openapi_inputs.undocumented compares it with the document. These tests drive inputs the
+document once left out; conftest.py repeats the comparison over everything the whole suite read, so a
+handler that starts reading a new input without documenting it fails the run.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+
+from platform_server.app import collect_routes
+from platform_server.web import inputs
+from platform_server.web.base import ApiHandler
+from platform_server.web.context import PUBLIC
+from platform_server.web.openapi import build_document
+from platform_server.web.routing import route
+from tests.helpers.client import ApiClient
+from tests.helpers.openapi_inputs import undocumented
+from tests.helpers.server import RunningServer
+
+
+def _op(doc: dict[str, Any], method: str, template: str) -> dict[str, Any]:
+    op: dict[str, Any] = doc["paths"][template][method.lower()]
+    return op
+
+
+async def test_inputs_the_handlers_read_are_in_the_document(server: RunningServer, api: ApiClient, people: dict) -> None:
+    assert inputs.RECORDING  # conftest turns it on
+    res = await api.put(f"/api/v1/auth/users/{people['bob']['id']}/password", token="bob",
+                        params={"oldPassword": "nope-nope", "newPassword": "new-password-1"})
+    assert res.status == 400 and "oldPassword" in res.body["msg"]
+    made = await api.post("/api/v1/agents", {"name": "Docs"}, token="alice")
+    assert made.status == 200, made.body
+    agent_id = made.body["data"]["id"]
+    res = await api.put(f"/api/v1/agents/{agent_id}/kbs", [], token="alice")
+    assert res.status == 200, res.body
+    form = aiohttp.FormData()
+    form.add_field("conversationId", "c1")
+    form.add_field("file", b"hello", filename="a.txt", content_type="text/plain")
+    res = await api.post("/api/v1/chat/upload", data=form, token="alice")
+    assert res.status == 200, res.body
+    res = await api.post("/api/v1/channels/webhook/im_e", {"update_id": 1}, params={"channelId": "1"})
+    assert res.status in (401, 403, 404), res.body  # no such channel: refused like a bad signature
+
+    doc = (await api.get("/v3/api-docs")).body
+    read = {key: value for key, value in inputs.seen().items() if key[0].__module__.startswith("platform_server.features")}
+    assert undocumented(doc, collect_routes(), read) == []
+    password = _op(doc, "PUT", "/api/v1/auth/users/{id}/password")
+    required = {p["name"] for p in password["parameters"] if p.get("required") and p["in"] == "query"}
+    assert required == {"oldPassword", "newPassword"}
+    kbs = _op(doc, "PUT", "/api/v1/agents/{agentId}/kbs")["requestBody"]["content"]["application/json"]["schema"]
+    assert kbs["type"] == "array" and kbs["maxItems"] == 200
+    upload = _op(doc, "POST", "/api/v1/chat/upload")["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert upload["properties"]["file"] == {"type": "string", "format": "binary", "description": "The attachment"}
+    assert "file" in upload["required"]
+    hook = _op(doc, "POST", "/api/v1/channels/webhook/im_e")
+    assert "application/json" in hook["requestBody"]["content"]
+    assert any(p["name"] == "channelId" and p["required"] for p in hook["parameters"])
+
+
+class _Undeclared(ApiHandler):
+    access = {"GET": PUBLIC, "POST": PUBLIC}
+
+    def get(self) -> None:
+        """Reads a query parameter it does not declare."""
+        self.ok(self.get_query_argument("secretFilter", None))
+
+    async def post(self) -> None:
+        """Reads a form body it does not declare."""
+        await self.multipart()
+        self.ok(None)
+
+
+async def test_an_input_read_but_not_documented_is_reported(server: RunningServer, api: ApiClient) -> None:
+    server.add_route("/api/v1/test-undeclared", _Undeclared)
+    assert (await api.get("/api/v1/test-undeclared", params={"secretFilter": "x"})).status == 200
+    form = aiohttp.FormData()
+    form.add_field("file", b"x", filename="x.txt")
+    posted = await api.post("/api/v1/test-undeclared", data=form)
+    assert posted.status == 200, posted.body
+    routes = [route("/api/v1/test-undeclared", _Undeclared)]
+    read = {key: value for key, value in inputs.seen().items() if key[0] is _Undeclared}
+    assert undocumented(build_document(routes), routes, read) == [
+        "GET /api/v1/test-undeclared: query parameter 'secretFilter'",
+        "POST /api/v1/test-undeclared: form body",
+    ]
