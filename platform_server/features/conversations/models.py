@@ -61,8 +61,35 @@ def _drop_message_conversation_index(db: peewee.Database) -> None:
     db.execute_sql("DROP INDEX IF EXISTS message_conversation_id")
 
 
+# Keyword search over messages (the conversations page's `keyword`): a trigram FTS5 index answers the
+# same substring question as `content LIKE '%kw%'` (case-insensitive) without reading every message, so
+# it stays flat as messages pile up (a full scan took 0.5 s at 10,000 messages in a 100 MB database).
+# External content (the text is stored once, in `message`), kept in step by triggers so every writer
+# (plain-SQL hot paths, cascades, clears) is covered.
+MESSAGE_FTS = "message_fts"
+_FTS_TRIGGERS = (
+    "CREATE TRIGGER IF NOT EXISTS message_fts_insert AFTER INSERT ON message BEGIN "
+    "INSERT INTO message_fts(rowid, content) VALUES (new.id, new.content); END",
+    "CREATE TRIGGER IF NOT EXISTS message_fts_delete AFTER DELETE ON message BEGIN "
+    "INSERT INTO message_fts(message_fts, rowid, content) VALUES ('delete', old.id, old.content); END",
+    "CREATE TRIGGER IF NOT EXISTS message_fts_update AFTER UPDATE OF content ON message BEGIN "
+    "INSERT INTO message_fts(message_fts, rowid, content) VALUES ('delete', old.id, old.content); "
+    "INSERT INTO message_fts(rowid, content) VALUES (new.id, new.content); END",
+)
+
+
+def _message_search_index(db: peewee.Database) -> None:
+    """The trigram index of message text, filled from the messages already stored (once: `rebuild`
+    reads them all, so an existing large database pays it at this migration's start)."""
+    db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(content, content='message', content_rowid='id', tokenize='trigram')")
+    for trigger in _FTS_TRIGGERS:
+        db.execute_sql(trigger)
+    db.execute_sql("INSERT INTO message_fts(message_fts) VALUES ('rebuild')")
+
+
 MIGRATIONS: list[Migration] = [
     ("conversations_0001_tables", create_tables(Conversation, Message)),
     ("conversations_0002_messages_with_parts", _messages_with_parts),
     ("conversations_0003_one_conversation_index_on_messages", _drop_message_conversation_index),
+    ("conversations_0004_message_search_index", _message_search_index),
 ]
