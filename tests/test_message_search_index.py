@@ -56,3 +56,24 @@ async def test_the_index_follows_edits_deletes_and_the_migration_fills_it_for_ol
     r = await env.api.delete("/api/v1/conversations/old", token="alice")  # the cascade takes its messages out of the index
     assert r.status == 200, r.body
     assert database.execute_sql("SELECT COUNT(*) FROM message_fts WHERE message_fts MATCH '\"loquats\"'").fetchone()[0] == 0
+
+
+def conversation_indexes() -> set[str]:
+    return {r[0] for r in database.execute_sql("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'conversation'")}
+
+
+async def test_the_conversations_page_walks_an_index_in_its_order_instead_of_sorting_every_conversation(env: ChatEnv) -> None:
+    for i in range(3):
+        env.llm.enqueue(Script(text="ok"))
+        await env.stream(f"message {i}", conversation_id=f"p{i}")
+    r = await env.api.get("/api/v1/conversations/page", params={"page": 1, "size": 2}, token="alice")
+    assert r.status == 200 and [c["conversationId"] for c in r.data["records"]] == ["p2", "p1"] and r.data["total"] == 3
+    query_plan = plan(service._PAGE_SQL, (1, 1, 20, 0))
+    assert "conversation_page" in query_plan and "TEMP B-TREE" not in query_plan, query_plan
+    assert "conversation_page" in plan(service._COUNT_SQL, (1, 1))
+
+    # A database from before: its index on user_id alone repeated the new one's first column and goes.
+    database.execute_sql("DROP INDEX conversation_page")
+    database.execute_sql('CREATE INDEX "conversation_user_id" ON "conversation" ("user_id")')
+    dict(models.MIGRATIONS)["conversations_0005_page_index"](database.obj)
+    assert "conversation_page" in conversation_indexes() and "conversation_user_id" not in conversation_indexes()
