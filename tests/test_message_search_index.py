@@ -77,3 +77,21 @@ async def test_the_conversations_page_walks_an_index_in_its_order_instead_of_sor
     database.execute_sql('CREATE INDEX "conversation_user_id" ON "conversation" ("user_id")')
     dict(models.MIGRATIONS)["conversations_0005_page_index"](database.obj)
     assert "conversation_page" in conversation_indexes() and "conversation_user_id" not in conversation_indexes()
+
+
+async def test_a_start_finds_what_was_left_running_through_partial_indexes_not_a_read_of_every_message(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="ok"))
+    await env.stream("hello", conversation_id="r1")
+    for name in ("message_streaming", "conversation_running"):
+        database.execute_sql(f"DROP INDEX {name}")
+    dict(models.MIGRATIONS)["conversations_0006_left_running_indexes"](database.obj)
+    message_plan = plan("UPDATE message SET status = 'failed' WHERE status = 'streaming'", ())
+    conversation_plan = plan("UPDATE conversation SET stream_status = 'idle' WHERE stream_status = 'running'", ())
+    assert "message_streaming" in message_plan and "conversation_running" in conversation_plan, (message_plan, conversation_plan)
+
+    # what reset_running does at a start, through those indexes: a message left streaming is failed
+    conv_id = database.execute_sql("SELECT id FROM conversation WHERE conversation_id = 'r1'").fetchone()[0]
+    database.execute_sql("UPDATE message SET status = 'streaming' WHERE conversation_id = ? AND role = 'assistant'", (conv_id,))
+    database.execute_sql("UPDATE conversation SET stream_status = 'running' WHERE id = ?", (conv_id,))
+    assert service.reset_running() == 1
+    assert database.execute_sql("SELECT COUNT(*) FROM message WHERE status = 'streaming'").fetchone()[0] == 0

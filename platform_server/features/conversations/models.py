@@ -97,10 +97,19 @@ def _conversation_page_index(db: peewee.Database) -> None:
     db.execute_sql("DROP INDEX IF EXISTS conversation_user_id")
 
 
+def _left_running_indexes(db: peewee.Database) -> None:
+    """Every start marks what a stop left streaming or running (`reset_running`) before it is healthy:
+    without an index that read every message, so a restart grew with the database. These partial
+    indexes hold only the rows in flight (none after a clean stop), so the start reads almost nothing."""
+    db.execute_sql("CREATE INDEX IF NOT EXISTS message_streaming ON message (status) WHERE status = 'streaming'")
+    db.execute_sql("CREATE INDEX IF NOT EXISTS conversation_running ON conversation (stream_status) WHERE stream_status = 'running'")
+
+
 MIGRATIONS: list[Migration] = [
     ("conversations_0001_tables", create_tables(Conversation, Message)),
     ("conversations_0002_messages_with_parts", _messages_with_parts),
     ("conversations_0003_one_conversation_index_on_messages", _drop_message_conversation_index),
     ("conversations_0004_message_search_index", _message_search_index),
     ("conversations_0005_page_index", _conversation_page_index),
+    ("conversations_0006_left_running_indexes", _left_running_indexes),
 ]
