@@ -45,3 +45,9 @@ async def test_the_seeded_install_starts_lists_and_searches_what_was_seeded(tmp_
         assert all(0 < f.platform.p50_ms <= f.platform.p95_ms and 0 < f.baseline.p95_ms for f in figures)
     finally:
         proc.stop()
+
+
+def test_the_wiki_figures_time_a_search_a_turns_retrieval_and_the_raw_keyword_query(tmp_path: object) -> None:
+    search, turn, raw = scale.wiki_times(200, 4, str(tmp_path))
+    assert all(len(t.samples) == 4 and 0 < t.p50_ms <= t.p95_ms for t in (search, turn, raw))
+    assert os.listdir(str(tmp_path)) == []  # its database is removed
