@@ -30,6 +30,7 @@ async def test_keyword_search_reads_the_trigram_index_and_finds_substrings_case_
     assert await found(env, "ripen in") == ["fruit"]  # spaces belong to the phrase
     assert await found(env, 'say"') == []  # a quote in the keyword is text, not FTS syntax
     assert await found(env, "th") == ["fruit", "other"]  # under three characters: the scan still answers
+    assert await found(env, "pe\x00ars") == []  # a NUL (which FTS5 query text cannot hold) scans too
 
     sql, params = service.messages_containing("pears").sql()
     query_plan = plan(sql, tuple(params))
