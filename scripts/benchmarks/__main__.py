@@ -14,7 +14,7 @@ from typing import Any
 
 import aiohttp
 
-from scripts.benchmarks import load, persist, streams, wiki_search
+from scripts.benchmarks import load, persist, scale, streams, wiki_search
 from scripts.benchmarks.procs import (ADMIN, ROOT, Proc, bare_proc, cpu_seconds, model_proc, platform_proc, relay_proc,
                                       raise_nofile, rss_mb)
 from scripts.benchmarks.report import Row, fmt, profile_summary, table, write_markdown
@@ -39,6 +39,9 @@ class Settings:
     wiki_queries: int = 50
     profile: bool = False
     only: str = ""  # one step by name (wiki-search, streams), or every step
+    scale: tuple[int, ...] = ()  # --scale: the data multipliers to measure (scale.py), instead of the other steps
+    scale_queries: int = 50
+    scale_pad: bool = True  # pad each database to 100 MB / 1 GB / 5 GB (restart, backup and RSS figures)
 
 
 @dataclass
@@ -52,6 +55,7 @@ class Bench:
     model: Proc | None = None
     token: str = ""
     agent_id: str = ""
+    scale_run: scale.ScaleRun | None = None
 
     def note(self, text: str) -> None:
         print(f"bench: {text}", flush=True)
@@ -372,6 +376,12 @@ class Bench:
         if self.s.only == "wiki-search":
             await self.wiki_search()
             return
+        if self.s.scale:
+            self.scale_run = scale.ScaleRun()
+            for m in self.s.scale:
+                self.note(f"growth with data at {m}x")
+                await scale.run_size(m, self.work, self.s.scale_queries, self.s.cold_runs, self.scale_run, self.s.scale_pad)
+            return
         data_dir = self.path("data")
         self.model = model_proc(self.path("model.log"), 3, 0)
         self.model.spawn()
@@ -418,11 +428,20 @@ def main() -> None:
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, data)")
     parser.add_argument("--only", choices=["wiki-search", "streams"], default="", help="run this step alone")
+    parser.add_argument("--scale", default="", metavar="1,10,100",
+                        help="measure growth with data at these multipliers (1x = 1k conversations, 10k messages, "
+                             "10 agents, 1k wiki chunks, a 100 MB database); writes docs/benchmarks.md's 'Growth with data'")
+    parser.add_argument("--scale-pad", action=argparse.BooleanOptionalAction, default=True,
+                        help="--scale: pad the databases to 100 MB / 1 GB / 5 GB (restart, backup, RSS); "
+                             "--no-scale-pad times the routes alone, much faster at 100x")
     ns = parser.parse_args()
     s = Settings(profile=ns.profile, only=ns.only)
     if ns.quick:
         s = Settings(http_seconds=2, http_rounds=1, cold_runs=1, latency_streams=(10, 100), held_streams=200,
                      persist_chats=50, persist_seconds=3, wiki_queries=20, profile=ns.profile, only=ns.only)
+    if ns.scale:
+        s = Settings(profile=ns.profile, scale=tuple(scale.parse_sizes(ns.scale)),
+                     scale_queries=20 if ns.quick else 50, cold_runs=1 if ns.quick else 3, scale_pad=ns.scale_pad)
     work = tempfile.mkdtemp(prefix="platform-bench-")
     bench = Bench(s, work)
     started = time.perf_counter()
@@ -434,6 +453,12 @@ def main() -> None:
         else:
             print(f"bench: work directory kept at {work}")
     bench.context.append(f"Whole run: {time.perf_counter() - started:.0f} s; load average at the end {load_average()}.")
+    if bench.scale_run is not None:
+        lines = scale.markdown(bench.scale_run, bench.context)
+        print("\n".join(lines))
+        scale.write(ns.out, lines)
+        print(f"bench: wrote the growth section of {os.path.relpath(ns.out, ROOT)}")
+        sys.exit(0)
     print("\n".join(table(bench.rows)))
     for c in bench.context:
         print("- " + c)

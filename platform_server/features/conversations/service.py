@@ -12,7 +12,7 @@ from platform_server.db import database, first_where, iso, parse_iso, stored_tim
 from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import User
-from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.conversations.models import MESSAGE_FTS, Conversation, Message
 from platform_server.memo import memo_on
 from platform_server.web.context import Caller
 from platform_server.web.encode import JsonText, encoded
@@ -125,10 +125,24 @@ def page_for(caller: Caller, req: PageRequest, keyword: str | None) -> dict[str,
     if not keyword:
         return _plain_page(caller.user_id, caller.workspace_id, req.page, req.size).json
     q = _mine(caller)
-    in_messages = Message.select(Message.conversation).where(Message.content.contains(keyword))
+    in_messages = messages_containing(keyword)
     q = q.where(Conversation.title.contains(keyword) | Conversation.id.in_(in_messages))
     total = q.count()
     return page_of(_vos(list(q.offset(req.offset).limit(req.size))), total, req)
+
+
+# The trigram index needs three characters: a shorter keyword falls back to reading every message.
+TRIGRAM = 3
+
+
+def messages_containing(keyword: str) -> peewee.ModelSelect[Message]:
+    """Conversation ids of the messages whose text contains `keyword` (case-insensitive), through the
+    message_fts trigram index: a quoted phrase matches the same substrings as LIKE '%keyword%'."""
+    if len(keyword) < TRIGRAM or "\x00" in keyword:  # FTS5 query text ends at a NUL: such a keyword scans
+        return Message.select(Message.conversation).where(Message.content.contains(keyword))
+    phrase = '"' + keyword.replace('"', '""') + '"'
+    matching = peewee.SQL(f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ?)", [phrase])
+    return Message.select(Message.conversation).where(Message.id.in_(matching))
 
 
 _PAGE_SQL = (
