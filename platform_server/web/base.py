@@ -46,6 +46,7 @@ from platform_server.web.errors import (
     Unauthorized,
     parse_long,
 )
+from platform_server.web.openapi_answers import Answer
 
 if TYPE_CHECKING:  # the joined application's state; web/ imports no feature at run time
     from platform_server.config import Config
@@ -84,6 +85,7 @@ class ApiHandler(tornado.web.RequestHandler):
 
     access: dict[str, str] = {}  # method -> PUBLIC | OPTIONAL | LOGIN | viewer..owner | GLOBAL_ADMIN
     body_models: dict[str, type[pydantic.BaseModel]] = {}  # method -> request model (OpenAPI + parsing)
+    answers: dict[str, Answer] = {}  # method -> the typed `data` of its 200 answer (OpenAPI; see openapi_answers)
     sse_methods: frozenset[str] = frozenset()  # methods that answer text/event-stream
     query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
     download_methods: frozenset[str] = frozenset()  # methods that answer bytes

@@ -8,6 +8,7 @@ from platform_server import __version__
 from platform_server.json_types import JsonObject
 from platform_server.web.base import ApiHandler, dumps
 from platform_server.web.context import PUBLIC
+from platform_server.web.openapi_answers import answer_ref
 from platform_server.web.openapi_inputs import add_inputs
 from platform_server.web.openapi_statuses import fix_statuses
 from platform_server.web.routing import Route
@@ -151,9 +152,11 @@ def build_document(routes: list[Route]) -> JsonObject:
                     "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
                 }
             else:
+                answer = handler.answers.get(method)
+                typed = {"$ref": "#/components/schemas/R"} if answer is None else answer_ref(answer, schemas, _oas30)
                 responses["200"] = {
                     "description": "Success envelope `{code:200, msg, data}`",
-                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/R"}}},
+                    "content": {"application/json": {"schema": typed}},
                 }
             model = handler.body_models.get(method)
             if model is not None:

@@ -7,6 +7,8 @@ from typing import Any
 
 import aiohttp
 
+from tests.helpers import answers
+
 
 @dataclass
 class Response:
@@ -66,13 +68,15 @@ class ApiClient:
             kwargs["json"] = json_body
         if data is not None:
             kwargs["data"] = data
+        await answers.load(self.session, self.base_url)
         async with self.session.request(method, self.base_url + path, **kwargs) as r:
             raw = await r.read()
             try:
                 body = json.loads(raw) if raw else None
             except ValueError:
                 body = None
-            return Response(r.status, body, dict(r.headers), raw)
+        answers.check(method, path, r.status, body)  # the answer matches its documented 200 schema
+        return Response(r.status, body, dict(r.headers), raw)
 
     async def get(self, path: str, **kw: Any) -> Response:
         return await self.request("GET", path, **kw)

@@ -16,6 +16,7 @@ from platform_server.features.agents import generate, service
 from platform_server.features.agents.schemas import (
     AgentCreate,
     AgentUpdate,
+    AgentView,
     GenerateRequest,
     PromptFiles,
     ProviderPreferences,
@@ -35,6 +36,7 @@ from platform_server.features.models import LLM
 from platform_server.features.tools import TOOLS
 from platform_server.web.base import ApiHandler, first_validation_error
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("Agents",)
@@ -42,6 +44,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class AgentsHandler(ApiHandler):
+    answers = {"GET": list_of(AgentView), "POST": one(AgentView)}
     access = {"GET": "viewer", "POST": "member"}
     body_models = {"POST": AgentCreate}
     query_params = {"GET": [{"name": "enabled", "in": "query", "required": False, "schema": {"type": "boolean"}}]}
@@ -60,6 +63,7 @@ class AgentsHandler(ApiHandler):
 
 
 class AgentHandler(ApiHandler):
+    answers = {"GET": one(AgentView), "PUT": one(AgentView), "DELETE": NOTHING}
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
     body_models = {"PUT": AgentUpdate}
     tags = TAGS

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from platform_server.serialize import View
+
 AGENT_TYPES = ("react", "plan_execute")
 THINKING_LEVELS = ("off", "low", "medium", "high", "max")
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
@@ -219,3 +221,28 @@ class FileContent(BaseModel):
 
 class GenerateRequest(BaseModel):
     requirement: str = Field(min_length=1, max_length=4000)
+
+
+class AgentView(View):
+    """An agent as every agent route answers it (`service.agent_vo`); ids are strings."""
+
+    id: str
+    name: str
+    description: str
+    agentType: str
+    systemPrompt: str
+    modelProvider: str | None
+    modelName: str
+    maxIterations: int
+    enabled: bool
+    icon: str
+    tags: str = Field(description="comma-separated")
+    defaultThinkingLevel: str | None
+    primaryKbId: str | None
+    skillsDisabled: bool
+    toolsDisabled: bool
+    workspaceId: str
+    creatorUserId: str | None
+    templateId: str | None
+    createTime: str | None
+    updateTime: str | None

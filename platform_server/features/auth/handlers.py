@@ -7,14 +7,16 @@ import asyncio
 from platform_server.blocking import run_blocking
 from platform_server.db import parse_iso
 from platform_server.features.auth import JWT, LOGIN_LIMITER, admin, members, service
-from platform_server.features.auth.schemas import CreateTokenRequest, CreateUserRequest, LoginRequest
+from platform_server.features.auth.schemas import CreateTokenRequest, CreateUserRequest, LoginRequest, LoginView, NewTokenView
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest, Unauthorized
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 
 class LoginHandler(ApiHandler):
+    answers = {"POST": one(LoginView)}
     access = {"POST": PUBLIC}
     body_models = {"POST": LoginRequest}
     max_body_setting = "public_max_body_bytes"  # anyone may send one: a large body is refused unread
@@ -41,6 +43,7 @@ class LoginHandler(ApiHandler):
 
 
 class TokensHandler(ApiHandler):
+    answers = {"GET": list_of(service.TokenView), "POST": one(NewTokenView)}
     access = {"GET": LOGIN, "POST": LOGIN}
     body_models = {"POST": CreateTokenRequest}
     tags = ("Authentication",)
@@ -57,6 +60,7 @@ class TokensHandler(ApiHandler):
 
 
 class TokenHandler(ApiHandler):
+    answers = {"DELETE": NOTHING}
     access = {"DELETE": LOGIN}
     tags = ("Authentication",)
 
@@ -67,6 +71,7 @@ class TokenHandler(ApiHandler):
 
 
 class UsersHandler(ApiHandler):
+    answers = {"GET": list_of(service.UserView), "POST": one(service.UserView)}
     access = {"GET": GLOBAL_ADMIN, "POST": GLOBAL_ADMIN}
     body_models = {"POST": CreateUserRequest}
     tags = ("Authentication",)
@@ -86,6 +91,7 @@ class UsersHandler(ApiHandler):
 
 
 class PasswordHandler(ApiHandler):
+    answers = {"PUT": NOTHING}
     access = {"PUT": LOGIN}
     tags = ("Authentication",)
 

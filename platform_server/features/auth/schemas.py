@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, field_validator
 
 from platform_server.db import parse_iso
+from platform_server.serialize import View
 from platform_server.web.bodies import explained
 
 USERNAME_PATTERN = explained(r"^[A-Za-z0-9_.@-]{3,64}$", "use 3 to 64 letters, digits, '.', '_', '@' or '-'")
@@ -47,3 +48,22 @@ class RoleRequest(BaseModel):
 
 class ResetPasswordRequest(BaseModel):
     newPassword: str = Field(min_length=8, max_length=256)
+
+
+class LoginView(View):
+    id: str
+    token: str = Field(description="a JWT: send it as `Authorization: Bearer <token>`")
+    username: str
+    nickname: str
+    role: str
+
+
+class NewTokenView(View):
+    """A new personal access token: `token` (the plaintext) is shown here only."""
+
+    id: str
+    name: str
+    token: str
+    tokenPrefix: str
+    createTime: str | None
+    expiresAt: str | None

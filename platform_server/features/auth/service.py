@@ -20,7 +20,7 @@ from platform_server.features.auth.tokens import JwtIssuer
 from platform_server.features.workspaces import service as workspaces
 from platform_server.features.workspaces.service import member_role
 from platform_server.ports.database import storage_fault
-from platform_server.serialize import Fields, ident, when
+from platform_server.serialize import Fields, flag, ident, typed, when
 from platform_server.web.context import Caller, Principal
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, TooManyRequests, Unauthorized
 
@@ -169,13 +169,14 @@ class LoginLimiter:
 # A user as the API shows it: never the password or its hash.
 user_to_dict = Fields(
     id=ident("id"),
-    username="username",
-    nickname="nickname",
-    email="email",
-    role="role",
-    enabled="enabled",
+    username=typed("username", str),
+    nickname=typed("nickname", str),
+    email=typed("email", str | None),
+    role=typed("role", str),
+    enabled=flag("enabled"),
     createTime=when("create_time"),
 )
+UserView = user_to_dict.view("UserView")
 
 
 def login_response(u: User, token: str) -> dict[str, Any]:
@@ -275,12 +276,13 @@ def _authenticate_pat(token: str) -> Principal | None:
 
 pat_to_dict = Fields(
     id=ident("id"),
-    name="name",
-    tokenPrefix="token_prefix",
+    name=typed("name", str),
+    tokenPrefix=typed("token_prefix", str),
     createTime=when("create_time"),
     expiresAt=when("expires_at"),
     lastUsedAt=when("last_used_at"),
 )
+TokenView = pat_to_dict.view("TokenView")
 
 
 def create_pat(caller: Caller, name: str, expires_at: dt.datetime | None) -> dict[str, Any]:

@@ -6,13 +6,14 @@ import asyncio
 
 from platform_server.blocking import run_blocking
 from platform_server.features.chat import CHAT, admin, approvals, lifecycle, service, uploads
-from platform_server.features.chat.schemas import ChatStreamRequest, InterruptRequest, SyncChatRequest
+from platform_server.features.chat.schemas import ChatResultView, ChatStreamRequest, InterruptRequest, SyncChatRequest
 from platform_server.features.conversations import service as conversations
 from platform_server.platform import DrainHook
 from platform_server.ports.events import Subscription, stream
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 from platform_server.web.sse import SseWriter
 
@@ -111,6 +112,7 @@ class AgentChatStreamHandler(StreamingHandler):
 
 
 class SyncChatHandler(StreamingHandler):
+    answers = {"POST": one(ChatResultView)}
     access = {"POST": "viewer"}
     body_models = {"POST": SyncChatRequest}
     query_token = False

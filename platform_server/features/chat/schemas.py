@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from platform_server.serialize import View
+
 ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
 
 
@@ -78,3 +80,16 @@ class InterruptRequest(BaseModel):
 class ExecuteRequest(BaseModel):
     task: str = Field(min_length=1, max_length=200_000)
     conversationId: str | None = Field(default=None, max_length=128)
+
+
+class ChatResultView(View):
+    """The synchronous chat's answer (`service.wait_result`)."""
+
+    conversationId: str
+    content: str
+    assistantMessageId: str | None
+    status: str | None = Field(description="completed | stopped | awaiting_approval")
+    promptTokens: int
+    completionTokens: int
+    toolCalls: list[dict[str, object]]
+    citations: list[object] = Field(description="the knowledge passages the answer was given")

@@ -5,8 +5,18 @@ from __future__ import annotations
 from platform_server.features.chat import CHAT
 from platform_server.features.chat.errors import AgentBusy
 from platform_server.features.conversations import service
-from platform_server.features.conversations.schemas import BatchDeleteRequest, ModelRequest, PinRequest, RatingRequest, TitleRequest
+from platform_server.features.conversations.schemas import (
+    BatchDeleteRequest,
+    ConversationView,
+    DeletedCount,
+    ModelRequest,
+    PinRequest,
+    RatingRequest,
+    StreamStatusView,
+    TitleRequest,
+)
 from platform_server.web.base import ApiHandler
+from platform_server.web.openapi_answers import NOTHING, list_of, one, page_of
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
@@ -14,6 +24,7 @@ TAGS = ("Conversations",)
 
 
 class ConversationsHandler(ApiHandler):
+    answers = {"GET": list_of(ConversationView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -23,6 +34,7 @@ class ConversationsHandler(ApiHandler):
 
 
 class ConversationPageHandler(ApiHandler):
+    answers = {"GET": page_of(ConversationView)}
     access = {"GET": "viewer"}
     tags = TAGS
     query_params = {
@@ -41,6 +53,7 @@ class ConversationPageHandler(ApiHandler):
 
 
 class BatchDeleteHandler(ApiHandler):
+    answers = {"POST": one(DeletedCount)}
     access = {"POST": "viewer"}
     body_models = {"POST": BatchDeleteRequest}
     tags = TAGS
@@ -56,6 +69,7 @@ class BatchDeleteHandler(ApiHandler):
 
 
 class ConversationHandler(ApiHandler):
+    answers = {"DELETE": NOTHING}
     access = {"DELETE": "viewer"}
     tags = TAGS
 
@@ -97,6 +111,7 @@ class MessagesHandler(ApiHandler):
 
 
 class TitleHandler(ApiHandler):
+    answers = {"PUT": one(ConversationView)}
     access = {"PUT": "viewer"}
     body_models = {"PUT": TitleRequest}
     tags = TAGS
@@ -109,6 +124,7 @@ class TitleHandler(ApiHandler):
 
 
 class PinHandler(ApiHandler):
+    answers = {"PUT": one(ConversationView)}
     access = {"PUT": "viewer"}
     body_models = {"PUT": PinRequest}
     tags = TAGS
@@ -121,6 +137,7 @@ class PinHandler(ApiHandler):
 
 
 class ModelHandler(ApiHandler):
+    answers = {"PUT": one(ConversationView)}
     access = {"PUT": "viewer"}
     body_models = {"PUT": ModelRequest}
     tags = TAGS
@@ -146,6 +163,7 @@ class RatingHandler(ApiHandler):
 
 
 class StatusHandler(ApiHandler):
+    answers = {"GET": one(StreamStatusView)}
     access = {"GET": "viewer"}
     tags = TAGS
 

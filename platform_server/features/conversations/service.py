@@ -85,8 +85,8 @@ def to_vo(conv: Conversation, agents: dict[int, Any], usernames: dict[int, str])
         "lastMessage": conv.last_message,
         "lastActiveTime": iso(conv.last_active_time),
         "updateTime": iso(conv.last_active_time),  # the original console's Sessions "Last active" reads this name
-        "pinned": conv.pinned,
-        "archived": conv.archived,
+        "pinned": bool(conv.pinned),
+        "archived": bool(conv.archived),
         "modelProvider": conv.model_provider,
         "modelName": conv.model_name,
         "status": "active" if active else "closed",
@@ -215,8 +215,8 @@ def _plain_page(user_id: int, workspace_id: int, page: int, size: int) -> _Page:
                 "lastMessage": last,
                 "lastActiveTime": iso(active_at),
                 "updateTime": iso(active_at),  # the original console's name (Sessions "Last active")
-                "pinned": pinned,
-                "archived": archived,
+                "pinned": bool(pinned),  # stored 0/1: the document says boolean
+                "archived": bool(archived),
                 "modelProvider": provider,
                 "modelName": model,
                 "status": "active" if active_at and active_at >= since else "closed",

@@ -20,6 +20,7 @@ from platform_server.features.models.schemas import (
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 ADMIN = GLOBAL_ADMIN
@@ -93,6 +94,7 @@ class ActiveHandler(_Models):
 
 
 class ByTypeHandler(_Models):
+    answers = {"GET": list_of(service.ModelView)}
     access = {"GET": "viewer"}
 
     def get(self) -> None:
@@ -112,6 +114,7 @@ class ByTypeHandler(_Models):
 
 
 class EnabledHandler(_Models):
+    answers = {"GET": list_of(service.ModelView)}
     access = {"GET": "viewer"}
 
     def get(self) -> None:
@@ -148,6 +151,7 @@ class CustomProvidersHandler(_Models):
 
 
 class CustomProviderHandler(_Models):
+    answers = {"DELETE": NOTHING}
     access = {"DELETE": ADMIN}
 
     def delete(self, providerId: str) -> None:
@@ -182,6 +186,7 @@ class EmbeddingTestHandler(_Models):
 
 
 class ModelHandler(_Models):
+    answers = {"GET": one(service.ModelView), "PUT": one(service.ModelView), "DELETE": NOTHING}
     access = {"GET": "viewer", "PUT": ADMIN, "DELETE": ADMIN}
     body_models = {"PUT": ModelUpdate}
 

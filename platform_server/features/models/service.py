@@ -17,7 +17,7 @@ from platform_server.integrations.llm.base import PROTOCOLS
 from platform_server.integrations.llm.ollama import check_keep_alive
 from platform_server.integrations.llm.types import ProviderSettings
 from platform_server.integrations.secret_origin import origin_changed
-from platform_server.serialize import GIVEN, Fields, flag, ident, when
+from platform_server.serialize import GIVEN, Fields, flag, ident, typed, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 
@@ -33,20 +33,21 @@ MODALITIES = ("text", "image")
 # the original console's names: `provider` for providerId, `name` for displayName
 model_to_dict = Fields(
     id=ident("id"),
-    providerId="provider_id",
-    modelName="model_name",
-    displayName=lambda m: m.display_name or m.model_name,
-    modelType="model_type",
-    modalities="modalities",
-    maxInputTokens="max_input_tokens",
-    capabilities=capabilities.of_row,  # what a chat model can do: chat, tools, json
-    label=capabilities.label_of,  # a short note for model pickers (the embedded model: a small offline demo)
+    providerId=typed("provider_id", str),
+    modelName=typed("model_name", str),
+    displayName=typed(lambda m: m.display_name or m.model_name, str),
+    modelType=typed("model_type", str),
+    modalities=typed("modalities", str),  # "text" or "text,image"
+    maxInputTokens=typed("max_input_tokens", int | None),
+    capabilities=typed(capabilities.of_row, list[str]),  # what a chat model can do: chat, tools, json
+    label=typed(capabilities.label_of, str | None),  # a short note for model pickers (the embedded model: a small offline demo)
     isDefault=flag("is_default"),
     enabled=flag("enabled"),
     createTime=when("create_time"),
-    provider="provider_id",
-    name=lambda m: m.display_name or m.model_name,
+    provider=typed("provider_id", str),
+    name=typed(lambda m: m.display_name or m.model_name, str),
 )
+ModelView = model_to_dict.view("ModelView")
 
 
 PROVIDER_FIELDS = Fields(

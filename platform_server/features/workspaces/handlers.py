@@ -4,13 +4,15 @@ which read users, is in auth/members.py)."""
 from __future__ import annotations
 
 from platform_server.features.workspaces import service
-from platform_server.features.workspaces.schemas import MemberRoleRequest, WorkspaceRequest, WorkspaceUpdate
+from platform_server.features.workspaces.schemas import AccessView, MemberRoleRequest, MemberRoleView, WorkspaceRequest, WorkspaceUpdate
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 
 class WorkspacesHandler(ApiHandler):
+    answers = {"GET": list_of(service.WorkspaceView), "POST": one(service.WorkspaceView)}
     access = {"GET": LOGIN, "POST": LOGIN}
     body_models = {"POST": WorkspaceRequest}
     tags = ("Workspaces",)
@@ -26,6 +28,7 @@ class WorkspacesHandler(ApiHandler):
 
 
 class WorkspaceHandler(ApiHandler):
+    answers = {"GET": one(service.WorkspaceView), "PUT": one(service.WorkspaceView), "DELETE": NOTHING}
     access = {"GET": LOGIN, "PUT": LOGIN, "DELETE": LOGIN}
     body_models = {"PUT": WorkspaceUpdate}
     tags = ("Workspaces",)
@@ -46,6 +49,7 @@ class WorkspaceHandler(ApiHandler):
 
 
 class AccessHandler(ApiHandler):
+    answers = {"GET": one(AccessView)}
     access = {"GET": LOGIN}
     tags = ("Workspaces",)
 
@@ -55,6 +59,7 @@ class AccessHandler(ApiHandler):
 
 
 class MemberHandler(ApiHandler):
+    answers = {"PUT": one(MemberRoleView), "DELETE": NOTHING}
     access = {"PUT": LOGIN, "DELETE": LOGIN}
     body_models = {"PUT": MemberRoleRequest}
     tags = ("Workspaces",)

@@ -1,10 +1,12 @@
-"""Request bodies of the workspace routes."""
+"""Request bodies and answers of the workspace routes."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from platform_server.serialize import View
 
 Role = Literal["owner", "admin", "member", "viewer"]
 
@@ -26,4 +28,22 @@ class MemberRequest(BaseModel):
 
 
 class MemberRoleRequest(BaseModel):
+    role: Role
+
+
+class AccessView(View):
+    workspaceId: str
+    memberRole: str | None
+    effectiveRole: str | None
+    globalAdmin: bool
+    isGlobalAdmin: bool
+    capabilities: list[str]
+    canRead: bool
+    canWrite: bool
+    canManage: bool
+    canDelete: bool
+
+
+class MemberRoleView(View):
+    userId: str
     role: Role

@@ -7,7 +7,7 @@ from typing import Any
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.workspaces.models import Workspace, WorkspaceMember
-from platform_server.serialize import GIVEN, Fields, ident, when
+from platform_server.serialize import Fields, given, ident, typed, when
 from platform_server.web.context import ROLE_RANK, Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound
 
@@ -81,17 +81,19 @@ def require_role(caller: Caller, workspace_id: int, role: str) -> tuple[Workspac
 
 WORKSPACE_FIELDS = Fields(
     id=ident("id"),
-    name="name",
-    description="description",
+    name=typed("name", str),
+    description=typed("description", str | None),
     creatorUserId=ident("creator_user_id"),
-    memberRole=GIVEN,
-    effectiveRole=GIVEN,
-    roleLevel=GIVEN,
-    isGlobalAdmin=GIVEN,
-    hostTools=lambda ws: [k for k in HOST_TOOLS if k in (ws.host_tools or [])],
+    memberRole=given(str | None),
+    effectiveRole=given(str | None),
+    roleLevel=given(int),
+    isGlobalAdmin=given(bool),
+    hostTools=typed(lambda ws: [k for k in HOST_TOOLS if k in (ws.host_tools or [])], list[str]),
     createTime=when("create_time"),
     updateTime=when("update_time"),
 )
+# `memberCount` only where the route counts members (one workspace, a new one)
+WorkspaceView = WORKSPACE_FIELDS.view("WorkspaceView", memberCount=(int | None, None))
 
 
 def to_dict(

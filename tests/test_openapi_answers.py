@@ -1,0 +1,64 @@
+"""Every operation's 200 answer is typed: envelope and page schemas per view model, ids as strings, and the
+answers the suite receives match them (tests/helpers/answers.py checks each one)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import answers
+from tests.helpers.client import ApiClient
+from tests.helpers.untyped_answers import UNTYPED
+
+
+async def _document(api: ApiClient) -> dict:
+    res = await api.get("/v3/api-docs", token="alice")
+    assert res.status == 200
+    return res.body
+
+
+def _answer(doc: dict, path: str, method: str) -> dict:
+    return doc["paths"][path][method]["responses"]["200"]["content"]["application/json"]["schema"]
+
+
+def _untyped(doc: dict) -> set[str]:
+    return {
+        op["operationId"]
+        for ops in doc["paths"].values()
+        for op in ops.values()
+        if op["responses"]["200"].get("content", {}).get("application/json", {}).get("schema") == {"$ref": "#/components/schemas/R"}
+    }
+
+
+async def test_only_the_allow_listed_operations_still_answer_the_untyped_envelope(api: ApiClient, people: dict) -> None:
+    doc = await _document(api)
+    untyped = _untyped(doc)
+    assert sorted(untyped - UNTYPED) == [], "operations that lost their typed answer"
+    assert sorted(UNTYPED - untyped) == [], "typed now: take them off tests/helpers/untyped_answers.py"
+
+
+async def test_agents_and_conversations_document_generic_envelopes_with_string_ids(api: ApiClient, people: dict) -> None:
+    doc = await _document(api)
+    schemas = doc["components"]["schemas"]
+    assert _answer(doc, "/api/v1/agents", "get") == {"$ref": "#/components/schemas/R_List_AgentView"}
+    assert _answer(doc, "/api/v1/agents/{id}", "get") == {"$ref": "#/components/schemas/R_AgentView"}
+    assert _answer(doc, "/api/v1/conversations/page", "get") == {"$ref": "#/components/schemas/R_Page_ConversationView"}
+    assert schemas["R_Page_ConversationView"]["properties"]["data"] == {"$ref": "#/components/schemas/Page_ConversationView"}
+    agent = schemas["AgentView"]
+    assert agent["additionalProperties"] is False and "id" in agent["required"]
+    for name in ("id", "workspaceId", "creatorUserId", "primaryKbId", "templateId"):
+        assert agent["properties"][name]["type"] == "string", name
+    assert schemas["ConversationView"]["properties"]["agentId"]["type"] == "string"
+
+
+async def test_an_answer_that_drifts_from_its_schema_fails_the_check(api: ApiClient, people: dict) -> None:
+    created = await api.post("/api/v1/agents", {"name": "Typed", "tags": "a,b"}, token="alice")
+    assert created.status == 200, created.body
+    res = await api.get("/api/v1/agents", token="alice")  # checked on the way in: the real answer matches
+    assert res.status == 200 and res.data and isinstance(res.data[0]["id"], str)
+    drifted = {**res.body, "data": [{**res.data[0], "id": int(res.data[0]["id"])}]}
+    with pytest.raises(AssertionError, match="agents_list answered outside its documented schema at data/0/id"):
+        answers.check("GET", "/api/v1/agents", 200, drifted)
+    grown = {**res.body, "data": [{**res.data[0], "secret": "x"}]}
+    with pytest.raises(AssertionError, match="agents_list"):
+        answers.check("GET", "/api/v1/agents?enabled=true", 200, grown)
+    answers.check("GET", "/api/v1/agents", 200, res.body)  # the real one passes
