@@ -7,10 +7,14 @@ checkpoints, apsw's errors, its online backup) is reached only through this port
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Callable, Literal, Protocol, cast
+from typing import Callable, ContextManager, Literal, Protocol, cast
 
 from platform_server import db
+from platform_server.lazy import lazy_import
+
+pg = lazy_import("platform_server.pg")  # only a PostgreSQL deployment loads psycopg2
 
 StorageFault = Literal["busy", "full", "io"]
 
@@ -54,6 +58,9 @@ class DatabasePort(Protocol):
     def check_copy(self, path: str) -> str:
         """What is wrong with the copy at `path`, or "ok" when it is intact."""
 
+    def migration_lock(self) -> ContextManager[None]:
+        """Held while this process migrates: other processes starting on the same store wait for it."""
+
 
 class SqliteDatabase:
     """The default: one SQLite file over apsw in WAL mode (db.py holds the mechanics)."""
@@ -95,6 +102,50 @@ class SqliteDatabase:
 
     def check_copy(self, path: str) -> str:
         return db.integrity_check(path)
+
+    def migration_lock(self) -> ContextManager[None]:
+        return contextlib.nullcontext()  # one file, one process: SQLite's write lock is enough
+
+
+class PostgresDatabase:
+    """PostgreSQL at `database_url` (pg.py holds the mechanics): no local files, no WAL upkeep here (the
+    server does its own), migrations under an advisory lock, snapshots through pg_dump."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def open(self, loop_busy_timeout_ms: int | None = None) -> None:
+        pg.open_database(self.url)
+
+    def close(self) -> None:
+        db.close_database()
+
+    def flush(self) -> None:
+        pass  # every commit is durable in the server; nothing of ours to fold back
+
+    def start_background(self, on_fault: Callable[[BaseException], object] | None = None) -> None:
+        pass
+
+    def stop_background(self) -> None:
+        pass
+
+    def files(self) -> list[str]:
+        return []
+
+    def fault(self, exc: BaseException | None) -> StorageFault | None:
+        return cast("StorageFault | None", pg.storage_fault(exc))
+
+    def snapshot(self, target: str, busy_ms: int) -> None:
+        try:
+            pg.snapshot(self.url, target)
+        except RuntimeError as exc:
+            raise SnapshotFailed(str(exc)) from None
+
+    def check_copy(self, path: str) -> str:
+        return "ok" if os.path.getsize(path) > 0 else "empty dump"
+
+    def migration_lock(self) -> ContextManager[None]:
+        return cast("ContextManager[None]", pg.migration_lock())
 
 
 _current: DatabasePort = SqliteDatabase("")

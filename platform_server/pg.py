@@ -1,0 +1,146 @@
+"""PostgreSQL mechanics behind the database port (issue 31): open a peewee PostgresqlDatabase from
+`database_url`, serialise migrations across processes, classify its faults, snapshot with pg_dump.
+
+Driver: psycopg2 (psycopg2-binary wheels): peewee's PostgresqlDatabase is built and tested on it first,
+it needs no system libpq, and psycopg 3 would buy nothing here (no async use: blocking work already
+runs on the project's executors).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import threading
+from typing import Any, Iterator
+from urllib.parse import urlsplit
+
+import peewee
+
+from platform_server import db
+from platform_server.lazy import lazy_import
+
+db_url = lazy_import("playhouse.db_url")
+
+# The key of the advisory lock every process takes around its migrations (any fixed 64-bit number:
+# "PLATMIGR" in ASCII), so two processes starting at once never apply the same step twice.
+MIGRATION_LOCK_KEY = 0x504C41544D494752
+
+
+# The table a data-changing statement writes (peewee quotes names; raw SQL sites may not).
+_WRITE = re.compile(r'^\s*(?:INSERT\s+INTO|UPDATE|DELETE\s+FROM)\s+"?(\w+)"?', re.IGNORECASE)
+
+
+def portable(sql: str) -> str:
+    """The raw SQL sites' SQLite spellings in PostgreSQL's: `?` placeholders become `%s` (peewee's own
+    queries already use `%s`, and contain no `?`), a literal `%` is doubled for psycopg2."""
+    if "?" not in sql:
+        return sql
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+# Column types as the SQLite store has them: booleans 0/1 (the raw SQL sites compare with 1 and 0) and
+# times as sortable text (db.DateTimeField writes text; the raw SQL compares it with text parameters).
+FIELD_TYPES = {"BOOL": "SMALLINT", "DATETIME": "TEXT"}
+
+
+class Database(peewee.PostgresqlDatabase):
+    """PostgreSQL with the SQLite store's bookkeeping: a write to a watched table bumps its version now
+    and again when its transaction ends (as db.py's hooks do), so this process's caches never keep
+    what a write of its own made stale. Other processes' writes arrive through the change feed."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["field_types"] = FIELD_TYPES
+        super().__init__(*args, **kwargs)
+        self._pending = threading.local()
+
+    def execute_sql(self, sql: str, params: Any = None) -> Any:
+        cursor = super().execute_sql(portable(sql), params)
+        match = _WRITE.match(sql)
+        if match is not None and match.group(1) in db.WATCHED_TABLES:
+            table = match.group(1)
+            db.bump_tables((table,))
+            if self.in_transaction():
+                pending: set[str] = getattr(self._pending, "tables", set())
+                pending.add(table)
+                self._pending.tables = pending
+        return cursor
+
+    def _transaction_over(self) -> None:
+        tables = getattr(self._pending, "tables", None)
+        if tables:
+            self._pending.tables = set()
+            db.bump_tables(tables)
+
+    def commit(self) -> None:
+        super().commit()
+        self._transaction_over()
+
+    def rollback(self) -> None:
+        super().rollback()
+        self._transaction_over()
+
+
+def connect_params(url: str) -> dict[str, Any]:
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgres", "postgresql"):
+        raise ValueError(f"database_url must start with postgresql:// (got {parts.scheme or 'no scheme'}://)")
+    if not parts.path.strip("/"):
+        raise ValueError("database_url names no database (postgresql://user:pass@host/DATABASE)")
+    params: dict[str, Any] = dict(db_url.parse(url))
+    return params
+
+
+def open_database(url: str) -> peewee.PostgresqlDatabase:
+    """Connect to the database named by `url` and bind every model to it."""
+    params = connect_params(url)
+    name = params.pop("database")
+    store = Database(name, autorollback=False, **params)
+    db.database.initialize(store)
+    db.bump_tables(list(db.WATCHED_TABLES))  # what was read from a database opened before is not this one's
+    store.connect(reuse_if_open=True)
+    return store
+
+
+@contextlib.contextmanager
+def migration_lock() -> Iterator[None]:
+    """Hold the cluster-wide advisory lock while this process migrates (others wait on it)."""
+    store = db.database.obj
+    store.execute_sql("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK_KEY,))
+    try:
+        yield
+    finally:
+        store.execute_sql("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK_KEY,))
+
+
+def storage_fault(exc: BaseException | None) -> str | None:
+    """`full` when the server says it has no space (SQLSTATE 53100), `io` on an I/O error (58030),
+    `busy` on a lock timeout (55P03); None for anything else."""
+    seen = 0
+    while exc is not None and seen < 8:
+        code = getattr(exc, "pgcode", None)
+        if code == "53100":
+            return "full"
+        if code == "58030":
+            return "io"
+        if code == "55P03":
+            return "busy"
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return None
+
+
+def snapshot(url: str, target: str) -> None:
+    """A consistent copy through pg_dump (custom format); raises RuntimeError saying why not."""
+    tool = shutil.which("pg_dump")
+    if tool is None:
+        raise RuntimeError("snapshots of a PostgreSQL store need pg_dump (Debian: postgresql-client); use pg_dump or your provider's backups")
+    env = dict(os.environ)
+    parts = urlsplit(url)
+    if parts.password:
+        env["PGPASSWORD"] = parts.password
+    done = subprocess.run([tool, "--format=custom", f"--file={target}", "--dbname", url], capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"pg_dump failed: {done.stderr.strip()}")

@@ -1,0 +1,61 @@
+"""`database_url`: the platform stores everything in PostgreSQL (issue 31), migrations run once under an
+advisory lock, and what one server wrote a second one reads back."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+import pytest
+
+from platform_server.config import load_config
+from tests.helpers import postgres
+from tests.helpers.server import create_personas, start_server
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("initdb") is None and not postgres._debian_bins(), reason="PostgreSQL is not installed"
+)
+
+
+async def test_a_server_on_postgres_keeps_its_data_there(tmp_path: Any) -> None:
+    pg = postgres.cluster()
+    url = pg.fresh_database()
+    name = url.rsplit("/", 1)[1]
+    running = await start_server(str(tmp_path / "one"), database_url=url)
+    try:
+        people = await create_personas(running.client)
+        r = await running.client.get("/api/v1/auth/users", token="alice")
+        assert r.status == 200, r.body
+    finally:
+        await running.stop()
+    assert not (tmp_path / "one" / "platform.db").exists()  # nothing went to SQLite
+    users = pg.psql('SELECT username FROM "user" ORDER BY username', database=name).split()
+    assert users == ["alice", "bob", "carol", "dave"]
+    applied = int(pg.psql("SELECT count(*) FROM schema_migration", database=name))
+    assert applied > 10
+    # a restart (the data dir keeps the secrets' keys: every process must share them): no migration runs
+    # twice, the users are there
+    again = await start_server(str(tmp_path / "one"), database_url=url)
+    try:
+        r = await again.client.post("/api/v1/auth/login", {"username": "bob", "password": "password-123"})
+        assert r.status == 200, r.body
+        assert r.data["id"] == people["bob"]["id"]
+    finally:
+        await again.stop()
+    assert int(pg.psql("SELECT count(*) FROM schema_migration", database=name)) == applied
+    pg.drop(url)
+
+
+def test_database_url_is_read_from_the_environment() -> None:
+    config = load_config(None, env={"PLATFORM_DATABASE_URL": "postgresql://u:p@db.example/platform"})
+    assert config.database_url == "postgresql://u:p@db.example/platform"
+    assert load_config(None, env={}).database_url == ""  # the default: the SQLite file
+
+
+def test_a_bad_database_url_is_refused() -> None:
+    from platform_server import pg
+
+    with pytest.raises(ValueError, match="postgresql://"):
+        pg.connect_params("mysql://u@h/db")
+    with pytest.raises(ValueError, match="names no database"):
+        pg.connect_params("postgresql://u@h/")
