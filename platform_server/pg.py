@@ -9,8 +9,11 @@ runs on the project's executors).
 from __future__ import annotations
 
 import contextlib
+import importlib
+import logging
 import os
 import re
+import select
 import shutil
 import subprocess
 import threading
@@ -23,6 +26,7 @@ from platform_server import db
 from platform_server.lazy import lazy_import
 
 db_url = lazy_import("playhouse.db_url")
+log = logging.getLogger(__name__)
 
 # The key of the advisory lock every process takes around its migrations (any fixed 64-bit number:
 # "PLATMIGR" in ASCII), so two processes starting at once never apply the same step twice.
@@ -56,8 +60,24 @@ class Database(peewee.PostgresqlDatabase):
         super().__init__(*args, **kwargs)
         self._pending = threading.local()
 
+    def _initialize_connection(self, conn: Any) -> None:
+        super()._initialize_connection(conn)  # type: ignore[misc]  # peewee's hook, untyped
+        # Every connection listens, so the notifications of its own commits (the watched tables' triggers,
+        # auth_epoch's among them) arrive with the COMMIT's answer: this process's caches see its own
+        # writes at once, not when the listener thread gets to them.
+        with conn.cursor() as cursor:
+            cursor.execute(f"LISTEN {CHANNEL}")
+
+    def _drain(self) -> None:
+        conn = getattr(self, "_state").conn  # peewee keeps the connection per thread here
+        if conn is not None and conn.notifies:
+            tables = {n.payload for n in conn.notifies}
+            conn.notifies.clear()
+            db.bump_tables([t for t in tables if t in db.WATCHED_TABLES])
+
     def execute_sql(self, sql: str, params: Any = None) -> Any:
         cursor = super().execute_sql(portable(sql), params)
+        self._drain()
         match = _WRITE.match(sql)
         if match is not None and match.group(1) in db.WATCHED_TABLES:
             table = match.group(1)
@@ -76,6 +96,7 @@ class Database(peewee.PostgresqlDatabase):
 
     def commit(self) -> None:
         super().commit()
+        self._drain()
         self._transaction_over()
 
     def rollback(self) -> None:
@@ -90,18 +111,86 @@ def connect_params(url: str) -> dict[str, Any]:
     if not parts.path.strip("/"):
         raise ValueError("database_url names no database (postgresql://user:pass@host/DATABASE)")
     params: dict[str, Any] = dict(db_url.parse(url))
+    params["dbname"] = params.pop("database")  # psycopg2's spelling (peewee takes the name apart)
     return params
 
 
 def open_database(url: str) -> peewee.PostgresqlDatabase:
     """Connect to the database named by `url` and bind every model to it."""
     params = connect_params(url)
-    name = params.pop("database")
+    name = params.pop("dbname")
     store = Database(name, autorollback=False, **params)
     db.database.initialize(store)
     db.bump_tables(list(db.WATCHED_TABLES))  # what was read from a database opened before is not this one's
     store.connect(reuse_if_open=True)
     return store
+
+
+CHANNEL = "platform_changes"  # NOTIFY channel; the payload is the changed table's name
+
+
+def notify_triggers(store: peewee.Database, tables: list[str]) -> None:
+    """A statement-level trigger on each watched table that NOTIFYs its name (PostgreSQL folds the
+    same payload within one transaction into one notification, delivered at commit to every process)."""
+    store.execute_sql(
+        "CREATE OR REPLACE FUNCTION platform_notify_change() RETURNS trigger LANGUAGE plpgsql AS "
+        f"$$ BEGIN PERFORM pg_notify('{CHANNEL}', TG_TABLE_NAME); RETURN NULL; END $$"
+    )
+    existing = set(store.get_tables())
+    for table in tables:
+        if table in existing:
+            store.execute_sql(
+                f'CREATE OR REPLACE TRIGGER platform_notify_change AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "{table}" '
+                "FOR EACH STATEMENT EXECUTE FUNCTION platform_notify_change()"
+            )
+
+
+class ChangeListener:
+    """A thread on its own connection that LISTENs and bumps the versions of the tables other processes
+    changed, so caches drop what they read even when this process makes no query of its own."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.ready = threading.Event()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="pg-change-listener", daemon=True)
+        self._thread.start()
+        self.ready.wait(10)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+
+    def _run(self) -> None:
+        psycopg2 = importlib.import_module("psycopg2")
+        while not self._stop.is_set():
+            try:
+                conn = psycopg2.connect(**connect_params(self.url))
+                conn.autocommit = True
+                with conn.cursor() as cursor:
+                    cursor.execute(f"LISTEN {CHANNEL}")
+                # a reconnect may have missed notifications: everything read before is suspect
+                db.bump_tables(list(db.WATCHED_TABLES))
+                self.ready.set()
+                while not self._stop.is_set():
+                    if select.select([conn], [], [], LISTEN_POLL_S)[0]:
+                        conn.poll()
+                        tables = {n.payload for n in conn.notifies}
+                        conn.notifies.clear()
+                        db.bump_tables([t for t in tables if t in db.WATCHED_TABLES])
+                conn.close()
+            except Exception as exc:  # noqa: BLE001 - the server went away: retry, caches dropped on reconnect
+                log.warning("change listener: %s (reconnecting)", exc)
+                self._stop.wait(LISTEN_RETRY_S)
+
+
+LISTEN_POLL_S = 1.0  # how often the listener checks for its stop flag
+LISTEN_RETRY_S = 1.0  # wait before reconnecting after the connection failed
 
 
 @contextlib.contextmanager

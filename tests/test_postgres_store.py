@@ -10,6 +10,7 @@ import pytest
 
 from platform_server.config import load_config
 from tests.helpers import postgres
+from tests.helpers.eventually import eventually
 from tests.helpers.server import create_personas, start_server
 
 pytestmark = pytest.mark.skipif(
@@ -59,3 +60,28 @@ def test_a_bad_database_url_is_refused() -> None:
         pg.connect_params("mysql://u@h/db")
     with pytest.raises(ValueError, match="names no database"):
         pg.connect_params("postgresql://u@h/")
+
+
+async def test_another_process_write_invalidates_this_process_cache(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The change feed: psql (another process) disables bob; this server's auth cache, which would keep his
+    token for an hour without a feed, refuses him as soon as the NOTIFY arrives."""
+    from platform_server.features.auth import cache
+
+    monkeypatch.setattr(cache, "EPOCH_RECHECK_S", 3600.0)  # only the change feed can invalidate now
+    pg = postgres.cluster()
+    url = pg.fresh_database()
+    running = await start_server(str(tmp_path / "data"), database_url=url)
+    try:
+        people = await create_personas(running.client)
+        api = running.client
+        assert (await api.get("/api/v1/agents", token="bob")).status == 200  # cached now
+        pg.psql(f'UPDATE "user" SET enabled = 0 WHERE id = {int(people["bob"]["id"])}', database=url.rsplit("/", 1)[1])
+
+        async def refused() -> bool:
+            return (await api.get("/api/v1/agents", token="bob")).status == 401
+
+        await eventually(refused, timeout=5.0, what="bob refused after another process disabled him")
+        assert (await api.get("/api/v1/agents", token="carol")).status == 200  # the others are unaffected
+    finally:
+        await running.stop()
+    pg.drop(url)

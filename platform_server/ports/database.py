@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import Callable, ContextManager, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Callable, ContextManager, Literal, Protocol, cast
 
 from platform_server import db
 from platform_server.lazy import lazy_import
+
+if TYPE_CHECKING:
+    from platform_server.pg import ChangeListener
 
 pg = lazy_import("platform_server.pg")  # only a PostgreSQL deployment loads psycopg2
 
@@ -113,6 +116,7 @@ class PostgresDatabase:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self._listener: ChangeListener | None = None
 
     def open(self, loop_busy_timeout_ms: int | None = None) -> None:
         pg.open_database(self.url)
@@ -124,10 +128,15 @@ class PostgresDatabase:
         pass  # every commit is durable in the server; nothing of ours to fold back
 
     def start_background(self, on_fault: Callable[[BaseException], object] | None = None) -> None:
-        pass
+        # after the migrations: every watched table exists now and gets its NOTIFY trigger
+        pg.notify_triggers(db.database.obj, sorted(db.WATCHED_TABLES))
+        self._listener = pg.ChangeListener(self.url)
+        self._listener.start()
 
     def stop_background(self) -> None:
-        pass
+        if self._listener is not None:
+            self._listener.stop()
+            self._listener = None
 
     def files(self) -> list[str]:
         return []
