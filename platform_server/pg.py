@@ -9,7 +9,6 @@ runs on the project's executors).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
 import re
@@ -26,6 +25,7 @@ from platform_server import db
 from platform_server.lazy import lazy_import
 
 db_url = lazy_import("playhouse.db_url")
+psycopg2 = lazy_import("psycopg2")  # the listener's own connection (peewee imports it for the others)
 log = logging.getLogger(__name__)
 
 # The key of the advisory lock every process takes around its migrations (any fixed 64-bit number:
@@ -167,7 +167,6 @@ class ChangeListener:
             self._thread = None
 
     def _run(self) -> None:
-        psycopg2 = importlib.import_module("psycopg2")
         while not self._stop.is_set():
             try:
                 conn = psycopg2.connect(**connect_params(self.url))
