@@ -458,7 +458,9 @@ def fetch_models(model: type[M], sql: str, params: Sequence[Any] = ()) -> list[M
     out: list[M] = []
     for row in cursor:
         if readers is None:
-            readers = _READERS[(model, sql)] = _column_readers(model, [d[0] for d in cursor.getdescription()])
+            # apsw's cursor describes itself with getdescription(); a DB-API one (psycopg2) with .description
+            described = cursor.getdescription() if hasattr(cursor, "getdescription") else cursor.description
+            readers = _READERS[(model, sql)] = _column_readers(model, [d[0] for d in described])
         item = model(__no_default__=1, **{name: read(value) for (name, read), value in zip(readers, row)})
         item._dirty.clear()  # type: ignore[attr-defined]  # peewee keeps the changed fields here
         out.append(item)
@@ -515,8 +517,10 @@ def update_row(model: type[peewee.Model], row_id: Any, /, **values: Any) -> int:
         cached = _UPDATE_SQL[(model, names)] = (sql, fields)
     sql, fields = cached
     cursor = database.execute_sql(sql, [*(f.db_value(values[name]) for name, f in zip(names, fields)), row_id])
-    changed: int = cursor.getconnection().changes()
-    return changed
+    if hasattr(cursor, "getconnection"):  # apsw: the connection counts the last statement's changes
+        changed: int = cursor.getconnection().changes()
+        return changed
+    return int(cursor.rowcount)  # a DB-API cursor (PostgreSQL)
 
 
 class SchemaMigration(peewee.Model):

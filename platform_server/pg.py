@@ -42,7 +42,11 @@ def portable(sql: str) -> str:
     queries already use `%s`, and contain no `?`), a literal `%` is doubled for psycopg2."""
     if "?" not in sql:
         return sql
-    return sql.replace("%", "%%").replace("?", "%s")
+    # `x IS ?`: SQLite's null-safe equality with a value; PostgreSQL spells it IS NOT DISTINCT FROM
+    return _IS_PARAM.sub(" IS NOT DISTINCT FROM ?", sql).replace("%", "%%").replace("?", "%s")
+
+
+_IS_PARAM = re.compile(r"\s+IS\s+\?", re.IGNORECASE)
 
 
 # Column types as the SQLite store has them: booleans 0/1 (the raw SQL sites compare with 1 and 0) and
@@ -93,6 +97,12 @@ class Database(peewee.PostgresqlDatabase):
         if tables:
             self._pending.tables = set()
             db.bump_tables(tables)
+
+    def begin(self, isolation_level: Any = None) -> None:
+        # atomic("IMMEDIATE") asks SQLite for its write lock at BEGIN; PostgreSQL locks rows as it writes
+        if isinstance(isolation_level, str) and isolation_level.upper() in ("DEFERRED", "IMMEDIATE", "EXCLUSIVE"):
+            isolation_level = None
+        super().begin(isolation_level)
 
     def commit(self) -> None:
         super().commit()
@@ -184,7 +194,9 @@ class ChangeListener:
                         db.bump_tables([t for t in tables if t in db.WATCHED_TABLES])
                 conn.close()
             except Exception as exc:  # noqa: BLE001 - the server went away: retry, caches dropped on reconnect
-                log.warning("change listener: %s (reconnecting)", exc)
+                if self.ready.is_set():  # said once per outage, not once a second
+                    log.warning("change listener: %s (reconnecting)", exc)
+                self.ready.clear()
                 self._stop.wait(LISTEN_RETRY_S)
 
 

@@ -5,6 +5,8 @@ API (kept small; the REDIS lane's multi-process test uses it too):
 - `selected()`: True when `PLATFORM_TEST_DATABASE=postgres` asks the suite to run on PostgreSQL.
 - `cluster()`: the session's running `Cluster` (started on first use: initdb into a temp dir, a free port,
   the unix socket inside the temp dir; stopped at interpreter exit).
+- `Cluster.database_for(data_dir)`: the database of a test server's data dir (tests/helpers/server.py uses
+  it: a restart on the same data dir finds its data again).
 - `Cluster.fresh_database()`: the URL (`postgresql://user@127.0.0.1:port/name`) of a new empty database,
   created from the cluster's template in milliseconds; `Cluster.drop(url)` drops it again.
 - `Cluster.psql(sql, database=...)`: run SQL through the `psql` client and return its unaligned output.
@@ -61,6 +63,7 @@ class Cluster:
     os_user: str | None  # run the server's commands as this user (None: as ourselves)
     _names: itertools.count = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _by_dir: dict[str, str] = field(default_factory=dict)
 
     @property
     def data(self) -> str:
@@ -89,6 +92,18 @@ class Cluster:
             name = f"t{os.getpid()}_{next(self._names)}"
         self.psql(f'CREATE DATABASE "{name}" TEMPLATE template_platform')
         return self.url(name)
+
+    def database_for(self, data_dir: str) -> str:
+        """The database of a test server's data dir: fresh the first time, the same one when the test
+        restarts a server on that data dir (what it wrote is still there, as with the SQLite file)."""
+        key = os.path.realpath(data_dir)
+        with self._lock:
+            known = self._by_dir.get(key)
+        if known is None:
+            known = self.fresh_database()
+            with self._lock:
+                self._by_dir[key] = known
+        return known
 
     def drop(self, url: str) -> None:
         name = url.rsplit("/", 1)[1]

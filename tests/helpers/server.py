@@ -56,7 +56,7 @@ async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
     }
     values.update(overrides)
     if postgres.selected() and "database_url" not in values:
-        values["database_url"] = postgres.cluster().fresh_database()  # PLATFORM_TEST_DATABASE=postgres
+        values["database_url"] = postgres.cluster().database_for(data_dir)  # PLATFORM_TEST_DATABASE=postgres
     config = load_config(None, env={}, overrides=values)
     app, platform = make_app(config)
     await start_features(platform)
