@@ -85,3 +85,26 @@ async def test_another_process_write_invalidates_this_process_cache(tmp_path: An
     finally:
         await running.stop()
     pg.drop(url)
+
+
+async def test_wiki_keyword_search_uses_tsvector_on_postgres(tmp_path: Any) -> None:
+    """FTS5's tables are tsvector tables on PostgreSQL: any word matches, a title hit outranks a body hit,
+    other KBs' rows stay out."""
+    from platform_server.features.wiki import search
+
+    pg = postgres.cluster()
+    url = pg.fresh_database()
+    running = await start_server(str(tmp_path / "data"), database_url=url)
+    try:
+        pg.psql(
+            "INSERT INTO wiki_page_fts (rowid, title, body, kb_id) VALUES"
+            " (1, 'Kettle care', 'descale it monthly', 7), (2, 'Plants', 'the kettle waters ferns', 7),"
+            " (3, 'Kettle', 'another knowledge base', 8), (4, 'Bikes', 'nothing to see', 7)",
+            database=url.rsplit("/", 1)[1],
+        )
+        scores = search._keyword("wiki_page_fts", [7], "How is the kettle descaled?", 10)
+        assert set(scores) == {1, 2} and scores[1] == 1.0 and 0 < scores[2] < 1.0
+        assert search._keyword("wiki_page_fts", [7], "?!", 10) == {}
+    finally:
+        await running.stop()
+    pg.drop(url)
