@@ -200,6 +200,67 @@ class ChangeListener:
                 self._stop.wait(LISTEN_RETRY_S)
 
 
+LEADER_LOCK_KEY = 0x504C41544C454144  # "PLATLEAD": the advisory lock whose holder is the leader
+LEADER_CHECK_S = 1.0  # how often a follower tries the lock and the leader checks its connection
+
+
+class Leader:
+    """The leader lock: a session-level advisory lock held on a connection of its own. A follower tries it
+    every LEADER_CHECK_S; when the leader process dies its session ends, PostgreSQL releases the lock and
+    the next try of another process takes it. A leader whose connection fails stops leading at once."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._leading = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.tried = threading.Event()  # set after the first attempt (tests and start-up wait for it)
+
+    def is_leader(self) -> bool:
+        return self._leading
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="pg-leader", daemon=True)
+        self._thread.start()
+        self.tried.wait(10)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+        self._leading = False
+
+    def _run(self) -> None:
+        conn: Any = None
+        while not self._stop.is_set():
+            try:
+                if conn is None:
+                    conn = psycopg2.connect(**connect_params(self.url))
+                    conn.autocommit = True
+                with conn.cursor() as cursor:
+                    if self._leading:
+                        cursor.execute("SELECT 1")  # still connected, so still holding the lock
+                    else:
+                        cursor.execute("SELECT pg_try_advisory_lock(%s)", (LEADER_LOCK_KEY,))
+                        self._leading = bool(cursor.fetchone()[0])
+                        if self._leading:
+                            log.info("this process is the leader now")
+            except Exception as exc:  # noqa: BLE001 - connection lost: the lock went with it
+                if self._leading:
+                    log.warning("leader lock lost: %s", exc)
+                self._leading = False
+                if conn is not None:
+                    with contextlib.suppress(Exception):
+                        conn.close()
+                conn = None
+            self.tried.set()
+            self._stop.wait(LEADER_CHECK_S)
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()  # the lock is released with the session
+
+
 LISTEN_POLL_S = 1.0  # how often the listener checks for its stop flag
 LISTEN_RETRY_S = 1.0  # wait before reconnecting after the connection failed
 

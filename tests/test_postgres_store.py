@@ -108,3 +108,43 @@ async def test_wiki_keyword_search_uses_tsvector_on_postgres(tmp_path: Any) -> N
     finally:
         await running.stop()
     pg.drop(url)
+
+
+async def test_the_leader_lock_passes_to_this_process_when_the_holder_is_killed(tmp_path: Any) -> None:
+    """Another process holds the leader lock: this server runs no shared loop; SIGKILL that process and this
+    one becomes the leader within a few seconds (PostgreSQL ends the dead session and frees its lock)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from platform_server import pg as pg_mechanics
+    from platform_server.ports import leader
+
+    pg = postgres.cluster()
+    url = pg.fresh_database()
+    holder_code = (
+        "import sys, time; from platform_server import pg; p = pg.Leader(sys.argv[1]); p.start();"
+        " print('leader' if p.is_leader() else 'follower', flush=True); time.sleep(600)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", holder_code, url], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "leader"
+        running = await start_server(str(tmp_path / "data"), database_url=url)
+        try:
+            assert isinstance(leader.current(), pg_mechanics.Leader) and not leader.is_leader()
+            os.kill(holder.pid, signal.SIGKILL)
+            holder.wait(10)
+
+            async def leading() -> bool:
+                return leader.is_leader()
+
+            await eventually(leading, timeout=10.0, what="this process took the leader lock")
+        finally:
+            await running.stop()
+        assert not leader.is_leader() or isinstance(leader.current(), leader.ThisProcess)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait(10)
+    pg.drop(url)

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Callable, ContextManager, Literal, Protocol, c
 
 from platform_server import db
 from platform_server.lazy import lazy_import
+from platform_server.ports import leader
 
 if TYPE_CHECKING:
-    from platform_server.pg import ChangeListener
+    from platform_server.pg import ChangeListener, Leader
 
 pg = lazy_import("platform_server.pg")  # only a PostgreSQL deployment loads psycopg2
 
@@ -117,6 +118,7 @@ class PostgresDatabase:
     def __init__(self, url: str) -> None:
         self.url = url
         self._listener: ChangeListener | None = None
+        self._leader: Leader | None = None
 
     def open(self, loop_busy_timeout_ms: int | None = None) -> None:
         pg.open_database(self.url)
@@ -132,11 +134,18 @@ class PostgresDatabase:
         pg.notify_triggers(db.database.obj, sorted(db.WATCHED_TABLES))
         self._listener = pg.ChangeListener(self.url)
         self._listener.start()
+        self._leader = pg.Leader(self.url)  # several processes share this database: one runs the shared loops
+        self._leader.start()
+        leader.use(self._leader)
 
     def stop_background(self) -> None:
         if self._listener is not None:
             self._listener.stop()
             self._listener = None
+        if self._leader is not None:
+            self._leader.stop()
+            leader.use(leader.ThisProcess())
+            self._leader = None
 
     def files(self) -> list[str]:
         return []
