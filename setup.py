@@ -10,6 +10,7 @@ setup(
         "tornado>=6.4",
         "peewee>=3.17",
         "apsw>=3.45",
+        "psycopg2-binary>=2.9",  # database_url = postgresql://...: peewee's PostgresqlDatabase driver (wheels, no libpq build)
         "pyjwt>=2.8",
         "bcrypt>=4.1",
         "pydantic>=2.6",

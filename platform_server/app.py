@@ -302,7 +302,9 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         store.open(config.db_loop_busy_timeout_ms)  # read-only mode: reads are served
     if not health.read_only:
         storage.keep_reserve(config.data_dir, health.min_free_bytes)
-    if run_migrations(collect_migrations()):
+    with store.migration_lock():
+        applied = run_migrations(collect_migrations())
+    if applied:
         store.flush()  # sealed values replace plain ones on disk now
     store.start_background(health.note_fault)
     auth_service.check_rounds(config.password_hash_rounds)

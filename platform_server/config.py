@@ -14,6 +14,9 @@ class Config:
     host: str = "127.0.0.1"
     port: int = 18088
     data_dir: str = "./data"
+    # Empty: the SQLite file <data_dir>/platform.db. `postgresql://user:pass@host:port/db`: that PostgreSQL
+    # database instead (issue 31: several processes share it); uploads and secrets stay in data_dir.
+    database_url: str = ""
     log_level: str = "INFO"
     # Auth
     jwt_secret: str = ""  # empty: generated once and kept in <data_dir>/jwt_secret (mode 0600)

@@ -63,7 +63,8 @@ def watch_table(name: str) -> None:
 _WATCH_LOCK = threading.Lock()
 
 
-def _bump(tables: Iterable[str]) -> None:
+def bump_tables(tables: Iterable[str]) -> None:
+    """Move the versions of `tables` (another store's tracker calls it too: pg.py)."""
     with _WATCH_LOCK:  # executor threads write too; no increment may be lost
         for table in tables:
             WATCHED_TABLES[table] += 1
@@ -78,12 +79,12 @@ class _ChangeTracker:
     def on_row_change(self, kind: int, schema: str, table: str, rowid: int) -> None:
         if table in WATCHED_TABLES:
             self.pending.add(table)
-            _bump((table,))
+            bump_tables((table,))
 
     def on_transaction_end(self) -> None:
         if self.pending:
             tables, self.pending = self.pending, set()
-            _bump(tables)
+            bump_tables(tables)
 
     def on_wal_commit(self, conn: Any, name: str, pages: int) -> int:
         # Runs after the commit: whatever happens here must not raise, or a committed write reads as
@@ -313,7 +314,7 @@ def open_database(path: str, loop_busy_timeout_ms: int | None = None) -> APSWDat
     if loop_busy_timeout_ms is not None:
         db.loop_thread, db.loop_busy_timeout_ms = threading.get_ident(), loop_busy_timeout_ms
     database.initialize(db)
-    _bump(list(WATCHED_TABLES))  # what was read from a database opened before is not this one's
+    bump_tables(list(WATCHED_TABLES))  # what was read from a database opened before is not this one's
     db.connect(reuse_if_open=True)
     return db
 
@@ -457,7 +458,9 @@ def fetch_models(model: type[M], sql: str, params: Sequence[Any] = ()) -> list[M
     out: list[M] = []
     for row in cursor:
         if readers is None:
-            readers = _READERS[(model, sql)] = _column_readers(model, [d[0] for d in cursor.getdescription()])
+            # apsw's cursor describes itself with getdescription(); a DB-API one (psycopg2) with .description
+            described = cursor.getdescription() if hasattr(cursor, "getdescription") else cursor.description
+            readers = _READERS[(model, sql)] = _column_readers(model, [d[0] for d in described])
         item = model(__no_default__=1, **{name: read(value) for (name, read), value in zip(readers, row)})
         item._dirty.clear()  # type: ignore[attr-defined]  # peewee keeps the changed fields here
         out.append(item)
@@ -514,8 +517,10 @@ def update_row(model: type[peewee.Model], row_id: Any, /, **values: Any) -> int:
         cached = _UPDATE_SQL[(model, names)] = (sql, fields)
     sql, fields = cached
     cursor = database.execute_sql(sql, [*(f.db_value(values[name]) for name, f in zip(names, fields)), row_id])
-    changed: int = cursor.getconnection().changes()
-    return changed
+    if hasattr(cursor, "getconnection"):  # apsw: the connection counts the last statement's changes
+        changed: int = cursor.getconnection().changes()
+        return changed
+    return int(cursor.rowcount)  # a DB-API cursor (PostgreSQL)
 
 
 class SchemaMigration(peewee.Model):

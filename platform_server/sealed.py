@@ -105,9 +105,12 @@ def seal_column(table: str, column: str) -> Callable[[peewee.Database], None]:
     """A data migration: encrypt the plain values an older version stored in `table.column`."""
 
     def step(db: peewee.Database) -> None:
-        rows = db.execute_sql(f'SELECT rowid, "{column}" FROM "{table}"').fetchall()
+        # the row's physical id: SQLite's rowid, PostgreSQL's ctid (stable here: each row changes once)
+        row_id, cast_id = ("ctid", "::tid") if isinstance(db, peewee.PostgresqlDatabase) else ("rowid", "")
+        rows = db.execute_sql(f'SELECT {row_id}, "{column}" FROM "{table}"').fetchall()
         for rowid, value in rows:
             if isinstance(value, str) and value != "" and not is_sealed(value):
-                db.execute_sql(f'UPDATE "{table}" SET "{column}" = ? WHERE rowid = ?', (seal(value, f"{table}.{column}"), rowid))
+                sealed_value = seal(value, f"{table}.{column}")
+                db.execute_sql(f'UPDATE "{table}" SET "{column}" = ? WHERE {row_id} = ?{cast_id}', (sealed_value, rowid))
 
     return step

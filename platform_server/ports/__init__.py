@@ -25,5 +25,9 @@ def install(config: Config) -> None:
     """Choose this process's database, change feed and file store from the settings (one choice today:
     the SQLite file `db_path`, its hooks, the folder `data_dir`)."""
     files.use(files.LocalFileStore(config.data_dir))
-    database.use(database.SqliteDatabase(config.db_path))
-    changes.use(changes.SqliteHookFeed())  # the SQLite store's own hooks invalidate this process's caches
+    if config.database_url:
+        database.use(database.PostgresDatabase(config.database_url))
+        changes.use(changes.PostgresFeed())
+    else:
+        database.use(database.SqliteDatabase(config.db_path))
+        changes.use(changes.SqliteHookFeed())  # the SQLite store's own hooks invalidate this process's caches

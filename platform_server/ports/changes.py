@@ -43,6 +43,13 @@ class SqliteHookFeed:
         return not db.database.connection().in_transaction
 
 
+class PostgresFeed(SqliteHookFeed):
+    """PostgreSQL: the same counters, bumped by this process's writes (pg.Database tracks them)."""
+
+    def settled(self) -> bool:
+        return not db.database.obj.in_transaction()  # peewee's own BEGIN/COMMIT bookkeeping (autocommit otherwise)
+
+
 _current: ChangeFeed = SqliteHookFeed()
 _subscribed: set[str] = set()  # a feed installed later learns what modules subscribed at import time
 

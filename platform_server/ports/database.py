@@ -7,10 +7,18 @@ checkpoints, apsw's errors, its online backup) is reached only through this port
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Callable, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Callable, ContextManager, Literal, Protocol, cast
 
 from platform_server import db
+from platform_server.lazy import lazy_import
+from platform_server.ports import leader
+
+if TYPE_CHECKING:
+    from platform_server.pg import ChangeListener, Leader
+
+pg = lazy_import("platform_server.pg")  # only a PostgreSQL deployment loads psycopg2
 
 StorageFault = Literal["busy", "full", "io"]
 
@@ -54,6 +62,9 @@ class DatabasePort(Protocol):
     def check_copy(self, path: str) -> str:
         """What is wrong with the copy at `path`, or "ok" when it is intact."""
 
+    def migration_lock(self) -> ContextManager[None]:
+        """Held while this process migrates: other processes starting on the same store wait for it."""
+
 
 class SqliteDatabase:
     """The default: one SQLite file over apsw in WAL mode (db.py holds the mechanics)."""
@@ -95,6 +106,64 @@ class SqliteDatabase:
 
     def check_copy(self, path: str) -> str:
         return db.integrity_check(path)
+
+    def migration_lock(self) -> ContextManager[None]:
+        return contextlib.nullcontext()  # one file, one process: SQLite's write lock is enough
+
+
+class PostgresDatabase:
+    """PostgreSQL at `database_url` (pg.py holds the mechanics): no local files, no WAL upkeep here (the
+    server does its own), migrations under an advisory lock, snapshots through pg_dump."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._listener: ChangeListener | None = None
+        self._leader: Leader | None = None
+
+    def open(self, loop_busy_timeout_ms: int | None = None) -> None:
+        pg.open_database(self.url)
+
+    def close(self) -> None:
+        db.close_database()
+
+    def flush(self) -> None:
+        pass  # every commit is durable in the server; nothing of ours to fold back
+
+    def start_background(self, on_fault: Callable[[BaseException], object] | None = None) -> None:
+        # after the migrations: every watched table exists now and gets its NOTIFY trigger
+        pg.notify_triggers(db.database.obj, sorted(db.WATCHED_TABLES))
+        self._listener = pg.ChangeListener(self.url)
+        self._listener.start()
+        self._leader = pg.Leader(self.url)  # several processes share this database: one runs the shared loops
+        self._leader.start()
+        leader.use(self._leader)
+
+    def stop_background(self) -> None:
+        if self._listener is not None:
+            self._listener.stop()
+            self._listener = None
+        if self._leader is not None:
+            self._leader.stop()
+            leader.use(leader.ThisProcess())
+            self._leader = None
+
+    def files(self) -> list[str]:
+        return []
+
+    def fault(self, exc: BaseException | None) -> StorageFault | None:
+        return cast("StorageFault | None", pg.storage_fault(exc))
+
+    def snapshot(self, target: str, busy_ms: int) -> None:
+        try:
+            pg.snapshot(self.url, target)
+        except RuntimeError as exc:
+            raise SnapshotFailed(str(exc)) from None
+
+    def check_copy(self, path: str) -> str:
+        return "ok" if os.path.getsize(path) > 0 else "empty dump"
+
+    def migration_lock(self) -> ContextManager[None]:
+        return cast("ContextManager[None]", pg.migration_lock())
 
 
 _current: DatabasePort = SqliteDatabase("")

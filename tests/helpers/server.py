@@ -12,6 +12,7 @@ import tornado.web
 from platform_server.app import Platform, listen, make_app, start_features, stop_features
 from platform_server.config import Config, load_config
 from platform_server.web.routing import route
+from tests.helpers import postgres
 from tests.helpers.client import ApiClient
 
 
@@ -54,6 +55,8 @@ async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
         "llm_retry_attempts": 0,  # a scripted failure fails at once; retry tests ask for retries with the config marker
     }
     values.update(overrides)
+    if postgres.selected() and "database_url" not in values:
+        values["database_url"] = postgres.cluster().database_for(data_dir)  # PLATFORM_TEST_DATABASE=postgres
     config = load_config(None, env={}, overrides=values)
     app, platform = make_app(config)
     await start_features(platform)

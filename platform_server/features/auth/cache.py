@@ -43,7 +43,15 @@ _TRIGGERS = {
 def create_epoch(db: peewee.Database) -> None:
     """Migration step: the counter row and the triggers that bump it."""
     db.execute_sql("CREATE TABLE IF NOT EXISTS auth_epoch (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)")
-    db.execute_sql("INSERT OR IGNORE INTO auth_epoch (id, n) VALUES (1, 0)")
+    db.execute_sql("INSERT INTO auth_epoch (id, n) VALUES (1, 0) ON CONFLICT DO NOTHING")
+    if isinstance(db, peewee.PostgresqlDatabase):  # PostgreSQL's triggers call a function, once per statement
+        db.execute_sql(
+            "CREATE OR REPLACE FUNCTION auth_epoch_bump() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN UPDATE auth_epoch SET n = n + 1 WHERE id = 1; RETURN NULL; END $$"
+        )
+        for name, when in _TRIGGERS.items():
+            db.execute_sql(f"CREATE OR REPLACE TRIGGER {name} {when} FOR EACH STATEMENT EXECUTE FUNCTION auth_epoch_bump()")
+        return
     for name, when in _TRIGGERS.items():
         db.execute_sql(f"CREATE TRIGGER IF NOT EXISTS {name} {when} {_BUMP}")
 

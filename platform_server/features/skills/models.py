@@ -104,7 +104,8 @@ MIGRATIONS.append(("skills_0101_curator_tables", _curator_tables))
 
 def _short_previews(db: peewee.Database) -> None:
     """Secret previews keep at most the last 4 characters (`sk-…abcd` becomes `…abcd`)."""
-    db.execute_sql("UPDATE skill_secret SET preview = '…' || substr(preview, instr(preview, '…') + 1) WHERE instr(preview, '…') > 1")
+    find = "strpos" if isinstance(db, peewee.PostgresqlDatabase) else "instr"  # same arguments, same answer
+    db.execute_sql(f"UPDATE skill_secret SET preview = '…' || substr(preview, {find}(preview, '…') + 1) WHERE {find}(preview, '…') > 1")
 
 
 MIGRATIONS.append(("skills_0201_short_secret_previews", _short_previews))

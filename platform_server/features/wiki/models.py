@@ -269,6 +269,22 @@ class HotCache(BaseModel):
 
 def _fts(db: peewee.Database) -> None:
     # rowid = Chunk.id / Page.id; kept in step with the tables by the services.
+    if isinstance(db, peewee.PostgresqlDatabase):
+        # PostgreSQL: plain tables with the same columns (so the services' writes are the same SQL) and
+        # a generated tsvector under a GIN index; 'simple' does not stem, as FTS5's unicode61 does not.
+        db.execute_sql(
+            "CREATE TABLE IF NOT EXISTS wiki_chunk_fts (rowid BIGINT PRIMARY KEY, text TEXT, kb_id BIGINT,"
+            " tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', coalesce(text, ''))) STORED)"
+        )
+        db.execute_sql(
+            "CREATE TABLE IF NOT EXISTS wiki_page_fts (rowid BIGINT PRIMARY KEY, title TEXT, body TEXT, kb_id BIGINT,"
+            " tsv tsvector GENERATED ALWAYS AS (setweight(to_tsvector('simple', coalesce(title, '')), 'A')"
+            " || to_tsvector('simple', coalesce(body, ''))) STORED)"
+        )
+        for table in ("wiki_chunk_fts", "wiki_page_fts"):
+            db.execute_sql(f"CREATE INDEX IF NOT EXISTS {table}_tsv ON {table} USING GIN (tsv)")
+            db.execute_sql(f"CREATE INDEX IF NOT EXISTS {table}_kb ON {table} (kb_id)")
+        return
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_chunk_fts USING fts5(text, kb_id UNINDEXED)")
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS wiki_page_fts USING fts5(title, body, kb_id UNINDEXED)")
 

@@ -113,9 +113,8 @@ def _keyword(table: str, kb_ids: list[int], query: str) -> list[int]:
     match = search.fts_query(" ".join(words) or query)
     if match is None:
         return []
-    marks = ",".join("?" * len(kb_ids))
-    sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND kb_id IN ({marks}) ORDER BY bm25({table}) LIMIT ?"
-    return [int(r[0]) for r in database.execute_sql(sql, (match, *kb_ids, CANDIDATES)).fetchall()]
+    sql, param = search.keyword_sql(table, len(kb_ids), match, columns="rowid")
+    return [int(r[0]) for r in database.execute_sql(sql, (param, *kb_ids, CANDIDATES)).fetchall()]
 
 
 # The KBs' vectors kept in memory until the wiki's tables change (vector_index, shared with wiki search): a

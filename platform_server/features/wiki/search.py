@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
+import peewee
+
 from platform_server.db import database
 from platform_server.features.wiki import vector_index
 from platform_server.features.wiki.kbs import embedding_model
@@ -75,15 +77,29 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{w}"' for w in dict.fromkeys(words)) or None
 
 
+def keyword_sql(table: str, kb_count: int, match: str, columns: str = "rowid, rank") -> tuple[str, str]:
+    """The statement (and its match parameter) finding rows of `table` matching `match` (an `fts_query`)
+    in `kb_count` KBs, best first, `rank` lower for better, LIMIT a parameter. SQLite: FTS5's MATCH and
+    bm25 rank; PostgreSQL: the table's tsvector against the same words OR-ed, minus ts_rank as rank."""
+    marks = ",".join("?" * kb_count)
+    if isinstance(database.obj, peewee.PostgresqlDatabase):
+        words = " | ".join(re.findall(r"\w+", match))  # the quoted words of fts_query: no tsquery syntax left
+        sql = (
+            f"SELECT {columns} FROM (SELECT rowid, -ts_rank(tsv, q) AS rank FROM {table}, to_tsquery('simple', ?) q"
+            f" WHERE tsv @@ q AND kb_id IN ({marks})) hits ORDER BY rank LIMIT ?"
+        )
+        return sql, words
+    # `rank` is bm25() (FTS5's default ranking) computed once per row: about 3x faster than ordering by bm25()
+    return f"SELECT {columns} FROM {table} WHERE {table} MATCH ? AND kb_id IN ({marks}) ORDER BY rank LIMIT ?", match
+
+
 def _keyword(table: str, kb_ids: list[int], query: str, limit: int) -> dict[int, float]:
     """rowid -> keyword score in (0, 1] (best hit 1) for rows of the given KBs."""
     match = fts_query(query)
     if match is None or not kb_ids:
         return {}
-    marks = ",".join("?" * len(kb_ids))
-    # `rank` is bm25() (FTS5's default ranking) computed once per row: about 3x faster than ordering by bm25()
-    sql = f"SELECT rowid, rank FROM {table} WHERE {table} MATCH ? AND kb_id IN ({marks}) ORDER BY rank LIMIT ?"
-    rows = database.execute_sql(sql, (match, *kb_ids, limit)).fetchall()
+    sql, param = keyword_sql(table, len(kb_ids), match)
+    rows = database.execute_sql(sql, (param, *kb_ids, limit)).fetchall()
     if not rows:
         return {}
     best = max(-float(r[1]) for r in rows) or 1.0
