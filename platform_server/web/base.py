@@ -10,7 +10,7 @@ import logging
 from asyncio import Future
 from collections.abc import Awaitable
 from types import TracebackType
-from typing import TYPE_CHECKING, Callable, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Callable, ParamSpec, TypeVar
 
 import pydantic
 import tornado.httputil
@@ -80,7 +80,7 @@ def _implemented_methods(cls: type[tornado.web.RequestHandler]) -> tuple[str, ..
 
 
 @tornado.web.stream_request_body
-class ApiHandler(tornado.web.RequestHandler):
+class ApiHandler(inputs.NotedInputs):
     """Base of every route: declare `access` per method; handlers call one service and `ok()`."""
 
     access: dict[str, str] = {}  # method -> PUBLIC | OPTIONAL | LOGIN | viewer..owner | GLOBAL_ADMIN
@@ -412,27 +412,6 @@ class ApiHandler(tornado.web.RequestHandler):
 
     # ---- input -----------------------------------------------------------
 
-    def _note(self, where: str, name: str = "") -> None:
-        inputs.note(type(self), self.request.method or "", where, name)
-
-    @overload
-    def get_query_argument(self, name: str, default: str, strip: bool = True) -> str: ...
-    @overload
-    def get_query_argument(self, name: str, default: tornado.web._ArgDefaultMarker = tornado.web._ARG_DEFAULT, strip: bool = True) -> str: ...
-    @overload
-    def get_query_argument(self, name: str, default: None, strip: bool = True) -> str | None: ...
-    def get_query_argument(
-        self, name: str, default: str | None | tornado.web._ArgDefaultMarker = tornado.web._ARG_DEFAULT, strip: bool = True
-    ) -> str | None:
-        """Tornado's, noting the parameter's name (web.inputs: the document must state every input read)."""
-        self._note(inputs.QUERY, name)
-        return super().get_query_argument(name, default, strip)
-
-    def query_map(self) -> dict[str, str]:
-        """Every query parameter, unnoted: for a verifier that takes the whole query (a webhook's signature
-        covers parameters the messaging platform chooses; the ones it documents are in web/openapi_inputs)."""
-        return {k: super(ApiHandler, self).get_query_argument(k) for k in self.request.query_arguments}
-
     @property
     def body_bytes(self) -> bytes:
         self._note(inputs.RAW)
@@ -472,7 +451,7 @@ class ApiHandler(tornado.web.RequestHandler):
         """Validate query parameters into a pydantic model."""
         for name, field in model.model_fields.items():
             self._note(inputs.QUERY, field.alias or name)
-        data = {k: super(ApiHandler, self).get_query_argument(k) for k in self.request.query_arguments}
+        data = {k: tornado.web.RequestHandler.get_query_argument(self, k) for k in self.request.query_arguments}
         try:
             return model.model_validate(data)
         except pydantic.ValidationError as exc:

@@ -9,6 +9,10 @@ The statuses answered are noted the same way (web.base.on_finish). Off in produc
 
 from __future__ import annotations
 
+from typing import overload
+
+import tornado.web
+
 RECORDING = False
 
 QUERY = "query"
@@ -42,3 +46,28 @@ def note_status(handler: type, method: str, status: int) -> None:
 def statuses() -> dict[tuple[type, str], set[int]]:
     """Every status noted so far, per (handler class, method) (a copy)."""
     return {key: set(value) for key, value in _STATUSES.items()}
+
+
+class NotedInputs(tornado.web.RequestHandler):
+    """The API handler's reading of query parameters, noting each name it reads (web.base.ApiHandler's base)."""
+
+    def _note(self, where: str, name: str = "") -> None:
+        note(type(self), self.request.method or "", where, name)
+
+    @overload
+    def get_query_argument(self, name: str, default: str, strip: bool = True) -> str: ...
+    @overload
+    def get_query_argument(self, name: str, default: tornado.web._ArgDefaultMarker = tornado.web._ARG_DEFAULT, strip: bool = True) -> str: ...
+    @overload
+    def get_query_argument(self, name: str, default: None, strip: bool = True) -> str | None: ...
+    def get_query_argument(
+        self, name: str, default: str | None | tornado.web._ArgDefaultMarker = tornado.web._ARG_DEFAULT, strip: bool = True
+    ) -> str | None:
+        """Tornado's, noting the parameter's name (web.inputs: the document must state every input read)."""
+        self._note(QUERY, name)
+        return super().get_query_argument(name, default, strip)
+
+    def query_map(self) -> dict[str, str]:
+        """Every query parameter, unnoted: for a verifier that takes the whole query (a webhook's signature
+        covers parameters the messaging platform chooses; the ones it documents are in web/openapi_inputs)."""
+        return {k: tornado.web.RequestHandler.get_query_argument(self, k) for k in self.request.query_arguments}

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
 import peewee
 
 from platform_server.db import BaseModel, DateTimeField, JSONField, Migration, create_tables, utcnow
+
+log = logging.getLogger(__name__)
 
 
 class Conversation(BaseModel):
@@ -80,7 +84,16 @@ _FTS_TRIGGERS = (
 
 def _message_search_index(db: peewee.Database) -> None:
     """The trigram index of message text, filled from the messages already stored (once: `rebuild`
-    reads them all, so an existing large database pays it at this migration's start)."""
+    reads them all, so an existing large database pays it at this migration's start). PostgreSQL answers
+    `ILIKE '%kw%'` from a pg_trgm index instead (service.messages_containing), when the extension can be made."""
+    if isinstance(db, peewee.PostgresqlDatabase):
+        try:
+            with db.atomic():
+                db.execute_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+                db.execute_sql("CREATE INDEX IF NOT EXISTS message_content_trgm ON message USING gin (content gin_trgm_ops)")
+        except peewee.DatabaseError as exc:  # no right to create extensions: search scans, as before
+            log.warning("message search without a trigram index (pg_trgm: %s)", exc)
+        return
     db.execute_sql("CREATE VIRTUAL TABLE IF NOT EXISTS message_fts USING fts5(content, content='message', content_rowid='id', tokenize='trigram')")
     for trigger in _FTS_TRIGGERS:
         db.execute_sql(trigger)

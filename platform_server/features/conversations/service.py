@@ -138,7 +138,8 @@ TRIGRAM = 3
 def messages_containing(keyword: str) -> peewee.ModelSelect[Message]:
     """Conversation ids of the messages whose text contains `keyword` (case-insensitive), through the
     message_fts trigram index: a quoted phrase matches the same substrings as LIKE '%keyword%'."""
-    if len(keyword) < TRIGRAM or "\x00" in keyword:  # FTS5 query text ends at a NUL: such a keyword scans
+    on_postgres = isinstance(database.obj, peewee.PostgresqlDatabase)  # ILIKE, answered from pg_trgm's index
+    if on_postgres or len(keyword) < TRIGRAM or "\x00" in keyword:  # FTS5 query text ends at a NUL: such a keyword scans
         return Message.select(Message.conversation).where(Message.content.contains(keyword))
     phrase = '"' + keyword.replace('"', '""') + '"'
     matching = peewee.SQL(f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ?)", [phrase])
