@@ -30,7 +30,7 @@ EXCLUDE = (r"/test-connection$|/discover(/apply)?$|/models/test$|/embedding/\{mo
            r"|^/api/v1/(mcp|acp|stt|tts)/|/datasources/\{id\}/test$|^/api/v1/channels/(preflight|health)$"
            r"|^/api/v1/channels/\{id\}/health$|^/api/v1/skills/install/(start|hub/search)$"
            r"|^/api/v1/skills/synthesize-from-conversation$|^/api/v1/workflows/draft/generate$|^/api/v1/agents/generate$"
-           r"|/system/browser-health$|^/api/v1/settings/proxy/test$"
+           r"|/system/browser-health$|^/api/v1/settings/proxy/test$|^/api/v1/agents/\{id\}/execute$"
            r"|^/api/v1/channels/qrcode/|^/api/v1/channels/webhook/im_[a-h]/(register|qrcode)")
 ST = Path(sys.executable).with_name("st")
 

@@ -52,7 +52,7 @@ class DreamEventsHandler(MemoryHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
     query_token = True
-    query_params = {"GET": [{"name": "token", "in": "query", "schema": {"type": "string"}}]}
+    query_params = {"GET": [END_USER, {"name": "token", "in": "query", "schema": {"type": "string"}}]}
     _sub: Subscription | None = None
 
     async def get(self, agentId: int) -> None:
