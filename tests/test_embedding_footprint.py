@@ -72,14 +72,16 @@ async def _slowest(poller: asyncio.subprocess.Process) -> float:
 
 
 async def _stream_gaps(session: aiohttp.ClientSession, url: str, token: str, agent: str) -> tuple[float, int]:
-    """Stream a chat answer; the widest gap between two of its deltas, and how many came."""
+    """Stream a chat answer; the widest gap between two of its frames, and how many model chunks came."""
     body = {"agentId": agent, "conversationId": "meanwhile", "message": "talk"}
     widest, deltas, last = 0.0, 0, None
     async with session.post(url + "/api/v1/chat/stream", json=body, headers={"Authorization": "Bearer " + token}) as r:
         async for ev in iter_sse(r):
             if ev.event == "content_delta":
                 now = time.monotonic()
-                widest, last, deltas = max(widest, now - last) if last is not None else widest, now, deltas + 1
+                # a frame may join several model chunks ("w<i> " each) when the writer fell behind: count the chunks
+                chunks = len(ev.data["delta"].split())
+                widest, last, deltas = max(widest, now - last) if last is not None else widest, now, deltas + chunks
             if ev.event == "done":
                 break
     return widest, deltas
