@@ -4,10 +4,10 @@ import { authImage } from "./attachments.js";
 import { Turn, copyButton } from "./turn.js";
 
 /** A user message bubble; text and image parts, never HTML. */
-export function userBubble({ text, parts, id }) {
+export function userBubble({ text, parts, id, retired }) {
   const images = (parts || []).filter((p) => p && p.type === "image" && p.url);
   const partText = (parts || []).filter((p) => p && p.type === "text").map((p) => p.text).join("\n");
-  return h("div", { class: "msg user", dataset: { id: id || "" } },
+  return h("div", { class: "msg user", dataset: retired ? { id: id || "", retired: "1" } : { id: id || "" } },
     h("div", { class: "bubble" },
       images.length ? h("div", { class: "msg-images" }, images.map((p) => authImage(p.url, p.name || "attachment"))) : null,
       h("div", { class: "msg-text", text: text || partText || "" })),
@@ -70,41 +70,74 @@ function exchanges(messages) {
 }
 
 /**
+ * Earlier versions by the exchange they belong to (the `versionOf` of its first question): each version is
+ * the messages retired together (`metadata.branch`: a regenerated or edited question and everything after it);
+ * versions stored before branches existed are one exchange each.
+ */
+function versionPool(retired) {
+  const branches = new Map();
+  const loose = new Map();
+  for (const m of retired) {
+    const branch = m.metadata.branch;
+    const into = branch !== undefined && branch !== null ? branches : loose;
+    const key = String(branch ?? m.metadata.versionOf);
+    if (!into.has(key)) into.set(key, []);
+    into.get(key).push(m);
+  }
+  const pool = new Map();
+  const add = (key, version) => {
+    if (!pool.has(key)) pool.set(key, []);
+    pool.get(key).push(version);
+  };
+  for (const version of branches.values()) {
+    const first = version.find(isQuestion) || version[0];
+    add(String(first.metadata.versionOf ?? first.id), version);
+  }
+  for (const [key, messages] of loose) exchanges(messages).forEach((ex) => add(key, ex));
+  const firstId = (v) => BigInt(v[0].id);
+  for (const versions of pool.values()) versions.sort((a, b) => (firstId(a) < firstId(b) ? -1 : 1));
+  return pool;
+}
+
+/**
  * Render stored messages into `list`. An exchange that was regenerated or edited (its earlier versions
  * stored with `metadata.retired` and one `versionOf`) shows its latest version with a pager to the
- * earlier ones. Returns the Turns of what shows (the latest versions).
+ * earlier ones; a version holds everything after its question too (the later messages belong to it, as in
+ * ChatGPT). Returns the Turns of what shows (the latest versions).
  */
 export function renderHistory(list, messages, options = {}) {
-  const retired = new Map(); // versionOf -> the earlier versions' messages
-  const live = [];
-  for (const m of messages) {
-    if (!m.metadata?.retired) { live.push(m); continue; }
-    const key = String(m.metadata.versionOf);
-    if (!retired.has(key)) retired.set(key, []);
-    retired.get(key).push(m);
-  }
-  if (!retired.size) return renderFlat(list, live, options);
-  const turns = [];
+  const live = messages.filter((m) => !m.metadata?.retired);
+  const pool = versionPool(messages.filter((m) => m.metadata?.retired));
+  return renderBranch(list, live, pool, options, new Set());
+}
+
+/** One version's messages; `open`: the exchanges whose pager encloses this one (not paged again inside). */
+function renderBranch(list, messages, pool, options, open) {
+  const exs = exchanges(messages);
   let plain = [];
-  for (const ex of exchanges(live)) {
+  for (let i = 0; i < exs.length; i++) {
+    const ex = exs[i];
     const key = isQuestion(ex[0]) ? String(ex[0].metadata?.versionOf ?? "") : "";
-    if (!key || !retired.has(key)) { plain.push(...ex); continue; }
-    turns.push(...renderFlat(list, plain, options));
-    plain = [];
-    turns.push(...renderVersions(list, [...exchanges(retired.get(key)), ex], options));
+    if (!key || open.has(key) || !pool.has(key)) { plain.push(...ex); continue; }
+    const turns = renderFlat(list, plain, options);
+    const inner = new Set(open).add(key);
+    const versions = [...pool.get(key), exs.slice(i).flat()];
+    turns.push(...renderVersions(list, versions, (pane, ms) => renderBranch(pane, ms, pool, options, inner)));
+    return turns;
   }
-  turns.push(...renderFlat(list, plain, options));
-  return turns;
+  return renderFlat(list, plain, options);
 }
 
 /** The versions of one exchange, the latest shown, with "‹ n / N ›" to page through them. */
-function renderVersions(list, versions, options) {
+function renderVersions(list, versions, renderOne) {
   const box = h("div", { class: "versions" });
   list.append(box);
+  const pager = h("div", { class: "version-pager", role: "group", "aria-label": "Answer versions" });
+  box.append(pager);
   const panes = versions.map((ex) => {
     const pane = h("div", { class: "version" });
     box.append(pane);
-    return { pane, turns: renderFlat(pane, ex, options) };
+    return { pane, turns: renderOne(pane, ex) };
   });
   const label = h("span", { class: "version-label" });
   const prev = h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Previous version", text: "‹" });
@@ -117,7 +150,7 @@ function renderVersions(list, versions, options) {
     prev.onclick = () => show(k - 1);
     next.onclick = () => show(k + 1);
   };
-  box.append(h("div", { class: "version-pager", role: "group", "aria-label": "Answer versions" }, prev, label, next));
+  pager.append(prev, label, next);
   show(panes.length - 1);
   return panes[panes.length - 1].turns;
 }
@@ -129,6 +162,7 @@ function renderVersions(list, versions, options) {
  */
 function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContinue } = {}) {
   const owners = new Map(); // toolCallId -> Turn
+  let question = null;
   const turns = [];
   let turn = null;
   let group = [];
@@ -143,8 +177,9 @@ function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContin
     const answer = [...group].reverse().find((m) => m.role === "assistant"); // the one a rating is stored with
     turn.apply({ event: "done", data: {
       status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens"), timing,
-      assistantMessageId: answer?.id, rating: answer?.metadata?.rating ?? null,
+      assistantMessageId: answer?.id, rating: answer?.metadata?.rating ?? null, finishReason: answer?.metadata?.finishReason ?? null,
     } });
+    turn.state.retired = Boolean(answer?.metadata?.retired); // an earlier version's: nothing to regenerate there
     turn.flush();
     turn = null;
     group = [];
@@ -154,6 +189,7 @@ function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContin
       const box = assistantBox();
       list.append(box);
       turn = new Turn(box, { onDecision, onRate, onRegenerate, onContinue });
+      if (question) turn.apply({ event: "meta", data: { userMessageId: question } }); // the question Regenerate asks anew
       turns.push(turn);
     }
     return turn;
@@ -163,7 +199,8 @@ function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContin
     if (m.role === "user" && (m.metadata?.command || m.metadata?.continuation)) continue;
     if (m.role === "user") {
       close();
-      list.append(userBubble({ text: m.content, parts: m.contentParts, id: m.id }));
+      question = m.id;
+      list.append(userBubble({ text: m.content, parts: m.contentParts, id: m.id, retired: Boolean(m.metadata?.retired) }));
     } else if (m.role === "assistant") {
       const t = open();
       group.push(m);

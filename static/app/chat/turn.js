@@ -90,8 +90,8 @@ export class Turn {
     this.actions.replaceChildren(
       copyButton("Copy", () => this.plainText()),
       copyButton("Copy Markdown", () => this.markdown()),
-      this.latest && this.onContinue && s.status === "stopped" ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Continue", title: "Go on with this answer where it stopped", onclick: () => this.onContinue(this) }) : null,
-      this.latest && this.onRegenerate ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Regenerate", title: "Answer again; this answer stays as an earlier version", onclick: () => this.onRegenerate() }) : null,
+      this.latest && this.onContinue && (s.status === "stopped" || (s.status === "completed" && s.finishReason === "length")) ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Continue", title: "Go on with this answer where it stopped", onclick: () => this.onContinue(this) }) : null,
+      this.onRegenerate && !s.retired && (this.latest || s.userMessageId) ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Regenerate", title: "Answer again; this answer (and what came after it) stays as an earlier version", onclick: () => this.onRegenerate(this) }) : null,
       canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Good answer", "aria-pressed": String(s.rating === "up"), text: "👍", onclick: () => rate("up") }) : null,
       canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Bad answer", "aria-pressed": String(s.rating === "down"), text: "👎", onclick: () => rate("down") }) : null,
     );
@@ -174,6 +174,7 @@ export class Turn {
         this.state.model = d.runtimeModel || this.state.model || "";
         this.state.tokens = (d.promptTokens || 0) + (d.completionTokens || 0) || this.state.tokens || 0;
         this.state.timing = d.timing || this.state.timing || null;
+        this.state.finishReason = d.finishReason || null; // "length": cut at the token limit, Continue offered
         this.state.phase = "";
         this.renderStatus();
         break;
@@ -296,6 +297,7 @@ export class Turn {
     else if (s.status === "stopped") text = "Stopped";
     else if (s.status === "failed") text = "Failed";
     else if (s.status === "awaiting_approval") text = "Waiting for approval";
+    else if (s.finishReason === "length") text = "Cut at the length limit";
     else if (s.model) text = s.tokens ? `${s.model} · ${s.tokens} tokens` : s.model;
     const speed = s.status === "completed" && !s.error ? timingNote(s.timing) : "";
     if (speed) text = text ? `${text} · ${speed}` : speed;

@@ -277,15 +277,16 @@ export class ChatView {
     }
     // a new message ends what was waiting (the server denies it as superseded): the cards say so
     for (const turn of this.turns) if (turn.waitingForApproval) turn.settleApprovals("expired");
-    this.messages.append(userBubble({ text: body.message, parts: body.contentParts }));
+    const bubble = userBubble({ text: body.message, parts: body.contentParts });
+    this.messages.append(bubble);
     this.scroll(true);
-    await this.stream(body, null);
+    await this.stream(body, null, null, bubble);
   }
 
   turnOptions() {
     return {
       onDecision: (d) => this.decide(d), onRate: (id, r) => this.rate(id, r),
-      onRegenerate: () => this.regenerate(), onContinue: (turn) => this.continueAnswer(turn),
+      onRegenerate: (turn) => this.regenerate(turn), onContinue: (turn) => this.continueAnswer(turn),
     };
   }
 
@@ -295,18 +296,21 @@ export class ChatView {
     return bubbles[bubbles.length - 1] || null;
   }
 
-  /** Regenerate on the last answer only, Edit on the last question only. */
+  /** The last answer is the one Continue goes on with; Edit on every question of the current version (an
+   * earlier version's are retired: the server refuses them), none while an answer runs. */
   markLatest() {
     const visible = this.turns.filter((t) => !t.el.closest("[hidden]") && t.el.isConnected);
     this.turns.forEach((t) => t.setLatest(t === visible[visible.length - 1]));
     this.messages.querySelectorAll(".edit-question").forEach((b) => b.remove());
-    const bubble = this.lastQuestion();
-    if (!bubble || this.running) return;
-    const bar = bubble.querySelector(".msg-actions");
-    bar?.append(h("button", { class: "btn btn-small btn-ghost edit-question", type: "button", text: "Edit", onclick: () => this.editQuestion(bubble) }));
+    if (this.running) return;
+    const last = this.lastQuestion();
+    for (const bubble of this.messages.querySelectorAll(".msg.user:not([data-retired])")) {
+      if (!bubble.dataset.id && bubble !== last) continue;
+      bubble.querySelector(".msg-actions")?.append(h("button", { class: "btn btn-small btn-ghost edit-question", type: "button", text: "Edit", onclick: () => this.editQuestion(bubble) }));
+    }
   }
 
-  /** Edit the last question in place, then send it again: the old exchange stays as an earlier version. */
+  /** Edit a question in place, then send it again: it and what came after it stay as an earlier version. */
   editQuestion(bubble) {
     const text = bubble.querySelector(".msg-text")?.textContent || "";
     const box = h("textarea", { class: "edit-box", "aria-label": "Edit message", rows: 3 });
@@ -319,7 +323,7 @@ export class ChatView {
     form.onsubmit = (e) => {
       e.preventDefault();
       if (!box.value.trim()) return;
-      this.resend(box.value);
+      this.resend(box.value, bubble.dataset.id || null);
     };
     bubble.hidden = true;
     bubble.after(form);
@@ -332,16 +336,20 @@ export class ChatView {
     await this.stream({ agentId: this.agentSelect.value, conversationId: this.id, continueAnswer: true }, null, turn);
   }
 
-  /** Answer the last question again (the same text). */
-  regenerate() {
-    const text = this.lastQuestion()?.querySelector(".msg-text")?.textContent;
-    if (text) this.resend(text);
+  /** Ask the turn's question again (the same text): an earlier question takes what came after it along. */
+  regenerate(turn) {
+    const id = turn?.state.userMessageId;
+    const bubble = (id && [...this.messages.querySelectorAll(".msg.user")].find((b) => b.dataset.id === String(id))) || this.lastQuestion();
+    const text = bubble?.querySelector(".msg-text")?.textContent;
+    if (text) this.resend(text, bubble.dataset.id || null);
   }
 
-  async resend(text) {
+  async resend(text, questionId = null) {
     if (this.running || !this.agentSelect.value) return;
     const cid = this.id;
-    const done = await this.stream({ agentId: this.agentSelect.value, conversationId: cid, message: text, regenerate: true }, null);
+    const body = { agentId: this.agentSelect.value, conversationId: cid, message: text, regenerate: true };
+    if (questionId) body.regenerateFrom = String(questionId);
+    const done = await this.stream(body, null);
     if (done.status !== "detached" && this.id === cid) {
       this.id = null; // re-read the stored history: the versions and their pager
       await this.update([encodeURIComponent(cid)]);
@@ -365,7 +373,7 @@ export class ChatView {
   }
 
   /** Stream `body` into a new turn (restored from `state` when re-attaching), or into `into`, a paused turn. */
-  async stream(body, state, into = null) {
+  async stream(body, state, into = null, bubble = null) {
     let turn = into;
     if (turn) turn.resume();
     else {
@@ -383,6 +391,7 @@ export class ChatView {
     const done = await runStream({
       body, turn, signal: controller.signal,
       onFrame: (frame) => {
+        if (frame.event === "meta" && bubble && frame.data?.userMessageId) bubble.dataset.id = String(frame.data.userMessageId); // Edit needs it
         if (frame.event === "meta" && this.isNew && this.id === body.conversationId) this.adopt();
         this.scroll(false);
       },
