@@ -20,6 +20,7 @@ def _imports() -> dict[str, set[str]]:
 
 def test_the_builder_kit_is_gone_and_nothing_imports_it() -> None:
     assert not (APP / "views" / "builder" / "kit.js").exists()
+    assert not (APP / "views" / "builder" / "http.js").exists()  # its api.js wrapper too: pages import api.js
     assert [f for f, deps in _imports().items() if "views/builder/kit.js" in deps] == []
 
 
