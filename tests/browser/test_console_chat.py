@@ -642,3 +642,21 @@ async def test_an_answer_cut_at_the_length_limit_offers_continue(
     await page.reload()
     await expect(last_turn(page).locator(".md")).to_contain_text("The first half and the rest.")
     await expect(page.locator(".msg.user")).to_have_count(1)
+
+
+async def test_load_earlier_messages_puts_the_older_page_before_the_others(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    for i in range(51):  # 102 messages: one page of 100 and two more
+        llm.enqueue(Script(text=f"Answer {i}."))
+        body = {"agentId": agent, "conversationId": "c-long", "message": f"Question {i}"}
+        events = await server.client.sse("POST", "/api/v1/chat/stream", body, token="admin")
+        assert events[-1].event == "done", events[-1]
+    await open_console(page, server, admin, "#/chat/c-long")
+    await expect(page.locator(".msg.user").last.locator(".msg-text")).to_have_text("Question 50")
+    await expect(page.locator(".msg.user")).to_have_count(50)
+    await page.get_by_role("button", name="Load earlier messages").click()
+    await expect(page.locator(".msg.user")).to_have_count(51)
+    await expect(page.locator(".msg.user").first.locator(".msg-text")).to_have_text("Question 0")
+    await expect(page.locator(".msg.assistant").first.locator(".md")).to_have_text("Answer 0.")
+    await expect(page.get_by_role("button", name="Load earlier messages")).to_have_count(0)
