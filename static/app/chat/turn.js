@@ -246,8 +246,8 @@ function TurnActions({ turn, latest, actions, body }) {
     <${CopyButton} label="Copy Markdown" text=${() => turn.markdown()} />
     ${canContinue && html`<button class="btn btn-small btn-ghost" type="button" title="Go on with this answer where it stopped" onClick=${() => actions.onContinue(turn)}>Continue</button>`}
     ${canRegenerate && html`<button class="btn btn-small btn-ghost" type="button" title="Answer again; this answer (and what came after it) stays as an earlier version" onClick=${() => actions.onRegenerate(turn)}>Regenerate</button>`}
-    ${canRate && html`<button class="btn btn-small btn-ghost" type="button" aria-label="Good answer" aria-pressed=${String(s.rating === "up")} onClick=${() => rate("up")}>👍</button>`}
-    ${canRate && html`<button class="btn btn-small btn-ghost" type="button" aria-label="Bad answer" aria-pressed=${String(s.rating === "down")} onClick=${() => rate("down")}>👎</button>`}
+    ${canRate && html`<button class="btn btn-small btn-ghost" type="button" aria-label="Good answer" aria-pressed=${String(s.rating === "up")} onClick=${() => rate("up")}><${Icon} name="up" size=${15} /></button>`}
+    ${canRate && html`<button class="btn btn-small btn-ghost" type="button" aria-label="Bad answer" aria-pressed=${String(s.rating === "down")} onClick=${() => rate("down")}><${Icon} name="down" size=${15} /></button>`}
   </div>`;
 }
 
