@@ -6,7 +6,7 @@ import asyncio
 
 from platform_server.blocking import run_blocking
 from platform_server.features.chat import CHAT, admin, approvals, lifecycle, service, uploads
-from platform_server.features.chat.schemas import ChatResultView, ChatStreamRequest, InterruptRequest, SyncChatRequest
+from platform_server.features.chat.schemas import CHAT_EVENTS, ChatResultView, ChatStreamRequest, InterruptRequest, SyncChatRequest
 from platform_server.features.conversations import service as conversations
 from platform_server.platform import DrainHook
 from platform_server.ports.events import Subscription, stream
@@ -53,6 +53,7 @@ class ChatStreamHandler(StreamingHandler):
     access = {"POST": "viewer"}
     body_models = {"POST": ChatStreamRequest}
     sse_methods = frozenset({"POST"})
+    events = {"POST": CHAT_EVENTS}
     tags = TAGS
 
     async def post(self) -> None:
@@ -90,6 +91,7 @@ class ChatStreamHandler(StreamingHandler):
 class AgentChatStreamHandler(StreamingHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
+    events = {"GET": CHAT_EVENTS}
     tags = ("Agents",)
     query_params = {
         "GET": [

@@ -21,7 +21,7 @@ from platform_server.features.wiki import (
     views,
 )
 from platform_server.features.wiki.engine import WikiEngine
-from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate, RawText
+from platform_server.features.wiki.schemas import PROGRESS_EVENTS, KbConfigUpdate, KbCreate, KbUpdate, RawText
 from platform_server.features.wiki.text import slugify
 from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
@@ -263,6 +263,7 @@ class JobsHandler(WikiHandler):
 class ProgressHandler(LiveFeedHandler, WikiHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
+    events = {"GET": PROGRESS_EVENTS}
     query_token = True
 
     async def get(self, kbId: int) -> None:
