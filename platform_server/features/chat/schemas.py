@@ -162,7 +162,7 @@ class SseChatContextPart(View):
 class SseChatSummarised(View):
     messages: int
     tokens: int
-    new: bool
+    new: int = Field(description="stored messages compacted by this call")
 
 
 class SseChatContext(View):
@@ -176,7 +176,7 @@ class SseChatContext(View):
     summarised: SseChatSummarised
     cut: SseChatContextPart
     truncated: SseChatContextPart
-    toolsDropped: int
+    toolsDropped: list[str] = Field(description="tools left out of the request to fit the window")
     systemTruncated: bool
 
 

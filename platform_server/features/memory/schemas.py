@@ -225,11 +225,17 @@ class MemoryFileWrittenView(View):
 # (web/openapi_events.py); the bus publishes dicts.
 
 
+class SseDreamRunning(View):
+    reportId: str
+    agentId: str
+    endUserId: str | None
+
+
 class SseDreamSnapshot(View):
-    """`snapshot`, the first frame: whether a dream of this memory runs now."""
+    """`snapshot`, the first frame: the dreams of this memory running now."""
 
     agentId: str
-    running: bool
+    running: list[SseDreamRunning]
 
 
 class SseDreamStarted(View):

@@ -290,6 +290,7 @@ PROGRESS_EVENTS = SseEvents(
 class SseResearchPlan(View):
     """`plan`: the queries the first round searches."""
 
+    sessionId: str
     question: str
     queries: list[str]
     rounds: int
@@ -298,6 +299,7 @@ class SseResearchPlan(View):
 class SseResearchSearch(View):
     """`search`: what one query found."""
 
+    sessionId: str
     round: int
     query: str
     pages: list[dict[str, object]] = Field(description="`{slug, title, score}`")
@@ -307,6 +309,7 @@ class SseResearchSearch(View):
 class SseResearchFinding(View):
     """`finding`: one finding of a round, with the labels of its sources."""
 
+    sessionId: str
     round: int
     text: str
     sources: list[str]
@@ -315,6 +318,7 @@ class SseResearchFinding(View):
 class SseResearchReport(View):
     """`report`: the written report with what it cites (`pageSlug`: the saved page, when asked)."""
 
+    sessionId: str
     markdown: str
     pages: list[dict[str, object]]
     chunks: list[dict[str, object]]
@@ -324,11 +328,28 @@ class SseResearchReport(View):
 class SseResearchDone(View):
     """`done`, the last frame."""
 
+    sessionId: str
     pageSlug: str | None
     findings: int
 
 
+class SseResearchError(View):
+    """`error`, the last frame: the research failed or was stopped (`sessionId`), or the request was refused (`code`)."""
+
+    message: str
+    sessionId: str | None = None
+    code: int | None = None
+    errorId: str | None = None
+
+
 RESEARCH_EVENTS = SseEvents(
     "SseWikiResearch",
-    {"plan": SseResearchPlan, "search": SseResearchSearch, "finding": SseResearchFinding, "report": SseResearchReport, "done": SseResearchDone},
+    {
+        "error": SseResearchError,
+        "plan": SseResearchPlan,
+        "search": SseResearchSearch,
+        "finding": SseResearchFinding,
+        "report": SseResearchReport,
+        "done": SseResearchDone,
+    },
 )
