@@ -205,6 +205,7 @@ class SseChatApprovalRequested(View):
     arguments: str
     reason: str
     maxSeverity: str
+    endpoint: str | None = Field(default=None, description="an ACP agent's permission request: the agent's endpoint")
 
 
 class SseChatApprovalResolved(View):
