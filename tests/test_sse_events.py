@@ -91,3 +91,19 @@ async def test_a_turn_with_a_tool_call_sends_only_documented_frames(env: ChatEnv
     assert {"meta", "phase", "tool_call_started", "tool_call_completed", "content_delta", "message_complete", "done"} <= set(names(events))
     replay = await env.api.sse("POST", "/api/v1/chat/stream", {"conversationId": "c-none", "reconnect": True}, token="alice")
     assert [(e.event, e.data) for e in replay] == [("done", {"conversationId": "c-none", "status": "completed"})]
+
+
+def test_an_sse_method_that_declares_no_events_cannot_be_documented() -> None:
+    from platform_server.web.base import ApiHandler
+    from platform_server.web.openapi import build_document
+    from platform_server.web.routing import route
+
+    class Undeclared(ApiHandler):
+        access = {"GET": "viewer"}
+        sse_methods = frozenset({"GET"})
+
+        async def get(self) -> None:
+            """A stream that says nothing of its events."""
+
+    with pytest.raises(TypeError, match="Undeclared.get answers text/event-stream but declares no `events`"):
+        build_document([route("/api/v1/undeclared", Undeclared)])

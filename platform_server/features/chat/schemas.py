@@ -142,10 +142,27 @@ class SseChatMessageStart(View):
     role: str
 
 
+class SseChatCitation(View):
+    """One knowledge passage (wiki/retrieval.py `_citation`): a page, or a chunk of a raw material."""
+
+    id: int = Field(description="the passage's number, as the answer cites it ([1], [2], ...)")
+    kind: str = Field(description="page | chunk")
+    kbId: str
+    kbName: str
+    title: str
+    snippet: str
+    url: str = Field(description="the console's address of the passage")
+    apiPath: str
+    pageId: str | None = None
+    slug: str | None = None
+    rawId: str | None = None
+    chunkId: str | None = None
+
+
 class SseChatCitations(View):
     """`citations`: the knowledge passages the answer is given."""
 
-    citations: list[dict[str, object]]
+    citations: list[SseChatCitation]
 
 
 class SseChatDelta(View):

@@ -296,14 +296,38 @@ class SseResearchPlan(View):
     rounds: int
 
 
+class SseResearchPageHit(View):
+    slug: str
+    title: str
+    score: float
+
+
+class SseResearchChunkHit(View):
+    chunkId: str
+    rawTitle: str
+    score: float
+
+
+class SseResearchPage(View):
+    slug: str
+    title: str
+
+
+class SseResearchChunk(View):
+    chunkId: str
+    rawId: str
+    rawTitle: str
+    label: str = Field(description="how the report cites it (`c1`, `c2`, ...)")
+
+
 class SseResearchSearch(View):
     """`search`: what one query found."""
 
     sessionId: str
     round: int
     query: str
-    pages: list[dict[str, object]] = Field(description="`{slug, title, score}`")
-    chunks: list[dict[str, object]] = Field(description="`{chunkId, rawTitle, score}`")
+    pages: list[SseResearchPageHit]
+    chunks: list[SseResearchChunkHit]
 
 
 class SseResearchFinding(View):
@@ -320,8 +344,8 @@ class SseResearchReport(View):
 
     sessionId: str
     markdown: str
-    pages: list[dict[str, object]]
-    chunks: list[dict[str, object]]
+    pages: list[SseResearchPage]
+    chunks: list[SseResearchChunk]
     pageSlug: str | None
 
 
