@@ -263,6 +263,13 @@ class SseChatMessageComplete(View):
     assistantMessageId: str
 
 
+class SseChatTiming(View):
+    """An answer's speed as the user felt it (react.py `timing_of`)."""
+
+    timeToFirstTokenMs: int
+    tokensPerSecond: float | None = Field(description="null when the answer was too short to tell")
+
+
 class SseChatDone(View):
     """`done`, the last frame: the turn's end. A re-attach with nothing to replay sends only the first two fields."""
 
@@ -274,7 +281,7 @@ class SseChatDone(View):
     promptTokens: int | None = None
     completionTokens: int | None = None
     messageCount: int | None = None
-    timing: dict[str, object] | None = Field(default=None, description="the final answer's timing")
+    timing: SseChatTiming | None = Field(default=None, description="the final answer's timing")
     finishReason: str | None = Field(default=None, description="`length`: cut by the token limit (Continue goes on); else null")
 
 
