@@ -73,9 +73,11 @@ def _oas30(schema: object) -> object:
             out.pop(word)
             if len(rest) == 1 and isinstance(rest[0], dict) and "$ref" not in rest[0]:
                 out.update(rest[0])
+                out["nullable"] = True
             else:
-                out[word] = rest
-            out["nullable"] = True
+                # `nullable` beside anyOf admits no null in 3.0 validators (it only qualifies `type`):
+                # a null branch of its own does (the `R_Null` form)
+                out[word] = [*rest, {"nullable": True, "enum": [None]}]
     for word, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         value = out.get(word)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
