@@ -22,7 +22,7 @@ class CronJobView(View):
     timezone: str
     message: str
     enabled: bool
-    conversationMode: str = Field(description="new or reuse")
+    conversationMode: str = Field(description="new or fixed")
     conversationId: str | None
     ownerUserId: str | None
     ownerUsername: str | None

@@ -29,7 +29,7 @@ class McpServerView(View):
     env: dict[str, str]
     enabled: bool
     disclosureTier: str
-    status: str = Field(description="connected, connecting, disconnected or error")
+    status: str = Field(description="connected, connecting, disconnected, disabled or error")
     error: str | None
     serverInfo: McpServerInfoView | None
     protocolVersion: str | None
