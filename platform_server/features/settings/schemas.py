@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, RootModel
 
+from platform_server.serialize import View
+
 
 class SettingsUpdate(RootModel[dict[str, Any]]):
     pass
@@ -34,3 +36,11 @@ class ProxyRequest(BaseModel):
 
 class ProxyTestRequest(BaseModel):
     url: str = Field(min_length=1, max_length=2000)
+
+
+class SidecarView(View):
+    """The sidecar model configuration (`settings.sidecar`): a second model for modalities the main one lacks."""
+
+    enabled: bool
+    provider: str | None
+    modelName: str | None
