@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
+
+import pydantic
 
 from platform_server.db import database, utcnow
 from platform_server.features.agents.models import Agent
@@ -14,7 +16,7 @@ from platform_server.features.cron.models import CronJob, CronRun, Trigger
 from platform_server.features.cron.runner import CronScheduler, spec_of
 from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate
 from platform_server.features.settings import service as settings
-from platform_server.serialize import GIVEN, Fields, flag, ident, when
+from platform_server.serialize import GIVEN, Fields, View, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 from platform_server.web.pagination import PageRequest, paginate
@@ -265,6 +267,36 @@ run_dict = Fields(
     tokenUsage=lambda run: (run.prompt_tokens or 0) + (run.completion_tokens or 0) if run.prompt_tokens is not None else None,
     errorMessage="error",
 )
+# The runs' answer models (the map reads plain attributes when serving; their types are given here).
+CronRunView = run_dict.view(
+    "CronRunView",
+    jobType=(Literal["cron_job", "trigger"], ...),
+    cronJobId=(str | None, ...),
+    triggerId=(str | None, ...),
+    jobName=(str, ...),
+    cause=(str, pydantic.Field(description="schedule, manual or event")),
+    status=(str, pydantic.Field(description="running, succeeded, failed or awaiting_approval")),
+    durationMs=(int | None, ...),
+    conversationId=(str | None, ...),
+    error=(str | None, ...),
+    promptTokens=(int | None, ...),
+    completionTokens=(int | None, ...),
+    eventId=(str | None, ...),
+    triggerType=(str, pydantic.Field(description="scheduled, manual or event")),
+    tokenUsage=(int | None, ...),
+    errorMessage=(str | None, ...),
+)
+CronRunsPageView = pydantic.create_model(
+    "CronRunsPageView",
+    __base__=View,
+    records=(list[CronRunView], ...),  # type: ignore[valid-type]  # a view derived from run_dict
+    total=(int, ...),
+    size=(int, ...),
+    current=(int, ...),
+    pages=(int, ...),
+)
+# `?limit=` alone: the latest runs as a list; otherwise a page of them.
+CronRunsView = pydantic.create_model("CronRunsView", __base__=pydantic.RootModel[list[CronRunView] | CronRunsPageView])  # type: ignore[valid-type]
 
 
 def _check_status(status: str | None) -> str | None:

@@ -10,6 +10,7 @@ from platform_server.features.guard.schemas import FileGuardBody, GrantBody, Gua
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.pagination import PageRequest, page_request
 from platform_server.web.routing import route
 
@@ -294,6 +295,7 @@ class ResolutionsHandler(PagedHandler):
 
 
 class ChatPendingHandler(ApiHandler):
+    answers = {"GET": list_of(views.PendingApprovalView)}
     access = {"GET": "viewer"}
     tags = ("Chat",)
 
@@ -315,6 +317,7 @@ class ActivityFeedHandler(PagedHandler):
 
 
 class NotificationsSummaryHandler(ApiHandler):
+    answers = {"GET": one(views.NotificationsSummaryView)}
     access = {"GET": "viewer"}
     tags = ("Audit, activity, notifications",)
 
