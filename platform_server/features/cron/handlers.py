@@ -8,7 +8,7 @@ from platform_server.features.cron.runner import CronScheduler
 from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate, EventEnvelope, ToggleRequest, TriggerCreate, TriggerUpdate
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import ApiError, BadRequest
-from platform_server.web.openapi_answers import one
+from platform_server.web.openapi_answers import list_or_page
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
@@ -114,7 +114,7 @@ class ToggleHandler(CronHandler):
 
 
 class CronRunsHandler(CronHandler):
-    answers = {"GET": one(service.CronRunsView)}
+    answers = {"GET": list_or_page(service.CronRunView)}
     access = {"GET": "viewer"}
     query_params = {"GET": PAGE_PARAMS}
     tags = ("Dashboard",)

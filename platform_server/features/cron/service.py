@@ -16,7 +16,7 @@ from platform_server.features.cron.models import CronJob, CronRun, Trigger
 from platform_server.features.cron.runner import CronScheduler, spec_of
 from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate
 from platform_server.features.settings import service as settings
-from platform_server.serialize import GIVEN, Fields, View, flag, ident, when
+from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
 from platform_server.web.pagination import PageRequest, paginate
@@ -286,17 +286,6 @@ CronRunView = run_dict.view(
     tokenUsage=(int | None, ...),
     errorMessage=(str | None, ...),
 )
-CronRunsPageView = pydantic.create_model(
-    "CronRunsPageView",
-    __base__=View,
-    records=(list[CronRunView], ...),  # type: ignore[valid-type]  # a view derived from run_dict
-    total=(int, ...),
-    size=(int, ...),
-    current=(int, ...),
-    pages=(int, ...),
-)
-# `?limit=` alone: the latest runs as a list; otherwise a page of them.
-CronRunsView = pydantic.create_model("CronRunsView", __base__=pydantic.RootModel[list[CronRunView] | CronRunsPageView])  # type: ignore[valid-type]
 
 
 def _check_status(status: str | None) -> str | None:

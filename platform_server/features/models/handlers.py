@@ -26,7 +26,7 @@ from platform_server.features.models.schemas import (
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
-from platform_server.web.openapi_answers import NOTHING, list_of, one
+from platform_server.web.openapi_answers import NOTHING, list_of, maybe, one
 from platform_server.web.routing import route
 
 ADMIN = GLOBAL_ADMIN
@@ -133,7 +133,7 @@ class EnabledHandler(_Models):
 
 
 class DefaultHandler(_Models):
-    answers = {"GET": one(service.DefaultModelView)}
+    answers = {"GET": maybe(service.ModelView)}
     access = {"GET": "viewer"}
 
     def get(self) -> None:

@@ -50,8 +50,6 @@ model_to_dict = Fields(
 )
 ModelView = model_to_dict.view("ModelView")
 
-# `GET /models/default`: the default chat model, or null when none.
-DefaultModelView = pydantic.create_model("DefaultModelView", __base__=pydantic.RootModel[ModelView | None])  # type: ignore[valid-type]
 
 PROVIDER_FIELDS = Fields(
     id="id",
