@@ -9,13 +9,12 @@ from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate, 
 from platform_server.features.cron.view_models import (
     CronJobView,
     CronPreviewView,
-    CronRunView,
     TriggerFiringView,
     TriggerView,
 )
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import ApiError, BadRequest
-from platform_server.web.openapi_answers import NOTHING, list_of, one
+from platform_server.web.openapi_answers import NOTHING, list_of, list_or_page, one
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
@@ -55,7 +54,7 @@ class CronJobsHandler(CronHandler):
 
 class ActiveRunsHandler(CronHandler):
     access = {"GET": "viewer"}
-    answers = {"GET": list_of(CronRunView)}
+    answers = {"GET": list_of(service.CronRunView)}
     query_params = {"GET": [{"name": "conversationId", "in": "query", "schema": {"type": "string"}}]}
 
     def get(self) -> None:
@@ -108,7 +107,7 @@ class CronJobHandler(CronHandler):
 
 class RunNowHandler(CronHandler):
     access = {"POST": "member"}
-    answers = {"POST": one(CronRunView)}
+    answers = {"POST": one(service.CronRunView)}
 
     def post(self, id: int) -> None:
         """Run now in the background; answers the run (status `running`) at once."""
@@ -127,6 +126,7 @@ class ToggleHandler(CronHandler):
 
 
 class CronRunsHandler(CronHandler):
+    answers = {"GET": list_or_page(service.CronRunView)}
     access = {"GET": "viewer"}
     query_params = {"GET": PAGE_PARAMS}
     tags = ("Dashboard",)

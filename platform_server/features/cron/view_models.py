@@ -36,36 +36,6 @@ class CronJobView(View):
     lastRunTime: str | None
 
 
-class CronRunView(View):
-    """One run of a cron job or trigger."""
-
-    id: str
-    runId: str
-    jobType: str = Field(description="cron_job or trigger")
-    cronJobId: str | None
-    triggerId: str | None
-    jobName: str
-    agentId: str | None
-    ownerUserId: str | None
-    cause: str = Field(description="schedule, manual or event")
-    status: str
-    scheduledTime: str | None
-    startTime: str | None
-    finishTime: str | None
-    durationMs: int | None
-    conversationId: str | None
-    assistantMessageId: str | None
-    error: str | None
-    promptTokens: int | None
-    completionTokens: int | None
-    eventId: str | None
-    startedAt: str | None
-    finishedAt: str | None
-    triggerType: str = Field(description="scheduled, manual or event")
-    tokenUsage: int | None
-    errorMessage: str | None
-
-
 class CronPreviewView(View):
     """A cron expression in words with its next fire instants in the zone."""
 

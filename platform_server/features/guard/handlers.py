@@ -326,6 +326,7 @@ class ResolutionsHandler(PagedHandler):
 
 
 class ChatPendingHandler(ApiHandler):
+    answers = {"GET": list_of(views.PendingApprovalView)}
     access = {"GET": "viewer"}
     tags = ("Chat",)
 
@@ -347,6 +348,7 @@ class ActivityFeedHandler(PagedHandler):
 
 
 class NotificationsSummaryHandler(ApiHandler):
+    answers = {"GET": one(views.NotificationsSummaryView)}
     access = {"GET": "viewer"}
     tags = ("Audit, activity, notifications",)
 
