@@ -101,3 +101,36 @@ def test_a_start_builds_no_answer_model_until_the_api_document_or_a_check_asks()
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["views"] > 0 and result["built"] == []
+
+
+FIRST_CALL = """
+import asyncio, importlib.abc, json, sys, threading
+seen = {}
+
+class Spy(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "aiohttp":
+            seen["thread"] = threading.current_thread() is threading.main_thread()
+        return None
+
+sys.meta_path.insert(0, Spy())
+from platform_server.integrations.llm._http import HttpTransport
+from platform_server.integrations.llm.types import LlmError
+
+async def main():
+    transport = HttpTransport("p", "http://127.0.0.1:9", {}, timeout_s=5, first_byte_timeout_s=5, idle_timeout_s=5)
+    try:
+        await transport.open("GET", "/v1/models", None, transport.deadline())
+    except LlmError:
+        pass  # nothing listens there: the call fails, after the import
+    print(json.dumps({"imported": "thread" in seen, "on_the_loop": seen.get("thread")}))
+
+asyncio.run(main())
+"""
+
+
+def test_a_provider_call_before_the_warm_up_imports_its_http_library_off_the_ioloop() -> None:
+    """The first chat turn after a start used to import aiohttp on the loop (or wait there for the warm-up's import)."""
+    out = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"imported": True, "on_the_loop": False}
