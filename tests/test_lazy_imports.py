@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -134,3 +135,22 @@ def test_a_provider_call_before_the_warm_up_imports_its_http_library_off_the_iol
     out = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"imported": True, "on_the_loop": False}
+
+
+NUMPY_THREADS = """
+import os
+import platform_server.app
+before = len(os.listdir("/proc/self/task"))
+import numpy
+numpy.ones((512, 64), dtype=numpy.float32) @ numpy.ones(64, dtype=numpy.float32)
+print(len(os.listdir("/proc/self/task")) - before)
+"""
+
+
+def test_numpy_loads_without_a_thread_pool_of_its_own(tmp_path: Path) -> None:
+    """A wiki search's matrix product ran on OpenBLAS's thread per core, which spin and take the IOLoop's cores."""
+    pytest.importorskip("numpy")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", NUMPY_THREADS], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip().splitlines()[-1]) == 0
