@@ -62,3 +62,21 @@ async def test_an_answer_that_drifts_from_its_schema_fails_the_check(api: ApiCli
     with pytest.raises(AssertionError, match="agents_list"):
         answers.check("GET", "/api/v1/agents?enabled=true", 200, grown)
     answers.check("GET", "/api/v1/agents", 200, res.body)  # the real one passes
+
+
+async def test_an_answer_that_may_be_null_or_a_list_or_a_page_documents_both_and_checks_both(api: ApiClient, people: dict) -> None:
+    doc = await _document(api)
+    schemas = doc["components"]["schemas"]
+    assert _answer(doc, "/api/v1/goals/by-conversation/{conversationId}", "get") == {"$ref": "#/components/schemas/R_Maybe_GoalView"}
+    assert _answer(doc, "/api/v1/wiki/knowledge-bases/{kbId}/pages", "get") == {"$ref": "#/components/schemas/R_ListOrPage_WikiPageListedView"}
+    # a nested `X | None` is X or a null branch: 3.0 validators read `nullable` only beside `type`
+    nested = {"anyOf": [{"$ref": "#/components/schemas/GoalEvaluationView"}, {"nullable": True, "enum": [None]}]}
+    assert schemas["GoalView"]["properties"]["lastEvaluation"] == nested
+    answers.check("GET", "/api/v1/goals/by-conversation/c1", 200, {"code": 200, "msg": "ok", "data": None})
+    with pytest.raises(AssertionError, match="goals_by_conversation_get"):
+        answers.check("GET", "/api/v1/goals/by-conversation/c1", 200, {"code": 200, "msg": "ok", "data": {"id": 1}})
+    page = {"records": [], "total": 0, "size": 20, "current": 1, "pages": 0}
+    answers.check("GET", "/api/v1/wiki/knowledge-bases/1/pages", 200, {"code": 200, "msg": "ok", "data": page})
+    answers.check("GET", "/api/v1/wiki/knowledge-bases/1/pages", 200, {"code": 200, "msg": "ok", "data": []})
+    with pytest.raises(AssertionError, match="wiki_knowledge_bases_pages_list"):
+        answers.check("GET", "/api/v1/wiki/knowledge-bases/1/pages", 200, {"code": 200, "msg": "ok", "data": {**page, "extra": 1}})

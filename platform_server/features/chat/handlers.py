@@ -81,6 +81,7 @@ class ChatStreamHandler(StreamingHandler):
             req.modelName,
             req.endUserId,
             regenerate=req.regenerate,
+            regenerate_from=req.regenerateFrom,
             continuation=req.continueAnswer,
         )
         await self.stream_turn(turn)

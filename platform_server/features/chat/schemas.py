@@ -34,6 +34,9 @@ class ChatStreamRequest(BaseModel):
     endUserId: str | None = Field(default=None, max_length=128)
     # the last question and its answer become an earlier version; `message` (the same text, or an edit) is asked anew
     regenerate: bool = False
+    # with regenerate: the id of an earlier question to ask anew (default: the last one); it and every message
+    # after it become an earlier version (a branch kept and pageable), as ChatGPT and Open WebUI do
+    regenerateFrom: str | None = Field(default=None, max_length=20)
     # go on with the last answer (a stopped or cut one): a marked continuation prompt, no question of the user's
     continueAnswer: bool = False
 
@@ -46,6 +49,8 @@ class ChatStreamRequest(BaseModel):
             if self.regenerate or self.contentParts:
                 raise ValueError("continueAnswer goes alone (no regenerate, no contentParts)")
             self.message = self.message or CONTINUE_PROMPT
+        if self.regenerateFrom is not None and not self.regenerate:
+            raise ValueError("regenerateFrom goes with regenerate: true")
         if not self.reconnect:
             if self.message is None and not self.contentParts:
                 raise ValueError("message or contentParts is required")

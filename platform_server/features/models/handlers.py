@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from platform_server.features.models import LLM, remote, service
+from platform_server.features.models.pool_views import LlmProviderPoolView, LlmProviderReprobeView
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.features.models.schemas import (
     ActiveModel,
@@ -322,6 +323,7 @@ class TestConnectionHandler(_Models):
 
 class PoolHandler(_Models):
     access = {"GET": ADMIN}
+    answers = {"GET": list_of(LlmProviderPoolView)}
     tags = ("LLM runtime",)
 
     def get(self) -> None:
@@ -331,6 +333,7 @@ class PoolHandler(_Models):
 
 class ReprobeHandler(_Models):
     access = {"POST": ADMIN}
+    answers = {"POST": one(LlmProviderReprobeView)}
     tags = ("LLM runtime",)
 
     async def post(self, providerId: str) -> None:
