@@ -388,17 +388,22 @@ class Bench:
         await self.model.wait_ready("/v1/models")
         try:
             await self.cold_start(data_dir)
-            server = self.platform("main", data_dir, self.s.profile)
+            if self.s.only == "cold":
+                return
+            server = self.platform("main", data_dir, self.s.profile and self.s.only not in ("persist", "blocking"))
             await server.wait_ready(HEALTH, {"Authorization": "Bearer " + self.token})
             try:
                 await self.seed(server.url)
-                if self.s.only != "streams":
+                if self.s.only not in ("streams", "persist", "blocking"):
                     await self.request_rate(server)
-                await self.latency(server)
-                if self.s.only == "streams":
-                    return
+                if self.s.only not in ("persist", "blocking"):
+                    await self.latency(server)
             finally:
                 self.stop_platform(server, "main", "requests/s and stream latency")
+            if self.s.only in ("persist", "blocking"):
+                return await (self.persistence(data_dir) if self.s.only == "persist" else self.blocking(data_dir))
+            if self.s.only == "streams":
+                return
             await self.held(data_dir)
             await self.persistence(data_dir)
             await self.blocking(data_dir)
@@ -427,7 +432,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="run the servers under py-spy and add profiles")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, data)")
-    parser.add_argument("--only", choices=["wiki-search", "streams"], default="", help="run this step alone")
+    parser.add_argument("--only", choices=["wiki-search", "streams", "cold", "persist", "blocking"], default="",
+                        help="run this step alone (persist and blocking after the cold start and the seeding)")
     parser.add_argument("--scale", default="", metavar="1,10,100",
                         help="measure growth with data at these multipliers (1x = 1k conversations, 10k messages, "
                              "10 agents, 1k wiki chunks, a 100 MB database); writes docs/benchmarks.md's 'Growth with data'")
