@@ -31,6 +31,7 @@ from platform_server.features.tools import TOOLS
 from platform_server.features.workspaces import service as workspace_service
 from platform_server.platform import Flag, Platform, RuntimeKey, RuntimeMissing
 from platform_server.ports import database as database_port
+from platform_server.ports import events as events_port
 from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.web import hosts, proxies, redact, spool
 from platform_server.web.base import ApiHandler
@@ -376,6 +377,7 @@ async def stop_features(platform: PlatformState) -> None:
     if platform.storage_loop is not None:
         platform.storage_loop.stop()
         platform.storage_loop = None
+    await events_port.current().aclose()  # the last events leave; this process's turn leases go
     store = database_port.current()
     store.stop_background()
     try:

@@ -18,13 +18,16 @@ lock keep their module defaults until a deployment that needs another calls thei
 from __future__ import annotations
 
 from platform_server.config import Config
-from platform_server.ports import changes, database, files
+from platform_server.ports import changes, database, events, files
+from platform_server.ports.redis_events import RedisEventBus
 
 
 def install(config: Config) -> None:
     """Choose this process's database, change feed and file store from the settings (one choice today:
     the SQLite file `db_path`, its hooks, the folder `data_dir`)."""
     files.use(files.LocalFileStore(config.data_dir))
+    # Redis: a turn's events, its owner's lease and the asks to it cross processes (several processes behind one port)
+    events.use(RedisEventBus(config.redis_url, config.replay_retention_s) if config.redis_url else events.LocalEventBus())
     if config.database_url:
         database.use(database.PostgresDatabase(config.database_url))
         changes.use(changes.PostgresFeed())
