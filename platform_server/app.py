@@ -404,9 +404,9 @@ async def warm_up(platform: PlatformState) -> None:
 ACCEPTS_PER_PASS = 16  # connections accepted per IOLoop pass (see `listen`)
 
 
-def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | None = None) -> tornado.httpserver.HTTPServer:
+def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | None = None, reuse_port: bool = False) -> tornado.httpserver.HTTPServer:
     """Bind the HTTP server (or serve already bound sockets); the per-route body limit applies first,
-    this is only the hard ceiling."""
+    this is only the hard ceiling. `reuse_port`: one of several workers binding the same port (workers.py)."""
     # Tornado accepts up to this many waiting connections in one callback (128 by default): a burst of
     # new clients then held the IOLoop for tens of ms. Fewer per pass: the rest are accepted in the next
     # passes (the socket stays readable), between the events of running streams. The listen backlog
@@ -425,7 +425,7 @@ def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | No
     if sockets is not None:
         server.add_sockets(sockets)
     else:
-        server.listen(config.port, config.host)
+        server.listen(config.port, config.host, reuse_port=reuse_port)
     return server
 
 

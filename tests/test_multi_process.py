@@ -6,6 +6,10 @@ PostgreSQL or redis-server is not installed."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
+import sys
 from typing import Any, AsyncIterator
 
 import aiohttp
@@ -152,3 +156,51 @@ async def test_a_killed_process_leaves_no_conversation_running(pair: Pair, llm: 
     llm.enqueue(Script(text="back"))
     again = await pair.api_b.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "m4", "message": "again"}, token="admin")
     assert text_of(again) == "back" and again[-1].data["status"] == "completed"
+
+
+def workers_of(supervisor: int) -> set[int]:
+    with open(f"/proc/{supervisor}/task/{supervisor}/children") as fh:
+        return {int(pid) for pid in fh.read().split()}
+
+
+def test_several_workers_on_the_sqlite_file_are_refused_with_the_reason(tmp_path: Any) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "platform_server", "serve", "--workers", "2", "--port", "0", "--data-dir", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "--workers 2 needs database_url and redis_url" in done.stderr
+    assert not (tmp_path / "d" / "platform.db").exists()  # refused before anything was written
+
+
+async def test_serve_workers_runs_two_processes_on_one_port_and_replaces_one_that_dies(tmp_path: Any) -> None:
+    try:
+        database_url = postgres.cluster().fresh_database()
+    except RuntimeError as exc:
+        pytest.skip(f"PostgreSQL is not installed: {exc}")
+    env = {"PLATFORM_DATABASE_URL": database_url, "PLATFORM_REDIS_URL": redis_server.server().url, "PLATFORM_WORKERS": "2"}
+    server = ServerProcess(str(tmp_path / "data"), env=env)
+    try:
+        await server.start(timeout=40)
+        assert server.proc is not None
+        supervisor = server.proc.pid
+        first = await eventually(lambda: (lambda w: w if len(w) == 2 else None)(workers_of(supervisor)), what="two workers")
+        async with aiohttp.ClientSession() as session:
+            api = ApiClient(server.url, session)
+            for _ in range(10):  # every connection is served, whichever worker the kernel gives it to
+                r = await api.post("/api/v1/auth/login", {"username": ADMIN[0], "password": ADMIN[1]})
+                assert r.status == 200, r.body
+        killed = sorted(first)[0]
+        os.kill(killed, signal.SIGKILL)
+        now = await eventually(
+            lambda: (lambda w: w if len(w) == 2 and killed not in w else None)(workers_of(supervisor)), timeout=20, what="a new worker"
+        )
+        assert len(now & first) == 1
+        server.proc.send_signal(signal.SIGTERM)  # the supervisor stops every worker and exits 0
+        assert await asyncio.to_thread(server.proc.wait, 30) == 0
+        assert not any(os.path.exists(f"/proc/{pid}") for pid in now)
+    finally:
+        server.kill()
+        postgres.cluster().drop(database_url)
