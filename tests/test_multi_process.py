@@ -114,6 +114,10 @@ async def test_an_input_sent_to_b_is_queued_on_the_turn_that_runs_on_a(pair: Pai
 
 
 async def test_a_cron_job_due_once_fires_once_across_both_processes(pair: Pair) -> None:
+    # each process makes ids of its own (the Snowflake node bits): rows two processes insert in one
+    # millisecond no longer collide (seen as 500s under 100 concurrent chats on two workers)
+    other = await make_agent(pair.api_b, token="admin")
+    assert (int(other) >> 12) & 0x3FF != (int(pair.agent) >> 12) & 0x3FF
     r = await pair.api_b.post(
         "/api/v1/cron-jobs",
         {"name": "Yearly", "agentId": pair.agent, "cronExpression": "0 0 1 1 *", "message": "Write the digest"},
