@@ -81,6 +81,15 @@ async def test_a_turn_started_on_a_is_reattached_on_b_and_the_rest_arrives_once(
     # the conversation is stored once, whichever process is asked (the change feed crosses processes)
     r = await pair.api_b.get("/api/v1/conversations/m1/messages", token="admin")
     assert [m["content"] for m in r.data if m["role"] == "assistant"] == ["".join(WORDS)]
+    # a cached read on A sees B's write at once (PostgreSQL NOTIFY invalidates A's caches)
+    assert (await pair.api_a.get(f"/api/v1/agents/{pair.agent}", token="admin")).data["name"] == "Helper"
+    r = await pair.api_b.put(f"/api/v1/agents/{pair.agent}", {"name": "Renamed on B"}, token="admin")
+    assert r.status == 200, r.body
+
+    async def renamed() -> bool:
+        return (await pair.api_a.get(f"/api/v1/agents/{pair.agent}", token="admin")).data["name"] == "Renamed on B"
+
+    await eventually(renamed, timeout=5, what="A reading B's rename")
 
 
 async def test_a_stop_sent_to_b_stops_the_turn_that_runs_on_a(pair: Pair, llm: ScriptedOpenAI) -> None:
@@ -90,6 +99,9 @@ async def test_a_stop_sent_to_b_stops_the_turn_that_runs_on_a(pair: Pair, llm: S
     )
     await eventually(lambda: llm.requests, what="the turn's model call")
     await asyncio.sleep(0.3)
+    # a second turn of the same conversation is refused on B too, as on the process that runs it
+    busy = await pair.api_b.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "m2", "message": "too"}, token="admin")
+    assert [(e.event, e.data["message"]) for e in busy] == [("error", "Agent busy")]
     r = await pair.api_b.post("/api/v1/chat/m2/stop", token="admin")
     assert r.status == 200 and r.data == {"stopped": True}, r.body
     events = await asyncio.wait_for(stream, 10)

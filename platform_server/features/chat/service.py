@@ -114,6 +114,8 @@ class ChatService:
         if self.turns.is_running(key):
             raise AgentBusy()
         existing = conversations.check_owner(caller.user_id, req.conversation_id)
+        if existing is not None and existing.stream_status == "running" and self.config.redis_url:
+            raise AgentBusy()  # several processes: another one runs this conversation's turn (a dead one's is swept)
         text = text_of(req.message, req.content_parts)
         parts = uploads.check_parts(caller.user_id, req.content_parts) if req.content_parts else None
         now = utcnow()
