@@ -441,6 +441,9 @@ def run_processes(ns: argparse.Namespace) -> int:
     context += [f"Each size: `serve --workers N` on a fresh PostgreSQL database and an emptied Redis, 20 agents and 30 "
                 f"conversations seeded; lists: {tool}, 16 keep-alive connections, {rounds} x {seconds:g} s; streams: "
                 f"{processes.STREAMS} at once, the scripted model sending {processes.CHUNKS} chunks {processes.DELAY_MS} ms apart.",
+                f"The workers, PostgreSQL, Redis, the scripted model and the load generator share the machine's "
+                f"{os.cpu_count()} cores: a second worker adds CPU only where cores are idle; with none idle it adds "
+                "contention (two processes' caches, connections and IOLoops for the same cores).",
                 f"Whole step: {time.perf_counter() - started:.0f} s; load average at the end {load_average()}."]
     lines = processes.markdown(results, context)
     print("\n".join(lines))
