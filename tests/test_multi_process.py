@@ -220,3 +220,24 @@ async def test_serve_workers_runs_two_processes_on_one_port_and_replaces_one_tha
     finally:
         server.kill()
         postgres.cluster().drop(database_url)
+
+
+async def test_a_process_joining_leaves_the_runs_another_process_runs_alone(pair: Pair, llm: ScriptedOpenAI, tmp_path: Any) -> None:
+    """Start-up recovery (runs left `running` fail) is the leader's at its start: a worker the supervisor
+    restarts, or a third process joining, used to fail the cron runs the others were running."""
+    r = await pair.api_a.post(
+        "/api/v1/cron-jobs",
+        {"name": "Slow", "agentId": pair.agent, "cronExpression": "0 0 1 1 *", "message": "Write the digest"},
+        token="admin",
+    )
+    llm.enqueue(Script(text=[f"c{i} " for i in range(200)], delay_s=0.05))
+    run = await pair.api_a.post(f"/api/v1/cron-jobs/{r.data['id']}/run", token="admin")
+    assert run.status == 200, run.body
+    assert await pair.sql("SELECT status FROM cron_run") == "running"
+    env = {"PLATFORM_DATABASE_URL": pair.database_url, "PLATFORM_REDIS_URL": redis_server.server().url}
+    third = ServerProcess(pair.a.data_dir, env=env)
+    try:
+        await third.start()
+        assert await pair.sql("SELECT status FROM cron_run") == "running"  # still A's, still running
+    finally:
+        third.kill()
