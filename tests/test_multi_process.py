@@ -112,7 +112,7 @@ async def test_a_stop_sent_to_b_stops_the_turn_that_runs_on_a(pair: Pair, llm: S
 
 
 async def test_an_input_sent_to_b_is_queued_on_the_turn_that_runs_on_a(pair: Pair, llm: ScriptedOpenAI) -> None:
-    llm.enqueue(Script(text=[f"q{i} " for i in range(40)], delay_s=0.05))
+    llm.enqueue(Script(text=[f"q{i} " for i in range(100)], delay_s=0.05))  # 5 s: room for the hop through B
     llm.enqueue(Script(text="second answer"))
     stream = asyncio.ensure_future(
         pair.api_a.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "m3", "message": "go"}, token="admin")
