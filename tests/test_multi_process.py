@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.process import ADMIN, ServerProcess
+from tests.helpers.server import create_personas, start_server
 
 WORDS = [f"w{i} " for i in range(60)]
 
@@ -241,3 +243,24 @@ async def test_a_process_joining_leaves_the_runs_another_process_runs_alone(pair
         assert await pair.sql("SELECT status FROM cron_run") == "running"  # still A's, still running
     finally:
         third.kill()
+
+
+async def test_with_redis_gone_a_stop_or_reattach_for_no_local_turn_answers_plainly(tmp_path: Any) -> None:
+    """Redis stops answering while the server runs: the routes that would ask another process answer as when
+    nothing runs there (no 500); this process's own turns do not depend on it."""
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed")
+    own = redis_server._start(shutil.which("redis-server") or "")  # a private one: this test stops it
+    server = await start_server(str(tmp_path / "data"), redis_url=own.url)
+    try:
+        await create_personas(server.client)
+        own.stop()
+        r = await server.client.post("/api/v1/chat/gone/stop", token="alice")
+        assert r.status == 200 and r.data == {"stopped": False}, r.body
+        r = await server.client.post("/api/v1/chat/gone/interrupt", {"message": "and?"}, token="alice")
+        assert r.status == 200 and r.data == {"queued": False, "reason": "no_active_stream"}, r.body
+        events = await server.client.sse("POST", "/api/v1/chat/stream", {"conversationId": "gone", "reconnect": True}, token="alice")
+        assert [(e.event, e.data["status"]) for e in events] == [("done", "completed")]
+    finally:
+        own.stop()
+        await server.stop()

@@ -150,7 +150,11 @@ class RedisEventBus:
 
     async def attach(self, name: str) -> MirrorStream | None:
         """The stream `name` as another process publishes it (or published it, within its replay window)."""
-        if not await self.client.exists(self.key(name)):
+        try:
+            if not await self.client.exists(self.key(name)):
+                return None
+        except aioredis.RedisError as exc:  # Redis away: nothing to re-attach to here (this process's own turns still are)
+            log.warning("re-attaching to %s: Redis did not answer: %s", name, exc)
             return None
         mirror = MirrorStream(self, name)
         mirror.start()
@@ -179,14 +183,18 @@ class RedisEventBus:
     async def ask(self, name: str, request: JsonObject) -> JsonObject | None:
         """Send `request` to the process that runs stream `name`; its answer, or None when no living process
         runs it (or it did not answer within ASK_TIMEOUT_S)."""
-        owner = await self.client.get(f"owner:{name}")
-        if owner is None:
+        try:
+            owner = await self.client.get(f"owner:{name}")
+            if owner is None:
+                return None
+            reply = f"reply:{secrets.token_hex(8)}"
+            sent = await self.client.publish(f"ctl:{owner.decode()}", json.dumps({"name": name, "reply": reply, "request": request}))
+            if not sent:
+                return None
+            got = await self.client.blpop([reply], timeout=ASK_TIMEOUT_S)
+        except aioredis.RedisError as exc:  # Redis away: no other process can be reached (the caller answers "nothing runs")
+            log.warning("asking the process that runs %s: Redis did not answer: %s", name, exc)
             return None
-        reply = f"reply:{secrets.token_hex(8)}"
-        sent = await self.client.publish(f"ctl:{owner.decode()}", json.dumps({"name": name, "reply": reply, "request": request}))
-        if not sent:
-            return None
-        got = await self.client.blpop([reply], timeout=ASK_TIMEOUT_S)
         answer = json.loads(got[1]) if got else None
         return answer if isinstance(answer, dict) else None
 
@@ -197,9 +205,12 @@ class RedisEventBus:
             with contextlib.suppress(BaseException):
                 await task
         self._tasks = []
-        await self._flush()  # the last events (a turn's `done`) still reach the other processes
-        if self._owned:
-            await self.client.delete(*[f"owner:{n}" for n in self._owned])
+        try:
+            await self._flush()  # the last events (a turn's `done`) still reach the other processes
+            if self._owned:
+                await self.client.delete(*[f"owner:{n}" for n in self._owned])
+        except aioredis.RedisError as exc:  # the stop goes on: the leases lapse by themselves
+            log.warning("the last events could not reach Redis: %s", exc)
         await self.client.aclose()
 
     # ---- this process's side -----------------------------------------------------------------------
