@@ -7,12 +7,13 @@ and loops ask `current()` when they act. Areas import these modules, never `db.p
 
 - database: open/close/flush the store, classify storage faults, snapshot (SQLite over apsw, WAL)
 - changes: per-table change versions that invalidate caches (SQLite's hooks today)
-- events: streams with replay from an event id, and keyed topics (the in-process hub today)
+- events: streams with replay from an event id, and keyed topics (the in-process hub; with `redis_url` a
+  turn's stream, its owner's lease and asks to its process also go through Redis: redis_events.py)
 - leader: whether this process runs the shared background work (always, today)
 - files: the data directory, paths resolved inside it
 
-`install(config)` chooses the implementations that depend on the settings; the event bus and the leader
-lock keep their module defaults until a deployment that needs another calls their `use()`.
+`install(config)` chooses the implementations that depend on the settings; the leader lock keeps its
+module default until the PostgreSQL database starts its own (ports/database.py).
 """
 
 from __future__ import annotations

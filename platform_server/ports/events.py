@@ -1,10 +1,11 @@
 """The event bus port: replayable streams (a chat turn's events) and keyed topics (progress, memory updates).
 
 Areas open streams and topics here and hand subscriptions to `stream()` (SSE) or read them themselves;
-they never build the hub's classes. Today both live in this process's memory (web/events.py: replay
-from the hub's buffer); a second implementation (Redis Streams, issue 31) publishes across processes
-and fills each process's local hubs, so a stream started on one process is re-attached on another with
-its last event id. `Subscription` and `stream` stay the reader side either way.
+they never build the hub's classes. By default both live in this process's memory (web/events.py:
+replay from the hub's buffer); with `redis_url` (redis_events.py) each stream is also appended to a Redis
+Stream, so a stream started on one process is re-attached on another with its last event id (`attach`),
+and requests reach the process that runs a stream (`ask`/`answer`). `Subscription` and `stream` stay the
+reader side either way.
 
     turn_stream = events.current().stream("turn:42", keep=True)
     turn_stream.publish("delta", {"text": "Hi"}, event_id=7)
