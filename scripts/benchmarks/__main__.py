@@ -14,7 +14,7 @@ from typing import Any
 
 import aiohttp
 
-from scripts.benchmarks import load, persist, scale, streams, wiki_search
+from scripts.benchmarks import load, persist, processes, scale, streams, wiki_search
 from scripts.benchmarks.procs import (ADMIN, ROOT, Proc, bare_proc, cpu_seconds, model_proc, platform_proc, relay_proc,
                                       raise_nofile, rss_mb)
 from scripts.benchmarks.report import Row, fmt, profile_summary, table, write_markdown
@@ -426,6 +426,37 @@ def report_machine() -> str:
     return machine()
 
 
+def run_processes(ns: argparse.Namespace) -> int:
+    """`--processes 1,2`: this step alone (processes.py), its own section of docs/benchmarks.md."""
+    missing = processes.check_services()
+    if missing:
+        print(f"bench: --processes needs PostgreSQL and redis-server: {missing}")
+        return 1
+    work = tempfile.mkdtemp(prefix="platform-bench-")
+    context = [f"Machine: {report_machine()}; open-files limit raised to {raise_nofile()}; load average at start "
+               f"{load_average()} (other work on the machine shares the cores)."]
+    started = time.perf_counter()
+    seconds, rounds = (2.0, 1) if ns.quick else (5.0, 2)
+    try:
+        results = asyncio.run(processes.run(work, processes.parse(ns.processes), seconds, rounds))
+    finally:
+        if not ns.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    tool = "wrk" if load.wrk_path() else "the Python load generator"
+    context += [f"Each size: `serve --workers N` on a fresh PostgreSQL database and an emptied Redis, 20 agents and 30 "
+                f"conversations seeded; lists: {tool}, 16 keep-alive connections, {rounds} x {seconds:g} s; streams: "
+                f"{processes.STREAMS} at once, the scripted model sending {processes.CHUNKS} chunks {processes.DELAY_MS} ms apart.",
+                f"The workers, PostgreSQL, Redis, the scripted model and the load generator share the machine's "
+                f"{os.cpu_count()} cores: a second worker adds CPU only where cores are idle; with none idle it adds "
+                "contention (two processes' caches, connections and IOLoops for the same cores).",
+                f"Whole step: {time.perf_counter() - started:.0f} s; load average at the end {load_average()}."]
+    lines = processes.markdown(results, context)
+    print("\n".join(lines))
+    processes.write(ns.out, lines)
+    print(f"bench: wrote the processes section of {os.path.relpath(ns.out, ROOT)}")
+    return 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="short phases (a smoke run, figures are rough)")
@@ -440,7 +471,12 @@ def main() -> None:
     parser.add_argument("--scale-pad", action=argparse.BooleanOptionalAction, default=True,
                         help="--scale: pad the databases to 100 MB / 1 GB / 5 GB (restart, backup, RSS); "
                              "--no-scale-pad times the routes alone, much faster at 100x")
+    parser.add_argument("--processes", default="", metavar="1,2",
+                        help="the list routes and 100 streams on PostgreSQL + Redis with these worker counts "
+                             "(serve --workers N); writes docs/benchmarks.md's 'One process and two'")
     ns = parser.parse_args()
+    if ns.processes:
+        sys.exit(run_processes(ns))
     s = Settings(profile=ns.profile, only=ns.only)
     if ns.quick:
         s = Settings(http_seconds=2, http_rounds=1, cold_runs=1, latency_streams=(10, 100), held_streams=200,

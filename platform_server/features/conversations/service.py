@@ -409,8 +409,13 @@ def batch_delete(caller: Caller, conversation_ids: list[str]) -> list[Conversati
     return rows
 
 
-def reset_running() -> int:
-    """At start: no conversation stays running, no message stays streaming."""
+def reset_running(keep: frozenset[str] = frozenset()) -> int:
+    """At start: no conversation stays running, no message stays streaming, except in the conversations
+    `keep` (by key): another living process runs their turns (several processes, issue 31)."""
     with database.atomic():
-        Message.update(status="failed").where(Message.status == "streaming").execute()
-        return Conversation.update(stream_status="idle").where(Conversation.stream_status == "running").execute()
+        if not keep:
+            Message.update(status="failed").where(Message.status == "streaming").execute()
+            return Conversation.update(stream_status="idle").where(Conversation.stream_status == "running").execute()
+        kept = Conversation.select(Conversation.id).where(Conversation.key.in_(list(keep)))
+        Message.update(status="failed").where(Message.status == "streaming", Message.conversation.not_in(kept)).execute()
+        return Conversation.update(stream_status="idle").where(Conversation.stream_status == "running", Conversation.key.not_in(list(keep))).execute()
