@@ -216,6 +216,28 @@ def build_document(routes: list[Route]) -> JsonObject:
 class ApiDocsHandler(ApiHandler):
     access = {"GET": PUBLIC}
     tags = ("Docs",)
+    # the document itself, not the envelope: what client generators read
+    openapi_responses = {
+        "GET": {
+            "200": {
+                "description": "This OpenAPI 3.0 document",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["openapi", "info", "paths", "components"],
+                            "properties": {
+                                "openapi": {"type": "string"},
+                                "info": {"type": "object"},
+                                "paths": {"type": "object"},
+                                "components": {"type": "object"},
+                            },
+                        }
+                    }
+                },
+            }
+        }
+    }
 
     def get(self) -> None:
         """This OpenAPI document."""

@@ -13,7 +13,20 @@ from platform_server.features.channels.platforms import ADAPTERS
 from platform_server.features.channels.platforms.base import Handshake, PlatformAdapter
 from platform_server.features.channels.platforms.settings import describe
 from platform_server.features.channels.runtime import conversation_id_for
-from platform_server.features.channels.schemas import ChannelCreate, ChannelUpdate, ToggleRequest, WebchatRequest
+from platform_server.features.channels.schemas import (
+    ChannelCreate,
+    ChannelHealthView,
+    ChannelInboundView,
+    ChannelPlatformView,
+    ChannelPreflightView,
+    ChannelsStatusView,
+    ChannelUpdate,
+    ChannelView,
+    NewChannelView,
+    ToggleRequest,
+    WebchatConfigView,
+    WebchatRequest,
+)
 from platform_server.features.chat import service as chat_service
 from platform_server.features.chat.handlers import StreamingHandler
 from platform_server.features.chat.schemas import CHAT_EVENTS
@@ -23,12 +36,14 @@ from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, PUBLIC
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import gated, route
 
 TAGS = ("Channels",)
 
 
 class ChannelsHandler(ApiHandler):
+    answers = {"GET": list_of(ChannelView), "POST": one(NewChannelView)}
     access = {"GET": "viewer", "POST": "admin"}
     body_models = {"POST": ChannelCreate}
     tags = TAGS
@@ -46,6 +61,7 @@ class ChannelsHandler(ApiHandler):
 
 
 class ChannelHandler(ApiHandler):
+    answers = {"GET": one(ChannelView), "PUT": one(ChannelView), "DELETE": NOTHING}
     access = {"GET": "viewer", "PUT": "admin", "DELETE": "admin"}
     body_models = {"PUT": ChannelUpdate}
     tags = TAGS
@@ -68,6 +84,7 @@ class ChannelHandler(ApiHandler):
 
 
 class ToggleHandler(ApiHandler):
+    answers = {"PUT": one(ChannelView)}
     access = {"PUT": "admin"}
     body_models = {"PUT": ToggleRequest}
     tags = TAGS
@@ -79,6 +96,7 @@ class ToggleHandler(ApiHandler):
 
 
 class PlatformsHandler(ApiHandler):
+    answers = {"GET": list_of(ChannelPlatformView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -88,6 +106,7 @@ class PlatformsHandler(ApiHandler):
 
 
 class TypeHandler(ApiHandler):
+    answers = {"GET": list_of(ChannelView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -97,6 +116,7 @@ class TypeHandler(ApiHandler):
 
 
 class PreflightHandler(ApiHandler):
+    answers = {"POST": one(ChannelPreflightView)}
     access = {"POST": "admin"}
     body_models = {"POST": ChannelCreate}
     tags = TAGS
@@ -120,6 +140,7 @@ class PreflightHandler(ApiHandler):
 
 
 class HealthHandler(ApiHandler):
+    answers = {"GET": one(ChannelHealthView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -131,6 +152,7 @@ class HealthHandler(ApiHandler):
 
 
 class AllHealthHandler(ApiHandler):
+    answers = {"GET": list_of(ChannelHealthView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -142,6 +164,7 @@ class AllHealthHandler(ApiHandler):
 
 
 class StatusHandler(ApiHandler):
+    answers = {"GET": one(ChannelsStatusView)}
     access = {"GET": GLOBAL_ADMIN}
     tags = TAGS
 
@@ -151,6 +174,7 @@ class StatusHandler(ApiHandler):
 
 
 class WebhookStatusHandler(ApiHandler):
+    answers = {"GET": one(ChannelsStatusView)}
     access = {"GET": "admin"}
     tags = TAGS
 
@@ -163,6 +187,8 @@ class WebhookStatusHandler(ApiHandler):
 
 class WebhookHandler(ApiHandler):
     """Inbound message callback of one platform type (public; HMAC-signed)."""
+
+    answers = {"POST": one(ChannelInboundView)}
 
     access = {"POST": PUBLIC}
     max_body_setting = "public_message_max_body_bytes"
@@ -215,6 +241,7 @@ async def webchat_channel(handler: ApiHandler, token: str) -> Channel:
 
 
 class WebchatConfigHandler(ApiHandler):
+    answers = {"GET": one(WebchatConfigView)}
     access = {"GET": PUBLIC}
     tags = TAGS
     query_params = {"GET": [{"name": "token", "in": "query", "required": True, "schema": {"type": "string"}}]}

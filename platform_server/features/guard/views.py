@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Literal
 
 import peewee
+import pydantic
+from pydantic import Field
 
 from platform_server.db import database, dict_row, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -15,7 +17,8 @@ from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import grants as grant_store
 from platform_server.features.guard import service as guard
 from platform_server.features.guard.models import ApprovalResolution, PendingApproval, ToolCallLog
-from platform_server.serialize import Fields, flag, ident, when
+from platform_server.features.guard.view_models import ApprovalResolutionView, GuardToolCallView
+from platform_server.serialize import Fields, View, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden
 from platform_server.web.pagination import PageRequest, page_of, paginate
@@ -86,6 +89,28 @@ def for_original_console(row: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---- chat and approvals -------------------------------------------------------------------------
+
+
+class PendingApprovalView(View):
+    """A tool call waiting for its owner's approval (`guard.pending_dict`)."""
+
+    pendingId: str
+    toolCallId: str
+    toolName: str
+    arguments: str = Field(description="the call's arguments as JSON text")
+    reason: str = Field(description="why it needs approval")
+    maxSeverity: str = Field(description="low, medium, high or critical")
+    ruleId: str | None
+    createTime: str | None
+    expiresAt: str | None
+    status: str = Field(description="pending, approved, denied or expired")
+    conversationId: str
+    userId: str | None
+    agentId: str | None
+    workspaceId: str | None
+    assistantMessageId: str | None
+    resolvedAt: str | None
+    resolvedBy: str | None
 
 
 def chat_pending(caller: Caller, conversation_id: str) -> list[dict[str, Any]]:
@@ -251,6 +276,31 @@ def _feed_item(kind: str, row: Any) -> dict[str, Any]:
     return {**item, **flat, "source": kind, "createTime": data["createTime"], "detail": data}
 
 
+# what an activity line's `data` (and `detail`) is: the event as its own route answers it
+_FEED_DETAIL: Any = audit.AuditEventView | ApprovalResolutionView | GuardToolCallView
+_FEED_KIND: Any = (Literal["audit", "approval", "tool_call"], ...)
+# One line of the activity feed (`_feed_item`); built here because the audit event's model is derived from its
+# field map (a value, not a class mypy can name in an annotation).
+ActivityItemView = pydantic.create_model(
+    "ActivityItemView",
+    __base__=View,
+    __doc__="One line of the activity feed: an audit event, an approval decision or a tool call.",
+    kind=_FEED_KIND,
+    id=(str, ...),
+    time=(str | None, ...),
+    summary=(str, Field(description="one line a person reads")),
+    data=(_FEED_DETAIL, ...),
+    # the same event flat, as the original console's activity page reads it
+    action=(str, ...),
+    resourceType=(str, ...),
+    resourceId=(str | None, ...),
+    username=(str | None, ...),
+    source=_FEED_KIND,
+    createTime=(str | None, ...),
+    detail=(_FEED_DETAIL, ...),
+)
+
+
 def activity_feed(caller: Caller, req: PageRequest, kind: str | None) -> dict[str, Any]:
     """Audit events, approval decisions and tool calls merged, newest first (non-admins: their own)."""
     if kind and kind not in FEED_KINDS:
@@ -271,6 +321,18 @@ def activity_feed(caller: Caller, req: PageRequest, kind: str | None) -> dict[st
             loaded.update({(k, r.id): r for r in model.select().where(model.id.in_(ids))})
     items = [_feed_item(k, loaded[(k, i)]) for k, i in rows if (k, i) in loaded]
     return page_of(items, total, req)
+
+
+class NotificationsSummaryView(View):
+    """The sidebar badges' counts, from the caller's view of the workspace."""
+
+    pendingApprovals: int = Field(description="the caller's own pending tool calls")
+    workspacePendingApprovals: int | None = Field(description="every pending call of the workspace (admins); null for others")
+    failedToolCalls24h: int
+    deniedToolCalls24h: int
+    failedMessages24h: int
+    activeGrants: int
+    total: int
 
 
 def notifications_summary(caller: Caller) -> dict[str, Any]:

@@ -54,7 +54,9 @@ class KbsHandler(WikiHandler):
 
     def post(self) -> None:
         """Create a knowledge base (optionally bound to agents by `agentIds`)."""
-        self.ok(kbs.create(self.require_caller(), self.body(KbCreate)))
+        kb = kbs.create(self.require_caller(), self.body(KbCreate))
+        self.engine.llm.preload_local_embedding()  # its first material will need the model: it loads meanwhile
+        self.ok(kb)
 
 
 class KbHandler(WikiHandler):
