@@ -86,10 +86,12 @@ def _oas30(schema: object) -> object:
 
 def _path_params(route: Route) -> list[JsonObject]:
     params: list[JsonObject] = []
+    stated = getattr(route.handler, "path_schemas", {})  # a handler's own limits on a string parameter (an enum)
     for segment in route.template.split("/"):
         if segment.startswith("{") and segment.endswith("}"):
             name = segment[1:-1]
             schema = {"type": "string", "pattern": "^[0-9]{1,18}$"} if name in route.long_params else {"type": "string"}
+            schema = dict(stated.get(name, schema))
             params.append({"name": name, "in": "path", "required": True, "schema": schema})
     return params
 
@@ -171,7 +173,8 @@ def build_document(routes: list[Route]) -> JsonObject:
                     schema["title"] = ref  # generators name the model from its title: two "FileText" would clash
                 schemas[ref] = schema
                 op["requestBody"] = {
-                    "required": True,
+                    # ApiHandler.json_body reads an empty body as {}: it is optional when no field is required
+                    "required": bool(schema.get("required")),
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             add_inputs(handler, r.template, method, op)

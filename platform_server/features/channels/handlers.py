@@ -88,6 +88,7 @@ class PlatformsHandler(ApiHandler):
 
 class TypeHandler(ApiHandler):
     access = {"GET": "viewer"}
+    path_schemas = {"channelType": {"type": "string", "enum": list(service.TYPES)}}
     tags = TAGS
 
     def get(self, channelType: str) -> None:

@@ -92,8 +92,8 @@ class ReportsHandler(MemoryHandler):
     query_params = {
         "GET": [
             END_USER,
-            {"name": "page", "in": "query", "schema": {"type": "integer"}},
-            {"name": "size", "in": "query", "schema": {"type": "integer"}},
+            {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+            {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1}},
         ]
     }
 
@@ -129,7 +129,7 @@ class EntryEditHandler(MemoryHandler):
 
 
 class CandidatesHandler(MemoryHandler):
-    query_params = {"GET": [END_USER, {"name": "limit", "in": "query", "schema": {"type": "integer"}}]}
+    query_params = {"GET": [END_USER, {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500}}]}
 
     def get(self, agentId: int) -> None:
         """Active facts ranked by recall score with its parts (recency, frequency, helpfulness, confidence)."""
