@@ -56,3 +56,19 @@ async def test_path_enums_match_what_the_server_refuses(api: ApiClient, people: 
     assert res.status == 400
     res = await api.get("/api/v1/skills/type/plugin", token="alice")
     assert res.status == 400
+
+
+async def test_nullable_enums_list_null(api: ApiClient, people: dict) -> None:
+    """OpenAPI 3.0.3: a nullable enum without null in its list refuses null, which the server takes."""
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    level = doc["components"]["schemas"]["AgentCreate"]["properties"]["defaultThinkingLevel"]
+    assert level["nullable"] is True and None in level["enum"]
+
+
+async def test_list_items_and_roles_state_their_values(api: ApiClient, people: dict) -> None:
+    from platform_server.features.teams.console import ROLES
+    from platform_server.features.workspaces.service import HOST_TOOLS
+
+    schemas = (await api.get("/v3/api-docs")).body["components"]["schemas"]
+    assert schemas["WorkspaceUpdate"]["properties"]["hostTools"]["items"]["enum"] == list(HOST_TOOLS)
+    assert schemas["MemberAdd"]["properties"]["role"]["enum"] == list(ROLES)

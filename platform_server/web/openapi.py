@@ -72,10 +72,13 @@ def _oas30(schema: object) -> object:
             rest = [b for b in branches if b != {"nullable": True}]
             out.pop(word)
             if len(rest) == 1 and isinstance(rest[0], dict) and "$ref" not in rest[0]:
-                out.update(rest[0])
+                out.update({k: v for k, v in rest[0].items() if k not in out})  # a field's own extras (json_schema_extra) win
             else:
                 out[word] = rest
             out["nullable"] = True
+    values = out.get("enum")
+    if out.get("nullable") is True and isinstance(values, list) and None not in values:
+        out["enum"] = [*values, None]  # OpenAPI 3.0.3: a nullable enum lists null, or null is not a valid value
     for word, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         value = out.get(word)
         if isinstance(value, (int, float)) and not isinstance(value, bool):

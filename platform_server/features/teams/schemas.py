@@ -31,4 +31,4 @@ class CancelRequest(BaseModel):
 
 class MemberAdd(BaseModel):
     agentId: int
-    role: str = Field(default="member", max_length=20)
+    role: str = Field(default="member", max_length=20, json_schema_extra={"enum": ["lead", "member"]})  # console.ROLES
