@@ -1,13 +1,24 @@
-"""Schemathesis over /v3/api-docs with an admin token: no server error, no response outside its schema.
+"""Schemathesis over /v3/api-docs with an admin token, every phase (stateful included) and its checks.
 
+The checks run with three replaced by this API's own versions (tests/helpers/fuzz_checks.py):
+the stock server-error check by one that allows the spec's business codes (HTTP 500 with 1001-4001), and on
+SSE operations, which answer every error as a 200 `error` frame (decisions.md), negative_data_rejection and
+ignored_auth by the same checks read from that frame. Each request gets a fresh Idempotency-Key, and a reset of
+the fuzzing admin's own password goes to bob's (it would end the token every later request carries).
 Bounded: a fixed seed and a few examples per operation (FUZZ_EXAMPLES, FUZZ_SEED override them).
+Three checks are not at 0 failures yet (NOT_YET: valid input refused, invalid input accepted, an undocumented
+content type): CI runs every other check. FUZZ_ALL_CHECKS=1 runs all of them against the known failures listed
+in tests/fuzz_baseline.json (schemathesis' baseline, each entry with a `why`; a failure not in it fails the run).
+The known ones are per operation, and another seed or a changed document draws other cases, so that mode still
+finds new ones: it measures the gap, it is not yet a CI gate. Another seed: FUZZ_SEED=<n>.
 Excluded operations and why (tests never send traffic off this machine, nor run fuzzed commands):
 - routes that call a provider's base URL (test-connection, discover, model and embedding tests,
   reprobe) or a speech provider (stt, tts): the catalog's providers point at public hosts;
 - MCP servers and ACP endpoints (connect to fuzzed URLs or spawn fuzzed commands), datasource
   tests, channel preflight, health checks and pairing (contact the configured URLs), skill installs from
-  a URL or the hub, skill synthesis, workflow draft and agent generation (they run the default model, the
-  embedded one on a fresh install: tens of seconds per call);
+  a URL or the hub, skill synthesis, workflow draft and agent generation, an agent's synchronous chat and
+  Plan-Execute run (they run the default model, the embedded one on a fresh install: tens of seconds per
+  call, past the 20 s request timeout);
 - browser-health launches a headless browser (up to 20 s) and exercises nothing fuzzable.
 Chat streams stay in: without an existing agent they end at once with an `error` frame.
 """
@@ -30,22 +41,60 @@ EXCLUDE = (r"/test-connection$|/discover(/apply)?$|/models/test$|/embedding/\{mo
            r"|^/api/v1/(mcp|acp|stt|tts)/|/datasources/\{id\}/test$|^/api/v1/channels/(preflight|health)$"
            r"|^/api/v1/channels/\{id\}/health$|^/api/v1/skills/install/(start|hub/search)$"
            r"|^/api/v1/skills/synthesize-from-conversation$|^/api/v1/workflows/draft/generate$|^/api/v1/agents/generate$"
-           r"|/system/browser-health$|^/api/v1/settings/proxy/test$|^/api/v1/agents/\{id\}/execute$"
+           r"|/system/browser-health$|^/api/v1/settings/proxy/test$|^/api/v1/agents/\{id\}/(execute|chat)$"
            r"|^/api/v1/channels/qrcode/|^/api/v1/channels/webhook/im_[a-h]/(register|qrcode)")
 ST = Path(sys.executable).with_name("st")
+BASELINE = ROOT / "tests" / "fuzz_baseline.json"
+
+
+def sse_operations(document: dict[str, Any]) -> list[tuple[str, str]]:
+    """(method, path) of the operations answering only text/event-stream: their errors are 200 `error` frames."""
+    return [
+        (method.upper(), path)
+        for path, ops in document["paths"].items()
+        for method, op in ops.items()
+        if set(op["responses"].get("200", {}).get("content", {})) == {"text/event-stream"}
+    ]
+
+
+# At 0 failures in CI once these are fixed; today they find the known failures of tests/fuzz_baseline.json
+NOT_YET = ("positive_data_acceptance", "negative_data_rejection", "content_type_conformance")
+
+
+def fuzz_config(document: dict[str, Any], every_check: bool = False) -> str:
+    """schemathesis.toml: every check but the stock server-error one (fuzz_checks has this API's version) and, unless
+    `every_check`, NOT_YET; on SSE operations the checks that read the HTTP status give way to their frame-reading
+    versions (fuzz_checks)."""
+    off = ["not_a_server_error", *(() if every_check else NOT_YET)]
+    # A live stream (dream events, a team board) is read for its first few events only
+    blocks = ["max-stream-events = 5\n\n[checks]\nenabled = true\n" + "".join(f"{name}.enabled = false\n" for name in off)]
+    for method, path in sse_operations(document):
+        blocks.append(  # one operation by its exact name (include-* keys of one block would be alternatives)
+            f"[[operations]]\ninclude-name = '{method} {path}'\nchecks.negative_data_rejection.enabled = false\n"
+            "checks.ignored_auth.enabled = false\nchecks.missing_required_header.enabled = false\n"
+        )
+    return "\n".join(blocks)
 
 
 @pytest.mark.skipif(not ST.exists(), reason="schemathesis is not installed (pip install -e '.[test]')")
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(1500)  # about 12 min with the machine at load 14 (two cores shared by nine)
 async def test_fuzzing_the_openapi_document_finds_no_server_error_and_no_schema_violation(
     server: RunningServer, api: ApiClient, people: dict, tmp_path: Any
 ) -> None:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), SCHEMATHESIS_HOOKS="tests.helpers.fuzz_checks")
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        SCHEMATHESIS_HOOKS="tests.helpers.fuzz_checks",
+        FUZZ_SELF_ID=str(people["alice"]["id"]),
+        FUZZ_STAND_IN_ID=str(people["bob"]["id"]),
+    )
+    config = tmp_path / "schemathesis.toml"
+    every_check = os.environ.get("FUZZ_ALL_CHECKS") == "1"
+    config.write_text(fuzz_config((await api.get("/v3/api-docs")).body, every_check))
     argv = [
-        str(ST), "run", f"{server.url}/v3/api-docs",
+        str(ST), "--config-file", str(config), "run", f"{server.url}/v3/api-docs",
         "-H", f"Authorization: Bearer {api.tokens['alice']}",
-        "--checks", "no_server_error_but_business_codes,response_schema_conformance",
-        "--phases", "examples,coverage,fuzzing",
+        "--phases", "examples,coverage,fuzzing,stateful",
         "--max-examples", os.environ.get("FUZZ_EXAMPLES", "5"),
         "--seed", os.environ.get("FUZZ_SEED", "20261122"),
         "--exclude-path-regex", EXCLUDE,
@@ -54,6 +103,7 @@ async def test_fuzzing_the_openapi_document_finds_no_server_error_and_no_schema_
         "--no-shrink",
         "--warnings", "off",
         "--report", "junit", "--report-dir", str(tmp_path),
+        *(("--baseline", str(BASELINE)) if every_check else ()),
     ]
     proc = await asyncio.create_subprocess_exec(*argv, cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.STDOUT)
@@ -65,3 +115,41 @@ async def test_fuzzing_the_openapi_document_finds_no_server_error_and_no_schema_
         (keep / "schemathesis.txt").write_text(text)
         shutil.copytree(tmp_path, keep / "schemathesis-report", dirs_exist_ok=True)
     assert proc.returncode == 0, text[-6000:]
+
+
+async def test_the_fuzz_config_gives_every_sse_operation_its_frame_checks(api: ApiClient, people: dict) -> None:
+    import tomllib
+
+    document = (await api.get("/v3/api-docs")).body
+    config = tomllib.loads(fuzz_config(document))
+    names = {op["include-name"] for op in config["operations"]}
+    assert "POST /api/v1/chat/stream" in names and "GET /api/v1/memory/{agentId}/dream/events" in names
+    assert names == {f"{m} {p}" for m, p in sse_operations(document)}
+    assert "POST /api/v1/openai/v1/chat/completions" not in names  # JSON or a stream: its errors are real statuses
+    assert config["checks"]["not_a_server_error"] == {"enabled": False}
+    assert config["checks"]["positive_data_acceptance"] == {"enabled": False}
+    assert "positive_data_acceptance" not in tomllib.loads(fuzz_config(document, every_check=True))["checks"]
+
+
+def test_each_fuzzed_request_gets_its_own_idempotency_key() -> None:
+    from tests.helpers import fuzz_checks
+
+    class Case:
+        path = "/api/v1/agents"
+        path_parameters: dict[str, str] = {}
+
+        def __init__(self, key: str) -> None:
+            self.headers = {"Idempotency-Key": key}
+
+        def _sync_validated_hashes(self) -> None:
+            pass
+
+    keys = []
+    for _ in range(3):
+        case = Case("a")
+        fuzz_checks.before_call(None, case)
+        keys.append(case.headers["Idempotency-Key"])
+    assert len(set(keys)) == 3 and all(fuzz_checks._valid_key(k) for k in keys)
+    bad = Case("\x01")  # a key made invalid on purpose stays, so its 400 is still checked
+    fuzz_checks.before_call(None, bad)
+    assert bad.headers["Idempotency-Key"] == "\x01"

@@ -22,7 +22,7 @@ from platform_server import idempotency
 from platform_server.blocking import run_blocking
 from platform_server.ports.database import storage_fault
 from platform_server.web import inputs, proxies, spool
-from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, decode_json, first_validation_error, parse_json
+from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, check_booleans, decode_json, first_validation_error, parse_json
 from platform_server.web.context import (
     GLOBAL_ADMIN,
     LOGIN,
@@ -87,6 +87,7 @@ class ApiHandler(inputs.NotedInputs):
     access: dict[str, str] = {}  # method -> PUBLIC | OPTIONAL | LOGIN | viewer..owner | GLOBAL_ADMIN
     body_models: dict[str, type[pydantic.BaseModel]] = {}  # method -> request model (OpenAPI + parsing)
     answers: dict[str, Answer] = {}  # method -> the typed `data` of its 200 answer (OpenAPI; see openapi_answers)
+    path_schemas: dict[str, dict[str, object]] = {}  # path parameter -> its schema in the document (an enum it checks)
     sse_methods: frozenset[str] = frozenset()  # methods that answer text/event-stream
     events: dict[str, SseEvents] = {}  # SSE method -> the frames it sends (OpenAPI; see openapi_events)
     query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
@@ -434,6 +435,7 @@ class ApiHandler(inputs.NotedInputs):
         data = self.json_body()
         if not isinstance(data, dict):
             raise BadRequest("Request body must be a JSON object")
+        check_booleans(model, data)
         try:
             return model.model_validate(data)
         except pydantic.ValidationError as exc:

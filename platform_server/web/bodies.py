@@ -96,3 +96,22 @@ def json_depth(value: object) -> int:
             return deepest
         stack.extend((child, depth + 1) for child in items)
     return deepest
+
+
+def _takes_bool(annotation: object) -> bool:
+    """Whether a field's type is `bool` or `bool | None` (the document says `boolean` for both)."""
+    if annotation is bool:
+        return True
+    args = getattr(annotation, "__args__", ())
+    return bool(args) and bool in args and all(a is bool or a is type(None) for a in args)
+
+
+def check_booleans(model: type[pydantic.BaseModel], data: dict[str, object]) -> None:
+    """400 for a boolean field given anything but true/false (or null where allowed): pydantic's lax mode would
+    read 0, 1, "yes" or "off" as booleans, which the document (`type: boolean`) does not allow."""
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key in data and _takes_bool(field.annotation):
+            value = data[key]
+            if not isinstance(value, bool) and not (value is None and field.annotation is not bool):
+                raise BadRequest(f"{key}: must be true or false")

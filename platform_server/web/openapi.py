@@ -61,10 +61,13 @@ def _oas30(schema: object) -> object:
             rest = [b for b in branches if b != {"nullable": True}]
             out.pop(word)
             if len(rest) == 1 and isinstance(rest[0], dict) and "$ref" not in rest[0]:
-                out.update(rest[0])
+                out.update({k: v for k, v in rest[0].items() if k not in out})  # a field's own extras (json_schema_extra) win
                 out["nullable"] = True
             else:  # `nullable` beside a $ref or anyOf is not read by validators (3.0 ties it to `type`): a null branch is
                 out[word] = [*rest, NULL]
+    values = out.get("enum")
+    if out.get("nullable") is True and isinstance(values, list) and None not in values:
+        out["enum"] = [*values, None]  # OpenAPI 3.0.3: a nullable enum lists null, or null is not a valid value
     for word, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         value = out.get(word)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -75,10 +78,12 @@ def _oas30(schema: object) -> object:
 
 def _path_params(route: Route) -> list[JsonObject]:
     params: list[JsonObject] = []
+    stated = getattr(route.handler, "path_schemas", {})  # a handler's own limits on a string parameter (an enum)
     for segment in route.template.split("/"):
         if segment.startswith("{") and segment.endswith("}"):
             name = segment[1:-1]
             schema = {"type": "string", "pattern": "^[0-9]{1,18}$"} if name in route.long_params else {"type": "string"}
+            schema = dict(stated.get(name, schema))
             params.append({"name": name, "in": "path", "required": True, "schema": schema})
     return params
 
@@ -171,7 +176,8 @@ def build_document(routes: list[Route]) -> JsonObject:
                     schema["title"] = ref  # generators name the model from its title: two "FileText" would clash
                 schemas[ref] = schema
                 op["requestBody"] = {
-                    "required": True,
+                    # ApiHandler.json_body reads an empty body as {}: it is optional when no field is required
+                    "required": bool(schema.get("required")),
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             add_inputs(handler, r.template, method, op)

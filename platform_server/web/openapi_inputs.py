@@ -173,6 +173,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
             "/api/v1/skills",
         )
     },
+    ("GET", "/api/v1/approval/resolutions"): [*_PAGE, _q("grantId", _OPT_LONG, "Resolutions under one grant")],
     ("GET", "/api/v1/security/audit/stats"): [_range("days", 1, 3650, "The last N days")],
     ("GET", "/api/v1/skills/curator/reports"): [_range("limit", 1, 100)],
     ("GET", "/api/v1/skills/curator/snapshots"): [_range("limit", 1, 100)],
@@ -190,7 +191,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ],
     ("GET", "/api/v1/wiki/transformations"): [_q("kbId", _OPT_LONG, "Transformations of one KB")],
     ("DELETE", "/api/v1/mcp/servers/{id}"): [_q("force", _BOOL, "Delete even when agents use the server")],
-    ("GET", "/api/v1/skills"): [_q("skillType", _STR, "Same as `type`")],
+    ("GET", "/api/v1/skills"): [*_PAGE, _q("skillType", _STR, "Same as `type`")],
     ("POST", "/api/v1/skills/curator/activate"): [
         _q("activate", _BOOL, "Stands in for the body's `active` when the body is empty (the original console sends it so)")
     ],

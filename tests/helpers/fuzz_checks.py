@@ -1,17 +1,37 @@
-"""Schemathesis hook module (SCHEMATHESIS_HOOKS): the server-error check for this API.
+"""Schemathesis hook module (SCHEMATHESIS_HOOKS): the checks and request hooks this API needs.
 
-The spec answers its business errors (1001 agent not found, 1002 agent busy, 2001 LLM error,
-3001 tool not found, 4001 channel error) with HTTP 500 and that code in the envelope; only those
-are allowed. Any other 5xx (a bare `{"code":500,...}` or anything not in the envelope) fails.
+- The server-error check: the spec answers its business errors (1001 agent not found, 1002 agent busy,
+  2001 LLM error, 3001 tool not found, 4001 channel error) with HTTP 500 and that code in the envelope; only
+  those are allowed, and the documented 503 with Retry-After (the database stayed locked past the wait: nothing
+  was saved, retry; it happens when the machine is loaded). Any other 5xx (a bare `{"code":500,...}` or
+  anything not in the envelope) fails.
+- A fresh `Idempotency-Key` per request: the server replays a key's first answer and refuses the key with
+  another body (422), as documented; schemathesis draws keys from a small space and reuses them across
+  requests with different bodies, which tests its generator, not the server. A key the fuzzer made invalid
+  on purpose is left as is, so the 400 for a bad key is still checked.
+- The fuzzing identity stays signed in: an admin's password reset ends the user's JWTs and tokens, so a reset
+  of the fuzzing user's own password (FUZZ_SELF_ID) goes to another user's (FUZZ_STAND_IN_ID) instead; without
+  that every request after it would be a 401 that passes every check and tests nothing.
+- SSE operations answer every error as HTTP 200 with one `error` frame `{message, code}` (decisions.md,
+  "Chat stream (SSE)"). The stock checks that read the HTTP status (negative_data_rejection, ignored_auth,
+  missing_required_header) are switched off for them (tests/test_fuzz_openapi.fuzz_config) and replaced here
+  by the same checks read from the frame: invalid input (a missing token included) must end in an `error`
+  frame with a 4xx code, the request without its token in one with 401.
 """
+
 from __future__ import annotations
 
 import json
+import os
+import uuid
 from typing import Any
 
+import requests
 import schemathesis
+from schemathesis.specs.openapi.checks import has_only_additional_properties_in_non_body_parameters
 
 BUSINESS_CODES = {1001, 1002, 2001, 3001, 4001}
+MAX_KEY_LENGTH = 255  # platform_server.idempotency.MAX_KEY_LENGTH (the hook module does not import the server)
 
 
 @schemathesis.check
@@ -25,4 +45,102 @@ def no_server_error_but_business_codes(ctx: Any, response: Any, case: Any) -> bo
         code = None
     if response.status_code == 500 and code in BUSINESS_CODES:
         return None
+    if response.status_code == 503 and code == 503 and response.headers.get("retry-after"):
+        return None  # the documented busy answer (a write met the database lock past its wait): retry, nothing saved
     raise AssertionError(f"Server error {response.status_code}: {response.content[:300]!r}")
+
+
+def _valid_key(key: object) -> bool:
+    return isinstance(key, str) and 0 < len(key.strip()) <= MAX_KEY_LENGTH and key.isascii() and key.isprintable()
+
+
+@schemathesis.hook
+def before_call(ctx: Any, case: Any, **kwargs: Any) -> None:
+    """Each request's valid Idempotency-Key made unique (same length where it can be), the invalid ones kept."""
+    headers = case.headers or {}
+    for name in [n for n in headers if n.lower() == "idempotency-key"]:
+        key = headers[name]
+        if _valid_key(key):
+            fresh = uuid.uuid4().hex
+            headers[name] = (fresh + key)[: max(len(key), len(fresh))][:MAX_KEY_LENGTH]
+    own, stand_in = os.environ.get("FUZZ_SELF_ID"), os.environ.get("FUZZ_STAND_IN_ID")
+    params = case.path_parameters or {}
+    if own and stand_in and case.path.endswith("/reset-password") and str(params.get("id")) == own:
+        params["id"] = stand_in
+    # Neither change alters what the case tests: without this, schemathesis would revalidate the edited case and
+    # could relabel a negative one ("Missing `Authorization`") as positive, then send the CLI's token after all.
+    case._sync_validated_hashes()
+
+
+def _frames(response: Any) -> list[tuple[str, Any]]:
+    """The (event, data) frames of an event-stream answer."""
+    return _frames_text(response.content.decode("utf-8", "replace"))
+
+
+def _frames_text(text: str) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for block in text.split("\n\n"):
+        event, data = "message", []
+        for line in block.splitlines():
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+        if data:
+            try:
+                out.append((event, json.loads("\n".join(data))))
+            except ValueError:
+                out.append((event, "\n".join(data)))
+    return out
+
+
+def _is_stream(response: Any) -> bool:
+    """Whether the answer is an event stream (schemathesis keeps headers lowercased, each a list)."""
+    values = response.headers.get("content-type") or [""]
+    return str(values[0]).startswith("text/event-stream")
+
+
+def _error_code(response: Any) -> int | None:
+    """The code of the stream's `error` frame when the stream is one error frame, else None."""
+    frames = _frames(response)
+    if len(frames) == 1 and frames[0][0] == "error" and isinstance(frames[0][1], dict):
+        code = frames[0][1].get("code")
+        return code if isinstance(code, int) else None
+    return None
+
+
+@schemathesis.check
+def sse_negative_data_rejection(ctx: Any, response: Any, case: Any) -> bool | None:
+    """negative_data_rejection for an SSE operation: schema-violating input ends in a 4xx `error` frame."""
+    meta = getattr(case, "meta", None)
+    if not _is_stream(response) or meta is None or not meta.generation.mode.is_negative:
+        return None
+    if has_only_additional_properties_in_non_body_parameters(case):  # as the stock check: unknown query names are ignored
+        return None
+    code = _error_code(response)
+    if code is None or not 400 <= code < 500:
+        raise AssertionError(f"Invalid data should have been refused with a 4xx `error` frame; got {response.content[:300]!r}")
+    return None
+
+
+@schemathesis.check
+def sse_ignored_auth(ctx: Any, response: Any, case: Any) -> bool | None:
+    """ignored_auth for an SSE operation: the same request without its token ends in a 401 `error` frame."""
+    if not _is_stream(response) or case.operation.definition.raw.get("security") == []:
+        return None
+    req = response.request
+    headers = {k: v for k, v in req.headers.items() if k.lower() != "authorization"}
+    url = requests.utils.urlparse(req.url)
+    query = "&".join(p for p in (url.query or "").split("&") if p and not p.startswith("token="))
+    # Read the probe's first frame only: a stream that (wrongly) stays open must not hold the run.
+    with requests.request(req.method, url._replace(query=query).geturl(), headers=headers, data=req.body, timeout=20, stream=True) as probe:
+        first = b""
+        for chunk in probe.iter_content(chunk_size=None):
+            first += chunk
+            if b"\n\n" in first or len(first) > 65536:
+                break
+    frames = _frames_text(first.decode("utf-8", "replace"))[:1]
+    code = frames[0][1].get("code") if frames and frames[0][0] == "error" and isinstance(frames[0][1], dict) else None
+    if code != 401:
+        raise AssertionError(f"Without a token {case.operation.label} should end in a 401 `error` frame; got {first[:300]!r}")
+    return None

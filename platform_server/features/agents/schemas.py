@@ -156,7 +156,9 @@ class AgentUpdate(_AgentFields):
 
 
 class SkillBindings(BaseModel):
-    skillIds: list[int] = Field(max_length=MAX_BINDINGS)
+    skillIds: list[int] = Field(  # the document states the limits _positive checks
+        max_length=MAX_BINDINGS, json_schema_extra={"items": {"type": "integer", "format": "int64", "minimum": 1}}
+    )
 
     @field_validator("skillIds", mode="before")
     @classmethod
@@ -174,7 +176,7 @@ class SkillBindings(BaseModel):
 
 
 class ToolBindings(BaseModel):
-    toolNames: list[str] = Field(max_length=MAX_BINDINGS)
+    toolNames: list[str] = Field(max_length=MAX_BINDINGS, json_schema_extra={"items": {"type": "string", "pattern": TOOL_NAME_RE.pattern}})
 
     @field_validator("toolNames")
     @classmethod
@@ -186,7 +188,10 @@ class ToolBindings(BaseModel):
 
 
 class ProviderPreferences(BaseModel):
-    providerIds: list[str] = Field(max_length=50)
+    providerIds: list[str] = Field(
+        max_length=50,
+        json_schema_extra={"items": {"type": "string", "maxLength": MAX_PROVIDER_SLUG, "pattern": PROVIDER_SLUG_RE.pattern}},
+    )
 
     @field_validator("providerIds", mode="before")
     @classmethod

@@ -108,6 +108,7 @@ class PlatformsHandler(ApiHandler):
 class TypeHandler(ApiHandler):
     answers = {"GET": list_of(ChannelView)}
     access = {"GET": "viewer"}
+    path_schemas = {"channelType": {"type": "string", "enum": list(service.TYPES)}}
     tags = TAGS
 
     def get(self, channelType: str) -> None:

@@ -108,8 +108,8 @@ class ReportsHandler(MemoryHandler):
     query_params = {
         "GET": [
             END_USER,
-            {"name": "page", "in": "query", "schema": {"type": "integer"}},
-            {"name": "size", "in": "query", "schema": {"type": "integer"}},
+            {"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+            {"name": "size", "in": "query", "schema": {"type": "integer", "minimum": 1}},
         ]
     }
 
@@ -151,7 +151,7 @@ class EntryEditHandler(MemoryHandler):
 
 class CandidatesHandler(MemoryHandler):
     answers = {"GET": list_of(MemoryCandidateView)}
-    query_params = {"GET": [END_USER, {"name": "limit", "in": "query", "schema": {"type": "integer"}}]}
+    query_params = {"GET": [END_USER, {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500}}]}
 
     def get(self, agentId: int) -> None:
         """Active facts ranked by recall score with its parts (recency, frequency, helpfulness, confidence)."""

@@ -72,10 +72,10 @@ class CuratorBase(SkillsBase):
 
     def body_or_query(self, model: type[M], field: str, query: str) -> M:
         """The JSON body, or with no body the `query` parameter (as the original console sends it) as `field`."""
-        raw = self.get_query_argument(query, None)
-        if self.body_bytes.strip() or raw is None:
+        flag = self.query_bool(query)  # read even when the body decides: a malformed value is refused, not ignored
+        if self.body_bytes.strip() or flag is None:
             return self.body(model)
-        return self.body(model) if raw not in ("true", "false") else model.model_validate({field: raw == "true"})
+        return model.model_validate({field: flag})
 
     def optional_body(self, model: type[M]) -> M:
         """The body parsed into `model`, or the model's defaults when there is no body."""

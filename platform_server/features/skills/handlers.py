@@ -16,7 +16,7 @@ from platform_server.features.skills.install_handlers import (
     SkillsBase,
     UninstallHandler,
 )
-from platform_server.features.skills.models import Skill
+from platform_server.features.skills.models import SKILL_TYPES, Skill
 from platform_server.features.skills.schemas import (
     ArchiveBody,
     ExportBody,
@@ -138,6 +138,7 @@ class SummaryHandler(SkillsBase):
 class ByTypeHandler(SkillsBase):
     access = {"GET": "viewer"}
     answers = {"GET": list_of(SkillView)}
+    path_schemas = {"skillType": {"type": "string", "enum": list(SKILL_TYPES)}}
 
     def get(self, skillType: str) -> None:
         """Non-archived skills of one type."""

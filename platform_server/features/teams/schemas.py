@@ -33,7 +33,7 @@ class CancelRequest(BaseModel):
 
 class MemberAdd(BaseModel):
     agentId: int
-    role: str = Field(default="member", max_length=20)
+    role: str = Field(default="member", max_length=20, json_schema_extra={"enum": ["lead", "member"]})  # console.ROLES
 
 
 # ---- answers (web/openapi_answers.py): service.team_dict / run_dict and the console's views (console.py) ---------

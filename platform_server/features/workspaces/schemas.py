@@ -19,7 +19,9 @@ class WorkspaceRequest(BaseModel):
 class WorkspaceUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
-    hostTools: list[str] | None = Field(default=None, max_length=10)  # global admin only
+    hostTools: list[str] | None = Field(  # global admin only; the items are service.HOST_TOOLS (test_fuzz_findings)
+        default=None, max_length=10, json_schema_extra={"items": {"type": "string", "enum": ["shell", "acp", "sql", "mcp_stdio", "network"]}}
+    )
 
 
 class MemberRequest(BaseModel):

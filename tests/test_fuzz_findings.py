@@ -1,0 +1,74 @@
+"""What schemathesis found and the server or the document now says (tests/test_fuzz_openapi.py runs it whole)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.helpers.client import ApiClient
+
+
+async def test_a_boolean_field_takes_true_or_false_only(api: ApiClient, people: dict) -> None:
+    """pydantic's lax mode read 0 as false: `{"enabled": 0}` was saved although the document says boolean."""
+    for path, body in (
+        ("/api/v1/settings/proxy", {"enabled": 0, "url": "", "nonProxyHosts": ""}),
+        ("/api/v1/settings/sidecar", {"enabled": "yes"}),
+        ("/api/v1/security/guard/config", {"enabled": 1}),
+    ):
+        res = await api.put(path, body, token="alice")
+        assert res.status == 400 and res.msg == "enabled: must be true or false", (path, res.body)
+    ok = await api.put("/api/v1/settings/proxy", {"enabled": False, "url": "", "nonProxyHosts": ""}, token="alice")
+    assert ok.status == 200, ok.body
+
+
+async def test_a_malformed_query_toggle_is_refused_even_with_a_body(api: ApiClient, people: dict) -> None:
+    """`?activate=` stands in for an empty body; a malformed one was ignored whenever a body came too."""
+    res = await api.post("/api/v1/skills/curator/activate?activate=maybe", {"active": False}, token="alice")
+    assert res.status == 400 and "activate" in res.msg, res.body
+    res = await api.post("/api/v1/skills/curator/activate?activate=true", {"active": False}, token="alice")
+    assert res.status == 200 and res.data["active"] is False
+
+
+async def test_the_document_states_what_the_server_checks(api: ApiClient, people: dict) -> None:
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    paths = doc["paths"]
+    # an empty body reads as {}: a body whose fields are all optional is optional, one with required fields is not
+    assert paths["/api/v1/settings"]["put"]["requestBody"]["required"] is False
+    assert paths["/api/v1/agents"]["post"]["requestBody"]["required"] is True
+    # path parameters the handler checks against a list
+    (channel_type,) = paths["/api/v1/channels/type/{channelType}"]["get"]["parameters"]
+    assert "webchat" in channel_type["schema"]["enum"] and "im_a" in channel_type["schema"]["enum"]
+    (skill_type,) = paths["/api/v1/skills/type/{skillType}"]["get"]["parameters"]
+    assert skill_type["schema"]["enum"] == ["builtin", "custom", "installed", "synthesized", "template"]
+    # the skills list is paged from 1 (it also takes skillType); resolutions take a Long grantId
+    skills = {p["name"]: p["schema"] for p in paths["/api/v1/skills"]["get"]["parameters"]}
+    assert skills["page"]["minimum"] == 1 and "skillType" in skills
+    grant = {p["name"]: p["schema"] for p in paths["/api/v1/approval/resolutions"]["get"]["parameters"]}["grantId"]
+    assert grant["pattern"] == "^[0-9]{0,18}$"
+    # binding lists state their items' limits
+    tools = doc["components"]["schemas"]["ToolBindings"]["properties"]["toolNames"]["items"]
+    assert tools["pattern"] == "^[A-Za-z0-9_.:-]{1,128}$"
+    skills_items = doc["components"]["schemas"]["SkillBindings"]["properties"]["skillIds"]["items"]
+    assert skills_items["minimum"] == 1
+
+
+async def test_path_enums_match_what_the_server_refuses(api: ApiClient, people: dict) -> None:
+    res = await api.get("/api/v1/channels/type/telex", token="alice")
+    assert res.status == 400
+    res = await api.get("/api/v1/skills/type/plugin", token="alice")
+    assert res.status == 400
+
+
+async def test_nullable_enums_list_null(api: ApiClient, people: dict) -> None:
+    """OpenAPI 3.0.3: a nullable enum without null in its list refuses null, which the server takes."""
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    level = doc["components"]["schemas"]["AgentCreate"]["properties"]["defaultThinkingLevel"]
+    assert level["nullable"] is True and None in level["enum"]
+
+
+async def test_list_items_and_roles_state_their_values(api: ApiClient, people: dict) -> None:
+    from platform_server.features.teams.console import ROLES
+    from platform_server.features.workspaces.service import HOST_TOOLS
+
+    schemas = (await api.get("/v3/api-docs")).body["components"]["schemas"]
+    assert schemas["WorkspaceUpdate"]["properties"]["hostTools"]["items"]["enum"] == list(HOST_TOOLS)
+    assert schemas["MemberAdd"]["properties"]["role"]["enum"] == list(ROLES)
