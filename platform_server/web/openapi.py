@@ -159,10 +159,13 @@ def build_document(routes: list[Route]) -> JsonObject:
             else:
                 answer = handler.answers.get(method)
                 typed = {"$ref": "#/components/schemas/R"} if answer is None else answer_ref(answer, schemas, _oas30)
-                responses["200"] = {
-                    "description": "Success envelope `{code:200, msg, data}`",
-                    "content": {"application/json": {"schema": typed}},
-                }
+                ok_content: JsonObject = {"application/json": {"schema": typed}}
+                ok_text = "Success envelope `{code:200, msg, data}`"
+                text = getattr(handler, "text_answers", {}).get(method)
+                if text:  # a platform's handshake answered in its own plain text, beside the envelope
+                    ok_content["text/plain"] = {"schema": {"type": "string"}}
+                    ok_text += f"; or text/plain: {text}"
+                responses["200"] = {"description": ok_text, "content": ok_content}
             model = handler.body_models.get(method)
             if model is not None:
                 schema = _oas30(model.model_json_schema(ref_template="#/components/schemas/{model}"))

@@ -5,8 +5,4 @@ Give the handler `answers = {METHOD: one(View) | list_of(View) | page_of(View) |
 
 from __future__ import annotations
 
-UNTYPED: frozenset[str] = frozenset(
-    {
-        "channels_webhook_im_f_list",
-    }
-)
+UNTYPED: frozenset[str] = frozenset()

@@ -302,6 +302,8 @@ class UrlCheckWebhookHandler(WebhookHandler):
     """A platform that checks its callback URL with a signed GET (WeCom's `echostr`)."""
 
     access = {"GET": PUBLIC, "POST": PUBLIC}
+    answers = {**WebhookHandler.answers, "GET": one(ChannelInboundView)}  # an unsigned or ignored check
+    text_answers = {"GET": "the platform's URL check answered (the decrypted `echostr`)"}
 
     def get(self) -> None:
         """Callback URL check: the adapter verifies the signature and answers the platform's expected text."""
