@@ -1,4 +1,9 @@
-"""`platform-server backup FILE`: a consistent snapshot of a live server in one tar.gz.
+"""`platform-server backup FILE`: a consistent snapshot of a live server in one tar archive.
+
+The archive's name picks its compression (`compression_of`): `.tar.zst` zstandard (level 1: about ten times
+gzip's speed for a better ratio, so a 1 GB install is copied at disk speed, not at the compressor's),
+`.tar` none, `.tar.gz` / `.tgz` / any other name gzip level 1 (what older versions wrote). Restore reads
+each by its magic bytes, whatever the name.
 
 The database is copied with SQLite's online backup API in one step (one read transaction, so writers
 never restart it). The files its rows name (wiki materials, chat uploads) are taken from that
@@ -11,7 +16,9 @@ With `database_url` set, the database part is a pg_dump of one exported snapshot
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gzip
 import io
 import json
 import os
@@ -22,10 +29,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Iterator, Literal, cast
 
 from platform_server import __version__, backup_pg
 from platform_server.config import Config
+from platform_server.lazy import lazy_import
 from platform_server.ports.database import SnapshotBusy, SnapshotFailed, SqliteDatabase
 
 FORMAT = 2
@@ -37,8 +45,37 @@ TEMPORARY = "tmp"  # <data_dir>/tmp: files of requests in flight (web/spool.py),
 SNAPSHOT_TRIES = 5  # a snapshot that meets a lock is tried again, this many times in all
 SNAPSHOT_BUSY_MS = 5_000  # how long one try waits for a lock
 ROUNDS = 5  # new snapshots taken when a referenced file vanished after the one before
-COMPRESS_LEVEL = 6  # gzip's default 9 costs twice the time for a few percent
+GZIP_LEVEL = 1  # level 6 costs twice the time for 8 % smaller; 9 twice again
+ZSTD_LEVEL = 1  # about 10x gzip's speed at a better ratio than gzip 6 on a database of text
+Compression = Literal["zstd", "gzip", "none"]
 SPOOL_BYTES = 8 * 1024 * 1024  # a file is read into memory up to this size, then into a temporary file
+
+
+zstandard = lazy_import("zstandard")
+
+
+def compression_of(target: str) -> Compression:
+    """What the archive's name asks for: `.tar.zst` / `.tzst` zstandard, `.tar` none, anything else gzip."""
+    name = target.lower()
+    if name.endswith((".tar.zst", ".tzst", ".zst")):
+        return "zstd"
+    return "none" if name.endswith(".tar") else "gzip"
+
+
+@contextlib.contextmanager
+def _compressed(raw: IO[bytes], compression: Compression) -> Iterator[IO[bytes]]:
+    """A writer that compresses into `raw`; closing it writes the compressor's end, never closes `raw`."""
+    if compression == "none":
+        yield raw
+        return
+    sink = cast(
+        IO[bytes],
+        zstandard.ZstdCompressor(level=ZSTD_LEVEL).stream_writer(raw, closefd=False)
+        if compression == "zstd"
+        else gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL, mtime=0),
+    )
+    with sink:
+        yield sink
 
 
 class BackupError(Exception):
@@ -233,41 +270,47 @@ def backup(config: Config, target: str) -> dict[str, Any]:
 
 
 def _write_archive(config: Config, data_dir: Path, fd: int, partial: str, target: str, copy: str) -> dict[str, Any]:
-    with os.fdopen(fd, "wb") as raw, tarfile.open(fileobj=raw, mode="w:gz", compresslevel=COMPRESS_LEVEL) as archive:
-        writer = _Writer(archive, data_dir)
-        copy, member, taken = take_snapshot(config, copy)
-        refs, agents = taken.refs, taken.agents
-        for rel in _data_files(data_dir, _own_files(data_dir, [target, partial])):
-            writer.add_file(rel)  # a file gone meanwhile is checked below if a row names it
-        rounds = 1
-        missing = sorted(refs - writer.sizes.keys())
-        # An agent deleted during the walk took part of its folder along: the next snapshot drops it.
-        # (One still there deleted a file itself: no row names those, so one more round settles it.)
-        emptied = {rel.split("/")[1] for rel in writer.vanished if rel.startswith("agents/") and rel.count("/") > 1} & agents
-        while missing or emptied:
-            if rounds >= ROUNDS:
-                raise BackupError(f"files named by the database kept vanishing through {ROUNDS} snapshots (e.g. {', '.join(missing[:3])})")
-            # Rows deleted after the snapshot took their files along: a new snapshot no longer names them.
-            # Only what it names and the archive lacks is copied; nothing already copied is read again.
-            copy, member, taken = take_snapshot(config, copy)
-            refs, agents, emptied = taken.refs, taken.agents, set()
-            missing = sorted(rel for rel in refs - writer.sizes.keys() if not writer.add_file(rel))
-            rounds += 1
-        listed = {rel: size for rel, size in writer.sizes.items() if belongs(rel, refs, agents)}
-        manifest: dict[str, Any] = {
-            "format": FORMAT,
-            "version": __version__,
-            "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
-            "database": "postgresql" if member == backup_pg.DUMP else "sqlite",
-            "migrations": taken.migrations,
-            "snapshots": rounds,
-            # What restore puts back: files of agents or rows deleted after the snapshot may be in the
-            # archive (copied before a later round), but only these go with the database.
-            "files": [{"path": rel, "size": size} for rel, size in sorted(listed.items())],
-            "referenced": sorted(refs),
-        }
-        archive.add(copy, member)
-        writer.add_bytes(MANIFEST, json.dumps(manifest, indent=1).encode())
+    with os.fdopen(fd, "wb") as raw:
+        with _compressed(raw, compression_of(target)) as sink, tarfile.open(fileobj=sink, mode="w|") as archive:
+            manifest = _fill_archive(config, data_dir, archive, partial, target, copy)
         raw.flush()
-        os.fsync(raw.fileno())
+        os.fsync(raw.fileno())  # the archive's end included: it is renamed into place next
+    return manifest
+
+
+def _fill_archive(config: Config, data_dir: Path, archive: tarfile.TarFile, partial: str, target: str, copy: str) -> dict[str, Any]:
+    writer = _Writer(archive, data_dir)
+    copy, member, taken = take_snapshot(config, copy)
+    refs, agents = taken.refs, taken.agents
+    for rel in _data_files(data_dir, _own_files(data_dir, [target, partial])):
+        writer.add_file(rel)  # a file gone meanwhile is checked below if a row names it
+    rounds = 1
+    missing = sorted(refs - writer.sizes.keys())
+    # An agent deleted during the walk took part of its folder along: the next snapshot drops it.
+    # (One still there deleted a file itself: no row names those, so one more round settles it.)
+    emptied = {rel.split("/")[1] for rel in writer.vanished if rel.startswith("agents/") and rel.count("/") > 1} & agents
+    while missing or emptied:
+        if rounds >= ROUNDS:
+            raise BackupError(f"files named by the database kept vanishing through {ROUNDS} snapshots (e.g. {', '.join(missing[:3])})")
+        # Rows deleted after the snapshot took their files along: a new snapshot no longer names them.
+        # Only what it names and the archive lacks is copied; nothing already copied is read again.
+        copy, member, taken = take_snapshot(config, copy)
+        refs, agents, emptied = taken.refs, taken.agents, set()
+        missing = sorted(rel for rel in refs - writer.sizes.keys() if not writer.add_file(rel))
+        rounds += 1
+    listed = {rel: size for rel, size in writer.sizes.items() if belongs(rel, refs, agents)}
+    manifest: dict[str, Any] = {
+        "format": FORMAT,
+        "version": __version__,
+        "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
+        "database": "postgresql" if member == backup_pg.DUMP else "sqlite",
+        "migrations": taken.migrations,
+        "snapshots": rounds,
+        # What restore puts back: files of agents or rows deleted after the snapshot may be in the
+        # archive (copied before a later round), but only these go with the database.
+        "files": [{"path": rel, "size": size} for rel, size in sorted(listed.items())],
+        "referenced": sorted(refs),
+    }
+    archive.add(copy, member)
+    writer.add_bytes(MANIFEST, json.dumps(manifest, indent=1).encode())
     return manifest

@@ -45,7 +45,7 @@ COMMANDS = ("serve", "migrate", "create-admin", "backup", "restore", "tls", "mig
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="platform-server", description="Self-hosted agent platform server")
     p.add_argument("command", nargs="?", default="serve", choices=COMMANDS)
-    p.add_argument("file", nargs="?", help="backup / restore: the archive (.tar.gz)")
+    p.add_argument("file", nargs="?", help="backup / restore: the archive (.tar.zst zstandard, .tar none, .tar.gz gzip)")
     p.add_argument("--force", action="store_true", help="restore: replace the data dir's database")
     p.add_argument("--host")
     p.add_argument("--port", type=int)

@@ -5,6 +5,7 @@ With `database_url` set, the archive's pg_dump goes into that (new, empty) datab
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -12,12 +13,15 @@ import tarfile
 import tempfile
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from platform_server import backup_pg
 from platform_server.backup import DATABASE, FILES, MANIFEST, BackupError, applied_migrations, referenced_files
 from platform_server.config import Config
+from platform_server.lazy import lazy_import
 from platform_server.ports.database import SqliteDatabase
+
+zstandard = lazy_import("zstandard")  # only for a .tar.zst archive
 
 FORMATS = (1, 2)  # format 1 archives (no file list) are checked against their database's rows only
 MAX_MEMBERS = 1_000_000
@@ -155,6 +159,23 @@ def _read_manifest(raw: bytes | None, known_migrations: list[str]) -> dict[str, 
     return manifest
 
 
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+@contextlib.contextmanager
+def _open_archive(source: str) -> Iterator[tarfile.TarFile]:
+    """The archive read in one pass, whatever its compression (by its magic bytes, not its name)."""
+    with open(source, "rb") as raw:
+        if raw.read(4) != ZSTD_MAGIC:
+            raw.seek(0)
+            with tarfile.open(fileobj=raw, mode="r|*") as archive:  # gzip or none
+                yield archive
+            return
+        raw.seek(0)
+        with zstandard.ZstdDecompressor().stream_reader(raw, closefd=False) as plain, tarfile.open(fileobj=plain, mode="r|") as archive:
+            yield archive
+
+
 def restore(config: Config, source: str, known_migrations: list[str], force: bool = False) -> dict[str, Any]:
     """Restore an archive into the (new or emptied) data dir; refuses anything it cannot fully verify."""
     data_dir = Path(config.data_dir).resolve()
@@ -172,10 +193,10 @@ def restore(config: Config, source: str, known_migrations: list[str], force: boo
     try:
         stage = _Stage(root, limit)
         try:
-            with tarfile.open(source, mode="r:gz") as archive:
+            with _open_archive(source) as archive:
                 for member in archive:
                     stage.take(archive, member)
-        except (OSError, tarfile.TarError, EOFError, zlib.error) as exc:
+        except (OSError, tarfile.TarError, EOFError, zlib.error, zstandard.ZstdError) as exc:
             raise BackupError(f"cannot read {source}: {exc}") from None
         manifest = _read_manifest(stage.manifest, known_migrations)
         if stage.database is None:

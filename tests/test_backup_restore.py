@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from tests.helpers.chat import ChatEnv, text_of
 from tests.helpers.server import RunningServer, start_server
@@ -48,6 +50,25 @@ async def test_a_backup_taken_while_serving_restores_every_conversation_into_a_n
         assert text_of(events) == "Echo: after restore"  # the sealed provider key still opens
     finally:
         await restored.stop()
+
+
+@pytest.mark.parametrize(("name", "magic"), [("b.tar.zst", b"\x28\xb5\x2f\xfd"), ("b.tar", None), ("b.tar.gz", b"\x1f\x8b")])
+async def test_the_archive_name_picks_the_compression_and_restore_reads_each(
+        env: ChatEnv, server: RunningServer, tmp_path: Any, name: str, magic: bytes | None) -> None:
+    assert text_of(await env.stream("kept in every format", conversation_id="fmt")) == "Echo: kept in every format"
+    archive = tmp_path / name
+    done = cli("backup", str(archive), "--data-dir", server.config.data_dir)
+    assert done.returncode == 0, done.stderr
+    head = archive.read_bytes()[:512]
+    if magic is None:  # a plain tar: its first member's header, ustar magic at offset 257
+        assert head[257:262] == b"ustar"
+    else:
+        assert head.startswith(magic)
+    target = tmp_path / "restored"
+    done = cli("restore", str(archive), "--data-dir", str(target))
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(target / "platform.db") as conn:
+        assert conn.execute("SELECT count(*) FROM conversation WHERE conversation_id = 'fmt'").fetchone() == (1,)
 
 
 def rewrite(archive: Path, out: Path, change: Any) -> None:

@@ -11,12 +11,11 @@ from platform_server.features.memory.schemas import EditRequest, FactEditRequest
 from platform_server.features.memory.store import Scope
 from platform_server.features.models import LLM
 from platform_server.platform import Flag
-from platform_server.ports.events import Subscription, stream
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
+from platform_server.web.live import LiveFeedHandler
 from platform_server.web.pagination import page_request, paginate
 from platform_server.web.routing import gated, route
-from platform_server.web.sse import SseWriter
 
 TAGS = ("Memory",)
 BASE = "/api/v1/memory/{agentId}"
@@ -48,30 +47,19 @@ class MemoryHandler(ApiHandler):
         return self.platform.runtime(DREAMER)
 
 
-class DreamEventsHandler(MemoryHandler):
+class DreamEventsHandler(LiveFeedHandler, MemoryHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
     query_token = True
     query_params = {"GET": [END_USER, {"name": "token", "in": "query", "schema": {"type": "string"}}]}
-    _sub: Subscription | None = None
 
     async def get(self, agentId: int) -> None:
         """Dream progress of the caller's memories of this agent (SSE: snapshot, dream_*, error, heartbeat)."""
         agent, scope = self.scope(agentId)
-        self._sub = sub = self.dreamer.bus.subscribe(scope.user_id, agent.id)
-        writer = SseWriter(self)
-        try:
-            if not await writer.send("snapshot", {"agentId": str(agent.id), "running": self.dreamer.running_for(scope.user_id, agent.id)}):
-                return
-            await stream(writer, sub, self.config.heartbeat_s)
-        finally:
-            sub.close()
-            writer.finish()
-
-    def on_connection_close(self) -> None:
-        super().on_connection_close()
-        if self._sub is not None:
-            self._sub.close()
+        snapshot = {"agentId": str(agent.id), "running": self.dreamer.running_for(scope.user_id, agent.id)}
+        await self.feed(
+            self.dreamer.bus.subscribe(scope.user_id, agent.id), self.config.heartbeat_s, opening=lambda writer: writer.send("snapshot", snapshot)
+        )
 
 
 class MorningCardHandler(MemoryHandler):

@@ -8,11 +8,10 @@ from platform_server.features.teams import TEAMS, console, lifecycle, runner, se
 from platform_server.features.teams.schemas import CancelRequest, MemberAdd, TeamCreate, TeamRunStart, TeamUpdate
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.platform import Flag
-from platform_server.ports.events import Subscription, stream
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest, is_integer_text, parse_long
+from platform_server.web.live import LiveFeedHandler
 from platform_server.web.routing import gated, route
-from platform_server.web.sse import SseWriter
 
 TAGS = ("Team runs",)
 MAX_PAGE = 100
@@ -184,27 +183,15 @@ class TeamTaskStatsHandler(ApiHandler):
         self.ok(console.task_stats(self.require_caller(), teamId, self.query_long("runId")))
 
 
-class TeamEventsHandler(ApiHandler):
+class TeamEventsHandler(LiveFeedHandler, ApiHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
     tags = ("Teams",)
-    _sub: Subscription | None = None
 
     async def get(self, teamId: int) -> None:
         """The team board live (SSE): `team_run_<status>` and `team_task_<event>` frames as its runs change, heartbeats between."""
         team = service.get_team_row(self.require_caller(), teamId)
-        self._sub = sub = self.platform.runtime(TEAMS).board.subscribe(team.id)
-        writer = SseWriter(self)
-        try:
-            await stream(writer, sub, self.config.heartbeat_s)
-        finally:
-            sub.close()
-            writer.finish()
-
-    def on_connection_close(self) -> None:
-        super().on_connection_close()
-        if self._sub is not None:
-            self._sub.close()
+        await self.feed(self.platform.runtime(TEAMS).board.subscribe(team.id), self.config.heartbeat_s)
 
 
 ROUTES = gated(

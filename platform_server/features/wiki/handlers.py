@@ -23,9 +23,9 @@ from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate, RawText
 from platform_server.features.wiki.text import slugify
 from platform_server.platform import Flag
-from platform_server.ports.events import Subscription, stream
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
+from platform_server.web.live import LiveFeedHandler
 from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 
@@ -244,31 +244,24 @@ class JobsHandler(WikiHandler):
         self.ok(raw.jobs(self.require_caller(), kbId, self.query_long("rawId"), limit))
 
 
-class ProgressHandler(WikiHandler):
+class ProgressHandler(LiveFeedHandler, WikiHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
     query_token = True
-    _sub: Subscription | None = None
 
     async def get(self, kbId: int) -> None:
         """SSE: a `snapshot`, then `material` and `step` frames until an `idle` frame ends the stream."""
         kb = kbs.get_kb(self.require_caller(), kbId)
-        self._sub = sub = self.engine.subscribe(kb.id)
-        writer = SseWriter(self)
-        try:
-            await writer.send("snapshot", self.engine.status(kb.id))
-            if not self.engine.busy(kb.id):
-                await writer.send("idle", {"type": "idle", "kbId": str(kb.id)})
-                return
-            await stream(writer, sub, self.config.heartbeat_s, last=lambda event: event.name == "idle")
-        finally:
-            sub.close()
-            writer.finish()
 
-    def on_connection_close(self) -> None:
-        if self._sub is not None:
-            self._sub.close()
-        super().on_connection_close()
+        async def opening(writer: SseWriter) -> bool:
+            if not await writer.send("snapshot", self.engine.status(kb.id)):
+                return False
+            if self.engine.busy(kb.id):
+                return True
+            await writer.send("idle", {"type": "idle", "kbId": str(kb.id)})
+            return False
+
+        await self.feed(self.engine.subscribe(kb.id), self.config.heartbeat_s, opening, last=lambda event: event.name == "idle")
 
 
 ROUTES = gated(
