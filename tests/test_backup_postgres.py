@@ -104,3 +104,16 @@ async def test_an_archive_goes_back_only_onto_the_engine_it_came_from(tmp_path: 
     name = url.rsplit("/", 1)[1]
     assert postgres.cluster().psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", database=name).strip() == "0"
     postgres.cluster().drop(url)
+
+
+def test_the_ports_snapshot_is_a_dump_pg_restore_reads_and_garbage_is_not(tmp_path: Any) -> None:
+    from platform_server.ports.database import PostgresDatabase
+
+    url = postgres.cluster().fresh_database()
+    port = PostgresDatabase(url)
+    target = str(tmp_path / "snap.pgdump")
+    port.snapshot(target, 1000)
+    assert port.check_copy(target) == "ok"
+    Path(target).write_bytes(b"PGDMP" + b"\0" * 64)  # a dump's magic and nothing readable after it
+    assert "pg_restore failed" in port.check_copy(target)
+    postgres.cluster().drop(url)

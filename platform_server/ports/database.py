@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from platform_server.pg import ChangeListener, Leader
 
 pg = lazy_import("platform_server.pg")  # only a PostgreSQL deployment loads psycopg2
+backup_pg = lazy_import("platform_server.backup_pg")
 
 StorageFault = Literal["busy", "full", "io"]
 
@@ -160,7 +161,11 @@ class PostgresDatabase:
             raise SnapshotFailed(str(exc)) from None
 
     def check_copy(self, path: str) -> str:
-        return "ok" if os.path.getsize(path) > 0 else "empty dump"
+        try:
+            backup_pg.check_dump(path)  # pg_restore reads its table of contents
+        except backup_pg.PgBackupError as exc:
+            return str(exc)
+        return "ok"
 
     def migration_lock(self) -> ContextManager[None]:
         return cast("ContextManager[None]", pg.migration_lock())
