@@ -124,7 +124,7 @@ class Fields:
         """The same map limited to some fields, in the order given."""
         return Fields(**{name: self.fields[name] for name in names})
 
-    def view(self, name: str, **extra: Any) -> type[View]:
+    def view(self, name: str, /, **extra: Any) -> type[View]:
         """The answer model of this map (`extra`: more fields as pydantic `(type, default)` pairs)."""
         spec: dict[str, Any] = {}
         for key, field in self.fields.items():

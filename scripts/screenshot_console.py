@@ -25,6 +25,7 @@ from tests.helpers.server import start_server  # noqa: E402
 # page file name -> (route, heading to wait for)
 PAGES = {
     "dashboard": ("dashboard", "Home"),
+    "chat": ("chat/c-trip", "Plan a weekend in Lisbon"),
     "approvals": ("approvals", "Approvals"),
     "security": ("security/rules", "Security"),
     "audit": ("audit", "Audit log"),

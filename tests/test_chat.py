@@ -463,6 +463,41 @@ async def test_regenerate_keeps_the_last_answer_as_an_earlier_version_the_model_
     assert [str(m["metadata"]["versionOf"]) for m in msgs if m["role"] == "user"] == [group, group, group]
 
 
+async def test_an_earlier_question_is_asked_anew_and_the_messages_after_it_become_its_old_version(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="A1"), Script(text="A2"), Script(text="A3"), Script(text="A2 again"))
+    await env.stream("Q1")
+    await env.stream("Q2")
+    await env.stream("Q3")
+    q2 = (await env.messages())[2]
+    assert q2["content"] == "Q2"
+    await env.stream("Q2, edited", regenerate=True, regenerateFrom=q2["id"])
+    sent = [m["content"] for m in env.llm.requests[-1]["messages"] if m["role"] != "system"]
+    assert sent == ["Q1", "A1", "Q2, edited"]  # the model sees what came before the edited question, nothing after
+    msgs = await env.messages()
+    assert [m["content"] for m in msgs if not m["metadata"].get("retired")] == ["Q1", "A1", "Q2, edited", "A2 again"]
+    old = [m for m in msgs if m["metadata"].get("retired")]
+    assert [m["content"] for m in old] == ["Q2", "A2", "Q3", "A3"]  # the later exchange belongs to the old version
+    assert {str(m["metadata"]["branch"]) for m in old} == {q2["id"]}
+    assert str(msgs[-2]["metadata"]["versionOf"]) == q2["id"]
+    refused = await env.stream("again", regenerate=True, regenerateFrom=q2["id"])  # retired: not in the current version
+    assert refused[0].event == "error" and refused[0].data["code"] == 400 and "regenerateFrom" in refused[0].data["message"]
+    answer = msgs[1]["id"]
+    assert (await env.stream("x", regenerate=True, regenerateFrom=answer))[0].data["code"] == 400  # an answer, not a question
+    alone = await env.stream("x", regenerateFrom=msgs[0]["id"])
+    assert alone[0].event == "error" and "regenerateFrom goes with regenerate" in alone[0].data["message"]
+    assert len(await env.messages()) == len(msgs)  # nothing half-written
+
+
+async def test_an_answer_cut_by_the_length_limit_is_marked_and_can_be_continued(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="The first half", finish_reason="length"), Script(text=" and the rest."))
+    done = (await env.stream("tell me"))[-1]
+    assert done.event == "done" and done.data["finishReason"] == "length"
+    assert (await env.messages())[1]["metadata"]["finishReason"] == "length"
+    done = (await env.stream(conversation_id="c1", continueAnswer=True))[-1]
+    assert done.data["status"] == "completed" and done.data["finishReason"] is None
+    assert "finishReason" not in ((await env.messages())[3]["metadata"] or {})
+
+
 async def test_regenerate_without_a_question_is_refused_and_stores_nothing(env: ChatEnv) -> None:
     events = await env.stream("x", conversation_id="c-empty", regenerate=True)
     assert [e.event for e in events] == ["error"] and events[0].data["code"] == 400  # the stream's error frame

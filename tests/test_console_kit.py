@@ -1,16 +1,11 @@
-"""The web console has one component kit: `components/` (Preact + htm). The earlier builder kit is gone, and
-the dom.js helpers remain only in the pages still written as classes, a list that may only shrink."""
+"""The web console has one component kit: `components/` (Preact + htm). The earlier builder kit and the dom.js
+helpers of the pages once written as classes are gone."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
 APP = Path(__file__).resolve().parents[1] / "static" / "app"
-# The chat view (its stream and reconnect logic): still dom.js classes (the CHATUI lane moves it).
-STILL_ON_DOM_JS = {
-    "chat/attachments.js", "chat/composer.js", "chat/history.js", "chat/list.js", "chat/talk.js", "chat/turn.js",
-    "views/chat.js",
-}
 IMPORT = re.compile(r'from\s+"([^"]+)"')
 
 
@@ -25,13 +20,16 @@ def _imports() -> dict[str, set[str]]:
 
 def test_the_builder_kit_is_gone_and_nothing_imports_it() -> None:
     assert not (APP / "views" / "builder" / "kit.js").exists()
+    assert not (APP / "views" / "builder" / "http.js").exists()  # its api.js wrapper too: pages import api.js
     assert [f for f, deps in _imports().items() if "views/builder/kit.js" in deps] == []
 
 
-def test_only_the_pages_still_written_as_classes_use_dom_js() -> None:
-    users = {f for f, deps in _imports().items() if "dom.js" in deps and f != "dom.js"}
-    assert users <= STILL_ON_DOM_JS, f"new users of dom.js (use components/): {sorted(users - STILL_ON_DOM_JS)}"
-    assert STILL_ON_DOM_JS <= users | {"dom.js"}, f"ported off dom.js: drop from the list {sorted(STILL_ON_DOM_JS - users)}"
+def test_dom_js_is_gone_and_no_page_is_hosted_as_a_class() -> None:
+    """Every page, the chat view included, is a Preact component on components/: the dom.js helpers and the
+    shell's host for class-written pages are gone."""
+    assert not (APP / "dom.js").exists()
+    assert [f for f, deps in _imports().items() if "dom.js" in deps] == []
+    assert "legacy" not in (APP / "nav.js").read_text() and "LegacyHost" not in (APP / "shell.js").read_text()
 
 
 def test_one_implementation_of_each_helper() -> None:

@@ -42,6 +42,18 @@ async def test_message_history_has_three_modes(env: ChatEnv) -> None:
     assert bad.status == 400
 
 
+async def test_rating_an_answer_answers_the_typed_message_and_only_answers_can_be_rated(env: ChatEnv) -> None:
+    await env.stream("rate me")
+    question, answer = await env.messages()
+    url = f"/api/v1/conversations/c1/messages/{answer['id']}/rating"
+    up = await env.api.put(url, {"rating": "up"}, token="alice")  # checked against MessageView on the way in
+    assert up.status == 200 and up.data["id"] == answer["id"] and up.data["metadata"]["rating"] == "up"
+    cleared = await env.api.put(url, {"rating": None}, token="alice")
+    assert cleared.status == 200 and "rating" not in cleared.data["metadata"]
+    refused = await env.api.put(f"/api/v1/conversations/c1/messages/{question['id']}/rating", {"rating": "down"}, token="alice")
+    assert refused.status == 400 and "assistant" in refused.body["msg"]
+
+
 async def test_rename_pin_model_and_page_with_keyword_search(env: ChatEnv) -> None:
     await env.stream("about apples", conversation_id="a")
     await env.stream("about pears", conversation_id="p")

@@ -62,3 +62,44 @@ async def test_an_answer_that_drifts_from_its_schema_fails_the_check(api: ApiCli
     with pytest.raises(AssertionError, match="agents_list"):
         answers.check("GET", "/api/v1/agents?enabled=true", 200, grown)
     answers.check("GET", "/api/v1/agents", 200, res.body)  # the real one passes
+
+
+async def test_an_answer_that_may_be_null_or_a_list_or_a_page_documents_both_and_checks_both(api: ApiClient, people: dict) -> None:
+    doc = await _document(api)
+    schemas = doc["components"]["schemas"]
+    assert _answer(doc, "/api/v1/goals/by-conversation/{conversationId}", "get") == {"$ref": "#/components/schemas/R_Maybe_GoalView"}
+    assert _answer(doc, "/api/v1/wiki/knowledge-bases/{kbId}/pages", "get") == {"$ref": "#/components/schemas/R_ListOrPage_WikiPageListedView"}
+    # a nested `X | None` is X or a null branch: 3.0 validators read `nullable` only beside `type`
+    nested = {"anyOf": [{"$ref": "#/components/schemas/GoalEvaluationView"}, {"nullable": True, "enum": [None]}]}
+    assert schemas["GoalView"]["properties"]["lastEvaluation"] == nested
+    answers.check("GET", "/api/v1/goals/by-conversation/c1", 200, {"code": 200, "msg": "ok", "data": None})
+    with pytest.raises(AssertionError, match="goals_by_conversation_get"):
+        answers.check("GET", "/api/v1/goals/by-conversation/c1", 200, {"code": 200, "msg": "ok", "data": {"id": 1}})
+    page = {"records": [], "total": 0, "size": 20, "current": 1, "pages": 0}
+    answers.check("GET", "/api/v1/wiki/knowledge-bases/1/pages", 200, {"code": 200, "msg": "ok", "data": page})
+    answers.check("GET", "/api/v1/wiki/knowledge-bases/1/pages", 200, {"code": 200, "msg": "ok", "data": []})
+    with pytest.raises(AssertionError, match="wiki_knowledge_bases_pages_list"):
+        answers.check("GET", "/api/v1/wiki/knowledge-bases/1/pages", 200, {"code": 200, "msg": "ok", "data": {**page, "extra": 1}})
+
+
+async def test_a_nullable_object_or_union_admits_null_as_its_own_branch(api: ApiClient, people: dict) -> None:
+    doc = await _document(api)
+    schemas = doc["components"]["schemas"]
+    null = {"nullable": True, "enum": [None]}
+    # 3.0's `nullable` beside a $ref or an anyOf admits no null: null is a branch of its own
+    assert schemas["ActiveModelView"]["properties"]["activeLlm"]["anyOf"] == [{"$ref": "#/components/schemas/ActiveLlmView"}, null]
+    assert _answer(doc, "/api/v1/models/default", "get") == {"$ref": "#/components/schemas/R_Maybe_ModelView"}
+    assert null in schemas["ProviderView"]["properties"]["keepAlive"]["anyOf"]
+    answers.check("GET", "/api/v1/models/active", 200, {"code": 200, "msg": "success", "data": {"activeLlm": None}})
+    answers.check("GET", "/api/v1/models/default", 200, {"code": 200, "msg": "success", "data": None})
+    with pytest.raises(AssertionError, match="models_active_list"):
+        answers.check("GET", "/api/v1/models/active", 200, {"code": 200, "msg": "success", "data": {"activeLlm": 3}})
+    res = await api.get("/api/v1/models/catalog", token="alice")  # Ollama's keepAlive is null until set
+    assert res.status == 200 and any(p["keepAlive"] is None for p in res.data)
+
+
+async def test_the_document_route_documents_the_document_not_an_envelope(api: ApiClient, people: dict) -> None:
+    doc = await _document(api)
+    schema = _answer(doc, "/v3/api-docs", "get")
+    assert schema["required"] == ["openapi", "info", "paths", "components"] and "code" not in schema["properties"]
+    assert set(doc) >= set(schema["required"])

@@ -117,6 +117,7 @@ async def test_a_manual_edit_recomputes_links_and_deletes_are_scoped(api: ApiCli
     assert bad.status == 400 and bad.msg.startswith("pageType: ")
     related = (await api.get(f"/api/v1/wiki/kb/{kb}/pages/photosynthesis/related", token="bob")).data
     assert related and related[0]["slug"] == "chlorophyll"
+    assert related[0]["relation"] == "links_to" and isinstance(related[0]["pageType"], str)  # the link resolver reads it too
     r = await api.delete(f"{KB}/{kb}/pages/batch", {"slugs": ["chlorophyll", "nope"]}, token="bob")
     assert r.data == {"deleted": 1}
     assert (await api.delete(f"{KB}/{kb}/pages/photosynthesis", token="bob")).status == 200

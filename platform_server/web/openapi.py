@@ -8,7 +8,7 @@ from platform_server import __version__
 from platform_server.json_types import JsonObject
 from platform_server.web.base import ApiHandler, dumps
 from platform_server.web.context import PUBLIC
-from platform_server.web.openapi_answers import answer_ref
+from platform_server.web.openapi_answers import NULL, answer_ref
 from platform_server.web.openapi_inputs import add_inputs
 from platform_server.web.openapi_statuses import fix_statuses
 from platform_server.web.routing import Route
@@ -73,9 +73,9 @@ def _oas30(schema: object) -> object:
             out.pop(word)
             if len(rest) == 1 and isinstance(rest[0], dict) and "$ref" not in rest[0]:
                 out.update(rest[0])
-            else:
-                out[word] = rest
-            out["nullable"] = True
+                out["nullable"] = True
+            else:  # `nullable` beside a $ref or anyOf is not read by validators (3.0 ties it to `type`): a null branch is
+                out[word] = [*rest, NULL]
     for word, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
         value = out.get(word)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -218,6 +218,28 @@ def build_document(routes: list[Route]) -> JsonObject:
 class ApiDocsHandler(ApiHandler):
     access = {"GET": PUBLIC}
     tags = ("Docs",)
+    # the document itself, not the envelope: what client generators read
+    openapi_responses = {
+        "GET": {
+            "200": {
+                "description": "This OpenAPI 3.0 document",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "type": "object",
+                            "required": ["openapi", "info", "paths", "components"],
+                            "properties": {
+                                "openapi": {"type": "string"},
+                                "info": {"type": "object"},
+                                "paths": {"type": "object"},
+                                "components": {"type": "object"},
+                            },
+                        }
+                    }
+                },
+            }
+        }
+    }
 
     def get(self) -> None:
         """This OpenAPI document."""

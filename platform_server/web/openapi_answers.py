@@ -17,12 +17,15 @@ import pydantic
 
 from platform_server.json_types import JsonObject
 
-Shape = Literal["one", "list", "page"]
+NULL: JsonObject = {"nullable": True, "enum": [None]}  # 3.0's null value (it has no null type)
+
+Shape = Literal["one", "maybe", "list", "page", "list_or_page"]
 
 
 @dataclass(frozen=True)
 class Answer:
-    """`data` of the success envelope: one `model`, a list of them, a page of them, or null (`model` None)."""
+    """`data` of the success envelope: one `model` (or null when `maybe`), a list of them, a page of them, either
+    of those two (a route that pages only when asked), or null (`model` None)."""
 
     model: type[pydantic.BaseModel] | None
     shape: Shape = "one"
@@ -30,6 +33,16 @@ class Answer:
 
 def one(model: type[pydantic.BaseModel]) -> Answer:
     return Answer(model)
+
+
+def maybe(model: type[pydantic.BaseModel]) -> Answer:
+    """One `model`, or null when there is none (a lookup that finds nothing is not an error)."""
+    return Answer(model, "maybe")
+
+
+def list_or_page(model: type[pydantic.BaseModel]) -> Answer:
+    """The whole list, or a page of it when the request asks for one (`page`/`size`)."""
+    return Answer(model, "list_or_page")
 
 
 def list_of(model: type[pydantic.BaseModel]) -> Answer:
@@ -68,7 +81,7 @@ def _model_ref(model: type[pydantic.BaseModel], schemas: JsonObject, to_oas30: C
 def answer_ref(answer: Answer, schemas: JsonObject, to_oas30: Callable[[object], object]) -> JsonObject:
     """The `$ref` of the answer's envelope schema, registered in `schemas` with what it refers to."""
     if answer.model is None:
-        schemas.setdefault("R_Null", _envelope({"nullable": True, "enum": [None]}))
+        schemas.setdefault("R_Null", _envelope(NULL))
         return {"$ref": "#/components/schemas/R_Null"}
     name = _model_ref(answer.model, schemas, to_oas30)
     item: JsonObject = {"$ref": f"#/components/schemas/{name}"}
@@ -78,20 +91,31 @@ def answer_ref(answer: Answer, schemas: JsonObject, to_oas30: Callable[[object],
     elif answer.shape == "list":
         envelope = f"R_List_{name}"
         schemas[envelope] = _envelope({"type": "array", "items": item})
+    elif answer.shape == "maybe":
+        envelope = f"R_Maybe_{name}"
+        schemas[envelope] = _envelope({"anyOf": [item, NULL]})  # 3.0 has no null type: a nullable null enum
+    elif answer.shape == "list_or_page":
+        envelope = f"R_ListOrPage_{name}"
+        schemas[envelope] = _envelope({"anyOf": [{"type": "array", "items": item}, _page(name, item, schemas)]})
     else:
-        page = f"Page_{name}"
-        schemas[page] = {
-            "type": "object",
-            "required": ["records", "total", "size", "current", "pages"],
-            "properties": {
-                "records": {"type": "array", "items": item},
-                "total": {"type": "integer"},
-                "size": {"type": "integer"},
-                "current": {"type": "integer"},
-                "pages": {"type": "integer"},
-            },
-            "additionalProperties": False,
-        }
         envelope = f"R_Page_{name}"
-        schemas[envelope] = _envelope({"$ref": f"#/components/schemas/{page}"})
+        schemas[envelope] = _envelope(_page(name, item, schemas))
     return {"$ref": f"#/components/schemas/{envelope}"}
+
+
+def _page(name: str, item: JsonObject, schemas: JsonObject) -> JsonObject:
+    """The `$ref` of the page schema of a model, registered once."""
+    page = f"Page_{name}"
+    schemas[page] = {
+        "type": "object",
+        "required": ["records", "total", "size", "current", "pages"],
+        "properties": {
+            "records": {"type": "array", "items": item},
+            "total": {"type": "integer"},
+            "size": {"type": "integer"},
+            "current": {"type": "integer"},
+            "pages": {"type": "integer"},
+        },
+        "additionalProperties": False,
+    }
+    return {"$ref": f"#/components/schemas/{page}"}

@@ -124,6 +124,7 @@ export const get = (path, query, opts = {}) => api("GET", path, undefined, { ...
 export const post = (path, body, opts) => api("POST", path, body, opts);
 export const put = (path, body, opts) => api("PUT", path, body, opts);
 export const del = (path, body, opts) => api("DELETE", path, body, opts);
+export const patch = (path, body, opts) => api("PATCH", path, body, opts);
 
 /** A URL-safe path segment. */
 export const seg = (value) => encodeURIComponent(String(value));

@@ -15,6 +15,9 @@ export const PATHS = {
   plus: "M12 5v14M5 12h14",
   bell: "M6 16V11a6 6 0 0 1 12 0v5l2 2H4zM10 21h4",
   inbox: "M3 13h5l1 3h6l1-3h5M5 5h14l2 8v6H3v-6z",
+  // thumbs (Feather's paths): drawn, not emoji, so they show where no emoji font is installed
+  up: "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.28a2 2 0 0 0 2-1.7l1.38-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3",
+  down: "M10 15v4a3 3 0 0 0 3 3l4-9V2H5.72a2 2 0 0 0-2 1.7l-1.38 9a2 2 0 0 0 2 2.3zM17 2h2.67A2.31 2.31 0 0 1 22 4v7a2.31 2.31 0 0 1-2.33 2H17",
 };
 
 const NS = "http://www.w3.org/2000/svg";

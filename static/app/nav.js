@@ -3,11 +3,10 @@
 //   need   who sees it: "login" (anyone), "viewer" | "member" | "admin" (role in the workspace), "global" (global admin)
 //   load   the page module; its default export is a Preact component receiving {args} (the hash after
 //          the path, split on "/", still URI-encoded).
-//          `legacy: "ClassName"` marks a page still written as a dom.js class (el, init, update(args), destroy).
 //   flag   optional: the feature flag that gates the page (hidden while the flag is off)
 export const NAV = [
   { path: "dashboard", label: "Home", group: "Run", need: "viewer", load: () => import("./pages/dashboard.js") },
-  { path: "chat", label: "Chat", group: "Run", need: "login", legacy: "ChatView", load: () => import("./views/chat.js") },
+  { path: "chat", label: "Chat", group: "Run", need: "login", load: () => import("./views/chat.js") },
   { path: "approvals", label: "Approvals", group: "Run", need: "viewer", load: () => import("./pages/approvals.js") },
   { path: "agents", label: "Agents", group: "Build", need: "login", load: () => import("./views/agents.js") },
   { path: "wiki", label: "Wiki", group: "Build", need: "viewer", load: () => import("./pages/wiki.js") },

@@ -1,7 +1,6 @@
 // The console's frame: header (workspace, approval and notification badges, theme, user), the sidebar
 // built from nav.js, and the routed page. Pages get the session through SessionContext.
 import { bus, get, session } from "./api.js";
-import { toastError as showError } from "./components/toast.js";
 import { ThemeToggle } from "./theme.js";
 import { HOME, NAV } from "./nav.js";
 import { html, useCallback, useEffect, useMemo, useRef, useState } from "./ui.js";
@@ -186,7 +185,7 @@ function Badges({ workspace, role }) {
 }
 
 
-/** Loads a page's module and shows it: a Preact component, or a legacy dom.js class hosted in a box. */
+/** Loads a page's module and shows it: its default export, a Preact component. */
 function PageHost({ entry, args }) {
   const [mod, setMod] = useState(null);
   const [error, setError] = useState(null);
@@ -197,28 +196,6 @@ function PageHost({ entry, args }) {
   }, [entry]);
   if (error) return html`<div class="page-inner"><${ErrorBox} error=${error} /></div>`;
   if (!mod) return html`<${Loading} />`;
-  if (entry.legacy) return html`<${LegacyHost} View=${mod[entry.legacy]} args=${args} />`;
   const Page = mod.default;
   return html`<${Page} args=${args} />`;
-}
-
-function LegacyHost({ View, args }) {
-  const box = useRef(null);
-  const view = useRef(null);
-  useEffect(() => {
-    const v = new View();
-    view.current = { view: v, ready: Promise.resolve(v.init?.()).catch(showError) };
-    box.current.replaceChildren(v.el);
-    return () => { v.destroy?.(); view.current = null; };
-  }, [View]);
-  const key = args.join("/");
-  useEffect(() => {
-    const current = view.current;
-    if (!current) return;
-    current.ready.then(() => {
-      if (view.current === current) return Promise.resolve(current.view.update?.(args)).catch(showError);
-      return undefined;
-    });
-  }, [View, key]);
-  return html`<div class="legacy-host" ref=${box}></div>`;
 }

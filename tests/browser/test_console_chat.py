@@ -588,3 +588,75 @@ async def test_a_stopped_answer_continues_in_place_where_it_stopped(
     await expect(page.locator(".msg.assistant")).to_have_count(1)
     await expect(last_turn(page).locator(".md")).to_contain_text("part0")
     await expect(last_turn(page).locator(".md")).to_contain_text("and the end.")
+
+
+async def test_an_earlier_answer_is_regenerated_and_an_earlier_question_edited_with_later_messages_in_the_old_version(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text="Answer one."), Script(text="Answer two."), Script(text="Answer one, again."),
+                Script(text="Answer to the edit."))
+    await open_console(page, server, admin)
+    await send(page, "Question one")
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    await send(page, "Question two")
+    await expect(last_turn(page).locator(".md")).to_have_text("Answer two.")
+    await page.locator(".msg.assistant").first.get_by_role("button", name="Regenerate").click()
+    pager = page.get_by_role("group", name="Answer versions")
+    await expect(pager).to_contain_text("2 / 2")
+    # the new version holds the regenerated answer only: the later exchange belongs to the old version
+    await expect(page.locator(".msg.user:visible .msg-text")).to_have_text(["Question one"])
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text(["Answer one, again."])
+    assert [m["content"] for m in llm.requests[-1]["messages"] if m["role"] != "system"] == ["Question one"]
+    await pager.get_by_role("button", name="Previous version").click()
+    await expect(page.locator(".msg.user:visible .msg-text")).to_have_text(["Question one", "Question two"])
+    await expect(page.locator(".msg.assistant:visible .md")).to_have_text(["Answer one.", "Answer two."])
+    await expect(page.locator(".msg.user:visible").get_by_role("button", name="Edit")).to_have_count(0)  # an old version
+    await pager.get_by_role("button", name="Next version").click()
+
+    await send(page, "Question two, asked anew")  # a third exchange, after the regenerated one
+    await expect(page.locator(".msg.assistant:visible").last).to_have_attribute("data-status", "completed")
+    await page.locator(".msg.user:visible", has_text="Question one").get_by_role("button", name="Edit").click()
+    await page.get_by_label("Edit message").fill("Question one, sharper")
+    await page.get_by_role("button", name="Send", exact=True).first.click()
+    await expect(pager).to_contain_text("3 / 3")
+    await expect(page.locator(".msg.user:visible .msg-text")).to_have_text(["Question one, sharper"])
+    assert [m["content"] for m in llm.requests[-1]["messages"] if m["role"] != "system"] == ["Question one, sharper"]
+    await page.reload()  # stored: the versions and what each holds
+    await expect(pager).to_contain_text("3 / 3")
+    await pager.get_by_role("button", name="Previous version").click()
+    await expect(page.locator(".msg.user:visible .msg-text")).to_have_text(["Question one", "Question two, asked anew"])
+
+
+async def test_an_answer_cut_at_the_length_limit_offers_continue(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text="The first half", finish_reason="length"), Script(text=" and the rest."))
+    await open_console(page, server, admin)
+    await send(page, "Tell me everything")
+    turn = last_turn(page)
+    await expect(turn).to_have_attribute("data-status", "completed")
+    await expect(turn.locator(".turn-status")).to_contain_text("length limit")
+    await turn.get_by_role("button", name="Continue").click()
+    await expect(turn.locator(".md")).to_contain_text("The first half and the rest.")
+    await expect(turn.get_by_role("button", name="Continue")).to_have_count(0)
+    await page.reload()
+    await expect(last_turn(page).locator(".md")).to_contain_text("The first half and the rest.")
+    await expect(page.locator(".msg.user")).to_have_count(1)
+
+
+async def test_load_earlier_messages_puts_the_older_page_before_the_others(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    for i in range(51):  # 102 messages: one page of 100 and two more
+        llm.enqueue(Script(text=f"Answer {i}."))
+        body = {"agentId": agent, "conversationId": "c-long", "message": f"Question {i}"}
+        events = await server.client.sse("POST", "/api/v1/chat/stream", body, token="admin")
+        assert events[-1].event == "done", events[-1]
+    await open_console(page, server, admin, "#/chat/c-long")
+    await expect(page.locator(".msg.user").last.locator(".msg-text")).to_have_text("Question 50")
+    await expect(page.locator(".msg.user")).to_have_count(50)
+    await page.get_by_role("button", name="Load earlier messages").click()
+    await expect(page.locator(".msg.user")).to_have_count(51)
+    await expect(page.locator(".msg.user").first.locator(".msg-text")).to_have_text("Question 0")
+    await expect(page.locator(".msg.assistant").first.locator(".md")).to_have_text("Answer 0.")
+    await expect(page.get_by_role("button", name="Load earlier messages")).to_have_count(0)

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from platform_server.features.acp import launch, lifecycle, service
 from platform_server.features.acp.schemas import AcpCreate, AcpToggle, AcpUpdate
+from platform_server.features.acp.view_models import (
+    AcpEndpointView,
+    AcpTestView,
+)
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 
@@ -16,6 +21,7 @@ class _AcpBase(ApiHandler):
 
 class EndpointsHandler(_AcpBase):
     access = {"GET": "viewer", "POST": GLOBAL_ADMIN}
+    answers = {"GET": list_of(AcpEndpointView), "POST": one(AcpEndpointView)}
     body_models = {"POST": AcpCreate}
 
     def get(self) -> None:
@@ -29,6 +35,7 @@ class EndpointsHandler(_AcpBase):
 
 class EndpointHandler(_AcpBase):
     access = {"GET": "viewer", "PUT": GLOBAL_ADMIN, "DELETE": GLOBAL_ADMIN}
+    answers = {"GET": one(AcpEndpointView), "PUT": one(AcpEndpointView), "DELETE": NOTHING}
     body_models = {"PUT": AcpUpdate}
 
     def get(self, id: int) -> None:
@@ -47,6 +54,7 @@ class EndpointHandler(_AcpBase):
 
 class EndpointTestHandler(_AcpBase):
     access = {"POST": GLOBAL_ADMIN}
+    answers = {"POST": one(AcpTestView)}
 
     async def post(self, id: int) -> None:
         """Spawn the agent (sandboxed, in the caller's workspace folder), do `initialize`: `{success, message, protocolVersion, latencyMs, ...}`."""
@@ -58,6 +66,7 @@ class EndpointTestHandler(_AcpBase):
 
 class EndpointToggleHandler(_AcpBase):
     access = {"PUT": GLOBAL_ADMIN}
+    answers = {"PUT": one(AcpEndpointView)}
     body_models = {"PUT": AcpToggle}
 
     def put(self, id: int) -> None:

@@ -14,7 +14,13 @@ from pydantic import BaseModel
 from platform_server.blocking import run_blocking
 from platform_server.features.agents import generate, service
 from platform_server.features.agents.schemas import (
+    AgentCapabilitiesView,
     AgentCreate,
+    AgentDraftView,
+    AgentPromptFilesView,
+    AgentProviderPreferenceView,
+    AgentSkillBindingView,
+    AgentToolBindingView,
     AgentUpdate,
     AgentView,
     GenerateRequest,
@@ -85,6 +91,7 @@ class AgentHandler(ApiHandler):
 
 
 class CapabilitiesHandler(ApiHandler):
+    answers = {"GET": one(AgentCapabilitiesView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -94,6 +101,7 @@ class CapabilitiesHandler(ApiHandler):
 
 
 class GenerateHandler(ApiHandler):
+    answers = {"POST": one(AgentDraftView)}
     access = {"POST": "member"}
     body_models = {"POST": GenerateRequest}
     tags = TAGS
@@ -118,6 +126,7 @@ def _bindings(handler: ApiHandler, model: type[M], field: str) -> M:
 
 
 class SkillsHandler(ApiHandler):
+    answers = {"GET": list_of(AgentSkillBindingView), "PUT": list_of(AgentSkillBindingView)}
     access = {"GET": "viewer", "PUT": "member"}
     body_models = {"PUT": SkillBindings}
     tags = TAGS
@@ -133,6 +142,7 @@ class SkillsHandler(ApiHandler):
 
 
 class SkillHandler(ApiHandler):
+    answers = {"POST": list_of(AgentSkillBindingView), "DELETE": list_of(AgentSkillBindingView)}
     access = {"POST": "member", "DELETE": "member"}
     tags = TAGS
 
@@ -146,6 +156,7 @@ class SkillHandler(ApiHandler):
 
 
 class ToolsHandler(ApiHandler):
+    answers = {"GET": list_of(AgentToolBindingView), "PUT": list_of(AgentToolBindingView)}
     access = {"GET": "viewer", "PUT": "member"}
     body_models = {"PUT": ToolBindings}
     tags = TAGS
@@ -162,6 +173,7 @@ class ToolsHandler(ApiHandler):
 
 
 class ProviderPreferencesHandler(ApiHandler):
+    answers = {"GET": list_of(AgentProviderPreferenceView), "PUT": list_of(AgentProviderPreferenceView)}
     access = {"GET": "viewer", "PUT": "member"}
     body_models = {"PUT": ProviderPreferences}
     tags = TAGS
@@ -177,6 +189,7 @@ class ProviderPreferencesHandler(ApiHandler):
 
 
 class PromptFilesHandler(ApiHandler):
+    answers = {"GET": one(AgentPromptFilesView), "PUT": one(AgentPromptFilesView)}
     access = {"GET": "viewer", "PUT": "member"}
     body_models = {"PUT": PromptFiles}
     tags = TAGS

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from platform_server.features.settings.schemas import SidecarView
 from platform_server.serialize import View
 
 AGENT_TYPES = ("react", "plan_execute")
@@ -246,3 +247,103 @@ class AgentView(View):
     templateId: str | None
     createTime: str | None
     updateTime: str | None
+
+
+class AgentCapabilitiesModelView(View):
+    """The model the runtime would use first for the agent (`resolved` false: the name as configured, unresolved)."""
+
+    provider: str | None
+    modelName: str | None
+    resolved: bool
+
+
+class AgentCapabilitiesView(View):
+    agentId: str
+    model: AgentCapabilitiesModelView
+    modalities: list[str] = Field(description="always starts with `text`")
+    vision: bool
+    sidecar: SidecarView
+
+
+class AgentDraftView(View):
+    """An agent drafted by the default model from a requirement; not saved."""
+
+    name: str
+    icon: str
+    description: str
+    agentType: AgentType
+    runtimeType: str
+    systemPrompt: str
+    role: str
+    goal: str
+    tags: list[str]
+    recommendedQuestions: list[str]
+
+
+class AgentSkillBindingView(View):
+    agentId: str
+    skillId: str
+    enabled: bool
+
+
+class AgentToolBindingView(View):
+    agentId: str
+    toolName: str
+    enabled: bool
+
+
+class AgentProviderPreferenceView(View):
+    agentId: str
+    providerId: str
+    modelId: str | None = Field(description="always null: a preference names a provider")
+    enabled: bool
+    sortOrder: int
+
+
+class AgentPromptFilesView(View):
+    agentId: str
+    files: list[str]
+
+
+class AgentWorkspaceFileView(View):
+    """A file of the agent's workspace (`size`/`modifiedTime` repeated as the original console's `fileSize`/`updateTime`)."""
+
+    path: str
+    size: int
+    modifiedTime: str
+    filename: str
+    fileSize: int
+    updateTime: str
+
+
+class AgentPersonalFileView(AgentWorkspaceFileView):
+    ownerKey: str
+    scope: Literal["PERSONAL"]
+    enabled: bool
+
+
+class AgentPersonalFileContentView(View):
+    filename: str
+    ownerKey: str
+    content: str
+
+
+class AgentMemoryImportEntryView(View):
+    path: str
+    size: int
+    action: Literal["create", "overwrite", "refused"]
+    reason: str | None = Field(default=None, description="why an entry is refused; absent otherwise")
+
+
+class AgentMemoryImportPlanView(View):
+    """What a memory import creates, overwrites and refuses."""
+
+    entries: list[AgentMemoryImportEntryView]
+    createCount: int
+    overwriteCount: int
+    refusedCount: int
+    totalBytes: int
+
+
+class AgentMemoryImportView(AgentMemoryImportPlanView):
+    imported: int = Field(description="files written")

@@ -11,11 +11,19 @@ import pydantic
 from platform_server.blocking import run_blocking
 from platform_server.db import database
 from platform_server.features.agents import files, memory, service
-from platform_server.features.agents.schemas import FileContent
+from platform_server.features.agents.schemas import (
+    AgentMemoryImportPlanView,
+    AgentMemoryImportView,
+    AgentPersonalFileContentView,
+    AgentPersonalFileView,
+    AgentWorkspaceFileView,
+    FileContent,
+)
 from platform_server.features.audit import service as audit
 from platform_server.web.base import ApiHandler, first_validation_error
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 
 TAGS = ("Agents",)
 MAX_READ_BYTES = 50 * 1024 * 1024
@@ -40,6 +48,7 @@ def _audit(caller: Caller, action: str, agent_id: int, detail: str) -> None:
 
 
 class FilesHandler(ApiHandler):
+    answers = {"GET": list_of(AgentWorkspaceFileView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -66,6 +75,7 @@ def _personal_files(root: Path, user_id: int) -> list[dict[str, Any]]:
 
 
 class PersonalFilesHandler(ApiHandler):
+    answers = {"GET": list_of(AgentPersonalFileView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -78,6 +88,7 @@ class PersonalFilesHandler(ApiHandler):
 
 
 class PersonalFileHandler(ApiHandler):
+    answers = {"GET": one(AgentPersonalFileContentView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -97,6 +108,7 @@ class PersonalFileHandler(ApiHandler):
 
 
 class FileHandler(ApiHandler):
+    answers = {"PUT": one(AgentWorkspaceFileView), "DELETE": NOTHING}
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
     body_models = {"PUT": FileContent}
     download_methods = frozenset({"GET"})
@@ -199,12 +211,16 @@ class _MemoryImportBase(ApiHandler):
 
 
 class MemoryImportPreviewHandler(_MemoryImportBase):
+    answers = {"POST": one(AgentMemoryImportPlanView)}
+
     async def post(self, agentId: int) -> None:
         """What an import would create, overwrite and refuse, without writing (multipart `file` or raw ZIP)."""
         self.ok(await self._plan(write=False))
 
 
 class MemoryImportHandler(_MemoryImportBase):
+    answers = {"POST": one(AgentMemoryImportView)}
+
     async def post(self, agentId: int) -> None:
         """Import a memory ZIP (merge; entries outside `MEMORY.md`/`memory/**` are refused)."""
         self.ok(await self._plan(write=True))

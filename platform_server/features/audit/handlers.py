@@ -6,11 +6,13 @@ from platform_server.db import parse_iso
 from platform_server.features.audit import service
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import page_of
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
 
 class AuditEventsHandler(ApiHandler):
+    answers = {"GET": page_of(service.AuditEventView)}
     access = {"GET": "admin"}
     tags = ("Audit",)
     query_params = {

@@ -75,6 +75,15 @@ to_dict = Fields(
     detail="detail",
     createTime=when("create_time"),
 )
+# The answer model (the map reads plain attributes when serving; their types are given here).
+AuditEventView = to_dict.view(
+    "AuditEventView",
+    actorUsername=(str | None, ...),
+    action=(str, ...),
+    resourceType=(str, ...),
+    resourceId=(str | None, ...),
+    detail=(str, ...),
+)
 
 
 def page_events(

@@ -16,6 +16,7 @@ from platform_server.features.auth.schemas import ResetPasswordRequest, RoleRequ
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("Authentication",)
@@ -92,6 +93,7 @@ class _AdminHandler(ApiHandler):
 
 
 class DisableUserHandler(_AdminHandler):
+    answers = {"POST": one(service.UserView)}
     access = {"POST": GLOBAL_ADMIN}
 
     def post(self, id: int) -> None:
@@ -100,6 +102,7 @@ class DisableUserHandler(_AdminHandler):
 
 
 class EnableUserHandler(_AdminHandler):
+    answers = {"POST": one(service.UserView)}
     access = {"POST": GLOBAL_ADMIN}
 
     def post(self, id: int) -> None:
@@ -108,6 +111,7 @@ class EnableUserHandler(_AdminHandler):
 
 
 class UserRoleHandler(_AdminHandler):
+    answers = {"PUT": one(service.UserView)}
     access = {"PUT": GLOBAL_ADMIN}
     body_models = {"PUT": RoleRequest}
 
@@ -117,6 +121,7 @@ class UserRoleHandler(_AdminHandler):
 
 
 class ResetPasswordHandler(_AdminHandler):
+    answers = {"POST": NOTHING}
     access = {"POST": GLOBAL_ADMIN}
     body_models = {"POST": ResetPasswordRequest}
 
@@ -130,6 +135,7 @@ class ResetPasswordHandler(_AdminHandler):
 
 
 class UserTokensHandler(_AdminHandler):
+    answers = {"GET": list_of(service.TokenView)}
     access = {"GET": GLOBAL_ADMIN}
 
     def get(self, id: int) -> None:
@@ -138,6 +144,7 @@ class UserTokensHandler(_AdminHandler):
 
 
 class UserTokenHandler(_AdminHandler):
+    answers = {"DELETE": NOTHING}
     access = {"DELETE": GLOBAL_ADMIN}
 
     def delete(self, id: int, tokenId: int) -> None:

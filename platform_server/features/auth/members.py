@@ -8,12 +8,14 @@ from typing import Any
 from platform_server.db import database, iso
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import User
+from platform_server.features.auth.schemas import WorkspaceMemberAddedView, WorkspaceMemberView
 from platform_server.features.workspaces import service as workspaces
 from platform_server.features.workspaces.models import WorkspaceMember
 from platform_server.features.workspaces.schemas import MemberRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN, Caller
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
 
@@ -55,6 +57,7 @@ def add_member(caller: Caller, workspace_id: int, user_id: int, role: str) -> di
 
 
 class MembersHandler(ApiHandler):
+    answers = {"GET": list_of(WorkspaceMemberView), "POST": one(WorkspaceMemberAddedView)}
     access = {"GET": LOGIN, "POST": LOGIN}
     body_models = {"POST": MemberRequest}
     tags = ("Workspaces",)

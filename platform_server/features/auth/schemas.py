@@ -67,3 +67,19 @@ class NewTokenView(View):
     tokenPrefix: str
     createTime: str | None
     expiresAt: str | None
+
+
+class WorkspaceMemberView(View):
+    """A workspace member with the user's names."""
+
+    userId: str
+    username: str
+    nickname: str
+    role: Literal["owner", "admin", "member", "viewer"]
+    createTime: str | None
+
+
+class WorkspaceMemberAddedView(View):
+    userId: str
+    username: str
+    role: Literal["owner", "admin", "member", "viewer"]

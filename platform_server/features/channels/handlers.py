@@ -13,7 +13,20 @@ from platform_server.features.channels.platforms import ADAPTERS
 from platform_server.features.channels.platforms.base import Handshake, PlatformAdapter
 from platform_server.features.channels.platforms.settings import describe
 from platform_server.features.channels.runtime import conversation_id_for
-from platform_server.features.channels.schemas import ChannelCreate, ChannelUpdate, ToggleRequest, WebchatRequest
+from platform_server.features.channels.schemas import (
+    ChannelCreate,
+    ChannelHealthView,
+    ChannelInboundView,
+    ChannelPlatformView,
+    ChannelPreflightView,
+    ChannelsStatusView,
+    ChannelUpdate,
+    ChannelView,
+    NewChannelView,
+    ToggleRequest,
+    WebchatConfigView,
+    WebchatRequest,
+)
 from platform_server.features.chat import service as chat_service
 from platform_server.features.chat.handlers import StreamingHandler
 from platform_server.features.conversations.service import key_for
@@ -22,12 +35,14 @@ from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, PUBLIC
 from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import gated, route
 
 TAGS = ("Channels",)
 
 
 class ChannelsHandler(ApiHandler):
+    answers = {"GET": list_of(ChannelView), "POST": one(NewChannelView)}
     access = {"GET": "viewer", "POST": "admin"}
     body_models = {"POST": ChannelCreate}
     tags = TAGS
@@ -45,6 +60,7 @@ class ChannelsHandler(ApiHandler):
 
 
 class ChannelHandler(ApiHandler):
+    answers = {"GET": one(ChannelView), "PUT": one(ChannelView), "DELETE": NOTHING}
     access = {"GET": "viewer", "PUT": "admin", "DELETE": "admin"}
     body_models = {"PUT": ChannelUpdate}
     tags = TAGS
@@ -67,6 +83,7 @@ class ChannelHandler(ApiHandler):
 
 
 class ToggleHandler(ApiHandler):
+    answers = {"PUT": one(ChannelView)}
     access = {"PUT": "admin"}
     body_models = {"PUT": ToggleRequest}
     tags = TAGS
@@ -78,6 +95,7 @@ class ToggleHandler(ApiHandler):
 
 
 class PlatformsHandler(ApiHandler):
+    answers = {"GET": list_of(ChannelPlatformView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -87,6 +105,7 @@ class PlatformsHandler(ApiHandler):
 
 
 class TypeHandler(ApiHandler):
+    answers = {"GET": list_of(ChannelView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -96,6 +115,7 @@ class TypeHandler(ApiHandler):
 
 
 class PreflightHandler(ApiHandler):
+    answers = {"POST": one(ChannelPreflightView)}
     access = {"POST": "admin"}
     body_models = {"POST": ChannelCreate}
     tags = TAGS
@@ -119,6 +139,7 @@ class PreflightHandler(ApiHandler):
 
 
 class HealthHandler(ApiHandler):
+    answers = {"GET": one(ChannelHealthView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -130,6 +151,7 @@ class HealthHandler(ApiHandler):
 
 
 class AllHealthHandler(ApiHandler):
+    answers = {"GET": list_of(ChannelHealthView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -141,6 +163,7 @@ class AllHealthHandler(ApiHandler):
 
 
 class StatusHandler(ApiHandler):
+    answers = {"GET": one(ChannelsStatusView)}
     access = {"GET": GLOBAL_ADMIN}
     tags = TAGS
 
@@ -150,6 +173,7 @@ class StatusHandler(ApiHandler):
 
 
 class WebhookStatusHandler(ApiHandler):
+    answers = {"GET": one(ChannelsStatusView)}
     access = {"GET": "admin"}
     tags = TAGS
 
@@ -162,6 +186,8 @@ class WebhookStatusHandler(ApiHandler):
 
 class WebhookHandler(ApiHandler):
     """Inbound message callback of one platform type (public; HMAC-signed)."""
+
+    answers = {"POST": one(ChannelInboundView)}
 
     access = {"POST": PUBLIC}
     max_body_setting = "public_message_max_body_bytes"
@@ -214,6 +240,7 @@ async def webchat_channel(handler: ApiHandler, token: str) -> Channel:
 
 
 class WebchatConfigHandler(ApiHandler):
+    answers = {"GET": one(WebchatConfigView)}
     access = {"GET": PUBLIC}
     tags = TAGS
     query_params = {"GET": [{"name": "token", "in": "query", "required": True, "schema": {"type": "string"}}]}

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from platform_server.features.channels import CHANNELS, pairing
-from platform_server.features.channels.schemas import PairingBegin
+from platform_server.features.channels.schemas import PairingBegin, PairingStartView, PairingView
 from platform_server.web.base import ApiHandler
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 
 TAGS = ("Channels",)
@@ -35,6 +36,7 @@ class PairingBase(ApiHandler):
 
 
 class QrBeginHandler(PairingBase):
+    answers = {"POST": one(PairingStartView)}
     access = {"POST": "admin"}
     body_models = {"POST": PairingBegin}
 
@@ -44,6 +46,7 @@ class QrBeginHandler(PairingBase):
 
 
 class QrStatusHandler(PairingBase):
+    answers = {"GET": one(PairingView)}
     access = {"GET": "admin"}
     query_params = {"GET": SESSION_QUERY}
 
@@ -53,6 +56,7 @@ class QrStatusHandler(PairingBase):
 
 
 class RegisterBeginHandler(PairingBase):
+    answers = {"POST": one(PairingStartView)}
     access = {"POST": "admin"}
     body_models = {"POST": PairingBegin}
     purpose = "register"
@@ -63,6 +67,7 @@ class RegisterBeginHandler(PairingBase):
 
 
 class RegisterStatusHandler(PairingBase):
+    answers = {"GET": one(PairingView)}
     access = {"GET": "admin"}
     query_params = {"GET": SESSION_QUERY}
     purpose = "register"
@@ -73,6 +78,7 @@ class RegisterStatusHandler(PairingBase):
 
 
 class LoginQrHandler(PairingBase):
+    answers = {"GET": one(PairingStartView)}
     access = {"GET": "admin"}
     query_params = {"GET": CHANNEL_QUERY}
     purpose = "login"
@@ -84,6 +90,7 @@ class LoginQrHandler(PairingBase):
 
 
 class LoginQrStatusHandler(PairingBase):
+    answers = {"GET": one(PairingView)}
     access = {"GET": "admin"}
     query_params = {"GET": SESSION_QUERY}
     purpose = "login"

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 from platform_server.features.agents import service as agents
 from platform_server.features.chat import CHAT, live, service
-from platform_server.features.chat.schemas import ExecuteRequest
+from platform_server.features.chat.schemas import (
+    AgentStateView,
+    ExecuteRequest,
+    ExecuteResultView,
+    RuntimeRecycleView,
+    RuntimeSnapshotView,
+    RuntimeStopView,
+)
 from platform_server.features.chat.service import ChatService, TurnRequest
 from platform_server.features.conversations import service as conversations
 from platform_server.features.plans import service as plans
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import NotFound
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 
 TAGS = ("Admin runtime",)
@@ -32,12 +40,16 @@ class AdminHandler(ApiHandler):
 
 
 class SnapshotHandler(AdminHandler):
+    answers = {"GET": one(RuntimeSnapshotView)}
+
     def get(self) -> None:
         """Every in-flight (and recently finished, still replayable) turn as `{summary, runs, subagents, timestamp}`."""
         self.ok(live.live_snapshot(self.runtime.turns.all(), self.config.stuck_turn_s))
 
 
 class AdminStopHandler(AdminHandler):
+    answers = {"POST": one(RuntimeStopView)}
+
     def post(self, conversationId: str) -> None:
         """Friendly stop: the turn winds down at its next checkpoint."""
         turns = self.turns_of(conversationId)
@@ -45,6 +57,8 @@ class AdminStopHandler(AdminHandler):
 
 
 class RecycleHandler(AdminHandler):
+    answers = {"POST": one(RuntimeRecycleView)}
+
     async def post(self, conversationId: str) -> None:
         """Force recycle: cancel the turn and drop its run state, for when a friendly stop is ignored."""
         turns = self.turns_of(conversationId)
@@ -53,6 +67,8 @@ class RecycleHandler(AdminHandler):
 
 
 class SweepHandler(AdminHandler):
+    answers = {"POST": one(RuntimeRecycleView)}
+
     async def post(self) -> None:
         """Recycle every turn with no event for longer than `stuck_turn_s`."""
         swept = await self.runtime.sweep()
@@ -60,6 +76,7 @@ class SweepHandler(AdminHandler):
 
 
 class AgentStateHandler(ApiHandler):
+    answers = {"GET": one(AgentStateView)}
     access = {"GET": "viewer"}
     tags = ("Agents",)
 
@@ -83,6 +100,7 @@ class AgentStateHandler(ApiHandler):
 
 
 class ExecuteHandler(ApiHandler):
+    answers = {"POST": one(ExecuteResultView)}
     access = {"POST": "viewer"}
     body_models = {"POST": ExecuteRequest}
     tags = ("Agents",)

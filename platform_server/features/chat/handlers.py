@@ -6,7 +6,15 @@ import asyncio
 
 from platform_server.blocking import run_blocking
 from platform_server.features.chat import CHAT, admin, approvals, lifecycle, service, uploads
-from platform_server.features.chat.schemas import ChatResultView, ChatStreamRequest, InterruptRequest, SyncChatRequest
+from platform_server.features.chat.schemas import (
+    ChatInterruptView,
+    ChatResultView,
+    ChatStopView,
+    ChatStreamRequest,
+    ChatUploadView,
+    InterruptRequest,
+    SyncChatRequest,
+)
 from platform_server.features.conversations import service as conversations
 from platform_server.platform import DrainHook
 from platform_server.ports.events import Subscription, stream
@@ -81,6 +89,7 @@ class ChatStreamHandler(StreamingHandler):
             req.modelName,
             req.endUserId,
             regenerate=req.regenerate,
+            regenerate_from=req.regenerateFrom,
             continuation=req.continueAnswer,
         )
         await self.stream_turn(turn)
@@ -144,6 +153,7 @@ class AgentSyncChatHandler(SyncChatHandler):
 
 
 class StopHandler(ApiHandler):
+    answers = {"POST": one(ChatStopView)}
     access = {"POST": LOGIN}
     query_token = True
     tags = TAGS
@@ -164,6 +174,7 @@ class StopHandler(ApiHandler):
 
 
 class InterruptHandler(ApiHandler):
+    answers = {"POST": one(ChatInterruptView)}
     access = {"POST": "viewer"}
     body_models = {"POST": InterruptRequest}
     tags = TAGS
@@ -186,6 +197,7 @@ class InterruptHandler(ApiHandler):
 
 
 class UploadHandler(ApiHandler):
+    answers = {"POST": one(ChatUploadView)}
     access = {"POST": "viewer"}
     max_body_setting = "upload_max_bytes"
     spool_body = True

@@ -89,6 +89,7 @@ class ReactLoop:
             turn.set_phase("thinking")  # the model has the request; "writing" at its first token
             finish = await self.stream_model(turn, setup.targets, chat_req, answer, totals)
             if not finish.tool_calls:
+                answer.cut = finish.reason == "length"  # cut by the token limit: the console offers Continue
                 answer.citations = mark_cited(setup.citations, answer.content)  # GET messages returns them
                 if final_with_turn_end:
                     answer.unsaved = "completed"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, JsonValue, model_validator
 
+from platform_server.features.plans.service import PlanDetailView
 from platform_server.serialize import View
 
 ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
@@ -34,6 +35,9 @@ class ChatStreamRequest(BaseModel):
     endUserId: str | None = Field(default=None, max_length=128)
     # the last question and its answer become an earlier version; `message` (the same text, or an edit) is asked anew
     regenerate: bool = False
+    # with regenerate: the id of an earlier question to ask anew (default: the last one); it and every message
+    # after it become an earlier version (a branch kept and pageable), as ChatGPT and Open WebUI do
+    regenerateFrom: str | None = Field(default=None, max_length=20)
     # go on with the last answer (a stopped or cut one): a marked continuation prompt, no question of the user's
     continueAnswer: bool = False
 
@@ -46,6 +50,8 @@ class ChatStreamRequest(BaseModel):
             if self.regenerate or self.contentParts:
                 raise ValueError("continueAnswer goes alone (no regenerate, no contentParts)")
             self.message = self.message or CONTINUE_PROMPT
+        if self.regenerateFrom is not None and not self.regenerate:
+            raise ValueError("regenerateFrom goes with regenerate: true")
         if not self.reconnect:
             if self.message is None and not self.contentParts:
                 raise ValueError("message or contentParts is required")
@@ -93,3 +99,98 @@ class ChatResultView(View):
     completionTokens: int
     toolCalls: list[dict[str, object]]
     citations: list[object] = Field(description="the knowledge passages the answer was given")
+
+
+class ChatStopView(View):
+    stopped: bool
+    deniedApprovals: int | None = Field(default=None, description="pending tool calls the stop denied; sent when any")
+
+
+class ChatInterruptView(View):
+    """A follow-up queued for the running turn, or (a yes/no while a tool call waits) the approval it resolved."""
+
+    queued: bool
+    queueSize: int | None = Field(default=None, description="messages waiting, when queued")
+    resolved: Literal["approved", "denied"] | None = Field(default=None, description="the decision, when the message answered an approval")
+    reason: str | None = Field(default=None, description="`no_active_stream`, or why an approval was refused")
+
+
+class ChatUploadView(View):
+    """An uploaded attachment; `url` is readable by the uploader only."""
+
+    storedName: str
+    url: str
+    name: str
+    size: int
+    contentType: str
+    createTime: str
+
+
+class AgentStateView(View):
+    agentId: str
+    enabled: bool
+    state: Literal["running", "idle"]
+    activeTurns: int
+    myRunningConversations: list[str] = Field(description="the caller's own conversations with a running turn")
+
+
+class ExecuteResultView(ChatResultView):
+    plan: PlanDetailView | None  # type: ignore[valid-type]  # a view derived from the plan Fields map
+
+
+class RuntimeSummaryView(View):
+    running: int
+    stuck: int
+    orphan: int
+    queued: int
+    subagentsActive: int
+
+
+class RuntimeTurnView(View):
+    """One turn as the admin runtime view shows it (`Turn.snapshot` and the live fields)."""
+
+    conversationId: str
+    userId: str
+    agentId: str
+    workspaceId: str
+    status: str
+    phase: str | None
+    running: bool
+    startedAt: float = Field(description="epoch seconds")
+    secondsSinceLastEvent: float
+    events: int
+    subscribers: int
+    queued: int
+    stopRequested: bool
+    agentName: str | None
+    agentIcon: str | None
+    username: str | None
+    currentPhase: str | None
+    runningToolName: str | None
+    waitingReason: str | None
+    done: bool
+    firstTokenReceived: bool
+    subscriberCount: int
+    queueLen: int
+    ageMs: int
+    msSinceLastEvent: int
+    stuckReason: str | None
+    orphan: bool
+    subagentCount: int
+
+
+class RuntimeSnapshotView(View):
+    summary: RuntimeSummaryView
+    runs: list[RuntimeTurnView] = Field(description="turns in flight")
+    turns: list[RuntimeTurnView] = Field(description="in flight and finished ones still kept for replay")
+    subagents: list[JsonValue] = Field(description="always empty: sub-agent runs are listed by /subagents")
+    timestamp: int = Field(description="epoch milliseconds")
+
+
+class RuntimeStopView(View):
+    stopRequested: int
+
+
+class RuntimeRecycleView(View):
+    recycled: int
+    conversationIds: list[str] | None = Field(default=None, description="the swept conversations (sweep only)")

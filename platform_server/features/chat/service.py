@@ -61,7 +61,8 @@ class TurnRequest:
     command: str | None = None  # "approved" / "denied": resolve the pending tool call first
     text_commands: bool = False  # the sender may resolve a pending call by sending `/approve` or `/deny`
     held: bool = False  # set when the message arrives while a call waits for someone else's decision
-    regenerate: bool = False  # the last exchange is kept as an earlier version (store.retire_last_exchange)
+    regenerate: bool = False  # the last exchange is kept as an earlier version (store.retire_exchange)
+    regenerate_from: int | None = None  # ...or this earlier question and everything after it
     continuation: bool = False  # the message asks the model to go on with its last answer (marked, not a question)
 
 
@@ -139,7 +140,7 @@ class ChatService:
                 approvals.supersede(caller.user_id, req.conversation_id)
             metadata: JsonObject | None = {"command": command} if command else {"heldForApproval": True} if req.held else None
             if req.regenerate and not command:
-                metadata = {**(metadata or {}), "versionOf": self.store.retire_last_exchange(conv)}
+                metadata = {**(metadata or {}), "versionOf": self.store.retire_exchange(conv, req.regenerate_from)}
             elif req.continuation and not command:
                 self.store.check_continuable(conv)
                 metadata = {**(metadata or {}), "continuation": True}
@@ -406,6 +407,7 @@ class ChatService:
                 "completionTokens": totals.completion,
                 "messageCount": count,
                 "timing": answer.timing if answer else None,  # the final answer's; stored in its metadata too
+                "finishReason": "length" if answer and answer.cut else None,  # cut by the token limit
             }
             turn.publish("done", done, None if failed else done_id)  # after the error frame: a later id
         finally:
@@ -437,6 +439,7 @@ def begin_turn(
     source: str = "web",
     regenerate: bool = False,
     continuation: bool = False,
+    regenerate_from: str | None = None,
 ) -> Turn:
     """Resolve the agent and conversation (owner only) and start a new turn."""
     cid = conversations.validate_id(conversation_id)
@@ -455,6 +458,7 @@ def begin_turn(
             source=source,
             text_commands=True,  # the authenticated owner, console or API
             regenerate=regenerate,
+            regenerate_from=parse_long("regenerateFrom", regenerate_from) if regenerate_from else None,
             continuation=continuation,
         )
     )

@@ -70,6 +70,7 @@ class Answer:
     announced: bool = False  # its message_complete event went out
     citations: list[JsonObject] = field(default_factory=list)  # knowledge passages it was given ([1], [2], ...)
     timing: JsonObject | None = None  # time to first token and tokens/s of its model call (react.timing_of)
+    cut: bool = False  # the model stopped at its token limit (finish_reason "length"): stored as finishReason
 
 
 def preview_of(text: str) -> str:
@@ -201,6 +202,8 @@ class TurnStore:
             metadata["citations"] = answer.citations
         if answer.timing:
             metadata["timing"] = answer.timing
+        if answer.cut:
+            metadata["finishReason"] = "length"
         preview = preview_of(answer.content)
         fields: JsonObject = {
             "content": answer.content,
@@ -329,19 +332,30 @@ class TurnStore:
             raise BadRequest("continueAnswer: the conversation's last message is not an answer to continue")
 
     @staticmethod
-    def retire_last_exchange(conv: Conversation) -> int:
-        """Keep the last question and everything after it as an earlier version (`metadata.retired`, hidden
-        from the model's view; GET messages still lists it) for a regenerated or edited question (call inside
-        `transaction()`). Returns the exchange's version group: the id of its first question."""
-        rows = list(Message.select().where(Message.conversation == conv.id).order_by(Message.id.desc()).limit(500))
+    def retire_exchange(conv: Conversation, from_id: int | None = None) -> int:
+        """Keep a question (the last one, or `from_id`) and every live message after it as an earlier version
+        (`metadata.retired`, hidden from the model's view; GET messages still lists it) for a regenerated or
+        edited question (call inside `transaction()`). The later exchanges belong to that old version, as in
+        ChatGPT: `metadata.branch` (the retired question's id) keeps them together. Returns the exchange's
+        version group: the id of its first question."""
+        q = Message.select().where(Message.conversation == conv.id).order_by(Message.id.desc())
+        rows = list(q.where(Message.id >= from_id) if from_id is not None else q.limit(500))
         live = [m for m in rows if not (m.metadata or {}).get("retired")]
-        question = next((m for m in live if m.role == "user" and not (m.metadata or {}).get("command")), None)
-        if question is None:
-            raise BadRequest("regenerate: this conversation has no question to answer again")
+        questions = [m for m in live if m.role == "user" and not any((m.metadata or {}).get(k) for k in ("command", "continuation"))]
+        if from_id is not None:
+            question = next((m for m in questions if m.id == from_id), None)
+            if question is None:
+                raise BadRequest("regenerateFrom: not a question of this conversation's current version")
+        else:
+            question = questions[0] if questions else None
+            if question is None:
+                raise BadRequest("regenerate: this conversation has no question to answer again")
         group = int((question.metadata or {}).get("versionOf") or question.id)
         for m in live:
             if m.id >= question.id:
-                Message.update(metadata={**(m.metadata or {}), "retired": True, "versionOf": group}).where(Message.id == m.id).execute()
+                meta = {**(m.metadata or {}), "retired": True, "branch": question.id}
+                meta.setdefault("versionOf", group)  # a later exchange keeps its own group (its own pager)
+                Message.update(metadata=meta).where(Message.id == m.id).execute()
         return group
 
     # ---- reads of a turn --------------------------------------------------------------------------

@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 from platform_server.features.compat import service
+from platform_server.features.compat.schemas import (
+    AgentKbBindingView,
+    ContentItemsPageView,
+    ContentItemsSummaryView,
+    DocContentView,
+    DocView,
+    DshDiagnosticsView,
+    DshStatusView,
+    SearchProvidersView,
+    SsoProvidersView,
+)
 from platform_server.features.conversations import service as conversations
 from platform_server.features.wiki import kbs
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
 
 class SsoProvidersHandler(ApiHandler):
+    answers = {"GET": one(SsoProvidersView)}
     access = {"GET": PUBLIC}
     tags = ("Authentication",)
 
@@ -22,6 +35,7 @@ class SsoProvidersHandler(ApiHandler):
 
 
 class DocsHandler(ApiHandler):
+    answers = {"GET": list_of(DocView)}
     access = {"GET": LOGIN}
     tags = ("Console",)
 
@@ -31,6 +45,7 @@ class DocsHandler(ApiHandler):
 
 
 class DocContentHandler(ApiHandler):
+    answers = {"GET": one(DocContentView)}
     access = {"GET": LOGIN}
     tags = ("Console",)
 
@@ -43,6 +58,7 @@ class DocContentHandler(ApiHandler):
 
 
 class ContentItemsHandler(ApiHandler):
+    answers = {"GET": one(ContentItemsPageView)}
     access = {"GET": "viewer"}
     tags = ("Console",)
 
@@ -53,6 +69,7 @@ class ContentItemsHandler(ApiHandler):
 
 
 class ContentItemsSummaryHandler(ApiHandler):
+    answers = {"GET": one(ContentItemsSummaryView)}
     access = {"GET": "viewer"}
     tags = ("Console",)
 
@@ -62,6 +79,7 @@ class ContentItemsSummaryHandler(ApiHandler):
 
 
 class DshStatusHandler(ApiHandler):
+    answers = {"GET": one(DshStatusView)}
     access = {"GET": GLOBAL_ADMIN}
     tags = ("Console",)
 
@@ -71,6 +89,7 @@ class DshStatusHandler(ApiHandler):
 
 
 class DshDiagnosticsHandler(ApiHandler):
+    answers = {"GET": one(DshDiagnosticsView)}
     access = {"GET": "viewer"}
     tags = ("Console",)
 
@@ -80,6 +99,7 @@ class DshDiagnosticsHandler(ApiHandler):
 
 
 class SearchProvidersHandler(ApiHandler):
+    answers = {"GET": one(SearchProvidersView)}
     access = {"GET": LOGIN}
     tags = ("Settings",)
 
@@ -89,6 +109,7 @@ class SearchProvidersHandler(ApiHandler):
 
 
 class TeamWorkerContextHandler(ApiHandler):
+    answers = {"GET": NOTHING}
     access = {"GET": "viewer"}
     tags = ("Conversations",)
 
@@ -99,6 +120,7 @@ class TeamWorkerContextHandler(ApiHandler):
 
 
 class AgentKbsHandler(ApiHandler):
+    answers = {"GET": list_of(AgentKbBindingView), "PUT": list_of(AgentKbBindingView)}
     access = {"GET": "viewer", "PUT": "member"}
     tags = ("Agents",)
 

@@ -9,6 +9,8 @@ from platform_server.features.conversations.schemas import (
     BatchDeleteRequest,
     ConversationView,
     DeletedCount,
+    MessageHistoryView,
+    MessageView,
     ModelRequest,
     PinRequest,
     RatingRequest,
@@ -83,6 +85,7 @@ class ConversationHandler(ApiHandler):
 
 
 class MessagesHandler(ApiHandler):
+    answers = {"GET": one(MessageHistoryView), "DELETE": NOTHING}
     access = {"GET": "viewer", "DELETE": "viewer"}
     tags = TAGS
     query_params = {
@@ -151,6 +154,7 @@ class ModelHandler(ApiHandler):
 
 
 class RatingHandler(ApiHandler):
+    answers = {"PUT": one(MessageView)}
     access = {"PUT": "viewer"}
     body_models = {"PUT": RatingRequest}
     tags = TAGS

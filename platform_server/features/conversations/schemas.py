@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, JsonValue, RootModel
 
 from platform_server.serialize import View
 
@@ -62,3 +62,36 @@ class DeletedCount(View):
 class StreamStatusView(View):
     streamStatus: str | None
     conversationId: str
+
+
+class MessageView(View):
+    """A stored message (`service.message_vo`); `status` is `streaming` while its answer runs (`generating` for
+    the original console)."""
+
+    id: str
+    conversationId: str
+    role: str = Field(description="user, assistant, tool or system")
+    content: str | None
+    toolName: str | None
+    status: str | None = Field(description="completed, streaming, stopped, failed, ...")
+    createTime: str | None
+    metadata: dict[str, JsonValue] = Field(
+        description="what the turn recorded with the message: toolCalls, reasoning, citations, timing, rating, versions, "
+        "toolCallId/arguments/success of a tool result, goalEvaluation, ..."
+    )
+    contentParts: list[dict[str, JsonValue]] | None = Field(description="the parts the user sent: `{type: text, text}` or `{type: image, url}`")
+    promptTokens: int | None
+    completionTokens: int | None
+    runtimeModel: str | None
+    runtimeProvider: str | None
+
+
+class MessageWindowView(View):
+    """The latest `limit` messages (or those before `beforeId`), oldest first."""
+
+    messages: list[MessageView]
+    hasMore: bool
+
+
+class MessageHistoryView(RootModel[list[MessageView] | MessageWindowView]):
+    """Every message oldest first, or a window of them when `limit` is given."""

@@ -6,8 +6,15 @@ from platform_server.db import utcnow
 from platform_server.features.cron import CRON, schedule, service, triggers
 from platform_server.features.cron.runner import CronScheduler
 from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate, EventEnvelope, ToggleRequest, TriggerCreate, TriggerUpdate
+from platform_server.features.cron.view_models import (
+    CronJobView,
+    CronPreviewView,
+    TriggerFiringView,
+    TriggerView,
+)
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import ApiError, BadRequest
+from platform_server.web.openapi_answers import NOTHING, list_of, list_or_page, one
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
@@ -32,6 +39,7 @@ class CronHandler(ApiHandler):
 
 class CronJobsHandler(CronHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(CronJobView), "POST": one(CronJobView)}
     body_models = {"POST": CronJobCreate}
 
     def get(self) -> None:
@@ -46,6 +54,7 @@ class CronJobsHandler(CronHandler):
 
 class ActiveRunsHandler(CronHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(service.CronRunView)}
     query_params = {"GET": [{"name": "conversationId", "in": "query", "schema": {"type": "string"}}]}
 
     def get(self) -> None:
@@ -56,6 +65,7 @@ class ActiveRunsHandler(CronHandler):
 
 class PreviewHandler(CronHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(CronPreviewView)}
     query_params = {
         "GET": [
             {"name": "cronExpression", "in": "query", "required": True, "schema": {"type": "string"}},
@@ -77,6 +87,7 @@ class PreviewHandler(CronHandler):
 
 class CronJobHandler(CronHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    answers = {"GET": one(CronJobView), "PUT": one(CronJobView), "DELETE": NOTHING}
     body_models = {"PUT": CronJobUpdate}
 
     def get(self, id: int) -> None:
@@ -96,6 +107,7 @@ class CronJobHandler(CronHandler):
 
 class RunNowHandler(CronHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(service.CronRunView)}
 
     def post(self, id: int) -> None:
         """Run now in the background; answers the run (status `running`) at once."""
@@ -104,6 +116,7 @@ class RunNowHandler(CronHandler):
 
 class ToggleHandler(CronHandler):
     access = {"PUT": "member"}
+    answers = {"PUT": one(CronJobView)}
     body_models = {"PUT": ToggleRequest}
 
     def put(self, id: int) -> None:
@@ -113,6 +126,7 @@ class ToggleHandler(CronHandler):
 
 
 class CronRunsHandler(CronHandler):
+    answers = {"GET": list_or_page(service.CronRunView)}
     access = {"GET": "viewer"}
     query_params = {"GET": PAGE_PARAMS}
     tags = ("Dashboard",)
@@ -141,6 +155,7 @@ class CronJobRunsHandler(CronRunsHandler):
 
 class TriggersHandler(CronHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(TriggerView), "POST": one(TriggerView)}
     body_models = {"POST": TriggerCreate}
 
     def get(self) -> None:
@@ -155,6 +170,7 @@ class TriggersHandler(CronHandler):
 
 class TriggerEventsHandler(CronHandler):
     access = {"POST": "member"}
+    answers = {"POST": list_of(TriggerFiringView)}
     body_models = {"POST": EventEnvelope}
 
     def post(self) -> None:
@@ -165,6 +181,7 @@ class TriggerEventsHandler(CronHandler):
 
 class TriggerHandler(CronHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    answers = {"GET": one(TriggerView), "PUT": one(TriggerView), "DELETE": NOTHING}
     body_models = {"PUT": TriggerUpdate}
 
     def get(self, id: int) -> None:

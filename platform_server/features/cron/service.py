@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
+
+import pydantic
 
 from platform_server.db import database, utcnow
 from platform_server.features.agents.models import Agent
@@ -264,6 +266,25 @@ run_dict = Fields(
     triggerType=lambda run: "scheduled" if run.cause == "schedule" else run.cause,
     tokenUsage=lambda run: (run.prompt_tokens or 0) + (run.completion_tokens or 0) if run.prompt_tokens is not None else None,
     errorMessage="error",
+)
+# The runs' answer models (the map reads plain attributes when serving; their types are given here).
+CronRunView = run_dict.view(
+    "CronRunView",
+    jobType=(Literal["cron_job", "trigger"], ...),
+    cronJobId=(str | None, ...),
+    triggerId=(str | None, ...),
+    jobName=(str, ...),
+    cause=(str, pydantic.Field(description="schedule, manual or event")),
+    status=(str, pydantic.Field(description="running, succeeded, failed or awaiting_approval")),
+    durationMs=(int | None, ...),
+    conversationId=(str | None, ...),
+    error=(str | None, ...),
+    promptTokens=(int | None, ...),
+    completionTokens=(int | None, ...),
+    eventId=(str | None, ...),
+    triggerType=(str, pydantic.Field(description="scheduled, manual or event")),
+    tokenUsage=(int | None, ...),
+    errorMessage=(str | None, ...),
 )
 
 

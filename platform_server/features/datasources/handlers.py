@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from platform_server.features.datasources import service, tool
-from platform_server.features.datasources.schemas import DatasourceCreate, DatasourceUpdate, ToggleRequest
+from platform_server.features.datasources.schemas import DatasourceCreate, DatasourceTestView, DatasourceUpdate, ToggleRequest
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.web.base import ApiHandler
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("Datasources",)
 
 
 class DatasourcesHandler(ApiHandler):
+    answers = {"GET": list_of(service.DatasourceView), "POST": one(service.DatasourceView)}
     access = {"GET": "viewer", "POST": "admin"}
     body_models = {"POST": DatasourceCreate}
     tags = TAGS
@@ -27,6 +29,7 @@ class DatasourcesHandler(ApiHandler):
 
 
 class DatasourceHandler(ApiHandler):
+    answers = {"GET": one(service.DatasourceView), "PUT": one(service.DatasourceView), "DELETE": NOTHING}
     access = {"GET": "viewer", "PUT": "admin", "DELETE": "admin"}
     body_models = {"PUT": DatasourceUpdate}
     tags = TAGS
@@ -47,6 +50,7 @@ class DatasourceHandler(ApiHandler):
 
 
 class TestHandler(ApiHandler):
+    answers = {"POST": one(DatasourceTestView)}
     access = {"POST": "member"}
     tags = TAGS
 
@@ -56,6 +60,7 @@ class TestHandler(ApiHandler):
 
 
 class ToggleHandler(ApiHandler):
+    answers = {"PUT": one(service.DatasourceView)}
     access = {"PUT": "admin"}
     body_models = {"PUT": ToggleRequest}
     tags = TAGS

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from platform_server.serialize import View
+
 
 class DatasourceCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
@@ -24,3 +26,9 @@ class DatasourceUpdate(BaseModel):
 
 class ToggleRequest(BaseModel):
     enabled: bool
+
+
+class DatasourceTestView(View):
+    success: bool
+    message: str
+    latencyMs: int

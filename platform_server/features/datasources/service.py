@@ -6,7 +6,10 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import pydantic
+from pydantic import JsonValue
 
 from platform_server.blocking import run_blocking
 from platform_server.config import Config
@@ -90,6 +93,16 @@ to_dict = Fields(
     lastTestTime=when("last_test_time"),
     createTime=when("create_time"),
     updateTime=when("update_time"),
+)
+# The answer model: the map reads plain attributes (no wrapper per field when serving), so their types are given here.
+DatasourceView = to_dict.view(
+    "DatasourceView",
+    name=(str, ...),
+    type=(Literal["sqlite", "http"], ...),
+    description=(str, ...),
+    config=(dict[str, JsonValue], pydantic.Field(description="the connection settings as given, secrets masked")),
+    enabled=(bool, ...),
+    lastTestOk=(bool | None, pydantic.Field(description="the last test's outcome; null before the first")),
 )
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from platform_server.features.goals import service
-from platform_server.features.goals.schemas import AbandonRequest, CriterionRequest, GoalCreate, GoalUpdate
+from platform_server.features.goals.schemas import AbandonRequest, CriterionRequest, GoalCreate, GoalEventView, GoalUpdate, GoalView
 from platform_server.web.base import ApiHandler
+from platform_server.web.openapi_answers import list_of, maybe, one
 from platform_server.web.routing import route
 
 TAGS = ("Goals",)
@@ -12,6 +13,7 @@ TAGS = ("Goals",)
 
 class GoalsHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "viewer"}
+    answers = {"GET": list_of(GoalView), "POST": one(GoalView)}
     body_models = {"POST": GoalCreate}
     query_params = {"GET": [{"name": "status", "in": "query", "schema": {"type": "string", "enum": list(service.STATUSES)}}]}
     tags = TAGS
@@ -28,6 +30,7 @@ class GoalsHandler(ApiHandler):
 
 class ByConversationHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": maybe(GoalView)}
     tags = TAGS
 
     def get(self, conversationId: str) -> None:
@@ -37,6 +40,7 @@ class ByConversationHandler(ApiHandler):
 
 class GoalHandler(ApiHandler):
     access = {"GET": "viewer", "PATCH": "viewer"}
+    answers = {"GET": one(GoalView), "PATCH": one(GoalView)}
     body_models = {"PATCH": GoalUpdate}
     tags = TAGS
 
@@ -52,6 +56,7 @@ class GoalHandler(ApiHandler):
 
 class AbandonHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(GoalView)}
     body_models = {"POST": AbandonRequest}
     tags = TAGS
 
@@ -63,6 +68,7 @@ class AbandonHandler(ApiHandler):
 
 class CriteriaHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(GoalView)}
     body_models = {"POST": CriterionRequest}
     tags = TAGS
 
@@ -74,6 +80,7 @@ class CriteriaHandler(ApiHandler):
 
 class EventsHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(GoalEventView)}
     tags = TAGS
 
     def get(self, id: int) -> None:
@@ -83,6 +90,7 @@ class EventsHandler(ApiHandler):
 
 class PauseHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(GoalView)}
     tags = TAGS
 
     def post(self, id: int) -> None:
@@ -92,6 +100,7 @@ class PauseHandler(ApiHandler):
 
 class ResumeHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(GoalView)}
     tags = TAGS
 
     def post(self, id: int) -> None:

@@ -1,10 +1,12 @@
-"""Request bodies of the goals routes."""
+"""Request bodies and answers of the goals routes."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from platform_server.serialize import View
 
 MAX_CRITERIA = 50
 
@@ -30,3 +32,88 @@ class CriterionRequest(BaseModel):
 
 class AbandonRequest(BaseModel):
     reason: str | None = Field(default=None, max_length=1000)
+
+
+# ---- answers (web/openapi_answers.py): the dicts of service.to_dict / evaluation_dict / event_dict ----------------
+
+
+class GoalEvaluationView(View):
+    """The judge's verdict on one turn."""
+
+    id: str
+    messageId: str
+    progress: int = Field(description="0-100")
+    completed: bool
+    blocked: bool
+    reason: str
+    model: str
+    createTime: str | None
+
+
+class GoalView(View):
+    id: str
+    workspaceId: str
+    userId: str
+    conversationId: str
+    agentId: str | None
+    title: str
+    criteria: list[str]
+    status: str
+    maxAttempts: int | None = Field(description="evaluations before `exhausted`; null: the server's default")
+    attempts: int
+    lastEvaluation: GoalEvaluationView | None
+    closedAt: str | None
+    createTime: str | None
+    updateTime: str | None
+
+
+class GoalTitleChangeView(View):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+
+
+class GoalAttemptsChangeView(View):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: int | None = Field(alias="from")
+    to: int
+
+
+class GoalEventDetailView(View):
+    """What changed, by event type: `created` {title, criteria}; `updated` and status changes {title, maxAttempts,
+    status} as far as they changed; `criteria_updated` {from, to}; `criterion_added` {criterion, index};
+    `evaluated` the verdict {progress, completed, blocked, reason, evaluationId, messageId, unreadable};
+    a close by evaluation {reason, attempts, by}; `abandoned` {reason}."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    title: str | GoalTitleChangeView | None = None
+    criteria: list[str] | None = None
+    maxAttempts: GoalAttemptsChangeView | None = None
+    status: str | None = None
+    from_: list[str] | None = Field(None, alias="from")
+    to: list[str] | None = None
+    criterion: str | None = None
+    index: int | None = None
+    progress: int | None = None
+    completed: bool | None = None
+    blocked: bool | None = None
+    reason: str | None = None
+    evaluationId: str | None = None
+    messageId: str | None = None
+    unreadable: bool | None = None
+    attempts: int | None = None
+    by: str | None = None
+
+
+class GoalEventView(View):
+    id: str
+    goalId: str
+    type: str
+    fromStatus: str | None
+    toStatus: str
+    detail: GoalEventDetailView | None
+    actorUserId: str | None
+    createTime: str | None

@@ -6,10 +6,25 @@ from typing import Any
 
 from platform_server.db import parse_iso
 from platform_server.features.guard import grants, rules, settings, views
-from platform_server.features.guard.schemas import FileGuardBody, GrantBody, GuardConfigBody, RuleBody, RulesImport, ToggleBody
+from platform_server.features.guard.schemas import FileGuardBody, GrantBody, GuardConfigBody, GuardRulesView, RuleBody, RulesImport, ToggleBody
+from platform_server.features.guard.view_models import (
+    ApprovalActiveGrantsView,
+    ApprovalGrantView,
+    ApprovalResolutionView,
+    FileGuardView,
+    GuardApprovalView,
+    GuardAuditStatsView,
+    GuardConfigView,
+    GuardMyApprovalView,
+    GuardRuleExportView,
+    GuardRuleImportView,
+    GuardRuleView,
+    GuardToolCallView,
+)
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import NOTHING, list_of, one, page_of
 from platform_server.web.pagination import PageRequest, page_request
 from platform_server.web.routing import route
 
@@ -34,6 +49,7 @@ class PagedHandler(ApiHandler):
 
 class RulesHandler(ApiHandler):
     access = {"GET": "admin", "POST": GLOBAL_ADMIN}
+    answers = {"GET": one(GuardRulesView), "POST": one(GuardRuleView)}
     body_models = {"POST": RuleBody}
     tags = SECURITY
 
@@ -57,6 +73,7 @@ class RulesHandler(ApiHandler):
 
 class BuiltinRulesHandler(ApiHandler):
     access = {"GET": "admin"}
+    answers = {"GET": list_of(GuardRuleView)}
     tags = SECURITY
 
     def get(self) -> None:
@@ -67,6 +84,7 @@ class BuiltinRulesHandler(ApiHandler):
 
 class RulesExportHandler(ApiHandler):
     access = {"GET": "admin"}
+    answers = {"GET": one(GuardRuleExportView)}
     tags = SECURITY
 
     def get(self) -> None:
@@ -76,6 +94,7 @@ class RulesExportHandler(ApiHandler):
 
 class RulesImportHandler(ApiHandler):
     access = {"POST": GLOBAL_ADMIN}
+    answers = {"POST": one(GuardRuleImportView)}
     body_models = {"POST": RulesImport}
     query_params = {"POST": [_q("dryRun", "boolean", "validate and answer the plan without writing")]}
     tags = SECURITY
@@ -88,6 +107,7 @@ class RulesImportHandler(ApiHandler):
 
 class RuleHandler(ApiHandler):
     access = {"PUT": GLOBAL_ADMIN, "DELETE": GLOBAL_ADMIN}
+    answers = {"PUT": one(GuardRuleView), "DELETE": NOTHING}
     body_models = {"PUT": RuleBody}
     tags = SECURITY
 
@@ -104,6 +124,7 @@ class RuleHandler(ApiHandler):
 
 class RuleToggleHandler(ApiHandler):
     access = {"PUT": GLOBAL_ADMIN}
+    answers = {"PUT": one(GuardRuleView)}
     body_models = {"PUT": ToggleBody}
     tags = SECURITY
 
@@ -115,6 +136,7 @@ class RuleToggleHandler(ApiHandler):
 
 class RuleByIdHandler(ApiHandler):
     access = {"DELETE": GLOBAL_ADMIN}
+    answers = {"DELETE": NOTHING}
     tags = SECURITY
 
     def delete(self, id: int) -> None:
@@ -128,6 +150,7 @@ class RuleByIdHandler(ApiHandler):
 
 class GuardConfigHandler(ApiHandler):
     access = {"GET": "admin", "PUT": GLOBAL_ADMIN}
+    answers = {"GET": one(GuardConfigView), "PUT": one(GuardConfigView)}
     body_models = {"PUT": GuardConfigBody}
     tags = SECURITY
 
@@ -143,6 +166,7 @@ class GuardConfigHandler(ApiHandler):
 
 class FileGuardHandler(ApiHandler):
     access = {"GET": "admin", "PUT": GLOBAL_ADMIN}
+    answers = {"GET": one(FileGuardView), "PUT": one(FileGuardView)}
     body_models = {"PUT": FileGuardBody}
     tags = SECURITY
 
@@ -166,6 +190,7 @@ def _file_guard_view(value: dict[str, Any]) -> dict[str, Any]:
 
 class ApprovalsHandler(PagedHandler):
     access = {"GET": "admin"}
+    answers = {"GET": page_of(GuardApprovalView)}
     query_params = {"GET": [*PAGING, _q("status", description="pending | approved | denied | expired")]}
     tags = SECURITY
 
@@ -176,6 +201,7 @@ class ApprovalsHandler(PagedHandler):
 
 class MyPendingHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(GuardMyApprovalView)}
     tags = GRANTS
 
     def get(self) -> None:
@@ -185,6 +211,7 @@ class MyPendingHandler(ApiHandler):
 
 class AuditLogsHandler(PagedHandler):
     access = {"GET": "admin"}
+    answers = {"GET": page_of(GuardToolCallView)}
     query_params = {"GET": [*PAGING, _q("toolName"), _q("decision"), _q("success", "boolean")]}
     tags = SECURITY
 
@@ -204,6 +231,7 @@ class AuditLogsHandler(PagedHandler):
 
 class AuditStatsHandler(ApiHandler):
     access = {"GET": "admin"}
+    answers = {"GET": one(GuardAuditStatsView)}
     query_params = {"GET": [_q("days", "integer", "only the last N days (1-3650)")]}
     tags = SECURITY
 
@@ -220,6 +248,7 @@ class AuditStatsHandler(ApiHandler):
 
 class GrantsHandler(PagedHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": page_of(ApprovalGrantView), "POST": one(ApprovalGrantView)}
     body_models = {"POST": GrantBody}
     query_params = {"GET": [*PAGING, _q("scopeType"), _q("toolName"), _q("active", "boolean")]}
     tags = GRANTS
@@ -262,6 +291,7 @@ class GrantsHandler(PagedHandler):
 
 class ActiveGrantsHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(ApprovalActiveGrantsView)}
     tags = GRANTS
 
     def get(self) -> None:
@@ -271,6 +301,7 @@ class ActiveGrantsHandler(ApiHandler):
 
 class GrantHandler(ApiHandler):
     access = {"DELETE": "member"}
+    answers = {"DELETE": one(ApprovalGrantView)}
     tags = GRANTS
 
     def delete(self, id: int) -> None:
@@ -280,6 +311,7 @@ class GrantHandler(ApiHandler):
 
 class ResolutionsHandler(PagedHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": page_of(ApprovalResolutionView)}
     query_params = {"GET": [*PAGING, _q("grantId"), _q("conversationId")]}
     tags = GRANTS
 
@@ -294,6 +326,7 @@ class ResolutionsHandler(PagedHandler):
 
 
 class ChatPendingHandler(ApiHandler):
+    answers = {"GET": list_of(views.PendingApprovalView)}
     access = {"GET": "viewer"}
     tags = ("Chat",)
 
@@ -315,6 +348,7 @@ class ActivityFeedHandler(PagedHandler):
 
 
 class NotificationsSummaryHandler(ApiHandler):
+    answers = {"GET": one(views.NotificationsSummaryView)}
     access = {"GET": "viewer"}
     tags = ("Audit, activity, notifications",)
 

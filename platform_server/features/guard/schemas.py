@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from platform_server.features.guard import settings
+from platform_server.features.guard.view_models import GuardRulePageView, GuardRuleView
 
 Severity = Literal["low", "medium", "high", "critical"]
 
@@ -75,3 +76,8 @@ class GrantBody(BaseModel):
         if not text or len(text) > 128:
             raise ValueError("must be 1-128 characters")
         return text
+
+
+class GuardRulesView(RootModel[list[GuardRuleView] | GuardRulePageView]):
+    """The rules answer: every rule, or with `page` a page of `records` (a union: here, with the other pydantic
+    models, since a root model cannot be a `View`)."""

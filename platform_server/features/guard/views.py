@@ -6,6 +6,7 @@ import datetime as dt
 from typing import Any
 
 import peewee
+from pydantic import Field
 
 from platform_server.db import database, dict_row, iso, utcnow
 from platform_server.features.audit import service as audit
@@ -15,7 +16,7 @@ from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import grants as grant_store
 from platform_server.features.guard import service as guard
 from platform_server.features.guard.models import ApprovalResolution, PendingApproval, ToolCallLog
-from platform_server.serialize import Fields, flag, ident, when
+from platform_server.serialize import Fields, View, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden
 from platform_server.web.pagination import PageRequest, page_of, paginate
@@ -86,6 +87,28 @@ def for_original_console(row: dict[str, Any]) -> dict[str, Any]:
 
 
 # ---- chat and approvals -------------------------------------------------------------------------
+
+
+class PendingApprovalView(View):
+    """A tool call waiting for its owner's approval (`guard.pending_dict`)."""
+
+    pendingId: str
+    toolCallId: str
+    toolName: str
+    arguments: str = Field(description="the call's arguments as JSON text")
+    reason: str = Field(description="why it needs approval")
+    maxSeverity: str = Field(description="low, medium, high or critical")
+    ruleId: str | None
+    createTime: str | None
+    expiresAt: str | None
+    status: str = Field(description="pending, approved, denied or expired")
+    conversationId: str
+    userId: str | None
+    agentId: str | None
+    workspaceId: str | None
+    assistantMessageId: str | None
+    resolvedAt: str | None
+    resolvedBy: str | None
 
 
 def chat_pending(caller: Caller, conversation_id: str) -> list[dict[str, Any]]:
@@ -271,6 +294,18 @@ def activity_feed(caller: Caller, req: PageRequest, kind: str | None) -> dict[st
             loaded.update({(k, r.id): r for r in model.select().where(model.id.in_(ids))})
     items = [_feed_item(k, loaded[(k, i)]) for k, i in rows if (k, i) in loaded]
     return page_of(items, total, req)
+
+
+class NotificationsSummaryView(View):
+    """The sidebar badges' counts, from the caller's view of the workspace."""
+
+    pendingApprovals: int = Field(description="the caller's own pending tool calls")
+    workspacePendingApprovals: int | None = Field(description="every pending call of the workspace (admins); null for others")
+    failedToolCalls24h: int
+    deniedToolCalls24h: int
+    failedMessages24h: int
+    activeGrants: int
+    total: int
 
 
 def notifications_summary(caller: Caller) -> dict[str, Any]:

@@ -8,8 +8,14 @@ from platform_server.features.mcp import MCP, service
 from platform_server.features.mcp.manager import McpManager
 from platform_server.features.mcp.models import McpServer
 from platform_server.features.mcp.schemas import McpServerCreate, McpServerUpdate, McpTier, McpToggle
+from platform_server.features.mcp.view_models import (
+    McpServerView,
+    McpTestView,
+    McpToolView,
+)
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 
@@ -29,6 +35,7 @@ class _McpBase(ApiHandler):
 
 class ServersHandler(_McpBase):
     access = {"GET": "viewer", "POST": GLOBAL_ADMIN}
+    answers = {"GET": list_of(McpServerView), "POST": one(McpServerView)}
     body_models = {"POST": McpServerCreate}
 
     def get(self) -> None:
@@ -44,6 +51,7 @@ class ServersHandler(_McpBase):
 
 class RefreshHandler(_McpBase):
     access = {"POST": GLOBAL_ADMIN}
+    answers = {"POST": list_of(McpServerView)}
 
     async def post(self) -> None:
         """Reconnect every enabled server and re-list its tools; answers the servers' states."""
@@ -54,6 +62,7 @@ class RefreshHandler(_McpBase):
 
 class ServerHandler(_McpBase):
     access = {"GET": "viewer", "PUT": GLOBAL_ADMIN, "DELETE": GLOBAL_ADMIN}
+    answers = {"GET": one(McpServerView), "PUT": one(McpServerView), "DELETE": NOTHING}
     body_models = {"PUT": McpServerUpdate}
 
     def get(self, id: int) -> None:
@@ -77,6 +86,7 @@ class ServerHandler(_McpBase):
 
 class ServerTestHandler(_McpBase):
     access = {"POST": GLOBAL_ADMIN}
+    answers = {"POST": one(McpTestView)}
 
     async def post(self, id: int) -> None:
         """Connect, initialize and list tools on a one-off session: `{success, message, tools, latencyMs}`."""
@@ -86,6 +96,7 @@ class ServerTestHandler(_McpBase):
 
 class ServerToggleHandler(_McpBase):
     access = {"PUT": GLOBAL_ADMIN}
+    answers = {"PUT": one(McpServerView)}
     body_models = {"PUT": McpToggle}
 
     async def put(self, id: int) -> None:
@@ -98,6 +109,7 @@ class ServerToggleHandler(_McpBase):
 
 class ServerTierHandler(_McpBase):
     access = {"PUT": GLOBAL_ADMIN}
+    answers = {"PUT": one(McpServerView)}
     body_models = {"PUT": McpTier}
 
     def put(self, id: int) -> None:
@@ -108,6 +120,7 @@ class ServerTierHandler(_McpBase):
 
 class ServerToolsHandler(_McpBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(McpToolView)}
 
     def get(self, id: int) -> None:
         """Tools discovered on the server's last connection, with their registry names."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 from platform_server.blocking import run_blocking
 from platform_server.features.conversations import service as conversations
 from platform_server.features.media import SPEECH_LOCAL, lifecycle, service
-from platform_server.features.media.schemas import SynthesizeRequest
+from platform_server.features.media.schemas import ConversationFilesView, SynthesizeRequest, TranscriptView, VoicesView
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.integrations.local_speech import LocalSpeech
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import PUBLIC
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 
 
@@ -21,6 +22,7 @@ class SpeechHandler(ApiHandler):
 
 
 class TranscribeHandler(SpeechHandler):
+    answers = {"POST": one(TranscriptView)}
     access = {"POST": "viewer"}
     max_body_setting = "upload_max_bytes"
     spool_body = True
@@ -56,6 +58,7 @@ class SynthesizeHandler(SpeechHandler):
 
 
 class VoicesHandler(ApiHandler):
+    answers = {"GET": one(VoicesView)}
     access = {"GET": "viewer"}
     tags = ("Speech",)
 
@@ -79,6 +82,7 @@ class GeneratedFileHandler(ApiHandler):
 
 
 class ConversationFilesHandler(ApiHandler):
+    answers = {"GET": one(ConversationFilesView)}
     access = {"GET": "viewer"}
     tags = ("Files",)
 

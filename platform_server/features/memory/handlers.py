@@ -7,13 +7,34 @@ from typing import Any
 from platform_server.blocking import run_blocking
 from platform_server.features.agents import service as agents
 from platform_server.features.memory import DREAMER, dreaming, facts, schedule, store
-from platform_server.features.memory.schemas import EditRequest, FactEditRequest, FeedbackRequest, FileText, FocusedRequest, ResolveRequest
+from platform_server.features.memory.schemas import (
+    EditRequest,
+    FactEditRequest,
+    FeedbackRequest,
+    FileText,
+    FocusedRequest,
+    MemoryCandidateView,
+    MemoryContradictionView,
+    MemoryDiaryView,
+    MemoryDreamEntryView,
+    MemoryDreamReportView,
+    MemoryDreamStatusView,
+    MemoryEditedEntryView,
+    MemoryFactView,
+    MemoryFileInfoView,
+    MemoryFileView,
+    MemoryFileWrittenView,
+    MemoryMorningCardView,
+    MemorySummaryView,
+    ResolveRequest,
+)
 from platform_server.features.memory.store import Scope
 from platform_server.features.models import LLM
 from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.live import LiveFeedHandler
+from platform_server.web.openapi_answers import list_of, maybe, one, page_of
 from platform_server.web.pagination import page_request, paginate
 from platform_server.web.routing import gated, route
 
@@ -63,6 +84,8 @@ class DreamEventsHandler(LiveFeedHandler, MemoryHandler):
 
 
 class MorningCardHandler(MemoryHandler):
+    answers = {"GET": maybe(MemoryMorningCardView)}
+
     def get(self, agentId: int) -> None:
         """The last completed dream of this memory in short, with `seen` (null before the first dream)."""
         _, scope = self.scope(agentId)
@@ -70,6 +93,8 @@ class MorningCardHandler(MemoryHandler):
 
 
 class MorningCardSeenHandler(MemoryHandler):
+    answers = {"POST": one(MemoryMorningCardView)}
+
     def post(self, agentId: int) -> None:
         """Mark the morning card (the last completed dream report) as seen."""
         _, scope = self.scope(agentId)
@@ -77,6 +102,7 @@ class MorningCardSeenHandler(MemoryHandler):
 
 
 class ReportsHandler(MemoryHandler):
+    answers = {"GET": page_of(MemoryDreamReportView)}
     query_params = {
         "GET": [
             END_USER,
@@ -93,6 +119,8 @@ class ReportsHandler(MemoryHandler):
 
 
 class ReportHandler(MemoryHandler):
+    answers = {"GET": one(MemoryDreamReportView)}
+
     def get(self, agentId: int, reportId: int) -> None:
         """One dream report with its entries (key, action, before, after)."""
         _, scope = self.scope(agentId)
@@ -100,6 +128,8 @@ class ReportHandler(MemoryHandler):
 
 
 class EntryConfirmHandler(MemoryHandler):
+    answers = {"POST": one(MemoryDreamEntryView)}
+
     def post(self, agentId: int, reportId: int, key: str) -> None:
         """Acknowledge a report entry (memory is unchanged; the confirmation time is recorded)."""
         _, scope = self.scope(agentId)
@@ -107,6 +137,7 @@ class EntryConfirmHandler(MemoryHandler):
 
 
 class EntryEditHandler(MemoryHandler):
+    answers = {"POST": one(MemoryEditedEntryView)}
     body_models = {"POST": EditRequest}
 
     def post(self, agentId: int, reportId: int, key: str) -> None:
@@ -117,6 +148,7 @@ class EntryEditHandler(MemoryHandler):
 
 
 class CandidatesHandler(MemoryHandler):
+    answers = {"GET": list_of(MemoryCandidateView)}
     query_params = {"GET": [END_USER, {"name": "limit", "in": "query", "schema": {"type": "integer"}}]}
 
     def get(self, agentId: int) -> None:
@@ -130,6 +162,8 @@ class CandidatesHandler(MemoryHandler):
 
 
 class DreamsHandler(MemoryHandler):
+    answers = {"GET": one(MemoryDiaryView)}
+
     def get(self, agentId: int) -> None:
         """The DREAMS.md consolidation diary of this memory (`content` is empty before the first dream)."""
         _, scope = self.scope(agentId)
@@ -137,6 +171,7 @@ class DreamsHandler(MemoryHandler):
 
 
 class FocusedHandler(MemoryHandler):
+    answers = {"POST": one(MemoryDreamReportView)}
     body_models = {"POST": FocusedRequest}
 
     async def post(self, agentId: int) -> None:
@@ -147,6 +182,8 @@ class FocusedHandler(MemoryHandler):
 
 
 class StatusHandler(MemoryHandler):
+    answers = {"GET": one(MemoryDreamStatusView)}
+
     def get(self, agentId: int) -> None:
         """Dreaming configuration, this memory's stats, last and next run."""
         _, scope = self.scope(agentId)
@@ -154,6 +191,8 @@ class StatusHandler(MemoryHandler):
 
 
 class EmergenceHandler(MemoryHandler):
+    answers = {"POST": one(MemoryDreamReportView)}
+
     async def post(self, agentId: int) -> None:
         """Consolidate now, as the nightly dream does (NIGHTLY mode); returns the report."""
         agent, scope = self.scope(agentId)
@@ -161,6 +200,7 @@ class EmergenceHandler(MemoryHandler):
 
 
 class FactsHandler(MemoryHandler):
+    answers = {"GET": list_of(MemoryFactView)}
     query_params = {
         "GET": [
             END_USER,
@@ -176,6 +216,8 @@ class FactsHandler(MemoryHandler):
 
 
 class ContradictionsHandler(MemoryHandler):
+    answers = {"GET": list_of(MemoryContradictionView)}
+
     def get(self, agentId: int) -> None:
         """Open contradictions: two active facts with the same key and different statements."""
         _, scope = self.scope(agentId)
@@ -183,6 +225,7 @@ class ContradictionsHandler(MemoryHandler):
 
 
 class ResolveHandler(MemoryHandler):
+    answers = {"POST": one(MemoryContradictionView)}
     body_models = {"POST": ResolveRequest}
 
     async def post(self, agentId: int, contradictionId: int) -> None:
@@ -197,6 +240,7 @@ class ResolveHandler(MemoryHandler):
 
 
 class FeedbackHandler(MemoryHandler):
+    answers = {"POST": one(MemoryFactView)}
     body_models = {"POST": FeedbackRequest}
 
     def post(self, agentId: int, factId: int) -> None:
@@ -207,6 +251,8 @@ class FeedbackHandler(MemoryHandler):
 
 
 class ForgetHandler(MemoryHandler):
+    answers = {"POST": one(MemoryFactView)}
+
     def post(self, agentId: int, factId: int) -> None:
         """Forget a fact (kept as `forgotten`) and rebuild MEMORY.md from the active facts."""
         _, scope = self.scope(agentId)
@@ -214,6 +260,7 @@ class ForgetHandler(MemoryHandler):
 
 
 class FactEditHandler(MemoryHandler):
+    answers = {"POST": one(MemoryFactView)}
     body_models = {"POST": FactEditRequest}
 
     def post(self, agentId: int, factId: int) -> None:
@@ -224,6 +271,8 @@ class FactEditHandler(MemoryHandler):
 
 
 class MemoryFilesHandler(MemoryHandler):
+    answers = {"GET": list_of(MemoryFileInfoView)}
+
     async def get(self, agentId: int) -> None:
         """The caller's memory files of this agent (MEMORY.md, daily notes, DREAMS.md), private to them."""
         _, scope = self.scope(agentId)
@@ -232,6 +281,7 @@ class MemoryFilesHandler(MemoryHandler):
 
 class MemoryFileHandler(MemoryHandler):
     access = {"GET": "viewer", "PUT": "member"}
+    answers = {"GET": one(MemoryFileView), "PUT": one(MemoryFileWrittenView)}
     body_models = {"PUT": FileText}
     query_params = {"GET": [END_USER], "PUT": [END_USER]}
 
@@ -248,6 +298,7 @@ class MemoryFileHandler(MemoryHandler):
 
 
 class SummarizeHandler(MemoryHandler):
+    answers = {"POST": one(MemorySummaryView)}
     query_params: dict[str, list[dict[str, Any]]] = {}
 
     async def post(self, agentId: int, conversationId: str) -> None:

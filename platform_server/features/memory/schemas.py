@@ -1,4 +1,4 @@
-"""Request bodies of the memory routes."""
+"""Request bodies and answers of the memory routes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from platform_server.features.memory import store
+from platform_server.serialize import View
 
 
 class FeedbackRequest(BaseModel):
@@ -34,3 +35,186 @@ class FactEditRequest(BaseModel):
 
 class FileText(BaseModel):
     content: str = Field(max_length=store.NOTE_CAP)
+
+
+# ---- answers (web/openapi_answers.py): facts.py, dreaming.py, schedule.status and store's file dicts ---------------
+
+
+class MemoryFactView(View):
+    """A remembered fact of the agent (and end user, when scoped to one)."""
+
+    id: str
+    agentId: str
+    endUserId: str | None
+    key: str
+    statement: str
+    confidence: float
+    status: str = Field(description="active or forgotten")
+    source: str
+    sourceConversationId: str | None
+    mentions: int
+    helpfulCount: int
+    unhelpfulCount: int
+    userEdited: bool
+    createTime: str | None
+    updateTime: str | None
+    forgottenTime: str | None
+
+
+class MemoryExtractedFactView(MemoryFactView):
+    outcome: str = Field(description="what the summary did with it (added, updated, ...)")
+
+
+class MemoryContradictionView(View):
+    id: str
+    agentId: str
+    endUserId: str | None
+    status: str
+    resolution: str | None
+    factA: MemoryFactView
+    factB: MemoryFactView
+    createTime: str | None
+    resolveTime: str | None
+
+
+class MemoryCandidateView(View):
+    """A fact ranked for the next dream, with the parts of its score."""
+
+    fact: MemoryFactView
+    key: str
+    statement: str
+    score: float
+    recency: float
+    frequency: float
+    helpfulness: float
+    confidence: float
+
+
+class MemoryDreamEntryView(View):
+    """One change a dream made to memory (add, update or remove), to confirm or edit."""
+
+    key: str
+    action: str
+    before: str | None
+    after: str | None
+    confirmed: bool
+    confirmTime: str | None
+    userEdited: bool
+    editTime: str | None
+
+
+class MemoryEditedEntryView(MemoryDreamEntryView):
+    factId: str
+    memoryFile: str
+
+
+class MemoryDreamCountsView(View):
+    add: int
+    update: int
+    remove: int
+
+
+class MemorySkippedEntryView(View):
+    key: str
+    action: str
+    reason: str
+
+
+class MemoryDreamReportView(View):
+    id: str
+    agentId: str
+    endUserId: str | None
+    mode: str = Field(description="NIGHTLY or FOCUSED")
+    trigger: str
+    topic: str | None
+    status: str
+    summary: str
+    entries: list[MemoryDreamEntryView]
+    counts: MemoryDreamCountsView
+    skipped: list[MemorySkippedEntryView]
+    error: str | None
+    model: str | None
+    seen: bool
+    createTime: str | None
+    finishTime: str | None
+
+
+class MemoryMorningCardView(View):
+    """The latest finished dream, summed up for the morning."""
+
+    reportId: str
+    agentId: str
+    endUserId: str | None
+    mode: str
+    topic: str | None
+    summary: str
+    counts: MemoryDreamCountsView
+    highlights: list[MemoryDreamEntryView]
+    createTime: str | None
+    finishTime: str | None
+    seen: bool
+
+
+class MemoryDiaryView(View):
+    path: str
+    content: str
+
+
+class MemoryStatsView(View):
+    activeFacts: int
+    forgottenFacts: int
+    userEditedFacts: int
+    openContradictions: int
+    reports: int
+    dailyNotes: int
+
+
+class MemoryDreamStatusView(View):
+    enabled: bool = Field(description="the setting and the feature flag both on")
+    configEnabled: bool
+    featureFlag: bool
+    hour: int
+    timezone: str
+    nextRunTime: str | None
+    lastNightlyDate: str | None
+    lastRunTime: str | None
+    lastRunStatus: str | None
+    lastReportId: str | None
+    running: bool
+    memoryFile: str
+    stats: MemoryStatsView
+
+
+class MemorySummaryView(View):
+    conversationId: str
+    endUserId: str | None
+    model: str
+    extracted: int
+    facts: list[MemoryExtractedFactView]
+    contradictions: list[MemoryContradictionView]
+    dailyNote: str
+
+
+class MemoryFileInfoView(View):
+    """A memory file; `filename`, `fileSize` and `updateTime` repeat `path`, `size` and `modifiedTime` under the
+    original console's names."""
+
+    path: str
+    size: int
+    modifiedTime: str | None
+    filename: str
+    fileSize: int
+    updateTime: str | None
+    editable: bool
+
+
+class MemoryFileView(View):
+    path: str
+    content: str
+    editable: bool
+
+
+class MemoryFileWrittenView(View):
+    path: str
+    size: int
+    editable: bool

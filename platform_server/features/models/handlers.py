@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 from platform_server.features.models import LLM, remote, service
+from platform_server.features.models.pool_views import LlmProviderPoolView, LlmProviderReprobeView
 from platform_server.features.models.runtime import LlmRouter
 from platform_server.features.models.schemas import (
     ActiveModel,
+    ActiveModelView,
     ContextWindow,
     CustomProviderCreate,
+    DefaultEmbeddingIdView,
     DiscoverApply,
+    DiscoveryView,
     EmbeddingDefault,
+    EmbeddingProbeView,
     EmbeddingTest,
     ModelCreate,
     ModelTest,
     ModelUpdate,
     ProviderConfigUpdate,
     ProviderModelCreate,
+    ProviderOptionView,
+    ProviderProbeView,
 )
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
-from platform_server.web.openapi_answers import NOTHING, list_of, one
+from platform_server.web.openapi_answers import NOTHING, list_of, maybe, one
 from platform_server.web.routing import route
 
 ADMIN = GLOBAL_ADMIN
@@ -38,6 +45,7 @@ class _Models(ApiHandler):
 
 
 class ModelsHandler(_Models):
+    answers = {"GET": list_of(service.ConsoleProviderView), "POST": one(service.ModelView)}
     access = {"GET": ADMIN, "POST": ADMIN}
     body_models = {"POST": ModelCreate}
 
@@ -64,6 +72,7 @@ class ModelsHandler(_Models):
 
 
 class CatalogHandler(_Models):
+    answers = {"GET": list_of(service.ProviderView)}
     access = {"GET": ADMIN}
 
     def get(self) -> None:
@@ -72,6 +81,7 @@ class CatalogHandler(_Models):
 
 
 class OptionsHandler(_Models):
+    answers = {"GET": list_of(ProviderOptionView)}
     access = {"GET": "viewer"}
 
     def get(self) -> None:
@@ -80,6 +90,7 @@ class OptionsHandler(_Models):
 
 
 class ActiveHandler(_Models):
+    answers = {"GET": one(ActiveModelView), "PUT": one(ActiveModelView)}
     access = {"GET": "viewer", "PUT": ADMIN}
     body_models = {"PUT": ActiveModel}
 
@@ -123,6 +134,7 @@ class EnabledHandler(_Models):
 
 
 class DefaultHandler(_Models):
+    answers = {"GET": maybe(service.ModelView)}
     access = {"GET": "viewer"}
 
     def get(self) -> None:
@@ -132,6 +144,7 @@ class DefaultHandler(_Models):
 
 
 class CustomProvidersHandler(_Models):
+    answers = {"POST": one(service.ProviderView), "DELETE": NOTHING}
     access = {"POST": ADMIN, "DELETE": ADMIN}
     body_models = {"POST": CustomProviderCreate}
 
@@ -161,6 +174,7 @@ class CustomProviderHandler(_Models):
 
 
 class EmbeddingDefaultHandler(_Models):
+    answers = {"GET": one(DefaultEmbeddingIdView), "POST": one(service.ModelView)}
     access = {"GET": "viewer", "POST": ADMIN}
     body_models = {"POST": EmbeddingDefault}
 
@@ -176,6 +190,7 @@ class EmbeddingDefaultHandler(_Models):
 
 
 class EmbeddingTestHandler(_Models):
+    answers = {"POST": one(EmbeddingProbeView)}
     access = {"POST": ADMIN}
     body_models = {"POST": EmbeddingTest}
 
@@ -206,6 +221,7 @@ class ModelHandler(_Models):
 
 
 class ModelDefaultHandler(_Models):
+    answers = {"POST": one(service.ModelView)}
     access = {"POST": ADMIN}
 
     def post(self, id: int) -> None:
@@ -214,6 +230,7 @@ class ModelDefaultHandler(_Models):
 
 
 class ProviderConfigHandler(_Models):
+    answers = {"PUT": one(service.ProviderView)}
     access = {"PUT": ADMIN}
     body_models = {"PUT": ProviderConfigUpdate}
 
@@ -225,6 +242,7 @@ class ProviderConfigHandler(_Models):
 
 
 class ProviderEnableHandler(_Models):
+    answers = {"POST": one(service.ProviderView)}
     access = {"POST": ADMIN}
 
     def post(self, providerId: str) -> None:
@@ -233,6 +251,7 @@ class ProviderEnableHandler(_Models):
 
 
 class ProviderDisableHandler(_Models):
+    answers = {"POST": one(service.ProviderView)}
     access = {"POST": ADMIN}
 
     def post(self, providerId: str) -> None:
@@ -241,6 +260,7 @@ class ProviderDisableHandler(_Models):
 
 
 class DiscoverHandler(_Models):
+    answers = {"POST": one(DiscoveryView)}
     access = {"POST": ADMIN}
 
     async def post(self, providerId: str) -> None:
@@ -249,6 +269,7 @@ class DiscoverHandler(_Models):
 
 
 class DiscoverApplyHandler(_Models):
+    answers = {"POST": list_of(service.ModelView)}
     access = {"POST": ADMIN}
     body_models = {"POST": DiscoverApply}
 
@@ -259,6 +280,7 @@ class DiscoverApplyHandler(_Models):
 
 
 class ContextWindowHandler(_Models):
+    answers = {"PUT": one(service.ModelView)}
     access = {"PUT": ADMIN}
     body_models = {"PUT": ContextWindow}
 
@@ -269,6 +291,7 @@ class ContextWindowHandler(_Models):
 
 
 class ProviderModelsHandler(_Models):
+    answers = {"POST": one(service.ModelView), "DELETE": NOTHING}
     access = {"POST": ADMIN, "DELETE": ADMIN}
     body_models = {"POST": ProviderModelCreate}
 
@@ -299,6 +322,7 @@ class ProviderModelsHandler(_Models):
 
 
 class ProviderModelTestHandler(_Models):
+    answers = {"POST": one(ProviderProbeView)}
     access = {"POST": ADMIN}
     body_models = {"POST": ModelTest}
 
@@ -312,6 +336,7 @@ class ProviderModelTestHandler(_Models):
 
 
 class TestConnectionHandler(_Models):
+    answers = {"POST": one(ProviderProbeView)}
     access = {"POST": ADMIN}
 
     async def post(self, providerId: str) -> None:
@@ -322,6 +347,7 @@ class TestConnectionHandler(_Models):
 
 class PoolHandler(_Models):
     access = {"GET": ADMIN}
+    answers = {"GET": list_of(LlmProviderPoolView)}
     tags = ("LLM runtime",)
 
     def get(self) -> None:
@@ -331,6 +357,7 @@ class PoolHandler(_Models):
 
 class ReprobeHandler(_Models):
     access = {"POST": ADMIN}
+    answers = {"POST": one(LlmProviderReprobeView)}
     tags = ("LLM runtime",)
 
     async def post(self, providerId: str) -> None:

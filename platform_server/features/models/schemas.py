@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
 
+from platform_server.serialize import View
 from platform_server.web.secret_fields import RemovableSecret
 
 KeepAlive = Annotated[str, Field(max_length=40)] | int | None  # a Go duration ("5m", "-1") or whole seconds
@@ -83,3 +84,65 @@ class DiscoverApply(BaseModel):
     # modelIds: the original console's name for the same list
     model_config = ConfigDict(populate_by_name=True)
     modelNames: list[str] | None = Field(default=None, max_length=1000, validation_alias=AliasChoices("modelNames", "modelIds"))
+
+
+class ProviderOptionView(View):
+    id: str
+    name: str
+
+
+class ActiveLlmView(View):
+    provider: str
+    modelName: str
+    providerId: str = Field(description="same as provider (the original console's name)")
+    model: str = Field(description="same as modelName (the original console's name)")
+
+
+class ActiveModelView(View):
+    activeLlm: ActiveLlmView | None = Field(description="the default chat model; null when none")
+
+
+class DefaultEmbeddingIdView(RootModel[str | None]):
+    """The default embedding model's id; null when none."""
+
+
+class ProviderProbeView(View):
+    """A real one-token call to the provider (or its model list when it has no chat model)."""
+
+    success: bool
+    providerId: str
+    modelName: str | None
+    message: str
+    latencyMs: int
+    content: str | None = Field(default=None, description="the model's reply, after a successful call")
+    modelCount: int | None = Field(default=None, description="models listed, when the probe listed them")
+    status: int | None = Field(default=None, description="the provider's HTTP status, after a failure")
+
+
+class EmbeddingProbeView(View):
+    modelId: str
+    providerId: str
+    modelName: str
+    success: bool
+    message: str
+    dimensions: int
+    preview: list[float] = Field(description="the first values of the vector")
+    latencyMs: int
+
+
+class DiscoveredModelView(View):
+    id: str = Field(description="the model name")
+    name: str
+    modelName: str
+    modelType: str
+    modalities: str
+    maxInputTokens: int | None
+    capabilities: list[str] | None = Field(description="as the provider states them (Ollama); null when it does not")
+    added: bool = Field(description="already configured")
+
+
+class DiscoveryView(View):
+    discoveredModels: list[DiscoveredModelView]
+    newModels: list[DiscoveredModelView]
+    totalDiscovered: int
+    newCount: int

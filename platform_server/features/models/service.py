@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import re
 import urllib.parse
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
 
 import peewee
+import pydantic
 
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
@@ -72,6 +73,38 @@ PROVIDER_FIELDS = Fields(
     supportConnectionCheck=lambda p: True,
     requireApiKey=lambda p: p.builtin and p.protocol not in ("local", "ollama"),
     freezeUrl=lambda p: p.protocol == "local",
+)
+
+
+# The provider answers' models: `PROVIDER_FIELDS` reads plain attributes (no per-field wrapper on the serving
+# path), so the view states their types here.
+ProviderView = PROVIDER_FIELDS.view(
+    "ProviderView",
+    id=(str, ...),
+    name=(str, ...),
+    protocol=(str, ...),
+    baseUrl=(str, ...),
+    apiKey=(str | None, ...),
+    keepAlive=(str | int | None, ...),
+    numCtx=(int | None, ...),
+    models=(list[ModelView], ...),  # type: ignore[valid-type]  # a view derived from model_to_dict
+    extraModels=(list[ModelView], pydantic.Field(max_length=0)),  # type: ignore[valid-type]  # always empty
+    isLocal=(bool, ...),
+    isCustom=(bool, ...),
+    configured=(bool, ...),
+    available=(bool, ...),
+    liveness=(Literal["LIVE", "COOLDOWN", "UNCONFIGURED"], ...),
+    supportModelDiscovery=(bool, ...),
+    supportConnectionCheck=(bool, ...),
+    requireApiKey=(bool, ...),
+    freezeUrl=(bool, ...),
+)
+# `GET /models`: a provider as the original console's selectors read it (`console_provider`).
+ConsoleModelView = model_to_dict.view("ConsoleModelView", id=(str, pydantic.Field(description="the model name")), configId=(str, ...))
+ConsoleProviderView = pydantic.create_model(
+    "ConsoleProviderView",
+    __base__=ProviderView,
+    models=(list[ConsoleModelView], pydantic.Field(description="the enabled chat models")),  # type: ignore[valid-type]
 )
 
 

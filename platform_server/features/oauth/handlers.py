@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from platform_server.features.oauth import OAUTH
-from platform_server.features.oauth.schemas import CallbackPaste, DeviceSessionRef
+from platform_server.features.oauth.schemas import (
+    CallbackPaste,
+    DeviceCancelView,
+    DevicePollView,
+    DeviceSessionRef,
+    DeviceStartView,
+    VendorAStatusView,
+    VendorBAuthorizeView,
+    VendorBStatusView,
+)
 from platform_server.features.oauth.service import OAuthService
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 
 
@@ -19,6 +29,7 @@ class _OAuth(ApiHandler):
 
 
 class VendorAStatusHandler(_OAuth):
+    answers = {"GET": one(VendorAStatusView)}
     access = {"GET": GLOBAL_ADMIN}
 
     async def get(self) -> None:
@@ -27,6 +38,7 @@ class VendorAStatusHandler(_OAuth):
 
 
 class VendorAReloadHandler(_OAuth):
+    answers = {"POST": one(VendorAStatusView)}
     access = {"POST": GLOBAL_ADMIN}
 
     async def post(self) -> None:
@@ -35,6 +47,7 @@ class VendorAReloadHandler(_OAuth):
 
 
 class VendorBAuthorizeHandler(_OAuth):
+    answers = {"GET": one(VendorBAuthorizeView)}
     access = {"GET": GLOBAL_ADMIN}
 
     def get(self) -> None:
@@ -43,6 +56,7 @@ class VendorBAuthorizeHandler(_OAuth):
 
 
 class VendorBCallbackPasteHandler(_OAuth):
+    answers = {"POST": one(VendorBStatusView)}
     access = {"POST": GLOBAL_ADMIN}
     body_models = {"POST": CallbackPaste}
 
@@ -53,6 +67,7 @@ class VendorBCallbackPasteHandler(_OAuth):
 
 
 class VendorBDeviceStartHandler(_OAuth):
+    answers = {"POST": one(DeviceStartView)}
     access = {"POST": GLOBAL_ADMIN}
 
     async def post(self) -> None:
@@ -61,6 +76,7 @@ class VendorBDeviceStartHandler(_OAuth):
 
 
 class VendorBDevicePollHandler(_OAuth):
+    answers = {"POST": one(DevicePollView)}
     access = {"POST": GLOBAL_ADMIN}
     body_models = {"POST": DeviceSessionRef}
 
@@ -71,6 +87,7 @@ class VendorBDevicePollHandler(_OAuth):
 
 
 class VendorBDeviceCancelHandler(_OAuth):
+    answers = {"POST": one(DeviceCancelView)}
     access = {"POST": GLOBAL_ADMIN}
     body_models = {"POST": DeviceSessionRef}
 
@@ -81,6 +98,7 @@ class VendorBDeviceCancelHandler(_OAuth):
 
 
 class VendorBRefreshHandler(_OAuth):
+    answers = {"POST": one(VendorBStatusView)}
     access = {"POST": GLOBAL_ADMIN}
 
     async def post(self) -> None:
@@ -89,6 +107,7 @@ class VendorBRefreshHandler(_OAuth):
 
 
 class VendorBRevokeHandler(_OAuth):
+    answers = {"DELETE": one(VendorBStatusView)}
     access = {"DELETE": GLOBAL_ADMIN}
 
     async def delete(self) -> None:
@@ -97,6 +116,7 @@ class VendorBRevokeHandler(_OAuth):
 
 
 class VendorBStatusHandler(_OAuth):
+    answers = {"GET": one(VendorBStatusView)}
     access = {"GET": GLOBAL_ADMIN}
 
     def get(self) -> None:

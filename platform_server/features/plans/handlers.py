@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from platform_server.features.plans import service
 from platform_server.web.base import ApiHandler
+from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
 
 class PlansHandler(ApiHandler):
+    answers = {"GET": list_of(service.PlanView)}
     access = {"GET": "viewer"}
     tags = ("Plans",)
     query_params = {"GET": [{"name": "agentId", "in": "query", "required": True, "schema": {"type": "string"}}]}
@@ -20,6 +22,7 @@ class PlansHandler(ApiHandler):
 
 
 class PlanHandler(ApiHandler):
+    answers = {"GET": one(service.PlanDetailView)}
     access = {"GET": "viewer"}
     tags = ("Plans",)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from platform_server.db import database, utcnow
 from platform_server.features.plans.models import Plan, PlanStep
-from platform_server.serialize import Fields, ident, when
+from platform_server.serialize import Fields, ident, typed, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import NotFound
 
@@ -47,25 +47,28 @@ def finish(plan_id: int, status: str) -> None:
 
 step_dict = Fields(
     id=ident("id"),
-    index="step_index",
-    description="description",
-    status="status",
-    result="result",
+    index=typed("step_index", int),
+    description=typed("description", str),
+    status=typed("status", str),  # pending, running, completed, failed, stopped
+    result=typed("result", str),
     startedAt=when("started_at"),
     finishedAt=when("finished_at"),
 )
+PlanStepView = step_dict.view("PlanStepView")
 
 
 PLAN_FIELDS = Fields(
     id=ident("id"),
     agentId=ident("agent_id"),
     workspaceId=ident("workspace_id"),
-    conversationId="conversation_id",
-    goal="goal",
-    status="status",
+    conversationId=typed("conversation_id", str),
+    goal=typed("goal", str),
+    status=typed("status", str),  # running, completed, failed, stopped
     createTime=when("create_time"),
     updateTime=when("update_time"),
 )
+PlanView = PLAN_FIELDS.view("PlanView")
+PlanDetailView = PLAN_FIELDS.view("PlanDetailView", steps=(list[PlanStepView], ...))  # type: ignore[valid-type]
 
 
 def to_dict(plan: Plan, with_steps: bool = False) -> dict[str, Any]:

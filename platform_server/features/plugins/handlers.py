@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from platform_server.features.plugins import PLUGINS, service
-from platform_server.features.plugins.schemas import PluginConfig
+from platform_server.features.plugins.schemas import PluginConfig, PluginView
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("Plugins",)
@@ -22,6 +23,7 @@ class PluginHandlerBase(ApiHandler):
 
 class PluginsHandler(PluginHandlerBase):
     access = {"GET": LOGIN}
+    answers = {"GET": list_of(PluginView)}
 
     def get(self) -> None:
         """Installed plugins with state, configuration and the tools they registered."""
@@ -30,6 +32,7 @@ class PluginsHandler(PluginHandlerBase):
 
 class PluginHandler(PluginHandlerBase):
     access = {"GET": LOGIN}
+    answers = {"GET": one(PluginView)}
 
     def get(self, name: str) -> None:
         """One plugin."""
@@ -39,6 +42,7 @@ class PluginHandler(PluginHandlerBase):
 
 class PluginConfigHandler(PluginHandlerBase):
     access = {"PUT": GLOBAL_ADMIN}
+    answers = {"PUT": one(PluginView)}
     body_models = {"PUT": PluginConfig}
 
     def put(self, name: str) -> None:
@@ -51,6 +55,7 @@ class PluginConfigHandler(PluginHandlerBase):
 
 class EnableHandler(PluginHandlerBase):
     access = {"POST": GLOBAL_ADMIN}
+    answers = {"POST": one(PluginView)}
 
     def post(self, name: str) -> None:
         """Enable: its tools become bindable to agents."""
@@ -59,6 +64,7 @@ class EnableHandler(PluginHandlerBase):
 
 class DisableHandler(PluginHandlerBase):
     access = {"POST": GLOBAL_ADMIN}
+    answers = {"POST": one(PluginView)}
 
     def post(self, name: str) -> None:
         """Disable: its tools are unregistered."""

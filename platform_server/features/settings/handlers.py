@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 from platform_server.features.settings import service
-from platform_server.features.settings.schemas import FlagRequest, LanguageRequest, ProxyRequest, ProxyTestRequest, SettingsUpdate, SidecarRequest
+from platform_server.features.settings.schemas import (
+    FeatureFlagView,
+    FlagRequest,
+    LanguageRequest,
+    LanguageView,
+    ProxyProbeView,
+    ProxyRequest,
+    ProxyTestRequest,
+    ProxyView,
+    SettingsUpdate,
+    SettingsView,
+    SidecarRequest,
+    SidecarView,
+)
 from platform_server.integrations import outbound_proxy
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
 
 class SettingsHandler(ApiHandler):
+    answers = {"GET": one(SettingsView), "PUT": one(SettingsView)}
     access = {"GET": LOGIN, "PUT": GLOBAL_ADMIN}
     body_models = {"PUT": SettingsUpdate}
     tags = ("Settings",)
@@ -29,6 +44,7 @@ class SettingsHandler(ApiHandler):
 
 
 class LanguageHandler(ApiHandler):
+    answers = {"GET": one(LanguageView), "PUT": one(LanguageView)}
     access = {"GET": PUBLIC, "PUT": GLOBAL_ADMIN}
     body_models = {"PUT": LanguageRequest}
     tags = ("Settings",)
@@ -45,6 +61,7 @@ class LanguageHandler(ApiHandler):
 
 
 class SidecarHandler(ApiHandler):
+    answers = {"PUT": one(SidecarView)}
     access = {"PUT": GLOBAL_ADMIN}
     body_models = {"PUT": SidecarRequest}
     tags = ("Settings",)
@@ -56,6 +73,7 @@ class SidecarHandler(ApiHandler):
 
 
 class ProxyHandler(ApiHandler):
+    answers = {"GET": one(ProxyView), "PUT": one(ProxyView)}
     access = {"GET": GLOBAL_ADMIN, "PUT": GLOBAL_ADMIN}
     body_models = {"PUT": ProxyRequest}
     tags = ("Settings",)
@@ -71,6 +89,7 @@ class ProxyHandler(ApiHandler):
 
 
 class ProxyTestHandler(ApiHandler):
+    answers = {"POST": one(ProxyProbeView)}
     access = {"POST": GLOBAL_ADMIN}
     body_models = {"POST": ProxyTestRequest}
     tags = ("Settings",)
@@ -86,6 +105,7 @@ class ProxyTestHandler(ApiHandler):
 
 
 class FlagsHandler(ApiHandler):
+    answers = {"GET": list_of(FeatureFlagView)}
     access = {"GET": LOGIN}
     tags = ("Feature flags",)
 
@@ -95,6 +115,7 @@ class FlagsHandler(ApiHandler):
 
 
 class FlagHandler(ApiHandler):
+    answers = {"PUT": one(FeatureFlagView)}
     access = {"PUT": GLOBAL_ADMIN}
     body_models = {"PUT": FlagRequest}
     tags = ("Feature flags",)

@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING
 from platform_server.blocking import run_blocking
 from platform_server.features.auth import JWT
 from platform_server.features.auth import service as auth
+from platform_server.features.auth.schemas import LoginView
 from platform_server.features.setup import service
-from platform_server.features.setup.schemas import InitRequest
+from platform_server.features.setup.schemas import InitRequest, OnboardingView, SetupStatusView
 from platform_server.lazy import lazy_import
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ else:
 
 
 class StatusHandler(ApiHandler):
+    answers = {"GET": one(SetupStatusView)}
     access = {"GET": PUBLIC}
     tags = ("Setup",)
 
@@ -31,6 +34,7 @@ class StatusHandler(ApiHandler):
 
 
 class InitHandler(ApiHandler):
+    answers = {"POST": one(LoginView)}
     access = {"POST": PUBLIC}
     body_models = {"POST": InitRequest}
     max_body_setting = "public_max_body_bytes"  # anyone may send one: a large body is refused unread
@@ -48,6 +52,7 @@ class InitHandler(ApiHandler):
 
 
 class OnboardingHandler(ApiHandler):
+    answers = {"GET": one(OnboardingView)}
     access = {"GET": LOGIN}
     tags = ("Setup",)
 

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from platform_server.features.auth.schemas import USERNAME_PATTERN
+from platform_server.serialize import View
 
 
 class InitRequest(BaseModel):
@@ -16,3 +17,16 @@ class InitRequest(BaseModel):
     language: Literal["en-US", "zh-CN"] | None = None  # absent: the configured default_language (en-US)
     timezone: str | None = Field(default=None, max_length=64, description="IANA time zone (the console sends the browser's)")
     setupToken: str | None = Field(default=None, max_length=200, description="Needed from a non-loopback address")
+
+
+class SetupStatusView(View):
+    initialized: bool
+    hasAdmin: bool
+    version: str
+
+
+class OnboardingView(SetupStatusView):
+    completed: bool = Field(description="every step done")
+    steps: dict[str, bool] = Field(description="step name (adminCreated, and those areas register) -> done")
+    hasDefaultModel: bool
+    ollamaOnline: bool

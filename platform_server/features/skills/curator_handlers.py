@@ -11,7 +11,21 @@ from platform_server.features.skills import SKILLS_CURATOR, curator, routines, s
 from platform_server.features.skills.curator_runtime import Curator
 from platform_server.features.skills.install_handlers import SkillsBase
 from platform_server.features.skills.schemas import ActivateBody, ConsolidateBody, PromoteBody, SkillIds, SnapshotBody
+from platform_server.features.skills.views import (
+    CuratedSkillView,
+    CuratorAdoptView,
+    CuratorReleaseView,
+    CuratorReportView,
+    CuratorRestoreView,
+    CuratorRunView,
+    CuratorSnapshotView,
+    CuratorStatusView,
+    SkillRoutineMineView,
+    SkillRoutinePromotedView,
+    SkillRoutineView,
+)
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import gated, route
 
 MAX_LIMIT = 100
@@ -70,6 +84,7 @@ class CuratorBase(SkillsBase):
 
 class StatusHandler(CuratorBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(CuratorStatusView)}
 
     def get(self) -> None:
         """Curator control status: active, paused, consolidation, last and next run, counts."""
@@ -78,6 +93,7 @@ class StatusHandler(CuratorBase):
 
 class ActivateHandler(CuratorBase):
     access = {"POST": "admin"}
+    answers = {"POST": one(CuratorStatusView)}
     body_models = {"POST": ActivateBody}
 
     def post(self) -> None:
@@ -94,6 +110,7 @@ class ActivateHandler(CuratorBase):
 
 class PauseHandler(CuratorBase):
     access = {"POST": "admin"}
+    answers = {"POST": one(CuratorStatusView)}
 
     def post(self) -> None:
         """Pause scheduled scanning (workspace admin)."""
@@ -103,6 +120,7 @@ class PauseHandler(CuratorBase):
 
 class ResumeHandler(CuratorBase):
     access = {"POST": "admin"}
+    answers = {"POST": one(CuratorStatusView)}
 
     def post(self) -> None:
         """Resume scheduled scanning (workspace admin)."""
@@ -112,6 +130,7 @@ class ResumeHandler(CuratorBase):
 
 class ConsolidateHandler(CuratorBase):
     access = {"POST": "admin"}
+    answers = {"POST": one(CuratorStatusView)}
     body_models = {"POST": ConsolidateBody}
 
     def post(self) -> None:
@@ -123,6 +142,7 @@ class ConsolidateHandler(CuratorBase):
 
 class DryRunHandler(CuratorBase):
     access = {"POST": "admin"}
+    answers = {"POST": one(CuratorReportView)}
 
     async def post(self) -> None:
         """Run a curator preview now: a report of proposed archive/merge/keep actions; nothing changes (workspace admin)."""
@@ -131,6 +151,7 @@ class DryRunHandler(CuratorBase):
 
 class ReportsHandler(CuratorBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(CuratorRunView)}
     query_params = {"GET": _LIMIT}
 
     def get(self) -> None:
@@ -140,6 +161,7 @@ class ReportsHandler(CuratorBase):
 
 class ReportHandler(CuratorBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(CuratorReportView)}
 
     def get(self, runId: int) -> None:
         """One curator report with every proposed action, its reasons and outcome."""
@@ -148,6 +170,7 @@ class ReportHandler(CuratorBase):
 
 class ManagedHandler(CuratorBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(CuratedSkillView)}
     query_params = {"GET": _ARCHIVED}
 
     def get(self) -> None:
@@ -157,6 +180,7 @@ class ManagedHandler(CuratorBase):
 
 class UnmanagedHandler(CuratorBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(CuratedSkillView)}
     query_params = {"GET": _ARCHIVED}
 
     def get(self) -> None:
@@ -166,6 +190,7 @@ class UnmanagedHandler(CuratorBase):
 
 class AdoptHandler(CuratorBase):
     access = {"POST": "admin"}
+    answers = {"POST": one(CuratorAdoptView)}
     body_models = {"POST": SkillIds}
 
     def post(self) -> None:
@@ -175,6 +200,7 @@ class AdoptHandler(CuratorBase):
 
 class ReleaseHandler(CuratorBase):
     access = {"POST": "admin"}
+    answers = {"POST": one(CuratorReleaseView)}
     body_models = {"POST": SkillIds}
 
     def post(self) -> None:
@@ -184,6 +210,7 @@ class ReleaseHandler(CuratorBase):
 
 class SnapshotsHandler(CuratorBase):
     access = {"GET": "viewer", "POST": "admin"}
+    answers = {"GET": list_of(CuratorSnapshotView), "POST": one(CuratorSnapshotView)}
     body_models = {"POST": SnapshotBody}
     query_params = {"GET": _LIMIT}
 
@@ -199,6 +226,7 @@ class SnapshotsHandler(CuratorBase):
 
 class SnapshotRestoreHandler(CuratorBase):
     access = {"POST": "admin"}
+    answers = {"POST": one(CuratorRestoreView)}
 
     async def post(self, snapshotId: int) -> None:
         """Restore the skill library to a restore point in one transaction; later skills are archived (workspace admin)."""
@@ -218,6 +246,7 @@ class RoutinesBase(CuratorBase):
 
 class RoutinesHandler(RoutinesBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(SkillRoutineView)}
     query_params = {
         "GET": [{"name": "status", "in": "query", "required": False, "schema": {"type": "string"}, "description": "open, dismissed or promoted"}]
     }
@@ -229,6 +258,7 @@ class RoutinesHandler(RoutinesBase):
 
 class RoutinesMineHandler(RoutinesBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillRoutineMineView)}
 
     async def post(self) -> None:
         """Mine the caller's recent requests in this workspace for recurring ones now."""
@@ -237,6 +267,7 @@ class RoutinesMineHandler(RoutinesBase):
 
 class RoutineDismissHandler(RoutinesBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillRoutineView)}
 
     def post(self, id: int) -> None:
         """Dismiss an open candidate."""
@@ -245,6 +276,7 @@ class RoutineDismissHandler(RoutinesBase):
 
 class RoutineReopenHandler(RoutinesBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillRoutineView)}
 
     def post(self, id: int) -> None:
         """Reopen a dismissed candidate."""
@@ -253,6 +285,7 @@ class RoutineReopenHandler(RoutinesBase):
 
 class RoutinePromoteHandler(RoutinesBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillRoutinePromotedView)}
     body_models = {"POST": PromoteBody}
 
     async def post(self, id: int) -> None:

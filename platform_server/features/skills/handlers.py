@@ -30,7 +30,32 @@ from platform_server.features.skills.schemas import (
     ToggleBody,
 )
 from platform_server.features.skills.synthesize import synthesize
+from platform_server.features.skills.views import (
+    SkillAgentRuntimeView,
+    SkillBundleFileView,
+    SkillCountsView,
+    SkillDetailView,
+    SkillEmployeeView,
+    SkillExportView,
+    SkillFolderView,
+    SkillLessonsClearedView,
+    SkillLessonsView,
+    SkillPromptPreviewView,
+    SkillRequirementsView,
+    SkillRescanView,
+    SkillRuntimeRefreshView,
+    SkillRuntimeStatusView,
+    SkillSecretView,
+    SkillSecretWriteView,
+    SkillSummaryView,
+    SkillSyncedView,
+    SkillSyncView,
+    SkillTemplateDetailView,
+    SkillTemplateView,
+    SkillView,
+)
 from platform_server.platform import Flag
+from platform_server.web.openapi_answers import NOTHING, list_of, one, page_of
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
@@ -55,6 +80,7 @@ def _bundle(files: dict[str, str] | None) -> dict[str, bytes] | None:
 
 class SkillsHandler(SkillsBase):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": page_of(SkillView), "POST": one(SkillDetailView)}
     body_models = {"POST": SkillCreate}
     query_params = {"GET": _LIST_PARAMS}
 
@@ -84,6 +110,7 @@ class SkillsHandler(SkillsBase):
 
 class CountsHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(SkillCountsView)}
 
     def get(self) -> None:
         """Counts per type (non-archived) with total, enabled, archived and pinned."""
@@ -92,6 +119,7 @@ class CountsHandler(SkillsBase):
 
 class EnabledHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(SkillView)}
 
     def get(self) -> None:
         """Enabled, non-archived skills."""
@@ -100,6 +128,7 @@ class EnabledHandler(SkillsBase):
 
 class SummaryHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(SkillSummaryView)}
 
     def get(self) -> None:
         """Enabled skills grouped by type: `{total, groups:[{skillType, count, skills}]}`."""
@@ -108,6 +137,7 @@ class SummaryHandler(SkillsBase):
 
 class ByTypeHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(SkillView)}
 
     def get(self, skillType: str) -> None:
         """Non-archived skills of one type."""
@@ -116,6 +146,7 @@ class ByTypeHandler(SkillsBase):
 
 class SkillHandler(SkillsBase):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "admin"}
+    answers = {"GET": one(SkillDetailView), "PUT": one(SkillDetailView), "DELETE": NOTHING}
     body_models = {"PUT": SkillUpdate}
 
     def get(self, id: int) -> None:
@@ -141,6 +172,7 @@ class SkillHandler(SkillsBase):
 
 class ToggleHandler(SkillsBase):
     access = {"PUT": "member"}
+    answers = {"PUT": one(SkillView)}
     body_models = {"PUT": ToggleBody}
 
     def put(self, id: int) -> None:
@@ -150,6 +182,7 @@ class ToggleHandler(SkillsBase):
 
 class PinHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillView)}
     body_models = {"POST": PinBody}
 
     def post(self, id: int) -> None:
@@ -159,6 +192,7 @@ class PinHandler(SkillsBase):
 
 class ArchiveHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillView)}
     body_models = {"POST": ArchiveBody}
     confirms = True
     query_params = {"POST": [{"name": "force", "in": "query", "required": False, "schema": {"type": "boolean"}}]}
@@ -171,6 +205,7 @@ class ArchiveHandler(SkillsBase):
 
 class RestoreHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillView)}
 
     def post(self, id: int) -> None:
         """Restore an archived skill."""
@@ -179,6 +214,7 @@ class RestoreHandler(SkillsBase):
 
 class EmployeesHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(SkillEmployeeView)}
 
     def get(self, id: int) -> None:
         """Agents that can use the skill (bound, enabled, skills not disabled)."""
@@ -187,6 +223,7 @@ class EmployeesHandler(SkillsBase):
 
 class LessonsHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(SkillLessonsView)}
 
     async def get(self, id: int) -> None:
         """The skill's LESSONS.md from its cache folder (`content` is "" when there is none)."""
@@ -197,6 +234,7 @@ class LessonsHandler(SkillsBase):
 
 class LessonsClearHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillLessonsClearedView)}
 
     async def post(self, id: int) -> None:
         """Clear all lessons (removes LESSONS.md)."""
@@ -209,6 +247,7 @@ class LessonsClearHandler(SkillsBase):
 
 class RequirementsHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(SkillRequirementsView)}
 
     def get(self, id: int) -> None:
         """Pre-flight: each declared requirement (env var, binary, secret) with status ok or missing."""
@@ -217,6 +256,7 @@ class RequirementsHandler(SkillsBase):
 
 class RescanHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillRescanView)}
 
     async def post(self, id: int) -> None:
         """Re-read SKILL.md (adopting an edited cache-folder copy) and re-parse its front matter."""
@@ -232,6 +272,7 @@ class RescanHandler(SkillsBase):
 
 class WorkspaceInfoHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(SkillFolderView)}
 
     async def get(self, id: int) -> None:
         """The cache folder: path (relative to the data dir), files with sizes, whether it is in sync."""
@@ -242,6 +283,7 @@ class WorkspaceInfoHandler(SkillsBase):
 
 class SyncOneHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillSyncedView)}
 
     async def post(self, id: int) -> None:
         """Re-sync this skill's SKILL.md and bundle files from the database to its cache folder."""
@@ -254,6 +296,7 @@ class SyncOneHandler(SkillsBase):
 
 class SyncAllHandler(SkillsBase):
     access = {"POST": "admin"}
+    answers = {"POST": one(SkillSyncView)}
 
     async def post(self) -> None:
         """Re-sync every skill of the workspace to the cache (workspace admin); stale folders are removed."""
@@ -265,6 +308,7 @@ class SyncAllHandler(SkillsBase):
 
 class ExportHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillExportView)}
     body_models = {"POST": ExportBody}
 
     async def post(self, id: int) -> None:
@@ -280,6 +324,7 @@ class ExportHandler(SkillsBase):
 
 class FileHandler(SkillsBase):
     access = {"GET": "viewer", "PUT": "member"}
+    answers = {"GET": one(SkillBundleFileView), "PUT": one(SkillBundleFileView)}
     body_models = {"PUT": FileText}
 
     def get(self, id: int, path: str) -> None:
@@ -297,6 +342,7 @@ class FileHandler(SkillsBase):
 
 class SecretsHandler(SkillsBase):
     access = {"GET": "member", "POST": "member"}
+    answers = {"GET": list_of(SkillSecretView), "POST": one(SkillSecretWriteView)}
     body_models = {"POST": SecretBody}
 
     def get(self, skillId: int) -> None:
@@ -313,6 +359,7 @@ class SecretsHandler(SkillsBase):
 
 class SecretHandler(SkillsBase):
     access = {"DELETE": "member"}
+    answers = {"DELETE": NOTHING}
 
     def delete(self, skillId: int, key: str) -> None:
         """Delete one secret by key."""
@@ -323,6 +370,7 @@ class SecretHandler(SkillsBase):
 
 class PromptPreviewHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(SkillPromptPreviewView)}
     query_params = {"GET": [{"name": "agentId", "in": "query", "required": True, "schema": {"type": "string"}}]}
 
     def get(self) -> None:
@@ -334,6 +382,7 @@ class PromptPreviewHandler(SkillsBase):
 
 class RuntimeActiveHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(SkillAgentRuntimeView)}
 
     def get(self) -> None:
         """Each agent of the workspace with the skills it gets now."""
@@ -342,6 +391,7 @@ class RuntimeActiveHandler(SkillsBase):
 
 class RuntimeStatusHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(SkillRuntimeStatusView)}
 
     def get(self) -> None:
         """Every skill's resolution status: ready, disabled, archived or requirements_missing."""
@@ -350,6 +400,7 @@ class RuntimeStatusHandler(SkillsBase):
 
 class RuntimeRefreshHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillRuntimeRefreshView)}
     query_params = {"POST": [{"name": "resync", "in": "query", "required": False, "schema": {"type": "boolean"}}]}
 
     async def post(self) -> None:
@@ -366,6 +417,7 @@ class RuntimeRefreshHandler(SkillsBase):
 
 class SynthesizeHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillDetailView)}
     body_models = {"POST": SynthesizeBody}
 
     async def post(self) -> None:
@@ -378,6 +430,7 @@ class SynthesizeHandler(SkillsBase):
 
 class TemplatesHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(SkillTemplateView)}
     tags = ("Skill templates",)
 
     def get(self) -> None:
@@ -387,6 +440,7 @@ class TemplatesHandler(SkillsBase):
 
 class TemplateHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(SkillTemplateDetailView)}
     tags = ("Skill templates",)
 
     def get(self, id: int) -> None:
@@ -396,6 +450,7 @@ class TemplateHandler(SkillsBase):
 
 class InstantiateHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillDetailView)}
     body_models = {"POST": InstantiateBody}
     tags = ("Skill templates",)
 

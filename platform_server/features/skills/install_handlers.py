@@ -11,9 +11,15 @@ from platform_server.features.skills import SKILLS, install, service
 from platform_server.features.skills.models import Skill
 from platform_server.features.skills.runtime import SkillsRuntime
 from platform_server.features.skills.schemas import InstallStart
+from platform_server.features.skills.views import (
+    InstalledSkillView,
+    SkillHubSearchView,
+    SkillInstallTaskView,
+)
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import NOTHING, one
 
 T = TypeVar("T")
 HUB_LIMIT = 50
@@ -43,6 +49,7 @@ class SkillsBase(ApiHandler):
 
 class InstallUploadHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(InstalledSkillView)}
     max_body_setting = "upload_max_bytes"
     spool_body = True
     query_params = {"POST": [{"name": "overwrite", "in": "query", "required": False, "schema": {"type": "boolean"}}]}
@@ -72,6 +79,7 @@ class InstallUploadHandler(SkillsBase):
 
 class InstallStartHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillInstallTaskView)}
     body_models = {"POST": InstallStart}
 
     def post(self) -> None:
@@ -83,6 +91,7 @@ class InstallStartHandler(SkillsBase):
 
 class InstallStatusHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(SkillInstallTaskView)}
 
     def get(self, taskId: str) -> None:
         """An install task: pending, downloading, installing, completed, failed or cancelled."""
@@ -91,6 +100,7 @@ class InstallStatusHandler(SkillsBase):
 
 class InstallCancelHandler(SkillsBase):
     access = {"POST": "member"}
+    answers = {"POST": one(SkillInstallTaskView)}
 
     def post(self, taskId: str) -> None:
         """Cancel a running install task (a finished task is answered as it is)."""
@@ -99,6 +109,7 @@ class InstallCancelHandler(SkillsBase):
 
 class HubSearchHandler(SkillsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": one(SkillHubSearchView)}
     query_params = {
         "GET": [
             {"name": "keyword", "in": "query", "required": False, "schema": {"type": "string"}},
@@ -118,6 +129,7 @@ class HubSearchHandler(SkillsBase):
 
 class UninstallHandler(SkillsBase):
     access = {"DELETE": "member"}
+    answers = {"DELETE": NOTHING}
 
     async def delete(self, skillName: str) -> None:
         """Uninstall an installed skill by name (its files, secrets, bindings and cache folder go too)."""

@@ -5,10 +5,16 @@ from __future__ import annotations
 from platform_server.features.conversations import service as conversations
 from platform_server.features.subagents import SUBAGENTS, lifecycle, service
 from platform_server.features.subagents.schemas import SpawnPauseRequest
+from platform_server.features.subagents.view_models import (
+    SubagentInterruptView,
+    SubagentRunView,
+    SubagentSpawnPauseView,
+)
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("Sub-agents",)
@@ -16,6 +22,7 @@ TAGS = ("Sub-agents",)
 
 class ActiveHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(SubagentRunView)}
     tags = TAGS
     query_params = {"GET": [{"name": "conversationId", "in": "query", "required": True, "schema": {"type": "string"}}]}
 
@@ -31,6 +38,7 @@ class ActiveHandler(ApiHandler):
 
 class SpawnPauseHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(SubagentSpawnPauseView)}
     body_models = {"POST": SpawnPauseRequest}
     tags = TAGS
 
@@ -44,6 +52,7 @@ class SpawnPauseHandler(ApiHandler):
 
 class InterruptHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(SubagentInterruptView)}
     tags = TAGS
 
     def post(self, subagentId: str) -> None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from platform_server.blocking import run_blocking
 from platform_server.features.system import service
+from platform_server.features.system.schemas import BrowserHealthView, SystemHealthView, SystemInfoView
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 
 
 class HealthHandler(ApiHandler):
+    answers = {"GET": one(SystemHealthView)}
     access = {"GET": LOGIN}
     tags = ("System",)
 
@@ -19,6 +22,7 @@ class HealthHandler(ApiHandler):
 
 
 class BrowserHealthHandler(ApiHandler):
+    answers = {"GET": one(BrowserHealthView)}
     access = {"GET": GLOBAL_ADMIN}
     tags = ("System",)
 
@@ -28,6 +32,7 @@ class BrowserHealthHandler(ApiHandler):
 
 
 class InfoHandler(ApiHandler):
+    answers = {"GET": one(SystemInfoView)}
     access = {"GET": GLOBAL_ADMIN}
     tags = ("System",)
 

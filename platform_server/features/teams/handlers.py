@@ -5,12 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 from platform_server.features.teams import TEAMS, console, lifecycle, runner, service
-from platform_server.features.teams.schemas import CancelRequest, MemberAdd, TeamCreate, TeamRunStart, TeamUpdate
+from platform_server.features.teams.schemas import (
+    CancelRequest,
+    MemberAdd,
+    TeamCreate,
+    TeamDetailView,
+    TeamListedView,
+    TeamRunsPageView,
+    TeamRunStart,
+    TeamRunView,
+    TeamTaskStatsView,
+    TeamTaskView,
+    TeamUpdate,
+    TeamView,
+)
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest, is_integer_text, parse_long
 from platform_server.web.live import LiveFeedHandler
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import gated, route
 
 TAGS = ("Team runs",)
@@ -37,6 +51,7 @@ class CursorMixin(ApiHandler):
 
 class TeamRunHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(TeamRunView)}
     tags = TAGS
 
     def get(self, runId: int) -> None:
@@ -46,6 +61,7 @@ class TeamRunHandler(ApiHandler):
 
 class TeamRunCancelHandler(ApiHandler):
     access = {"POST": "admin"}
+    answers = {"POST": one(TeamRunView)}
     body_models = {"POST": CancelRequest}
     tags = TAGS
 
@@ -57,6 +73,7 @@ class TeamRunCancelHandler(ApiHandler):
 
 class TeamRunsHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(TeamRunView), "POST": one(TeamRunView)}
     body_models = {"POST": TeamRunStart}
     tags = TAGS
     query_params = {"GET": [ACTIVE_ONLY]}
@@ -76,6 +93,7 @@ class TeamRunsHandler(ApiHandler):
 
 class TeamRunsPageHandler(CursorMixin):
     access = {"GET": "viewer"}
+    answers = {"GET": one(TeamRunsPageView)}
     tags = TAGS
     query_params = {"GET": [ACTIVE_ONLY, *CURSOR]}
 
@@ -87,6 +105,7 @@ class TeamRunsPageHandler(CursorMixin):
 
 class ConversationRunsHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(TeamRunView)}
     tags = TAGS
 
     def get(self, conversationId: str) -> None:
@@ -96,6 +115,7 @@ class ConversationRunsHandler(ApiHandler):
 
 class ConversationRunsPageHandler(CursorMixin):
     access = {"GET": "viewer"}
+    answers = {"GET": one(TeamRunsPageView)}
     tags = TAGS
     query_params = {"GET": CURSOR}
 
@@ -107,6 +127,7 @@ class ConversationRunsPageHandler(CursorMixin):
 
 class TeamsHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(TeamListedView), "POST": one(TeamView)}
     body_models = {"POST": TeamCreate}
     tags = ("Teams",)
 
@@ -122,6 +143,7 @@ class TeamsHandler(ApiHandler):
 
 class TeamHandler(ApiHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    answers = {"GET": one(TeamDetailView), "PUT": one(TeamView), "DELETE": NOTHING}
     body_models = {"PUT": TeamUpdate}
     tags = ("Teams",)
 
@@ -143,6 +165,7 @@ class TeamHandler(ApiHandler):
 
 class MembersHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(TeamDetailView)}
     body_models = {"POST": MemberAdd}
     tags = ("Teams",)
 
@@ -154,6 +177,7 @@ class MembersHandler(ApiHandler):
 
 class MemberHandler(ApiHandler):
     access = {"DELETE": "member"}
+    answers = {"DELETE": one(TeamDetailView)}
     tags = ("Teams",)
 
     def delete(self, teamId: int, agentId: int) -> None:
@@ -163,6 +187,7 @@ class MemberHandler(ApiHandler):
 
 class TeamTasksHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(TeamTaskView)}
     tags = ("Teams",)
 
     def get(self, teamId: int) -> None:
@@ -176,6 +201,7 @@ class TeamTasksHandler(ApiHandler):
 
 class TeamTaskStatsHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(TeamTaskStatsView)}
     tags = ("Teams",)
 
     def get(self, teamId: int) -> None:

@@ -1,10 +1,11 @@
-"""Request bodies of the teams routes."""
+"""Request bodies and answers of the teams routes."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
 from platform_server.features.teams import service
+from platform_server.serialize import View
 
 
 class TeamCreate(BaseModel):
@@ -32,3 +33,134 @@ class CancelRequest(BaseModel):
 class MemberAdd(BaseModel):
     agentId: int
     role: str = Field(default="member", max_length=20)
+
+
+# ---- answers (web/openapi_answers.py): service.team_dict / run_dict and the console's views (console.py) ---------
+
+
+class TeamView(View):
+    """A team (`service.team_dict`): a lead agent and its ordered member agents."""
+
+    id: str
+    workspaceId: str
+    name: str
+    description: str
+    leadAgentId: str
+    memberAgentIds: list[str]
+    creatorUserId: str | None
+    createTime: str | None
+    updateTime: str | None
+
+
+class TeamStatusView(TeamView):
+    status: str = Field(description="always `active` (the original console shows it)")
+
+
+class TeamMemberView(View):
+    agentId: str
+    name: str | None = Field(description="null when the agent was deleted")
+    role: str = Field(description="lead or member")
+    icon: str | None
+
+
+class TeamListedView(TeamView):
+    """A team as the list answers it: the flat fields plus the original console's `team`, `leadName`, ..."""
+
+    team: TeamStatusView
+    leadName: str | None
+    leadIcon: str | None
+    memberCount: int
+    members: list[TeamMemberView]
+
+
+class TeamSummaryView(View):
+    """The console's list row of a team, nested in the detail as `team` (it reads `team.team.id`)."""
+
+    team: TeamStatusView
+    leadName: str | None
+    leadIcon: str | None
+    memberCount: int
+
+
+class TeamDetailView(TeamView):
+    team: TeamSummaryView
+    leadName: str | None
+    leadIcon: str | None
+    memberCount: int
+    members: list[TeamMemberView]
+
+
+class TeamRunTaskView(View):
+    """A member's task of a run (runner.py)."""
+
+    index: int
+    agentId: str
+    agentName: str
+    task: str
+    status: str
+    result: str | None
+    error: str | None
+    startedAt: str | None
+    finishedAt: str | None
+    review: str | None = Field(None, description="approved or redo, once the lead reviewed it")
+    reviewFeedback: str | None = None
+
+
+class TeamRunView(View):
+    id: str
+    teamId: str
+    workspaceId: str
+    conversationId: str | None
+    startedBy: str | None
+    goal: str
+    status: str
+    active: bool
+    tasks: list[TeamRunTaskView]
+    result: str | None
+    error: str | None
+    cancelReason: str | None
+    cancelledBy: str | None
+    createTime: str | None
+    updateTime: str | None
+    finishedAt: str | None
+
+
+class TeamRunsPageView(View):
+    """Newest first; `nextCursor` (pass it as `cursor`) fetches the next older page, null at the end."""
+
+    items: list[TeamRunView]
+    nextCursor: str | None
+
+
+class TeamTaskView(View):
+    """A member task on the console's board (id `<runId>-<index>`)."""
+
+    id: str
+    teamId: str
+    runId: str
+    taskNumber: int
+    subject: str
+    description: str
+    status: str = Field(description="pending, in_progress, completed, failed or cancelled")
+    priority: int
+    assigneeAgentId: str
+    assigneeName: str | None
+    ownerAgentId: str
+    blockedBy: None = Field(description="always null (no task dependencies here)")
+    requireApproval: bool
+    progressPercent: int | None
+    result: str | None
+    error: str | None
+    startedAt: str | None
+    finishedAt: str | None
+    createTime: str | None
+
+
+class TeamTaskStatsView(View):
+    """Member tasks per board status; a status with none is left out."""
+
+    pending: int = 0
+    in_progress: int = 0
+    completed: int = 0
+    failed: int = 0
+    cancelled: int = 0

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from platform_server.blocking import run_blocking
+from platform_server.features.agents.schemas import AgentView
 from platform_server.features.templates import service
 from platform_server.features.templates.schemas import ApplyTemplate
+from platform_server.features.templates.view_models import AgentTemplateView
 from platform_server.web.base import ApiHandler
+from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
 
 class TemplatesHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(AgentTemplateView)}
     tags = ("Agent templates",)
 
     def get(self) -> None:
@@ -21,6 +25,7 @@ class TemplatesHandler(ApiHandler):
 
 class ApplyTemplateHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(AgentView)}
     body_models = {"POST": ApplyTemplate}
     tags = ("Agent templates",)
 

@@ -7,9 +7,15 @@ from typing import Any
 from platform_server.features.tools import TOOLS, lifecycle, service
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.features.tools.schemas import McpToolCreate, ToolTier, ToolToggle, ToolUpdate
+from platform_server.features.tools.view_models import (
+    ToolAvailableView,
+    ToolView,
+    ToolWithHostView,
+)
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import ApiError
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 
@@ -29,6 +35,7 @@ class _ToolsBase(ApiHandler):
 
 class ToolsHandler(_ToolsBase):
     access = {"GET": "viewer", "POST": GLOBAL_ADMIN}
+    answers = {"GET": list_of(ToolWithHostView), "POST": one(ToolView)}
     body_models = {"POST": McpToolCreate}
 
     def get(self) -> None:
@@ -46,6 +53,7 @@ class ToolsHandler(_ToolsBase):
 
 class AvailableToolsHandler(_ToolsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(ToolAvailableView)}
 
     def get(self) -> None:
         """Every atomic tool an agent can bind here (enabled, runnable, host tools only where enabled), including MCP tools."""
@@ -54,6 +62,7 @@ class AvailableToolsHandler(_ToolsBase):
 
 class EnabledToolsHandler(_ToolsBase):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(ToolWithHostView)}
 
     def get(self) -> None:
         """Enabled tools, with `hostTool` and `workspaceEnabled`."""
@@ -62,6 +71,7 @@ class EnabledToolsHandler(_ToolsBase):
 
 class ToolHandler(_ToolsBase):
     access = {"GET": "viewer", "PUT": GLOBAL_ADMIN, "DELETE": GLOBAL_ADMIN}
+    answers = {"GET": one(ToolView), "PUT": one(ToolView), "DELETE": NOTHING}
     body_models = {"PUT": ToolUpdate}
 
     def get(self, id: int) -> None:
@@ -84,6 +94,7 @@ class ToolHandler(_ToolsBase):
 
 class ToolToggleHandler(_ToolsBase):
     access = {"PUT": GLOBAL_ADMIN}
+    answers = {"PUT": one(ToolView)}
     body_models = {"PUT": ToolToggle}
 
     def put(self, id: int) -> None:
@@ -94,6 +105,7 @@ class ToolToggleHandler(_ToolsBase):
 
 class ToolTierHandler(_ToolsBase):
     access = {"PUT": GLOBAL_ADMIN}
+    answers = {"PUT": one(ToolView)}
     body_models = {"PUT": ToolTier}
 
     def put(self, id: int) -> None:

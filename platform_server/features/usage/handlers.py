@@ -5,14 +5,17 @@ from __future__ import annotations
 from platform_server.db import parse_iso
 from platform_server.features.chat import CHAT
 from platform_server.features.usage import service
+from platform_server.features.usage.schemas import DashboardStatsView, TokenUsageView, UsageOverviewView, UsageTrendDayView
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("Dashboard",)
 
 
 class OverviewHandler(ApiHandler):
+    answers = {"GET": one(UsageOverviewView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -23,6 +26,7 @@ class OverviewHandler(ApiHandler):
 
 
 class StatsHandler(ApiHandler):
+    answers = {"GET": one(DashboardStatsView)}
     access = {"GET": "viewer"}
     tags = TAGS
 
@@ -35,6 +39,7 @@ class StatsHandler(ApiHandler):
 
 
 class TrendHandler(ApiHandler):
+    answers = {"GET": list_of(UsageTrendDayView)}
     access = {"GET": "viewer"}
     tags = TAGS
     query_params = {"GET": [{"name": "days", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 90}}]}
@@ -49,6 +54,7 @@ class TrendHandler(ApiHandler):
 
 
 class TokenUsageHandler(ApiHandler):
+    answers = {"GET": one(TokenUsageView)}
     access = {"GET": "viewer"}
     tags = TAGS
     query_params = {

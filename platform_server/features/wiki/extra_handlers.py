@@ -7,11 +7,12 @@ from typing import Any
 import peewee
 
 from platform_server.db import iso
-from platform_server.features.wiki import WIKI, hot_cache, kbs, lint, permissions, profile
+from platform_server.features.wiki import WIKI, hot_cache, kbs, lint, page_views, permissions, profile, views
 from platform_server.features.wiki.models import KnowledgeBase, PageSource, RawMaterial
 from platform_server.features.wiki.schemas import PageTypeProfile, PermissionRule
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("LLM Wiki",)
@@ -20,6 +21,7 @@ KB = "/api/v1/wiki/knowledge-bases"
 
 class ProfileHandler(ApiHandler):
     access = {"GET": "viewer", "PUT": "member"}
+    answers = {"GET": one(views.WikiProfileView), "PUT": one(views.WikiProfileView)}
     body_models = {"PUT": PageTypeProfile}
     tags = TAGS
 
@@ -34,6 +36,7 @@ class ProfileHandler(ApiHandler):
 
 class ProfileResetHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiProfileView)}
     tags = TAGS
 
     def post(self, id: int) -> None:
@@ -43,6 +46,7 @@ class ProfileResetHandler(ApiHandler):
 
 class ProfileValidateHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(views.WikiProfileCheckView)}
     body_models = {"POST": PageTypeProfile}
     tags = TAGS
 
@@ -53,6 +57,7 @@ class ProfileValidateHandler(ApiHandler):
 
 class LintHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": one(page_views.WikiLintLatestView), "POST": one(page_views.WikiLintJobView)}
     tags = TAGS
 
     def get(self, kbId: int) -> None:
@@ -68,6 +73,7 @@ class LintHandler(ApiHandler):
 
 class LintJobHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(page_views.WikiLintJobView)}
     tags = TAGS
 
     def get(self, kbId: int, jobId: int) -> None:
@@ -108,6 +114,7 @@ def failures() -> list[dict[str, Any]]:
 
 class FailuresHandler(ApiHandler):
     access = {"GET": GLOBAL_ADMIN}
+    answers = {"GET": list_of(views.WikiFailureView)}
     tags = TAGS
 
     def get(self) -> None:
@@ -117,6 +124,7 @@ class FailuresHandler(ApiHandler):
 
 class PermissionsHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(views.WikiPermissionView), "POST": one(views.WikiPermissionView)}
     body_models = {"POST": PermissionRule}
     tags = TAGS
 
@@ -131,6 +139,7 @@ class PermissionsHandler(ApiHandler):
 
 class PermissionHandler(ApiHandler):
     access = {"DELETE": "member"}
+    answers = {"DELETE": NOTHING}
     tags = TAGS
 
     def delete(self, kbId: int, agentId: int, id: int) -> None:
@@ -141,6 +150,7 @@ class PermissionHandler(ApiHandler):
 
 class HotCacheHandler(ApiHandler):
     access = {"GET": "viewer", "DELETE": "member"}
+    answers = {"GET": one(views.WikiHotCacheView), "DELETE": NOTHING}
     tags = TAGS
 
     def get(self, kbId: int) -> None:
@@ -155,6 +165,7 @@ class HotCacheHandler(ApiHandler):
 
 class HotCacheRegenerateHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiHotCacheView)}
     tags = TAGS
 
     def post(self, kbId: int) -> None:

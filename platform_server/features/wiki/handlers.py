@@ -18,6 +18,7 @@ from platform_server.features.wiki import (
     research_handlers,
     source_handlers,
     transform_handlers,
+    views,
 )
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate, RawText
@@ -26,6 +27,7 @@ from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.live import LiveFeedHandler
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import gated, route
 from platform_server.web.sse import SseWriter
 
@@ -43,6 +45,7 @@ class WikiHandler(ApiHandler):
 
 class KbsHandler(WikiHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(views.WikiKbView), "POST": one(views.WikiKbView)}
     body_models = {"POST": KbCreate}
 
     def get(self) -> None:
@@ -56,6 +59,7 @@ class KbsHandler(WikiHandler):
 
 class KbHandler(WikiHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    answers = {"GET": one(views.WikiKbView), "PUT": one(views.WikiKbView), "DELETE": NOTHING}
     body_models = {"PUT": KbUpdate}
 
     def get(self, id: int) -> None:
@@ -77,6 +81,7 @@ class KbHandler(WikiHandler):
 
 class KbConfigHandler(WikiHandler):
     access = {"GET": "viewer", "PUT": "member"}
+    answers = {"GET": one(views.WikiKbConfigView), "PUT": one(views.WikiKbConfigView)}
     body_models = {"PUT": KbConfigUpdate}
 
     def get(self, id: int) -> None:
@@ -91,6 +96,7 @@ class KbConfigHandler(WikiHandler):
 
 class AgentKbsHandler(WikiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(views.WikiAgentKbView)}
 
     def get(self, agentId: int) -> None:
         """The agent's knowledge bases: its primaryKbId first, then the bound ones."""
@@ -99,6 +105,7 @@ class AgentKbsHandler(WikiHandler):
 
 class BindableHandler(WikiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(views.WikiKbView)}
 
     def get(self) -> None:
         """Knowledge bases the agent (`?agentId=`) is not bound to yet."""
@@ -110,6 +117,7 @@ class BindableHandler(WikiHandler):
 
 class RawListHandler(WikiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(views.WikiRawView)}
 
     def get(self, kbId: int) -> None:
         """Raw materials with the number of pages generated from each (`?status=` filters)."""
@@ -133,6 +141,7 @@ class RawAdder(WikiHandler):
 
 class RawTextHandler(RawAdder):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiRawView)}
     body_models = {"POST": RawText}
 
     async def post(self, kbId: int) -> None:
@@ -145,6 +154,7 @@ class RawTextHandler(RawAdder):
 
 class RawUploadHandler(RawAdder):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiRawView)}
     max_body_setting = "upload_max_bytes"
     spool_body = True
 
@@ -162,6 +172,7 @@ class RawUploadHandler(RawAdder):
 
 class RawHandler(WikiHandler):
     access = {"DELETE": "member"}
+    answers = {"DELETE": NOTHING}
 
     async def delete(self, kbId: int, rawId: int) -> None:
         """Delete a material, its chunks and citations (pages generated from it stay)."""
@@ -189,6 +200,7 @@ class RawDownloadHandler(WikiHandler):
 
 class RawCancelHandler(WikiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiRawView)}
 
     def post(self, kbId: int, rawId: int) -> None:
         """Cancel processing; valid only while the material is `processing`."""
@@ -201,6 +213,7 @@ class RawCancelHandler(WikiHandler):
 
 class RawReprocessHandler(WikiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiRawView)}
 
     def post(self, kbId: int, rawId: int) -> None:
         """Queue the material again; `force=true` bypasses the unchanged-content short-circuit."""
@@ -214,6 +227,7 @@ class RawReprocessHandler(WikiHandler):
 
 class ProcessHandler(WikiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiProcessView)}
 
     def post(self, kbId: int) -> None:
         """Queue the KB's materials that need work; `force=true` re-queues all of them."""
@@ -226,6 +240,7 @@ class ProcessHandler(WikiHandler):
 
 class StatusHandler(WikiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(views.WikiProcessingStatusView)}
 
     def get(self, kbId: int) -> None:
         """Counts per state, whether the KB is idle, and the step each material is at."""
@@ -235,6 +250,7 @@ class StatusHandler(WikiHandler):
 
 class JobsHandler(WikiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(views.WikiJobView)}
 
     def get(self, kbId: int) -> None:
         """Processing jobs with their steps, newest first (`rawId`, `limit` up to 200)."""

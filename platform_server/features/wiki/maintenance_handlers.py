@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from platform_server.features.models import LLM
-from platform_server.features.wiki import maintenance
+from platform_server.features.wiki import maintenance, page_views, views
 from platform_server.features.wiki.schemas import EnrichRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 
 TAGS = ("LLM Wiki",)
@@ -15,6 +16,7 @@ PAGE = "/api/v1/wiki/kb/{kbId}/pages/{slug}"
 
 class RelationHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(page_views.WikiRelationView)}
     tags = TAGS
 
     def get(self, kbId: int, slugA: str, slugB: str) -> None:
@@ -24,6 +26,7 @@ class RelationHandler(ApiHandler):
 
 class EnrichHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(page_views.WikiEnrichedPageView)}
     body_models = {"POST": EnrichRequest}
     tags = TAGS
 
@@ -35,6 +38,7 @@ class EnrichHandler(ApiHandler):
 
 class RepairHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(page_views.WikiRepairedPageView)}
     tags = TAGS
 
     async def post(self, kbId: int, slug: str) -> None:
@@ -44,6 +48,7 @@ class RepairHandler(ApiHandler):
 
 class BackfillHandler(ApiHandler):
     access = {"POST": GLOBAL_ADMIN}
+    answers = {"POST": one(views.WikiBackfillView)}
     tags = TAGS
 
     def post(self) -> None:
@@ -53,6 +58,7 @@ class BackfillHandler(ApiHandler):
 
 class OverviewHandler(ApiHandler):
     access = {"POST": GLOBAL_ADMIN}
+    answers = {"POST": one(views.WikiOverviewView)}
     tags = TAGS
 
     def post(self, kbId: int) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from platform_server.features.models import LLM
-from platform_server.features.wiki import kbs, pages, profile, sync, tool
+from platform_server.features.wiki import kbs, page_views, pages, profile, sync, tool
 from platform_server.features.wiki.schemas import BatchDelete, PageEdit, RenameRequest, SearchPreview
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import NOTHING, list_of, list_or_page, one
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
 
@@ -16,6 +17,7 @@ KB = "/api/v1/wiki/knowledge-bases/{kbId}/pages"
 
 class PagesHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_or_page(page_views.WikiPageListedView)}
     tags = TAGS
 
     def get(self, kbId: int) -> None:
@@ -37,6 +39,7 @@ class PagesHandler(ApiHandler):
 
 class ArchivedHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(page_views.WikiPageRowView)}
     tags = TAGS
 
     def get(self, kbId: int) -> None:
@@ -46,6 +49,7 @@ class ArchivedHandler(ApiHandler):
 
 class RefsHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(page_views.WikiPageRefView)}
     tags = TAGS
 
     def get(self, kbId: int) -> None:
@@ -55,6 +59,7 @@ class RefsHandler(ApiHandler):
 
 class BatchHandler(ApiHandler):
     access = {"DELETE": "member"}
+    answers = {"DELETE": one(page_views.WikiBatchDeleteView)}
     body_models = {"DELETE": BatchDelete}
     tags = TAGS
 
@@ -65,6 +70,7 @@ class BatchHandler(ApiHandler):
 
 class PageHandler(ApiHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    answers = {"GET": one(page_views.WikiPageView), "PUT": one(page_views.WikiPageView), "DELETE": NOTHING}
     body_models = {"PUT": PageEdit}
     tags = TAGS
 
@@ -91,6 +97,7 @@ class PageHandler(ApiHandler):
 
 class ArchiveHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(page_views.WikiPageRowView)}
     tags = TAGS
     value = 1
 
@@ -100,6 +107,7 @@ class ArchiveHandler(ApiHandler):
 
 
 class UnarchiveHandler(ArchiveHandler):
+    answers = {"POST": one(page_views.WikiPageRowView)}
     value = 0
 
     def post(self, kbId: int, slug: str) -> None:
@@ -109,6 +117,7 @@ class UnarchiveHandler(ArchiveHandler):
 
 class PendingAcceptHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(page_views.WikiPageView)}
     tags = TAGS
 
     def post(self, kbId: int, slug: str) -> None:
@@ -118,6 +127,7 @@ class PendingAcceptHandler(ApiHandler):
 
 class PendingDismissHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(page_views.WikiPageView)}
     tags = TAGS
 
     def post(self, kbId: int, slug: str) -> None:
@@ -127,6 +137,7 @@ class PendingDismissHandler(ApiHandler):
 
 class BacklinksHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(page_views.WikiPageRowView)}
     tags = TAGS
 
     def get(self, kbId: int, slug: str) -> None:
@@ -136,6 +147,7 @@ class BacklinksHandler(ApiHandler):
 
 class RenameHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(page_views.WikiRenamedPageView)}
     body_models = {"POST": RenameRequest}
     tags = TAGS
 
@@ -146,6 +158,7 @@ class RenameHandler(ApiHandler):
 
 class RelatedHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(page_views.WikiRelatedPageView)}
     tags = TAGS
 
     def get(self, kbId: int, slug: str) -> None:
@@ -158,6 +171,7 @@ class RelatedHandler(ApiHandler):
 
 class CitationsHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(page_views.WikiCitationView)}
     tags = TAGS
 
     def get(self, kbId: int, pageId: int) -> None:
@@ -167,6 +181,7 @@ class CitationsHandler(ApiHandler):
 
 class ChunkPagesHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(page_views.WikiPageRowView)}
     tags = TAGS
 
     def get(self, chunkId: int) -> None:
@@ -176,6 +191,7 @@ class ChunkPagesHandler(ApiHandler):
 
 class RawPagesHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(page_views.WikiPageRowView)}
     tags = TAGS
 
     def get(self, rawId: int) -> None:
@@ -185,6 +201,7 @@ class RawPagesHandler(ApiHandler):
 
 class LookupHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(page_views.WikiLookupPageView)}
     tags = TAGS
 
     def get(self) -> None:
@@ -194,6 +211,7 @@ class LookupHandler(ApiHandler):
 
 class SearchPreviewHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(page_views.WikiSearchPreviewView)}
     body_models = {"POST": SearchPreview}
     tags = TAGS
 
@@ -206,6 +224,7 @@ class SearchPreviewHandler(ApiHandler):
 
 class StatsHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(page_views.WikiStatsView)}
     tags = TAGS
 
     def get(self, kbId: int) -> None:

@@ -48,9 +48,9 @@ summary = Fields(
 def resolver(kb_id: int) -> dict[str, Page]:
     """Slug-form key (slug, and slug of the title) -> page, for resolving wikilinks."""
     out: dict[str, Page] = {}
-    for p in Page.select(Page.id, Page.slug, Page.title, Page.archived, Page.kb).where(Page.kb == kb_id):
+    for p in Page.select(Page.id, Page.slug, Page.title, Page.archived, Page.kb, Page.page_type).where(Page.kb == kb_id):
         out.setdefault(slugify(p.title), p)
-    for p in Page.select(Page.id, Page.slug, Page.title, Page.archived, Page.kb).where(Page.kb == kb_id):
+    for p in Page.select(Page.id, Page.slug, Page.title, Page.archived, Page.kb, Page.page_type).where(Page.kb == kb_id):
         out[p.slug] = p
     return out
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from platform_server.features.wiki import pipelines
+from platform_server.features.wiki import pipelines, views
 from platform_server.features.wiki.schemas import PipelineBody
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("LLM Wiki",)
@@ -14,6 +15,7 @@ KB = "/api/v1/wiki/knowledge-bases/{kbId}"
 
 class PipelinesHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(views.WikiPipelineView), "POST": one(views.WikiPipelineView)}
     body_models = {"POST": PipelineBody}
     tags = TAGS
 
@@ -28,6 +30,7 @@ class PipelinesHandler(ApiHandler):
 
 class ValidateHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(views.WikiPipelineCheckView)}
     body_models = {"POST": PipelineBody}
     tags = TAGS
 
@@ -38,6 +41,7 @@ class ValidateHandler(ApiHandler):
 
 class PipelineHandler(ApiHandler):
     access = {"DELETE": "member"}
+    answers = {"DELETE": NOTHING}
     tags = TAGS
 
     def delete(self, kbId: int, id: int) -> None:
@@ -48,6 +52,7 @@ class PipelineHandler(ApiHandler):
 
 class RunsHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(views.WikiPipelineRunView)}
     tags = TAGS
 
     def get(self, kbId: int, id: int) -> None:
@@ -60,6 +65,7 @@ class RunsHandler(ApiHandler):
 
 class RunHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(views.WikiPipelineRunView)}
     tags = TAGS
 
     def get(self, kbId: int, runId: int) -> None:

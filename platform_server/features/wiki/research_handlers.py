@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
-from platform_server.features.wiki import WIKI
+from platform_server.features.wiki import WIKI, views
 from platform_server.features.wiki.schemas import ResearchStart
 from platform_server.web.base import ApiHandler
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 from platform_server.web.sse import SseWriter
 
@@ -15,6 +16,7 @@ TAGS = ("LLM Wiki",)
 
 class ResearchStartHandler(ApiHandler):
     access = {"POST": "viewer"}
+    answers = {"POST": one(views.WikiResearchView)}
     body_models = {"POST": ResearchStart}
     tags = TAGS
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from platform_server.blocking import run_blocking
-from platform_server.features.wiki import WIKI, kbs, source
+from platform_server.features.wiki import WIKI, kbs, source, views
 from platform_server.features.wiki.schemas import SourceDirectoryRequest
 from platform_server.features.wiki.watcher import Watchers
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 
 TAGS = ("LLM Wiki",)
@@ -49,6 +50,7 @@ class SourceHandler(ApiHandler):
 
 class SourceDirectoryHandler(SourceHandler):
     access = {"PUT": "member"}
+    answers = {"PUT": one(views.WikiSourceKbView)}
     body_models = {"PUT": SourceDirectoryRequest}
 
     async def put(self, id: int) -> None:
@@ -69,6 +71,7 @@ class SourceDirectoryHandler(SourceHandler):
 
 class ScanHandler(SourceHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiScanView)}
 
     async def post(self, id: int) -> None:
         """Scan the linked folder now and answer what changed (added, updated, removed, skipped, failed)."""
@@ -79,6 +82,7 @@ class ScanHandler(SourceHandler):
 
 class WatcherHandler(SourceHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(views.WikiWatcherView)}
 
     def get(self, id: int) -> None:
         """The watcher's state (`watching`, `paused`, `error`, or `unlinked`), last scan and pending events."""
@@ -88,6 +92,7 @@ class WatcherHandler(SourceHandler):
 
 class WatcherScanHandler(SourceHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiWatcherScanView)}
 
     def post(self, id: int) -> None:
         """Queue one watcher scan in the background; answers the watcher's state."""

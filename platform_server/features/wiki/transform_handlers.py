@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from platform_server.features.wiki import WIKI, transform
+from platform_server.features.wiki import WIKI, transform, views
 from platform_server.features.wiki.schemas import AggregateRequest, ApplyRequest, SaveAsPage, TransformationBody, TransformationUpdate
 from platform_server.features.wiki.transform import Transformer
 from platform_server.web.base import ApiHandler
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("LLM Wiki",)
@@ -22,6 +23,7 @@ class TransformHandler(ApiHandler):
 
 class TransformationsHandler(TransformHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(views.WikiTransformationView), "POST": one(views.WikiTransformationView)}
     body_models = {"POST": TransformationBody}
 
     def get(self) -> None:
@@ -35,6 +37,7 @@ class TransformationsHandler(TransformHandler):
 
 class TransformationHandler(TransformHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    answers = {"GET": one(views.WikiTransformationView), "PUT": one(views.WikiTransformationView), "DELETE": NOTHING}
     body_models = {"PUT": TransformationUpdate}
 
     def get(self, id: int) -> None:
@@ -54,6 +57,7 @@ class TransformationHandler(TransformHandler):
 
 class ApplyHandler(TransformHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiTransformationRunView)}
     body_models = {"POST": ApplyRequest}
 
     def post(self, id: int) -> None:
@@ -65,6 +69,7 @@ class ApplyHandler(TransformHandler):
 
 class AggregateHandler(TransformHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiTransformationRunView)}
     body_models = {"POST": AggregateRequest}
 
     def post(self, id: int) -> None:
@@ -77,6 +82,7 @@ class AggregateHandler(TransformHandler):
 
 class RunsHandler(TransformHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(views.WikiTransformationRunView)}
 
     def get(self) -> None:
         """Runs of the workspace, newest first (`transformationId`, `kbId`, `status` filter)."""
@@ -89,6 +95,7 @@ class RunsHandler(TransformHandler):
 
 class RunHandler(TransformHandler):
     access = {"GET": "viewer", "DELETE": "member"}
+    answers = {"GET": one(views.WikiTransformationRunView), "DELETE": NOTHING}
 
     def get(self, runId: int) -> None:
         """One run with its output."""
@@ -103,6 +110,7 @@ class RunHandler(TransformHandler):
 
 class CancelHandler(TransformHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiTransformationRunView)}
 
     def post(self, runId: int) -> None:
         """Cancel a running run: its model call is stopped and nothing is saved."""
@@ -113,6 +121,7 @@ class CancelHandler(TransformHandler):
 
 class SaveHandler(TransformHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(views.WikiSavedRunView)}
     body_models = {"POST": SaveAsPage}
 
     def post(self, runId: int) -> None:

@@ -7,10 +7,26 @@ from typing import Any
 
 from platform_server.features.models import LLM
 from platform_server.features.workflows import WORKFLOWS, service
-from platform_server.features.workflows.schemas import DraftBody, GenerateRequest, ResumeRequest, RunRequest, WorkflowCreate, WorkflowUpdate
+from platform_server.features.workflows.schemas import (
+    DraftBody,
+    GenerateRequest,
+    ResumeRequest,
+    RunRequest,
+    WorkflowCompileView,
+    WorkflowCreate,
+    WorkflowDetailView,
+    WorkflowGeneratedView,
+    WorkflowPublishedView,
+    WorkflowRunDetailView,
+    WorkflowRunView,
+    WorkflowTemplateView,
+    WorkflowUpdate,
+    WorkflowView,
+)
 from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
+from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import gated, route
 
 TAGS = ("Workflows",)
@@ -25,6 +41,7 @@ def _checked_input(value: Any) -> Any:
 
 class WorkflowsHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(WorkflowView), "POST": one(WorkflowDetailView)}
     body_models = {"POST": WorkflowCreate}
     tags = TAGS
 
@@ -40,6 +57,7 @@ class WorkflowsHandler(ApiHandler):
 
 class WorkflowHandler(ApiHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
+    answers = {"GET": one(WorkflowDetailView), "PUT": one(WorkflowDetailView), "DELETE": NOTHING}
     body_models = {"PUT": WorkflowUpdate}
     tags = TAGS
 
@@ -60,6 +78,7 @@ class WorkflowHandler(ApiHandler):
 
 class DraftHandler(ApiHandler):
     access = {"PUT": "member"}
+    answers = {"PUT": one(WorkflowDetailView)}
     body_models = {"PUT": DraftBody}
     tags = TAGS
 
@@ -71,6 +90,7 @@ class DraftHandler(ApiHandler):
 
 class CompileHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(WorkflowCompileView)}
     tags = TAGS
 
     def post(self, id: int) -> None:
@@ -80,6 +100,7 @@ class CompileHandler(ApiHandler):
 
 class PublishHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(WorkflowPublishedView)}
     tags = TAGS
 
     def post(self, id: int) -> None:
@@ -89,6 +110,7 @@ class PublishHandler(ApiHandler):
 
 class PreviewCompileHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(WorkflowCompileView)}
     body_models = {"POST": DraftBody}
     tags = TAGS
 
@@ -102,6 +124,7 @@ class PreviewCompileHandler(ApiHandler):
 
 class TemplatesHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(WorkflowTemplateView)}
     tags = TAGS
 
     def get(self) -> None:
@@ -111,6 +134,7 @@ class TemplatesHandler(ApiHandler):
 
 class GenerateHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(WorkflowGeneratedView)}
     body_models = {"POST": GenerateRequest}
     tags = TAGS
 
@@ -122,6 +146,7 @@ class GenerateHandler(ApiHandler):
 
 class RunsHandler(ApiHandler):
     access = {"GET": "viewer", "POST": "member"}
+    answers = {"GET": list_of(WorkflowRunView), "POST": one(WorkflowRunView)}
     body_models = {"POST": RunRequest}
     tags = TAGS
     query_params = {"GET": [{"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}}]}
@@ -142,6 +167,7 @@ class RunsHandler(ApiHandler):
 
 class PausedRunsHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": list_of(WorkflowRunView)}
     tags = TAGS
 
     def get(self) -> None:
@@ -151,6 +177,7 @@ class PausedRunsHandler(ApiHandler):
 
 class RunHandler(ApiHandler):
     access = {"GET": "viewer"}
+    answers = {"GET": one(WorkflowRunDetailView)}
     tags = TAGS
 
     def get(self, runId: int) -> None:
@@ -160,6 +187,7 @@ class RunHandler(ApiHandler):
 
 class ResumeHandler(ApiHandler):
     access = {"POST": "member"}
+    answers = {"POST": one(WorkflowRunView)}
     body_models = {"POST": ResumeRequest}
     tags = TAGS
 

@@ -1,12 +1,13 @@
-"""Request bodies of the workflows routes."""
+"""Request bodies and answers of the workflows routes."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, JsonValue, model_validator
 
+from platform_server.serialize import View
 from platform_server.web.errors import BadRequest
 
 
@@ -60,3 +61,117 @@ class ResumeRequest(BaseModel):
 
 class RunRequest(BaseModel):
     input: Any = None
+
+
+# ---- answers (web/openapi_answers.py): service.to_dict / run_dict / step_dict, graph.CompileResult ----------------
+# A graph is the user's own document ({nodes: [{id, type, config}], edges: [...]}, checked by the compiler, which
+# reports problems as diagnostics rather than refusing it), and run inputs and step values are the data the user's
+# graph passes along: those stay free-form JSON.
+
+GRAPH = "the workflow graph as written: {nodes: [{id, type, config}], edges: [{from, to, ...}]}"
+
+
+class WorkflowView(View):
+    id: str
+    workspaceId: str
+    name: str
+    description: str
+    enabled: bool
+    latestRevisionId: str | None = Field(description="the published revision runs use; null before the first publish")
+    creatorUserId: str | None
+    createTime: str | None
+    updateTime: str | None
+
+
+class WorkflowRevisionView(View):
+    """A published, immutable version of the graph."""
+
+    id: str
+    version: int
+    graph: dict[str, JsonValue] = Field(description=GRAPH)
+    createdBy: str | None
+    createTime: str | None
+
+
+class WorkflowDetailView(WorkflowView):
+    draft: dict[str, JsonValue] = Field(description="the editable graph: " + GRAPH)
+    latestRevision: WorkflowRevisionView | None
+
+
+class WorkflowDiagnosticView(View):
+    severity: str = Field(description="error or warning")
+    code: str
+    message: str
+    nodeId: str | None
+    edgeIndex: int | None
+
+
+class WorkflowCompileView(View):
+    ok: bool = Field(description="no error: the draft may be published")
+    errors: int
+    warnings: int
+    nodeCount: int
+    edgeCount: int
+    diagnostics: list[WorkflowDiagnosticView]
+
+
+class WorkflowPublishedView(WorkflowDetailView):
+    compile: WorkflowCompileView
+
+
+class WorkflowGeneratedView(View):
+    """A drafted graph (not saved) with its compile result; `raw` is the model's answer when it held no graph."""
+
+    graph: dict[str, JsonValue] | None = Field(description=GRAPH)
+    compile: WorkflowCompileView
+    raw: str | None
+
+
+class WorkflowTemplateView(View):
+    key: str
+    name: str
+    description: str
+    graph: dict[str, JsonValue] = Field(description=GRAPH)
+
+
+class WorkflowRunView(View):
+    """A run; `pauseToken` only for a caller who may resume it, the pause fields only while paused."""
+
+    id: str
+    workflowId: str
+    revisionId: str
+    workspaceId: str
+    startedBy: str | None
+    status: str
+    input: JsonValue = Field(description="the input the run was started with")
+    output: JsonValue = Field(description="the output of the run's last node")
+    error: str | None
+    pauseToken: str | None
+    pausedStepId: str | None
+    pauseDeadline: str | None
+    createTime: str | None
+    updateTime: str | None
+    finishedAt: str | None
+    pausedNodeId: str | None = None
+    pauseReason: str | None = None
+
+
+class WorkflowStepView(View):
+    id: str
+    runId: str
+    seq: int
+    nodeId: str
+    nodeType: str
+    status: str
+    input: JsonValue = Field(description="what the node was given (its config with the values filled in)")
+    output: JsonValue = Field(description="what the node produced")
+    error: str | None
+    outcome: str | None
+    conversationId: str | None
+    startedAt: str | None
+    finishedAt: str | None
+    durationMs: int | None
+
+
+class WorkflowRunDetailView(WorkflowRunView):
+    steps: list[WorkflowStepView]

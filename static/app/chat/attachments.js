@@ -1,6 +1,6 @@
 // Image attachments: upload to /api/v1/chat/upload and show images that need the bearer token.
 import { api, apiHeaders, takeRenewal } from "../api.js";
-import { h } from "../dom.js";
+import { html, useEffect, useState } from "../ui.js";
 
 /** Upload one file for a conversation; resolves to {storedName, url, name, size, contentType}. */
 export function upload(file, conversationId) {
@@ -11,22 +11,25 @@ export function upload(file, conversationId) {
 }
 
 /** An <img> whose bytes are fetched with the token (uploads are readable by their owner only). */
-export function authImage(url, alt) {
-  const img = h("img", { alt: alt || "image", class: "attachment-img", loading: "lazy" });
-  if (url.startsWith("data:image/")) {
-    img.src = url;
-  } else if (url.startsWith("/api/v1/")) {
+export function AuthImage({ url, alt }) {
+  const [src, setSrc] = useState(url.startsWith("data:image/") ? url : null);
+  useEffect(() => {
+    if (!url.startsWith("/api/v1/")) return undefined;
+    let live = true;
+    let made = null;
     fetch(url, { headers: apiHeaders() })
       .then((r) => { takeRenewal(r); return r.ok ? r.blob() : null; })
-      .then((blob) => { if (blob) img.src = URL.createObjectURL(blob); })
+      .then((blob) => { if (blob && live) { made = URL.createObjectURL(blob); setSrc(made); } })
       .catch(() => {});
-  }
-  return img;
+    return () => { live = false; if (made) URL.revokeObjectURL(made); };
+  }, [url]);
+  return html`<img alt=${alt || "image"} class="attachment-img" loading="lazy" src=${src || undefined} />`;
 }
 
 /** Chips for files picked but not sent yet. */
-export function attachmentChips(files, onRemove) {
-  return files.map((file, i) => h("span", { class: "chip" },
-    h("span", { class: "chip-name", text: file.name }),
-    h("button", { type: "button", class: "chip-x", "aria-label": `Remove ${file.name}`, text: "×", onclick: () => onRemove(i) })));
+export function AttachmentChips({ files, onRemove }) {
+  return files.map((file, i) => html`<span class="chip">
+    <span class="chip-name">${file.name}</span>
+    <button type="button" class="chip-x" aria-label=${`Remove ${file.name}`} onClick=${() => onRemove(i)}>×</button>
+  </span>`);
 }

@@ -1,99 +1,86 @@
 // The message box: text, image attachments, Send / Stop.
-import { h, mount, toast } from "../dom.js";
-import { icon } from "../icons.js";
-import { attachmentChips } from "./attachments.js";
+import { html, useRef, useState } from "../ui.js";
+import { Icon, toast } from "../components/index.js";
+import { AttachmentChips } from "./attachments.js";
 
 // What is typed survives a message that could not go (no agent yet) and a visit to another page.
 const DRAFT = "chat-draft";
 
-export class Composer {
-  constructor({ onSend, onStop, tools = [] }) {
-    this.onSend = onSend;
-    this.onStop = onStop;
-    this.files = [];
-    this.running = false;
-    this.chips = h("div", { class: "chips" });
-    this.fileInput = h("input", { type: "file", accept: "image/*", multiple: true, hidden: true, class: "file-input", onchange: () => this.pick() });
-    this.text = h("textarea", {
-      class: "composer-text", rows: 1, placeholder: "Message the agent", title: "Enter sends, Shift+Enter adds a line, Esc stops",
-      "aria-label": "Message", "aria-keyshortcuts": "Shift+Escape", oninput: () => { this.grow(); this.saveDraft(); }, onkeydown: (e) => this.key(e),
-    });
-    try { this.text.value = localStorage.getItem(DRAFT) || ""; } catch { /* storage off: no draft */ }
-    this.attach = h("button", { type: "button", class: "icon-btn attach", title: "Attach images", "aria-label": "Attach images", onclick: () => this.fileInput.click() }, icon("attach", 20));
-    this.sendBtn = h("button", { type: "submit", class: "btn btn-primary send", text: "Send" });
-    this.stopBtn = h("button", { type: "button", class: "btn btn-danger stop", text: "Stop", title: "Stop (Esc)", "aria-keyshortcuts": "Escape", hidden: true, onclick: () => this.onStop() });
-    this.el = h("form", { class: "composer", onsubmit: (e) => { e.preventDefault(); this.submit(); } },
-      this.chips,
-      h("div", { class: "composer-row" }, this.attach, ...tools, this.fileInput, this.text, this.sendBtn, this.stopBtn));
-  }
+function readDraft() {
+  try { return localStorage.getItem(DRAFT) || ""; } catch { return ""; } // storage off: no draft
+}
 
-  key(e) {
+function saveDraft(text) {
+  try {
+    if (text) localStorage.setItem(DRAFT, text);
+    else localStorage.removeItem(DRAFT);
+  } catch { /* storage off: no draft */ }
+}
+
+/**
+ * onSend(text, files) answers false when the message did not go: it comes back into the box, never thrown
+ * away. `boxRef` receives the textarea (the page focuses it); `tools`: extra buttons (the microphone).
+ */
+export function Composer({ running, onSend, onStop, tools, boxRef }) {
+  const [text, setText] = useState(readDraft);
+  const [files, setFiles] = useState([]);
+  const fileInput = useRef(null);
+  const box = useRef(null);
+  const grow = () => {
+    const el = box.current;
+    if (!el) return;
+    el.style.height = "auto";
+    el.style.height = Math.min(el.scrollHeight, 240) + "px";
+  };
+  const setBox = (el) => {
+    box.current = el;
+    if (boxRef) boxRef.current = el;
+  };
+  const change = (value) => {
+    setText(value);
+    saveDraft(value);
+  };
+  const submit = () => {
+    if (running) return;
+    const value = (box.current?.value ?? text).trim();
+    if (!value && !files.length) return;
+    const sent = files;
+    setFiles([]);
+    change("");
+    requestAnimationFrame(grow);
+    Promise.resolve(onSend(value, sent)).then((ok) => {
+      if (ok !== false) return;
+      setText((now) => { const back = now || value; saveDraft(back); return back; });
+      setFiles((now) => [...sent, ...now]);
+    });
+  };
+  const key = (e) => {
     if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
       e.preventDefault();
-      this.submit();
-    } else if (e.key === "Escape" && !e.shiftKey && this.running) {
+      submit();
+    } else if (e.key === "Escape" && !e.shiftKey && running) {
       e.preventDefault();
-      this.onStop();
+      onStop();
     }
-  }
-
-  grow() {
-    this.text.style.height = "auto";
-    this.text.style.height = Math.min(this.text.scrollHeight, 240) + "px";
-  }
-
-  pick() {
-    const picked = Array.from(this.fileInput.files || []);
+  };
+  const pick = () => {
+    const picked = Array.from(fileInput.current.files || []);
     const images = picked.filter((f) => f.type.startsWith("image/"));
     if (images.length < picked.length) toast("Only images can be attached", "error");
-    this.files.push(...images);
-    this.fileInput.value = "";
-    this.renderChips();
-  }
-
-  renderChips() {
-    mount(this.chips, attachmentChips(this.files, (i) => { this.files.splice(i, 1); this.renderChips(); }));
-  }
-
-  submit() {
-    if (this.running) return;
-    const text = this.text.value.trim();
-    if (!text && !this.files.length) return;
-    const files = this.files;
-    this.files = [];
-    this.text.value = "";
-    this.grow();
-    this.renderChips();
-    this.saveDraft();
-    // onSend answers false when the message did not go: it comes back into the box, never thrown away.
-    Promise.resolve(this.onSend(text, files)).then((sent) => {
-      if (sent === false) this.restore(text, files);
-    });
-  }
-
-  restore(text, files) {
-    if (!this.text.value) this.text.value = text;
-    this.files = [...files, ...this.files];
-    this.renderChips();
-    this.grow();
-    this.saveDraft();
-  }
-
-  saveDraft() {
-    try {
-      if (this.text.value) localStorage.setItem(DRAFT, this.text.value);
-      else localStorage.removeItem(DRAFT);
-    } catch { /* storage off: no draft */ }
-  }
-
-  setRunning(running) {
-    this.running = running;
-    this.sendBtn.hidden = running;
-    this.stopBtn.hidden = !running;
-    this.el.classList.toggle("running", running);
-  }
-
-  focus() {
-    this.text.focus();
-  }
+    setFiles((now) => [...now, ...images]);
+    fileInput.current.value = "";
+  };
+  return html`<form class=${"composer" + (running ? " running" : "")} onSubmit=${(e) => { e.preventDefault(); submit(); }}>
+    <div class="chips"><${AttachmentChips} files=${files} onRemove=${(i) => setFiles((now) => now.filter((_, k) => k !== i))} /></div>
+    <div class="composer-row">
+      <button type="button" class="icon-btn attach" title="Attach images" aria-label="Attach images" onClick=${() => fileInput.current.click()}><${Icon} name="attach" size=${20} /></button>
+      ${tools}
+      <input type="file" accept="image/*" multiple hidden class="file-input" ref=${fileInput} onChange=${pick} />
+      <textarea class="composer-text" rows="1" placeholder="Message the agent" title="Enter sends, Shift+Enter adds a line, Esc stops"
+        aria-label="Message" aria-keyshortcuts="Shift+Escape" ref=${setBox} value=${text}
+        onInput=${(e) => { change(e.currentTarget.value); grow(); }} onKeyDown=${key}></textarea>
+      <button type="submit" class="btn btn-primary send" hidden=${running}>Send</button>
+      <button type="button" class="btn btn-danger stop" title="Stop (Esc)" aria-keyshortcuts="Escape" hidden=${!running} onClick=${() => onStop()}>Stop</button>
+    </div>
+  </form>`;
 }

@@ -1,23 +1,8 @@
-// Render stored messages (MessageVO) as user bubbles and assistant turns.
-import { h } from "../dom.js";
-import { authImage } from "./attachments.js";
-import { Turn, copyButton } from "./turn.js";
-
-/** A user message bubble; text and image parts, never HTML. */
-export function userBubble({ text, parts, id }) {
-  const images = (parts || []).filter((p) => p && p.type === "image" && p.url);
-  const partText = (parts || []).filter((p) => p && p.type === "text").map((p) => p.text).join("\n");
-  return h("div", { class: "msg user", dataset: { id: id || "" } },
-    h("div", { class: "bubble" },
-      images.length ? h("div", { class: "msg-images" }, images.map((p) => authImage(p.url, p.name || "attachment"))) : null,
-      h("div", { class: "msg-text", text: text || partText || "" })),
-    h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" }, copyButton("Copy", () => text || partText || "")));
-}
-
-/** An empty assistant container for a Turn. */
-export function assistantBox() {
-  return h("div", { class: "msg assistant" });
-}
+// Stored messages (MessageVO) as items the chat page draws: user bubbles, assistant turns (chat/turn.js) and
+// the versions of a regenerated or edited exchange with their pager.
+import { html } from "../ui.js";
+import { AuthImage } from "./attachments.js";
+import { CopyButton, TurnView } from "./turn.js";
 
 function toolCallsOf(message) {
   const calls = message?.metadata?.toolCalls;
@@ -70,72 +55,79 @@ function exchanges(messages) {
 }
 
 /**
- * Render stored messages into `list`. An exchange that was regenerated or edited (its earlier versions
- * stored with `metadata.retired` and one `versionOf`) shows its latest version with a pager to the
- * earlier ones. Returns the Turns of what shows (the latest versions).
+ * Earlier versions by the exchange they belong to (the `versionOf` of its first question): each version is
+ * the messages retired together (`metadata.branch`: a regenerated or edited question and everything after it);
+ * versions stored before branches existed are one exchange each.
  */
-export function renderHistory(list, messages, options = {}) {
-  const retired = new Map(); // versionOf -> the earlier versions' messages
-  const live = [];
-  for (const m of messages) {
-    if (!m.metadata?.retired) { live.push(m); continue; }
-    const key = String(m.metadata.versionOf);
-    if (!retired.has(key)) retired.set(key, []);
-    retired.get(key).push(m);
+function versionPool(retired) {
+  const branches = new Map();
+  const loose = new Map();
+  for (const m of retired) {
+    const branch = m.metadata.branch;
+    const into = branch !== undefined && branch !== null ? branches : loose;
+    const key = String(branch ?? m.metadata.versionOf);
+    if (!into.has(key)) into.set(key, []);
+    into.get(key).push(m);
   }
-  if (!retired.size) return renderFlat(list, live, options);
-  const turns = [];
-  let plain = [];
-  for (const ex of exchanges(live)) {
-    const key = isQuestion(ex[0]) ? String(ex[0].metadata?.versionOf ?? "") : "";
-    if (!key || !retired.has(key)) { plain.push(...ex); continue; }
-    turns.push(...renderFlat(list, plain, options));
-    plain = [];
-    turns.push(...renderVersions(list, [...exchanges(retired.get(key)), ex], options));
-  }
-  turns.push(...renderFlat(list, plain, options));
-  return turns;
-}
-
-/** The versions of one exchange, the latest shown, with "‹ n / N ›" to page through them. */
-function renderVersions(list, versions, options) {
-  const box = h("div", { class: "versions" });
-  list.append(box);
-  const panes = versions.map((ex) => {
-    const pane = h("div", { class: "version" });
-    box.append(pane);
-    return { pane, turns: renderFlat(pane, ex, options) };
-  });
-  const label = h("span", { class: "version-label" });
-  const prev = h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Previous version", text: "‹" });
-  const next = h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Next version", text: "›" });
-  const show = (k) => {
-    panes.forEach((p, i) => { p.pane.hidden = i !== k; });
-    label.textContent = `${k + 1} / ${panes.length}`;
-    prev.disabled = k === 0;
-    next.disabled = k === panes.length - 1;
-    prev.onclick = () => show(k - 1);
-    next.onclick = () => show(k + 1);
+  const pool = new Map();
+  const add = (key, version) => {
+    if (!pool.has(key)) pool.set(key, []);
+    pool.get(key).push(version);
   };
-  box.append(h("div", { class: "version-pager", role: "group", "aria-label": "Answer versions" }, prev, label, next));
-  show(panes.length - 1);
-  return panes[panes.length - 1].turns;
+  for (const version of branches.values()) {
+    const first = version.find(isQuestion) || version[0];
+    add(String(first.metadata.versionOf ?? first.id), version);
+  }
+  for (const [key, messages] of loose) exchanges(messages).forEach((ex) => add(key, ex));
+  const firstId = (v) => BigInt(v[0].id);
+  for (const versions of pool.values()) versions.sort((a, b) => (firstId(a) < firstId(b) ? -1 : 1));
+  return pool;
 }
 
 /**
- * Render stored messages into `list`: user bubbles, and one assistant Turn per run of assistant
- * and tool messages. A tool result lands on the card of the call it answers, even when it was
- * stored after a later user message (a call resumed by /approve). Returns the Turns it made.
+ * Items for stored messages: {kind: "user", id, text, parts, retired}, {kind: "turn", turn} and
+ * {kind: "versions", versions: [items], shown}. An exchange that was regenerated or edited (its earlier
+ * versions stored with `metadata.retired` and one `versionOf`) shows its latest version with a pager to the
+ * earlier ones; a version holds everything after its question too (the later messages belong to it, as in
+ * ChatGPT). makeTurn() makes an empty Turn. Returns {items, turns}: turns, those of the latest versions.
  */
-function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContinue } = {}) {
+export function buildHistory(messages, makeTurn) {
+  const live = messages.filter((m) => !m.metadata?.retired);
+  const pool = versionPool(messages.filter((m) => m.metadata?.retired));
+  return buildBranch(live, pool, makeTurn, new Set());
+}
+
+/** One version's messages; `open`: the exchanges whose pager encloses this one (not paged again inside). */
+function buildBranch(messages, pool, makeTurn, open) {
+  const exs = exchanges(messages);
+  for (let i = 0; i < exs.length; i++) {
+    const ex = exs[i];
+    const key = isQuestion(ex[0]) ? String(ex[0].metadata?.versionOf ?? "") : "";
+    if (!key || open.has(key) || !pool.has(key)) continue;
+    const before = buildFlat(exs.slice(0, i).flat(), makeTurn);
+    const inner = new Set(open).add(key);
+    const versions = [...pool.get(key), exs.slice(i).flat()].map((ms) => buildBranch(ms, pool, makeTurn, inner));
+    const item = { kind: "versions", versions: versions.map((v) => v.items), shown: versions.length - 1 };
+    return { items: [...before.items, item], turns: [...before.turns, ...versions[versions.length - 1].turns] };
+  }
+  return buildFlat(messages, makeTurn);
+}
+
+/**
+ * User bubbles, and one assistant Turn per run of assistant and tool messages. A tool result lands on the
+ * card of the call it answers, even when it was stored after a later user message (a call resumed by /approve).
+ */
+function buildFlat(messages, makeTurn) {
   const owners = new Map(); // toolCallId -> Turn
+  const items = [];
   const turns = [];
+  let question = null;
   let turn = null;
   let group = [];
   const close = () => {
     if (!turn) return;
     const last = group[group.length - 1];
-    const waiting = turn.snapshot().blocks.some((b) => b.kind === "approval" && !b.decision);
+    const waiting = turn.waitingForApproval;
     const status = waiting ? "awaiting_approval" : last?.status && last.status !== "streaming" ? last.status : "completed";
     const sum = (key) => group.reduce((n, m) => n + (Number(m[key]) || 0), 0);
     const model = [...group].reverse().find((m) => m.runtimeModel)?.runtimeModel;
@@ -143,17 +135,17 @@ function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContin
     const answer = [...group].reverse().find((m) => m.role === "assistant"); // the one a rating is stored with
     turn.apply({ event: "done", data: {
       status, runtimeModel: model, promptTokens: sum("promptTokens"), completionTokens: sum("completionTokens"), timing,
-      assistantMessageId: answer?.id, rating: answer?.metadata?.rating ?? null,
+      assistantMessageId: answer?.id, rating: answer?.metadata?.rating ?? null, finishReason: answer?.metadata?.finishReason ?? null,
     } });
-    turn.flush();
+    turn.state.retired = Boolean(answer?.metadata?.retired); // an earlier version's: nothing to regenerate there
     turn = null;
     group = [];
   };
   const open = () => {
     if (!turn) {
-      const box = assistantBox();
-      list.append(box);
-      turn = new Turn(box, { onDecision, onRate, onRegenerate, onContinue });
+      turn = makeTurn();
+      if (question) turn.apply({ event: "meta", data: { userMessageId: question } }); // the question Regenerate asks anew
+      items.push({ kind: "turn", turn });
       turns.push(turn);
     }
     return turn;
@@ -163,7 +155,8 @@ function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContin
     if (m.role === "user" && (m.metadata?.command || m.metadata?.continuation)) continue;
     if (m.role === "user") {
       close();
-      list.append(userBubble({ text: m.content, parts: m.contentParts, id: m.id }));
+      question = m.id;
+      items.push({ kind: "user", id: m.id, text: m.content, parts: m.contentParts, retired: Boolean(m.metadata?.retired) });
     } else if (m.role === "assistant") {
       const t = open();
       group.push(m);
@@ -177,5 +170,77 @@ function renderFlat(list, messages, { onDecision, onRate, onRegenerate, onContin
     }
   }
   close();
-  return turns;
+  return { items, turns };
+}
+
+/** The items on screen: a versions item contributes the version it shows. */
+export function visibleItems(items) {
+  return items.flatMap((item) => (item.kind === "versions" ? visibleItems(item.versions[item.shown]) : [item]));
+}
+
+/** A user message bubble; text and image parts, never HTML. */
+export function UserBubble({ item, onEdit }) {
+  const images = (item.parts || []).filter((p) => p && p.type === "image" && p.url);
+  const partText = (item.parts || []).filter((p) => p && p.type === "text").map((p) => p.text).join("\n");
+  const text = item.text || partText || "";
+  return html`<div class="msg user" data-id=${item.id || ""} data-retired=${item.retired ? "1" : undefined}>
+    <div class="bubble">
+      ${images.length > 0 && html`<div class="msg-images">${images.map((p) => html`<${AuthImage} url=${p.url} alt=${p.name || "attachment"} />`)}</div>`}
+      <div class="msg-text">${text}</div>
+    </div>
+    <div class="msg-actions" role="toolbar" aria-label="Message actions">
+      <${CopyButton} label="Copy" text=${() => text} />
+      ${onEdit && html`<button class="btn btn-small btn-ghost edit-question" type="button" onClick=${() => onEdit(item)}>Edit</button>`}
+    </div>
+  </div>`;
+}
+
+/** The edit-and-resend form that stands in for a question's bubble. */
+function EditForm({ item, onCancel, onSend }) {
+  const submit = (e) => {
+    e.preventDefault();
+    const value = e.currentTarget.elements.edit.value;
+    if (value.trim()) onSend(item, value);
+  };
+  const focus = (el) => { if (el && !el.dataset.focused) { el.dataset.focused = "1"; el.focus(); } };
+  return html`<form class="edit-form" onSubmit=${submit}>
+    <textarea class="edit-box" name="edit" aria-label="Edit message" rows="3" ref=${focus} defaultValue=${item.text || ""}></textarea>
+    <div class="actions">
+      <button type="button" class="btn btn-small" onClick=${onCancel}>Cancel</button>
+      <button type="submit" class="btn btn-small btn-primary">Send</button>
+    </div>
+  </form>`;
+}
+
+/**
+ * Draws items. ctx: {actions (TurnView's), latest (the Turn Continue goes on with), canEdit(item), editing
+ * (the item being edited), onEdit(item), onCancelEdit(), onResend(item, text), onEarlier(item), onShow()}.
+ */
+export function MessageItems({ items, ctx }) {
+  return items.map((item) => {
+    if (item.kind === "user") {
+      if (ctx.editing === item) return html`<${EditForm} item=${item} onCancel=${ctx.onCancelEdit} onSend=${ctx.onResend} />`;
+      return html`<${UserBubble} item=${item} onEdit=${ctx.canEdit(item) ? ctx.onEdit : null} />`;
+    }
+    if (item.kind === "turn") return html`<${TurnView} turn=${item.turn} latest=${item.turn === ctx.latest} actions=${ctx.actions} />`;
+    if (item.kind === "earlier") {
+      return html`<button type="button" class="btn btn-small load-earlier" disabled=${item.busy} onClick=${() => ctx.onEarlier(item)}>Load earlier messages</button>`;
+    }
+    if (item.kind === "versions") return html`<${Versions} item=${item} ctx=${ctx} />`;
+    return null;
+  });
+}
+
+/** The versions of one exchange, "‹ n / N ›" to page through them. */
+function Versions({ item, ctx }) {
+  const k = item.shown;
+  const show = (to) => { item.shown = to; ctx.onShow(); };
+  return html`<div class="versions">
+    <div class="version-pager" role="group" aria-label="Answer versions">
+      <button class="btn btn-small btn-ghost" type="button" aria-label="Previous version" disabled=${k === 0} onClick=${() => show(k - 1)}>‹</button>
+      <span class="version-label">${k + 1} / ${item.versions.length}</span>
+      <button class="btn btn-small btn-ghost" type="button" aria-label="Next version" disabled=${k === item.versions.length - 1} onClick=${() => show(k + 1)}>›</button>
+    </div>
+    <div class="version" key=${k}><${MessageItems} items=${item.versions[k]} ctx=${ctx} /></div>
+  </div>`;
 }

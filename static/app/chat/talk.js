@@ -1,17 +1,20 @@
 // Talk mode in the chat view: a microphone button that streams 16 kHz PCM16 to the talk WebSocket,
 // shows the live transcript, renders the answer and plays its spoken sentences.
 // Hold the button to talk (push-to-talk), or click once to start and again to send; Stop cancels.
+// `TalkControl` holds the socket, microphone and player; `MicButton` and `TalkBar` draw it.
 import { get, session } from "../api.js";
-import { h } from "../dom.js";
-import { icon } from "../icons.js";
+import { html } from "../ui.js";
+import { Icon } from "../components/index.js";
 
 const HOLD_MS = 350;
 const WORKLET = new URL("./mic-worklet.js", import.meta.url);
 const CLOSE_REASONS = { 4401: "Sign in again to talk", 4403: "Talk mode is off (feature flag talk_mode)" };
 
 export class TalkControl {
-  /** context(): {agentId, conversationId}; onTranscript(text) and onFrame(frame) render the exchange. */
-  constructor({ context, onTranscript, onFrame, onDone }) {
+  /** context(): {agentId, conversationId}; onTranscript(text) and onFrame(frame) render the exchange; onChange()
+   * redraws the button and the talk bar. */
+  constructor({ context, onTranscript, onFrame, onDone, onChange }) {
+    this.onChange = onChange || (() => {});
     this.context = context;
     this.onTranscript = onTranscript;
     this.onFrame = onFrame;
@@ -24,17 +27,12 @@ export class TalkControl {
     this.player = null;
     this.playAt = 0;
     this.sources = new Set();
-    this.button = h("button", {
-      type: "button", class: "icon-btn mic", title: "Talk: hold to speak, or click to start and click again to send",
-      "aria-label": "Talk", "aria-pressed": "false",
-      onpointerdown: (e) => { e.preventDefault(); this.press(); },
-      onpointerup: () => this.release(),
-      onkeydown: (e) => { if (e.key === " " || e.key === "Enter") { e.preventDefault(); this.toggle(); } },
-    }, icon("mic", 20));
-    this.stopButton = h("button", { type: "button", class: "btn btn-small talk-stop", text: "Stop talking", hidden: true, onclick: () => this.stop() });
-    this.status = h("div", { class: "talk-status", "aria-live": "polite", hidden: true });
+    this.pressed = false; // the microphone is on
+    this.stopShown = false;
+    this.statusText = "";
+    this.failed = false;
     // The microphone shows only while talk mode is on (feature flag talk_mode): off, the server refuses it.
-    this.button.hidden = true;
+    this.micShown = false;
     this.onFlags = () => this.checkEnabled();
     window.addEventListener("flags-changed", this.onFlags);
     this.checkEnabled();
@@ -43,17 +41,22 @@ export class TalkControl {
   async checkEnabled() {
     try {
       const flags = await get("/feature-flags");
-      this.button.hidden = !(flags || []).some((f) => f.key === "talk_mode" && f.enabled);
+      this.micShown = (flags || []).some((f) => f.key === "talk_mode" && f.enabled);
     } catch {
-      this.button.hidden = true; // unknown: offer nothing that would fail
+      this.micShown = false; // unknown: offer nothing that would fail
     }
+    this.onChange();
   }
 
   setStatus(text, failed = false) {
-    this.status.hidden = !text;
-    this.status.textContent = text || "";
-    this.status.classList.toggle("talk-error", failed);
-    this.status.setAttribute("role", failed ? "alert" : "status");
+    this.statusText = text || "";
+    this.failed = failed;
+    this.onChange();
+  }
+
+  showStop(shown) {
+    this.stopShown = shown;
+    this.onChange();
   }
 
   /** Talking ended with an error: said where the talk status shows (it stays until the next try), nothing
@@ -62,7 +65,7 @@ export class TalkControl {
     this.listening = false;
     this.resetButton();
     this.stopCapture();
-    this.stopButton.hidden = !this.sources.size;
+    this.stopShown = this.sources.size > 0;
     this.setStatus(message, true);
   }
 
@@ -95,8 +98,9 @@ export class TalkControl {
       this.ws = null;
       if (CLOSE_REASONS[e.code]) {
         this.fail(CLOSE_REASONS[e.code]);
-        if (e.code === 4403) this.button.hidden = true;
-      } else if (this.listening || !this.status.hidden) {
+        if (e.code === 4403) this.micShown = false;
+        this.onChange();
+      } else if (this.listening || this.statusText) {
         this.fail("The talk connection closed: press the microphone to try again");
       }
     };
@@ -115,9 +119,8 @@ export class TalkControl {
       return;
     }
     this.listening = true;
-    this.button.setAttribute("aria-pressed", "true");
-    this.button.classList.add("on");
-    this.stopButton.hidden = false;
+    this.pressed = true;
+    this.showStop(true);
     this.silence();
     try {
       const ws = await this.socket();
@@ -150,8 +153,8 @@ export class TalkControl {
   }
 
   resetButton() {
-    this.button.setAttribute("aria-pressed", "false");
-    this.button.classList.remove("on");
+    this.pressed = false;
+    this.onChange();
   }
 
   endUtterance() {
@@ -173,7 +176,7 @@ export class TalkControl {
     this.stopCapture();
     this.silence();
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: "stop" }));
-    this.stopButton.hidden = true;
+    this.stopShown = false;
     this.setStatus("");
   }
 
@@ -194,8 +197,8 @@ export class TalkControl {
     } else {
       this.onFrame(frame);
       if (frame.type === "done") {
+        this.stopShown = this.listening || this.sources.size > 0;
         this.setStatus("");
-        this.stopButton.hidden = !this.listening && !this.sources.size;
         this.onDone(frame);
       }
     }
@@ -211,10 +214,10 @@ export class TalkControl {
     source.start(this.playAt);
     this.playAt += audio.duration;
     this.sources.add(source);
-    this.stopButton.hidden = false;
+    this.showStop(true);
     source.onended = () => {
       this.sources.delete(source);
-      if (!this.sources.size && !this.listening) this.stopButton.hidden = true;
+      if (!this.sources.size && !this.listening) this.showStop(false);
     };
   }
 
@@ -230,4 +233,23 @@ export class TalkControl {
     this.ws?.close();
     this.player?.close();
   }
+}
+
+/** The microphone in the message box: hold to talk, or click to start and again to send. */
+export function MicButton({ talk }) {
+  return html`<button type="button" class=${"icon-btn mic" + (talk.pressed ? " on" : "")} hidden=${!talk.micShown}
+      title="Talk: hold to speak, or click to start and click again to send" aria-label="Talk" aria-pressed=${String(talk.pressed)}
+      onPointerDown=${(e) => { e.preventDefault(); talk.press(); }} onPointerUp=${() => talk.release()}
+      onKeyDown=${(e) => { if (e.key === " " || e.key === "Enter") { e.preventDefault(); talk.toggle(); } }}>
+    <${Icon} name="mic" size=${20} />
+  </button>`;
+}
+
+/** What talking is doing (or why it failed; it stays until the next try) and its Stop button. */
+export function TalkBar({ talk }) {
+  return html`<div class="talk-bar">
+    <div class=${"talk-status" + (talk.failed ? " talk-error" : "")} aria-live="polite" role=${talk.failed ? "alert" : "status"}
+      hidden=${!talk.statusText}>${talk.statusText}</div>
+    <button type="button" class="btn btn-small talk-stop" hidden=${!talk.stopShown} onClick=${() => talk.stop()}>Stop talking</button>
+  </div>`;
 }

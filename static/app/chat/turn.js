@@ -1,8 +1,9 @@
-// One assistant turn: a list of blocks (thinking, text, tool calls, approvals) built from
-// chat stream events or stored messages, rendered incrementally and serializable for reconnects.
-import { h, mount } from "../dom.js";
+// One assistant turn: `Turn`, a list of blocks (thinking, text, tool calls, approvals) built from chat stream
+// events or stored messages, serializable for reconnects; `TurnView` draws it (Preact), at most once a frame
+// while it streams.
+import { html, useLayoutEffect, useRef, useState } from "../ui.js";
+import { Icon } from "../components/index.js";
 import { renderMarkdown } from "../markdown.js";
-import { icon } from "../icons.js";
 
 function pretty(value) {
   if (value === undefined || value === null) return "";
@@ -41,70 +42,23 @@ function timingNote(t) {
 }
 
 export class Turn {
-  /** el: the container; onDecision(decision) is called by Approve/Deny buttons, onRate(messageId, rating) by the thumbs. */
-  constructor(el, { onDecision, onRate, onRegenerate, onContinue } = {}) {
-    this.el = el;
-    this.onDecision = onDecision;
+  /** onChange(): the turn changed (called at most once per animation frame while text streams). */
+  constructor({ onChange } = {}) {
+    this.onChange = onChange || (() => {});
     this.state = { userMessageId: null, blocks: [], status: "streaming", phase: "", error: "" };
-    this.nodes = [];
-    this.dirty = new Set();
     this.frame = 0;
-    this.body = h("div", { class: "turn-body" });
-    this.statusLine = h("div", { class: "turn-status", "aria-live": "polite" });
-    this.sources = h("div", { class: "turn-sources", "aria-label": "Sources" });
-    this.actions = h("div", { class: "msg-actions", role: "toolbar", "aria-label": "Message actions" });
-    this.onRate = onRate;
-    this.onRegenerate = onRegenerate;
-    this.onContinue = onContinue;
-    this.latest = false; // the conversation's last answer: the one Regenerate answers again
-    mount(el, this.body, this.sources, this.statusLine, this.actions);
-    this.renderActions();
+    this.version = 0;
   }
 
-  /** Mark whether this is the conversation's last answer (only that one offers Regenerate). */
-  setLatest(latest) {
-    this.latest = latest;
-    this.renderActions();
-  }
-
-  /** The answer's Markdown as written (its text blocks), and as the reader sees it (plain text). */
+  /** The answer's Markdown as written (its text blocks). */
   markdown() {
     return this.state.blocks.filter((b) => b.kind === "text").map((b) => b.text).join("\n\n");
-  }
-
-  plainText() {
-    return Array.from(this.body.querySelectorAll(".md"), (n) => n.innerText.trim()).join("\n\n");
-  }
-
-  /** Copy, copy as Markdown, thumbs up/down: on a finished answer (rating needs its stored message id). */
-  renderActions() {
-    const s = this.state;
-    const show = s.status !== "streaming" && this.state.blocks.some((b) => b.kind === "text");
-    this.actions.hidden = !show;
-    if (!show) return this.actions.replaceChildren();
-    const rate = (value) => {
-      const next = s.rating === value ? null : value;
-      this.onRate?.(s.messageId, next).then(() => { s.rating = next; this.renderActions(); }, () => {});
-    };
-    const canRate = Boolean(s.messageId && this.onRate);
-    this.actions.replaceChildren(
-      copyButton("Copy", () => this.plainText()),
-      copyButton("Copy Markdown", () => this.markdown()),
-      this.latest && this.onContinue && s.status === "stopped" ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Continue", title: "Go on with this answer where it stopped", onclick: () => this.onContinue(this) }) : null,
-      this.latest && this.onRegenerate ? h("button", { class: "btn btn-small btn-ghost", type: "button", text: "Regenerate", title: "Answer again; this answer stays as an earlier version", onclick: () => this.onRegenerate() }) : null,
-      canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Good answer", "aria-pressed": String(s.rating === "up"), text: "👍", onclick: () => rate("up") }) : null,
-      canRate ? h("button", { class: "btn btn-small btn-ghost", type: "button", "aria-label": "Bad answer", "aria-pressed": String(s.rating === "down"), text: "👎", onclick: () => rate("down") }) : null,
-    );
   }
 
   /** Rebuild from a snapshot (see snapshot()). */
   restore(state) {
     this.state = structuredClone(state);
-    this.nodes = [];
-    this.body.replaceChildren();
-    this.state.blocks.forEach((block, i) => this.body.append(this.renderBlock(block, i)));
-    this.renderSources();
-    this.renderStatus();
+    this.changed();
     return this;
   }
 
@@ -119,67 +73,66 @@ export class Turn {
   /** Apply one chat stream frame. */
   apply({ event, data }) {
     const d = data && typeof data === "object" ? data : {};
+    const s = this.state;
     switch (event) {
       case "meta":
-        this.state.userMessageId = d.userMessageId ?? this.state.userMessageId;
-        break;
+        s.userMessageId = d.userMessageId ?? s.userMessageId;
+        return;
       case "thinking_delta":
         this.appendText("thinking", d.delta);
-        break;
+        return;
       case "content_delta":
         this.appendText("text", d.delta);
-        break;
+        return;
       case "tool_call_started":
-        this.add({ kind: "tool", toolCallId: d.toolCallId, toolName: d.toolName, arguments: d.arguments, result: null, success: null });
+        s.blocks.push({ kind: "tool", toolCallId: d.toolCallId, toolName: d.toolName, arguments: d.arguments, result: null, success: null });
         break;
       case "tool_call_completed": {
         const i = this.findTool(d.toolCallId, d.toolName);
-        if (i < 0) this.add({ kind: "tool", toolCallId: d.toolCallId, toolName: d.toolName, arguments: "", result: d.result, success: d.success });
-        else this.update(i, { result: d.result, success: d.success });
+        if (i < 0) s.blocks.push({ kind: "tool", toolCallId: d.toolCallId, toolName: d.toolName, arguments: "", result: d.result, success: d.success });
+        else Object.assign(s.blocks[i], { result: d.result, success: d.success });
         break;
       }
       case "tool_approval_requested":
-        this.add({ kind: "approval", pendingId: d.pendingId, toolName: d.toolName, arguments: d.arguments, reason: d.reason, maxSeverity: d.maxSeverity, decision: null });
+        s.blocks.push({ kind: "approval", pendingId: d.pendingId, toolName: d.toolName, arguments: d.arguments, reason: d.reason, maxSeverity: d.maxSeverity, decision: null });
         break;
       case "tool_approval_resolved": {
-        const i = this.state.blocks.findIndex((b) => b.kind === "approval" && String(b.pendingId) === String(d.pendingId));
-        if (i >= 0) this.update(i, { decision: d.decision }); // else: the card is in an earlier turn, settled there
+        const i = s.blocks.findIndex((b) => b.kind === "approval" && String(b.pendingId) === String(d.pendingId));
+        if (i < 0) return; // the card is in an earlier turn, settled there
+        s.blocks[i].decision = d.decision;
         break;
       }
       case "citations": // the knowledge passages the answer was given: source chips under it
-        this.state.citations = Array.isArray(d.citations) ? d.citations : [];
-        this.renderSources();
+        s.citations = Array.isArray(d.citations) ? d.citations : [];
         break;
       case "context": // the request left something out to fit the model's window: say so under the answer
-        this.state.context = contextNote(d);
-        this.renderStatus();
+        s.context = contextNote(d);
         break;
       case "phase":
-        this.state.phase = d.phase || "";
-        this.state.phaseTool = d.toolName || "";
-        this.renderStatus();
+        s.phase = d.phase || "";
+        s.phaseTool = d.toolName || "";
         break;
       case "error":
-        this.state.error = d.message || "Error";
-        this.state.status = "failed";
-        this.renderStatus();
+        s.error = d.message || "Error";
+        s.status = "failed";
         break;
       case "message_complete":
-        this.state.messageId = d.assistantMessageId || this.state.messageId;
-        break;
+        s.messageId = d.assistantMessageId || s.messageId;
+        return;
       case "done":
-        this.state.messageId = d.assistantMessageId || this.state.messageId || null;
-        if (d.rating !== undefined) this.state.rating = d.rating;
-        this.state.status = d.status || "completed";
-        this.state.model = d.runtimeModel || this.state.model || "";
-        this.state.tokens = (d.promptTokens || 0) + (d.completionTokens || 0) || this.state.tokens || 0;
-        this.state.timing = d.timing || this.state.timing || null;
-        this.state.phase = "";
-        this.renderStatus();
+        s.messageId = d.assistantMessageId || s.messageId || null;
+        if (d.rating !== undefined) s.rating = d.rating;
+        s.status = d.status || "completed";
+        s.model = d.runtimeModel || s.model || "";
+        s.tokens = (d.promptTokens || 0) + (d.completionTokens || 0) || s.tokens || 0;
+        s.timing = d.timing || s.timing || null;
+        s.finishReason = d.finishReason || null; // "length": cut at the token limit, Continue offered
+        s.phase = "";
         break;
       default:
-        break;
+        return;
     }
+    this.changed();
   }
 
   /** Whether a card here still waits for a decision. */
@@ -189,32 +142,29 @@ export class Turn {
 
   /** The paused turn goes on in place (its approval was decided): the continuation streams into it. */
   resume() {
-    this.state.status = "streaming";
-    this.state.error = "";
-    this.state.phase = "";
-    this.renderStatus();
+    Object.assign(this.state, { status: "streaming", error: "", phase: "" });
+    this.changed();
   }
 
   /** Mark pending approvals as answered (a decision was sent). */
   settleApprovals(decision) {
-    this.state.blocks.forEach((b, i) => {
-      if (b.kind === "approval" && !b.decision) this.update(i, { decision });
-    });
-    if (this.state.status === "awaiting_approval") { // no stale "Waiting for approval" under a decided card
-      this.state.status = "completed";
-      this.renderStatus();
-    }
+    this.state.blocks.forEach((b) => { if (b.kind === "approval" && !b.decision) b.decision = decision; });
+    if (this.state.status === "awaiting_approval") this.state.status = "completed"; // no stale "Waiting for approval"
+    this.changed();
+  }
+
+  setRating(rating) {
+    this.state.rating = rating;
+    this.changed();
   }
 
   appendText(kind, delta) {
     if (!delta) return;
-    const last = this.state.blocks.length - 1;
-    if (last >= 0 && this.state.blocks[last].kind === kind) {
-      this.state.blocks[last].text += delta;
-      this.schedule(last);
-    } else {
-      this.add({ kind, text: delta });
-    }
+    const blocks = this.state.blocks;
+    const last = blocks[blocks.length - 1];
+    if (last && last.kind === kind) last.text += delta;
+    else blocks.push({ kind, text: delta });
+    this.schedule();
   }
 
   findTool(toolCallId, toolName) {
@@ -224,140 +174,157 @@ export class Turn {
     return i;
   }
 
-  add(block) {
-    this.state.blocks.push(block);
-    const i = this.state.blocks.length - 1;
-    this.body.append(this.renderBlock(block, i));
+  /** Streamed text is drawn once per animation frame; anything else at once. */
+  schedule() {
+    this.version++;
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.flush());
   }
 
-  update(i, fields) {
-    Object.assign(this.state.blocks[i], fields);
-    const old = this.nodes[i];
-    const fresh = this.renderBlock(this.state.blocks[i], i);
-    if (old.open) fresh.open = true;
-    old.replaceWith(fresh);
-  }
-
-  /** Re-render streamed text once per animation frame. */
-  schedule(i) {
-    this.dirty.add(i);
-    if (this.frame) return;
-    this.frame = requestAnimationFrame(() => this.flush());
+  changed() {
+    this.version++;
+    this.flush();
   }
 
   flush() {
     if (this.frame) cancelAnimationFrame(this.frame);
     this.frame = 0;
-    for (const i of this.dirty) this.fillText(this.nodes[i], this.state.blocks[i]);
-    this.dirty.clear();
+    this.onChange();
   }
+}
 
-  fillText(node, block) {
-    if (block.kind === "thinking") {
-      node.querySelector(".thinking-body").textContent = block.text;
-      node.querySelector(".thinking-size").textContent = ` (${block.text.length} chars)`;
-    } else {
-      renderMarkdown(node, block.text);
-    }
-  }
+/** The status line under an answer: the live phase, how it ended, or its model, tokens and speed. */
+function statusText(s) {
+  let text = "";
+  if (s.error) text = s.error;
+  else if (s.status === "streaming") text = s.phase ? `${phaseLabel(s.phase, s.phaseTool)}…` : "…";
+  else if (s.status === "stopped") text = "Stopped";
+  else if (s.status === "failed") text = "Failed";
+  else if (s.status === "awaiting_approval") text = "Waiting for approval";
+  else if (s.finishReason === "length") text = "Cut at the length limit";
+  else if (s.model) text = s.tokens ? `${s.model} · ${s.tokens} tokens` : s.model;
+  const speed = s.status === "completed" && !s.error ? timingNote(s.timing) : "";
+  if (speed) text = text ? `${text} · ${speed}` : speed;
+  if (s.context && !s.error) text = text ? `${text} · ${s.context}` : s.context;
+  return text;
+}
 
-  renderBlock(block, i) {
-    let node;
-    if (block.kind === "text") {
-      node = h("div", { class: "md" });
-      this.fillText(node, block);
-    } else if (block.kind === "thinking") {
-      node = h("details", { class: "thinking" },
-        h("summary", {}, "Thinking", h("span", { class: "thinking-size" })),
-        h("div", { class: "thinking-body" }));
-      this.fillText(node, block);
-    } else if (block.kind === "tool") {
-      node = toolCard(block);
-    } else {
-      node = approvalCard(block, this.onDecision);
-    }
-    this.nodes[i] = node;
-    return node;
-  }
+/**
+ * One turn on screen. actions: onDecision(decision) (Approve/Deny), onRate(turn, rating), onRegenerate(turn),
+ * onContinue(turn); `latest`: the conversation's last answer (the one Continue goes on with).
+ */
+export function TurnView({ turn, latest, actions = {} }) {
+  const s = turn.state;
+  const body = useRef(null);
+  const quiet = s.status === "completed" && !s.error;
+  const statusClass = "turn-status" + (s.error || s.status === "failed" ? " error" : "") + (quiet ? " meta" : "");
+  const citations = s.citations || [];
+  return html`<div class=${"msg assistant" + (s.status === "streaming" ? " streaming" : "")} data-status=${s.status}>
+    <div class="turn-body" ref=${body}>
+      ${s.blocks.map((b, i) => html`<${Block} key=${i} block=${b} onDecision=${actions.onDecision} />`)}
+    </div>
+    <div class="turn-sources" aria-label="Sources" hidden=${!citations.length}>${citations.map((c) => html`<${SourceChip} c=${c} />`)}</div>
+    <div class=${statusClass} aria-live="polite">${statusText(s)}</div>
+    <${TurnActions} turn=${turn} latest=${latest} actions=${actions} body=${body} />
+  </div>`;
+}
 
-  renderSources() {
-    const list = this.state.citations || [];
-    this.sources.replaceChildren(...list.map(sourceChip));
-    this.sources.hidden = !list.length;
-  }
-
-  renderStatus() {
-    const s = this.state;
-    this.el.classList.toggle("streaming", s.status === "streaming");
-    this.el.dataset.status = s.status;
-    let text = "";
-    if (s.error) text = s.error;
-    else if (s.status === "streaming") text = s.phase ? `${phaseLabel(s.phase, s.phaseTool)}…` : "…";
-    else if (s.status === "stopped") text = "Stopped";
-    else if (s.status === "failed") text = "Failed";
-    else if (s.status === "awaiting_approval") text = "Waiting for approval";
-    else if (s.model) text = s.tokens ? `${s.model} · ${s.tokens} tokens` : s.model;
-    const speed = s.status === "completed" && !s.error ? timingNote(s.timing) : "";
-    if (speed) text = text ? `${text} · ${speed}` : speed;
-    if (s.context && !s.error) text = text ? `${text} · ${s.context}` : s.context;
-    this.statusLine.textContent = text;
-    const quiet = s.status === "completed" && !s.error;
-    this.statusLine.className = "turn-status" + (s.error || s.status === "failed" ? " error" : "") + (quiet ? " meta" : "");
-    this.renderActions();
-  }
+/** Copy, copy as Markdown, Continue, Regenerate, thumbs up/down: on a finished answer. */
+function TurnActions({ turn, latest, actions, body }) {
+  const s = turn.state;
+  const show = s.status !== "streaming" && s.blocks.some((b) => b.kind === "text");
+  if (!show) return html`<div class="msg-actions" role="toolbar" aria-label="Message actions" hidden></div>`;
+  const plain = () => Array.from(body.current?.querySelectorAll(".md") || [], (n) => n.innerText.trim()).join("\n\n");
+  const rate = (value) => {
+    const next = s.rating === value ? null : value;
+    actions.onRate?.(s.messageId, next).then(() => turn.setRating(next), () => {});
+  };
+  const canRate = Boolean(s.messageId && actions.onRate);
+  const canContinue = latest && actions.onContinue && (s.status === "stopped" || (s.status === "completed" && s.finishReason === "length"));
+  const canRegenerate = actions.onRegenerate && !s.retired && (latest || s.userMessageId);
+  return html`<div class="msg-actions" role="toolbar" aria-label="Message actions">
+    <${CopyButton} label="Copy" text=${plain} />
+    <${CopyButton} label="Copy Markdown" text=${() => turn.markdown()} />
+    ${canContinue && html`<button class="btn btn-small btn-ghost" type="button" title="Go on with this answer where it stopped" onClick=${() => actions.onContinue(turn)}>Continue</button>`}
+    ${canRegenerate && html`<button class="btn btn-small btn-ghost" type="button" title="Answer again; this answer (and what came after it) stays as an earlier version" onClick=${() => actions.onRegenerate(turn)}>Regenerate</button>`}
+    ${canRate && html`<button class="btn btn-small btn-ghost" type="button" aria-label="Good answer" aria-pressed=${String(s.rating === "up")} onClick=${() => rate("up")}><${Icon} name="up" size=${15} /></button>`}
+    ${canRate && html`<button class="btn btn-small btn-ghost" type="button" aria-label="Bad answer" aria-pressed=${String(s.rating === "down")} onClick=${() => rate("down")}><${Icon} name="down" size=${15} /></button>`}
+  </div>`;
 }
 
 /** A button that copies `text()` to the clipboard and says so on itself for a moment. */
-export function copyButton(label, text) {
-  const button = h("button", { class: "btn btn-small btn-ghost", type: "button", text: label });
-  button.onclick = async () => {
+export function CopyButton({ label, text }) {
+  const [said, setSaid] = useState("");
+  const copy = async () => {
     try {
       await navigator.clipboard.writeText(text());
-      button.textContent = "Copied";
+      setSaid("Copied");
     } catch {
-      button.textContent = "Copy failed";
+      setSaid("Copy failed");
     }
-    setTimeout(() => { button.textContent = label; }, 1500);
+    setTimeout(() => setSaid(""), 1500);
   };
-  return button;
+  return html`<button class="btn btn-small btn-ghost" type="button" onClick=${copy}>${said || label}</button>`;
 }
 
-function toolCard(block) {
+/** Sanitised Markdown (markdown.js is the one place that assigns innerHTML), redrawn when the text changes. */
+export function Markdown({ text }) {
+  const ref = useRef(null);
+  useLayoutEffect(() => { renderMarkdown(ref.current, text); }, [text]);
+  return html`<div class="md" ref=${ref}></div>`;
+}
+
+function Block({ block, onDecision }) {
+  if (block.kind === "text") return html`<${Markdown} text=${block.text} />`;
+  if (block.kind === "thinking") {
+    return html`<details class="thinking"><summary>Thinking<span class="thinking-size"> (${block.text.length} chars)</span></summary>
+      <div class="thinking-body">${block.text}</div></details>`;
+  }
+  if (block.kind === "tool") return html`<${ToolCard} block=${block} />`;
+  return html`<${ApprovalCard} block=${block} onDecision=${onDecision} />`;
+}
+
+function ToolCard({ block }) {
   const state = block.success === null || block.success === undefined ? "running" : block.success ? "ok" : "failed";
   const label = { running: "running…", ok: "done", failed: "failed" }[state];
-  return h("details", { class: `tool-card tool-${state}`, dataset: { tool: block.toolName || "" } },
-    h("summary", {}, h("span", { class: "tool-icon" }, icon("tool", 15)), h("code", { text: block.toolName || "tool" }), h("span", { class: "tool-state", text: label })),
-    h("div", { class: "tool-detail" },
-      h("div", { class: "label", text: "Arguments" }),
-      h("pre", { class: "tool-args", text: pretty(block.arguments) || "{}" }),
-      state === "running" ? null : [h("div", { class: "label", text: "Result" }), h("pre", { class: "tool-result", text: pretty(block.result) })]));
+  return html`<details class=${`tool-card tool-${state}`} data-tool=${block.toolName || ""}>
+    <summary><span class="tool-icon"><${Icon} name="tool" size=${15} /></span><code>${block.toolName || "tool"}</code><span class="tool-state">${label}</span></summary>
+    <div class="tool-detail">
+      <div class="label">Arguments</div>
+      <pre class="tool-args">${pretty(block.arguments) || "{}"}</pre>
+      ${state !== "running" && html`<div class="label">Result</div><pre class="tool-result">${pretty(block.result)}</pre>`}
+    </div>
+  </details>`;
 }
 
 /** One citation: `[n] title` opens to the passage's snippet and a link to its page (or knowledge base). */
-function sourceChip(c) {
+function SourceChip({ c }) {
   const where = c.kind === "page" ? "Open page" : "Open knowledge base";
   const href = typeof c.url === "string" && c.url.startsWith("#/wiki/") ? c.url : null;
-  return h("details", { class: "source-chip" + (c.cited ? " cited" : ""), dataset: { citation: String(c.id ?? "") } },
-    h("summary", { title: c.kbName ? `${c.title} · ${c.kbName}` : c.title }, `[${c.id}] ${c.title || "source"}`),
-    h("div", { class: "source-body" },
-      h("p", { class: "source-snippet", text: c.snippet || "" }),
-      href ? h("a", { href, text: where }) : null));
+  return html`<details class=${"source-chip" + (c.cited ? " cited" : "")} data-citation=${String(c.id ?? "")}>
+    <summary title=${c.kbName ? `${c.title} · ${c.kbName}` : c.title}>[${c.id}] ${c.title || "source"}</summary>
+    <div class="source-body">
+      <p class="source-snippet">${c.snippet || ""}</p>
+      ${href && html`<a href=${href}>${where}</a>`}
+    </div>
+  </details>`;
 }
 
 const DECISIONS = { approved: "Approved", denied: "Denied", expired: "No longer waiting (a newer message or the time limit ended it)" };
 
-function approvalCard(block, onDecision) {
+function ApprovalCard({ block, onDecision }) {
   const decided = block.decision;
-  const buttons = decided
-    ? h("div", { class: `approval-decision ${decided}`, text: DECISIONS[decided] || decided })
-    : h("div", { class: "actions" },
-      h("button", { class: "btn btn-primary", type: "button", text: "Approve", onclick: () => onDecision?.("approve") }),
-      h("button", { class: "btn btn-danger", type: "button", text: "Deny", onclick: () => onDecision?.("deny") }));
-  return h("div", { class: "approval-card", role: "group", "aria-label": "Tool approval" },
-    h("div", { class: "approval-head" },
-      h("strong", { text: "Approval needed: " }), h("code", { text: block.toolName || "tool" }),
-      block.maxSeverity ? h("span", { class: `severity sev-${block.maxSeverity}`, text: block.maxSeverity }) : null),
-    block.reason ? h("p", { class: "approval-reason", text: block.reason }) : null,
-    block.arguments ? h("pre", { class: "tool-args", text: pretty(block.arguments) }) : null,
-    buttons);
+  return html`<div class="approval-card" role="group" aria-label="Tool approval">
+    <div class="approval-head">
+      <strong>Approval needed: </strong><code>${block.toolName || "tool"}</code>
+      ${block.maxSeverity && html`<span class=${`severity sev-${block.maxSeverity}`}>${block.maxSeverity}</span>`}
+    </div>
+    ${block.reason && html`<p class="approval-reason">${block.reason}</p>`}
+    ${block.arguments && html`<pre class="tool-args">${pretty(block.arguments)}</pre>`}
+    ${decided
+      ? html`<div class=${`approval-decision ${decided}`}>${DECISIONS[decided] || decided}</div>`
+      : html`<div class="actions">
+          <button class="btn btn-primary" type="button" onClick=${() => onDecision?.("approve")}>Approve</button>
+          <button class="btn btn-danger" type="button" onClick=${() => onDecision?.("deny")}>Deny</button>
+        </div>`}
+  </div>`;
 }

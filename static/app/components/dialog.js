@@ -1,5 +1,5 @@
 // Modal dialogs (native <dialog>: focus trap, Esc): a component, an awaitable confirmation and an awaitable
-// small form. The one implementation: dom.js's modal/confirmAction call these.
+// small form. The one implementation.
 import { html, render, useEffect, useRef } from "../ui.js";
 import { Field } from "./field.js";
 
@@ -32,13 +32,6 @@ function awaitDialog(view) {
   });
 }
 
-/** A DOM node built elsewhere (the legacy pages' `body`), placed inside a Preact tree. */
-function DomNode({ node }) {
-  const ref = useRef(null);
-  useEffect(() => { ref.current?.replaceChildren(node); }, [node]);
-  return html`<div ref=${ref}></div>`;
-}
-
 /**
  * Ask before a destructive action: `if (await confirmDialog({title, message, submit: "Delete"})) …`.
  * Resolves true on confirm, false on Cancel or Esc.
@@ -49,7 +42,7 @@ export function confirmDialog({ title, message, submit = "Delete", danger = true
 
 /**
  * A small form in a dialog: fields [{name, label, value, type ("textarea", "password", …), options, required,
- * placeholder}], an optional `message` (text) or `body` (a DOM node or element) above them.
+ * placeholder}], an optional `message` (text) or `body` (an element) above them.
  * Resolves to {name: value}, or null on Cancel or Esc.
  */
 export function formDialog({ title, fields = [], submit = "OK", danger = false, message, body }) {
@@ -62,7 +55,7 @@ export function formDialog({ title, fields = [], submit = "OK", danger = false, 
       done(values);
     }}>
       ${message && html`<p>${message}</p>`}
-      ${body && (body instanceof Node ? html`<${DomNode} node=${body} />` : body)}
+      ${body}
       ${fields.map((f, i) => html`<${Field} key=${f.name} label=${f.label}>${control(f, i === 0, `${prefix}-${f.name}`)}<//>`)}
       <div class="actions">
         <button type="button" class="btn" onClick=${() => done(null)}>Cancel</button>

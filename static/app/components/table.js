@@ -1,4 +1,5 @@
-// A data table: columns [{key, label, render?(row), class?}], rows; scrolls sideways inside its box at phone width.
+// A data table: columns [{key, label, render?(row), class?}], rows; at phone width each row stacks into label/value
+// lines (a cell's content stays one box next to its label, however many elements it has).
 import { html } from "../ui.js";
 
 export function Table({ columns, rows, rowKey = (r) => r.id, empty = "Nothing to show.", caption, label, rowProps }) {
@@ -9,7 +10,7 @@ export function Table({ columns, rows, rowKey = (r) => r.id, empty = "Nothing to
       <thead><tr>${columns.map((c) => html`<th scope="col" class=${c.class}>${c.label}</th>`)}</tr></thead>
       <tbody>
         ${rows.map((row) => html`<tr key=${rowKey(row)} ...${rowProps ? rowProps(row) : {}}>
-          ${columns.map((c) => html`<td class=${c.class} data-label=${c.label}>${c.render ? c.render(row) : display(row[c.key])}</td>`)}
+          ${columns.map((c) => html`<td class=${c.class} data-label=${c.label}><div class="cell">${c.render ? c.render(row) : display(row[c.key])}</div></td>`)}
         </tr>`)}
       </tbody>
     </table>

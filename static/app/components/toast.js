@@ -1,4 +1,4 @@
-// Transient messages at the bottom of the screen (role=status); the one implementation (dom.js re-exports it).
+// Transient messages at the bottom of the screen (role=status); the one implementation.
 
 /** toast("Saved"), toast("Could not…", "error"), toast("Done", "ok"). */
 export function toast(message, kind = "info") {

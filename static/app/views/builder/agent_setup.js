@@ -1,6 +1,6 @@
 // Agent detail: one agent's whole setup on one screen, in tabs: skills, tools, knowledge bases, memory,
 // channels and cron jobs (mounted by the Agents page at #/agents/<id>/<tab>).
-import { del, get, post, put, seg } from "./http.js";
+import { del, get, post, put, seg } from "../../api.js";
 import { html } from "../../ui.js";
 import {
   Badge, Empty, Toggle, boundNames, rows, useAction, useLoad, when,

@@ -1,6 +1,6 @@
 // Automation: cron jobs (schedule preview with the next five runs in the chosen zone, run now, history with
 // links to the run's conversation), triggers (event, filters, template, test), workflows and team runs.
-import { del, get, post, put, seg } from "./http.js";
+import { del, get, post, put, seg } from "../../api.js";
 import { html, useEffect, useState } from "../../ui.js";
 import {
   Badge, Empty, Field, Head, Tabs, Toggle, confirmDialog, page, rows, toast, useAction, useLoad, when,
@@ -192,4 +192,3 @@ function TriggersTab() {
 }
 
 export default page(AutomationPage);
-export { STATUS_KIND };

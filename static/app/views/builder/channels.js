@@ -1,7 +1,7 @@
 // Channels by type: create with a preflight check, toggle, health; the webhook URL and signing secret to
 // paste into the platform; QR pairing as an image that follows its status; the webchat embed snippet and
 // a live preview (the same widget the snippet frames).
-import { del, get, post, put, seg } from "./http.js";
+import { del, get, post, put, seg } from "../../api.js";
 import { html, useEffect, useRef, useState } from "../../ui.js";
 import {
   Badge, Empty, Field, Head, Toggle, confirmDialog, page, toast, useAction, useLoad, useSession, when,

@@ -1,6 +1,6 @@
 // Data: datasources (add, test with the error text, which agents may query), a conversation's uploads and
 // generated files, agent workspace files (tree, view, edit, upload), agent templates (create an agent).
-import { apiHeaders, del, get, post, put, seg } from "./http.js";
+import { apiHeaders, del, get, post, put, seg } from "../../api.js";
 import { html, useState } from "../../ui.js";
 import {
   Badge, Empty, Field, Head, Tabs, Toggle, confirmDialog, page, rows, toast, useAction, useLoad, useSession, when,

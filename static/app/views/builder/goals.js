@@ -1,6 +1,6 @@
 // Goals: a conversation's goal (set, pause, resume, complete, abandon, criteria) and its timeline of
 // evaluations and state changes.
-import { get, patch, post, seg } from "./http.js";
+import { get, patch, post, seg } from "../../api.js";
 import { html, useState } from "../../ui.js";
 import {
   Badge, Empty, Field, Head, confirmDialog, page, rows, useAction, useLoad, when,

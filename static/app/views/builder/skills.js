@@ -234,4 +234,3 @@ function Install() {
 }
 
 export default page(SkillsPage);
-export { when };

@@ -1,6 +1,6 @@
 // Automation → Workflows (definition editor with the compiler's diagnostics inline, a read-only graph of
 // the nodes, runs with per-step status, resume a paused run) and Team runs (teams, start a run, watch tasks).
-import { del, get, post, put, seg } from "./http.js";
+import { del, get, post, put, seg } from "../../api.js";
 import { html, useEffect, useState } from "../../ui.js";
 import {
   Badge, Empty, Field, confirmDialog, rows, toast, useAction, useLoad, useSession, when,
