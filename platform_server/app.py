@@ -31,6 +31,7 @@ from platform_server.features.tools import TOOLS
 from platform_server.features.workspaces import service as workspace_service
 from platform_server.platform import Flag, Platform, RuntimeKey, RuntimeMissing
 from platform_server.ports import database as database_port
+from platform_server.ports import events as events_port
 from platform_server.storage import StorageCheckLoop, StorageHealth
 from platform_server.web import hosts, proxies, redact, spool
 from platform_server.web.base import ApiHandler
@@ -376,6 +377,7 @@ async def stop_features(platform: PlatformState) -> None:
     if platform.storage_loop is not None:
         platform.storage_loop.stop()
         platform.storage_loop = None
+    await events_port.current().aclose()  # the last events leave; this process's turn leases go
     store = database_port.current()
     store.stop_background()
     try:
@@ -402,9 +404,9 @@ async def warm_up(platform: PlatformState) -> None:
 ACCEPTS_PER_PASS = 16  # connections accepted per IOLoop pass (see `listen`)
 
 
-def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | None = None) -> tornado.httpserver.HTTPServer:
+def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | None = None, reuse_port: bool = False) -> tornado.httpserver.HTTPServer:
     """Bind the HTTP server (or serve already bound sockets); the per-route body limit applies first,
-    this is only the hard ceiling."""
+    this is only the hard ceiling. `reuse_port`: one of several workers binding the same port (workers.py)."""
     # Tornado accepts up to this many waiting connections in one callback (128 by default): a burst of
     # new clients then held the IOLoop for tens of ms. Fewer per pass: the rest are accepted in the next
     # passes (the socket stays readable), between the events of running streams. The listen backlog
@@ -423,7 +425,7 @@ def listen(app: tornado.web.Application, config: Config, sockets: list[Any] | No
     if sockets is not None:
         server.add_sockets(sockets)
     else:
-        server.listen(config.port, config.host)
+        server.listen(config.port, config.host, reuse_port=reuse_port)
     return server
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
 import getpass
 import logging
@@ -15,7 +16,7 @@ import ssl
 import sys
 from typing import TYPE_CHECKING
 
-from platform_server import db, logs, ports, sealed, tls
+from platform_server import db, logs, ports, sealed, tls, workers
 from platform_server.app import collect_migrations, drain, listen, make_app, start_features, stop_features, warm_up
 from platform_server.config import Config, load_config, replace
 from platform_server.db import run_migrations
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="restore: replace the data dir's database")
     p.add_argument("--host")
     p.add_argument("--port", type=int)
+    p.add_argument("--workers", type=int, help="serve: server processes on the port (more than 1: PostgreSQL and Redis)")
     p.add_argument("--data-dir", dest="data_dir")
     p.add_argument("--config", dest="config_file", help="TOML settings file")
     p.add_argument("--username", default="admin", help="create-admin: the admin's username")
@@ -59,10 +61,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _config(args: argparse.Namespace) -> Config:
-    return load_config(args.config_file, overrides={"host": args.host, "port": args.port, "data_dir": args.data_dir})
+    overrides = {"host": args.host, "port": args.port, "data_dir": args.data_dir, "workers": args.workers}
+    return load_config(args.config_file, overrides=overrides)
 
 
-async def serve(config: Config) -> None:
+async def serve(config: Config, reuse_port: bool = False) -> None:
     """Run the server until SIGINT/SIGTERM, then stop gracefully.
 
     Stop accepting connections, let running chat turns finish (up to `shutdown_grace_s`; the rest are
@@ -73,7 +76,7 @@ async def serve(config: Config) -> None:
         asyncio.get_running_loop().slow_callback_duration = SLOW_CALLBACK_S
     app, platform = make_app(config)
     await start_features(platform)
-    server = listen(app, config)
+    server = listen(app, config, reuse_port=reuse_port)
     scheme = "https" if config.tls_cert_file else "http"
     logging.getLogger("platform_server").info("listening on %s://%s:%s", scheme, config.host, config.port)
     gc.freeze()  # what the start built lives as long as the process: later collections skip it
@@ -95,6 +98,12 @@ async def serve(config: Config) -> None:
     log.info("stopped")
 
 
+def _worker(config: Config) -> None:
+    """One of `--workers N`: a whole server on the shared port."""
+    logs.configure(config.log_level, again=True)
+    asyncio.run(serve(config, reuse_port=True))
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     config = _config(args)
@@ -104,6 +113,12 @@ def main(argv: list[str] | None = None) -> None:
             tls.server_context(config)  # a certificate that cannot load stops here, said plainly
         except (ValueError, OSError, ssl.SSLError) as exc:
             sys.exit(f"serve: HTTPS settings refused: {exc}")
+        try:
+            workers.check(config, config.workers)
+        except workers.WorkersRefused as exc:
+            sys.exit(f"serve refused: {exc}")
+        if config.workers > 1:  # forked before any loop or thread exists: each worker starts its own
+            sys.exit(workers.supervise(config.workers, functools.partial(_worker, config)))
         asyncio.run(serve(config))
         return
     gc.enable()  # the other commands collect as usual

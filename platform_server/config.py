@@ -86,8 +86,11 @@ class Config:
     # Public webchat: requests a minute per widget token and client address, and per token; 0 = no cap
     webchat_rate_per_address: int = 20
     webchat_rate_per_token: int = 300
-    # Redis shared by every process of a deployment (redis://host:port/db); empty: limits live in this process's memory
+    # Redis shared by every process of a deployment (redis://host:port/db): rate limits, turn streams, stops across
+    # processes; empty: all of them live in this process's memory
     redis_url: str = ""
+    # `serve`: server processes on the port (forked, SO_REUSEPORT); more than 1 needs database_url and redis_url
+    workers: int = 1
     # Messaging platforms that can edit a sent message show the answer growing, edited at most this often; 0 = sent when complete
     channel_stream_edit_interval_s: float = 1.5
     # Settings -> Proxy -> Test fetches this URL through the proxy being tried (a 2xx/3xx answer: it works)

@@ -33,6 +33,12 @@ class Snowflake:
 _generator = Snowflake()
 
 
+def use_node(node: int) -> None:
+    """This process's node (several processes on one database: each its own, see pg.claim_node)."""
+    global _generator
+    _generator = Snowflake(node)
+
+
 def next_id() -> int:
     """A new Snowflake id."""
     return _generator.next()

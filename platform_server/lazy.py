@@ -81,6 +81,13 @@ def lazy_import(name: str) -> Any:
     return LazyModule(name)
 
 
+async def loaded(module: Any) -> None:
+    """Import a lazy module in a worker thread unless it is imported already: a first use on the IOLoop then finds
+    it ready instead of holding the loop for the import, or for the warm-up thread's import of it to end."""
+    if isinstance(module, LazyModule) and module.__dict__.get("_lazy_loaded") is None:
+        await run_blocking(module._lazy_module)
+
+
 async def warm_up(names: tuple[str, ...] = WARM_UP) -> None:
     """Import `names` in a worker thread (the IOLoop keeps serving); a failure is logged, not raised."""
     for name in names:

@@ -64,12 +64,13 @@ class BatchingStreamHandler(logging.StreamHandler):  # type: ignore[type-arg, un
             self.flush()
 
 
-def configure(level: str) -> None:
-    """Log to stderr at `level` through the batching handler, with secrets redacted."""
+def configure(level: str, again: bool = False) -> None:
+    """Log to stderr at `level` through the batching handler, with secrets redacted. `again`: replace the
+    handler (a forked worker: its writer thread stayed in the parent)."""
     skip_unshown_fields()
     handler = BatchingStreamHandler()
     handler.setFormatter(logging.Formatter(FORMAT))
-    logging.basicConfig(level=level, handlers=[handler])
+    logging.basicConfig(level=level, handlers=[handler], force=again)
     redact.install()
 
 

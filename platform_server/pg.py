@@ -137,6 +137,19 @@ def open_database(url: str) -> peewee.PostgresqlDatabase:
     return store
 
 
+NODE_SEQUENCE = "platform_id_node"  # each process that opens the database takes the next number
+
+
+def claim_node(store: peewee.Database) -> int:
+    """This process's Snowflake node (ids.py): processes sharing the database must not hand out the same
+    ids, and a fixed node made two processes' rows of the same millisecond collide. A sequence numbers
+    every process that opens the database (1,024 nodes, reused round-robin: two live processes share
+    one only if 1,023 others started in between)."""
+    with migration_lock():  # CREATE ... IF NOT EXISTS is not safe against a concurrent create
+        store.execute_sql(f"CREATE SEQUENCE IF NOT EXISTS {NODE_SEQUENCE}")
+    return int(store.execute_sql(f"SELECT nextval('{NODE_SEQUENCE}')").fetchone()[0]) % 1024
+
+
 CHANNEL = "platform_changes"  # NOTIFY channel; the payload is the changed table's name
 
 

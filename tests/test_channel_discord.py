@@ -3,11 +3,13 @@ edited in), messages through the gateway WebSocket (identify, MESSAGE_CREATE, re
 in parts of at most 2000 characters, approvals as component buttons."""
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any, AsyncIterator
 
 import pytest
 
+from platform_server.ports import leader
 from tests.helpers.chat import ChatEnv
 from tests.helpers.fake_discord import BOT_ID, FakeDiscord
 from tests.helpers.fake_openai import Script
@@ -117,3 +119,27 @@ async def test_component_buttons_approve_only_for_approvers(env: ChatEnv, discor
     hook = f"/webhooks/{discord.application_id}/{press['token']}"
     assert ("PATCH", f"{hook}/messages/@original", {"components": []}) in calls
     assert ("POST", hook) in [(m, p) for m, p, b in calls if b.get("content") == "Saved it."]
+
+
+class Follower:
+    """A leader lock this process does not hold (yet): another process of the deployment leads."""
+
+    leading = False
+
+    def is_leader(self) -> bool:
+        return self.leading
+
+
+async def test_the_gateway_runs_on_the_leader_only_and_starts_when_this_process_leads(env: ChatEnv, discord: FakeDiscord) -> None:
+    lock = Follower()
+    leader.use(lock)
+    try:
+        await channel_for(env, discord)  # wakes the gateway check at once: a follower starts no gateway
+        await asyncio.sleep(1.5)
+        assert not discord.identified and not discord.sockets
+        lock.leading = True  # the leader died and this process took the lock: its next check starts the gateway
+        await discord.wait_until(lambda: discord.identified and discord.sockets, timeout=15)
+        lock.leading = False  # lost the lock: the gateway stops here (the new leader runs it)
+        await discord.wait_until(lambda: not discord.sockets, timeout=15)
+    finally:
+        leader.use(leader.ThisProcess())

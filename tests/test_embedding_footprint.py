@@ -177,3 +177,45 @@ async def test_an_embedding_worker_that_dies_is_replaced_and_the_call_still_answ
     os.kill(pid, signal.SIGKILL)
     again = await client.embed("tokenlearn-static-model", ["the cat sat", "a dog barked"])
     assert again == first and worker.pid not in (None, pid)
+
+
+def _embedding_children(pid: int) -> list[int]:
+    """The server's children running the embedding worker."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        for child in open(f"/proc/{pid}/task/{task}/children").read().split():
+            try:
+                with open(f"/proc/{child}/cmdline", "rb") as fh:
+                    if b"local_embeddings" in fh.read():
+                        found.append(int(child))
+            except OSError:
+                pass  # it ended meanwhile
+    return found
+
+
+async def test_a_server_without_a_knowledge_base_starts_no_embedding_model_and_the_first_one_starts_it(tmp_path: Any) -> None:
+    """The model's process takes about a second of CPU to load: only a server with knowledge bases pays for it."""
+    server = ServerProcess(str(tmp_path / "data"))
+    await server.start()
+    session = aiohttp.ClientSession()
+    try:
+        assert server.proc is not None
+        api = ApiClient(server.url, session)
+        r = await api.post("/api/v1/auth/login", {"username": ADMIN[0], "password": ADMIN[1]})
+        api.tokens["alice"] = r.data["token"]
+        assert (await api.get("/api/v1/system/health", token="alice")).status == 200
+        assert _embedding_children(server.proc.pid) == []  # (the start used to load it, before serving)
+        await make_kb(api, token="alice")
+
+        async def loading() -> list[int]:
+            children = _embedding_children(server.proc.pid)  # type: ignore[union-attr]
+            assert children, "no embedding process after the first knowledge base"
+            return children
+
+        await eventually(loading)
+        server.terminate()
+        await server.start()  # a start with a knowledge base loads it at once
+        await eventually(loading)
+    finally:
+        await session.close()
+        server.terminate()

@@ -71,6 +71,14 @@ async def test_the_generated_typescript_types_compile_without_errors(server: Run
         'const kbs: Kbs = ["1", "2"];\n'
         'const change: Password = { oldPassword: "a", newPassword: "b" };\n'
         'export const all: [Login, Kbs, Password, components["schemas"]["Error"] | null] = [login, kbs, change, null];\n'
+        # an SSE frame is typed by its event name: narrowing on `event` gives `data` its model
+        'type Frame = paths["/api/v1/chat/stream"]["post"]["responses"][200]["content"]["text/event-stream"];\n'
+        'export function text(frame: Frame): string {\n'
+        '  if (frame.event === "content_delta") return frame.data.delta;\n'
+        '  if (frame.event === "done") return frame.data.status + (frame.data.finishReason ?? "");\n'
+        '  return "";\n'
+        '}\n'
+        'export const delta: Frame = { event: "content_delta", id: "7", data: { delta: "Hi" } };\n'
     )
     (tmp_path / "tsconfig.json").write_text(json.dumps({
         "compilerOptions": {"strict": True, "noEmit": True, "target": "es2020", "module": "es2020",

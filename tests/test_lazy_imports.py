@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -79,3 +80,77 @@ def test_a_missing_library_raises_import_error_at_first_use_so_callers_can_repor
     missing: Any = lazy_import("no_such_library_for_the_lazy_test")
     with pytest.raises(ImportError):
         missing.anything
+
+
+VIEWS = """
+import json
+from platform_server.app import collect_routes
+from platform_server.serialize import View
+
+collect_routes()  # every area's handlers and schemas imported, as a start does
+def subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from subclasses(sub)
+views = list(subclasses(View))
+print(json.dumps({"views": len(views), "built": sorted(v.__name__ for v in views if v.__pydantic_complete__)}))
+"""
+
+
+def test_a_start_builds_no_answer_model_until_the_api_document_or_a_check_asks() -> None:
+    out = subprocess.run([sys.executable, "-c", VIEWS], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["views"] > 0 and result["built"] == []
+
+
+FIRST_CALL = """
+import asyncio, importlib.abc, json, sys, threading
+seen = {}
+
+class Spy(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "aiohttp":
+            seen["thread"] = threading.current_thread() is threading.main_thread()
+        return None
+
+sys.meta_path.insert(0, Spy())
+from platform_server.integrations.llm._http import HttpTransport
+from platform_server.integrations.llm.types import LlmError
+
+async def main():
+    transport = HttpTransport("p", "http://127.0.0.1:9", {}, timeout_s=5, first_byte_timeout_s=5, idle_timeout_s=5)
+    try:
+        await transport.open("GET", "/v1/models", None, transport.deadline())
+    except LlmError:
+        pass  # nothing listens there: the call fails, after the import
+    print(json.dumps({"imported": "thread" in seen, "on_the_loop": seen.get("thread")}))
+
+asyncio.run(main())
+"""
+
+
+def test_a_provider_call_before_the_warm_up_imports_its_http_library_off_the_ioloop() -> None:
+    """The first chat turn after a start used to import aiohttp on the loop (or wait there for the warm-up's import)."""
+    out = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"imported": True, "on_the_loop": False}
+
+
+NUMPY_THREADS = """
+import os
+import platform_server.app
+before = len(os.listdir("/proc/self/task"))
+import numpy
+numpy.ones((512, 64), dtype=numpy.float32) @ numpy.ones(64, dtype=numpy.float32)
+print(len(os.listdir("/proc/self/task")) - before)
+"""
+
+
+def test_numpy_loads_without_a_thread_pool_of_its_own(tmp_path: Path) -> None:
+    """A wiki search's matrix product ran on OpenBLAS's thread per core, which spin and take the IOLoop's cores."""
+    pytest.importorskip("numpy")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", NUMPY_THREADS], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.strip().splitlines()[-1]) == 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from platform_server.db import database
 from platform_server.features.conversations import models, service
+from platform_server.web.context import Caller, Principal
 from tests.helpers.chat import ChatEnv
 from tests.helpers.fake_openai import Script
 
@@ -96,3 +97,33 @@ async def test_a_start_finds_what_was_left_running_through_partial_indexes_not_a
     database.execute_sql("UPDATE conversation SET stream_status = 'running' WHERE id = ?", (conv_id,))
     assert service.reset_running() == 1
     assert database.execute_sql("SELECT COUNT(*) FROM message WHERE status = 'streaming'").fetchone()[0] == 0
+
+
+async def test_titles_are_searched_through_their_own_trigram_index_and_the_matches_drive_the_page(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="ok"))
+    await env.stream("first words", conversation_id="named")
+    env.llm.enqueue(Script(text="ok"))
+    await env.stream("something about plums", conversation_id="plain")
+    assert (await env.api.put("/api/v1/conversations/named/title", {"title": "Orchard Plans"}, token="alice")).status == 200
+    assert await found(env, "chard pl") == ["named"]  # inside the title, another case, across the space
+    assert await found(env, "plums") == ["plain"] and await found(env, "orchard") == ["named"]
+    assert await found(env, "pl") == ["named", "plain"]  # under three characters: title and messages scanned
+    assert (await env.api.put("/api/v1/conversations/named/title", {"title": "Vineyard"}, token="alice")).status == 200
+    assert await found(env, "orchard") == [] and await found(env, "vineyard") == ["named"]  # the index follows a rename
+
+    caller = Caller(Principal(user_id=1, username="alice", role="admin", token_kind="jwt"), workspace_id=1, workspace_role="owner")
+    sql, params = service._mine(caller, page_index=False).where(service.conversations_matching("plums")).sql()
+    query_plan = plan(sql, tuple(params))
+    assert "conversation_title_fts VIRTUAL TABLE" in query_plan and "message_fts VIRTUAL TABLE" in query_plan, query_plan
+    assert "USING INTEGER PRIMARY KEY" in query_plan and "conversation_page" not in query_plan, query_plan  # the matches drive
+
+    # A database from before the title index: its conversations are found once the migration ran.
+    for name in ("conversation_title_fts_insert", "conversation_title_fts_delete", "conversation_title_fts_update"):
+        database.execute_sql(f"DROP TRIGGER {name}")
+    database.execute_sql("DROP TABLE conversation_title_fts")
+    database.execute_sql("UPDATE conversation SET title = 'Greenhouse' WHERE conversation_id = 'plain'")
+    dict(models.MIGRATIONS)["conversations_0007_title_search_index"](database.obj)
+    assert await found(env, "greenhouse") == ["plain"] and await found(env, "vineyard") == ["named"]
+    r = await env.api.delete("/api/v1/conversations/plain", token="alice")
+    assert r.status == 200, r.body
+    assert database.execute_sql("SELECT COUNT(*) FROM conversation_title_fts WHERE conversation_title_fts MATCH '\"greenhouse\"'").fetchone()[0] == 0

@@ -7,24 +7,28 @@ and loops ask `current()` when they act. Areas import these modules, never `db.p
 
 - database: open/close/flush the store, classify storage faults, snapshot (SQLite over apsw, WAL)
 - changes: per-table change versions that invalidate caches (SQLite's hooks today)
-- events: streams with replay from an event id, and keyed topics (the in-process hub today)
+- events: streams with replay from an event id, and keyed topics (the in-process hub; with `redis_url` a
+  turn's stream, its owner's lease and asks to its process also go through Redis: redis_events.py)
 - leader: whether this process runs the shared background work (always, today)
 - files: the data directory, paths resolved inside it
 
-`install(config)` chooses the implementations that depend on the settings; the event bus and the leader
-lock keep their module defaults until a deployment that needs another calls their `use()`.
+`install(config)` chooses the implementations that depend on the settings; the leader lock keeps its
+module default until the PostgreSQL database starts its own (ports/database.py).
 """
 
 from __future__ import annotations
 
 from platform_server.config import Config
-from platform_server.ports import changes, database, files
+from platform_server.ports import changes, database, events, files
+from platform_server.ports.redis_events import RedisEventBus
 
 
 def install(config: Config) -> None:
     """Choose this process's database, change feed and file store from the settings (one choice today:
     the SQLite file `db_path`, its hooks, the folder `data_dir`)."""
     files.use(files.LocalFileStore(config.data_dir))
+    # Redis: a turn's events, its owner's lease and the asks to it cross processes (several processes behind one port)
+    events.use(RedisEventBus(config.redis_url, config.replay_retention_s) if config.redis_url else events.LocalEventBus())
     if config.database_url:
         database.use(database.PostgresDatabase(config.database_url))
         changes.use(changes.PostgresFeed())

@@ -12,7 +12,7 @@ import os
 from typing import TYPE_CHECKING, Callable, ContextManager, Literal, Protocol, cast
 from urllib.parse import urlsplit
 
-from platform_server import db
+from platform_server import db, ids
 from platform_server.lazy import lazy_import
 from platform_server.ports import leader
 
@@ -129,7 +129,8 @@ class PostgresDatabase:
         self._leader: Leader | None = None
 
     def open(self, loop_busy_timeout_ms: int | None = None) -> None:
-        pg.open_database(self.url)
+        store = pg.open_database(self.url)
+        ids.use_node(pg.claim_node(store))  # several processes share the database: ids of their own
 
     def close(self) -> None:
         db.close_database()

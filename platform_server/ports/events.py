@@ -1,10 +1,11 @@
 """The event bus port: replayable streams (a chat turn's events) and keyed topics (progress, memory updates).
 
 Areas open streams and topics here and hand subscriptions to `stream()` (SSE) or read them themselves;
-they never build the hub's classes. Today both live in this process's memory (web/events.py: replay
-from the hub's buffer); a second implementation (Redis Streams, issue 31) publishes across processes
-and fills each process's local hubs, so a stream started on one process is re-attached on another with
-its last event id. `Subscription` and `stream` stay the reader side either way.
+they never build the hub's classes. By default both live in this process's memory (web/events.py:
+replay from the hub's buffer); with `redis_url` (redis_events.py) each stream is also appended to a Redis
+Stream, so a stream started on one process is re-attached on another with its last event id (`attach`),
+and requests reach the process that runs a stream (`ask`/`answer`). `Subscription` and `stream` stay the
+reader side either way.
 
     turn_stream = events.current().stream("turn:42", keep=True)
     turn_stream.publish("delta", {"text": "Hi"}, event_id=7)
@@ -13,13 +14,16 @@ its last event id. `Subscription` and `stream` stay the reader side either way.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, Hashable, Protocol, TypeVar
 
+from platform_server.json_types import JsonObject
 from platform_server.web.events import Event, EventHub, Subscription, Topics, stream
 
-__all__ = ["Event", "EventBus", "LocalEventBus", "Stream", "Subscription", "TopicBus", "current", "stream", "use"]
+__all__ = ["Answerer", "Event", "EventBus", "LocalEventBus", "Stream", "Subscription", "TopicBus", "current", "stream", "use"]
 
 K_contra = TypeVar("K_contra", bound=Hashable, contravariant=True)
+Answerer = Callable[[str, JsonObject], Awaitable["JsonObject | None"]]  # (stream name, request) -> answer
 
 
 class Stream(Protocol):
@@ -63,6 +67,25 @@ class EventBus(Protocol):
     def topics(self, name: str) -> TopicBus[Any]:
         """The topics of one area (`name` keeps areas apart on a shared bus)."""
 
+    async def attach(self, name: str) -> Stream | None:
+        """The stream `name` that another process runs (or ran, within its replay window), to subscribe to
+        here; None when no other process has it (the in-process bus: never)."""
+
+    async def live(self, names: list[str]) -> set[str]:
+        """Which of these streams a living process of the deployment runs (the in-process bus: none)."""
+
+    async def end(self, name: str) -> None:
+        """End a stream whose process died, for its readers everywhere."""
+
+    def answer(self, prefix: str, handler: Answerer) -> None:
+        """Serve `ask`s for this process's streams whose name starts with `prefix`."""
+
+    async def ask(self, name: str, request: JsonObject) -> JsonObject | None:
+        """Send `request` to the process that runs stream `name`; its answer, or None when none does."""
+
+    async def aclose(self) -> None:
+        """At stop: the last events leave, this process's holds on its streams go."""
+
 
 class LocalEventBus:
     """The default: the in-process hub (web/events.py); replay comes from the stream's own buffer."""
@@ -72,6 +95,24 @@ class LocalEventBus:
 
     def topics(self, name: str) -> TopicBus[Any]:
         return Topics()
+
+    async def attach(self, name: str) -> Stream | None:
+        return None  # one process: every stream is in the chat service's own registry
+
+    async def live(self, names: list[str]) -> set[str]:
+        return set()
+
+    async def end(self, name: str) -> None:
+        pass
+
+    def answer(self, prefix: str, handler: Answerer) -> None:
+        pass  # nobody else can ask
+
+    async def ask(self, name: str, request: JsonObject) -> JsonObject | None:
+        return None
+
+    async def aclose(self) -> None:
+        pass
 
 
 _current: EventBus = LocalEventBus()

@@ -3,9 +3,10 @@
 Cron, dreaming and memory extraction, goal judging, the skills curator, folder watchers' scans, workflow
 pause timeouts, the wiki's re-embedding and the purges run on the leader only: each `Loop` with
 `leader_only` (the default) asks `is_leader()` before every run and skips the run when it is not.
-Today there is one process and it is always the leader; with several (issue 31) a lock held in the
-shared database elects one, and another takes over when it dies: a loop then finds its turn at its
-next interval. Per-process housekeeping (this process's disk check, its own turns' replay buffers)
+On the SQLite file there is one process and it is always the leader; on PostgreSQL (several processes,
+`serve --workers N`) an advisory lock elects one, and another takes over when it dies: a loop then finds
+its turn at its next interval. Messenger gateways, the sweep of a dead process's turns and the start-up
+recovery of runs left `running` ask it too. Per-process housekeeping (this process's disk check, its own turns' replay buffers)
 is not leader-only.
 """
 

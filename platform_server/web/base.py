@@ -47,6 +47,7 @@ from platform_server.web.errors import (
     parse_long,
 )
 from platform_server.web.openapi_answers import Answer
+from platform_server.web.openapi_events import SseEvents
 
 if TYPE_CHECKING:  # the joined application's state; web/ imports no feature at run time
     from platform_server.config import Config
@@ -87,6 +88,7 @@ class ApiHandler(inputs.NotedInputs):
     body_models: dict[str, type[pydantic.BaseModel]] = {}  # method -> request model (OpenAPI + parsing)
     answers: dict[str, Answer] = {}  # method -> the typed `data` of its 200 answer (OpenAPI; see openapi_answers)
     sse_methods: frozenset[str] = frozenset()  # methods that answer text/event-stream
+    events: dict[str, SseEvents] = {}  # SSE method -> the frames it sends (OpenAPI; see openapi_events)
     query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
     download_methods: frozenset[str] = frozenset()  # methods that answer bytes
     read_only_methods: frozenset[str] = frozenset()  # writes served while storage is read-only (none by default: 507)

@@ -9,6 +9,7 @@ from platform_server.json_types import JsonObject
 from platform_server.web.base import ApiHandler, dumps
 from platform_server.web.context import PUBLIC
 from platform_server.web.openapi_answers import NULL, answer_ref
+from platform_server.web.openapi_events import SseEvents, stream_ref
 from platform_server.web.openapi_inputs import add_inputs
 from platform_server.web.openapi_statuses import fix_statuses
 from platform_server.web.routing import Route
@@ -35,18 +36,6 @@ _ERROR = {
     "required": ["code", "msg"],
     "properties": {"code": {"type": "integer"}, "msg": {"type": "string"}, "data": {"nullable": True}},
 }
-# OpenAPI 3.0: the schema of a text/event-stream response describes each event.
-_SSE_EVENT = {
-    "type": "object",
-    "required": ["data"],
-    "properties": {
-        "event": {"type": "string"},
-        "data": {"type": "string", "description": "JSON text"},
-        "id": {"type": "string"},
-        "retry": {"type": "integer"},
-    },
-}
-_SSE = {"schema": {"$ref": "#/components/schemas/SseEvent"}}
 _CONFIRM = {
     "type": "object",
     "required": ["code", "message"],
@@ -119,11 +108,21 @@ def _summary(handler: type[ApiHandler], method: str) -> str:
     return doc.splitlines()[0] if doc else f"{method} {handler.__name__}"
 
 
+def _events(handler: type[ApiHandler], method: str) -> SseEvents | None:
+    """The declared events of an SSE method (None for a JSON one); an SSE method must declare them."""
+    if method not in handler.sse_methods:
+        return None
+    declared = handler.events.get(method)
+    if declared is None:
+        raise TypeError(f"{handler.__name__}.{method.lower()} answers text/event-stream but declares no `events`")
+    return declared
+
+
 def build_document(routes: list[Route]) -> JsonObject:
     """The OpenAPI 3.0 document for every route with its implemented methods."""
     paths: JsonObject = {}
     taken: set[str] = set()
-    schemas: JsonObject = {"R": _ENVELOPE, "Error": _ERROR, "Confirmation": _CONFIRM, "SseEvent": _SSE_EVENT}
+    schemas: JsonObject = {"R": _ENVELOPE, "Error": _ERROR, "Confirmation": _CONFIRM}
     for r in routes:
         handler = r.handler
         if not issubclass(handler, ApiHandler):
@@ -141,10 +140,11 @@ def build_document(routes: list[Route]) -> JsonObject:
             }
             if level == PUBLIC:
                 op["security"] = []
-            if method in handler.sse_methods:
+            events = _events(handler, method)
+            if events is not None:
                 responses["200"] = {
-                    "description": "Server-sent events (errors arrive as an `error` frame)",
-                    "content": {"text/event-stream": dict(_SSE)},
+                    "description": "Server-sent events, one frame per event kind (errors arrive as an `error` frame)",
+                    "content": {"text/event-stream": {"schema": stream_ref(events, schemas, _oas30)}},
                 }
             elif method in handler.download_methods:
                 responses["200"] = {
@@ -179,8 +179,6 @@ def build_document(routes: list[Route]) -> JsonObject:
                 if code == "401" and level == PUBLIC and method not in handler.sse_methods:
                     continue
                 content: JsonObject = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
-                if method in handler.sse_methods:
-                    content["text/event-stream"] = dict(_SSE)
                 responses[code] = {"description": text, "content": content}
             if getattr(handler, "confirms", False):
                 responses["409"] = {

@@ -14,7 +14,7 @@ from typing import Any
 
 import aiohttp
 
-from scripts.benchmarks import load, persist, scale, streams, wiki_search
+from scripts.benchmarks import load, persist, processes, scale, streams, wiki_search
 from scripts.benchmarks.procs import (ADMIN, ROOT, Proc, bare_proc, cpu_seconds, model_proc, platform_proc, relay_proc,
                                       raise_nofile, rss_mb)
 from scripts.benchmarks.report import Row, fmt, profile_summary, table, write_markdown
@@ -388,17 +388,22 @@ class Bench:
         await self.model.wait_ready("/v1/models")
         try:
             await self.cold_start(data_dir)
-            server = self.platform("main", data_dir, self.s.profile)
+            if self.s.only == "cold":
+                return
+            server = self.platform("main", data_dir, self.s.profile and self.s.only not in ("persist", "blocking"))
             await server.wait_ready(HEALTH, {"Authorization": "Bearer " + self.token})
             try:
                 await self.seed(server.url)
-                if self.s.only != "streams":
+                if self.s.only not in ("streams", "persist", "blocking"):
                     await self.request_rate(server)
-                await self.latency(server)
-                if self.s.only == "streams":
-                    return
+                if self.s.only not in ("persist", "blocking"):
+                    await self.latency(server)
             finally:
                 self.stop_platform(server, "main", "requests/s and stream latency")
+            if self.s.only in ("persist", "blocking"):
+                return await (self.persistence(data_dir) if self.s.only == "persist" else self.blocking(data_dir))
+            if self.s.only == "streams":
+                return
             await self.held(data_dir)
             await self.persistence(data_dir)
             await self.blocking(data_dir)
@@ -421,20 +426,57 @@ def report_machine() -> str:
     return machine()
 
 
+def run_processes(ns: argparse.Namespace) -> int:
+    """`--processes 1,2`: this step alone (processes.py), its own section of docs/benchmarks.md."""
+    missing = processes.check_services()
+    if missing:
+        print(f"bench: --processes needs PostgreSQL and redis-server: {missing}")
+        return 1
+    work = tempfile.mkdtemp(prefix="platform-bench-")
+    context = [f"Machine: {report_machine()}; open-files limit raised to {raise_nofile()}; load average at start "
+               f"{load_average()} (other work on the machine shares the cores)."]
+    started = time.perf_counter()
+    seconds, rounds = (2.0, 1) if ns.quick else (5.0, 2)
+    try:
+        results = asyncio.run(processes.run(work, processes.parse(ns.processes), seconds, rounds))
+    finally:
+        if not ns.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    tool = "wrk" if load.wrk_path() else "the Python load generator"
+    context += [f"Each size: `serve --workers N` on a fresh PostgreSQL database and an emptied Redis, 20 agents and 30 "
+                f"conversations seeded; lists: {tool}, 16 keep-alive connections, {rounds} x {seconds:g} s; streams: "
+                f"{processes.STREAMS} at once, the scripted model sending {processes.CHUNKS} chunks {processes.DELAY_MS} ms apart.",
+                f"The workers, PostgreSQL, Redis, the scripted model and the load generator share the machine's "
+                f"{os.cpu_count()} cores: a second worker adds CPU only where cores are idle; with none idle it adds "
+                "contention (two processes' caches, connections and IOLoops for the same cores).",
+                f"Whole step: {time.perf_counter() - started:.0f} s; load average at the end {load_average()}."]
+    lines = processes.markdown(results, context)
+    print("\n".join(lines))
+    processes.write(ns.out, lines)
+    print(f"bench: wrote the processes section of {os.path.relpath(ns.out, ROOT)}")
+    return 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="short phases (a smoke run, figures are rough)")
     parser.add_argument("--profile", action="store_true", help="run the servers under py-spy and add profiles")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, data)")
-    parser.add_argument("--only", choices=["wiki-search", "streams"], default="", help="run this step alone")
+    parser.add_argument("--only", choices=["wiki-search", "streams", "cold", "persist", "blocking"], default="",
+                        help="run this step alone (persist and blocking after the cold start and the seeding)")
     parser.add_argument("--scale", default="", metavar="1,10,100",
                         help="measure growth with data at these multipliers (1x = 1k conversations, 10k messages, "
                              "10 agents, 1k wiki chunks, a 100 MB database); writes docs/benchmarks.md's 'Growth with data'")
     parser.add_argument("--scale-pad", action=argparse.BooleanOptionalAction, default=True,
                         help="--scale: pad the databases to 100 MB / 1 GB / 5 GB (restart, backup, RSS); "
                              "--no-scale-pad times the routes alone, much faster at 100x")
+    parser.add_argument("--processes", default="", metavar="1,2",
+                        help="the list routes and 100 streams on PostgreSQL + Redis with these worker counts "
+                             "(serve --workers N); writes docs/benchmarks.md's 'One process and two'")
     ns = parser.parse_args()
+    if ns.processes:
+        sys.exit(run_processes(ns))
     s = Settings(profile=ns.profile, only=ns.only)
     if ns.quick:
         s = Settings(http_seconds=2, http_rounds=1, cold_runs=1, latency_streams=(10, 100), held_streams=200,

@@ -13,6 +13,8 @@ from typing import Any
 
 from openapi_schema_validator import OAS30Validator
 
+from tests.helpers import sse_frames
+
 
 @dataclass
 class _Operation:
@@ -46,7 +48,9 @@ async def load(session: Any, base_url: str) -> None:
     if _operations is None:
         async with session.get(base_url + "/v3/api-docs") as r:
             if r.status == 200:  # a server without the document (a test's config): try the next one
-                _operations = _compile(await r.json())
+                doc = await r.json()
+                _operations = _compile(doc)
+                sse_frames.compile_document(doc)  # and every SSE frame matches its documented event
 
 
 def check(method: str, path: str, status: int, body: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import aiohttp
 
-from tests.helpers import answers
+from tests.helpers import answers, sse_frames
 
 
 @dataclass
@@ -122,8 +122,11 @@ class ApiClient:
 
 
 async def iter_sse(response: aiohttp.ClientResponse):  # type: ignore[no-untyped-def]
-    """Parse SSE frames from a streaming aiohttp response."""
-    event, data, event_id = "message", [], None
+    """Parse SSE frames from a streaming aiohttp response; each is checked against its operation's documented events."""
+    if not sse_frames.loaded():
+        async with aiohttp.ClientSession() as session:
+            await answers.load(session, f"{response.url.scheme}://{response.url.host}:{response.url.port}")
+    event, data, event_id, raw_id = "message", [], None, None
     async for raw_line in response.content:
         line = raw_line.decode("utf-8").rstrip("\r\n")
         if line == "":
@@ -133,8 +136,9 @@ async def iter_sse(response: aiohttp.ClientResponse):  # type: ignore[no-untyped
                     payload = json.loads(text)
                 except ValueError:
                     payload = text
+                sse_frames.check(response.method, response.url.path, event, payload, raw_id)
                 yield SseEvent(event, payload, event_id)
-            event, data, event_id = "message", [], None
+            event, data, event_id, raw_id = "message", [], None, None
             continue
         if line.startswith(":"):
             continue
@@ -145,4 +149,4 @@ async def iter_sse(response: aiohttp.ClientResponse):  # type: ignore[no-untyped
         elif name == "data":
             data.append(value)
         elif name == "id":
-            event_id = int(value) if value.isdigit() else None
+            event_id, raw_id = (int(value) if value.isdigit() else None), value

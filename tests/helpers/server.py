@@ -1,6 +1,7 @@
 """A real platform server on a free port with a fresh data directory, in this test's event loop."""
 from __future__ import annotations
 
+import os
 import socket
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,7 @@ import tornado.web
 from platform_server.app import Platform, listen, make_app, start_features, stop_features
 from platform_server.config import Config, load_config
 from platform_server.web.routing import route
-from tests.helpers import postgres
+from tests.helpers import postgres, redis_server
 from tests.helpers.client import ApiClient
 
 
@@ -43,6 +44,9 @@ class RunningServer:
         await stop_features(self.platform)
 
 
+_redis_dirs: set[str] = set()
+
+
 async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
     sockets = tornado.netutil.bind_sockets(0, "127.0.0.1")  # bound now: no other process can take the port
     port = sockets[0].getsockname()[1]
@@ -55,6 +59,11 @@ async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
         "llm_retry_attempts": 0,  # a scripted failure fails at once; retry tests ask for retries with the config marker
     }
     values.update(overrides)
+    if redis_server.selected() and "redis_url" not in values:
+        values["redis_url"] = redis_server.server().url  # PLATFORM_TEST_REDIS=1: turn streams and limits on Redis
+        if os.path.realpath(data_dir) not in _redis_dirs:  # a restart of the same server keeps what it wrote
+            redis_server.server().flush()  # another test's conversations had the same ids
+            _redis_dirs.add(os.path.realpath(data_dir))
     if postgres.selected() and "database_url" not in values:
         values["database_url"] = postgres.cluster().database_for(data_dir)  # PLATFORM_TEST_DATABASE=postgres
     config = load_config(None, env={}, overrides=values)

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 UNTYPED: frozenset[str] = frozenset(
     {
-        "activity_feed_list",
-        "admin_agent_runtime_subagents_interrupt_create",
         "channels_webhook_im_f_list",
-        "mcp_serve_create",
     }
 )

@@ -29,6 +29,7 @@ from platform_server.features.channels.schemas import (
 )
 from platform_server.features.chat import service as chat_service
 from platform_server.features.chat.handlers import StreamingHandler
+from platform_server.features.chat.schemas import CHAT_EVENTS
 from platform_server.features.conversations.service import key_for
 from platform_server.integrations import net_guard
 from platform_server.platform import Flag
@@ -267,6 +268,7 @@ class WebchatStreamHandler(StreamingHandler):
     body_models = {"POST": WebchatRequest}
     max_body_setting = "public_message_max_body_bytes"
     sse_methods = frozenset({"POST"})
+    events = {"POST": CHAT_EVENTS}
     query_token = False
     tags = TAGS
 

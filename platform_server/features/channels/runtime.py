@@ -31,6 +31,7 @@ from platform_server.features.chat.errors import AgentBusy
 from platform_server.features.chat.runtime import TurnRequest
 from platform_server.features.conversations.models import Message
 from platform_server.features.conversations.service import key_for
+from platform_server.ports import leader
 from platform_server.web.errors import ApiError
 
 if TYPE_CHECKING:
@@ -108,7 +109,12 @@ class ChannelRuntime:
                 task.cancel()
 
     def _match_gateways(self, kinds: list[str]) -> None:
-        wanted = {c.id: c for c in Channel.select().where((Channel.enabled == True) & (Channel.channel_type.in_(kinds)))}  # noqa: E712
+        # A gateway (a bot's socket or long poll) runs on the leader only: two processes holding one bot's
+        # gateway would answer each message twice. A process that stops leading drops its gateways here.
+        if not leader.is_leader():
+            wanted: dict[int, Channel] = {}
+        else:
+            wanted = {c.id: c for c in Channel.select().where((Channel.enabled == True) & (Channel.channel_type.in_(kinds)))}  # noqa: E712
         for cid, (stamp, task) in list(self.gateways.items()):
             row = wanted.get(cid)
             if row is None or row.update_time != stamp:  # disabled, deleted or changed (a new token...)

@@ -14,3 +14,4 @@ if TYPE_CHECKING:
 
 CHAT: RuntimeKey[ChatService] = RuntimeKey("chat")
 CHAT_PRUNE: RuntimeKey[Loop] = RuntimeKey("chat_prune")
+CHAT_ORPHANS: RuntimeKey[Loop] = RuntimeKey("chat_orphans")  # several processes: the leader frees a dead process's turns

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from platform_server.blocking import run_blocking
-from platform_server.features.chat import CHAT, admin, approvals, lifecycle, service, uploads
+from platform_server.features.chat import CHAT, admin, approvals, lifecycle, remote, service, uploads
 from platform_server.features.chat.schemas import (
+    CHAT_EVENTS,
     ChatInterruptView,
     ChatResultView,
     ChatStopView,
@@ -17,7 +16,7 @@ from platform_server.features.chat.schemas import (
 )
 from platform_server.features.conversations import service as conversations
 from platform_server.platform import DrainHook
-from platform_server.ports.events import Subscription, stream
+from platform_server.ports.events import Stream, Subscription, stream
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN
 from platform_server.web.errors import BadRequest
@@ -40,7 +39,7 @@ class StreamingHandler(ApiHandler):
     def runtime(self) -> service.ChatService:
         return self.platform.runtime(CHAT)
 
-    async def stream_turn(self, turn: service.Turn, after_id: int = 0) -> None:
+    async def stream_turn(self, turn: service.Turn | Stream, after_id: int = 0) -> None:
         self._subscription = turn.subscribe(after_id)
         writer = SseWriter(self)
         writer.start()
@@ -61,6 +60,7 @@ class ChatStreamHandler(StreamingHandler):
     access = {"POST": "viewer"}
     body_models = {"POST": ChatStreamRequest}
     sse_methods = frozenset({"POST"})
+    events = {"POST": CHAT_EVENTS}
     tags = TAGS
 
     async def post(self) -> None:
@@ -69,11 +69,11 @@ class ChatStreamHandler(StreamingHandler):
         caller = self.require_caller()
         if req.reconnect:
             after = service.parse_last_event_id(req.lastEventId)
-            turn = service.reattach(self.runtime, caller, req.conversationId)
-            if turn is None:
+            kept = await service.reattach(self.runtime, caller, req.conversationId)
+            if kept is None:
                 await self.send_nothing_to_replay(req.conversationId)
                 return
-            await self.stream_turn(turn, after)
+            await self.stream_turn(kept, after)
             return
         await self.runtime.pacer.admit()
         turn = service.begin_turn(
@@ -98,6 +98,7 @@ class ChatStreamHandler(StreamingHandler):
 class AgentChatStreamHandler(StreamingHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
+    events = {"GET": CHAT_EVENTS}
     tags = ("Agents",)
     query_params = {
         "GET": [
@@ -164,12 +165,13 @@ class StopHandler(ApiHandler):
         conv = conversations.check_owner(caller.user_id, conversationId)
         runtime = self.platform.runtime(CHAT)
         denied = approvals.guard.deny_all_pending(caller.user_id, conversationId, caller.user_id) if conv else 0
-        turn = runtime.turns.get(conversations.key_for(caller.user_id, conversationId)) if conv else None
-        if turn is None or not runtime.cancel(turn.key):
+        key = conversations.key_for(caller.user_id, conversationId)
+        turn = runtime.turns.get(key) if conv else None
+        # a turn of this process, else (several processes) the one another process runs
+        stopped = await runtime.stop_here(turn, remote.STOP_WAIT_S) if turn is not None else bool(conv) and await remote.stop(key)
+        if not stopped:
             self.ok({"stopped": bool(denied), "deniedApprovals": denied} if denied else {"stopped": False})
             return
-        if turn.task is not None:
-            await asyncio.wait([turn.task], timeout=5)
         self.ok({"stopped": True})
 
 
@@ -179,12 +181,17 @@ class InterruptHandler(ApiHandler):
     body_models = {"POST": InterruptRequest}
     tags = TAGS
 
-    def post(self, conversationId: str) -> None:
+    async def post(self, conversationId: str) -> None:
         """Queue a follow-up message; it runs as the next turn in the same stream."""
         req = self.body(InterruptRequest)
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, conversationId)
         key = conversations.key_for(caller.user_id, conversationId)
+        if not self.runtime_has(key):  # several processes: the process that runs the turn takes it
+            parts = service.parts_of(req.contentParts)
+            forwarded = await remote.forward_input(key, req.message, parts, caller.user_id, caller.workspace_role)
+            self.ok(forwarded if forwarded is not None else {"queued": False, "reason": "no_active_stream"})
+            return
         decision = None if req.contentParts else self.platform.runtime(CHAT).resolve_live_approval(key, req.message, caller)
         if decision is not None:
             self.ok({"queued": False, **decision})
@@ -194,6 +201,9 @@ class InterruptHandler(ApiHandler):
             self.ok({"queued": False, "reason": "no_active_stream"})
         else:
             self.ok({"queued": True, "queueSize": size})
+
+    def runtime_has(self, key: str) -> bool:
+        return self.platform.runtime(CHAT).is_running(key)
 
 
 class UploadHandler(ApiHandler):

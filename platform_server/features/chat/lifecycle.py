@@ -7,7 +7,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from platform_server import storage
-from platform_server.features.chat import CHAT, CHAT_PRUNE
+from platform_server.features.chat import CHAT, CHAT_ORPHANS, CHAT_PRUNE, remote
 from platform_server.features.chat.service import ChatService
 from platform_server.features.chat.store import TurnStore
 from platform_server.features.conversations import service as conversations
@@ -16,6 +16,7 @@ from platform_server.features.skills import SKILLS
 from platform_server.features.tools import TOOLS
 from platform_server.features.wiki import retrieval
 from platform_server.loops import Loop
+from platform_server.ports import events
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
@@ -38,7 +39,9 @@ class ReplayPruneLoop(Loop):
 
 
 async def start(platform: Platform) -> None:
-    storage.start_write(platform.storage, "setting conversations left running idle", conversations.reset_running)
+    # Several processes (`redis_url`): a conversation another living process runs a turn of stays running
+    live = await remote.live_at_start()
+    storage.start_write(platform.storage, "setting conversations left running idle", functools.partial(conversations.reset_running, live))
     skills = platform.find_runtime(SKILLS)  # started before chat (`needs`); absent in a bare test platform
     runtime = ChatService(
         platform.config,
@@ -52,6 +55,11 @@ async def start(platform: Platform) -> None:
     loop = ReplayPruneLoop(runtime)
     platform.set_runtime(CHAT_PRUNE, loop)
     loop.start()
+    if platform.config.redis_url:  # several processes: asks about this process's turns, the sweep of dead ones
+        events.current().answer(remote.PREFIX, functools.partial(remote.answer, runtime))
+        sweep = remote.OrphanSweepLoop(runtime)
+        platform.set_runtime(CHAT_ORPHANS, sweep)
+        sweep.start()
 
 
 async def drain(platform: Platform, timeout_s: float) -> int:
@@ -63,4 +71,7 @@ async def drain(platform: Platform, timeout_s: float) -> int:
 
 async def stop(platform: Platform) -> None:
     platform.runtime(CHAT_PRUNE).stop()
+    sweep = platform.find_runtime(CHAT_ORPHANS)
+    if sweep is not None:
+        sweep.stop()
     await platform.runtime(CHAT).stop_all()

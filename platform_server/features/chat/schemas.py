@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, JsonValue, model_validator
 
 from platform_server.features.plans.service import PlanDetailView
 from platform_server.serialize import View
+from platform_server.web.openapi_events import SseEvents
 
 ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
 
@@ -194,3 +195,210 @@ class RuntimeStopView(View):
 class RuntimeRecycleView(View):
     recycled: int
     conversationIds: list[str] | None = Field(default=None, description="the swept conversations (sweep only)")
+
+
+# ---- the chat turn's SSE events (service.py, react.py, approvals.py, planner.py, sidecar.py; tool progress from
+# acp/delegate.py and sub-agent phases from subagents/service.py): POST /chat/stream, GET /agents/{id}/chat/stream
+# and the public webchat stream send these. Documentation only (web/openapi_events.py); the streams publish dicts.
+
+
+class SseChatMeta(View):
+    """`meta`, the first frame: the turn's conversation, agent and the stored question."""
+
+    conversationId: str
+    agentId: str
+    userMessageId: str
+
+
+class SseChatPhase(View):
+    """`phase`: what the turn does now; `toolName` with calling_tool/awaiting_approval, plan fields while a plan
+    runs, sub-agent fields while a delegated agent works."""
+
+    phase: str = Field(description="queued | thinking | writing | calling_tool | awaiting_approval | planning | executing | answering | subagent")
+    toolName: str | None = None
+    planId: str | None = None
+    steps: list[str] | None = Field(default=None, description="the plan's steps (executing, once)")
+    step: int | None = Field(default=None, description="the index of the plan step being executed")
+    subagentId: str | None = None
+    agentId: str | None = None
+    agentName: str | None = None
+    status: str | None = Field(default=None, description="the sub-agent's state")
+
+
+class SseChatQueuedInput(View):
+    """`queued_input_accepted`: a follow-up sent while the turn runs is queued behind it."""
+
+    queuedMessage: str
+    queueSize: int
+
+
+class SseChatMessageStart(View):
+    """`message_start`: the answer begins."""
+
+    role: str
+
+
+class SseChatCitation(View):
+    """One knowledge passage (wiki/retrieval.py `_citation`): a page, or a chunk of a raw material."""
+
+    id: int = Field(description="the passage's number, as the answer cites it ([1], [2], ...)")
+    kind: str = Field(description="page | chunk")
+    kbId: str
+    kbName: str
+    title: str
+    snippet: str
+    url: str = Field(description="the console's address of the passage")
+    apiPath: str
+    pageId: str | None = None
+    slug: str | None = None
+    rawId: str | None = None
+    chunkId: str | None = None
+
+
+class SseChatCitations(View):
+    """`citations`: the knowledge passages the answer is given."""
+
+    citations: list[SseChatCitation]
+
+
+class SseChatDelta(View):
+    """`content_delta` / `thinking_delta`: the next piece of the answer (or of the model's reasoning)."""
+
+    delta: str
+
+
+class SseChatContextPart(View):
+    messages: int
+    tokens: int
+
+
+class SseChatSummarised(View):
+    messages: int
+    tokens: int
+    new: int = Field(description="stored messages compacted by this call")
+
+
+class SseChatContext(View):
+    """`context`: the history did not fit the model's window: what was kept, summarised or cut."""
+
+    window: int
+    reserve: int
+    counter: str
+    tokens: int
+    kept: SseChatContextPart
+    summarised: SseChatSummarised
+    cut: SseChatContextPart
+    truncated: SseChatContextPart
+    toolsDropped: list[str] = Field(description="tools left out of the request to fit the window")
+    systemTruncated: bool
+
+
+class SseChatToolCallStarted(View):
+    """`tool_call_started`: the model called a tool (`arguments` is its JSON text)."""
+
+    toolCallId: str
+    toolName: str
+    arguments: str
+
+
+class SseChatToolCallCompleted(View):
+    """`tool_call_completed`: the tool's result (or why it was refused)."""
+
+    toolCallId: str
+    toolName: str
+    result: str
+    success: bool
+
+
+class SseChatApprovalRequested(View):
+    """`tool_approval_requested`: the guard asks the owner; the turn pauses (`done` with awaiting_approval)."""
+
+    pendingId: str
+    toolName: str
+    arguments: str
+    reason: str
+    maxSeverity: str
+    endpoint: str | None = Field(default=None, description="an ACP agent's permission request: the agent's endpoint")
+
+
+class SseChatApprovalResolved(View):
+    """`tool_approval_resolved`: the owner answered a pending call in the chat."""
+
+    pendingId: str
+    toolName: str
+    decision: str
+
+
+class SseChatNotice(View):
+    """`notice`: something the user should know about the answer (images the model could not see)."""
+
+    kind: str
+    count: int
+    message: str
+
+
+class SseChatToolProgress(View):
+    """`tool_progress`: a long tool reports as it works (an ACP coding agent's chunks, tool calls, plan)."""
+
+    toolName: str
+    endpoint: str
+    kind: str = Field(description="started | finished | permission | agent_message_chunk | agent_thought_chunk | tool_call | ...")
+    text: str | None = None
+    toolCallId: str | None = None
+    title: str | None = None
+    status: str | None = None
+    entries: list[object] | None = None
+    decision: str | None = None
+    stopReason: str | None = None
+
+
+class SseChatMessageComplete(View):
+    """`message_complete`: the answer is stored (`status` completed, stopped or failed)."""
+
+    status: str
+    assistantMessageId: str
+
+
+class SseChatTiming(View):
+    """An answer's speed as the user felt it (react.py `timing_of`)."""
+
+    timeToFirstTokenMs: int
+    tokensPerSecond: float | None = Field(description="null when the answer was too short to tell")
+
+
+class SseChatDone(View):
+    """`done`, the last frame: the turn's end. A re-attach with nothing to replay sends only the first two fields."""
+
+    conversationId: str
+    status: str = Field(description="completed | failed | stopped | awaiting_approval")
+    assistantMessageId: str | None = None
+    runtimeModel: str | None = None
+    runtimeProvider: str | None = None
+    promptTokens: int | None = None
+    completionTokens: int | None = None
+    messageCount: int | None = None
+    timing: SseChatTiming | None = Field(default=None, description="the final answer's timing")
+    finishReason: str | None = Field(default=None, description="`length`: cut by the token limit (Continue goes on); else null")
+
+
+CHAT_EVENTS = SseEvents(
+    "SseChatTurn",
+    {
+        "meta": SseChatMeta,
+        "phase": SseChatPhase,
+        "queued_input_accepted": SseChatQueuedInput,
+        "message_start": SseChatMessageStart,
+        "citations": SseChatCitations,
+        "context": SseChatContext,
+        "content_delta": SseChatDelta,
+        "thinking_delta": SseChatDelta,
+        "tool_call_started": SseChatToolCallStarted,
+        "tool_call_completed": SseChatToolCallCompleted,
+        "tool_approval_requested": SseChatApprovalRequested,
+        "tool_approval_resolved": SseChatApprovalResolved,
+        "tool_progress": SseChatToolProgress,
+        "notice": SseChatNotice,
+        "message_complete": SseChatMessageComplete,
+        "done": SseChatDone,
+    },
+)

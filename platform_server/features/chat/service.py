@@ -21,7 +21,7 @@ from platform_server.config import Config
 from platform_server.db import utcnow
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
-from platform_server.features.chat import approvals, knowledge, planner, sidecar, turn_setup, uploads
+from platform_server.features.chat import approvals, knowledge, planner, remote, sidecar, turn_setup, uploads
 from platform_server.features.chat.errors import ANSWER_NOT_SAVED, AgentBusy, AnswerNotSaved
 from platform_server.features.chat.knowledge import Retrieve
 from platform_server.features.chat.pacing import TurnPacer
@@ -40,6 +40,7 @@ from platform_server.features.tools.registry import ToolRegistry
 from platform_server.features.usage import meter
 from platform_server.integrations.llm import LlmError
 from platform_server.json_types import JsonObject
+from platform_server.ports.events import Stream
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, Forbidden, parse_long
 
@@ -94,6 +95,14 @@ class ChatService:
     def cancel(self, key: str) -> bool:
         return self.turns.cancel(key)
 
+    async def stop_here(self, turn: Turn, wait_s: float) -> bool:
+        """Stop a turn of this process and wait (up to `wait_s`) for its end; False when it was not running."""
+        if not self.turns.cancel(turn.key):
+            return False
+        if turn.task is not None:
+            await asyncio.wait([turn.task], timeout=wait_s)
+        return True
+
     def wind_down(self, user_id: int, conv: Conversation) -> None:
         """A deleted conversation's turn stops and its pending approvals are denied."""
         self.cancel(conv.key)
@@ -106,6 +115,8 @@ class ChatService:
         if self.turns.is_running(key):
             raise AgentBusy()
         existing = conversations.check_owner(caller.user_id, req.conversation_id)
+        if existing is not None and existing.stream_status == "running" and self.config.redis_url:
+            raise AgentBusy()  # several processes: another one runs this conversation's turn (a dead one's is swept)
         text = text_of(req.message, req.content_parts)
         parts = uploads.check_parts(caller.user_id, req.content_parts) if req.content_parts else None
         now = utcnow()
@@ -464,11 +475,14 @@ def begin_turn(
     )
 
 
-def reattach(runtime: ChatService, caller: Caller, conversation_id: str) -> Turn | None:
-    """The turn to replay for the conversation's owner, or None when nothing is buffered."""
+async def reattach(runtime: ChatService, caller: Caller, conversation_id: str) -> Stream | None:
+    """The stream to replay for the conversation's owner: its turn's on this process, else the one another
+    process runs or ran (several processes on Redis); None when nothing is buffered."""
     cid = conversations.validate_id(conversation_id)
     conversations.check_owner(caller.user_id, cid)
-    return runtime.turns.get(conversations.key_for(caller.user_id, cid))
+    key = conversations.key_for(caller.user_id, cid)
+    turn = runtime.turns.get(key)
+    return turn.hub if turn is not None else await remote.attach(key)
 
 
 def parse_last_event_id(raw: str | None) -> int:

@@ -118,6 +118,34 @@ def _left_running_indexes(db: peewee.Database) -> None:
     db.execute_sql("CREATE INDEX IF NOT EXISTS conversation_running ON conversation (stream_status) WHERE stream_status = 'running'")
 
 
+# Conversation titles in a trigram index too: a keyword search ORed `title LIKE '%kw%'` with the message match,
+# and that OR kept either index from driving the query (every one of the user's conversations tested, for the
+# count and again for the page: linear in conversations). With both sides indexed the search reads the union of
+# the two matches. Same external-content scheme as message_fts; only an INSERT or a change of the title writes it.
+TITLE_FTS = "conversation_title_fts"
+_TITLE_TRIGGERS = (
+    "CREATE TRIGGER IF NOT EXISTS conversation_title_fts_insert AFTER INSERT ON conversation BEGIN "
+    "INSERT INTO conversation_title_fts(rowid, title) VALUES (new.id, new.title); END",
+    "CREATE TRIGGER IF NOT EXISTS conversation_title_fts_delete AFTER DELETE ON conversation BEGIN "
+    "INSERT INTO conversation_title_fts(conversation_title_fts, rowid, title) VALUES ('delete', old.id, old.title); END",
+    "CREATE TRIGGER IF NOT EXISTS conversation_title_fts_update AFTER UPDATE OF title ON conversation BEGIN "
+    "INSERT INTO conversation_title_fts(conversation_title_fts, rowid, title) VALUES ('delete', old.id, old.title); "
+    "INSERT INTO conversation_title_fts(rowid, title) VALUES (new.id, new.title); END",
+)
+
+
+def _title_search_index(db: peewee.Database) -> None:
+    """The trigram index of conversation titles, filled from the stored ones. PostgreSQL keeps its `ILIKE`."""
+    if isinstance(db, peewee.PostgresqlDatabase):
+        return
+    db.execute_sql(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS conversation_title_fts USING fts5(title, content='conversation', content_rowid='id', tokenize='trigram')"
+    )
+    for trigger in _TITLE_TRIGGERS:
+        db.execute_sql(trigger)
+    db.execute_sql("INSERT INTO conversation_title_fts(conversation_title_fts) VALUES ('rebuild')")
+
+
 MIGRATIONS: list[Migration] = [
     ("conversations_0001_tables", create_tables(Conversation, Message)),
     ("conversations_0002_messages_with_parts", _messages_with_parts),
@@ -125,4 +153,5 @@ MIGRATIONS: list[Migration] = [
     ("conversations_0004_message_search_index", _message_search_index),
     ("conversations_0005_page_index", _conversation_page_index),
     ("conversations_0006_left_running_indexes", _left_running_indexes),
+    ("conversations_0007_title_search_index", _title_search_index),
 ]

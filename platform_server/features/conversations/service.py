@@ -12,7 +12,7 @@ from platform_server.db import database, first_where, iso, parse_iso, stored_tim
 from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import User
-from platform_server.features.conversations.models import MESSAGE_FTS, Conversation, Message
+from platform_server.features.conversations.models import MESSAGE_FTS, TITLE_FTS, Conversation, Message
 from platform_server.memo import memo_on
 from platform_server.web.context import Caller
 from platform_server.web.encode import JsonText, encoded
@@ -108,10 +108,14 @@ def vo(conv: Conversation) -> dict[str, Any]:
     return _vos([conv])[0]
 
 
-def _mine(caller: Caller) -> peewee.ModelSelect[Conversation]:
+def _mine(caller: Caller, page_index: bool = True) -> peewee.ModelSelect[Conversation]:
+    """The caller's conversations, in the page's order. `page_index=False` (a keyword answered by the trigram
+    indexes) keeps the caller's filter off the page index (`+ 0`), whose walk would test every conversation of the
+    user: the matches drive instead, each looked up by id, so the cost follows the matches, not the user's total."""
+    user, workspace = (Conversation.user_id, Conversation.workspace_id) if page_index else (Conversation.user_id + 0, Conversation.workspace_id + 0)
     return (
         Conversation.select()
-        .where((Conversation.user_id == caller.user_id) & (Conversation.workspace_id == caller.workspace_id))
+        .where((user == caller.user_id) & (workspace == caller.workspace_id))
         .order_by(Conversation.pinned.desc(), Conversation.last_active_time.desc(), Conversation.id.desc())
     )
 
@@ -124,9 +128,7 @@ def page_for(caller: Caller, req: PageRequest, keyword: str | None) -> dict[str,
     """A page of the caller's conversations; keyword matches the title or any message."""
     if not keyword:
         return _plain_page(caller.user_id, caller.workspace_id, req.page, req.size).json
-    q = _mine(caller)
-    in_messages = messages_containing(keyword)
-    q = q.where(Conversation.title.contains(keyword) | Conversation.id.in_(in_messages))
+    q = _mine(caller, page_index=not _indexed(keyword)).where(conversations_matching(keyword))
     total = q.count()
     return page_of(_vos(list(q.offset(req.offset).limit(req.size))), total, req)
 
@@ -135,14 +137,38 @@ def page_for(caller: Caller, req: PageRequest, keyword: str | None) -> dict[str,
 TRIGRAM = 3
 
 
+def _indexed(keyword: str) -> bool:
+    """Whether the trigram indexes can answer `keyword` (SQLite, three characters or more, no NUL: FTS5 query
+    text ends at a NUL)."""
+    return not isinstance(database.obj, peewee.PostgresqlDatabase) and len(keyword) >= TRIGRAM and "\x00" not in keyword
+
+
+def _phrase(keyword: str) -> str:
+    """A quoted FTS5 phrase: it matches the same substrings as LIKE '%keyword%' in a trigram index."""
+    return '"' + keyword.replace('"', '""') + '"'
+
+
+def conversations_matching(keyword: str) -> peewee.Expression:
+    """Conversations whose title or any message contains `keyword` (case-insensitive). Indexed, the union of the
+    two trigram matches drives the query (its cost follows the matches, not the user's conversations); an OR of
+    `title LIKE` with the message match would test every conversation of the user, for the count and the page."""
+    if not _indexed(keyword):
+        return Conversation.title.contains(keyword) | Conversation.id.in_(messages_containing(keyword))
+    phrase = _phrase(keyword)
+    union = peewee.SQL(
+        f"(SELECT rowid FROM {TITLE_FTS} WHERE {TITLE_FTS} MATCH ? UNION "
+        f"SELECT conversation_id FROM message WHERE id IN (SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ?))",
+        [phrase, phrase],
+    )
+    return Conversation.id.in_(union)
+
+
 def messages_containing(keyword: str) -> peewee.ModelSelect[Message]:
     """Conversation ids of the messages whose text contains `keyword` (case-insensitive), through the
     message_fts trigram index: a quoted phrase matches the same substrings as LIKE '%keyword%'."""
-    on_postgres = isinstance(database.obj, peewee.PostgresqlDatabase)  # ILIKE, answered from pg_trgm's index
-    if on_postgres or len(keyword) < TRIGRAM or "\x00" in keyword:  # FTS5 query text ends at a NUL: such a keyword scans
+    if not _indexed(keyword):  # on PostgreSQL, ILIKE answered from pg_trgm's index; else a scan
         return Message.select(Message.conversation).where(Message.content.contains(keyword))
-    phrase = '"' + keyword.replace('"', '""') + '"'
-    matching = peewee.SQL(f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ?)", [phrase])
+    matching = peewee.SQL(f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ?)", [_phrase(keyword)])
     return Message.select(Message.conversation).where(Message.id.in_(matching))
 
 
@@ -383,8 +409,13 @@ def batch_delete(caller: Caller, conversation_ids: list[str]) -> list[Conversati
     return rows
 
 
-def reset_running() -> int:
-    """At start: no conversation stays running, no message stays streaming."""
+def reset_running(keep: frozenset[str] = frozenset()) -> int:
+    """At start: no conversation stays running, no message stays streaming, except in the conversations
+    `keep` (by key): another living process runs their turns (several processes, issue 31)."""
     with database.atomic():
-        Message.update(status="failed").where(Message.status == "streaming").execute()
-        return Conversation.update(stream_status="idle").where(Conversation.stream_status == "running").execute()
+        if not keep:
+            Message.update(status="failed").where(Message.status == "streaming").execute()
+            return Conversation.update(stream_status="idle").where(Conversation.stream_status == "running").execute()
+        kept = Conversation.select(Conversation.id).where(Conversation.key.in_(list(keep)))
+        Message.update(status="failed").where(Message.status == "streaming", Message.conversation.not_in(kept)).execute()
+        return Conversation.update(stream_status="idle").where(Conversation.stream_status == "running", Conversation.key.not_in(list(keep))).execute()

@@ -19,6 +19,7 @@ from platform_server.features.workspaces import service as workspaces
 from platform_server.features.workspaces.models import Workspace
 from platform_server.ids import next_id
 from platform_server.loops import Loop
+from platform_server.ports import leader
 from platform_server.web.context import ROLE_RANK, Caller, Principal
 from platform_server.web.errors import ApiError, BadRequest
 
@@ -129,8 +130,11 @@ class CronScheduler(Loop):
     def recover(self) -> None:
         """At start: runs left running by a stopped process failed; enabled jobs get a next fire time."""
         now = self.clock()
-        with database.atomic():
-            CronRun.update(status="failed", finished_at=now, error="Interrupted: the server restarted").where(CronRun.status == "running").execute()
+        if leader.is_leader():  # several processes: only the leader at start (a joining process leaves the others' runs alone)
+            with database.atomic():
+                CronRun.update(status="failed", finished_at=now, error="Interrupted: the server restarted").where(
+                    CronRun.status == "running"
+                ).execute()
         for model in (CronJob, Trigger):
             query = model.select().where((model.enabled == True) & model.next_fire_at.is_null())  # noqa: E712
             if model is Trigger:

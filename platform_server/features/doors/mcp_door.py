@@ -88,11 +88,59 @@ class McpDoor:
             await asyncio.wait([self._running], timeout=5)
 
 
+_ERROR_ENVELOPE = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+_RPC_ID = {"anyOf": [{"type": "string"}, {"type": "integer"}, {"nullable": True, "enum": [None]}]}
+# A JSON-RPC 2.0 response of MCP's streamable HTTP transport (https://modelcontextprotocol.io: a request's
+# `result`, or an `error`); its results are MCP's own (initialize, tools/list, tools/call, ...).
+JSON_RPC_RESPONSE = {
+    "type": "object",
+    "required": ["jsonrpc", "id"],
+    "properties": {
+        "jsonrpc": {"type": "string", "enum": ["2.0"]},
+        "id": _RPC_ID,
+        "result": {"type": "object", "additionalProperties": True},
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "integer"}, "message": {"type": "string"}, "data": {}},
+        },
+    },
+}
+_RPC_CONTENT = {"application/json": {"schema": {"$ref": "#/components/schemas/JsonRpcResponse"}}}
+
+
 class McpServeHandler(ApiHandler):
     """The MCP endpoint (streamable HTTP): JSON-RPC messages are POSTed; the answer is JSON or an SSE stream."""
 
     access = {"POST": LOGIN}
     tags = ("MCP server",)
+    # MCP's transport answers in JSON-RPC, not the envelope; the caller's checks (auth, workspace) in the envelope
+    openapi_schemas = {"JsonRpcResponse": JSON_RPC_RESPONSE}
+    openapi_responses = {
+        "POST": {
+            "200": {
+                "description": "The JSON-RPC response, as JSON or as one SSE `message` event (the client's Accept decides)",
+                "content": {**_RPC_CONTENT, "text/event-stream": {"schema": {"type": "string"}}},
+            },
+            "202": {"description": "A notification or response accepted (no body)"},
+            "400": {
+                "description": "Not a JSON-RPC message (a JSON-RPC error), or a bad X-Workspace-Id (the envelope)",
+                "content": {
+                    "application/json": {
+                        "schema": {"anyOf": [{"$ref": "#/components/schemas/JsonRpcResponse"}, {"$ref": "#/components/schemas/Error"}]}
+                    }
+                },
+            },
+            "401": {"description": "Token expired or invalid", "content": _ERROR_ENVELOPE},
+            "403": {"description": "Not a member of the X-Workspace-Id workspace", "content": _ERROR_ENVELOPE},
+            "406": {"description": "Accept lacks application/json and text/event-stream (a JSON-RPC error)", "content": _RPC_CONTENT},
+            "413": {"description": "Request body too large", "content": _ERROR_ENVELOPE},
+            "415": {"description": "Content-Type is not application/json (a JSON-RPC error)", "content": _RPC_CONTENT},
+            "429": {"description": "Too many requests", "content": _ERROR_ENVELOPE},
+            "500": {"description": "Internal server error", "content": _ERROR_ENVELOPE},
+            "503": {"description": "The MCP door is off or not started yet", "content": _ERROR_ENVELOPE},
+        }
+    }
 
     def initialize(self, long_params: frozenset[str] = frozenset()) -> None:
         super().initialize(long_params)

@@ -339,6 +339,7 @@ class ActivityFeedHandler(PagedHandler):
     access = {"GET": "viewer"}
     query_params = {"GET": [*PAGING, _q("kind", description="audit | approval | tool_call")]}
     tags = ("Audit, activity, notifications",)
+    answers = {"GET": page_of(views.ActivityItemView)}
 
     def get(self) -> None:
         """Audit events, approval decisions and tool calls merged, newest first."""

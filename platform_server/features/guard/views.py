@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Literal
 
 import peewee
+import pydantic
 from pydantic import Field
 
 from platform_server.db import database, dict_row, iso, utcnow
@@ -16,6 +17,7 @@ from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.guard import grants as grant_store
 from platform_server.features.guard import service as guard
 from platform_server.features.guard.models import ApprovalResolution, PendingApproval, ToolCallLog
+from platform_server.features.guard.view_models import ApprovalResolutionView, GuardToolCallView
 from platform_server.serialize import Fields, View, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden
@@ -272,6 +274,31 @@ def _feed_item(kind: str, row: Any) -> dict[str, Any]:
     else:
         flat = {"action": str(row.decision).upper(), "resourceType": "TOOL", "resourceId": row.tool_name, "username": None}
     return {**item, **flat, "source": kind, "createTime": data["createTime"], "detail": data}
+
+
+# what an activity line's `data` (and `detail`) is: the event as its own route answers it
+_FEED_DETAIL: Any = audit.AuditEventView | ApprovalResolutionView | GuardToolCallView
+_FEED_KIND: Any = (Literal["audit", "approval", "tool_call"], ...)
+# One line of the activity feed (`_feed_item`); built here because the audit event's model is derived from its
+# field map (a value, not a class mypy can name in an annotation).
+ActivityItemView = pydantic.create_model(
+    "ActivityItemView",
+    __base__=View,
+    __doc__="One line of the activity feed: an audit event, an approval decision or a tool call.",
+    kind=_FEED_KIND,
+    id=(str, ...),
+    time=(str | None, ...),
+    summary=(str, Field(description="one line a person reads")),
+    data=(_FEED_DETAIL, ...),
+    # the same event flat, as the original console's activity page reads it
+    action=(str, ...),
+    resourceType=(str, ...),
+    resourceId=(str | None, ...),
+    username=(str | None, ...),
+    source=_FEED_KIND,
+    createTime=(str | None, ...),
+    detail=(_FEED_DETAIL, ...),
+)
 
 
 def activity_feed(caller: Caller, req: PageRequest, kind: str | None) -> dict[str, Any]:

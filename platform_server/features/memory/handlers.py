@@ -8,6 +8,7 @@ from platform_server.blocking import run_blocking
 from platform_server.features.agents import service as agents
 from platform_server.features.memory import DREAMER, dreaming, facts, schedule, store
 from platform_server.features.memory.schemas import (
+    DREAM_EVENTS,
     EditRequest,
     FactEditRequest,
     FeedbackRequest,
@@ -71,6 +72,7 @@ class MemoryHandler(ApiHandler):
 class DreamEventsHandler(LiveFeedHandler, MemoryHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
+    events = {"GET": DREAM_EVENTS}
     query_token = True
     query_params = {"GET": [END_USER, {"name": "token", "in": "query", "schema": {"type": "string"}}]}
 

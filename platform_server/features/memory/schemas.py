@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 
 from platform_server.features.memory import store
 from platform_server.serialize import View
+from platform_server.web.openapi_events import SseEvents
 
 
 class FeedbackRequest(BaseModel):
@@ -218,3 +219,73 @@ class MemoryFileWrittenView(View):
     path: str
     size: int
     editable: bool
+
+
+# ---- dream progress SSE events (dreaming.py): GET /memory/agents/{agentId}/dream/events. Documentation only
+# (web/openapi_events.py); the bus publishes dicts.
+
+
+class SseDreamRunning(View):
+    reportId: str
+    agentId: str
+    endUserId: str | None
+
+
+class SseDreamSnapshot(View):
+    """`snapshot`, the first frame: the dreams of this memory running now."""
+
+    agentId: str
+    running: list[SseDreamRunning]
+
+
+class SseDreamStarted(View):
+    """`dream_started`."""
+
+    reportId: str
+    agentId: str
+    endUserId: str | None
+    mode: str
+    trigger: str
+    topic: str | None
+
+
+class SseDreamProgress(View):
+    """`dream_progress`: the dream's stage."""
+
+    reportId: str
+    agentId: str
+    endUserId: str | None
+    stage: str = Field(description="gathering | consolidating | writing")
+
+
+class SseDreamCompleted(View):
+    """`dream_completed`: what the dream did to the memory, by action."""
+
+    reportId: str
+    agentId: str
+    endUserId: str | None
+    status: str
+    counts: dict[str, int]
+
+
+class SseDreamError(View):
+    """`error`: a dream failed (with its report), or the request was refused (`code`)."""
+
+    message: str
+    code: int | None = None
+    errorId: str | None = None
+    reportId: str | None = None
+    agentId: str | None = None
+    endUserId: str | None = None
+
+
+DREAM_EVENTS = SseEvents(
+    "SseMemoryDream",
+    {
+        "snapshot": SseDreamSnapshot,
+        "dream_started": SseDreamStarted,
+        "dream_progress": SseDreamProgress,
+        "dream_completed": SseDreamCompleted,
+        "error": SseDreamError,
+    },
+)

@@ -24,6 +24,7 @@ from platform_server.features.models.pool import (  # noqa: F401 - COOLDOWN_S, M
 )
 from platform_server.features.models.retry import RetryPolicy
 from platform_server.features.usage import meter
+from platform_server.integrations import local_embeddings
 from platform_server.integrations.llm.base import LlmClient, make_client
 from platform_server.integrations.llm.types import (
     ChatMessage,
@@ -163,6 +164,13 @@ class LlmRouter:
         self.retry = RetryPolicy(config.llm_retry_attempts, config.llm_retry_max_backoff_s)
         self._clients: dict[str, tuple[tuple[str, str, str | None, ProviderSettings | None], LlmClient]] = {}
         self._retired: list[LlmClient] = []
+        self.local_embedding: str | None = None  # the shipped embedding model, when it is the default one
+
+    def preload_local_embedding(self) -> None:
+        """Start the local embedding model's process and load the model in the background (returns at once; a
+        later call finds it running), so the first material to embed neither waits for it nor freezes the server."""
+        if self.local_embedding:
+            local_embeddings.worker().preload(self.local_embedding)
 
     def client_for(self, target: ModelTarget) -> LlmClient:
         """The cached client of the target's provider, recreated when its config changed."""

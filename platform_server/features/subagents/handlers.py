@@ -63,6 +63,7 @@ class InterruptHandler(ApiHandler):
 
 class AdminInterruptHandler(ApiHandler):
     access = {"POST": GLOBAL_ADMIN}
+    answers = {"POST": one(SubagentInterruptView)}
     tags = ("Admin runtime",)
 
     def post(self, subagentId: str) -> None:

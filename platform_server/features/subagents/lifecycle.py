@@ -9,14 +9,15 @@ from platform_server.features.models import LLM
 from platform_server.features.subagents import SUBAGENTS, service
 from platform_server.features.tools import TOOLS
 from platform_server.features.tools.registry import ToolDefinition
+from platform_server.ports import leader
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
-
-    service.mark_interrupted_at_start()
+    if leader.is_leader():  # several processes: only the leader at start (a joining process leaves the others' runs alone)
+        service.mark_interrupted_at_start()
     manager = service.SubagentManager(platform.runtime(CHAT), platform.runtime(LLM), platform.runtime(TOOLS), platform.config, platform)
     platform.set_runtime(SUBAGENTS, manager)
 

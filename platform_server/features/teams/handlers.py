@@ -6,6 +6,7 @@ from typing import Any
 
 from platform_server.features.teams import TEAMS, console, lifecycle, runner, service
 from platform_server.features.teams.schemas import (
+    BOARD_EVENTS,
     CancelRequest,
     MemberAdd,
     TeamCreate,
@@ -212,6 +213,7 @@ class TeamTaskStatsHandler(ApiHandler):
 class TeamEventsHandler(LiveFeedHandler, ApiHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
+    events = {"GET": BOARD_EVENTS}
     tags = ("Teams",)
 
     async def get(self, teamId: int) -> None:

@@ -9,14 +9,15 @@ from platform_server.features.subagents import SUBAGENTS
 from platform_server.features.teams import TEAMS, runner, service
 from platform_server.features.tools import TOOLS
 from platform_server.features.tools.registry import ToolDefinition
+from platform_server.ports import leader
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
 
 
 async def start(platform: Platform) -> None:
-
-    service.fail_interrupted(runner.RESTART_ERROR)
+    if leader.is_leader():  # several processes: only the leader at start (a joining process leaves the others' runs alone)
+        service.fail_interrupted(runner.RESTART_ERROR)
     team_runner = runner.TeamRunner(platform.runtime(LLM), platform.runtime(SUBAGENTS), platform.runtime(TOOLS), platform.config)
     platform.set_runtime(TEAMS, team_runner)
 

@@ -6,6 +6,7 @@ from pydantic import BaseModel, Field
 
 from platform_server.features.teams import service
 from platform_server.serialize import View
+from platform_server.web.openapi_events import SseEvents
 
 
 class TeamCreate(BaseModel):
@@ -164,3 +165,50 @@ class TeamTaskStatsView(View):
     completed: int = 0
     failed: int = 0
     cancelled: int = 0
+
+
+# ---- the team board's SSE events (board.py): GET /teams/{teamId}/events. Documentation only (web/openapi_events.py).
+
+
+class SseTeamProgress(View):
+    total: int
+    done: int
+    failed: int
+    inReview: int
+    percent: int
+
+
+class SseTeamRun(View):
+    """`team_run_<status>`: a run of the team changed state."""
+
+    teamId: str
+    runId: str
+    leadConversationId: str | None
+    progress: SseTeamProgress
+    status: str
+    goal: str
+    eventId: str = Field(description="unique: the board de-duplicates by it")
+
+
+class SseTeamTask(View):
+    """`team_task_<event>`: a member task appeared (`created`) or moved."""
+
+    teamId: str
+    runId: str
+    leadConversationId: str | None
+    progress: SseTeamProgress
+    taskId: str = Field(description="`<runId>-<index>`")
+    taskNumber: int
+    subject: str
+    status: str = Field(description="pending | in_progress | completed | failed | cancelled")
+    assigneeAgentId: str | None
+    assigneeName: str | None
+    eventId: str
+
+
+RUN_STATES = ("planning", "running", "awaiting_review", "finalizing", "completed", "partial", "failed", "cancelled")
+TASK_EVENTS = ("created", "dispatched", "completed", "failed", "cancelled", "progress")
+BOARD_EVENTS = SseEvents(
+    "SseTeamBoard",
+    {**{f"team_run_{s}": SseTeamRun for s in RUN_STATES}, **{f"team_task_{e}": SseTeamTask for e in TASK_EVENTS}},
+)

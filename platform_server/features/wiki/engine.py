@@ -39,7 +39,7 @@ from platform_server.features.wiki.transform import Transformer
 from platform_server.features.wiki.watcher import Watchers
 from platform_server.integrations.llm.types import ChatRequest
 from platform_server.lazy import lazy_import
-from platform_server.ports import events
+from platform_server.ports import events, leader
 from platform_server.ports.events import Subscription, TopicBus
 
 if TYPE_CHECKING:
@@ -89,10 +89,13 @@ class WikiEngine:
 
     def start(self) -> None:
         """Materials left `processing` by a stop go back to pending; every queued one is resumed."""
-        storage.start_write(self.health, "resetting interrupted wiki work", self._reset_interrupted)
-        q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
-        for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
-            self.enqueue(row.id)
+        # several processes: only the leader at its start (a joining process leaves the others' work alone: the
+        # materials queued on another process are in that process's queue)
+        if leader.is_leader():
+            storage.start_write(self.health, "resetting interrupted wiki work", self._reset_interrupted)
+            q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
+            for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
+                self.enqueue(row.id)
         self.workers = [asyncio.ensure_future(self._worker()) for _ in range(self.worker_count)]
         self.reembed.start()
 

@@ -21,7 +21,7 @@ from platform_server.features.wiki import (
     views,
 )
 from platform_server.features.wiki.engine import WikiEngine
-from platform_server.features.wiki.schemas import KbConfigUpdate, KbCreate, KbUpdate, RawText
+from platform_server.features.wiki.schemas import PROGRESS_EVENTS, KbConfigUpdate, KbCreate, KbUpdate, RawText
 from platform_server.features.wiki.text import slugify
 from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
@@ -54,7 +54,9 @@ class KbsHandler(WikiHandler):
 
     def post(self) -> None:
         """Create a knowledge base (optionally bound to agents by `agentIds`)."""
-        self.ok(kbs.create(self.require_caller(), self.body(KbCreate)))
+        kb = kbs.create(self.require_caller(), self.body(KbCreate))
+        self.engine.llm.preload_local_embedding()  # its first material will need the model: it loads meanwhile
+        self.ok(kb)
 
 
 class KbHandler(WikiHandler):
@@ -263,6 +265,7 @@ class JobsHandler(WikiHandler):
 class ProgressHandler(LiveFeedHandler, WikiHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
+    events = {"GET": PROGRESS_EVENTS}
     query_token = True
 
     async def get(self, kbId: int) -> None:

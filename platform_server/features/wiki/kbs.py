@@ -88,6 +88,11 @@ def _bind(caller: Caller, kb: KnowledgeBase, ids: list[int]) -> None:
         KbAgent.create(kb=kb.id, agent_id=agent_id)
 
 
+def any_kb() -> bool:
+    """Whether any workspace has a knowledge base (the start asks, to load the embedding model only then)."""
+    return KnowledgeBase.select(KnowledgeBase.id).limit(1).exists()
+
+
 def create(caller: Caller, req: KbCreate) -> dict[str, Any]:
     with database.atomic():
         kb = KnowledgeBase.create(

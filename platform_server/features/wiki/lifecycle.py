@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from platform_server.features.guard import service as guard
 from platform_server.features.models import LLM
 from platform_server.features.tools.registry import ToolDefinition
-from platform_server.features.wiki import WIKI, tool, vector_index
+from platform_server.features.wiki import WIKI, kbs, tool, vector_index
 from platform_server.features.wiki import agent_tools as wiki_tools
 from platform_server.features.wiki.engine import WikiEngine
 
@@ -22,6 +22,8 @@ async def start(platform: Platform) -> None:
     guard.register_tool_hook("wiki_write", wiki_tools.guard_hook)
     engine.start()
     await engine.watchers.start()
+    if kbs.any_kb():  # material may come at any moment: its embedding model loads now, in its own process
+        engine.llm.preload_local_embedding()
 
 
 def agent_tools(platform: Platform) -> list[ToolDefinition]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from platform_server.features.wiki import WIKI, views
-from platform_server.features.wiki.schemas import ResearchStart
+from platform_server.features.wiki.schemas import RESEARCH_EVENTS, ResearchStart
 from platform_server.web.base import ApiHandler
 from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
@@ -29,6 +29,7 @@ class ResearchStartHandler(ApiHandler):
 class ResearchStreamHandler(ApiHandler):
     access = {"GET": "viewer"}
     sse_methods = frozenset({"GET"})
+    events = {"GET": RESEARCH_EVENTS}
     query_token = True
     tags = TAGS
     _gone: asyncio.Event | None = None

@@ -7,6 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
+from platform_server.serialize import View
+from platform_server.web.openapi_events import SseEvents
+
 MAX_TOP_K = 50  # the most hits one wiki search answers
 
 
@@ -169,3 +172,216 @@ class SearchPreview(BaseModel):
     query: str = Field(min_length=1, max_length=1000)
     topK: int = Field(default=5, ge=1, le=MAX_TOP_K)
     includeArchived: bool = False
+
+
+# ---- the wiki's SSE events: processing progress (engine.py, reembed.py, watcher.py; GET /wiki/kbs/{kbId}/progress)
+# and a research session (research.py; GET /wiki/research/stream/{sessionId}). Documentation only
+# (web/openapi_events.py); the streams publish dicts.
+
+
+class SseWikiMaterialState(View):
+    rawId: str
+    title: str | None
+    status: str
+    queued: bool
+    error: str | None
+    step: str | None = Field(description="the step a processing material is at")
+
+
+class SseWikiReembedJob(View):
+    state: str = Field(description="running | completed | failed | superseded")
+    modelId: str
+    done: int
+    total: int
+    error: str | None
+    startTime: str | None
+    endTime: str | None
+
+
+class SseWikiSnapshot(View):
+    """`snapshot`, the first frame: every material's state."""
+
+    kbId: str
+    idle: bool
+    counts: dict[str, int]
+    total: int
+    materials: list[SseWikiMaterialState]
+    reembed: SseWikiReembedJob | None
+
+
+class SseWikiIdle(View):
+    """`idle`, the last frame: nothing is processing or queued."""
+
+    type: Literal["idle"]
+    kbId: str
+
+
+class SseWikiMaterial(View):
+    """`material`: a material's processing started, ended or was cancelled."""
+
+    type: Literal["material"]
+    kbId: str
+    rawId: str
+    title: str | None
+    status: str
+    jobId: str | None = None
+    pagesWritten: int | None = None
+    pagesArchived: int | None = None
+    error: str | None = None
+
+
+class SseWikiStep(View):
+    """`step`: one step of a material's processing job (extract, chunk, embed, note, generate, unchanged)."""
+
+    type: Literal["step"]
+    kbId: str
+    rawId: str
+    jobId: str
+    step: str
+    status: str = Field(description="started | completed | failed")
+    at: str
+    chars: int | None = None
+    chunks: int | None = None
+    total: int | None = None
+    batch: int | None = None
+    pages: int | None = None
+    reason: str | None = None
+    error: str | None = None
+    # a pipeline's step (pipeline_exec.py): its run and what the step reports
+    pipelineRunId: str | None = None
+    unchanged: bool | None = None
+    batches: int | None = None
+    failedBatches: int | None = None
+    brokenLinks: int | None = None
+    transformationRunId: str | None = None
+    pageSlug: str | None = None
+
+
+class SseWikiReembed(SseWikiReembedJob):
+    """`reembed`: the knowledge base is re-embedded with a new model."""
+
+    type: Literal["reembed"]
+    kbId: str
+
+
+class SseWikiScan(View):
+    """`scan`: a scan of the linked source directory removed or cancelled materials."""
+
+    type: Literal["scan"]
+    kbId: str
+    added: int
+    updated: int
+    removed: int
+    restored: int
+    unchanged: int
+    skippedCount: int
+    failedCount: int
+    skipped: list[dict[str, str]]
+    failed: list[dict[str, str]]
+    queued: int
+    time: str | None
+
+
+PROGRESS_EVENTS = SseEvents(
+    "SseWikiProgress",
+    {
+        "snapshot": SseWikiSnapshot,
+        "material": SseWikiMaterial,
+        "step": SseWikiStep,
+        "reembed": SseWikiReembed,
+        "scan": SseWikiScan,
+        "idle": SseWikiIdle,
+    },
+)
+
+
+class SseResearchPlan(View):
+    """`plan`: the queries the first round searches."""
+
+    sessionId: str
+    question: str
+    queries: list[str]
+    rounds: int
+
+
+class SseResearchPageHit(View):
+    slug: str
+    title: str
+    score: float
+
+
+class SseResearchChunkHit(View):
+    chunkId: str
+    rawTitle: str
+    score: float
+
+
+class SseResearchPage(View):
+    slug: str
+    title: str
+
+
+class SseResearchChunk(View):
+    chunkId: str
+    rawId: str
+    rawTitle: str
+    label: str = Field(description="how the report cites it (`c1`, `c2`, ...)")
+
+
+class SseResearchSearch(View):
+    """`search`: what one query found."""
+
+    sessionId: str
+    round: int
+    query: str
+    pages: list[SseResearchPageHit]
+    chunks: list[SseResearchChunkHit]
+
+
+class SseResearchFinding(View):
+    """`finding`: one finding of a round, with the labels of its sources."""
+
+    sessionId: str
+    round: int
+    text: str
+    sources: list[str]
+
+
+class SseResearchReport(View):
+    """`report`: the written report with what it cites (`pageSlug`: the saved page, when asked)."""
+
+    sessionId: str
+    markdown: str
+    pages: list[SseResearchPage]
+    chunks: list[SseResearchChunk]
+    pageSlug: str | None
+
+
+class SseResearchDone(View):
+    """`done`, the last frame."""
+
+    sessionId: str
+    pageSlug: str | None
+    findings: int
+
+
+class SseResearchError(View):
+    """`error`, the last frame: the research failed or was stopped (`sessionId`), or the request was refused (`code`)."""
+
+    message: str
+    sessionId: str | None = None
+    code: int | None = None
+    errorId: str | None = None
+
+
+RESEARCH_EVENTS = SseEvents(
+    "SseWikiResearch",
+    {
+        "error": SseResearchError,
+        "plan": SseResearchPlan,
+        "search": SseResearchSearch,
+        "finding": SseResearchFinding,
+        "report": SseResearchReport,
+        "done": SseResearchDone,
+    },
+)

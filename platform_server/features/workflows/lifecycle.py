@@ -12,6 +12,7 @@ from platform_server.features.workflows import WORKFLOW_TIMEOUTS, WORKFLOWS
 from platform_server.features.workflows.engine import RESTART_ERROR, WorkflowEngine
 from platform_server.features.workflows.models import WorkflowRun, WorkflowStep
 from platform_server.loops import Loop
+from platform_server.ports import leader
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
@@ -47,7 +48,8 @@ def fail_interrupted() -> int:
 
 
 async def start(platform: Platform) -> None:
-    fail_interrupted()
+    if leader.is_leader():  # several processes: only the leader at start (a joining process leaves the others' runs alone)
+        fail_interrupted()
     engine = WorkflowEngine(platform.runtime(CHAT), platform.runtime(LLM))
     platform.set_runtime(WORKFLOWS, engine)
     loop = PauseTimeoutLoop(engine)

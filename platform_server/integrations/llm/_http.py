@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
+from platform_server import lazy
 from platform_server.integrations import eager_writes, outbound_proxy
 from platform_server.integrations.llm.base import LlmClient
 from platform_server.integrations.llm.types import LlmError, Timeouts
@@ -214,6 +215,8 @@ class HttpTransport:
     async def open(self, method: str, path: str, body: object | None, dl: Deadline, *, headers_timeout: bool = True) -> aiohttp.ClientResponse:
         """Send a request and return a 2xx response (caller must release it) or raise LlmError."""
         url = self.base_url + path
+        if self._session is None:  # the first call of this client: aiohttp may still be loading (off the loop)
+            await lazy.loaded(aiohttp)
         session = self._get_session()
         try:
             resp = await dl.wait(

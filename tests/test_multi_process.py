@@ -1,0 +1,266 @@
+"""Two server processes on one PostgreSQL and one Redis (issue 31): a turn started on A is re-attached on B
+with its last event id and the rest arrives once; a stop sent to B stops the turn A runs; a cron job due
+once fires once across both; A killed mid-turn leaves no conversation running (B sweeps it). Skips where
+PostgreSQL or redis-server is not installed."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from typing import Any, AsyncIterator
+
+import aiohttp
+import pytest
+
+from tests.helpers import postgres, redis_server
+from tests.helpers.chat import make_agent, text_of
+from tests.helpers.client import ApiClient, SseEvent
+from tests.helpers.eventually import eventually
+from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.models import use_fake_openai
+from tests.helpers.process import ADMIN, ServerProcess
+from tests.helpers.server import create_personas, start_server
+
+WORDS = [f"w{i} " for i in range(60)]
+
+
+class Pair:
+    def __init__(self, a: ServerProcess, b: ServerProcess, api_a: ApiClient, api_b: ApiClient, agent: str, database_url: str) -> None:
+        self.a, self.b, self.api_a, self.api_b, self.agent, self.database_url = a, b, api_a, api_b, agent, database_url
+
+    async def sql(self, statement: str) -> str:
+        """psql in a thread: the scripted model server answers from this test's loop meanwhile."""
+        name = self.database_url.rsplit("/", 1)[1]
+        return (await asyncio.to_thread(postgres.cluster().psql, statement, name)).strip()
+
+
+@pytest.fixture
+async def pair(tmp_path: Any, llm: ScriptedOpenAI) -> AsyncIterator[Pair]:
+    try:
+        database_url = postgres.cluster().fresh_database()
+    except RuntimeError as exc:
+        pytest.skip(f"PostgreSQL is not installed: {exc}")
+    redis_url = redis_server.server().url
+    redis_server.server().flush()
+    env = {"PLATFORM_DATABASE_URL": database_url, "PLATFORM_REDIS_URL": redis_url, "PLATFORM_CRON_TICK_S": "0.5"}
+    data_dir = str(tmp_path / "data")  # the shared data directory: any process serves any file
+    a, b = ServerProcess(data_dir, env=env), ServerProcess(data_dir, env=env)
+    async with aiohttp.ClientSession() as session:
+        try:
+            await a.start()  # first: it creates the admin and takes the leader lock
+            await b.start()
+            api_a, api_b = ApiClient(a.url, session), ApiClient(b.url, session)
+            r = await api_a.post("/api/v1/auth/login", {"username": ADMIN[0], "password": ADMIN[1]})
+            api_a.tokens["admin"] = api_b.tokens["admin"] = r.data["token"]
+            await use_fake_openai(api_a, llm.url, token="admin")
+            yield Pair(a, b, api_a, api_b, await make_agent(api_a, token="admin"), database_url)
+        finally:
+            a.kill()
+            b.kill()
+            postgres.cluster().drop(database_url)
+
+
+async def read_some(api: ApiClient, body: dict[str, Any], count: int) -> list[SseEvent]:
+    return await api.sse("POST", "/api/v1/chat/stream", body, token="admin", stop_after=count)
+
+
+async def test_a_turn_started_on_a_is_reattached_on_b_and_the_rest_arrives_once(pair: Pair, llm: ScriptedOpenAI) -> None:
+    llm.enqueue(Script(text=WORDS, delay_s=0.05))
+    first = await read_some(pair.api_a, {"agentId": pair.agent, "conversationId": "m1", "message": "go"}, 12)
+    assert text_of(first), [e.event for e in first]  # some of the answer came from A before the client left
+    last_id = max(e.id for e in first if e.id is not None)
+    rest = await pair.api_b.sse(
+        "POST", "/api/v1/chat/stream", {"conversationId": "m1", "reconnect": True, "lastEventId": str(last_id)}, token="admin"
+    )
+    ids = [e.id for e in rest if e.id is not None]
+    assert ids and ids[0] > last_id and ids == sorted(set(ids)), ids  # no duplicate, increasing
+    assert text_of(first) + text_of(rest) == "".join(WORDS)  # no gap, nothing twice
+    assert rest[-1].event == "done" and rest[-1].data["status"] == "completed"
+    # the conversation is stored once, whichever process is asked (the change feed crosses processes)
+    r = await pair.api_b.get("/api/v1/conversations/m1/messages", token="admin")
+    assert [m["content"] for m in r.data if m["role"] == "assistant"] == ["".join(WORDS)]
+    # a cached read on A sees B's write at once (PostgreSQL NOTIFY invalidates A's caches)
+    assert (await pair.api_a.get(f"/api/v1/agents/{pair.agent}", token="admin")).data["name"] == "Helper"
+    r = await pair.api_b.put(f"/api/v1/agents/{pair.agent}", {"name": "Renamed on B"}, token="admin")
+    assert r.status == 200, r.body
+
+    async def renamed() -> bool:
+        return (await pair.api_a.get(f"/api/v1/agents/{pair.agent}", token="admin")).data["name"] == "Renamed on B"
+
+    await eventually(renamed, timeout=5, what="A reading B's rename")
+
+
+async def test_a_stop_sent_to_b_stops_the_turn_that_runs_on_a(pair: Pair, llm: ScriptedOpenAI) -> None:
+    llm.enqueue(Script(text=[f"s{i} " for i in range(400)], delay_s=0.05))
+    stream = asyncio.ensure_future(
+        pair.api_a.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "m2", "message": "go"}, token="admin")
+    )
+    await eventually(lambda: llm.requests, what="the turn's model call")
+    await asyncio.sleep(0.3)
+    # a second turn of the same conversation is refused on B too, as on the process that runs it
+    busy = await pair.api_b.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "m2", "message": "too"}, token="admin")
+    assert [(e.event, e.data["message"]) for e in busy] == [("error", "Agent busy")]
+    r = await pair.api_b.post("/api/v1/chat/m2/stop", token="admin")
+    assert r.status == 200 and r.data == {"stopped": True}, r.body
+    events = await asyncio.wait_for(stream, 10)
+    assert events[-1].event == "done" and events[-1].data["status"] == "stopped"
+    assert 0 < len(text_of(events).split()) < 400
+    r = await pair.api_b.post("/api/v1/chat/m2/stop", token="admin")
+    assert r.data == {"stopped": False}  # nothing runs it any more
+
+
+async def test_an_input_sent_to_b_is_queued_on_the_turn_that_runs_on_a(pair: Pair, llm: ScriptedOpenAI) -> None:
+    llm.enqueue(Script(text=[f"q{i} " for i in range(100)], delay_s=0.05))  # 5 s: room for the hop through B
+    llm.enqueue(Script(text="second answer"))
+    stream = asyncio.ensure_future(
+        pair.api_a.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "m3", "message": "go"}, token="admin")
+    )
+    await eventually(lambda: llm.requests, what="the turn's model call")
+    r = await pair.api_b.post("/api/v1/chat/m3/interrupt", {"message": "and then?"}, token="admin")
+    assert r.status == 200 and r.data == {"queued": True, "queueSize": 1}, r.body
+    events = await asyncio.wait_for(stream, 20)
+    assert "queued_input_accepted" in [e.event for e in events]
+    assert text_of(events).endswith("second answer")
+
+
+async def test_a_cron_job_due_once_fires_once_across_both_processes(pair: Pair) -> None:
+    # each process makes ids of its own (the Snowflake node bits): rows two processes insert in one
+    # millisecond no longer collide (seen as 500s under 100 concurrent chats on two workers)
+    other = await make_agent(pair.api_b, token="admin")
+    assert (int(other) >> 12) & 0x3FF != (int(pair.agent) >> 12) & 0x3FF
+    r = await pair.api_b.post(
+        "/api/v1/cron-jobs",
+        {"name": "Yearly", "agentId": pair.agent, "cronExpression": "0 0 1 1 *", "message": "Write the digest"},
+        token="admin",
+    )
+    assert r.status == 200, r.body
+    job = r.data["id"]
+    # due now (the schedule's own next time is next January): both processes' schedulers tick every 0.5 s
+    # (stored as the server stores times: text, millisecond precision)
+    due = "to_char(now() AT TIME ZONE 'UTC' - interval '1 second', 'YYYY-MM-DD HH24:MI:SS.MS')"
+    await pair.sql(f"UPDATE cron_job SET next_fire_at = {due} WHERE id = {job}")
+
+    async def fired() -> bool:
+        return await pair.sql(f"SELECT count(*) FROM cron_run WHERE job_id = {job}") != "0"
+
+    await eventually(fired, timeout=10, what="the fire")
+    await asyncio.sleep(3)  # six more ticks of each process
+    assert await pair.sql(f"SELECT count(*) FROM cron_run WHERE job_id = {job}") == "1"
+
+
+async def test_a_killed_process_leaves_no_conversation_running(pair: Pair, llm: ScriptedOpenAI) -> None:
+    llm.enqueue(Script(text=[f"k{i} " for i in range(400)], delay_s=0.05))
+    first = await read_some(pair.api_a, {"agentId": pair.agent, "conversationId": "m4", "message": "go"}, 8)
+    last_id = max(e.id for e in first if e.id is not None)
+    assert await pair.sql("SELECT stream_status FROM conversation WHERE conversation_id = 'm4'") == "running"
+    reader = asyncio.ensure_future(
+        pair.api_b.sse("POST", "/api/v1/chat/stream", {"conversationId": "m4", "reconnect": True, "lastEventId": str(last_id)}, token="admin")
+    )
+    await asyncio.sleep(0.3)
+    pair.a.kill()  # SIGKILL: no shutdown code runs on A; B takes the leader lock and sweeps the turn
+
+    async def freed() -> bool:
+        return await pair.sql("SELECT stream_status FROM conversation WHERE conversation_id = 'm4'") == "idle"
+
+    await eventually(freed, timeout=30, interval=0.5, what="B setting the dead process's conversation idle")
+    assert await pair.sql("SELECT status FROM message WHERE role = 'assistant'") in ("", "failed")
+    rest = await asyncio.wait_for(reader, 15)  # the reader on B ends too (the sweep ends the stream)
+    assert not any(e.id is not None and e.id <= last_id for e in rest)
+    # the conversation takes a new turn, now on B
+    llm.enqueue(Script(text="back"))
+    again = await pair.api_b.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "m4", "message": "again"}, token="admin")
+    assert text_of(again) == "back" and again[-1].data["status"] == "completed"
+
+
+def workers_of(supervisor: int) -> set[int]:
+    with open(f"/proc/{supervisor}/task/{supervisor}/children") as fh:
+        return {int(pid) for pid in fh.read().split()}
+
+
+def test_several_workers_on_the_sqlite_file_are_refused_with_the_reason(tmp_path: Any) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "platform_server", "serve", "--workers", "2", "--port", "0", "--data-dir", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "--workers 2 needs database_url and redis_url" in done.stderr
+    assert not (tmp_path / "d" / "platform.db").exists()  # refused before anything was written
+
+
+async def test_serve_workers_runs_two_processes_on_one_port_and_replaces_one_that_dies(tmp_path: Any) -> None:
+    try:
+        database_url = postgres.cluster().fresh_database()
+    except RuntimeError as exc:
+        pytest.skip(f"PostgreSQL is not installed: {exc}")
+    env = {"PLATFORM_DATABASE_URL": database_url, "PLATFORM_REDIS_URL": redis_server.server().url, "PLATFORM_WORKERS": "2"}
+    server = ServerProcess(str(tmp_path / "data"), env=env)
+    try:
+        await server.start(timeout=40)
+        assert server.proc is not None
+        supervisor = server.proc.pid
+        first = await eventually(lambda: (lambda w: w if len(w) == 2 else None)(workers_of(supervisor)), what="two workers")
+        async with aiohttp.ClientSession() as session:
+            api = ApiClient(server.url, session)
+            for _ in range(10):  # every connection is served, whichever worker the kernel gives it to
+                r = await api.post("/api/v1/auth/login", {"username": ADMIN[0], "password": ADMIN[1]})
+                assert r.status == 200, r.body
+        killed = sorted(first)[0]
+        os.kill(killed, signal.SIGKILL)
+        now = await eventually(
+            lambda: (lambda w: w if len(w) == 2 and killed not in w else None)(workers_of(supervisor)), timeout=20, what="a new worker"
+        )
+        assert len(now & first) == 1
+        server.proc.send_signal(signal.SIGTERM)  # the supervisor stops every worker and exits 0
+        assert await asyncio.to_thread(server.proc.wait, 30) == 0
+        assert not any(os.path.exists(f"/proc/{pid}") for pid in now)
+    finally:
+        server.kill()
+        postgres.cluster().drop(database_url)
+
+
+async def test_a_process_joining_leaves_the_runs_another_process_runs_alone(pair: Pair, llm: ScriptedOpenAI, tmp_path: Any) -> None:
+    """Start-up recovery (runs left `running` fail) is the leader's at its start: a worker the supervisor
+    restarts, or a third process joining, used to fail the cron runs the others were running."""
+    r = await pair.api_a.post(
+        "/api/v1/cron-jobs",
+        {"name": "Slow", "agentId": pair.agent, "cronExpression": "0 0 1 1 *", "message": "Write the digest"},
+        token="admin",
+    )
+    llm.enqueue(Script(text=[f"c{i} " for i in range(200)], delay_s=0.05))
+    run = await pair.api_a.post(f"/api/v1/cron-jobs/{r.data['id']}/run", token="admin")
+    assert run.status == 200, run.body
+    assert await pair.sql("SELECT status FROM cron_run") == "running"
+    env = {"PLATFORM_DATABASE_URL": pair.database_url, "PLATFORM_REDIS_URL": redis_server.server().url}
+    third = ServerProcess(pair.a.data_dir, env=env)
+    try:
+        await third.start()
+        assert await pair.sql("SELECT status FROM cron_run") == "running"  # still A's, still running
+    finally:
+        third.kill()
+
+
+async def test_with_redis_gone_a_stop_or_reattach_for_no_local_turn_answers_plainly(tmp_path: Any) -> None:
+    """Redis stops answering while the server runs: the routes that would ask another process answer as when
+    nothing runs there (no 500); this process's own turns do not depend on it."""
+    if not shutil.which("redis-server"):
+        pytest.skip("redis-server is not installed")
+    own = redis_server._start(shutil.which("redis-server") or "")  # a private one: this test stops it
+    server = await start_server(str(tmp_path / "data"), redis_url=own.url)
+    try:
+        await create_personas(server.client)
+        own.stop()
+        r = await server.client.post("/api/v1/chat/gone/stop", token="alice")
+        assert r.status == 200 and r.data == {"stopped": False}, r.body
+        r = await server.client.post("/api/v1/chat/gone/interrupt", {"message": "and?"}, token="alice")
+        assert r.status == 200 and r.data == {"queued": False, "reason": "no_active_stream"}, r.body
+        events = await server.client.sse("POST", "/api/v1/chat/stream", {"conversationId": "gone", "reconnect": True}, token="alice")
+        assert [(e.event, e.data["status"]) for e in events] == [("done", "completed")]
+    finally:
+        own.stop()
+        await server.stop()
