@@ -11,6 +11,7 @@ snapshot's rows: one that vanished meanwhile (its row deleted after the snapshot
 take a new snapshot and copy only the files the new one names that are not in the archive yet, a
 bounded number of times. The rest of the data dir (agents' folders, keys, skills) is copied as found.
 The manifest lists every file with its size and the referenced ones; `restore` (restore.py) checks both.
+With `database_url` set, the database part is a pg_dump of one exported snapshot (backup_pg.py).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterator, Literal, cast
 
-from platform_server import __version__
+from platform_server import __version__, backup_pg
 from platform_server.config import Config
 from platform_server.lazy import lazy_import
 from platform_server.ports.database import SnapshotBusy, SnapshotFailed, SqliteDatabase
@@ -145,6 +146,20 @@ def snapshot_database(source: str, target: str) -> None:
             raise BackupError(str(exc)) from None
         time.sleep(0.2 * (attempt + 1))
     raise BackupError(f"the database stayed locked through {SNAPSHOT_TRIES} tries: {last}")
+
+
+def take_snapshot(config: Config, copy: str) -> tuple[str, str, backup_pg.Snapshot]:
+    """The database copied (SQLite: its file at `copy`; PostgreSQL: a pg_dump beside it): the copy's path,
+    its archive member name, and what the copy's rows name."""
+    if config.database_url:
+        path = os.path.join(os.path.dirname(copy), backup_pg.DUMP)
+        Path(path).unlink(missing_ok=True)
+        try:
+            return path, backup_pg.DUMP, backup_pg.dump(config.database_url, path)
+        except backup_pg.PgBackupError as exc:
+            raise BackupError(str(exc)) from None
+    snapshot_database(config.db_path, copy)
+    return copy, DATABASE, backup_pg.Snapshot(referenced_files(copy), agent_ids(copy), applied_migrations(copy))
 
 
 def _open_partial(target: str) -> tuple[int, str]:
@@ -265,8 +280,8 @@ def _write_archive(config: Config, data_dir: Path, fd: int, partial: str, target
 
 def _fill_archive(config: Config, data_dir: Path, archive: tarfile.TarFile, partial: str, target: str, copy: str) -> dict[str, Any]:
     writer = _Writer(archive, data_dir)
-    snapshot_database(config.db_path, copy)
-    refs, agents = referenced_files(copy), agent_ids(copy)
+    copy, member, taken = take_snapshot(config, copy)
+    refs, agents = taken.refs, taken.agents
     for rel in _data_files(data_dir, _own_files(data_dir, [target, partial])):
         writer.add_file(rel)  # a file gone meanwhile is checked below if a row names it
     rounds = 1
@@ -279,8 +294,8 @@ def _fill_archive(config: Config, data_dir: Path, archive: tarfile.TarFile, part
             raise BackupError(f"files named by the database kept vanishing through {ROUNDS} snapshots (e.g. {', '.join(missing[:3])})")
         # Rows deleted after the snapshot took their files along: a new snapshot no longer names them.
         # Only what it names and the archive lacks is copied; nothing already copied is read again.
-        snapshot_database(config.db_path, copy)
-        refs, agents, emptied = referenced_files(copy), agent_ids(copy), set()
+        copy, member, taken = take_snapshot(config, copy)
+        refs, agents, emptied = taken.refs, taken.agents, set()
         missing = sorted(rel for rel in refs - writer.sizes.keys() if not writer.add_file(rel))
         rounds += 1
     listed = {rel: size for rel, size in writer.sizes.items() if belongs(rel, refs, agents)}
@@ -288,13 +303,14 @@ def _fill_archive(config: Config, data_dir: Path, archive: tarfile.TarFile, part
         "format": FORMAT,
         "version": __version__,
         "createdAt": dt.datetime.now(dt.timezone.utc).isoformat(),
-        "migrations": applied_migrations(copy),
+        "database": "postgresql" if member == backup_pg.DUMP else "sqlite",
+        "migrations": taken.migrations,
         "snapshots": rounds,
         # What restore puts back: files of agents or rows deleted after the snapshot may be in the
         # archive (copied before a later round), but only these go with the database.
         "files": [{"path": rel, "size": size} for rel, size in sorted(listed.items())],
         "referenced": sorted(refs),
     }
-    archive.add(copy, DATABASE)
+    archive.add(copy, member)
     writer.add_bytes(MANIFEST, json.dumps(manifest, indent=1).encode())
     return manifest

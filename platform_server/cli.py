@@ -1,9 +1,11 @@
-"""Command line: `serve` (default), `migrate`, `create-admin`, `backup FILE`, `restore FILE`, `tls`."""
+"""Command line: `serve` (default), `migrate`, `create-admin`, `backup FILE`, `restore FILE`, `tls`,
+`migrate-to-postgres --from FILE --to URL`."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import gc
 import getpass
@@ -14,18 +16,21 @@ import ssl
 import sys
 from typing import TYPE_CHECKING
 
-from platform_server import logs, tls, workers
+from platform_server import db, logs, ports, sealed, tls, workers
 from platform_server.app import collect_migrations, drain, listen, make_app, start_features, stop_features, warm_up
-from platform_server.config import Config, load_config
+from platform_server.config import Config, load_config, replace
+from platform_server.db import run_migrations
 from platform_server.features.auth import service as auth
 from platform_server.features.setup import service as setup
 from platform_server.lazy import lazy_import
+from platform_server.ports import database as database_port
 
 if TYPE_CHECKING:
-    from platform_server import backup, restore
+    from platform_server import backup, migrate_pg, restore
 else:
     backup = lazy_import("platform_server.backup")  # only the backup and restore commands need them
     restore = lazy_import("platform_server.restore")
+    migrate_pg = lazy_import("platform_server.migrate_pg")
 
 SLOW_CALLBACK_S = 0.05  # asyncio debug mode: a callback this long is logged as blocking the loop
 # Young-generation collection after this many new container objects (Python's default: 700). Under
@@ -35,9 +40,12 @@ SLOW_CALLBACK_S = 0.05  # asyncio debug mode: a callback this long is logged as 
 GC_YOUNG_THRESHOLD = 10_000
 
 
+COMMANDS = ("serve", "migrate", "create-admin", "backup", "restore", "tls", "migrate-to-postgres")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="platform-server", description="Self-hosted agent platform server")
-    p.add_argument("command", nargs="?", default="serve", choices=("serve", "migrate", "create-admin", "backup", "restore", "tls"))
+    p.add_argument("command", nargs="?", default="serve", choices=COMMANDS)
     p.add_argument("file", nargs="?", help="backup / restore: the archive (.tar.zst zstandard, .tar none, .tar.gz gzip)")
     p.add_argument("--force", action="store_true", help="restore: replace the data dir's database")
     p.add_argument("--host")
@@ -47,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--config", dest="config_file", help="TOML settings file")
     p.add_argument("--username", default="admin", help="create-admin: the admin's username")
     p.add_argument("--names", default="", help="tls: more host names or addresses for the certificate, comma-separated")
+    p.add_argument("--from", dest="source", help="migrate-to-postgres: the SQLite file (default: the data dir's platform.db)")
+    p.add_argument("--to", dest="target", help="migrate-to-postgres: postgresql://... of a new, empty database")
     return p
 
 
@@ -116,6 +126,8 @@ def main(argv: list[str] | None = None) -> None:
         _backup_or_restore(args, config)
     elif args.command == "tls":
         _make_certificate(args, config)
+    elif args.command == "migrate-to-postgres":
+        _migrate_to_postgres(args, config)
     elif args.command == "migrate":
         make_app(config)
         print("migrations applied")
@@ -145,6 +157,39 @@ def _backup_or_restore(args: argparse.Namespace, config: Config) -> None:
         sys.exit(f"{args.command} refused: {exc}")
     except OSError as exc:  # a full disk, a folder that cannot be written: said plainly, without a traceback
         sys.exit(f"{args.command} failed: {exc.strerror or exc} ({exc.filename or args.file})")
+
+
+def _migrate_to_postgres(args: argparse.Namespace, config: Config) -> None:
+    """The schema by this version's migrations into the new database, then every table copied and checked
+    (migrate_pg.py). The data dir stays the install's: its keys unseal the copied secrets."""
+    if not args.target:
+        sys.exit("migrate-to-postgres: --to postgresql://... (a new, empty database) is required")
+    source = args.source or config.db_path
+    if not os.path.isfile(source):
+        sys.exit(f"migrate-to-postgres: no SQLite database at {source}")
+    migrated = False
+    try:
+        ports.install(replace(config, database_url=args.target))  # refuses a URL that is not postgresql://
+        store = database_port.current()
+        store.open()
+        target = db.database.obj
+        migrate_pg.check_target(target)
+        src = migrate_pg.open_source(source, [name for name, _ in collect_migrations()])
+        sealed.configure(config.data_dir)
+        with contextlib.closing(src), store.migration_lock():
+            migrated = True
+            run_migrations(collect_migrations())
+            copied = migrate_pg.copy_sqlite_to_postgres(src, target, print)
+    except Exception as exc:
+        if migrated:  # the schema this command made goes again: a second try starts from an empty database
+            migrate_pg.drop_tables(db.database.obj)
+        if not isinstance(exc, (ValueError, migrate_pg.MigrationRefused)):
+            raise
+        sys.exit(f"migrate-to-postgres refused: {exc}")
+    finally:
+        database_port.current().close()
+    rows = sum(t.rows for t in copied)
+    print(f"copied {len(copied)} tables ({rows} rows) from {source}; set database_url to the new database and start the server")
 
 
 def _make_certificate(args: argparse.Namespace, config: Config) -> None:

@@ -50,8 +50,9 @@ _IS_PARAM = re.compile(r"\s+IS\s+\?", re.IGNORECASE)
 
 
 # Column types as the SQLite store has them: booleans 0/1 (the raw SQL sites compare with 1 and 0) and
-# times as sortable text (db.DateTimeField writes text; the raw SQL compares it with text parameters).
-FIELD_TYPES = {"BOOL": "SMALLINT", "DATETIME": "TEXT"}
+# times as sortable text (db.DateTimeField writes text; the raw SQL compares it with text parameters),
+# floats in 8 bytes as SQLite's REAL (peewee's PostgreSQL default, REAL, is 4: 0.7 would read back 0.699999988).
+FIELD_TYPES = {"BOOL": "SMALLINT", "DATETIME": "TEXT", "FLOAT": "DOUBLE PRECISION"}
 
 
 class Database(peewee.PostgresqlDatabase):

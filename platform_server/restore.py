@@ -1,6 +1,7 @@
 """`platform-server restore FILE`: check a backup archive member by member, stage it beside the data dir,
 verify the database and that every file it names (and every file the manifest lists) is there, then
-move it into place. A hostile or damaged archive is refused with a message, never half-restored."""
+move it into place. A hostile or damaged archive is refused with a message, never half-restored.
+With `database_url` set, the archive's pg_dump goes into that (new, empty) database (backup_pg.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import zlib
 from pathlib import Path
 from typing import Any, Iterator
 
+from platform_server import backup_pg
 from platform_server.backup import DATABASE, FILES, MANIFEST, BackupError, applied_migrations, referenced_files
 from platform_server.config import Config
 from platform_server.lazy import lazy_import
@@ -62,8 +64,8 @@ class _Stage:
                 raise BackupError("the archive's manifest is too large")
             src = archive.extractfile(member)
             self.manifest = src.read() if src else b""
-        elif name == DATABASE:
-            self.database = self._write(archive, member, self.root / DATABASE)
+        elif name in (DATABASE, backup_pg.DUMP):
+            self.database = self._write(archive, member, self.root / name)
         elif name.startswith(FILES) and _safe_rel(name[len(FILES) :]):
             rel = name[len(FILES) :]
             self._write(archive, member, self.root / "files" / rel)
@@ -91,6 +93,31 @@ def _check_database(copy: Path, manifest: dict[str, Any]) -> None:
         raise BackupError("the backup's database does not match its manifest")
 
 
+def _check_engine(copy: Path, config: Config) -> None:
+    """An archive goes back onto the engine it came from (migrate-to-postgres moves SQLite to PostgreSQL)."""
+    if copy.name == backup_pg.DUMP and not config.database_url:
+        raise BackupError("the archive holds a PostgreSQL dump: set database_url to a new, empty PostgreSQL database and restore again")
+    if copy.name == DATABASE and config.database_url:
+        raise BackupError(
+            "the archive holds a SQLite database and database_url is set: restore it without database_url, "
+            "then move it with `platform-server migrate-to-postgres`"
+        )
+
+
+def _check_dump(copy: Path) -> None:
+    try:
+        backup_pg.check_dump(str(copy))
+    except backup_pg.PgBackupError as exc:
+        raise BackupError(f"the backup's database cannot be read: {exc}") from None
+
+
+def _restore_dump(url: str, copy: Path, manifest: dict[str, Any]) -> None:
+    try:
+        backup_pg.restore(url, str(copy), list(manifest.get("migrations", [])))
+    except backup_pg.PgBackupError as exc:
+        raise BackupError(str(exc)) from None
+
+
 def _check_files(stage: _Stage, manifest: dict[str, Any]) -> None:
     """Every file the manifest lists, with its size, and every file the database's rows name."""
     listed = manifest.get("files")
@@ -103,7 +130,9 @@ def _check_files(stage: _Stage, manifest: dict[str, Any]) -> None:
                 raise BackupError(f"the manifest lists a file the archive lacks or holds at another size: {str(rel)[:200]!r}")
             available.add(rel)
     assert stage.database is not None
-    named = referenced_files(str(stage.database)) | set(manifest.get("referenced") or [])
+    named = set(manifest.get("referenced") or [])  # a dump's rows: as the backup read them from its snapshot
+    if stage.database.name == DATABASE:
+        named |= referenced_files(str(stage.database))
     missing = sorted(named - available)
     if missing:
         raise BackupError(f"the database names {len(missing)} file(s) the archive lacks (e.g. {', '.join(missing[:3])})")
@@ -150,7 +179,7 @@ def _open_archive(source: str) -> Iterator[tarfile.TarFile]:
 def restore(config: Config, source: str, known_migrations: list[str], force: bool = False) -> dict[str, Any]:
     """Restore an archive into the (new or emptied) data dir; refuses anything it cannot fully verify."""
     data_dir = Path(config.data_dir).resolve()
-    if Path(config.db_path).exists() and not force:
+    if not config.database_url and Path(config.db_path).exists() and not force:
         raise BackupError(f"{data_dir} already holds a database; restore into a new data dir (or pass --force)")
     limit = config.restore_max_bytes
     try:
@@ -172,12 +201,18 @@ def restore(config: Config, source: str, known_migrations: list[str], force: boo
         manifest = _read_manifest(stage.manifest, known_migrations)
         if stage.database is None:
             raise BackupError("the archive holds no database")
-        _check_database(stage.database, manifest)
+        _check_engine(stage.database, config)
+        if config.database_url:
+            _check_dump(stage.database)
+        else:
+            _check_database(stage.database, manifest)
         _check_files(stage, manifest)
         listed = manifest.get("files")
         wanted = sorted({e["path"] for e in listed} if isinstance(listed, list) else stage.files)  # checked above
+        if config.database_url:  # the database first: a refused restore leaves the data dir as it was
+            _restore_dump(config.database_url, stage.database, manifest)
         try:
-            _move_into_place(stage, wanted, data_dir, config.db_path)
+            _move_into_place(stage, wanted, data_dir, None if config.database_url else config.db_path)
         except OSError as exc:
             raise BackupError(f"cannot write {data_dir}: {exc.strerror or exc}") from None
     finally:
@@ -185,15 +220,17 @@ def restore(config: Config, source: str, known_migrations: list[str], force: boo
     return manifest
 
 
-def _move_into_place(stage: _Stage, wanted: list[str], data_dir: Path, db_path: str) -> None:
+def _move_into_place(stage: _Stage, wanted: list[str], data_dir: Path, db_path: str | None) -> None:
     os.makedirs(data_dir, mode=0o700, exist_ok=True)
-    for suffix in ("-wal", "-shm"):
-        Path(db_path + suffix).unlink(missing_ok=True)
+    if db_path is not None:
+        for suffix in ("-wal", "-shm"):
+            Path(db_path + suffix).unlink(missing_ok=True)
     staged = stage.root / "files"
     for rel in wanted:
         dest = data_dir / rel
         dest.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         shutil.move(str(staged / rel), dest)
     assert stage.database is not None
-    shutil.move(str(stage.database), db_path)
-    os.chmod(db_path, 0o600)
+    if db_path is not None:  # (a PostgreSQL dump went into its database already)
+        shutil.move(str(stage.database), db_path)
+        os.chmod(db_path, 0o600)

@@ -53,6 +53,12 @@ def test_database_url_is_read_from_the_environment() -> None:
     assert load_config(None, env={}).database_url == ""  # the default: the SQLite file
 
 
+def test_the_database_location_an_admin_sees_never_holds_the_password() -> None:
+    from platform_server.ports.database import PostgresDatabase
+
+    assert PostgresDatabase("postgresql://app:s3cret@db.example:5433/platform").location() == "postgresql://app@db.example:5433/platform"
+
+
 def test_a_bad_database_url_is_refused() -> None:
     from platform_server import pg
 

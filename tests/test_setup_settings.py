@@ -423,8 +423,11 @@ async def test_system_info_shows_the_data_directory_and_the_embedded_model_to_gl
     assert res.status == 200, res.body
     data = res.data
     root = os.path.realpath(server.config.data_dir)
-    assert data["dataDir"] == root and data["databasePath"] == os.path.join(root, "platform.db")
-    assert os.path.isfile(data["databasePath"])
+    if server.config.database_url:  # PostgreSQL (PLATFORM_TEST_DATABASE=postgres): its URL (the tests' has no password)
+        assert data["dataDir"] == root and data["databasePath"] == server.config.database_url
+    else:
+        assert data["dataDir"] == root and data["databasePath"] == os.path.join(root, "platform.db")
+        assert os.path.isfile(data["databasePath"])
     assert all(f["path"] == os.path.join(root, f["name"]) and os.path.isdir(f["path"]) for f in data["folders"])
     model = data["localModel"]
     assert set(model) >= {"runtimeInstalled", "chatModelPath", "chatModelFound", "chatModelLoaded", "embeddingModelFound"}

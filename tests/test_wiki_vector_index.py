@@ -9,12 +9,16 @@ import numpy as np
 import pytest
 
 from platform_server import db
+from platform_server import pg as pg_store
 from platform_server.db import database, run_migrations
 from platform_server.features.wiki import search, vector_index
 from platform_server.features.wiki.kbs import embedding_model
 from platform_server.features.models.models import MIGRATIONS as MODEL_MIGRATIONS
 from platform_server.features.wiki.models import MIGRATIONS, Chunk, KnowledgeBase, Page, PageCitation, RawMaterial
+from platform_server.ports import changes
+from tests.helpers import postgres
 from tests.helpers.client import ApiClient
+from tests.helpers.eventually import eventually_sync
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.wiki import KB, add_text, make_kb, page, pages_answer, wait_idle
@@ -25,12 +29,23 @@ WORDS = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta", 
 
 @pytest.fixture
 def store(tmp_path: Any) -> Iterator[None]:
-    db.open_database(str(tmp_path / "wiki.db"))
+    """The wiki's tables on this run's engine (PLATFORM_TEST_DATABASE=postgres: a fresh PostgreSQL database,
+    where the same in-process matrices are built from PostgreSQL's rows: decisions.md, no pgvector)."""
+    url = postgres.cluster().fresh_database() if postgres.selected() else ""
+    feed = changes.current()
+    if url:
+        pg_store.open_database(url)
+        changes.use(changes.PostgresFeed())
+    else:
+        db.open_database(str(tmp_path / "wiki.db"))
     try:
         run_migrations(MODEL_MIGRATIONS + MIGRATIONS)  # the wiki's migrations read the default embedding model
         yield
     finally:
         db.close_database()
+        changes.use(feed)
+        if url:
+            postgres.cluster().drop(url)
 
 
 def _vec(rng: np.random.Generator, dims: int = DIMS) -> bytes:
@@ -167,6 +182,29 @@ def test_the_index_follows_added_edited_and_deleted_chunks(store: None) -> None:
     assert _pages([kb], "", other, 1, False)[0][0] == pg.slug
     cite.delete_instance()
     _same_ranking(_pages([kb], "", other, 5, False), _scan_pages([kb], "", other, 5, False))
+
+
+@pytest.mark.skipif(not postgres.selected(), reason="another process's write reaches this one through PostgreSQL's NOTIFY")
+def test_on_postgres_a_vector_another_process_writes_is_found_through_the_change_feed(store: None) -> None:
+    import psycopg2
+
+    kb = _kb(5)
+    url = postgres.cluster().url(database.obj.database)
+    pg_store.notify_triggers(database.obj, list(vector_index.TABLES))
+    listener = pg_store.ChangeListener(url)
+    listener.start()
+    other = psycopg2.connect(url)  # another server process's connection
+    try:
+        qv = _vec(np.random.default_rng(11))
+        first = _chunks([kb], "", qv, 1)  # the KB's matrix is in memory now
+        target = int(_chunks([kb], "", qv, 40)[-1][0])  # a chunk far from the query
+        with other, other.cursor() as cursor:
+            cursor.execute("UPDATE wiki_chunk SET embedding = %s WHERE id = %s", (psycopg2.Binary(qv), target))
+        eventually_sync(lambda: _chunks([kb], "", qv, 1) == [(str(target), 0.5)], what="the re-embedded chunk ranks first")
+        assert first != [(str(target), 0.5)]
+    finally:
+        other.close()
+        listener.stop()
 
 
 def test_a_read_inside_a_transaction_is_not_kept(store: None) -> None:

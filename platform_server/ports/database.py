@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from typing import TYPE_CHECKING, Callable, ContextManager, Literal, Protocol, cast
+from urllib.parse import urlsplit
 
 from platform_server import db, ids
 from platform_server.lazy import lazy_import
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from platform_server.pg import ChangeListener, Leader
 
 pg = lazy_import("platform_server.pg")  # only a PostgreSQL deployment loads psycopg2
+backup_pg = lazy_import("platform_server.backup_pg")
 
 StorageFault = Literal["busy", "full", "io"]
 
@@ -65,6 +67,9 @@ class DatabasePort(Protocol):
     def migration_lock(self) -> ContextManager[None]:
         """Held while this process migrates: other processes starting on the same store wait for it."""
 
+    def location(self) -> str:
+        """Where the data is, to show an admin: the SQLite file's path, or the PostgreSQL URL without its password."""
+
 
 class SqliteDatabase:
     """The default: one SQLite file over apsw in WAL mode (db.py holds the mechanics)."""
@@ -109,6 +114,9 @@ class SqliteDatabase:
 
     def migration_lock(self) -> ContextManager[None]:
         return contextlib.nullcontext()  # one file, one process: SQLite's write lock is enough
+
+    def location(self) -> str:
+        return os.path.realpath(self.path)
 
 
 class PostgresDatabase:
@@ -161,10 +169,21 @@ class PostgresDatabase:
             raise SnapshotFailed(str(exc)) from None
 
     def check_copy(self, path: str) -> str:
-        return "ok" if os.path.getsize(path) > 0 else "empty dump"
+        try:
+            backup_pg.check_dump(path)  # pg_restore reads its table of contents
+        except backup_pg.PgBackupError as exc:
+            return str(exc)
+        return "ok"
 
     def migration_lock(self) -> ContextManager[None]:
         return cast("ContextManager[None]", pg.migration_lock())
+
+    def location(self) -> str:
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        user = f"{parts.username}@" if parts.username else ""
+        port = f":{parts.port}" if parts.port else ""
+        return f"{parts.scheme}://{user}{host}{port}{parts.path}"  # never the password
 
 
 _current: DatabasePort = SqliteDatabase("")

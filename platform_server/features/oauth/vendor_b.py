@@ -298,7 +298,10 @@ class VendorB:
                 scope=tokens.scope,
                 token_type=tokens.token_type,
                 update_time=utcnow(),
-            ).on_conflict_replace().execute()
+            ).on_conflict(  # an upsert both engines speak (SQLite's REPLACE is not PostgreSQL's)
+                conflict_target=[OAuthCredential.vendor],
+                preserve=[f for f in OAuthCredential._meta.sorted_fields if f.name != "vendor"],
+            ).execute()
             models.set_api_key(VENDOR, tokens.access_token, enable=True)
             audit.record(caller, "UPDATE", "OAUTH_CREDENTIAL", VENDOR, f"vendor_b tokens obtained ({how})")
         self.last_error = None

@@ -228,7 +228,9 @@ def save(caller: Caller | None, changes: dict[str, Any]) -> dict[str, Any]:
     clean = {k: _validate(k, v) for k, v in _fold_console_keys(changes).items()}
     with database.atomic():
         for key, value in clean.items():
-            Setting.insert(key=key, value=value, update_time=utcnow()).on_conflict_replace().execute()
+            Setting.insert(key=key, value=value, update_time=utcnow()).on_conflict(  # an upsert both engines speak (REPLACE is SQLite's)
+                conflict_target=[Setting.key], preserve=[Setting.value, Setting.update_time]
+            ).execute()
         if clean:
             audit.record(caller, "UPDATE", "SETTINGS", None, "settings: " + ", ".join(sorted(clean)))
     return get_all()

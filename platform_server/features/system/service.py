@@ -13,6 +13,7 @@ from typing import Any
 from platform_server import __version__
 from platform_server.db import database
 from platform_server.integrations.llm import local
+from platform_server.ports import database as database_port
 
 BROWSER_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER_FLAGS = (
@@ -91,7 +92,7 @@ def info(data_dir: str, local_model_path: str) -> dict[str, Any]:
     return {
         "version": __version__,
         "dataDir": root,
-        "databasePath": os.path.join(root, "platform.db"),
+        "databasePath": database_port.current().location(),  # the file, or PostgreSQL's URL without its password
         "folders": folders,
         "localModel": {
             "runtimeInstalled": importlib.util.find_spec("llama_cpp") is not None,

@@ -247,6 +247,14 @@ class SseWikiStep(View):
     pages: int | None = None
     reason: str | None = None
     error: str | None = None
+    # a pipeline's step (pipeline_exec.py): its run and what the step reports
+    pipelineRunId: str | None = None
+    unchanged: bool | None = None
+    batches: int | None = None
+    failedBatches: int | None = None
+    brokenLinks: int | None = None
+    transformationRunId: str | None = None
+    pageSlug: str | None = None
 
 
 class SseWikiReembed(SseWikiReembedJob):
