@@ -72,6 +72,10 @@ def fuzz_config(document: dict[str, Any], every_check: bool = False) -> str:
         blocks.append(  # one operation by its exact name (include-* keys of one block would be alternatives)
             f"[[operations]]\ninclude-name = '{method} {path}'\nchecks.negative_data_rejection.enabled = false\n"
             "checks.ignored_auth.enabled = false\nchecks.missing_required_header.enabled = false\n"
+            # 3.0 cannot say that a frame's `data` is JSON text (3.1's contentMediaType/contentSchema), so
+            # schemathesis would compare the raw string with the event's object schema; the test client
+            # parses and checks every frame the suite reads against that schema (tests/helpers/sse_frames.py)
+            "checks.response_schema_conformance.enabled = false\n"
         )
     return "\n".join(blocks)
 

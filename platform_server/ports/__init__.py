@@ -28,7 +28,10 @@ def install(config: Config) -> None:
     the SQLite file `db_path`, its hooks, the folder `data_dir`)."""
     files.use(files.LocalFileStore(config.data_dir))
     # Redis: a turn's events, its owner's lease and the asks to it cross processes (several processes behind one port)
-    events.use(RedisEventBus(config.redis_url, config.replay_retention_s) if config.redis_url else events.LocalEventBus())
+    if config.redis_url:
+        events.use(RedisEventBus(config.redis_url, config.replay_retention_s))
+    elif isinstance(events.current(), RedisEventBus):  # a server before this one in the process used Redis
+        events.use(events.LocalEventBus())  # otherwise the installed bus stays (the default, or one a test put in)
     if config.database_url:
         database.use(database.PostgresDatabase(config.database_url))
         changes.use(changes.PostgresFeed())

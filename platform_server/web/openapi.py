@@ -244,7 +244,12 @@ class ApiDocsHandler(ApiHandler):
                         }
                     }
                 },
-            }
+            },
+            # what the base handler answers before the document is written (a body sent with the GET, a flood)
+            **{
+                code: {"description": _ERRORS[code], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+                for code in ("413", "429", "500")
+            },
         }
     }
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from platform_server.db import database
-from platform_server.features.chat import approvals
+from platform_server.features.chat import approvals, store
 from platform_server.features.chat.turns import Turn
-from platform_server.features.conversations.models import Conversation, Message
+from platform_server.features.conversations.models import Conversation
 from platform_server.json_types import JsonObject, int_of, str_of
 from platform_server.loops import Loop
 from platform_server.ports import events
@@ -81,18 +80,6 @@ def _running_keys() -> list[str]:
     return [c.key for c in Conversation.select(Conversation.key).where(Conversation.stream_status == "running")]
 
 
-def free(keys: list[str]) -> int:
-    """Conversations whose turn nobody runs any more: idle, their half-written answers failed."""
-    if not keys:
-        return 0
-    with database.atomic():
-        ids = [c.id for c in Conversation.select(Conversation.id).where(Conversation.key.in_(keys), Conversation.stream_status == "running")]
-        if not ids:
-            return 0
-        Message.update(status="failed").where(Message.conversation.in_(ids), Message.status == "streaming").execute()
-        return int(Conversation.update(stream_status="idle").where(Conversation.id.in_(ids)).execute())
-
-
 async def orphans(runtime: ChatService) -> list[str]:
     """Keys of conversations marked running that no living process runs (their process died)."""
     keys = [k for k in _running_keys() if not runtime.turns.is_running(k)]
@@ -123,7 +110,7 @@ class OrphanSweepLoop(Loop):
     async def tick(self) -> int:
         found = set(await orphans(self.runtime))
         keys, self.suspects = sorted(found & self.suspects), found
-        count = free(keys)
+        count = store.free_abandoned(keys)
         for key in keys:
             await events.current().end(stream_name(key))
         if count:

@@ -369,3 +369,15 @@ class TurnStore:
             if not any(meta.get(k) for k in ("command", "heldForApproval", "retired", "continuation")):
                 return str(row.content or "")
         return ""
+
+
+def free_abandoned(keys: list[str]) -> int:
+    """Conversations whose turn nobody runs any more: idle, their half-written answers failed."""
+    if not keys:
+        return 0
+    with database.atomic():
+        ids = [c.id for c in Conversation.select(Conversation.id).where(Conversation.key.in_(keys), Conversation.stream_status == "running")]
+        if not ids:
+            return 0
+        Message.update(status="failed").where(Message.conversation.in_(ids), Message.status == "streaming").execute()
+        return int(Conversation.update(stream_status="idle").where(Conversation.id.in_(ids)).execute())
