@@ -131,7 +131,7 @@ async def test_goals_belong_to_the_conversation_owner(env: ChatEnv) -> None:
     assert (await env.api.get(f"/api/v1/goals/{gid}", token="dave", workspace=dave_ws)).status == 404
     assert (await env.api.get("/api/v1/goals/999", token="alice")).status == 404
     bad_agent = await env.api.post("/api/v1/goals", {"conversationId": "g1", "agentId": "5", "title": "x"}, token="alice")
-    assert bad_agent.status == 400 and bad_agent.msg.startswith("agentId: ")
+    assert bad_agent.status == 404 and bad_agent.msg.startswith("agentId: no such agent")
     # carol (viewer) can chat, so she keeps goals on her own conversations
     await env.stream("hi", conversation_id="carol-1", token="carol")
     mine = await make_goal(env, conversation_id="carol-1", token="carol")

@@ -119,7 +119,7 @@ def create(caller: Caller, req: GoalCreate) -> dict[str, Any]:
         raise NotFound("Conversation not found")
     agent_id = parse_long("agentId", str(req.agentId))
     if not Agent.select().where((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id)).exists():
-        raise BadRequest("agentId: no such agent in this workspace")
+        raise NotFound("agentId: no such agent in this workspace")
     title, criteria = _title(req.title), _criteria(req.criteria)
     with database.atomic():
         existing = _open_goal(caller.user_id, conv.key)
