@@ -87,3 +87,34 @@ async def test_an_input_read_but_not_documented_is_reported(server: RunningServe
         "GET /api/v1/test-undeclared: query parameter 'secretFilter'",
         "POST /api/v1/test-undeclared: form body",
     ]
+
+
+def _param_schema(doc: dict[str, Any], method: str, template: str, name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = next(p["schema"] for p in _op(doc, method, template)["parameters"] if p["name"] == name)
+    return schema
+
+
+async def test_the_values_the_server_refuses_are_outside_the_documented_schema(api: ApiClient, people: dict) -> None:
+    """Each value the server answers 400 for is one the document already rules out: a client (or schemathesis'
+    valid-input check) sending only what the document allows is never refused."""
+    doc = (await api.get("/v3/api-docs")).body
+    feed_kinds = ["audit", "approval", "tool_call"]
+    assert _param_schema(doc, "GET", "/api/v1/activity/feed", "kind")["enum"] == feed_kinds
+    assert _param_schema(doc, "GET", "/api/v1/activity/feed", "source")["enum"] == feed_kinds
+    skill_types = ["builtin", "custom", "installed", "synthesized", "template"]
+    assert _param_schema(doc, "GET", "/api/v1/skills", "type")["enum"] == skill_types
+    assert _param_schema(doc, "GET", "/api/v1/skills", "skillType")["enum"] == skill_types
+    run_states = ["running", "completed", "failed", "cancelled"]
+    assert _param_schema(doc, "GET", "/api/v1/wiki/transformations/runs", "status")["enum"] == run_states
+    related = _param_schema(doc, "GET", "/api/v1/wiki/kb/{kbId}/pages/{slug}/related", "limit")
+    assert (related["type"], related["minimum"], related["maximum"]) == ("integer", 1, 50)
+    runs = _param_schema(doc, "GET", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines/{id}/runs", "limit")
+    assert (runs["type"], runs["minimum"], runs["maximum"]) == ("integer", 1, 500)
+    for kind, status in (("nope", 400), ("tool_call", 200)):
+        assert (await api.get("/api/v1/activity/feed", params={"kind": kind}, token="alice")).status == status
+    # A grant's kind and its other fields: only the valid pairs are in the body's schema
+    body = _op(doc, "POST", "/api/v1/approval/grants")["requestBody"]["content"]["application/json"]["schema"]
+    grant = doc["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]] if "$ref" in body else body
+    pairs = {tuple(b["properties"]["grantKind"]["enum"]): b for b in grant["anyOf"]}
+    assert pairs[("UNTIL_CONVERSATION_END",)]["properties"]["scopeType"]["enum"] == ["CONVERSATION"]
+    assert pairs[("UNTIL_TIMESTAMP",)]["required"] == ["expireAt"]

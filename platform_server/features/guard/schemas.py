@@ -60,6 +60,18 @@ class FileGuardBody(BaseModel):
 
 
 class GrantBody(BaseModel):
+    # The kind's cross-field rules (grants.create checks them), stated so a client or a fuzzer sends only valid pairs:
+    # a timestamp grant needs `expireAt`, a conversation-end grant a CONVERSATION scope.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"properties": {"grantKind": {"enum": ["ALWAYS"]}}},
+                {"properties": {"grantKind": {"enum": ["UNTIL_TIMESTAMP"]}, "expireAt": {"type": "string"}}, "required": ["expireAt"]},
+                {"properties": {"grantKind": {"enum": ["UNTIL_CONVERSATION_END"]}, "scopeType": {"enum": ["CONVERSATION"]}}},
+            ]
+        }
+    )
+
     scopeType: Literal["USER", "AGENT", "CONVERSATION", "WORKSPACE"]
     scopeId: str | int
     toolName: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]*$")
