@@ -73,10 +73,14 @@ class GrantBody(BaseModel):
     )
 
     scopeType: Literal["USER", "AGENT", "CONVERSATION", "WORKSPACE"]
-    scopeId: str | int
+    # 1-128 characters once stripped (_scope_id): a blank string is refused
+    scopeId: str | int = Field(
+        json_schema_extra={"anyOf": [{"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^\\s*\\S"}, {"type": "integer", "minimum": 0}]}
+    )
     toolName: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]*$")
     ruleId: str | None = Field(default=None, min_length=1, max_length=64)
-    maxSeverity: Severity
+    # critical calls always ask: a grant cannot cover them (grants.create refuses it with its reason)
+    maxSeverity: Severity = Field(json_schema_extra={"enum": ["low", "medium", "high"]})
     grantKind: Literal["ALWAYS", "UNTIL_TIMESTAMP", "UNTIL_CONVERSATION_END"]
     expireAt: str | None = None
     note: str | None = Field(default=None, max_length=500)
