@@ -118,5 +118,6 @@ async def test_the_values_the_server_refuses_are_outside_the_documented_schema(a
     pairs = {tuple(b["properties"]["grantKind"]["enum"]): b for b in grant["anyOf"]}
     assert pairs[("UNTIL_CONVERSATION_END",)]["properties"]["scopeType"]["enum"] == ["CONVERSATION"]
     assert pairs[("UNTIL_TIMESTAMP",)]["required"] == ["expireAt"]
+    assert pairs[("UNTIL_TIMESTAMP",)]["properties"]["expireAt"]["format"] == "date-time"
     assert grant["properties"]["maxSeverity"]["enum"] == ["low", "medium", "high"]  # critical calls always ask
     assert {(b["type"], b.get("minLength")) for b in grant["properties"]["scopeId"]["anyOf"]} == {("string", 1), ("integer", None)}

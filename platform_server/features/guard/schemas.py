@@ -66,7 +66,10 @@ class GrantBody(BaseModel):
         json_schema_extra={
             "anyOf": [
                 {"properties": {"grantKind": {"enum": ["ALWAYS"]}}},
-                {"properties": {"grantKind": {"enum": ["UNTIL_TIMESTAMP"]}, "expireAt": {"type": "string"}}, "required": ["expireAt"]},
+                {
+                    "properties": {"grantKind": {"enum": ["UNTIL_TIMESTAMP"]}, "expireAt": {"type": "string", "format": "date-time"}},
+                    "required": ["expireAt"],
+                },
                 {"properties": {"grantKind": {"enum": ["UNTIL_CONVERSATION_END"]}, "scopeType": {"enum": ["CONVERSATION"]}}},
             ]
         }
