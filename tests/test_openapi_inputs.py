@@ -121,3 +121,19 @@ async def test_the_values_the_server_refuses_are_outside_the_documented_schema(a
     assert pairs[("UNTIL_TIMESTAMP",)]["properties"]["expireAt"]["format"] == "date-time"
     assert grant["properties"]["maxSeverity"]["enum"] == ["low", "medium", "high"]  # critical calls always ask
     assert {(b["type"], b.get("minLength")) for b in grant["properties"]["scopeId"]["anyOf"]} == {("string", 1), ("integer", None)}
+
+
+async def test_bodies_state_their_at_least_one_rules(api: ApiClient, people: dict) -> None:
+    """A rename names a new slug or title, a batch delete a slug or id, a team a member: the schema says so."""
+    doc = (await api.get("/v3/api-docs")).body
+    schemas = doc["components"]["schemas"]
+
+    def body(method: str, template: str) -> dict[str, Any]:
+        schema: dict[str, Any] = _op(doc, method, template)["requestBody"]["content"]["application/json"]["schema"]
+        return schemas[schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema
+
+    rename = body("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}/rename")
+    assert [b["required"] for b in rename["anyOf"]] == [["newSlug"], ["newTitle"]]
+    batch = body("DELETE", "/api/v1/wiki/knowledge-bases/{kbId}/pages/batch")
+    assert [b["required"] for b in batch["anyOf"]] == [["slugs"], ["ids"]]
+    assert body("POST", "/api/v1/teams")["properties"]["memberAgentIds"]["minItems"] == 1

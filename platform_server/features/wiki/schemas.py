@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from platform_server.serialize import View
 from platform_server.web.openapi_events import SseEvents
@@ -66,11 +66,31 @@ class PageEdit(BaseModel):
 
 
 class RenameRequest(BaseModel):
+    # one of them at least (pages.rename): stated so a client sends only renames that say something
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["newSlug"], "properties": {"newSlug": {"type": "string"}}},
+                {"required": ["newTitle"], "properties": {"newTitle": {"type": "string"}}},
+            ]
+        }
+    )
+
     newSlug: str | None = Field(default=None, min_length=1, max_length=120)
     newTitle: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class BatchDelete(BaseModel):
+    # at least one slug or id (pages.batch_delete)
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["slugs"], "properties": {"slugs": {"minItems": 1}}},
+                {"required": ["ids"], "properties": {"ids": {"minItems": 1}}},
+            ]
+        }
+    )
+
     slugs: list[str] = Field(default_factory=list, max_length=200)
     ids: list[int] = Field(default_factory=list, max_length=200)
 
