@@ -137,3 +137,12 @@ async def test_bodies_state_their_at_least_one_rules(api: ApiClient, people: dic
     batch = body("DELETE", "/api/v1/wiki/knowledge-bases/{kbId}/pages/batch")
     assert [b["required"] for b in batch["anyOf"]] == [["slugs"], ["ids"]]
     assert body("POST", "/api/v1/teams")["properties"]["memberAgentIds"]["minItems"] == 1
+
+
+async def test_downloads_document_the_content_types_they_send(api: ApiClient, people: dict) -> None:
+    doc = (await api.get("/v3/api-docs")).body
+    export = _op(doc, "GET", "/api/v1/agents/{agentId}/workspace/memory/export")["responses"]["200"]["content"]
+    assert list(export) == ["application/zip"] and export["application/zip"]["schema"] == {"type": "string", "format": "binary"}
+    files = _op(doc, "GET", "/api/v1/agents/{agentId}/workspace/files/{path}")["responses"]["200"]["content"]
+    assert {"text/plain", "application/octet-stream", "image/png"} <= set(files)
+    # the export sends application/zip (workspace_handlers.MemoryExportHandler; tests/test_agent_files reads its bytes)

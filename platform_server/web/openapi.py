@@ -152,9 +152,10 @@ def build_document(routes: list[Route]) -> JsonObject:
                     "content": {"text/event-stream": {"schema": stream_ref(events, schemas, _oas30)}},
                 }
             elif method in handler.download_methods:
+                types = handler.download_types.get(method, ("application/octet-stream",))
                 responses["200"] = {
                     "description": "File bytes",
-                    "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+                    "content": {t: {"schema": {"type": "string", "format": "binary"}} for t in types},
                 }
             else:
                 answer = handler.answers.get(method)

@@ -91,13 +91,16 @@ class BatchDelete(BaseModel):
         }
     )
 
-    slugs: list[str] = Field(default_factory=list, max_length=200)
+    # a blank slug is refused rather than dropped: `["", ""]` would otherwise be a valid body that names nothing
+    slugs: list[str] = Field(default_factory=list, max_length=200, json_schema_extra={"items": {"type": "string", "minLength": 1}})
     ids: list[int] = Field(default_factory=list, max_length=200)
 
     @field_validator("slugs")
     @classmethod
     def _slugs(cls, v: list[str]) -> list[str]:
-        return [s for s in v if s]
+        if any(not s for s in v):
+            raise ValueError("must not be blank")
+        return v
 
 
 class PermissionRule(BaseModel):
