@@ -146,3 +146,11 @@ async def test_downloads_document_the_content_types_they_send(api: ApiClient, pe
     files = _op(doc, "GET", "/api/v1/agents/{agentId}/workspace/files/{path}")["responses"]["200"]["content"]
     assert {"text/plain", "application/octet-stream", "image/png"} <= set(files)
     # the export sends application/zip (workspace_handlers.MemoryExportHandler; tests/test_agent_files reads its bytes)
+
+
+async def test_a_cron_job_s_agent_id_is_documented_as_a_long(api: ApiClient, people: dict) -> None:
+    doc = (await api.get("/v3/api-docs")).body
+    schema = _op(doc, "POST", "/api/v1/cron-jobs")["requestBody"]["content"]["application/json"]["schema"]
+    body = doc["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema
+    text = next(b for b in body["properties"]["agentId"]["anyOf"] if b["type"] == "string")
+    assert text["pattern"] == "^\\s*-?[0-9]{1,18}\\s*$"  # "abc" is refused as "expected Long": the document says so

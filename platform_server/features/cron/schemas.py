@@ -5,15 +5,20 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, model_validator
+from pydantic.json_schema import JsonDict
 
 from platform_server.features.cron.events import MAX_MESSAGE_CHARS
 
 ConversationMode = Literal["new", "fixed"]
 
 
+# An id sent as text is a Long (web.errors.parse_long): digits, an optional sign, spaces around
+LONG_ID: JsonDict = {"anyOf": [{"type": "string", "pattern": "^\\s*-?[0-9]{1,18}\\s*$"}, {"type": "integer", "format": "int64"}]}
+
+
 class CronJobCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
-    agentId: str | int
+    agentId: str | int = Field(json_schema_extra=LONG_ID)
     cronExpression: str = Field(min_length=1, max_length=200)
     timezone: str | None = Field(default=None, max_length=64)
     # triggerMessage: the original console's name for the message
