@@ -154,3 +154,6 @@ async def test_a_cron_job_s_agent_id_is_documented_as_a_long(api: ApiClient, peo
     body = doc["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema
     text = next(b for b in body["properties"]["agentId"]["anyOf"] if b["type"] == "string")
     assert text["pattern"] == "^\\s*-?[0-9]{1,18}\\s*$"  # "abc" is refused as "expected Long": the document says so
+    trigger = _op(doc, "POST", "/api/v1/triggers")["requestBody"]["content"]["application/json"]["schema"]
+    trigger = doc["components"]["schemas"][trigger["$ref"].rsplit("/", 1)[1]] if "$ref" in trigger else trigger
+    assert any(b.get("pattern") == text["pattern"] for b in trigger["properties"]["agentId"]["anyOf"])
