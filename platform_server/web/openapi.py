@@ -162,7 +162,7 @@ def build_document(routes: list[Route]) -> JsonObject:
                 typed = {"$ref": "#/components/schemas/R"} if answer is None else answer_ref(answer, schemas, _oas30)
                 responses["200"] = {
                     "description": "Success envelope `{code:200, msg, data}`",
-                    "content": {"application/json": {"schema": typed}},
+                    "content": {"application/json": {"schema": typed}, **getattr(handler, "more_answer_content", {}).get(method, {})},
                 }
             model = handler.body_models.get(method)
             if model is not None:

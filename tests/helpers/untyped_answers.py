@@ -7,6 +7,5 @@ from __future__ import annotations
 
 UNTYPED: frozenset[str] = frozenset(
     {
-        "channels_webhook_im_f_list",
     }
 )
