@@ -40,7 +40,7 @@ async def test_a_goal_is_created_for_an_owned_conversation_and_is_its_open_goal(
     assert (await env.api.get("/api/v1/goals/by-conversation/g1", token="alice")).data == g
     dup = await env.api.post("/api/v1/goals", {"conversationId": "g1", "agentId": env.agent_id, "title": "Another"},
                              token="alice")
-    assert dup.status == 400 and "already has an open goal" in dup.msg
+    assert dup.status == 409 and "already has an open goal" in dup.msg  # the open goal, not the body, refuses it
     events = (await env.api.get(f"/api/v1/goals/{g['id']}/events", token="alice")).data
     assert [e["type"] for e in events] == ["created"]
     assert events[0]["toStatus"] == "active" and events[0]["detail"]["criteria"] == g["criteria"]

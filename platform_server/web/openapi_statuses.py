@@ -34,6 +34,8 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/workflows/{id}/runs"): "The workflow is disabled or has no published revision",
     ("POST", "/api/v1/workflows/runs/{runId}/resume"): "The run is not paused, or the pauseToken is not its current pause",
     ("POST", "/api/v1/auth/users"): "The username is taken",
+    ("POST", "/api/v1/goals"): "The conversation already has an open goal",
+    ("DELETE", "/api/v1/tools/{id}"): "System tools cannot be deleted",
     ("POST", "/api/v1/models"): "The provider already has a model of that name and type",
     ("POST", "/api/v1/models/{providerId}/models"): "The provider already has a model of that name and type",
     ("POST", "/api/v1/models/custom-providers"): "A provider with that id exists",
