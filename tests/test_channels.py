@@ -25,7 +25,7 @@ async def test_channel_management_is_for_workspace_admins_and_checks_its_input(e
     bad_url = await env.api.post("/api/v1/channels", {**body, "settings": {"botToken": "t", "apiBaseUrl": "ftp://x"}}, token="alice")
     assert bad_url.status == 400 and "apiBaseUrl" in bad_url.body["msg"]
     assert (await env.api.post("/api/v1/channels", {**body, "channelType": "im_z"}, token="alice")).status == 400
-    assert (await env.api.post("/api/v1/channels", {**body, "agentId": "1"}, token="alice")).status == 400
+    assert (await env.api.post("/api/v1/channels", {**body, "agentId": "1"}, token="alice")).status == 404  # no such agent
     blocked = {**body, "settings": {"botToken": "t", "apiBaseUrl": "http://169.254.169.254/x"}}
     pre = await env.api.post("/api/v1/channels/preflight", blocked, token="alice")
     assert pre.data["valid"] is False and pre.data["problems"][0].startswith("settings.apiBaseUrl")

@@ -171,7 +171,6 @@ async def test_a_run_whose_tool_call_needs_approval_ends_awaiting_approval_until
     ({"timezone": "Mars/Olympus"}, "timezone: unknown time zone"),
     ({"timezone": "../../etc/passwd"}, "timezone: unknown time zone"),
     ({"message": "   "}, "message: must not be blank"),
-    ({"agentId": "123"}, "agentId: no such agent"),
     ({"agentId": "abc"}, "Invalid value for parameter 'agentId'"),
     ({"conversationMode": "fixed"}, "conversationId: required"),
     ({"conversationId": "x1"}, "conversationId: only allowed"),
@@ -182,6 +181,12 @@ async def test_invalid_jobs_are_refused_with_400_naming_the_field(env: ChatEnv, 
     r = await env.api.post("/api/v1/cron-jobs", body, token="alice")
     assert r.status == 400 and r.body["code"] == 400 and r.msg.startswith(msg), r.body
     assert (await env.api.get("/api/v1/cron-jobs", token="alice")).data == []
+
+
+async def test_a_job_for_an_agent_not_in_the_workspace_is_a_404(env: ChatEnv) -> None:
+    body = {"name": "Bad", "agentId": "123", "cronExpression": "0 * * * *", "message": "m"}
+    r = await env.api.post("/api/v1/cron-jobs", body, token="alice")
+    assert r.status == 404 and r.msg.startswith("agentId: no such agent"), r.body
 
 
 async def test_a_bad_update_changes_nothing(env: ChatEnv) -> None:

@@ -139,7 +139,7 @@ async def test_a_focused_dream_only_touches_facts_of_its_topic(env: ChatEnv, ser
     memory = (folder(server, env) / "MEMORY.md").read_text()
     assert "white roses" in memory and "blue car" in memory
     r = await env.api.post(f"{base(env)}/dreaming/focused", {"topic": "astronomy"}, token="alice")
-    assert r.status == 400 and r.msg.startswith("topic:")
+    assert r.status == 404 and r.msg.startswith("topic: no remembered facts")  # nothing to dream about
     assert (await env.api.post(f"{base(env)}/dreaming/focused", {}, token="alice")).status == 400
     failed = (await env.api.get(f"{base(env)}/dream/reports", token="alice")).data["records"][-1]
     assert failed["status"] == "failed" and "JSON" in failed["error"]

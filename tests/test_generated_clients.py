@@ -39,7 +39,8 @@ async def test_the_generated_python_client_runs_login_agents_chat_and_conversati
     # the generator formats its output with ruff, which it looks for on PATH
     path = os.pathsep.join([str(GENERATOR.parent), os.environ.get("PATH", "")])
     code, out = await _run(str(GENERATOR), "generate", "--url", f"{server.url}/v3/api-docs",
-                           "--output-path", "agent_platform_client", "--meta", "none", cwd=tmp_path,
+                           "--output-path", "agent_platform_client", "--meta", "none",
+                           "--config", str(ROOT / "tools" / "openapi-python-client" / "config.yaml"), cwd=tmp_path,
                            env=dict(os.environ, PATH=path))
     assert code == 0, out
     assert "warning" not in out.lower() and "unable" not in out.lower(), out

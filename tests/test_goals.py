@@ -40,7 +40,7 @@ async def test_a_goal_is_created_for_an_owned_conversation_and_is_its_open_goal(
     assert (await env.api.get("/api/v1/goals/by-conversation/g1", token="alice")).data == g
     dup = await env.api.post("/api/v1/goals", {"conversationId": "g1", "agentId": env.agent_id, "title": "Another"},
                              token="alice")
-    assert dup.status == 400 and "already has an open goal" in dup.msg
+    assert dup.status == 409 and "already has an open goal" in dup.msg  # the open goal, not the body, refuses it
     events = (await env.api.get(f"/api/v1/goals/{g['id']}/events", token="alice")).data
     assert [e["type"] for e in events] == ["created"]
     assert events[0]["toStatus"] == "active" and events[0]["detail"]["criteria"] == g["criteria"]
@@ -131,7 +131,7 @@ async def test_goals_belong_to_the_conversation_owner(env: ChatEnv) -> None:
     assert (await env.api.get(f"/api/v1/goals/{gid}", token="dave", workspace=dave_ws)).status == 404
     assert (await env.api.get("/api/v1/goals/999", token="alice")).status == 404
     bad_agent = await env.api.post("/api/v1/goals", {"conversationId": "g1", "agentId": "5", "title": "x"}, token="alice")
-    assert bad_agent.status == 400 and bad_agent.msg.startswith("agentId: ")
+    assert bad_agent.status == 404 and bad_agent.msg.startswith("agentId: no such agent")
     # carol (viewer) can chat, so she keeps goals on her own conversations
     await env.stream("hi", conversation_id="carol-1", token="carol")
     mine = await make_goal(env, conversation_id="carol-1", token="carol")

@@ -10,7 +10,7 @@ from platform_server.db import utcnow
 from platform_server.features.guard import grants
 from platform_server.features.guard import service as guard
 from platform_server.features.guard.models import ApprovalResolution, GuardRule
-from platform_server.web.errors import BadRequest, Forbidden
+from platform_server.web.errors import BadRequest, Forbidden, NotFound
 from tests.helpers.client import ApiClient
 from tests.helpers.guard import caller, conversation, ctx
 from tests.helpers.server import RunningServer
@@ -114,12 +114,12 @@ async def test_grant_creation_checks_kind_and_scope(server: RunningServer, peopl
         grant(bob, "bob", "USER", str(bob["id"]), kind="UNTIL_TIMESTAMP", expire_at=utcnow() - dt.timedelta(1))
     with pytest.raises(BadRequest, match="CONVERSATION"):
         grant(bob, "bob", "USER", str(bob["id"]), kind="UNTIL_CONVERSATION_END")
-    with pytest.raises(BadRequest, match="conversations"):
+    with pytest.raises(NotFound, match="conversations"):  # a scope naming nothing of the workspace: 404
         grant(bob, "bob", "CONVERSATION", "nope")
     conversation(people["alice"]["id"], "alices")
-    with pytest.raises(BadRequest, match="conversations"):
+    with pytest.raises(NotFound, match="conversations"):
         grant(bob, "bob", "CONVERSATION", "alices")
-    with pytest.raises(BadRequest, match="member"):
+    with pytest.raises(NotFound, match="member"):
         grant(bob, "bob", "USER", str(people["dave"]["id"]))
     with pytest.raises(Forbidden):
         grant(bob, "bob", "USER", str(people["carol"]["id"]))
@@ -242,9 +242,10 @@ async def test_grant_bodies_are_validated(api: ApiClient, people: dict) -> None:
     await bad({"grantKind": "UNTIL_TIMESTAMP", "expireAt": "2001-01-01T00:00:00Z"}, "expireAt")
     await bad({"grantKind": "UNTIL_TIMESTAMP", "expireAt": "soon"}, "expireAt")
     await bad({"toolName": "write file"}, "toolName")
-    await bad({"scopeType": "CONVERSATION", "scopeId": "unknown"}, "scopeId")
-    await bad({"scopeType": "AGENT", "scopeId": "999"}, "scopeId")
-    await bad({"scopeType": "USER", "scopeId": int(people["dave"]["id"])}, "scopeId")
+    # A well-formed id naming nothing in this workspace: 404, as documented
+    await bad({"scopeType": "CONVERSATION", "scopeId": "unknown"}, "scopeId", status=404)
+    await bad({"scopeType": "AGENT", "scopeId": "999"}, "scopeId", status=404)
+    await bad({"scopeType": "USER", "scopeId": int(people["dave"]["id"])}, "scopeId", status=404)
     await bad({"scopeType": "WORKSPACE", "scopeId": 1}, "", status=403)
     await bad({}, "", status=403, token="carol")
     r = await api.post(GRANTS, {**base, "scopeType": "WORKSPACE", "scopeId": 1}, token="alice")
@@ -265,7 +266,7 @@ async def test_dave_sees_none_of_workspace_one_s_grants(api: ApiClient, people: 
     assert (await api.get(GRANTS, token="dave")).status == 403  # not a member of workspace 1
     r = await api.post(GRANTS, {"scopeType": "USER", "scopeId": int(people["bob"]["id"]), "maxSeverity": "high",
                                 "grantKind": "ALWAYS"}, token="dave", workspace=dave_ws)
-    assert r.status == 400  # bob is not in dave's workspace
+    assert r.status == 404  # bob is not in dave's workspace
 
 
 async def test_resolutions_are_filtered_by_grant_and_conversation(api: ApiClient, people: dict) -> None:

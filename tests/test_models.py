@@ -81,11 +81,14 @@ async def test_custom_provider_ids_and_urls_are_validated(api: ApiClient, people
         ({"providerId": "Bad Id", "name": "x", "baseUrl": "http://127.0.0.1:1/v1"}, "providerId"),
         ({"providerId": "ok", "name": "x", "baseUrl": "ftp://host/v1"}, "baseUrl"),
         ({"providerId": "ok", "name": "x", "baseUrl": "http://127.0.0.1:1/v1", "protocol": "grpc"}, "protocol"),
-        ({"providerId": "openai", "name": "x", "baseUrl": "http://127.0.0.1:1/v1"}, "providerId"),
     ]
     for body, field in bad:
         r = await api.post("/api/v1/models/custom-providers", body, token="alice")
         assert r.status == 400 and r.msg.startswith(field), (body, r.body)
+    # An id taken by another provider is a conflict with what exists, not a malformed body
+    taken = {"providerId": "openai", "name": "x", "baseUrl": "http://127.0.0.1:1/v1"}
+    r = await api.post("/api/v1/models/custom-providers", taken, token="alice")
+    assert r.status == 409 and r.msg.startswith("providerId"), r.body
     r = await api.post("/api/v1/models/custom-providers", {"providerId": "lan", "name": "LAN", "baseUrl": "http://192.168.1.5:8000/v1"}, token="alice")
     assert r.status == 200 and r.data["enabled"] is True  # admin-configured LAN URLs are allowed
 
@@ -237,7 +240,7 @@ async def test_models_crud_by_id_and_by_name(api: ApiClient, people: dict, fake:
     assert [m["modelName"] for m in images if m["providerId"] == "fake"] == ["vision-1"]
     assert (await api.get("/api/v1/models/by-type", params={"type": "audio"}, token="carol")).status == 400
     r = await api.post("/api/v1/models/fake/models", {"modelName": "vision-1"}, token="alice")
-    assert r.status == 400  # duplicate
+    assert r.status == 409 and "already exists" in r.msg  # a duplicate is a conflict with what exists
     r = await api.post("/api/v1/models/fake/models", {"modelName": "m", "modalities": "audio"}, token="alice")
     assert r.status == 400 and r.msg.startswith("modalities")
     assert (await api.delete(f"/api/v1/models/{mid}", token="alice")).status == 200
@@ -266,7 +269,7 @@ async def test_both_custom_provider_delete_variants_and_builtins_stay(api: ApiCl
     assert "one" not in ids and "two.x" not in ids
     assert (await api.delete("/api/v1/models/custom-providers/one", token="alice")).status == 404
     r = await api.delete("/api/v1/models/custom-providers/openai", token="alice")
-    assert r.status == 400 and "built-in" in r.msg
+    assert r.status == 409 and "built-in" in r.msg  # the provider, not the request, forbids it
     assert (await api.delete("/api/v1/models/custom-providers", token="alice")).status == 400
     assert (await api.delete("/api/v1/models/custom-providers/x", token="bob")).status == 403
     events = (await api.get("/api/v1/audit/events", params={"resourceType": "MODEL_PROVIDER"}, token="alice")).data

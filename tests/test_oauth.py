@@ -196,9 +196,10 @@ async def test_oauth_routes_are_for_global_admins_only(oapi: ApiClient) -> None:
         assert (await oapi.request(method, path, token="bob")).status == 403, path
 
 
-async def test_an_unconfigured_vendor_b_answers_400(api: ApiClient, people: dict) -> None:
+async def test_an_unconfigured_vendor_b_answers_409(api: ApiClient, people: dict) -> None:
+    # The server's configuration is missing, not anything in the request: a conflict with its state
     r = await api.get("/api/v1/oauth/vendor_b/authorize", token="alice")
-    assert r.status == 400 and "not configured" in r.msg
+    assert r.status == 409 and "not configured" in r.msg
     assert (await api.get("/api/v1/oauth/vendor_b/status", token="alice")).data["configured"] is False
 
 

@@ -87,3 +87,73 @@ async def test_an_input_read_but_not_documented_is_reported(server: RunningServe
         "GET /api/v1/test-undeclared: query parameter 'secretFilter'",
         "POST /api/v1/test-undeclared: form body",
     ]
+
+
+def _param_schema(doc: dict[str, Any], method: str, template: str, name: str) -> dict[str, Any]:
+    schema: dict[str, Any] = next(p["schema"] for p in _op(doc, method, template)["parameters"] if p["name"] == name)
+    return schema
+
+
+async def test_the_values_the_server_refuses_are_outside_the_documented_schema(api: ApiClient, people: dict) -> None:
+    """Each value the server answers 400 for is one the document already rules out: a client (or schemathesis'
+    valid-input check) sending only what the document allows is never refused."""
+    doc = (await api.get("/v3/api-docs")).body
+    feed_kinds = ["audit", "approval", "tool_call"]
+    assert _param_schema(doc, "GET", "/api/v1/activity/feed", "kind")["enum"] == feed_kinds
+    assert _param_schema(doc, "GET", "/api/v1/activity/feed", "source")["enum"] == feed_kinds
+    skill_types = ["builtin", "custom", "installed", "synthesized", "template"]
+    assert _param_schema(doc, "GET", "/api/v1/skills", "type")["enum"] == skill_types
+    assert _param_schema(doc, "GET", "/api/v1/skills", "skillType")["enum"] == skill_types
+    run_states = ["running", "completed", "failed", "cancelled"]
+    assert _param_schema(doc, "GET", "/api/v1/wiki/transformations/runs", "status")["enum"] == run_states
+    related = _param_schema(doc, "GET", "/api/v1/wiki/kb/{kbId}/pages/{slug}/related", "limit")
+    assert (related["type"], related["minimum"], related["maximum"]) == ("integer", 1, 50)
+    runs = _param_schema(doc, "GET", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines/{id}/runs", "limit")
+    assert (runs["type"], runs["minimum"], runs["maximum"]) == ("integer", 1, 500)
+    for kind, status in (("nope", 400), ("tool_call", 200)):
+        assert (await api.get("/api/v1/activity/feed", params={"kind": kind}, token="alice")).status == status
+    # A grant's kind and its other fields: only the valid pairs are in the body's schema
+    body = _op(doc, "POST", "/api/v1/approval/grants")["requestBody"]["content"]["application/json"]["schema"]
+    grant = doc["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]] if "$ref" in body else body
+    pairs = {tuple(b["properties"]["grantKind"]["enum"]): b for b in grant["anyOf"]}
+    assert pairs[("UNTIL_CONVERSATION_END",)]["properties"]["scopeType"]["enum"] == ["CONVERSATION"]
+    assert pairs[("UNTIL_TIMESTAMP",)]["required"] == ["expireAt"]
+    assert pairs[("UNTIL_TIMESTAMP",)]["properties"]["expireAt"]["format"] == "date-time"
+    assert grant["properties"]["maxSeverity"]["enum"] == ["low", "medium", "high"]  # critical calls always ask
+    assert {(b["type"], b.get("minLength")) for b in grant["properties"]["scopeId"]["anyOf"]} == {("string", 1), ("integer", None)}
+
+
+async def test_bodies_state_their_at_least_one_rules(api: ApiClient, people: dict) -> None:
+    """A rename names a new slug or title, a batch delete a slug or id, a team a member: the schema says so."""
+    doc = (await api.get("/v3/api-docs")).body
+    schemas = doc["components"]["schemas"]
+
+    def body(method: str, template: str) -> dict[str, Any]:
+        schema: dict[str, Any] = _op(doc, method, template)["requestBody"]["content"]["application/json"]["schema"]
+        return schemas[schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema
+
+    rename = body("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}/rename")
+    assert [b["required"] for b in rename["anyOf"]] == [["newSlug"], ["newTitle"]]
+    batch = body("DELETE", "/api/v1/wiki/knowledge-bases/{kbId}/pages/batch")
+    assert [b["required"] for b in batch["anyOf"]] == [["slugs"], ["ids"]]
+    assert body("POST", "/api/v1/teams")["properties"]["memberAgentIds"]["minItems"] == 1
+
+
+async def test_downloads_document_the_content_types_they_send(api: ApiClient, people: dict) -> None:
+    doc = (await api.get("/v3/api-docs")).body
+    export = _op(doc, "GET", "/api/v1/agents/{agentId}/workspace/memory/export")["responses"]["200"]["content"]
+    assert list(export) == ["application/zip"] and export["application/zip"]["schema"] == {"type": "string", "format": "binary"}
+    files = _op(doc, "GET", "/api/v1/agents/{agentId}/workspace/files/{path}")["responses"]["200"]["content"]
+    assert {"text/plain", "application/octet-stream", "image/png"} <= set(files)
+    # the export sends application/zip (workspace_handlers.MemoryExportHandler; tests/test_agent_files reads its bytes)
+
+
+async def test_a_cron_job_s_agent_id_is_documented_as_a_long(api: ApiClient, people: dict) -> None:
+    doc = (await api.get("/v3/api-docs")).body
+    schema = _op(doc, "POST", "/api/v1/cron-jobs")["requestBody"]["content"]["application/json"]["schema"]
+    body = doc["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]] if "$ref" in schema else schema
+    text = next(b for b in body["properties"]["agentId"]["anyOf"] if b["type"] == "string")
+    assert text["pattern"] == "^\\s*-?[0-9]{1,18}\\s*$"  # "abc" is refused as "expected Long": the document says so
+    trigger = _op(doc, "POST", "/api/v1/triggers")["requestBody"]["content"]["application/json"]["schema"]
+    trigger = doc["components"]["schemas"][trigger["$ref"].rsplit("/", 1)[1]] if "$ref" in trigger else trigger
+    assert any(b.get("pattern") == text["pattern"] for b in trigger["properties"]["agentId"]["anyOf"])

@@ -435,7 +435,7 @@ async def test_bad_tool_updates_are_400(api: Any, people: dict, path: str, body:
 async def test_system_tools_cannot_be_deleted_but_others_can(server: RunningServer, api: Any, people: dict) -> None:
     tid = await tool_id(api, "get_current_time")
     r = await api.delete(f"/api/v1/tools/{tid}", token="alice")
-    assert r.status == 400 and r.msg == "System tools cannot be deleted"
+    assert r.status == 409 and r.msg == "System tools cannot be deleted"  # the tool's kind, not the request
     assert (await api.get(f"/api/v1/tools/{tid}", token="alice")).status == 200
     registry_of(server).register(fake_tool("mcp_search", "mcp"))
     mid = await tool_id(api, "mcp_search")

@@ -141,7 +141,6 @@ async def test_switching_a_trigger_from_cron_to_event_unregisters_its_schedule(e
     ({"filter": {"a": {"nested": 1}}}, "filter."),
     ({"filter": {f"k{i}": i for i in range(21)}}, "filter: at most 20"),
     ({"message": " "}, "message: must not be blank"),
-    ({"agentId": "1"}, "agentId: no such agent"),
 ])
 async def test_invalid_triggers_are_refused_with_400(env: ChatEnv, fields: dict[str, Any], msg: str) -> None:
     body = {"name": "Bad", "agentId": env.agent_id, "type": "event", "eventType": "x", "message": "m", **fields}
@@ -149,6 +148,12 @@ async def test_invalid_triggers_are_refused_with_400(env: ChatEnv, fields: dict[
     r = await env.api.post("/api/v1/triggers", body, token="alice")
     assert r.status == 400 and r.msg.startswith(msg), r.body
     assert (await env.api.get("/api/v1/triggers", token="alice")).data == []
+
+
+async def test_a_trigger_for_an_agent_not_in_the_workspace_is_a_404(env: ChatEnv) -> None:
+    body = {"name": "Bad", "agentId": "1", "type": "event", "eventType": "x", "message": "m"}
+    r = await env.api.post("/api/v1/triggers", body, token="alice")
+    assert r.status == 404 and r.msg.startswith("agentId: no such agent"), r.body
 
 
 @pytest.mark.parametrize("envelope", [{}, {"type": ""}, {"type": "x", "payload": [1]}, {"type": "x", "id": ""},

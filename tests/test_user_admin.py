@@ -36,7 +36,7 @@ async def test_disabling_a_user_stops_their_jwts_and_pats_and_enabling_restores_
 
 async def test_an_admin_cannot_disable_themselves_or_the_last_global_admin(api: ApiClient, people: dict) -> None:
     r = await api.post(f"/api/v1/auth/users/{uid(people, 'alice')}/disable", token="alice")
-    assert r.status == 400 and r.msg == "You cannot disable your own account"
+    assert r.status == 409 and r.msg == "You cannot disable your own account"
     r = await api.put(f"/api/v1/auth/users/{uid(people, 'alice')}/role", {"role": "user"}, token="alice")
     assert r.status == 409 and "last enabled global admin" in r.msg
     assert (await whoami(api, "alice")).status == 200

@@ -118,6 +118,10 @@ async def test_a_manual_edit_recomputes_links_and_deletes_are_scoped(api: ApiCli
     related = (await api.get(f"/api/v1/wiki/kb/{kb}/pages/photosynthesis/related", token="bob")).data
     assert related and related[0]["slug"] == "chlorophyll"
     assert related[0]["relation"] == "links_to" and isinstance(related[0]["pageType"], str)  # the link resolver reads it too
+    zero = await api.get(f"/api/v1/wiki/kb/{kb}/pages/photosynthesis/related", params={"limit": "0"}, token="bob")
+    assert zero.status == 400 and zero.msg.startswith("limit: ")  # out of the documented 1-50, not the default
+    blank = await api.delete(f"{KB}/{kb}/pages/batch", {"slugs": ["", ""]}, token="bob")
+    assert blank.status == 400 and blank.msg.startswith("slugs"), blank.body  # refused, not dropped to nothing
     r = await api.delete(f"{KB}/{kb}/pages/batch", {"slugs": ["chlorophyll", "nope"]}, token="bob")
     assert r.data == {"deleted": 1}
     assert (await api.delete(f"{KB}/{kb}/pages/photosynthesis", token="bob")).status == 200

@@ -92,6 +92,8 @@ class ApiHandler(inputs.NotedInputs):
     events: dict[str, SseEvents] = {}  # SSE method -> the frames it sends (OpenAPI; see openapi_events)
     query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
     download_methods: frozenset[str] = frozenset()  # methods that answer bytes
+    # download method -> the content types it answers (OpenAPI); application/octet-stream when not listed
+    download_types: dict[str, tuple[str, ...]] = {}
     read_only_methods: frozenset[str] = frozenset()  # writes served while storage is read-only (none by default: 507)
     max_body_setting = "max_body_bytes"
     spool_body = False  # uploads: the body goes to a temporary file as it arrives (see web/spool.py)

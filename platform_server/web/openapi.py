@@ -152,20 +152,18 @@ def build_document(routes: list[Route]) -> JsonObject:
                     "content": {"text/event-stream": {"schema": stream_ref(events, schemas, _oas30)}},
                 }
             elif method in handler.download_methods:
+                types = handler.download_types.get(method, ("application/octet-stream",))
                 responses["200"] = {
                     "description": "File bytes",
-                    "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+                    "content": {t: {"schema": {"type": "string", "format": "binary"}} for t in types},
                 }
             else:
                 answer = handler.answers.get(method)
                 typed = {"$ref": "#/components/schemas/R"} if answer is None else answer_ref(answer, schemas, _oas30)
-                ok_content: JsonObject = {"application/json": {"schema": typed}}
-                ok_text = "Success envelope `{code:200, msg, data}`"
-                text = getattr(handler, "text_answers", {}).get(method)
-                if text:  # a platform's handshake answered in its own plain text, beside the envelope
-                    ok_content["text/plain"] = {"schema": {"type": "string"}}
-                    ok_text += f"; or text/plain: {text}"
-                responses["200"] = {"description": ok_text, "content": ok_content}
+                responses["200"] = {
+                    "description": "Success envelope `{code:200, msg, data}`",
+                    "content": {"application/json": {"schema": typed}, **getattr(handler, "more_answer_content", {}).get(method, {})},
+                }
             model = handler.body_models.get(method)
             if model is not None:
                 schema = _oas30(model.model_json_schema(ref_template="#/components/schemas/{model}"))

@@ -119,7 +119,11 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
         _q("oldPassword", {"type": "string", "minLength": 1}, "The current password", required=True),
         _q("newPassword", {"type": "string", "minLength": 8}, "The new password (8 characters or more)", required=True),
     ],
-    ("GET", "/api/v1/activity/feed"): [*_PAGE, _q("source", _STR, "The original console's name for `kind`")],
+    # guard.views.FEED_KINDS
+    ("GET", "/api/v1/activity/feed"): [
+        *_PAGE,
+        _q("source", {"type": "string", "enum": ["audit", "approval", "tool_call"]}, "The original console's name for `kind`"),
+    ],
     ("GET", "/api/v1/wiki/knowledge-bases/bindable"): [_q("agentId", _OPT_LONG, "Mark the KBs this agent is bound to")],
     ("GET", "/api/v1/models/by-type"): [
         _q("type", {"type": "string", "enum": ["chat", "embedding"]}, "Model type (default chat)"),
@@ -157,7 +161,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ],
     ("GET", "/api/v1/wiki/knowledge-bases/{kbId}/raw"): [_q("status", _STR, "Only documents in this state")],
     ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/{rawId}/reprocess"): [_q("force", _BOOL, "Requeue even when running")],
-    ("GET", "/api/v1/wiki/kb/{kbId}/pages/{slug}/related"): [_limit(10)],
+    ("GET", "/api/v1/wiki/kb/{kbId}/pages/{slug}/related"): [_range("limit", 1, 50, "How many (default 10)")],
     ("GET", "/api/v1/security/guard/rules"): [
         _q("page", {"type": "integer", "minimum": 1}, "Paged when given"),
         _q("size", _STR, "Page size (with page)"),
@@ -183,15 +187,19 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/plans"): [_q("agentId", _LONG, "The agent", required=True)],
     ("GET", "/api/v1/skills/prompt-preview"): [_q("agentId", _LONG, "The agent", required=True)],
     ("GET", "/api/v1/skills/routines"): [_q("status", {"type": "string", "enum": ["open", "dismissed", "promoted"]})],
-    ("GET", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines/{id}/runs"): [_limit(100)],
+    ("GET", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines/{id}/runs"): [_range("limit", 1, 500, "How many (default 100)")],
     ("GET", "/api/v1/wiki/transformations/runs"): [
         _q("transformationId", _OPT_LONG),
         _q("kbId", _OPT_LONG),
-        _q("status", _STR),
+        _q("status", {"type": "string", "enum": ["running", "completed", "failed", "cancelled"]}),  # wiki.transform.RUN_STATES
     ],
     ("GET", "/api/v1/wiki/transformations"): [_q("kbId", _OPT_LONG, "Transformations of one KB")],
     ("DELETE", "/api/v1/mcp/servers/{id}"): [_q("force", _BOOL, "Delete even when agents use the server")],
-    ("GET", "/api/v1/skills"): [*_PAGE, _q("skillType", _STR, "Same as `type`")],
+    # skills.models.SKILL_TYPES
+    ("GET", "/api/v1/skills"): [
+        *_PAGE,
+        _q("skillType", {"type": "string", "enum": ["builtin", "custom", "installed", "synthesized", "template"]}, "Same as `type`"),
+    ],
     ("POST", "/api/v1/skills/curator/activate"): [
         _q("activate", _BOOL, "Stands in for the body's `active` when the body is empty (the original console sends it so)")
     ],

@@ -29,10 +29,23 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/skills/routines/{id}/promote"): "The candidate is not open, or a skill of that name exists",
     ("DELETE", "/api/v1/teams/{teamId}"): "The team has an active run",
     ("POST", "/api/v1/team-runs/{runId}/cancel"): "The run has already ended",
-    ("POST", "/api/v1/auth/users/{id}/disable"): "The last enabled global admin cannot be disabled",
+    ("POST", "/api/v1/auth/users/{id}/disable"): "The last enabled global admin cannot be disabled, nor your own account",
     ("PUT", "/api/v1/auth/users/{id}/role"): "The last enabled global admin cannot lose the role",
     ("POST", "/api/v1/workflows/{id}/runs"): "The workflow is disabled or has no published revision",
     ("POST", "/api/v1/workflows/runs/{runId}/resume"): "The run is not paused, or the pauseToken is not its current pause",
+    ("POST", "/api/v1/auth/users"): "The username is taken",
+    ("POST", "/api/v1/goals"): "The conversation already has an open goal",
+    ("DELETE", "/api/v1/tools/{id}"): "System tools cannot be deleted",
+    ("POST", "/api/v1/models"): "The provider already has a model of that name and type",
+    ("POST", "/api/v1/models/{providerId}/models"): "The provider already has a model of that name and type",
+    ("POST", "/api/v1/models/custom-providers"): "A provider with that id exists",
+    ("DELETE", "/api/v1/models/custom-providers"): "The provider is a built-in one (disable it instead)",
+    ("DELETE", "/api/v1/models/custom-providers/{providerId}"): "The provider is a built-in one (disable it instead)",
+    # The server's configuration, not the request, is what is missing: the same request succeeds once it is set
+    **{
+        (method, f"/api/v1/oauth/vendor_b/{op}"): "vendor_b OAuth is not configured on this server"
+        for method, op in (("GET", "authorize"), ("POST", "device/start"), ("POST", "refresh"))
+    },
 }
 # (method, path template) -> a 409 asking for a second confirmation, in the Confirmation shape (as `confirms` routes)
 CONFIRMATIONS: dict[tuple[str, str], str] = {

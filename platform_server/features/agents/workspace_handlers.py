@@ -112,6 +112,7 @@ class FileHandler(ApiHandler):
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
     body_models = {"PUT": FileContent}
     download_methods = frozenset({"GET"})
+    download_types = {"GET": (*sorted(_INLINE_TYPES), "text/plain", "application/octet-stream")}  # _content_type
     tags = TAGS
 
     def _root(self, agent_id: int) -> Path:
@@ -168,6 +169,7 @@ class FileHandler(ApiHandler):
 class MemoryExportHandler(ApiHandler):
     access = {"GET": "viewer"}
     download_methods = frozenset({"GET"})
+    download_types = {"GET": ("application/zip",)}
     tags = TAGS
 
     async def get(self, agentId: int) -> None:

@@ -15,7 +15,7 @@ from platform_server.features.auth.models import AccessToken, User
 from platform_server.features.auth.schemas import ResetPasswordRequest, RoleRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, Caller
-from platform_server.web.errors import BadRequest, Conflict, NotFound
+from platform_server.web.errors import Conflict, NotFound
 from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
@@ -48,7 +48,7 @@ def set_enabled(caller: Caller, user_id: int, enabled: bool) -> dict[str, object
         user = _user(user_id)
         if not enabled:
             if user.id == caller.user_id:
-                raise BadRequest("You cannot disable your own account")
+                raise Conflict("You cannot disable your own account")
             if user.role == "admin" and _other_enabled_admins(user.id) == 0:
                 raise Conflict("The last enabled global admin cannot be disabled")
         if bool(user.enabled) != enabled:

@@ -10,7 +10,7 @@ from platform_server.features.auth import JWT, LOGIN_LIMITER, admin, members, se
 from platform_server.features.auth.schemas import CreateTokenRequest, CreateUserRequest, LoginRequest, LoginView, NewTokenView
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
-from platform_server.web.errors import BadRequest, Unauthorized
+from platform_server.web.errors import BadRequest, Conflict, Unauthorized
 from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
@@ -84,7 +84,7 @@ class UsersHandler(ApiHandler):
         """Create a user (global admin); they join workspace 1 as member."""
         req = self.body(CreateUserRequest)
         if service.find_active_user(req.username) is not None:
-            raise BadRequest("username: already exists")
+            raise Conflict("username: already exists")
         password_hash = await run_blocking(service.hash_password, req.password, self.config.password_hash_rounds)
         user = service.create_user(self.require_caller(), req.username, password_hash, req.nickname, req.email, req.role, req.enabled)
         self.ok(service.user_to_dict(user))

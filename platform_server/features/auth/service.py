@@ -22,7 +22,7 @@ from platform_server.features.workspaces.service import member_role
 from platform_server.ports.database import storage_fault
 from platform_server.serialize import Fields, flag, ident, typed, when
 from platform_server.web.context import Caller, Principal
-from platform_server.web.errors import BadRequest, Forbidden, NotFound, TooManyRequests, Unauthorized
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
 
 PAT_PREFIX = "mc_"
 _LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
@@ -205,7 +205,7 @@ def create_user(
 
     with database.atomic():
         if User.select().where(User.username == username).exists():
-            raise BadRequest("username: already exists")
+            raise Conflict("username: already exists")
         user = User.create(
             username=username,
             password_hash=password_hash,

@@ -302,8 +302,9 @@ class UrlCheckWebhookHandler(WebhookHandler):
     """A platform that checks its callback URL with a signed GET (WeCom's `echostr`)."""
 
     access = {"GET": PUBLIC, "POST": PUBLIC}
-    answers = {**WebhookHandler.answers, "GET": one(ChannelInboundView)}  # an unsigned or ignored check
-    text_answers = {"GET": "the platform's URL check answered (the decrypted `echostr`)"}
+    answers = {"POST": one(ChannelInboundView), "GET": one(ChannelInboundView)}  # a GET without `echostr`: ignored
+    # the URL check itself is answered with the decrypted `echostr` as plain text, the platform's own shape
+    more_answer_content = {"GET": {"text/plain": {"schema": {"type": "string"}}}}
 
     def get(self) -> None:
         """Callback URL check: the adapter verifies the signature and answers the platform's expected text."""

@@ -116,7 +116,7 @@ def check_draft(caller: Caller, draft: dict[str, Any]) -> dict[str, Any]:
         not str(agent_id or "").isdigit()
         or not Agent.select().where((Agent.id == int(str(agent_id))) & (Agent.workspace_id == caller.workspace_id)).exists()
     ):
-        raise BadRequest("agentId: no such agent in this workspace")
+        raise NotFound("agentId: no such agent in this workspace")
     reply_url = draft.get("replyUrl")
     if kind in ADAPTERS:  # answers go to the platform's own send API (settings.apiBaseUrl); a reply URL is only a pairing gateway
         if reply_url is not None and not (isinstance(reply_url, str) and reply_url.startswith(("http://", "https://"))):

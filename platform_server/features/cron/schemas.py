@@ -5,15 +5,22 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, model_validator
+from pydantic.json_schema import JsonDict
 
 from platform_server.features.cron.events import MAX_MESSAGE_CHARS
 
 ConversationMode = Literal["new", "fixed"]
 
 
+# An id sent as text is a Long (web.errors.parse_long): digits, an optional sign, spaces around
+_LONG_TEXT: JsonDict = {"type": "string", "pattern": "^\\s*-?[0-9]{1,18}\\s*$"}
+_INT64: JsonDict = {"type": "integer", "format": "int64"}
+LONG_ID: JsonDict = {"anyOf": [_LONG_TEXT, _INT64]}
+
+
 class CronJobCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
-    agentId: str | int
+    agentId: str | int = Field(json_schema_extra=LONG_ID)
     cronExpression: str = Field(min_length=1, max_length=200)
     timezone: str | None = Field(default=None, max_length=64)
     # triggerMessage: the original console's name for the message
@@ -46,7 +53,9 @@ Scalar = str | int | float | bool | None
 
 class TriggerCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
-    agentId: str | int | None = None  # required unless the target is a workflow
+    agentId: str | int | None = Field(
+        default=None, json_schema_extra={"anyOf": [_LONG_TEXT, _INT64, {"type": "null"}]}
+    )  # required unless the target is a workflow
     type: Literal["cron", "event"] | None = None  # required unless patternType says it
     cronExpression: str | None = Field(default=None, max_length=200)
     timezone: str | None = Field(default=None, max_length=64)

@@ -38,7 +38,7 @@ def check_agent(caller: Caller, raw: str | int) -> int:
 
     agent_id = parse_long("agentId", str(raw))
     if not Agent.select().where((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id)).exists():
-        raise BadRequest("agentId: no such agent in this workspace")
+        raise NotFound("agentId: no such agent in this workspace")
     return agent_id
 
 

@@ -17,7 +17,7 @@ from platform_server.features.goals.schemas import MAX_CRITERIA, GoalCreate, Goa
 from platform_server.memo import memo_on
 from platform_server.serialize import Fields, flag, ident, items, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound, parse_long
 
 STATUSES = ("active", "paused", "completed", "abandoned", "exhausted")
 OPEN = ("active", "paused")
@@ -119,12 +119,12 @@ def create(caller: Caller, req: GoalCreate) -> dict[str, Any]:
         raise NotFound("Conversation not found")
     agent_id = parse_long("agentId", str(req.agentId))
     if not Agent.select().where((Agent.id == agent_id) & (Agent.workspace_id == caller.workspace_id)).exists():
-        raise BadRequest("agentId: no such agent in this workspace")
+        raise NotFound("agentId: no such agent in this workspace")
     title, criteria = _title(req.title), _criteria(req.criteria)
     with database.atomic():
         existing = _open_goal(caller.user_id, conv.key)
         if existing is not None:
-            raise BadRequest(f"The conversation already has an open goal ({existing.id}, {existing.status})")
+            raise Conflict(f"The conversation already has an open goal ({existing.id}, {existing.status})")
         g = Goal.create(
             workspace_id=caller.workspace_id,
             user_id=caller.user_id,

@@ -167,20 +167,20 @@ def _check_scope(caller: Caller, scope_type: str, scope_id: str) -> int | None:
     if scope_type == "CONVERSATION":
         conv = _conversation(caller.user_id, scope_id)
         if conv is None or conv.user_id != caller.user_id or conv.workspace_id != ws:
-            raise BadRequest("scopeId: not one of your conversations in this workspace")
+            raise NotFound("scopeId: not one of your conversations in this workspace")
         return conv.id
     if not scope_id.isdigit():
         raise BadRequest("scopeId: expected a numeric id")
     if scope_type == "USER":
         if member_role(int(scope_id), ws) is None:
-            raise BadRequest("scopeId: not a member of this workspace")
+            raise NotFound("scopeId: not a member of this workspace")
         if int(scope_id) != caller.user_id and not caller.has_role("admin"):
             raise Forbidden("Workspace role 'admin' required to grant for another user")
         return None
 
     agent = Agent.get_or_none((Agent.id == int(scope_id)) & (Agent.workspace_id == ws))
     if agent is None:
-        raise BadRequest("scopeId: not an agent of this workspace")
+        raise NotFound("scopeId: not an agent of this workspace")
     if agent.creator_user_id != caller.user_id and not caller.has_role("admin"):
         raise Forbidden("Only the agent's creator or a workspace admin can grant for an agent")
     return None

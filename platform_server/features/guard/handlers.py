@@ -337,7 +337,9 @@ class ChatPendingHandler(ApiHandler):
 
 class ActivityFeedHandler(PagedHandler):
     access = {"GET": "viewer"}
-    query_params = {"GET": [*PAGING, _q("kind", description="audit | approval | tool_call")]}
+    query_params = {
+        "GET": [*PAGING, {**_q("kind", description="Only one kind of item"), "schema": {"type": "string", "enum": list(views.FEED_KINDS)}}]
+    }
     tags = ("Audit, activity, notifications",)
     answers = {"GET": page_of(views.ActivityItemView)}
 

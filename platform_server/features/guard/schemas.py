@@ -60,11 +60,30 @@ class FileGuardBody(BaseModel):
 
 
 class GrantBody(BaseModel):
+    # The kind's cross-field rules (grants.create checks them), stated so a client or a fuzzer sends only valid pairs:
+    # a timestamp grant needs `expireAt`, a conversation-end grant a CONVERSATION scope.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"properties": {"grantKind": {"enum": ["ALWAYS"]}}},
+                {
+                    "properties": {"grantKind": {"enum": ["UNTIL_TIMESTAMP"]}, "expireAt": {"type": "string", "format": "date-time"}},
+                    "required": ["expireAt"],
+                },
+                {"properties": {"grantKind": {"enum": ["UNTIL_CONVERSATION_END"]}, "scopeType": {"enum": ["CONVERSATION"]}}},
+            ]
+        }
+    )
+
     scopeType: Literal["USER", "AGENT", "CONVERSATION", "WORKSPACE"]
-    scopeId: str | int
+    # 1-128 characters once stripped (_scope_id): a blank string is refused
+    scopeId: str | int = Field(
+        json_schema_extra={"anyOf": [{"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^\\s*\\S"}, {"type": "integer", "minimum": 0}]}
+    )
     toolName: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]*$")
     ruleId: str | None = Field(default=None, min_length=1, max_length=64)
-    maxSeverity: Severity
+    # critical calls always ask: a grant cannot cover them (grants.create refuses it with its reason)
+    maxSeverity: Severity = Field(json_schema_extra={"enum": ["low", "medium", "high"]})
     grantKind: Literal["ALWAYS", "UNTIL_TIMESTAMP", "UNTIL_CONVERSATION_END"]
     expireAt: str | None = None
     note: str | None = Field(default=None, max_length=500)

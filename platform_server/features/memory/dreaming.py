@@ -134,7 +134,7 @@ class Dreamer:
             words = topic_words(topic)
             selected = {f.key for f in facts.active(scope) if _matches(f, words)}
             if not selected:
-                raise BadRequest("topic: no remembered facts match this topic")
+                raise NotFound("topic: no remembered facts match this topic")
         report = DreamReport(
             workspace_id=scope.workspace_id,
             user_id=scope.user_id,

@@ -20,7 +20,7 @@ from platform_server.integrations.llm.types import ProviderSettings
 from platform_server.integrations.secret_origin import origin_changed
 from platform_server.serialize import GIVEN, Fields, flag, ident, typed, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 MODEL_TYPES = ("chat", "embedding")
@@ -319,7 +319,7 @@ def create_custom_provider(
     options = merge_settings(protocol, None, settings or {})
     with database.atomic():
         if Provider.get_or_none(Provider.id == provider_id) is not None:
-            raise BadRequest(f"providerId: provider '{provider_id}' already exists")
+            raise Conflict(f"providerId: provider '{provider_id}' already exists")
         p = Provider.create(
             id=provider_id,
             name=name,
@@ -340,7 +340,7 @@ def delete_custom_provider(caller: Caller, provider_id: str) -> None:
     with database.atomic():
         p = get_provider(provider_id)
         if p.builtin:
-            raise BadRequest("A built-in provider cannot be deleted (disable it instead)")
+            raise Conflict("A built-in provider cannot be deleted (disable it instead)")
         ModelConfig.delete().where(ModelConfig.provider == provider_id).execute()
         p.delete_instance()
         ensure_defaults()
@@ -446,7 +446,7 @@ def add_model(
             (ModelConfig.provider == provider_id) & (ModelConfig.model_name == model_name) & (ModelConfig.model_type == model_type)
         )
         if exists is not None:
-            raise BadRequest(f"modelName: '{model_name}' already exists for provider {provider_id}")
+            raise Conflict(f"modelName: '{model_name}' already exists for provider {provider_id}")
         m = ModelConfig.create(
             provider=provider_id,
             model_name=model_name,

@@ -24,7 +24,7 @@ from platform_server.features.oauth.models import OAuthCredential
 from platform_server.features.oauth.vendor_a import iso_ts
 from platform_server.integrations import oauth
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class VendorB:
     def _need(self, *names: str) -> None:
         missing = [n for n in names if not getattr(self.config, n)]
         if missing:
-            raise BadRequest(f"vendor_b OAuth is not configured (set {', '.join(missing)})")
+            raise Conflict(f"vendor_b OAuth is not configured (set {', '.join(missing)})")
 
     @property
     def redirect_uri(self) -> str:

@@ -64,12 +64,13 @@ _LIST_PARAMS = [
     for n, t, d in (
         ("page", "integer", "Page number (default 1)"),
         ("size", "integer", "Page size (default 20, at most 100)"),
-        ("type", "string", "Skill type: builtin, custom, installed, synthesized, template (also `skillType`)"),
+        ("type", "string", "Skill type (also `skillType`)"),
         ("enabled", "boolean", "Only enabled (true) or disabled (false) skills"),
         ("archived", "boolean", "true: only archived skills; default: only skills that are not archived"),
         ("keyword", "string", "Matches name, display name and description"),
     )
 ]
+_LIST_PARAMS[2]["schema"] = {"type": "string", "enum": list(SKILL_TYPES)}  # any other type is refused (service.list_skills)
 
 
 def _bundle(files: dict[str, str] | None) -> dict[str, bytes] | None:

@@ -13,7 +13,8 @@ class TeamCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
     description: str = Field(default="", max_length=2000)
     leadAgentId: int
-    memberAgentIds: list[int] = Field(max_length=service.MAX_MEMBERS)
+    # at least one member (service.check_agents refuses an empty list)
+    memberAgentIds: list[int] = Field(max_length=service.MAX_MEMBERS, json_schema_extra={"minItems": 1})
 
 
 class TeamUpdate(BaseModel):

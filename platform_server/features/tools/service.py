@@ -12,7 +12,7 @@ from platform_server.features.tools.models import Tool
 from platform_server.features.workspaces import service as workspaces
 from platform_server.serialize import Fields, flag, ident, obj, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import Conflict, NotFound
 
 
 def ensure_row(name: str, description: str, source: str, parameters: dict[str, Any]) -> Tool:
@@ -130,6 +130,6 @@ def delete(caller: Caller, tool_id: int) -> str:
     """Delete a non-system tool row; returns its name (system tools answer 400)."""
     row = _get(tool_id)
     if row.source == "system":
-        raise BadRequest("System tools cannot be deleted")
+        raise Conflict("System tools cannot be deleted")
     audit.save(caller, "DELETE", "TOOL", row, f"tool {row.name} ({row.source})")
     return row.name

@@ -163,7 +163,8 @@ class RelatedHandler(ApiHandler):
 
     def get(self, kbId: int, slug: str) -> None:
         """Linked, linking and most similar pages (`limit`, default 10)."""
-        limit = self.query_long("limit") or 10
+        limit = self.query_long("limit")
+        limit = 10 if limit is None else limit  # 0 is out of range, not the default
         if not 1 <= limit <= 50:
             raise BadRequest("limit: must be between 1 and 50")
         self.ok(pages.related(self.require_caller(), kbId, slug, limit))

@@ -57,7 +57,8 @@ class RunsHandler(ApiHandler):
 
     def get(self, kbId: int, id: int) -> None:
         """The pipeline's runs, newest first (`limit` up to 500)."""
-        limit = self.query_long("limit") or 100
+        limit = self.query_long("limit")
+        limit = 100 if limit is None else limit  # 0 is out of range, not the default
         if not 1 <= limit <= 500:
             raise BadRequest("limit: must be between 1 and 500")
         self.ok(pipelines.runs(self.require_caller(), kbId, id, limit))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from platform_server.serialize import View
 from platform_server.web.openapi_events import SseEvents
@@ -66,18 +66,41 @@ class PageEdit(BaseModel):
 
 
 class RenameRequest(BaseModel):
+    # one of them at least (pages.rename): stated so a client sends only renames that say something
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["newSlug"], "properties": {"newSlug": {"type": "string"}}},
+                {"required": ["newTitle"], "properties": {"newTitle": {"type": "string"}}},
+            ]
+        }
+    )
+
     newSlug: str | None = Field(default=None, min_length=1, max_length=120)
     newTitle: str | None = Field(default=None, min_length=1, max_length=200)
 
 
 class BatchDelete(BaseModel):
-    slugs: list[str] = Field(default_factory=list, max_length=200)
+    # at least one slug or id (pages.batch_delete)
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["slugs"], "properties": {"slugs": {"minItems": 1}}},
+                {"required": ["ids"], "properties": {"ids": {"minItems": 1}}},
+            ]
+        }
+    )
+
+    # a blank slug is refused rather than dropped: `["", ""]` would otherwise be a valid body that names nothing
+    slugs: list[str] = Field(default_factory=list, max_length=200, json_schema_extra={"items": {"type": "string", "minLength": 1}})
     ids: list[int] = Field(default_factory=list, max_length=200)
 
     @field_validator("slugs")
     @classmethod
     def _slugs(cls, v: list[str]) -> list[str]:
-        return [s for s in v if s]
+        if any(not s for s in v):
+            raise ValueError("must not be blank")
+        return v
 
 
 class PermissionRule(BaseModel):
