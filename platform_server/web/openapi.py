@@ -153,10 +153,11 @@ def build_document(routes: list[Route]) -> JsonObject:
                 }
             elif method in handler.download_methods:
                 types = handler.download_types.get(method, ("application/octet-stream",))
-                responses["200"] = {
-                    "description": "File bytes",
-                    "content": {t: {"schema": {"type": "string", "format": "binary"}} for t in types},
-                }
+                files: JsonObject = {t: {"schema": {"type": "string", "format": "binary"}} for t in types}
+                answer = handler.answers.get(method)
+                if answer is not None:  # the same route answers JSON in the envelope when the client asks for it
+                    files["application/json"] = {"schema": answer_ref(answer, schemas, _oas30)}
+                responses["200"] = {"description": "File bytes (or the JSON answer when JSON is asked for first)", "content": files}
             else:
                 answer = handler.answers.get(method)
                 typed = {"$ref": "#/components/schemas/R"} if answer is None else answer_ref(answer, schemas, _oas30)

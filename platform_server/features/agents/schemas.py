@@ -310,6 +310,14 @@ class AgentPromptFilesView(View):
     files: list[str]
 
 
+class AgentWorkspaceFileTextView(View):
+    """A workspace file's text, answered when the client asks for JSON first (the original console)."""
+
+    filename: str
+    content: str
+    fileSize: int
+
+
 class AgentWorkspaceFileView(View):
     """A file of the agent's workspace (`size`/`modifiedTime` repeated as the original console's `fileSize`/`updateTime`)."""
 

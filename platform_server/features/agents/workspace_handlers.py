@@ -16,6 +16,7 @@ from platform_server.features.agents.schemas import (
     AgentMemoryImportView,
     AgentPersonalFileContentView,
     AgentPersonalFileView,
+    AgentWorkspaceFileTextView,
     AgentWorkspaceFileView,
     FileContent,
 )
@@ -28,7 +29,9 @@ from platform_server.web.openapi_answers import NOTHING, list_of, one
 TAGS = ("Agents",)
 MAX_READ_BYTES = 50 * 1024 * 1024
 # Types served as themselves; everything else is text/plain or octet-stream (no HTML or SVG from our origin).
-_INLINE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "application/json"}
+# application/json is not among them: on this route it names the envelope (`AgentWorkspaceFileTextView`); a .json
+# file goes out as text/plain
+_INLINE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf"}
 
 
 def _content_type(rel: str, data: bytes) -> str:
@@ -108,7 +111,8 @@ class PersonalFileHandler(ApiHandler):
 
 
 class FileHandler(ApiHandler):
-    answers = {"PUT": one(AgentWorkspaceFileView), "DELETE": NOTHING}
+    # GET: the file's bytes, or its text in the envelope when JSON is the first type accepted
+    answers = {"GET": one(AgentWorkspaceFileTextView), "PUT": one(AgentWorkspaceFileView), "DELETE": NOTHING}
     access = {"GET": "viewer", "PUT": "member", "DELETE": "member"}
     body_models = {"PUT": FileContent}
     download_methods = frozenset({"GET"})
