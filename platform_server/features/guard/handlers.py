@@ -326,7 +326,7 @@ class ResolutionsHandler(PagedHandler):
 
 
 class ChatPendingHandler(ApiHandler):
-    answers = {"GET": list_of(views.PendingApprovalView)}
+    answers = {"GET": list_of(GuardApprovalView)}  # the same pending_dict as the approvals page
     access = {"GET": "viewer"}
     tags = ("Chat",)
 

@@ -91,28 +91,6 @@ def for_original_console(row: dict[str, Any]) -> dict[str, Any]:
 # ---- chat and approvals -------------------------------------------------------------------------
 
 
-class PendingApprovalView(View):
-    """A tool call waiting for its owner's approval (`guard.pending_dict`)."""
-
-    pendingId: str
-    toolCallId: str
-    toolName: str
-    arguments: str = Field(description="the call's arguments as JSON text")
-    reason: str = Field(description="why it needs approval")
-    maxSeverity: str = Field(description="low, medium, high or critical")
-    ruleId: str | None
-    createTime: str | None
-    expiresAt: str | None
-    status: str = Field(description="pending, approved, denied or expired")
-    conversationId: str
-    userId: str | None
-    agentId: str | None
-    workspaceId: str | None
-    assistantMessageId: str | None
-    resolvedAt: str | None
-    resolvedBy: str | None
-
-
 def chat_pending(caller: Caller, conversation_id: str) -> list[dict[str, Any]]:
     """The caller's pending calls in their conversation (403 for another user's; unknown: none)."""
 

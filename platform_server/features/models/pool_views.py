@@ -8,10 +8,9 @@ from pydantic import Field
 from platform_server.serialize import View
 
 
-class LlmModelPoolView(View):
-    """One model's circuit in the provider pool."""
+class _CircuitView(View):
+    """A circuit's state in the provider pool (a provider's, or one of its models')."""
 
-    modelName: str
     state: str = Field(description="healthy, degraded, cooldown, probing or disabled")
     consecutiveFailures: int
     cooldownUntil: str | None
@@ -21,20 +20,19 @@ class LlmModelPoolView(View):
     lastFailureTime: str | None
 
 
-class LlmProviderPoolView(View):
+class LlmModelPoolView(_CircuitView):
+    """One model's circuit in the provider pool."""
+
+    modelName: str
+
+
+class LlmProviderPoolView(_CircuitView):
     """A provider's circuit in the pool, with each of its chat models' own under `models`."""
 
     providerId: str
     name: str
     protocol: str
     enabled: bool
-    state: str = Field(description="healthy, degraded, cooldown, probing or disabled")
-    consecutiveFailures: int
-    cooldownUntil: str | None
-    cooldownRemainingSeconds: int
-    lastError: str | None
-    lastSuccessTime: str | None
-    lastFailureTime: str | None
     models: list[LlmModelPoolView]
 
 
