@@ -1,6 +1,7 @@
 """The chat view in headless Chromium against the real runtime and the scripted OpenAI-compatible model."""
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from typing import Any
@@ -451,6 +452,26 @@ async def test_a_message_typed_before_any_agent_exists_is_kept_and_sent_once_the
     await expect(box).to_have_value("")
     await page.reload()
     await expect(page.get_by_label("Message", exact=True)).to_have_value("")  # a sent message is no draft
+
+
+async def test_a_message_sent_while_the_agents_are_still_loading_waits_for_them_and_goes_out(
+    page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
+) -> None:
+    llm.enqueue(Script(text="Hello there."))
+    arrived = asyncio.Event()
+
+    async def slow_agents(route: Any) -> None:
+        await arrived.wait()  # the agent list answers only once the message was sent
+        await route.continue_()
+
+    await page.route("**/api/v1/agents?*", slow_agents)
+    await open_console(page, server, admin)
+    await send(page, "Quick question")
+    await page.wait_for_timeout(300)
+    arrived.set()
+    await expect(last_turn(page)).to_have_attribute("data-status", "completed")
+    await expect(last_turn(page).locator(".md")).to_have_text("Hello there.")
+    await expect(page.locator(".msg.user")).to_have_count(1)
 
 
 async def test_new_chat_after_a_new_chats_first_answer_starts_a_fresh_conversation(

@@ -39,6 +39,7 @@ export class ChatController {
     this.showList = false;
     this.scrollWanted = null; // "force" | "near": scroll once drawn
     this.box = { current: null }; // the message box (focus)
+    this.routed = new Promise((resolve) => { this.markRouted = resolve; }); // agents loaded and the route applied
     this.list = new Conversations({ onChange, onDeleted: (id) => { if (id === this.id) location.hash = "#/chat"; } });
     this.talk = new TalkControl({
       context: () => ({ agentId: this.agentId, conversationId: this.id }),
@@ -119,6 +120,7 @@ export class ChatController {
     this.showList = false;
     this.id = id || randomId("c");
     this.isNew = !id;
+    this.markRouted();
     this.list.setActive(id);
     this.turns = [];
     this.items = [];
@@ -262,6 +264,7 @@ export class ChatController {
 
   async send(text, files) {
     if (this.running) return false;
+    await this.routed; // a message typed before the agents arrived waits for them
     const agentId = this.agentId;
     if (!agentId) {
       toast("Create or pick an agent first: your message stays in the box", "error");
