@@ -8,6 +8,8 @@ from platform_server.db import database
 from platform_server.features.conversations import models, service
 from platform_server.web.context import Caller, Principal
 from tests.helpers.chat import ChatEnv
+from tests.helpers.client import iter_sse
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script
 
 
@@ -127,3 +129,60 @@ async def test_titles_are_searched_through_their_own_trigram_index_and_the_match
     r = await env.api.delete("/api/v1/conversations/plain", token="alice")
     assert r.status == 200, r.body
     assert database.execute_sql("SELECT COUNT(*) FROM conversation_title_fts WHERE conversation_title_fts MATCH '\"greenhouse\"'").fetchone()[0] == 0
+
+
+def indexed(word: str) -> int:
+    return int(database.execute_sql("SELECT COUNT(*) FROM message_fts WHERE message_fts MATCH ?", (f'"{word}"',)).fetchone()[0])
+
+
+async def test_a_streaming_answer_enters_the_index_once_it_is_settled_not_at_each_partial_save(env: ChatEnv) -> None:
+    # Chunks 0.3 s apart: the second comes after the 0.5 s partial-save period, so the answer is stored
+    # streaming with "quokkas"; then the model goes quiet until the turn is stopped.
+    env.llm.enqueue(Script(text=["wombats ", "quokkas ", "numbats "], delay_s=0.3, hang_after_chunks=3))  # the role chunk, then two
+    r = await env.api.session.post(env.api.base_url + "/api/v1/chat/stream",
+                                   json={"agentId": env.agent_id, "conversationId": "marsupials", "message": "name some"},
+                                   headers={"Authorization": "Bearer " + env.api.tokens["alice"]})
+    it = iter_sse(r)
+
+    async def saved_streaming() -> bool:
+        row = database.execute_sql("SELECT status, content FROM message WHERE role = 'assistant' AND content LIKE '%quokkas%'").fetchone()
+        return row is not None and row[0] == "streaming"
+
+    await eventually(saved_streaming, interval=0.05)
+    assert indexed("quokkas") == 0 and await found(env, "quokkas") == []  # a partial save re-indexes nothing
+    assert (await env.api.post("/api/v1/chat/marsupials/stop", token="alice")).status == 200
+    tail = [ev async for ev in it]
+    r.close()
+    assert tail[-1].data["status"] == "stopped"
+    assert indexed("quokkas") == 1 and await found(env, "quokkas") == ["marsupials"]  # stopped: settled, indexed
+
+    # A later edit of the settled text follows; a delete takes it out; a streaming row never enters.
+    database.execute_sql("UPDATE message SET content = 'now about bilbies' WHERE content LIKE '%quokkas%'")
+    assert indexed("quokkas") == 0 and indexed("bilbies") == 1
+    conv_id = database.execute_sql("SELECT id FROM conversation WHERE conversation_id = 'marsupials'").fetchone()[0]
+    database.execute_sql("INSERT INTO message (conversation_id, role, content, status, prompt_tokens, completion_tokens, create_time) "
+                         "VALUES (?, 'assistant', 'half a dunnart', 'streaming', 0, 0, '2025-01-01 00:00:00.000')", (conv_id,))
+    database.execute_sql("UPDATE message SET content = 'half a dunnart story' WHERE content = 'half a dunnart'")
+    assert indexed("dunnart") == 0
+    database.execute_sql("UPDATE message SET status = 'failed' WHERE content = 'half a dunnart story'")  # a start marks it failed
+    assert indexed("dunnart") == 1
+    database.execute_sql("DELETE FROM message WHERE content = 'half a dunnart story'")
+    assert indexed("dunnart") == 0 and indexed("bilbies") == 1
+
+
+async def test_the_migration_takes_answers_left_streaming_out_of_the_index(env: ChatEnv) -> None:
+    env.llm.enqueue(Script(text="Echidnas lay eggs."))
+    await env.stream("tell me", conversation_id="mono")
+    conv_id = database.execute_sql("SELECT id FROM conversation WHERE conversation_id = 'mono'").fetchone()[0]
+    # A database from before: its triggers indexed every write, a streaming answer included.
+    for name in ("message_fts_insert", "message_fts_delete", "message_fts_update"):
+        database.execute_sql(f"DROP TRIGGER {name}")
+    dict(models.MIGRATIONS)["conversations_0004_message_search_index"](database.obj)
+    database.execute_sql("INSERT INTO message (conversation_id, role, content, status, prompt_tokens, completion_tokens, create_time) "
+                         "VALUES (?, 'assistant', 'platypus partial', 'streaming', 0, 0, '2025-01-01 00:00:00.000')", (conv_id,))
+    assert indexed("platypus") == 1
+    dict(models.MIGRATIONS)["conversations_0008_settled_messages_indexed"](database.obj)
+    assert indexed("platypus") == 0 and indexed("echidnas") == 1
+    database.execute_sql("UPDATE message SET status = 'failed' WHERE content = 'platypus partial'")  # what a start does with it
+    assert indexed("platypus") == 1 and await found(env, "platypus") == ["mono"]
+    database.execute_sql("INSERT INTO message_fts(message_fts, rank) VALUES ('integrity-check', 1)")  # the index matches the rows
