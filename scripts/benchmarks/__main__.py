@@ -232,27 +232,55 @@ class Bench:
                                  f"+{fmt(added_p50, ' ms', 2)} / +{fmt(added_p99, ' ms', 2)}", event_target, event_met))
             self.rows.append(Row(f"  server CPU per streamed event, {label} (turn setup included)",
                                  fmt(cpu_per_event, " us", 0), "-", "-", "-", None))
-            if n <= 10:
-                await self.floor(n, rounds, direct)
+            if n <= 10 or n >= 500:  # at 500: whether the stack itself stays within x2 of the model (issue 34)
+                await self.floor(n, rounds, direct, label)
+        await self.turn_cost(server)
         self.context.append("Stream latency: the scripted model stamps each chunk with the time it wrote it; the "
                             "client reads the stamp on arrival, through the platform's SSE chat and straight from "
                             "the model (baseline), so 'added' is the platform's own delay per event.")
 
-    async def floor(self, n: int, rounds: int, direct: streams.LatencyStats) -> None:
-        """The same streams through a minimal Tornado + aiohttp relay (relay.py): what the stack itself adds."""
+    async def floor(self, n: int, rounds: int, direct: streams.LatencyStats, label: str) -> None:
+        """The same streams through a minimal Tornado + aiohttp relay (relay.py): what the stack itself adds,
+        with its CPU per event (its connections' setup included, as the platform's rows include turn setup)."""
         assert self.model is not None
         relay = relay_proc(self.model.url, self.path("relay.log"))
         relay.spawn()
         try:
             await relay.wait_ready("/health")
+            before = cpu_seconds(relay.pid)
             floor = await streams.run_platform(relay.url, "-", "-", n, rounds=rounds)
+            cpu_us = 1e6 * (cpu_seconds(relay.pid) - before) / max(floor.events, 1)
         finally:
             relay.stop()
-        self.rows.append(Row(f"  the stack's floor: a minimal Tornado + aiohttp relay, {n} streams, per-event p50 / p99",
+        ratio = f", x{floor.event_p50_ms / direct.event_p50_ms:.1f} p50" if n >= 500 else ""
+        self.rows.append(Row(f"  the stack's floor: a minimal Tornado + aiohttp relay, {label}, per-event p50 / p99 "
+                             f"(its CPU per event {cpu_us:.0f} us{ratio})",
                              f"{fmt(floor.event_p50_ms, ' ms', 2)} / {fmt(floor.event_p99_ms, ' ms', 2)}",
                              f"{fmt(direct.event_p50_ms, ' ms', 2)} / {fmt(direct.event_p99_ms, ' ms', 2)}",
                              f"+{fmt(floor.event_p50_ms - direct.event_p50_ms, ' ms', 2)} / "
                              f"+{fmt(floor.event_p99_ms - direct.event_p99_ms, ' ms', 2)}", "-", None))
+
+    async def turn_cost(self, server: Proc, bursts: int = 8, n: int = 50) -> None:
+        """Server CPU per chat turn (one-chunk answers, bursts of 50 new conversations) beside the relay's CPU per
+        stream: what a turn's own work (auth, its writes and commits, setup, history) costs above the stack's."""
+        assert self.model is not None
+        await self.control(1, 0)
+        pid = server.server_pid()
+        before = cpu_seconds(pid)
+        ours = await streams.run_platform(server.url, self.token, self.agent_id, n, rounds=bursts)
+        turn_us = 1e6 * (cpu_seconds(pid) - before) / max(ours.streams, 1)
+        relay = relay_proc(self.model.url, self.path("relay.log"))
+        relay.spawn()
+        try:
+            await relay.wait_ready("/health")
+            before = cpu_seconds(relay.pid)
+            floor = await streams.run_platform(relay.url, "-", "-", n, rounds=bursts)
+            stream_us = 1e6 * (cpu_seconds(relay.pid) - before) / max(floor.streams, 1)
+        finally:
+            relay.stop()
+        self.rows.append(Row(f"  server CPU per chat turn, one-chunk answers, {bursts} bursts of {n} ({ours.completed}/{ours.streams} "
+                             "completed; baseline: the relay's CPU per stream)", fmt(turn_us, " us", 0), fmt(stream_us, " us", 0),
+                             f"x{turn_us / max(stream_us, 1e-9):.1f}", "-", None))
 
     async def held(self, data_dir: str) -> None:
         n = self.s.held_streams
