@@ -113,6 +113,12 @@ class _ChangeTracker:
         return 0  # SQLITE_OK
 
 
+def fold(text: str | None) -> str | None:
+    """SQL `fold(text)`: text in lower case, Unicode-aware as FTS5's case folding is (SQLite's own lower() and
+    LIKE fold ASCII only), so a substring test on it matches what a trigram index of the text matches."""
+    return text.lower() if isinstance(text, str) else text
+
+
 class Database(APSWDatabase):
     """APSW with change tracking on every connection (see `WATCHED_TABLES`)."""
 
@@ -128,6 +134,7 @@ class Database(APSWDatabase):
 
     def _initialize_connection(self, conn: Any) -> None:
         super()._initialize_connection(conn)  # the pragmas, busy_timeout among them
+        conn.create_scalar_function("fold", fold, 1, deterministic=True)
         if threading.get_ident() == self.loop_thread:
             conn.setbusytimeout(self.loop_busy_timeout_ms)
 
