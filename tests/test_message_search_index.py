@@ -4,6 +4,11 @@ messages stored before it existed."""
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
+import apsw
+
 from platform_server.db import database
 from platform_server.features.conversations import SEARCH_INDEX, lifecycle, models, service
 from platform_server.features.conversations.lifecycle import SearchIndexLoop
@@ -190,3 +195,23 @@ async def test_the_index_loop_runs_on_its_own_and_indexes_a_backlog_in_batches(e
     assert queued() == lifecycle.INDEX_BATCH + 7
     assert await SearchIndexLoop().tick() == lifecycle.INDEX_BATCH + 7 and queued() == 0
     assert fts_count("elderberry") == lifecycle.INDEX_BATCH + 7
+
+
+async def test_an_index_batch_that_meets_another_writer_waits_for_the_next_tick_and_logs_nothing(
+    env: ChatEnv, server: RunningServer, caplog: Any
+) -> None:
+    server.platform.runtime(SEARCH_INDEX).stop()
+    env.llm.enqueue(Script(text="Rowan berries."))
+    await env.stream("and cloudberries?", conversation_id="busy")
+    other = apsw.Connection(server.config.db_path)  # another process's writer (a backup tool, a sqlite3 shell)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with caplog.at_level(logging.WARNING):
+            assert await SearchIndexLoop().tick() == 0  # the lock is another's: nothing written, nothing raised
+        assert queued() == 2 and not [r for r in caplog.records if "locked" in r.getMessage()]
+        assert await found(env, "cloudberr") == ["busy"]  # the search reads the queue meanwhile
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    assert await SearchIndexLoop().tick() == 2 and fts_count("cloudberries") == 1
+    assert await SearchIndexLoop(read_only=lambda: True).tick() == 0  # a full disk: no write is tried

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from platform_server.features.conversations import SEARCH_INDEX, service
 from platform_server.loops import Loop
+from platform_server.ports.database import storage_fault
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
@@ -21,18 +22,28 @@ class SearchIndexLoop(Loop):
     interval_s = INDEX_EVERY_S
     leader_only = False  # SQLite only (one process); PostgreSQL has no queue
 
+    def __init__(self, read_only: Callable[[], bool] = lambda: False) -> None:
+        super().__init__()
+        self.read_only = read_only  # (a full disk: nothing is written until space returns)
+
     async def tick(self) -> int:
         total = 0
-        while True:
-            done = service.index_pending(INDEX_BATCH)
+        while not self.read_only():
+            try:
+                done = service.index_pending(INDEX_BATCH)
+            except Exception as exc:
+                if storage_fault(exc) != "busy":
+                    raise
+                return total  # another connection holds the write lock: the next tick (the search reads the queue)
             total += done
             if done < INDEX_BATCH:
                 return total
             await asyncio.sleep(0)  # a backlog: the next batch after the callbacks waiting now
+        return total
 
 
 async def start(platform: Platform) -> None:
-    loop = SearchIndexLoop()
+    loop = SearchIndexLoop(lambda: platform.storage.read_only)
     platform.set_runtime(SEARCH_INDEX, loop)
     loop.start()
 
