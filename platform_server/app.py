@@ -17,7 +17,7 @@ import tornado.web
 from tornado.routing import PathMatches, Rule
 
 from platform_server import lazy, ports, sealed, storage, tls
-from platform_server.blocking import run_blocking
+from platform_server.blocking import run_blocking, start_blocking
 from platform_server.config import Config
 from platform_server.db import Migration, run_migrations
 from platform_server.features.auth import JWT, LOGIN_LIMITER
@@ -152,6 +152,7 @@ class PlatformState:
     storage_loop: StorageCheckLoop | None = None
     started: list[str] = field(default_factory=list)  # areas whose lifecycle.start completed, in order
     runtimes: dict[str, object] = field(default_factory=dict)  # RuntimeKey name -> the object its area started
+    admin_hash: asyncio.Future[str] | None = None  # a first run's admin password hash, computed while the app is built
 
     def runtime(self, key: RuntimeKey[T]) -> T:
         try:
@@ -284,6 +285,7 @@ def make_private(config: Config) -> None:
 def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     """Open the database, migrate, seed, and build the Tornado application."""
     check_feature_order()
+    admin_hash = first_run_admin_hash(config)
     redact.install()  # no token, password or key in any log line
     os.umask(0o077)  # every file this process creates (database, WAL, uploads, memory) is 0600, folders 0700
     os.makedirs(config.data_dir, mode=0o700, exist_ok=True)
@@ -317,7 +319,7 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
         renew_token=lambda p: jwt.issue(p.user_id, p.username, p.role),
         feature_enabled=settings_service.is_enabled,
     )
-    platform = PlatformState(config=config, web=web, storage=health)
+    platform = PlatformState(config=config, web=web, storage=health, admin_hash=admin_hash)
     platform.set_runtime(JWT, jwt)
     platform.set_runtime(LOGIN_LIMITER, login_limits(config))
     platform.routes = collect_routes()
@@ -335,11 +337,27 @@ def make_app(config: Config) -> tuple[tornado.web.Application, PlatformState]:
     return app, platform
 
 
+def first_run_admin_hash(config: Config) -> asyncio.Future[str] | None:
+    """On a first run (no database file yet) with PLATFORM_ADMIN_PASSWORD, the admin's bcrypt hash (a quarter
+    second at the default cost) starts on a worker thread now, while the routes are imported and the schema
+    migrated on this one, instead of after them on the IOLoop; None otherwise (or with no loop running)."""
+    pw = config.admin_password
+    if not pw or not setup_service.headless_admin_password_ok(pw) or config.database_url or os.path.exists(config.db_path):
+        return None
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return start_blocking(auth_service.hash_password, pw, config.password_hash_rounds)
+
+
 async def start_features(platform: PlatformState) -> None:
     """Seed data and start each area's background work."""
     settings_service.seed_config_defaults(platform.config.default_language, platform.config.timezone)
     settings_service.seed_flags(collect_flags())
-    setup_service.ensure_headless_admin(platform.config.admin_username, platform.config.admin_password, platform.config.password_hash_rounds)
+    hashed = await platform.admin_hash if platform.admin_hash is not None else None
+    config = platform.config
+    setup_service.ensure_headless_admin(config.admin_username, config.admin_password, config.password_hash_rounds, hashed)
     setup_service.prepare_setup_token(platform.config.setup_token)
     tool_factories = dict(_declared("AGENT_TOOLS"))
     for feature in FEATURES:

@@ -41,12 +41,14 @@ PRAGMAS = (
 WATCHED_TABLES: dict[str, int] = {}
 WAL_AUTOCHECKPOINT_PAGES = 1000  # SQLite's default: past it the checkpointer is woken (our WAL hook replaces SQLite's own)
 SLOW_CHECKPOINT_S = 0.05  # a checkpoint (copy and sync) taking this long is logged
-# A writer that never pauses can keep the checkpointer's RESTART from ever getting the write lock (it
-# never waits for it): past this many pages the committing connection checkpoints itself after its
-# commit, as SQLite's own auto-checkpoint does, with any error logged and swallowed (the commit stands).
+# A writer that never pauses keeps the WAL from ever being fully copied, so it never restarts (the
+# checkpointer takes no write lock while writes come): past this many pages the committing connection
+# checkpoints itself after its commit, as SQLite's own auto-checkpoint does, with any error logged and
+# swallowed (the commit stands).
 WAL_HARD_LIMIT_PAGES = 10_000
 HARD_LIMIT_WAIT_S = 1.0  # past the hard limit a writer waits at most this long for the checkpointer's checkpoint
 CHECKPOINT_GAP_S = 0.1  # at most one PASSIVE checkpoint per this long (each wake-up after a commit past the limit)
+CATCH_UP_PASSES = 3  # PASSIVE checkpoints in a row at most, while commits keep adding frames during each copy
 CHECKPOINT_IDLE_S = 2.0  # no commit for this long: the WAL is checkpointed and truncated
 # The loop thread's connection waits at most this long for another connection's write lock (a busy
 # handler sleeps the thread: on the IOLoop it freezes every stream), then the write fails as busy and
@@ -111,6 +113,12 @@ class _ChangeTracker:
         return 0  # SQLITE_OK
 
 
+def fold(text: str | None) -> str | None:
+    """SQL `fold(text)`: text in lower case, Unicode-aware as FTS5's case folding is (SQLite's own lower() and
+    LIKE fold ASCII only), so a substring test on it matches what a trigram index of the text matches."""
+    return text.lower() if isinstance(text, str) else text
+
+
 class Database(APSWDatabase):
     """APSW with change tracking on every connection (see `WATCHED_TABLES`)."""
 
@@ -126,6 +134,7 @@ class Database(APSWDatabase):
 
     def _initialize_connection(self, conn: Any) -> None:
         super()._initialize_connection(conn)  # the pragmas, busy_timeout among them
+        conn.create_scalar_function("fold", fold, 1, deterministic=True)
         if threading.get_ident() == self.loop_thread:
             conn.setbusytimeout(self.loop_busy_timeout_ms)
 
@@ -133,10 +142,14 @@ class Database(APSWDatabase):
 class Checkpointer:
     """WAL checkpoints off the commit path: a thread with its own connection.
 
-    PASSIVE (never waits, never blocks a writer) each time commits grew the WAL by
-    `WAL_AUTOCHECKPOINT_PAGES`, at most once per `CHECKPOINT_GAP_S`; RESTART after it when the WAL did
-    not restart on its own; TRUNCATE once no commit came for `CHECKPOINT_IDLE_S`. None of them waits
-    (busy means next time). Failures are logged, never raised: the commits they follow are durable.
+    PASSIVE (never waits, never takes the write lock) each time commits grew the WAL by
+    `WAL_AUTOCHECKPOINT_PAGES`, at most once per `CHECKPOINT_GAP_S`; once no commit came for
+    `CHECKPOINT_IDLE_S`, a PASSIVE and, when it left nothing to copy, TRUNCATE. A mode that takes the
+    write lock (RESTART, TRUNCATE) copies frames and syncs while holding it, and the IOLoop's writer waits
+    only `LOOP_BUSY_TIMEOUT_MS` for it: such a mode runs only when idle and with nothing left to copy, so it
+    holds the lock for the truncation alone. A WAL that never finds itself fully copied (writes that never
+    pause) restarts through the hard limit (`on_wal_commit`). Failures are logged, never raised: the
+    commits they follow are durable.
     """
 
     def __init__(self, path: str, on_fault: Callable[[BaseException], object] | None = None) -> None:
@@ -183,38 +196,38 @@ class Checkpointer:
                         break
                     self.wake.clear()
                     self.checkpointed_at = self.pages
-                    self._checkpoint(conn, "PASSIVE")
-                    if self.pages >= WAL_AUTOCHECKPOINT_PAGES * 2:
-                        # Writes never paused, so the WAL never found itself fully copied and kept growing:
-                        # RESTART copies the few frames the PASSIVE missed and restarts it. It holds the write
-                        # lock only for that (never waits: busy means next time), a shorter hold than the
-                        # in-commit checkpoint of 1,000 pages it replaces.
-                        self._checkpoint(conn, "RESTART")
+                    left, passes = self._checkpoint(conn, "PASSIVE"), 1
+                    while left and passes < CATCH_UP_PASSES:  # commits came during the copy: their few frames too,
+                        left, passes = self._checkpoint(conn, "PASSIVE"), passes + 1  # so the next writer restarts the WAL
                     self.stopping.wait(CHECKPOINT_GAP_S)  # writes keep coming: the next one waits its turn
                 elif self.pages and time.monotonic() - self.last_commit >= CHECKPOINT_IDLE_S:
-                    self._checkpoint(conn, "TRUNCATE")  # idle: the WAL file shrinks back to nothing
+                    # idle: the WAL file shrinks back to nothing, once a PASSIVE copied every frame (a TRUNCATE
+                    # that had frames to copy would hold the write lock through the copy and its sync)
+                    if self._checkpoint(conn, "PASSIVE") == 0:
+                        self._checkpoint(conn, "TRUNCATE")
         finally:
             conn.close()
 
-    def _checkpoint(self, conn: Any, mode: str) -> bool:
+    def _checkpoint(self, conn: Any, mode: str) -> int | None:
+        """Run one checkpoint: the WAL's frames it left uncopied (0: all), None when it failed or met a lock."""
         started = time.perf_counter()
         try:
             with self.running:
-                busy, _, _ = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()[0]
+                busy, frames, copied = conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()[0]
         except Exception as exc:  # noqa: BLE001 - logged and reported; the next wake-up tries again
             log.warning("WAL checkpoint (%s) failed: %s", mode, exc)
             if self.on_fault is not None:
                 self.on_fault(exc)
-            return False
+            return None
         if busy:  # a reader on an older snapshot, or a writer (TRUNCATE): tried again later
-            return False
+            return None
         self.checkpoints += 1
         took = time.perf_counter() - started
         if took >= SLOW_CHECKPOINT_S:
             log.warning("WAL checkpoint (%s) of %d pages took %.0f ms", mode, self.pages, took * 1000)
         if mode == "TRUNCATE":
             self.pages = 0
-        return True
+        return max(0, frames - copied)
 
 
 _checkpointer: Checkpointer | None = None

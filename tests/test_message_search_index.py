@@ -4,13 +4,20 @@ messages stored before it existed."""
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
+import apsw
+
 from platform_server.db import database
-from platform_server.features.conversations import models, service
+from platform_server.features.conversations import SEARCH_INDEX, lifecycle, models, service
+from platform_server.features.conversations.lifecycle import SearchIndexLoop
 from platform_server.web.context import Caller, Principal
 from tests.helpers.chat import ChatEnv
 from tests.helpers.client import iter_sse
 from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script
+from tests.helpers.server import RunningServer
 
 
 def plan(sql: str, params: tuple[object, ...]) -> str:
@@ -37,8 +44,9 @@ async def test_keyword_search_reads_the_trigram_index_and_finds_substrings_case_
 
     sql, params = service.messages_containing("pears").sql()
     query_plan = plan(sql, tuple(params))
-    assert "SCAN message_fts VIRTUAL TABLE INDEX 0:M" in query_plan, query_plan  # the MATCH, answered by the index
+    assert "SCAN message_fts VIRTUAL TABLE INDEX" in query_plan and ":M" in query_plan, query_plan  # the MATCH, by the index
     assert "SEARCH t1 USING INTEGER PRIMARY KEY" in query_plan and "SCAN t1" not in query_plan  # no read of every message
+    assert "SCAN p" in query_plan and "SEARCH m USING INTEGER PRIMARY KEY" in query_plan, query_plan  # the queue drives its side
 
 
 async def test_the_index_follows_edits_deletes_and_the_migration_fills_it_for_older_messages(env: ChatEnv) -> None:
@@ -48,13 +56,16 @@ async def test_the_index_follows_edits_deletes_and_the_migration_fills_it_for_ol
     database.execute_sql("UPDATE message SET content = 'now about medlars' WHERE conversation_id = ? AND role = 'assistant'", (conv_id,))
     assert await found(env, "apricots") == [] and await found(env, "medlars") == ["old"]
 
-    # A database from before the index: its messages are found once the migration ran.
-    for name in ("message_fts_insert", "message_fts_delete", "message_fts_update"):
+    # A database from before the index: its messages are found once the migrations ran.
+    for name in ("message_fts_queue", "message_fts_delete", "message_fts_update"):
         database.execute_sql(f"DROP TRIGGER {name}")
+    database.execute_sql("DELETE FROM message_fts_pending")  # it had no queue: 0004 below indexes every row itself
     database.execute_sql("DROP TABLE message_fts")
+    database.execute_sql("DROP TABLE message_fts_pending")
     database.execute_sql("INSERT INTO message (conversation_id, role, content, status, prompt_tokens, completion_tokens, create_time) "
                          "VALUES (?, 'user', 'a word about loquats', 'completed', 0, 0, '2025-01-01 00:00:00.000')", (conv_id,))
     dict(models.MIGRATIONS)["conversations_0004_message_search_index"](database.obj)
+    dict(models.MIGRATIONS)["conversations_0008_message_index_in_batches"](database.obj)
     assert await found(env, "loquats") == ["old"] and await found(env, "medlars") == ["old"]
 
     r = await env.api.delete("/api/v1/conversations/old", token="alice")  # the cascade takes its messages out of the index
@@ -131,7 +142,87 @@ async def test_titles_are_searched_through_their_own_trigram_index_and_the_match
     assert database.execute_sql("SELECT COUNT(*) FROM conversation_title_fts WHERE conversation_title_fts MATCH '\"greenhouse\"'").fetchone()[0] == 0
 
 
-def indexed(word: str) -> int:
+def fts_count(keyword: str) -> int:
+    return int(database.execute_sql("SELECT COUNT(*) FROM message_fts WHERE message_fts MATCH ?", (f'"{keyword}"',)).fetchone()[0])
+
+
+def queued() -> int:
+    return int(database.execute_sql("SELECT COUNT(*) FROM message_fts_pending").fetchone()[0])
+
+
+async def test_a_turn_queues_its_messages_for_the_index_and_the_search_finds_them_before_and_after_the_batch(
+    env: ChatEnv, server: RunningServer
+) -> None:
+    # A turn's commits write a queue row per message, not an FTS5 segment each: the index is filled in batches.
+    server.platform.runtime(SEARCH_INDEX).stop()  # (the batch below is this test's own tick)
+    env.llm.enqueue(Script(text="Persimmons ripen after frost."))
+    await env.stream("What about Ünterberg's quinces?", conversation_id="late")
+    assert queued() == 2 and fts_count("quinces") == 0 and fts_count("persimmon") == 0  # not indexed yet...
+    assert await found(env, "persimmon") == ["late"]  # ...found right away: the search reads the queue too
+    assert await found(env, "ünterberg") == ["late"]  # with the index's Unicode case folding, not LIKE's ASCII one
+    assert await found(env, "medlars") == []
+
+    conv_id = database.execute_sql("SELECT id FROM conversation WHERE conversation_id = 'late'").fetchone()[0]
+    database.execute_sql("UPDATE message SET content = 'now about medlars' WHERE conversation_id = ? AND role = 'assistant'", (conv_id,))
+    assert await found(env, "persimmon") == [] and await found(env, "medlars") == ["late"]  # an edit while queued
+
+    assert await SearchIndexLoop().tick() == 2  # the batch: both messages into the index, the queue empty
+    assert queued() == 0 and fts_count("quinces") == 1 and fts_count("medlars") == 1 and fts_count("persimmon") == 0
+    assert await found(env, "medlars") == ["late"] and await found(env, "quinces") == ["late"]
+    database.execute_sql("UPDATE message SET content = 'plain figs' WHERE conversation_id = ? AND role = 'assistant'", (conv_id,))
+    assert await found(env, "medlars") == [] and await found(env, "plain figs") == ["late"]  # an indexed row's edit
+    assert queued() == 1 and fts_count("medlars") == 0  # the edited row left the index and waits for the next batch
+
+    env.llm.enqueue(Script(text="Dates."))
+    await env.stream("and sloes?", conversation_id="late")  # queued again, then the conversation is deleted
+    assert queued() == 3
+    r = await env.api.delete("/api/v1/conversations/late", token="alice")
+    assert r.status == 200, r.body
+    assert queued() == 0 and fts_count("quinces") == 0 and fts_count("figs") == 0  # indexed and queued rows both gone
+    assert database.execute_sql("INSERT INTO message_fts(message_fts) VALUES ('integrity-check')").fetchall() == []
+
+
+async def test_the_index_loop_runs_on_its_own_and_indexes_a_backlog_in_batches(env: ChatEnv, server: RunningServer) -> None:
+    env.llm.enqueue(Script(text="Mulberries."))
+    await env.stream("tell me of damsons", conversation_id="soon")
+    await eventually(lambda: queued() == 0)  # the started loop's tick (every INDEX_EVERY_S)
+    assert fts_count("damsons") == 1 and fts_count("mulberries") == 1
+
+    server.platform.runtime(SEARCH_INDEX).stop()
+    conv_id = database.execute_sql("SELECT id FROM conversation WHERE conversation_id = 'soon'").fetchone()[0]
+    with database.atomic():
+        for i in range(lifecycle.INDEX_BATCH + 7):
+            database.execute_sql("INSERT INTO message (conversation_id, role, content, status, prompt_tokens, completion_tokens, "
+                                 "create_time) VALUES (?, 'user', ?, 'completed', 0, 0, '2025-01-01 00:00:00.000')",
+                                 (conv_id, f"bulk {i} elderberry"))
+    assert queued() == lifecycle.INDEX_BATCH + 7
+    assert await SearchIndexLoop().tick() == lifecycle.INDEX_BATCH + 7 and queued() == 0
+    assert fts_count("elderberry") == lifecycle.INDEX_BATCH + 7
+
+
+async def test_an_index_batch_that_meets_another_writer_waits_for_the_next_tick_and_logs_nothing(
+    env: ChatEnv, server: RunningServer, caplog: Any
+) -> None:
+    server.platform.runtime(SEARCH_INDEX).stop()
+    env.llm.enqueue(Script(text="Rowan berries."))
+    await env.stream("and cloudberries?", conversation_id="busy")
+    other = apsw.Connection(server.config.db_path)  # another process's writer (a backup tool, a sqlite3 shell)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with caplog.at_level(logging.WARNING):
+            assert await SearchIndexLoop().tick() == 0  # the lock is another's: nothing written, nothing raised
+        assert queued() == 2 and not [r for r in caplog.records if "locked" in r.getMessage()]
+        assert await found(env, "cloudberr") == ["busy"]  # the search reads the queue meanwhile
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    assert await SearchIndexLoop().tick() == 2 and fts_count("cloudberries") == 1
+    assert await SearchIndexLoop(read_only=lambda: True).tick() == 0  # a full disk: no write is tried
+
+
+async def indexed(word: str) -> int:
+    """How many index entries match `word`, once the queued messages went through a batch."""
+    await SearchIndexLoop().tick()
     return int(database.execute_sql("SELECT COUNT(*) FROM message_fts WHERE message_fts MATCH ?", (f'"{word}"',)).fetchone()[0])
 
 
@@ -149,25 +240,25 @@ async def test_a_streaming_answer_enters_the_index_once_it_is_settled_not_at_eac
         return row is not None and row[0] == "streaming"
 
     await eventually(saved_streaming, interval=0.05)
-    assert indexed("quokkas") == 0 and await found(env, "quokkas") == []  # a partial save re-indexes nothing
+    assert await indexed("quokkas") == 0 and await found(env, "quokkas") == []  # a partial save re-indexes nothing
     assert (await env.api.post("/api/v1/chat/marsupials/stop", token="alice")).status == 200
     tail = [ev async for ev in it]
     r.close()
     assert tail[-1].data["status"] == "stopped"
-    assert indexed("quokkas") == 1 and await found(env, "quokkas") == ["marsupials"]  # stopped: settled, indexed
+    assert await indexed("quokkas") == 1 and await found(env, "quokkas") == ["marsupials"]  # stopped: settled, indexed
 
     # A later edit of the settled text follows; a delete takes it out; a streaming row never enters.
     database.execute_sql("UPDATE message SET content = 'now about bilbies' WHERE content LIKE '%quokkas%'")
-    assert indexed("quokkas") == 0 and indexed("bilbies") == 1
+    assert await indexed("quokkas") == 0 and await indexed("bilbies") == 1
     conv_id = database.execute_sql("SELECT id FROM conversation WHERE conversation_id = 'marsupials'").fetchone()[0]
     database.execute_sql("INSERT INTO message (conversation_id, role, content, status, prompt_tokens, completion_tokens, create_time) "
                          "VALUES (?, 'assistant', 'half a dunnart', 'streaming', 0, 0, '2025-01-01 00:00:00.000')", (conv_id,))
     database.execute_sql("UPDATE message SET content = 'half a dunnart story' WHERE content = 'half a dunnart'")
-    assert indexed("dunnart") == 0
+    assert await indexed("dunnart") == 0
     database.execute_sql("UPDATE message SET status = 'failed' WHERE content = 'half a dunnart story'")  # a start marks it failed
-    assert indexed("dunnart") == 1
+    assert await indexed("dunnart") == 1
     database.execute_sql("DELETE FROM message WHERE content = 'half a dunnart story'")
-    assert indexed("dunnart") == 0 and indexed("bilbies") == 1
+    assert await indexed("dunnart") == 0 and await indexed("bilbies") == 1
 
 
 async def test_the_migration_takes_answers_left_streaming_out_of_the_index(env: ChatEnv) -> None:
@@ -175,14 +266,15 @@ async def test_the_migration_takes_answers_left_streaming_out_of_the_index(env: 
     await env.stream("tell me", conversation_id="mono")
     conv_id = database.execute_sql("SELECT id FROM conversation WHERE conversation_id = 'mono'").fetchone()[0]
     # A database from before: its triggers indexed every write, a streaming answer included.
-    for name in ("message_fts_insert", "message_fts_delete", "message_fts_update"):
+    for name in ("message_fts_queue", "message_fts_delete", "message_fts_update"):
         database.execute_sql(f"DROP TRIGGER {name}")
+    database.execute_sql("DELETE FROM message_fts_pending")  # it had no queue: 0004 below indexes every row itself
     dict(models.MIGRATIONS)["conversations_0004_message_search_index"](database.obj)
     database.execute_sql("INSERT INTO message (conversation_id, role, content, status, prompt_tokens, completion_tokens, create_time) "
                          "VALUES (?, 'assistant', 'platypus partial', 'streaming', 0, 0, '2025-01-01 00:00:00.000')", (conv_id,))
-    assert indexed("platypus") == 1
-    dict(models.MIGRATIONS)["conversations_0008_settled_messages_indexed"](database.obj)
-    assert indexed("platypus") == 0 and indexed("echidnas") == 1
+    assert await indexed("platypus") == 1
+    dict(models.MIGRATIONS)["conversations_0008_message_index_in_batches"](database.obj)
+    assert await indexed("platypus") == 0 and await indexed("echidnas") == 1
     database.execute_sql("UPDATE message SET status = 'failed' WHERE content = 'platypus partial'")  # what a start does with it
-    assert indexed("platypus") == 1 and await found(env, "platypus") == ["mono"]
+    assert await indexed("platypus") == 1 and await found(env, "platypus") == ["mono"]
     database.execute_sql("INSERT INTO message_fts(message_fts, rank) VALUES ('integrity-check', 1)")  # the index matches the rows

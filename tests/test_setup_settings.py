@@ -11,11 +11,13 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import threading
 import tomllib
 from pathlib import Path
 from typing import Any, AsyncIterator
 
 import aiohttp
+import bcrypt
 import pytest
 
 from platform_server.config import Config, load_config
@@ -433,3 +435,32 @@ async def test_system_info_shows_the_data_directory_and_the_embedded_model_to_gl
     assert set(model) >= {"runtimeInstalled", "chatModelPath", "chatModelFound", "chatModelLoaded", "embeddingModelFound"}
     assert model["chatModelFound"] == bool(model["chatModelPath"] and os.path.isfile(model["chatModelPath"]))
     assert model["chatModelConfigured"] is False
+
+
+async def test_a_first_run_hashes_the_headless_admins_password_on_a_worker_thread_while_the_app_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # bcrypt at the default cost takes a quarter second: on the IOLoop, after the routes and the migrations, it
+    # added all of it to a first start; begun on a worker thread before them, it runs beside them.
+    real_hashpw = bcrypt.hashpw
+    hashed_on: list[int] = []
+
+    def recording_hashpw(password: bytes, salt: bytes) -> bytes:
+        hashed_on.append(threading.get_ident())
+        return real_hashpw(password, salt)
+
+    monkeypatch.setattr(bcrypt, "hashpw", recording_hashpw)
+    loop_thread = threading.get_ident()
+    server = await start_server(str(tmp_path / "data"), admin_username="root", admin_password="headless-secret")
+    try:
+        assert hashed_on and loop_thread not in hashed_on[:1]  # the admin's hash, the first one, was not the loop's work
+        r = await server.client.post("/api/v1/auth/login", {"username": "root", "password": "headless-secret"})
+        assert r.status == 200 and r.data["role"] == "admin"
+    finally:
+        await server.stop()
+    hashed_on.clear()
+    again = await start_server(str(tmp_path / "data"), admin_username="root", admin_password="headless-secret")
+    try:
+        assert hashed_on == []  # a restart finds the admin: nothing is hashed ahead
+    finally:
+        await again.stop()

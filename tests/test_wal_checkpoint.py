@@ -8,6 +8,8 @@ import os
 import time
 from typing import Any
 
+import apsw
+import peewee
 import pytest
 
 from platform_server import db
@@ -107,4 +109,46 @@ def test_a_process_without_a_checkpointer_checkpoints_after_commits_past_the_lim
                 database.execute_sql("INSERT INTO note (body) VALUES (?)", ("x" * 3000 + str(i),))
         assert os.path.getsize(path) > size
     finally:
+        db.close_database()
+
+
+def test_writes_from_a_connection_that_never_waits_for_a_lock_never_fail_while_the_checkpointer_works(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A reader on an old snapshot keeps each PASSIVE from copying the whole WAL (as a slow page read does under
+    # load), so the WAL grows past twice the limit; a checkpoint that then took the write lock to copy the rest
+    # would make the writer, which waits for no lock (the IOLoop's waits 20 ms), fail with 'database is locked'.
+    monkeypatch.setattr(db, "WAL_AUTOCHECKPOINT_PAGES", 20)
+    monkeypatch.setattr(db, "CHECKPOINT_GAP_S", 0.005)
+    monkeypatch.setattr(db, "CHECKPOINT_IDLE_S", 0.05)
+    path = str(tmp_path / "wal.db")
+    db.open_database(path, loop_busy_timeout_ms=0)
+    database.execute_sql("CREATE TABLE note (id INTEGER PRIMARY KEY, body TEXT)")
+    checkpointer = db.start_checkpointer(path)
+    reader = apsw.Connection(path)
+    failures: list[str] = []
+    try:
+        deadline = time.monotonic() + 2.0
+        n = 0
+        while time.monotonic() < deadline:
+            n += 1
+            if n % 40 == 1:  # the reader holds its snapshot across 40 commits, then lets go
+                if reader.in_transaction:
+                    reader.execute("COMMIT")
+                reader.execute("BEGIN")
+                reader.execute("SELECT count(*) FROM note").fetchall()
+            if n % 200 == 0:
+                time.sleep(0.08)  # a pause: the checkpointer finds the database idle
+            try:
+                with database.atomic():
+                    database.execute_sql("INSERT INTO note (body) VALUES (?)", ("x" * 3000,))
+            except peewee.OperationalError as exc:
+                failures.append(str(exc))
+        assert n > 500 and checkpointer.checkpoints > 5
+        assert failures == []
+    finally:
+        if reader.in_transaction:
+            reader.execute("COMMIT")
+        reader.close()
+        db.stop_checkpointer()
         db.close_database()

@@ -153,6 +153,11 @@ def seed(db_path: str, sizes: Sizes, seed_value: int = 7) -> Seeded:
         del msgs
         if sizes.db_bytes:
             _pad(con, db_path, Conversation, Message, user_id, sizes.db_bytes, rng, words)
+        # the messages' keyword index, filled as the server's batches would have filled it over time
+        con.execute("INSERT INTO message_fts(rowid, content) SELECT m.id, m.content FROM message_fts_pending p "
+                    "CROSS JOIN message m ON m.id = p.id")
+        con.execute("DELETE FROM message_fts_pending")
+        con.commit()
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         con.close()

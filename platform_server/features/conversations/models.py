@@ -146,33 +146,47 @@ def _title_search_index(db: peewee.Database) -> None:
     db.execute_sql("INSERT INTO conversation_title_fts(conversation_title_fts) VALUES ('rebuild')")
 
 
-# A streaming answer's partial saves (every 0.5 s, chat/store.py save_partial) rewrite its whole text: with the
-# index kept in step on every write, each save re-tokenised all of it (1.4 ms of CPU for a 4,000-character answer,
-# 2 us without the index), so an answer's index cost grew with the square of its length, on the IOLoop. The index
-# now holds the text of messages that are not streaming: an answer enters it once, when it is completed, stopped
-# or failed (a start marks a crashed turn's answer failed), and keyword search finds answers from then on.
-_FTS_SETTLED_TRIGGERS = (
-    "CREATE TRIGGER message_fts_insert AFTER INSERT ON message WHEN new.status IS NOT 'streaming' BEGIN "
-    "INSERT INTO message_fts(rowid, content) VALUES (new.id, new.content); END",
-    "CREATE TRIGGER message_fts_delete AFTER DELETE ON message WHEN old.status IS NOT 'streaming' BEGIN "
-    "INSERT INTO message_fts(message_fts, rowid, content) VALUES ('delete', old.id, old.content); END",
-    # one trigger for both halves, in order: the old text leaves the index (if it was in) before the new enters
-    "CREATE TRIGGER message_fts_update AFTER UPDATE OF content, status ON message "
+# The trigram index of message text (conversations_0008), two costs cut:
+# - A streaming answer's partial saves (every 0.5 s, chat/store.py save_partial) rewrite its whole text; with the
+#   index kept in step on every write each save re-tokenised all of it (1.4 ms of CPU for a 4,000-character
+#   answer, 2 us without), so an answer's index cost grew with the square of its length, on the IOLoop. Only
+#   settled messages (not 'streaming') are indexed: an answer enters once, when it is completed, stopped or failed
+#   (a start marks a crashed turn's answer failed).
+# - An FTS5 insert per message cost a turn two small FTS5 segments, one per commit (276-285 us of CPU for a turn's
+#   two messages against 79-98 us without the index, apsw, same schema); a queue row per message and a batch of
+#   them indexed every second cost 138 us. A settled message waits in MESSAGE_FTS_PENDING until
+#   `service.index_pending` indexes it; the search reads that tail directly (`service.conversations_matching`),
+#   so it finds a message as soon as it is stored (an answer as soon as it ends).
+# A message is in the index when it is settled and not queued; the triggers keep exactly those rows there.
+MESSAGE_FTS_PENDING = "message_fts_pending"
+_OLD_INDEXED = f"old.status IS NOT 'streaming' AND NOT EXISTS (SELECT 1 FROM {MESSAGE_FTS_PENDING} WHERE id = old.id)"
+_BATCHED_FTS_TRIGGERS = (
+    f"CREATE TRIGGER IF NOT EXISTS message_fts_queue AFTER INSERT ON message WHEN new.status IS NOT 'streaming' BEGIN "
+    f"INSERT OR IGNORE INTO {MESSAGE_FTS_PENDING}(id) VALUES (new.id); END",
+    f"CREATE TRIGGER IF NOT EXISTS message_fts_delete AFTER DELETE ON message BEGIN "
+    f"INSERT INTO message_fts(message_fts, rowid, content) SELECT 'delete', old.id, old.content WHERE {_OLD_INDEXED}; "
+    f"DELETE FROM {MESSAGE_FTS_PENDING} WHERE id = old.id; END",
+    # in order: the old text leaves the index (if it was in), then the row is queued again or, streaming, leaves the queue
+    f"CREATE TRIGGER IF NOT EXISTS message_fts_update AFTER UPDATE OF content, status ON message "
     "WHEN (old.status IS 'streaming') != (new.status IS 'streaming') OR (new.content IS NOT old.content AND new.status IS NOT 'streaming') BEGIN "
-    "INSERT INTO message_fts(message_fts, rowid, content) SELECT 'delete', old.id, old.content WHERE old.status IS NOT 'streaming'; "
-    "INSERT INTO message_fts(rowid, content) SELECT new.id, new.content WHERE new.status IS NOT 'streaming'; END",
+    f"INSERT INTO message_fts(message_fts, rowid, content) SELECT 'delete', old.id, old.content WHERE {_OLD_INDEXED}; "
+    f"DELETE FROM {MESSAGE_FTS_PENDING} WHERE id = new.id AND new.status IS 'streaming'; "
+    f"INSERT OR IGNORE INTO {MESSAGE_FTS_PENDING}(id) SELECT new.id WHERE new.status IS NOT 'streaming'; END",
 )
 
 
-def _settled_messages_indexed(db: peewee.Database) -> None:
-    """Streaming answers leave the keyword index (see _FTS_SETTLED_TRIGGERS); those the former triggers put in
-    go out with the text they were indexed with (their current text: every write re-indexed it)."""
+def _message_index_in_batches(db: peewee.Database) -> None:
+    """Settled messages reach the trigram index through a queue, in batches (see MESSAGE_FTS_PENDING); answers
+    the former triggers indexed while streaming leave it, with the text they were indexed with (their current
+    text: every write re-indexed it). PostgreSQL: nothing."""
     if isinstance(db, peewee.PostgresqlDatabase):
         return
+    db.execute_sql(f"CREATE TABLE IF NOT EXISTS {MESSAGE_FTS_PENDING} (id INTEGER PRIMARY KEY)")
     for name in ("message_fts_insert", "message_fts_delete", "message_fts_update"):
         db.execute_sql(f"DROP TRIGGER IF EXISTS {name}")
     db.execute_sql("INSERT INTO message_fts(message_fts, rowid, content) SELECT 'delete', id, content FROM message WHERE status = 'streaming'")
-    for trigger in _FTS_SETTLED_TRIGGERS:
+    for trigger in _BATCHED_FTS_TRIGGERS:
+        db.execute_sql(trigger)
         db.execute_sql(trigger)
 
 
@@ -184,5 +198,5 @@ MIGRATIONS: list[Migration] = [
     ("conversations_0005_page_index", _conversation_page_index),
     ("conversations_0006_left_running_indexes", _left_running_indexes),
     ("conversations_0007_title_search_index", _title_search_index),
-    ("conversations_0008_settled_messages_indexed", _settled_messages_indexed),
+    ("conversations_0008_message_index_in_batches", _message_index_in_batches),
 ]

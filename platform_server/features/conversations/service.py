@@ -12,7 +12,7 @@ from platform_server.db import database, first_where, iso, parse_iso, stored_tim
 from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import User
-from platform_server.features.conversations.models import MESSAGE_FTS, TITLE_FTS, Conversation, Message
+from platform_server.features.conversations.models import MESSAGE_FTS, MESSAGE_FTS_PENDING, TITLE_FTS, Conversation, Message
 from platform_server.memo import memo_on
 from platform_server.web.context import Caller
 from platform_server.web.encode import JsonText, encoded
@@ -156,11 +156,37 @@ def conversations_matching(keyword: str) -> peewee.Expression:
         return Conversation.title.contains(keyword) | Conversation.id.in_(messages_containing(keyword))
     phrase = _phrase(keyword)
     union = peewee.SQL(
-        f"(SELECT rowid FROM {TITLE_FTS} WHERE {TITLE_FTS} MATCH ? UNION "
-        f"SELECT conversation_id FROM message WHERE id IN (SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ?))",
-        [phrase, phrase],
+        f"(SELECT rowid FROM {TITLE_FTS} WHERE {TITLE_FTS} MATCH ? UNION SELECT conversation_id FROM message WHERE id IN ({_MESSAGE_IDS_MATCHING}))",
+        [phrase, phrase, keyword],
     )
     return Conversation.id.in_(union)
+
+
+# The indexed messages that match (the trigram index), and those still queued for it (a few seconds' worth at
+# most: read one by one, with the index's case folding), so a message is found as soon as it is stored.
+_MESSAGE_IDS_MATCHING = (
+    f"SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ? UNION "
+    f"SELECT m.id FROM {MESSAGE_FTS_PENDING} p CROSS JOIN message m ON m.id = p.id WHERE instr(fold(m.content), fold(?)) > 0"
+)
+
+
+def index_pending(limit: int) -> int:
+    """Index queued messages (the `limit` oldest ids, in one transaction; about 6 us each) in the trigram index;
+    returns how many."""
+    if isinstance(database.obj, peewee.PostgresqlDatabase):
+        return 0
+    with database.atomic():
+        row = database.execute_sql(f"SELECT max(id), count(*) FROM (SELECT id FROM {MESSAGE_FTS_PENDING} ORDER BY id LIMIT ?)", (limit,)).fetchone()
+        upto, count = row[0], int(row[1])
+        if not count:
+            return 0
+        database.execute_sql(
+            f"INSERT INTO {MESSAGE_FTS}(rowid, content) SELECT m.id, m.content FROM {MESSAGE_FTS_PENDING} p "
+            "CROSS JOIN message m ON m.id = p.id WHERE p.id <= ?",
+            (upto,),
+        )
+        database.execute_sql(f"DELETE FROM {MESSAGE_FTS_PENDING} WHERE id <= ?", (upto,))
+    return count
 
 
 def messages_containing(keyword: str) -> peewee.ModelSelect[Message]:
@@ -168,7 +194,7 @@ def messages_containing(keyword: str) -> peewee.ModelSelect[Message]:
     message_fts trigram index: a quoted phrase matches the same substrings as LIKE '%keyword%'."""
     if not _indexed(keyword):  # on PostgreSQL, ILIKE answered from pg_trgm's index; else a scan
         return Message.select(Message.conversation).where(Message.content.contains(keyword))
-    matching = peewee.SQL(f"(SELECT rowid FROM {MESSAGE_FTS} WHERE {MESSAGE_FTS} MATCH ?)", [_phrase(keyword)])
+    matching = peewee.SQL(f"({_MESSAGE_IDS_MATCHING})", [_phrase(keyword), keyword])
     return Message.select(Message.conversation).where(Message.id.in_(matching))
 
 

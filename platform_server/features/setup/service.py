@@ -59,14 +59,19 @@ def first_agent(user: User) -> None:
         agents.create(caller, FIRST_AGENT)
 
 
-def ensure_headless_admin(username: str, password: str, rounds: int = 10) -> None:
-    """Create the admin from PLATFORM_ADMIN_PASSWORD at start when none exists."""
+def ensure_headless_admin(username: str, password: str, rounds: int = 10, password_hash: str | None = None) -> None:
+    """Create the admin from PLATFORM_ADMIN_PASSWORD at start when none exists (`password_hash`: its hash, computed
+    ahead off the IOLoop)."""
     if not password or auth.has_admin():
         return
-    if len(password) < 8:
+    if not headless_admin_password_ok(password):
         raise SystemExit("PLATFORM_ADMIN_PASSWORD must be at least 8 characters")
-    create_admin(username or "admin", auth.hash_password(password, rounds), None, None)
+    create_admin(username or "admin", password_hash or auth.hash_password(password, rounds), None, None)
     log.info("created admin user %r from the environment", username)
+
+
+def headless_admin_password_ok(password: str) -> bool:
+    return len(password) >= 8
 
 
 def prepare_setup_token(configured: str) -> None:
