@@ -127,3 +127,36 @@ async def test_titles_are_searched_through_their_own_trigram_index_and_the_match
     r = await env.api.delete("/api/v1/conversations/plain", token="alice")
     assert r.status == 200, r.body
     assert database.execute_sql("SELECT COUNT(*) FROM conversation_title_fts WHERE conversation_title_fts MATCH '\"greenhouse\"'").fetchone()[0] == 0
+
+
+async def test_a_keyword_page_matches_once_for_its_records_and_its_total(env: ChatEnv) -> None:
+    """The page and its total come from one statement (a window count over the matches the page sorts
+    anyway): the trigram scans and their union ran twice, once for the count and once for the page, which
+    at a million messages was most of the route's time."""
+    for i in range(3):
+        env.llm.enqueue(Script(text=f"Plums number {i}."))
+        await env.stream(f"about plums {i}", conversation_id=f"plum-{i}")
+    statements: list[str] = []
+
+    def trace(_cursor: object, sql: str, _bindings: object) -> bool:
+        statements.append(sql)
+        return True
+
+    con = database.connection()
+    con.exec_trace = trace
+    try:
+        r = await env.api.get("/api/v1/conversations/page", params={"keyword": "plums", "size": 2}, token="alice")
+    finally:
+        con.exec_trace = None
+    assert r.status == 200, r.body
+    assert r.data["total"] == 3 and len(r.data["records"]) == 2
+    assert sum(MESSAGE_FTS_MATCH in s for s in statements) == 1, statements
+
+    # past the last match the page is empty and the total still counts them
+    r = await env.api.get("/api/v1/conversations/page", params={"keyword": "plums", "size": 2, "page": 3}, token="alice")
+    assert r.status == 200 and r.data["total"] == 3 and r.data["records"] == []
+    r = await env.api.get("/api/v1/conversations/page", params={"keyword": "plums", "size": 2, "page": 2}, token="alice")
+    assert r.data["total"] == 3 and [c["conversationId"] for c in r.data["records"]] == ["plum-0"]
+
+
+MESSAGE_FTS_MATCH = "message_fts MATCH"
