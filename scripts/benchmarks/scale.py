@@ -271,8 +271,9 @@ _KEYWORD_WHERE = ("WHERE c.user_id + 0 = ? AND c.workspace_id + 0 = 1 AND c.id I
 # The query before the trigram index (conversations_0004): every message read; timed in raw SQL for the record.
 _SCAN_WHERE = ("WHERE c.user_id = ? AND c.workspace_id = 1 AND (c.title LIKE ? OR c.id IN "
                "(SELECT conversation_id FROM message WHERE content LIKE ?))")
-_KEYWORD_SQL = (f"SELECT c.*, COUNT(*) OVER () FROM conversation c {_KEYWORD_WHERE} "
-                "ORDER BY c.pinned DESC, c.last_active_time DESC, c.id DESC LIMIT ? OFFSET 0")
+_KEYWORD_SQL = (f"SELECT c.*, m.total FROM (SELECT c.id AS id, COUNT(*) OVER () AS total FROM conversation c {_KEYWORD_WHERE} "
+                "ORDER BY c.pinned DESC, c.last_active_time DESC, c.id DESC LIMIT ? OFFSET 0) m JOIN conversation c ON c.id = m.id "
+                "ORDER BY c.pinned DESC, c.last_active_time DESC, c.id DESC")
 _SCAN_SQL = (f"SELECT COUNT(*) FROM conversation c {_SCAN_WHERE};;SELECT c.* FROM conversation c {_SCAN_WHERE} "
              "ORDER BY c.pinned DESC, c.last_active_time DESC, c.id DESC LIMIT ? OFFSET 0")
 _LATEST_SQL = ("SELECT m.* FROM message m JOIN conversation c ON c.id = m.conversation_id WHERE c.key = ? "

@@ -131,8 +131,20 @@ def page_for(caller: Caller, req: PageRequest, keyword: str | None) -> dict[str,
     q = _mine(caller, page_index=not _indexed(keyword)).where(conversations_matching(keyword))
     # The page and its total in one statement: a window count over the matches the page sorts anyway, so
     # the trigram scans and their union run once (a separate COUNT ran them twice: at a million messages
-    # most of the route's time). Past the last match no row carries the total: only then is it counted.
-    rows = list(q.select_extend(peewee.fn.COUNT(peewee.SQL("*")).over().alias("match_total")).offset(req.offset).limit(req.size))
+    # most of the route's time). The sort carries ids only; the page's rows are read after it. Past the
+    # last match no row carries the total: only then is it counted.
+    ids = (
+        q.select(Conversation.id.alias("cid"), peewee.fn.COUNT(peewee.SQL("*")).over().alias("match_total"))
+        .offset(req.offset)
+        .limit(req.size)
+        .alias("matched")
+    )
+    rows = list(
+        Conversation.select(Conversation, ids.c.match_total.alias("match_total"))
+        .join(ids, on=(Conversation.id == ids.c.cid))
+        .order_by(Conversation.pinned.desc(), Conversation.last_active_time.desc(), Conversation.id.desc())
+        .objects()  # match_total on each row
+    )
     total = int(rows[0].match_total) if rows else (q.count() if req.offset else 0)
     return page_of(_vos(rows), total, req)
 
