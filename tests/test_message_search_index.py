@@ -160,3 +160,24 @@ async def test_a_keyword_page_matches_once_for_its_records_and_its_total(env: Ch
 
 
 MESSAGE_FTS_MATCH = "message_fts MATCH"
+
+
+async def test_a_conversations_page_reads_only_the_agent_columns_it_shows(env: ChatEnv) -> None:
+    """Each record names its agent (name, icon): the agent's prompt and JSON settings are not read for it."""
+    env.llm.enqueue(Script(text="Figs."))
+    await env.stream("about figs", conversation_id="fig")
+    statements: list[str] = []
+
+    def trace(_cursor: object, sql: str, _bindings: object) -> bool:
+        statements.append(sql)
+        return True
+
+    con = database.connection()
+    con.exec_trace = trace
+    try:
+        r = await env.api.get("/api/v1/conversations/page", params={"keyword": "figs"}, token="alice")
+    finally:
+        con.exec_trace = None
+    assert r.status == 200 and r.data["records"][0]["agentName"], r.body
+    agent_reads = [s for s in statements if 'FROM "agent"' in s]
+    assert agent_reads and all("system_prompt" not in s for s in agent_reads), agent_reads

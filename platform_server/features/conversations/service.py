@@ -60,10 +60,12 @@ def check_owner(user_id: int, conversation_id: str) -> Conversation | None:
 
 
 def _agents(ids: Iterable[int | None]) -> dict[int, Any]:
+    """The name and icon of each agent, all a conversation's view shows: a whole agent row (its prompt, its
+    JSON settings decoded) cost a fifth of a keyword page's time."""
     wanted = {i for i in ids if i}
     if not wanted:
         return {}
-    return {a.id: a for a in Agent.select().where(Agent.id.in_(list(wanted)))}
+    return {a.id: a for a in Agent.select(Agent.id, Agent.name, Agent.icon).where(Agent.id.in_(list(wanted)))}
 
 
 def _usernames(ids: Iterable[int]) -> dict[int, str]:
