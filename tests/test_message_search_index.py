@@ -278,3 +278,57 @@ async def test_the_migration_takes_answers_left_streaming_out_of_the_index(env: 
     database.execute_sql("UPDATE message SET status = 'failed' WHERE content = 'platypus partial'")  # what a start does with it
     assert await indexed("platypus") == 1 and await found(env, "platypus") == ["mono"]
     database.execute_sql("INSERT INTO message_fts(message_fts, rank) VALUES ('integrity-check', 1)")  # the index matches the rows
+
+
+async def test_a_keyword_page_matches_once_for_its_records_and_its_total(env: ChatEnv) -> None:
+    """The page and its total come from one statement (a window count over the matches the page sorts
+    anyway): the trigram scans and their union ran twice, once for the count and once for the page, which
+    at a million messages was most of the route's time."""
+    for i in range(3):
+        env.llm.enqueue(Script(text=f"Plums number {i}."))
+        await env.stream(f"about plums {i}", conversation_id=f"plum-{i}")
+    statements: list[str] = []
+
+    def trace(_cursor: object, sql: str, _bindings: object) -> bool:
+        statements.append(sql)
+        return True
+
+    con = database.connection()
+    con.exec_trace = trace
+    try:
+        r = await env.api.get("/api/v1/conversations/page", params={"keyword": "plums", "size": 2}, token="alice")
+    finally:
+        con.exec_trace = None
+    assert r.status == 200, r.body
+    assert r.data["total"] == 3 and len(r.data["records"]) == 2
+    assert sum(MESSAGE_FTS_MATCH in s for s in statements) == 1, statements
+
+    # past the last match the page is empty and the total still counts them
+    r = await env.api.get("/api/v1/conversations/page", params={"keyword": "plums", "size": 2, "page": 3}, token="alice")
+    assert r.status == 200 and r.data["total"] == 3 and r.data["records"] == []
+    r = await env.api.get("/api/v1/conversations/page", params={"keyword": "plums", "size": 2, "page": 2}, token="alice")
+    assert r.data["total"] == 3 and [c["conversationId"] for c in r.data["records"]] == ["plum-0"]
+
+
+MESSAGE_FTS_MATCH = "message_fts MATCH"
+
+
+async def test_a_conversations_page_reads_only_the_agent_columns_it_shows(env: ChatEnv) -> None:
+    """Each record names its agent (name, icon): the agent's prompt and JSON settings are not read for it."""
+    env.llm.enqueue(Script(text="Figs."))
+    await env.stream("about figs", conversation_id="fig")
+    statements: list[str] = []
+
+    def trace(_cursor: object, sql: str, _bindings: object) -> bool:
+        statements.append(sql)
+        return True
+
+    con = database.connection()
+    con.exec_trace = trace
+    try:
+        r = await env.api.get("/api/v1/conversations/page", params={"keyword": "figs"}, token="alice")
+    finally:
+        con.exec_trace = None
+    assert r.status == 200 and r.data["records"][0]["agentName"], r.body
+    agent_reads = [s for s in statements if 'FROM "agent"' in s]
+    assert agent_reads and all("system_prompt" not in s for s in agent_reads), agent_reads

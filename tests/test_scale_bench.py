@@ -4,6 +4,7 @@ starts on it, and its routes list and search exactly what was seeded; the bench'
 from __future__ import annotations
 
 import os
+import sqlite3
 
 import aiohttp
 import pytest
@@ -20,6 +21,22 @@ async def test_the_seeded_install_starts_lists_and_searches_what_was_seeded(tmp_
     sizes = scale.Sizes(conversations=30, messages=600, agents=7, chunks=0, db_bytes=4 * 2**20)
     seeded = scale.seed(os.path.join(data_dir, "platform.db"), sizes)
     assert len(seeded.conversation_ids) == 30 and seeded.db_mb >= 4  # padded up to the database size asked for
+    assert "messages" in seeded.steps and "keyword indexes built" in seeded.steps and "padding" in seeded.steps
+    con = sqlite3.connect(os.path.join(data_dir, "platform.db"))
+    try:
+        # seeded without the FTS triggers: both indexes were built from the rows, the triggers are back
+        # (the padding and every later write kept in step), and the journal is the server's again
+        triggers = {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE '%fts%'")}
+        assert {"message_fts_queue", "message_fts_delete", "message_fts_update"} <= triggers
+        assert {"conversation_title_fts_insert", "conversation_title_fts_update"} <= triggers
+        for fts in ("message_fts", "conversation_title_fts"):
+            con.execute(f"INSERT INTO {fts}({fts}, rank) VALUES ('integrity-check', 1)")  # raises on a mismatch
+        assert con.execute("SELECT COUNT(*) FROM message_fts").fetchone()[0] == con.execute("SELECT COUNT(*) FROM message").fetchone()[0]
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        pad = con.execute("SELECT COUNT(*), MIN(LENGTH(content_parts)) FROM message WHERE content_parts IS NOT NULL").fetchone()
+        assert pad[0] >= 1 and pad[1] > 2**20  # few large rows: pasted screenshots
+    finally:
+        con.close()
     proc, _, token = await scale.start(data_dir, os.path.join(work, "server.log"))
     try:
         base = proc.url + "/api/v1"
@@ -45,9 +62,14 @@ async def test_the_seeded_install_starts_lists_and_searches_what_was_seeded(tmp_
         assert all(0 < f.platform.p50_ms <= f.platform.p95_ms and 0 < f.baseline.p95_ms for f in figures)
     finally:
         proc.stop()
+    # a restart is timed to healthy with the token of the start before: no login (bcrypt) in the figure
+    again, seconds, same = await scale.start(data_dir, os.path.join(work, "again.log"), token)
+    again.stop()
+    assert same == token and 0 < seconds
 
 
 def test_the_wiki_figures_time_a_search_a_turns_retrieval_and_the_raw_keyword_query(tmp_path: object) -> None:
-    search, turn, raw = scale.wiki_times(200, 4, str(tmp_path))
+    search, turn, raw, fill_s = scale.wiki_times(200, 4, str(tmp_path))
+    assert fill_s > 0
     assert all(len(t.samples) == 4 and 0 < t.p50_ms <= t.p95_ms for t in (search, turn, raw))
     assert os.listdir(str(tmp_path)) == []  # its database is removed
