@@ -10,13 +10,19 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from typing import Any, AsyncIterator
 
 import aiohttp
 import pytest
+import redis
 
+from platform_server.features.cron import CRON_SWEEP
+from platform_server.features.teams import TEAM_SWEEP
+from platform_server.features.workflows import WORKFLOW_SWEEP
+from platform_server.ports import events
 from tests.helpers import postgres, redis_server
 from tests.helpers.chat import make_agent, text_of
 from tests.helpers.client import ApiClient, SseEvent, iter_sse
@@ -408,3 +414,43 @@ async def test_a_reader_on_b_gets_the_wiki_progress_and_team_board_events_of_wor
     ids = [e.data["eventId"] for e in seen_a]
     assert len(set(ids)) == len(ids)
     assert [(e.event, e.data["eventId"]) for e in seen_b] == list(zip(names, ids))  # in order, once
+
+
+async def test_a_run_holds_a_lease_only_where_several_processes_may_run(tmp_path: Any, llm: ScriptedOpenAI) -> None:
+    """With `redis_url` a cron run holds `owner:cron-run:<id>` (renewed with the turns' leases) and the leader sweeps
+    each kind; on the default deployment (the SQLite file, no Redis) nothing is held and no sweep starts: no timer,
+    no write, the start-up recovery as before."""
+    redis = redis_server.server()
+    redis.flush()
+    for redis_url in ("", redis.url):
+        server = await start_server(str(tmp_path / ("redis" if redis_url else "sqlite")), redis_url=redis_url)
+        try:
+            await create_personas(server.client)
+            await use_fake_openai(server.client, llm.url, token="alice")
+            agent = await make_agent(server.client, token="alice")
+            job = await server.client.post(
+                "/api/v1/cron-jobs", {"name": "Digest", "agentId": agent, "cronExpression": "0 0 1 1 *", "message": "go"}, token="alice"
+            )
+            llm.enqueue(Script(text=[f"d{i} " for i in range(40)], delay_s=0.05))
+            run = await server.client.post(f"/api/v1/cron-jobs/{job.data['id']}/run", token="alice")
+            assert run.status == 200, run.body
+            await eventually(lambda: llm.requests, what="the run's model call")
+            sweeps = [server.platform.find_runtime(key) for key in (CRON_SWEEP, WORKFLOW_SWEEP, TEAM_SWEEP)]
+            bus = events.current()
+            if not redis_url:
+                assert sweeps == [None, None, None] and isinstance(bus, events.LocalEventBus)
+                continue
+            assert all(sweep is not None for sweep in sweeps)
+            held = await bus.live([f"cron-run:{run.data['id']}", "cron-run:1"])  # held here, and one nobody holds
+            assert held == {f"cron-run:{run.data['id']}"}
+            owner = await eventually(lambda: redis_owner(redis.port, f"owner:cron-run:{run.data['id']}"), what="the lease in Redis")
+            assert owner.startswith(socket.gethostname())
+        finally:
+            await server.stop()
+        llm.requests.clear()
+
+
+def redis_owner(port: int, key: str) -> str | None:
+    with redis.Redis(port=port) as client:
+        value = client.get(key)
+    return value.decode() if value else None
