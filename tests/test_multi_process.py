@@ -414,6 +414,12 @@ async def test_a_reader_on_b_gets_the_wiki_progress_and_team_board_events_of_wor
     ids = [e.data["eventId"] for e in seen_a]
     assert len(set(ids)) == len(ids)
     assert [(e.event, e.data["eventId"]) for e in seen_b] == list(zip(names, ids))  # in order, once
+    # nobody follows the team on A, the process running the next run: B's reader still gets all of it
+    board_b = Follower(api_b, f"/api/v1/teams/{team['id']}/events", done)
+    await asyncio.wait_for(board_b.ready.wait(), 10)
+    llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Member", "task": "draft"}]})), Script(text="Drafted."), Script(text="Final."))
+    assert (await api_a.post(f"/api/v1/teams/{team['id']}/runs", {"goal": "write again"}, token="admin")).status == 200
+    assert [e.event for e in await board_b.events()] == names
 
 
 async def test_a_run_holds_a_lease_only_where_several_processes_may_run(tmp_path: Any, llm: ScriptedOpenAI) -> None:
