@@ -279,7 +279,7 @@ LEASE_RENEWALS_S = 7.0  # longer than the lease (6 s): only renewals keep a livi
 
 
 async def test_a_killed_process_s_workflow_team_and_cron_runs_fail_within_the_lease_and_nothing_else_changes(pair: Pair, llm: ScriptedOpenAI) -> None:
-    """Runs started on A (a workflow run, a team run, a cron run) hold leases A renews; A is killed with SIGKILL
+    """Runs started on A (a workflow run, a team run with its member's delegation, a cron run) hold leases A renews; A is killed with SIGKILL
     mid-run and B, leading then, fails them within the lease (they used to stay `running` until the next start of
     the whole deployment). B's own workflow run goes on, and the cron job's next occurrence fires once, on B."""
     api_a, api_b = pair.api_a, pair.api_b
@@ -305,16 +305,23 @@ async def test_a_killed_process_s_workflow_team_and_cron_runs_fail_within_the_le
     llm.enqueue(Script(text=[f"b{i} " for i in range(600)], delay_s=0.1))  # B's run answers slowly (a minute)
     on_b = (await api_b.post(f"/api/v1/workflows/{wid}/runs", {"input": {"task": "wait"}}, token="admin")).data["id"]
     await eventually(lambda: llm.requests, what="B's run's model call")
-    llm.enqueue(*[Script(hang=True) for _ in range(3)])  # A's runs wait on their model calls until the kill
+    # A's runs wait on their model calls until the kill; the team run in its member's delegation (a sub-agent run)
+    llm.enqueue(Script(hang=True))
     on_a = (await api_a.post(f"/api/v1/workflows/{wid}/runs", {"input": {"task": "wait"}}, token="admin")).data["id"]
+    await eventually(lambda: len(llm.requests) >= 2, what="A's workflow run's model call")
+    llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Member", "task": "draft"}]})), Script(hang=True))
     team_run = (await api_a.post(f"/api/v1/teams/{team.data['id']}/runs", {"goal": "write"}, token="admin")).data["id"]
+    await eventually(lambda: len(llm.requests) >= 4, what="the team's plan and its member's model call")
+    llm.enqueue(Script(hang=True))
     cron = await api_a.post(f"/api/v1/cron-jobs/{job.data['id']}/run", token="admin")
     assert cron.status == 200, cron.body
-    await eventually(lambda: len(llm.requests) >= 4, what="the four runs' model calls")
+    await eventually(lambda: len(llm.requests) >= 5, what="the cron run's model call")
     assert await pair.sql("SELECT status FROM cron_run") == "running"
+    assert await pair.sql("SELECT status FROM subagent_run") == "running"
     await asyncio.sleep(LEASE_RENEWALS_S)  # the leases were renewed meanwhile: nothing is failed while A lives
     assert {(await api_b.get(f"/api/v1/workflows/runs/{r}", token="admin")).data["status"] for r in (on_a, on_b)} == {"running"}
-    assert (await api_b.get(f"/api/v1/team-runs/{team_run}", token="admin")).data["status"] == "planning"
+    assert (await api_b.get(f"/api/v1/team-runs/{team_run}", token="admin")).data["status"] == "running"
+    assert await pair.sql("SELECT status FROM subagent_run") == "running"
 
     killed_at = asyncio.get_running_loop().time()
     pair.a.kill()  # SIGKILL: no shutdown code runs on A
@@ -326,10 +333,12 @@ async def test_a_killed_process_s_workflow_team_and_cron_runs_fail_within_the_le
         assert (flow["status"], flow["error"]) == ("failed", LOST), flow["status"]
         assert (run["status"], run["error"]) == ("failed", LOST), run["status"]
         assert cron_run == f"failed|{LOST}", cron_run
+        assert await pair.sql("SELECT status || '|' || result FROM subagent_run") == f"interrupted|{LOST}"
         return asyncio.get_running_loop().time() - killed_at
 
     took = await eventually(all_failed, timeout=30, interval=0.5, what="B failing the dead process's runs")
     assert took < 20, took  # the lease (6 s), two sweeps 3 s apart, and B taking the leader lock
+    print(f"the dead process's runs failed {took:.1f} s after the kill")
     steps = (await api_b.get(f"/api/v1/workflows/runs/{on_a}", token="admin")).data["steps"]
     assert [(s["nodeId"], s["status"]) for s in steps] == [("start", "succeeded"), ("a", "failed")]
     # nothing else changed: B's own run still waits on its model call, its conversation still running
