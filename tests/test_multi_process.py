@@ -279,9 +279,10 @@ LEASE_RENEWALS_S = 7.0  # longer than the lease (6 s): only renewals keep a livi
 
 
 async def test_a_killed_process_s_workflow_team_and_cron_runs_fail_within_the_lease_and_nothing_else_changes(pair: Pair, llm: ScriptedOpenAI) -> None:
-    """Runs started on A (a workflow run, a team run with its member's delegation, a cron run) hold leases A renews; A is killed with SIGKILL
-    mid-run and B, leading then, fails them within the lease (they used to stay `running` until the next start of
-    the whole deployment). B's own workflow run goes on, and the cron job's next occurrence fires once, on B."""
+    """Runs started on A (a workflow run, a team run with its member's delegation, a cron run, a wiki material's
+    processing) hold leases A renews; A is killed with SIGKILL mid-run and B, leading then, fails them within the
+    lease and processes the material again (they used to stay `running` until the next start of the whole
+    deployment). B's own workflow run goes on, and the cron job's next occurrence fires once, on B."""
     api_a, api_b = pair.api_a, pair.api_b
     graph = {
         "nodes": [
@@ -317,6 +318,14 @@ async def test_a_killed_process_s_workflow_team_and_cron_runs_fail_within_the_le
     assert cron.status == 200, cron.body
     await eventually(lambda: len(llm.requests) >= 5, what="the cron run's model call")
     assert await pair.sql("SELECT status FROM cron_run") == "running"
+    # and a wiki material A is processing (waiting on its page-writing call)
+    emb = await api_a.post("/api/v1/models/fake/models", {"modelName": "fake-embedding", "modelType": "embedding"}, token="admin")
+    assert (await api_a.post("/api/v1/models/embedding/default", {"modelId": emb.data["id"]}, token="admin")).status == 200
+    kb = (await api_a.post(KB, {"name": "Notes", "description": "test"}, token="admin")).data["id"]
+    llm.enqueue(Script(hang=True))
+    r = await api_a.post(f"{KB}/{kb}/raw/text", {"title": "Tides", "text": "The moon pulls the sea twice a day."}, token="admin")
+    assert r.status == 200, r.body
+    await eventually(lambda: sum("messages" in body for body in llm.requests) >= 6, what="A writing the wiki's pages")
     assert await pair.sql("SELECT status FROM subagent_run") == "running"
     await asyncio.sleep(LEASE_RENEWALS_S)  # the leases were renewed meanwhile: nothing is failed while A lives
     assert {(await api_b.get(f"/api/v1/workflows/runs/{r}", token="admin")).data["status"] for r in (on_a, on_b)} == {"running"}
@@ -325,6 +334,7 @@ async def test_a_killed_process_s_workflow_team_and_cron_runs_fail_within_the_le
 
     killed_at = asyncio.get_running_loop().time()
     pair.a.kill()  # SIGKILL: no shutdown code runs on A
+    llm.enqueue(Script(text=pages_answer(page("tides", "Tides", "The moon pulls the sea."))))  # the material, again on B
 
     async def all_failed() -> float:
         flow = (await api_b.get(f"/api/v1/workflows/runs/{on_a}", token="admin")).data
@@ -334,6 +344,8 @@ async def test_a_killed_process_s_workflow_team_and_cron_runs_fail_within_the_le
         assert (run["status"], run["error"]) == ("failed", LOST), run["status"]
         assert cron_run == f"failed|{LOST}", cron_run
         assert await pair.sql("SELECT status || '|' || result FROM subagent_run") == f"interrupted|{LOST}"
+        materials = (await api_b.get(f"{KB}/{kb}/processing-status", token="admin")).data["materials"]
+        assert [m["status"] for m in materials] == ["completed"], materials  # queued again by B and processed there
         return asyncio.get_running_loop().time() - killed_at
 
     took = await eventually(all_failed, timeout=30, interval=0.5, what="B failing the dead process's runs")
