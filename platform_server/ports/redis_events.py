@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 STREAM_MAXLEN = 20_000  # events kept per stream (approximate trim): a long turn's early deltas go first
 STREAM_TTL_S = 86_400  # a stream nobody closed (its process was killed, no sweep ran) goes after a day
 LEASE_S = 6.0  # how long a process's hold on a running stream outlives its last renewal
+CLOSE_WAIT_S = 5.0  # at stop, the background tasks get this long to end
 ASK_TIMEOUT_S = 8.0  # an ask waits this long for the owner's answer (a stop waits for the turn to end)
 BLOCK_MS = 5_000  # one XREAD of a mirror waits this long before it checks whether it still has readers
 TOPICS_CHANNEL = "topics"  # every process listens to it (with its control channel, on one connection)
@@ -172,6 +173,7 @@ class RedisEventBus:
         self._wake: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._handlers: dict[str, Handler] = {}
+        self._closing = False
 
     # ---- the port ----------------------------------------------------------------------------------
 
@@ -242,11 +244,15 @@ class RedisEventBus:
         return answer if isinstance(answer, dict) else None
 
     async def aclose(self) -> None:
-        for task in self._tasks:
+        # The writer ends by itself after its flush in flight: cancelled inside a pipeline, redis-py may swallow the
+        # cancel and the writer would wait for more forever (seen at a stop that released leases as it cancelled runs).
+        self._closing = True
+        if self._wake is not None:
+            self._wake.set()
+        for task in self._tasks[1:]:  # the renewer and the listener (the writer is first)
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=CLOSE_WAIT_S)
         self._tasks = []
         try:
             await self._flush()  # the last events (a turn's `done`) still reach the other processes
@@ -289,9 +295,11 @@ class RedisEventBus:
 
     async def _write(self) -> None:
         assert self._wake is not None
-        while True:
+        while not self._closing:
             await self._wake.wait()
             self._wake.clear()
+            if self._closing:
+                return  # aclose sends what is left
             try:
                 await self._flush()
             except asyncio.CancelledError:
