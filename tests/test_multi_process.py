@@ -6,24 +6,32 @@ PostgreSQL or redis-server is not installed."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from typing import Any, AsyncIterator
 
 import aiohttp
 import pytest
+import redis
 
+from platform_server.features.cron import CRON_SWEEP
+from platform_server.features.teams import TEAM_SWEEP
+from platform_server.features.workflows import WORKFLOW_SWEEP
+from platform_server.ports import events
 from tests.helpers import postgres, redis_server
 from tests.helpers.chat import make_agent, text_of
-from tests.helpers.client import ApiClient, SseEvent
+from tests.helpers.client import ApiClient, SseEvent, iter_sse
 from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.process import ADMIN, ServerProcess
 from tests.helpers.server import create_personas, start_server
+from tests.helpers.wiki import KB, page, pages_answer
 
 WORDS = [f"w{i} " for i in range(60)]
 
@@ -264,3 +272,212 @@ async def test_with_redis_gone_a_stop_or_reattach_for_no_local_turn_answers_plai
     finally:
         own.stop()
         await server.stop()
+
+
+LOST = "Interrupted: the process running it stopped"  # platform_server/leases.py LOST_ERROR
+LEASE_RENEWALS_S = 7.0  # longer than the lease (6 s): only renewals keep a living process's runs
+
+
+async def test_a_killed_process_s_workflow_team_and_cron_runs_fail_within_the_lease_and_nothing_else_changes(pair: Pair, llm: ScriptedOpenAI) -> None:
+    """Runs started on A (a workflow run, a team run with its member's delegation, a cron run, a wiki material's
+    processing) hold leases A renews; A is killed with SIGKILL mid-run and B, leading then, fails them within the
+    lease and processes the material again (they used to stay `running` until the next start of the whole
+    deployment). B's own workflow run goes on, and the cron job's next occurrence fires once, on B."""
+    api_a, api_b = pair.api_a, pair.api_b
+    graph = {
+        "nodes": [
+            {"id": "start", "type": "start", "config": {}},
+            {"id": "a", "type": "agent", "config": {"agentId": pair.agent, "message": "Please {{input.task}}"}},
+            {"id": "end", "type": "end", "config": {}},
+        ],
+        "edges": [{"from": "start", "to": "a"}, {"from": "a", "to": "end"}],
+    }
+    wid = (await api_a.post("/api/v1/workflows", {"name": "Flow"}, token="admin")).data["id"]
+    assert (await api_a.put(f"/api/v1/workflows/{wid}/draft", {"graph": graph}, token="admin")).status == 200
+    assert (await api_a.post(f"/api/v1/workflows/{wid}/publish", token="admin")).status == 200
+    lead, member = await make_agent(api_a, token="admin", name="Lead"), await make_agent(api_a, token="admin", name="Member")
+    team = await api_a.post("/api/v1/teams", {"name": "Docs", "leadAgentId": lead, "memberAgentIds": [member]}, token="admin")
+    assert team.status == 200, team.body
+    job = await api_a.post(
+        "/api/v1/cron-jobs", {"name": "Digest", "agentId": pair.agent, "cronExpression": "0 0 1 1 *", "message": "go"}, token="admin"
+    )
+    assert job.status == 200, job.body
+
+    llm.enqueue(Script(text=[f"b{i} " for i in range(600)], delay_s=0.1))  # B's run answers slowly (a minute)
+    on_b = (await api_b.post(f"/api/v1/workflows/{wid}/runs", {"input": {"task": "wait"}}, token="admin")).data["id"]
+    await eventually(lambda: llm.requests, what="B's run's model call")
+    # A's runs wait on their model calls until the kill; the team run in its member's delegation (a sub-agent run)
+    llm.enqueue(Script(hang=True))
+    on_a = (await api_a.post(f"/api/v1/workflows/{wid}/runs", {"input": {"task": "wait"}}, token="admin")).data["id"]
+    await eventually(lambda: len(llm.requests) >= 2, what="A's workflow run's model call")
+    llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Member", "task": "draft"}]})), Script(hang=True))
+    team_run = (await api_a.post(f"/api/v1/teams/{team.data['id']}/runs", {"goal": "write"}, token="admin")).data["id"]
+    await eventually(lambda: len(llm.requests) >= 4, what="the team's plan and its member's model call")
+    llm.enqueue(Script(hang=True))
+    cron = await api_a.post(f"/api/v1/cron-jobs/{job.data['id']}/run", token="admin")
+    assert cron.status == 200, cron.body
+    await eventually(lambda: len(llm.requests) >= 5, what="the cron run's model call")
+    assert await pair.sql("SELECT status FROM cron_run") == "running"
+    # and a wiki material A is processing (waiting on its page-writing call)
+    emb = await api_a.post("/api/v1/models/fake/models", {"modelName": "fake-embedding", "modelType": "embedding"}, token="admin")
+    assert (await api_a.post("/api/v1/models/embedding/default", {"modelId": emb.data["id"]}, token="admin")).status == 200
+    kb = (await api_a.post(KB, {"name": "Notes", "description": "test"}, token="admin")).data["id"]
+    llm.enqueue(Script(hang=True))
+    r = await api_a.post(f"{KB}/{kb}/raw/text", {"title": "Tides", "text": "The moon pulls the sea twice a day."}, token="admin")
+    assert r.status == 200, r.body
+    await eventually(lambda: sum("messages" in body for body in llm.requests) >= 6, what="A writing the wiki's pages")
+    assert await pair.sql("SELECT status FROM subagent_run") == "running"
+    await asyncio.sleep(LEASE_RENEWALS_S)  # the leases were renewed meanwhile: nothing is failed while A lives
+    assert {(await api_b.get(f"/api/v1/workflows/runs/{r}", token="admin")).data["status"] for r in (on_a, on_b)} == {"running"}
+    assert (await api_b.get(f"/api/v1/team-runs/{team_run}", token="admin")).data["status"] == "running"
+    assert await pair.sql("SELECT status FROM subagent_run") == "running"
+
+    killed_at = asyncio.get_running_loop().time()
+    pair.a.kill()  # SIGKILL: no shutdown code runs on A
+    llm.enqueue(Script(text=pages_answer(page("tides", "Tides", "The moon pulls the sea."))))  # the material, again on B
+
+    async def all_failed() -> float:
+        flow = (await api_b.get(f"/api/v1/workflows/runs/{on_a}", token="admin")).data
+        run = (await api_b.get(f"/api/v1/team-runs/{team_run}", token="admin")).data
+        cron_run = await pair.sql("SELECT status || '|' || error FROM cron_run")
+        assert (flow["status"], flow["error"]) == ("failed", LOST), flow["status"]
+        assert (run["status"], run["error"]) == ("failed", LOST), run["status"]
+        assert cron_run == f"failed|{LOST}", cron_run
+        assert await pair.sql("SELECT status || '|' || result FROM subagent_run") == f"interrupted|{LOST}"
+        materials = (await api_b.get(f"{KB}/{kb}/processing-status", token="admin")).data["materials"]
+        assert [m["status"] for m in materials] == ["completed"], materials  # queued again by B and processed there
+        return asyncio.get_running_loop().time() - killed_at
+
+    took = await eventually(all_failed, timeout=30, interval=0.5, what="B failing the dead process's runs")
+    assert took < 20, took  # the lease (6 s), two sweeps 3 s apart, and B taking the leader lock
+    print(f"the dead process's runs failed {took:.1f} s after the kill")
+    steps = (await api_b.get(f"/api/v1/workflows/runs/{on_a}", token="admin")).data["steps"]
+    assert [(s["nodeId"], s["status"]) for s in steps] == [("start", "succeeded"), ("a", "failed")]
+    # nothing else changed: B's own run still waits on its model call, its conversation still running
+    assert (await api_b.get(f"/api/v1/workflows/runs/{on_b}", token="admin")).data["status"] == "running"
+    assert await pair.sql("SELECT count(*) FROM conversation WHERE stream_status = 'running'") == "1"
+
+    # the job's next occurrence fires once, on B (the leader now)
+    llm.enqueue(Script(text="The digest."))
+    due = "to_char(now() AT TIME ZONE 'UTC' - interval '1 second', 'YYYY-MM-DD HH24:MI:SS.MS')"
+    await pair.sql(f"UPDATE cron_job SET next_fire_at = {due} WHERE id = {job.data['id']}")
+
+    async def fired() -> bool:
+        return await pair.sql("SELECT string_agg(status, ',' ORDER BY started_at) FROM cron_run") == "failed,succeeded"
+
+    await eventually(fired, timeout=15, what="the next occurrence")
+    await asyncio.sleep(2)  # four more ticks of B's scheduler
+    assert await pair.sql("SELECT count(*) FROM cron_run") == "2"
+
+
+class Follower:
+    """Reads one SSE route of one process (heartbeats left out) until `until(event)`; `ready` once a frame came
+    (the route subscribed before it wrote anything)."""
+
+    def __init__(self, api: ApiClient, path: str, until: Any) -> None:
+        self.ready = asyncio.Event()
+        self.task = asyncio.ensure_future(self._read(api, path, until))
+
+    async def _read(self, api: ApiClient, path: str, until: Any) -> list[SseEvent]:
+        out: list[SseEvent] = []
+        async with api.session.get(api.base_url + path, headers={"Authorization": f"Bearer {api.tokens['admin']}"}) as r:
+            assert r.status == 200, await r.text()
+            async for event in iter_sse(r):
+                self.ready.set()
+                if event.event == "heartbeat":
+                    continue
+                out.append(event)
+                if until(event):
+                    return out
+        return out
+
+    async def events(self) -> list[SseEvent]:
+        return await asyncio.wait_for(self.task, 30)
+
+
+@pytest.fixture
+def quick_heartbeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live route writes its first frame within half a second (the processes read it at their start)."""
+    monkeypatch.setenv("PLATFORM_HEARTBEAT_S", "0.5")
+
+
+@pytest.mark.usefixtures("quick_heartbeats")
+async def test_a_reader_on_b_gets_the_wiki_progress_and_team_board_events_of_work_on_a_in_order_once(pair: Pair, llm: ScriptedOpenAI) -> None:
+    """Live topics cross processes with `redis_url`: readers on A and on B of the same wiki's progress and of the
+    same team's board get the same frames, in the same order, each once (they used to reach A's readers only)."""
+    api_a, api_b = pair.api_a, pair.api_b
+    emb = await api_a.post("/api/v1/models/fake/models", {"modelName": "fake-embedding", "modelType": "embedding"}, token="admin")
+    assert (await api_a.post("/api/v1/models/embedding/default", {"modelId": emb.data["id"]}, token="admin")).status == 200
+    kb = (await api_a.post(KB, {"name": "Notes", "description": "test"}, token="admin")).data["id"]
+    llm.enqueue(Script(text=pages_answer(page("tides", "Tides", "The moon pulls the sea.")), answer_after_s=3))
+    r = await api_a.post(f"{KB}/{kb}/raw/text", {"title": "Tides", "text": "The moon pulls the sea twice a day."}, token="admin")
+    assert r.status == 200, r.body
+    # A waits 3 s on the page-writing call (after the embedding): both readers join in that quiet time
+    await eventually(lambda: any("messages" in body for body in llm.requests), what="A writing the wiki's pages")
+    idle = lambda event: event.event == "idle"  # noqa: E731
+    on_a, on_b = Follower(api_a, f"{KB}/{kb}/progress", idle), Follower(api_b, f"{KB}/{kb}/progress", idle)
+    seen_a, seen_b = await on_a.events(), await on_b.events()
+    assert seen_a[0].event == seen_b[0].event == "snapshot"
+    frames = [(e.event, e.data) for e in seen_a[1:]]
+    assert len(frames) > 2 and frames[-1][0] == "idle", frames
+    assert [(e.event, e.data) for e in seen_b[1:]] == frames  # the same frames, in order, once
+
+    lead, member = await make_agent(api_a, token="admin", name="Lead"), await make_agent(api_a, token="admin", name="Member")
+    team = (await api_a.post("/api/v1/teams", {"name": "Docs", "leadAgentId": lead, "memberAgentIds": [member]}, token="admin")).data
+    done = lambda event: event.event == "team_run_completed"  # noqa: E731
+    board_a, board_b = Follower(api_a, f"/api/v1/teams/{team['id']}/events", done), Follower(api_b, f"/api/v1/teams/{team['id']}/events", done)
+    await asyncio.wait_for(asyncio.gather(board_a.ready.wait(), board_b.ready.wait()), 10)
+    llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Member", "task": "draft"}]})), Script(text="Drafted."), Script(text="Final."))
+    assert (await api_a.post(f"/api/v1/teams/{team['id']}/runs", {"goal": "write"}, token="admin")).status == 200
+    seen_a, seen_b = await board_a.events(), await board_b.events()
+    names = [e.event for e in seen_a]
+    assert names[0] == "team_run_planning" and names[-1] == "team_run_completed" and "team_task_completed" in names, names
+    ids = [e.data["eventId"] for e in seen_a]
+    assert len(set(ids)) == len(ids)
+    assert [(e.event, e.data["eventId"]) for e in seen_b] == list(zip(names, ids))  # in order, once
+    # nobody follows the team on A, the process running the next run: B's reader still gets all of it
+    board_b = Follower(api_b, f"/api/v1/teams/{team['id']}/events", done)
+    await asyncio.wait_for(board_b.ready.wait(), 10)
+    llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Member", "task": "draft"}]})), Script(text="Drafted."), Script(text="Final."))
+    assert (await api_a.post(f"/api/v1/teams/{team['id']}/runs", {"goal": "write again"}, token="admin")).status == 200
+    assert [e.event for e in await board_b.events()] == names
+
+
+async def test_a_run_holds_a_lease_only_where_several_processes_may_run(tmp_path: Any, llm: ScriptedOpenAI) -> None:
+    """With `redis_url` a cron run holds `owner:cron-run:<id>` (renewed with the turns' leases) and the leader sweeps
+    each kind; on the default deployment (the SQLite file, no Redis) nothing is held and no sweep starts: no timer,
+    no write, the start-up recovery as before."""
+    redis = redis_server.server()
+    redis.flush()
+    for redis_url in ("", redis.url):
+        server = await start_server(str(tmp_path / ("redis" if redis_url else "sqlite")), redis_url=redis_url)
+        try:
+            await create_personas(server.client)
+            await use_fake_openai(server.client, llm.url, token="alice")
+            agent = await make_agent(server.client, token="alice")
+            job = await server.client.post(
+                "/api/v1/cron-jobs", {"name": "Digest", "agentId": agent, "cronExpression": "0 0 1 1 *", "message": "go"}, token="alice"
+            )
+            llm.enqueue(Script(text=[f"d{i} " for i in range(40)], delay_s=0.05))
+            run = await server.client.post(f"/api/v1/cron-jobs/{job.data['id']}/run", token="alice")
+            assert run.status == 200, run.body
+            await eventually(lambda: llm.requests, what="the run's model call")
+            sweeps = [server.platform.find_runtime(key) for key in (CRON_SWEEP, WORKFLOW_SWEEP, TEAM_SWEEP)]
+            bus = events.current()
+            if not redis_url:
+                assert sweeps == [None, None, None] and isinstance(bus, events.LocalEventBus)
+                continue
+            assert all(sweep is not None for sweep in sweeps)
+            held = await bus.live([f"cron-run:{run.data['id']}", "cron-run:1"])  # held here, and one nobody holds
+            assert held == {f"cron-run:{run.data['id']}"}
+            owner = await eventually(lambda: redis_owner(redis.port, f"owner:cron-run:{run.data['id']}"), what="the lease in Redis")
+            assert owner.startswith(socket.gethostname())
+        finally:
+            await server.stop()
+        llm.requests.clear()
+
+
+def redis_owner(port: int, key: str) -> str | None:
+    with redis.Redis(port=port) as client:
+        value = client.get(key)
+    return value.decode() if value else None

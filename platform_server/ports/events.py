@@ -55,7 +55,11 @@ class TopicBus(Protocol[K_contra]):
 
     def publish(self, key: K_contra, name: str, data: Any) -> None: ...
 
-    def subscribers(self, key: K_contra | None = None) -> list[Subscription]: ...
+    def subscribers(self, key: K_contra | None = None) -> list[Subscription]:
+        """This process's readers (of `key`, or of every key)."""
+
+    def watched(self, key: K_contra) -> bool:
+        """Whether a reader anywhere may follow `key` (False: publishing to it can be skipped)."""
 
     def close(self) -> None: ...
 
@@ -72,7 +76,15 @@ class EventBus(Protocol):
         here; None when no other process has it (the in-process bus: never)."""
 
     async def live(self, names: list[str]) -> set[str]:
-        """Which of these streams a living process of the deployment runs (the in-process bus: none)."""
+        """Which of these names (streams, held runs) a living process of the deployment holds (the in-process
+        bus: none)."""
+
+    def hold(self, name: str) -> None:
+        """This process runs `name` (a stream opened here holds its own): keep its lease while it runs, so the
+        leader can tell a run whose process died (platform_server/leases.py). The in-process bus: nothing."""
+
+    def release(self, name: str) -> None:
+        """`name` ended here: its lease goes."""
 
     async def end(self, name: str) -> None:
         """End a stream whose process died, for its readers everywhere."""
@@ -101,6 +113,12 @@ class LocalEventBus:
 
     async def live(self, names: list[str]) -> set[str]:
         return set()
+
+    def hold(self, name: str) -> None:
+        pass  # one process: its start-up recovery fails what a stopped process left running, no lease to keep
+
+    def release(self, name: str) -> None:
+        pass
 
     async def end(self, name: str) -> None:
         pass

@@ -1,4 +1,4 @@
-"""The event bus on Redis (`redis_url`): a stream's events cross processes; topics stay in each process.
+"""The event bus on Redis (`redis_url`): a stream's events, the leases of running work and topics cross processes.
 
 With several processes behind one port (issue 31), a client re-attaches to a chat turn on whichever
 process its request reaches. Each stream is still an in-process hub for the readers of the process that
@@ -9,9 +9,15 @@ publisher's step), and every event is also appended to a Redis Stream named afte
   STREAM_MAXLEN, expiring `retention_s` after the close (the replay window) or STREAM_TTL_S after the
   last event of a stream nobody closed (its process died and no sweep ended it).
 - `owner:<name>`: the process that runs it, a lease of LEASE_S renewed every LEASE_S / 3 while it runs:
-  a killed process's lease lapses, which is how the leader's sweep knows its turns are orphans.
+  a killed process's lease lapses, which is how the leader's sweep knows its turns are orphans. Runs
+  without a stream (cron, workflow and team runs) hold the same lease by name (`hold`/`release`,
+  platform_server/leases.py); all of a process's leases are renewed in one pipelined round trip.
 - `ctl:<process>`: a pub/sub channel per process: `ask()` sends a request (stop, a queued input, an
   approval) to the process that runs a stream, the answer comes back on a list key (BLPOP).
+
+- `topics`: one pub/sub channel for every area's topics (wiki progress, the team board, memory events):
+  an event is handed to this process's readers at once, as on the in-process bus, and published for the
+  others, each of which hands it to its own readers of that topic and key (its own echo is skipped).
 
 Another process re-attaches through `attach()`: a mirror hub filled from the Redis Stream (XRANGE, then
 XREAD BLOCK) that readers subscribe to like the local one; ids not after the reader's last id are
@@ -44,8 +50,10 @@ log = logging.getLogger(__name__)
 STREAM_MAXLEN = 20_000  # events kept per stream (approximate trim): a long turn's early deltas go first
 STREAM_TTL_S = 86_400  # a stream nobody closed (its process was killed, no sweep ran) goes after a day
 LEASE_S = 6.0  # how long a process's hold on a running stream outlives its last renewal
+CLOSE_WAIT_S = 5.0  # at stop, the background tasks get this long to end
 ASK_TIMEOUT_S = 8.0  # an ask waits this long for the owner's answer (a stop waits for the turn to end)
 BLOCK_MS = 5_000  # one XREAD of a mirror waits this long before it checks whether it still has readers
+TOPICS_CHANNEL = "topics"  # every process listens to it (with its control channel, on one connection)
 
 Handler = Callable[[str, JsonObject], Awaitable[JsonObject | None]]
 
@@ -57,7 +65,7 @@ class RedisStream(EventHub):
         super().__init__(keep=keep)
         self.bus = bus
         self.name = name
-        bus.own(name)
+        bus.hold(name)
 
     def publish(self, name: str, data: Mapping[str, object], event_id: int | None = None) -> Event:
         event = super().publish(name, data, event_id)
@@ -122,8 +130,35 @@ class MirrorStream(EventHub):
         super().close()
 
 
+class RedisTopics(Topics[Any]):
+    """An area's topics: this process's readers get an event at once, the other processes' through Redis."""
+
+    def __init__(self, bus: RedisEventBus, name: str) -> None:
+        super().__init__()
+        self.bus = bus
+        self.name = name
+
+    def publish(self, key: Any, name: str, data: Mapping[str, object]) -> None:
+        super().publish(key, name, data)
+        self.bus.broadcast(self.name, key_code(key), name, data)
+
+    def watched(self, key: Any) -> bool:
+        return True  # a reader on another process is not known here: publish (one PUBLISH, dropped when none listens)
+
+    def deliver(self, code: str, name: str, data: Mapping[str, object]) -> None:
+        """An event another process published: to this process's readers of that key."""
+        for key, hub in list(self.hubs.items()):
+            if key_code(key) == code:
+                hub.publish(name, data)
+
+
+def key_code(key: Any) -> str:
+    """A topic key as it crosses processes (a tuple key arrives as its JSON list)."""
+    return json.dumps(key, separators=(",", ":"), default=str)
+
+
 class RedisEventBus:
-    """Streams on Redis Streams with their owner's lease and a control channel; topics per process."""
+    """Streams on Redis Streams with their owner's lease and a control channel; topics over pub/sub."""
 
     def __init__(self, url: str, retention_s: float) -> None:
         self.url = url
@@ -133,17 +168,25 @@ class RedisEventBus:
         self.process = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
         self._owned: set[str] = set()
         self._pending: list[tuple[str, dict[str, str], bool]] = []
+        self._published: list[str] = []  # topic events for the other processes, in order
+        self._topics: dict[str, list[RedisTopics]] = {}
         self._wake: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._handlers: dict[str, Handler] = {}
+        self._closing = False
 
     # ---- the port ----------------------------------------------------------------------------------
 
     def stream(self, name: str, keep: bool = True) -> RedisStream:
         return RedisStream(self, name, keep)
 
-    def topics(self, name: str) -> Topics[Any]:
-        return Topics()
+    def topics(self, name: str) -> RedisTopics:
+        bus = RedisTopics(self, name)
+        self._topics.setdefault(name, []).append(bus)
+        with contextlib.suppress(RuntimeError):  # no loop yet (a bare construction): listening starts with the first write
+            asyncio.get_running_loop()
+            self._start()  # listen now: a reader subscribed here gets other processes' events from the start
+        return bus
 
     def key(self, name: str) -> str:
         return f"ev:{name}"
@@ -164,8 +207,10 @@ class RedisEventBus:
         """The names among `names` that a living process runs (its lease is current)."""
         if not names:
             return set()
-        owners = await self.client.mget([f"owner:{n}" for n in names])
-        return {n for n, owner in zip(names, owners) if owner is not None}
+        mine = {n for n in names if n in self._owned}  # held here: live, even before the lease reached Redis
+        others = [n for n in names if n not in mine]
+        owners = await self.client.mget([f"owner:{n}" for n in others]) if others else []
+        return mine | {n for n, owner in zip(others, owners) if owner is not None}
 
     async def end(self, name: str) -> None:
         """End a stream whose process died: its readers on every process end after what they have."""
@@ -199,11 +244,15 @@ class RedisEventBus:
         return answer if isinstance(answer, dict) else None
 
     async def aclose(self) -> None:
-        for task in self._tasks:
+        # The writer ends by itself after its flush in flight: cancelled inside a pipeline, redis-py may swallow the
+        # cancel and the writer would wait for more forever (seen at a stop that released leases as it cancelled runs).
+        self._closing = True
+        if self._wake is not None:
+            self._wake.set()
+        for task in self._tasks[1:]:  # the renewer and the listener (the writer is first)
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=CLOSE_WAIT_S)
         self._tasks = []
         try:
             await self._flush()  # the last events (a turn's `done`) still reach the other processes
@@ -215,12 +264,25 @@ class RedisEventBus:
 
     # ---- this process's side -----------------------------------------------------------------------
 
-    def own(self, name: str) -> None:
+    def hold(self, name: str) -> None:
         self._owned.add(name)
         self.append(name, None)  # the lease is taken with the first write, before any ask can look for it
 
+    def release(self, name: str) -> None:
+        if name in self._owned:
+            self.append(name, None, closing=True)  # no entry: the lease only goes
+
+    def broadcast(self, topics: str, code: str, name: str, data: Mapping[str, object]) -> None:
+        """Queue a topic event for the other processes (it leaves with the next batch, in order)."""
+        self._published.append(json.dumps({"o": self.process, "t": topics, "k": code, "n": name, "d": data}, default=str))
+        self._start()
+        assert self._wake is not None
+        self._wake.set()
+
     def append(self, name: str, fields: dict[str, str] | None, closing: bool = False) -> None:
         """Queue one entry (None: the lease only) for the writer task; entries leave in order, in batches."""
+        if closing:
+            self._owned.discard(name)  # now, not at the flush: a hold of the same name queued after it stays held
         self._pending.append((name, fields or {}, closing))
         self._start()
         assert self._wake is not None
@@ -233,9 +295,11 @@ class RedisEventBus:
 
     async def _write(self) -> None:
         assert self._wake is not None
-        while True:
+        while not self._closing:
             await self._wake.wait()
             self._wake.clear()
+            if self._closing:
+                return  # aclose sends what is left
             try:
                 await self._flush()
             except asyncio.CancelledError:
@@ -246,16 +310,18 @@ class RedisEventBus:
 
     async def _flush(self) -> None:
         """One round trip for every entry queued since the last."""
-        while self._pending:
+        while self._pending or self._published:
             batch, self._pending = self._pending, []
+            published, self._published = self._published, []
             async with self.client.pipeline(transaction=False) as pipe:
+                for message in published:
+                    pipe.publish(TOPICS_CHANNEL, message)
                 for name, fields, closing in batch:
                     key = self.key(name)
                     if fields:
                         pipe.xadd(key, fields, maxlen=STREAM_MAXLEN, approximate=True)
                         pipe.expire(key, max(1, int(self.retention_s)) if closing else STREAM_TTL_S)
                     if closing:
-                        self._owned.discard(name)
                         pipe.delete(f"owner:{name}")
                     elif not fields:
                         pipe.set(f"owner:{name}", self.process, px=int(LEASE_S * 1000))
@@ -281,15 +347,26 @@ class RedisEventBus:
         while True:
             try:
                 pubsub = self.client.pubsub()
-                await pubsub.subscribe(f"ctl:{self.process}")
+                await pubsub.subscribe(f"ctl:{self.process}", TOPICS_CHANNEL)
                 async for message in pubsub.listen():
-                    if message.get("type") == "message":
+                    if message.get("type") != "message":
+                        continue
+                    if message.get("channel") == TOPICS_CHANNEL.encode():
+                        self._deliver(json.loads(message["data"]))
+                    else:
                         asyncio.ensure_future(self._serve(json.loads(message["data"])))
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - Redis away: listen again in a moment
                 log.warning("the control channel of this process failed; listening again", exc_info=True)
                 await asyncio.sleep(1.0)
+
+    def _deliver(self, message: dict[str, Any]) -> None:
+        """A topic event from the channel: to this process's readers, unless this process published it."""
+        if message.get("o") == self.process:
+            return  # its readers here had it when it was published
+        for bus in self._topics.get(str(message.get("t")), ()):
+            bus.deliver(str(message.get("k")), str(message.get("n")), dict(message.get("d") or {}))
 
     async def _serve(self, message: dict[str, Any]) -> None:
         name = str(message.get("name", ""))

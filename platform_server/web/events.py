@@ -137,6 +137,9 @@ class Topics(Generic[K]):
         hubs = self.hubs.values() if key is None else [h for k, h in self.hubs.items() if k == key]
         return [s for h in hubs for s in h.subscribers]
 
+    def watched(self, key: K) -> bool:
+        return key in self.hubs  # one process: its own readers are all there are
+
     def close(self) -> None:
         for hub in list(self.hubs.values()):
             hub.close()

@@ -103,6 +103,8 @@ class ChatHandler(_Handler):
             if body.get("stream") and not script.ignore_stream:
                 await self.stream(body, script)
             else:
+                if script.answer_after_s:
+                    await asyncio.sleep(script.answer_after_s)
                 self.complete(body, script)
         except StreamClosed:
             pass

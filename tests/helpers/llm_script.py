@@ -42,6 +42,7 @@ class Script:
     completion_tokens: int | None = None  # default: a word count of the answer
     finish_reason: str | None = None  # default: tool calls -> tool_calls/tool_use, else stop/end_turn
     delay_s: float | None = None  # sleep before each chunk (default: the server's default_delay_s)
+    answer_after_s: float = 0.0  # a whole (non-streamed) answer is sent after this long: a slow model
     error_status: int | None = None  # answer this HTTP status with a provider-style error body
     error_message: str = "scripted failure"
     error_type: str | None = None

@@ -6,7 +6,7 @@ import functools
 import logging
 from typing import TYPE_CHECKING
 
-from platform_server import storage
+from platform_server import leases, storage
 from platform_server.features.chat import CHAT, CHAT_ORPHANS, CHAT_PRUNE, remote
 from platform_server.features.chat.service import ChatService
 from platform_server.features.chat.store import TurnStore
@@ -57,9 +57,9 @@ async def start(platform: Platform) -> None:
     loop.start()
     if platform.config.redis_url:  # several processes: asks about this process's turns, the sweep of dead ones
         events.current().answer(remote.PREFIX, functools.partial(remote.answer, runtime))
-        sweep = remote.OrphanSweepLoop(runtime)
+        sweep = leases.start_sweep(platform.config, remote.turn_kind(runtime))
+        assert sweep is not None
         platform.set_runtime(CHAT_ORPHANS, sweep)
-        sweep.start()
 
 
 async def drain(platform: Platform, timeout_s: float) -> int:

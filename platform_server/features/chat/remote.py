@@ -15,7 +15,7 @@ from platform_server.features.chat import approvals, store
 from platform_server.features.chat.turns import Turn
 from platform_server.features.conversations.models import Conversation
 from platform_server.json_types import JsonObject, int_of, str_of
-from platform_server.loops import Loop
+from platform_server.leases import RunKind
 from platform_server.ports import events
 from platform_server.ports.events import Stream
 
@@ -80,13 +80,6 @@ def _running_keys() -> list[str]:
     return [c.key for c in Conversation.select(Conversation.key).where(Conversation.stream_status == "running")]
 
 
-async def orphans(runtime: ChatService) -> list[str]:
-    """Keys of conversations marked running that no living process runs (their process died)."""
-    keys = [k for k in _running_keys() if not runtime.turns.is_running(k)]
-    live = await events.current().live([stream_name(k) for k in keys])
-    return [k for k in keys if stream_name(k) not in live]
-
-
 async def live_at_start() -> frozenset[str]:
     """At start: the conversations marked running whose turn a living process runs (left running)."""
     keys = _running_keys()
@@ -94,25 +87,18 @@ async def live_at_start() -> frozenset[str]:
     return frozenset(k for k in keys if stream_name(k) in live)
 
 
-class OrphanSweepLoop(Loop):
-    """On the leader: turns whose process was killed (its lease lapsed) leave their conversations running; this
-    frees them and ends their streams, so readers re-attached on other processes end too. A conversation is
-    freed when it was an orphan at two ticks in a row: a turn that just started on another process takes its
-    lease a moment after it marks its conversation running."""
+def turn_kind(runtime: ChatService) -> RunKind:
+    """Turns as leased runs (platform_server/leases.py): a turn's stream holds its lease; the leader frees the
+    conversations whose turn's process was killed (its half-written answer failed) and ends their streams, so
+    readers re-attached on other processes end too."""
 
-    interval_s = 3.0
+    def running() -> list[str]:
+        return [k for k in _running_keys() if not runtime.turns.is_running(k)]
 
-    def __init__(self, runtime: ChatService) -> None:
-        super().__init__()
-        self.runtime = runtime
-        self.suspects: set[str] = set()
-
-    async def tick(self) -> int:
-        found = set(await orphans(self.runtime))
-        keys, self.suspects = sorted(found & self.suspects), found
+    async def lost(keys: list[str]) -> int:
         count = store.free_abandoned(keys)
         for key in keys:
             await events.current().end(stream_name(key))
-        if count:
-            log.warning("freed %d conversation(s) whose turn's process stopped answering", count)
         return count
+
+    return RunKind(PREFIX, running, lost)

@@ -8,6 +8,8 @@ from platform_server.platform import RuntimeKey
 
 if TYPE_CHECKING:
     from platform_server.features.cron.runner import CronScheduler
+    from platform_server.loops import Loop
 
 
 CRON: RuntimeKey[CronScheduler] = RuntimeKey("cron")
+CRON_SWEEP: RuntimeKey[Loop] = RuntimeKey("cron_sweep")  # several processes: the leader fails a dead process's runs

@@ -8,6 +8,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, cast
 
+from platform_server import leases
 from platform_server.db import database, utcnow
 from platform_server.features.agents.models import Agent
 from platform_server.features.auth.models import User
@@ -18,6 +19,7 @@ from platform_server.features.cron.schedule import next_fire
 from platform_server.features.workspaces import service as workspaces
 from platform_server.features.workspaces.models import Workspace
 from platform_server.ids import next_id
+from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.loops import Loop
 from platform_server.ports import leader
 from platform_server.web.context import ROLE_RANK, Caller, Principal
@@ -32,6 +34,22 @@ log = logging.getLogger(__name__)
 EVENT_DEDUPE = dt.timedelta(hours=24)  # an event id seen within this window is answered, not re-run
 RESULT_STATUS = {"completed": "succeeded", "awaiting_approval": "awaiting_approval"}
 JOB_TYPES = {"cron_job": CronJob, "trigger": Trigger}
+
+
+def _running_runs() -> list[str]:
+    return [str(r.id) for r in CronRun.select(CronRun.id).where(CronRun.status == "running")]
+
+
+def fail_lost(ids: list[str]) -> int:
+    """Runs whose process was killed (their lease lapsed): failed, saying so (a later fire of the job is not held up)."""
+    return int(
+        CronRun.update(status="failed", finished_at=utcnow(), error=LOST_ERROR)
+        .where(CronRun.id.in_([int(i) for i in ids]) & (CronRun.status == "running"))
+        .execute()
+    )
+
+
+RUNS = RunKind("cron-run:", _running_runs, fail_lost)  # leased while they run here (platform_server/leases.py)
 
 
 class RunRefused(Exception):
@@ -213,10 +231,12 @@ class CronScheduler(Loop):
             model.update(last_fire_at=now).where(model.id == spec.job_id).execute()
         task = asyncio.get_running_loop().create_task(self._execute(run_id, spec, cid))
         self._active[spec.key] = task
-        task.add_done_callback(lambda t: self._forget(spec.key, t))
+        leases.hold(RUNS, run_id)
+        task.add_done_callback(lambda t: self._forget(spec.key, t, run_id))
         return run
 
-    def _forget(self, key: tuple[str, int], task: asyncio.Task[None]) -> None:
+    def _forget(self, key: tuple[str, int], task: asyncio.Task[None], run_id: int) -> None:
+        leases.release(RUNS, run_id)
         if self._active.get(key) is task:
             del self._active[key]
 

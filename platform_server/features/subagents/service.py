@@ -8,6 +8,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from platform_server import leases
 from platform_server.db import database, utcnow
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
@@ -23,6 +24,7 @@ from platform_server.features.tools.registry import ToolContext, ToolError, Tool
 from platform_server.features.wiki import retrieval
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError, ToolCall
 from platform_server.integrations.llm.tokens import ESTIMATE
+from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import Forbidden, NotFound
@@ -86,6 +88,7 @@ class SubagentManager:
         self._announce(ctx, run, "started")
         task = asyncio.get_running_loop().create_task(self._run(agent, run, depth, ctx))
         self.tasks[run.subagent_id] = task
+        leases.hold(RUNS, run.id)
         try:
             result = await task
             status = "completed"
@@ -99,6 +102,7 @@ class SubagentManager:
         finally:
             self.tasks.pop(run.subagent_id, None)
             self.interrupted.discard(run.subagent_id)
+            leases.release(RUNS, run.id)
         SubagentRun.update(status=status, result=result[:20_000], finished_at=utcnow()).where(SubagentRun.id == run.id).execute()
         self._announce(ctx, run, status)
         if status != "completed":
@@ -226,6 +230,19 @@ def owned_run(user_id: int | None, subagent_id: str) -> SubagentRun:
     if user_id is not None and run.user_id != user_id:
         raise Forbidden("Not the owner of this sub-agent's conversation")
     return run
+
+
+def _running_runs() -> list[str]:
+    return [str(r.id) for r in SubagentRun.select(SubagentRun.id).where(SubagentRun.status == "running")]
+
+
+def interrupt_lost(ids: list[str]) -> int:
+    """Delegations whose process was killed (their lease lapsed): interrupted, saying why."""
+    query = SubagentRun.update(status="interrupted", result=LOST_ERROR, finished_at=utcnow())
+    return int(query.where(SubagentRun.id.in_([int(i) for i in ids]) & (SubagentRun.status == "running")).execute())
+
+
+RUNS = RunKind("subagent-run:", _running_runs, interrupt_lost)  # leased while they run here (platform_server/leases.py)
 
 
 def mark_interrupted_at_start() -> int:

@@ -51,8 +51,8 @@ class TeamBoard:
         self._seen[run.id] = (status, {int(t["index"]): str(t["status"]) for t in tasks})
         if status not in service.ACTIVE and not any(t["status"] in ("pending", "running") for t in tasks):
             self._seen.pop(run.id, None)  # ended, and no task is left to move (a cancel stops them next)
-        if not self.topics.subscribers(run.team_id):
-            return
+        if not self.topics.watched(run.team_id):
+            return  # nobody follows the team (on any process)
         base = {
             "teamId": str(run.team_id),
             "runId": str(run.id),

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server import leases
 from platform_server.features.models import LLM
 from platform_server.features.subagents import SUBAGENTS
-from platform_server.features.teams import TEAMS, runner, service
+from platform_server.features.teams import TEAM_SWEEP, TEAMS, runner, service
 from platform_server.features.tools import TOOLS
 from platform_server.features.tools.registry import ToolDefinition
 from platform_server.ports import leader
@@ -20,6 +21,8 @@ async def start(platform: Platform) -> None:
         service.fail_interrupted(runner.RESTART_ERROR)
     team_runner = runner.TeamRunner(platform.runtime(LLM), platform.runtime(SUBAGENTS), platform.runtime(TOOLS), platform.config)
     platform.set_runtime(TEAMS, team_runner)
+    if sweep := leases.start_sweep(platform.config, team_runner.runs):  # several processes: a killed process's runs fail
+        platform.set_runtime(TEAM_SWEEP, sweep)
 
 
 def agent_tools(platform: Platform) -> list[ToolDefinition]:
@@ -36,4 +39,6 @@ def agent_tools(platform: Platform) -> list[ToolDefinition]:
 
 
 async def stop(platform: Platform) -> None:
+    if sweep := platform.find_runtime(TEAM_SWEEP):
+        sweep.stop()
     await platform.runtime(TEAMS).stop()

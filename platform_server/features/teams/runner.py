@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from platform_server import leases
 from platform_server.db import iso, utcnow
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
@@ -27,6 +28,7 @@ from platform_server.features.tools.registry import ToolError
 from platform_server.features.usage import meter
 from platform_server.features.workflows.catalog import extract_json
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
+from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest
 
@@ -92,6 +94,8 @@ class TeamRunner:
         self.config = config
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.board = TeamBoard()  # the teams' live board streams
+        # leased while they run here (platform_server/leases.py); a swept run's end reaches the board too
+        self.runs = RunKind("team-run:", service.active_ids, self._lost)
 
     def start(self, caller: Caller, team: Team, goal: str, conversation_id: str | None = None, end_user_id: str | None = None) -> TeamRun:
         run = TeamRun(workspace_id=team.workspace_id, team_id=team.id, user_id=caller.user_id, conversation_id=conversation_id, goal=goal)
@@ -99,8 +103,20 @@ class TeamRunner:
         self.board.announce(run)
         task = asyncio.get_running_loop().create_task(self._run(run.id, caller.workspace_role, end_user_id))
         self.tasks[run.id] = task
-        task.add_done_callback(lambda _t: self.tasks.pop(run.id, None))
+        leases.hold(self.runs, run.id)
+        task.add_done_callback(lambda _t: self._forget(run.id))
         return run
+
+    def _forget(self, run_id: int) -> None:
+        self.tasks.pop(run_id, None)
+        leases.release(self.runs, run_id)
+
+    def _lost(self, ids: list[str]) -> int:
+        """Runs whose process was killed (their lease lapsed): failed, saying so."""
+        count = service.fail_interrupted(LOST_ERROR, [int(i) for i in ids])
+        for run_id in ids:
+            self._announce(int(run_id))
+        return count
 
     def cancel(self, caller: Caller, run_id: int, reason: str | None) -> dict[str, Any]:
         run = service.mark_cancelled(caller, run_id, reason)

@@ -204,7 +204,12 @@ def mark_cancelled(caller: Caller, run_id: int, reason: str | None) -> TeamRun:
     return TeamRun.get_by_id(run.id)
 
 
-def fail_interrupted(error: str) -> int:
-    """After a restart no team run is still active."""
+def fail_interrupted(error: str, ids: list[int] | None = None) -> int:
+    """Active runs (of `ids`, or all) whose process stopped: failed with `error` (after a restart none is active)."""
     now = utcnow()
-    return TeamRun.update(status="failed", error=error, finished_at=now, update_time=now).where(TeamRun.status.in_(ACTIVE)).execute()
+    query = TeamRun.update(status="failed", error=error, finished_at=now, update_time=now).where(TeamRun.status.in_(ACTIVE))
+    return int((query if ids is None else query.where(TeamRun.id.in_(ids))).execute())
+
+
+def active_ids() -> list[str]:
+    return [str(r.id) for r in TeamRun.select(TeamRun.id).where(TeamRun.status.in_(ACTIVE))]

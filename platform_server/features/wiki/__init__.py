@@ -8,6 +8,8 @@ from platform_server.platform import RuntimeKey
 
 if TYPE_CHECKING:
     from platform_server.features.wiki.engine import WikiEngine
+    from platform_server.loops import Loop
 
 
 WIKI: RuntimeKey[WikiEngine] = RuntimeKey("wiki")
+WIKI_SWEEP: RuntimeKey[Loop] = RuntimeKey("wiki_sweep")  # several processes: the leader requeues a dead process's materials

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, Iterable, cast
 
-from platform_server import storage
+from platform_server import leases, storage
 from platform_server.blocking import run_blocking
 from platform_server.db import database, iso, utcnow
 from platform_server.features.models.capabilities import able
@@ -39,6 +39,7 @@ from platform_server.features.wiki.transform import Transformer
 from platform_server.features.wiki.watcher import Watchers
 from platform_server.integrations.llm.types import ChatRequest
 from platform_server.lazy import lazy_import
+from platform_server.leases import RunKind
 from platform_server.ports import events, leader
 from platform_server.ports.events import Subscription, TopicBus
 
@@ -60,6 +61,10 @@ CONTEXT_PAGES = 3
 
 class Cancelled(Exception):
     """The material was cancelled or deleted while it was being processed."""
+
+
+def _processing_ids() -> list[str]:
+    return [str(r.id) for r in RawMaterial.select(RawMaterial.id).where(RawMaterial.status == "processing")]
 
 
 class WikiEngine:
@@ -84,6 +89,8 @@ class WikiEngine:
         self.research = Researcher(self)
         self.transformer = Transformer(self)
         self.reembed = Reembedder(self)
+        # leased while processed here (platform_server/leases.py): the leader queues a killed process's again
+        self.materials = RunKind("wiki-material:", _processing_ids, self._lost)
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -132,6 +139,18 @@ class WikiEngine:
             self.queued.add(raw_id)
             self.queue.put_nowait(raw_id)
 
+    def _lost(self, ids: list[str]) -> int:
+        """Materials whose process was killed mid-processing (their lease lapsed): processed again, here."""
+        raw_ids = [int(i) for i in ids]
+        with database.atomic():
+            count = (
+                RawMaterial.update(status="pending", queued=True).where(RawMaterial.id.in_(raw_ids) & (RawMaterial.status == "processing")).execute()
+            )
+            Job.update(status="interrupted", end_time=utcnow()).where(Job.raw_id.in_(raw_ids) & (Job.status == "running")).execute()
+        for raw_id in raw_ids:
+            self.enqueue(raw_id)
+        return int(count)
+
     def cancel(self, raw_id: int) -> None:
         """Stop the material's running task (its row is already marked by the caller)."""
         self.queued.discard(raw_id)
@@ -148,6 +167,7 @@ class WikiEngine:
             self.queued.discard(raw_id)
             task = asyncio.ensure_future(self._process(raw_id))
             self.running[raw_id] = task
+            leases.hold(self.materials, raw_id)
             try:
                 await asyncio.wait({task})
             except asyncio.CancelledError:
@@ -156,6 +176,7 @@ class WikiEngine:
             finally:
                 self.running.pop(raw_id, None)
                 self.steps.pop(raw_id, None)
+                leases.release(self.materials, raw_id)
                 if raw_id in self.again:
                     self.again.discard(raw_id)
                     self.enqueue(raw_id)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from platform_server import leases
 from platform_server.features.guard import service as guard
 from platform_server.features.models import LLM
 from platform_server.features.tools.registry import ToolDefinition
-from platform_server.features.wiki import WIKI, kbs, tool, vector_index
+from platform_server.features.wiki import WIKI, WIKI_SWEEP, kbs, tool, vector_index
 from platform_server.features.wiki import agent_tools as wiki_tools
 from platform_server.features.wiki.engine import WikiEngine
 
@@ -21,6 +22,8 @@ async def start(platform: Platform) -> None:
     platform.set_runtime(WIKI, engine)
     guard.register_tool_hook("wiki_write", wiki_tools.guard_hook)
     engine.start()
+    if sweep := leases.start_sweep(platform.config, engine.materials):  # several processes: a killed process's materials
+        platform.set_runtime(WIKI_SWEEP, sweep)
     await engine.watchers.start()
     if kbs.any_kb():  # material may come at any moment: its embedding model loads now, in its own process
         engine.llm.preload_local_embedding()
@@ -33,4 +36,6 @@ def agent_tools(platform: Platform) -> list[ToolDefinition]:
 
 
 async def stop(platform: Platform) -> None:
+    if sweep := platform.find_runtime(WIKI_SWEEP):
+        sweep.stop()
     await platform.runtime(WIKI).stop()

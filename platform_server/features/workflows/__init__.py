@@ -13,3 +13,4 @@ if TYPE_CHECKING:
 
 WORKFLOWS: RuntimeKey[WorkflowEngine] = RuntimeKey("workflows")
 WORKFLOW_TIMEOUTS: RuntimeKey[Loop] = RuntimeKey("workflow_timeouts")
+WORKFLOW_SWEEP: RuntimeKey[Loop] = RuntimeKey("workflow_sweep")  # several processes: the leader fails a dead process's runs

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Coroutine
 
+from platform_server import leases
 from platform_server.db import database, utcnow
 from platform_server.features.agents import service as agents
 from platform_server.features.audit import service as audit
@@ -27,6 +28,7 @@ from platform_server.features.usage import meter
 from platform_server.features.workflows import graph, service
 from platform_server.features.workflows.models import WorkflowRevision, WorkflowRun, WorkflowStep
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
+from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, Conflict, Forbidden
 
@@ -39,6 +41,29 @@ log = logging.getLogger(__name__)
 RESTART_ERROR = "Interrupted by a server restart"
 SHUTDOWN_ERROR = "Interrupted: the server stopped"
 ACTIVE = ("running", "paused")
+
+
+def fail_running(error: str, ids: list[int] | None = None) -> int:
+    """Runs left `running` (of `ids`, or all) by a process that stopped: each and its running step fail with `error`."""
+    now = utcnow()
+    with database.atomic():
+        query = WorkflowRun.select(WorkflowRun.id).where(WorkflowRun.status == "running")
+        found = [r.id for r in (query if ids is None else query.where(WorkflowRun.id.in_(ids)))]
+        if not found:
+            return 0
+        WorkflowStep.update(status="failed", error=error, finished_at=now).where(
+            WorkflowStep.run_id.in_(found) & (WorkflowStep.status == "running")
+        ).execute()
+        WorkflowRun.update(status="failed", error=error, finished_at=now, update_time=now).where(WorkflowRun.id.in_(found)).execute()
+    return len(found)
+
+
+def _running_runs() -> list[str]:
+    return [str(r.id) for r in WorkflowRun.select(WorkflowRun.id).where(WorkflowRun.status == "running")]
+
+
+# leased while a task here walks them (platform_server/leases.py); a paused run has no task and no lease
+RUNS = RunKind("workflow-run:", _running_runs, lambda ids: fail_running(LOST_ERROR, [int(i) for i in ids]))
 
 
 class StepError(Exception):
@@ -132,7 +157,13 @@ class WorkflowEngine:
     def _spawn(self, run_id: int, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self.tasks[run_id] = task
-        task.add_done_callback(lambda t: self.tasks.pop(run_id, None) if self.tasks.get(run_id) is t else None)
+        leases.hold(RUNS, run_id)
+        task.add_done_callback(lambda t: self._forget(run_id, t))
+
+    def _forget(self, run_id: int, task: asyncio.Task[None]) -> None:
+        if self.tasks.get(run_id) is task:
+            self.tasks.pop(run_id)
+            leases.release(RUNS, run_id)  # (a resume's new task holds it again under the same name)
 
     def _resume(self, run: WorkflowRun, outcome: str, payload: Any, actor: Caller | None) -> dict[str, Any]:
         with database.atomic():

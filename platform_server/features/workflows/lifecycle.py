@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from platform_server.db import database, utcnow
+from platform_server import leases
 from platform_server.features.chat import CHAT
 from platform_server.features.models import LLM
 from platform_server.features.settings import service as settings
-from platform_server.features.workflows import WORKFLOW_TIMEOUTS, WORKFLOWS
-from platform_server.features.workflows.engine import RESTART_ERROR, WorkflowEngine
-from platform_server.features.workflows.models import WorkflowRun, WorkflowStep
+from platform_server.features.workflows import WORKFLOW_SWEEP, WORKFLOW_TIMEOUTS, WORKFLOWS
+from platform_server.features.workflows.engine import RESTART_ERROR, RUNS, WorkflowEngine, fail_running
 from platform_server.loops import Loop
 from platform_server.ports import leader
 
@@ -33,30 +32,20 @@ class PauseTimeoutLoop(Loop):
         return self.engine.expire_pauses()
 
 
-def fail_interrupted() -> int:
-    """No run survives a restart in `running`: it and its running step fail with RESTART_ERROR."""
-    now = utcnow()
-    with database.atomic():
-        ids = [r.id for r in WorkflowRun.select(WorkflowRun.id).where(WorkflowRun.status == "running")]
-        if not ids:
-            return 0
-        WorkflowStep.update(status="failed", error=RESTART_ERROR, finished_at=now).where(
-            WorkflowStep.run_id.in_(ids) & (WorkflowStep.status == "running")
-        ).execute()
-        WorkflowRun.update(status="failed", error=RESTART_ERROR, finished_at=now, update_time=now).where(WorkflowRun.id.in_(ids)).execute()
-    return len(ids)
-
-
 async def start(platform: Platform) -> None:
     if leader.is_leader():  # several processes: only the leader at start (a joining process leaves the others' runs alone)
-        fail_interrupted()
+        fail_running(RESTART_ERROR)  # no run survives a restart in `running`
     engine = WorkflowEngine(platform.runtime(CHAT), platform.runtime(LLM))
     platform.set_runtime(WORKFLOWS, engine)
     loop = PauseTimeoutLoop(engine)
     platform.set_runtime(WORKFLOW_TIMEOUTS, loop)
     loop.start()
+    if sweep := leases.start_sweep(platform.config, RUNS):  # several processes: a killed process's runs fail
+        platform.set_runtime(WORKFLOW_SWEEP, sweep)
 
 
 async def stop(platform: Platform) -> None:
     platform.runtime(WORKFLOW_TIMEOUTS).stop()
+    if sweep := platform.find_runtime(WORKFLOW_SWEEP):
+        sweep.stop()
     await platform.runtime(WORKFLOWS).stop()
