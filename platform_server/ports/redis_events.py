@@ -46,6 +46,11 @@ STREAM_TTL_S = 86_400  # a stream nobody closed (its process was killed, no swee
 LEASE_S = 6.0  # how long a process's hold on a running stream outlives its last renewal
 ASK_TIMEOUT_S = 8.0  # an ask waits this long for the owner's answer (a stop waits for the turn to end)
 BLOCK_MS = 5_000  # one XREAD of a mirror waits this long before it checks whether it still has readers
+LISTEN_POLL_S = 1.0  # the control channel's read returns this often to check whether the bus is closing
+# A stop waits this long for the bus's tasks. redis-py's pub/sub read can swallow a cancel (the task stayed
+# `cancelling`, waiting on the socket, and a test server's stop hung until pytest's timeout): each loop also
+# checks `_closing`, and a task still running after this is left behind, not awaited forever.
+CLOSE_WAIT_S = 3.0
 
 Handler = Callable[[str, JsonObject], Awaitable[JsonObject | None]]
 
@@ -136,6 +141,7 @@ class RedisEventBus:
         self._wake: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._handlers: dict[str, Handler] = {}
+        self._closing = False
 
     # ---- the port ----------------------------------------------------------------------------------
 
@@ -199,11 +205,13 @@ class RedisEventBus:
         return answer if isinstance(answer, dict) else None
 
     async def aclose(self) -> None:
+        self._closing = True
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(BaseException):
-                await task
+        if self._tasks:
+            _, left = await asyncio.wait(self._tasks, timeout=CLOSE_WAIT_S)
+            if left:
+                log.warning("%d Redis task(s) did not stop within %g s of the close; left behind", len(left), CLOSE_WAIT_S)
         self._tasks = []
         try:
             await self._flush()  # the last events (a turn's `done`) still reach the other processes
@@ -233,7 +241,7 @@ class RedisEventBus:
 
     async def _write(self) -> None:
         assert self._wake is not None
-        while True:
+        while not self._closing:
             await self._wake.wait()
             self._wake.clear()
             try:
@@ -263,7 +271,7 @@ class RedisEventBus:
 
     async def _renew(self) -> None:
         """Keep this process's leases while it lives (a killed process's lapse after LEASE_S)."""
-        while True:
+        while not self._closing:
             await asyncio.sleep(LEASE_S / 3)
             try:
                 if self._owned:
@@ -277,19 +285,25 @@ class RedisEventBus:
                 log.warning("renewing this process's stream leases in Redis failed", exc_info=True)
 
     async def _listen(self) -> None:
-        """Answer the asks sent to this process."""
-        while True:
+        """Answer the asks sent to this process (reads return every LISTEN_POLL_S: see CLOSE_WAIT_S)."""
+        while not self._closing:
+            pubsub = self.client.pubsub()
             try:
-                pubsub = self.client.pubsub()
                 await pubsub.subscribe(f"ctl:{self.process}")
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
+                while not self._closing:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=LISTEN_POLL_S)
+                    if message is not None and message.get("type") == "message":
                         asyncio.ensure_future(self._serve(json.loads(message["data"])))
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - Redis away: listen again in a moment
+                if self._closing:
+                    return
                 log.warning("the control channel of this process failed; listening again", exc_info=True)
                 await asyncio.sleep(1.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # its connection goes back (a new one is taken on the next try)
 
     async def _serve(self, message: dict[str, Any]) -> None:
         name = str(message.get("name", ""))
