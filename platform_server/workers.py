@@ -55,10 +55,13 @@ def supervise(workers: int, run_worker: Callable[[], None]) -> int:
     stopping = False
 
     def spawn(number: int) -> None:
-        # A stop signal between the fork and `children[pid] = ...` ran `stop` without the new worker: the
-        # supervisor then waited forever for a worker nobody told to stop. Held back until the pid is known
-        # (the worker, too, takes its default handlers before it can receive one).
+        # A stop signal between the fork and `children[pid] = ...` ran `stop` without the new worker, and the
+        # supervisor's SIGTERM reaching a new worker before it reset its handlers ran the inherited `stop` there
+        # and the worker went on serving: either way the supervisor waited forever (a replacement stopped just
+        # after its fork, under load). Held back until the pid is known and the worker has its default handlers.
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        for handler in logging.getLogger().handlers:
+            handler.flush()  # the log's batch goes out now: a fork copies what waits, and the worker wrote it again
         pid = os.fork()
         if pid == 0:  # the worker: default signal handling, then the server
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
