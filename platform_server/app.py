@@ -352,22 +352,28 @@ def first_run_admin_hash(config: Config) -> asyncio.Future[str] | None:
 
 
 async def start_features(platform: PlatformState) -> None:
-    """Seed data and start each area's background work."""
-    settings_service.seed_config_defaults(platform.config.default_language, platform.config.timezone)
-    settings_service.seed_flags(collect_flags())
+    """Seed data and start each area's background work.
+
+    Under the migration lock, like the migrations: each seed reads what exists, then inserts what is
+    missing, and several processes starting on one PostgreSQL database (`serve --workers N`) left the
+    lock together and raced on the same inserts (one died of a duplicate `model_provider` key). The
+    next process now finds the first one's rows; on SQLite the lock is nothing."""
     hashed = await platform.admin_hash if platform.admin_hash is not None else None
     config = platform.config
-    setup_service.ensure_headless_admin(config.admin_username, config.admin_password, config.password_hash_rounds, hashed)
-    setup_service.prepare_setup_token(platform.config.setup_token)
-    tool_factories = dict(_declared("AGENT_TOOLS"))
-    for feature in FEATURES:
-        module = _feature_module(feature.name, "lifecycle")
-        if module and hasattr(module, "start"):
-            await module.start(platform)
-        for factory in tool_factories[feature.name]:  # after its start: a tool may run on the area's runtime
-            for definition in factory(platform):
-                platform.runtime(TOOLS).register(definition)
-        platform.started.append(feature.name)
+    with database_port.current().migration_lock():
+        settings_service.seed_config_defaults(config.default_language, config.timezone)
+        settings_service.seed_flags(collect_flags())
+        setup_service.ensure_headless_admin(config.admin_username, config.admin_password, config.password_hash_rounds, hashed)
+        setup_service.prepare_setup_token(config.setup_token)
+        tool_factories = dict(_declared("AGENT_TOOLS"))
+        for feature in FEATURES:
+            module = _feature_module(feature.name, "lifecycle")
+            if module and hasattr(module, "start"):
+                await module.start(platform)
+            for factory in tool_factories[feature.name]:  # after its start: a tool may run on the area's runtime
+                for definition in factory(platform):
+                    platform.runtime(TOOLS).register(definition)
+            platform.started.append(feature.name)
     if platform.config.storage_check_s > 0:
         platform.storage_loop = StorageCheckLoop(platform.storage, platform.config.storage_check_s)
         platform.storage_loop.start()

@@ -78,7 +78,7 @@ async def serve(config: Config, reuse_port: bool = False) -> None:
     await start_features(platform)
     server = listen(app, config, reuse_port=reuse_port)
     scheme = "https" if config.tls_cert_file else "http"
-    logging.getLogger("platform_server").info("listening on %s://%s:%s", scheme, config.host, config.port)
+    logging.getLogger("platform_server").info("listening on %s://%s:%s (pid %d)", scheme, config.host, config.port, os.getpid())
     gc.freeze()  # what the start built lives as long as the process: later collections skip it
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     gc.enable()  # (off while starting under `python -m platform_server`: see __main__.py)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import tempfile
 from typing import Any, Callable
 
 import peewee
@@ -26,18 +27,36 @@ def load_key(data_dir: str) -> bytes:
     path = os.path.join(data_dir, KEY_FILE)
     if os.path.exists(path):
         with open(path, "rb") as fh:
-            key = base64.b64decode(fh.read().strip())
-        if len(key) != 32:
-            raise SystemExit(f"{path}: not a 32-byte key")
-        return key
-    key = AESGCM.generate_key(bit_length=256)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another process won the race
-        return load_key(data_dir)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(base64.b64encode(key))
+            stored = fh.read()
+    else:
+        stored = create_once(path, base64.b64encode(AESGCM.generate_key(bit_length=256)))
+    key = base64.b64decode(stored.strip())
+    if len(key) != 32:
+        raise SystemExit(f"{path}: not a 32-byte key")
     return key
+
+
+def create_once(path: str, content: bytes) -> bytes:
+    """`content` written to `path` when nothing is there yet (mode 0600), else what is there.
+
+    Several processes starting on one data dir (`serve --workers N`) each make the file: with create-then-
+    write, one read it between another's create and write, found it empty and stopped ("not a 32-byte
+    key"). Written whole under a temporary name, then linked to its name: the name appears with all of its
+    content, and only the first link wins."""
+    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path) or ".", prefix=f".{os.path.basename(path)}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(content)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(temporary, path)
+            return content
+        except FileExistsError:  # another process was first: its content is the one
+            with open(path, "rb") as fh:
+                return fh.read()
+    finally:
+        os.unlink(temporary)
 
 
 def configure(data_dir: str) -> None:

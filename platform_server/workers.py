@@ -27,6 +27,7 @@ from platform_server.config import Config
 log = logging.getLogger(__name__)
 
 RESTART_DELAY_S = 1.0  # a worker that keeps dying at start is restarted at this pace, not in a tight loop
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 
 
 class WorkersRefused(ValueError):
@@ -54,10 +55,18 @@ def supervise(workers: int, run_worker: Callable[[], None]) -> int:
     stopping = False
 
     def spawn(number: int) -> None:
+        # A stop signal between the fork and `children[pid] = ...` ran `stop` without the new worker, and the
+        # supervisor's SIGTERM reaching a new worker before it reset its handlers ran the inherited `stop` there
+        # and the worker went on serving: either way the supervisor waited forever (a replacement stopped just
+        # after its fork, under load). Held back until the pid is known and the worker has its default handlers.
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        for handler in logging.getLogger().handlers:
+            handler.flush()  # the log's batch goes out now: a fork copies what waits, and the worker wrote it again
         pid = os.fork()
         if pid == 0:  # the worker: default signal handling, then the server
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
             code = 0
             try:
                 run_worker()
@@ -70,6 +79,8 @@ def supervise(workers: int, run_worker: Callable[[], None]) -> int:
                 logging.shutdown()
             os._exit(code)
         children[pid] = number
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+        log.info("worker %d started (pid %d)", number, pid)
 
     def stop(signum: int, _frame: object) -> None:
         nonlocal stopping
@@ -84,7 +95,7 @@ def supervise(workers: int, run_worker: Callable[[], None]) -> int:
     signal.signal(signal.SIGINT, stop)
     for number in range(workers):
         spawn(number)
-    log.info("supervising %d workers: %s", workers, sorted(children))
+    log.info("supervising %d workers", workers)
     while children:
         try:
             pid, status = os.wait()

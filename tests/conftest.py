@@ -1,6 +1,7 @@
 """Fixtures: a real server per test (fresh data dir, free port) and the named personas."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any, AsyncIterator
 
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from platform_server.app import collect_routes
 from platform_server.web import inputs
 from platform_server.web.openapi import build_document
+from tests.helpers import postgres
 from tests.helpers.chat import ChatEnv, chat_env
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import ScriptedOpenAI
@@ -49,6 +51,8 @@ async def server(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator
         yield running
     finally:
         await running.stop()
+        if postgres.selected():
+            await asyncio.to_thread(postgres.cluster().forget, running.config.data_dir)
 
 
 @pytest.fixture

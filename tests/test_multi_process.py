@@ -8,12 +8,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable, TypeVar, cast
 
 import aiohttp
 import pytest
@@ -26,7 +27,7 @@ from platform_server.ports import events
 from tests.helpers import postgres, redis_server
 from tests.helpers.chat import make_agent, text_of
 from tests.helpers.client import ApiClient, SseEvent, iter_sse
-from tests.helpers.eventually import eventually
+from tests.helpers.eventually import Timeout, eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.process import ADMIN, ServerProcess
@@ -34,6 +35,7 @@ from tests.helpers.server import create_personas, start_server
 from tests.helpers.wiki import KB, page, pages_answer
 
 WORDS = [f"w{i} " for i in range(60)]
+T = TypeVar("T")
 
 
 class Pair:
@@ -201,31 +203,80 @@ def test_several_workers_on_the_sqlite_file_are_refused_with_the_reason(tmp_path
     assert not (tmp_path / "d" / "platform.db").exists()  # refused before anything was written
 
 
+LISTENING = re.compile(r"listening on \S+ \(pid (\d+)\)")  # each worker's line once its port is open (cli.serve)
+DIED = re.compile(r"worker \d+ \(pid (\d+)\) died")  # the supervisor's line for a worker it starts again
+
+
+class Supervised:
+    """A `serve --workers` tree as the test sees it: the supervisor's children and what the log says of them.
+    A wait that runs out says what it waited for, the pids seen and the log (not a bare timeout)."""
+
+    def __init__(self, server: ServerProcess) -> None:
+        assert server.proc is not None
+        self.server, self.supervisor = server, server.proc.pid
+
+    def listening(self) -> set[int]:
+        return {int(pid) for pid in LISTENING.findall(self.server.log_text())}
+
+    def died(self) -> list[int]:
+        return [int(pid) for pid in DIED.findall(self.server.log_text())]
+
+    def up(self, count: int) -> set[int] | None:
+        """The workers when there are `count` and each has logged that it listens; None before."""
+        workers = workers_of(self.supervisor) if os.path.exists(f"/proc/{self.supervisor}") else set()
+        return workers if len(workers) == count and workers <= self.listening() else None
+
+    def report(self, what: str) -> str:
+        workers = workers_of(self.supervisor) if os.path.exists(f"/proc/{self.supervisor}") else "(supervisor gone)"
+        lines = [line for line in self.server.log_text().splitlines() if "tornado.access" not in line and "migration applied" not in line]
+        return (f"waited for {what}: workers now {workers}, listening {sorted(self.listening())}, died {self.died()}; "
+                "the log (no access or migration lines):\n" + "\n".join(lines[-80:]))
+
+    async def wait(self, check: Callable[[], T | None], what: str, timeout: float) -> T:
+        try:
+            return cast(T, await eventually(check, timeout=timeout, interval=0.1, what=what))
+        except Timeout as exc:
+            raise AssertionError(self.report(what)) from exc
+
+
+@pytest.mark.timeout(300)  # its own waits (270 s at most in all) run out first and say which, with the log
 async def test_serve_workers_runs_two_processes_on_one_port_and_replaces_one_that_dies(tmp_path: Any) -> None:
+    """Each step waits for the event that matters (a worker's "listening" line, the supervisor's exit), not a
+    count of forked pids: a worker forked is not yet serving, and one still starting when SIGTERM came was
+    what made the budgets run out under load."""
     try:
         database_url = postgres.cluster().fresh_database()
     except RuntimeError as exc:
         pytest.skip(f"PostgreSQL is not installed: {exc}")
-    env = {"PLATFORM_DATABASE_URL": database_url, "PLATFORM_REDIS_URL": redis_server.server().url, "PLATFORM_WORKERS": "2"}
+    env = {
+        "PLATFORM_DATABASE_URL": database_url, "PLATFORM_REDIS_URL": redis_server.server().url, "PLATFORM_WORKERS": "2",
+        "PLATFORM_LOG_LEVEL": "INFO",  # the supervisor's and the workers' start and stop lines
+    }
     server = ServerProcess(str(tmp_path / "data"), env=env)
     try:
-        await server.start(timeout=40)
-        assert server.proc is not None
-        supervisor = server.proc.pid
-        first = await eventually(lambda: (lambda w: w if len(w) == 2 else None)(workers_of(supervisor)), what="two workers")
+        try:
+            await server.start(timeout=90)
+        except (RuntimeError, Timeout) as exc:
+            raise AssertionError(f"the first worker answering: {exc}\n{server.log_tail()}") from exc
+        tree = Supervised(server)
+        first = await tree.wait(lambda: tree.up(2), "two workers listening", 60)
+        # Both started on an empty database: their start-up seeds once raced and one died of a duplicate key.
+        assert tree.died() == [], tree.report("no worker dying at the start")
         async with aiohttp.ClientSession() as session:
             api = ApiClient(server.url, session)
             for _ in range(10):  # every connection is served, whichever worker the kernel gives it to
                 r = await api.post("/api/v1/auth/login", {"username": ADMIN[0], "password": ADMIN[1]})
                 assert r.status == 200, r.body
-        killed = sorted(first)[0]
+        killed = min(first)
         os.kill(killed, signal.SIGKILL)
-        now = await eventually(
-            lambda: (lambda w: w if len(w) == 2 and killed not in w else None)(workers_of(supervisor)), timeout=20, what="a new worker"
+        now = await tree.wait(
+            lambda: (lambda w: w if w and killed not in w else None)(tree.up(2)), "the killed worker's replacement listening", 60
         )
-        assert len(now & first) == 1
+        assert tree.died() == [killed] and len(now & first) == 1, tree.report("one replacement")
         server.proc.send_signal(signal.SIGTERM)  # the supervisor stops every worker and exits 0
-        assert await asyncio.to_thread(server.proc.wait, 30) == 0
+        await tree.wait(lambda: server.proc is not None and server.proc.poll() is not None, "the supervisor's exit after SIGTERM", 60)
+        assert server.proc.returncode == 0, tree.report("exit code 0")
+        assert server.log_text().count("platform_server: stopped") == 2, tree.report("both workers' graceful stop")
         assert not any(os.path.exists(f"/proc/{pid}") for pid in now)
     finally:
         server.kill()

@@ -50,10 +50,14 @@ log = logging.getLogger(__name__)
 STREAM_MAXLEN = 20_000  # events kept per stream (approximate trim): a long turn's early deltas go first
 STREAM_TTL_S = 86_400  # a stream nobody closed (its process was killed, no sweep ran) goes after a day
 LEASE_S = 6.0  # how long a process's hold on a running stream outlives its last renewal
-CLOSE_WAIT_S = 5.0  # at stop, the background tasks get this long to end
 ASK_TIMEOUT_S = 8.0  # an ask waits this long for the owner's answer (a stop waits for the turn to end)
 BLOCK_MS = 5_000  # one XREAD of a mirror waits this long before it checks whether it still has readers
 TOPICS_CHANNEL = "topics"  # every process listens to it (with its control channel, on one connection)
+LISTEN_POLL_S = 1.0  # the control channel's read returns this often to check whether the bus is closing
+# A stop waits this long for the bus's tasks. redis-py's pub/sub read can swallow a cancel (the task stayed
+# `cancelling`, waiting on the socket, and a test server's stop hung until pytest's timeout): each loop also
+# checks `_closing`, and a task still running after this is left behind, not awaited forever.
+CLOSE_WAIT_S = 5.0
 
 Handler = Callable[[str, JsonObject], Awaitable[JsonObject | None]]
 
@@ -252,7 +256,9 @@ class RedisEventBus:
         for task in self._tasks[1:]:  # the renewer and the listener (the writer is first)
             task.cancel()
         if self._tasks:
-            await asyncio.wait(self._tasks, timeout=CLOSE_WAIT_S)
+            _, left = await asyncio.wait(self._tasks, timeout=CLOSE_WAIT_S)
+            if left:
+                log.warning("%d Redis task(s) did not stop within %g s of the close; left behind", len(left), CLOSE_WAIT_S)
         self._tasks = []
         try:
             await self._flush()  # the last events (a turn's `done`) still reach the other processes
@@ -329,7 +335,7 @@ class RedisEventBus:
 
     async def _renew(self) -> None:
         """Keep this process's leases while it lives (a killed process's lapse after LEASE_S)."""
-        while True:
+        while not self._closing:
             await asyncio.sleep(LEASE_S / 3)
             try:
                 if self._owned:
@@ -343,13 +349,14 @@ class RedisEventBus:
                 log.warning("renewing this process's stream leases in Redis failed", exc_info=True)
 
     async def _listen(self) -> None:
-        """Answer the asks sent to this process."""
-        while True:
+        """Answer the asks sent to this process (reads return every LISTEN_POLL_S: see CLOSE_WAIT_S)."""
+        while not self._closing:
+            pubsub = self.client.pubsub()
             try:
-                pubsub = self.client.pubsub()
                 await pubsub.subscribe(f"ctl:{self.process}", TOPICS_CHANNEL)
-                async for message in pubsub.listen():
-                    if message.get("type") != "message":
+                while not self._closing:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=LISTEN_POLL_S)
+                    if message is None or message.get("type") != "message":
                         continue
                     if message.get("channel") == TOPICS_CHANNEL.encode():
                         self._deliver(json.loads(message["data"]))
@@ -358,8 +365,13 @@ class RedisEventBus:
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - Redis away: listen again in a moment
+                if self._closing:
+                    return
                 log.warning("the control channel of this process failed; listening again", exc_info=True)
                 await asyncio.sleep(1.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()  # its connection goes back (a new one is taken on the next try)
 
     def _deliver(self, message: dict[str, Any]) -> None:
         """A topic event from the channel: to this process's readers, unless this process published it."""

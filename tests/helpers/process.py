@@ -66,10 +66,14 @@ class ServerProcess:
         os.makedirs(self.data_dir, exist_ok=True)
         return open(os.path.join(os.path.dirname(os.path.abspath(self.data_dir)), f"server-{self.port}.log"), "ab")
 
-    def log_tail(self) -> str:
+    def log_text(self) -> str:
+        """Everything the server (and, under `--workers`, its supervisor and workers) wrote to stderr."""
         path = os.path.join(os.path.dirname(os.path.abspath(self.data_dir)), f"server-{self.port}.log")
         with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", "replace")[-2000:]
+            return fh.read().decode("utf-8", "replace")
+
+    def log_tail(self) -> str:
+        return self.log_text()[-2000:]
 
     def kill(self) -> None:
         """SIGKILL: no shutdown code runs."""

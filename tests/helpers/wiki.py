@@ -90,11 +90,13 @@ async def restart(server: RunningServer, **overrides: Any) -> RunningServer:
     """The same data dir (people and their tokens kept) with other settings, e.g. `wiki_source_roots`."""
     tokens = dict(server.client.tokens)
     await server.stop()
-
-    async def stopped() -> None:
-        return None
-
-    server.stop = stopped  # type: ignore[method-assign]  # the fixture's teardown stops it again
     again = await start_server(server.config.data_dir, **overrides)
     again.client.tokens.update(tokens)
+
+    async def stop_the_new_one() -> None:  # late-bound: a second restart's server is the one stopped then
+        await again.stop()
+
+    # The fixture's teardown stops the server running now; it stopped nothing before, and the restarted
+    # server's threads, loops and database connections stayed for the rest of the session.
+    server.stop = stop_the_new_one  # type: ignore[method-assign]
     return again

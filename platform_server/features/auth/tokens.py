@@ -9,6 +9,8 @@ from typing import Any
 
 import jwt
 
+from platform_server import sealed
+
 
 def load_secret(configured: str, data_dir: str) -> bytes:
     """The configured secret, or one generated on first start and kept (mode 0600)."""
@@ -19,11 +21,8 @@ def load_secret(configured: str, data_dir: str) -> bytes:
         if os.path.exists(path):
             with open(path, "rb") as fh:
                 secret = fh.read().strip()
-        else:
-            secret = secrets.token_urlsafe(32).encode()
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(secret)
+        else:  # several processes may start at once on one data dir: the first one's secret is everyone's
+            secret = sealed.create_once(path, secrets.token_urlsafe(32).encode()).strip()
     if len(secret) < 32:
         raise SystemExit("jwt_secret must be at least 32 bytes")
     return secret
