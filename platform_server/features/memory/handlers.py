@@ -286,6 +286,8 @@ class MemoryFileHandler(MemoryHandler):
     answers = {"GET": one(MemoryFileView), "PUT": one(MemoryFileWrittenView)}
     body_models = {"PUT": FileText}
     query_params = {"GET": [END_USER], "PUT": [END_USER]}
+    # Memory files are Markdown, relative to the scope's folder (store.write_file, files.split_rel)
+    path_schemas = {"path": {"type": "string", "maxLength": 1024, "pattern": r"^[^/\\\x00-\x1f\x7f][^\\\x00-\x1f\x7f]*\.md$"}}
 
     async def get(self, agentId: int, path: str) -> None:
         """One memory file of the caller as `{path, content, editable}`."""

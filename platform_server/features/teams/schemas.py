@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from platform_server.features.teams import service
@@ -13,15 +15,19 @@ class TeamCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
     description: str = Field(default="", max_length=2000)
     leadAgentId: int
-    # at least one member (service.check_agents refuses an empty list)
-    memberAgentIds: list[int] = Field(max_length=service.MAX_MEMBERS, json_schema_extra={"minItems": 1})
+    # at least one member besides the lead (service.check_agents: the lead listed here too counts once, as the lead)
+    memberAgentIds: list[int] = Field(
+        max_length=service.MAX_MEMBERS,
+        json_schema_extra={"minItems": 1, "uniqueItems": True},
+        description="Agents of the workspace, each once; the lead listed here too counts once, as the lead",
+    )
 
 
 class TeamUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
     leadAgentId: int | None = None
-    memberAgentIds: list[int] | None = Field(default=None, max_length=service.MAX_MEMBERS)
+    memberAgentIds: list[int] | None = Field(default=None, max_length=service.MAX_MEMBERS, json_schema_extra={"uniqueItems": True})
 
 
 class TeamRunStart(BaseModel):
@@ -34,7 +40,7 @@ class CancelRequest(BaseModel):
 
 class MemberAdd(BaseModel):
     agentId: int
-    role: str = Field(default="member", max_length=20, json_schema_extra={"enum": ["lead", "member"]})  # console.ROLES
+    role: Literal["lead", "member"] = "member"  # console.ROLES
 
 
 # ---- answers (web/openapi_answers.py): service.team_dict / run_dict and the console's views (console.py) ---------
