@@ -134,8 +134,9 @@ async def test_rule_bodies_are_validated(api: ApiClient, people: dict) -> None:
     await bad({**BLOCK_RM, "decision": "maybe"}, "decision")
     await bad({**BLOCK_RM, "decision": "allow"}, "decision")  # critical never allows
     await bad({**BLOCK_RM, "ruleId": "Bad Id"}, "ruleId")
-    await bad({**BLOCK_RM, "ruleId": "builtin.mine"}, "ruleId")
-    await bad({**BLOCK_RM, "ruleId": "export"}, "ruleId")
+    for reserved in ("builtin.mine", "export"):  # well-formed, but taken by a built-in rule or a route: 409
+        r = await api.post(RULES, {**BLOCK_RM, "ruleId": reserved}, token="alice")
+        assert r.status == 409 and r.msg.startswith("ruleId"), r.body
     await bad({**BLOCK_RM, "toolName": "a b"}, "toolName")
     await bad({k: v for k, v in BLOCK_RM.items() if k != "name"}, "name")
     await bad({**BLOCK_RM, "surprise": 1}, "surprise")
@@ -274,6 +275,9 @@ async def test_rule_bodies_take_what_the_document_allows_and_refuse_the_rest(api
     r = await api.post(RULES + "/import", twice, token="alice")
     assert r.status == 200 and r.data["created"] == 1, r.body
     assert {x["ruleId"]: x["severity"] for x in (await api.get(RULES, token="alice")).data}["dup"] == "medium"
+    # The list's size is an integer of at least 1, as documented, with or without a page
+    assert (await api.get(RULES, params={"size": "0"}, token="alice")).status == 400
+    assert (await api.get(RULES, params={"size": "2"}, token="alice")).status == 200
     # A sparse update leaves a null field as it is
     r = await api.put(f"{RULES}/dup", {"name": None, "description": "d"}, token="alice")
     assert r.status == 200 and r.data["name"] == "Block" and r.data["description"] == "d"

@@ -170,6 +170,9 @@ async def test_skills_are_adopted_and_released_in_bulk_all_or_nothing(api: ApiCl
                               ([a, "12345"], 404, "Skill not found: 12345")):
         r = await api.post(f"{CURATOR}/release", body, token="alice")
         assert (r.status, r.body["msg"]) == (status, msg), body
+    # an array body cannot be left out (an empty body reads as {}): the document marks it required
+    op = (await api.get("/v3/api-docs")).body["paths"][f"{CURATOR}/adopt"]["post"]
+    assert op["requestBody"]["required"] is True
     r = await api.get(f"{CURATOR}/managed", token="carol")
     assert len(r.data) == 3  # nothing released by the refused calls
     r = await api.post(f"{CURATOR}/release", [a, a], token="alice")

@@ -60,6 +60,10 @@ async def test_teams_are_made_of_agents_of_the_workspace(api: ApiClient, people:
     doc = (await api.get("/v3/api-docs")).body["components"]["schemas"]
     assert doc["TeamCreate"]["properties"]["memberAgentIds"]["uniqueItems"] is True
     assert doc["MemberAdd"]["properties"]["role"]["enum"] == ["lead", "member"]
+    # an id past int64 is refused as the document's bounds say, not left to overflow the database
+    assert doc["TeamCreate"]["properties"]["leadAgentId"]["format"] == "int64"
+    r = await api.post("/api/v1/teams", {**body, "leadAgentId": 2**64}, token="bob")
+    assert r.status == 400 and r.msg.startswith("leadAgentId"), r.body
     assert (await api.post("/api/v1/teams", {**body, "memberAgentIds": []}, token="bob")).status == 400
     other = people["dave"]["workspace"]
     foreign = (await api.post("/api/v1/agents", {"name": "F", "agentType": "react"}, token="dave",

@@ -184,8 +184,9 @@ def build_document(routes: list[Route]) -> JsonObject:
                 schemas[ref] = schema
                 op["requestBody"] = {
                     # ApiHandler.json_body reads an empty body as {}: it is optional when no field is required
-                    # (nor is one of a oneOf's, "exactly one of a or b", whose every branch requires one)
-                    "required": bool(schema.get("required")) or _one_of_requires(schema),
+                    # (nor is one of a oneOf's, "exactly one of a or b", whose every branch requires one), and
+                    # never when the body is an array ({} is not one)
+                    "required": bool(schema.get("required")) or _one_of_requires(schema) or schema.get("type") == "array",
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             add_inputs(handler, r.template, method, op)

@@ -164,7 +164,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/wiki/kb/{kbId}/pages/{slug}/related"): [_range("limit", 1, 50, "How many (default 10)")],
     ("GET", "/api/v1/security/guard/rules"): [
         _q("page", {"type": "integer", "minimum": 1}, "Paged when given"),
-        _q("size", _STR, "Page size (with page)"),
+        _q("size", {"type": "integer", "minimum": 1}, "Page size (with page; at most 500)"),
     ],
     **{
         ("GET", path): _PAGE

@@ -70,11 +70,12 @@ class RulesHandler(ApiHandler):
         items = rules.list_rules()
         if self.original_console:
             items = [views.for_original_console(r) for r in items]
+        # the original console pages this list: `{records, total, page, size}`; a size without a page is still
+        # checked (the document types it), though only a page asks for the paged answer
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), 500)
         if self.get_query_argument("page", None) is None:
             self.ok(items)
             return
-        # the original console pages this list: `{records, total, page, size}`
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), 500)
         self.ok({"records": items[req.offset : req.offset + req.size], "total": len(items), "page": req.page, "size": req.size})
 
     def post(self) -> None:

@@ -125,8 +125,8 @@ def _check_critical(where: str, severity: str, decision: str | None) -> None:
 def validate_rule_id(where: str, value: Any) -> str:
     if not isinstance(value, str) or not RULE_ID.match(value):
         raise BadRequest(f"{where}: a slug of lowercase letters, digits, '.', '_' or '-' (1-64, starting alnum)")
-    if value in RESERVED_IDS or value.startswith("builtin."):
-        raise BadRequest(f"{where}: '{value}' is reserved")
+    if value in RESERVED_IDS or value.startswith("builtin."):  # well-formed, but taken by a route or a built-in rule
+        raise Conflict(f"{where}: '{value}' is reserved")
     return value
 
 

@@ -78,7 +78,7 @@ class RuleImportItem(BaseModel):
                     "properties": {"name": {"type": "string"}, "toolName": {"type": "string"}, "severity": {"type": "string"}},
                     **NOT_CRITICAL_ALLOW,
                 },
-                {"required": ["ruleId"], "properties": {"ruleId": {"pattern": "^builtin[.]"}}},
+                {"required": ["ruleId"], "properties": {"ruleId": {"type": "string", "pattern": "^builtin[.]"}}},
             ]
         },
     )

@@ -114,10 +114,11 @@ class FlagRequest(BaseModel):
     enabled: bool
 
 
-# An HTTP(S) proxy URL with a host, optional credentials, a port of 0-65535 and a path (outbound_proxy.check_url),
-# or "" for none; the pattern is the rule both ways: the server refuses what it does not match
+# An HTTP(S) proxy URL with a host name or IPv4 address (an IPv6 literal's own rules are more than a pattern should
+# carry), optional credentials, a port of 0-65535 and a path (outbound_proxy.check_url), or "" for none; the pattern
+# is the rule both ways: the server refuses what it does not match
 PROXY_URL_PATTERN = explained(
-    r"^(|[hH][tT][tT][pP][sS]?://([^\s/?#@]+@)?([A-Za-z0-9._~-]+|\[[0-9A-Fa-f:.]+\])"
+    r"^(|[hH][tT][tT][pP][sS]?://([^\s/?#@\[\]]+@)?[A-Za-z0-9._~-]+"
     r"(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/[^\s]*)?)$",
     "must be an http:// or https:// URL with a host and a port of 0-65535, e.g. http://127.0.0.1:7890 (SOCKS proxies are not supported)",
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
@@ -10,13 +10,16 @@ from platform_server.features.teams import service
 from platform_server.serialize import View
 from platform_server.web.openapi_events import SseEvents
 
+# An agent id as a JSON number: a signed 64-bit integer (a larger one would overflow the database's column)
+AgentId = Annotated[int, Field(ge=-(2**63), le=2**63 - 1, json_schema_extra={"format": "int64"})]
+
 
 class TeamCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
     description: str = Field(default="", max_length=2000)
-    leadAgentId: int
+    leadAgentId: AgentId
     # at least one member besides the lead (service.check_agents: the lead listed here too counts once, as the lead)
-    memberAgentIds: list[int] = Field(
+    memberAgentIds: list[AgentId] = Field(
         max_length=service.MAX_MEMBERS,
         json_schema_extra={"minItems": 1, "uniqueItems": True},
         description="Agents of the workspace, each once; the lead listed here too counts once, as the lead",
@@ -26,8 +29,8 @@ class TeamCreate(BaseModel):
 class TeamUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
-    leadAgentId: int | None = None
-    memberAgentIds: list[int] | None = Field(default=None, max_length=service.MAX_MEMBERS, json_schema_extra={"uniqueItems": True})
+    leadAgentId: AgentId | None = None
+    memberAgentIds: list[AgentId] | None = Field(default=None, max_length=service.MAX_MEMBERS, json_schema_extra={"uniqueItems": True})
 
 
 class TeamRunStart(BaseModel):
@@ -39,7 +42,7 @@ class CancelRequest(BaseModel):
 
 
 class MemberAdd(BaseModel):
-    agentId: int
+    agentId: AgentId
     role: Literal["lead", "member"] = "member"  # console.ROLES
 
 
