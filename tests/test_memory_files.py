@@ -35,5 +35,9 @@ async def test_memory_files_are_private_to_their_owner_and_confined(env: ChatEnv
     # the document states the path: relative and Markdown; an end user's file from the user's own scope is not there
     op = (await env.api.get("/v3/api-docs")).body["paths"]["/api/v1/memory/{agentId}/files/{path}"]["put"]
     path = next(p for p in op["parameters"] if p["name"] == "path")["schema"]
-    assert path["pattern"].endswith("\\.md$") and "409" in op["responses"]
+    assert path["pattern"].endswith("\\.md$") and path["maxLength"] == 256 and "409" in op["responses"]
+    long_name = "x" * 61 + ".md"  # 64 characters: the document's limit per name, below the file system's 255 bytes
+    for bad in (long_name, "a:b.md"):
+        assert (await env.api.put(f"{base(env)}/files/{bad}", {"content": "x"}, token="alice")).status == 400, bad
+        assert (await env.api.get(f"{base(env)}/files/{bad}", token="alice")).status == 400, bad
     assert (await env.api.put(f"{base(env)}/files/users/x/notes.md", {"content": "x"}, token="alice")).status == 404
