@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
 import zipfile
 from pathlib import Path
@@ -202,9 +203,12 @@ async def test_prompt_files_are_appended_to_the_system_prompt_in_order(
     assert prompt.startswith("You are Filer.")
     assert prompt.index("Be kind.") < prompt.index("Use tools wisely.")
     assert "LEAKED" not in prompt and "missing.md" not in prompt
-    for bad in (["../x.md"], ["/etc/passwd"], ["a\\b.md"]):
+    for bad in (["../x.md"], ["/etc/passwd"], ["a\\b.md"], [""], ["."], ["./"], ["a\x01.md"]):
         r = await api.put(f"{base}/prompt-files", {"files": bad}, token="bob")
         assert r.status in (400, 403), bad
+    # the document states what names a file, so a client sends only those (the server refuses the others itself)
+    item = (await api.get("/v3/api-docs")).body["components"]["schemas"]["PromptFiles"]["properties"]["files"]["items"]
+    assert item["maxLength"] == 256 and re.search(item["pattern"], "docs/AGENTS.md") and not re.search(item["pattern"], "./")
     assert (await api.put(f"{base}/prompt-files", {"files": ["x"] * 40}, token="bob")).status == 400
     assert (await api.put(f"{base}/prompt-files", {"files": ["x"]}, token="carol")).status == 403
 

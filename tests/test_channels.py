@@ -36,6 +36,11 @@ async def test_channel_management_is_for_workspace_admins_and_checks_its_input(e
     assert health.data["healthy"] is False
     r = await env.api.put(f"/api/v1/channels/{created['id']}/toggle", {"enabled": False}, token="alice")
     assert r.data["enabled"] is False and r.data["secretSettingsSet"] == ["botToken"]  # kept through the update
+    # the body is optional, as the document says: neither `enabled` nor `?enabled=` flips it, as the other toggles do
+    r = await env.api.put(f"/api/v1/channels/{created['id']}/toggle", token="alice")
+    assert r.status == 200 and r.data["enabled"] is True, r.body
+    r = await env.api.put(f"/api/v1/channels/{created['id']}/toggle", {}, token="alice")
+    assert r.status == 200 and r.data["enabled"] is False, r.body
     assert (await env.api.get("/api/v1/channels/status", token="bob")).status == 403
     status = await env.api.get("/api/v1/channels/status", token="alice")
     assert status.data["byType"]["im_e"]["unhealthy"] == 1

@@ -95,6 +95,8 @@ async def test_the_trajectory_is_plain_text_in_emission_order(env: ChatEnv) -> N
     await env.stream("what time")
     r = await env.api.get("/api/v1/conversations/c1/trajectory", token="alice")
     assert r.status == 200 and r.headers["Content-Type"].startswith("text/plain")
+    answer = (await env.api.get("/v3/api-docs")).body["paths"]["/api/v1/conversations/{conversationId}/trajectory"]["get"]
+    assert list(answer["responses"]["200"]["content"]) == ["text/plain"]  # documented as what it sends
     text = r.raw.decode()
     order = [text.index("user: what time"), text.index("tool_call get_current_time"),
              text.index("tool_result get_current_time"), text.index("assistant (completed): done now")]

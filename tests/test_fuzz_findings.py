@@ -72,3 +72,6 @@ async def test_list_items_and_roles_state_their_values(api: ApiClient, people: d
     schemas = (await api.get("/v3/api-docs")).body["components"]["schemas"]
     assert schemas["WorkspaceUpdate"]["properties"]["hostTools"]["items"]["enum"] == list(HOST_TOOLS)
     assert schemas["MemberAdd"]["properties"]["role"]["enum"] == list(ROLES)
+    # and the server checks the same list where it reads the body (an empty string is not a host tool)
+    r = await api.put("/api/v1/workspaces/1", {"hostTools": [""]}, token="alice")
+    assert r.status == 400 and r.msg.startswith("hostTools.0"), r.body

@@ -10,7 +10,7 @@ from platform_server.db import utcnow
 from platform_server.features.guard import grants
 from platform_server.features.guard import service as guard
 from platform_server.features.guard.models import ApprovalResolution, GuardRule
-from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound
 from tests.helpers.client import ApiClient
 from tests.helpers.guard import caller, conversation, ctx
 from tests.helpers.server import RunningServer
@@ -110,7 +110,7 @@ async def test_grant_creation_checks_kind_and_scope(server: RunningServer, peopl
     bob = people["bob"]
     with pytest.raises(BadRequest, match="expireAt"):
         grant(bob, "bob", "USER", str(bob["id"]), kind="UNTIL_TIMESTAMP")
-    with pytest.raises(BadRequest, match="future"):
+    with pytest.raises(Conflict, match="future"):  # well-formed, but the clock has passed it
         grant(bob, "bob", "USER", str(bob["id"]), kind="UNTIL_TIMESTAMP", expire_at=utcnow() - dt.timedelta(1))
     with pytest.raises(BadRequest, match="CONVERSATION"):
         grant(bob, "bob", "USER", str(bob["id"]), kind="UNTIL_CONVERSATION_END")
@@ -239,7 +239,8 @@ async def test_grant_bodies_are_validated(api: ApiClient, people: dict) -> None:
     await bad({"grantKind": "FOREVER"}, "grantKind")
     await bad({"scopeType": "TEAM"}, "scopeType")
     await bad({"grantKind": "UNTIL_TIMESTAMP"}, "expireAt")
-    await bad({"grantKind": "UNTIL_TIMESTAMP", "expireAt": "2001-01-01T00:00:00Z"}, "expireAt")
+    await bad({"grantKind": "UNTIL_TIMESTAMP", "expireAt": "2001-01-01T00:00:00Z"}, "expireAt", status=409)  # a past time
+    await bad({"expireAt": "2999-01-01T00:00:00Z"}, "expireAt")  # the document: only UNTIL_TIMESTAMP has one
     await bad({"grantKind": "UNTIL_TIMESTAMP", "expireAt": "soon"}, "expireAt")
     await bad({"toolName": "write file"}, "toolName")
     # A well-formed id naming nothing in this workspace: 404, as documented
@@ -251,7 +252,9 @@ async def test_grant_bodies_are_validated(api: ApiClient, people: dict) -> None:
     r = await api.post(GRANTS, {**base, "scopeType": "WORKSPACE", "scopeId": 1}, token="alice")
     assert r.status == 200
     r = await api.post(GRANTS, {**base, "scopeType": "WORKSPACE", "scopeId": 2}, token="alice")
-    assert r.status == 400
+    assert r.status == 404  # a well-formed id naming no workspace this request is in
+    r = await api.post(GRANTS, {**base, "scopeType": "AGENT", "scopeId": "²"}, token="alice")
+    assert r.status == 404 and r.msg.startswith("scopeId")  # any text is an id the document allows: it names nothing
 
 
 async def test_dave_sees_none_of_workspace_one_s_grants(api: ApiClient, people: dict) -> None:

@@ -134,13 +134,15 @@ async def test_rule_bodies_are_validated(api: ApiClient, people: dict) -> None:
     await bad({**BLOCK_RM, "decision": "maybe"}, "decision")
     await bad({**BLOCK_RM, "decision": "allow"}, "decision")  # critical never allows
     await bad({**BLOCK_RM, "ruleId": "Bad Id"}, "ruleId")
-    await bad({**BLOCK_RM, "ruleId": "builtin.mine"}, "ruleId")
-    await bad({**BLOCK_RM, "ruleId": "export"}, "ruleId")
+    for reserved in ("builtin.mine", "export"):  # well-formed, but taken by a built-in rule or a route: 409
+        r = await api.post(RULES, {**BLOCK_RM, "ruleId": reserved}, token="alice")
+        assert r.status == 409 and r.msg.startswith("ruleId"), r.body
     await bad({**BLOCK_RM, "toolName": "a b"}, "toolName")
     await bad({k: v for k, v in BLOCK_RM.items() if k != "name"}, "name")
     await bad({**BLOCK_RM, "surprise": 1}, "surprise")
     assert (await api.post(RULES, {**BLOCK_RM, "ruleId": "rm"}, token="alice")).status == 200
-    await bad({**BLOCK_RM, "ruleId": "rm"}, "ruleId")  # taken
+    taken = await api.post(RULES, {**BLOCK_RM, "ruleId": "rm"}, token="alice")
+    assert taken.status == 409 and taken.msg.startswith("ruleId")  # well-formed, but the id exists: a conflict
     r = await api.get(RULES, token="alice")
     assert [x["ruleId"] for x in r.data if not x["builtin"]] == ["rm"]
 
@@ -205,11 +207,11 @@ async def test_rules_round_trip_through_export_and_import(api: ApiClient, people
 async def test_an_import_with_one_bad_rule_writes_nothing(api: ApiClient, people: dict) -> None:
     good = {**BLOCK_RM, "ruleId": "good"}
     for bad in ({**BLOCK_RM, "ruleId": "bad", "argumentPatterns": {"command": "("}},
-                {**BLOCK_RM, "ruleId": "good"},  # twice
-                {"ruleId": "builtin.unknown", **BLOCK_RM},
+                {**BLOCK_RM, "ruleId": "good", "updateTime": 5},  # an export's field, of the wrong type
+                {"ruleId": "builtin.unknown", **BLOCK_RM},  # a 404: it names no built-in rule
                 "not an object"):
         r = await api.post(RULES + "/import", {"rules": [good, bad]}, token="alice")
-        assert r.status == 400, bad
+        assert r.status in ((404,) if isinstance(bad, dict) and bad["ruleId"] == "builtin.unknown" else (400,)), bad
     assert (await api.post(RULES + "/import", {"rules": "x"}, token="alice")).status == 400
     assert [x for x in (await api.get(RULES, token="alice")).data if not x["builtin"]] == []
     assert (await api.post(RULES + "/import", {"rules": [good]}, token="bob")).status == 403
@@ -251,3 +253,37 @@ async def test_guard_and_file_guard_configs_are_validated_and_applied(api: ApiCl
     assert (await api.put("/api/v1/security/guard/config/file-guard", {"patterns": [""]}, token="alice")).status == 400
     assert (await api.put("/api/v1/security/guard/config/file-guard", {"patterns": "x"}, token="alice")).status == 400
     assert (await api.get("/api/v1/security/guard/config/file-guard", token="bob")).status == 403
+
+
+async def test_rule_bodies_take_what_the_document_allows_and_refuse_the_rest(api: ApiClient, people: dict) -> None:
+    schemas = (await api.get("/v3/api-docs")).body["components"]["schemas"]
+    create = schemas["RuleCreateBody"]
+    assert sorted(create["required"]) == ["name", "severity", "toolName"] and create["additionalProperties"] is False
+    assert create["not"]["properties"] == {"severity": {"enum": ["critical"]}, "decision": {"enum": ["allow"]}}
+    assert create["properties"]["argumentPatterns"]["additionalProperties"]["format"] == "regex"
+    assert schemas["DefaultDecisionsBody"]["additionalProperties"] is False
+    assert schemas["DefaultDecisionsBody"]["properties"]["critical"]["enum"] == ["ask", "deny", None]
+    # Allowed by the document: any argument name (the tool's own key), a name with spaces around it
+    rule = {"name": " Block ", "toolName": "*", "severity": "low", "argumentPatterns": {"weird key!": "a+"}}
+    r = await api.post(RULES, rule, token="alice")
+    assert r.status == 200 and r.data["name"] == "Block" and r.data["argumentPatterns"] == {"weird key!": "a+"}, r.body
+    # Refused as the document says: a name str.strip() empties (\x1e is whitespace to Python), a null name
+    for body in ({**rule, "name": "\x1e"}, {**rule, "name": None}, {k: v for k, v in rule.items() if k != "severity"}):
+        assert (await api.post(RULES, body, token="alice")).status == 400, body
+    # An import upserts by ruleId: a rule listed twice ends as its later entry, as two imports in a row would
+    twice = {"rules": [{**rule, "ruleId": "dup", "severity": "high"}, {**rule, "ruleId": "dup", "severity": "medium"}]}
+    r = await api.post(RULES + "/import", twice, token="alice")
+    assert r.status == 200 and r.data["created"] == 1, r.body
+    assert {x["ruleId"]: x["severity"] for x in (await api.get(RULES, token="alice")).data}["dup"] == "medium"
+    # The list's size is an integer of at least 1, as documented, with or without a page
+    assert (await api.get(RULES, params={"size": "0"}, token="alice")).status == 400
+    assert (await api.get(RULES, params={"size": "2"}, token="alice")).status == 200
+    # A sparse update leaves a null field as it is
+    r = await api.put(f"{RULES}/dup", {"name": None, "description": "d"}, token="alice")
+    assert r.status == 200 and r.data["name"] == "Block" and r.data["description"] == "d"
+    # The file guard's globs: a blank or control-character one is refused, as the document's pattern says
+    glob = schemas["FileGuardBody"]["properties"]["patterns"]["items"]
+    assert glob["minLength"] == 1 and "pattern" in glob
+    for patterns in ([" \x1f "], ["a\x00b"]):
+        r = await api.put("/api/v1/security/guard/config/file-guard", {"patterns": patterns}, token="alice")
+        assert r.status == 400 and r.msg.startswith("patterns"), r.body

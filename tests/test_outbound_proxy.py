@@ -62,6 +62,14 @@ async def test_the_proxy_form_refuses_what_cannot_work_and_only_a_global_admin_s
         r = await api.put(PROXY, body, token="alice")
         assert r.status == 400 and where in r.body["msg"], (body, r.body)
     assert (await api.get(PROXY, token="alice")).data["enabled"] is False  # nothing half-written
+    # the document's pattern is the rule both ways: what urlsplit would take but the pattern does not is refused too
+    body = (await api.get("/v3/api-docs")).body["components"]["schemas"]["ProxyRequest"]
+    assert "pattern" in body["properties"]["url"] and body["anyOf"][1]["required"] == ["url"]
+    assert (await api.put(PROXY, {"enabled": False, "url": "http://proxy?x"}, token="alice")).status == 400
+    for url in ("http://[Df92ae378.E:]", "http://a[b@proxy"):  # brackets urlsplit would refuse: the pattern refuses them
+        r = await api.put(PROXY, {"enabled": False, "url": url}, token="alice")
+        assert r.status == 400 and r.msg.startswith("url: "), r.body
+    assert (await api.put(PROXY, {"enabled": False, "url": "HTTP://u:p@proxy:3128/"}, token="alice")).status == 200
     assert (await api.put(PROXY, {"enabled": False, "url": "", "nonProxyHosts": ""}, token="alice")).status == 200
     assert (await api.put(PROXY, {"enabled": False}, token="bob")).status == 403
     assert (await api.get(PROXY, token="bob")).status == 403

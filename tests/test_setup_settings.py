@@ -225,6 +225,14 @@ async def test_invalid_settings_answer_400_and_nothing_is_saved(api: ApiClient, 
         assert res.status == 400 and res.msg.startswith(msg), (body, res.body)
     res = await api.put("/api/v1/settings", data=b"[1,2]", token="alice", headers={"Content-Type": "application/json"})
     assert res.status == 400
+    # the document lists the body's keys (the settings, the console's aliases and ignored keys) and their values: null
+    # is not a setting's value, and the time zones are an enum of the ones the server loads
+    body = (await api.get("/v3/api-docs")).body["components"]["schemas"]["SettingsUpdate"]
+    assert body["additionalProperties"] is False and {"language", "sidecar", "ttsDefaultVoice", "searchEnabled"} <= set(body["properties"])
+    assert "Europe/Paris" in body["properties"]["timezone"]["enum"] and "default" not in body["properties"]["siteName"]
+    for bad in ({"images": None}, {"siteName": None}, {"speech": {"voice": ""}}, {"sidecar": {"enabled": True, "provider": ""}}):
+        res = await api.put("/api/v1/settings", bad, token="alice")
+        assert res.status == 400 and res.msg.startswith(next(iter(bad)) if "provider" not in str(bad) else "provider"), (bad, res.body)
     assert (await api.get("/api/v1/settings", token="alice")).data["siteName"] == "Agent Platform"
 
 

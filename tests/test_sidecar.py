@@ -33,6 +33,10 @@ def texts(content: Any) -> str:
 async def test_a_sidecar_describes_images_for_a_text_only_model(env: ChatEnv) -> None:
     r = await env.api.post("/api/v1/models/fake/models", {"modelName": "seer", "modelType": "chat", "modalities": "text,image"}, token="alice")
     assert r.status == 200, r.body
+    # an enabled sidecar names provider and model: the document's anyOf says it, the server refuses the rest
+    body = (await env.api.get("/v3/api-docs")).body["components"]["schemas"]["SidecarRequest"]
+    assert body["anyOf"][1]["required"] == ["provider", "modelName"]
+    assert (await env.api.put("/api/v1/settings/sidecar", {"enabled": True, "provider": "fake"}, token="alice")).status == 400
     r = await env.api.put("/api/v1/settings/sidecar", {"enabled": True, "provider": "fake", "modelName": "seer"}, token="alice")
     assert r.status == 200, r.body
     env.llm.enqueue(Script(text="A red bicycle leaning on a wall."), Script(text="That is a red bike."))

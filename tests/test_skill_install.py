@@ -122,6 +122,15 @@ def skills_dir(server: RunningServer) -> Path:
 # ---- uploads --------------------------------------------------------------------------------
 
 
+async def test_the_document_says_the_upload_is_a_zip_as_a_part_or_as_the_body(api: ApiClient, people: dict) -> None:
+    body = (await api.get("/v3/api-docs")).body["paths"]["/api/v1/skills/install/upload"]["post"]["requestBody"]["content"]
+    assert body["multipart/form-data"]["encoding"] == {"file": {"contentType": "application/zip"}}
+    assert set(body) == {"multipart/form-data", "application/zip"} and "SKILL.md" in str(body)
+    archive = make_zip({"SKILL.md": SKILL_MD})
+    r = await api.post(f"{INSTALL}/upload", token="bob", data=archive, headers={"Content-Type": "application/zip"})
+    assert r.status == 200 and r.data["name"] == "csv-tools", r.body
+
+
 async def test_a_zip_with_skill_md_one_folder_down_installs_with_its_files(api: ApiClient, people: dict, server: RunningServer) -> None:
     r = await upload(api, GOOD_ZIP)
     assert r.status == 200, r.body

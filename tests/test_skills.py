@@ -91,7 +91,6 @@ async def test_create_without_content_composes_a_skill_md(api: ApiClient, people
 async def test_bad_input_is_refused_with_clear_400s_and_duplicates_with_409(api: ApiClient, people: dict) -> None:
     cases = [
         ({"name": "Bad Name"}, "name: must be a slug"),
-        ({"content": "no front matter"}, "name: must not be blank"),
         ({"name": "x", "files": {"../evil": "x"}}, "files: '../evil'"),
         ({"name": "x", "files": {"SKILL.md": "x"}}, "is not a bundle file"),
         ({"name": "x", "skillType": "builtin"}, "skillType: "),
@@ -101,6 +100,11 @@ async def test_bad_input_is_refused_with_clear_400s_and_duplicates_with_409(api:
     for body, message in cases:
         r = await api.post(SKILLS, body, token="bob")
         assert r.status == 400 and message in r.body["msg"], (body, r.body)
+    # no name anywhere: one is made (the display name's slug, else `skill`), as the document says
+    r = await api.post(SKILLS, {"content": "no front matter", "displayName": "Release Notes"}, token="bob")
+    assert r.status == 200 and r.data["name"] == "release-notes", r.body
+    r = await api.post(SKILLS, {"name": " padded "}, token="bob")
+    assert r.status == 400 and r.msg.startswith("name: must be a slug")  # the document's pattern, no stripping
     await create(api, name="dup")
     r = await api.post(SKILLS, {"name": "dup"}, token="bob")
     assert r.status == 409 and r.body == {"code": 409, "msg": "A skill named 'dup' already exists in this workspace", "data": None}

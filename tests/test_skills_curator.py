@@ -160,11 +160,19 @@ async def test_skills_are_adopted_and_released_in_bulk_all_or_nothing(api: ApiCl
 
     for body, status, msg in (({"ids": [a]}, 400, "Request body must be a JSON array of skill ids"),
                               ([], 400, "body: at least one skill id is required"),
-                              (["abc"], 400, "body[0]: must be a skill id (a string of digits)"),
-                              ([a, True], 400, "body[1]: must be a skill id (a string of digits)"),
+                              (["abc"], 400, "body[0]: must be a skill id (a string of 1-18 digits)"),
+                              ([a, True], 400, "body[1]: must be a skill id (a string of 1-18 digits)"),
+                              # the document's pattern (^[0-9]{1,18}$), no looser: not a number, nor spaces around
+                              ([a, int(a)], 400, "body[1]: must be a skill id (a string of 1-18 digits)"),
+                              ([f" {a}"], 400, "body[0]: must be a skill id (a string of 1-18 digits)"),
+                              # and no stricter: a well-formed id naming no skill (0 included) is a 404
+                              ([a, "0"], 404, "Skill not found: 0"),
                               ([a, "12345"], 404, "Skill not found: 12345")):
         r = await api.post(f"{CURATOR}/release", body, token="alice")
         assert (r.status, r.body["msg"]) == (status, msg), body
+    # an array body cannot be left out (an empty body reads as {}): the document marks it required
+    op = (await api.get("/v3/api-docs")).body["paths"][f"{CURATOR}/adopt"]["post"]
+    assert op["requestBody"]["required"] is True
     r = await api.get(f"{CURATOR}/managed", token="carol")
     assert len(r.data) == 3  # nothing released by the refused calls
     r = await api.post(f"{CURATOR}/release", [a, a], token="alice")

@@ -52,13 +52,24 @@ async def test_teams_are_made_of_agents_of_the_workspace(api: ApiClient, people:
     body = {"name": "T", "leadAgentId": team["lead"], "memberAgentIds": [team["writer"]]}
     assert (await api.post("/api/v1/teams", body, token="carol")).status == 403
     bad = await api.post("/api/v1/teams", {**body, "memberAgentIds": [team["lead"]]}, token="bob")
-    assert bad.status == 400 and "lead" in bad.msg
+    assert bad.status == 400 and "lead" in bad.msg  # nobody besides the lead
+    # the lead listed among the members too counts once, as the lead (a rule between two values JSON Schema cannot say)
+    r = await api.post("/api/v1/teams", {**body, "memberAgentIds": [team["lead"], team["writer"]]}, token="bob")
+    assert r.status == 200 and r.data["memberAgentIds"] == [team["writer"]], r.body
+    assert (await api.delete(f"/api/v1/teams/{r.data['id']}", token="bob")).status == 200
+    doc = (await api.get("/v3/api-docs")).body["components"]["schemas"]
+    assert doc["TeamCreate"]["properties"]["memberAgentIds"]["uniqueItems"] is True
+    assert doc["MemberAdd"]["properties"]["role"]["enum"] == ["lead", "member"]
+    # an id past int64 is refused as the document's bounds say, not left to overflow the database
+    assert doc["TeamCreate"]["properties"]["leadAgentId"]["format"] == "int64"
+    r = await api.post("/api/v1/teams", {**body, "leadAgentId": 2**64}, token="bob")
+    assert r.status == 400 and r.msg.startswith("leadAgentId"), r.body
     assert (await api.post("/api/v1/teams", {**body, "memberAgentIds": []}, token="bob")).status == 400
     other = people["dave"]["workspace"]
     foreign = (await api.post("/api/v1/agents", {"name": "F", "agentType": "react"}, token="dave",
                               workspace=other)).data["id"]
     r = await api.post("/api/v1/teams", {**body, "memberAgentIds": [foreign]}, token="bob")
-    assert r.status == 400 and "not an agent of this workspace" in r.msg
+    assert r.status == 404 and "not an agent of this workspace" in r.msg  # the body names another workspace's row
     got = (await api.get(f"/api/v1/teams/{team['id']}", token="carol")).data
     assert got["leadAgentId"] == team["lead"] and got["memberAgentIds"] == [team["writer"], team["checker"]]
     r = await api.put(f"/api/v1/teams/{team['id']}", {"memberAgentIds": [team["writer"]]}, token="bob")

@@ -163,6 +163,14 @@ async def test_a_malformed_event_envelope_is_a_400(env: ChatEnv, envelope: dict[
     assert r.status == 400 and r.body["code"] == 400
 
 
+async def test_the_document_states_an_event_type_s_characters(env: ChatEnv) -> None:
+    doc = (await env.api.get("/v3/api-docs")).body
+    kind = doc["components"]["schemas"]["EventEnvelope"]["properties"]["type"]
+    assert kind["pattern"] == "^[A-Za-z0-9_.:/\\-]{1,100}$" and kind["maxLength"] == 100
+    r = await env.api.post("/api/v1/triggers/events", {"type": "tab\there"}, token="alice")
+    assert r.status == 400 and r.msg == "type: 1-100 characters of letters, digits and _ . : / -"  # the hint, not the regex
+
+
 async def test_triggers_and_events_stay_inside_their_workspace(env: ChatEnv, server: RunningServer) -> None:
     t = await make_trigger(env)
     dave_ws = env.people["dave"]["workspace"]

@@ -62,6 +62,10 @@ async def test_uploads_extract_text_from_markdown_html_and_pdf_and_download_the_
     assert r.data["textLength"] > 20 and r.data["status"] == "pending"
     d = await api.get(f"{KB}/{kb}/raw/{r.data['id']}/download", token="carol")
     assert d.status == 200 and d.raw == pdf and d.headers["Content-Type"] == "application/pdf"
+    # a material goes out as its stored type: the document lists the types an upload can have, not octet-stream
+    op = (await api.get("/v3/api-docs")).body["paths"]["/api/v1/wiki/knowledge-bases/{kbId}/raw/{rawId}/download"]["get"]
+    types = op["responses"]["200"]["content"]
+    assert {"application/pdf", "text/markdown", "text/html", "text/plain"} <= set(types) and "application/octet-stream" not in types
     assert 'filename="cells.pdf"' in d.headers["Content-Disposition"]
     html = b"<html><head><style>p{}</style><script>alert(1)</script></head><body><p>Hello <b>world</b></p></body></html>"
     r = await upload(api, kb, "page.html", html)

@@ -197,9 +197,14 @@ async def test_a_page_type_profile_steers_generation_and_edits(api: ApiClient, p
     builtin = (await api.get(f"{KB}/{kb}/page-type-profile", token="carol")).data
     assert builtin["builtin"] is True and builtin["defaultType"] == "concept"
     custom = {"defaultType": "note", "pageTypes": [{"name": "note", "description": "A plain note"}, {"name": "person"}]}
-    bad = {"defaultType": "x", "pageTypes": [{"name": "note"}]}
+    bad = {"defaultType": "note", "pageTypes": [{"name": "Note"}]}
     r = await api.post(f"{KB}/{kb}/page-type-profile/validate", bad, token="carol")
-    assert r.data == {"valid": False, "error": "defaultType: must be one of the pageTypes"}
+    assert r.data["valid"] is False and r.data["error"].startswith("pageTypes.0.name: must be lower-case letters")
+    # the rules between values read the forgiving way the document states: a default not listed joins the types,
+    # a type listed twice counts once
+    loose = {"defaultType": "x", "pageTypes": [{"name": "note", "description": "first"}, {"name": "note"}]}
+    r = await api.put(f"{KB}/{kb}/page-type-profile", loose, token="bob")
+    assert r.status == 200 and r.data["pageTypes"] == [{"name": "note", "description": "first"}, {"name": "x", "description": ""}], r.data
     assert (await api.post(f"{KB}/{kb}/page-type-profile/validate", custom, token="carol")).data["valid"] is True
     assert (await api.put(f"{KB}/{kb}/page-type-profile", bad, token="bob")).status == 400
     r = await api.put(f"{KB}/{kb}/page-type-profile", custom, token="bob")

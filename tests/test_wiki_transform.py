@@ -95,6 +95,12 @@ async def test_transformations_refuse_bad_input_and_other_workspaces(api: ApiCli
     assert (await api.post(T, {"name": "x", "prompt": "x"}, token="carol")).status == 403
     r = await api.post(f"{T}/{tid}/apply", {"kbId": kb}, token="bob")
     assert r.status == 400 and r.msg.startswith("rawId: ")
+    # exactly one of rawId or slug, as the document's oneOf says (a null one is an absent one)
+    r = await api.post(f"{T}/{tid}/apply", {"kbId": kb, "rawId": raw, "slug": "saturn"}, token="bob")
+    assert r.status == 400 and r.msg.startswith("rawId: ")
+    assert (await api.post(f"{T}/{tid}/apply", {"kbId": kb, "rawId": None, "slug": "nope"}, token="bob")).status == 404
+    one_of = (await api.get("/v3/api-docs")).body["components"]["schemas"]["ApplyRequest"]["oneOf"]
+    assert [branch["required"] for branch in one_of] == [["rawId"], ["slug"]]
     assert (await api.post(f"{T}/{tid}/apply", {"kbId": kb, "slug": "nope"}, token="bob")).status == 404
     assert (await api.post(f"{T}/{tid}/apply", {"kbId": kb, "rawId": "1"}, token="bob")).status == 404
     r = await api.put(f"{T}/{tid}", {"prompt": "Summarise {{content}}"}, token="bob")

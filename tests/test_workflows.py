@@ -99,6 +99,14 @@ async def test_a_new_workflow_has_an_empty_draft_and_only_members_write(api: Api
     assert (await api.put(f"{W}/{wid}/draft", {"graph": {"nodes": []}, "graphJson": "{}"}, token="bob")).status == 400
     r = await api.put(f"{W}/{wid}/draft", {"graphJson": json.dumps({"nodes": [node("x", "bogus")]})}, token="bob")
     assert r.status == 200 and r.data["draft"]["nodes"][0]["type"] == "bogus"  # saved without compiling
+    # the document: a required body with exactly one of graph or graphJson, an object (its JSON text is read too)
+    op = (await api.get("/v3/api-docs")).body["paths"]["/api/v1/workflows/{id}/draft"]["put"]
+    assert op["requestBody"]["required"] is True
+    body = (await api.get("/v3/api-docs")).body["components"]["schemas"]["DraftBody"]
+    assert [b["required"] for b in body["oneOf"]] == [["graph"], ["graphJson"]] and body["properties"]["graphJson"]["type"] == "object"
+    r = await api.put(f"{W}/{wid}/draft", {"graph": None, "graphJson": {"nodes": []}}, token="bob")
+    assert r.status == 400 and r.msg.startswith("graph: ")  # a key given is an object: a null one counts as given
+    assert (await api.put(f"{W}/{wid}/draft", token="bob")).status == 400
     assert (await api.delete(f"{W}/{wid}", token="bob")).status == 200
     assert (await api.get(f"{W}/{wid}", token="alice")).status == 404
     assert (await api.get(W, token="alice")).data == []

@@ -76,6 +76,11 @@ def _oas30(schema: object) -> object:
     return out
 
 
+def _one_of_requires(schema: JsonObject) -> bool:
+    branches = schema.get("oneOf")
+    return isinstance(branches, list) and bool(branches) and all(isinstance(b, dict) and b.get("required") for b in branches)
+
+
 def _path_params(route: Route) -> list[JsonObject]:
     params: list[JsonObject] = []
     stated = getattr(route.handler, "path_schemas", {})  # a handler's own limits on a string parameter (an enum)
@@ -179,7 +184,9 @@ def build_document(routes: list[Route]) -> JsonObject:
                 schemas[ref] = schema
                 op["requestBody"] = {
                     # ApiHandler.json_body reads an empty body as {}: it is optional when no field is required
-                    "required": bool(schema.get("required")),
+                    # (nor is one of a oneOf's, "exactly one of a or b", whose every branch requires one), and
+                    # never when the body is an array ({} is not one)
+                    "required": bool(schema.get("required")) or _one_of_requires(schema) or schema.get("type") == "array",
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             add_inputs(handler, r.template, method, op)

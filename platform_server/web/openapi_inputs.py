@@ -164,7 +164,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/wiki/kb/{kbId}/pages/{slug}/related"): [_range("limit", 1, 50, "How many (default 10)")],
     ("GET", "/api/v1/security/guard/rules"): [
         _q("page", {"type": "integer", "minimum": 1}, "Paged when given"),
-        _q("size", _STR, "Page size (with page)"),
+        _q("size", {"type": "integer", "minimum": 1}, "Page size (with page; at most 500)"),
     ],
     **{
         ("GET", path): _PAGE
@@ -231,6 +231,20 @@ def _zip_upload(description: str) -> JsonObject:
     return body
 
 
+def _skill_zip_upload() -> JsonObject:
+    """A skill archive (install.read_zip): a ZIP holding one SKILL.md, at its root or one folder down, whose front
+    matter has a `name:` (else the folder's name), as a multipart `file` or as the body itself. The part's and the
+    body's media type say ZIP, so a client (or a fuzzer) knows to send one."""
+    body = upload("The skill as a ZIP archive: one SKILL.md (front matter with `name:`) at its root or one folder down")
+    content = body["content"]
+    assert isinstance(content, dict)  # upload() writes a content map
+    form = content["multipart/form-data"]
+    assert isinstance(form, dict)
+    form["encoding"] = {"file": {"contentType": "application/zip"}}
+    content["application/zip"] = {"schema": {"type": "string", "format": "binary"}}
+    return body
+
+
 _WEBHOOK: JsonObject = {
     "required": True,
     "description": "The messaging platform's own event payload, verified with the channel's secret as the platform documents",
@@ -254,7 +268,7 @@ BODIES: dict[tuple[str, str], JsonObject] = {
         "required": True,
         "content": {"application/json": {"schema": {"type": "array", "maxItems": 200, "items": _LONG, "description": "Knowledge base ids to bind"}}},
     },
-    ("POST", "/api/v1/skills/install/upload"): _zip_upload("The skill as a ZIP archive"),
+    ("POST", "/api/v1/skills/install/upload"): _skill_zip_upload(),
     ("POST", "/api/v1/agents/{agentId}/workspace/memory/import"): _zip_upload("A memory export (ZIP)"),
     ("POST", "/api/v1/agents/{agentId}/workspace/memory/import/preview"): _zip_upload("A memory export (ZIP)"),
     ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/upload"): upload(

@@ -34,6 +34,9 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/workflows/{id}/runs"): "The workflow is disabled or has no published revision",
     ("POST", "/api/v1/workflows/runs/{runId}/resume"): "The run is not paused, or the pauseToken is not its current pause",
     ("POST", "/api/v1/auth/users"): "The username is taken",
+    ("POST", "/api/v1/security/guard/rules"): "A rule with that ruleId exists",
+    ("POST", "/api/v1/approval/grants"): "expireAt has passed by the time the request arrives",
+    ("PUT", "/api/v1/memory/{agentId}/files/{path}"): "MEMORY.md is rebuilt from the facts (edit the facts instead)",
     ("POST", "/api/v1/goals"): "The conversation already has an open goal",
     ("DELETE", "/api/v1/tools/{id}"): "System tools cannot be deleted",
     ("POST", "/api/v1/models"): "The provider already has a model of that name and type",
@@ -66,6 +69,7 @@ NOT_FOUND: set[tuple[str, str]] = {
     ("POST", "/api/v1/skills/curator/adopt"),  # the body is an array of skill ids
     ("POST", "/api/v1/skills/curator/release"),
     ("PUT", "/api/v1/models/active"),  # the body names a provider and a model
+    ("POST", "/api/v1/security/guard/rules/import"),  # an entry's ruleId may name a built-in rule that is not there
 }
 
 

@@ -12,6 +12,8 @@
 - The fuzzing identity stays signed in: an admin's password reset ends the user's JWTs and tokens, so a reset
   of the fuzzing user's own password (FUZZ_SELF_ID) goes to another user's (FUZZ_STAND_IN_ID) instead; without
   that every request after it would be a 401 that passes every check and tests nothing.
+- `application/zip` bodies and parts (a skill archive's upload) are drawn as the document describes them: a ZIP
+  with one SKILL.md and its front matter `name:`; schemathesis has no ZIP generator and would send random bytes.
 - SSE operations answer every error as HTTP 200 with one `error` frame `{message, code}` (decisions.md,
   "Chat stream (SSE)"). The stock checks that read the HTTP status (negative_data_rejection, ignored_auth,
   missing_required_header) are switched off for them (tests/test_fuzz_openapi.fuzz_config) and replaced here
@@ -21,16 +23,41 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import uuid
+import zipfile
 from typing import Any
 
 import requests
 import schemathesis
+from hypothesis import strategies as st
 from schemathesis.specs.openapi.checks import has_only_additional_properties_in_non_body_parameters, positive_data_acceptance
 
 BUSINESS_CODES = {1001, 1002, 2001, 3001, 4001}
+
+
+@st.composite
+def _skill_archives(draw: Any) -> bytes:
+    """A ZIP as the document describes a skill archive (POST /skills/install/upload, `application/zip`): one SKILL.md
+    with a front matter `name:`, at the root or one folder down, and a few other files. schemathesis has no ZIP
+    generator of its own: without this every drawn `application/zip` would be random bytes."""
+    name = draw(st.from_regex(r"[a-z0-9][a-z0-9_-]{0,30}", fullmatch=True))
+    text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=120)
+    description = draw(text).replace("\n", " ").replace(":", " ")
+    folder = draw(st.sampled_from(["", f"{name}/"]))
+    others = draw(st.dictionaries(st.from_regex(r"[a-z]{1,8}\.(txt|py|md)", fullmatch=True), st.binary(max_size=200), max_size=3))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(f"{folder}SKILL.md", f"---\nname: {name}\ndescription: {description}\n---\n{draw(text)}\n")
+        for path, data in others.items():
+            if path != "SKILL.md":
+                archive.writestr(folder + path, data)
+    return buffer.getvalue()
+
+
+schemathesis.openapi.media_type("application/zip", _skill_archives())
 MAX_KEY_LENGTH = 255  # platform_server.idempotency.MAX_KEY_LENGTH (the hook module does not import the server)
 
 

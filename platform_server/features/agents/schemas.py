@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from platform_server.features.settings.schemas import SidecarView
 from platform_server.serialize import View
+from platform_server.web.bodies import explained
 
 AGENT_TYPES = ("react", "plan_execute")
 THINKING_LEVELS = ("off", "low", "medium", "high", "max")
@@ -217,8 +218,25 @@ class ProviderPreferences(BaseModel):
         return list(dict.fromkeys(v))
 
 
+# A workspace-relative file path that files.split_rel takes, in its plain form: an optional `./`, then 1-32 names
+# joined by `/`, none of them `.` or `..`, no backslash nor control character, no drive (`C:`) in front. A name is at
+# most 63 characters and the path at most 256, so neither passes the byte limits (255 a name, 1024 the path) even
+# in 4-byte characters; the pattern is checked on the way in, so the document and the server say the same.
+_NAME_CHAR = r"[^/\\\x00-\x1f\x7f]"
+_NOT_DOT = r"[^./\\\x00-\x1f\x7f]"
+_DOTTED = rf"\.{_NOT_DOT}{_NAME_CHAR}{{0,61}}|\.\.{_NAME_CHAR}{{1,61}}"  # `.x`, `...`: a name, unlike `.` and `..`
+_NAME = rf"({_NOT_DOT}{_NAME_CHAR}{{0,62}}|{_DOTTED})"
+_FIRST = rf"([^./A-Za-z\\\x00-\x1f\x7f]{_NAME_CHAR}{{0,62}}|[A-Za-z]([^:/\\\x00-\x1f\x7f]{_NAME_CHAR}{{0,61}})?|{_DOTTED})"
+RELATIVE_FILE = explained(
+    rf"^(\./)?{_FIRST}(/{_NAME}){{0,31}}$",
+    "must name a file relative to the workspace: up to 32 names of at most 63 characters joined by '/' (no '.', '..', "
+    "empty name, backslash, control character or leading '/')",
+)
+MAX_FILE_PATH = 256
+
+
 class PromptFiles(BaseModel):
-    files: list[str] = Field(max_length=MAX_PROMPT_FILES)
+    files: list[Annotated[str, Field(max_length=MAX_FILE_PATH, pattern=RELATIVE_FILE)]] = Field(max_length=MAX_PROMPT_FILES)
 
 
 class FileContent(BaseModel):

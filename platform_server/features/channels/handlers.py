@@ -90,8 +90,8 @@ class ToggleHandler(ApiHandler):
     tags = TAGS
 
     def put(self, id: int) -> None:
-        """Enable or disable."""
-        self.ok(service.update(self.require_caller(), id, {"enabled": self.toggle_body(ToggleRequest).enabled}))
+        """Enable or disable (`{enabled}` or `?enabled=`; neither flips it)."""
+        self.ok(service.toggle(self.require_caller(), id, self.toggle_body(ToggleRequest).enabled))
         self.platform.runtime(CHANNELS).reconcile_soon()
 
 

@@ -35,7 +35,7 @@ class ChannelUpdate(BaseModel):
 
 
 class ToggleRequest(BaseModel):
-    enabled: bool
+    enabled: bool | None = Field(default=None, description="Absent: flip")
 
 
 class WebchatRequest(BaseModel):

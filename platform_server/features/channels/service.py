@@ -161,6 +161,13 @@ def new_public_token() -> str:
     return "wc_" + secrets.token_urlsafe(24)
 
 
+def toggle(caller: Caller, channel_id: int, enabled: bool | None) -> dict[str, Any]:
+    """Enable or disable; None (no body, no `?enabled=`) flips it, as every other toggle of the API does."""
+    if enabled is None:
+        enabled = not _get(caller, channel_id).enabled
+    return update(caller, channel_id, {"enabled": enabled})
+
+
 def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     row = _get(caller, channel_id)
     rotate = bool(changes.pop("rotatePublicToken", False))

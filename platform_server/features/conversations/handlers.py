@@ -181,6 +181,7 @@ class TrajectoryHandler(ApiHandler):
     access = {"GET": "viewer"}
     tags = TAGS
     download_methods = frozenset({"GET"})
+    download_types = {"GET": ("text/plain",)}
 
     def get(self, conversationId: str) -> None:
         """Plain-text trajectory in emission order."""

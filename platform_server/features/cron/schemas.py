@@ -8,6 +8,7 @@ from pydantic import AliasChoices, BaseModel, Field, model_validator
 from pydantic.json_schema import JsonDict
 
 from platform_server.features.cron.events import MAX_MESSAGE_CHARS
+from platform_server.web.bodies import explained
 
 ConversationMode = Literal["new", "fixed"]
 
@@ -93,8 +94,12 @@ class TriggerUpdate(BaseModel):
     payloadTemplate: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS)
 
 
+# An event's type, as triggers._EVENT_TYPE checks it
+EVENT_TYPE_PATTERN = explained(r"^[A-Za-z0-9_.:/\-]{1,100}$", "1-100 characters of letters, digits and _ . : / -")
+
+
 class EventEnvelope(BaseModel):
-    type: str = Field(min_length=1, max_length=100)
+    type: str = Field(min_length=1, max_length=100, pattern=EVENT_TYPE_PATTERN)
     source: str | None = Field(default=None, max_length=200)
     payload: dict[str, Any] = Field(default_factory=dict)
     id: str | None = Field(default=None, min_length=1, max_length=200)

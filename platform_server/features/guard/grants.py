@@ -20,7 +20,7 @@ from platform_server.features.workspaces.models import Workspace
 from platform_server.features.workspaces.service import member_role
 from platform_server.serialize import Fields, flag, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound
 from platform_server.web.pagination import PageRequest, paginate, paginate_list
 
 SCOPES = ("USER", "AGENT", "CONVERSATION", "WORKSPACE")
@@ -161,16 +161,16 @@ def _check_scope(caller: Caller, scope_type: str, scope_id: str) -> int | None:
     if scope_type == "WORKSPACE":
         if not caller.has_role("admin"):
             raise Forbidden("Workspace role 'admin' required for a WORKSPACE grant")
-        if scope_id != str(ws):
-            raise BadRequest("scopeId: must be the current workspace's id")
+        if scope_id != str(ws):  # the body names a workspace this request is not in: nothing here has that id
+            raise NotFound("scopeId: not the current workspace's id")
         return None
     if scope_type == "CONVERSATION":
         conv = _conversation(caller.user_id, scope_id)
         if conv is None or conv.user_id != caller.user_id or conv.workspace_id != ws:
             raise NotFound("scopeId: not one of your conversations in this workspace")
         return conv.id
-    if not scope_id.isdigit():
-        raise BadRequest("scopeId: expected a numeric id")
+    if not (scope_id.isascii() and scope_id.isdigit() and len(scope_id) <= 18):  # the document takes any id text
+        raise NotFound(f"scopeId: no {scope_type.lower()} of this workspace has that id")
     if scope_type == "USER":
         if member_role(int(scope_id), ws) is None:
             raise NotFound("scopeId: not a member of this workspace")
@@ -211,8 +211,8 @@ def create(
     if grant_kind == "UNTIL_TIMESTAMP":
         if expire_at is None:
             raise BadRequest("expireAt: required for UNTIL_TIMESTAMP")
-        if expire_at <= moment:
-            raise BadRequest("expireAt: must be in the future")
+        if expire_at <= moment:  # well-formed, but the clock has passed it: a conflict with the present, not bad input
+            raise Conflict("expireAt: must be in the future")
     elif expire_at is not None:
         raise BadRequest(f"expireAt: only UNTIL_TIMESTAMP grants expire at a time, not {grant_kind}")
     if grant_kind == "UNTIL_CONVERSATION_END" and scope_type != "CONVERSATION":

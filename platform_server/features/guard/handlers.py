@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic
+
 from platform_server.db import parse_iso
 from platform_server.features.guard import grants, rules, settings, views
-from platform_server.features.guard.schemas import FileGuardBody, GrantBody, GuardConfigBody, GuardRulesView, RuleBody, RulesImport, ToggleBody
+from platform_server.features.guard.schemas import (
+    FileGuardBody,
+    GrantBody,
+    GuardConfigBody,
+    GuardRulesView,
+    RuleBody,
+    RuleCreateBody,
+    RulesImport,
+    ToggleBody,
+)
 from platform_server.features.guard.view_models import (
     ApprovalActiveGrantsView,
     ApprovalGrantView,
@@ -22,6 +33,7 @@ from platform_server.features.guard.view_models import (
     GuardToolCallView,
 )
 from platform_server.web.base import ApiHandler
+from platform_server.web.bodies import first_validation_error
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.openapi_answers import NOTHING, list_of, one, page_of
@@ -50,7 +62,7 @@ class PagedHandler(ApiHandler):
 class RulesHandler(ApiHandler):
     access = {"GET": "admin", "POST": GLOBAL_ADMIN}
     answers = {"GET": one(GuardRulesView), "POST": one(GuardRuleView)}
-    body_models = {"POST": RuleBody}
+    body_models = {"POST": RuleCreateBody}
     tags = SECURITY
 
     def get(self) -> None:
@@ -58,16 +70,17 @@ class RulesHandler(ApiHandler):
         items = rules.list_rules()
         if self.original_console:
             items = [views.for_original_console(r) for r in items]
+        # the original console pages this list: `{records, total, page, size}`; a size without a page is still
+        # checked (the document types it), though only a page asks for the paged answer
+        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), 500)
         if self.get_query_argument("page", None) is None:
             self.ok(items)
             return
-        # the original console pages this list: `{records, total, page, size}`
-        req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), 500)
         self.ok({"records": items[req.offset : req.offset + req.size], "total": len(items), "page": req.page, "size": req.size})
 
     def post(self) -> None:
         """Create a custom rule; `ruleId` is generated from the name when absent."""
-        body = self.body(RuleBody)
+        body = self.body(RuleCreateBody)
         self.ok(rules.create(self.require_caller(), body.model_dump(exclude_unset=True)))
 
 
@@ -102,7 +115,13 @@ class RulesImportHandler(ApiHandler):
     def post(self) -> None:
         """Upsert rules by ruleId (an export, or a bare list); nothing is written unless all are valid."""
         caller = self.require_caller()
-        self.ok(rules.import_rules(caller, self.json_body(), dry_run=bool(self.query_bool("dryRun"))))
+        payload = self.json_body()
+        # each rule as the document states it (types included) before rules.import_rules checks the rest
+        try:
+            RulesImport.model_validate({"rules": payload} if isinstance(payload, list) else payload)
+        except pydantic.ValidationError as exc:
+            raise BadRequest(first_validation_error(exc))
+        self.ok(rules.import_rules(caller, payload, dry_run=bool(self.query_bool("dryRun"))))
 
 
 class RuleHandler(ApiHandler):
@@ -161,7 +180,8 @@ class GuardConfigHandler(ApiHandler):
     def put(self) -> None:
         """Sparse update; `defaultDecisions.critical` can never be allow."""
         body = self.body(GuardConfigBody)
-        self.ok(settings.put_config(self.require_caller(), body.enabled, body.defaultDecisions))
+        decisions = body.defaultDecisions.model_dump(exclude_none=True) if body.defaultDecisions else None
+        self.ok(settings.put_config(self.require_caller(), body.enabled, decisions))
 
 
 class FileGuardHandler(ApiHandler):

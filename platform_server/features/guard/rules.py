@@ -11,11 +11,10 @@ from platform_server.features.guard.models import GuardRule
 from platform_server.features.guard.settings import DECISIONS, SEVERITIES
 from platform_server.serialize import Fields, flag, ident, obj, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound
 
 RULE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 TOOL_NAME = re.compile(r"^(\*|[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,127})$")
-ARG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]{0,63}$")
 RESERVED_IDS = frozenset({"builtin", "export", "import", "by-id", "file-guard"})
 MAX_PATTERNS = 10
 MAX_REGEX = 500
@@ -67,9 +66,8 @@ def validate_patterns(where: str, patterns: Any) -> dict[str, str]:
     if len(patterns) > MAX_PATTERNS:
         raise BadRequest(f"{where}: at most {MAX_PATTERNS} argument patterns")
     out: dict[str, str] = {}
+    # A name is the tool's own argument key (rule_matches looks it up as is): any string
     for name, regex in patterns.items():
-        if not ARG_NAME.match(str(name)):
-            raise BadRequest(f"{where}: invalid argument name '{str(name)[:64]}'")
         if not isinstance(regex, str) or not regex or len(regex) > MAX_REGEX:
             raise BadRequest(f"{where}.{name}: a regex of 1-{MAX_REGEX} characters")
         try:
@@ -127,8 +125,8 @@ def _check_critical(where: str, severity: str, decision: str | None) -> None:
 def validate_rule_id(where: str, value: Any) -> str:
     if not isinstance(value, str) or not RULE_ID.match(value):
         raise BadRequest(f"{where}: a slug of lowercase letters, digits, '.', '_' or '-' (1-64, starting alnum)")
-    if value in RESERVED_IDS or value.startswith("builtin."):
-        raise BadRequest(f"{where}: '{value}' is reserved")
+    if value in RESERVED_IDS or value.startswith("builtin."):  # well-formed, but taken by a route or a built-in rule
+        raise Conflict(f"{where}: '{value}' is reserved")
     return value
 
 
@@ -183,7 +181,7 @@ def create(caller: Caller, data: dict[str, Any]) -> dict[str, Any]:
     if data.get("ruleId") is not None:
         rule_id = validate_rule_id("ruleId", data["ruleId"])
         if rule_id in taken:
-            raise BadRequest(f"ruleId: '{rule_id}' already exists")
+            raise Conflict(f"ruleId: '{rule_id}' already exists")
     else:
         rule_id = _slug(fields["name"], taken)
     with database.atomic():
@@ -199,6 +197,8 @@ def update(caller: Caller, rule_id: str, data: dict[str, Any]) -> dict[str, Any]
         raise BadRequest("Built-in rules are read-only (toggle them instead)")
     if "ruleId" in data and data["ruleId"] != rule.rule_id:
         raise BadRequest("ruleId: cannot be changed")
+    # a null field stays as it is; a null decision is a value (the severity's default)
+    data = {k: v for k, v in data.items() if v is not None or k == "decision"}
     fields = validate_rule(data, partial=True)
     _check_critical("", fields.get("severity", rule.severity), fields.get("decision", rule.decision))
     with database.atomic():
@@ -261,6 +261,8 @@ def import_rules(caller: Caller, payload: Any, dry_run: bool = False) -> dict[st
             raise BadRequest(f"{where}: must be an object")
         raw_id = item.get("ruleId")
         current = existing.get(raw_id) if isinstance(raw_id, str) else None
+        if current is None and isinstance(raw_id, str) and raw_id.startswith("builtin."):  # names a row that is not there
+            raise NotFound(f"{where}.ruleId: no built-in rule '{raw_id[:128]}'")
         if current is not None and current.builtin:
             enabled = item.get("enabled", current.enabled)
             if not isinstance(enabled, bool):
@@ -274,8 +276,8 @@ def import_rules(caller: Caller, payload: Any, dry_run: bool = False) -> dict[st
             else:
                 validate_rule_id(f"{where}.ruleId", raw_id)
         rule_id = cast(str, raw_id)  # an existing rule's id, a validated one or a new slug
-        if rule_id in seen:
-            raise BadRequest(f"{where}.ruleId: '{rule_id}' appears twice")
+        if rule_id in seen:  # an upsert by ruleId: listed twice, the later entry wins (as two imports in a row)
+            plan = [entry for entry in plan if entry[0] != rule_id]
         seen.add(rule_id)
         plan.append((rule_id, current, fields))
     if dry_run:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from platform_server.blocking import run_blocking
@@ -281,19 +282,33 @@ class MemoryFilesHandler(MemoryHandler):
         self.ok(await run_blocking(store.list_files, self.config, scope))
 
 
+# A memory file's path, relative to the scope's folder: Markdown, up to 32 names of at most 63 characters (so no name
+# passes 255 bytes, nor the path 1024), no backslash, colon or control character (files.split_rel, store.write_file).
+# The handler checks it too, so the document and the server say the same.
+MEMORY_PATH = re.compile(r"^(\./)?([^/:\\\x00-\x1f\x7f]{1,63}/){0,31}[^/:\\\x00-\x1f\x7f]{0,60}\.md$")
+
+
+def _check_path(path: str) -> None:
+    if len(path) > 256 or not MEMORY_PATH.fullmatch(path):
+        raise BadRequest("path: a Markdown file (.md) relative to the memory folder: up to 32 names of at most 63 characters")
+
+
 class MemoryFileHandler(MemoryHandler):
     access = {"GET": "viewer", "PUT": "member"}
     answers = {"GET": one(MemoryFileView), "PUT": one(MemoryFileWrittenView)}
     body_models = {"PUT": FileText}
     query_params = {"GET": [END_USER], "PUT": [END_USER]}
+    path_schemas = {"path": {"type": "string", "maxLength": 256, "pattern": MEMORY_PATH.pattern}}
 
     async def get(self, agentId: int, path: str) -> None:
         """One memory file of the caller as `{path, content, editable}`."""
+        _check_path(path)
         _, scope = self.scope(agentId)
         self.ok(await run_blocking(store.read_file, self.config, scope, path))
 
     async def put(self, agentId: int, path: str) -> None:
         """Replace a daily note or DREAMS.md (`{content}`); MEMORY.md follows the facts and is refused."""
+        _check_path(path)
         req = self.body(FileText)
         _, scope = self.scope(agentId)
         self.ok(await run_blocking(store.write_file, self.config, scope, path, req.content))

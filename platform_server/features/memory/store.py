@@ -23,7 +23,7 @@ from platform_server.db import utcnow
 from platform_server.features.agents import files
 from platform_server.features.agents import service as agents
 from platform_server.features.memory.models import Fact
-from platform_server.web.errors import ApiError, BadRequest
+from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
 
 PROJECTION = "MEMORY.md"
 DIARY = "DREAMS.md"
@@ -230,8 +230,8 @@ def clean_confidence(raw: Any) -> float:
 def _scope_rel(scope: Scope, rel: str) -> str:
     """A path inside the scope's folder (never into an end user's sub-folder from the user's own scope)."""
     clean = "/".join(files.split_rel(rel))
-    if not scope.end_user_id and (clean == "users" or clean.startswith("users/")):
-        raise BadRequest("path: end users' memory is read with endUserId")
+    if not scope.end_user_id and (clean == "users" or clean.startswith("users/")):  # not in this scope: there is no such file
+        raise NotFound("path: end users' memory is read with endUserId")
     return clean
 
 
@@ -257,8 +257,8 @@ def read_file(config: Config, scope: Scope, rel: str) -> dict[str, Any]:
 def write_file(config: Config, scope: Scope, rel: str, text: str) -> dict[str, Any]:
     """Replace a daily note or DREAMS.md; MEMORY.md is rebuilt from the facts, so it is not written here."""
     name = _scope_rel(scope, rel)
-    if name == PROJECTION:
-        raise BadRequest("path: MEMORY.md is rebuilt from the facts; confirm, edit or forget a fact instead")
+    if name == PROJECTION:  # a well-formed path, but the file is the facts' projection: a conflict, not bad input
+        raise Conflict("path: MEMORY.md is rebuilt from the facts; confirm, edit or forget a fact instead")
     if not name.endswith(".md"):
         raise BadRequest("path: memory files are Markdown (.md)")
     data = text.encode("utf-8")

@@ -37,9 +37,9 @@ class SettingsHandler(ApiHandler):
 
     def put(self) -> None:
         """Save some settings (global admin)."""
+        self.body(SettingsUpdate)  # each value as the document states it; the service checks the keys and the rest
         data = self.json_body()
-        if not isinstance(data, dict):
-            raise BadRequest("Request body must be a JSON object")
+        assert isinstance(data, dict)  # body() refused anything else
         self.ok(service.save(self.require_caller(), data))
 
 

@@ -2,35 +2,141 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
+from pydantic.json_schema import JsonDict
 
+from platform_server.features.settings import service
 from platform_server.serialize import View
+from platform_server.web.bodies import explained
+
+# An enabled sidecar names its provider and model (service._validate_sidecar): stated as "disabled, or both given"
+SIDECAR_NEEDS_MODEL: JsonDict = {
+    "anyOf": [
+        {"properties": {"enabled": {"type": "boolean", "enum": [False]}}},
+        {
+            "required": ["provider", "modelName"],
+            "properties": {"provider": {"type": "string", "minLength": 1}, "modelName": {"type": "string", "minLength": 1}},
+        },
+    ]
+}
+# A media setting's field: 1-200 characters, or null for the default (service._validate_strings)
+Short = Annotated[str | None, Field(min_length=1, max_length=200)]
 
 
-class SettingsUpdate(RootModel[dict[str, Any]]):
-    pass
+class SidecarRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra=SIDECAR_NEEDS_MODEL)
+
+    enabled: bool = False
+    provider: str | None = Field(default=None, max_length=100)
+    modelName: str | None = Field(default=None, max_length=200)
+
+
+class SidecarSetting(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=SIDECAR_NEEDS_MODEL)
+
+    # absent fields take the defaults (service._validate_sidecar merges with DEFAULT_SIDECAR)
+    enabled: bool = False
+    provider: str | None = Field(default=None, max_length=200)
+    modelName: str | None = Field(default=None, max_length=200)
+
+
+class SpeechSetting(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    provider: Short = None
+    sttModel: Short = None
+    ttsModel: Short = None
+    voice: Short = None
+
+
+class ImageSetting(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    provider: Short = None
+    model: Short = None
+    size: Short = None
+
+
+class MediaJobSetting(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    provider: Short = None
+    model: Short = None
+
+
+def _console_keys(schema: JsonDict) -> None:
+    """The original console's keys this server accepts and ignores (service.CONSOLE_IGNORED), listed so that the
+    body's keys are exactly the ones the server takes: any other key is an unknown setting (400)."""
+    props = schema.setdefault("properties", {})
+    assert isinstance(props, dict)  # pydantic writes the model's properties first
+    for prop in props.values():  # an absent key leaves the setting as it is: no default to state
+        if isinstance(prop, dict):
+            prop.pop("default", None)
+    for key in sorted(service.CONSOLE_IGNORED):
+        props[key] = {"description": "the original console's; accepted and ignored"}
+    schema["additionalProperties"] = False
+
+
+class SettingsUpdate(BaseModel):
+    """Some settings: each key a known setting (service.DEFAULTS), a console alias, or an ignored console key."""
+
+    model_config = ConfigDict(extra="allow", strict=True, json_schema_extra=_console_keys)
+
+    # Non-null values; the defaults only stand for "absent" (the key's setting stays as it is) and are not documented
+    language: Literal["en-US", "zh-CN"] = "en-US"
+    siteName: str = Field(default="", max_length=2000)
+    timezone: str = Field(default="UTC", json_schema_extra={"enum": list[JsonValue](sorted(service.time_zones()))})
+    welcomeMessage: str = Field(default="", max_length=2000)
+    sidecar: SidecarSetting = Field(default_factory=SidecarSetting)
+    speech: SpeechSetting = Field(default_factory=SpeechSetting)
+    images: ImageSetting = Field(default_factory=ImageSetting)
+    video: MediaJobSetting = Field(default_factory=MediaJobSetting)
+    music: MediaJobSetting = Field(default_factory=MediaJobSetting)
+    model3d: MediaJobSetting = Field(default_factory=MediaJobSetting)
+    streamEnabled: bool = True
+    debugMode: bool = False
+    showThinking: bool = True
+    thinkingFull: bool = True
+    # the original console's flat names of speech and image fields (service.FLAT_ALIASES); "" or null: the default
+    ttsDefaultVoice: str | None = Field(default=None, max_length=200)
+    sttOpenAiCompatProviderId: str | None = Field(default=None, max_length=200)
+    sttOpenAiCompatModel: str | None = Field(default=None, max_length=200)
+    imageProvider: str | None = Field(default=None, max_length=200)
 
 
 class LanguageRequest(BaseModel):
     language: Literal["en-US", "zh-CN"]
 
 
-class SidecarRequest(BaseModel):
-    enabled: bool = False
-    provider: str | None = Field(default=None, max_length=100)
-    modelName: str | None = Field(default=None, max_length=200)
-
-
 class FlagRequest(BaseModel):
     enabled: bool
 
 
+# An HTTP(S) proxy URL with a host name or IPv4 address (an IPv6 literal's own rules are more than a pattern should
+# carry), optional credentials, a port of 0-65535 and a path (outbound_proxy.check_url), or "" for none; the pattern
+# is the rule both ways: the server refuses what it does not match
+PROXY_URL_PATTERN = explained(
+    r"^(|[hH][tT][tT][pP][sS]?://([^\s/?#@\[\]]+@)?[A-Za-z0-9._~-]+"
+    r"(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/[^\s]*)?)$",
+    "must be an http:// or https:// URL with a host and a port of 0-65535, e.g. http://127.0.0.1:7890 (SOCKS proxies are not supported)",
+)
+
+
 class ProxyRequest(BaseModel):
-    # the original console's Settings -> Proxy form
+    # the original console's Settings -> Proxy form; an enabled proxy needs its URL
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"properties": {"enabled": {"type": "boolean", "enum": [False]}}},
+                {"required": ["url"], "properties": {"url": {"minLength": 1}}},
+            ]
+        }
+    )
+
     enabled: bool = False
-    url: str = Field(default="", max_length=2000)
+    url: str = Field(default="", max_length=2000, pattern=PROXY_URL_PATTERN)
     nonProxyHosts: str = Field(default="", max_length=4000)
 
 

@@ -19,6 +19,8 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 
 MAX_BULK = 500
+SKILL_ID_PATTERN = "^[0-9]{1,18}$"  # a path id's own pattern (web.openapi._path_params)
+SKILL_ID = re.compile(SKILL_ID_PATTERN)
 _WORD = re.compile(r"[a-z0-9][a-z0-9_+#]*|[\u3040-\u30ff\u3400-\u9fff]")
 _STOP = frozenset(
     "a an and are as at be by for from how i in into is it its of on or that the this to use used using when which with you your skill skills".split()
@@ -154,7 +156,8 @@ def skill_list(caller: Caller, managed: bool, include_archived: bool) -> list[di
 
 
 def parse_ids(body: Any) -> list[int]:
-    """A bulk body: a JSON array of string ids (numbers are accepted too), 1..500 of them."""
+    """A bulk body: a JSON array of 1..500 skill ids, each a string of 1-18 ASCII digits (SKILL_ID_PATTERN, as the
+    document says: an id that names no skill is a 404, not a malformed one)."""
     if not isinstance(body, list):
         raise BadRequest("Request body must be a JSON array of skill ids")
     if not body:
@@ -163,10 +166,9 @@ def parse_ids(body: Any) -> list[int]:
         raise BadRequest(f"body: at most {MAX_BULK} skill ids")
     ids: list[int] = []
     for i, raw in enumerate(body):
-        text = str(raw).strip() if isinstance(raw, (str, int)) and not isinstance(raw, bool) else ""
-        if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 2**63:
-            raise BadRequest(f"body[{i}]: must be a skill id (a string of digits)")
-        ids.append(int(text))
+        if not isinstance(raw, str) or not SKILL_ID.fullmatch(raw):
+            raise BadRequest(f"body[{i}]: must be a skill id (a string of 1-18 digits)")
+        ids.append(int(raw))
     return list(dict.fromkeys(ids))
 
 

@@ -6,10 +6,13 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, RootModel, field_validator
 
-from platform_server.features.skills import snapshots
+from platform_server.features.skills import curator, snapshots
+from platform_server.features.skills import frontmatter as fm
+from platform_server.web.bodies import explained
 from platform_server.web.secret_fields import secret
 
 MAX_BUNDLE_FILES = 500
+SLUG_PATTERN = explained(fm.SLUG_RE.pattern, "must be a slug of lowercase letters, digits, '-' and '_' (at most 64, starting alphanumeric)")
 
 
 def _blank_to_none(value: str | None) -> str | None:
@@ -40,14 +43,13 @@ class _SkillFields(BaseModel):
 
 
 class SkillCreate(_SkillFields):
-    name: str | None = Field(default=None, max_length=64, description="Slug; default: the front matter name")
+    name: str | None = Field(
+        default=None,
+        pattern=SLUG_PATTERN,
+        description="Slug; default: the front matter's `name:` made a slug, else the displayName's, else `skill`",
+    )
     skillType: Literal["custom"] | None = Field(default=None, description="Only custom skills are created here")
     enabled: bool = True
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str | None) -> str | None:
-        return _blank_to_none(v)
 
 
 class SkillUpdate(_SkillFields):
@@ -123,8 +125,10 @@ class ConsolidateBody(BaseModel):
     enabled: bool = Field(description="Merge near-duplicates through the default chat model")
 
 
-class SkillIds(RootModel[list[str]]):
-    """A JSON array of skill ids (strings)."""
+class SkillIds(RootModel[list[Annotated[str, Field(pattern=curator.SKILL_ID_PATTERN)]]]):
+    """A JSON array of 1-500 skill ids (strings of digits; curator.parse_ids)."""
+
+    root: list[Annotated[str, Field(pattern=curator.SKILL_ID_PATTERN)]] = Field(min_length=1, max_length=curator.MAX_BULK)
 
 
 class SnapshotBody(BaseModel):

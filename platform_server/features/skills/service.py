@@ -226,9 +226,8 @@ def prepare_new(
     """Values of a new skill from explicit fields, falling back to the SKILL.md front matter."""
     doc = fm.parse(content) if content else fm.SkillDoc()
     fm_name = doc.text("name")
-    final = fm.check_slug(name) if name else (fm.slugify(fm_name) if fm_name else None)
-    if not final:
-        raise BadRequest("name: must not be blank (give name or a `name:` in the SKILL.md front matter)")
+    # no name anywhere: one made from what names it (slugify answers `skill` for nothing); taken, it is a 409
+    final = fm.check_slug(name) if name else fm.slugify(fm_name or display_name or "")
     display = display_name or doc.text("displayName") or doc.text("display_name") or (fm_name if fm_name != final else None) or final
     desc = description if description is not None else (doc.text("description") or "")
     ver = version or doc.text("version") or "1.0.0"

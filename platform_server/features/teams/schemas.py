@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from pydantic import BaseModel, Field
 
 from platform_server.features.teams import service
 from platform_server.serialize import View
 from platform_server.web.openapi_events import SseEvents
 
+# An agent id as a JSON number: a signed 64-bit integer (a larger one would overflow the database's column)
+AgentId = Annotated[int, Field(ge=-(2**63), le=2**63 - 1, json_schema_extra={"format": "int64"})]
+
 
 class TeamCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
     description: str = Field(default="", max_length=2000)
-    leadAgentId: int
-    # at least one member (service.check_agents refuses an empty list)
-    memberAgentIds: list[int] = Field(max_length=service.MAX_MEMBERS, json_schema_extra={"minItems": 1})
+    leadAgentId: AgentId
+    # at least one member besides the lead (service.check_agents: the lead listed here too counts once, as the lead)
+    memberAgentIds: list[AgentId] = Field(
+        max_length=service.MAX_MEMBERS,
+        json_schema_extra={"minItems": 1, "uniqueItems": True},
+        description="Agents of the workspace, each once; the lead listed here too counts once, as the lead",
+    )
 
 
 class TeamUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
-    leadAgentId: int | None = None
-    memberAgentIds: list[int] | None = Field(default=None, max_length=service.MAX_MEMBERS)
+    leadAgentId: AgentId | None = None
+    memberAgentIds: list[AgentId] | None = Field(default=None, max_length=service.MAX_MEMBERS, json_schema_extra={"uniqueItems": True})
 
 
 class TeamRunStart(BaseModel):
@@ -33,8 +42,8 @@ class CancelRequest(BaseModel):
 
 
 class MemberAdd(BaseModel):
-    agentId: int
-    role: str = Field(default="member", max_length=20, json_schema_extra={"enum": ["lead", "member"]})  # console.ROLES
+    agentId: AgentId
+    role: Literal["lead", "member"] = "member"  # console.ROLES
 
 
 # ---- answers (web/openapi_answers.py): service.team_dict / run_dict and the console's views (console.py) ---------

@@ -47,19 +47,19 @@ def get_team_row(caller: Caller, team_id: int) -> Team:
 
 
 def check_agents(caller: Caller, lead: int, members: list[int]) -> list[str]:
-
-    if not members:
-        raise BadRequest("memberAgentIds: at least one member is required")
+    """The members to store. Every agent must be one of the workspace's (404 otherwise: the body names rows);
+    the lead listed among the members too counts once, as the lead; at least one other member remains."""
     if len(members) > MAX_MEMBERS:
         raise BadRequest(f"memberAgentIds: at most {MAX_MEMBERS} members")
     if len(set(members)) != len(members):
         raise BadRequest("memberAgentIds: duplicate agent")
-    if lead in members:
-        raise BadRequest("memberAgentIds: the lead is not also a member")
     found = {a.id for a in Agent.select(Agent.id).where((Agent.workspace_id == caller.workspace_id) & Agent.id.in_([lead, *members]))}
     for agent_id in (lead, *members):
         if agent_id not in found:
-            raise BadRequest(f"Agent {agent_id} is not an agent of this workspace")
+            raise NotFound(f"Agent {agent_id} is not an agent of this workspace")
+    members = [m for m in members if m != lead]
+    if not members:
+        raise BadRequest("memberAgentIds: at least one member besides the lead is required")
     return [str(m) for m in members]
 
 

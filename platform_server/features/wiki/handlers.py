@@ -22,7 +22,7 @@ from platform_server.features.wiki import (
 )
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.schemas import PROGRESS_EVENTS, KbConfigUpdate, KbCreate, KbUpdate, RawText
-from platform_server.features.wiki.text import slugify
+from platform_server.features.wiki.text import TEXT_TYPES, slugify
 from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
@@ -187,6 +187,8 @@ class RawHandler(WikiHandler):
 class RawDownloadHandler(WikiHandler):
     access = {"GET": "viewer"}
     download_methods = frozenset({"GET"})
+    # a material goes out as the type it was stored with: one of the types an upload or a source sync can have
+    download_types = {"GET": tuple(sorted(set(TEXT_TYPES.values())))}
 
     async def get(self, kbId: int, rawId: int) -> None:
         """The material's original bytes."""

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from platform_server.serialize import View
+from platform_server.web.bodies import explained
 from platform_server.web.openapi_events import SseEvents
 
 MAX_TOP_K = 50  # the most hits one wiki search answers
@@ -148,6 +148,16 @@ class TransformationUpdate(BaseModel):
 
 
 class ApplyRequest(BaseModel):
+    # exactly one of rawId or slug (transform.start_apply); a null one is an absent one
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["rawId"], "properties": {"rawId": {"type": "integer"}}},
+                {"required": ["slug"], "properties": {"slug": {"type": "string"}}},
+            ]
+        }
+    )
+
     kbId: int
     rawId: int | None = None
     slug: str | None = Field(default=None, min_length=1, max_length=120)
@@ -162,32 +172,28 @@ class SaveAsPage(BaseModel):
     title: str | None = Field(default=None, min_length=1, max_length=200)
 
 
-_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
+PAGE_TYPE_PATTERN = explained(r"^[a-z][a-z0-9_-]{0,39}$", "must be lower-case letters, digits, '-' or '_' (at most 40, starting with a letter)")
 
 
 class PageTypeSpec(BaseModel):
-    name: str
+    name: str = Field(pattern=PAGE_TYPE_PATTERN)
     description: str = Field(default="", max_length=500)
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME.match(v):
-            raise ValueError("must be lower-case letters, digits, '-' or '_' (at most 40, starting with a letter)")
-        return v
 
 
 class PageTypeProfile(BaseModel):
-    defaultType: str
-    pageTypes: list[PageTypeSpec] = Field(min_length=1, max_length=50)
+    # The two rules between values (a default among the types, each type once) are not JSON Schema's to state, so the
+    # profile reads them the forgiving way, as the field descriptions say, instead of refusing what the document allows
+    defaultType: str = Field(pattern=PAGE_TYPE_PATTERN, description="A page type; one not in pageTypes is added to them")
+    pageTypes: list[PageTypeSpec] = Field(min_length=1, max_length=50, description="A name listed twice counts once (the first)")
 
     @model_validator(mode="after")
     def _consistent(self) -> "PageTypeProfile":
-        names = [t.name for t in self.pageTypes]
-        if len(set(names)) != len(names):
-            raise ValueError("pageTypes: names must be unique")
-        if self.defaultType not in names:
-            raise ValueError("defaultType: must be one of the pageTypes")
+        seen: dict[str, PageTypeSpec] = {}
+        for spec in self.pageTypes:
+            seen.setdefault(spec.name, spec)
+        if self.defaultType not in seen:
+            seen[self.defaultType] = PageTypeSpec(name=self.defaultType)
+        self.pageTypes = list(seen.values())
         return self
 
 

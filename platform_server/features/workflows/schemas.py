@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, JsonValue, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, WithJsonSchema, field_validator, model_validator
+from pydantic.json_schema import JsonDict, SkipJsonSchema
 
 from platform_server.serialize import View
 from platform_server.web.errors import BadRequest
@@ -23,11 +24,34 @@ class WorkflowUpdate(BaseModel):
     enabled: bool | None = None
 
 
-class DraftBody(BaseModel):
-    """A graph `{nodes, edges}` as `graph` (object) or `graphJson` (object or JSON text)."""
+def _exactly_one_graph(schema: JsonDict) -> None:
+    """Exactly one of the two keys; an absent one has no default to document (a null is refused)."""
+    schema["oneOf"] = [{"required": ["graph"]}, {"required": ["graphJson"]}]
+    props = schema.get("properties")
+    for prop in props.values() if isinstance(props, dict) else ():
+        if isinstance(prop, dict):
+            prop.pop("default", None)
 
-    graph: dict[str, Any] | None = None
-    graphJson: dict[str, Any] | str | None = None
+
+class DraftBody(BaseModel):
+    """A graph `{nodes, edges}` as `graph` or `graphJson`, exactly one of them."""
+
+    model_config = ConfigDict(json_schema_extra=_exactly_one_graph)
+
+    graph: dict[str, Any] | SkipJsonSchema[None] = None
+    # The document says object: the JSON text of one is read too (the original console sends it so), but OpenAPI 3.0
+    # cannot say "a string holding a JSON object", and any other string is refused
+    graphJson: Annotated[dict[str, Any] | str | None, WithJsonSchema({"type": "object", "additionalProperties": True})] = Field(
+        default=None, description="the graph (its JSON text is accepted too)"
+    )
+
+    @field_validator("graph", "graphJson", mode="before")
+    @classmethod
+    def _given(cls, value: Any) -> Any:
+        # given means an object: a null is not "the other one" (the document's oneOf counts the keys present)
+        if value is None:
+            raise ValueError("must be an object (leave it out instead of null)")
+        return value
 
     @model_validator(mode="after")
     def _one(self) -> "DraftBody":

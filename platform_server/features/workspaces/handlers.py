@@ -40,7 +40,8 @@ class WorkspaceHandler(ApiHandler):
     def put(self, id: int) -> None:
         """Update name or description (admin); `hostTools` (tools that reach the host) only a global admin."""
         req = self.body(WorkspaceUpdate)
-        self.ok(service.update(self.require_caller(), id, req.name, req.description, req.hostTools))
+        host = None if req.hostTools is None else list[str](req.hostTools)
+        self.ok(service.update(self.require_caller(), id, req.name, req.description, host))
 
     def delete(self, id: int) -> None:
         """Delete a workspace (owner); workspace 1 stays."""

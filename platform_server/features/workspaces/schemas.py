@@ -19,9 +19,9 @@ class WorkspaceRequest(BaseModel):
 class WorkspaceUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
-    hostTools: list[str] | None = Field(  # global admin only; the items are service.HOST_TOOLS (test_fuzz_findings)
-        default=None, max_length=10, json_schema_extra={"items": {"type": "string", "enum": ["shell", "acp", "sql", "mcp_stdio", "network"]}}
-    )
+    # global admin only; the items are service.HOST_TOOLS (test_fuzz_findings), checked here so the document and the
+    # server say the same
+    hostTools: list[Literal["shell", "acp", "sql", "mcp_stdio", "network"]] | None = Field(default=None, max_length=10)
 
 
 class MemberRequest(BaseModel):
