@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
 _EPOCH_MS = 1_704_067_200_000
+
+# A conversation id (chosen by the client: a UUID, `default`, `plan-...`): 1-128 characters, no '@' (the storage key
+# of `default` is `default@<user>`), no control characters, no space at either end. One rule for the server
+# (conversations.service.validate_id) and the document (every conversationId path parameter and body field).
+CONVERSATION_ID_PATTERN = r"^[^\s@\x00-\x1f]([^@\x00-\x1f]{0,126}[^\s@\x00-\x1f])?$"
+CONVERSATION_ID_RE = re.compile(CONVERSATION_ID_PATTERN)
+CONVERSATION_ID_RULE = "conversationId: must be 1-128 printable characters without '@' or a space at either end"
 
 
 class Snowflake:

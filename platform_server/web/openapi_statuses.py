@@ -34,6 +34,9 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/workflows/{id}/runs"): "The workflow is disabled or has no published revision",
     ("POST", "/api/v1/workflows/runs/{runId}/resume"): "The run is not paused, or the pauseToken is not its current pause",
     ("POST", "/api/v1/auth/users"): "The username is taken",
+    ("POST", "/api/v1/datasources"): "A datasource of that name exists in the workspace",
+    ("PUT", "/api/v1/datasources/{id}"): "A datasource of that name exists in the workspace",
+    ("POST", "/api/v1/auth/tokens"): "expiresAt is not in the future (the clock decides, not the request's shape)",
     ("POST", "/api/v1/goals"): "The conversation already has an open goal",
     ("DELETE", "/api/v1/tools/{id}"): "System tools cannot be deleted",
     ("POST", "/api/v1/models"): "The provider already has a model of that name and type",
@@ -66,6 +69,9 @@ NOT_FOUND: set[tuple[str, str]] = {
     ("POST", "/api/v1/skills/curator/adopt"),  # the body is an array of skill ids
     ("POST", "/api/v1/skills/curator/release"),
     ("PUT", "/api/v1/models/active"),  # the body names a provider and a model
+    ("POST", "/api/v1/datasources"),  # a SQLite datasource's config.path names a file
+    ("POST", "/api/v1/oauth/vendor_b/callback-paste"),  # the state names a sign-in in progress
+    ("GET", "/api/v1/cron-jobs/preview"),  # the timezone names a zone of the zone database
 }
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, JsonValue, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic.json_schema import JsonDict
 
 from platform_server.features.plans.service import PlanDetailView
+from platform_server.ids import CONVERSATION_ID_PATTERN
 from platform_server.serialize import View
 from platform_server.web.openapi_events import SseEvents
 
@@ -27,7 +29,7 @@ class ChatStreamRequest(BaseModel):
     agentId: str | None = None
     message: str | None = Field(default=None, max_length=200_000)
     contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
-    conversationId: str = "default"
+    conversationId: str = Field(default="default", json_schema_extra={"pattern": CONVERSATION_ID_PATTERN})
     reconnect: bool | None = None
     lastEventId: str | None = None
     thinkingLevel: ThinkingLevel | None = None
@@ -66,14 +68,33 @@ class ChatStreamRequest(BaseModel):
 
 
 class SyncChatRequest(BaseModel):
+    """`POST /agents/{id}/chat`: the agent is the path's (a body agentId is ignored)."""
+
     agentId: str | None = None
     message: str = Field(min_length=1, max_length=200_000)
-    conversationId: str = "default"
+    conversationId: str = Field(default="default", json_schema_extra={"pattern": CONVERSATION_ID_PATTERN})
     thinkingLevel: ThinkingLevel | None = None
     endUserId: str | None = Field(default=None, max_length=128)
 
 
+class ChatRequest(SyncChatRequest):
+    """`POST /chat`: the body names the agent."""
+
+    agentId: str = Field(json_schema_extra={"pattern": "^[0-9]{1,18}$"})  # required here only
+
+
+# At least one of them: a message with text, or one part or more (the document says it as anyOf of required sets)
+_MESSAGE_OR_PARTS: JsonDict = {
+    "anyOf": [
+        {"required": ["message"], "properties": {"message": {"type": "string", "pattern": "\\S"}}},
+        {"required": ["contentParts"], "properties": {"contentParts": {"minItems": 1}}},
+    ]
+}
+
+
 class InterruptRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_MESSAGE_OR_PARTS)
+
     message: str | None = Field(default=None, max_length=200_000)
     contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
 
