@@ -551,7 +551,7 @@ async def test_an_interrupt_needs_a_message_or_parts_and_the_synchronous_chat_an
     interrupt = schemas["components"]["schemas"]["InterruptRequest"]
     assert [b["required"] for b in interrupt["anyOf"]] == [["message"], ["contentParts"]]
     assert "agentId" in schemas["components"]["schemas"]["ChatRequest"]["required"]
-    for sent in (None, {}, {"message": "  "}, {"contentParts": []}):
+    for sent in (None, {}, {"message": "  "}, {"contentParts": []}, {"message": "", "contentParts": None}):
         r = await env.api.post("/api/v1/chat/c1/interrupt", sent, token="alice")
         assert r.status == 400, (sent, r.body)
     r = await env.api.post("/api/v1/chat", {"message": "hi"}, token="alice")

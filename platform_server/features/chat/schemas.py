@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
-from pydantic.json_schema import JsonDict
+from pydantic import BaseModel, Field, JsonValue, model_validator
 
 from platform_server.features.plans.service import PlanDetailView
 from platform_server.ids import CONVERSATION_ID_PATTERN
@@ -83,17 +82,16 @@ class ChatRequest(SyncChatRequest):
     agentId: str = Field(json_schema_extra={"pattern": "^[0-9]{1,18}$"})  # required here only
 
 
-# At least one of them: a message with text, or one part or more (the document says it as anyOf of required sets)
-_MESSAGE_OR_PARTS: JsonDict = {
-    "anyOf": [
-        {"required": ["message"], "properties": {"message": {"type": "string", "pattern": "\\S"}}},
-        {"required": ["contentParts"], "properties": {"contentParts": {"minItems": 1}}},
-    ]
-}
-
-
 class InterruptRequest(BaseModel):
-    model_config = ConfigDict(json_schema_extra=_MESSAGE_OR_PARTS)
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        """At least one of them, as anyOf of required sets: a message with text, or one part or more (web.openapi calls
+        this once ContentPart is a component; a null `contentParts` is not a branch's array)."""
+        parts = {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/ContentPart"}}
+        schema["anyOf"] = [
+            {"required": ["message"], "properties": {"message": {"type": "string", "pattern": "\\S"}}},
+            {"required": ["contentParts"], "properties": {"contentParts": parts}},
+        ]
 
     message: str | None = Field(default=None, max_length=200_000)
     contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
