@@ -253,7 +253,8 @@ async def test_the_agent_body_rules_are_the_documents_patterns_and_the_server_ta
     assert "" in schema["defaultThinkingLevel"]["enum"] and None in schema["defaultThinkingLevel"]["enum"]
     icon, provider, model = (re.compile(schema[f]["pattern"]) for f in ("icon", "modelProvider", "modelName"))
     for value, ok in (("🤖", True), ("", True), ("/static/i.png", True), ("HTTPS://x/i.png", True), ("x" * 16, True),
-                      (" 🤖", False), ("x" * 17, False), ("//evil/i.png", False), ("a:b", False), ("\x07", False)):
+                      (" 🤖", False), ("x" * 17, False), ("//evil/i.png", False), ("a:b", False), ("\x07", False),
+                      ("http://[", False), ("https://", False)):
         assert bool(icon.search(value)) is ok, value
         r = await api.post(AGENTS, {"name": "i", "icon": value}, token="bob")
         assert (r.status == 200) is ok and (ok or r.msg.startswith("icon: ")), (value, r.body)

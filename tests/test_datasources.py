@@ -118,7 +118,8 @@ async def test_the_config_each_type_takes_is_stated_as_a_one_of_and_checked_as_s
     by_type = {b["properties"]["type"]["enum"][0]: b["properties"]["config"]["$ref"].rsplit("/", 1)[1] for b in schemas["DatasourceCreate"]["oneOf"]}
     assert schemas[by_type["sqlite"]]["required"] == ["path"] and schemas[by_type["http"]]["required"] == ["baseUrl"]
     for config, prefix in (({}, "config.path"), ({"baseUrl": "http://x", "headers": []}, "config.headers"),
-                           ({"baseUrl": "http://x", "headers": ""}, "config.headers"), ({"baseUrl": 5}, "config.baseUrl")):
+                           ({"baseUrl": "http://x", "headers": ""}, "config.headers"), ({"baseUrl": 5}, "config.baseUrl"),
+                           ({"baseUrl": "http://[x"}, "config.baseUrl"), ({"baseUrl": "https:// x"}, "config.baseUrl")):
         kind = "sqlite" if not config else "http"
         r = await env.api.post("/api/v1/datasources", {"name": "c", "type": kind, "config": config}, token="alice")
         assert r.status == 400 and r.msg.startswith(prefix), (config, r.body)

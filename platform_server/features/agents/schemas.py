@@ -22,12 +22,12 @@ AgentType = Literal["react", "plan_execute"]
 ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
 
 
-# An icon: empty, an emoji or a few characters of text (up to 16, no ':' or '/'), or an http(s) / site-relative image
-# URL; no control characters and no space at either end. One pattern, stated in the document and checked here, so a
-# client knows the rule and the server takes exactly what the document allows.
+# An icon: empty, an emoji or a few characters of text (up to 16, no ':' or '/'), an http(s) URL with a host (no
+# brackets: "http://[" is no URL) or a site-relative image URL; no control characters and no space at either end.
+# One pattern, stated in the document and checked here, so a client knows the rule and the server takes exactly it.
 ICON_PATTERN = (
     r"^(|[^:/\s\x00-\x1f]([^:/\x00-\x1f]{0,14}[^:/\s\x00-\x1f])?"
-    r"|[Hh][Tt][Tt][Pp][Ss]?://[^\s\x00-\x1f]*|/([^/\s\x00-\x1f][^\s\x00-\x1f]*)?)$"
+    r"|[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#\[\]\x00-\x1f]+([/?#][^\s\x00-\x1f]*)?|/([^/\s\x00-\x1f][^\s\x00-\x1f]*)?)$"
 )
 ICON_RE = re.compile(ICON_PATTERN)
 MODEL_NAME_PATTERN = r"^[^\x00-\x1f]*$"  # no control characters

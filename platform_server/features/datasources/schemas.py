@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from platform_server.serialize import View
+
+# an http(s) URL with a host (no brackets or spaces: "http://[" is no URL, and clients reading it back choke on it)
+HTTP_URL_PATTERN = r"^https?://[^\s/?#\[\]]+([/?#]\S*)?$"
+HTTP_URL_RE = re.compile(HTTP_URL_PATTERN)
 
 
 class SqliteDatasourceConfig(BaseModel):
@@ -18,7 +23,7 @@ class SqliteDatasourceConfig(BaseModel):
 class HttpDatasourceConfig(BaseModel):
     """An HTTP datasource's config (service.clean_config)."""
 
-    baseUrl: str = Field(max_length=2000, json_schema_extra={"pattern": "^https?://"})
+    baseUrl: str = Field(max_length=2000, json_schema_extra={"pattern": HTTP_URL_PATTERN})
     headers: dict[str, str] = Field(
         default_factory=dict, json_schema_extra={"maxProperties": 20, "additionalProperties": {"type": "string", "maxLength": 4000}}
     )

@@ -17,6 +17,7 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.datasources import sqlite_guard
 from platform_server.features.datasources.models import Datasource
+from platform_server.features.datasources.schemas import HTTP_URL_RE
 from platform_server.features.tools.registry import ToolError
 from platform_server.features.workspaces import service as workspaces
 from platform_server.integrations import net_guard
@@ -59,7 +60,7 @@ def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: i
     if kind == "sqlite":
         return {"path": check_sqlite_path(config, str(raw.get("path") or ""), workspace_id)}
     base_url = raw.get("baseUrl")  # schemas.HTTP_CONFIG states these rules
-    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")) or len(base_url) > 2000:
+    if not isinstance(base_url, str) or not HTTP_URL_RE.fullmatch(base_url) or len(base_url) > 2000:
         raise BadRequest("config.baseUrl: must be an http(s) URL")
     headers = raw.get("headers", {})
     if not isinstance(headers, dict) or len(headers) > 20:
