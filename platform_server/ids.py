@@ -12,6 +12,9 @@ _EPOCH_MS = 1_704_067_200_000
 # of `default` is `default@<user>`), no control characters, no space at either end. One rule for the server
 # (conversations.service.validate_id) and the document (every conversationId path parameter and body field).
 CONVERSATION_ID_PATTERN = r"^[^\s@\x00-\x1f]([^@\x00-\x1f]{0,126}[^\s@\x00-\x1f])?$"
+# Checked with .match, as a JSON Schema validator reads a pattern (Python's `$` also matches before a final newline):
+# a fullmatch refused what schemathesis, reading the document the same way, generated as valid. So are the other
+# patterns this project states and checks (icons, provider URLs, file names, zones).
 CONVERSATION_ID_RE = re.compile(CONVERSATION_ID_PATTERN)
 CONVERSATION_ID_RULE = "conversationId: must be 1-128 printable characters without '@' or a space at either end"
 

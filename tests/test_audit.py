@@ -117,6 +117,9 @@ async def test_the_time_filters_take_every_rfc_3339_form_the_document_allows_and
     assert res.status == 200, res.body
     for params in ({"endTime": ""}, {"groupBy": ""}):
         assert (await api.get("/api/v1/token-usage", token="alice", params=params)).status == 400, params
+    for params in ({"page": ""}, {"size": ""}):  # integers, so empty is not "the default" (schemathesis' empty object)
+        res = await api.get(EVENTS, token="alice", params=params)
+        assert res.status == 400 and "expected Integer" in res.msg, (params, res.body)
 
 
 async def test_events_are_paged_with_defaults_a_size_clamp_and_400_below_1(api: ApiClient, people: dict) -> None:

@@ -95,9 +95,9 @@ def _q(name: str, schema: JsonObject, description: str = "", required: bool = Fa
 _LONG: JsonObject = {"type": "string", "pattern": "^[0-9]{1,18}$"}  # a Long, as web.base.parse_long reads it
 _STR: JsonObject = {"type": "string"}
 _TEXT: JsonObject = {"type": "string", "minLength": 1, "pattern": "\\S"}  # blank is refused
-_DAY: JsonObject = {"type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}.*)?$"}
+_DAY: JsonObject = {"type": "string", "format": "date"}  # RFC 3339 full-date (usage.handlers reads exactly that)
 _BOOL: JsonObject = {"type": "boolean"}
-# web.pagination.page_request: below 1 is a 400, a size above the maximum is clamped; empty means the default
+# web.pagination.page_request: below 1 (or empty) is a 400, a size above the maximum is clamped
 _PAGE = [
     _q("page", {"type": "integer", "minimum": 1}, "Page number from 1"),
     _q("size", {"type": "integer", "minimum": 1}, "Page size from 1 (clamped to the maximum)"),
@@ -163,7 +163,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/wiki/kb/{kbId}/pages/{slug}/related"): [_range("limit", 1, 50, "How many (default 10)")],
     ("GET", "/api/v1/security/guard/rules"): [
         _q("page", {"type": "integer", "minimum": 1}, "Paged when given"),
-        _q("size", _STR, "Page size (with page)"),
+        _q("size", {"type": "integer", "minimum": 1}, "Page size (with page)"),
     ],
     **{
         ("GET", path): _PAGE

@@ -39,7 +39,7 @@ THINKING_CHOICES: list[JsonValue] = [*THINKING_LEVELS, "", None]
 def _check_icon(value: str | None) -> str | None:
     if value is None:
         return None
-    if not ICON_RE.fullmatch(value):
+    if not ICON_RE.match(value):
         raise ValueError("must be an emoji or an http(s) URL")
     return value
 
@@ -63,7 +63,7 @@ def _check_kb_id(value: Any) -> int | None:
 def _check_provider(value: str | None) -> str | None:
     if value is None or value == "":  # empty clears, as null does (MODEL_PROVIDER_PATTERN)
         return None
-    if len(value) > MAX_PROVIDER_SLUG or not PROVIDER_SLUG_RE.fullmatch(value):
+    if len(value) > MAX_PROVIDER_SLUG or not PROVIDER_SLUG_RE.match(value):
         raise ValueError("must be a provider id such as 'openai' ([a-z0-9][a-z0-9._-]*)")
     return value
 

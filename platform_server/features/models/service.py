@@ -235,7 +235,7 @@ def check_base_url(protocol: str, base_url: str) -> str:
             raise NotFound("baseUrl: no such file or folder for the local protocol")
         return base_url
     parsed = urllib.parse.urlparse(base_url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname or not REMOTE_URL_RE.fullmatch(base_url):
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or not REMOTE_URL_RE.match(base_url):
         raise BadRequest("baseUrl: must be an http or https URL")
     if parsed.username or parsed.password:
         raise BadRequest("baseUrl: must not contain credentials (use apiKey)")
@@ -288,7 +288,7 @@ def check_protocol(protocol: str) -> str:
 def check_modalities(value: str | None) -> str:
     parts = _split_modalities(value or "text")
     bad = [p for p in parts if p not in MODALITIES]
-    if bad or not parts or not MODALITIES_RE.fullmatch(value or ""):  # schemas.MODALITIES_PATTERN
+    if bad or not parts or not MODALITIES_RE.match(value or ""):  # schemas.MODALITIES_PATTERN
         raise BadRequest(f"modalities: must be a comma-separated subset of {', '.join(MODALITIES)}")
     return ",".join(m for m in MODALITIES if m in parts)
 
