@@ -117,9 +117,14 @@ async def test_the_config_each_type_takes_is_stated_as_a_one_of_and_checked_as_s
     schemas = (await env.api.get("/v3/api-docs")).body["components"]["schemas"]
     by_type = {b["properties"]["type"]["enum"][0]: b["properties"]["config"]["$ref"].rsplit("/", 1)[1] for b in schemas["DatasourceCreate"]["oneOf"]}
     assert schemas[by_type["sqlite"]]["required"] == ["path"] and schemas[by_type["http"]]["required"] == ["baseUrl"]
+    import re  # read as a validator does (schemathesis: re.ASCII, `$` the end): no whitespace of either reading in a URL
+
+    url = re.compile(schemas[by_type["http"]]["properties"]["baseUrl"]["pattern"], re.ASCII)
+    assert url.fullmatch("https://a/b?c") and not any(url.fullmatch(f"https://i{c}") for c in "\x1e\ufeff\x85 \n")
     for config, prefix in (({}, "config.path"), ({"baseUrl": "http://x", "headers": []}, "config.headers"),
                            ({"baseUrl": "http://x", "headers": ""}, "config.headers"), ({"baseUrl": 5}, "config.baseUrl"),
-                           ({"baseUrl": "http://[x"}, "config.baseUrl"), ({"baseUrl": "https:// x"}, "config.baseUrl")):
+                           ({"baseUrl": "http://[x"}, "config.baseUrl"), ({"baseUrl": "https:// x"}, "config.baseUrl"),
+                           ({"baseUrl": "https://i\x1e"}, "config.baseUrl"), ({"baseUrl": "https://i\ufeff"}, "config.baseUrl")):
         kind = "sqlite" if not config else "http"
         r = await env.api.post("/api/v1/datasources", {"name": "c", "type": kind, "config": config}, token="alice")
         assert r.status == 400 and r.msg.startswith(prefix), (config, r.body)

@@ -415,7 +415,7 @@ class ApiHandler(inputs.NotedInputs):
         for name, raw in list(self.path_kwargs.items()):
             if name in self.long_params:
                 self.path_kwargs[name] = parse_long(name, raw)  # type: ignore[assignment]  # handlers get Longs as int
-            elif name == "conversationId" and not CONVERSATION_ID_RE.match(raw):  # the document's pattern (web.openapi)
+            elif name == "conversationId" and not CONVERSATION_ID_RE.fullmatch(raw):  # the document's pattern (web.openapi)
                 raise BadRequest(CONVERSATION_ID_RULE)
 
     # ---- input -----------------------------------------------------------

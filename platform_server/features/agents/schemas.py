@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, JsonValue, field_validator
 
 from platform_server.features.settings.schemas import SidecarView
+from platform_server.ids import WHITESPACE
 from platform_server.serialize import View
 
 AGENT_TYPES = ("react", "plan_execute")
@@ -26,8 +27,9 @@ ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
 # brackets: "http://[" is no URL) or a site-relative image URL; no control characters and no space at either end.
 # One pattern, stated in the document and checked here, so a client knows the rule and the server takes exactly it.
 ICON_PATTERN = (
-    r"^(|[^:/\s\x00-\x1f]([^:/\x00-\x1f]{0,14}[^:/\s\x00-\x1f])?"
-    r"|[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#\[\]\x00-\x1f]+([/?#][^\s\x00-\x1f]*)?|/([^/\s\x00-\x1f][^\s\x00-\x1f]*)?)$"
+    f"^(|[^:/{WHITESPACE}\\x00-\\x1f]([^:/\\x00-\\x1f]{{0,14}}[^:/{WHITESPACE}\\x00-\\x1f])?"
+    f"|[Hh][Tt][Tt][Pp][Ss]?://[^{WHITESPACE}/?#\\[\\]\\x00-\\x1f]+([/?#][^{WHITESPACE}\\x00-\\x1f]*)?"
+    f"|/([^/{WHITESPACE}\\x00-\\x1f][^{WHITESPACE}\\x00-\\x1f]*)?)$"
 )
 ICON_RE = re.compile(ICON_PATTERN)
 MODEL_NAME_PATTERN = r"^[^\x00-\x1f]*$"  # no control characters
@@ -39,7 +41,7 @@ THINKING_CHOICES: list[JsonValue] = [*THINKING_LEVELS, "", None]
 def _check_icon(value: str | None) -> str | None:
     if value is None:
         return None
-    if not ICON_RE.match(value):
+    if not ICON_RE.fullmatch(value):
         raise ValueError("must be an emoji or an http(s) URL")
     return value
 
@@ -63,7 +65,7 @@ def _check_kb_id(value: Any) -> int | None:
 def _check_provider(value: str | None) -> str | None:
     if value is None or value == "":  # empty clears, as null does (MODEL_PROVIDER_PATTERN)
         return None
-    if len(value) > MAX_PROVIDER_SLUG or not PROVIDER_SLUG_RE.match(value):
+    if len(value) > MAX_PROVIDER_SLUG or not PROVIDER_SLUG_RE.fullmatch(value):
         raise ValueError("must be a provider id such as 'openai' ([a-z0-9][a-z0-9._-]*)")
     return value
 

@@ -129,9 +129,9 @@ class PersonalFileHandler(ApiHandler):
         caller = self.require_caller()
         agent = service.get_agent(caller, agentId)
         filename, owner = self.get_query_argument("filename", "", strip=False), self.get_query_argument("ownerKey", "", strip=False)
-        if not PERSONAL_FILENAME_RE.match(filename):
+        if not PERSONAL_FILENAME_RE.fullmatch(filename):
             raise BadRequest("filename: must be a path of 1-4 names of 1-60 characters (no '.', '\\', ':' or control characters)")
-        if not OWNER_KEY_RE.match(owner):
+        if not OWNER_KEY_RE.fullmatch(owner):
             raise BadRequest("ownerKey: must be user:<id>")
         user_id = owner.removeprefix("user:")
         if int(user_id) != caller.user_id:

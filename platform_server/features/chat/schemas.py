@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue, model_validator
 
 from platform_server.features.plans.service import PlanDetailView
-from platform_server.ids import CONVERSATION_ID_PATTERN
+from platform_server.ids import CONVERSATION_ID_PATTERN, NOT_BLANK_PATTERN, NOT_BLANK_RE
 from platform_server.serialize import View
 from platform_server.web.openapi_events import SseEvents
 
@@ -89,7 +89,7 @@ class InterruptRequest(BaseModel):
         this once ContentPart is a component; a null `contentParts` is not a branch's array)."""
         parts = {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/ContentPart"}}
         schema["anyOf"] = [
-            {"required": ["message"], "properties": {"message": {"type": "string", "pattern": "\\S"}}},
+            {"required": ["message"], "properties": {"message": {"type": "string", "pattern": NOT_BLANK_PATTERN}}},
             {"required": ["contentParts"], "properties": {"contentParts": parts}},
         ]
 
@@ -98,7 +98,7 @@ class InterruptRequest(BaseModel):
 
     @model_validator(mode="after")
     def _one(self) -> "InterruptRequest":
-        if (self.message is None or not self.message.strip()) and not self.contentParts:
+        if (self.message is None or not NOT_BLANK_RE.search(self.message)) and not self.contentParts:  # NOT_BLANK_PATTERN
             raise ValueError("message or contentParts is required")
         return self
 

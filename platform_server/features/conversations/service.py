@@ -33,7 +33,7 @@ def key_for(user_id: int, conversation_id: str) -> str:
 
 def validate_id(conversation_id: str) -> str:
     """The id as given when it follows ids.CONVERSATION_ID_PATTERN (the document's rule), else the 400."""
-    if not CONVERSATION_ID_RE.match(conversation_id):
+    if not CONVERSATION_ID_RE.fullmatch(conversation_id):
         raise BadRequest(CONVERSATION_ID_RULE)
     return conversation_id
 

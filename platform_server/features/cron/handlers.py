@@ -87,7 +87,7 @@ class PreviewHandler(CronHandler):
         if not 1 <= count <= schedule.PREVIEW_MAX:
             raise BadRequest(f"count: must be 1-{schedule.PREVIEW_MAX}")
         tz = self.get_query_argument("timezone", None, strip=False)
-        if tz is not None and (len(tz) > 64 or not schedule.ZONE_RE.match(tz)):  # the document's pattern (empty is not absent)
+        if tz is not None and (len(tz) > 64 or not schedule.ZONE_RE.fullmatch(tz)):  # the document's pattern (empty is not absent)
             raise BadRequest(f"timezone: not a time zone name '{tz[:64]}'")
         if tz is not None and tz not in schedule.zone_names():  # well formed, but the zone database has no such zone
             raise NotFound(f"timezone: unknown time zone '{tz}'")

@@ -7,10 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from platform_server.ids import WHITESPACE
 from platform_server.serialize import View
 
 # an http(s) URL with a host (no brackets or spaces: "http://[" is no URL, and clients reading it back choke on it)
-HTTP_URL_PATTERN = r"^https?://[^\s/?#\[\]]+([/?#]\S*)?$"
+HTTP_URL_PATTERN = f"^https?://[^{WHITESPACE}/?#\\[\\]\\x00-\\x1f]+([/?#][^{WHITESPACE}\\x00-\\x1f]*)?$"
 HTTP_URL_RE = re.compile(HTTP_URL_PATTERN)
 
 

@@ -60,7 +60,7 @@ def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: i
     if kind == "sqlite":
         return {"path": check_sqlite_path(config, str(raw.get("path") or ""), workspace_id)}
     base_url = raw.get("baseUrl")  # schemas.HTTP_CONFIG states these rules
-    if not isinstance(base_url, str) or not HTTP_URL_RE.match(base_url) or len(base_url) > 2000:
+    if not isinstance(base_url, str) or not HTTP_URL_RE.fullmatch(base_url) or len(base_url) > 2000:
         raise BadRequest("config.baseUrl: must be an http(s) URL")
     headers = raw.get("headers", {})
     if not isinstance(headers, dict) or len(headers) > 20:

@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
 from pydantic.json_schema import JsonDict
 
+from platform_server.ids import NOT_BLANK_PATTERN, WHITESPACE
 from platform_server.serialize import View
 from platform_server.web.secret_fields import RemovableSecret
 
@@ -16,8 +17,8 @@ KeepAlive = Annotated[str, Field(max_length=40)] | int | None  # a Go duration (
 PROVIDER_SLUG = r"^[a-z0-9][a-z0-9._-]*$"
 REMOTE_PROTOCOLS = ["openai", "anthropic", "openai-compatible", "anthropic-messages"]  # the last two: the original console's names
 # an http(s) URL with a host and no credentials (service.check_base_url)
-REMOTE_URL = r"^[Hh][Tt][Tt][Pp][Ss]?://[^\s/?#@:\[\]]+(:[0-9]{1,5})?([/?#]\S*)?$"
-MODALITIES_PATTERN = r"^(\s*(text|image)\s*(,\s*(text|image)\s*)*)?$"  # empty: text
+REMOTE_URL = f"^[Hh][Tt][Tt][Pp][Ss]?://[^{WHITESPACE}/?#@:\\[\\]\\x00-\\x1f]+(:[0-9]{{1,5}})?([/?#][^{WHITESPACE}\\x00-\\x1f]*)?$"
+MODALITIES_PATTERN = r"^( *(text|image) *(, *(text|image) *)*)?$"  # empty: text
 _NO_SETTING: JsonDict = {"keepAlive": {"type": "string", "enum": ["", None], "nullable": True}, "numCtx": {"nullable": True, "enum": [None]}}
 _KEEP_ALIVE: JsonDict = {
     "anyOf": [
@@ -77,7 +78,9 @@ class ProviderConfigUpdate(BaseModel):
 
 class ProviderModelCreate(BaseModel):
     # id / name: the original console's names for the model name and its display name
-    modelName: str = Field(min_length=1, max_length=500, validation_alias=AliasChoices("modelName", "id"), json_schema_extra={"pattern": "\\S"})
+    modelName: str = Field(
+        min_length=1, max_length=500, validation_alias=AliasChoices("modelName", "id"), json_schema_extra={"pattern": NOT_BLANK_PATTERN}
+    )
     displayName: str | None = Field(default=None, max_length=200, validation_alias=AliasChoices("displayName", "name"))
     modelType: str | None = Field(default="chat", json_schema_extra={"enum": ["chat", "embedding", None]})  # null: chat
     modalities: str | None = Field(default=None, json_schema_extra={"pattern": MODALITIES_PATTERN})  # comma-separated

@@ -15,6 +15,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.models import capabilities
 from platform_server.features.models.models import ModelConfig, Provider
 from platform_server.features.models.schemas import MODALITIES_PATTERN, PROVIDER_SLUG, REMOTE_URL
+from platform_server.ids import NOT_BLANK_RE
 from platform_server.integrations.llm.base import PROTOCOLS
 from platform_server.integrations.llm.ollama import check_keep_alive
 from platform_server.integrations.llm.types import ProviderSettings
@@ -235,7 +236,7 @@ def check_base_url(protocol: str, base_url: str) -> str:
             raise NotFound("baseUrl: no such file or folder for the local protocol")
         return base_url
     parsed = urllib.parse.urlparse(base_url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname or not REMOTE_URL_RE.match(base_url):
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or not REMOTE_URL_RE.fullmatch(base_url):
         raise BadRequest("baseUrl: must be an http or https URL")
     if parsed.username or parsed.password:
         raise BadRequest("baseUrl: must not contain credentials (use apiKey)")
@@ -288,7 +289,7 @@ def check_protocol(protocol: str) -> str:
 def check_modalities(value: str | None) -> str:
     parts = _split_modalities(value or "text")
     bad = [p for p in parts if p not in MODALITIES]
-    if bad or not parts or not MODALITIES_RE.match(value or ""):  # schemas.MODALITIES_PATTERN
+    if bad or not parts or not MODALITIES_RE.fullmatch(value or ""):  # schemas.MODALITIES_PATTERN
         raise BadRequest(f"modalities: must be a comma-separated subset of {', '.join(MODALITIES)}")
     return ",".join(m for m in MODALITIES if m in parts)
 
@@ -439,9 +440,9 @@ def add_model(
     model_type = check_model_type(model_type)
     stored_caps = capabilities.check(caps) or ""
     modalities = check_modalities(modalities)
-    model_name = model_name.strip()
-    if not model_name:
+    if not NOT_BLANK_RE.search(model_name):  # schemas: NOT_BLANK_PATTERN
         raise BadRequest("modelName: must not be blank")
+    model_name = model_name.strip()
     with database.atomic():
         p = get_provider(provider_id)
         _check_local_model(p, model_name, model_type)
