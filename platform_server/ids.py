@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
 _EPOCH_MS = 1_704_067_200_000
+
+# A conversation id (chosen by the client: a UUID, `default`, `plan-...`): 1-128 characters, no '@' (the storage key
+# of `default` is `default@<user>`), no control characters, no space at either end. One rule for the server
+# (conversations.service.validate_id) and the document (every conversationId path parameter and body field).
+# Whitespace as either reading counts it: ECMA's \s (what schemathesis and clients apply to the document) has U+FEFF
+# and not U+001C-U+001F or U+0085, Python's the reverse, so the patterns name the union instead of writing \s
+WHITESPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+NOT_BLANK_PATTERN = f"[^{WHITESPACE}]"  # a character that is no space: a text that is not blank
+NOT_BLANK_RE = re.compile(NOT_BLANK_PATTERN)
+CONVERSATION_ID_PATTERN = f"^[^{WHITESPACE}@\\x00-\\x1f]([^@\\x00-\\x1f]{{0,126}}[^{WHITESPACE}@\\x00-\\x1f])?$"
+# Checked with .fullmatch: a validator reads the closing `$` as the end of the string (schemathesis spells it \Z), where
+# Python's `$` also matches before a final newline. So are the other patterns this project states and checks.
+CONVERSATION_ID_RE = re.compile(CONVERSATION_ID_PATTERN)
+CONVERSATION_ID_RULE = "conversationId: must be 1-128 printable characters without '@' or a space at either end"
 
 
 class Snowflake:

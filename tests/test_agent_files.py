@@ -340,3 +340,27 @@ async def test_memory_import_bounds_the_uncompressed_size(
     r = await api.post(f"{base}/memory/import/preview", data=make_zip([("memory/big.md", b"\0" * 800_000)]), token="bob")
     assert r.status == 200 and r.data["entries"][0]["action"] == "refused"
     assert not (root_of(server, agent) / "memory" / "a.md").exists()
+
+
+async def test_a_memory_import_is_documented_as_a_zip_and_a_personal_file_by_its_stated_patterns(api: ApiClient, agent: dict, people: dict) -> None:
+    """The document types the upload application/zip (as the multipart part's encoding and as the raw body), so a
+    generator sends a ZIP; the personal file's filename and ownerKey carry the patterns the server checks (an
+    ownerKey of Unicode digits was a 500: isdigit() passed it to int())."""
+    import re
+
+    document = (await api.get("/v3/api-docs")).body
+    for path in (f"{AGENTS}/{{agentId}}/workspace/memory/import", f"{AGENTS}/{{agentId}}/workspace/memory/import/preview"):
+        content = document["paths"][path]["post"]["requestBody"]["content"]
+        assert content["multipart/form-data"]["encoding"] == {"file": {"contentType": "application/zip"}}
+        assert set(content) == {"multipart/form-data", "application/zip"}
+    params = {p["name"]: p["schema"] for p in document["paths"][f"{AGENTS}/{{agentId}}/workspace/memory/personal-file"]["get"]["parameters"]}
+    filename, owner = re.compile(params["filename"]["pattern"]), re.compile(params["ownerKey"]["pattern"])
+    assert filename.search("memory/2026-01-01.md") and not filename.search(".") and not filename.search("a\\b")
+    uid = people["alice"]["id"]
+    base = f"{AGENTS}/{agent['id']}/workspace/memory/personal-file"
+    for name, key in (("MEMORY.md", "user:²"), ("MEMORY.md", f"user: {uid}"), (".", f"user:{uid}"), ("", f"user:{uid}")):
+        assert not (filename.search(name) and owner.search(key)), (name, key)
+        r = await api.get(base, params={"filename": name, "ownerKey": key}, token="alice")
+        assert r.status == 400, (name, key, r.body)
+    r = await api.get(base, params={"filename": "MEMORY.md", "ownerKey": f"user:{uid}"}, token="alice")
+    assert r.status == 404, r.body  # well formed: no such file yet

@@ -242,3 +242,29 @@ async def test_capabilities_follow_the_agents_model_modalities(api: ApiClient, p
     assert r.status == 200, r.body
     r = await api.get(f"{AGENTS}/{plain['id']}/capabilities", token="carol")
     assert r.data["sidecar"] == {"enabled": True, "provider": "lan", "modelName": "seer"}
+
+
+async def test_the_agent_body_rules_are_the_documents_patterns_and_the_server_takes_exactly_them(api: ApiClient, people: dict) -> None:
+    """icon, modelName and modelProvider carry their pattern in the document and defaultThinkingLevel lists "" (it
+    clears the level, as null does); the server takes what the pattern allows and refuses the rest."""
+    import re
+
+    schema = (await api.get("/v3/api-docs")).body["components"]["schemas"]["AgentCreate"]["properties"]
+    assert "" in schema["defaultThinkingLevel"]["enum"] and None in schema["defaultThinkingLevel"]["enum"]
+    icon, provider, model = (re.compile(schema[f]["pattern"]) for f in ("icon", "modelProvider", "modelName"))
+    for value, ok in (("🤖", True), ("", True), ("/static/i.png", True), ("HTTPS://x/i.png", True), ("x" * 16, True),
+                      (" 🤖", False), ("x" * 17, False), ("//evil/i.png", False), ("a:b", False), ("\x07", False),
+                      ("http://[", False), ("https://", False)):
+        assert bool(icon.search(value)) is ok, value
+        r = await api.post(AGENTS, {"name": "i", "icon": value}, token="bob")
+        assert (r.status == 200) is ok and (ok or r.msg.startswith("icon: ")), (value, r.body)
+    for value, ok in (("", True), ("openai", True), (" openai", False), ("Open", False)):
+        assert bool(provider.search(value)) is ok, value
+        r = await api.post(AGENTS, {"name": "p", "modelProvider": value}, token="bob")
+        assert (r.status == 200) is ok, (value, r.body)
+    assert not model.search("gpt\t4") and model.search("gpt 4")
+    r = await api.post(AGENTS, {"name": "t", "defaultThinkingLevel": ""}, token="bob")
+    assert r.status == 200 and r.data["defaultThinkingLevel"] is None, r.body
+    a = await make_agent(api)
+    r = await api.put(f"{AGENTS}/{a['id']}", {"icon": "x" * 17}, token="bob")
+    assert r.status == 400 and r.msg.startswith("icon: ")

@@ -99,7 +99,27 @@ async def test_events_filter_by_start_and_end_time(api: ApiClient, people: dict)
     assert await all_events(api, startTime="2999-01-01T00:00:00Z") == []
     assert len(await all_events(api, endTime="2999-01-01T00:00:00+02:00")) == len(events)
     res = await api.get(EVENTS, token="alice", params={"startTime": "yesterday"})
-    assert res.status == 400 and res.msg == "Invalid value for parameter 'startTime': expected ISO 8601 date-time"
+    assert res.status == 400 and res.msg.startswith("Invalid value for parameter 'startTime': expected an RFC 3339 date-time")
+
+
+async def test_the_time_filters_take_every_rfc_3339_form_the_document_allows_and_nothing_else(api: ApiClient, people: dict) -> None:
+    """`format: date-time` is RFC 3339: lower-case t and z, any fraction, a leap second, offsets up to 23:59 even
+    where they move the time past year 1 or 9999; no offset, a bare date or an empty value is not one."""
+    events = await all_events(api)
+    for value in ("2000-01-01t00:00:00z", "2000-01-01T00:00:00.1234567+05:30", "2016-12-31T23:59:60Z", "0001-01-01T00:00:00+23:59"):
+        assert len(await all_events(api, endTime=value)) == 0, value
+    for value in ("9999-12-31T23:59:59.999999-23:59", "2999-01-01T00:00:00-00:00"):
+        assert len(await all_events(api, endTime=value)) == len(events), value
+    for value in ("2000-01-01T00:00:00", "2000-01-01", "", " 2000-01-01T00:00:00Z", "2000-02-30T00:00:00Z"):
+        res = await api.get(EVENTS, token="alice", params={"endTime": value})
+        assert res.status == 400 and res.msg.startswith("Invalid value for parameter 'endTime'"), value
+    res = await api.get("/api/v1/token-usage", token="alice", params={"startTime": "0001-01-01T00:00:00+23:59", "endTime": "9999-12-31T23:59:59Z"})
+    assert res.status == 200, res.body
+    for params in ({"endTime": ""}, {"groupBy": ""}):
+        assert (await api.get("/api/v1/token-usage", token="alice", params=params)).status == 400, params
+    for params in ({"page": ""}, {"size": ""}):  # integers, so empty is not "the default" (schemathesis' empty object)
+        res = await api.get(EVENTS, token="alice", params=params)
+        assert res.status == 400 and "expected Integer" in res.msg, (params, res.body)
 
 
 async def test_events_are_paged_with_defaults_a_size_clamp_and_400_below_1(api: ApiClient, people: dict) -> None:

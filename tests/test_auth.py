@@ -211,10 +211,11 @@ async def test_changing_the_password_invalidates_older_jwts_and_the_new_password
     assert (await whoami(api, pat)).status == 401  # a password change revokes the user's PATs too
 
 
-async def test_a_wrong_old_password_answers_400_and_changes_nothing(api: ApiClient, people: dict) -> None:
+async def test_a_wrong_old_password_answers_403_and_changes_nothing(api: ApiClient, people: dict) -> None:
+    """A well-formed change with the wrong old password is refused by the account's state (403), not as bad input."""
     path = f"/api/v1/auth/users/{people['bob']['id']}/password"
     res = await api.put(path, token="bob", params={"oldPassword": "wrong-password", "newPassword": "brand-new-pass"})
-    assert res.status == 400 and res.msg == "oldPassword: does not match"
+    assert res.status == 403 and res.msg == "oldPassword: does not match"
     res = await api.put(path, token="bob", params={"newPassword": "brand-new-pass"})
     assert res.status == 400 and res.msg.startswith("oldPassword: ")
     res = await api.put(path, token="bob", params={"oldPassword": PASSWORD, "newPassword": "short"})
@@ -323,11 +324,29 @@ async def test_an_expired_pat_fails_like_a_revoked_one(api: ApiClient, people: d
 async def test_a_pat_expiry_must_be_a_future_iso_time(api: ApiClient, people: dict) -> None:
     past = iso(dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=1))
     res = await api.post("/api/v1/auth/tokens", {"name": "ci", "expiresAt": past}, token="bob")
-    assert res.status == 400 and res.msg.startswith("expiresAt: ")
+    assert res.status == 409 and res.msg == "expiresAt: must be in the future"  # the clock's state, not the shape
+    for later in ("9999-12-31t23:59:59.1234567-23:59", "2999-06-30T23:59:60+01:00"):  # every RFC 3339 form
+        res = await api.post("/api/v1/auth/tokens", {"name": "ci", "expiresAt": later}, token="bob")
+        assert res.status == 200 and res.data["expiresAt"].startswith(later[:4]), res.body
+    res = await api.post("/api/v1/auth/tokens", {"name": "ci", "expiresAt": "2999-01-01T00:00:00"}, token="bob")
+    assert res.status == 400 and res.msg.startswith("expiresAt: must be an RFC 3339 date-time")
     res = await api.post("/api/v1/auth/tokens", {"name": "ci", "expiresAt": "tomorrow"}, token="bob")
     assert res.status == 400 and res.msg.startswith("expiresAt: ")
     res = await api.post("/api/v1/auth/tokens", {"name": ""}, token="bob")
     assert res.status == 400 and res.msg.startswith("name: ")
+
+
+async def test_a_password_past_bcrypts_72_bytes_counts_every_character(api: ApiClient, people: dict) -> None:
+    """The document allows 256 characters: a long passphrase is taken, and one differing after byte 72 does not log in."""
+    long = "correct horse battery staple " * 4 + "é" * 20  # 116 + 40 bytes
+    res = await api.post(f"/api/v1/auth/users/{people['bob']['id']}/reset-password", {"newPassword": long}, token="alice")
+    assert res.status == 200, res.body
+    assert (await login_raw(api, "bob", long)).status == 200
+    assert (await login_raw(api, "bob", long[:-1] + "x")).status == 401
+    res = await api.put(f"/api/v1/auth/users/{people['bob']['id']}/password", token=await login(api, "bob", long),
+                        params={"oldPassword": long, "newPassword": "  spaced out  "})  # a password's spaces are kept
+    assert res.status == 200, res.body
+    assert (await login_raw(api, "bob", "  spaced out  ")).status == 200
 
 
 async def test_an_unknown_pat_answers_401(api: ApiClient) -> None:

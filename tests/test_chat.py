@@ -519,3 +519,40 @@ async def test_continue_goes_on_with_the_last_answer_from_a_marked_prompt(env: C
     assert refused[0].event == "error" and refused[0].data["code"] == 400
     bad = await env.stream(conversation_id="c1", continueAnswer=True, regenerate=True)
     assert bad[0].event == "error" and bad[0].data["code"] == 400 and "continueAnswer" in bad[0].data["message"]
+
+
+async def test_a_conversation_id_follows_one_documented_pattern_on_every_route_that_takes_one(env: ChatEnv) -> None:
+    """1-128 characters, no '@', no control character, no space at either end: stated on every conversationId path
+    parameter and body field, and refused with the same 400 wherever it comes (it was stripped here, ignored there)."""
+    import re
+
+    document = (await env.api.get("/v3/api-docs")).body
+    patterns = {p["schema"].get("pattern") for ops in document["paths"].values() for op in ops.values()
+                for p in op.get("parameters", []) if p["in"] == "path" and p["name"] == "conversationId"}
+    assert len(patterns) == 1 and None not in patterns
+    pattern = re.compile(patterns.pop())
+    assert document["components"]["schemas"]["ChatRequest"]["properties"]["conversationId"]["pattern"] == pattern.pattern
+    for cid in ("c1", "a b", "x" * 128):
+        assert pattern.search(cid), cid
+    for cid in ("c1%20", "%20c1", "a@b", "c%091", "x" * 129):
+        assert not pattern.search(cid.replace("%20", " ").replace("%09", "\t")), cid
+        for method, path, body in (("POST", f"/api/v1/chat/{cid}/interrupt", {"message": "x"}), ("POST", f"/api/v1/chat/{cid}/stop", None),
+                                   ("GET", f"/api/v1/conversations/{cid}/team-runs", None), ("GET", f"/api/v1/goals/by-conversation/{cid}", None)):
+            r = await env.api.request(method, path, body, token="alice")
+            assert r.status == 400 and r.msg.startswith("conversationId: "), (method, path, r.body)
+
+
+async def test_an_interrupt_needs_a_message_or_parts_and_the_synchronous_chat_an_agent(env: ChatEnv) -> None:
+    """Stated as the document can: an interrupt's body is required, with anyOf [message with text, one part or more];
+    POST /chat requires agentId (POST /agents/{id}/chat takes the agent from the path)."""
+    schemas = (await env.api.get("/v3/api-docs")).body
+    body = schemas["paths"]["/api/v1/chat/{conversationId}/interrupt"]["post"]["requestBody"]
+    assert body["required"] is True
+    interrupt = schemas["components"]["schemas"]["InterruptRequest"]
+    assert [b["required"] for b in interrupt["anyOf"]] == [["message"], ["contentParts"]]
+    assert "agentId" in schemas["components"]["schemas"]["ChatRequest"]["required"]
+    for sent in (None, {}, {"message": "  "}, {"contentParts": []}, {"message": "", "contentParts": None}):
+        r = await env.api.post("/api/v1/chat/c1/interrupt", sent, token="alice")
+        assert r.status == 400, (sent, r.body)
+    r = await env.api.post("/api/v1/chat", {"message": "hi"}, token="alice")
+    assert r.status == 400 and r.msg.startswith("agentId: "), r.body

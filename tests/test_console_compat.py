@@ -242,6 +242,9 @@ async def test_feature_flag_skill_counts_runtime_status_and_token_usage_carry_th
                           token="carol")
     assert empty.data["totalMessages"] == 0 and empty.data["byModel"] == []
     assert (await api.get("/api/v1/token-usage", params={"startDate": "yesterday"}, token="carol")).status == 400
+    # `format: date`: a real day, exactly YYYY-MM-DD (month 00 and an empty value were read as days or as absent)
+    for day in ("3595-00-31", "2026-02-30", "", "2026-01-01T00:00:00"):
+        assert (await api.get("/api/v1/token-usage", params={"endDate": day}, token="carol")).status == 400, day
 
 
 async def test_security_api_pages_rules_and_reads_and_writes_the_file_guard_by_its_names(env: ChatEnv) -> None:

@@ -18,9 +18,10 @@ Excluded operations and why (tests never send traffic off this machine, nor run 
   reprobe) or a speech provider (stt, tts): the catalog's providers point at public hosts;
 - MCP servers and ACP endpoints (connect to fuzzed URLs or spawn fuzzed commands), datasource
   tests, channel preflight, health checks and pairing (contact the configured URLs), skill installs from
-  a URL or the hub, skill synthesis, workflow draft and agent generation, an agent's synchronous chat and
-  Plan-Execute run (they run the default model, the embedded one on a fresh install: tens of seconds per
-  call, past the 20 s request timeout);
+  a URL or the hub, skill synthesis, workflow draft and agent generation, an agent's synchronous chat (`POST /chat`
+  too: its body requires an agent id now, which the stateful phase fills with a real one) and Plan-Execute run
+  (they run the default model, the embedded one on a fresh install: tens of seconds per call, past the 20 s
+  request timeout);
 - browser-health launches a headless browser (up to 20 s) and exercises nothing fuzzable.
 Chat streams stay in: without an existing agent they end at once with an `error` frame.
 """
@@ -43,7 +44,7 @@ EXCLUDE = (r"/test-connection$|/discover(/apply)?$|/models/test$|/embedding/\{mo
            r"|^/api/v1/(mcp|acp|stt|tts)/|/datasources/\{id\}/test$|^/api/v1/channels/(preflight|health)$"
            r"|^/api/v1/channels/\{id\}/health$|^/api/v1/skills/install/(start|hub/search)$"
            r"|^/api/v1/skills/synthesize-from-conversation$|^/api/v1/workflows/draft/generate$|^/api/v1/agents/generate$"
-           r"|/system/browser-health$|^/api/v1/settings/proxy/test$|^/api/v1/agents/\{id\}/(execute|chat)$"
+           r"|/system/browser-health$|^/api/v1/settings/proxy/test$|^/api/v1/agents/\{id\}/(execute|chat)$|^/api/v1/chat$"
            r"|^/api/v1/channels/qrcode/|^/api/v1/channels/webhook/im_[a-h]/(register|qrcode)")
 ST = Path(sys.executable).with_name("st")
 BASELINE = ROOT / "tests" / "fuzz_baseline.json"

@@ -160,3 +160,13 @@ async def test_the_agent_sees_the_active_goal_of_its_conversation(env: ChatEnv) 
     await env.api.post(f"/api/v1/goals/{r.data['id']}/pause", token="alice")
     await env.stream("and now?", conversation_id="g9")
     assert "Ship the release" not in env.llm.requests[-1]["messages"][0]["content"]
+
+
+async def test_the_goal_list_refuses_a_status_outside_its_enum_an_empty_one_included(env: ChatEnv) -> None:
+    await make_goal(env)
+    assert len((await env.api.get("/api/v1/goals", token="alice", params={"status": "active"})).data) == 1
+    for status in ("", "\x1d", " active", "nope"):  # an empty (or stripped-to-empty) value is not "no filter"
+        r = await env.api.get("/api/v1/goals", token="alice", params={"status": status})
+        assert r.status == 400 and r.msg.startswith("status: must be one of"), (status, r.body)
+    r = await env.api.get("/api/v1/goals/by-conversation/g1%20", token="alice")  # the document's conversationId pattern
+    assert r.status == 400 and r.msg.startswith("conversationId: "), r.body

@@ -26,9 +26,12 @@ async def test_an_admin_sets_what_a_model_can_do_and_unknown_capabilities_are_re
     r = await env.api.put(f"/api/v1/models/{model_id}", {"capabilities": ["chat", "json"]}, token="alice")
     assert r.status == 200, r.body
     assert r.data["capabilities"] == ["chat", "json"]
-    for bad in (["chat", "fly"], ["json"]):
+    for bad in (["chat", "fly"], ["JSON"], [" json"]):  # the document's enum, as written
         r = await env.api.put(f"/api/v1/models/{model_id}", {"capabilities": bad}, token="alice")
         assert r.status == 400 and r.data is None and r.body["msg"].startswith("capabilities:"), r.body
+    for given in (["json"], []):  # a chat model can always chat: chat is implied, not demanded
+        r = await env.api.put(f"/api/v1/models/{model_id}", {"capabilities": given}, token="alice")
+        assert r.status == 200 and r.data["capabilities"] == ["chat", *given], r.body
     r = await env.api.post("/api/v1/models/fake/models", {"modelName": "tiny", "capabilities": ["chat"]}, token="alice")
     assert r.status == 200 and r.data["capabilities"] == ["chat"], r.body
 

@@ -253,7 +253,7 @@ async def test_models_crud_by_id_and_by_name(api: ApiClient, people: dict, fake:
 
 async def test_local_models_are_gguf_paths(api: ApiClient, people: dict, tmp_path: Any) -> None:
     r = await api.post("/api/v1/models/local/models", {"modelName": "/etc/passwd"}, token="alice")
-    assert r.status == 400 and r.msg.startswith("modelName")
+    assert r.status == 404 and r.msg.startswith("modelName")  # the machine's files decide, not the body's shape
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF")
     r = await api.post("/api/v1/models/local/models", {"modelName": str(gguf)}, token="alice")
@@ -294,3 +294,33 @@ async def test_the_embedding_default_and_test_route_use_real_embeddings(api: Api
     if local:
         r = await api.post(f"/api/v1/models/embedding/{local[0]['id']}/test", token="alice")
         assert r.data["success"] is True and r.data["dimensions"] > 8
+
+
+async def test_the_model_and_provider_bodies_state_the_rules_the_server_checks(api: ApiClient, people: dict, tmp_path: Any) -> None:
+    """Custom providers: the protocol decides what baseUrl must be (oneOf); models: modelType, modalities and
+    capabilities as the document states them; a model removal naming no model finds none (404)."""
+    import re
+
+    schemas = (await api.get("/v3/api-docs")).body["components"]["schemas"]
+    branches = schemas["CustomProviderCreate"]["oneOf"]
+    url = re.compile(branches[0]["properties"]["baseUrl"]["pattern"])
+    assert url.search("http://127.0.0.1:9/v1") and not url.search("http://user:pw@host/v1") and not url.search("http:///v1")
+    post = "/api/v1/models/custom-providers"
+    r = await api.post(post, {"providerId": "creds", "name": "x", "baseUrl": "http://user:pw@host/v1"}, token="alice")
+    assert r.status == 400 and r.msg.startswith("baseUrl"), r.body
+    r = await api.post(post, {"providerId": "gone", "name": "x", "protocol": "local", "baseUrl": str(tmp_path / "missing.gguf")}, token="alice")
+    assert r.status == 404 and r.msg.startswith("baseUrl"), r.body
+    model = schemas["ProviderModelCreate"]["properties"]
+    assert model["capabilities"]["items"]["enum"] == ["chat", "tools", "json"] and None in model["modelType"]["enum"]
+    modalities = re.compile(model["modalities"]["pattern"])
+    for value, ok in (("text, image", True), ("", True), ("text,,image", False), ("audio", False)):
+        assert bool(modalities.search(value)) is ok, value
+        r = await api.post("/api/v1/models/openai/models", {"modelName": f"m{len(value)}{ok}", "modalities": value}, token="alice")
+        assert (r.status == 200) is ok, (value, r.body)
+    r = await api.post("/api/v1/models/openai/models", {"modelName": "plain", "modelType": ""}, token="alice")
+    assert r.status == 400 and r.msg.startswith("modelType"), r.body
+    r = await api.post("/api/v1/models/openai/models", {"modelName": "caps", "capabilities": []}, token="alice")
+    assert r.status == 200 and r.data["capabilities"] == ["chat"], r.body
+    for params in ({}, {"modelName": ""}):
+        r = await api.delete("/api/v1/models/openai/models", params=params, token="alice")
+        assert r.status == 404, (params, r.body)

@@ -92,12 +92,26 @@ async def test_manual_paste_mode_takes_the_callback_url_and_refuses_unknown_stat
             callback = resp.headers["Location"]
     forged = callback.replace("state=", "state=forged")
     bad = await oapi.post("/api/v1/oauth/vendor_b/callback-paste", {"callbackUrl": forged}, token="alice")
-    assert bad.status == 400 and "state" in bad.msg
+    assert bad.status == 404 and "state" in bad.msg  # well formed, but it names no sign-in
     r = await oapi.post("/api/v1/oauth/vendor_b/callback-paste", {"callbackUrl": callback}, token="alice")
     assert r.status == 200 and r.data["connected"] is True
     again = await oapi.post("/api/v1/oauth/vendor_b/callback-paste", {"callbackUrl": callback}, token="alice")
-    assert again.status == 400  # a state is used once
+    assert again.status == 404  # a state is used once
     assert (await oapi.post("/api/v1/oauth/vendor_b/callback-paste", {"callbackUrl": "http://x/"}, token="alice")).status == 400
+
+
+async def test_the_pasted_callback_url_follows_the_documented_pattern(oapi: ApiClient, idp: FakeOAuthServer) -> None:
+    """The document's pattern: a non-empty state and code (or error) in the query, after the first '?'; the server
+    reads the same query (a value with '://' once made it parse the text as a URL and find no query at all)."""
+    import re
+
+    schema = (await oapi.get("/v3/api-docs")).body["components"]["schemas"]["CallbackPaste"]
+    pattern = re.compile(schema["properties"]["callbackUrl"]["pattern"])
+    for text, ok in (("http://localhost/cb?code=a&state=b", True), ("state=b&x=1&error=denied", True),
+                     ("x=http://y&state=b&code=a", True), ("?code=a", False), ("http://x/", False), ("state=b&code=", False)):
+        assert bool(pattern.search(text)) is ok, text
+        r = await oapi.post("/api/v1/oauth/vendor_b/callback-paste", {"callbackUrl": text}, token="alice")
+        assert r.status == (404 if ok else 400), (text, r.body)
 
 
 async def test_the_device_flow_polls_pending_then_succeeds_and_can_be_cancelled_or_denied(oapi: ApiClient, idp: FakeOAuthServer) -> None:

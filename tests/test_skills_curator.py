@@ -416,3 +416,12 @@ async def test_duplicates_of_a_skill_that_is_itself_archived_are_archived_not_me
     assert actions[a]["action"] == "archive" and actions[a]["flags"] == ["unused"]
     assert actions[b]["action"] == "archive" and actions[b]["flags"] == ["unused", "duplicate"] and "mergeInto" not in actions[b]
     assert r.data["consolidate"] is True
+
+
+async def test_the_curator_lists_refuse_a_limit_that_is_not_an_integer_an_empty_one_included(api: ApiClient, people: dict) -> None:
+    """`limit` is documented as an integer from 1 to 100: an empty value is not one (it was read as absent)."""
+    assert (await api.get(f"{CURATOR}/snapshots", token="carol", params={"limit": 5})).status == 200
+    for limit in ("", "x", "0", "101"):
+        for listing in ("snapshots", "reports"):
+            r = await api.get(f"{CURATOR}/{listing}", token="carol", params={"limit": limit})
+            assert r.status == 400 and r.msg.startswith(("limit", "Invalid value for parameter 'limit'")), (listing, limit, r.body)

@@ -244,3 +244,19 @@ async def test_a_team_that_asks_for_review_awaits_it_and_redoes_the_tasks_sent_b
     assert writer["review"] == "redo" and writer["reviewFeedback"] == "Mention the licence."
     assert writer["result"] == "Intro drafted, MIT licence." and checker["review"] == "approved"
     assert "Mention the licence." in llm.requests[-2]["messages"][-1]["content"]
+
+
+async def test_a_cursor_page_takes_the_documented_cursor_and_limit_as_written(api: ApiClient, people: dict) -> None:
+    """cursor is a run id (empty: the first page), limit an integer from 1: a non-numeric cursor is a 400 the
+    document now states, and an empty or padded limit is no integer (it was read as the default)."""
+    import re
+
+    params = {p["name"]: p["schema"] for p in (await api.get("/v3/api-docs")).body["paths"][
+        "/api/v1/conversations/{conversationId}/team-runs/page"]["get"]["parameters"]}
+    assert re.search(params["cursor"]["pattern"], "") and not re.search(params["cursor"]["pattern"], "\"x")
+    base = "/api/v1/conversations/nope/team-runs/page"
+    for query in ({"cursor": ""}, {"cursor": "123"}, {"limit": "5"}):
+        assert (await api.get(base, params=query, token="alice")).status == 200, query
+    for query in ({"cursor": "\"x"}, {"cursor": " 12"}, {"limit": ""}, {"limit": " 5"}, {"limit": "0"}):
+        r = await api.get(base, params=query, token="alice")
+        assert r.status == 400, (query, r.body)

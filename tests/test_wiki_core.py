@@ -237,3 +237,10 @@ async def test_a_page_type_profile_steers_generation_and_edits(api: ApiClient, p
         {"targetSlug": "nowhere", "target": "nowhere", "count": 1, "pages": ["ada"]}]
     assert (await api.get("/api/v1/wiki/admin/failures", token="bob")).status == 403
     assert (await api.get("/api/v1/wiki/admin/failures", token="alice")).data == []
+
+
+async def test_a_page_lookup_naming_neither_title_nor_slug_finds_no_page(api: ApiClient, people: dict) -> None:
+    """OpenAPI 3.0 cannot state "one of two query parameters": neither is required, and naming none matches none."""
+    for params in ({}, {"title": ""}, {"slug": "", "title": ""}):
+        r = await api.get("/api/v1/wiki/pages/lookup", params=params, token="carol")
+        assert r.status == 200 and r.data == [], (params, r.body)

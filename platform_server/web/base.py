@@ -20,6 +20,7 @@ from tornado.ioloop import IOLoop
 
 from platform_server import idempotency
 from platform_server.blocking import run_blocking
+from platform_server.ids import CONVERSATION_ID_RE, CONVERSATION_ID_RULE
 from platform_server.ports.database import storage_fault
 from platform_server.web import inputs, proxies, spool
 from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, check_booleans, decode_json, first_validation_error, parse_json
@@ -414,6 +415,8 @@ class ApiHandler(inputs.NotedInputs):
         for name, raw in list(self.path_kwargs.items()):
             if name in self.long_params:
                 self.path_kwargs[name] = parse_long(name, raw)  # type: ignore[assignment]  # handlers get Longs as int
+            elif name == "conversationId" and not CONVERSATION_ID_RE.fullmatch(raw):  # the document's pattern (web.openapi)
+                raise BadRequest(CONVERSATION_ID_RULE)
 
     # ---- input -----------------------------------------------------------
 
@@ -463,9 +466,10 @@ class ApiHandler(inputs.NotedInputs):
         except pydantic.ValidationError as exc:
             raise BadRequest(first_validation_error(exc))
 
-    def query_long(self, name: str, required: bool = False) -> int | None:
+    def query_long(self, name: str, required: bool = False, blank_absent: bool = True) -> int | None:
+        """A Long query parameter; empty counts as absent only where the document's pattern allows it (blank_absent)."""
         raw = self.get_query_argument(name, None)
-        if raw is None or raw == "":
+        if raw is None or (raw == "" and blank_absent):
             if required:
                 raise BadRequest(f"{name}: must not be null")
             return None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 
+from platform_server.db import parse_date_time
 from platform_server.json_types import JsonObject
 
 
@@ -120,6 +122,19 @@ def parse_long(name: str, value: str | None) -> int:
     if not -(2**63) <= number < 2**63:
         raise invalid_long(name)
     return number
+
+
+# A query parameter documented as `format: date-time` (parse_date_time_param reads it)
+DATE_TIME_PARAM: JsonObject = {"type": "string", "format": "date-time", "example": "2026-01-31T23:59:59Z"}
+
+
+def parse_date_time_param(name: str, value: str) -> dt.datetime:
+    """An RFC 3339 date-time query parameter as naive UTC, or the 400 naming it (an empty value included: the
+    parameter has a format, so empty is not absent)."""
+    try:
+        return parse_date_time(value)
+    except ValueError:
+        raise BadRequest(f"Invalid value for parameter '{name}': expected an RFC 3339 date-time such as 2026-01-31T23:59:59Z")
 
 
 class DatabaseBusy(ApiError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 
 from platform_server import __version__
+from platform_server.ids import CONVERSATION_ID_PATTERN
 from platform_server.json_types import JsonObject
 from platform_server.web.base import ApiHandler, dumps
 from platform_server.web.context import PUBLIC
@@ -76,9 +77,8 @@ def _oas30(schema: object) -> object:
     return out
 
 
-def _one_of_requires(schema: JsonObject) -> bool:
-    branches = schema.get("oneOf")
-    return isinstance(branches, list) and bool(branches) and all(isinstance(b, dict) and b.get("required") for b in branches)
+# String ids the server checks the same way on every route that takes them (conversations.service.validate_id)
+_STRING_IDS: dict[str, JsonObject] = {"conversationId": {"type": "string", "pattern": CONVERSATION_ID_PATTERN}}
 
 
 def _path_params(route: Route) -> list[JsonObject]:
@@ -88,7 +88,7 @@ def _path_params(route: Route) -> list[JsonObject]:
         if segment.startswith("{") and segment.endswith("}"):
             name = segment[1:-1]
             schema = {"type": "string", "pattern": "^[0-9]{1,18}$"} if name in route.long_params else {"type": "string"}
-            schema = dict(stated.get(name, schema))
+            schema = dict(stated.get(name, _STRING_IDS.get(name, schema)))
             params.append({"name": name, "in": "path", "required": True, "schema": schema})
     return params
 
@@ -175,6 +175,9 @@ def build_document(routes: list[Route]) -> JsonObject:
                 schema = _oas30(model.model_json_schema(ref_template="#/components/schemas/{model}"))
                 assert isinstance(schema, dict)  # a model's schema is an object
                 defs = schema.pop("$defs", {})
+                hook = getattr(model, "openapi_schema", None)  # a rule written with refs to the models now in components
+                if callable(hook):
+                    hook(schema)
                 for name, sub in defs.items() if isinstance(defs, dict) else ():
                     schemas[name] = sub
                 ref = model.__name__
@@ -184,9 +187,9 @@ def build_document(routes: list[Route]) -> JsonObject:
                 schemas[ref] = schema
                 op["requestBody"] = {
                     # ApiHandler.json_body reads an empty body as {}: it is optional when no field is required
-                    # (nor is one of a oneOf's, "exactly one of a or b", whose every branch requires one), and
-                    # never when the body is an array ({} is not one)
-                    "required": bool(schema.get("required")) or _one_of_requires(schema) or schema.get("type") == "array",
+                    # (nor is one of a oneOf's, "exactly one of a or b", whose every branch requires one, nor an
+                    # anyOf's: {} fails those too), and never when the body is an array ({} is not one)
+                    "required": bool(schema.get("required") or schema.get("anyOf") or schema.get("oneOf")) or schema.get("type") == "array",
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             add_inputs(handler, r.template, method, op)

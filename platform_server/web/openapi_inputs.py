@@ -95,9 +95,9 @@ def _q(name: str, schema: JsonObject, description: str = "", required: bool = Fa
 _LONG: JsonObject = {"type": "string", "pattern": "^[0-9]{1,18}$"}  # a Long, as web.base.parse_long reads it
 _STR: JsonObject = {"type": "string"}
 _TEXT: JsonObject = {"type": "string", "minLength": 1, "pattern": "\\S"}  # blank is refused
-_DAY: JsonObject = {"type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}.*)?$"}
+_DAY: JsonObject = {"type": "string", "format": "date"}  # RFC 3339 full-date (usage.handlers reads exactly that)
 _BOOL: JsonObject = {"type": "boolean"}
-# web.pagination.page_request: below 1 is a 400, a size above the maximum is clamped; empty means the default
+# web.pagination.page_request: below 1 (or empty) is a 400, a size above the maximum is clamped
 _PAGE = [
     _q("page", {"type": "integer", "minimum": 1}, "Page number from 1"),
     _q("size", {"type": "integer", "minimum": 1}, "Page size from 1 (clamped to the maximum)"),
@@ -141,7 +141,10 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/docs/content"): [_q("slug", _TEXT, "The document's slug", required=True)],
     ("GET", "/api/v1/skills/install/hub/search"): [_q("q", _STR, "Same as `keyword`")],
     ("GET", "/api/v1/wiki/kb/{kbId}/jobs"): [_limit(50), _q("rawId", _OPT_LONG, "Jobs of one raw document")],
-    ("GET", "/api/v1/wiki/pages/lookup"): [_q("title", _STR), _q("slug", _STR)],
+    ("GET", "/api/v1/wiki/pages/lookup"): [
+        _q("title", _STR, "A page title, any case (give it or `slug`: naming neither matches no page)"),
+        _q("slug", _STR, "A page slug"),
+    ],
     ("GET", "/api/v1/wiki/knowledge-bases/{kbId}/pages"): [
         *_PAGE,
         _q("pendingChange", {"type": "string", "enum": ["true", "false"]}, "Only pages with a pending change"),
@@ -149,15 +152,11 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
         _q("pageType", _STR),
         _q("q", _STR, "Title or slug contains"),
     ],
-    ("GET", "/api/v1/agents/{agentId}/workspace/memory/personal-file"): [
-        _q("filename", _STR, "The memory file", required=True),
-        _q("ownerKey", _STR, "Whose personal memory", required=True),
-    ],
     ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/process"): [_q("force", _BOOL, "Process documents already processed too")],
     ("POST", "/api/v1/models/{providerId}/models/test"): [_q("modelId", _STR, "The model, when the body names none")],
     ("DELETE", "/api/v1/models/{providerId}/models"): [
-        _q("modelName", _STR, "The model to remove"),
-        _q("modelId", _STR, "Same as `modelName`"),
+        _q("modelName", _STR, "The model to remove (give it or `modelId`: naming none finds none, a 404)"),
+        _q("modelId", _STR, "Same as `modelName`, or the model's id (the original console sends it so)"),
     ],
     ("GET", "/api/v1/wiki/knowledge-bases/{kbId}/raw"): [_q("status", _STR, "Only documents in this state")],
     ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/{rawId}/reprocess"): [_q("force", _BOOL, "Requeue even when running")],
@@ -223,11 +222,15 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
 
 
 def _zip_upload(description: str) -> JsonObject:
-    """A ZIP archive: as a multipart `file`, or as the body itself (any other type: application/octet-stream)."""
+    """A ZIP archive: as a multipart `file` (its part typed application/zip), or as the body itself (any type but a form:
+    the document names application/zip, so a generator sends a ZIP and a client knows the bytes must be one)."""
     body = upload(description)
     content = body["content"]
     assert isinstance(content, dict)  # upload() writes a content map
-    content["application/octet-stream"] = {"schema": {"type": "string", "format": "binary"}}
+    form = content["multipart/form-data"]
+    assert isinstance(form, dict)
+    form["encoding"] = {"file": {"contentType": "application/zip"}}
+    content["application/zip"] = {"schema": {"type": "string", "format": "binary", "description": description}}
     return body
 
 

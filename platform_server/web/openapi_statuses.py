@@ -37,6 +37,9 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/security/guard/rules"): "A rule with that ruleId exists",
     ("POST", "/api/v1/approval/grants"): "expireAt has passed by the time the request arrives",
     ("PUT", "/api/v1/memory/{agentId}/files/{path}"): "MEMORY.md is rebuilt from the facts (edit the facts instead)",
+    ("POST", "/api/v1/datasources"): "A datasource of that name exists in the workspace",
+    ("PUT", "/api/v1/datasources/{id}"): "A datasource of that name exists in the workspace",
+    ("POST", "/api/v1/auth/tokens"): "expiresAt is not in the future (the clock decides, not the request's shape)",
     ("POST", "/api/v1/goals"): "The conversation already has an open goal",
     ("DELETE", "/api/v1/tools/{id}"): "System tools cannot be deleted",
     ("POST", "/api/v1/models"): "The provider already has a model of that name and type",
@@ -70,6 +73,9 @@ NOT_FOUND: set[tuple[str, str]] = {
     ("POST", "/api/v1/skills/curator/release"),
     ("PUT", "/api/v1/models/active"),  # the body names a provider and a model
     ("POST", "/api/v1/security/guard/rules/import"),  # an entry's ruleId may name a built-in rule that is not there
+    ("POST", "/api/v1/datasources"),  # a SQLite datasource's config.path names a file
+    ("POST", "/api/v1/oauth/vendor_b/callback-paste"),  # the state names a sign-in in progress
+    ("GET", "/api/v1/cron-jobs/preview"),  # the timezone names a zone of the zone database
 }
 
 

@@ -25,10 +25,11 @@ class PageRequest:
 
 
 def page_request(page: str | None, size: str | None, max_size: int = 100) -> PageRequest:
-    """Parse `page`/`size`: defaults 1/20, size clamped to max_size, below 1 is a 400."""
+    """Parse `page`/`size`: defaults 1/20 when absent, size clamped to max_size, below 1 is a 400. An empty value is a
+    400 too: both are documented as integers, and "" is none (schemathesis sends an empty object so)."""
     values = []
     for name, raw, default in (("page", page, 1), ("size", size, 20)):
-        if raw is None or raw == "":
+        if raw is None:
             values.append(default)
             continue
         text = raw.strip()

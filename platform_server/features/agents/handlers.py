@@ -145,6 +145,7 @@ class SkillHandler(ApiHandler):
     answers = {"POST": list_of(AgentSkillBindingView), "DELETE": list_of(AgentSkillBindingView)}
     access = {"POST": "member", "DELETE": "member"}
     tags = TAGS
+    path_schemas = {"skillId": {"type": "string", "pattern": "^0{0,17}[1-9][0-9]{0,17}$"}}  # a positive Long (service.bind_skill)
 
     def post(self, agentId: int, skillId: int) -> None:
         """Bind one skill to the agent."""

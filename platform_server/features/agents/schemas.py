@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, JsonValue, field_validator
 
 from platform_server.features.settings.schemas import SidecarView
+from platform_server.ids import WHITESPACE
 from platform_server.serialize import View
 from platform_server.web.bodies import explained
 
@@ -23,19 +24,25 @@ AgentType = Literal["react", "plan_execute"]
 ThinkingLevel = Literal["off", "low", "medium", "high", "max"]
 
 
+# An icon: empty, an emoji or a few characters of text (up to 16, no ':' or '/'), an http(s) URL with a host (no
+# brackets: "http://[" is no URL) or a site-relative image URL; no control characters and no space at either end.
+# One pattern, stated in the document and checked here, so a client knows the rule and the server takes exactly it.
+ICON_PATTERN = (
+    f"^(|[^:/{WHITESPACE}\\x00-\\x1f]([^:/\\x00-\\x1f]{{0,14}}[^:/{WHITESPACE}\\x00-\\x1f])?"
+    f"|[Hh][Tt][Tt][Pp][Ss]?://[^{WHITESPACE}/?#\\[\\]\\x00-\\x1f]+([/?#][^{WHITESPACE}\\x00-\\x1f]*)?"
+    f"|/([^/{WHITESPACE}\\x00-\\x1f][^{WHITESPACE}\\x00-\\x1f]*)?)$"
+)
+ICON_RE = re.compile(ICON_PATTERN)
+MODEL_NAME_PATTERN = r"^[^\x00-\x1f]*$"  # no control characters
+MODEL_PROVIDER_PATTERN = r"^([a-z0-9][a-z0-9._-]*)?$"  # PROVIDER_SLUG_RE, or empty (no provider: the default model)
+# "" clears the level, as null does (the original console sends an empty select)
+THINKING_CHOICES: list[JsonValue] = [*THINKING_LEVELS, "", None]
+
+
 def _check_icon(value: str | None) -> str | None:
-    """An emoji (or a few characters of text) or an http(s) / site-relative image URL."""
     if value is None:
         return None
-    value = value.strip()
-    if not value:
-        return ""
-    lowered = value.lower()
-    if lowered.startswith(("http://", "https://")) or (value.startswith("/") and not value.startswith("//")):
-        if any(c.isspace() or ord(c) < 0x20 for c in value):
-            raise ValueError("must be an emoji or an http(s) URL")
-        return value
-    if ":" in value or "/" in value or len(value) > 16:
+    if not ICON_RE.fullmatch(value):
         raise ValueError("must be an emoji or an http(s) URL")
     return value
 
@@ -57,10 +64,9 @@ def _check_kb_id(value: Any) -> int | None:
 
 
 def _check_provider(value: str | None) -> str | None:
-    if value is None or value.strip() == "":
+    if value is None or value == "":  # empty clears, as null does (MODEL_PROVIDER_PATTERN)
         return None
-    value = value.strip()
-    if len(value) > MAX_PROVIDER_SLUG or not PROVIDER_SLUG_RE.match(value):
+    if len(value) > MAX_PROVIDER_SLUG or not PROVIDER_SLUG_RE.fullmatch(value):
         raise ValueError("must be a provider id such as 'openai' ([a-z0-9][a-z0-9._-]*)")
     return value
 
@@ -93,7 +99,7 @@ class _AgentFields(BaseModel):
     def _model_name(cls, v: str | None) -> str | None:
         if v is None:
             return None
-        if any(ord(c) < 0x20 for c in v):
+        if any(ord(c) < 0x20 for c in v):  # MODEL_NAME_PATTERN
             raise ValueError("must not contain control characters")
         return v.strip()
 
@@ -110,13 +116,13 @@ class AgentCreate(_AgentFields):
     description: str = Field(default="", max_length=2000)
     agentType: AgentType = "react"
     systemPrompt: str = Field(default="", max_length=100_000)
-    modelProvider: str | None = None
-    modelName: str = Field(default="", max_length=200)
+    modelProvider: str | None = Field(default=None, max_length=MAX_PROVIDER_SLUG, json_schema_extra={"pattern": MODEL_PROVIDER_PATTERN})
+    modelName: str = Field(default="", max_length=200, json_schema_extra={"pattern": MODEL_NAME_PATTERN})
     maxIterations: int = Field(default=10, ge=1, le=100)
     enabled: bool = True
-    icon: str = Field(default="", max_length=500)
+    icon: str = Field(default="", max_length=500, json_schema_extra={"pattern": ICON_PATTERN})
     tags: str = Field(default="", max_length=500)
-    defaultThinkingLevel: ThinkingLevel | None = None
+    defaultThinkingLevel: ThinkingLevel | None = Field(default=None, json_schema_extra={"enum": THINKING_CHOICES})
     primaryKbId: int | None = None
     skillsDisabled: bool = False
     toolsDisabled: bool = False
@@ -137,13 +143,13 @@ class AgentUpdate(_AgentFields):
     description: str | None = Field(default=None, max_length=2000)
     agentType: AgentType | None = None
     systemPrompt: str | None = Field(default=None, max_length=100_000)
-    modelProvider: str | None = None
-    modelName: str | None = Field(default=None, max_length=200)
+    modelProvider: str | None = Field(default=None, max_length=MAX_PROVIDER_SLUG, json_schema_extra={"pattern": MODEL_PROVIDER_PATTERN})
+    modelName: str | None = Field(default=None, max_length=200, json_schema_extra={"pattern": MODEL_NAME_PATTERN})
     maxIterations: int | None = Field(default=None, ge=1, le=100)
     enabled: bool | None = None
-    icon: str | None = Field(default=None, max_length=500)
+    icon: str | None = Field(default=None, max_length=500, json_schema_extra={"pattern": ICON_PATTERN})
     tags: str | None = Field(default=None, max_length=500)
-    defaultThinkingLevel: ThinkingLevel | None = None
+    defaultThinkingLevel: ThinkingLevel | None = Field(default=None, json_schema_extra={"enum": THINKING_CHOICES})
     primaryKbId: int | None = None
     skillsDisabled: bool | None = None
     toolsDisabled: bool | None = None

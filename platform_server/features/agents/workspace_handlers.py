@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import mimetypes
+import re
 from pathlib import Path
 from typing import Any
 
@@ -90,19 +91,49 @@ class PersonalFilesHandler(ApiHandler):
         self.ok(await run_blocking(_personal_files, root, caller.user_id))
 
 
+# The document states both: the file's path below the user's folder (up to 4 names of 1-60 characters, none '.', no
+# '\\', ':' or control character: inside files.split_rel's byte limits, never a drive or the folder itself) and the
+# owner as user:<id>
+_NAME = r"([^./\\:\x00-\x1f\x7f][^/\\:\x00-\x1f\x7f]{0,59}|\.[^/\\:\x00-\x1f\x7f]{1,59})"
+PERSONAL_FILENAME_PATTERN = f"^{_NAME}(/{_NAME}){{0,3}}$"
+PERSONAL_FILENAME_RE = re.compile(PERSONAL_FILENAME_PATTERN)
+OWNER_KEY_PATTERN = r"^user:[0-9]{1,18}$"
+OWNER_KEY_RE = re.compile(OWNER_KEY_PATTERN)
+
+
 class PersonalFileHandler(ApiHandler):
     answers = {"GET": one(AgentPersonalFileContentView)}
     access = {"GET": "viewer"}
     tags = TAGS
+    query_params = {
+        "GET": [
+            {
+                "name": "filename",
+                "in": "query",
+                "required": True,
+                "description": "The memory file",
+                "schema": {"type": "string", "pattern": PERSONAL_FILENAME_PATTERN},
+            },
+            {
+                "name": "ownerKey",
+                "in": "query",
+                "required": True,
+                "description": "Whose (only the caller's own)",
+                "schema": {"type": "string", "pattern": OWNER_KEY_PATTERN},
+            },
+        ]
+    }
 
     async def get(self, agentId: int) -> None:
         """One of the caller's own private memory files as `{filename, ownerKey, content}`."""
         caller = self.require_caller()
         agent = service.get_agent(caller, agentId)
-        filename, owner = self.get_query_argument("filename", ""), self.get_query_argument("ownerKey", "")
+        filename, owner = self.get_query_argument("filename", "", strip=False), self.get_query_argument("ownerKey", "", strip=False)
+        if not PERSONAL_FILENAME_RE.fullmatch(filename):
+            raise BadRequest("filename: must be a path of 1-4 names of 1-60 characters (no '.', '\\', ':' or control characters)")
+        if not OWNER_KEY_RE.fullmatch(owner):
+            raise BadRequest("ownerKey: must be user:<id>")
         user_id = owner.removeprefix("user:")
-        if not filename or not user_id.isdigit():
-            raise BadRequest("ownerKey: must be user:<id>, with a filename")
         if int(user_id) != caller.user_id:
             raise Forbidden("A user's private memory is readable only by that user")
         rel = f"{PEOPLE}/{int(user_id)}/{filename}"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from platform_server.db import parse_iso
 from platform_server.features.audit import service
 from platform_server.web.base import ApiHandler
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import DATE_TIME_PARAM, parse_date_time_param
 from platform_server.web.openapi_answers import page_of
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
@@ -25,9 +24,11 @@ class AuditEventsHandler(ApiHandler):
                 ("action", "string", "CREATE, UPDATE, DELETE, ..."),
                 ("resourceType", "string", "e.g. AGENT, USER, TOKEN"),
                 ("resourceId", "string", "the resource's id"),
-                ("startTime", "string", "ISO 8601, inclusive"),
-                ("endTime", "string", "ISO 8601, inclusive"),
             )
+        ]
+        + [
+            {"name": n, "in": "query", "schema": DATE_TIME_PARAM, "description": f"RFC 3339, inclusive (the {d})"}
+            for n, d in (("startTime", "first moment"), ("endTime", "last moment"))
         ]
     }
 
@@ -37,12 +38,9 @@ class AuditEventsHandler(ApiHandler):
         req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
         times = {}
         for name in ("startTime", "endTime"):
-            raw = self.get_query_argument(name, None)
-            if raw:
-                try:
-                    times[name] = parse_iso(raw)
-                except ValueError:
-                    raise BadRequest(f"Invalid value for parameter '{name}': expected ISO 8601 date-time")
+            raw = self.get_query_argument(name, None, strip=False)  # the document's format has no spaces
+            if raw is not None:
+                times[name] = parse_date_time_param(name, raw)
         self.ok(
             service.page_events(
                 caller.workspace_id,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 
 from platform_server.blocking import run_blocking
-from platform_server.db import parse_iso
+from platform_server.db import parse_date_time
 from platform_server.features.auth import JWT, LOGIN_LIMITER, admin, members, service
 from platform_server.features.auth.schemas import CreateTokenRequest, CreateUserRequest, LoginRequest, LoginView, NewTokenView
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
-from platform_server.web.errors import BadRequest, Conflict, Unauthorized
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, Unauthorized
 from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
@@ -55,7 +55,7 @@ class TokensHandler(ApiHandler):
     def post(self) -> None:
         """Create a personal access token; the plaintext is shown once."""
         req = self.body(CreateTokenRequest)
-        expires = parse_iso(req.expiresAt) if req.expiresAt else None
+        expires = parse_date_time(req.expiresAt) if req.expiresAt else None
         self.ok(service.create_pat(self.require_caller(), req.name, expires))
 
 
@@ -98,16 +98,15 @@ class PasswordHandler(ApiHandler):
     async def put(self, id: int) -> None:
         """Change the caller's own password (`oldPassword`, `newPassword` query parameters)."""
         caller = self.require_caller()
-        old = self.get_query_argument("oldPassword", None)
-        new = self.get_query_argument("newPassword", None)
+        old = self.get_query_argument("oldPassword", None, strip=False)  # a password's spaces are part of it
+        new = self.get_query_argument("newPassword", None, strip=False)
         if not old:
             raise BadRequest("oldPassword: must not be blank")
         if not new or len(new) < 8:
             raise BadRequest("newPassword: size must be at least 8")
-        service.check_password_length(new, "newPassword")
         user = service.get_user(caller.user_id)
         if not await run_blocking(service.check_password, old, user.password_hash):
-            raise BadRequest("oldPassword: does not match")
+            raise Forbidden("oldPassword: does not match")  # a fact of the account, not of the request's shape
         service.set_password(caller, user, await run_blocking(service.hash_password, new, self.config.password_hash_rounds))
         self.ok(None)
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from platform_server.db import parse_iso
+from platform_server.db import parse_date_time
 from platform_server.serialize import View
 from platform_server.web.bodies import explained
 
@@ -20,16 +20,16 @@ class LoginRequest(BaseModel):
 
 class CreateTokenRequest(BaseModel):
     name: str = Field(min_length=1, max_length=100)
-    expiresAt: str | None = None
+    expiresAt: str | None = Field(default=None, json_schema_extra={"format": "date-time", "example": "2026-12-31T23:59:59Z"})
 
     @field_validator("expiresAt")
     @classmethod
     def _iso(cls, v: str | None) -> str | None:
         if v is not None:
             try:
-                parse_iso(v)
+                parse_date_time(v)
             except ValueError:
-                raise ValueError("must be an ISO 8601 date-time")
+                raise ValueError("must be an RFC 3339 date-time such as 2026-12-31T23:59:59Z")
         return v
 
 

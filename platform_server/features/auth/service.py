@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import hashlib
 import secrets
@@ -22,7 +23,7 @@ from platform_server.features.workspaces.service import member_role
 from platform_server.ports.database import storage_fault
 from platform_server.serialize import Fields, flag, ident, typed, when
 from platform_server.web.context import Caller, Principal
-from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
+from platform_server.web.errors import Conflict, Forbidden, NotFound, TooManyRequests, Unauthorized
 
 PAT_PREFIX = "mc_"
 _LAST_USED_RESOLUTION = dt.timedelta(seconds=60)
@@ -37,22 +38,24 @@ def check_rounds(rounds: int) -> None:
         raise SystemExit("password_hash_rounds must be between 4 and 15")
 
 
-MAX_PASSWORD_BYTES = 72  # bcrypt reads no further; longer passwords are refused rather than silently cut
+BCRYPT_BYTES = 72  # bcrypt reads no further
 
 
-def check_password_length(password: str, field: str = "password") -> None:
-    if len(password.encode("utf-8", "surrogatepass")) > MAX_PASSWORD_BYTES:
-        raise BadRequest(f"{field}: must be at most {MAX_PASSWORD_BYTES} bytes (UTF-8)")
+def _bcrypt_input(password: str) -> bytes:
+    """What bcrypt hashes: the password's UTF-8 bytes, or past bcrypt's 72 the base64 of their SHA-256 (44 bytes),
+    so every character of a long passphrase counts and the document's length limit is the only one. Passwords
+    over 72 bytes were refused before, so no stored hash was made from a cut one: the length picks the form."""
+    raw = password.encode("utf-8", "surrogatepass")  # a lone surrogate (valid JSON) is hashed, not a 500
+    return raw if len(raw) <= BCRYPT_BYTES else base64.b64encode(hashlib.sha256(raw).digest())
 
 
 def hash_password(password: str, rounds: int = 10) -> str:
-    check_password_length(password)
-    return bcrypt.hashpw(password.encode(), bcrypt.gensalt(rounds=rounds)).decode()
+    return bcrypt.hashpw(_bcrypt_input(password), bcrypt.gensalt(rounds=rounds)).decode()
 
 
 def check_password(password: str, password_hash: str) -> bool:
     try:
-        return bcrypt.checkpw(password.encode()[:72], password_hash.encode())
+        return bcrypt.checkpw(_bcrypt_input(password), password_hash.encode())
     except ValueError:
         return False
 
@@ -290,7 +293,7 @@ def create_pat(caller: Caller, name: str, expires_at: dt.datetime | None) -> dic
     if caller.principal.token_kind == "pat":
         raise Forbidden("A personal access token cannot create tokens; log in to create one")
     if expires_at is not None and expires_at <= utcnow():
-        raise BadRequest("expiresAt: must be in the future")
+        raise Conflict("expiresAt: must be in the future")  # the clock's state, not the document's rule: 409
     plaintext = PAT_PREFIX + secrets.token_urlsafe(32)
     row = AccessToken(
         user=caller.user_id,

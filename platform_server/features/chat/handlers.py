@@ -7,6 +7,7 @@ from platform_server.features.chat import CHAT, admin, approvals, lifecycle, rem
 from platform_server.features.chat.schemas import (
     CHAT_EVENTS,
     ChatInterruptView,
+    ChatRequest,
     ChatResultView,
     ChatStopView,
     ChatStreamRequest,
@@ -124,13 +125,13 @@ class AgentChatStreamHandler(StreamingHandler):
 class SyncChatHandler(StreamingHandler):
     answers = {"POST": one(ChatResultView)}
     access = {"POST": "viewer"}
-    body_models = {"POST": SyncChatRequest}
+    body_models = {"POST": ChatRequest}
     query_token = False
     tags = TAGS
 
     async def post(self, id: int | None = None) -> None:
         """Synchronous chat: the whole answer in one envelope."""
-        req = self.body(SyncChatRequest)
+        req = self.body(ChatRequest if id is None else SyncChatRequest)
         agent_id = str(id) if id is not None else req.agentId
         if not agent_id:
             raise BadRequest("agentId: must not be null")
@@ -150,6 +151,7 @@ class SyncChatHandler(StreamingHandler):
 
 
 class AgentSyncChatHandler(SyncChatHandler):
+    body_models = {"POST": SyncChatRequest}
     tags = ("Agents",)
 
 
@@ -183,7 +185,7 @@ class InterruptHandler(ApiHandler):
 
     async def post(self, conversationId: str) -> None:
         """Queue a follow-up message; it runs as the next turn in the same stream."""
-        req = self.body(InterruptRequest)
+        req = self.body(InterruptRequest)  # conversationId: checked with the path (ids.CONVERSATION_ID_PATTERN)
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, conversationId)
         key = conversations.key_for(caller.user_id, conversationId)

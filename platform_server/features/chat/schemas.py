@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue, model_validator
 
 from platform_server.features.plans.service import PlanDetailView
+from platform_server.ids import CONVERSATION_ID_PATTERN, NOT_BLANK_PATTERN, NOT_BLANK_RE
 from platform_server.serialize import View
 from platform_server.web.openapi_events import SseEvents
 
@@ -27,7 +28,7 @@ class ChatStreamRequest(BaseModel):
     agentId: str | None = None
     message: str | None = Field(default=None, max_length=200_000)
     contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
-    conversationId: str = "default"
+    conversationId: str = Field(default="default", json_schema_extra={"pattern": CONVERSATION_ID_PATTERN})
     reconnect: bool | None = None
     lastEventId: str | None = None
     thinkingLevel: ThinkingLevel | None = None
@@ -66,20 +67,38 @@ class ChatStreamRequest(BaseModel):
 
 
 class SyncChatRequest(BaseModel):
+    """`POST /agents/{id}/chat`: the agent is the path's (a body agentId is ignored)."""
+
     agentId: str | None = None
     message: str = Field(min_length=1, max_length=200_000)
-    conversationId: str = "default"
+    conversationId: str = Field(default="default", json_schema_extra={"pattern": CONVERSATION_ID_PATTERN})
     thinkingLevel: ThinkingLevel | None = None
     endUserId: str | None = Field(default=None, max_length=128)
 
 
+class ChatRequest(SyncChatRequest):
+    """`POST /chat`: the body names the agent."""
+
+    agentId: str = Field(json_schema_extra={"pattern": "^[0-9]{1,18}$"})  # required here only
+
+
 class InterruptRequest(BaseModel):
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        """At least one of them, as anyOf of required sets: a message with text, or one part or more (web.openapi calls
+        this once ContentPart is a component; a null `contentParts` is not a branch's array)."""
+        parts = {"type": "array", "minItems": 1, "items": {"$ref": "#/components/schemas/ContentPart"}}
+        schema["anyOf"] = [
+            {"required": ["message"], "properties": {"message": {"type": "string", "pattern": NOT_BLANK_PATTERN}}},
+            {"required": ["contentParts"], "properties": {"contentParts": parts}},
+        ]
+
     message: str | None = Field(default=None, max_length=200_000)
     contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
 
     @model_validator(mode="after")
     def _one(self) -> "InterruptRequest":
-        if (self.message is None or not self.message.strip()) and not self.contentParts:
+        if (self.message is None or not NOT_BLANK_RE.search(self.message)) and not self.contentParts:  # NOT_BLANK_PATTERN
             raise ValueError("message or contentParts is required")
         return self
 

@@ -13,6 +13,7 @@ from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.auth.models import User
 from platform_server.features.conversations.models import MESSAGE_FTS, MESSAGE_FTS_PENDING, TITLE_FTS, Conversation, Message
+from platform_server.ids import CONVERSATION_ID_RE, CONVERSATION_ID_RULE
 from platform_server.memo import memo_on
 from platform_server.web.context import Caller
 from platform_server.web.encode import JsonText, encoded
@@ -31,10 +32,10 @@ def key_for(user_id: int, conversation_id: str) -> str:
 
 
 def validate_id(conversation_id: str) -> str:
-    cid = conversation_id.strip()
-    if not cid or len(cid) > 128 or "@" in cid or any(ord(c) < 32 for c in cid):
-        raise BadRequest("conversationId: must be 1-128 printable characters without '@'")
-    return cid
+    """The id as given when it follows ids.CONVERSATION_ID_PATTERN (the document's rule), else the 400."""
+    if not CONVERSATION_ID_RE.fullmatch(conversation_id):
+        raise BadRequest(CONVERSATION_ID_RULE)
+    return conversation_id
 
 
 def find(user_id: int, conversation_id: str) -> Conversation | None:

@@ -13,7 +13,7 @@ from platform_server.features.cron.view_models import (
     TriggerView,
 )
 from platform_server.web.base import ApiHandler
-from platform_server.web.errors import ApiError, BadRequest
+from platform_server.web.errors import ApiError, BadRequest, NotFound
 from platform_server.web.openapi_answers import NOTHING, list_of, list_or_page, one
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
@@ -68,8 +68,13 @@ class PreviewHandler(CronHandler):
     answers = {"GET": one(CronPreviewView)}
     query_params = {
         "GET": [
-            {"name": "cronExpression", "in": "query", "required": True, "schema": {"type": "string"}},
-            {"name": "timezone", "in": "query", "schema": {"type": "string"}, "description": "IANA zone; default: the server's"},
+            {"name": "cronExpression", "in": "query", "required": True, "schema": {"type": "string", "pattern": schedule.CRON_PATTERN}},
+            {
+                "name": "timezone",
+                "in": "query",
+                "schema": {"type": "string", "maxLength": 64, "pattern": schedule.ZONE_PATTERN},
+                "description": "IANA zone; default: the server's (a name the zone database lacks: 404)",
+            },
             {"name": "count", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": schedule.PREVIEW_MAX}},
         ]
     }
@@ -77,12 +82,16 @@ class PreviewHandler(CronHandler):
     def get(self) -> None:
         """A schedule in words and its next run times (ISO with the zone's offset); nothing is stored."""
         self.require_caller()
-        given = self.query_long("count")
+        given = self.query_long("count", blank_absent=False)  # documented as an integer: empty is not one
         count = 5 if given is None else given
         if not 1 <= count <= schedule.PREVIEW_MAX:
             raise BadRequest(f"count: must be 1-{schedule.PREVIEW_MAX}")
-        tz = self.get_query_argument("timezone", None) or service.default_timezone()
-        self.ok(schedule.preview(self.get_query_argument("cronExpression", ""), tz, utcnow(), count))
+        tz = self.get_query_argument("timezone", None, strip=False)
+        if tz is not None and (len(tz) > 64 or not schedule.ZONE_RE.fullmatch(tz)):  # the document's pattern (empty is not absent)
+            raise BadRequest(f"timezone: not a time zone name '{tz[:64]}'")
+        if tz is not None and tz not in schedule.zone_names():  # well formed, but the zone database has no such zone
+            raise NotFound(f"timezone: unknown time zone '{tz}'")
+        self.ok(schedule.preview(self.get_query_argument("cronExpression", ""), tz or service.default_timezone(), utcnow(), count))
 
 
 class CronJobHandler(CronHandler):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import re
 import zoneinfo
 
 from cronsim import CronSim, CronSimError
@@ -23,20 +25,79 @@ def zone(name: str, field: str = "timezone") -> zoneinfo.ZoneInfo:
         raise BadRequest(f"{field}: unknown time zone '{text}'")
 
 
-def normalize(expression: str, field: str = "cronExpression") -> str:
-    """A valid 5-field expression with single spaces, or 400 naming what is wrong."""
+# Each field's values, as a pattern and as bounds (day-of-week 7 is Sunday again: a range wraps at 6)
+_FIELDS = (
+    ("[0-5]?[0-9]", 0, 59),
+    ("([01]?[0-9]|2[0-3])", 0, 23),
+    ("(0?[1-9]|[12][0-9]|3[01])", 1, 31),
+    ("(0?[1-9]|1[0-2])", 1, 12),
+    ("[0-7]", 0, 6),
+)
+
+
+def _field_pattern(value: str) -> str:
+    item = f"(\\*|{value}(-{value})?)(/[1-9][0-9]?)?"
+    return f"{item}(,{item})*"
+
+
+# The document's rule for a cron expression: five fields of `*`, values, ranges and steps, single spaces. The server
+# also takes month and weekday names, `L` and `#` (cronsim) and more spaces; a range from high to low wraps around
+# (hours 22-2: 22, 23, 0, 1, 2), so every expression the pattern allows is one the server takes.
+CRON_PATTERN = "^" + " ".join(_field_pattern(value) for value, _, _ in _FIELDS) + "$"
+_WRAPPED = re.compile(r"([0-9]+)-([0-9]+)(?:/([0-9]+))?")
+
+
+def _unwrap(part: str, low: int, high: int) -> str:
+    """A field with its high-to-low ranges written out as the values they wrap through (cronsim refuses them)."""
+    items = []
+    for item in part.split(","):
+        match = _WRAPPED.fullmatch(item)
+        if match is not None and int(match.group(1)) > int(match.group(2)) and int(match.group(1)) <= high + 1:
+            first, last, step = int(match.group(1)), int(match.group(2)), int(match.group(3) or 1)
+            values = [*range(first, high + 1), *range(low, last + 1)][:: max(step, 1)]
+            item = ",".join(str(v % (high + 1) if high == 6 else v) for v in values)
+        items.append(item)
+    return ",".join(items)
+
+
+def normalize(expression: str, field: str = "cronExpression", may_never_fire: bool = False) -> str:
+    """A valid 5-field expression with single spaces, or 400 naming what is wrong (one that never fires, 30 2 for
+    February 30, too, unless `may_never_fire`: a preview shows it with no runs)."""
     parts = (expression or "").split()
     if len(parts) != 5:
         raise BadRequest(f"{field}: must have 5 fields (minute hour day-of-month month day-of-week), got {len(parts)}")
-    text = " ".join(parts)
+    text = " ".join(_unwrap(part, low, high) for part, (_, low, high) in zip(parts, _FIELDS))
     try:
         it = CronSim(text, dt.datetime(2000, 1, 1, tzinfo=UTC))
         next(it)
     except CronSimError as exc:
+        fields = text.split(" ")
+        if may_never_fire and _valid(" ".join([*fields[:3], "*", fields[4]])):  # a day no month of it has: 31 2
+            return text
         raise BadRequest(f"{field}: {exc}")
     except StopIteration:
-        raise BadRequest(f"{field}: the expression never fires")
+        if not may_never_fire:
+            raise BadRequest(f"{field}: the expression never fires")
     return text
+
+
+def _valid(text: str) -> bool:
+    try:
+        CronSim(text, dt.datetime(2000, 1, 1, tzinfo=UTC))
+        return True
+    except CronSimError:
+        return False
+
+
+# An IANA zone name's shape (Europe/Berlin, Etc/GMT+1, UTC); whether the zone exists is the zone database's answer
+ZONE_PATTERN = r"^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$"
+ZONE_RE = re.compile(ZONE_PATTERN)
+
+
+@functools.cache
+def zone_names() -> frozenset[str]:
+    """Every IANA zone name this machine knows."""
+    return frozenset(zoneinfo.available_timezones())
 
 
 def next_fire(expression: str, tz_name: str, after: dt.datetime) -> dt.datetime | None:
@@ -54,9 +115,11 @@ PREVIEW_MAX = 20
 
 def preview(expression: str, tz_name: str, after: dt.datetime, count: int = 5) -> dict[str, object]:
     """The expression in words and its next `count` fire instants after `after` (naive UTC), in the zone."""
-    text = normalize(expression)
+    text = normalize(expression, may_never_fire=True)
     tz = zone(tz_name)
     local = after.replace(tzinfo=UTC).astimezone(tz)
+    if not _valid(text):  # a day no month of it has (normalize let it through): it never fires
+        return {"cronExpression": text, "timezone": tz.key, "description": "never (no such day in those months)", "nextRuns": []}
     sim = CronSim(text, local)
     try:
         words = sim.explain()

@@ -25,7 +25,7 @@ class DatasourcesHandler(ApiHandler):
     def post(self) -> None:
         """Create a SQLite or HTTP datasource (workspace admin)."""
         req = self.body(DatasourceCreate)
-        self.ok(service.create(self.require_caller(), self.config, req.name, req.type, req.description, req.config, req.enabled))
+        self.ok(service.create(self.require_caller(), self.config, req.name, req.type, req.description, req.config_dict(), req.enabled))
 
 
 class DatasourceHandler(ApiHandler):

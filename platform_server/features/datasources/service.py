@@ -17,6 +17,7 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.datasources import sqlite_guard
 from platform_server.features.datasources.models import Datasource
+from platform_server.features.datasources.schemas import HTTP_URL_RE
 from platform_server.features.tools.registry import ToolError
 from platform_server.features.workspaces import service as workspaces
 from platform_server.integrations import net_guard
@@ -24,7 +25,7 @@ from platform_server.integrations.secret_origin import carry
 from platform_server.ports import files as file_store
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound
 
 QUERY_TIMEOUT_S = sqlite_guard.QUERY_TIMEOUT_S
 MASK = "********"
@@ -39,15 +40,16 @@ def roots(config: Config, workspace_id: int) -> list[Path]:
 
 def check_sqlite_path(config: Config, raw: str, workspace_id: int) -> str:
     """An existing file inside one of the workspace's roots (relative paths: from `<data_dir>/datasources/<ws>`)."""
-    if not raw or "\x00" in raw:
+    if not raw or "\x00" in raw:  # schemas.SQLITE_CONFIG
         raise BadRequest("config.path: required")
     allowed = roots(config, workspace_id)
     base = allowed[0]
     path = (base / raw).resolve() if not Path(raw).is_absolute() else Path(raw).resolve()
+    # Where the path points and whether a file is there are facts of the machine, not of the request's shape
     if not any(r in path.parents for r in allowed):
-        raise BadRequest("config.path: must be inside <data_dir>/datasources/<workspaceId> or <datasource root>/<workspaceId>")
+        raise Forbidden("config.path: must be inside <data_dir>/datasources/<workspaceId> or <datasource root>/<workspaceId>")
     if not path.is_file():
-        raise BadRequest("config.path: no such file")
+        raise NotFound("config.path: no such file")
     try:
         return sqlite_guard.check_file(path, config.data_dir, allowed)
     except sqlite_guard.Refused as exc:
@@ -57,10 +59,10 @@ def check_sqlite_path(config: Config, raw: str, workspace_id: int) -> str:
 def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: int, old: dict[str, Any] | None = None) -> dict[str, Any]:
     if kind == "sqlite":
         return {"path": check_sqlite_path(config, str(raw.get("path") or ""), workspace_id)}
-    base_url = str(raw.get("baseUrl") or "")
-    if not base_url.startswith(("http://", "https://")) or len(base_url) > 2000:
+    base_url = raw.get("baseUrl")  # schemas.HTTP_CONFIG states these rules
+    if not isinstance(base_url, str) or not HTTP_URL_RE.fullmatch(base_url) or len(base_url) > 2000:
         raise BadRequest("config.baseUrl: must be an http(s) URL")
-    headers = raw.get("headers") or {}
+    headers = raw.get("headers", {})
     if not isinstance(headers, dict) or len(headers) > 20:
         raise BadRequest("config.headers: must be an object of at most 20 headers")
     # Header values stored for another origin are not sent to this one (integrations.secret_origin).
@@ -68,8 +70,8 @@ def clean_config(config: Config, kind: str, raw: dict[str, Any], workspace_id: i
     headers = given or {}
     clean = {}
     for key, value in headers.items():
-        if not isinstance(value, str) or len(str(key)) > 100 or len(value) > 4000:
-            raise BadRequest("config.headers: names and values must be short strings")
+        if not isinstance(value, str) or len(value) > 4000:  # names: OpenAPI 3.0 has no propertyNames to state a limit
+            raise BadRequest("config.headers: values must be strings of at most 4000 characters")
         clean[str(key)] = previous.get(key, "") if value == MASK else value  # the mask keeps the stored value
     return {"baseUrl": base_url.rstrip("/"), "headers": clean}
 
@@ -127,7 +129,7 @@ def _unique_name(caller: Caller, name: str, exclude: int | None = None) -> None:
     if exclude is not None:
         q = q.where(Datasource.id != exclude)
     if q.exists():
-        raise BadRequest("name: a datasource with this name exists in the workspace")
+        raise Conflict("name: a datasource with this name exists in the workspace")  # another row's state: 409
 
 
 def create(caller: Caller, config: Config, name: str, kind: str, description: str, raw: dict[str, Any], enabled: bool) -> dict[str, Any]:

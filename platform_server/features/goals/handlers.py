@@ -20,7 +20,7 @@ class GoalsHandler(ApiHandler):
 
     def get(self) -> None:
         """The caller's goals in the workspace, newest first, optionally of one status."""
-        self.ok(service.list_goals(self.require_caller(), self.get_query_argument("status", None) or None))
+        self.ok(service.list_goals(self.require_caller(), self.get_query_argument("status", None, strip=False)))
 
     def post(self) -> None:
         """Create a goal for one of the caller's conversations (one open goal per conversation)."""

@@ -143,7 +143,7 @@ def create(caller: Caller, req: GoalCreate) -> dict[str, Any]:
 def list_goals(caller: Caller, status: str | None) -> list[dict[str, Any]]:
     """The caller's goals in the workspace, newest first."""
     q = Goal.select().where((Goal.user_id == caller.user_id) & (Goal.workspace_id == caller.workspace_id))
-    if status:
+    if status is not None:  # an empty value is not one of the enum
         if status not in STATUSES:
             raise BadRequest(f"status: must be one of {', '.join(STATUSES)}")
         q = q.where(Goal.status == status)

@@ -46,13 +46,12 @@ def check(values: Iterable[str] | None) -> str | None:
     """The stored form of a capability list from a request (None: leave as is); 400 for unknown names."""
     if values is None:
         return None
-    given = [str(v).strip().lower() for v in values]
+    given = [str(v) for v in values]
     bad = [v for v in given if v not in CAPABILITIES]
     if bad:
         raise BadRequest(f"capabilities: must be a subset of {', '.join(CAPABILITIES)}")
-    if "chat" not in given:
-        raise BadRequest("capabilities: a chat model can always chat (include 'chat')")
-    return ",".join(c for c in CAPABILITIES if c in given)
+    # A chat model can always chat: chat is implied (refusing a list without it only made clients repeat it)
+    return ",".join(c for c in CAPABILITIES if c in given or c == "chat")
 
 
 def of_target(target: Any) -> list[str]:

@@ -314,9 +314,9 @@ class ProviderModelsHandler(_Models):
 
     def delete(self, providerId: str) -> None:
         """Remove the model named by the `modelName` query parameter (`modelId` also accepted)."""
+        # Either parameter names the model; one that names none (absent or blank) finds none: 404, as any unknown
+        # name (OpenAPI 3.0 cannot state "one of these two query parameters", so neither is required)
         name = self.get_query_argument("modelName", "") or self.get_query_argument("modelId", "")
-        if not name:
-            raise BadRequest("modelName: must not be blank")
         service.remove_model_by_name(self.require_caller(), providerId, name)
         self.ok(None)
 

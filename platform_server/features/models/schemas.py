@@ -5,20 +5,63 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel
+from pydantic.json_schema import JsonDict
 
+from platform_server.ids import NOT_BLANK_PATTERN, WHITESPACE
 from platform_server.serialize import View
 from platform_server.web.secret_fields import RemovableSecret
 
 KeepAlive = Annotated[str, Field(max_length=40)] | int | None  # a Go duration ("5m", "-1") or whole seconds
 
+# What the service checks, stated for the document (models.service, models.capabilities, integrations.llm.ollama)
+PROVIDER_SLUG = r"^[a-z0-9][a-z0-9._-]*$"
+REMOTE_PROTOCOLS = ["openai", "anthropic", "openai-compatible", "anthropic-messages"]  # the last two: the original console's names
+# an http(s) URL with a host and no credentials (service.check_base_url)
+REMOTE_URL = f"^[Hh][Tt][Tt][Pp][Ss]?://[^{WHITESPACE}/?#@:\\[\\]\\x00-\\x1f]+(:[0-9]{{1,5}})?([/?#][^{WHITESPACE}\\x00-\\x1f]*)?$"
+MODALITIES_PATTERN = r"^( *(text|image) *(, *(text|image) *)*)?$"  # empty: text
+_NO_SETTING: JsonDict = {"keepAlive": {"type": "string", "enum": ["", None], "nullable": True}, "numCtx": {"nullable": True, "enum": [None]}}
+_KEEP_ALIVE: JsonDict = {
+    "anyOf": [
+        {"type": "string", "maxLength": 40, "pattern": r"^(|-?[0-9]+|0|[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|ms|s|m|h))+)$"},
+        {"type": "integer"},
+    ],
+    "nullable": True,
+}
+# The protocol decides what baseUrl must be and whether the Ollama settings apply (absent protocol: openai)
+_BY_PROTOCOL: JsonDict = {
+    "oneOf": [
+        {
+            "required": ["baseUrl"],
+            "properties": {
+                "protocol": {"type": "string", "enum": [*REMOTE_PROTOCOLS]},
+                "baseUrl": {"type": "string", "pattern": REMOTE_URL},
+                **_NO_SETTING,
+            },
+        },
+        {
+            "required": ["protocol", "baseUrl"],
+            "properties": {
+                "protocol": {"type": "string", "enum": ["ollama"]},
+                "baseUrl": {"type": "string", "pattern": REMOTE_URL},
+                "keepAlive": _KEEP_ALIVE,
+            },
+        },
+        # a GGUF file or folder on the server (a missing one is a 404), or empty for the shipped model
+        {"required": ["protocol"], "properties": {"protocol": {"type": "string", "enum": ["local"]}, **_NO_SETTING}},
+    ]
+}
+
 
 class CustomProviderCreate(BaseModel):
+    model_config = ConfigDict(json_schema_extra=_BY_PROTOCOL)
     # id / defaultBaseUrl: the original console's names
-    providerId: str = Field(min_length=1, max_length=64, validation_alias=AliasChoices("providerId", "id"))
+    providerId: str = Field(
+        min_length=1, max_length=64, validation_alias=AliasChoices("providerId", "id"), json_schema_extra={"pattern": PROVIDER_SLUG}
+    )
     name: str = Field(min_length=1, max_length=100)
     baseUrl: str = Field(default="", max_length=2000, validation_alias=AliasChoices("baseUrl", "defaultBaseUrl"))
     apiKey: RemovableSecret = Field(default=None, max_length=8000)
-    protocol: str = "openai"
+    protocol: str = Field(default="openai", json_schema_extra={"enum": [*REMOTE_PROTOCOLS, "ollama", "local"]})
     # Ollama's request settings (protocol ollama only): how long a model stays loaded, and its context length
     keepAlive: KeepAlive = None
     numCtx: int | None = Field(default=None, ge=256, le=2_097_152)
@@ -35,13 +78,18 @@ class ProviderConfigUpdate(BaseModel):
 
 class ProviderModelCreate(BaseModel):
     # id / name: the original console's names for the model name and its display name
-    modelName: str = Field(min_length=1, max_length=500, validation_alias=AliasChoices("modelName", "id"))
+    modelName: str = Field(
+        min_length=1, max_length=500, validation_alias=AliasChoices("modelName", "id"), json_schema_extra={"pattern": NOT_BLANK_PATTERN}
+    )
     displayName: str | None = Field(default=None, max_length=200, validation_alias=AliasChoices("displayName", "name"))
-    modelType: str | None = "chat"
-    modalities: str | None = None
-    maxInputTokens: int | None = None
+    modelType: str | None = Field(default="chat", json_schema_extra={"enum": ["chat", "embedding", None]})  # null: chat
+    modalities: str | None = Field(default=None, json_schema_extra={"pattern": MODALITIES_PATTERN})  # comma-separated
+    maxInputTokens: int | None = Field(default=None, ge=-(2**63), le=2**63 - 1)  # 0 or less: the model's own window
     enabled: bool = True
-    capabilities: list[str] | None = Field(default=None, max_length=3)  # chat, tools, json; null: the protocol's default
+    # chat, tools, json (chat always: a chat model can chat); null: the protocol's default
+    capabilities: list[str] | None = Field(
+        default=None, max_length=3, json_schema_extra={"items": {"type": "string", "enum": ["chat", "tools", "json"]}}
+    )
 
 
 class ModelCreate(ProviderModelCreate):

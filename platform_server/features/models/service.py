@@ -14,6 +14,8 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.models import capabilities
 from platform_server.features.models.models import ModelConfig, Provider
+from platform_server.features.models.schemas import MODALITIES_PATTERN, PROVIDER_SLUG, REMOTE_URL
+from platform_server.ids import NOT_BLANK_RE
 from platform_server.integrations.llm.base import PROTOCOLS
 from platform_server.integrations.llm.ollama import check_keep_alive
 from platform_server.integrations.llm.types import ProviderSettings
@@ -22,7 +24,9 @@ from platform_server.serialize import GIVEN, Fields, flag, ident, typed, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, NotFound
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+SLUG = re.compile(PROVIDER_SLUG)
+MODALITIES_RE = re.compile(MODALITIES_PATTERN)
+REMOTE_URL_RE = re.compile(REMOTE_URL)
 MODEL_TYPES = ("chat", "embedding")
 MODALITIES = ("text", "image")
 
@@ -228,11 +232,11 @@ def check_base_url(protocol: str, base_url: str) -> str:
     """
     base_url = (base_url or "").strip()
     if protocol == "local":
-        if base_url and not os.path.exists(base_url):
-            raise BadRequest("baseUrl: no such file or folder for the local protocol")
+        if base_url and not os.path.exists(base_url):  # a fact of the machine, not of the request's shape
+            raise NotFound("baseUrl: no such file or folder for the local protocol")
         return base_url
     parsed = urllib.parse.urlparse(base_url)
-    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or not REMOTE_URL_RE.fullmatch(base_url):
         raise BadRequest("baseUrl: must be an http or https URL")
     if parsed.username or parsed.password:
         raise BadRequest("baseUrl: must not contain credentials (use apiKey)")
@@ -285,13 +289,13 @@ def check_protocol(protocol: str) -> str:
 def check_modalities(value: str | None) -> str:
     parts = _split_modalities(value or "text")
     bad = [p for p in parts if p not in MODALITIES]
-    if bad or not parts:
+    if bad or not parts or not MODALITIES_RE.fullmatch(value or ""):  # schemas.MODALITIES_PATTERN
         raise BadRequest(f"modalities: must be a comma-separated subset of {', '.join(MODALITIES)}")
     return ",".join(m for m in MODALITIES if m in parts)
 
 
 def check_model_type(value: str | None) -> str:
-    value = value or "chat"
+    value = "chat" if value is None else value  # an empty value is not one of the enum
     if value not in MODEL_TYPES:
         raise BadRequest(f"modelType: must be one of {', '.join(MODEL_TYPES)}")
     return value
@@ -302,7 +306,7 @@ def _check_local_model(provider: Provider, model_name: str, model_type: str) -> 
     if provider.protocol != "local" or model_type != "chat":
         return
     if ("/" in model_name or model_name.endswith(".gguf")) and not (model_name.endswith(".gguf") and os.path.isfile(model_name)):
-        raise BadRequest("modelName: a local model must be an existing .gguf file path")
+        raise NotFound("modelName: a local model must be an existing .gguf file path")  # the machine's files decide
 
 
 # ---- providers ------------------------------------------------------------
@@ -436,9 +440,9 @@ def add_model(
     model_type = check_model_type(model_type)
     stored_caps = capabilities.check(caps) or ""
     modalities = check_modalities(modalities)
-    model_name = model_name.strip()
-    if not model_name:
+    if not NOT_BLANK_RE.search(model_name):  # schemas: NOT_BLANK_PATTERN
         raise BadRequest("modelName: must not be blank")
+    model_name = model_name.strip()
     with database.atomic():
         p = get_provider(provider_id)
         _check_local_model(p, model_name, model_type)
@@ -467,7 +471,7 @@ def remove_model_by_name(caller: Caller, provider_id: str, model_name: str) -> N
     with database.atomic():
         get_provider(provider_id)
         rows = list(ModelConfig.select().where((ModelConfig.provider == provider_id) & (ModelConfig.model_name == model_name)))
-        if not rows and model_name.isdigit():  # the original console names the model by its id
+        if not rows and model_name.isascii() and model_name.isdigit() and len(model_name) <= 18:  # the original console names the model by its id
             rows = list(ModelConfig.select().where((ModelConfig.provider == provider_id) & (ModelConfig.id == int(model_name))))
         if not rows:
             raise NotFound("Model not found")

@@ -8,9 +8,16 @@ from pydantic import BaseModel, Field
 
 from platform_server.serialize import View
 
+# The URL the browser was sent back to (or its query alone): a non-empty `state` and a non-empty `code` (or `error`)
+# among its query parameters, in either order; vendor_b.callback_paste reads it so
+_PARAM = "[^#&?]*&"  # after the first '?' (the query), no other one: the server splits there
+CALLBACK_URL_PATTERN = (
+    f"^([^?#]*\\?)?({_PARAM})*(state=[^&#?]+&({_PARAM})*(code|error)=[^&#?]+|(code|error)=[^&#?]+&({_PARAM})*state=[^&#?]+)(&[^#?]*)?(#[^?]*)?$"
+)
+
 
 class CallbackPaste(BaseModel):
-    callbackUrl: str = Field(min_length=1, max_length=8000)
+    callbackUrl: str = Field(min_length=1, max_length=8000, json_schema_extra={"pattern": CALLBACK_URL_PATTERN})
 
 
 class DeviceSessionRef(BaseModel):

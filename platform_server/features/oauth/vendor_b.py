@@ -157,7 +157,7 @@ class VendorB:
     async def callback_paste(self, caller: Caller, callback_url: str) -> dict[str, Any]:
         """MANUAL_PASTE: the URL the browser was redirected to carries code and state."""
         text = callback_url.strip()
-        query = urllib.parse.urlparse(text).query if "://" in text else text.lstrip("?")
+        query = text.split("?", 1)[-1].split("#", 1)[0]  # after the first '?', before '#' (schemas.CALLBACK_URL_PATTERN)
         params = urllib.parse.parse_qs(query)
         code, state, error = (params.get(k, [""])[0] for k in ("code", "state", "error"))
         if not state or not (code or error):
@@ -168,7 +168,7 @@ class VendorB:
         self._prune()
         session = self.auth.pop(state, None)
         if session is None:
-            raise BadRequest("Unknown or expired OAuth state; start the sign-in again")
+            raise NotFound("Unknown or expired OAuth state; start the sign-in again")  # names no sign-in (any more)
         if error:
             raise BadRequest(f"Authorization was not granted: {error}")
         if not code:

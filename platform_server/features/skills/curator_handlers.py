@@ -37,7 +37,7 @@ _LIMIT = [
         "name": "limit",
         "in": "query",
         "required": False,
-        "schema": {"type": "integer"},
+        "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
         "description": f"How many, newest first (default 20, at most {MAX_LIMIT})",
     }
 ]
@@ -60,7 +60,7 @@ class CuratorBase(SkillsBase):
         return self.platform.runtime(SKILLS_CURATOR)
 
     def limit(self) -> int:
-        value = self.query_long("limit")
+        value = self.query_long("limit", blank_absent=False)  # documented as an integer: empty is not one
         if value is None:
             return 20
         if not 1 <= value <= MAX_LIMIT:

@@ -23,7 +23,7 @@ from platform_server.features.teams.schemas import (
 from platform_server.features.tools.registry import ToolFactory
 from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
-from platform_server.web.errors import BadRequest, is_integer_text, parse_long
+from platform_server.web.errors import BadRequest, invalid_long, is_integer_text
 from platform_server.web.live import LiveFeedHandler
 from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import gated, route
@@ -32,19 +32,23 @@ TAGS = ("Team runs",)
 MAX_PAGE = 100
 ACTIVE_ONLY = {"name": "activeOnly", "in": "query", "required": False, "schema": {"type": "boolean"}}
 CURSOR = [
-    {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"}},
-    {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer"}},
+    # a run id (the previous page's nextCursor); empty or absent: the first page
+    {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string", "pattern": "^[0-9]{0,18}$"}},
+    {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1}},
 ]
 
 
 class CursorMixin(ApiHandler):
     def cursor_args(self) -> tuple[int | None, int]:
-        raw_cursor = self.get_query_argument("cursor", "") or None
-        cursor = parse_long("cursor", raw_cursor) if raw_cursor else None
-        raw = (self.get_query_argument("limit", "") or "").strip()
-        if raw and not is_integer_text(raw):
+        """The documented cursor and limit, as written (no stripping: " 12" is neither; an empty limit is no integer)."""
+        raw_cursor = self.get_query_argument("cursor", None, strip=False) or None
+        if raw_cursor is not None and not (raw_cursor.isascii() and raw_cursor.isdigit() and len(raw_cursor) <= 18):
+            raise invalid_long("cursor")
+        cursor = int(raw_cursor) if raw_cursor else None
+        raw = self.get_query_argument("limit", None, strip=False)
+        if raw is not None and not is_integer_text(raw):
             raise BadRequest("Invalid value for parameter 'limit': expected Integer")
-        limit = int(raw) if raw else service.PAGE_DEFAULT
+        limit = int(raw) if raw is not None else service.PAGE_DEFAULT
         if limit < 1:
             raise BadRequest("limit: must be greater than or equal to 1")
         return cursor, min(limit, MAX_PAGE)

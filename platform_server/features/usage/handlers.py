@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+
 from platform_server.db import parse_iso
 from platform_server.features.chat import CHAT
 from platform_server.features.usage import service
 from platform_server.features.usage.schemas import DashboardStatsView, TokenUsageView, UsageOverviewView, UsageTrendDayView
 from platform_server.web.base import ApiHandler
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import DATE_TIME_PARAM, BadRequest, parse_date_time_param
 from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
 TAGS = ("Dashboard",)
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 class OverviewHandler(ApiHandler):
@@ -59,8 +63,8 @@ class TokenUsageHandler(ApiHandler):
     tags = TAGS
     query_params = {
         "GET": [
-            {"name": "startTime", "in": "query", "schema": {"type": "string"}},
-            {"name": "endTime", "in": "query", "schema": {"type": "string"}},
+            {"name": "startTime", "in": "query", "schema": DATE_TIME_PARAM, "description": "RFC 3339, inclusive"},
+            {"name": "endTime", "in": "query", "schema": DATE_TIME_PARAM, "description": "RFC 3339, inclusive"},
             {"name": "groupBy", "in": "query", "schema": {"type": "string", "enum": sorted(service.GROUPS)}},
         ]
     }
@@ -69,20 +73,22 @@ class TokenUsageHandler(ApiHandler):
         """Token usage in a time range grouped by model, provider, agent, user, source or day."""
         times = {}
         for name in ("startTime", "endTime"):
-            raw = self.get_query_argument(name, None)
-            if raw:
-                try:
-                    times[name] = parse_iso(raw)
-                except ValueError:
-                    raise BadRequest(f"Invalid value for parameter '{name}': expected ISO 8601 date-time")
+            raw = self.get_query_argument(name, None, strip=False)  # the document's format has no spaces
+            if raw is not None:
+                times[name] = parse_date_time_param(name, raw)
         for name, key, clock in (("startDate", "startTime", "T00:00:00"), ("endDate", "endTime", "T23:59:59.999")):
-            raw = self.get_query_argument(name, None)  # the original console sends whole days
-            if raw and key not in times:
-                try:
-                    times[key] = parse_iso(raw[:10] + clock)
-                except ValueError:
-                    raise BadRequest(f"Invalid value for parameter '{name}': expected a date (YYYY-MM-DD)")
-        group = self.get_query_argument("groupBy", "model") or "model"
+            raw = self.get_query_argument(name, None, strip=False)  # the original console sends whole days
+            if raw is None:
+                continue
+            try:  # the document's `format: date`: exactly YYYY-MM-DD, a real day (an empty value is none)
+                day = dt.date.fromisoformat(raw) if _DAY.fullmatch(raw) else None
+            except ValueError:
+                day = None
+            if day is None:
+                raise BadRequest(f"Invalid value for parameter '{name}': expected a date (YYYY-MM-DD)")
+            if key not in times:
+                times[key] = parse_iso(day.isoformat() + clock)
+        group = self.get_query_argument("groupBy", "model")  # an empty value is not one of the enum
         if group not in service.GROUPS:
             raise BadRequest(f"groupBy: must be one of {', '.join(sorted(service.GROUPS))}")
         self.ok(service.token_usage(self.require_caller().workspace_id, times.get("startTime"), times.get("endTime"), group))

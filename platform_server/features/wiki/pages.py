@@ -197,9 +197,10 @@ def pages_of_raw(caller: Caller, raw_id: int) -> list[dict[str, Any]]:
 
 
 def lookup(caller: Caller, title: str | None, slug: str | None) -> list[dict[str, Any]]:
-    """Pages of every KB in the workspace whose title (case-insensitive) or slug matches."""
+    """Pages of every KB in the workspace whose title (case-insensitive) or slug matches; naming neither matches none
+    (OpenAPI 3.0 cannot state "one of these two query parameters", so the document requires neither)."""
     if not (title or slug):
-        raise BadRequest("title or slug: one of them is required")
+        return []
     q = Page.select().where(Page.workspace_id == caller.workspace_id)
     cond = None
     if title:
