@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from platform_server.db import parse_date_time
+from platform_server.date_time import parse_date_time
 from platform_server.json_types import JsonObject
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from platform_server.blocking import run_blocking
-from platform_server.db import parse_date_time
+from platform_server.date_time import parse_date_time
 from platform_server.features.auth import JWT, LOGIN_LIMITER, admin, members, service
 from platform_server.features.auth.schemas import CreateTokenRequest, CreateUserRequest, LoginRequest, LoginView, NewTokenView
 from platform_server.web.base import ApiHandler

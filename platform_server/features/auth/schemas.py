@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from platform_server.db import parse_date_time
+from platform_server.date_time import parse_date_time
 from platform_server.serialize import View
 from platform_server.web.bodies import explained
 
