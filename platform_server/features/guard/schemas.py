@@ -63,7 +63,7 @@ class RuleCreateBody(BaseModel):
     description: str | None = Field(default=None, max_length=1000)
 
 
-class RuleImportItem(BaseModel):
+class RuleImportItem(RuleBody):
     """One rule of an import: a custom rule (as created), or a built-in one's `{ruleId: "builtin.…", enabled}`; an
     export's entries carry their read-only fields too (ignored)."""
 
@@ -83,13 +83,6 @@ class RuleImportItem(BaseModel):
         },
     )
     ruleId: str | None = Field(default=None, pattern=r"^(builtin[.].{1,120}|[a-z0-9][a-z0-9._-]{0,63})$")
-    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=NOT_BLANK)
-    toolName: str | None = Field(default=None, pattern=TOOL_NAME_PATTERN)
-    argumentPatterns: dict[str, str] | None = Field(default=None, json_schema_extra=PATTERNS_SCHEMA)
-    severity: Severity | None = None
-    decision: Decision | None = None
-    enabled: bool | None = None
-    description: str | None = Field(default=None, max_length=1000)
     id: str | int | None = None
     builtin: bool | None = None
     createTime: str | None = None
