@@ -474,6 +474,26 @@ async def test_a_message_sent_while_the_agents_are_still_loading_waits_for_them_
     await expect(page.locator(".msg.user")).to_have_count(1)
 
 
+async def test_the_conversation_drawer_opened_while_the_page_still_loads_stays_open(
+    browser_context: Any, server: RunningServer, admin: dict[str, Any], agent: str
+) -> None:
+    page = await browser_context.new_page()
+    await page.set_viewport_size({"width": 390, "height": 780})
+    arrived = asyncio.Event()
+
+    async def slow_agents(route: Any) -> None:
+        await arrived.wait()  # the agent list answers only once the drawer was opened
+        await route.continue_()
+
+    await page.route("**/api/v1/agents?*", slow_agents)
+    await open_console(page, server, admin)
+    await page.get_by_role("button", name="Conversations").click()
+    arrived.set()
+    await expect(page.locator(".chat-layout .agent-picker option").first).not_to_have_text("No agents")
+    await page.wait_for_timeout(300)
+    await expect(page.locator("#conv-sidebar")).to_be_in_viewport()
+
+
 async def test_new_chat_after_a_new_chats_first_answer_starts_a_fresh_conversation(
     page: Any, server: RunningServer, admin: dict[str, Any], agent: str, llm: ScriptedOpenAI
 ) -> None:

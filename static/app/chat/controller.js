@@ -117,7 +117,7 @@ export class ChatController {
     if (id && id === this.id) return;
     this.running?.controller.abort();
     this.running = null;
-    this.showList = false;
+    if (this.id !== null) this.showList = false; // leaving a chat closes the drawer; the first route keeps it as opened
     this.id = id || randomId("c");
     this.isNew = !id;
     this.markRouted();
