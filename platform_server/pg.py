@@ -14,6 +14,7 @@ import os
 import re
 import select
 import shutil
+import socket
 import subprocess
 import threading
 from typing import Any, Iterator
@@ -178,6 +179,7 @@ class ChangeListener:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.ready = threading.Event()
+        self._wake_read, self._wake_write = socket.socketpair()  # stop() writes here so the select returns at once
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="pg-change-listener", daemon=True)
@@ -186,8 +188,13 @@ class ChangeListener:
 
     def stop(self) -> None:
         self._stop.set()
+        with contextlib.suppress(OSError):
+            self._wake_write.send(b"x")
         if self._thread is not None:
             self._thread.join(5)
+            if not self._thread.is_alive():
+                self._wake_read.close()
+                self._wake_write.close()
             self._thread = None
 
     def _run(self) -> None:
@@ -201,7 +208,7 @@ class ChangeListener:
                 db.bump_tables(list(db.WATCHED_TABLES))
                 self.ready.set()
                 while not self._stop.is_set():
-                    if select.select([conn], [], [], LISTEN_POLL_S)[0]:
+                    if conn in select.select([conn, self._wake_read], [], [], LISTEN_POLL_S)[0]:
                         conn.poll()
                         tables = {n.payload for n in conn.notifies}
                         conn.notifies.clear()
@@ -275,7 +282,7 @@ class Leader:
                 conn.close()  # the lock is released with the session
 
 
-LISTEN_POLL_S = 1.0  # how often the listener checks for its stop flag
+LISTEN_POLL_S = 1.0  # how often the listener checks for its stop flag (stop() also wakes it at once)
 LISTEN_RETRY_S = 1.0  # wait before reconnecting after the connection failed
 
 

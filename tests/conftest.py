@@ -14,7 +14,7 @@ from tests.helpers.chat import ChatEnv, chat_env
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import ScriptedOpenAI
 from tests.helpers.openapi_inputs import undocumented, unlisted_statuses
-from tests.helpers.server import RunningServer, create_personas, start_server
+from tests.helpers.server import RunningServer, create_personas, place_migrated_sqlite, start_server
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -46,6 +46,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 async def server(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[RunningServer]:
     marker = request.node.get_closest_marker("config")
     overrides = dict(marker.kwargs) if marker else {}
+    if not postgres.selected() and "database_url" not in overrides:
+        place_migrated_sqlite(str(tmp_path / "data"))
     running = await start_server(str(tmp_path / "data"), **overrides)
     try:
         yield running

@@ -3,7 +3,9 @@ advisory lock, and what one server wrote a second one reads back."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+import time
 from typing import Any
 
 import pytest
@@ -154,3 +156,13 @@ async def test_the_leader_lock_passes_to_this_process_when_the_holder_is_killed(
             holder.kill()
             holder.wait(10)
     pg.drop(url)
+
+
+async def test_a_server_on_postgres_stops_at_once_without_waiting_for_its_change_listeners_poll(tmp_path: Any) -> None:
+    # the listener's thread waited out its 1 s select before it saw the stop flag: every stop (a restart, a
+    # test server) took a second; stop() now wakes it
+    running = await start_server(str(tmp_path / "one"), database_url=postgres.cluster().fresh_database())
+    await asyncio.sleep(0.2)  # the listener is in its select
+    began = time.perf_counter()
+    await running.stop()
+    assert time.perf_counter() - began < 0.5

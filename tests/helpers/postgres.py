@@ -25,6 +25,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass, field
@@ -94,14 +95,22 @@ class Cluster:
         self.psql(f'CREATE DATABASE "{name}" TEMPLATE template_platform')
         return self.url(name)
 
+    def migrated_database(self) -> str:
+        """A new database with every migration applied and no rows of a server's own (a copy of
+        `template_migrated`): a test server skips the ~0.3 s of migrations that each start paid on an empty one."""
+        with self._lock:
+            name = f"t{os.getpid()}_{next(self._names)}"
+        self.psql(f'CREATE DATABASE "{name}" TEMPLATE template_migrated')
+        return self.url(name)
+
     def database_for(self, data_dir: str) -> str:
-        """The database of a test server's data dir: fresh the first time, the same one when the test
+        """The database of a test server's data dir: fresh (migrated) the first time, the same one when the test
         restarts a server on that data dir (what it wrote is still there, as with the SQLite file)."""
         key = os.path.realpath(data_dir)
         with self._lock:
             known = self._by_dir.get(key)
         if known is None:
-            known = self.fresh_database()
+            known = self.migrated_database()
             with self._lock:
                 self._by_dir[key] = known
         return known
@@ -134,6 +143,21 @@ class Cluster:
         log = os.path.join(self.root, "server.log")
         self._run([_bin("pg_ctl"), "-D", self.data, "-l", log, "-o", options, "-w", "-t", "60", "start"])
         self.psql("CREATE DATABASE template_platform")
+        self._migrate_template()
+
+    def _migrate_template(self) -> None:
+        """`template_migrated`: `platform-server migrate` run once, in a process of its own so that no
+        connection is left on the template (a database being accessed cannot be copied)."""
+        self.psql("CREATE DATABASE template_migrated TEMPLATE template_platform")
+        scratch = tempfile.mkdtemp(prefix="platform-pg-migrate-")
+        try:
+            env = {**os.environ, "PLATFORM_DATABASE_URL": self.url("template_migrated"), "PLATFORM_DATA_DIR": scratch,
+                   "PLATFORM_REDIS_URL": "", "PLATFORM_LOG_LEVEL": "WARNING"}
+            done = subprocess.run([sys.executable, "-m", "platform_server", "migrate"], env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"platform-server migrate failed: {done.stderr.strip() or done.stdout.strip()}")
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def stop(self) -> None:
         try:

@@ -1,8 +1,13 @@
 """A real platform server on a free port with a fresh data directory, in this test's event loop."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +50,28 @@ class RunningServer:
 
 
 _redis_dirs: set[str] = set()
+_migrated_sqlite: str | None = None  # a data dir holding a database with every migration applied
+
+
+def place_migrated_sqlite(data_dir: str) -> None:
+    """Put a copy of a migrated, otherwise empty SQLite database into a new test server's data dir: the server
+    then starts as on a restart, without running ~150 migrations (0.1-0.2 s of each of ~1,200 starts). The
+    migrations themselves are still run by every test that calls start_server on an empty dir."""
+    global _migrated_sqlite
+    if _migrated_sqlite is None:
+        scratch = tempfile.mkdtemp(prefix="platform-migrated-")
+        atexit.register(shutil.rmtree, scratch, True)
+        env = {**os.environ, "PLATFORM_DATA_DIR": scratch, "PLATFORM_DATABASE_URL": "", "PLATFORM_REDIS_URL": "",
+               "PLATFORM_LOG_LEVEL": "WARNING"}
+        done = subprocess.run([sys.executable, "-m", "platform_server", "migrate"], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"platform-server migrate failed: {done.stderr.strip() or done.stdout.strip()}")
+        _migrated_sqlite = scratch
+    os.makedirs(data_dir, exist_ok=True)
+    for suffix in ("", "-wal"):  # a closed WAL database: the file and what was not checkpointed yet
+        source = os.path.join(_migrated_sqlite, "platform.db" + suffix)
+        if os.path.exists(source):
+            shutil.copyfile(source, os.path.join(data_dir, "platform.db" + suffix))
 
 
 async def start_server(data_dir: str, **overrides: Any) -> RunningServer:
