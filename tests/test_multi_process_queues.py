@@ -1,0 +1,70 @@
+"""Queued work across processes (issue 31, "nothing lost when a process dies"): work a process accepted but had
+not started yet lives in the database, so another process takes it when the first is busy or killed, and each
+piece is done once. Two server processes on one PostgreSQL and one Redis (the `pair` of test_multi_process.py);
+skips where PostgreSQL or redis-server is not installed."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.helpers.eventually import eventually
+from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.wiki import KB, page, pages_answer
+from tests.test_multi_process import Pair, pair  # noqa: F401 - the two-process fixture
+
+POLL_S = 3.0  # an idle worker's look at the queue with several processes (leases.Sweep.interval_s)
+
+
+async def test_a_material_queued_on_a_busy_or_killed_process_is_processed_by_another_once(pair: Pair, llm: ScriptedOpenAI) -> None:  # noqa: F811
+    """A's only wiki worker waits on a material's page-writing call. A material A accepts meanwhile is taken by B's
+    idle worker (it used to wait in A's memory behind the first); one A accepts just before it is SIGKILLed is
+    processed by B within its look at the queue (it used to wait for the next start of the whole deployment); the
+    material A was processing comes back through its lease. Each ends completed, with one completed job."""
+    api_a, api_b = pair.api_a, pair.api_b
+    loop = asyncio.get_running_loop()
+    emb = await api_a.post("/api/v1/models/fake/models", {"modelName": "fake-embedding", "modelType": "embedding"}, token="admin")
+    assert (await api_a.post("/api/v1/models/embedding/default", {"modelId": emb.data["id"]}, token="admin")).status == 200
+    kb = (await api_a.post(KB, {"name": "Notes", "description": "test"}, token="admin")).data["id"]
+
+    async def add(title: str) -> str:
+        r = await api_a.post(f"{KB}/{kb}/raw/text", {"title": title, "text": f"What {title} does, twice a day."}, token="admin")
+        assert r.status == 200, r.body
+        return str(r.data["id"])
+
+    async def jobs(raw_id: str) -> list[str]:
+        r = await api_b.get(f"/api/v1/wiki/kb/{kb}/jobs?rawId={raw_id}", token="admin")
+        return [j["status"] for j in r.data]
+
+    def completed(raw_id: str) -> object:
+        async def check() -> bool:
+            materials = (await api_b.get(f"{KB}/{kb}/processing-status", token="admin")).data["materials"]
+            return [m["status"] for m in materials if m["rawId"] == raw_id] == ["completed"]
+
+        return check
+
+    writing = lambda: sum("messages" in body for body in llm.requests)  # noqa: E731 - page-writing calls so far
+    llm.enqueue(Script(hang=True))
+    tides = await add("Tides")
+    await eventually(lambda: writing() >= 1, what="A writing the first material's pages")
+
+    llm.enqueue(Script(text=pages_answer(page("moon", "Moon", "The moon pulls the sea."))))
+    accepted = loop.time()
+    moon = await add("Moon")
+    await eventually(completed(moon), timeout=POLL_S + 7, interval=0.2, what="B processing what busy A accepted")
+    took_busy = loop.time() - accepted
+    assert await jobs(moon) == ["completed"]
+    assert await pair.sql(f"SELECT status FROM wiki_raw WHERE id = {tides}") == "processing"  # A still on its first
+
+    llm.enqueue(Script(text=pages_answer(page("sun", "Sun", "The sun pulls it too."))))
+    llm.enqueue(Script(text=pages_answer(page("tides", "Tides", "Twice a day."))))
+    sun = await add("Sun")
+    killed_at = loop.time()
+    pair.a.kill()  # SIGKILL: A's waiting material was never started there
+    await eventually(completed(sun), timeout=POLL_S + 7, interval=0.2, what="B processing what the killed A had queued")
+    took_killed = loop.time() - killed_at
+    await eventually(completed(tides), timeout=30, interval=0.5, what="B processing again what A was processing")
+    took_lease = loop.time() - killed_at
+    print(f"pick-up: {took_busy:.1f} s while A was busy, {took_killed:.1f} s after A's kill; A's running one {took_lease:.1f} s")
+    assert await jobs(moon) == ["completed"] and await jobs(sun) == ["completed"]  # once each
+    assert await jobs(tides) == ["completed", "interrupted"]
+    assert writing() == 4  # the hanging call, then one call per material: nothing processed twice
