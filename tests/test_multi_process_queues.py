@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
+from tests.helpers.chat import text_of
 from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.wiki import KB, page, pages_answer
@@ -68,3 +69,33 @@ async def test_a_material_queued_on_a_busy_or_killed_process_is_processed_by_ano
     assert await jobs(moon) == ["completed"] and await jobs(sun) == ["completed"]  # once each
     assert await jobs(tides) == ["completed", "interrupted"]
     assert writing() == 4  # the hanging call, then one call per material: nothing processed twice
+
+
+async def test_a_message_queued_on_b_for_a_turn_that_dies_with_a_is_kept_by_the_sweep(pair: Pair, llm: ScriptedOpenAI) -> None:  # noqa: F811
+    """A follow-up sent to B for the turn A runs is queued on A (Redis) and stored when accepted; A is SIGKILLed
+    mid-answer: B's sweep frees the conversation and keeps the queued message as its next user message (it used to
+    live only in A's memory), and the conversation takes a new turn on B."""
+    llm.enqueue(Script(text=[f"k{i} " for i in range(400)], delay_s=0.05))
+    stream = asyncio.ensure_future(
+        pair.api_a.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "q1", "message": "go"}, token="admin")
+    )
+    await eventually(lambda: llm.requests, what="the turn's model call")
+    r = await pair.api_b.post("/api/v1/chat/q1/interrupt", {"message": "and then?"}, token="admin")
+    assert r.status == 200 and r.data == {"queued": True, "queueSize": 1}, r.body
+    loop = asyncio.get_running_loop()
+    killed_at = loop.time()
+    pair.a.kill()
+    stream.cancel()
+
+    async def kept() -> list[str]:
+        msgs = (await pair.api_b.get("/api/v1/conversations/q1/messages", token="admin")).data
+        assert [m["content"] for m in msgs if m["role"] == "user"] == ["go", "and then?"], msgs
+        assert msgs[-1]["content"] == "and then?"
+        return msgs
+
+    await eventually(kept, timeout=30, interval=0.5, what="B keeping the message queued on the dead process")
+    print(f"the queued message was kept {loop.time() - killed_at:.1f} s after the kill")
+    assert await pair.sql("SELECT count(*) FROM chat_pending_input") == "0"
+    llm.enqueue(Script(text="back"))
+    again = await pair.api_b.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "q1", "message": "again"}, token="admin")
+    assert text_of(again) == "back" and again[-1].data["status"] == "completed"

@@ -69,3 +69,53 @@ async def test_a_server_killed_mid_answer_restarts_with_the_user_message_kept_an
         server.kill()
         await session.close()
         await llm.stop()
+
+
+async def test_a_message_queued_behind_an_answer_is_kept_when_the_server_is_killed(tmp_path: Any) -> None:
+    """A follow-up accepted for the running turn (`queued: true`) was held only in the process's memory: a SIGKILL
+    lost it. It is stored when accepted, and the restart keeps it as the conversation's message after the failed
+    answer (as a paused turn keeps its queue); the conversation takes a new turn."""
+    llm = ScriptedOpenAI()
+    await llm.start()
+    data_dir = str(tmp_path / "data")
+    server = ServerProcess(data_dir)
+    await server.start()
+    session = aiohttp.ClientSession()
+    try:
+        api = ApiClient(server.url, session)
+        await _login(api)
+        await use_fake_openai(api, llm.url)
+        agent = await make_agent(api)
+        llm.enqueue(Script(text=[f"part{i} " for i in range(400)], delay_s=0.02))
+        r = await session.post(server.url + "/api/v1/chat/stream",
+                               json={"agentId": agent, "conversationId": "queued", "message": "tell me a long story"},
+                               headers={"Authorization": "Bearer " + api.tokens["alice"]})
+        async for ev in iter_sse(r):
+            if ev.event == "content_delta":
+                break
+        q = await api.post("/api/v1/chat/queued/interrupt", {"message": "and then what?"}, token="alice")
+        assert q.status == 200 and q.data == {"queued": True, "queueSize": 1}, q.body
+        server.kill()
+        r.close()
+
+        restarted = ServerProcess(data_dir)
+        await restarted.start()
+        try:
+            api = ApiClient(restarted.url, session)
+            await _login(api)
+            msgs = (await api.get("/api/v1/conversations/queued/messages", token="alice")).data
+            # the story, its half-written answer (when a partial save came before the kill), then the queued message
+            assert [m["content"] for m in msgs if m["role"] == "user"] == ["tell me a long story", "and then what?"], msgs
+            assert msgs[-1]["content"] == "and then what?" and all(m["status"] == "failed" for m in msgs if m["role"] == "assistant")
+            llm.enqueue(Script(text="after the crash"))
+            events = await api.sse("POST", "/api/v1/chat/stream",
+                                   {"agentId": agent, "conversationId": "queued", "message": "still there?"}, token="alice")
+            assert events[-1].data["status"] == "completed"
+            msgs = (await api.get("/api/v1/conversations/queued/messages", token="alice")).data
+            assert [m["content"] for m in msgs if m["role"] == "user"] == ["tell me a long story", "and then what?", "still there?"]
+        finally:
+            restarted.terminate()
+    finally:
+        server.kill()
+        await session.close()
+        await llm.stop()
