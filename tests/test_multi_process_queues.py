@@ -71,6 +71,38 @@ async def test_a_material_queued_on_a_busy_or_killed_process_is_processed_by_ano
     assert writing() == 4  # the hanging call, then one call per material: nothing processed twice
 
 
+
+async def test_a_material_cancelled_and_requeued_through_b_while_a_still_processes_it_is_written_once(pair: Pair, llm: ScriptedOpenAI) -> None:  # noqa: F811
+    """A processes a material and waits on its page-writing call; a cancel sent to B cannot stop A's task (only A
+    could), and a reprocess sent to B lets B claim it at once. A's claim is superseded by B's: when A's answer comes,
+    A writes nothing and records nothing (it used to write its pages too and mark the material done under B)."""
+    api_a, api_b = pair.api_a, pair.api_b
+    emb = await api_a.post("/api/v1/models/fake/models", {"modelName": "fake-embedding", "modelType": "embedding"}, token="admin")
+    assert (await api_a.post("/api/v1/models/embedding/default", {"modelId": emb.data["id"]}, token="admin")).status == 200
+    kb = (await api_a.post(KB, {"name": "Notes", "description": "test"}, token="admin")).data["id"]
+    llm.enqueue(Script(text=pages_answer(page("stale", "Stale", "A's late answer.")), answer_after_s=3))
+    r = await api_a.post(f"{KB}/{kb}/raw/text", {"title": "Tides", "text": "The moon pulls the sea."}, token="admin")
+    assert r.status == 200, r.body
+    raw = r.data["id"]
+    await eventually(lambda: any("messages" in body for body in llm.requests), what="A writing the pages")
+    assert (await api_b.post(f"{KB}/{kb}/raw/{raw}/cancel", token="admin")).status == 200
+    llm.enqueue(Script(text=pages_answer(page("fresh", "Fresh", "B's answer.")), answer_after_s=5))  # B still on it when A's comes
+    assert (await api_b.post(f"{KB}/{kb}/raw/{raw}/reprocess", token="admin")).status == 200
+
+    async def done_on_b() -> bool:
+        materials = (await api_b.get(f"{KB}/{kb}/processing-status", token="admin")).data["materials"]
+        return [m["status"] for m in materials] == ["completed"]
+
+    # A's late answer comes (3 s) while B waits on its own (5 s): A's store is refused, B's completes after it
+    await eventually(done_on_b, timeout=15, what="B processing the requeued material")
+    pages = (await api_b.get(f"{KB}/{kb}/pages", token="admin")).data
+    assert sorted(p["slug"] for p in (pages.get("items", pages) if isinstance(pages, dict) else pages)) == ["fresh"], pages
+    jobs = (await api_b.get(f"/api/v1/wiki/kb/{kb}/jobs?rawId={raw}", token="admin")).data
+    superseded = "Cancelled, and claimed again before its processing stopped"
+    assert [(j["status"], j["error"]) for j in jobs] == [("completed", None), ("cancelled", superseded)]
+    materials = (await api_b.get(f"{KB}/{kb}/processing-status", token="admin")).data["materials"]
+    assert [m["status"] for m in materials] == ["completed"]
+
 async def test_a_message_queued_on_b_for_a_turn_that_dies_with_a_is_kept_by_the_sweep(pair: Pair, llm: ScriptedOpenAI) -> None:  # noqa: F811
     """A follow-up sent to B for the turn A runs is queued on A (Redis) and stored when accepted; A is SIGKILLed
     mid-answer: B's sweep frees the conversation and keeps the queued message as its next user message (it used to

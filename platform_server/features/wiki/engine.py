@@ -59,6 +59,7 @@ log = logging.getLogger(__name__)
 EMBED_BATCH = 64
 WRITE_LOCK = "IMMEDIATE"  # executor transactions that read then write take SQLite's write lock at BEGIN
 CONTEXT_PAGES = 3
+SUPERSEDED = "Cancelled, and claimed again before its processing stopped"
 CLAIM_TRIES = 8  # queued materials a worker tries in one look (others' claims may win the first ones)
 
 
@@ -83,6 +84,7 @@ class WikiEngine:
         # process accepted and can no longer start (it was killed); one process is woken by its own queueing only.
         self.poll_s: float | None = leases.Sweep.interval_s if config.redis_url else None
         self.running: dict[int, asyncio.Task[None]] = {}
+        self.claims: dict[int, int] = {}  # raw id -> the job of this process's claim (read by `_alive`, in executors too)
         self.steps: dict[int, dict[str, Any]] = {}  # raw id -> its latest step event
         self.progress: TopicBus[int] = events.current().topics("wiki-progress")  # progress events by knowledge base id
         self.workers: list[asyncio.Task[None]] = []
@@ -170,7 +172,12 @@ class WikiEngine:
                 if not taken:
                     continue
                 raw = RawMaterial.get_by_id(row.id)
+                # A job still running is an earlier claim cancelled and requeued meanwhile (through another process, whose
+                # cancel could not stop the task here): superseded now, so its task stops at its next check (`_alive`).
+                earlier = (Job.raw_id == raw.id) & (Job.status == "running")
+                Job.update(status="cancelled", error=SUPERSEDED, end_time=utcnow()).where(earlier).execute()
                 job = Job.create(kb=raw.kb_id, raw_id=raw.id, status="running", steps=[])
+            self.claims[raw.id] = job.id
             return raw, job
         return None
 
@@ -206,6 +213,7 @@ class WikiEngine:
                 raise
             finally:
                 self.running.pop(raw.id, None)
+                self.claims.pop(raw.id, None)
                 self.steps.pop(raw.id, None)
                 leases.release(self.materials, raw.id)
             if not task.cancelled() and task.exception() is not None:
@@ -238,10 +246,14 @@ class WikiEngine:
         self.steps[raw.id] = event
         self.emit(raw.kb_id, event)
 
-    @staticmethod
-    def _alive(raw_id: int) -> RawMaterial:
+    def _alive(self, raw_id: int) -> RawMaterial:
+        """The material, while this process's claim of it holds (raises Cancelled once it was cancelled, deleted, or
+        claimed again after a cancel: the job of our claim no longer runs)."""
         raw = RawMaterial.get_or_none(RawMaterial.id == raw_id)
         if raw is None or raw.status != "processing":
+            raise Cancelled()
+        job_id = self.claims.get(raw_id)
+        if job_id is not None and not Job.select().where((Job.id == job_id) & (Job.status == "running")).exists():
             raise Cancelled()
         return raw
 
@@ -282,9 +294,9 @@ class WikiEngine:
             if self.stopping:
                 raise
             self.produced.pop(raw_id, None)
-            self._finish_job(job, "cancelled", "Cancelled", 0)
-            self._material_event(raw, "cancelled", jobId=str(job.id))
-            self._maybe_idle(kb.id)
+            if self._finish_job(job, "cancelled", "Cancelled", 0):  # (a superseded claim says nothing: the new one runs)
+                self._material_event(raw, "cancelled", jobId=str(job.id))
+                self._maybe_idle(kb.id)
             return
         except Exception as exc:  # noqa: BLE001 - a failing material must not stop the engine
             log.warning("wiki material %s failed", raw_id, exc_info=True)
@@ -293,7 +305,8 @@ class WikiEngine:
         retired: list[int] = []
         with database.atomic():
             current = RawMaterial.get_or_none(RawMaterial.id == raw_id)
-            if current is not None and current.status == "processing":
+            ours = Job.select().where((Job.id == job.id) & (Job.status == "running")).exists()  # not superseded by a new claim
+            if current is not None and current.status == "processing" and ours:
                 if status == "completed" and error is None and produced:
                     retired = sync.retire_unproduced(raw_id, produced)
                 current.status, current.queued = status, False
@@ -302,15 +315,15 @@ class WikiEngine:
                 if status in ("completed", "partial"):
                     current.last_processed_hash = current.content_hash
                 current.save()
-        self._finish_job(job, "skipped" if error == "unchanged" else status, error, pages)
-        self._material_event(raw, status, jobId=str(job.id), pagesWritten=pages, error=error, pagesArchived=len(retired))
-        self._maybe_idle(kb.id)
+        if self._finish_job(job, "skipped" if error == "unchanged" else status, error, pages):
+            self._material_event(raw, status, jobId=str(job.id), pagesWritten=pages, error=error, pagesArchived=len(retired))
+            self._maybe_idle(kb.id)
 
-    def _finish_job(self, job: Job, status: str, error: str | None, pages: int) -> None:
-        if Job.get_or_none(Job.id == job.id) is None:
-            return  # the KB was deleted
-        job.status, job.error, job.pages_written, job.end_time = status, error, pages, utcnow()
-        job.save(only=[Job.status, Job.error, Job.pages_written, Job.end_time])
+    @staticmethod
+    def _finish_job(job: Job, status: str, error: str | None, pages: int) -> bool:
+        """Record the job's end; False when it no longer runs (the KB was deleted, or a new claim superseded it)."""
+        done = Job.update(status=status, error=error, pages_written=pages, end_time=utcnow()).where((Job.id == job.id) & (Job.status == "running"))
+        return bool(done.execute())
 
     def _maybe_idle(self, kb_id: int) -> None:
         if not self.busy(kb_id):
