@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.helpers.chat import text_of
 from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.wiki import KB, page, pages_answer
 from tests.test_multi_process import Pair, pair  # noqa: F401 - the two-process fixture
+from tests.test_skill_install import GOOD_ZIP, Site, site  # noqa: F401 - a local site whose /slow.zip waits to be released
 
 POLL_S = 3.0  # an idle worker's look at the queue with several processes (leases.Sweep.interval_s)
 
@@ -131,3 +134,40 @@ async def test_a_message_queued_on_b_for_a_turn_that_dies_with_a_is_kept_by_the_
     llm.enqueue(Script(text="back"))
     again = await pair.api_b.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "q1", "message": "again"}, token="admin")
     assert text_of(again) == "back" and again[-1].data["status"] == "completed"
+
+
+@pytest.fixture
+def local_downloads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The processes may download from the local site (set before `pair` starts them)."""
+    monkeypatch.setenv("PLATFORM_WEB_FETCH_ALLOW_HOSTS", "127.0.0.1")
+
+
+@pytest.mark.usefixtures("local_downloads")
+async def test_a_skill_install_started_on_a_is_seen_and_cancelled_on_b_and_fails_when_a_dies(pair: Pair, site: Site) -> None:  # noqa: F811
+    """Install tasks are stored: B answers the status of an install A runs (it used to answer 404: the task lived in
+    A's memory), a cancel sent to B is kept, and when A is SIGKILLed mid-download B fails the install within the
+    lease (the poll used to 404 for ever)."""
+    api_a, api_b = pair.api_a, pair.api_b
+    site.served["/slow.zip"] = GOOD_ZIP
+    first = await api_a.post("/api/v1/skills/install/start", {"url": site.base + "/slow.zip"}, token="admin")
+    second = await api_a.post("/api/v1/skills/install/start", {"url": site.base + "/slow.zip"}, token="admin")
+    assert first.status == 200 and second.status == 200, (first.body, second.body)
+    await eventually(lambda: site.hits.count("/slow.zip") == 2, what="A downloading both")
+    status = await api_b.get(f"/api/v1/skills/install/status/{first.data['taskId']}", token="admin")
+    assert status.status == 200 and status.data["status"] == "downloading", status.body
+    cancelled = await api_b.post(f"/api/v1/skills/install/cancel/{second.data['taskId']}", token="admin")
+    assert cancelled.status == 200 and cancelled.data["status"] == "cancelled", cancelled.body
+    assert (await api_a.get(f"/api/v1/skills/install/status/{second.data['taskId']}", token="admin")).data["status"] == "cancelled"
+
+    pair.a.kill()
+
+    async def failed() -> dict:
+        r = await api_b.get(f"/api/v1/skills/install/status/{first.data['taskId']}", token="admin")
+        assert r.data["status"] == "failed", r.data
+        return r.data
+
+    task = await eventually(failed, timeout=30, interval=0.5, what="B failing the dead process's install")
+    assert task["message"] == "Interrupted: the process running it stopped" and task["finished"] is True
+    assert (await api_b.get(f"/api/v1/skills/install/status/{second.data['taskId']}", token="admin")).data["status"] == "cancelled"
+    skills = (await api_b.get("/api/v1/skills", token="admin")).data
+    assert "csv-tools" not in str(skills)  # nothing was written

@@ -9,9 +9,11 @@ import aiohttp
 
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient, iter_sse
+from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
 from tests.helpers.process import ADMIN, ServerProcess
+from tests.test_skill_install import GOOD_ZIP, Site, site  # noqa: F401 - a local site whose /slow.zip waits to be released
 
 
 async def _login(api: ApiClient) -> None:
@@ -119,3 +121,34 @@ async def test_a_message_queued_behind_an_answer_is_kept_when_the_server_is_kill
         server.kill()
         await session.close()
         await llm.stop()
+
+
+async def test_a_skill_install_running_when_the_server_is_killed_reads_failed_after_the_restart(tmp_path: Any, site: Site) -> None:  # noqa: F811
+    """An install task lived in the process's memory: after a SIGKILL its status answered 404. It is stored, and
+    the restart fails it, saying why."""
+    site.served["/slow.zip"] = GOOD_ZIP
+    data_dir = str(tmp_path / "data")
+    env = {"PLATFORM_WEB_FETCH_ALLOW_HOSTS": "127.0.0.1"}
+    server = ServerProcess(data_dir, env=env)
+    await server.start()
+    session = aiohttp.ClientSession()
+    try:
+        api = ApiClient(server.url, session)
+        await _login(api)
+        r = await api.post("/api/v1/skills/install/start", {"url": site.base + "/slow.zip"}, token="alice")
+        assert r.status == 200, r.body
+        await eventually(lambda: "/slow.zip" in site.hits, what="the download")
+        server.kill()
+        restarted = ServerProcess(data_dir, env=env)
+        await restarted.start()
+        try:
+            api = ApiClient(restarted.url, session)
+            await _login(api)
+            status = await api.get(f"/api/v1/skills/install/status/{r.data['taskId']}", token="alice")
+            assert status.status == 200, status.body
+            assert (status.data["status"], status.data["message"]) == ("failed", "Interrupted: the process running it stopped")
+        finally:
+            restarted.terminate()
+    finally:
+        server.kill()
+        await session.close()
