@@ -186,7 +186,8 @@ async def test_processing_left_unfinished_resumes_after_a_restart(server: Runnin
     llm.enqueue(Script(text=pages_answer(page("tides", "Tides", "# Tides"))), Script(text=pages_answer(page("moon", "Moon", "# Moon"))))
     platform = server.platform
     engine = WikiEngine(platform.runtime(LLM), platform.config, platform.storage)
-    assert engine.poll_s is None  # one process: its workers wake on its own queueing only, no timer
+    # one process: its workers wake on its own queueing only, no timer; with Redis (several may run) they also look every 3 s
+    assert engine.poll_s == (3.0 if platform.config.redis_url else None)
     platform.set_runtime(WIKI, engine)
     engine.start()
     await wait_idle(api, kb)
