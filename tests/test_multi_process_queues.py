@@ -171,3 +171,25 @@ async def test_a_skill_install_started_on_a_is_seen_and_cancelled_on_b_and_fails
     assert (await api_b.get(f"/api/v1/skills/install/status/{second.data['taskId']}", token="admin")).data["status"] == "cancelled"
     skills = (await api_b.get("/api/v1/skills", token="admin")).data
     assert "csv-tools" not in str(skills)  # nothing was written
+
+
+async def test_a_transformation_run_on_a_killed_process_fails_within_the_lease(pair: Pair, llm: ScriptedOpenAI) -> None:  # noqa: F811
+    """A transformation run waits on its model call on A; A is SIGKILLed: B fails the run within the lease (it used to
+    stay `running` until the leader's next start)."""
+    api_a, api_b = pair.api_a, pair.api_b
+    kb = (await api_a.post(KB, {"name": "Notes", "description": "test"}, token="admin")).data["id"]
+    assert (await api_a.put(f"{KB}/{kb}/config", {"autoProcess": False}, token="admin")).status == 200
+    raw = (await api_a.post(f"{KB}/{kb}/raw/text", {"title": "Tides", "text": "The moon pulls the sea."}, token="admin")).data["id"]
+    t = await api_a.post("/api/v1/wiki/transformations", {"name": "Points", "prompt": "Key points of {{title}}"}, token="admin")
+    assert t.status == 200, t.body
+    llm.enqueue(Script(hang=True))
+    run = await api_a.post(f"/api/v1/wiki/transformations/{t.data['id']}/apply", {"kbId": kb, "rawId": raw}, token="admin")
+    assert run.status == 200 and run.data["status"] == "running", run.body
+    await eventually(lambda: any("messages" in body for body in llm.requests), what="A's model call")
+    pair.a.kill()
+
+    async def failed() -> bool:
+        r = await api_b.get(f"/api/v1/wiki/transformations/runs/{run.data['id']}", token="admin")
+        return (r.data["status"], r.data["error"]) == ("failed", "Interrupted: the process running it stopped")
+
+    await eventually(failed, timeout=30, interval=0.5, what="B failing the dead process's transformation run")
