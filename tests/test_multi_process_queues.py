@@ -193,3 +193,20 @@ async def test_a_transformation_run_on_a_killed_process_fails_within_the_lease(p
         return (r.data["status"], r.data["error"]) == ("failed", "Interrupted: the process running it stopped")
 
     await eventually(failed, timeout=30, interval=0.5, what="B failing the dead process's transformation run")
+
+
+async def test_a_dream_on_a_killed_process_fails_within_the_lease(pair: Pair, llm: ScriptedOpenAI) -> None:  # noqa: F811
+    """A dream started by hand on A waits on its model call; A is SIGKILLed: B fails its report within the lease (it
+    used to read `running` for ever)."""
+    llm.enqueue(Script(hang=True))
+    dream = asyncio.ensure_future(pair.api_a.post(f"/api/v1/memory/{pair.agent}/emergence", token="admin"))
+    await eventually(lambda: any("messages" in body for body in llm.requests), what="A's dream asking the model")
+    pair.a.kill()
+    await asyncio.gather(dream, return_exceptions=True)  # its request ends with A
+
+    async def failed() -> bool:
+        reports = (await pair.api_b.get(f"/api/v1/memory/{pair.agent}/dream/reports", token="admin")).data
+        rows = reports["records"] if isinstance(reports, dict) else reports
+        return [(r["status"], r["error"]) for r in rows] == [("failed", "Interrupted: the process running it stopped")]
+
+    await eventually(failed, timeout=30, interval=0.5, what="B failing the dead process's dream")
