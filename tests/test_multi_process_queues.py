@@ -106,77 +106,42 @@ async def test_a_material_cancelled_and_requeued_through_b_while_a_still_process
     materials = (await api_b.get(f"{KB}/{kb}/processing-status", token="admin")).data["materials"]
     assert [m["status"] for m in materials] == ["completed"]
 
-async def test_a_message_queued_on_b_for_a_turn_that_dies_with_a_is_kept_by_the_sweep(pair: Pair, llm: ScriptedOpenAI) -> None:  # noqa: F811
-    """A follow-up sent to B for the turn A runs is queued on A (Redis) and stored when accepted; A is SIGKILLed
-    mid-answer: B's sweep frees the conversation and keeps the queued message as its next user message (it used to
-    live only in A's memory), and the conversation takes a new turn on B."""
-    llm.enqueue(Script(text=[f"k{i} " for i in range(400)], delay_s=0.05))
-    stream = asyncio.ensure_future(
-        pair.api_a.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "q1", "message": "go"}, token="admin")
-    )
-    await eventually(lambda: llm.requests, what="the turn's model call")
-    r = await pair.api_b.post("/api/v1/chat/q1/interrupt", {"message": "and then?"}, token="admin")
-    assert r.status == 200 and r.data == {"queued": True, "queueSize": 1}, r.body
-    loop = asyncio.get_running_loop()
-    killed_at = loop.time()
-    pair.a.kill()
-    stream.cancel()
-
-    async def kept() -> list[str]:
-        msgs = (await pair.api_b.get("/api/v1/conversations/q1/messages", token="admin")).data
-        assert [m["content"] for m in msgs if m["role"] == "user"] == ["go", "and then?"], msgs
-        assert msgs[-1]["content"] == "and then?"
-        return msgs
-
-    await eventually(kept, timeout=30, interval=0.5, what="B keeping the message queued on the dead process")
-    print(f"the queued message was kept {loop.time() - killed_at:.1f} s after the kill")
-    assert await pair.sql("SELECT count(*) FROM chat_pending_input") == "0"
-    llm.enqueue(Script(text="back"))
-    again = await pair.api_b.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "q1", "message": "again"}, token="admin")
-    assert text_of(again) == "back" and again[-1].data["status"] == "completed"
-
-
 @pytest.fixture
 def local_downloads(monkeypatch: pytest.MonkeyPatch) -> None:
     """The processes may download from the local site (set before `pair` starts them)."""
     monkeypatch.setenv("PLATFORM_WEB_FETCH_ALLOW_HOSTS", "127.0.0.1")
 
 
+LOST = "Interrupted: the process running it stopped"  # platform_server/leases.py LOST_ERROR
+
+
 @pytest.mark.usefixtures("local_downloads")
-async def test_a_skill_install_started_on_a_is_seen_and_cancelled_on_b_and_fails_when_a_dies(pair: Pair, site: Site) -> None:  # noqa: F811
-    """Install tasks are stored: B answers the status of an install A runs (it used to answer 404: the task lived in
-    A's memory), a cancel sent to B is kept, and when A is SIGKILLed mid-download B fails the install within the
-    lease (the poll used to 404 for ever)."""
+async def test_what_a_killed_process_accepted_or_ran_is_kept_or_failed_by_the_other(pair: Pair, llm: ScriptedOpenAI, site: Site) -> None:  # noqa: F811
+    """One SIGKILL of A, with on A: a chat turn with a follow-up sent to B and queued there (Redis), two skill installs
+    downloading (B answers their status, where it used to answer 404, and cancels one), a wiki transformation run and
+    a dream waiting on their model calls. B's sweep keeps the follow-up as the conversation's next user message (it
+    lived only in A's memory) and fails the install, the run and the dream within the lease (they used to read
+    `running`, or 404, until the next start, a dream for ever); the conversation takes a new turn on B."""
     api_a, api_b = pair.api_a, pair.api_b
+    asked = lambda: sum("messages" in body for body in llm.requests)  # noqa: E731 - model calls so far
+    llm.enqueue(Script(text=[f"k{i} " for i in range(400)], delay_s=0.05))
+    turn = {"agentId": pair.agent, "conversationId": "q1", "message": "go"}
+    stream = asyncio.ensure_future(api_a.sse("POST", "/api/v1/chat/stream", turn, token="admin"))
+    await eventually(lambda: asked() >= 1, what="the turn's model call")
+    r = await api_b.post("/api/v1/chat/q1/interrupt", {"message": "and then?"}, token="admin")
+    assert r.status == 200 and r.data == {"queued": True, "queueSize": 1}, r.body
+
     site.served["/slow.zip"] = GOOD_ZIP
-    first = await api_a.post("/api/v1/skills/install/start", {"url": site.base + "/slow.zip"}, token="admin")
-    second = await api_a.post("/api/v1/skills/install/start", {"url": site.base + "/slow.zip"}, token="admin")
-    assert first.status == 200 and second.status == 200, (first.body, second.body)
+    installs = [await api_a.post("/api/v1/skills/install/start", {"url": site.base + "/slow.zip"}, token="admin") for _ in range(2)]
+    assert all(i.status == 200 for i in installs), [i.body for i in installs]
+    first, second = (i.data["taskId"] for i in installs)
     await eventually(lambda: site.hits.count("/slow.zip") == 2, what="A downloading both")
-    status = await api_b.get(f"/api/v1/skills/install/status/{first.data['taskId']}", token="admin")
+    status = await api_b.get(f"/api/v1/skills/install/status/{first}", token="admin")
     assert status.status == 200 and status.data["status"] == "downloading", status.body
-    cancelled = await api_b.post(f"/api/v1/skills/install/cancel/{second.data['taskId']}", token="admin")
+    cancelled = await api_b.post(f"/api/v1/skills/install/cancel/{second}", token="admin")
     assert cancelled.status == 200 and cancelled.data["status"] == "cancelled", cancelled.body
-    assert (await api_a.get(f"/api/v1/skills/install/status/{second.data['taskId']}", token="admin")).data["status"] == "cancelled"
+    assert (await api_a.get(f"/api/v1/skills/install/status/{second}", token="admin")).data["status"] == "cancelled"
 
-    pair.a.kill()
-
-    async def failed() -> dict:
-        r = await api_b.get(f"/api/v1/skills/install/status/{first.data['taskId']}", token="admin")
-        assert r.data["status"] == "failed", r.data
-        return r.data
-
-    task = await eventually(failed, timeout=30, interval=0.5, what="B failing the dead process's install")
-    assert task["message"] == "Interrupted: the process running it stopped" and task["finished"] is True
-    assert (await api_b.get(f"/api/v1/skills/install/status/{second.data['taskId']}", token="admin")).data["status"] == "cancelled"
-    skills = (await api_b.get("/api/v1/skills", token="admin")).data
-    assert "csv-tools" not in str(skills)  # nothing was written
-
-
-async def test_a_transformation_run_on_a_killed_process_fails_within_the_lease(pair: Pair, llm: ScriptedOpenAI) -> None:  # noqa: F811
-    """A transformation run waits on its model call on A; A is SIGKILLed: B fails the run within the lease (it used to
-    stay `running` until the leader's next start)."""
-    api_a, api_b = pair.api_a, pair.api_b
     kb = (await api_a.post(KB, {"name": "Notes", "description": "test"}, token="admin")).data["id"]
     assert (await api_a.put(f"{KB}/{kb}/config", {"autoProcess": False}, token="admin")).status == 200
     raw = (await api_a.post(f"{KB}/{kb}/raw/text", {"title": "Tides", "text": "The moon pulls the sea."}, token="admin")).data["id"]
@@ -185,28 +150,35 @@ async def test_a_transformation_run_on_a_killed_process_fails_within_the_lease(p
     llm.enqueue(Script(hang=True))
     run = await api_a.post(f"/api/v1/wiki/transformations/{t.data['id']}/apply", {"kbId": kb, "rawId": raw}, token="admin")
     assert run.status == 200 and run.data["status"] == "running", run.body
-    await eventually(lambda: any("messages" in body for body in llm.requests), what="A's model call")
-    pair.a.kill()
-
-    async def failed() -> bool:
-        r = await api_b.get(f"/api/v1/wiki/transformations/runs/{run.data['id']}", token="admin")
-        return (r.data["status"], r.data["error"]) == ("failed", "Interrupted: the process running it stopped")
-
-    await eventually(failed, timeout=30, interval=0.5, what="B failing the dead process's transformation run")
-
-
-async def test_a_dream_on_a_killed_process_fails_within_the_lease(pair: Pair, llm: ScriptedOpenAI) -> None:  # noqa: F811
-    """A dream started by hand on A waits on its model call; A is SIGKILLed: B fails its report within the lease (it
-    used to read `running` for ever)."""
+    await eventually(lambda: asked() >= 2, what="the transformation's model call")
     llm.enqueue(Script(hang=True))
-    dream = asyncio.ensure_future(pair.api_a.post(f"/api/v1/memory/{pair.agent}/emergence", token="admin"))
-    await eventually(lambda: any("messages" in body for body in llm.requests), what="A's dream asking the model")
+    dream = asyncio.ensure_future(api_a.post(f"/api/v1/memory/{pair.agent}/emergence", token="admin"))
+    await eventually(lambda: asked() >= 3, what="the dream's model call")
+
+    loop = asyncio.get_running_loop()
+    killed_at = loop.time()
     pair.a.kill()
-    await asyncio.gather(dream, return_exceptions=True)  # its request ends with A
+    stream.cancel()
+    await asyncio.gather(stream, dream, return_exceptions=True)  # their requests end with A
 
-    async def failed() -> bool:
-        reports = (await pair.api_b.get(f"/api/v1/memory/{pair.agent}/dream/reports", token="admin")).data
+    async def settled() -> bool:
+        msgs = (await api_b.get("/api/v1/conversations/q1/messages", token="admin")).data
+        assert [m["content"] for m in msgs if m["role"] == "user"] == ["go", "and then?"], msgs
+        assert msgs[-1]["content"] == "and then?" and msgs[-1]["metadata"] == {"queuedWhenStopped": True}
+        install = (await api_b.get(f"/api/v1/skills/install/status/{first}", token="admin")).data
+        assert (install["status"], install["message"], install["finished"]) == ("failed", LOST, True), install
+        transformed = (await api_b.get(f"/api/v1/wiki/transformations/runs/{run.data['id']}", token="admin")).data
+        assert (transformed["status"], transformed["error"]) == ("failed", LOST), transformed
+        reports = (await api_b.get(f"/api/v1/memory/{pair.agent}/dream/reports", token="admin")).data
         rows = reports["records"] if isinstance(reports, dict) else reports
-        return [(r["status"], r["error"]) for r in rows] == [("failed", "Interrupted: the process running it stopped")]
+        assert [(r["status"], r["error"]) for r in rows] == [("failed", LOST)], rows
+        return True
 
-    await eventually(failed, timeout=30, interval=0.5, what="B failing the dead process's dream")
+    await eventually(settled, timeout=30, interval=0.5, what="B keeping and failing what the dead process held")
+    print(f"kept and failed {loop.time() - killed_at:.1f} s after the kill")
+    assert await pair.sql("SELECT count(*) FROM chat_pending_input") == "0"
+    assert (await api_b.get(f"/api/v1/skills/install/status/{second}", token="admin")).data["status"] == "cancelled"
+    assert "csv-tools" not in str((await api_b.get("/api/v1/skills", token="admin")).data)  # no install wrote its skill
+    llm.enqueue(Script(text="back"))
+    again = await api_b.sse("POST", "/api/v1/chat/stream", {"agentId": pair.agent, "conversationId": "q1", "message": "again"}, token="admin")
+    assert text_of(again) == "back" and again[-1].data["status"] == "completed"
