@@ -164,6 +164,26 @@ async def test_interrupt_queues_a_message_that_runs_next_in_the_same_stream(env:
     assert idle.data == {"queued": False, "reason": "no_active_stream"}
 
 
+async def test_a_message_queued_behind_a_stopped_answer_is_kept_unanswered(env: ChatEnv) -> None:
+    """An accepted follow-up is never dropped: a stop ends the turn before it, and it is stored as the
+    conversation's next user message (marked `queuedWhenStopped`), as a paused turn keeps its queue."""
+    env.llm.enqueue(Script(text=[f"s{i} " for i in range(200)], delay_s=0.03))
+    r, it = await open_stream(env, {"agentId": env.agent_id, "conversationId": "c1", "message": "first"})
+    async for ev in it:
+        if ev.event == "content_delta":
+            break
+    q = await env.api.post("/api/v1/chat/c1/interrupt", {"message": "then this"}, token="alice")
+    assert q.data == {"queued": True, "queueSize": 1}
+    assert (await env.api.post("/api/v1/chat/c1/stop", token="alice")).data == {"stopped": True}
+    events = [ev async for ev in it]
+    r.close()
+    assert events[-1].event == "done" and events[-1].data["status"] == "stopped"
+    msgs = await env.messages()
+    assert [(m["role"], m["status"]) for m in msgs] == [("user", "completed"), ("assistant", "stopped"), ("user", "completed")]
+    assert msgs[-1]["content"] == "then this" and msgs[-1]["metadata"] == {"queuedWhenStopped": True}
+    assert len(env.llm.requests) == 1  # kept, not answered
+
+
 async def test_a_second_message_while_running_gets_agent_busy(env: ChatEnv) -> None:
     env.llm.enqueue(Script(text=[f"b{i} " for i in range(20)], delay_s=0.03))
     r, it = await open_stream(env, {"agentId": env.agent_id, "conversationId": "c1", "message": "first"})

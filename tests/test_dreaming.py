@@ -9,11 +9,13 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.helpers.chat import ChatEnv
+from platform_server.features.memory.models import DreamReport
+from tests.helpers.chat import ChatEnv, make_agent
 from tests.helpers.client import ApiClient, iter_sse
 from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script
 from tests.helpers.memory import base, dream_answer, fact, folder, summarize
+from tests.helpers.wiki import restart
 
 
 def at(hour: int, day: int = 2) -> dt.datetime:
@@ -192,3 +194,13 @@ async def test_dreaming_without_a_model_is_2001_and_people_stay_apart(env: ChatE
     r = await api.post(f"{base(env)}/emergence", token="alice")
     assert r.code == 2001 and r.msg == "No chat model configured"
     assert (await api.get(f"{base(env)}/dream/reports", token="alice")).data["total"] == 0
+
+
+async def test_a_dream_left_running_by_a_stopped_server_reads_failed_after_the_restart(server: Any, api: ApiClient, people: dict) -> None:
+    """A dream's report used to read `running` for ever once its process stopped mid-dream; the next start fails it."""
+    agent = await make_agent(api)
+    DreamReport.create(workspace_id=1, user_id=int(people["alice"]["id"]), agent_id=int(agent), mode="NIGHTLY", trigger="manual")
+    again = await restart(server)
+    reports = (await again.client.get(f"/api/v1/memory/{agent}/dream/reports", token="alice")).data
+    rows = reports["records"] if isinstance(reports, dict) else reports
+    assert [(r["status"], r["error"]) for r in rows] == [("failed", "Interrupted: the process running it stopped")]

@@ -179,16 +179,20 @@ async def test_processing_left_unfinished_resumes_after_a_restart(server: Runnin
     await use_fake_openai(api, llm.url)
     kb = await make_kb(api, autoProcess=False)
     raw = await add_text(api, kb, "Resume me", "Resumable knowledge about tides.")
-    await server.platform.services.wiki.stop()  # as if the process stopped mid-run
+    waiting = await add_text(api, kb, "Waiting", "Queued knowledge about the moon.")
+    await server.platform.services.wiki.stop()  # as if the process stopped mid-run, with one more material queued
     RawMaterial.update(status="processing", queued=True).where(RawMaterial.id == int(raw["id"])).execute()
-    llm.enqueue(Script(text=pages_answer(page("tides", "Tides", "# Tides"))))
+    RawMaterial.update(queued=True).where(RawMaterial.id == int(waiting["id"])).execute()
+    llm.enqueue(Script(text=pages_answer(page("tides", "Tides", "# Tides"))), Script(text=pages_answer(page("moon", "Moon", "# Moon"))))
     platform = server.platform
     engine = WikiEngine(platform.runtime(LLM), platform.config, platform.storage)
+    # one process: its workers wake on its own queueing only, no timer; with Redis (several may run) they also look every 3 s
+    assert engine.poll_s == (3.0 if platform.config.redis_url else None)
     platform.set_runtime(WIKI, engine)
     engine.start()
     await wait_idle(api, kb)
     raws = (await api.get(f"{KB}/{kb}/raw", token="bob")).data
-    assert raws[0]["status"] == "completed" and raws[0]["pageCount"] == 1
+    assert [(r["title"], r["status"], r["pageCount"]) for r in raws] == [("Waiting", "completed", 1), ("Resume me", "completed", 1)]
 
 
 async def test_a_page_type_profile_steers_generation_and_edits(api: ApiClient, people: dict, llm: ScriptedOpenAI) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from platform_server import leases, storage
 from platform_server.features.chat import CHAT, CHAT_ORPHANS, CHAT_PRUNE, remote
 from platform_server.features.chat.service import ChatService
-from platform_server.features.chat.store import TurnStore
+from platform_server.features.chat.store import TurnStore, keep_queued
 from platform_server.features.conversations import service as conversations
 from platform_server.features.models import LLM
 from platform_server.features.skills import SKILLS
@@ -42,6 +42,8 @@ async def start(platform: Platform) -> None:
     # Several processes (`redis_url`): a conversation another living process runs a turn of stays running
     live = await remote.live_at_start()
     storage.start_write(platform.storage, "setting conversations left running idle", functools.partial(conversations.reset_running, live))
+    # their follow-ups queued behind the turn a stopped process ran are kept as messages (stored when accepted)
+    storage.start_write(platform.storage, "keeping messages queued for turns that ended", keep_queued)
     skills = platform.find_runtime(SKILLS)  # started before chat (`needs`); absent in a bare test platform
     runtime = ChatService(
         platform.config,

@@ -189,7 +189,8 @@ class ChatService:
         if turn is None or not turn.running:
             return None
         checked = uploads.check_parts(user_id, parts) if parts else None
-        turn.queue.append(QueuedInput(message, checked))
+        row_id = self.store.queue_input(turn.conversation_db_id, text_of(message, checked), checked)  # a dying process loses none
+        turn.queue.append(QueuedInput(message, checked, row_id))
         turn.publish("queued_input_accepted", {"queuedMessage": text_of(message, checked), "queueSize": len(turn.queue)})
         return len(turn.queue)
 
@@ -271,7 +272,9 @@ class ChatService:
                         self.store.save_answer(answer, answer.unsaved)
                     self._announce(turn, answer, "completed")
                     queued = turn.queue.pop(0)
-                    row_id = self.store.add_user_input(conv, text_of(queued.message, queued.content_parts), queued.content_parts)
+                    row_id = self.store.add_user_input(
+                        conv, text_of(queued.message, queued.content_parts), queued.content_parts, queued_row=queued.row_id
+                    )
                     pending_input = (
                         row_id,
                         TurnRequest(
@@ -312,6 +315,9 @@ class ChatService:
             if answer is not None:
                 self._announce(turn, answer, "failed")
         finally:
+            if turn.queue:  # a stopped or failed turn takes no more input: what was queued behind it is kept
+                with contextlib.suppress(Exception):  # (a failed write leaves the rows queued: the next start keeps them)
+                    self._keep_queued(turn, conv, "queuedWhenStopped")
             if self._learns(req):  # lessons are read from the stored turn, before its end is announced
                 if answer is not None and answer.unsaved:
                     with contextlib.suppress(Exception):  # kept `unsaved`: stored (and retried) with the turn's end
@@ -369,13 +375,13 @@ class ChatService:
         except Exception:  # noqa: BLE001 - learning must never break the turn
             log.exception("recording skill lessons failed")
 
-    def _keep_queued(self, turn: Turn, conv: Conversation) -> None:
-        """Inputs queued behind a paused turn are stored (accepted messages are never lost)."""
+    def _keep_queued(self, turn: Turn, conv: Conversation, mark: str = "queuedWhilePaused") -> None:
+        """Inputs queued behind a paused (or stopped, or failed) turn are stored (accepted messages are never lost)."""
         with self.store.transaction():
             while turn.queue:
                 queued = turn.queue.pop(0)
                 text = text_of(queued.message, queued.content_parts)
-                self.store.add_message(conv, "user", text, content_parts=queued.content_parts, metadata={"queuedWhilePaused": True})
+                self.store.add_user_input(conv, text, queued.content_parts, {mark: True}, queued.row_id)
 
     @staticmethod
     def _announce(turn: Turn, answer: Answer, status: str) -> None:

@@ -19,7 +19,7 @@ from typing import Callable
 import peewee
 
 from platform_server.db import database, insert_row, one_transaction, stored_time, update_row, utcnow
-from platform_server.features.chat.models import ContextSummary
+from platform_server.features.chat.models import ContextSummary, PendingInput
 from platform_server.features.conversations.models import Conversation, Message
 from platform_server.features.usage.meter import UsageAccount
 from platform_server.ids import next_id
@@ -160,9 +160,21 @@ class TurnStore:
         conv.message_count += 1
         return row_id
 
-    def add_user_input(self, conv: Conversation, text: str, parts: list[JsonObject] | None, metadata: JsonObject | None = None) -> int:
-        """A queued follow-up stored as the conversation's next user message (its own commit)."""
+    @staticmethod
+    def queue_input(conversation_db_id: int, text: str, parts: list[JsonObject] | None) -> int:
+        """A follow-up accepted for the running turn, stored until the turn takes it (its own commit); its row id."""
         with database.atomic():
+            row_id: int = insert_row(PendingInput, conversation=conversation_db_id, content=text, content_parts=parts, create_time=utcnow())
+        return row_id
+
+    def add_user_input(
+        self, conv: Conversation, text: str, parts: list[JsonObject] | None, metadata: JsonObject | None = None, queued_row: int | None = None
+    ) -> int:
+        """A queued follow-up stored as the conversation's next user message (its own commit, which also deletes
+        its stored queue row `queued_row`)."""
+        with database.atomic():
+            if queued_row is not None:
+                PendingInput.delete().where(PendingInput.id == queued_row).execute()
             return self.add_message(conv, "user", text, content_parts=parts, metadata=metadata)
 
     def add_tool_result(self, conv: Conversation, call_id: str, name: str, arguments: str, success: bool, result: str) -> None:
@@ -380,4 +392,31 @@ def free_abandoned(keys: list[str]) -> int:
         if not ids:
             return 0
         Message.update(status="failed").where(Message.conversation.in_(ids), Message.status == "streaming").execute()
-        return int(Conversation.update(stream_status="idle").where(Conversation.id.in_(ids)).execute())
+        count = int(Conversation.update(stream_status="idle").where(Conversation.id.in_(ids)).execute())
+        keep_queued(ids)
+        return count
+
+
+def keep_queued(conversation_ids: list[int] | None = None) -> int:
+    """Follow-ups queued for turns that ended without taking them (their process died): kept as the conversations'
+    user messages, in the order they came, as a paused turn keeps its queue (accepted messages are never lost).
+    None: those of every conversation no turn runs (at start, after `reset_running`). Returns how many."""
+    with database.atomic():
+        q = PendingInput.select()
+        if conversation_ids is None:
+            idle = Conversation.select(Conversation.id).where(Conversation.stream_status != "running")
+            q = q.where(PendingInput.conversation.in_(idle))
+        elif conversation_ids:
+            q = q.where(PendingInput.conversation.in_(conversation_ids))
+        else:
+            return 0
+        rows = list(q.order_by(PendingInput.id))
+        if not rows:
+            return 0
+        convs = {c.id: c for c in Conversation.select().where(Conversation.id.in_({r.conversation_id for r in rows}))}
+        for row in rows:
+            conv = convs[row.conversation_id]
+            TurnStore.add_message(conv, "user", row.content, content_parts=row.content_parts, metadata={"queuedWhenStopped": True})
+        PendingInput.delete().where(PendingInput.id.in_([r.id for r in rows])).execute()
+    log.warning("kept %d message(s) queued for turns that ended without them", len(rows))
+    return len(rows)

@@ -30,6 +30,7 @@ class TurnResult:
 class QueuedInput:
     message: str | None
     content_parts: list[JsonObject] | None
+    row_id: int  # its stored row (chat.models.PendingInput), deleted when the turn stores it
 
 
 @dataclass

@@ -15,3 +15,4 @@ if TYPE_CHECKING:
 DREAMER: RuntimeKey[Dreamer] = RuntimeKey("memory")
 MEMORY_NIGHTLY: RuntimeKey[Loop] = RuntimeKey("memory_nightly")
 MEMORY_EXTRACTION: RuntimeKey[Loop] = RuntimeKey("memory_extraction")
+MEMORY_DREAM_SWEEP: RuntimeKey[Loop] = RuntimeKey("memory_dream_sweep")  # several processes: a dead process's dreams fail

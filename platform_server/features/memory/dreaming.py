@@ -12,12 +12,14 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from platform_server import leases
 from platform_server.db import database, iso, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.memory import facts, llm, store
 from platform_server.features.memory.models import DreamReport, Fact
 from platform_server.features.memory.store import Scope
 from platform_server.features.models.errors import LlmFailure
+from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.ports import events
 from platform_server.ports.events import Subscription, TopicBus
 from platform_server.serialize import Fields, flag, ident, items, when
@@ -107,6 +109,29 @@ def last_completed(scope: Scope) -> DreamReport | None:
     )
 
 
+def _running_reports() -> list[str]:
+    return [str(r.id) for r in DreamReport.select(DreamReport.id).where(DreamReport.status == "running")]
+
+
+def fail_lost(ids: list[str]) -> int:
+    """Dreams whose process stopped (a lapsed lease, or a restart): failed, saying so (a dream writes its entries in
+    one transaction at its end, so nothing half-written stays)."""
+    if not ids:
+        return 0
+    done = DreamReport.update(status="failed", error=LOST_ERROR, finish_time=utcnow()).where(
+        DreamReport.id.in_([int(i) for i in ids]) & (DreamReport.status == "running")
+    )
+    return int(done.execute())
+
+
+def fail_left_running() -> int:
+    """At the leader's start: dreams a stopped process left running."""
+    return fail_lost(_running_reports())
+
+
+RUNS = RunKind("dream:", _running_reports, fail_lost)  # leased while they run here (platform_server/leases.py)
+
+
 class Dreamer:
     """The process's dream runner: running dreams per scope, the event bus, the consolidation itself."""
 
@@ -146,6 +171,7 @@ class Dreamer:
         )
         audit.save(actor, "CREATE", "DREAM_REPORT", report, f"{mode} dream of agent {scope.agent_id}", workspace_id=scope.workspace_id)
         self.running[scope] = report.id
+        leases.hold(RUNS, report.id)
         task = asyncio.ensure_future(self._run(scope, report, actor, targets, selected))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -179,6 +205,7 @@ class Dreamer:
             return None
         finally:
             self.running.pop(scope, None)
+            leases.release(RUNS, report.id)
 
     def _material(self, scope: Scope, selected: set[str] | None) -> tuple[str, set[str]]:
         ranked = store.ranked(facts.active(scope))

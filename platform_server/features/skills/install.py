@@ -16,16 +16,18 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from platform_server import leases
 from platform_server.config import Config
-from platform_server.db import database, iso
+from platform_server.db import database, iso, utcnow
 from platform_server.features.agents import archives
 from platform_server.features.audit import service as audit
 from platform_server.features.skills import frontmatter as fm
 from platform_server.features.skills import service
-from platform_server.features.skills.models import Skill
+from platform_server.features.skills.models import InstallTaskRow, Skill
 from platform_server.features.skills.storage import LESSONS_FILE, SKILL_FILE
 from platform_server.integrations import net_guard
 from platform_server.lazy import lazy_import
+from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.web.context import Caller
 from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
 
@@ -241,6 +243,29 @@ def _iso(ts: float) -> str | None:
     return iso(dt.datetime.fromtimestamp(ts, dt.timezone.utc).replace(tzinfo=None))
 
 
+def _running_installs() -> list[str]:
+    return [r.task_id for r in InstallTaskRow.select(InstallTaskRow.task_id).where(InstallTaskRow.status.in_(RUNNING))]
+
+
+def fail_lost(task_ids: list[str]) -> int:
+    """Installs whose process stopped (a lapsed lease, or a restart): failed, saying so (nothing half-written stays:
+    a skill is written in one transaction)."""
+    if not task_ids:
+        return 0
+    done = InstallTaskRow.update(status="failed", message=LOST_ERROR, update_time=utcnow()).where(
+        InstallTaskRow.task_id.in_(task_ids) & InstallTaskRow.status.in_(RUNNING)
+    )
+    return int(done.execute())
+
+
+def fail_left_running() -> int:
+    """At the leader's start: installs a stopped process left running."""
+    return fail_lost(_running_installs())
+
+
+RUNS = RunKind("skill-install:", _running_installs, fail_lost)  # leased while they run here (platform_server/leases.py)
+
+
 @dataclass
 class InstallTask:
     id: str
@@ -257,8 +282,25 @@ class InstallTask:
     updated: float = field(default_factory=time.time)
     task: asyncio.Task[None] | None = None
 
-    def set(self, status: str, message: str) -> None:
-        self.status, self.message, self.updated = status, message, time.time()
+    def set(self, status: str, message: str) -> bool:
+        """Record the task's new state (stored: any process answers its status); False, changing nothing, when it
+        already ended (cancelled through another process)."""
+        now = time.time()
+        stamp = dt.datetime.fromtimestamp(now, dt.timezone.utc).replace(tzinfo=None)
+        fields = {"status": status, "message": message, "source": self.source, "skill_id": self.skill_id, "skill_name": self.skill_name}
+        done = InstallTaskRow.update(**fields, replaced=self.replaced, committed=self.committed, update_time=stamp).where(
+            (InstallTaskRow.task_id == self.id) & InstallTaskRow.status.in_(RUNNING)
+        )
+        if not done.execute():
+            return False
+        self.status, self.message, self.updated = status, message, now
+        return True
+
+    @classmethod
+    def of(cls, row: InstallTaskRow) -> InstallTask:
+        created, updated = (t.replace(tzinfo=dt.timezone.utc).timestamp() for t in (row.create_time, row.update_time))
+        return cls(row.task_id, row.workspace_id, row.user_id, row.source, row.status, row.message, row.skill_id, row.skill_name,
+                   bool(row.replaced), bool(row.committed), created, updated)  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -278,28 +320,30 @@ class InstallTask:
 Blocking = Callable[..., Awaitable[Any]]
 
 
+class CancelledElsewhere(Exception):
+    """The task was cancelled through another process (its row says so): stop before writing the skill."""
+
+
 class InstallTasks:
-    """Install tasks of this process (tasks are not persisted: a restart forgets them)."""
+    """Install tasks: stored (`skill_install_task`), run by the process that started them, which holds their lease."""
 
     def __init__(self, config: Config, blocking: Blocking, after_install: Callable[[Skill], Awaitable[None]]) -> None:
         self.config = config
         self.blocking = blocking
         self.after_install = after_install
-        self.tasks: dict[str, InstallTask] = {}
+        self.tasks: dict[str, InstallTask] = {}  # the ones running here
 
     def _prune(self) -> None:
-        now = time.time()
-        for tid, t in list(self.tasks.items()):
-            if t.status not in RUNNING and now - t.updated > TASK_RETENTION_S:
-                del self.tasks[tid]
-        if len(self.tasks) >= MAX_TASKS:
+        old = utcnow() - dt.timedelta(seconds=TASK_RETENTION_S)
+        InstallTaskRow.delete().where(InstallTaskRow.status.not_in(RUNNING) & (InstallTaskRow.update_time < old)).execute()
+        if InstallTaskRow.select().count() >= MAX_TASKS:
             raise ApiError("Too many install tasks, please try again later", 429)
 
     def get(self, caller: Caller, task_id: str) -> InstallTask:
-        task = self.tasks.get(task_id)
-        if task is None or task.workspace_id != caller.workspace_id:
+        row = InstallTaskRow.get_or_none(InstallTaskRow.task_id == task_id)
+        if row is None or row.workspace_id != caller.workspace_id:
             raise NotFound("Install task not found")
-        return task
+        return InstallTask.of(row)
 
     async def resolve(self, url: str | None, slug: str | None) -> str:
         if url:
@@ -320,37 +364,57 @@ class InstallTasks:
             _hub_url(self.config)
         self._prune()
         task = InstallTask(uuid.uuid4().hex, caller.workspace_id, caller.user_id, url or f"hub:{slug}")
+        InstallTaskRow.create(task_id=task.id, workspace_id=task.workspace_id, user_id=task.user_id, source=task.source)
         self.tasks[task.id] = task
+        leases.hold(RUNS, task.id)
         task.task = asyncio.get_running_loop().create_task(self._run(task, caller, url, slug, overwrite))
         return task
 
     async def _run(self, task: InstallTask, caller: Caller, url: str | None, slug: str | None, overwrite: bool) -> None:
         try:
-            task.set("downloading", "Resolving the hub skill" if slug else "Downloading")
+            self._step(task, "downloading", "Resolving the hub skill" if slug else "Downloading")
             target = await self.resolve(url, slug)
             task.source = target
-            task.set("downloading", "Downloading")
+            self._step(task, "downloading", "Downloading")
             archive = await download(self.config, target, self.config.skills_install_max_bytes)
-            task.set("installing", "Installing")
+            self._step(task, "installing", "Installing")
             bundle = await self.blocking(read_zip, archive)
-            skill, replaced = install_bundle(caller, bundle, target, overwrite)
-            task.committed = True
-            task.skill_id, task.skill_name, task.replaced = skill.id, skill.name, replaced
+            with database.atomic():  # the skill and "too late to cancel" in one commit; a cancel stored before wins
+                if InstallTaskRow.get(InstallTaskRow.task_id == task.id).status not in RUNNING:
+                    raise CancelledElsewhere()
+                skill, replaced = install_bundle(caller, bundle, target, overwrite)
+                task.committed = True
+                task.skill_id, task.skill_name, task.replaced = skill.id, skill.name, replaced
+                task.set("installing", "Installing")
             await self.after_install(skill)
             task.set("completed", f"Installed skill '{skill.name}'")
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, CancelledElsewhere):
             task.set("cancelled", "Cancelled")
         except ApiError as exc:
             task.set("failed", exc.msg)
         except Exception as exc:  # noqa: BLE001 - a task reports every failure in its status
             task.set("failed", f"Install failed: {type(exc).__name__}")
+        finally:
+            self.tasks.pop(task.id, None)
+            leases.release(RUNS, task.id)
+
+    @staticmethod
+    def _step(task: InstallTask, status: str, message: str) -> None:
+        if not task.set(status, message):
+            raise CancelledElsewhere()
 
     def cancel(self, caller: Caller, task_id: str) -> InstallTask:
+        """Cancel a running install from any process: the row says so at once; the process running it stops it (here at
+        once, elsewhere before its next step, and before it writes the skill)."""
         task = self.get(caller, task_id)
-        if task.status in RUNNING and task.task is not None and not task.committed:
-            task.task.cancel()
-            task.set("cancelled", "Cancelled")
-        return task
+        if task.status in RUNNING and not task.committed:
+            InstallTaskRow.update(status="cancelled", message="Cancelled", update_time=utcnow()).where(
+                (InstallTaskRow.task_id == task_id) & InstallTaskRow.status.in_(RUNNING) & (InstallTaskRow.committed == 0)
+            ).execute()
+            running = self.tasks.get(task_id)
+            if running is not None and running.task is not None:
+                running.task.cancel()
+        return self.get(caller, task_id)
 
     async def close(self) -> None:
         running = [t.task for t in self.tasks.values() if t.task is not None and not t.task.done()]

@@ -109,3 +109,27 @@ def _short_previews(db: peewee.Database) -> None:
 
 
 MIGRATIONS.append(("skills_0201_short_secret_previews", _short_previews))
+
+
+class InstallTaskRow(BaseModel):
+    """An install from a URL or the hub (issue 31): stored, so any process answers its status and cancel, and the
+    leader fails it when the process running it dies (`skill-install:<task id>` lease) instead of forgetting it."""
+
+    task_id = peewee.CharField(unique=True)
+    workspace_id = peewee.BigIntegerField(index=True)
+    user_id = peewee.BigIntegerField()
+    source = peewee.TextField(default="")
+    status = peewee.CharField(default="pending", index=True)  # pending | downloading | installing | completed | failed | cancelled
+    message = peewee.TextField(default="Queued")
+    skill_id = peewee.BigIntegerField(null=True)
+    skill_name = peewee.CharField(null=True)
+    replaced = BooleanField(default=False)
+    committed = BooleanField(default=False)  # the skill is written: too late to cancel
+    create_time = DateTimeField(default=utcnow)
+    update_time = DateTimeField(default=utcnow)
+
+    class Meta:
+        table_name = "skill_install_task"
+
+
+MIGRATIONS.append(("skills_0301_install_tasks", create_tables(InstallTaskRow)))

@@ -13,3 +13,4 @@ if TYPE_CHECKING:
 
 WIKI: RuntimeKey[WikiEngine] = RuntimeKey("wiki")
 WIKI_SWEEP: RuntimeKey[Loop] = RuntimeKey("wiki_sweep")  # several processes: the leader requeues a dead process's materials
+WIKI_TRANSFORM_SWEEP: RuntimeKey[Loop] = RuntimeKey("wiki_transform_sweep")  # several processes: a dead process's transformations fail

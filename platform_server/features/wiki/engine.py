@@ -1,8 +1,10 @@
 """The processing engine: a queue of materials, bounded workers, the pipeline, progress fan-out.
 
 Per material: extract text -> chunk -> embed chunks -> ask the LLM for pages in batches of chunks ->
-store pages, links and citations. State lives in the database (`status`, `queued`), so a restart
-resumes the queue; the in-memory part is only the queue order, running tasks and subscribers.
+store pages, links and citations. The queue is the database (`status = 'pending' AND queued`): a worker
+claims the oldest queued material with a conditional update (pending -> processing), so of several
+processes exactly one takes each material, and a material accepted by a process that died before
+starting it is taken by another (issue 31). In memory are only a wake-up, running tasks and subscribers.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ log = logging.getLogger(__name__)
 EMBED_BATCH = 64
 WRITE_LOCK = "IMMEDIATE"  # executor transactions that read then write take SQLite's write lock at BEGIN
 CONTEXT_PAGES = 3
+SUPERSEDED = "Cancelled, and claimed again before its processing stopped"
+CLAIM_TRIES = 8  # queued materials a worker tries in one look (others' claims may win the first ones)
 
 
 class Cancelled(Exception):
@@ -75,14 +79,16 @@ class WikiEngine:
         self.config = config
         self.health = health  # a write that fails on a full disk turns read-only mode on
         self.worker_count = max(1, workers)
-        self.queue: asyncio.Queue[int] = asyncio.Queue()
-        self.queued: set[int] = set()
+        self.wake = asyncio.Event()  # set when a material was queued here: idle workers look in the database
+        # Several processes (`redis_url`): an idle worker also looks every sweep interval, for materials another
+        # process accepted and can no longer start (it was killed); one process is woken by its own queueing only.
+        self.poll_s: float | None = leases.Sweep.interval_s if config.redis_url else None
         self.running: dict[int, asyncio.Task[None]] = {}
+        self.claims: dict[int, int] = {}  # raw id -> the job of this process's claim (read by `_alive`, in executors too)
         self.steps: dict[int, dict[str, Any]] = {}  # raw id -> its latest step event
         self.progress: TopicBus[int] = events.current().topics("wiki-progress")  # progress events by knowledge base id
         self.workers: list[asyncio.Task[None]] = []
         self.tasks: set[asyncio.Task[Any]] = set()  # other background work (lint scans, ...)
-        self.again: set[int] = set()  # queued while running: queued again when that run ends
         self.produced: dict[int, set[int]] = {}  # raw id -> pages its running processing wrote
         self.stopping = False
         self.watchers = Watchers(self)
@@ -95,14 +101,11 @@ class WikiEngine:
     # ---- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Materials left `processing` by a stop go back to pending; every queued one is resumed."""
-        # several processes: only the leader at its start (a joining process leaves the others' work alone: the
-        # materials queued on another process are in that process's queue)
+        """Materials left `processing` by a stop go back to pending; the workers then take every queued one."""
+        # several processes: only the leader at its start (a joining process leaves the others' running work alone;
+        # a killed process's is requeued by the lease sweep)
         if leader.is_leader():
             storage.start_write(self.health, "resetting interrupted wiki work", self._reset_interrupted)
-            q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
-            for row in q.order_by(RawMaterial.create_time, RawMaterial.id):
-                self.enqueue(row.id)
         self.workers = [asyncio.ensure_future(self._worker()) for _ in range(self.worker_count)]
         self.reembed.start()
 
@@ -133,55 +136,88 @@ class WikiEngine:
     # ---- queue ----------------------------------------------------------------------------
 
     def enqueue(self, raw_id: int) -> None:
-        if raw_id in self.running:
-            self.again.add(raw_id)
-        elif raw_id not in self.queued:
-            self.queued.add(raw_id)
-            self.queue.put_nowait(raw_id)
+        """Wake the workers: the material's row is already stored queued (the caller committed it)."""
+        self.wake.set()
 
     def _lost(self, ids: list[str]) -> int:
-        """Materials whose process was killed mid-processing (their lease lapsed): processed again, here."""
+        """Materials whose process was killed mid-processing (their lease lapsed): queued again."""
         raw_ids = [int(i) for i in ids]
         with database.atomic():
             count = (
                 RawMaterial.update(status="pending", queued=True).where(RawMaterial.id.in_(raw_ids) & (RawMaterial.status == "processing")).execute()
             )
             Job.update(status="interrupted", end_time=utcnow()).where(Job.raw_id.in_(raw_ids) & (Job.status == "running")).execute()
-        for raw_id in raw_ids:
-            self.enqueue(raw_id)
+        self.wake.set()
         return int(count)
 
     def cancel(self, raw_id: int) -> None:
-        """Stop the material's running task (its row is already marked by the caller)."""
-        self.queued.discard(raw_id)
-        self.again.discard(raw_id)
+        """Stop the material's running task, if it runs here (its row is already marked by the caller)."""
         task = self.running.get(raw_id)
         if task is not None:
             task.cancel()
 
+    def _claim(self) -> tuple[RawMaterial, Job] | None:
+        """The oldest queued material, taken for this process (pending -> processing) with its job; None when none is left.
+
+        The update's condition is the lock: of processes claiming one material at once, one changes the row and the
+        others change nothing (PostgreSQL re-reads the row after the winner commits) and try the next one."""
+        q = RawMaterial.select(RawMaterial.id).where((RawMaterial.status == "pending") & (RawMaterial.queued == 1))
+        for row in q.order_by(RawMaterial.create_time, RawMaterial.id).limit(CLAIM_TRIES):
+            with database.atomic():
+                taken = (
+                    RawMaterial.update(status="processing", error=None, update_time=utcnow())
+                    .where((RawMaterial.id == row.id) & (RawMaterial.status == "pending") & (RawMaterial.queued == 1))
+                    .execute()
+                )
+                if not taken:
+                    continue
+                raw = RawMaterial.get_by_id(row.id)
+                # A job still running is an earlier claim cancelled and requeued meanwhile (through another process, whose
+                # cancel could not stop the task here): superseded now, so its task stops at its next check (`_alive`).
+                earlier = (Job.raw_id == raw.id) & (Job.status == "running")
+                Job.update(status="cancelled", error=SUPERSEDED, end_time=utcnow()).where(earlier).execute()
+                job = Job.create(kb=raw.kb_id, raw_id=raw.id, status="running", steps=[])
+            self.claims[raw.id] = job.id
+            return raw, job
+        return None
+
+    async def _idle(self) -> None:
+        """Wait for a wake-up (or, with several processes, the next look at the database)."""
+        if self.poll_s is None:
+            await self.wake.wait()
+            return
+        try:
+            await asyncio.wait_for(self.wake.wait(), self.poll_s)
+        except asyncio.TimeoutError:
+            pass
+
     async def _worker(self) -> None:
         while True:
-            raw_id = await self.queue.get()
-            if raw_id not in self.queued:
-                continue  # cancelled or deleted while waiting
-            self.queued.discard(raw_id)
-            task = asyncio.ensure_future(self._process(raw_id))
-            self.running[raw_id] = task
-            leases.hold(self.materials, raw_id)
+            self.wake.clear()  # before the look: a material queued after it sets it again, so none is missed
+            try:
+                claimed = self._claim()
+            except Exception:  # noqa: BLE001 - a failed look (the database busy, the disk full) must not end the worker
+                log.warning("looking for queued wiki materials failed", exc_info=True)
+                claimed = None
+            if claimed is None:
+                await self._idle()
+                continue
+            raw, job = claimed
+            leases.hold(self.materials, raw.id)  # at once: no await between the claim and the lease
+            task = asyncio.ensure_future(self._process(raw, job))
+            self.running[raw.id] = task
             try:
                 await asyncio.wait({task})
             except asyncio.CancelledError:
                 task.cancel()
                 raise
             finally:
-                self.running.pop(raw_id, None)
-                self.steps.pop(raw_id, None)
-                leases.release(self.materials, raw_id)
-                if raw_id in self.again:
-                    self.again.discard(raw_id)
-                    self.enqueue(raw_id)
+                self.running.pop(raw.id, None)
+                self.claims.pop(raw.id, None)
+                self.steps.pop(raw.id, None)
+                leases.release(self.materials, raw.id)
             if not task.cancelled() and task.exception() is not None:
-                log.error("wiki processing of %s crashed", raw_id, exc_info=task.exception())
+                log.error("wiki processing of %s crashed", raw.id, exc_info=task.exception())
 
     # ---- progress -------------------------------------------------------------------------
 
@@ -210,10 +246,14 @@ class WikiEngine:
         self.steps[raw.id] = event
         self.emit(raw.kb_id, event)
 
-    @staticmethod
-    def _alive(raw_id: int) -> RawMaterial:
+    def _alive(self, raw_id: int) -> RawMaterial:
+        """The material, while this process's claim of it holds (raises Cancelled once it was cancelled, deleted, or
+        claimed again after a cancel: the job of our claim no longer runs)."""
         raw = RawMaterial.get_or_none(RawMaterial.id == raw_id)
         if raw is None or raw.status != "processing":
+            raise Cancelled()
+        job_id = self.claims.get(raw_id)
+        if job_id is not None and not Job.select().where((Job.id == job_id) & (Job.status == "running")).exists():
             raise Cancelled()
         return raw
 
@@ -237,16 +277,11 @@ class WikiEngine:
         """One page-writing call over a batch of chunks; the ids of the pages written."""
         return await self._generate(kb, raw, cfg, chunks, blobs, model_id)
 
-    async def _process(self, raw_id: int) -> None:
-        raw = RawMaterial.get_or_none(RawMaterial.id == raw_id)
-        if raw is None or raw.status != "pending" or not raw.queued:
-            return
+    async def _process(self, raw: RawMaterial, job: Job) -> None:
+        """Process a material this process claimed (`_claim`)."""
+        raw_id = raw.id
         kb = KnowledgeBase.get_by_id(raw.kb_id)
         meter.enter("wiki", kb.workspace_id)  # this task's model calls count as wiki processing
-        with database.atomic():
-            raw.status, raw.error, raw.update_time = "processing", None, utcnow()
-            raw.save()
-            job = Job.create(kb=kb.id, raw_id=raw.id, status="running", steps=[])
         self._material_event(raw, "processing", jobId=str(job.id))
         self.produced[raw_id] = set()
         try:
@@ -259,9 +294,9 @@ class WikiEngine:
             if self.stopping:
                 raise
             self.produced.pop(raw_id, None)
-            self._finish_job(job, "cancelled", "Cancelled", 0)
-            self._material_event(raw, "cancelled", jobId=str(job.id))
-            self._maybe_idle(kb.id)
+            if self._finish_job(job, "cancelled", "Cancelled", 0):  # (a superseded claim says nothing: the new one runs)
+                self._material_event(raw, "cancelled", jobId=str(job.id))
+                self._maybe_idle(kb.id)
             return
         except Exception as exc:  # noqa: BLE001 - a failing material must not stop the engine
             log.warning("wiki material %s failed", raw_id, exc_info=True)
@@ -270,7 +305,8 @@ class WikiEngine:
         retired: list[int] = []
         with database.atomic():
             current = RawMaterial.get_or_none(RawMaterial.id == raw_id)
-            if current is not None and current.status == "processing":
+            ours = Job.select().where((Job.id == job.id) & (Job.status == "running")).exists()  # not superseded by a new claim
+            if current is not None and current.status == "processing" and ours:
                 if status == "completed" and error is None and produced:
                     retired = sync.retire_unproduced(raw_id, produced)
                 current.status, current.queued = status, False
@@ -279,15 +315,15 @@ class WikiEngine:
                 if status in ("completed", "partial"):
                     current.last_processed_hash = current.content_hash
                 current.save()
-        self._finish_job(job, "skipped" if error == "unchanged" else status, error, pages)
-        self._material_event(raw, status, jobId=str(job.id), pagesWritten=pages, error=error, pagesArchived=len(retired))
-        self._maybe_idle(kb.id)
+        if self._finish_job(job, "skipped" if error == "unchanged" else status, error, pages):
+            self._material_event(raw, status, jobId=str(job.id), pagesWritten=pages, error=error, pagesArchived=len(retired))
+            self._maybe_idle(kb.id)
 
-    def _finish_job(self, job: Job, status: str, error: str | None, pages: int) -> None:
-        if Job.get_or_none(Job.id == job.id) is None:
-            return  # the KB was deleted
-        job.status, job.error, job.pages_written, job.end_time = status, error, pages, utcnow()
-        job.save(only=[Job.status, Job.error, Job.pages_written, Job.end_time])
+    @staticmethod
+    def _finish_job(job: Job, status: str, error: str | None, pages: int) -> bool:
+        """Record the job's end; False when it no longer runs (the KB was deleted, or a new claim superseded it)."""
+        done = Job.update(status=status, error=error, pages_written=pages, end_time=utcnow()).where((Job.id == job.id) & (Job.status == "running"))
+        return bool(done.execute())
 
     def _maybe_idle(self, kb_id: int) -> None:
         if not self.busy(kb_id):

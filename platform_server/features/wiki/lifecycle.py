@@ -8,7 +8,7 @@ from platform_server import leases
 from platform_server.features.guard import service as guard
 from platform_server.features.models import LLM
 from platform_server.features.tools.registry import ToolDefinition
-from platform_server.features.wiki import WIKI, WIKI_SWEEP, kbs, tool, vector_index
+from platform_server.features.wiki import WIKI, WIKI_SWEEP, WIKI_TRANSFORM_SWEEP, kbs, tool, transform, vector_index
 from platform_server.features.wiki import agent_tools as wiki_tools
 from platform_server.features.wiki.engine import WikiEngine
 
@@ -24,6 +24,8 @@ async def start(platform: Platform) -> None:
     engine.start()
     if sweep := leases.start_sweep(platform.config, engine.materials):  # several processes: a killed process's materials
         platform.set_runtime(WIKI_SWEEP, sweep)
+    if sweep := leases.start_sweep(platform.config, transform.RUNS):  # and its transformation runs fail
+        platform.set_runtime(WIKI_TRANSFORM_SWEEP, sweep)
     await engine.watchers.start()
     if kbs.any_kb():  # material may come at any moment: its embedding model loads now, in its own process
         engine.llm.preload_local_embedding()
@@ -36,6 +38,7 @@ def agent_tools(platform: Platform) -> list[ToolDefinition]:
 
 
 async def stop(platform: Platform) -> None:
-    if sweep := platform.find_runtime(WIKI_SWEEP):
-        sweep.stop()
+    for key in (WIKI_SWEEP, WIKI_TRANSFORM_SWEEP):
+        if sweep := platform.find_runtime(key):
+            sweep.stop()
     await platform.runtime(WIKI).stop()

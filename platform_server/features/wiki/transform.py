@@ -11,6 +11,7 @@ import asyncio
 import logging
 from typing import Any
 
+from platform_server import leases
 from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.models.errors import failure_text
@@ -28,6 +29,7 @@ from platform_server.features.wiki.models import (
 )
 from platform_server.features.wiki.schemas import ApplyRequest, TransformationBody, TransformationUpdate
 from platform_server.integrations.llm.types import ChatMessage, ChatRequest
+from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
@@ -257,6 +259,21 @@ def save_as_page(caller: Caller | None, run: TransformationRun, slug: str | None
     return {**run_dict(run), "page": {"slug": page.slug, "title": page.title, "pageType": page.page_type}}
 
 
+def _running_runs() -> list[str]:
+    return [str(r.id) for r in TransformationRun.select(TransformationRun.id).where(TransformationRun.status == "running")]
+
+
+def fail_lost(ids: list[str]) -> int:
+    """Runs whose process was killed (their lease lapsed): failed, saying so."""
+    done = TransformationRun.update(status="failed", error=LOST_ERROR, end_time=utcnow()).where(
+        TransformationRun.id.in_([int(i) for i in ids]) & (TransformationRun.status == "running")
+    )
+    return int(done.execute())
+
+
+RUNS = RunKind("wiki-transform:", _running_runs, fail_lost)  # leased while they run here (platform_server/leases.py)
+
+
 class Transformer:
     """Runs' tasks; `platform.runtime(WIKI).transformer`."""
 
@@ -273,7 +290,12 @@ class Transformer:
     def launch(self, run: TransformationRun, prompt: str) -> None:
         task = self.engine.spawn(self.execute(run.id, prompt))
         self.tasks[run.id] = task
-        task.add_done_callback(lambda _: self.tasks.pop(run.id, None))
+        leases.hold(RUNS, run.id)
+        task.add_done_callback(lambda _: self._ended(run.id))
+
+    def _ended(self, run_id: int) -> None:
+        self.tasks.pop(run_id, None)
+        leases.release(RUNS, run_id)
 
     def cancel(self, run_id: int) -> None:
         task = self.tasks.get(run_id)
