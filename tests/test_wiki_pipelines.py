@@ -67,6 +67,20 @@ async def test_validate_lists_every_error_and_an_invalid_pipeline_is_not_saved(a
     assert (await api.get(f"{KB}/{kb}/pipelines", token="bob")).data == []
     good = await api.post(f"{KB}/{kb}/pipelines/validate", {"name": "ok", "steps": STEPS}, token="carol")
     assert good.data == {"valid": True, "errors": []}
+    for body in ([STEPS], "steps"):  # not a JSON object: nothing to check
+        r = await api.post(f"{KB}/{kb}/pipelines/validate", body, token="carol")
+        assert r.status == 400 and r.msg == "Request body must be a JSON object", r.body
+    for step, error in (({"type": "transform", "transformationId": "²"}, "steps[1].transformationId: must be an id"),
+                        ({"type": "chunk", "size": True}, "steps[1].size: must be an integer")):
+        r = await api.post(f"{KB}/{kb}/pipelines", {"name": "odd", "steps": [STEPS[0], step]}, token="bob")
+        assert r.status == 400 and error in r.msg, r.body  # an id is ASCII digits (int("²") failed), an integer no boolean
+    r = await api.post(f"{KB}/{kb}/pipelines", {"name": "\ufeff", "steps": STEPS}, token="bob")
+    assert r.status == 400 and "name: must not be blank" in r.msg, r.body  # blank as the document's pattern reads it
+    doc = (await api.get("/v3/api-docs")).body["components"]["schemas"]
+    body = doc["PipelineBody"]
+    assert body["additionalProperties"] is False and body["anyOf"][1] == {"required": ["name", "steps"]}
+    assert body["properties"]["steps"]["items"]["discriminator"]["propertyName"] == "type"
+    assert doc["TransformStep"]["required"] == ["type", "transformationId"]
     as_yaml = "name: yaml-one\nenabled: false\nsteps:\n  - type: extract\n  - type: chunk\n  - type: embed\n"
     r = await api.post(f"{KB}/{kb}/pipelines", {"yaml": as_yaml}, token="bob")
     assert r.status == 200 and r.data["enabled"] is False and len(r.data["steps"]) == 3

@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
@@ -82,6 +83,13 @@ def no_server_error_but_business_codes(ctx: Any, response: Any, case: Any) -> bo
 DOCUMENTED_REFUSALS: dict[str, tuple[str, str]] = {
     # decisions.md, setup: "Once an admin exists it answers 400 `Already initialized`" (the fuzzed server has one)
     "POST /api/v1/setup/init": ("Already initialized", "decisions.md: Once an admin exists it answers 400 `Already initialized`"),
+    # decisions.md, wiki source directories: "the only folders a KB may link ... Outside every root: 400" (the fuzzed
+    # server lists no root, so every folder is outside every root)
+    "PUT /api/v1/wiki/knowledge-bases/{id}/source-directory": (
+        "No folder may be linked: the administrator lists the allowed folders in the wiki_source_roots setting "
+        "(env PLATFORM_WIKI_SOURCE_ROOTS, comma separated)",
+        "decisions.md: Setting `wiki_source_roots`: the only folders a KB may link. ... Outside every root: 400",
+    ),
 }
 
 
@@ -120,6 +128,21 @@ schemathesis.openapi.media_type(
         max_size=3,
     ).map(_zip_of),
 )
+
+
+@st.composite
+def _material_text(draw: Any, kind: str) -> bytes:
+    """A wiki material as its part's text type says (POST .../raw/upload, web.openapi_inputs.WIKI_MATERIAL_TYPES): UTF-8
+    text that says something (a material with no text is refused, as the document's description says), as HTML
+    markup for text/html. schemathesis has no generator for text parts and would send its image samples."""
+    words = draw(st.from_regex(r"[A-Za-z0-9]", fullmatch=True)) + draw(
+        st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=200)
+    )
+    return (f"<p>{html.escape(words)}</p>" if kind == "html" else words).encode("utf-8")
+
+
+for _kind in ("plain", "markdown", "csv", "html"):
+    schemathesis.openapi.media_type(f"text/{_kind}", _material_text(_kind))
 
 
 @schemathesis.hook

@@ -9,7 +9,7 @@ import zoneinfo
 
 from cronsim import CronSim, CronSimError
 
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import BadRequest, NotFound
 
 UTC = dt.timezone.utc
 
@@ -98,6 +98,16 @@ ZONE_RE = re.compile(ZONE_PATTERN)
 def zone_names() -> frozenset[str]:
     """Every IANA zone name this machine knows."""
     return frozenset(zoneinfo.available_timezones())
+
+
+def given_zone(name: str, field: str = "timezone") -> str:
+    """A zone a request names, as the document states it: ZONE_PATTERN's shape (else 400), and one the zone database
+    has (else 404: well formed, but naming nothing here)."""
+    if len(name) > 64 or not ZONE_RE.fullmatch(name):
+        raise BadRequest(f"{field}: not a time zone name '{name[:64]}'")
+    if name not in zone_names():
+        raise NotFound(f"{field}: unknown time zone '{name}'")
+    return name
 
 
 def next_fire(expression: str, tz_name: str, after: dt.datetime) -> dt.datetime | None:

@@ -14,6 +14,7 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import Pipeline, PipelineRun, Transformation
+from platform_server.ids import NOT_BLANK_RE
 from platform_server.lazy import lazy_import
 from platform_server.serialize import Fields, flag, ident, when
 from platform_server.web.context import Caller
@@ -58,7 +59,7 @@ def validate_definition(caller: Caller, kb_id: int, data: dict[str, Any]) -> lis
     """Every problem of the definition (empty: valid)."""
     errors: list[str] = []
     name = data.get("name")
-    if not isinstance(name, str) or not name.strip():
+    if not isinstance(name, str) or not NOT_BLANK_RE.search(name):  # blank as the document's pattern reads it
         errors.append("name: must not be blank")
     elif len(name) > 100:
         errors.append("name: at most 100 characters")
@@ -124,7 +125,7 @@ def _params(where: str, kind: str, step: dict[str, Any], caller: Caller, kb_id: 
         tid = step.get("transformationId")
         if tid is None:
             errors.append(f"{where}.transformationId: required")
-        elif str(tid).isdigit():
+        elif str(tid).isascii() and str(tid).isdigit():  # ASCII digits, as schemas.TransformStep states (int("²") fails)
             t = Transformation.get_or_none((Transformation.id == int(tid)) & (Transformation.workspace_id == caller.workspace_id))
             if t is None or (t.kb_id is not None and t.kb_id != kb_id):
                 errors.append(f"{where}.transformationId: no such transformation for this knowledge base")
