@@ -167,7 +167,6 @@ async def test_a_run_whose_tool_call_needs_approval_ends_awaiting_approval_until
     ({"cronExpression": "* * * *"}, "cronExpression: must have 5 fields"),
     ({"cronExpression": "0 0 * * * *"}, "cronExpression: must have 5 fields"),
     ({"cronExpression": "61 * * * *"}, "cronExpression: Bad minute"),
-    ({"cronExpression": "0 0 30 2 *"}, "cronExpression: "),
     ({"cronExpression": "every day"}, "cronExpression: "),
     ({"timezone": "../../etc/passwd"}, "timezone: not a time zone name"),
     ({"timezone": " UTC"}, "timezone: not a time zone name"),
@@ -191,6 +190,17 @@ async def test_a_job_for_an_agent_not_in_the_workspace_is_a_404(env: ChatEnv) ->
     body = {"name": "Bad", "agentId": env.agent_id, "cronExpression": "0 * * * *", "message": "m", "timezone": "Mars/Olympus"}
     r = await env.api.post("/api/v1/cron-jobs", body, token="alice")  # a zone's shape, but no zone the database has
     assert r.status == 404 and r.msg == "timezone: unknown time zone 'Mars/Olympus'", r.body
+
+
+async def test_an_expression_of_the_pattern_naming_no_date_is_unprocessable(env: ChatEnv) -> None:
+    """`0 0 30 2 *` (February 30) matches the document's pattern, so it is no malformed request: 422, documented."""
+    for expression in ("0 0 30 2 *", "0 0 31 4,6 *"):
+        body = {"name": "Never", "agentId": env.agent_id, "cronExpression": expression, "message": "m"}
+        r = await env.api.post("/api/v1/cron-jobs", body, token="alice")
+        assert r.status == 422 and r.body["code"] == 422 and r.msg.startswith("cronExpression: "), r.body
+    assert (await env.api.get("/api/v1/cron-jobs", token="alice")).data == []
+    op = (await env.api.get("/v3/api-docs")).body["paths"]["/api/v1/cron-jobs"]["post"]
+    assert "names no date" in op["responses"]["422"]["description"]
 
 
 async def test_the_document_states_a_jobs_expression_zone_text_and_conversation_rules(env: ChatEnv) -> None:

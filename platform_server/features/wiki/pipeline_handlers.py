@@ -25,7 +25,8 @@ class PipelinesHandler(ApiHandler):
 
     def post(self, kbId: int) -> None:
         """Save `{name, description?, enabled?, steps: [{type, ...}]}` (or `{yaml}`); same name updates."""
-        self.ok(pipelines.save(self.require_caller(), kbId, self.json_body()))  # 400 listing every error (PipelineBody's rules)
+        self.body(PipelineBody)  # what the document states (400); what it cannot (the steps' order...): 422 with every error
+        self.ok(pipelines.save(self.require_caller(), kbId, self.json_body()))
 
 
 class ValidateHandler(ApiHandler):

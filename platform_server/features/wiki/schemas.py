@@ -12,18 +12,20 @@ from platform_server.web.bodies import explained
 from platform_server.web.openapi_events import SseEvents
 
 MAX_TOP_K = 50  # the most hits one wiki search answers
+# An id in a body: an integer SQLite holds (64 bits), as the document states it (a larger one reached a query as an overflow)
+Id64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1, json_schema_extra={"format": "int64"})]
 
 
 class KbCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
     description: str = Field(default="", max_length=2000)
-    agentIds: list[int] | None = Field(default=None, max_length=100)
+    agentIds: list[Id64] | None = Field(default=None, max_length=100)
 
 
 class KbUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
-    agentIds: list[int] | None = Field(default=None, max_length=100)
+    agentIds: list[Id64] | None = Field(default=None, max_length=100)
 
 
 LANGUAGE_TAG = explained("^[A-Za-z0-9-]+$", "must be a language tag such as en-US, zh-CN or auto")
@@ -32,7 +34,7 @@ LANGUAGE_TAG = explained("^[A-Za-z0-9-]+$", "must be a language tag such as en-U
 class KbConfigUpdate(BaseModel):
     chunkSize: int | None = Field(default=None, ge=200, le=8000)
     chunkOverlap: int | None = Field(default=None, ge=0, le=2000)
-    embeddingModelId: int | None = None
+    embeddingModelId: Id64 | None = None
     generationModelProvider: str | None = Field(default=None, max_length=100)
     generationModelName: str | None = Field(default=None, max_length=200)
     # a language tag (BCP 47 is ASCII letters, digits and hyphens) or `auto`: the same rule in the document and here
@@ -91,7 +93,7 @@ class BatchDelete(BaseModel):
 
     # a blank slug is refused rather than dropped: `["", ""]` would otherwise be a valid body that names nothing
     slugs: list[str] = Field(default_factory=list, max_length=200, json_schema_extra={"items": {"type": "string", "minLength": 1}})
-    ids: list[int] = Field(default_factory=list, max_length=200)
+    ids: list[Id64] = Field(default_factory=list, max_length=200)
 
     @field_validator("slugs")
     @classmethod
@@ -179,7 +181,7 @@ class RawText(BaseModel):
 
 
 class ResearchStart(BaseModel):
-    kbId: int
+    kbId: Id64
     question: str = Field(min_length=3, max_length=2000)
     rounds: int = Field(default=2, ge=1, le=5)
     saveAsPage: bool = False
@@ -194,7 +196,7 @@ class TransformationBody(BaseModel):
     name: str = Field(min_length=1, max_length=100)
     description: str = Field(default="", max_length=2000)
     prompt: str = Field(min_length=1, max_length=20_000)
-    kbId: int | None = None
+    kbId: Id64 | None = None
 
 
 class TransformationUpdate(BaseModel):
@@ -214,13 +216,13 @@ class ApplyRequest(BaseModel):
         }
     )
 
-    kbId: int
-    rawId: int | None = None
+    kbId: Id64
+    rawId: Id64 | None = None
     slug: str | None = Field(default=None, min_length=1, max_length=120)
 
 
 class AggregateRequest(BaseModel):
-    kbId: int
+    kbId: Id64
 
 
 class SaveAsPage(BaseModel):
