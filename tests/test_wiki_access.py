@@ -94,8 +94,8 @@ async def test_config_is_validated_and_sparse(api: ApiClient, people: dict) -> N
     for tag in ("日本", "8»~", "en US"):  # a language tag is ASCII letters, digits and hyphens, as the document's pattern
         r = await api.put(f"{KB}/{kb}/config", {"pageLanguage": tag}, token="bob")
         assert r.status == 400 and r.msg == "pageLanguage: must be a language tag such as en-US, zh-CN or auto", (tag, r.body)
-    r = await api.put(f"{KB}/{kb}/config", {"chunkOverlap": 300}, token="bob")
-    assert r.status == 400 and r.msg.startswith("chunkOverlap: ")
+    r = await api.put(f"{KB}/{kb}/config", {"chunkOverlap": 300}, token="bob")  # well formed; with the stored size, not
+    assert r.status == 422 and r.msg.startswith("chunkOverlap: ")
     r = await api.put(f"{KB}/{kb}/config", {"chunkSize": 10}, token="bob")
     assert r.status == 400 and r.msg.startswith("chunkSize: ")
     r = await api.put(f"{KB}/{kb}/config", {"embeddingModelId": 12345}, token="bob")

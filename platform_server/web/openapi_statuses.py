@@ -67,6 +67,7 @@ UNPROCESSABLE: dict[tuple[str, str], str] = {
     ("PUT", "/api/v1/cron-jobs/{id}"): _NO_DATE,
     ("POST", "/api/v1/triggers"): _NO_DATE,
     ("PUT", "/api/v1/triggers/{id}"): _NO_DATE,
+    ("PUT", "/api/v1/wiki/knowledge-bases/{id}/config"): "chunkOverlap is not under half of chunkSize (either may be the stored one)",
     ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines"): (
         "The definition does not hold together (extract first, each step once and after the one it needs, chunk with"
         " embed, an overlap under half the size, a transformation of this KB, YAML text that is a definition): every"

@@ -101,6 +101,8 @@ UNPROCESSABLE: dict[str, str] = {
     # 3.0's `items` is one schema (no tuples, no `contains`): "extract first, each step after the one it needs" and
     # YAML text that must parse into a definition have no JSON Schema form
     "POST /api/v1/wiki/knowledge-bases/{kbId}/pipelines": "a pipeline's step order and its YAML text",
+    # a KB's chunkOverlap must stay under half its chunkSize: two values (one maybe stored) JSON Schema cannot relate
+    "PUT /api/v1/wiki/knowledge-bases/{id}/config": "a KB's chunk overlap beside its chunk size",
     # a cron expression's pattern cannot know the months' lengths: `0 0 31 2 *` matches it and names no date
     **{op: "a cron expression naming no date" for op in ("POST /api/v1/cron-jobs", "PUT /api/v1/cron-jobs/{id}",
                                                           "POST /api/v1/triggers", "PUT /api/v1/triggers/{id}")},
