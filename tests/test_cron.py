@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from platform_server.features.cron.schedule import next_fire
+from platform_server.features.cron.schedule import CRON_PATTERN, ZONE_PATTERN, next_fire
+from platform_server.ids import CONVERSATION_ID_PATTERN
 from tests.helpers.chat import ChatEnv, make_agent
 from tests.helpers.cron import make_job, runs, scheduler, utc
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
@@ -166,10 +167,9 @@ async def test_a_run_whose_tool_call_needs_approval_ends_awaiting_approval_until
     ({"cronExpression": "* * * *"}, "cronExpression: must have 5 fields"),
     ({"cronExpression": "0 0 * * * *"}, "cronExpression: must have 5 fields"),
     ({"cronExpression": "61 * * * *"}, "cronExpression: Bad minute"),
-    ({"cronExpression": "0 0 30 2 *"}, "cronExpression: "),
     ({"cronExpression": "every day"}, "cronExpression: "),
-    ({"timezone": "Mars/Olympus"}, "timezone: unknown time zone"),
-    ({"timezone": "../../etc/passwd"}, "timezone: unknown time zone"),
+    ({"timezone": "../../etc/passwd"}, "timezone: not a time zone name"),
+    ({"timezone": " UTC"}, "timezone: not a time zone name"),
     ({"message": "   "}, "message: must not be blank"),
     ({"agentId": "abc"}, "Invalid value for parameter 'agentId'"),
     ({"conversationMode": "fixed"}, "conversationId: required"),
@@ -187,11 +187,38 @@ async def test_a_job_for_an_agent_not_in_the_workspace_is_a_404(env: ChatEnv) ->
     body = {"name": "Bad", "agentId": "123", "cronExpression": "0 * * * *", "message": "m"}
     r = await env.api.post("/api/v1/cron-jobs", body, token="alice")
     assert r.status == 404 and r.msg.startswith("agentId: no such agent"), r.body
+    body = {"name": "Bad", "agentId": env.agent_id, "cronExpression": "0 * * * *", "message": "m", "timezone": "Mars/Olympus"}
+    r = await env.api.post("/api/v1/cron-jobs", body, token="alice")  # a zone's shape, but no zone the database has
+    assert r.status == 404 and r.msg == "timezone: unknown time zone 'Mars/Olympus'", r.body
+
+
+async def test_an_expression_of_the_pattern_naming_no_date_is_unprocessable(env: ChatEnv) -> None:
+    """`0 0 30 2 *` (February 30) matches the document's pattern, so it is no malformed request: 422, documented."""
+    for expression in ("0 0 30 2 *", "0 0 31 4,6 *"):
+        body = {"name": "Never", "agentId": env.agent_id, "cronExpression": expression, "message": "m"}
+        r = await env.api.post("/api/v1/cron-jobs", body, token="alice")
+        assert r.status == 422 and r.body["code"] == 422 and r.msg.startswith("cronExpression: "), r.body
+    assert (await env.api.get("/api/v1/cron-jobs", token="alice")).data == []
+    op = (await env.api.get("/v3/api-docs")).body["paths"]["/api/v1/cron-jobs"]["post"]
+    assert "names no date" in op["responses"]["422"]["description"]
+
+
+async def test_the_document_states_a_jobs_expression_zone_text_and_conversation_rules(env: ChatEnv) -> None:
+    job = (await env.api.get("/v3/api-docs")).body["components"]["schemas"]["CronJobCreate"]
+    assert job["properties"]["cronExpression"]["pattern"] == CRON_PATTERN and job["properties"]["timezone"]["pattern"] == ZONE_PATTERN
+    assert "pattern" in job["properties"]["name"] and "pattern" in job["properties"]["message"]  # not blank
+    fixed = job["allOf"][0]["oneOf"][1]
+    assert fixed["required"] == ["conversationMode", "conversationId"]
+    assert fixed["properties"]["conversationId"]["pattern"] == CONVERSATION_ID_PATTERN
+    for blank in ("\ufeff", "\u3000 "):  # blank as the document's pattern reads it (ECMA's spaces and Python's)
+        body = {"name": "Job", "agentId": env.agent_id, "cronExpression": "0 * * * *", "message": blank}
+        r = await env.api.post("/api/v1/cron-jobs", body, token="alice")
+        assert r.status == 400 and r.msg == "message: must not be blank", r.body
 
 
 async def test_a_bad_update_changes_nothing(env: ChatEnv) -> None:
     job = await make_job(env.api, env.agent_id)
-    for body in ({"cronExpression": "* * *", "name": "Renamed"}, {"timezone": "Nowhere/City"}, {"name": ""}):
+    for body in ({"cronExpression": "* * *", "name": "Renamed"}, {"timezone": "Nowhere City"}, {"name": ""}):
         r = await env.api.put(f"/api/v1/cron-jobs/{job['id']}", body, token="alice")
         assert r.status == 400, body
     same = (await env.api.get(f"/api/v1/cron-jobs/{job['id']}", token="alice")).data

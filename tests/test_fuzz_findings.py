@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.helpers.client import ApiClient
+from tests.helpers.wiki import KB, make_kb
 
 
 async def test_a_boolean_field_takes_true_or_false_only(api: ApiClient, people: dict) -> None:
@@ -75,3 +76,22 @@ async def test_list_items_and_roles_state_their_values(api: ApiClient, people: d
     # and the server checks the same list where it reads the body (an empty string is not a host tool)
     r = await api.put("/api/v1/workspaces/1", {"hostTools": [""]}, token="alice")
     assert r.status == 400 and r.msg.startswith("hostTools.0"), r.body
+
+
+async def test_a_page_number_past_what_sqlite_can_offset_is_an_empty_page(api: ApiClient, people: dict) -> None:
+    """page * size past 64 bits reached SQLite's OFFSET and was refused as out of range; the document allows any page."""
+    kb = await make_kb(api)
+    res = await api.get(f"{KB}/{kb}/pages", token="bob", params={"page": "502807828393269952", "size": "1000"})
+    assert res.status == 200 and res.data["records"] == [] and res.data["current"] == 502807828393269952, res.body
+
+
+async def test_wiki_body_ids_are_stated_and_checked_as_64_bit_integers(api: ApiClient, people: dict) -> None:
+    """A larger id reached SQLite and was refused as out of range although the document allowed any integer."""
+    kb = await make_kb(api)
+    res = await api.delete(f"{KB}/{kb}/pages/batch", {"ids": [18805093808247984480520765440]}, token="bob")
+    assert res.status == 400 and res.msg.startswith("ids.0: "), res.body
+    schemas = (await api.get("/v3/api-docs")).body["components"]["schemas"]
+    for model, field in (("BatchDelete", "ids"), ("KbCreate", "agentIds")):
+        items = schemas[model]["properties"][field]
+        items = items.get("items") or items["anyOf"][0]["items"]
+        assert items["format"] == "int64" and items["maximum"] == 2**63 - 1, (model, items)

@@ -12,6 +12,7 @@ from typing import Any
 import aiohttp
 
 from platform_server.app import collect_routes
+from platform_server.ids import CONVERSATION_ID_PATTERN
 from platform_server.web import inputs
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import PUBLIC
@@ -56,6 +57,7 @@ async def test_inputs_the_handlers_read_are_in_the_document(server: RunningServe
     upload = _op(doc, "POST", "/api/v1/chat/upload")["requestBody"]["content"]["multipart/form-data"]["schema"]
     assert upload["properties"]["file"] == {"type": "string", "format": "binary", "description": "The attachment"}
     assert "file" in upload["required"]
+    assert upload["properties"]["conversationId"]["pattern"] == CONVERSATION_ID_PATTERN
     hook = _op(doc, "POST", "/api/v1/channels/webhook/im_e")
     assert "application/json" in hook["requestBody"]["content"]
     assert any(p["name"] == "channelId" and p["required"] for p in hook["parameters"])

@@ -137,7 +137,6 @@ async def test_switching_a_trigger_from_cron_to_event_unregisters_its_schedule(e
     ({"eventType": "bad type!"}, "eventType: "),
     ({"cronExpression": "0 * * * *"}, "cronExpression: only for"),
     ({"type": "webhook"}, "type: "),
-    ({"filter": {"a..b": 1}}, "filter: invalid path"),
     ({"filter": {"a": {"nested": 1}}}, "filter."),
     ({"filter": {f"k{i}": i for i in range(21)}}, "filter: at most 20"),
     ({"message": " "}, "message: must not be blank"),

@@ -5,6 +5,7 @@ import json
 
 import aiohttp
 
+from platform_server.features.wiki.text import TEXT_TYPES
 from tests.helpers.chat import make_agent
 from tests.helpers.client import ApiClient, Response
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
@@ -90,8 +91,11 @@ async def test_config_is_validated_and_sparse(api: ApiClient, people: dict) -> N
     assert cfg["chunkSize"] == 1200 and cfg["autoProcess"] is True and cfg["embeddingModelId"] is None
     r = await api.put(f"{KB}/{kb}/config", {"chunkSize": 400, "pageLanguage": "zh-CN"}, token="bob")
     assert r.data["chunkSize"] == 400 and r.data["pageLanguage"] == "zh-CN" and r.data["chunkOverlap"] == 150
-    r = await api.put(f"{KB}/{kb}/config", {"chunkOverlap": 300}, token="bob")
-    assert r.status == 400 and r.msg.startswith("chunkOverlap: ")
+    for tag in ("日本", "8»~", "en US"):  # a language tag is ASCII letters, digits and hyphens, as the document's pattern
+        r = await api.put(f"{KB}/{kb}/config", {"pageLanguage": tag}, token="bob")
+        assert r.status == 400 and r.msg == "pageLanguage: must be a language tag such as en-US, zh-CN or auto", (tag, r.body)
+    r = await api.put(f"{KB}/{kb}/config", {"chunkOverlap": 300}, token="bob")  # well formed; with the stored size, not
+    assert r.status == 422 and r.msg.startswith("chunkOverlap: ")
     r = await api.put(f"{KB}/{kb}/config", {"chunkSize": 10}, token="bob")
     assert r.status == 400 and r.msg.startswith("chunkSize: ")
     r = await api.put(f"{KB}/{kb}/config", {"embeddingModelId": 12345}, token="bob")
@@ -133,3 +137,20 @@ async def test_agents_bind_kbs_and_search_them_with_the_wiki_search_tool(api: Ap
                            token="alice")
     done = next(e for e in events if e.event == "tool_call_completed").data
     assert "No wiki pages match" in done["result"]  # the helper's KB has no pages; Astronomy is not searched
+
+
+async def test_an_upload_without_a_known_extension_is_read_as_its_parts_content_type(api: ApiClient, people: dict) -> None:
+    """A generated client sends the part as `file` with the type the document's encoding lists: that type is read."""
+    kb = await make_kb(api, autoProcess=False)
+    for name, ctype, data in (("file", "text/markdown", b"# Notes\n\nSaturn has rings."), ("file.png", "text/plain", b"plain words"),
+                              ("blob", "text/html; charset=utf-8", b"<p>Hello <b>there</b></p>")):
+        form = aiohttp.FormData()
+        form.add_field("file", data, filename=name, content_type=ctype)
+        r = await api.post(f"{KB}/{kb}/raw/upload", data=form, token="bob")
+        assert r.status == 200, (name, r.body)
+    r = await upload(api, kb, "file.png", b"\x89PNG\r\n\x1a\n")  # neither its name nor its type is one read here
+    assert r.status == 400 and r.msg.startswith("Unsupported file type"), r.body
+    doc = (await api.get("/v3/api-docs")).body
+    form_doc = doc["paths"][f"{KB}/{{kbId}}/raw/upload"]["post"]["requestBody"]["content"]["multipart/form-data"]
+    listed = form_doc["encoding"]["file"]["contentType"].split(", ")
+    assert "text/markdown" in listed and set(listed) <= set(TEXT_TYPES.values())

@@ -62,16 +62,39 @@ async def test_validate_lists_every_error_and_an_invalid_pipeline_is_not_saved(a
                      "steps[3]: synthesize needs a embed step before it", "steps[3].colour: unknown parameter",
                      "steps: chunks are stored by the embed step"):
         assert any(e.startswith(expected) for e in errors), (expected, errors)
-    r = await api.post(f"{KB}/{kb}/pipelines", bad, token="bob")
-    assert r.status == 400 and "name: must not be blank" in r.msg and "steps[1].type" in r.msg
+    r = await api.post(f"{KB}/{kb}/pipelines", bad, token="bob")  # breaks the document (PipelineBody): 400
+    assert r.status == 400 and r.msg.startswith("name: must not be blank"), r.body
+    disordered = {"name": "odd", "steps": [{"type": "chunk", "size": 200, "overlap": 150}, {"type": "extract"}, {"type": "extract"}]}
+    r = await api.post(f"{KB}/{kb}/pipelines", disordered, token="bob")  # well formed, but it does not hold together: 422
+    assert r.status == 422 and r.body["code"] == 422, r.body
+    for expected in ("steps[0].type: the first step must be extract", "steps[0].overlap: must be less than half of size",
+                     "steps[2].type: extract appears twice", "steps: chunks are stored by the embed step"):
+        assert expected in r.msg, (expected, r.msg)
     assert (await api.get(f"{KB}/{kb}/pipelines", token="bob")).data == []
     good = await api.post(f"{KB}/{kb}/pipelines/validate", {"name": "ok", "steps": STEPS}, token="carol")
     assert good.data == {"valid": True, "errors": []}
+    for body in ([STEPS], "steps"):  # not a JSON object: nothing to check
+        r = await api.post(f"{KB}/{kb}/pipelines/validate", body, token="carol")
+        assert r.status == 400 and r.msg == "Request body must be a JSON object", r.body
+    for step, error in (({"type": "transform", "transformationId": "²"}, "steps[1].transformationId: must be an id"),
+                        ({"type": "chunk", "size": True}, "steps[1].size: must be an integer")):
+        r = await api.post(f"{KB}/{kb}/pipelines", {"name": "odd", "steps": [STEPS[0], step]}, token="bob")
+        assert r.status == 400 and r.msg.startswith("steps.1."), r.body  # the document's step types (PipelineStep)
+        r = await api.post(f"{KB}/{kb}/pipelines/validate", {"name": "odd", "steps": [STEPS[0], step]}, token="bob")
+        assert error in r.data["errors"], r.body  # an id is ASCII digits (int("²") failed), an integer no boolean
+    r = await api.post(f"{KB}/{kb}/pipelines", {"name": "\ufeff", "steps": STEPS}, token="bob")
+    assert r.status == 400 and "name: must not be blank" in r.msg, r.body  # blank as the document's pattern reads it
+    doc = (await api.get("/v3/api-docs")).body["components"]["schemas"]
+    body = doc["PipelineBody"]
+    assert body["additionalProperties"] is False and body["anyOf"][1] == {"required": ["name", "steps"]}
+    assert body["properties"]["steps"]["items"]["discriminator"]["propertyName"] == "type"
+    assert doc["TransformStep"]["required"] == ["type", "transformationId"]
     as_yaml = "name: yaml-one\nenabled: false\nsteps:\n  - type: extract\n  - type: chunk\n  - type: embed\n"
     r = await api.post(f"{KB}/{kb}/pipelines", {"yaml": as_yaml}, token="bob")
     assert r.status == 200 and r.data["enabled"] is False and len(r.data["steps"]) == 3
-    r = await api.post(f"{KB}/{kb}/pipelines", {"yaml": "name: [unclosed"}, token="bob")
-    assert r.status == 400 and r.msg.startswith("yaml: ")
+    for text in ("name: [unclosed", ""):  # text, as the document says, that is no definition: 422
+        r = await api.post(f"{KB}/{kb}/pipelines", {"yaml": text}, token="bob")
+        assert r.status == 422 and r.msg.startswith("yaml: "), r.body
     assert (await api.post(f"{KB}/{kb}/pipelines", {"name": "x", "steps": STEPS}, token="carol")).status == 403
     ws = people["dave"]["workspace"]
     assert (await api.get(f"{KB}/{kb}/pipelines", token="dave", workspace=ws)).status == 404

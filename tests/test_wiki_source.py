@@ -145,7 +145,7 @@ async def test_a_restored_file_brings_its_archived_page_back(server: RunningServ
         assert r.status == 200 and r.data["scanQueued"] is True and r.data["state"] == "paused"
         r = await api.put(f"{KB}/{kb}/source-directory", {"path": None}, token="bob")
         assert r.status == 200 and r.data["sourceDirectory"] is None and r.data["watcher"]["state"] == "unlinked"
-        assert (await api.post(f"{KB}/{kb}/scan", token="bob")).status == 400
+        assert (await api.post(f"{KB}/{kb}/scan", token="bob")).status == 409  # unlinked: the KB's state
     finally:
         await server.stop()
 
@@ -155,8 +155,9 @@ async def test_no_folder_can_be_linked_until_roots_are_configured(api: ApiClient
     r = await api.put(f"{KB}/{kb}/source-directory", {"path": str(tmp_path)}, token="bob")
     assert r.status == 400 and "wiki_source_roots" in r.msg
     assert (await watcher(api, kb))["state"] == "unlinked"
-    r = await api.post(f"{KB}/{kb}/source-watcher/scan", token="bob")
-    assert r.status == 400 and "No source directory" in r.msg
+    for scan in ("source-watcher/scan", "scan"):  # the KB's state, not the request: 409
+        r = await api.post(f"{KB}/{kb}/{scan}", token="bob")
+        assert r.status == 409 and "No source directory" in r.msg
 
 
 @pytest.mark.config(**FAST)

@@ -83,7 +83,7 @@ async def test_a_link_outside_the_workspace_roots_after_a_settings_change_is_not
         state = (await server.client.get(f"{KB}/{kb}/source-watcher", token="dave", workspace=dave_ws)).data
         assert state["state"] == "unlinked" and state["roots"] == [], state
         r = await server.client.post(f"{KB}/{kb}/scan", token="dave", workspace=dave_ws)
-        assert r.status == 400, r.body
+        assert r.status == 409, r.body  # unlinked: the KB's state, not the request
     finally:
         await server.stop()
 

@@ -146,7 +146,7 @@ async def test_compile_reports_schema_and_acl_diagnostics_without_storing_anythi
     assert r.data["ok"] is False and "CYCLE" in {d["code"] for d in r.data["diagnostics"]}
     assert (await api.get(f"{W}/{wid}", token="bob")).data["latestRevisionId"] is None
     r = await api.post(f"{W}/{wid}/publish", token="bob")
-    assert r.status == 400 and "does not compile" in r.msg
+    assert r.status == 409 and "does not compile" in r.msg  # the draft's state: the same call succeeds once it compiles
     assert (await api.get(f"{W}/{wid}", token="bob")).data["latestRevisionId"] is None
     good = agent_branch_graph(agent_id)
     r = await api.post(f"{W}/draft/preview-compile", {"graph": good}, token="bob")

@@ -67,6 +67,14 @@ class Conflict(ApiError):
     default_msg = "Conflict"
 
 
+class Unprocessable(ApiError):
+    """Well formed per the document, but its values do not hold together in a way OpenAPI 3.0 cannot state (the
+    order of a pipeline's steps): a 400 would say the request breaks the document, which it does not."""
+
+    code = 422
+    default_msg = "Unprocessable"
+
+
 class PayloadTooLarge(ApiError):
     code = 413
     default_msg = "Request body too large"

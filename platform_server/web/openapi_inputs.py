@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from platform_server.idempotency import MAX_KEY_LENGTH
+from platform_server.ids import CONVERSATION_ID_PATTERN
 from platform_server.json_types import JsonObject
 
 if TYPE_CHECKING:
@@ -234,6 +235,31 @@ def _zip_upload(description: str) -> JsonObject:
     return body
 
 
+# The content types a wiki material's part may name (wiki.text.TEXT_TYPES; source code goes by its file name)
+WIKI_MATERIAL_TYPES = (
+    "text/plain",
+    "text/markdown",
+    "text/csv",
+    "text/html",
+    "application/pdf",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/epub+zip",
+)
+
+
+def _typed_upload(description: str, types: tuple[str, ...], **fields: JsonObject) -> JsonObject:
+    """A multipart `file` whose part names one of `types`, so a client (or a fuzzer) sends a file of one of them."""
+    body = upload(description, **fields)
+    content = body["content"]
+    assert isinstance(content, dict)  # upload() writes a content map
+    form = content["multipart/form-data"]
+    assert isinstance(form, dict)
+    form["encoding"] = {"file": {"contentType": ", ".join(types)}}
+    return body
+
+
 def _skill_zip_upload() -> JsonObject:
     """A skill archive (install.read_zip): a ZIP holding one SKILL.md, at its root or one folder down, whose front
     matter has a `name:` (else the folder's name), as a multipart `file` or as the body itself. The part's and the
@@ -274,11 +300,18 @@ BODIES: dict[tuple[str, str], JsonObject] = {
     ("POST", "/api/v1/skills/install/upload"): _skill_zip_upload(),
     ("POST", "/api/v1/agents/{agentId}/workspace/memory/import"): _zip_upload("A memory export (ZIP)"),
     ("POST", "/api/v1/agents/{agentId}/workspace/memory/import/preview"): _zip_upload("A memory export (ZIP)"),
-    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/upload"): upload(
-        "Text, markdown, HTML or PDF", title={"type": "string", "description": "Default: the file's name"}
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/upload"): _typed_upload(
+        "A material with some text: text, markdown, CSV, HTML, PDF, Word, PowerPoint, Excel, EPUB or source code, known by"
+        " its file name's extension (.txt, .md, .csv, .html, .pdf, .docx, .pptx, .xlsx, .epub, .py, ...) or else by its"
+        " part's content type",
+        WIKI_MATERIAL_TYPES,
+        title={"type": "string", "description": "Default: the file's name"},
     ),
     ("POST", "/api/v1/stt/transcribe"): upload("Audio", language={"type": "string", "description": "A language hint"}),
-    ("POST", "/api/v1/chat/upload"): upload("The attachment", conversationId={"type": "string", "description": "The conversation it belongs to"}),
+    ("POST", "/api/v1/chat/upload"): upload(
+        "The attachment",  # the one conversationId rule (ids.CONVERSATION_ID_PATTERN), as every route that takes one
+        conversationId={"type": "string", "pattern": CONVERSATION_ID_PATTERN, "description": "The conversation it belongs to (default: `default`)"},
+    ),
     **{("POST", f"/api/v1/channels/webhook/{t}"): _WEBHOOK for t in ("im_a", "im_b", "im_c", "im_e", "im_f", "im_g", "im_h")},
     ("POST", "/api/v1/channels/webhook/im_d"): _SLACK_WEBHOOK,
     ("POST", "/api/v1/mcp/serve"): {

@@ -32,6 +32,9 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/auth/users/{id}/disable"): "The last enabled global admin cannot be disabled, nor your own account",
     ("PUT", "/api/v1/auth/users/{id}/role"): "The last enabled global admin cannot lose the role",
     ("POST", "/api/v1/workflows/{id}/runs"): "The workflow is disabled or has no published revision",
+    ("POST", "/api/v1/wiki/knowledge-bases/{id}/scan"): "No source directory is linked to the knowledge base",
+    ("POST", "/api/v1/wiki/knowledge-bases/{id}/source-watcher/scan"): "No source directory is linked to the knowledge base",
+    ("POST", "/api/v1/workflows/{id}/publish"): "The saved draft does not compile (its diagnostics: POST .../compile)",
     ("POST", "/api/v1/workflows/runs/{runId}/resume"): "The run is not paused, or the pauseToken is not its current pause",
     ("POST", "/api/v1/auth/users"): "The username is taken",
     ("POST", "/api/v1/security/guard/rules"): "A rule with that ruleId exists",
@@ -56,6 +59,20 @@ CONFLICTS: dict[tuple[str, str], str] = {
 # (method, path template) -> a 409 asking for a second confirmation, in the Confirmation shape (as `confirms` routes)
 CONFIRMATIONS: dict[tuple[str, str], str] = {
     ("DELETE", "/api/v1/mcp/servers/{id}"): "Agents use the server's tools: delete again with force=true",
+}
+# (method, path template) -> why a request the document allows can still be unprocessable (422, errors.Unprocessable)
+_NO_DATE = "The cron expression matches the pattern but names no date (31 2: February 31)"
+UNPROCESSABLE: dict[tuple[str, str], str] = {
+    ("POST", "/api/v1/cron-jobs"): _NO_DATE,
+    ("PUT", "/api/v1/cron-jobs/{id}"): _NO_DATE,
+    ("POST", "/api/v1/triggers"): _NO_DATE,
+    ("PUT", "/api/v1/triggers/{id}"): _NO_DATE,
+    ("PUT", "/api/v1/wiki/knowledge-bases/{id}/config"): "chunkOverlap is not under half of chunkSize (either may be the stored one)",
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines"): (
+        "The definition does not hold together (extract first, each step once and after the one it needs, chunk with"
+        " embed, an overlap under half the size, a transformation of this KB, YAML text that is a definition): every"
+        " error is listed, as POST .../pipelines/validate lists them"
+    ),
 }
 # (method, path template) -> why a public operation answers 401 all the same
 UNAUTHORIZED: dict[tuple[str, str], str] = {
@@ -117,5 +134,8 @@ def fix_statuses(handler: type[ApiHandler], template: str, method: str, op: Json
         if "409" not in responses:
             responses["409"] = _error("A request with this Idempotency-Key is still being processed")
         responses["422"] = _error("This Idempotency-Key was used with a different request body")
+    if key in UNPROCESSABLE:
+        reused = "; or this Idempotency-Key was used with a different request body" if method == "POST" else ""
+        responses["422"] = _error(UNPROCESSABLE[key] + reused)
     if method in _WRITES and "507" not in responses:
         responses["507"] = _error("Out of storage: the server is read-only until space is freed; nothing was saved")

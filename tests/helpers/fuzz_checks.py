@@ -5,6 +5,8 @@
   those are allowed, and the documented 503 with Retry-After (the database stayed locked past the wait: nothing
   was saved, retry; it happens when the machine is loaded). Any other 5xx (a bare `{"code":500,...}` or
   anything not in the envelope) fails.
+- Valid input may be refused only as the spec fixes it (DOCUMENTED_REFUSALS: a 400 by its message) or, on the few
+  operations whose rules OpenAPI 3.0 cannot state, as unprocessable (UNPROCESSABLE: a 422 the operation documents).
 - A fresh `Idempotency-Key` per request: the server replays a key's first answer and refuses the key with
   another body (422), as documented; schemathesis draws keys from a small space and reuses them across
   requests with different bodies, which tests its generator, not the server. A key the fuzzer made invalid
@@ -23,6 +25,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import os
@@ -82,12 +85,35 @@ def no_server_error_but_business_codes(ctx: Any, response: Any, case: Any) -> bo
 DOCUMENTED_REFUSALS: dict[str, tuple[str, str]] = {
     # decisions.md, setup: "Once an admin exists it answers 400 `Already initialized`" (the fuzzed server has one)
     "POST /api/v1/setup/init": ("Already initialized", "decisions.md: Once an admin exists it answers 400 `Already initialized`"),
+    # decisions.md, wiki source directories: "the only folders a KB may link ... Outside every root: 400" (the fuzzed
+    # server lists no root, so every folder is outside every root)
+    "PUT /api/v1/wiki/knowledge-bases/{id}/source-directory": (
+        "No folder may be linked: the administrator lists the allowed folders in the wiki_source_roots setting "
+        "(env PLATFORM_WIKI_SOURCE_ROOTS, comma separated)",
+        "decisions.md: Setting `wiki_source_roots`: the only folders a KB may link. ... Outside every root: 400",
+    ),
+}
+
+
+# Operations whose valid input can still be unprocessable in a way OpenAPI 3.0 cannot state, answered 422 (never 400)
+# and documented so on the operation (web.openapi_statuses.UNPROCESSABLE); each with why the document cannot say it.
+UNPROCESSABLE: dict[str, str] = {
+    # 3.0's `items` is one schema (no tuples, no `contains`): "extract first, each step after the one it needs" and
+    # YAML text that must parse into a definition have no JSON Schema form
+    "POST /api/v1/wiki/knowledge-bases/{kbId}/pipelines": "a pipeline's step order and its YAML text",
+    # a KB's chunkOverlap must stay under half its chunkSize: two values (one maybe stored) JSON Schema cannot relate
+    "PUT /api/v1/wiki/knowledge-bases/{id}/config": "a KB's chunk overlap beside its chunk size",
+    # a cron expression's pattern cannot know the months' lengths: `0 0 31 2 *` matches it and names no date
+    **{op: "a cron expression naming no date" for op in ("POST /api/v1/cron-jobs", "PUT /api/v1/cron-jobs/{id}",
+                                                          "POST /api/v1/triggers", "PUT /api/v1/triggers/{id}")},
 }
 
 
 @schemathesis.check
 def positive_data_acceptance_but_documented_refusals(ctx: Any, response: Any, case: Any) -> bool | None:
     """The stock positive_data_acceptance, except the 400s the spec fixes for valid input (DOCUMENTED_REFUSALS)."""
+    if case.operation.label in UNPROCESSABLE and response.status_code == 422:
+        return None  # the definition does not hold together: documented, and told apart from a malformed request (400)
     refusal = DOCUMENTED_REFUSALS.get(case.operation.label)
     if refusal is not None and response.status_code == 400:
         try:
@@ -120,6 +146,21 @@ schemathesis.openapi.media_type(
         max_size=3,
     ).map(_zip_of),
 )
+
+
+@st.composite
+def _material_text(draw: Any, kind: str) -> bytes:
+    """A wiki material as its part's text type says (POST .../raw/upload, web.openapi_inputs.WIKI_MATERIAL_TYPES): UTF-8
+    text that says something (a material with no text is refused, as the document's description says), as HTML
+    markup for text/html. schemathesis has no generator for text parts and would send its image samples."""
+    words = draw(st.from_regex(r"[A-Za-z0-9]", fullmatch=True)) + draw(
+        st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=200)
+    )
+    return (f"<p>{html.escape(words)}</p>" if kind == "html" else words).encode("utf-8")
+
+
+for _kind in ("plain", "markdown", "csv", "html"):
+    schemathesis.openapi.media_type(f"text/{_kind}", _material_text(_kind))
 
 
 @schemathesis.hook

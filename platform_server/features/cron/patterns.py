@@ -11,55 +11,48 @@ event as its input.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from platform_server.features.cron import schedule
 from platform_server.features.cron.events import check_filter
 from platform_server.features.cron.models import Trigger
+from platform_server.features.cron.schemas import CRON_KEYS, EVENT_PATTERNS, PATTERN_JSON
 from platform_server.features.cron.service import check_agent
 from platform_server.features.workflows.models import Workflow
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, parse_long
+from platform_server.web.errors import BadRequest, NotFound, parse_long
 
-# pattern type -> {pattern field: event payload field}; the fields are exact-value filters
-EVENT_PATTERNS: dict[str, dict[str, str]] = {
-    "channel_message": {"channelType": "channelType", "senderEquals": "senderId"},
-    "workflow_completion": {"sourceWorkflowId": "workflowId", "stateFilter": "status"},
-    "webhook": {},
-}
 PATTERN_TYPES = ("cron", *EVENT_PATTERNS)
-CRON_KEYS = ("cron", "timezone")  # a cron pattern's fields: meaningless in an event pattern
+_PATTERN_JSON = {kind: re.compile(pattern) for kind, pattern in PATTERN_JSON.items()}
 
 
 def apply_pattern(t: Trigger, pattern_type: str, pattern_json: str | None, default_tz: str) -> None:
     """Set the trigger's kind, schedule or event type and filter from a console pattern, or 400."""
     if pattern_type not in PATTERN_TYPES:
         raise BadRequest(f"patternType: must be one of {', '.join(PATTERN_TYPES)}")
-    try:
-        pattern = json.loads(pattern_json or "{}")
-    except ValueError:
-        raise BadRequest("patternJson: must be JSON") from None
-    if not isinstance(pattern, dict):
-        raise BadRequest("patternJson: must be a JSON object")
+    if pattern_type == "cron" and not pattern_json:
+        raise BadRequest("patternJson: cron is required")
+    text = pattern_json or "{}"
+    if not _PATTERN_JSON[pattern_type].fullmatch(text):  # the document's pattern for this type (schemas.PATTERN_JSON)
+        if pattern_type == "cron":
+            # schedules here fire per minute: the console's seconds field must be 0
+            raise BadRequest('patternJson: must be {"cron": "<5 fields, or seconds 0 and 5 fields>", "timezone"?: "<zone>"}')
+        keys = ", ".join((*EVENT_PATTERNS[pattern_type], *CRON_KEYS))
+        raise BadRequest(f"patternJson: must be an object of {keys} (each a string or null; filters match exact values)")
+    pattern = json.loads(text)
     if pattern_type == "cron":
-        fields = str(pattern.get("cron") or "").split()
-        if len(fields) == 6:
-            if fields[0] != "0":
-                raise BadRequest("patternJson: cron seconds must be 0 (schedules here fire per minute)")
-            fields = fields[1:]
-        if not fields:
-            raise BadRequest("patternJson: cron is required")
-        tz = str(pattern.get("timezone") or t.timezone or default_tz).strip()
+        fields = str(pattern["cron"]).split()
+        fields = fields[1:] if len(fields) == 6 else fields  # the console's seconds: 0 (the pattern says so)
+        given = pattern.get("timezone")
+        tz = schedule.given_zone(given) if given is not None else str(t.timezone or default_tz)
         schedule.zone(tz)
         t.type, t.cron_expression, t.timezone = "cron", schedule.normalize(" ".join(fields)), tz
         t.event_type, t.filter = None, None
     else:
         # the console's pattern form starts as a cron pattern and keeps its keys when the type is switched
         pattern = {k: v for k, v in pattern.items() if k not in CRON_KEYS}
-        names = EVENT_PATTERNS[pattern_type]
-        unknown = [k for k, v in pattern.items() if v not in (None, "") and k not in names]
-        if unknown:
-            raise BadRequest(f"patternJson: {unknown[0]} is not supported (filters here match exact values of {', '.join(names) or 'nothing'})")
+        names = EVENT_PATTERNS[pattern_type]  # the pattern admits only these fields
         wanted = {names[k]: v for k, v in pattern.items() if v not in (None, "")}
         t.type, t.event_type, t.filter = "event", pattern_type, check_filter(wanted) if wanted else None
         t.cron_expression, t.timezone = None, None
@@ -73,8 +66,8 @@ def apply_target(caller: Caller, t: Trigger, target_type: str | None, target_id:
             raise BadRequest("targetId: choose a workflow")
         wf = parse_long("targetId", str(target_id))
         exists = Workflow.select().where((Workflow.id == wf) & (Workflow.workspace_id == caller.workspace_id) & (Workflow.deleted == False))  # noqa: E712
-        if not exists.exists():
-            raise BadRequest("targetId: no such workflow in this workspace")
+        if not exists.exists():  # a well-formed id naming nothing here: 404, as an agent id
+            raise NotFound("targetId: no such workflow in this workspace")
         t.target_type, t.target_id, t.agent_id = "workflow", wf, 0
         return
     raw = agent_id if agent_id is not None else target_id

@@ -9,7 +9,7 @@ import zoneinfo
 
 from cronsim import CronSim, CronSimError
 
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import BadRequest, NotFound, Unprocessable
 
 UTC = dt.timezone.utc
 
@@ -44,6 +44,7 @@ def _field_pattern(value: str) -> str:
 # also takes month and weekday names, `L` and `#` (cronsim) and more spaces; a range from high to low wraps around
 # (hours 22-2: 22, 23, 0, 1, 2), so every expression the pattern allows is one the server takes.
 CRON_PATTERN = "^" + " ".join(_field_pattern(value) for value, _, _ in _FIELDS) + "$"
+CRON_RE = re.compile(CRON_PATTERN)
 _WRAPPED = re.compile(r"([0-9]+)-([0-9]+)(?:/([0-9]+))?")
 
 
@@ -67,6 +68,8 @@ def normalize(expression: str, field: str = "cronExpression", may_never_fire: bo
     if len(parts) != 5:
         raise BadRequest(f"{field}: must have 5 fields (minute hour day-of-month month day-of-week), got {len(parts)}")
     text = " ".join(_unwrap(part, low, high) for part, (_, low, high) in zip(parts, _FIELDS))
+    # An expression of the document's pattern that names no date (31 2, February 31) is well formed: 422, not 400
+    refuse = Unprocessable if CRON_RE.fullmatch(expression or "") else BadRequest
     try:
         it = CronSim(text, dt.datetime(2000, 1, 1, tzinfo=UTC))
         next(it)
@@ -74,10 +77,10 @@ def normalize(expression: str, field: str = "cronExpression", may_never_fire: bo
         fields = text.split(" ")
         if may_never_fire and _valid(" ".join([*fields[:3], "*", fields[4]])):  # a day no month of it has: 31 2
             return text
-        raise BadRequest(f"{field}: {exc}")
+        raise refuse(f"{field}: {exc}")
     except StopIteration:
         if not may_never_fire:
-            raise BadRequest(f"{field}: the expression never fires")
+            raise refuse(f"{field}: the expression never fires")
     return text
 
 
@@ -98,6 +101,16 @@ ZONE_RE = re.compile(ZONE_PATTERN)
 def zone_names() -> frozenset[str]:
     """Every IANA zone name this machine knows."""
     return frozenset(zoneinfo.available_timezones())
+
+
+def given_zone(name: str, field: str = "timezone") -> str:
+    """A zone a request names, as the document states it: ZONE_PATTERN's shape (else 400), and one the zone database
+    has (else 404: well formed, but naming nothing here)."""
+    if len(name) > 64 or not ZONE_RE.fullmatch(name):
+        raise BadRequest(f"{field}: not a time zone name '{name[:64]}'")
+    if name not in zone_names():
+        raise NotFound(f"{field}: unknown time zone '{name}'")
+    return name
 
 
 def next_fire(expression: str, tz_name: str, after: dt.datetime) -> dt.datetime | None:

@@ -16,6 +16,7 @@ from platform_server.features.cron.models import CronJob, CronRun, Trigger
 from platform_server.features.cron.runner import CronScheduler, spec_of
 from platform_server.features.cron.schemas import CronJobCreate, CronJobUpdate
 from platform_server.features.settings import service as settings
+from platform_server.ids import NOT_BLANK_RE
 from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
@@ -43,7 +44,8 @@ def check_agent(caller: Caller, raw: str | int) -> int:
 
 
 def check_text(value: str, field: str) -> str:
-    if not value.strip():
+    """The text unless it is blank (ids.NOT_BLANK_PATTERN, the document's rule: ECMA's spaces and Python's)."""
+    if not NOT_BLANK_RE.search(value):
         raise BadRequest(f"{field}: must not be blank")
     return value
 
@@ -147,7 +149,7 @@ def create(caller: Caller, req: CronJobCreate, default_timezone: str) -> dict[st
     """Create a job owned by the caller; an enabled job is scheduled at once."""
     agent_id = check_agent(caller, req.agentId)
     expression = schedule.normalize(req.cronExpression)
-    tz = req.timezone if req.timezone is not None else default_timezone
+    tz = schedule.given_zone(req.timezone) if req.timezone is not None else default_timezone
     schedule.zone(tz)
     message = check_text(req.message, "message")
     cid = check_conversation(req.conversationMode, req.conversationId, caller.user_id)
@@ -181,8 +183,7 @@ def update(caller: Caller, job_id: int, req: CronJobUpdate) -> dict[str, Any]:
     if req.cronExpression is not None:
         job.cron_expression = schedule.normalize(req.cronExpression)
     if req.timezone is not None:
-        schedule.zone(req.timezone)
-        job.timezone = req.timezone.strip()
+        job.timezone = schedule.given_zone(req.timezone)
     if req.message is not None:
         job.message = check_text(req.message, "message")
     if req.enabled is not None:

@@ -86,7 +86,7 @@ def _apply_kind(t: Trigger, given: set[str], req: TriggerCreate | TriggerUpdate,
             t.cron_expression = schedule.normalize(req.cronExpression)
         if not t.cron_expression:
             raise BadRequest("cronExpression: required for triggers of type 'cron'")
-        tz = req.timezone if req.timezone is not None else (t.timezone or default_tz)
+        tz = schedule.given_zone(req.timezone) if req.timezone is not None else (t.timezone or default_tz)
         schedule.zone(tz)
         t.timezone = tz.strip()
         t.event_type, t.filter = None, None
@@ -94,7 +94,7 @@ def _apply_kind(t: Trigger, given: set[str], req: TriggerCreate | TriggerUpdate,
         if req.cronExpression is not None or req.timezone is not None:
             raise BadRequest("cronExpression: only for triggers of type 'cron'")
         if req.eventType is not None:
-            if not _EVENT_TYPE.match(req.eventType):
+            if not _EVENT_TYPE.fullmatch(req.eventType):  # as the document's pattern reads (`$` is the end)
                 raise BadRequest("eventType: 1-100 characters of letters, digits and _ . : / -")
             t.event_type = req.eventType
         if not t.event_type:

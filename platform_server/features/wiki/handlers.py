@@ -22,7 +22,7 @@ from platform_server.features.wiki import (
 )
 from platform_server.features.wiki.engine import WikiEngine
 from platform_server.features.wiki.schemas import PROGRESS_EVENTS, KbConfigUpdate, KbCreate, KbUpdate, RawText
-from platform_server.features.wiki.text import TEXT_TYPES, slugify
+from platform_server.features.wiki.text import TEXT_TYPES, named_for, slugify
 from platform_server.platform import Flag
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
@@ -167,7 +167,7 @@ class RawUploadHandler(RawAdder):
         if not files.get("file"):
             raise BadRequest("file: must not be null")
         f = files["file"][0]
-        name = (f.filename or "").strip() or "upload.txt"
+        name = named_for((f.filename or "").strip() or "upload.txt", f.content_type)
         title = (args.get("title") or [b""])[0].decode("utf-8", "replace").strip() or name
         await self.add(kbId, title[:200], "upload", name, await run_blocking(f.read))
 

@@ -20,7 +20,7 @@ from platform_server.memo import memo_on
 from platform_server.ports import files as file_store
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound, parse_long
+from platform_server.web.errors import BadRequest, NotFound, Unprocessable, parse_long
 from platform_server.web.ownership import require_creator_or_admin
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -161,12 +161,12 @@ def put_config(caller: Caller, kb_id: int, req: KbConfigUpdate) -> dict[str, Any
                 continue
             cfg[name] = value
         merged = {**DEFAULT_CONFIG, **cfg}
-        if merged["chunkOverlap"] >= merged["chunkSize"] // 2:
-            raise BadRequest("chunkOverlap: must be less than half of chunkSize")
+        if merged["chunkOverlap"] >= merged["chunkSize"] // 2:  # two values (one maybe stored) 3.0 cannot relate: 422
+            raise Unprocessable("chunkOverlap: must be less than half of chunkSize")
         if merged["embeddingModelId"] is not None:
             row = model_service.get_model_row(int(merged["embeddingModelId"]))
-            if row.model_type != "embedding":
-                raise BadRequest("embeddingModelId: not an embedding model")
+            if row.model_type != "embedding":  # the id names a model, but no embedding one: nothing to use, as a 404
+                raise NotFound("embeddingModelId: not an embedding model")
         kb.config = cfg
         kb.update_time = utcnow()
         kb.save()

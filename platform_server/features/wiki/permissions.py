@@ -13,7 +13,7 @@ from platform_server.features.wiki.models import PageTypePermission
 from platform_server.features.wiki.schemas import PermissionRule
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import NotFound
 
 ANY_TYPE = "*"
 
@@ -43,8 +43,8 @@ def upsert(caller: Caller, kb_id: int, agent_id: int, req: PermissionRule) -> di
         kb = get_kb(caller, kb_id)
         agents.get_agent(caller, agent_id)
         page_type = req.pageType.strip().lower()
-        if page_type != ANY_TYPE and page_type not in profile.type_names(kb):
-            raise BadRequest(
+        if page_type != ANY_TYPE and page_type not in profile.type_names(kb):  # the KB's profile names the types: 404
+            raise NotFound(
                 f"pageType: not a page type of this knowledge base: {page_type} "
                 f"(use one of {', '.join(profile.type_names(kb))}, or * for every other type)"
             )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from platform_server.features.wiki import pipelines, views
-from platform_server.features.wiki.schemas import PipelineBody
+from platform_server.features.wiki.schemas import PipelineBody, PipelineDraft
 from platform_server.web.base import ApiHandler
 from platform_server.web.errors import BadRequest
 from platform_server.web.openapi_answers import NOTHING, list_of, one
@@ -25,17 +25,19 @@ class PipelinesHandler(ApiHandler):
 
     def post(self, kbId: int) -> None:
         """Save `{name, description?, enabled?, steps: [{type, ...}]}` (or `{yaml}`); same name updates."""
+        self.body(PipelineBody)  # what the document states (400); what it cannot (the steps' order...): 422 with every error
         self.ok(pipelines.save(self.require_caller(), kbId, self.json_body()))
 
 
 class ValidateHandler(ApiHandler):
     access = {"POST": "viewer"}
     answers = {"POST": one(views.WikiPipelineCheckView)}
-    body_models = {"POST": PipelineBody}
+    body_models = {"POST": PipelineDraft}
     tags = TAGS
 
     def post(self, kbId: int) -> None:
         """Check a definition without saving: `{valid, errors: [every problem]}`."""
+        self.body(PipelineDraft)  # any JSON object (else 400): what is wrong with it is the answer
         self.ok(pipelines.validate(self.require_caller(), kbId, self.json_body()))
 
 

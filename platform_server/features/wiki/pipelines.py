@@ -14,10 +14,11 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import Pipeline, PipelineRun, Transformation
+from platform_server.ids import NOT_BLANK_RE
 from platform_server.lazy import lazy_import
 from platform_server.serialize import Fields, flag, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, NotFound, Unprocessable
 from platform_server.web.ownership import require_creator_or_admin
 
 if TYPE_CHECKING:
@@ -38,7 +39,8 @@ MAX_STEPS = 12
 
 
 def _definition(body: Any) -> dict[str, Any]:
-    """The definition as a dict, from the JSON body or its `yaml` text (unknown fields kept, to be reported)."""
+    """The definition as a dict, from the JSON body or its `yaml` text (unknown fields kept, to be reported). Text that
+    is no definition is a 422: the document says only "a string" (schemas.PipelineBody), so the request is well formed."""
     if not isinstance(body, dict):
         raise BadRequest("body: must be a JSON object")
     if body.get("yaml") is not None:
@@ -47,9 +49,9 @@ def _definition(body: Any) -> dict[str, Any]:
         try:
             data = yaml.safe_load(body["yaml"])
         except yaml.YAMLError as exc:
-            raise BadRequest(f"yaml: not valid YAML: {str(exc).splitlines()[0]}")
+            raise Unprocessable(f"yaml: not valid YAML: {str(exc).splitlines()[0]}")
         if not isinstance(data, dict):
-            raise BadRequest("yaml: must be a mapping with name and steps")
+            raise Unprocessable("yaml: must be a mapping with name and steps")
         return data
     return {k: v for k, v in body.items() if k != "yaml"}
 
@@ -58,7 +60,7 @@ def validate_definition(caller: Caller, kb_id: int, data: dict[str, Any]) -> lis
     """Every problem of the definition (empty: valid)."""
     errors: list[str] = []
     name = data.get("name")
-    if not isinstance(name, str) or not name.strip():
+    if not isinstance(name, str) or not NOT_BLANK_RE.search(name):  # blank as the document's pattern reads it
         errors.append("name: must not be blank")
     elif len(name) > 100:
         errors.append("name: at most 100 characters")
@@ -124,7 +126,7 @@ def _params(where: str, kind: str, step: dict[str, Any], caller: Caller, kb_id: 
         tid = step.get("transformationId")
         if tid is None:
             errors.append(f"{where}.transformationId: required")
-        elif str(tid).isdigit():
+        elif str(tid).isascii() and str(tid).isdigit():  # ASCII digits, as schemas.TransformStep states (int("²") fails)
             t = Transformation.get_or_none((Transformation.id == int(tid)) & (Transformation.workspace_id == caller.workspace_id))
             if t is None or (t.kb_id is not None and t.kb_id != kb_id):
                 errors.append(f"{where}.transformationId: no such transformation for this knowledge base")
@@ -163,18 +165,19 @@ def validate(caller: Caller, kb_id: int, body: Any) -> dict[str, Any]:
     get_kb(caller, kb_id)
     try:
         errors = validate_definition(caller, kb_id, _definition(body))
-    except BadRequest as exc:
+    except (BadRequest, Unprocessable) as exc:
         errors = [exc.msg]
     return {"valid": not errors, "errors": errors}
 
 
 def save(caller: Caller, kb_id: int, body: Any) -> dict[str, Any]:
-    """Create, or update the pipeline of the same name; 400 with every error when invalid."""
+    """Create, or update the pipeline of the same name; 422 with every error when the definition does not hold
+    together (the handler refused with a 400 what the document's PipelineBody refuses)."""
     kb = get_kb(caller, kb_id)
     data = _definition(body)
     errors = validate_definition(caller, kb.id, data)
     if errors:
-        raise BadRequest("; ".join(errors))
+        raise Unprocessable("; ".join(errors))
     steps = [{**s, **({"transformationId": str(s["transformationId"])} if "transformationId" in s else {})} for s in data["steps"]]
     name = data["name"].strip()
     with database.atomic():

@@ -2,46 +2,46 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
+from platform_server.ids import NOT_BLANK_PATTERN
 from platform_server.serialize import View
 from platform_server.web.bodies import explained
 from platform_server.web.openapi_events import SseEvents
 
 MAX_TOP_K = 50  # the most hits one wiki search answers
+# An id in a body: an integer SQLite holds (64 bits), as the document states it (a larger one reached a query as an overflow)
+Id64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1, json_schema_extra={"format": "int64"})]
 
 
 class KbCreate(BaseModel):
     name: str = Field(min_length=1, max_length=100)
     description: str = Field(default="", max_length=2000)
-    agentIds: list[int] | None = Field(default=None, max_length=100)
+    agentIds: list[Id64] | None = Field(default=None, max_length=100)
 
 
 class KbUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
-    agentIds: list[int] | None = Field(default=None, max_length=100)
+    agentIds: list[Id64] | None = Field(default=None, max_length=100)
+
+
+LANGUAGE_TAG = explained("^[A-Za-z0-9-]+$", "must be a language tag such as en-US, zh-CN or auto")
 
 
 class KbConfigUpdate(BaseModel):
     chunkSize: int | None = Field(default=None, ge=200, le=8000)
     chunkOverlap: int | None = Field(default=None, ge=0, le=2000)
-    embeddingModelId: int | None = None
+    embeddingModelId: Id64 | None = None
     generationModelProvider: str | None = Field(default=None, max_length=100)
     generationModelName: str | None = Field(default=None, max_length=200)
-    pageLanguage: str | None = Field(default=None, min_length=2, max_length=20)
+    # a language tag (BCP 47 is ASCII letters, digits and hyphens) or `auto`: the same rule in the document and here
+    pageLanguage: str | None = Field(default=None, min_length=2, max_length=20, pattern=LANGUAGE_TAG)
     autoProcess: bool | None = None
     maxChunksPerCall: int | None = Field(default=None, ge=1, le=50)
     pageWriting: Literal["auto", "notes"] | None = None  # "notes": one page per material as it is, no LLM digest
-
-    @field_validator("pageLanguage")
-    @classmethod
-    def _lang(cls, v: str | None) -> str | None:
-        if v is not None and not all(c.isalnum() or c == "-" for c in v):
-            raise ValueError("must be a language tag such as en-US, zh-CN or auto")
-        return v
 
 
 class EnrichRequest(BaseModel):
@@ -93,7 +93,7 @@ class BatchDelete(BaseModel):
 
     # a blank slug is refused rather than dropped: `["", ""]` would otherwise be a valid body that names nothing
     slugs: list[str] = Field(default_factory=list, max_length=200, json_schema_extra={"items": {"type": "string", "minLength": 1}})
-    ids: list[int] = Field(default_factory=list, max_length=200)
+    ids: list[Id64] = Field(default_factory=list, max_length=200)
 
     @field_validator("slugs")
     @classmethod
@@ -109,11 +109,69 @@ class PermissionRule(BaseModel):
     write: Literal["allow", "deny", "approval_required"] = "allow"
 
 
-class PipelineBody(BaseModel):
-    name: str | None = Field(default=None, max_length=100)
-    description: str | None = Field(default=None, max_length=2000)
-    enabled: bool | None = None
+# A pipeline's steps as pipelines.CATALOGUE knows them: each kind with its parameters (integers in range, true/false,
+# an id) and nothing else. Their order and relations (extract first, each once, a step after the one it needs, chunk
+# with embed, an overlap under half the size, a transformation of this KB) are pipelines.validate_definition's.
+class _Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ExtractStep(_Step):
+    type: Literal["extract"]
+
+
+class ChunkStep(_Step):
+    type: Literal["chunk"]
+    size: StrictInt = Field(default=1200, ge=200, le=8000)
+    overlap: StrictInt = Field(default=150, ge=0, le=2000)
+
+
+class EmbedStep(_Step):
+    type: Literal["embed"]
+
+
+class SynthesizeStep(_Step):
+    type: Literal["synthesize"]
+    maxChunksPerCall: StrictInt = Field(default=8, ge=1, le=50)
+
+
+class LinkStep(_Step):
+    type: Literal["link"]
+
+
+class TransformStep(_Step):
+    type: Literal["transform"]
+    transformationId: Annotated[str, Field(pattern=r"^[0-9]+$")] | Annotated[StrictInt, Field(ge=0)]
+    saveAsPage: StrictBool = False
+
+
+PipelineStep = Annotated[ExtractStep | ChunkStep | EmbedStep | SynthesizeStep | LinkStep | TransformStep, Field(discriminator="type")]
+
+
+class PipelineDraft(BaseModel):
+    """Any object to check: the answer lists everything wrong with it (`valid: false`), nothing is refused but a body
+    that is no JSON object. A valid one is a PipelineBody."""
+
+    name: Any = None
+    description: Any = None
+    enabled: Any = None
     steps: Any = None
+    yaml: Any = None
+
+
+class PipelineBody(BaseModel):
+    """A definition as JSON (name and steps) or as `yaml` text; no other field (pipelines.validate_definition, which
+    lists every error, is what checks it: this model states its rules for the document)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"anyOf": [{"required": ["yaml"], "properties": {"yaml": {"type": "string"}}}, {"required": ["name", "steps"]}]},
+    )
+
+    name: str | None = Field(default=None, max_length=100, pattern=explained(NOT_BLANK_PATTERN, "must not be blank"))
+    description: str | None = Field(default=None, max_length=2000)
+    enabled: StrictBool = True
+    steps: list[PipelineStep] | None = Field(default=None, min_length=1, max_length=12)
     yaml: str | None = Field(default=None, max_length=100_000)  # the whole definition as YAML instead
 
 
@@ -123,7 +181,7 @@ class RawText(BaseModel):
 
 
 class ResearchStart(BaseModel):
-    kbId: int
+    kbId: Id64
     question: str = Field(min_length=3, max_length=2000)
     rounds: int = Field(default=2, ge=1, le=5)
     saveAsPage: bool = False
@@ -138,7 +196,7 @@ class TransformationBody(BaseModel):
     name: str = Field(min_length=1, max_length=100)
     description: str = Field(default="", max_length=2000)
     prompt: str = Field(min_length=1, max_length=20_000)
-    kbId: int | None = None
+    kbId: Id64 | None = None
 
 
 class TransformationUpdate(BaseModel):
@@ -158,13 +216,13 @@ class ApplyRequest(BaseModel):
         }
     )
 
-    kbId: int
-    rawId: int | None = None
+    kbId: Id64
+    rawId: Id64 | None = None
     slug: str | None = Field(default=None, min_length=1, max_length=120)
 
 
 class AggregateRequest(BaseModel):
-    kbId: int
+    kbId: Id64
 
 
 class SaveAsPage(BaseModel):

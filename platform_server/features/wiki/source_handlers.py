@@ -9,7 +9,7 @@ from platform_server.features.wiki import WIKI, kbs, source, views
 from platform_server.features.wiki.schemas import SourceDirectoryRequest
 from platform_server.features.wiki.watcher import Watchers
 from platform_server.web.base import ApiHandler
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import Conflict
 from platform_server.web.openapi_answers import one
 from platform_server.web.routing import route
 
@@ -45,7 +45,8 @@ class SourceHandler(ApiHandler):
 
     def linked(self, kb_id: int) -> None:
         if self.watchers.get(kb_id) is None:
-            raise BadRequest("No source directory is linked to this knowledge base: PUT .../source-directory {path}")
+            # the KB's state, not the request: the same call succeeds once a folder is linked
+            raise Conflict("No source directory is linked to this knowledge base: PUT .../source-directory {path}")
 
 
 class SourceDirectoryHandler(SourceHandler):

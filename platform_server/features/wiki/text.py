@@ -39,6 +39,16 @@ def suffix_of(name: str) -> str:
     return name[dot:].lower() if dot >= 0 else ""
 
 
+def named_for(name: str, declared: str | None) -> str:
+    """The uploaded file's name, with the extension of its part's declared content type added when its own names no
+    type read here (a client uploading a blob types it instead of naming it; a generated client sends `file`)."""
+    if suffix_of(name) in TEXT_TYPES:
+        return name
+    ctype = (declared or "").split(";")[0].strip().lower()
+    suffix = next((s for s, t in TEXT_TYPES.items() if t == ctype), None)
+    return name + suffix if suffix else name
+
+
 def content_type_for(name: str) -> str:
     """The content type of a supported file name; 400 for anything else."""
     ctype = TEXT_TYPES.get(suffix_of(name))

@@ -158,7 +158,8 @@ def publish(caller: Caller, workflow_id: int) -> dict[str, Any]:
     result = graph.compile_graph(row.draft, agent_check(caller))
     if not result.ok:
         errors = [d for d in result.diagnostics if d.severity == "error"]
-        raise BadRequest(f"Draft does not compile ({len(errors)} error(s)): {errors[0].message}")
+        # the saved draft's state, not the request, is what is wrong (the same call succeeds once it compiles): 409
+        raise Conflict(f"Draft does not compile ({len(errors)} error(s)): {errors[0].message}")
     with database.atomic():
         row = _get(caller, workflow_id)
         last = WorkflowRevision.select().where(WorkflowRevision.workflow_id == row.id).order_by(WorkflowRevision.version.desc()).first()
