@@ -131,3 +131,18 @@ async def test_the_config_each_type_takes_is_stated_as_a_one_of_and_checked_as_s
     long_name = {"baseUrl": "http://x", "headers": {"X-" + "a" * 200: "v"}}
     r = await env.api.post("/api/v1/datasources", {"name": "h", "type": "http", "config": long_name}, token="alice")
     assert r.status == 200, r.body  # a header name's length has no rule the document could state (3.0 has no propertyNames)
+
+
+async def test_an_update_takes_either_types_config_in_the_document_and_this_types_on_the_server(env: ChatEnv) -> None:
+    doc = (await env.api.get("/v3/api-docs")).body
+    update = doc["components"]["schemas"]["DatasourceUpdate"]["properties"]["config"]
+    assert [b["$ref"].rsplit("/", 1)[1] for b in update["anyOf"]] == ["SqliteDatasourceConfig", "HttpDatasourceConfig"]
+    body = {"name": "api", "type": "http", "config": {"baseUrl": "http://example.test/v1"}}
+    ds = (await env.api.post("/api/v1/datasources", body, token="alice")).data
+    r = await env.api.put(f"/api/v1/datasources/{ds['id']}", {"config": {}}, token="alice")  # neither type's: the document refuses it
+    assert r.status == 400 and r.msg.startswith("config.baseUrl"), r.body
+    r = await env.api.put(f"/api/v1/datasources/{ds['id']}", {"config": {"path": "shop.db"}}, token="alice")  # the other type's
+    assert r.status == 409 and "needs baseUrl" in r.msg, r.body
+    r = await env.api.put(f"/api/v1/datasources/{ds['id']}", {"config": {"baseUrl": "http://example.test/v2"}}, token="alice")
+    assert r.status == 200 and r.data["config"]["baseUrl"] == "http://example.test/v2", r.body
+    assert "409" in doc["paths"]["/api/v1/datasources/{id}"]["put"]["responses"]

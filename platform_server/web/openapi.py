@@ -44,6 +44,19 @@ _CONFIRM = {
 }
 
 
+def _empty_body_fails(schema: JsonObject) -> bool:
+    """Whether {} (what an empty body reads as) fails the body's schema: a required field, an array, or a oneOf /
+    anyOf every branch of which requires a field ("exactly one of a or b"); a branch {} matches ("enabled is
+    false") leaves the body optional."""
+    if schema.get("required") or schema.get("type") == "array":
+        return True
+    for key in ("oneOf", "anyOf"):
+        branches = schema.get(key)
+        if isinstance(branches, list) and branches and all(isinstance(b, dict) and b.get("required") for b in branches):
+            return True
+    return False
+
+
 def _oas30(schema: object) -> object:
     """JSON Schema 2020 (pydantic) to OpenAPI 3.0: numeric exclusiveMinimum/Maximum become a bound plus a flag."""
     if isinstance(schema, list):
@@ -186,10 +199,8 @@ def build_document(routes: list[Route]) -> JsonObject:
                     schema["title"] = ref  # generators name the model from its title: two "FileText" would clash
                 schemas[ref] = schema
                 op["requestBody"] = {
-                    # ApiHandler.json_body reads an empty body as {}: it is optional when no field is required
-                    # (nor is one of a oneOf's, "exactly one of a or b", whose every branch requires one, nor an
-                    # anyOf's: {} fails those too), and never when the body is an array ({} is not one)
-                    "required": bool(schema.get("required") or schema.get("anyOf") or schema.get("oneOf")) or schema.get("type") == "array",
+                    # ApiHandler.json_body reads an empty body as {}: it is required exactly when {} fails the schema
+                    "required": _empty_body_fails(schema),
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             add_inputs(handler, r.template, method, op)

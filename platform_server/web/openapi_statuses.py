@@ -41,7 +41,9 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/approval/grants"): "expireAt has passed by the time the request arrives",
     ("PUT", "/api/v1/memory/{agentId}/files/{path}"): "MEMORY.md is rebuilt from the facts (edit the facts instead)",
     ("POST", "/api/v1/datasources"): "A datasource of that name exists in the workspace",
-    ("PUT", "/api/v1/datasources/{id}"): "A datasource of that name exists in the workspace",
+    ("PUT", "/api/v1/datasources/{id}"): (
+        "A datasource of that name exists in the workspace, or `config` is the other type's (path for sqlite, baseUrl for http)"
+    ),
     ("POST", "/api/v1/auth/tokens"): "expiresAt is not in the future (the clock decides, not the request's shape)",
     ("POST", "/api/v1/goals"): "The conversation already has an open goal",
     ("DELETE", "/api/v1/tools/{id}"): "System tools cannot be deleted",

@@ -57,8 +57,19 @@ class DatasourceCreate(BaseModel):
 class DatasourceUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
     description: str | None = Field(default=None, max_length=2000)
-    config: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None  # the datasource's type decides which config it must be (service.update)
     enabled: bool | None = None
+
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        """`config` is one of the two types' configs: the stored type is not in the request, so sending the other
+        type's config is a state conflict (409), and `{}`, neither, breaks the document (400)."""
+        properties = schema.get("properties")
+        if isinstance(properties, dict):
+            properties["config"] = {
+                "anyOf": [{"$ref": f"#/components/schemas/{model.__name__}"} for model in (SqliteDatasourceConfig, HttpDatasourceConfig)],
+                "nullable": True,
+            }
 
 
 class ToggleRequest(BaseModel):

@@ -151,7 +151,12 @@ def create(caller: Caller, config: Config, name: str, kind: str, description: st
 
 def update(caller: Caller, config: Config, ds_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     row = _get(caller, ds_id)
-    clean = clean_config(config, row.type, changes["config"], row.workspace_id, row.config) if "config" in changes else None
+    raw = changes.get("config")
+    if isinstance(raw, dict):  # the document allows either type's config; this datasource's type decides
+        needed, other = ("path", "baseUrl") if row.type == "sqlite" else ("baseUrl", "path")
+        if needed not in raw and other in raw:
+            raise Conflict(f"config: this is a {row.type} datasource, its config needs {needed}")
+    clean = clean_config(config, row.type, raw, row.workspace_id, row.config) if raw is not None else None
     with database.atomic():
         if "name" in changes:
             _unique_name(caller, changes["name"], exclude=row.id)
