@@ -98,13 +98,15 @@ def _result(rows: list[tuple[Any, ...]]) -> tuple[np.ndarray, np.ndarray]:
 _CHUNKS = (
     "SELECT c.id, c.embedding_vec <=> ?::vector AS d FROM wiki_chunk c WHERE c.kb_id = ? AND c.embed_model IS ? AND vector_dims(c.embedding_vec) = ?"
 )
-# one KB's pages with the best of their own cosine and (when cited) their cited chunks' (GREATEST skips NULLs);
-# the citations' cosines as one grouped join: a subquery per page re-read the KB's chunks for each page (0.5 s at
-# 3,000 chunks)
+# one KB's pages with the best of their own cosine and (when cited) their cited chunks' (GREATEST skips NULLs).
+# The citations' cosines: each citation's chunk fetched by its primary key (OFFSET 0 keeps the lateral
+# subquery a per-citation index lookup). A subquery per page re-read the KB's chunks for each page (0.5 s
+# at 3,000 chunks), and a plain join hashed a scan of every chunk of the KB (a few citations a page read all).
 _CITED = (
     "cited AS (SELECT pc.page_id, MAX(1 - (c.embedding_vec <=> q.v)) AS s FROM q, wiki_page_citation pc "
-    "JOIN wiki_chunk c ON c.id = pc.chunk_id WHERE c.kb_id = ? AND c.embed_model IS ? "
-    "AND vector_dims(c.embedding_vec) = ? GROUP BY pc.page_id), "
+    "JOIN LATERAL (SELECT c.embedding_vec FROM wiki_chunk c WHERE c.id = pc.chunk_id AND c.kb_id = ? "
+    "AND c.embed_model IS ? AND vector_dims(c.embedding_vec) = ? OFFSET 0) c ON true WHERE pc.kb_id = ?{cited_where} "
+    "GROUP BY pc.page_id), "
 )
 _PAGES = (
     "WITH q AS (SELECT ?::vector AS v), {cited}"
@@ -131,13 +133,19 @@ class PgVectorIndex:
         sql = f"SELECT id, 1 - d FROM ({_CHUNKS} AND c.id = ANY(?)) t"
         return _result(database.execute_sql(sql, (_literal(query), kb_id, model, len(query), ids)).fetchall())
 
-    def _pages(self, kb_id: int, query: np.ndarray, model: int | None, cited: bool, where: str) -> tuple[str, list[Any]]:
+    def _pages(
+        self, kb_id: int, query: np.ndarray, model: int | None, cited: bool, include_archived: bool, ids: list[int] | None
+    ) -> tuple[str, list[Any]]:
+        """The pages' scores (all of the KB's, or those of `ids`), and the parameters in the order of their places."""
+        where = ("" if include_archived else " AND p.archived = 0") + ("" if ids is None else " AND p.id = ANY(?)")
+        params: list[Any] = [_literal(query)]
         if cited:
-            sql = _PAGES.format(cited=_CITED, cited_score="cited.s", join="LEFT JOIN cited ON cited.page_id = p.id ", where=where)
+            cited_sql = _CITED.format(cited_where="" if ids is None else " AND pc.page_id = ANY(?)")
+            sql = _PAGES.format(cited=cited_sql, cited_score="cited.s", join="LEFT JOIN cited ON cited.page_id = p.id ", where=where)
+            params += [kb_id, model, len(query), kb_id] + ([ids] if ids is not None else [])
         else:
             sql = _PAGES.format(cited="", cited_score="NULL", join="", where=where)
-        # in the order of their places: the query vector, the citations', the page's score, the KB
-        params: list[Any] = [_literal(query)] + ([kb_id, model, len(query)] if cited else []) + [model, len(query), kb_id]
+        params += [model, len(query), kb_id] + ([ids] if ids is not None else [])
         return sql, params
 
     def nearest_pages(
@@ -145,14 +153,14 @@ class PgVectorIndex:
     ) -> tuple[np.ndarray, np.ndarray]:
         if k <= 0:
             return _result([])
-        sql, params = self._pages(kb_id, query, model, cited, "" if include_archived else " AND p.archived = 0")
+        sql, params = self._pages(kb_id, query, model, cited, include_archived, None)
         return _result(database.execute_sql(f"{sql} ORDER BY s DESC, id LIMIT ?", (*params, k)).fetchall())
 
     def page_cosines(self, kb_id: int, query: np.ndarray, model: int | None, ids: list[int], cited: bool) -> tuple[np.ndarray, np.ndarray]:
         if not ids:
             return _result([])
-        sql, params = self._pages(kb_id, query, model, cited, " AND p.id = ANY(?)")
-        return _result(database.execute_sql(sql, (*params, ids)).fetchall())
+        sql, params = self._pages(kb_id, query, model, cited, True, ids)
+        return _result(database.execute_sql(sql, params).fetchall())
 
     def kept_bytes(self) -> int:
         return 0
