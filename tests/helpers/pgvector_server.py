@@ -40,8 +40,8 @@ def server() -> Any:
 
             root = tempfile.mkdtemp(prefix="pgvector-")
             os.chmod(root, 0o755)  # as root pgserver runs the server as its own user: it must reach the folder
+            atexit.register(shutil.rmtree, root, True)  # registered first, so it runs after pgserver's own stop
             running = pgserver.get_server(os.path.join(root, "data"), cleanup_mode="stop")
-            atexit.register(shutil.rmtree, root, True)
             _server.append(running)
         return _server[0]
 
