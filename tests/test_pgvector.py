@@ -149,6 +149,14 @@ async def test_a_server_on_postgresql_with_pgvector_reports_it_and_searches_ther
         assert found.status == 200 and found.data["vectorSearch"] is True, found.body
         assert [c["rawId"] for c in found.data["chunks"]] == [raw["id"]] and found.data["chunks"][0]["vectorScore"] > 0
         assert found.data["results"][0]["slug"] == "chlorophyll" and vector_index.kept_bytes() == 0
+        # a restart on the same database finds its columns made and alters nothing; the search is the same
+        await server.stop()
+        server = await start_server(str(tmp_path / "data"), database_url=url)
+        server.client.tokens.update(api.tokens)
+        info = await server.client.get("/api/v1/system/info", token="alice")
+        assert info.status == 200 and info.data["vectorSearch"] == "pgvector", info.body
+        again = await server.client.post(f"/api/v1/wiki/kb/{kb_id}/search-preview", {"query": "absorbs light", "topK": 5}, token="carol")
+        assert again.status == 200 and again.data["chunks"] == found.data["chunks"], again.body
     finally:
         await server.stop()
         pgvector_server.drop(url)

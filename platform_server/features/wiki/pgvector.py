@@ -69,6 +69,12 @@ def install() -> None:
     lock (app.start_features), so processes starting together add the column once; adding it computes it for
     the rows already there, as a migration would."""
     store = database.obj
+    there = store.execute_sql(
+        "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND column_name = ? AND table_name IN (?, ?)",
+        (COLUMN, *TABLES),
+    ).fetchone()[0]
+    if there == len(TABLES):
+        return  # made by an earlier start: no ALTER TABLE (and its exclusive lock) while other processes search
     with store.atomic():
         row = store.execute_sql("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'").fetchone()
         schema = row[0]
@@ -175,8 +181,11 @@ def choose() -> str:
     thread like the migrations: the migration lock it runs under is that connection's."""
     index: vectors.VectorIndex = vector_index.IN_PROCESS
     if available():
-        install()
-        index = PGVECTOR
+        try:
+            install()
+            index = PGVECTOR
+        except peewee.DatabaseError as exc:  # e.g. a role that may use the extension but not alter the tables
+            log.warning("pgvector is there but its columns could not be made (%s): vectors stay in-process", str(exc).strip())
     vectors.use(index)
     engine = "PostgreSQL" if isinstance(database.obj, peewee.PostgresqlDatabase) else "SQLite"
     log.info("wiki vector search: %s (%s)", index.name, "exact scan in SQL" if index is PGVECTOR else f"matrices built from {engine}")
