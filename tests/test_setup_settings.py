@@ -439,6 +439,9 @@ async def test_system_info_shows_the_data_directory_and_the_embedded_model_to_gl
     else:
         assert data["dataDir"] == root and data["databasePath"] == os.path.join(root, "platform.db")
         assert os.path.isfile(data["databasePath"])
+    # the suite's PostgreSQL is Debian's, without pgvector: both engines search the in-process matrices here
+    # (tests/test_pgvector.py starts a PostgreSQL with pgvector and sees "pgvector")
+    assert data["vectorSearch"] == "in-process"
     assert all(f["path"] == os.path.join(root, f["name"]) and os.path.isdir(f["path"]) for f in data["folders"])
     model = data["localModel"]
     assert set(model) >= {"runtimeInstalled", "chatModelPath", "chatModelFound", "chatModelLoaded", "embeddingModelFound"}

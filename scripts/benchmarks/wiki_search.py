@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import peewee
 
 from platform_server import db
 from platform_server.db import database, run_migrations
@@ -66,7 +67,8 @@ def fill(kb_id: int, chunks: int, dims: int, seed: int = 7) -> tuple[list[str], 
                 fts.append((cid, text, kb_id))
             Chunk.insert_many(rows).execute()
             cursor = database.cursor()
-            cursor.executemany("INSERT INTO wiki_chunk_fts(rowid, text, kb_id) VALUES (?, ?, ?)", fts)
+            mark = "%s" if isinstance(database.obj, peewee.PostgresqlDatabase) else "?"  # the raw cursor's own style (pgvector_search fills PostgreSQL)
+            cursor.executemany(f"INSERT INTO wiki_chunk_fts(rowid, text, kb_id) VALUES ({mark}, {mark}, {mark})", fts)
             page = Page.create(kb=kb_id, workspace_id=1, slug=f"page-{r}", title=" ".join(rng.choice(words) for _ in range(3)),
                                markdown=" ".join(rng.choice(words) for _ in range(200)),
                                embedding=search.pack(vectors[r : r + CITED_PER_PAGE].mean(axis=0)), dims=dims, embed_model=model)

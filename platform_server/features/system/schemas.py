@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from platform_server.serialize import View
@@ -50,5 +52,6 @@ class SystemInfoView(View):
     version: str
     dataDir: str
     databasePath: str
+    vectorSearch: Literal["pgvector", "in-process"]  # where wiki vector search runs: PostgreSQL's pgvector, or matrices in this process
     folders: list[DataFolderView]
     localModel: LocalModelInfoView

@@ -14,6 +14,7 @@ from platform_server import __version__
 from platform_server.db import database
 from platform_server.integrations.llm import local
 from platform_server.ports import database as database_port
+from platform_server.ports import vectors
 
 BROWSER_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER_FLAGS = (
@@ -93,6 +94,7 @@ def info(data_dir: str, local_model_path: str) -> dict[str, Any]:
         "version": __version__,
         "dataDir": root,
         "databasePath": database_port.current().location(),  # the file, or PostgreSQL's URL without its password
+        "vectorSearch": vectors.name(),  # "pgvector" (PostgreSQL with the extension) or "in-process"
         "folders": folders,
         "localModel": {
             "runtimeInstalled": importlib.util.find_spec("llama_cpp") is not None,

@@ -8,9 +8,10 @@ from platform_server import leases
 from platform_server.features.guard import service as guard
 from platform_server.features.models import LLM
 from platform_server.features.tools.registry import ToolDefinition
-from platform_server.features.wiki import WIKI, WIKI_SWEEP, WIKI_TRANSFORM_SWEEP, kbs, tool, transform, vector_index
+from platform_server.features.wiki import WIKI, WIKI_SWEEP, WIKI_TRANSFORM_SWEEP, kbs, pgvector, tool, transform, vector_index
 from platform_server.features.wiki import agent_tools as wiki_tools
 from platform_server.features.wiki.engine import WikiEngine
+from platform_server.ports import vectors
 
 if TYPE_CHECKING:
     from platform_server.platform import Platform
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 async def start(platform: Platform) -> None:
     vector_index.configure(platform.config.wiki_vector_cache_mb)
+    pgvector.choose()  # pgvector when PostgreSQL has it, else the in-process matrices (under the start's migration lock)
     engine = WikiEngine(platform.runtime(LLM), platform.config, platform.storage, platform.config.wiki_workers)
     platform.set_runtime(WIKI, engine)
     guard.register_tool_hook("wiki_write", wiki_tools.guard_hook)
@@ -38,6 +40,7 @@ def agent_tools(platform: Platform) -> list[ToolDefinition]:
 
 
 async def stop(platform: Platform) -> None:
+    vectors.use(vector_index.IN_PROCESS)  # the next start (a test's next server) chooses again
     for key in (WIKI_SWEEP, WIKI_TRANSFORM_SWEEP):
         if sweep := platform.find_runtime(key):
             sweep.stop()

@@ -16,10 +16,11 @@ from platform_server.blocking import run_blocking
 from platform_server.db import database
 from platform_server.features.models import LLM
 from platform_server.features.settings import service as settings
-from platform_server.features.wiki import hot_cache, kbs, permissions, search, tool, vector_index
+from platform_server.features.wiki import hot_cache, kbs, permissions, search, tool
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, PageCitation, RawMaterial
 from platform_server.features.wiki.text import snippet
 from platform_server.lazy import lazy_import
+from platform_server.ports import vectors as vector_port
 
 if TYPE_CHECKING:
     import numpy as np
@@ -117,29 +118,18 @@ def _keyword(table: str, kb_ids: list[int], query: str) -> list[int]:
     return [int(r[0]) for r in database.execute_sql(sql, (param, *kb_ids, CANDIDATES)).fetchall()]
 
 
-# The KBs' vectors kept in memory until the wiki's tables change (vector_index, shared with wiki search): a
-# turn's vector search is then one matrix product, not a read of every blob.
-def _chunk_vectors(kb_id: int, size: int, model_id: int | None) -> tuple[np.ndarray, np.ndarray]:
-    m = vector_index.chunk_matrix(kb_id, size // 4, model_id)
-    return m.ids, m.vectors
-
-
-def _page_vectors(kb_id: int, size: int, model_id: int | None) -> tuple[np.ndarray, np.ndarray]:
-    m = vector_index.page_matrix(kb_id, size // 4, model_id)
-    live = ~m.archived  # pages of another model have a zero vector there: they score nothing
-    return m.ids[live], m.vectors[live]
-
-
-def _nearest(load: Callable[[int, int, int | None], tuple[np.ndarray, np.ndarray]], vectors: dict[int, QueryVector]) -> list[int]:
-    """Ids of the rows nearest to their KB's query vector, above MIN_SIMILARITY."""
+def _nearest(kind: str, vectors: dict[int, QueryVector]) -> list[int]:
+    """Ids of the chunks or (live) pages nearest to their KB's query vector, above MIN_SIMILARITY (through
+    the vector port: the in-process matrices or pgvector)."""
+    index = vector_port.current()
     scored: list[tuple[float, int]] = []
     for kb_id, query in vectors.items():
-        ids, matrix = load(kb_id, len(query.vector), query.model_id)
-        if not len(ids):
-            continue
-        scores = matrix @ search.unpack(query.vector)
-        top = np.argsort(-scores)[:CANDIDATES] if len(ids) <= CANDIDATES else np.argpartition(-scores, CANDIDATES)[:CANDIDATES]
-        scored.extend((float(scores[i]), int(ids[i])) for i in top if scores[i] >= MIN_SIMILARITY)
+        q = search.unpack(query.vector).copy()  # aligned, as the matrices
+        if kind == "page":  # a page's own vector (a page of another model scores nothing)
+            ids, scores = index.nearest_pages(kb_id, q, query.model_id, CANDIDATES, False, False)
+        else:
+            ids, scores = index.nearest_chunks(kb_id, q, query.model_id, CANDIDATES)
+        scored.extend((float(s), int(i)) for i, s in zip(ids, scores) if s >= MIN_SIMILARITY)
     scored.sort(key=lambda t: -t[0])
     return [row_id for _, row_id in scored[:CANDIDATES]]
 
@@ -174,8 +164,8 @@ def passages(
     _ranks([("page", i) for i in _keyword("wiki_page_fts", kb_ids, query)], scores)
     _ranks([("material", i) for i in _keyword("wiki_chunk_fts", kb_ids, query)], scores)
     if vectors:
-        _ranks([("page", i) for i in _nearest(_page_vectors, vectors)], scores)
-        _ranks([("material", i) for i in _nearest(_chunk_vectors, vectors)], scores)
+        _ranks([("page", i) for i in _nearest("page", vectors)], scores)
+        _ranks([("material", i) for i in _nearest("material", vectors)], scores)
     ranked = sorted(scores, key=lambda key: -scores[key])[: 2 * CANDIDATES]
     found = _load([i for kind, i in ranked if kind == "page"], [i for kind, i in ranked if kind == "material"])
     names = {kb.id: kb.name for kb in bound}

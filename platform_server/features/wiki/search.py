@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 import peewee
 
 from platform_server.db import database
-from platform_server.features.wiki import vector_index
+from platform_server.features.wiki import vector_index  # noqa: F401  (offers the in-process index to the port)
 from platform_server.features.wiki.kbs import embedding_model
 from platform_server.features.wiki.models import Chunk, KnowledgeBase, Page, RawMaterial
 from platform_server.features.wiki.text import snippet
 from platform_server.lazy import lazy_import
+from platform_server.ports import vectors
 from platform_server.serialize import GIVEN, Fields, ident
 
 if TYPE_CHECKING:
@@ -134,37 +135,42 @@ def search_pages(
 ) -> list[Hit]:
     """Hybrid page ranking: normalised BM25 over title+body and the best cosine of the page or its cited chunks.
 
-    Scores come from the KBs' in-memory matrices (vector_index); only the best pages are read as rows.
-    `model_id`: the embedding model of `query_vec` (None: each KB's current model)."""
+    Vector scores come from the vector port (in-process matrices or pgvector): a page outside its KB's top_k
+    by vector and without a keyword hit cannot reach the top_k, so only those and the keyword hits are scored;
+    only the best pages are read as rows. `model_id`: the embedding model of `query_vec` (None: each KB's current model)."""
     if not kb_ids or top_k <= 0:
         return []
     keyword = _keyword("wiki_page_fts", kb_ids, query, 200)
     q = unpack(query_vec).copy() if query_vec is not None else None  # aligned, as the matrices
     models = vector_models(kb_ids, model_id) if q is not None else {}
-    ids, kws, vecs = [], [], []
+    index = vectors.current()
+    # the keyword hits' KBs and archived flags (at most 200 rows), the vector candidates per KB
+    kw_pages = Page.select(Page.id, Page.kb, Page.archived).where(Page.id.in_(list(keyword) or [0]))
+    kw_by_kb: dict[int, list[int]] = {}
+    for p in kw_pages:
+        if include_archived or not p.archived:
+            kw_by_kb.setdefault(p.kb_id, []).append(p.id)
+    found: dict[int, float] = {}
     for kb_id in dict.fromkeys(kb_ids):
         if q is not None:
-            pm, vec = vector_index.page_scores(kb_id, q, models.get(kb_id))
-        else:
-            pm = vector_index.page_matrix(kb_id, 0)  # ids and archived flags only
-            vec = np.zeros(len(pm.ids), dtype=np.float32)
-        live = np.ones(len(pm.ids), dtype=bool) if include_archived else ~pm.archived
-        ids.append(pm.ids[live])
-        vecs.append(vec[live])
-        kw = np.zeros(len(pm.ids), dtype=np.float64)
-        pos, ok = vector_index.positions(pm.ids, np.array(list(keyword), dtype=np.int64))
-        kw[pos[ok]] = np.array(list(keyword.values()), dtype=np.float64)[ok]
-        kws.append(kw[live])
-    all_ids, kw, vec64 = np.concatenate(ids), np.concatenate(kws), np.maximum(0.0, np.concatenate(vecs).astype(np.float64))
-    keep = (kw > 0) | (vec64 > 0)
-    all_ids, kw, vec64 = all_ids[keep], kw[keep], vec64[keep]
-    score = KEYWORD_WEIGHT * kw + VECTOR_WEIGHT * vec64
-    if not len(score):
+            for got in (
+                index.nearest_pages(kb_id, q, models.get(kb_id), top_k, True, include_archived),
+                index.page_cosines(kb_id, q, models.get(kb_id), kw_by_kb.get(kb_id, []), True),
+            ):
+                found.update(zip(got[0].tolist(), got[1].tolist()))
+        found.update((i, found.get(i, 0.0)) for i in kw_by_kb.get(kb_id, []))
+    ranked = []
+    for page_id, v in found.items():
+        kw, vec = keyword.get(page_id, 0.0), max(0.0, v)
+        if kw > 0 or vec > 0:
+            ranked.append((KEYWORD_WEIGHT * kw + VECTOR_WEIGHT * vec, kw, vec, page_id))
+    if not ranked:
         return []
-    best = score >= _threshold(score, top_k)
-    pages = {p.id: p for p in Page.select().where(Page.id.in_([int(i) for i in all_ids[best]]))}
-    rows = zip(all_ids[best].tolist(), score[best].tolist(), kw[best].tolist(), vec64[best].tolist())
-    hits = [Hit(pages[i], s, k, v) for i, s, k, v in rows if i in pages]
+    scores = np.array([r[0] for r in ranked], dtype=np.float64)
+    cut = _threshold(scores, top_k)
+    best = [r for r in ranked if r[0] >= cut]
+    pages = {p.id: p for p in Page.select().where(Page.id.in_([r[3] for r in best]))}
+    hits = [Hit(pages[i], s, k, v) for s, k, v, i in best if i in pages]
     hits.sort(key=lambda h: (-h.score, h.page.slug))
     return hits[:top_k]
 
@@ -183,7 +189,7 @@ CHUNK_HIT_FIELDS = Fields(
 
 
 def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k: int, model_id: int | None = None) -> list[dict[str, Any]]:
-    """Hybrid ranking of raw chunks, for the preview (vector scores from the KBs' in-memory matrices;
+    """Hybrid ranking of raw chunks, for the preview (vector scores from the vector port;
     `model_id` as in search_pages)."""
     if not kb_ids or top_k <= 0:
         return []
@@ -191,16 +197,16 @@ def search_chunks(kb_ids: list[int], query: str, query_vec: bytes | None, top_k:
     q = unpack(query_vec).copy() if query_vec is not None else None  # aligned, as the matrices
     found: dict[int, float] = {}  # chunk id -> cosine, for the vector candidates and every keyword hit
     models = vector_models(kb_ids, model_id) if q is not None else {}
+    index = vectors.current()
     for kb_id in dict.fromkeys(kb_ids):
         if q is None:
             continue
-        ids, cos = vector_index.chunk_scores(kb_id, q, models.get(kb_id))
-        if len(cos):
-            # a chunk outside the top_k by cosine and without a keyword hit cannot reach the top_k
-            top = cos >= _threshold(cos, top_k)
-            found.update(zip(ids[top].tolist(), cos[top].tolist()))
-            pos, ok = vector_index.positions(ids, np.array(list(keyword), dtype=np.int64))
-            found.update(zip(ids[pos[ok]].tolist(), cos[pos[ok]].tolist()))
+        # a chunk outside the top_k by cosine and without a keyword hit cannot reach the top_k
+        for ids, cos in (
+            index.nearest_chunks(kb_id, q, models.get(kb_id), top_k),
+            index.chunk_cosines(kb_id, q, models.get(kb_id), list(keyword)),
+        ):
+            found.update(zip(ids.tolist(), cos.tolist()))
     # both maps hold only chunks of these KBs: rank on the scores, then read just the top_k rows
     ranked = []
     for cid in sorted(set(found) | set(keyword)):

@@ -7,6 +7,9 @@ no query per search). The scan stays exact: scores are the same cosines the blob
 so results do not change, only their cost (a 100,000 x 384 product is a few milliseconds; reading
 and unpacking 100,000 blobs per query was most of a second). An approximate index (sqlite-vec's vec0
 is itself a brute-force scan in SQLite; HNSW libraries trade exactness) was not needed at this size.
+
+`IN_PROCESS` is this index behind the vector port (ports/vectors.py); on PostgreSQL with pgvector the
+port is features/wiki/pgvector.py instead and no matrix is built.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from platform_server.db import database
 from platform_server.lazy import lazy_import
-from platform_server.ports import changes
+from platform_server.ports import changes, vectors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -186,3 +189,59 @@ def page_scores(kb_id: int, query: np.ndarray, model: int | None = None) -> tupl
         _, per_chunk = chunk_scores(kb_id, query, model)
         np.maximum.at(scores, pm.cite_page, per_chunk[pm.cite_chunk])
     return pm, scores
+
+
+def _top(ids: np.ndarray, scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The k best (ids, scores), best first; ties by ascending id, as pgvector's ORDER BY gives them."""
+    if k <= 0 or not len(ids):
+        return ids[:0], scores[:0]
+    if len(ids) > k:
+        cut = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= cut  # every tie at the cut, then the order below picks by id
+        ids, scores = ids[keep], scores[keep]
+    order = np.lexsort((ids, -scores))[:k]
+    return ids[order], scores[order]
+
+
+def _pick(ids: np.ndarray, scores: np.ndarray, wanted: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    pos, ok = positions(ids, np.array(wanted, dtype=np.int64))
+    return ids[pos[ok]], scores[pos[ok]]
+
+
+class InProcessIndex:
+    """The vector port over the kept matrices (SQLite, and PostgreSQL without pgvector)."""
+
+    name = "in-process"
+
+    def nearest_chunks(self, kb_id: int, query: np.ndarray, model: int | None, k: int) -> tuple[np.ndarray, np.ndarray]:
+        ids, scores = chunk_scores(kb_id, query, model)
+        return _top(ids, scores, k)
+
+    def chunk_cosines(self, kb_id: int, query: np.ndarray, model: int | None, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        return _pick(*chunk_scores(kb_id, query, model), ids)
+
+    def _pages(self, kb_id: int, query: np.ndarray, model: int | None, cited: bool, include_archived: bool) -> tuple[np.ndarray, np.ndarray]:
+        if cited:
+            pm, scores = page_scores(kb_id, query, model)
+            has = (np.abs(pm.vectors).sum(axis=1) > 0) | np.isin(np.arange(len(pm.ids)), pm.cite_page)
+        else:
+            pm = page_matrix(kb_id, len(query), model)
+            scores = pm.vectors @ query
+            has = np.abs(pm.vectors).sum(axis=1) > 0  # a page of another model or dimension has zeros there
+        keep = has if include_archived else has & ~pm.archived
+        return pm.ids[keep], scores[keep]
+
+    def nearest_pages(
+        self, kb_id: int, query: np.ndarray, model: int | None, k: int, cited: bool, include_archived: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return _top(*self._pages(kb_id, query, model, cited, include_archived), k)
+
+    def page_cosines(self, kb_id: int, query: np.ndarray, model: int | None, ids: list[int], cited: bool) -> tuple[np.ndarray, np.ndarray]:
+        return _pick(*self._pages(kb_id, query, model, cited, True), ids)
+
+    def kept_bytes(self) -> int:
+        return kept_bytes()
+
+
+IN_PROCESS = InProcessIndex()
+vectors.offer_default(IN_PROCESS)
