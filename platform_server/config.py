@@ -161,6 +161,7 @@ class Config:
     wiki_retrieval_max_tokens: int = 1500  # passages retrieved from an agent's KBs for each message (0: no retrieval)
     wiki_watch_check_s: float = 2.0  # how often watchers check that their folder still exists
     wiki_reembed_check_s: float = 30.0  # how often KBs are checked for vectors of another embedding model (re-embedded)
+    wiki_vector_search: str = "auto"  # "auto": pgvector when PostgreSQL has it; "in-process": the matrices always
     wiki_vector_cache_mb: int = 256  # search's in-memory vector matrices, all KBs together (0: read per search)
 
     @property

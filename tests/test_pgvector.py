@@ -157,6 +157,15 @@ async def test_a_server_on_postgresql_with_pgvector_reports_it_and_searches_ther
         assert info.status == 200 and info.data["vectorSearch"] == "pgvector", info.body
         again = await server.client.post(f"/api/v1/wiki/kb/{kb_id}/search-preview", {"query": "absorbs light", "topK": 5}, token="carol")
         assert again.status == 200 and again.data["chunks"] == found.data["chunks"], again.body
+        # wiki_vector_search = "in-process": the same database searched from the matrices, with the same answer
+        await server.stop()
+        server = await start_server(str(tmp_path / "data"), database_url=url, wiki_vector_search="in-process")
+        server.client.tokens.update(api.tokens)
+        info = await server.client.get("/api/v1/system/info", token="alice")
+        assert info.status == 200 and info.data["vectorSearch"] == "in-process", info.body
+        local = await server.client.post(f"/api/v1/wiki/kb/{kb_id}/search-preview", {"query": "absorbs light", "topK": 5}, token="carol")
+        assert local.status == 200 and [c["rawId"] for c in local.data["chunks"]] == [raw["id"]], local.body
+        assert vector_index.kept_bytes() > 0
     finally:
         await server.stop()
         pgvector_server.drop(url)

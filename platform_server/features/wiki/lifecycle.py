@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 async def start(platform: Platform) -> None:
     vector_index.configure(platform.config.wiki_vector_cache_mb)
-    pgvector.choose()  # pgvector when PostgreSQL has it, else the in-process matrices (under the start's migration lock)
+    # pgvector when PostgreSQL has it (and the setting allows), else the in-process matrices; under the start's migration lock
+    pgvector.choose(platform.config.wiki_vector_search)
     engine = WikiEngine(platform.runtime(LLM), platform.config, platform.storage, platform.config.wiki_workers)
     platform.set_runtime(WIKI, engine)
     guard.register_tool_hook("wiki_write", wiki_tools.guard_hook)

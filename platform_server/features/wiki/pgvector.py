@@ -175,12 +175,18 @@ class PgVectorIndex:
 PGVECTOR = PgVectorIndex()
 
 
-def choose() -> str:
-    """At start: pgvector when the database has it (its columns made ready), else the in-process matrices;
-    installed behind the vector port and logged once. Returns the name. Blocking, and run on the start's own
-    thread like the migrations: the migration lock it runs under is that connection's."""
+MODES = ("auto", "in-process")  # the setting wiki_vector_search
+
+
+def choose(mode: str = "auto") -> str:
+    """At start: with `auto`, pgvector when the database has it (its columns made ready), else the in-process
+    matrices; `in-process` keeps the matrices. Installed behind the vector port and logged once. Returns the name.
+    Blocking, and run on the start's own thread like the migrations: the migration lock it runs under is that
+    connection's."""
+    if mode not in MODES:
+        raise ValueError(f"wiki_vector_search must be one of {', '.join(MODES)}, not {mode!r}")
     index: vectors.VectorIndex = vector_index.IN_PROCESS
-    if available():
+    if mode == "auto" and available():
         try:
             install()
             index = PGVECTOR
