@@ -8,6 +8,7 @@ import stat
 import zipfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import yarl
@@ -364,3 +365,28 @@ async def test_a_memory_import_is_documented_as_a_zip_and_a_personal_file_by_its
         assert r.status == 400, (name, key, r.body)
     r = await api.get(base, params={"filename": "MEMORY.md", "ownerKey": f"user:{uid}"}, token="alice")
     assert r.status == 404, r.body  # well formed: no such file yet
+
+
+async def test_a_file_path_is_documented_and_checked_as_one_pattern(api: ApiClient, agent: dict) -> None:
+    """The document states the `{path}` rule (1-32 names of 1-63 characters, none '.', no backslash, colon or control
+    character, at most 256 characters) and every method refuses exactly what it refuses: a name past 255 bytes or a
+    backslash was a 400 for a path the document allowed."""
+    document = (await api.get("/v3/api-docs")).body
+    path_rule = re.compile(files.ROUTE_PATH_PATTERN)
+    for method in ("get", "put", "delete"):
+        params = document["paths"][f"{AGENTS}/{{agentId}}/workspace/files/{{path}}"][method]["parameters"]
+        schema = next(p["schema"] for p in params if p["name"] == "path")
+        assert schema == {"type": "string", "minLength": 1, "maxLength": 256, "pattern": files.ROUTE_PATH_PATTERN}
+    base = f"{AGENTS}/{agent['id']}/workspace/files/"
+    refused = ["a\\b.txt", "a\x0cb.txt", "x" * 64, "a//b.txt", "a/./b.txt", "a/", "C:x.txt", "a:b.txt", "é" * 64, "a/" * 129 + "b"]
+    for rel in refused:
+        assert not path_rule.fullmatch(rel) or len(rel) > 256, rel
+        for method in ("GET", "PUT", "DELETE"):
+            body = b'{"content":"x"}' if method == "PUT" else None
+            r = await raw(api, method, base + quote(rel, safe="/"), "bob", data=body, headers={"Content-Type": "application/json"})
+            assert r.status == 400 and r.body["msg"].startswith("path: a relative path of 1-32 names"), (method, rel, r.body)
+    for rel in ("é" * 63, ".env", "dir/" * 31 + "x" * 63, "notes (1).md"):
+        assert path_rule.fullmatch(rel) and len(rel) <= 256, rel
+        r = await api.put(base + rel, {"content": "kept"}, token="bob")
+        assert r.status == 200, (rel, r.body)
+        assert (await api.get(base + rel, token="bob")).raw == b"kept"

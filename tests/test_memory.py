@@ -108,6 +108,10 @@ async def test_forget_keeps_the_row_and_rebuilds_memory_md(env: ChatEnv, server:
     assert (await env.api.post(f"{base(env)}/facts/abc/forget", token="alice")).msg == \
         "Invalid value for parameter 'factId': expected Long"
     assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": "x"})).status == 400
+    # the document states the enum, and an empty value is none of it (not "absent"): a 400 as well
+    assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": ""})).status == 400
+    doc = (await env.api.get("/v3/api-docs")).body["paths"]["/api/v1/memory/{agentId}/facts"]["get"]["parameters"]
+    assert next(p for p in doc if p["name"] == "status")["schema"]["enum"] == ["active", "forgotten", "all"]
 
 
 async def test_feedback_counts_votes_and_moves_the_recall_score(env: ChatEnv) -> None:

@@ -38,3 +38,45 @@ async def test_skill_file_routes_refuse_bad_paths_viewers_and_other_workspaces(a
     assert r.status == 403, r.body
     assert (await api.get(f"{base}/a.txt", token="dave")).status in (403, 404)
     assert (await api.get(f"{base}/a.txt", token="bob")).data["content"] == "a"
+
+
+async def test_a_bundle_file_path_is_documented_and_checked_as_one_pattern(api: ApiClient, people: dict[str, Any]) -> None:
+    """`{path}` carries the pattern the server checks: the route path rule (files.ROUTE_PATH_PATTERN) and neither
+    SKILL.md nor LESSONS.md. A control character, or SKILL.md itself, was a 400 for a path the document allowed."""
+    import re
+    from urllib.parse import quote
+
+    document = (await api.get("/v3/api-docs")).body
+    for method in ("get", "put"):
+        params = document["paths"][f"{SKILLS}/{{id}}/files/{{path}}"][method]["parameters"]
+        schema = next(p["schema"] for p in params if p["name"] == "path")
+        assert schema["maxLength"] == 256 and schema["minLength"] == 1
+    rule = re.compile(schema["pattern"])
+    skill = await create(api, content=PDF_SKILL, files={"a.txt": "a"})
+    base = f"{SKILLS}/{skill['id']}/files"
+    for rel in ("SKILL.md", "LESSONS.md", "a\x0bb.txt", "x" * 64, "a//b.txt"):
+        assert not rule.fullmatch(rel), rel
+        for method, body in (("GET", None), ("PUT", {"content": "x"})):
+            r = await api.request(method, f"{base}/{quote(rel, safe='/')}", body, token="bob")
+            assert r.status == 400 and r.body["msg"].startswith("path: "), (method, rel, r.body)
+    for rel in ("skill.md", "docs/SKILL.md", "é" * 63):
+        assert rule.fullmatch(rel), rel
+        r = await api.put(f"{base}/{quote(rel, safe='/')}", {"content": "kept"}, token="bob")
+        assert r.status == 200, (rel, r.body)
+        assert (await api.get(f"{base}/{quote(rel, safe='/')}", token="bob")).data["content"] == "kept"
+
+
+async def test_a_secret_key_carries_its_pattern(api: ApiClient, people: dict[str, Any]) -> None:
+    """The key's rule is in the document (a key the document allowed was a 400), and refused as stated."""
+    import re
+
+    schema = (await api.get("/v3/api-docs")).body["components"]["schemas"]["SecretBody"]["properties"]["key"]
+    rule = re.compile(schema["pattern"])
+    skill = await create(api, content=PDF_SKILL)
+    for key in ("TOKEN\n", "1abc", "a b", "", "k" * 129):
+        assert not rule.fullmatch(key), key
+        r = await api.post(f"{SKILLS}/{skill['id']}/secrets", {"key": key, "value": "v"}, token="bob")
+        assert r.status == 400 and r.body["msg"].startswith("key: "), (key, r.body)
+    for key in ("_x", "API.key-2", "k" * 128):
+        assert rule.fullmatch(key)
+        assert (await api.post(f"{SKILLS}/{skill['id']}/secrets", {"key": key, "value": "v"}, token="bob")).status == 200

@@ -167,7 +167,10 @@ async def test_archiving_a_skill_bound_to_an_enabled_agent_needs_force(api: ApiC
     r = await api.post(f"{SKILLS}/{skill['id']}/restore", token="bob")
     assert r.status == 200 and r.data["archived"] == 0 and r.data["archivedAt"] is None
     r = await api.post(f"{SKILLS}/{skill['id']}/restore", token="bob")
-    assert r.status == 400 and r.body["msg"] == "Skill is not archived"
+    assert r.status == 409 and r.body["msg"] == "Skill is not archived"  # the skill's state: a conflict
+    # a malformed body is refused even when the query already forces (the body is still read and checked)
+    r = await api.post(f"{SKILLS}/{skill['id']}/archive", [None, None], token="bob", params={"force": "true"})
+    assert r.status == 400, r.body
     r = await api.post(f"{SKILLS}/{skill['id']}/archive", token="bob", params={"force": "true"})
     assert r.status == 200 and r.data["archived"] == 1
     unbound = await create(api, name="free")

@@ -27,6 +27,16 @@ MAX_LIST_ENTRIES = 10_000
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 ESCAPE = "Path escapes the agent workspace"
+
+# A file's path as the HTTP routes document and check it, so the document and the server refuse the same paths:
+# 1-32 names of 1-63 characters, none `.` (`..` stays a 403 escape), no `/`, backslash, colon or control character,
+# at most 256 characters. Stricter than split_rel on purpose: a pattern cannot count UTF-8 bytes, and 63 characters
+# stay under a name's 255 bytes, 256 under the path's 1024, whatever the characters (memory files follow the same rule).
+PATH_NAME = r"(?:[^./\\:\x00-\x1f\x7f][^/\\:\x00-\x1f\x7f]{0,62}|\.[^/\\:\x00-\x1f\x7f]{1,62})"
+ROUTE_PATH_PATTERN = f"^{PATH_NAME}(?:/{PATH_NAME}){{0,31}}$"
+ROUTE_PATH_MAX = 256
+_ROUTE_PATH = re.compile(ROUTE_PATH_PATTERN)
+ROUTE_PATH_RULE = "a relative path of 1-32 names of 1-63 characters (none '.', no '\\', ':' or control character), at most 256"
 SYMLINK = "Symbolic links are not allowed in the agent workspace"
 
 
@@ -59,6 +69,18 @@ def split_rel(rel: str | None) -> list[str]:
         if len(encoded) > MAX_SEGMENT:
             raise BadRequest(f"path: a name is longer than {MAX_SEGMENT} bytes")
     return parts
+
+
+def route_path_schema(pattern: str = ROUTE_PATH_PATTERN) -> dict[str, object]:
+    """The document's schema of a `{path}` route parameter (a handler's path_schemas)."""
+    return {"type": "string", "minLength": 1, "maxLength": ROUTE_PATH_MAX, "pattern": pattern}
+
+
+def check_route_path(path: str, pattern: re.Pattern[str] | None = None, rule: str = ROUTE_PATH_RULE) -> str:
+    """400 unless `path` is what the route's documented pattern allows (ROUTE_PATH_PATTERN or a stricter one)."""
+    if len(path) > ROUTE_PATH_MAX or not (pattern or _ROUTE_PATH).fullmatch(path):
+        raise BadRequest(f"path: {rule}")
+    return path
 
 
 def resolve_inside(root: Path, rel: str) -> Path:

@@ -148,15 +148,17 @@ class FileHandler(ApiHandler):
     body_models = {"PUT": FileContent}
     download_methods = frozenset({"GET"})
     download_types = {"GET": (*sorted(_INLINE_TYPES), "text/plain", "application/octet-stream")}  # _content_type
+    path_schemas = {"path": files.route_path_schema()}  # each method checks the same (files.check_route_path)
     tags = TAGS
 
-    def _root(self, agent_id: int) -> Path:
+    def _root(self, agent_id: int, path: str) -> Path:
+        files.check_route_path(path)
         agent = service.get_agent(self.require_caller(), agent_id)
         return service.agent_dir(self.config, agent.id)
 
     async def get(self, agentId: int, path: str) -> None:
         """The bytes of one workspace file (`{filename, content}` when JSON is the first type accepted)."""
-        root = self._root(agentId)
+        root = self._root(agentId, path)
         data = await run_blocking(files.read_bytes, root, path, MAX_READ_BYTES)
         accept = (self.request.headers.get("Accept") or "").split(",")[0].split(";")[0].strip().lower()
         if accept == "application/json":  # the original console reads the text from the envelope
@@ -184,7 +186,7 @@ class FileHandler(ApiHandler):
     async def put(self, agentId: int, path: str) -> None:
         """Save a file: `{content}` as JSON text, or the raw bytes with a non-JSON content type."""
         caller = self.require_caller()
-        root = self._root(agentId)
+        root = self._root(agentId, path)
         files.split_rel(path)
         data = self._content()
         created = await run_blocking(files.write_bytes, root, path, data)
@@ -195,7 +197,7 @@ class FileHandler(ApiHandler):
     async def delete(self, agentId: int, path: str) -> None:
         """Delete a file (or an empty folder) of the workspace."""
         caller = self.require_caller()
-        root = self._root(agentId)
+        root = self._root(agentId, path)
         await run_blocking(files.delete_path, root, path)
         _audit(caller, "DELETE", agentId, "/".join(files.split_rel(path)))
         self.ok(None)

@@ -136,7 +136,7 @@ class RuleHandler(ApiHandler):
         self.ok(rules.update(self.require_caller(), ruleId, body.model_dump(exclude_unset=True)))
 
     def delete(self, ruleId: str) -> None:
-        """Delete a custom rule (built-ins: 400)."""
+        """Delete a custom rule (built-ins: 409)."""
         rules.delete(self.require_caller(), ruleId)
         self.ok(None)
 

@@ -207,7 +207,12 @@ class FactsHandler(MemoryHandler):
     query_params = {
         "GET": [
             END_USER,
-            {"name": "status", "in": "query", "schema": {"type": "string"}, "description": "active (default), forgotten or all"},
+            {
+                "name": "status",
+                "in": "query",
+                "schema": {"type": "string", "enum": ["active", "forgotten", "all"]},  # facts.list_facts checks the same
+                "description": "active (default), forgotten or all",
+            },
             {"name": "keyword", "in": "query", "schema": {"type": "string"}},
         ]
     }

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, RootModel, field_validator
 
-from platform_server.features.skills import curator, snapshots
+from platform_server.features.skills import curator, secrets, snapshots
 from platform_server.features.skills import frontmatter as fm
 from platform_server.web.bodies import explained
 from platform_server.web.secret_fields import secret
@@ -83,7 +83,7 @@ class FileText(BaseModel):
 
 
 class SecretBody(BaseModel):
-    key: str = Field(min_length=1, max_length=128)
+    key: str = Field(pattern=explained(secrets.KEY_PATTERN, secrets.KEY_RULE))
     value: Annotated[str, secret(1, empty_means_remove=True)] = Field(default="", max_length=16 * 1024, description="Empty deletes the secret")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from typing import Any, Iterable
 
@@ -177,6 +178,16 @@ def summary(caller: Caller) -> dict[str, Any]:
 
 
 # ---- preparing content ----------------------------------------------------------------------
+
+
+# A bundle file's path as the `/files/{path}` routes document and check it: the route path rule, and neither
+# SKILL.md nor LESSONS.md (the skill's own text and lessons have routes of their own)
+BUNDLE_PATH_PATTERN = rf"^(?!(?:{re.escape(SKILL_FILE)}|{re.escape(LESSONS_FILE)})$)" + files.ROUTE_PATH_PATTERN[1:]
+BUNDLE_PATH_RE = re.compile(BUNDLE_PATH_PATTERN)
+
+
+def check_bundle_route_path(path: str) -> str:
+    return files.check_route_path(path, BUNDLE_PATH_RE, f"{files.ROUTE_PATH_RULE}, not {SKILL_FILE} nor {LESSONS_FILE}")
 
 
 def check_bundle_path(rel: str) -> str:
@@ -380,8 +391,8 @@ def archive(caller: Caller, skill_id: int, force: bool) -> dict[str, Any]:
 
 def restore(caller: Caller, skill_id: int) -> dict[str, Any]:
     skill = get_skill(caller, skill_id)
-    if not skill.archived:
-        raise BadRequest("Skill is not archived")
+    if not skill.archived:  # the skill's state, not the request, refuses it
+        raise Conflict("Skill is not archived")
     return to_dict(_set_flag(caller, skill_id, "archived", 0, "restored"))
 
 
