@@ -80,3 +80,18 @@ async def test_a_secret_key_carries_its_pattern(api: ApiClient, people: dict[str
     for key in ("_x", "API.key-2", "k" * 128):
         assert rule.fullmatch(key)
         assert (await api.post(f"{SKILLS}/{skill['id']}/secrets", {"key": key, "value": "v"}, token="bob")).status == 200
+
+
+async def test_a_bundle_never_holds_a_file_where_a_folder_is(api: ApiClient, people: dict[str, Any]) -> None:
+    """`d` beside `d/x.txt` cannot both be on disk: a single-file write that would need it is a 409 with nothing saved
+    (it was saved, then every cache sync of the workspace failed with `path: is a directory`), a whole bundle a 400."""
+    skill = await create(api, content=PDF_SKILL, files={"d/x.txt": "x"})
+    base = f"{SKILLS}/{skill['id']}/files"
+    for rel in ("d", "d/x.txt/y"):
+        r = await api.put(f"{base}/{rel}", {"content": "clash"}, token="bob")
+        assert r.status == 409 and "both a file and a folder" in r.body["msg"], (rel, r.body)
+    r = await api.get(f"{SKILLS}/{skill['id']}", token="bob")
+    assert [f["path"] for f in r.data["files"]] == ["d/x.txt"]
+    assert (await api.post(f"{SKILLS}/sync-files", token="alice")).status == 200
+    r = await api.post(SKILLS, {"name": "clash", "content": PDF_SKILL, "files": {"a": "1", "a/b": "2"}}, token="bob")
+    assert r.status == 400 and r.body["msg"] == "files: 'a' is both a file and a folder", r.body

@@ -41,6 +41,11 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("DELETE", "/api/v1/workspaces/{id}"): "The default workspace cannot be deleted",
     ("DELETE", "/api/v1/skills/install/{skillName}"): "The skill is not an installed one (delete it instead)",
     ("POST", "/api/v1/skills/{id}/restore"): "The skill is not archived",
+    ("PUT", "/api/v1/models/{providerId}/config"): "What the provider is refuses it: a built-in's protocol, a baseUrl of the "
+    "wrong kind for its protocol (a URL for remote ones, a path for local), Ollama settings for another protocol",
+    ("PUT", "/api/v1/plugins/{name}/config"): "The plugin's configSchema (GET /plugins/{name}) declares no such key, or refuses "
+    "the value, or a masked secret has no stored value to keep",
+    ("PUT", "/api/v1/skills/{id}/files/{path}"): "Another bundle file is in the way (a file where a folder is, or the reverse)",
     ("POST", "/api/v1/approval/grants"): "expireAt has passed by the time the request arrives",
     ("PUT", "/api/v1/memory/{agentId}/files/{path}"): "MEMORY.md is rebuilt from the facts (edit the facts instead)",
     ("POST", "/api/v1/datasources"): "A datasource of that name exists in the workspace",

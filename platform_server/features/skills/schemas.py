@@ -27,7 +27,13 @@ class _SkillFields(BaseModel):
     description: str | None = Field(default=None, max_length=4000)
     content: str | None = Field(default=None, max_length=256 * 1024, description="The SKILL.md text")
     version: str | None = Field(default=None, max_length=50)
-    files: dict[str, str] | None = Field(default=None, description="Bundle files (relative path -> text); on update, replaces all bundle files")
+    # OpenAPI 3.0 has no propertyNames: the keys' rule can only be said in words (service.check_bundle_path checks it)
+    files: dict[str, str] | None = Field(
+        default=None,
+        description="Bundle files (relative path -> text); on update, replaces all bundle files. Each key is a relative "
+        "path: no backslash, control character, leading '/' or drive (C:), no '..' name, each name at most 255 bytes, the path at "
+        "most 1024 bytes and 32 names, neither SKILL.md nor LESSONS.md (a 400 names the key)",
+    )
 
     @field_validator("displayName", "version")
     @classmethod

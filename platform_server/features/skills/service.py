@@ -85,6 +85,9 @@ def write_bundle_file(caller: Caller, skill_id: int, rel: str, text: str) -> Ski
     """Create or replace one bundle file, keeping the rest of the bundle."""
     path = check_bundle_path(rel)
     files = dict(bundle_of(get_skill(caller, skill_id)).files)
+    clash = _file_and_folder({*files, path})
+    if clash is not None:  # the bundle's other files, not the request, are in the way: caught before anything is saved
+        raise Conflict(f"path: '{clash}' would be both a file and a folder of the bundle")
     files[path] = text.encode("utf-8")
     skill, _ = update(caller, skill_id, {}, check_bundle(files))
     return skill
@@ -201,6 +204,13 @@ def check_bundle_path(rel: str) -> str:
     return clean
 
 
+def _file_and_folder(paths: Iterable[str]) -> str | None:
+    """A path that is a file and, in another path, a folder ("a" beside "a/b"): no folder on disk can hold both."""
+    paths = set(paths)
+    folders = {p.rsplit("/", i)[0] for p in paths for i in range(1, p.count("/") + 1)}
+    return min(paths & folders, default=None)
+
+
 def check_bundle(bundle: dict[str, bytes]) -> dict[str, bytes]:
     if len(bundle) > MAX_BUNDLE_FILES:
         raise BadRequest(f"files: at most {MAX_BUNDLE_FILES} files")
@@ -209,6 +219,9 @@ def check_bundle(bundle: dict[str, bytes]) -> dict[str, bytes]:
         if len(data) > MAX_FILE_BYTES:
             raise BadRequest(f"files: '{rel[:200]}' is larger than {MAX_FILE_BYTES} bytes")
         out[check_bundle_path(rel)] = data
+    clash = _file_and_folder(out)
+    if clash is not None:
+        raise BadRequest(f"files: '{clash}' is both a file and a folder")
     if sum(len(d) for d in out.values()) > MAX_BUNDLE_BYTES:
         raise BadRequest(f"files: more than {MAX_BUNDLE_BYTES} bytes in total")
     return out
