@@ -97,12 +97,15 @@ async def test_raw_bytes_are_saved_with_a_non_json_content_type_and_html_is_not_
     assert r.headers["Content-Type"].startswith("text/plain") and "sandbox" in r.headers["Content-Security-Policy"]
     r = await api.put(f"{base}/x.md", {"text": "no content"}, token="bob")
     assert r.status == 400 and r.body["msg"].startswith("content: ")
+    # a folder in the way, or a file where a folder would be: what the folder holds refuses it, a 409
     r = await api.put(f"{base}/bin", {"content": "over a folder"}, token="bob")
-    assert r.status == 400
+    assert r.status == 409 and r.body["msg"] == "path: is a directory", r.body
     r = await api.get(f"{base}/bin", token="bob")
-    assert r.status == 400
+    assert r.status == 409
+    r = await api.put(f"{base}/bin/data.bin/inner.txt", {"content": "under a file"}, token="bob")
+    assert r.status == 409 and r.body["msg"] == "path: a parent is not a directory", r.body
     r = await api.delete(f"{base}/bin", token="bob")
-    assert r.status == 400 and r.body["msg"] == "Directory not empty"
+    assert r.status == 409 and r.body["msg"] == "Directory not empty"  # what the folder holds: a conflict
 
 
 async def test_viewers_read_only_and_other_workspaces_see_nothing(api: ApiClient, agent: dict, people: dict) -> None:

@@ -131,3 +131,19 @@ async def test_the_config_each_type_takes_is_stated_as_a_one_of_and_checked_as_s
     long_name = {"baseUrl": "http://x", "headers": {"X-" + "a" * 200: "v"}}
     r = await env.api.post("/api/v1/datasources", {"name": "h", "type": "http", "config": long_name}, token="alice")
     assert r.status == 200, r.body  # a header name's length has no rule the document could state (3.0 has no propertyNames)
+
+
+async def test_an_update_config_is_one_of_the_two_documented_configs_and_the_datasource_type_picks(env: ChatEnv) -> None:
+    """The document states an update's `config` as a sqlite or an http config (it was a free object, and `{}` a 400
+    the document allowed): neither is a 400, the other type's a 409 (the stored type decides), its own type's saved."""
+    schema = (await env.api.get("/v3/api-docs")).body["components"]["schemas"]["DatasourceUpdate"]["properties"]["config"]
+    assert [b.get("$ref", "").rsplit("/", 1)[-1] for b in schema["anyOf"]][:2] == ["SqliteDatasourceConfig", "HttpDatasourceConfig"]
+    r = await env.api.post("/api/v1/datasources", {"name": "web", "type": "http", "config": {"baseUrl": "http://127.0.0.1:9/x"}}, token="alice")
+    url = f"/api/v1/datasources/{r.data['id']}"
+    for config in ({}, {"baseUrl": "ftp://x"}, {"path": ""}):
+        r = await env.api.put(url, {"config": config}, token="alice")
+        assert r.status == 400 and r.msg.startswith("config:"), (config, r.body)
+    r = await env.api.put(url, {"config": {"path": "shop.db"}}, token="alice")
+    assert r.status == 409 and r.msg == "config: a datasource of type http takes a http config", r.body
+    r = await env.api.put(url, {"config": {"baseUrl": "http://127.0.0.1:9/y"}}, token="alice")
+    assert r.status == 200 and r.data["config"]["baseUrl"] == "http://127.0.0.1:9/y"

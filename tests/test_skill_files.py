@@ -95,3 +95,25 @@ async def test_a_bundle_never_holds_a_file_where_a_folder_is(api: ApiClient, peo
     assert (await api.post(f"{SKILLS}/sync-files", token="alice")).status == 200
     r = await api.post(SKILLS, {"name": "clash", "content": PDF_SKILL, "files": {"a": "1", "a/b": "2"}}, token="bob")
     assert r.status == 400 and r.body["msg"] == "files: 'a' is both a file and a folder", r.body
+
+
+async def test_a_binary_bundle_file_is_no_text_and_a_new_name_is_a_slug(api: ApiClient, people: dict[str, Any]) -> None:
+    """Reading a binary bundle file as text: what the file holds refuses it (409; it was a 400 for a valid path). A
+    rename carries the slug pattern the server checks (a name the document allowed was a 400); empty keeps the name."""
+    from platform_server.features.skills.models import SkillFile
+
+    skill = await create(api, content=PDF_SKILL, files={"bin.dat": "x"})
+    SkillFile.update(data=b"\xff\xfe\x00binary").where(SkillFile.skill == int(skill["id"])).execute()
+    r = await api.get(f"{SKILLS}/{skill['id']}/files/bin.dat", token="bob")
+    assert r.status == 409 and r.body["msg"] == "'bin.dat' is not a text file", r.body
+    import re
+
+    pattern = (await api.get("/v3/api-docs")).body["components"]["schemas"]["SkillUpdate"]["properties"]["name"]["pattern"]
+    for bad in ("Cg x", "UPPER", " pdf", "-x"):
+        assert not re.fullmatch(pattern, bad)
+        r = await api.put(f"{SKILLS}/{skill['id']}", {"name": bad}, token="bob")
+        assert r.status == 400 and r.body["msg"].startswith("name: must be a slug"), (bad, r.body)
+    r = await api.put(f"{SKILLS}/{skill['id']}", {"name": ""}, token="bob")
+    assert r.status == 200 and r.data["name"] == skill["name"], r.body
+    r = await api.put(f"{SKILLS}/{skill['id']}", {"name": "renamed-1"}, token="bob")
+    assert r.status == 200 and r.data["name"] == "renamed-1", r.body

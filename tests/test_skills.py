@@ -417,7 +417,7 @@ async def test_runtime_refresh_with_resync_restores_built_in_content(api: ApiCli
     r = await api.put(f"{SKILLS}/{builtin['id']}", {"content": "---\nname: web-research\n---\nmine\n"}, token="bob")
     assert r.status == 200 and "mine" in r.data["content"]
     r = await api.put(f"{SKILLS}/{builtin['id']}", {"name": "renamed"}, token="bob")
-    assert r.status == 400 and r.body["msg"] == "Built-in skills cannot be renamed"
+    assert r.status == 409 and r.body["msg"] == "Built-in skills cannot be renamed"
     r = await api.post(f"{SKILLS}/runtime/refresh", token="bob")
     assert r.status == 200 and r.data["builtinsSynced"] == []
     r = await api.delete(f"{SKILLS}/{builtin['id']}", token="alice")

@@ -44,6 +44,21 @@ _CONFIRM = {
 }
 
 
+def _takes_empty_object(schema: JsonObject) -> bool:
+    """Whether `{}` is valid for a body schema: no field required, and when "exactly one of" (oneOf) or "at least one
+    of" (anyOf) branches are stated, {} passes exactly one / at least one of them (a branch requiring nothing, as
+    "enabled: false, or a url" states it). An array body never takes {}; a branch by $ref counts as requiring."""
+    if schema.get("type") == "array" or schema.get("required"):
+        return False
+    for word, fits in (("anyOf", lambda n: n >= 1), ("oneOf", lambda n: n == 1)):
+        branches = schema.get(word)
+        if isinstance(branches, list) and branches:
+            free = [b for b in branches if isinstance(b, dict) and not ({"$ref", "required", "minProperties", "not"} & set(b))]
+            if not fits(len(free)):
+                return False
+    return True
+
+
 def _oas30(schema: object) -> object:
     """JSON Schema 2020 (pydantic) to OpenAPI 3.0: numeric exclusiveMinimum/Maximum become a bound plus a flag."""
     if isinstance(schema, list):
@@ -186,10 +201,8 @@ def build_document(routes: list[Route]) -> JsonObject:
                     schema["title"] = ref  # generators name the model from its title: two "FileText" would clash
                 schemas[ref] = schema
                 op["requestBody"] = {
-                    # ApiHandler.json_body reads an empty body as {}: it is optional when no field is required
-                    # (nor is one of a oneOf's, "exactly one of a or b", whose every branch requires one, nor an
-                    # anyOf's: {} fails those too), and never when the body is an array ({} is not one)
-                    "required": bool(schema.get("required") or schema.get("anyOf") or schema.get("oneOf")) or schema.get("type") == "array",
+                    # ApiHandler.json_body reads an empty body as {}: it is optional when {} is a valid body
+                    "required": not _takes_empty_object(schema),
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             add_inputs(handler, r.template, method, op)

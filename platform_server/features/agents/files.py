@@ -28,6 +28,12 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 ESCAPE = "Path escapes the agent workspace"
 
+
+class PathInTheWay(BadRequest):
+    """A well-formed path the folder's content refuses (a folder where a file is asked for, a file where a folder
+    is): a 400 where the path came from a tool call; the HTTP file routes answer it as the 409 it is."""
+
+
 # A file's path as the HTTP routes document and check it, so the document and the server refuse the same paths:
 # 1-32 names of 1-63 characters, none `.` (`..` stays a 403 escape), no `/`, backslash, colon or control character,
 # at most 256 characters. Stricter than split_rel on purpose: a pattern cannot count UTF-8 bytes, and 63 characters
@@ -94,7 +100,7 @@ def resolve_inside(root: Path, rel: str) -> Path:
         except FileNotFoundError:
             break
         except NotADirectoryError:
-            raise BadRequest("path: a parent is not a directory")
+            raise PathInTheWay("path: a parent is not a directory")
         if stat.S_ISLNK(st.st_mode):
             raise Forbidden(SYMLINK)
     target = root.joinpath(*parts)
@@ -117,7 +123,7 @@ def _open_dir(parent_fd: int, name: str) -> int:
                 raise NotFound("File not found")
             if stat.S_ISLNK(st.st_mode):
                 raise Forbidden(SYMLINK)
-            raise BadRequest("path: a parent is not a directory")
+            raise PathInTheWay("path: a parent is not a directory")
         raise
 
 
@@ -163,7 +169,7 @@ def _open_regular(dir_fd: int, name: str) -> tuple[int, os.stat_result]:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise BadRequest("path: is a directory" if stat.S_ISDIR(st.st_mode) else "path: not a regular file")
+        raise PathInTheWay("path: is a directory" if stat.S_ISDIR(st.st_mode) else "path: not a regular file")
     return fd, st
 
 
@@ -202,7 +208,7 @@ def write_bytes(root: Path, rel: str, data: bytes) -> bool:
         if st is not None and stat.S_ISLNK(st.st_mode):
             raise Forbidden(SYMLINK)
         if st is not None and stat.S_ISDIR(st.st_mode):
-            raise BadRequest("path: is a directory")
+            raise PathInTheWay("path: is a directory")
         tmp = f".tmp-{secrets.token_hex(8)}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
         try:
@@ -230,7 +236,7 @@ def delete_path(root: Path, rel: str) -> None:
                 os.rmdir(parts[-1], dir_fd=dfd)
             except OSError as exc:
                 if exc.errno == errno.ENOTEMPTY:
-                    raise BadRequest("Directory not empty")
+                    raise PathInTheWay("Directory not empty")
                 raise
             return
         os.unlink(parts[-1], dir_fd=dfd)

@@ -101,11 +101,16 @@ class ModelCreate(ProviderModelCreate):
 
 
 class ModelUpdate(BaseModel):
+    """A sparse update, each field with the rules of ProviderModelCreate's (the service checks the same)."""
+
     displayName: str | None = Field(default=None, max_length=200)
-    modalities: str | None = None
-    maxInputTokens: int | None = None
+    modalities: str | None = Field(default=None, json_schema_extra={"pattern": MODALITIES_PATTERN})
+    # strict: "5" or 5.0 is no integer (the document says integer), int64 as the column
+    maxInputTokens: int | None = Field(default=None, strict=True, ge=-(2**63), le=2**63 - 1)
     enabled: bool | None = None
-    capabilities: list[str] | None = Field(default=None, max_length=3)  # chat, tools, json
+    capabilities: list[str] | None = Field(
+        default=None, max_length=3, json_schema_extra={"items": {"type": "string", "enum": ["chat", "tools", "json"]}}
+    )
 
 
 class ActiveModel(BaseModel):

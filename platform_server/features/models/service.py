@@ -528,7 +528,7 @@ def set_default(caller: Caller, model_id: int) -> dict[str, Any]:
     with database.atomic():
         m = get_model_row(model_id)
         if not m.enabled or not m.provider.enabled:
-            raise BadRequest("Only an enabled model of an enabled provider can be the default")
+            raise Conflict("Only an enabled model of an enabled provider can be the default")  # their state refuses it
         ModelConfig.update(is_default=False).where((ModelConfig.model_type == m.model_type) & (ModelConfig.id != m.id)).execute()
         ModelConfig.update(is_default=True).where(ModelConfig.id == m.id).execute()
         audit.record(caller, "UPDATE", "MODEL", model_id, f"default {m.model_type} model {m.provider_id}/{m.model_name}")
@@ -538,7 +538,7 @@ def set_default(caller: Caller, model_id: int) -> dict[str, Any]:
 def set_default_embedding(caller: Caller, model_id: int) -> dict[str, Any]:
     m = get_model_row(model_id)
     if m.model_type != "embedding":
-        raise BadRequest("modelId: not an embedding model")
+        raise Conflict("modelId: not an embedding model")  # what the named model is: a 409
     return set_default(caller, model_id)
 
 

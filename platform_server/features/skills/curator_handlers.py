@@ -252,7 +252,15 @@ class RoutinesHandler(RoutinesBase):
     access = {"GET": "viewer"}
     answers = {"GET": list_of(SkillRoutineView)}
     query_params = {
-        "GET": [{"name": "status", "in": "query", "required": False, "schema": {"type": "string"}, "description": "open, dismissed or promoted"}]
+        "GET": [
+            {
+                "name": "status",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "string", "enum": ["open", "dismissed", "promoted", "observing"]},  # routines.listing
+                "description": "open, dismissed or promoted (`observing`: the original console's name for open)",
+            }
+        ]
     }
 
     def get(self) -> None:

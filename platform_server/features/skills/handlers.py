@@ -333,7 +333,7 @@ class FileHandler(SkillsBase):
     path_schemas = {"path": files.route_path_schema(service.BUNDLE_PATH_PATTERN)}  # checked as stated
 
     def get(self, id: int, path: str) -> None:
-        """One bundle file as text: `{path, size, content}` (400 for a binary file)."""
+        """One bundle file as text: `{path, size, content}` (409 for a binary file)."""
         service.check_bundle_route_path(path)
         skill = service.get_skill(self.require_caller(), id)
         self.ok(service.bundle_file(skill, path))

@@ -12,7 +12,8 @@ from platform_server.web.bodies import explained
 from platform_server.web.secret_fields import secret
 
 MAX_BUNDLE_FILES = 500
-SLUG_PATTERN = explained(fm.SLUG_RE.pattern, "must be a slug of lowercase letters, digits, '-' and '_' (at most 64, starting alphanumeric)")
+SLUG_PATTERN_HINT = "must be a slug of lowercase letters, digits, '-' and '_' (at most 64, starting alphanumeric)"
+SLUG_PATTERN = explained(fm.SLUG_RE.pattern, SLUG_PATTERN_HINT)
 
 
 def _blank_to_none(value: str | None) -> str | None:
@@ -59,7 +60,8 @@ class SkillCreate(_SkillFields):
 
 
 class SkillUpdate(_SkillFields):
-    name: str | None = Field(default=None, max_length=64)
+    # a new name is a slug as on create (service.update checks it too); empty keeps the name
+    name: str | None = Field(default=None, pattern=explained(f"^(|{fm.SLUG_RE.pattern[1:-1]})$", SLUG_PATTERN_HINT))
     enabled: bool | None = None
 
     @field_validator("name")

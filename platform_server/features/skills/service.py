@@ -77,7 +77,7 @@ def bundle_file(skill: Skill, rel: str) -> dict[str, Any]:
     try:
         text = bytes(row.data).decode("utf-8")
     except UnicodeDecodeError:
-        raise BadRequest(f"'{path}' is not a text file")
+        raise Conflict(f"'{path}' is not a text file")  # what the file holds, not the request: a 409
     return {"skillId": str(skill.id), "path": path, "size": row.size, "content": text}
 
 
@@ -307,7 +307,7 @@ def update(caller: Caller, skill_id: int, given: dict[str, Any], bundle: dict[st
         if name != skill.name:
             fm.check_slug(name)
             if skill.skill_type == "builtin":
-                raise BadRequest("Built-in skills cannot be renamed")
+                raise Conflict("Built-in skills cannot be renamed")  # what the skill is: a 409
             _unique_name(caller, name, skill.id)
 
         def pick(key: str, *fm_keys: str) -> Any:
