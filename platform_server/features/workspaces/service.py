@@ -179,9 +179,9 @@ def update(caller: Caller, workspace_id: int, name: str | None, description: str
 
 
 def delete(caller: Caller, workspace_id: int) -> None:
+    ws, _ = require_role(caller, workspace_id, "owner")  # who may first: an outsider learns nothing of the workspace
     if workspace_id == DEFAULT_WORKSPACE_ID:
         raise Conflict("The default workspace cannot be deleted")  # which workspace it is, not the request's shape
-    ws, _ = require_role(caller, workspace_id, "owner")
     with database.atomic():
         ws.delete_instance(recursive=True)
         audit.record(caller, "DELETE", "WORKSPACE", workspace_id, f"workspace {ws.name}", workspace_id=workspace_id)
