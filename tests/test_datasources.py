@@ -41,6 +41,11 @@ async def test_datasource_crud_is_admin_only_and_confined_to_the_roots(env: Chat
                               workspace=env.people["dave"]["workspace"])).status == 404
     r = await env.api.put(f"/api/v1/datasources/{ds['id']}/toggle", {"enabled": False}, token="alice")
     assert r.data["enabled"] is False
+    # no body and no ?enabled= (both optional in the document) flips it, as every toggle does
+    r = await env.api.put(f"/api/v1/datasources/{ds['id']}/toggle", token="alice")
+    assert r.status == 200 and r.data["enabled"] is True, r.body
+    r = await env.api.put(f"/api/v1/datasources/{ds['id']}/toggle", token="alice")
+    assert r.data["enabled"] is False
     assert (await env.api.delete(f"/api/v1/datasources/{ds['id']}", token="bob")).status == 403
     assert (await env.api.delete(f"/api/v1/datasources/{ds['id']}", token="alice")).status == 200
 

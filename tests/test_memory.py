@@ -130,6 +130,8 @@ async def test_feedback_counts_votes_and_moves_the_recall_score(env: ChatEnv) ->
     assert cands[0]["score"] > cands[1]["score"] and 0.99 < cands[0]["recency"] <= 1
     assert set(cands[0]) >= {"fact", "score", "recency", "frequency", "helpfulness", "confidence"}
     assert (await env.api.get(f"{base(env)}/dreaming/candidates", token="alice", params={"limit": 0})).status == 400
+    # documented as an integer: an empty value (or `%00`, which Tornado reads as empty) is none
+    assert (await env.api.get(f"{base(env)}/dreaming/candidates", token="alice", params={"limit": ""})).status == 400
 
 
 async def test_summarize_checks_the_conversation_owner_and_agent(env: ChatEnv, api: ApiClient) -> None:

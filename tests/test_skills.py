@@ -59,6 +59,9 @@ async def test_built_in_skills_are_seeded_and_a_viewer_can_read_them(api: ApiCli
     assert record["skillType"] == "builtin" and record["requires"]["bins"] == ["git"] and "content" not in record
     assert record["archived"] == 0 and record["pinned"] == 0 and record["enabled"] is True
     assert (cache_dir(server, "web-research") / "SKILL.md").read_text().startswith("---\nname: web-research")
+    # a page far past the end is an empty page (its offset overflowed the database's int64: a 400)
+    r = await api.get(SKILLS, token="carol", params={"page": "46376092721873920000", "size": "10"})
+    assert r.status == 200 and r.data["records"] == [] and r.data["total"] > 0, r.body
 
 
 async def test_a_member_creates_a_skill_from_skill_md_and_the_cache_folder_mirrors_it(

@@ -157,6 +157,8 @@ async def test_skills_are_adopted_and_released_in_bulk_all_or_nothing(api: ApiCl
     assert r.status == 200 and r.data["adopted"] == [a, b] and r.data["alreadyManaged"] == []
     r = await api.get(f"{CURATOR}/managed", token="carol")
     assert [s["name"] for s in r.data] == ["one", "two"] and all(s["managed"] and s["adoptedAt"] for s in r.data)
+    # a boolean query parameter's empty value is no boolean (it read as absent)
+    assert (await api.get(f"{CURATOR}/unmanaged", token="carol", params={"includeArchived": ""})).status == 400
     r = await api.get(f"{CURATOR}/unmanaged", token="carol")
     names = {s["name"] for s in r.data}
     assert "three" in names and "git-workflow" in names and not names & {"one", "two"}

@@ -56,7 +56,8 @@ def page_of(records: Sequence[object], total: int, req: PageRequest) -> JsonObje
 def paginate(query: peewee.SelectBase, req: PageRequest, serialize: Callable[[Row], object]) -> JsonObject:
     """Run a peewee query for one page and serialize its rows."""
     total = query.count()
-    rows: Iterable[Row] = query.offset(req.offset).limit(req.size)
+    # past the end there is nothing to read (and a page far past it is an offset no database takes: int64 overflows)
+    rows: Iterable[Row] = query.offset(req.offset).limit(req.size) if req.offset < total else []
     return page_of([serialize(r) for r in rows], total, req)
 
 

@@ -85,7 +85,7 @@ def config_kinds(raw: dict[str, Any]) -> set[str]:
 
 
 class ToggleRequest(BaseModel):
-    enabled: bool
+    enabled: bool | None = Field(default=None, description="Absent: flip (as every toggle; the body is optional)")
 
 
 class DatasourceTestView(View):

@@ -174,6 +174,12 @@ def update(caller: Caller, config: Config, ds_id: int, changes: dict[str, Any]) 
     return to_dict(row)
 
 
+def toggle(caller: Caller, config: Config, ds_id: int, enabled: bool | None) -> dict[str, Any]:
+    """Enable or disable; no value flips it, as the API's other toggles do."""
+    row = _get(caller, ds_id)
+    return update(caller, config, ds_id, {"enabled": (not row.enabled) if enabled is None else enabled})
+
+
 def delete(caller: Caller, ds_id: int) -> None:
     row = _get(caller, ds_id)
     with database.atomic():
