@@ -8,6 +8,7 @@ import stat
 import zipfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import yarl
@@ -96,12 +97,15 @@ async def test_raw_bytes_are_saved_with_a_non_json_content_type_and_html_is_not_
     assert r.headers["Content-Type"].startswith("text/plain") and "sandbox" in r.headers["Content-Security-Policy"]
     r = await api.put(f"{base}/x.md", {"text": "no content"}, token="bob")
     assert r.status == 400 and r.body["msg"].startswith("content: ")
+    # a folder in the way, or a file where a folder would be: what the folder holds refuses it, a 409
     r = await api.put(f"{base}/bin", {"content": "over a folder"}, token="bob")
-    assert r.status == 400
+    assert r.status == 409 and r.body["msg"] == "path: is a directory", r.body
     r = await api.get(f"{base}/bin", token="bob")
-    assert r.status == 400
+    assert r.status == 409
+    r = await api.put(f"{base}/bin/data.bin/inner.txt", {"content": "under a file"}, token="bob")
+    assert r.status == 409 and r.body["msg"] == "path: a parent is not a directory", r.body
     r = await api.delete(f"{base}/bin", token="bob")
-    assert r.status == 400 and r.body["msg"] == "Directory not empty"
+    assert r.status == 409 and r.body["msg"] == "Directory not empty"  # what the folder holds: a conflict
 
 
 async def test_viewers_read_only_and_other_workspaces_see_nothing(api: ApiClient, agent: dict, people: dict) -> None:
@@ -364,3 +368,28 @@ async def test_a_memory_import_is_documented_as_a_zip_and_a_personal_file_by_its
         assert r.status == 400, (name, key, r.body)
     r = await api.get(base, params={"filename": "MEMORY.md", "ownerKey": f"user:{uid}"}, token="alice")
     assert r.status == 404, r.body  # well formed: no such file yet
+
+
+async def test_a_file_path_is_documented_and_checked_as_one_pattern(api: ApiClient, agent: dict) -> None:
+    """The document states the `{path}` rule (1-32 names of 1-63 characters, none '.', no backslash, colon or control
+    character, at most 256 characters) and every method refuses exactly what it refuses: a name past 255 bytes or a
+    backslash was a 400 for a path the document allowed."""
+    document = (await api.get("/v3/api-docs")).body
+    path_rule = re.compile(files.ROUTE_PATH_PATTERN)
+    for method in ("get", "put", "delete"):
+        params = document["paths"][f"{AGENTS}/{{agentId}}/workspace/files/{{path}}"][method]["parameters"]
+        schema = next(p["schema"] for p in params if p["name"] == "path")
+        assert schema == {"type": "string", "minLength": 1, "maxLength": 256, "pattern": files.ROUTE_PATH_PATTERN}
+    base = f"{AGENTS}/{agent['id']}/workspace/files/"
+    refused = ["a\\b.txt", "a\x0cb.txt", "x" * 64, "a//b.txt", "a/./b.txt", "a/", "C:x.txt", "a:b.txt", "é" * 64, "a/" * 129 + "b"]
+    for rel in refused:
+        assert not path_rule.fullmatch(rel) or len(rel) > 256, rel
+        for method in ("GET", "PUT", "DELETE"):
+            body = b'{"content":"x"}' if method == "PUT" else None
+            r = await raw(api, method, base + quote(rel, safe="/"), "bob", data=body, headers={"Content-Type": "application/json"})
+            assert r.status == 400 and r.body["msg"].startswith("path: a relative path of 1-32 names"), (method, rel, r.body)
+    for rel in ("é" * 63, ".env", "dir/" * 31 + "x" * 63, "notes (1).md"):
+        assert path_rule.fullmatch(rel) and len(rel) <= 256, rel
+        r = await api.put(base + rel, {"content": "kept"}, token="bob")
+        assert r.status == 200, (rel, r.body)
+        assert (await api.get(base + rel, token="bob")).raw == b"kept"

@@ -44,6 +44,9 @@ async def test_model_api_answers_the_names_the_model_pages_and_chat_selector_rea
     assert by_type.status == 200 and by_type.data == []
     video = await api.get("/api/v1/models/by-type", params={"modelType": "chat", "modality": "video"}, token="carol")
     assert video.status == 200 and video.data == []
+    # each parameter is its documented enum: an empty or unknown value is a 400, also when `type` would decide
+    for params in ({"modality": ""}, {"modality": "smell"}, {"type": ""}, {"type": "chat", "modelType": "sound"}):
+        assert (await api.get("/api/v1/models/by-type", params=params, token="carol")).status == 400, params
     # setActive sends {providerId, model: <the model's id>}
     r = await api.post("/api/v1/models/fake/models", {"modelName": "second"}, token="alice")
     r = await api.put("/api/v1/models/active", {"providerId": "fake", "model": r.data["id"]}, token="alice")

@@ -163,3 +163,23 @@ def test_each_fuzzed_request_gets_its_own_idempotency_key() -> None:
     bad = Case("\x01")  # a key made invalid on purpose stays, so its 400 is still checked
     fuzz_checks.before_call(None, bad)
     assert bad.headers["Idempotency-Key"] == "\x01"
+
+
+def test_the_fuzzer_draws_zips_that_both_zip_uploads_take(tmp_path: Any) -> None:
+    """One media type has one generator: the ZIPs drawn for `application/zip` must be skill archives (one SKILL.md
+    with its `name:`) and memory exports at once, or one of the two uploads only ever sees refusals."""
+    from hypothesis import HealthCheck, given, settings
+    from schemathesis.core.media_types import MEDIA_TYPE_STRATEGIES
+
+    from platform_server.features.agents import memory
+    from platform_server.features.skills import install
+    from tests.helpers import fuzz_checks  # noqa: F401 - registers the generator
+
+    @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(MEDIA_TYPE_STRATEGIES["application/zip"])
+    def check(archive: bytes) -> None:
+        assert install.read_zip(archive).content.startswith("---\nname: ")
+        plan = memory.plan_import(tmp_path, archive, read_contents=True)
+        assert all(e.action != "refused" or not memory.is_memory_path(e.path) for e in plan.entries)
+
+    check()

@@ -170,11 +170,12 @@ async def test_update_toggle_and_delete_a_custom_rule(api: ApiClient, people: di
 
 
 async def test_built_in_rules_are_read_only_but_can_be_toggled(api: ApiClient, people: dict) -> None:
-    assert (await api.put(RULES + "/builtin.write_file", {"severity": "low"}, token="alice")).status == 400
-    assert (await api.delete(RULES + "/builtin.write_file", token="alice")).status == 400
+    # the rule's state refuses these, not the request's shape: a 409, as each operation documents
+    assert (await api.put(RULES + "/builtin.write_file", {"severity": "low"}, token="alice")).status == 409
+    assert (await api.delete(RULES + "/builtin.write_file", token="alice")).status == 409
     r = await api.get(RULES + "/builtin", token="alice")
     pk = next(x["id"] for x in r.data if x["ruleId"] == "builtin.write_file")
-    assert (await api.delete(RULES + f"/by-id/{pk}", token="alice")).status == 400
+    assert (await api.delete(RULES + f"/by-id/{pk}", token="alice")).status == 409
     r = await api.put(RULES + "/builtin.write_file/toggle", {"enabled": False}, token="alice")
     assert r.status == 200 and r.data["enabled"] is False
     v = guard.evaluate("write_file", {"path": "a"}, ctx(people["bob"]["id"]))
@@ -281,6 +282,11 @@ async def test_rule_bodies_take_what_the_document_allows_and_refuse_the_rest(api
     # A sparse update leaves a null field as it is
     r = await api.put(f"{RULES}/dup", {"name": None, "description": "d"}, token="alice")
     assert r.status == 200 and r.data["name"] == "Block" and r.data["description"] == "d"
+    # ruleId too: null (or the rule's own) keeps it; another id is a 409 (it names the rule, it does not rename it)
+    for same in (None, "dup"):
+        r = await api.put(f"{RULES}/dup", {"ruleId": same, "description": "e"}, token="alice")
+        assert r.status == 200 and r.data["ruleId"] == "dup", r.body
+    assert (await api.put(f"{RULES}/dup", {"ruleId": "other"}, token="alice")).status == 409
     # The file guard's globs: a blank or control-character one is refused, as the document's pattern says
     glob = schemas["FileGuardBody"]["properties"]["patterns"]["items"]
     assert glob["minLength"] == 1 and "pattern" in glob

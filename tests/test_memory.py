@@ -108,6 +108,10 @@ async def test_forget_keeps_the_row_and_rebuilds_memory_md(env: ChatEnv, server:
     assert (await env.api.post(f"{base(env)}/facts/abc/forget", token="alice")).msg == \
         "Invalid value for parameter 'factId': expected Long"
     assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": "x"})).status == 400
+    # the document states the enum, and an empty value is none of it (not "absent"): a 400 as well
+    assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": ""})).status == 400
+    doc = (await env.api.get("/v3/api-docs")).body["paths"]["/api/v1/memory/{agentId}/facts"]["get"]["parameters"]
+    assert next(p for p in doc if p["name"] == "status")["schema"]["enum"] == ["active", "forgotten", "all"]
 
 
 async def test_feedback_counts_votes_and_moves_the_recall_score(env: ChatEnv) -> None:
@@ -126,6 +130,8 @@ async def test_feedback_counts_votes_and_moves_the_recall_score(env: ChatEnv) ->
     assert cands[0]["score"] > cands[1]["score"] and 0.99 < cands[0]["recency"] <= 1
     assert set(cands[0]) >= {"fact", "score", "recency", "frequency", "helpfulness", "confidence"}
     assert (await env.api.get(f"{base(env)}/dreaming/candidates", token="alice", params={"limit": 0})).status == 400
+    # documented as an integer: an empty value (or `%00`, which Tornado reads as empty) is none
+    assert (await env.api.get(f"{base(env)}/dreaming/candidates", token="alice", params={"limit": ""})).status == 400
 
 
 async def test_summarize_checks_the_conversation_owner_and_agent(env: ChatEnv, api: ApiClient) -> None:

@@ -32,8 +32,17 @@ async def test_an_admin_sets_what_a_model_can_do_and_unknown_capabilities_are_re
     for given in (["json"], []):  # a chat model can always chat: chat is implied, not demanded
         r = await env.api.put(f"/api/v1/models/{model_id}", {"capabilities": given}, token="alice")
         assert r.status == 200 and r.data["capabilities"] == ["chat", *given], r.body
+    # the update states the create's rules: maxInputTokens an integer (no "5", no 5.0, int64), modalities' pattern
+    for bad in ({"maxInputTokens": "5"}, {"maxInputTokens": 5.5}, {"maxInputTokens": 2**63}, {"modalities": "smell"}):
+        r = await env.api.put(f"/api/v1/models/{model_id}", bad, token="alice")
+        assert r.status == 400 and r.body["msg"].startswith(next(iter(bad))), (bad, r.body)
     r = await env.api.post("/api/v1/models/fake/models", {"modelName": "tiny", "capabilities": ["chat"]}, token="alice")
     assert r.status == 200 and r.data["capabilities"] == ["chat"], r.body
+    # only an enabled model of an enabled provider can be the default: what the model is, a 409
+    tiny = r.data["id"]
+    assert (await env.api.put(f"/api/v1/models/{tiny}", {"enabled": False}, token="alice")).status == 200
+    r = await env.api.post(f"/api/v1/models/{tiny}/default", token="alice")
+    assert r.status == 409, r.body
 
 
 async def test_memory_extraction_skips_at_once_with_a_reason_when_the_model_cannot_write_json(env: ChatEnv, api: ApiClient) -> None:

@@ -93,6 +93,27 @@ async def test_custom_provider_ids_and_urls_are_validated(api: ApiClient, people
     assert r.status == 200 and r.data["enabled"] is True  # admin-configured LAN URLs are allowed
 
 
+async def test_a_provider_config_update_states_its_shape_and_answers_409_for_what_the_provider_is(api: ApiClient, people: dict) -> None:
+    """The document states the body's shape (baseUrl a URL or a path, protocol an enum, keepAlive's pattern): a body
+    outside it is a 400. A well-formed one the provider refuses (a built-in's protocol, a URL kind its protocol does
+    not take, Ollama settings elsewhere) is a 409: an empty baseUrl for a remote provider was a 400 the document allowed."""
+    import re
+
+    schema = (await api.get("/v3/api-docs")).body["components"]["schemas"]["ProviderConfigUpdate"]["properties"]
+    assert re.fullmatch(schema["baseUrl"]["pattern"], "") and re.fullmatch(schema["baseUrl"]["pattern"], "/models/a.gguf")
+    assert None in schema["protocol"]["enum"] and "ollama" in schema["protocol"]["enum"] and "gopher" not in schema["protocol"]["enum"]
+    url = "/api/v1/models/deepseek/config"
+    for body, field in (({"baseUrl": "not a url"}, "baseUrl"), ({"baseUrl": "ftp://h/v1"}, "baseUrl"), ({"protocol": "gopher"}, "protocol")):
+        r = await api.put(url, body, token="alice")
+        assert r.status == 400 and r.msg.startswith(field), (body, r.body)
+    for body, field in (({"baseUrl": ""}, "baseUrl"), ({"baseUrl": "/models/a.gguf"}, "baseUrl"), ({"protocol": "ollama"}, "protocol"),
+                        ({"keepAlive": "5m"}, "keepAlive"), ({"numCtx": 4096}, "numCtx")):
+        r = await api.put(url, body, token="alice")
+        assert r.status == 409 and r.msg.startswith(field), (body, r.body)
+    r = await api.put(url, {"baseUrl": "https://api.deepseek.example/v1", "keepAlive": None}, token="alice")
+    assert r.status == 200 and r.data["baseUrl"] == "https://api.deepseek.example/v1", r.body
+
+
 async def test_model_entities_never_carry_an_api_key(api: ApiClient, people: dict, fake: ScriptedOpenAI) -> None:
     await use_fake_openai(api, fake.url)
     for path in ("/api/v1/models/enabled", "/api/v1/models/default", "/api/v1/models/by-type?type=chat", "/api/v1/models/active"):
@@ -287,7 +308,7 @@ async def test_the_embedding_default_and_test_route_use_real_embeddings(api: Api
     assert r.status == 200 and r.data["isDefault"] is True
     assert (await api.get("/api/v1/models/embedding/default", token="carol")).data == remote_id
     chat_id = (await api.get("/api/v1/models/default", token="alice")).data["id"]
-    assert (await api.post("/api/v1/models/embedding/default", {"modelId": chat_id}, token="alice")).status == 400
+    assert (await api.post("/api/v1/models/embedding/default", {"modelId": chat_id}, token="alice")).status == 409  # what it is
     assert (await api.post(f"/api/v1/models/embedding/{chat_id}/test", token="alice")).status == 400
     local = [m for m in (await api.get("/api/v1/models/by-type", params={"type": "embedding"}, token="alice")).data
              if m["providerId"] == "local"]

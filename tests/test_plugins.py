@@ -17,8 +17,11 @@ async def test_plugins_are_listed_and_only_a_global_admin_changes_them(env: Chat
     assert (await env.api.get("/api/v1/plugins/nope", token="bob")).status == 404
     r = await env.api.post("/api/v1/plugins/calculator/enable", token="alice")
     assert r.data["enabled"] is True and r.data["tools"] == ["calculate"]
+    # the plugin's own configSchema refuses these (the document cannot tie a body to `{name}`): a 409; no object, a 400
     for bad in ({"precision": 99}, {"precision": "x"}, {"other": 1}):
-        assert (await env.api.put("/api/v1/plugins/calculator/config", bad, token="alice")).status == 400
+        r = await env.api.put("/api/v1/plugins/calculator/config", bad, token="alice")
+        assert r.status == 409 and r.body["msg"].startswith(next(iter(bad))), r.body
+    assert (await env.api.put("/api/v1/plugins/calculator/config", [1], token="alice")).status == 400
     r = await env.api.put("/api/v1/plugins/calculator/config", {"precision": 2}, token="alice")
     assert r.data["config"] == {"precision": 2}
     r = await env.api.post("/api/v1/plugins/calculator/disable", token="alice")
@@ -60,7 +63,7 @@ async def test_write_only_plugin_settings_are_masked_and_the_mask_keeps_them(env
 
     server.platform.services.plugins.plugins["keyed"] = (KeyedPlugin(), "entry_point")
     r = await env.api.put("/api/v1/plugins/keyed/config", {"apiKey": "******"}, token="alice")
-    assert r.status == 400  # nothing stored to keep yet
+    assert r.status == 409  # nothing stored to keep yet: the stored state, not the body, refuses it
     r = await env.api.put("/api/v1/plugins/keyed/config", {"apiKey": "SECRET-PLUGIN-KEY", "region": "us"}, token="alice")
     assert r.status == 200 and r.data["config"] == {"apiKey": "******", "region": "us"}
     for path in ("/api/v1/plugins", "/api/v1/plugins/keyed"):

@@ -71,6 +71,10 @@ async def test_the_approvals_view_lists_records_with_their_status(api: ApiClient
     r = await api.get("/api/v1/security/approvals", params={"status": "pending"}, token="alice")
     assert [x["toolCallId"] for x in r.data["records"]] == ["a"]
     assert (await api.get("/api/v1/security/approvals", params={"status": "odd"}, token="alice")).status == 400
+    # the status is the document's enum (it was a free string): empty is none of it
+    assert (await api.get("/api/v1/security/approvals", params={"status": ""}, token="alice")).status == 400
+    doc = (await api.get("/v3/api-docs")).body["paths"]["/api/v1/security/approvals"]["get"]["parameters"]
+    assert next(p for p in doc if p["name"] == "status")["schema"]["enum"] == ["pending", "approved", "denied", "expired"]
     assert (await api.get("/api/v1/security/approvals", token="bob")).status == 403
 
 

@@ -192,7 +192,7 @@ async def test_uninstall_removes_an_installed_skill_by_name(api: ApiClient, peop
     r = await upload(api, GOOD_ZIP)
     assert r.status == 200
     r = await api.delete(f"{INSTALL}/web-research", token="bob")
-    assert r.status == 400 and "only installed skills" in r.body["msg"]
+    assert r.status == 409 and "only installed skills" in r.body["msg"]  # the skill's type, a state: a conflict
     r = await api.delete(f"{INSTALL}/nothing-here", token="bob")
     assert r.status == 404
     r = await api.delete(f"{INSTALL}/csv-tools", token="carol")

@@ -59,6 +59,9 @@ async def test_built_in_skills_are_seeded_and_a_viewer_can_read_them(api: ApiCli
     assert record["skillType"] == "builtin" and record["requires"]["bins"] == ["git"] and "content" not in record
     assert record["archived"] == 0 and record["pinned"] == 0 and record["enabled"] is True
     assert (cache_dir(server, "web-research") / "SKILL.md").read_text().startswith("---\nname: web-research")
+    # a page far past the end is an empty page (its offset overflowed the database's int64: a 400)
+    r = await api.get(SKILLS, token="carol", params={"page": "46376092721873920000", "size": "10"})
+    assert r.status == 200 and r.data["records"] == [] and r.data["total"] > 0, r.body
 
 
 async def test_a_member_creates_a_skill_from_skill_md_and_the_cache_folder_mirrors_it(
@@ -167,7 +170,10 @@ async def test_archiving_a_skill_bound_to_an_enabled_agent_needs_force(api: ApiC
     r = await api.post(f"{SKILLS}/{skill['id']}/restore", token="bob")
     assert r.status == 200 and r.data["archived"] == 0 and r.data["archivedAt"] is None
     r = await api.post(f"{SKILLS}/{skill['id']}/restore", token="bob")
-    assert r.status == 400 and r.body["msg"] == "Skill is not archived"
+    assert r.status == 409 and r.body["msg"] == "Skill is not archived"  # the skill's state: a conflict
+    # a malformed body is refused even when the query already forces (the body is still read and checked)
+    r = await api.post(f"{SKILLS}/{skill['id']}/archive", [None, None], token="bob", params={"force": "true"})
+    assert r.status == 400, r.body
     r = await api.post(f"{SKILLS}/{skill['id']}/archive", token="bob", params={"force": "true"})
     assert r.status == 200 and r.data["archived"] == 1
     unbound = await create(api, name="free")
@@ -414,7 +420,7 @@ async def test_runtime_refresh_with_resync_restores_built_in_content(api: ApiCli
     r = await api.put(f"{SKILLS}/{builtin['id']}", {"content": "---\nname: web-research\n---\nmine\n"}, token="bob")
     assert r.status == 200 and "mine" in r.data["content"]
     r = await api.put(f"{SKILLS}/{builtin['id']}", {"name": "renamed"}, token="bob")
-    assert r.status == 400 and r.body["msg"] == "Built-in skills cannot be renamed"
+    assert r.status == 409 and r.body["msg"] == "Built-in skills cannot be renamed"
     r = await api.post(f"{SKILLS}/runtime/refresh", token="bob")
     assert r.status == 200 and r.data["builtinsSynced"] == []
     r = await api.delete(f"{SKILLS}/{builtin['id']}", token="alice")

@@ -140,6 +140,11 @@ async def test_status_starts_inactive_and_only_workspace_admins_control_the_cura
     assert r.status == 400 and r.body["msg"].startswith("active:")
     r = await api.post(f"{CURATOR}/consolidate", [True], token="alice")
     assert r.status == 400
+    # neither a body nor the query parameter (both optional in the document): the route's name, true
+    for path, body, field in (("consolidate", {"enabled": False}, "consolidate"), ("activate", {"active": False}, "active")):
+        assert (await api.post(f"{CURATOR}/{path}", body, token="alice")).data[field] is False
+        r = await api.post(f"{CURATOR}/{path}", token="alice")
+        assert r.status == 200 and r.data[field] is True, r.body
     r = await api.get(f"{CURATOR}/status", token="dave", workspace=people["dave"]["workspace"])
     assert r.status == 200 and r.data["active"] is False  # per workspace
     details = await audit_details(api, "SKILL_CURATOR")
@@ -152,6 +157,8 @@ async def test_skills_are_adopted_and_released_in_bulk_all_or_nothing(api: ApiCl
     assert r.status == 200 and r.data["adopted"] == [a, b] and r.data["alreadyManaged"] == []
     r = await api.get(f"{CURATOR}/managed", token="carol")
     assert [s["name"] for s in r.data] == ["one", "two"] and all(s["managed"] and s["adoptedAt"] for s in r.data)
+    # a boolean query parameter's empty value is no boolean (it read as absent)
+    assert (await api.get(f"{CURATOR}/unmanaged", token="carol", params={"includeArchived": ""})).status == 400
     r = await api.get(f"{CURATOR}/unmanaged", token="carol")
     names = {s["name"] for s in r.data}
     assert "three" in names and "git-workflow" in names and not names & {"one", "two"}

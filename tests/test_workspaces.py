@@ -98,7 +98,7 @@ async def test_deleting_a_workspace_needs_owner_and_workspace_1_stays(api: ApiCl
     other = (await api.post("/api/v1/workspaces", {"name": "Temp"}, token="bob")).data["id"]
     assert (await api.delete(f"/api/v1/workspaces/{other}", token="alice")).status == 200
     res = await api.delete("/api/v1/workspaces/1", token="alice")
-    assert res.status == 400 and res.msg == "The default workspace cannot be deleted"
+    assert res.status == 409 and res.msg == "The default workspace cannot be deleted"  # a state conflict
     assert (await api.get("/api/v1/workspaces/1", token="alice")).status == 200
 
 

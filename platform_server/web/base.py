@@ -482,8 +482,10 @@ class ApiHandler(inputs.NotedInputs):
 
     def query_bool(self, name: str) -> bool | None:
         raw = self.get_query_argument(name, None)
-        if raw is None or raw == "":
+        if raw is None:
             return None
+        # an empty value (Tornado also drops control characters: `%00` reads as empty) is no boolean, the documented
+        # type: a 400, not "absent"
         lowered = raw.strip().lower()
         if lowered in ("true", "1"):
             return True

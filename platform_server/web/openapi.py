@@ -44,17 +44,19 @@ _CONFIRM = {
 }
 
 
-def _empty_body_fails(schema: JsonObject) -> bool:
-    """Whether {} (what an empty body reads as) fails the body's schema: a required field, an array, or a oneOf /
-    anyOf every branch of which requires a field ("exactly one of a or b"); a branch {} matches ("enabled is
-    false") leaves the body optional."""
-    if schema.get("required") or schema.get("type") == "array":
-        return True
-    for key in ("oneOf", "anyOf"):
-        branches = schema.get(key)
-        if isinstance(branches, list) and branches and all(isinstance(b, dict) and b.get("required") for b in branches):
-            return True
-    return False
+def _takes_empty_object(schema: JsonObject) -> bool:
+    """Whether `{}` is valid for a body schema: no field required, and when "exactly one of" (oneOf) or "at least one
+    of" (anyOf) branches are stated, {} passes exactly one / at least one of them (a branch requiring nothing, as
+    "enabled: false, or a url" states it). An array body never takes {}; a branch by $ref counts as requiring."""
+    if schema.get("type") == "array" or schema.get("required"):
+        return False
+    for word, fits in (("anyOf", lambda n: n >= 1), ("oneOf", lambda n: n == 1)):
+        branches = schema.get(word)
+        if isinstance(branches, list) and branches:
+            free = [b for b in branches if isinstance(b, dict) and not ({"$ref", "required", "minProperties", "not"} & set(b))]
+            if not fits(len(free)):
+                return False
+    return True
 
 
 def _oas30(schema: object) -> object:
@@ -199,8 +201,8 @@ def build_document(routes: list[Route]) -> JsonObject:
                     schema["title"] = ref  # generators name the model from its title: two "FileText" would clash
                 schemas[ref] = schema
                 op["requestBody"] = {
-                    # ApiHandler.json_body reads an empty body as {}: it is required exactly when {} fails the schema
-                    "required": _empty_body_fails(schema),
+                    # ApiHandler.json_body reads an empty body as {}: it is optional when {} is a valid body
+                    "required": not _takes_empty_object(schema),
                     "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
                 }
             add_inputs(handler, r.template, method, op)

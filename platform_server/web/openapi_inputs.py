@@ -129,7 +129,11 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/models/by-type"): [
         _q("type", {"type": "string", "enum": ["chat", "embedding"]}, "Model type (default chat)"),
         _q("modelType", {"type": "string", "enum": ["chat", "embedding"]}, "Same as `type`"),
-        _q("modality", _STR, "An input modality the model must accept (`vision` means `image`)"),
+        _q(
+            "modality",
+            {"type": "string", "enum": ["text", "image", "vision", "video", "audio"]},
+            "An input modality the model must accept (`vision` means `image`; no model takes video or audio: [])",
+        ),
     ],
     ("GET", "/api/v1/content-items"): _PAGE,
     ("GET", "/api/v1/dashboard/cron-runs"): [*_PAGE, _range("limit", 1, 100, "The latest runs, unpaged (without page and size)")],

@@ -20,7 +20,7 @@ _WRITES = ("POST", "PUT", "PATCH", "DELETE")
 # (method, path template) -> why the operation answers 409
 CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/skills"): "A skill of that name exists in the workspace",
-    ("PUT", "/api/v1/skills/{id}"): "A skill of that name exists in the workspace",
+    ("PUT", "/api/v1/skills/{id}"): "A skill of that name exists in the workspace, or a built-in skill is renamed",
     ("POST", "/api/v1/skills/synthesize-from-conversation"): "A skill of that name exists in the workspace",
     ("POST", "/api/v1/skill-templates/{id}/instantiate"): "A skill of that name exists in the workspace",
     ("POST", "/api/v1/skills/install/upload"): "A skill of that name exists (install with overwrite=true), or it is not an installed one",
@@ -38,12 +38,30 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/workflows/runs/{runId}/resume"): "The run is not paused, or the pauseToken is not its current pause",
     ("POST", "/api/v1/auth/users"): "The username is taken",
     ("POST", "/api/v1/security/guard/rules"): "A rule with that ruleId exists",
+    ("PUT", "/api/v1/security/guard/rules/{ruleId}"): "The rule is a built-in one (toggle it instead), or ruleId names another",
+    ("DELETE", "/api/v1/security/guard/rules/{ruleId}"): "The rule is a built-in one (disable it instead)",
+    ("DELETE", "/api/v1/security/guard/rules/by-id/{id}"): "The rule is a built-in one (disable it instead)",
+    ("DELETE", "/api/v1/workspaces/{id}"): "The default workspace cannot be deleted",
+    ("DELETE", "/api/v1/skills/install/{skillName}"): "The skill is not an installed one (delete it instead)",
+    ("POST", "/api/v1/skills/{id}/restore"): "The skill is not archived",
+    ("PUT", "/api/v1/models/{providerId}/config"): "What the provider is refuses it: a built-in's protocol, a baseUrl of the "
+    "wrong kind for its protocol (a URL for remote ones, a path for local), Ollama settings for another protocol",
+    **{
+        (method, "/api/v1/agents/{agentId}/workspace/files/{path}"): "What the folder holds is in the way (a folder where a file "
+        "is asked for, a file where a folder is, a folder that is not empty)"
+        for method in ("GET", "PUT", "DELETE")
+    },
+    ("POST", "/api/v1/models/{id}/default"): "The model or its provider is disabled",
+    ("POST", "/api/v1/models/embedding/default"): "The model is no embedding model, or it or its provider is disabled",
+    ("PUT", "/api/v1/models/active"): "The model or its provider is disabled",
+    ("GET", "/api/v1/skills/{id}/files/{path}"): "The bundle file is not UTF-8 text",
+    ("PUT", "/api/v1/plugins/{name}/config"): "The plugin's configSchema (GET /plugins/{name}) declares no such key, or refuses "
+    "the value, or a masked secret has no stored value to keep",
+    ("PUT", "/api/v1/skills/{id}/files/{path}"): "Another bundle file is in the way (a file where a folder is, or the reverse)",
     ("POST", "/api/v1/approval/grants"): "expireAt has passed by the time the request arrives",
     ("PUT", "/api/v1/memory/{agentId}/files/{path}"): "MEMORY.md is rebuilt from the facts (edit the facts instead)",
     ("POST", "/api/v1/datasources"): "A datasource of that name exists in the workspace",
-    ("PUT", "/api/v1/datasources/{id}"): (
-        "A datasource of that name exists in the workspace, or `config` is the other type's (path for sqlite, baseUrl for http)"
-    ),
+    ("PUT", "/api/v1/datasources/{id}"): "A datasource of that name exists in the workspace, or config is the other type's",
     ("POST", "/api/v1/auth/tokens"): "expiresAt is not in the future (the clock decides, not the request's shape)",
     ("POST", "/api/v1/goals"): "The conversation already has an open goal",
     ("DELETE", "/api/v1/tools/{id}"): "System tools cannot be deleted",

@@ -14,8 +14,9 @@
 - The fuzzing identity stays signed in: an admin's password reset ends the user's JWTs and tokens, so a reset
   of the fuzzing user's own password (FUZZ_SELF_ID) goes to another user's (FUZZ_STAND_IN_ID) instead; without
   that every request after it would be a 401 that passes every check and tests nothing.
-- `application/zip` bodies and parts (a skill archive's upload) are drawn as the document describes them: a ZIP
-  with one SKILL.md and its front matter `name:`; schemathesis has no ZIP generator and would send random bytes.
+- `application/zip` bodies and parts (a skill archive's upload, a memory import) are drawn as the document describes
+  them: a ZIP with one SKILL.md and its front matter `name:`, and memory entries beside it (one media type has one
+  generator); schemathesis has no ZIP generator and would send random bytes.
 - SSE operations answer every error as HTTP 200 with one `error` frame `{message, code}` (decisions.md,
   "Chat stream (SSE)"). The stock checks that read the HTTP status (negative_data_rejection, ignored_auth,
   missing_required_header) are switched off for them (tests/test_fuzz_openapi.fuzz_config) and replaced here
@@ -42,25 +43,30 @@ BUSINESS_CODES = {1001, 1002, 2001, 3001, 4001}
 
 
 @st.composite
-def _skill_archives(draw: Any) -> bytes:
-    """A ZIP as the document describes a skill archive (POST /skills/install/upload, `application/zip`): one SKILL.md
-    with a front matter `name:`, at the root or one folder down, and a few other files. schemathesis has no ZIP
+def _zip_uploads(draw: Any) -> bytes:
+    """A ZIP as the document describes both of its ZIP uploads (`application/zip`; one media type has one generator,
+    so one archive serves both): a skill archive (POST /skills/install/upload: one SKILL.md with a front matter
+    `name:`, at the root or one folder down, and a few other files) that is also a memory export (the memory
+    import: MEMORY.md and memory/** entries beside it, anything else reported as refused). schemathesis has no ZIP
     generator of its own: without this every drawn `application/zip` would be random bytes."""
     name = draw(st.from_regex(r"[a-z0-9][a-z0-9_-]{0,30}", fullmatch=True))
     text = st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=120)
     description = draw(text).replace("\n", " ").replace(":", " ")
     folder = draw(st.sampled_from(["", f"{name}/"]))
     others = draw(st.dictionaries(st.from_regex(r"[a-z]{1,8}\.(txt|py|md)", fullmatch=True), st.binary(max_size=200), max_size=3))
+    memory = draw(st.dictionaries(st.from_regex(r"(memory/[a-z]{1,8}|MEMORY)\.md", fullmatch=True), st.binary(max_size=64), max_size=3))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(f"{folder}SKILL.md", f"---\nname: {name}\ndescription: {description}\n---\n{draw(text)}\n")
         for path, data in others.items():
             if path != "SKILL.md":
                 archive.writestr(folder + path, data)
+        for path, data in memory.items():
+            archive.writestr(path, data)
     return buffer.getvalue()
 
 
-schemathesis.openapi.media_type("application/zip", _skill_archives())
+schemathesis.openapi.media_type("application/zip", _zip_uploads())
 MAX_KEY_LENGTH = 255  # platform_server.idempotency.MAX_KEY_LENGTH (the hook module does not import the server)
 
 
@@ -127,25 +133,6 @@ def positive_data_acceptance_but_documented_refusals(ctx: Any, response: Any, ca
 
 def _valid_key(key: object) -> bool:
     return isinstance(key, str) and 0 < len(key.strip()) <= MAX_KEY_LENGTH and key.isascii() and key.isprintable()
-
-
-def _zip_of(entries: list[tuple[str, bytes]]) -> bytes:
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w") as zf:
-        for name, data in entries:
-            zf.writestr(name, data)
-    return out.getvalue()
-
-
-# The document types ZIP uploads application/zip (web.openapi_inputs._zip_upload); schemathesis has no generator for
-# that type and would send its few image samples or random bytes: these are ZIPs, of memory-like and other entries.
-schemathesis.openapi.media_type(
-    "application/zip",
-    st.lists(
-        st.tuples(st.from_regex(r"(memory/)?[a-z]{1,8}\.(md|txt)|MEMORY\.md|SKILL\.md", fullmatch=True), st.binary(max_size=64)),
-        max_size=3,
-    ).map(_zip_of),
-)
 
 
 @st.composite

@@ -27,6 +27,22 @@ MAX_LIST_ENTRIES = 10_000
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 ESCAPE = "Path escapes the agent workspace"
+
+
+class PathInTheWay(BadRequest):
+    """A well-formed path the folder's content refuses (a folder where a file is asked for, a file where a folder
+    is): a 400 where the path came from a tool call; the HTTP file routes answer it as the 409 it is."""
+
+
+# A file's path as the HTTP routes document and check it, so the document and the server refuse the same paths:
+# 1-32 names of 1-63 characters, none `.` (`..` stays a 403 escape), no `/`, backslash, colon or control character,
+# at most 256 characters. Stricter than split_rel on purpose: a pattern cannot count UTF-8 bytes, and 63 characters
+# stay under a name's 255 bytes, 256 under the path's 1024, whatever the characters (memory files follow the same rule).
+PATH_NAME = r"(?:[^./\\:\x00-\x1f\x7f][^/\\:\x00-\x1f\x7f]{0,62}|\.[^/\\:\x00-\x1f\x7f]{1,62})"
+ROUTE_PATH_PATTERN = f"^{PATH_NAME}(?:/{PATH_NAME}){{0,31}}$"
+ROUTE_PATH_MAX = 256
+_ROUTE_PATH = re.compile(ROUTE_PATH_PATTERN)
+ROUTE_PATH_RULE = "a relative path of 1-32 names of 1-63 characters (none '.', no '\\', ':' or control character), at most 256"
 SYMLINK = "Symbolic links are not allowed in the agent workspace"
 
 
@@ -61,6 +77,18 @@ def split_rel(rel: str | None) -> list[str]:
     return parts
 
 
+def route_path_schema(pattern: str = ROUTE_PATH_PATTERN) -> dict[str, object]:
+    """The document's schema of a `{path}` route parameter (a handler's path_schemas)."""
+    return {"type": "string", "minLength": 1, "maxLength": ROUTE_PATH_MAX, "pattern": pattern}
+
+
+def check_route_path(path: str, pattern: re.Pattern[str] | None = None, rule: str = ROUTE_PATH_RULE) -> str:
+    """400 unless `path` is what the route's documented pattern allows (ROUTE_PATH_PATTERN or a stricter one)."""
+    if len(path) > ROUTE_PATH_MAX or not (pattern or _ROUTE_PATH).fullmatch(path):
+        raise BadRequest(f"path: {rule}")
+    return path
+
+
 def resolve_inside(root: Path, rel: str) -> Path:
     """The path of `rel` inside `root` (it may not exist yet); 400 malformed, 403 escape or symlink."""
     parts = split_rel(rel)
@@ -72,7 +100,7 @@ def resolve_inside(root: Path, rel: str) -> Path:
         except FileNotFoundError:
             break
         except NotADirectoryError:
-            raise BadRequest("path: a parent is not a directory")
+            raise PathInTheWay("path: a parent is not a directory")
         if stat.S_ISLNK(st.st_mode):
             raise Forbidden(SYMLINK)
     target = root.joinpath(*parts)
@@ -95,7 +123,7 @@ def _open_dir(parent_fd: int, name: str) -> int:
                 raise NotFound("File not found")
             if stat.S_ISLNK(st.st_mode):
                 raise Forbidden(SYMLINK)
-            raise BadRequest("path: a parent is not a directory")
+            raise PathInTheWay("path: a parent is not a directory")
         raise
 
 
@@ -141,7 +169,7 @@ def _open_regular(dir_fd: int, name: str) -> tuple[int, os.stat_result]:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
-        raise BadRequest("path: is a directory" if stat.S_ISDIR(st.st_mode) else "path: not a regular file")
+        raise PathInTheWay("path: is a directory" if stat.S_ISDIR(st.st_mode) else "path: not a regular file")
     return fd, st
 
 
@@ -180,7 +208,7 @@ def write_bytes(root: Path, rel: str, data: bytes) -> bool:
         if st is not None and stat.S_ISLNK(st.st_mode):
             raise Forbidden(SYMLINK)
         if st is not None and stat.S_ISDIR(st.st_mode):
-            raise BadRequest("path: is a directory")
+            raise PathInTheWay("path: is a directory")
         tmp = f".tmp-{secrets.token_hex(8)}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
         try:
@@ -208,7 +236,7 @@ def delete_path(root: Path, rel: str) -> None:
                 os.rmdir(parts[-1], dir_fd=dfd)
             except OSError as exc:
                 if exc.errno == errno.ENOTEMPTY:
-                    raise BadRequest("Directory not empty")
+                    raise PathInTheWay("Directory not empty")
                 raise
             return
         os.unlink(parts[-1], dir_fd=dfd)

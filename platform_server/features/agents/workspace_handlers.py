@@ -5,7 +5,7 @@ from __future__ import annotations
 import mimetypes
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import pydantic
 
@@ -24,8 +24,10 @@ from platform_server.features.agents.schemas import (
 from platform_server.features.audit import service as audit
 from platform_server.web.base import ApiHandler, first_validation_error
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Forbidden
+from platform_server.web.errors import BadRequest, Conflict, Forbidden
 from platform_server.web.openapi_answers import NOTHING, list_of, one
+
+T = TypeVar("T")
 
 TAGS = ("Agents",)
 MAX_READ_BYTES = 50 * 1024 * 1024
@@ -148,16 +150,25 @@ class FileHandler(ApiHandler):
     body_models = {"PUT": FileContent}
     download_methods = frozenset({"GET"})
     download_types = {"GET": (*sorted(_INLINE_TYPES), "text/plain", "application/octet-stream")}  # _content_type
+    path_schemas = {"path": files.route_path_schema()}  # each method checks the same (files.check_route_path)
     tags = TAGS
 
-    def _root(self, agent_id: int) -> Path:
+    async def _file_op(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a blocking file operation; what the folder holds (a folder in the way, a non-empty one) is a 409."""
+        try:
+            return await run_blocking(fn, *args)
+        except files.PathInTheWay as exc:
+            raise Conflict(exc.msg) from None
+
+    def _root(self, agent_id: int, path: str) -> Path:
+        files.check_route_path(path)
         agent = service.get_agent(self.require_caller(), agent_id)
         return service.agent_dir(self.config, agent.id)
 
     async def get(self, agentId: int, path: str) -> None:
         """The bytes of one workspace file (`{filename, content}` when JSON is the first type accepted)."""
-        root = self._root(agentId)
-        data = await run_blocking(files.read_bytes, root, path, MAX_READ_BYTES)
+        root = self._root(agentId, path)
+        data = await self._file_op(files.read_bytes, root, path, MAX_READ_BYTES)
         accept = (self.request.headers.get("Accept") or "").split(",")[0].split(";")[0].strip().lower()
         if accept == "application/json":  # the original console reads the text from the envelope
             text = data.decode("utf-8", "replace")
@@ -184,19 +195,19 @@ class FileHandler(ApiHandler):
     async def put(self, agentId: int, path: str) -> None:
         """Save a file: `{content}` as JSON text, or the raw bytes with a non-JSON content type."""
         caller = self.require_caller()
-        root = self._root(agentId)
+        root = self._root(agentId, path)
         files.split_rel(path)
         data = self._content()
-        created = await run_blocking(files.write_bytes, root, path, data)
-        info = await run_blocking(files.stat_file, root, path)
+        created = await self._file_op(files.write_bytes, root, path, data)
+        info = await self._file_op(files.stat_file, root, path)
         _audit(caller, "CREATE" if created else "UPDATE", agentId, f"{info['path']} ({len(data)} bytes)")
         self.ok(info)
 
     async def delete(self, agentId: int, path: str) -> None:
         """Delete a file (or an empty folder) of the workspace."""
         caller = self.require_caller()
-        root = self._root(agentId)
-        await run_blocking(files.delete_path, root, path)
+        root = self._root(agentId, path)
+        await self._file_op(files.delete_path, root, path)
         _audit(caller, "DELETE", agentId, "/".join(files.split_rel(path)))
         self.ok(None)
 

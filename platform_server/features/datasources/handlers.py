@@ -66,9 +66,9 @@ class ToggleHandler(ApiHandler):
     tags = TAGS
 
     def put(self, id: int) -> None:
-        """Enable or disable."""
+        """Enable or disable (`{enabled}`, or `?enabled=`; neither flips it)."""
         req = self.toggle_body(ToggleRequest)
-        self.ok(service.update(self.require_caller(), self.config, id, {"enabled": req.enabled}))
+        self.ok(service.toggle(self.require_caller(), self.config, id, req.enabled))
 
 
 ROUTES = [

@@ -57,23 +57,35 @@ class DatasourceCreate(BaseModel):
 class DatasourceUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
     description: str | None = Field(default=None, max_length=2000)
-    config: dict[str, Any] | None = None  # the datasource's type decides which config it must be (service.update)
+    # one of the two configs as on create; which one the datasource takes is its stored type (service.update: a 409)
+    config: dict[str, Any] | None = None
     enabled: bool | None = None
 
     @classmethod
     def openapi_schema(cls, schema: dict[str, object]) -> None:
-        """`config` is one of the two types' configs: the stored type is not in the request, so sending the other
-        type's config is a state conflict (409), and `{}`, neither, breaks the document (400)."""
+        """`config` as a sqlite or an http config (anyOf: a body may carry both fields), by the named config models."""
         properties = schema.get("properties")
         if isinstance(properties, dict):
-            properties["config"] = {
-                "anyOf": [{"$ref": f"#/components/schemas/{model.__name__}"} for model in (SqliteDatasourceConfig, HttpDatasourceConfig)],
-                "nullable": True,
-            }
+            refs: list[object] = [{"$ref": f"#/components/schemas/{m.__name__}"} for m in (SqliteDatasourceConfig, HttpDatasourceConfig)]
+            # null (no change) as a branch of its own: `nullable` beside anyOf is not read in 3.0 (web.openapi._oas30)
+            properties["config"] = {"anyOf": [*refs, {"nullable": True, "enum": [None]}]}
+
+
+def config_kinds(raw: dict[str, Any]) -> set[str]:
+    """The datasource types whose config (as the document states it) `raw` is."""
+    kinds = set()
+    path = raw.get("path")
+    if isinstance(path, str) and path and "\x00" not in path:
+        kinds.add("sqlite")
+    url, headers = raw.get("baseUrl"), raw.get("headers", {})
+    if isinstance(url, str) and len(url) <= 2000 and HTTP_URL_RE.fullmatch(url) and isinstance(headers, dict) and len(headers) <= 20:
+        if all(isinstance(v, str) and len(v) <= 4000 for v in headers.values()):
+            kinds.add("http")
+    return kinds
 
 
 class ToggleRequest(BaseModel):
-    enabled: bool
+    enabled: bool | None = Field(default=None, description="Absent: flip (as every toggle; the body is optional)")
 
 
 class DatasourceTestView(View):

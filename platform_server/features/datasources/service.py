@@ -17,7 +17,7 @@ from platform_server.db import database, utcnow
 from platform_server.features.audit import service as audit
 from platform_server.features.datasources import sqlite_guard
 from platform_server.features.datasources.models import Datasource
-from platform_server.features.datasources.schemas import HTTP_URL_RE
+from platform_server.features.datasources.schemas import HTTP_URL_RE, config_kinds
 from platform_server.features.tools.registry import ToolError
 from platform_server.features.workspaces import service as workspaces
 from platform_server.integrations import net_guard
@@ -151,12 +151,13 @@ def create(caller: Caller, config: Config, name: str, kind: str, description: st
 
 def update(caller: Caller, config: Config, ds_id: int, changes: dict[str, Any]) -> dict[str, Any]:
     row = _get(caller, ds_id)
-    raw = changes.get("config")
-    if isinstance(raw, dict):  # the document allows either type's config; this datasource's type decides
-        needed, other = ("path", "baseUrl") if row.type == "sqlite" else ("baseUrl", "path")
-        if needed not in raw and other in raw:
-            raise Conflict(f"config: this is a {row.type} datasource, its config needs {needed}")
-    clean = clean_config(config, row.type, raw, row.workspace_id, row.config) if raw is not None else None
+    if "config" in changes:
+        kinds = config_kinds(changes["config"])
+        if not kinds:
+            raise BadRequest("config: must be a sqlite config {path} or an http config {baseUrl, headers}")
+        if row.type not in kinds:  # well formed, the other type's: what the datasource is refuses it
+            raise Conflict(f"config: a datasource of type {row.type} takes a {row.type} config")
+    clean = clean_config(config, row.type, changes["config"], row.workspace_id, row.config) if "config" in changes else None
     with database.atomic():
         if "name" in changes:
             _unique_name(caller, changes["name"], exclude=row.id)
@@ -171,6 +172,12 @@ def update(caller: Caller, config: Config, ds_id: int, changes: dict[str, Any]) 
         row.save()
         audit.record(caller, "UPDATE", "DATASOURCE", row.id, ", ".join(sorted(changes)))
     return to_dict(row)
+
+
+def toggle(caller: Caller, config: Config, ds_id: int, enabled: bool | None) -> dict[str, Any]:
+    """Enable or disable; no value flips it, as the API's other toggles do."""
+    row = _get(caller, ds_id)
+    return update(caller, config, ds_id, {"enabled": (not row.enabled) if enabled is None else enabled})
 
 
 def delete(caller: Caller, ds_id: int) -> None:

@@ -136,7 +136,7 @@ class RuleHandler(ApiHandler):
         self.ok(rules.update(self.require_caller(), ruleId, body.model_dump(exclude_unset=True)))
 
     def delete(self, ruleId: str) -> None:
-        """Delete a custom rule (built-ins: 400)."""
+        """Delete a custom rule (built-ins: 409)."""
         rules.delete(self.require_caller(), ruleId)
         self.ok(None)
 
@@ -211,7 +211,12 @@ def _file_guard_view(value: dict[str, Any]) -> dict[str, Any]:
 class ApprovalsHandler(PagedHandler):
     access = {"GET": "admin"}
     answers = {"GET": page_of(GuardApprovalView)}
-    query_params = {"GET": [*PAGING, _q("status", description="pending | approved | denied | expired")]}
+    query_params = {
+        "GET": [
+            *PAGING,
+            {**_q("status", description="pending | approved | denied | expired"), "schema": {"type": "string", "enum": list(views.PENDING_STATUSES)}},
+        ]
+    }
     tags = SECURITY
 
     def get(self) -> None:

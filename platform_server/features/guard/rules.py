@@ -193,10 +193,11 @@ def create(caller: Caller, data: dict[str, Any]) -> dict[str, Any]:
 def update(caller: Caller, rule_id: str, data: dict[str, Any]) -> dict[str, Any]:
     """Sparse update of a custom rule (built-ins are read-only: only toggle)."""
     rule = _by_rule_id(rule_id)
+    # the rule's state, not the body's shape, refuses these: 409 (a null ruleId, like every null field, keeps it)
     if rule.builtin:
-        raise BadRequest("Built-in rules are read-only (toggle them instead)")
-    if "ruleId" in data and data["ruleId"] != rule.rule_id:
-        raise BadRequest("ruleId: cannot be changed")
+        raise Conflict("Built-in rules are read-only (toggle them instead)")
+    if data.get("ruleId") is not None and data["ruleId"] != rule.rule_id:
+        raise Conflict("ruleId: cannot be changed")
     # a null field stays as it is; a null decision is a value (the severity's default)
     data = {k: v for k, v in data.items() if v is not None or k == "decision"}
     fields = validate_rule(data, partial=True)
@@ -223,7 +224,7 @@ def toggle(caller: Caller, rule_id: str, enabled: bool | None) -> dict[str, Any]
 
 def _delete(caller: Caller, rule: GuardRule) -> None:
     if rule.builtin:
-        raise BadRequest("Built-in rules cannot be deleted (disable them instead)")
+        raise Conflict("Built-in rules cannot be deleted (disable them instead)")
     with database.atomic():
         rule.delete_instance()
         audit.record(caller, "DELETE", "GUARD_RULE", rule.rule_id, f"{rule.tool_name} rule {rule.name}")

@@ -102,7 +102,7 @@ def chat_pending(caller: Caller, conversation_id: str) -> list[dict[str, Any]]:
 
 def approvals_page(caller: Caller, req: PageRequest, status: str | None) -> dict[str, Any]:
     """Every approval record of the workspace, newest first (admin view)."""
-    if status and status not in PENDING_STATUSES:
+    if status is not None and status not in PENDING_STATUSES:  # the documented enum; empty is none of it
         raise BadRequest(f"status: must be one of {', '.join(PENDING_STATUSES)}")
     guard.expire_due(workspace_id=caller.workspace_id)
     q = PendingApproval.select().where(PendingApproval.workspace_id == caller.workspace_id)

@@ -78,7 +78,7 @@ def get_fact(scope: Scope, fact_id: int) -> Fact:
 def list_facts(scope: Scope, status: str | None, keyword: str | None) -> list[dict[str, Any]]:
     """The scope's facts (active by default; `all` or `forgotten`), newest first."""
     q = Fact.select().where(scope.where(Fact))
-    if status in (None, "", "active"):
+    if status in (None, "active"):  # an empty value is not "absent": not one of the documented enum's, a 400
         q = q.where(Fact.status == "active")
     elif status == "forgotten":
         q = q.where(Fact.status == "forgotten")

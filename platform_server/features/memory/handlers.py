@@ -157,7 +157,7 @@ class CandidatesHandler(MemoryHandler):
     def get(self, agentId: int) -> None:
         """Active facts ranked by recall score with its parts (recency, frequency, helpfulness, confidence)."""
         _, scope = self.scope(agentId)
-        limit = self.query_long("limit")
+        limit = self.query_long("limit", blank_absent=False)  # documented as an integer: empty is not one
         limit = 20 if limit is None else limit
         if not 1 <= limit <= 500:
             raise BadRequest("limit: must be between 1 and 500")
@@ -207,7 +207,12 @@ class FactsHandler(MemoryHandler):
     query_params = {
         "GET": [
             END_USER,
-            {"name": "status", "in": "query", "schema": {"type": "string"}, "description": "active (default), forgotten or all"},
+            {
+                "name": "status",
+                "in": "query",
+                "schema": {"type": "string", "enum": ["active", "forgotten", "all"]},  # facts.list_facts checks the same
+                "description": "active (default), forgotten or all",
+            },
             {"name": "keyword", "in": "query", "schema": {"type": "string"}},
         ]
     }

@@ -110,17 +110,20 @@ class ByTypeHandler(_Models):
 
     def get(self) -> None:
         """Enabled models of one type (`chat` or `embedding`), optionally with a `modality`."""
-        model_type = self.get_query_argument("type", None) or self.get_query_argument("modelType", None) or "chat"
-        if model_type not in service.MODEL_TYPES:
-            raise BadRequest("type: must be chat or embedding")
-        modality = self.get_query_argument("modality", None) or None
+        # each given value is checked (an empty one too: it is none of the documented enum's), `type` wins
+        given = [(n, self.get_query_argument(n, None)) for n in ("type", "modelType")]
+        for name, value in given:
+            if value is not None and value not in service.MODEL_TYPES:
+                raise BadRequest(f"{name}: must be chat or embedding")
+        model_type = next((v for _, v in given if v is not None), "chat")
+        modality = self.get_query_argument("modality", None)
         if modality == "vision":  # the original console's name for image input
             modality = "image"
         if modality in ("video", "audio"):  # no model here takes video or audio input
             self.ok([])
             return
         if modality is not None and modality not in service.MODALITIES:
-            raise BadRequest("modality: must be text or image")
+            raise BadRequest("modality: must be one of text, image, vision, video, audio")
         self.ok([service.model_to_dict(m) for m in service.enabled_models(model_type, modality)])
 
 

@@ -9,6 +9,7 @@ from pydantic.json_schema import JsonDict
 
 from platform_server.ids import NOT_BLANK_PATTERN, WHITESPACE
 from platform_server.serialize import View
+from platform_server.web.bodies import explained
 from platform_server.web.secret_fields import RemovableSecret
 
 KeepAlive = Annotated[str, Field(max_length=40)] | int | None  # a Go duration ("5m", "-1") or whole seconds
@@ -18,6 +19,9 @@ PROVIDER_SLUG = r"^[a-z0-9][a-z0-9._-]*$"
 REMOTE_PROTOCOLS = ["openai", "anthropic", "openai-compatible", "anthropic-messages"]  # the last two: the original console's names
 # an http(s) URL with a host and no credentials (service.check_base_url)
 REMOTE_URL = f"^[Hh][Tt][Tt][Pp][Ss]?://[^{WHITESPACE}/?#@:\\[\\]\\x00-\\x1f]+(:[0-9]{{1,5}})?([/?#][^{WHITESPACE}\\x00-\\x1f]*)?$"
+# what an update's baseUrl may be: an http(s) URL (remote protocols), or empty or an absolute path (the local
+# protocol's GGUF file or folder); which of them the provider takes follows its protocol, a state: a 409
+BASE_URL = f"^(|{REMOTE_URL[1:-1]}|/[^\\x00-\\x1f]*)$"
 MODALITIES_PATTERN = r"^( *(text|image) *(, *(text|image) *)*)?$"  # empty: text
 _NO_SETTING: JsonDict = {"keepAlive": {"type": "string", "enum": ["", None], "nullable": True}, "numCtx": {"nullable": True, "enum": [None]}}
 _KEEP_ALIVE: JsonDict = {
@@ -68,11 +72,11 @@ class CustomProviderCreate(BaseModel):
 
 
 class ProviderConfigUpdate(BaseModel):
-    baseUrl: str | None = Field(default=None, max_length=2000)
+    baseUrl: str | None = Field(default=None, max_length=2000, pattern=explained(BASE_URL, "must be an http or https URL, or a path"))
     apiKey: RemovableSecret = Field(default=None, max_length=8000)
     name: str | None = Field(default=None, min_length=1, max_length=100)
-    protocol: str | None = None
-    keepAlive: KeepAlive = None  # null clears (the server's default)
+    protocol: str | None = Field(default=None, json_schema_extra={"enum": [*REMOTE_PROTOCOLS, "ollama", "local", None]})
+    keepAlive: KeepAlive = Field(default=None, json_schema_extra=_KEEP_ALIVE)  # null clears (the server's default)
     numCtx: int | None = Field(default=None, ge=256, le=2_097_152)  # null clears (the platform's default)
 
 
@@ -97,11 +101,16 @@ class ModelCreate(ProviderModelCreate):
 
 
 class ModelUpdate(BaseModel):
+    """A sparse update, each field with the rules of ProviderModelCreate's (the service checks the same)."""
+
     displayName: str | None = Field(default=None, max_length=200)
-    modalities: str | None = None
-    maxInputTokens: int | None = None
+    modalities: str | None = Field(default=None, json_schema_extra={"pattern": MODALITIES_PATTERN})
+    # strict: "5" or 5.0 is no integer (the document says integer), int64 as the column
+    maxInputTokens: int | None = Field(default=None, strict=True, ge=-(2**63), le=2**63 - 1)
     enabled: bool | None = None
-    capabilities: list[str] | None = Field(default=None, max_length=3)  # chat, tools, json
+    capabilities: list[str] | None = Field(
+        default=None, max_length=3, json_schema_extra={"items": {"type": "string", "enum": ["chat", "tools", "json"]}}
+    )
 
 
 class ActiveModel(BaseModel):

@@ -378,24 +378,37 @@ def update_config(
     protocol: str | None,
     settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Change a provider's endpoint, key (empty string clears it), name, protocol (custom only) or Ollama settings."""
+    """Change a provider's endpoint, key (empty string clears it), name, protocol (custom only) or Ollama settings.
+
+    The body's shape is checked before (ProviderConfigUpdate states it); what the provider is decides the rest, so
+    those refusals are 409s: a built-in's protocol, a baseUrl of the wrong kind for the protocol (a URL for remote
+    ones, a path for `local`), Ollama settings for another protocol."""
     with database.atomic():
         p = get_provider(provider_id)
         changed: list[str] = []
+        protocol = None if protocol is None else check_protocol(protocol)  # the documented enum first: a 400
         if protocol is not None and protocol != p.protocol:
             if p.builtin:
-                raise BadRequest("protocol: a built-in provider's protocol cannot change")
-            p.protocol = check_protocol(protocol)
+                raise Conflict("protocol: a built-in provider's protocol cannot change")
+            p.protocol = protocol
             changed.append("protocol")
+        if p.protocol != "ollama" and any(v not in (None, "") for v in (settings or {}).values()):
+            raise Conflict(f"{next(k for k, v in (settings or {}).items() if v not in (None, ''))}: only a provider of the ollama protocol takes it")
         if base_url is not None:
-            new_url = check_base_url(p.protocol, base_url)
+            try:
+                new_url = check_base_url(p.protocol, base_url)
+            except BadRequest as exc:  # well formed (the pattern held), the wrong kind for this provider's protocol
+                raise Conflict(f"{exc.msg} for a provider of the {p.protocol} protocol") from None
             if api_key is None and p.api_key and origin_changed(p.base_url, new_url):
                 p.api_key = None  # a key given for one server is not sent to another (integrations.secret_origin)
                 changed.append("apiKey dropped")
             p.base_url = new_url
             changed.append("baseUrl")
         elif "protocol" in changed:
-            p.base_url = check_base_url(p.protocol, p.base_url)
+            try:
+                p.base_url = check_base_url(p.protocol, p.base_url)
+            except BadRequest as exc:  # the stored URL, not the request, does not fit the new protocol
+                raise Conflict(f"{exc.msg} for a provider of the {p.protocol} protocol (send one with the protocol)") from None
         if api_key is not None:
             p.api_key = api_key.strip() or None
             changed.append("apiKey")
@@ -515,7 +528,7 @@ def set_default(caller: Caller, model_id: int) -> dict[str, Any]:
     with database.atomic():
         m = get_model_row(model_id)
         if not m.enabled or not m.provider.enabled:
-            raise BadRequest("Only an enabled model of an enabled provider can be the default")
+            raise Conflict("Only an enabled model of an enabled provider can be the default")  # their state refuses it
         ModelConfig.update(is_default=False).where((ModelConfig.model_type == m.model_type) & (ModelConfig.id != m.id)).execute()
         ModelConfig.update(is_default=True).where(ModelConfig.id == m.id).execute()
         audit.record(caller, "UPDATE", "MODEL", model_id, f"default {m.model_type} model {m.provider_id}/{m.model_name}")
@@ -525,7 +538,7 @@ def set_default(caller: Caller, model_id: int) -> dict[str, Any]:
 def set_default_embedding(caller: Caller, model_id: int) -> dict[str, Any]:
     m = get_model_row(model_id)
     if m.model_type != "embedding":
-        raise BadRequest("modelId: not an embedding model")
+        raise Conflict("modelId: not an embedding model")  # what the named model is: a 409
     return set_default(caller, model_id)
 
 

@@ -12,7 +12,7 @@ from platform_server.features.plugins.models import PluginState
 from platform_server.features.tools.registry import ToolDefinition
 from platform_server.serialize import GIVEN, Fields
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import Conflict, NotFound
 
 if TYPE_CHECKING:
     from platform_server.features.tools.registry import ToolRegistry
@@ -83,19 +83,21 @@ def effective_config(plugin: Any, stored: dict[str, Any] | None) -> dict[str, An
 
 
 def validate_config(plugin: Any, config: dict[str, Any]) -> dict[str, Any]:
-    """Check a config against the plugin's simple schema (`type`, `minimum`, `maximum`, `enum`)."""
+    """Check a config against the plugin's simple schema (`type`, `minimum`, `maximum`, `enum`). Each plugin declares
+    its own (`configSchema`), which the document cannot tie to `{name}`: a refusal is a 409 (the plugin's rules are
+    the state the request conflicts with), a body that is no JSON object a 400."""
     types: dict[str, type | tuple[type, ...]] = {"integer": int, "number": (int, float), "string": str, "boolean": bool}
     for key, value in config.items():
         rule = plugin.config_schema.get(key)
         if rule is None:
-            raise BadRequest(f"{key}: unknown setting of plugin {plugin.name}")
+            raise Conflict(f"{key}: unknown setting of plugin {plugin.name}")
         expected = types.get(rule.get("type", "string"), str)
         if not isinstance(value, expected) or (rule.get("type") in ("integer", "number") and isinstance(value, bool)):
-            raise BadRequest(f"{key}: must be of type {rule.get('type', 'string')}")
+            raise Conflict(f"{key}: must be of type {rule.get('type', 'string')}")
         if "minimum" in rule and value < rule["minimum"] or "maximum" in rule and value > rule["maximum"]:
-            raise BadRequest(f"{key}: must be between {rule.get('minimum')} and {rule.get('maximum')}")
+            raise Conflict(f"{key}: must be between {rule.get('minimum')} and {rule.get('maximum')}")
         if "enum" in rule and value not in rule["enum"]:
-            raise BadRequest(f"{key}: must be one of {rule['enum']}")
+            raise Conflict(f"{key}: must be one of {rule['enum']}")
     return config
 
 
@@ -148,7 +150,7 @@ def set_config(catalog: PluginCatalog, caller: Caller, name: str, config: dict[s
     stored = (state.config if state else None) or {}
     for key in secret_keys(plugin) & {k for k, v in config.items() if v == MASK}:
         if key not in stored:
-            raise BadRequest(f"{key}: has no stored value to keep")
+            raise Conflict(f"{key}: has no stored value to keep")
         config = {**config, key: stored[key]}
     clean = validate_config(plugin, config)
     with database.atomic():

@@ -71,11 +71,13 @@ class CuratorBase(SkillsBase):
         return curator.status(self.require_caller().workspace_id, self.curator.settings)
 
     def body_or_query(self, model: type[M], field: str, query: str) -> M:
-        """The JSON body, or with no body the `query` parameter (as the original console sends it) as `field`."""
+        """The JSON body, or with no body the `query` parameter (as the original console sends it) as `field`, and
+        with neither `true`: the document makes both optional (3.0 cannot say "one of the two"), and the route's
+        name (`activate`, `consolidate`) says what a bare POST asks for."""
         flag = self.query_bool(query)  # read even when the body decides: a malformed value is refused, not ignored
-        if self.body_bytes.strip() or flag is None:
+        if self.body_bytes.strip():
             return self.body(model)
-        return model.model_validate({field: flag})
+        return model.model_validate({field: True if flag is None else flag})
 
     def optional_body(self, model: type[M]) -> M:
         """The body parsed into `model`, or the model's defaults when there is no body."""
@@ -97,7 +99,8 @@ class ActivateHandler(CuratorBase):
     body_models = {"POST": ActivateBody}
 
     def post(self) -> None:
-        """`{active}`: true makes scheduled scans really archive, false makes them previews (workspace admin)."""
+        """`{active}`: true makes scheduled scans really archive, false makes them previews; no body and no `activate`:
+        true (workspace admin)."""
         req = self.body_or_query(ActivateBody, "active", "activate")
         curator.set_flag(
             self.require_caller(),
@@ -134,7 +137,8 @@ class ConsolidateHandler(CuratorBase):
     body_models = {"POST": ConsolidateBody}
 
     def post(self) -> None:
-        """`{enabled}`: turn the LLM consolidation pass (merging near-duplicates) on or off (workspace admin)."""
+        """`{enabled}`: turn the LLM consolidation pass (merging near-duplicates) on or off; no body and no `enabled`:
+        on (workspace admin)."""
         req = self.body_or_query(ConsolidateBody, "enabled", "enabled")
         curator.set_flag(self.require_caller(), "consolidate", req.enabled, "curator consolidation " + ("enabled" if req.enabled else "disabled"))
         self.ok(self.status())
@@ -248,7 +252,15 @@ class RoutinesHandler(RoutinesBase):
     access = {"GET": "viewer"}
     answers = {"GET": list_of(SkillRoutineView)}
     query_params = {
-        "GET": [{"name": "status", "in": "query", "required": False, "schema": {"type": "string"}, "description": "open, dismissed or promoted"}]
+        "GET": [
+            {
+                "name": "status",
+                "in": "query",
+                "required": False,
+                "schema": {"type": "string", "enum": ["open", "dismissed", "promoted", "observing"]},  # routines.listing
+                "description": "open, dismissed or promoted (`observing`: the original console's name for open)",
+            }
+        ]
     }
 
     def get(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_server.features.agents import files
 from platform_server.features.agents import service as agents
 from platform_server.features.models import LLM
 from platform_server.features.skills import catalog, curator_handlers, secrets, service, storage
@@ -201,7 +202,8 @@ class ArchiveHandler(SkillsBase):
 
     def post(self, id: int) -> None:
         """Archive; bound to enabled agents it answers 409 `{code, message, boundAgents}` unless force=true."""
-        force = bool(self.query_bool("force")) or self.body(ArchiveBody).force
+        body = self.body(ArchiveBody)  # checked even when the query already forces: a malformed body is a 400
+        force = bool(self.query_bool("force")) or body.force
         self.ok(service.archive(self.require_caller(), id, force))
 
 
@@ -328,14 +330,17 @@ class FileHandler(SkillsBase):
     access = {"GET": "viewer", "PUT": "member"}
     answers = {"GET": one(SkillBundleFileView), "PUT": one(SkillBundleFileView)}
     body_models = {"PUT": FileText}
+    path_schemas = {"path": files.route_path_schema(service.BUNDLE_PATH_PATTERN)}  # checked as stated
 
     def get(self, id: int, path: str) -> None:
-        """One bundle file as text: `{path, size, content}` (400 for a binary file)."""
+        """One bundle file as text: `{path, size, content}` (409 for a binary file)."""
+        service.check_bundle_route_path(path)
         skill = service.get_skill(self.require_caller(), id)
         self.ok(service.bundle_file(skill, path))
 
     async def put(self, id: int, path: str) -> None:
         """Create or replace one bundle file from `{content}`; the other files stay as they are."""
+        service.check_bundle_route_path(path)
         caller = self.require_caller()
         skill = service.write_bundle_file(caller, id, path, self.body(FileText).content)
         await self.skills.sync_skill(skill)

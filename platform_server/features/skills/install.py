@@ -155,7 +155,7 @@ def uninstall(caller: Caller, name: str) -> Skill:
     if skill is None:
         raise NotFound("Skill not found")
     if skill.skill_type != "installed":
-        raise BadRequest(f"Skill '{name}' is a {skill.skill_type} skill; only installed skills are uninstalled")
+        raise Conflict(f"Skill '{name}' is a {skill.skill_type} skill; only installed skills are uninstalled")
     return service.delete(caller, skill.id)
 
 

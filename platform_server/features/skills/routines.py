@@ -236,7 +236,7 @@ def listing(caller: Caller, gates: Gates, status: str | None) -> list[dict[str, 
     q = _mine_q(caller)
     if status == "observing":  # the original console's name for open candidates
         status = "open"
-    if status:
+    if status is not None:  # an empty value is none of the documented enum's: a 400, not "all"
         if status not in STATUSES:
             raise BadRequest(f"status: must be one of {', '.join(STATUSES)}")
         q = q.where(RoutineCandidate.status == status)

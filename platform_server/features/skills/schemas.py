@@ -6,13 +6,14 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, RootModel, field_validator
 
-from platform_server.features.skills import curator, snapshots
+from platform_server.features.skills import curator, secrets, snapshots
 from platform_server.features.skills import frontmatter as fm
 from platform_server.web.bodies import explained
 from platform_server.web.secret_fields import secret
 
 MAX_BUNDLE_FILES = 500
-SLUG_PATTERN = explained(fm.SLUG_RE.pattern, "must be a slug of lowercase letters, digits, '-' and '_' (at most 64, starting alphanumeric)")
+SLUG_PATTERN_HINT = "must be a slug of lowercase letters, digits, '-' and '_' (at most 64, starting alphanumeric)"
+SLUG_PATTERN = explained(fm.SLUG_RE.pattern, SLUG_PATTERN_HINT)
 
 
 def _blank_to_none(value: str | None) -> str | None:
@@ -27,7 +28,13 @@ class _SkillFields(BaseModel):
     description: str | None = Field(default=None, max_length=4000)
     content: str | None = Field(default=None, max_length=256 * 1024, description="The SKILL.md text")
     version: str | None = Field(default=None, max_length=50)
-    files: dict[str, str] | None = Field(default=None, description="Bundle files (relative path -> text); on update, replaces all bundle files")
+    # OpenAPI 3.0 has no propertyNames: the keys' rule can only be said in words (service.check_bundle_path checks it)
+    files: dict[str, str] | None = Field(
+        default=None,
+        description="Bundle files (relative path -> text); on update, replaces all bundle files. Each key is a relative "
+        "path: no backslash, control character, leading '/' or drive (C:), no '..' name, each name at most 255 bytes, the path at "
+        "most 1024 bytes and 32 names, neither SKILL.md nor LESSONS.md (a 400 names the key)",
+    )
 
     @field_validator("displayName", "version")
     @classmethod
@@ -53,7 +60,8 @@ class SkillCreate(_SkillFields):
 
 
 class SkillUpdate(_SkillFields):
-    name: str | None = Field(default=None, max_length=64)
+    # a new name is a slug as on create (service.update checks it too); empty keeps the name
+    name: str | None = Field(default=None, pattern=explained(f"^(|{fm.SLUG_RE.pattern[1:-1]})$", SLUG_PATTERN_HINT))
     enabled: bool | None = None
 
     @field_validator("name")
@@ -83,7 +91,7 @@ class FileText(BaseModel):
 
 
 class SecretBody(BaseModel):
-    key: str = Field(min_length=1, max_length=128)
+    key: str = Field(pattern=explained(secrets.KEY_PATTERN, secrets.KEY_RULE))
     value: Annotated[str, secret(1, empty_means_remove=True)] = Field(default="", max_length=16 * 1024, description="Empty deletes the secret")
 
 

@@ -18,7 +18,9 @@ from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, NotFound
 from platform_server.web.ownership import require_creator_or_admin
 
-KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$")
+KEY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"  # the document states it (schemas.SecretBody)
+KEY_RE = re.compile(KEY_PATTERN)
+KEY_RULE = "letters, digits, '_', '.', '-' (at most 128), starting with a letter or '_'"
 MAX_VALUE = 16 * 1024
 MAX_PER_SKILL = 100
 
@@ -70,8 +72,8 @@ def keys_by_skill(skill_ids: list[int]) -> dict[int, set[str]]:
 
 
 def check_key(key: str) -> str:
-    if not KEY_RE.match(key or ""):
-        raise BadRequest("key: letters, digits, '_', '.', '-' (at most 128), starting with a letter or '_'")
+    if not KEY_RE.fullmatch(key or ""):  # fullmatch: `$` alone would take a trailing newline
+        raise BadRequest(f"key: {KEY_RULE}")
     return key
 
 

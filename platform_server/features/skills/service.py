@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from typing import Any, Iterable
 
@@ -76,7 +77,7 @@ def bundle_file(skill: Skill, rel: str) -> dict[str, Any]:
     try:
         text = bytes(row.data).decode("utf-8")
     except UnicodeDecodeError:
-        raise BadRequest(f"'{path}' is not a text file")
+        raise Conflict(f"'{path}' is not a text file")  # what the file holds, not the request: a 409
     return {"skillId": str(skill.id), "path": path, "size": row.size, "content": text}
 
 
@@ -84,6 +85,9 @@ def write_bundle_file(caller: Caller, skill_id: int, rel: str, text: str) -> Ski
     """Create or replace one bundle file, keeping the rest of the bundle."""
     path = check_bundle_path(rel)
     files = dict(bundle_of(get_skill(caller, skill_id)).files)
+    clash = _file_and_folder({*files, path})
+    if clash is not None:  # the bundle's other files, not the request, are in the way: caught before anything is saved
+        raise Conflict(f"path: '{clash}' would be both a file and a folder of the bundle")
     files[path] = text.encode("utf-8")
     skill, _ = update(caller, skill_id, {}, check_bundle(files))
     return skill
@@ -179,6 +183,16 @@ def summary(caller: Caller) -> dict[str, Any]:
 # ---- preparing content ----------------------------------------------------------------------
 
 
+# A bundle file's path as the `/files/{path}` routes document and check it: the route path rule, and neither
+# SKILL.md nor LESSONS.md (the skill's own text and lessons have routes of their own)
+BUNDLE_PATH_PATTERN = rf"^(?!(?:{re.escape(SKILL_FILE)}|{re.escape(LESSONS_FILE)})$)" + files.ROUTE_PATH_PATTERN[1:]
+BUNDLE_PATH_RE = re.compile(BUNDLE_PATH_PATTERN)
+
+
+def check_bundle_route_path(path: str) -> str:
+    return files.check_route_path(path, BUNDLE_PATH_RE, f"{files.ROUTE_PATH_RULE}, not {SKILL_FILE} nor {LESSONS_FILE}")
+
+
 def check_bundle_path(rel: str) -> str:
     """A bundle file path (relative, no escape); SKILL.md and LESSONS.md are not bundle files."""
     try:
@@ -190,6 +204,13 @@ def check_bundle_path(rel: str) -> str:
     return clean
 
 
+def _file_and_folder(paths: Iterable[str]) -> str | None:
+    """A path that is a file and, in another path, a folder ("a" beside "a/b"): no folder on disk can hold both."""
+    paths = set(paths)
+    folders = {p.rsplit("/", i)[0] for p in paths for i in range(1, p.count("/") + 1)}
+    return min(paths & folders, default=None)
+
+
 def check_bundle(bundle: dict[str, bytes]) -> dict[str, bytes]:
     if len(bundle) > MAX_BUNDLE_FILES:
         raise BadRequest(f"files: at most {MAX_BUNDLE_FILES} files")
@@ -198,6 +219,9 @@ def check_bundle(bundle: dict[str, bytes]) -> dict[str, bytes]:
         if len(data) > MAX_FILE_BYTES:
             raise BadRequest(f"files: '{rel[:200]}' is larger than {MAX_FILE_BYTES} bytes")
         out[check_bundle_path(rel)] = data
+    clash = _file_and_folder(out)
+    if clash is not None:
+        raise BadRequest(f"files: '{clash}' is both a file and a folder")
     if sum(len(d) for d in out.values()) > MAX_BUNDLE_BYTES:
         raise BadRequest(f"files: more than {MAX_BUNDLE_BYTES} bytes in total")
     return out
@@ -283,7 +307,7 @@ def update(caller: Caller, skill_id: int, given: dict[str, Any], bundle: dict[st
         if name != skill.name:
             fm.check_slug(name)
             if skill.skill_type == "builtin":
-                raise BadRequest("Built-in skills cannot be renamed")
+                raise Conflict("Built-in skills cannot be renamed")  # what the skill is: a 409
             _unique_name(caller, name, skill.id)
 
         def pick(key: str, *fm_keys: str) -> Any:
@@ -380,8 +404,8 @@ def archive(caller: Caller, skill_id: int, force: bool) -> dict[str, Any]:
 
 def restore(caller: Caller, skill_id: int) -> dict[str, Any]:
     skill = get_skill(caller, skill_id)
-    if not skill.archived:
-        raise BadRequest("Skill is not archived")
+    if not skill.archived:  # the skill's state, not the request, refuses it
+        raise Conflict("Skill is not archived")
     return to_dict(_set_flag(caller, skill_id, "archived", 0, "restored"))
 
 

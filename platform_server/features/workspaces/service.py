@@ -9,7 +9,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.workspaces.models import Workspace, WorkspaceMember
 from platform_server.serialize import Fields, given, ident, typed, when
 from platform_server.web.context import ROLE_RANK, Caller
-from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound
 
 DEFAULT_WORKSPACE_ID = 1
 
@@ -179,9 +179,9 @@ def update(caller: Caller, workspace_id: int, name: str | None, description: str
 
 
 def delete(caller: Caller, workspace_id: int) -> None:
+    ws, _ = require_role(caller, workspace_id, "owner")  # who may first: an outsider learns nothing of the workspace
     if workspace_id == DEFAULT_WORKSPACE_ID:
-        raise BadRequest("The default workspace cannot be deleted")
-    ws, _ = require_role(caller, workspace_id, "owner")
+        raise Conflict("The default workspace cannot be deleted")  # which workspace it is, not the request's shape
     with database.atomic():
         ws.delete_instance(recursive=True)
         audit.record(caller, "DELETE", "WORKSPACE", workspace_id, f"workspace {ws.name}", workspace_id=workspace_id)
