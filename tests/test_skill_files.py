@@ -84,7 +84,7 @@ async def test_a_secret_key_carries_its_pattern(api: ApiClient, people: dict[str
 
 async def test_a_bundle_never_holds_a_file_where_a_folder_is(api: ApiClient, people: dict[str, Any]) -> None:
     """`d` beside `d/x.txt` cannot both be on disk: a single-file write that would need it is a 409 with nothing saved
-    (it was saved, then every cache sync of the workspace failed with `path: is a directory`), a whole bundle a 400."""
+    (it was saved, then every cache sync of the workspace failed with `path: is a directory`), a whole bundle a 422."""
     skill = await create(api, content=PDF_SKILL, files={"d/x.txt": "x"})
     base = f"{SKILLS}/{skill['id']}/files"
     for rel in ("d", "d/x.txt/y"):
@@ -94,7 +94,7 @@ async def test_a_bundle_never_holds_a_file_where_a_folder_is(api: ApiClient, peo
     assert [f["path"] for f in r.data["files"]] == ["d/x.txt"]
     assert (await api.post(f"{SKILLS}/sync-files", token="alice")).status == 200
     r = await api.post(SKILLS, {"name": "clash", "content": PDF_SKILL, "files": {"a": "1", "a/b": "2"}}, token="bob")
-    assert r.status == 400 and r.body["msg"] == "files: 'a' is both a file and a folder", r.body
+    assert r.status == 422 and r.body["msg"] == "files: 'a' is both a file and a folder", r.body  # keys' rule: 3.0 cannot state it
 
 
 async def test_a_binary_bundle_file_is_no_text_and_a_new_name_is_a_slug(api: ApiClient, people: dict[str, Any]) -> None:

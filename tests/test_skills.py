@@ -94,8 +94,6 @@ async def test_create_without_content_composes_a_skill_md(api: ApiClient, people
 async def test_bad_input_is_refused_with_clear_400s_and_duplicates_with_409(api: ApiClient, people: dict) -> None:
     cases = [
         ({"name": "Bad Name"}, "name: must be a slug"),
-        ({"name": "x", "files": {"../evil": "x"}}, "files: '../evil'"),
-        ({"name": "x", "files": {"SKILL.md": "x"}}, "is not a bundle file"),
         ({"name": "x", "skillType": "builtin"}, "skillType: "),
         ({"content": "---\nname: x\nrequires:\n  bins: [a/b]\n---\n"}, "requires.bins: 'a/b'"),
         ({"content": "---\nname: x\n"}, "no closing '---'"),
@@ -103,6 +101,14 @@ async def test_bad_input_is_refused_with_clear_400s_and_duplicates_with_409(api:
     for body, message in cases:
         r = await api.post(SKILLS, body, token="bob")
         assert r.status == 400 and message in r.body["msg"], (body, r.body)
+    # a `files` key that is no bundle path: valid per the document (OpenAPI 3.0 has no rule on an object's keys),
+    # so unprocessable (422, documented on the operation), not a malformed request; nothing is created
+    for files, message in (({"../evil": "x"}, "files: '../evil'"), ({"SKILL.md": "x"}, "is not a bundle file")):
+        r = await api.post(SKILLS, {"name": "keys", "files": files}, token="bob")
+        assert r.status == 422 and message in r.body["msg"], (files, r.body)
+    assert [s["name"] for s in (await api.get(SKILLS, token="bob")).data["records"] if s["name"] == "keys"] == []
+    doc = (await api.get("/v3/api-docs")).body
+    assert "propertyNames" in doc["paths"][SKILLS]["post"]["responses"]["422"]["description"]
     # no name anywhere: one is made (the display name's slug, else `skill`), as the document says
     r = await api.post(SKILLS, {"content": "no front matter", "displayName": "Release Notes"}, token="bob")
     assert r.status == 200 and r.data["name"] == "release-notes", r.body

@@ -82,7 +82,13 @@ CONFIRMATIONS: dict[tuple[str, str], str] = {
 }
 # (method, path template) -> why a request the document allows can still be unprocessable (422, errors.Unprocessable)
 _NO_DATE = "The cron expression matches the pattern but names no date (31 2: February 31)"
+_BUNDLE_KEYS = (
+    "A `files` key is not a bundle path (relative, names without control characters, not SKILL.md nor LESSONS.md, no"
+    " file where another key makes a folder): OpenAPI 3.0 has no rule on an object's keys (propertyNames is 3.1)"
+)
 UNPROCESSABLE: dict[tuple[str, str], str] = {
+    ("POST", "/api/v1/skills"): _BUNDLE_KEYS,
+    ("PUT", "/api/v1/skills/{id}"): _BUNDLE_KEYS,
     ("POST", "/api/v1/cron-jobs"): _NO_DATE,
     ("PUT", "/api/v1/cron-jobs/{id}"): _NO_DATE,
     ("POST", "/api/v1/triggers"): _NO_DATE,

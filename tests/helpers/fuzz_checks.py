@@ -104,6 +104,10 @@ DOCUMENTED_REFUSALS: dict[str, tuple[str, str]] = {
 # Operations whose valid input can still be unprocessable in a way OpenAPI 3.0 cannot state, answered 422 (never 400)
 # and documented so on the operation (web.openapi_statuses.UNPROCESSABLE); each with why the document cannot say it.
 UNPROCESSABLE: dict[str, str] = {
+    # 3.0 has no propertyNames: a skill's `files` keys must be bundle paths (relative, not SKILL.md, no file where
+    # another key makes a folder)
+    "POST /api/v1/skills": "a bundle's file paths (the keys of `files`)",
+    "PUT /api/v1/skills/{id}": "a bundle's file paths (the keys of `files`)",
     # 3.0's `items` is one schema (no tuples, no `contains`): "extract first, each step after the one it needs" and
     # YAML text that must parse into a definition have no JSON Schema form
     "POST /api/v1/wiki/knowledge-bases/{kbId}/pipelines": "a pipeline's step order and its YAML text",

@@ -56,6 +56,7 @@ from platform_server.features.skills.views import (
     SkillView,
 )
 from platform_server.platform import Flag
+from platform_server.web.errors import Unprocessable
 from platform_server.web.openapi_answers import NOTHING, list_of, one, page_of
 from platform_server.web.pagination import page_request
 from platform_server.web.routing import route
@@ -77,7 +78,7 @@ _LIST_PARAMS[2]["schema"] = {"type": "string", "enum": list(SKILL_TYPES)}  # any
 def _bundle(files: dict[str, str] | None) -> dict[str, bytes] | None:
     if files is None:
         return None
-    return service.check_bundle({k: v.encode("utf-8") for k, v in files.items()})
+    return service.check_bundle({k: v.encode("utf-8") for k, v in files.items()}, Unprocessable)
 
 
 class SkillsHandler(SkillsBase):

@@ -193,14 +193,14 @@ def check_bundle_route_path(path: str) -> str:
     return files.check_route_path(path, BUNDLE_PATH_RE, f"{files.ROUTE_PATH_RULE}, not {SKILL_FILE} nor {LESSONS_FILE}")
 
 
-def check_bundle_path(rel: str) -> str:
+def check_bundle_path(rel: str, refusal: type[ApiError] = BadRequest) -> str:
     """A bundle file path (relative, no escape); SKILL.md and LESSONS.md are not bundle files."""
     try:
         clean = "/".join(files.split_rel(rel))
     except ApiError as exc:
-        raise BadRequest(f"files: '{rel[:200]}': {exc.msg}")
+        raise refusal(f"files: '{rel[:200]}': {exc.msg}")
     if clean in (SKILL_FILE, LESSONS_FILE):
-        raise BadRequest(f"files: '{clean}' is not a bundle file")
+        raise refusal(f"files: '{clean}' is not a bundle file")
     return clean
 
 
@@ -211,17 +211,20 @@ def _file_and_folder(paths: Iterable[str]) -> str | None:
     return min(paths & folders, default=None)
 
 
-def check_bundle(bundle: dict[str, bytes]) -> dict[str, bytes]:
+def check_bundle(bundle: dict[str, bytes], path_refusal: type[ApiError] = BadRequest) -> dict[str, bytes]:
+    """The bundle's limits (400) and its paths' rules; a JSON body's `files` keys refuse the latter with
+    `path_refusal` (a 422 there: OpenAPI 3.0 cannot state a rule on an object's keys, so the request was valid per
+    the document; a ZIP's entry names stay a 400)."""
     if len(bundle) > MAX_BUNDLE_FILES:
         raise BadRequest(f"files: at most {MAX_BUNDLE_FILES} files")
     out: dict[str, bytes] = {}
     for rel, data in bundle.items():
         if len(data) > MAX_FILE_BYTES:
             raise BadRequest(f"files: '{rel[:200]}' is larger than {MAX_FILE_BYTES} bytes")
-        out[check_bundle_path(rel)] = data
+        out[check_bundle_path(rel, path_refusal)] = data
     clash = _file_and_folder(out)
     if clash is not None:
-        raise BadRequest(f"files: '{clash}' is both a file and a folder")
+        raise path_refusal(f"files: '{clash}' is both a file and a folder")
     if sum(len(d) for d in out.values()) > MAX_BUNDLE_BYTES:
         raise BadRequest(f"files: more than {MAX_BUNDLE_BYTES} bytes in total")
     return out
