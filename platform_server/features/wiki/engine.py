@@ -111,10 +111,11 @@ class WikiEngine:
 
     def _reset_interrupted(self) -> None:
         with database.atomic():
-            RawMaterial.update(status="pending", queued=True).where(RawMaterial.status == "processing").execute()
-            Job.update(status="interrupted", end_time=utcnow()).where(Job.status == "running").execute()
+            if not self.config.redis_url:  # with several processes, leased: a live one's are its own, a dead one's are swept
+                RawMaterial.update(status="pending", queued=True).where(RawMaterial.status == "processing").execute()
+                Job.update(status="interrupted", end_time=utcnow()).where(Job.status == "running").execute()
+                self.transformer.interrupted()
             LintRun.update(status="failed", error="Interrupted by a restart", end_time=utcnow()).where(LintRun.status == "running").execute()
-            self.transformer.interrupted()
 
     async def stop(self) -> None:
         self.stopping = True
