@@ -65,6 +65,11 @@ async def test_rename_pin_model_and_page_with_keyword_search(env: ChatEnv) -> No
     assert r.data["modelProvider"] == "fake"
     r = await env.api.put("/api/v1/conversations/p/model", {"modelProvider": "fake"}, token="alice")
     assert r.status == 400
+    # both or neither, as the document now states it (an anyOf): schemathesis sent a modelName alone as valid
+    body = (await env.api.get("/v3/api-docs")).body["components"]["schemas"]["ModelRequest"]
+    assert body["anyOf"][0]["required"] == ["modelProvider", "modelName"] and body["anyOf"][1]["properties"]["modelName"]["enum"] == [None, ""]
+    r = await env.api.put("/api/v1/conversations/p/model", {"modelProvider": "", "modelName": None}, token="alice")
+    assert r.status == 200 and r.data["modelProvider"] is None, r.body  # neither: the agent's default again
     page = await env.api.get("/api/v1/conversations/page", params={"keyword": "pears"}, token="alice")
     assert [c["conversationId"] for c in page.data["records"]] == ["p"] and page.data["total"] == 1
     page = await env.api.get("/api/v1/conversations/page", params={"size": "1"}, token="alice")

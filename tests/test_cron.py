@@ -83,7 +83,7 @@ async def test_run_now_answers_the_running_run_at_once_and_the_job_never_runs_tw
     other = await env.api.get("/api/v1/cron-jobs/active-runs", token="alice", params={"conversationId": "nope"})
     assert other.data == []
     busy = await env.api.post(f"/api/v1/cron-jobs/{job['id']}/run", token="alice")
-    assert busy.status == 400 and "already" in busy.msg
+    assert busy.status == 409 and "already" in busy.msg
     assert await scheduler(server).tick(utc(job["nextFireTime"])) == []  # the due fire is skipped, not queued
     await scheduler(server).drain()
     done = (await runs(env.api))["records"]
@@ -338,3 +338,17 @@ async def test_schedules_survive_a_restart_and_a_run_cut_short_is_recorded_as_fa
         assert [r["status"] for r in (await runs(second.client))["records"]] == ["succeeded", "failed"]
     finally:
         await second.stop()
+
+
+async def test_an_update_that_keeps_the_stored_conversation_mode_and_contradicts_it_is_a_409(env: ChatEnv) -> None:
+    """The document cannot know a job's stored conversationMode: a conversationId sent to a `new` job without a mode
+    is a state conflict (409, documented); with the mode in the body the document's own rule (400) applies."""
+    job = await make_job(env.api, env.agent_id)
+    r = await env.api.put(f"/api/v1/cron-jobs/{job['id']}", {"conversationId": "daily"}, token="alice")
+    assert r.status == 409 and r.msg == "conversationId: only allowed with conversationMode 'fixed'", r.body
+    r = await env.api.put(f"/api/v1/cron-jobs/{job['id']}", {"conversationMode": "new", "conversationId": "daily"}, token="alice")
+    assert r.status == 400, r.body
+    doc = (await env.api.get("/v3/api-docs")).body
+    assert "409" in doc["paths"]["/api/v1/cron-jobs/{id}"]["put"]["responses"]
+    assert "409" in doc["paths"]["/api/v1/cron-jobs/{id}/run"]["post"]["responses"]
+    assert "pattern" in doc["components"]["schemas"]["TriggerUpdate"]["properties"]["eventType"]

@@ -142,7 +142,7 @@ async def test_summarize_checks_the_conversation_owner_and_agent(env: ChatEnv, a
     other = (await api.post("/api/v1/agents", {"name": "Other", "agentType": "react"}, token="alice")).data["id"]
     await env.stream("hi", conversation_id="mine")
     r = await api.post(f"/api/v1/memory/{other}/summarize/mine", token="alice")
-    assert r.status == 400 and "another agent" in r.msg
+    assert r.status == 409 and "another agent" in r.msg  # a state of the conversation, documented
     assert (await api.post(f"{base(env)}/summarize/mine", token="carol")).status == 403  # viewer: writes need member
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field, JsonValue, RootModel
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
+from pydantic.config import JsonDict
 
 from platform_server.serialize import View
 
@@ -17,7 +18,20 @@ class PinRequest(BaseModel):
     pinned: bool
 
 
+_NONE_OR_EMPTY: JsonDict = {"type": "string", "nullable": True, "enum": [None, ""]}
+
+
 class ModelRequest(BaseModel):
+    # both (a model) or neither (the agent's default again): service.set_model
+    model_config = ConfigDict(
+        json_schema_extra={
+            "anyOf": [
+                {"required": ["modelProvider", "modelName"], "properties": {"modelProvider": {"minLength": 1}, "modelName": {"minLength": 1}}},
+                {"properties": {"modelProvider": _NONE_OR_EMPTY, "modelName": _NONE_OR_EMPTY}},
+            ]
+        }
+    )
+
     modelProvider: str | None = Field(default=None, max_length=100)
     modelName: str | None = Field(default=None, max_length=200)
 

@@ -23,7 +23,7 @@ from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.loops import Loop
 from platform_server.ports import leader
 from platform_server.web.context import ROLE_RANK, Caller, Principal
-from platform_server.web.errors import ApiError, BadRequest
+from platform_server.web.errors import ApiError, Conflict
 
 if TYPE_CHECKING:
     from platform_server.features.chat.runtime import ChatRuntime
@@ -203,9 +203,9 @@ class CronScheduler(Loop):
     # ---- runs --------------------------------------------------------------------------
 
     def begin(self, spec: RunSpec, cause: str, scheduled_at: dt.datetime | None = None, event_id: str | None = None) -> CronRun:
-        """Record a running run and start it in the background; 400 when the job already runs."""
+        """Record a running run and start it in the background; 409 when the job already runs (a state, not input)."""
         if self.is_active(*spec.key):
-            raise BadRequest("This job already has a running run")
+            raise Conflict("This job already has a running run")
         run_id = next_id()
         prefix = "cron" if spec.job_type == "cron_job" else "trigger"
         cid = spec.conversation_id if spec.conversation_mode == "fixed" else f"{prefix}-{run_id}"

@@ -208,7 +208,7 @@ class TriggerUpdate(BaseModel):
     type: Literal["cron", "event"] | None = None
     cronExpression: str | None = Field(default=None, max_length=200)
     timezone: str | None = Field(default=None, max_length=64)
-    eventType: str | None = Field(default=None, max_length=100)
+    eventType: str | None = Field(default=None, max_length=100, pattern=EVENT_TYPE_PATTERN)
     filter: dict[str, Scalar] | None = None
     message: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS)
     enabled: bool | None = None

@@ -19,7 +19,7 @@ from platform_server.features.settings import service as settings
 from platform_server.ids import NOT_BLANK_RE
 from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Forbidden, NotFound, parse_long
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound, parse_long
 from platform_server.web.pagination import PageRequest, paginate
 
 RUN_STATUSES = ("running", "succeeded", "failed", "awaiting_approval")
@@ -50,15 +50,16 @@ def check_text(value: str, field: str) -> str:
     return value
 
 
-def check_conversation(mode: str, conversation_id: str | None, owner_user_id: int) -> str | None:
-    """`fixed` needs a conversation id the job's owner may write to; `new` takes none."""
-
+def check_conversation(mode: str, conversation_id: str | None, owner_user_id: int, stored_mode: bool = False) -> str | None:
+    """`fixed` needs a conversation id the job's owner may write to; `new` takes none. With `stored_mode` (an update
+    that leaves the mode as stored) a mismatch is a 409: the document cannot know the stored mode."""
+    mismatch = Conflict if stored_mode else BadRequest
     if mode == "new":
         if conversation_id:
-            raise BadRequest("conversationId: only allowed with conversationMode 'fixed'")
+            raise mismatch("conversationId: only allowed with conversationMode 'fixed'")
         return None
     if not conversation_id:
-        raise BadRequest("conversationId: required with conversationMode 'fixed'")
+        raise mismatch("conversationId: required with conversationMode 'fixed'")
     cid = conversations.validate_id(conversation_id)
     conversations.check_owner(owner_user_id, cid)
     return cid
@@ -191,7 +192,7 @@ def update(caller: Caller, job_id: int, req: CronJobUpdate) -> dict[str, Any]:
     if "conversationMode" in given or "conversationId" in given:
         mode = req.conversationMode or job.conversation_mode
         cid = req.conversationId if "conversationId" in given else (job.conversation_id if mode == "fixed" else None)
-        job.conversation_mode, job.conversation_id = mode, check_conversation(mode, cid, job.owner_user_id)
+        job.conversation_mode, job.conversation_id = mode, check_conversation(mode, cid, job.owner_user_id, req.conversationMode is None)
     job.next_fire_at = schedule.next_fire(job.cron_expression, job.timezone, utcnow()) if job.enabled else None
     job.update_time = utcnow()
     audit.save(caller, "UPDATE", "CRON_JOB", job, f"cron job {job.name} ({job.cron_expression} {job.timezone})")

@@ -172,7 +172,7 @@ def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str)
     if "conversationMode" in given or "conversationId" in given:
         mode = req.conversationMode or t.conversation_mode
         cid = req.conversationId if "conversationId" in given else (t.conversation_id if mode == "fixed" else None)
-        t.conversation_mode, t.conversation_id = mode, check_conversation(mode, cid, t.owner_user_id)
+        t.conversation_mode, t.conversation_id = mode, check_conversation(mode, cid, t.owner_user_id, req.conversationMode is None)
     if t.cron_expression != before:
         t.pattern_version += 1
     _schedule(t)

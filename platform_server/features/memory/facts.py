@@ -16,7 +16,7 @@ from platform_server.features.memory.store import Scope
 from platform_server.features.models.errors import LlmFailure
 from platform_server.serialize import Fields, flag, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound
 
 if TYPE_CHECKING:
     from platform_server.features.models.runtime import LlmRouter
@@ -170,7 +170,7 @@ async def summarize(router: LlmRouter, config: Config, caller: Caller, agent: An
     """Extract durable facts from the caller's conversation with the agent; note them in today's daily note."""
     conv = conversations.owned(caller, conversations.validate_id(conversation_id))
     if conv.agent_id != agent.id:
-        raise BadRequest("conversationId: the conversation is with another agent")
+        raise Conflict("conversationId: the conversation is with another agent")
     rows = conversations.history(conv)
     if not _transcript(rows):
         raise BadRequest("The conversation has no messages to summarize")
