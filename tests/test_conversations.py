@@ -68,6 +68,9 @@ async def test_rename_pin_model_and_page_with_keyword_search(env: ChatEnv) -> No
     # both or neither, as the document now states it (an anyOf): schemathesis sent a modelName alone as valid
     body = (await env.api.get("/v3/api-docs")).body["components"]["schemas"]["ModelRequest"]
     assert body["anyOf"][0]["required"] == ["modelProvider", "modelName"] and body["anyOf"][1]["properties"]["modelName"]["enum"] == [None, ""]
+    assert body["anyOf"][0]["properties"]["modelProvider"]["type"] == "string"  # a null provider is not "both"
+    r = await env.api.put("/api/v1/conversations/p/model", {"modelProvider": None, "modelName": "scripted"}, token="alice")
+    assert r.status == 400, r.body
     r = await env.api.put("/api/v1/conversations/p/model", {"modelProvider": "", "modelName": None}, token="alice")
     assert r.status == 200 and r.data["modelProvider"] is None, r.body  # neither: the agent's default again
     page = await env.api.get("/api/v1/conversations/page", params={"keyword": "pears"}, token="alice")

@@ -352,3 +352,8 @@ async def test_an_update_that_keeps_the_stored_conversation_mode_and_contradicts
     assert "409" in doc["paths"]["/api/v1/cron-jobs/{id}"]["put"]["responses"]
     assert "409" in doc["paths"]["/api/v1/cron-jobs/{id}/run"]["post"]["responses"]
     assert "pattern" in doc["components"]["schemas"]["TriggerUpdate"]["properties"]["eventType"]
+    for model in ("CronJobUpdate", "TriggerUpdate"):  # a sparse update states the create's rules for what it gives
+        fields = doc["components"]["schemas"][model]["properties"]
+        assert "pattern" in fields["cronExpression"] and "pattern" in fields["timezone"] and "pattern" in fields["name"], model
+    r = await env.api.put(f"/api/v1/cron-jobs/{job['id']}", {"cronExpression": "false"}, token="alice")
+    assert r.status == 400, r.body

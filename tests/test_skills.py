@@ -480,6 +480,10 @@ async def test_templates_are_listed_and_instantiated_into_template_skills(api: A
     assert r.status == 409
     r = await api.post(f"/api/v1/skill-templates/{template_id}/instantiate", {"name": "my-review"}, token="bob")
     assert r.data["name"] == "my-review" and "name: my-review" in r.data["content"]
+    r = await api.post(f"/api/v1/skill-templates/{template_id}/instantiate", {"name": "H"}, token="bob")
+    assert r.status == 400 and r.msg.startswith("name: must be a slug"), r.body  # the document's pattern says so too
+    doc = (await api.get("/v3/api-docs")).body
+    assert "pattern" in doc["components"]["schemas"]["InstantiateBody"]["properties"]["name"]
     r = await api.get("/api/v1/skill-templates/42", token="bob")
     assert r.status == 404
 

@@ -19,6 +19,7 @@ class PinRequest(BaseModel):
 
 
 _NONE_OR_EMPTY: JsonDict = {"type": "string", "nullable": True, "enum": [None, ""]}
+_SOME: JsonDict = {"type": "string", "minLength": 1}  # not null: the field itself is nullable (neither)
 
 
 class ModelRequest(BaseModel):
@@ -26,7 +27,7 @@ class ModelRequest(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
             "anyOf": [
-                {"required": ["modelProvider", "modelName"], "properties": {"modelProvider": {"minLength": 1}, "modelName": {"minLength": 1}}},
+                {"required": ["modelProvider", "modelName"], "properties": {"modelProvider": _SOME, "modelName": _SOME}},
                 {"properties": {"modelProvider": _NONE_OR_EMPTY, "modelName": _NONE_OR_EMPTY}},
             ]
         }

@@ -95,12 +95,14 @@ class CronJobCreate(BaseModel):
     conversationId: str | None = Field(default=None, max_length=128)
 
 
-class CronJobUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
+class CronJobUpdate(BaseModel):  # the create's rules for each field it gives (a sparse update)
+    name: str | None = Field(default=None, min_length=1, max_length=100, json_schema_extra=_TEXT)
     agentId: str | int | None = None
-    cronExpression: str | None = Field(default=None, min_length=1, max_length=200)
+    cronExpression: str | None = Field(default=None, min_length=1, max_length=200, json_schema_extra=_CRON)
     timezone: str | None = Field(default=None, max_length=64, json_schema_extra=_ZONE)
-    message: str | None = Field(default=None, min_length=1, max_length=20_000, validation_alias=AliasChoices("message", "triggerMessage"))
+    message: str | None = Field(
+        default=None, min_length=1, max_length=20_000, validation_alias=AliasChoices("message", "triggerMessage"), json_schema_extra=_TEXT
+    )
     enabled: bool | None = None
     conversationMode: ConversationMode | None = None
     conversationId: str | None = Field(default=None, max_length=128)
@@ -202,15 +204,15 @@ class TriggerCreate(BaseModel):
     payloadTemplate: str | None = Field(default=None, max_length=MAX_MESSAGE_CHARS, pattern=TEMPLATE_PATTERN)
 
 
-class TriggerUpdate(BaseModel):
-    name: str | None = Field(default=None, min_length=1, max_length=100)
+class TriggerUpdate(BaseModel):  # the create's rules for each field it gives (a sparse update)
+    name: str | None = Field(default=None, min_length=1, max_length=100, json_schema_extra=_TEXT)
     agentId: str | int | None = None
     type: Literal["cron", "event"] | None = None
-    cronExpression: str | None = Field(default=None, max_length=200)
-    timezone: str | None = Field(default=None, max_length=64)
+    cronExpression: str | None = Field(default=None, max_length=200, json_schema_extra=_CRON)
+    timezone: str | None = Field(default=None, max_length=64, json_schema_extra=_ZONE)
     eventType: str | None = Field(default=None, max_length=100, pattern=EVENT_TYPE_PATTERN)
-    filter: dict[str, Scalar] | None = None
-    message: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS)
+    filter: dict[str, Scalar] | None = Field(default=None, json_schema_extra=_FILTER)
+    message: str | None = Field(default=None, min_length=1, max_length=MAX_MESSAGE_CHARS, json_schema_extra=_TEXT)
     enabled: bool | None = None
     conversationMode: ConversationMode | None = None
     conversationId: str | None = Field(default=None, max_length=128)

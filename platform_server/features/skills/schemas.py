@@ -117,7 +117,8 @@ class SynthesizeBody(BaseModel):
 
 
 class InstantiateBody(BaseModel):
-    name: str | None = Field(default=None, max_length=64)
+    # blank or absent: the template's own name (as the update's name rule says it)
+    name: str | None = Field(default=None, max_length=64, pattern=explained(f"^(|{fm.SLUG_RE.pattern[1:-1]})$", SLUG_PATTERN_HINT))
 
     @field_validator("name")
     @classmethod
