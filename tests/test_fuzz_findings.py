@@ -107,3 +107,15 @@ async def test_wiki_body_ids_are_stated_and_checked_as_64_bit_integers(api: ApiC
         items = schemas[model]["properties"][field]
         items = items.get("items") or items["anyOf"][0]["items"]
         assert items["format"] == "int64" and items["maximum"] == 2**63 - 1, (model, items)
+
+
+async def test_a_message_page_cursor_and_a_texts_nul_are_rules_the_document_states(api: ApiClient, people: dict) -> None:
+    """Seed 11 sent a beforeId of any characters (the server reads a Long) and a text with a NUL (the server reads it
+    as a binary file): the document now says both, and the server refuses them the same way."""
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    params = doc["paths"]["/api/v1/conversations/{conversationId}/messages"]["get"]["parameters"]
+    assert next(p for p in params if p["name"] == "beforeId")["schema"]["pattern"] == "^[0-9]{1,18}$"
+    assert doc["components"]["schemas"]["RawText"]["properties"]["text"]["pattern"] == "^[^\\x00]+$"
+    kb = await make_kb(api)
+    r = await api.post(f"/api/v1/wiki/knowledge-bases/{kb}/raw/text", {"title": "t", "text": "a\u0000b"}, token="alice")
+    assert r.status == 400 and r.msg.startswith("text:"), r.body

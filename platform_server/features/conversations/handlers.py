@@ -91,7 +91,7 @@ class MessagesHandler(ApiHandler):
     query_params = {
         "GET": [
             {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500}},
-            {"name": "beforeId", "in": "query", "schema": {"type": "string"}},
+            {"name": "beforeId", "in": "query", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}},  # a Long (a message id)
         ]
     }
 

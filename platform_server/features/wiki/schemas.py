@@ -177,7 +177,7 @@ class PipelineBody(BaseModel):
 
 class RawText(BaseModel):
     title: str = Field(min_length=1, max_length=200)
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, pattern="^[^\\x00]+$")  # a NUL makes it binary (text.extract_text refuses it)
 
 
 class ResearchStart(BaseModel):
