@@ -58,6 +58,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def run_migrate(data_dir: str, database_url: str = "") -> None:
+    """`platform-server migrate` in a process of its own, on `database_url` (empty: the data dir's SQLite file)."""
+    env = {**os.environ, "PLATFORM_DATA_DIR": data_dir, "PLATFORM_DATABASE_URL": database_url, "PLATFORM_REDIS_URL": "",
+           "PLATFORM_LOG_LEVEL": "WARNING"}
+    done = subprocess.run([sys.executable, "-m", "platform_server", "migrate"], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"platform-server migrate failed: {done.stderr.strip() or done.stdout.strip()}")
+
+
 @dataclass
 class Cluster:
     root: str
@@ -146,16 +155,12 @@ class Cluster:
         self._migrate_template()
 
     def _migrate_template(self) -> None:
-        """`template_migrated`: `platform-server migrate` run once, in a process of its own so that no
-        connection is left on the template (a database being accessed cannot be copied)."""
+        """`template_migrated`: migrated once, in a process of its own so that no connection is left on the
+        template (a database being accessed cannot be copied)."""
         self.psql("CREATE DATABASE template_migrated TEMPLATE template_platform")
         scratch = tempfile.mkdtemp(prefix="platform-pg-migrate-")
         try:
-            env = {**os.environ, "PLATFORM_DATABASE_URL": self.url("template_migrated"), "PLATFORM_DATA_DIR": scratch,
-                   "PLATFORM_REDIS_URL": "", "PLATFORM_LOG_LEVEL": "WARNING"}
-            done = subprocess.run([sys.executable, "-m", "platform_server", "migrate"], env=env, capture_output=True, text=True)
-            if done.returncode != 0:
-                raise RuntimeError(f"platform-server migrate failed: {done.stderr.strip() or done.stdout.strip()}")
+            run_migrate(scratch, self.url("template_migrated"))
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 

@@ -5,8 +5,6 @@ import atexit
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Any
@@ -61,11 +59,7 @@ def place_migrated_sqlite(data_dir: str) -> None:
     if _migrated_sqlite is None:
         scratch = tempfile.mkdtemp(prefix="platform-migrated-")
         atexit.register(shutil.rmtree, scratch, True)
-        env = {**os.environ, "PLATFORM_DATA_DIR": scratch, "PLATFORM_DATABASE_URL": "", "PLATFORM_REDIS_URL": "",
-               "PLATFORM_LOG_LEVEL": "WARNING"}
-        done = subprocess.run([sys.executable, "-m", "platform_server", "migrate"], env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"platform-server migrate failed: {done.stderr.strip() or done.stdout.strip()}")
+        postgres.run_migrate(scratch)
         _migrated_sqlite = scratch
     os.makedirs(data_dir, exist_ok=True)
     for suffix in ("", "-wal"):  # a closed WAL database: the file and what was not checkpointed yet
