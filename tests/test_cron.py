@@ -14,6 +14,7 @@ from tests.helpers.chat import ChatEnv, make_agent
 from tests.helpers.cron import make_job, runs, scheduler, utc
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
+from tests.helpers.openapi_inputs import conforms
 from tests.helpers.server import RunningServer, create_personas, start_server
 
 
@@ -357,3 +358,24 @@ async def test_an_update_that_keeps_the_stored_conversation_mode_and_contradicts
         assert "pattern" in fields["cronExpression"] and "pattern" in fields["timezone"] and "pattern" in fields["name"], model
     r = await env.api.put(f"/api/v1/cron-jobs/{job['id']}", {"cronExpression": "false"}, token="alice")
     assert r.status == 400, r.body
+
+
+async def test_a_jobs_update_states_which_conversation_fields_the_body_decides_and_which_the_stored_job_does(
+    env: ChatEnv,
+) -> None:
+    """Every body the document allows is taken or refused by stored state (409); every body it refuses is a 400."""
+    doc = (await env.api.get("/v3/api-docs")).body
+    job = await make_job(env.api, env.agent_id)  # conversationMode new, no id stored
+    answers = {
+        409: [{"conversationId": "daily"}, {"conversationMode": "fixed"}],  # the stored mode, the stored (missing) id
+        400: [{"conversationMode": "new", "conversationId": "daily"}, {"conversationMode": "fixed", "conversationId": ""},
+              {"conversationMode": "fixed", "conversationId": None}, {"conversationId": " padded "}],
+        200: [{"conversationMode": "new", "conversationId": ""}, {"conversationId": None}, {"conversationMode": None}],
+    }
+    for status, bodies in answers.items():
+        for body in bodies:
+            r = await env.api.put(f"/api/v1/cron-jobs/{job['id']}", body, token="alice")
+            assert r.status == status, (body, r.body)
+            assert conforms(doc, "CronJobUpdate", body) == (status != 400), body
+    kept = (await env.api.get(f"/api/v1/cron-jobs/{job['id']}", token="alice")).data
+    assert kept["conversationMode"] == "new" and not kept.get("conversationId"), kept

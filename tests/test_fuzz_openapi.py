@@ -175,3 +175,25 @@ def test_the_fuzzer_draws_zips_that_both_zip_uploads_take(tmp_path: Any) -> None
         assert all(e.action != "refused" or not memory.is_memory_path(e.path) for e in plan.entries)
 
     check()
+
+
+def test_a_path_value_that_breaks_its_parameters_schema_is_not_counted_as_valid_input() -> None:
+    """The stateful phase infers a link from the OpenAI models list (ids are model names) into `/models/{id}`
+    (a Long): the 400 it gets is right, and the check must not count that request as a valid one refused."""
+    from tests.helpers.fuzz_checks import breaks_its_path_parameters
+
+    class Parameter:
+        name = "id"
+        definition = {"name": "id", "in": "path", "schema": {"type": "string", "pattern": "^-?[0-9]{1,18}$"}}
+
+    class Case:
+        class operation:  # noqa: N801 - schemathesis' attribute name
+            path_parameters = [Parameter()]
+
+        path_parameters: dict[str, Any] = {"id": "0-384612930"}
+
+    assert breaks_its_path_parameters(Case())
+    Case.path_parameters = {"id": "384612930"}
+    assert not breaks_its_path_parameters(Case())
+    Case.path_parameters = {"id": 384612930}  # an integer carried over is text in the path
+    assert not breaks_its_path_parameters(Case())

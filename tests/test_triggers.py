@@ -7,6 +7,7 @@ import pytest
 
 from tests.helpers.chat import ChatEnv
 from tests.helpers.cron import runs, scheduler, utc
+from tests.helpers.openapi_inputs import conforms
 from tests.helpers.server import RunningServer
 
 
@@ -181,3 +182,27 @@ async def test_triggers_and_events_stay_inside_their_workspace(env: ChatEnv, ser
     assert (await env.api.post("/api/v1/triggers/events", {"type": "order.created"}, token="carol")).status == 403
     assert (await env.api.delete(f"/api/v1/triggers/{t['id']}", token="bob")).status == 403
     assert (await runs(env.api))["total"] == 0
+
+
+async def test_an_update_states_the_console_patterns_json_and_an_unknown_pattern_type_only_echoes_the_stored_one(
+    env: ChatEnv,
+) -> None:
+    """A console pattern in an update follows the create's per-type patternJson (400 otherwise, in the document too);
+    the pattern type of an API-made event trigger can only be sent back as shown (409: stored state decides)."""
+    doc = (await env.api.get("/v3/api-docs")).body
+    t = await make_trigger(env)  # event order.created: the console shows patternType "order.created", patternJson "{}"
+    shown = {"patternType": t["patternType"], "patternJson": t["patternJson"]}
+    answers: dict[int, list[dict[str, Any]]] = {
+        200: [shown, {"patternType": "webhook", "patternJson": None}],
+        409: [{"patternType": "order.updated"}, {"patternType": "order.created", "patternJson": '{"a": "b"}'}],
+        400: [{"patternType": "cron", "patternJson": '{"cron": "every day"}'}, {"patternType": "cron"},
+              {"patternType": "webhook", "patternJson": '{"cron": 5}'}],
+    }
+    for status, bodies in answers.items():
+        for body in bodies:
+            r = await env.api.put(f"/api/v1/triggers/{t['id']}", body, token="alice")
+            assert r.status == status, (body, r.body)
+            assert conforms(doc, "TriggerUpdate", body) == (status != 400), body
+    r = await env.api.put(f"/api/v1/triggers/{t['id']}", {"patternType": "cron", "patternJson": '{"cron": "0 9 * * *"}'}, token="alice")
+    assert r.status == 200 and r.data["type"] == "cron" and r.data["cronExpression"] == "0 9 * * *", r.body
+    assert conforms(doc, "TriggerUpdate", {"patternType": "cron", "patternJson": '{"cron": "0 9 * * *"}'})

@@ -18,12 +18,16 @@ if TYPE_CHECKING:
 _WRITES = ("POST", "PUT", "PATCH", "DELETE")
 
 # (method, path template) -> why the operation answers 409
-_STORED_MODE = "conversationId given while the stored conversationMode is new, or missing while it is fixed"  # cron.service.check_conversation
+# cron.service.update_conversation
+_STORED_MODE = "conversationId given while the stored conversationMode is new, or missing while it is fixed (or fixed is given and no id is stored)"
 CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/cron-jobs/{id}/run"): "This job already has a running run",
     ("POST", "/api/v1/memory/{agentId}/summarize/{conversationId}"): "The conversation is with another agent",
     ("PUT", "/api/v1/cron-jobs/{id}"): _STORED_MODE,
-    ("PUT", "/api/v1/triggers/{id}"): _STORED_MODE,
+    (
+        "PUT",
+        "/api/v1/triggers/{id}",
+    ): f"{_STORED_MODE}; or a patternType other than the console's four that is not the stored pattern sent back unchanged",
     ("POST", "/api/v1/skills"): "A skill of that name exists in the workspace",
     ("PUT", "/api/v1/skills/{id}"): "A skill of that name exists in the workspace, or a built-in skill is renamed",
     ("POST", "/api/v1/skills/synthesize-from-conversation"): "A skill of that name exists in the workspace",

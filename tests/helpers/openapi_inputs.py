@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
+
 from platform_server.web import inputs
 from platform_server.web.routing import Route
 
@@ -53,3 +55,21 @@ def unlisted_statuses(document: dict[str, Any], routes: list[Route],
                 if str(code) not in op["responses"] and "default" not in op["responses"]:
                     problems.append(f"{method} {template}: status {code}")
     return problems
+
+
+def _as_json_schema(node: Any) -> Any:
+    """OpenAPI 3.0's `nullable: true` as JSON Schema's null type (null also joins a nullable enum's values)."""
+    if isinstance(node, list):
+        return [_as_json_schema(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _as_json_schema(v) for k, v in node.items() if k != "nullable"}
+    if node.get("nullable"):
+        out = {"anyOf": [out, {"type": "null"}]}
+    return out
+
+
+def conforms(document: dict[str, Any], schema_name: str, body: Any) -> bool:
+    """Whether the body is valid for the document's component schema (what a generated client or the fuzzer allows)."""
+    root = _as_json_schema(document)  # the whole document is the root, so its `#/components/...` references resolve
+    return jsonschema.Draft7Validator({**root, "$ref": f"#/components/schemas/{schema_name}"}).is_valid(body)

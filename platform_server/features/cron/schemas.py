@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, model_validator
-from pydantic.json_schema import JsonDict, JsonValue
+from pydantic.json_schema import JsonDict
 
 from platform_server.features.cron.events import MAX_FILTER_ENTRIES, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
 from platform_server.features.cron.schedule import CRON_PATTERN, ZONE_PATTERN
@@ -76,6 +76,35 @@ CONVERSATION_RULE: JsonDict = {
 }
 
 
+# An update's conversation fields: a mode given decides as on create (a `fixed` without an id keeps the stored id, so
+# the stored state decides: 409); no mode leaves the stored mode to decide (service.check_conversation's 409), and an
+# id given is then empty or a conversation id (a fixed job checks it)
+CONVERSATION_UPDATE_RULE: JsonDict = {
+    "anyOf": [
+        {
+            "properties": {
+                **_only_null("conversationMode"),
+                "conversationId": {"type": "string", "nullable": True, "pattern": f"^$|{CONVERSATION_ID_PATTERN}"},
+            }
+        },
+        {
+            "required": ["conversationMode"],
+            "properties": {
+                "conversationMode": {"type": "string", "enum": ["new"]},
+                "conversationId": {"type": "string", "nullable": True, "enum": ["", None]},
+            },
+        },
+        {
+            "required": ["conversationMode"],
+            "properties": {
+                "conversationMode": {"type": "string", "enum": ["fixed"]},
+                "conversationId": {"type": "string", "pattern": CONVERSATION_ID_PATTERN},
+            },
+        },
+    ]
+}
+
+
 class CronJobCreate(BaseModel):
     @classmethod
     def openapi_schema(cls, schema: dict[str, object]) -> None:
@@ -96,6 +125,10 @@ class CronJobCreate(BaseModel):
 
 
 class CronJobUpdate(BaseModel):  # the create's rules for each field it gives (a sparse update)
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        schema["allOf"] = [CONVERSATION_UPDATE_RULE]
+
     name: str | None = Field(default=None, min_length=1, max_length=100, json_schema_extra=_TEXT)
     agentId: str | int | None = None
     cronExpression: str | None = Field(default=None, min_length=1, max_length=200, json_schema_extra=_CRON)
@@ -131,6 +164,31 @@ TEMPLATE_PATTERN = explained(f"^$|{NOT_BLANK_PATTERN}", "must be empty or not bl
 _NULLABLE_LONG: JsonDict = {"anyOf": [_LONG_TEXT, _INT64, {"type": "null"}]}
 
 
+def _console_patterns() -> list[JsonDict]:
+    """A console pattern: one of patterns.PATTERN_TYPES and JSON text its pattern describes (a cron one needs it)."""
+    return [
+        {
+            "required": ["patternType", *(["patternJson"] if kind == "cron" else [])],
+            "properties": {
+                "patternType": {"type": "string", "enum": [kind]},
+                "patternJson": {"type": "string", "pattern": pattern, **({} if kind == "cron" else {"nullable": True})},
+            },
+        }
+        for kind, pattern in PATTERN_JSON.items()
+    ]
+
+
+def _trigger_update_rules() -> list[JsonDict]:
+    """What triggers.update checks between fields: a console pattern as on create, or no pattern, or the stored
+    pattern's type echoed (an event type outside PATTERN_TYPES: unchanged, or a 409), and the conversation."""
+    echoed: JsonDict = {
+        "required": ["patternType"],
+        "properties": {"patternType": {"type": "string", "not": {"enum": list(PATTERN_JSON)}}},
+    }
+    no_pattern: JsonDict = {"properties": _only_null("patternType")}
+    return [{"anyOf": [no_pattern, *_console_patterns(), echoed]}, CONVERSATION_UPDATE_RULE]
+
+
 def _trigger_rules() -> list[JsonDict]:
     """What triggers.create checks between fields, as `allOf` groups: the kind (a cron or an event trigger, or the
     console's pattern of one of patterns.PATTERN_TYPES as JSON text its pattern describes), the target (a workflow by
@@ -151,16 +209,6 @@ def _trigger_rules() -> list[JsonDict]:
             **_only_null("patternType", "cronExpression", "timezone"),
         },
     }
-    consoles: list[JsonValue] = [
-        {
-            "required": ["patternType", *(["patternJson"] if kind == "cron" else [])],
-            "properties": {
-                "patternType": {"type": "string", "enum": [kind]},
-                "patternJson": {"type": "string", "pattern": pattern, **({} if kind == "cron" else {"nullable": True})},
-            },
-        }
-        for kind, pattern in PATTERN_JSON.items()
-    ]
     workflow: JsonDict = {
         "required": ["targetType", "targetId"],
         "properties": {"targetType": {"type": "string", "enum": ["workflow"]}, "targetId": {**LONG_ID, "not": {"enum": ["0", 0]}}},
@@ -176,7 +224,7 @@ def _trigger_rules() -> list[JsonDict]:
             {"required": ["payloadTemplate"], "properties": {"payloadTemplate": {"type": "string", "minLength": 1}}},
         ]
     }
-    return [{"oneOf": [cron_kind, event_kind, *consoles]}, {"oneOf": [workflow, agent]}, message, CONVERSATION_RULE]
+    return [{"oneOf": [cron_kind, event_kind, *_console_patterns()]}, {"oneOf": [workflow, agent]}, message, CONVERSATION_RULE]
 
 
 class TriggerCreate(BaseModel):
@@ -205,6 +253,10 @@ class TriggerCreate(BaseModel):
 
 
 class TriggerUpdate(BaseModel):  # the create's rules for each field it gives (a sparse update)
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        schema["allOf"] = _trigger_update_rules()
+
     name: str | None = Field(default=None, min_length=1, max_length=100, json_schema_extra=_TEXT)
     agentId: str | int | None = None
     type: Literal["cron", "event"] | None = None

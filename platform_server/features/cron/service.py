@@ -52,17 +52,29 @@ def check_text(value: str, field: str) -> str:
 
 def check_conversation(mode: str, conversation_id: str | None, owner_user_id: int, stored_mode: bool = False) -> str | None:
     """`fixed` needs a conversation id the job's owner may write to; `new` takes none. With `stored_mode` (an update
-    that leaves the mode as stored) a mismatch is a 409: the document cannot know the stored mode."""
+    that leaves the mode or the id as stored) a mismatch is a 409: the document cannot know the stored state."""
     mismatch = Conflict if stored_mode else BadRequest
+    if conversation_id:
+        conversations.validate_id(conversation_id)  # malformed whatever the mode (a 400)
     if mode == "new":
         if conversation_id:
             raise mismatch("conversationId: only allowed with conversationMode 'fixed'")
         return None
     if not conversation_id:
         raise mismatch("conversationId: required with conversationMode 'fixed'")
-    cid = conversations.validate_id(conversation_id)
-    conversations.check_owner(owner_user_id, cid)
-    return cid
+    conversations.check_owner(owner_user_id, conversation_id)
+    return conversation_id
+
+
+def update_conversation(row: CronJob | Trigger, given: set[str], mode: str | None, conversation_id: str | None) -> None:
+    """A sparse update's conversation fields. A field left out keeps its stored value, so a mismatch that the stored
+    mode or id decides is a 409 (schemas.CONVERSATION_UPDATE_RULE), one between the fields given a 400."""
+    if "conversationMode" not in given and "conversationId" not in given:
+        return
+    stored = mode is None or "conversationId" not in given
+    mode = mode or row.conversation_mode
+    cid = conversation_id if "conversationId" in given else (row.conversation_id if mode == "fixed" else None)
+    row.conversation_mode, row.conversation_id = mode, check_conversation(mode, cid, row.owner_user_id, stored)
 
 
 def can_manage(caller: Caller, owner_user_id: int) -> None:
@@ -189,10 +201,7 @@ def update(caller: Caller, job_id: int, req: CronJobUpdate) -> dict[str, Any]:
         job.message = check_text(req.message, "message")
     if req.enabled is not None:
         job.enabled = req.enabled
-    if "conversationMode" in given or "conversationId" in given:
-        mode = req.conversationMode or job.conversation_mode
-        cid = req.conversationId if "conversationId" in given else (job.conversation_id if mode == "fixed" else None)
-        job.conversation_mode, job.conversation_id = mode, check_conversation(mode, cid, job.owner_user_id, req.conversationMode is None)
+    update_conversation(job, given, req.conversationMode, req.conversationId)
     job.next_fire_at = schedule.next_fire(job.cron_expression, job.timezone, utcnow()) if job.enabled else None
     job.update_time = utcnow()
     audit.save(caller, "UPDATE", "CRON_JOB", job, f"cron job {job.name} ({job.cron_expression} {job.timezone})")

@@ -23,11 +23,12 @@ from platform_server.features.cron.service import (
     check_conversation,
     check_text,
     names,
+    update_conversation,
     usernames,
 )
 from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import ApiError, BadRequest, NotFound
+from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
 
 MAX_PAYLOAD_BYTES = 256 * 1024
 _EVENT_TYPE = re.compile(r"^[A-Za-z0-9_.:/\-]{1,100}$")
@@ -159,6 +160,8 @@ def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str)
         patterns.apply_target(caller, t, req.targetType, req.targetId, req.agentId)
     shown = patterns.console_fields(t)
     if req.patternType is not None and (req.patternType, req.patternJson) != (shown["patternType"], shown["patternJson"]):
+        if req.patternType not in patterns.PATTERN_TYPES:  # an event type the console shows: it can only echo it
+            raise Conflict(f"patternType: the stored pattern {shown['patternType']!r} can only be sent back unchanged")
         patterns.apply_pattern(t, req.patternType, req.patternJson, default_tz)  # the console changed the pattern
     else:
         if req.type is not None:
@@ -169,10 +172,7 @@ def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str)
         t.message = check_text(message, "message")
     if req.enabled is not None:
         t.enabled = req.enabled
-    if "conversationMode" in given or "conversationId" in given:
-        mode = req.conversationMode or t.conversation_mode
-        cid = req.conversationId if "conversationId" in given else (t.conversation_id if mode == "fixed" else None)
-        t.conversation_mode, t.conversation_id = mode, check_conversation(mode, cid, t.owner_user_id, req.conversationMode is None)
+    update_conversation(t, given, req.conversationMode, req.conversationId)
     if t.cron_expression != before:
         t.pattern_version += 1
     _schedule(t)
