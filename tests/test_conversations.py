@@ -38,6 +38,9 @@ async def test_message_history_has_three_modes(env: ChatEnv) -> None:
                                params={"limit": "3", "beforeId": latest.data["messages"][0]["id"]}, token="alice")
     assert [m["content"] for m in before.data["messages"]] == ["Echo: m0", "m1", "Echo: m1"]
     assert before.data["hasMore"] is True
+    # beforeId alone: every message before it, as a list (the first mode, cut at the id; seed 11 sent it alone)
+    earlier = await env.api.get("/api/v1/conversations/c1/messages", params={"beforeId": latest.data["messages"][0]["id"]}, token="alice")
+    assert [m["content"] for m in earlier.data] == ["m0", "Echo: m0", "m1", "Echo: m1"], earlier.body
     bad = await env.api.get("/api/v1/conversations/c1/messages", params={"limit": "x"}, token="alice")
     assert bad.status == 400
 

@@ -206,3 +206,8 @@ async def test_an_update_states_the_console_patterns_json_and_an_unknown_pattern
     r = await env.api.put(f"/api/v1/triggers/{t['id']}", {"patternType": "cron", "patternJson": '{"cron": "0 9 * * *"}'}, token="alice")
     assert r.status == 200 and r.data["type"] == "cron" and r.data["cronExpression"] == "0 9 * * *", r.body
     assert conforms(doc, "TriggerUpdate", {"patternType": "cron", "patternJson": '{"cron": "0 9 * * *"}'})
+    # the console's pattern sent back unchanged beside the API's kind fields: the pattern decides, as on create (seed 11)
+    echo = {"patternType": "cron", "patternJson": r.data["patternJson"], "eventType": "order.created", "cronExpression": "5 * * * *"}
+    again = await env.api.put(f"/api/v1/triggers/{t['id']}", echo, token="alice")
+    assert again.status == 200 and again.data["cronExpression"] == "0 9 * * *" and again.data["type"] == "cron", again.body
+    assert conforms(doc, "TriggerUpdate", echo)

@@ -96,7 +96,7 @@ class MessagesHandler(ApiHandler):
     }
 
     def get(self, conversationId: str) -> None:
-        """History: all messages, or the latest `limit` (`hasMore`), or `limit` before `beforeId`."""
+        """History: all messages (or all before `beforeId`), or the latest `limit` (`hasMore`), or `limit` before `beforeId`."""
         conv = service.owned(self.require_caller(), conversationId)
         limit = self.query_long("limit")
         answer = service.messages(conv, limit, self.query_long("beforeId"))

@@ -343,18 +343,16 @@ def rate_message(caller: Caller, conv: Conversation, message_id: int, rating: st
 
 
 def messages(conv: Conversation, limit: int | None, before_id: int | None) -> Any:
-    """All messages oldest first; or `{messages, hasMore}` for the `limit` just before `beforeId` (or the latest)."""
+    """All messages (before `beforeId`, if given) oldest first; or `{messages, hasMore}` for the `limit` just before
+    `beforeId` (or the latest)."""
     base = Message.select().where(Message.conversation == conv.id)
+    if before_id is not None:
+        base = base.where(Message.id < before_id)
     if limit is None:
-        if before_id is not None:
-            raise BadRequest("limit: required with beforeId")
         return [message_vo(m, conv.conversation_id) for m in base.order_by(Message.id)]
     if not 1 <= limit <= 500:
         raise BadRequest("limit: must be between 1 and 500")
-    q = base
-    if before_id is not None:
-        q = q.where(Message.id < before_id)
-    rows = list(q.order_by(Message.id.desc()).limit(limit + 1))
+    rows = list(base.order_by(Message.id.desc()).limit(limit + 1))
     has_more = len(rows) > limit
     rows = rows[:limit][::-1]
     return {"messages": [message_vo(m, conv.conversation_id) for m in rows], "hasMore": has_more}

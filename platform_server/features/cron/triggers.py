@@ -159,10 +159,11 @@ def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str)
     if req.agentId is not None or req.targetType is not None or req.targetId is not None:
         patterns.apply_target(caller, t, req.targetType, req.targetId, req.agentId)
     shown = patterns.console_fields(t)
-    if req.patternType is not None and (req.patternType, req.patternJson) != (shown["patternType"], shown["patternJson"]):
-        if req.patternType not in patterns.PATTERN_TYPES:  # an event type the console shows: it can only echo it
-            raise Conflict(f"patternType: the stored pattern {shown['patternType']!r} can only be sent back unchanged")
-        patterns.apply_pattern(t, req.patternType, req.patternJson, default_tz)  # the console changed the pattern
+    if req.patternType is not None:  # the console's form: its pattern decides, the API's kind fields are ignored (as on create)
+        if (req.patternType, req.patternJson) != (shown["patternType"], shown["patternJson"]):
+            if req.patternType not in patterns.PATTERN_TYPES:  # an event type the console shows: it can only echo it
+                raise Conflict(f"patternType: the stored pattern {shown['patternType']!r} can only be sent back unchanged")
+            patterns.apply_pattern(t, req.patternType, req.patternJson, default_tz)  # the console changed the pattern
     else:
         if req.type is not None:
             t.type = req.type
