@@ -119,3 +119,26 @@ async def test_a_message_page_cursor_and_a_texts_nul_are_rules_the_document_stat
     kb = await make_kb(api)
     r = await api.post(f"/api/v1/wiki/knowledge-bases/{kb}/raw/text", {"title": "t", "text": "a\u0000b"}, token="alice")
     assert r.status == 400 and r.msg.startswith("text:"), r.body
+
+
+async def test_an_empty_query_value_is_absent_only_where_the_documented_schema_takes_one(api: ApiClient, people: dict) -> None:
+    """Seed 7 sent `days=` (documented integer) and got a 200: the server read empty as absent. Now the documented
+    schema decides (web.base.query_long): an integer's empty value is a 400, an optional Long's `^[0-9]{0,18}$` takes it."""
+    kb = await make_kb(api, token="alice")
+    wid = (await api.post("/api/v1/workflows", {"name": "Flow"}, token="alice")).data["id"]
+    for path, params in (
+        ("/api/v1/security/audit/stats", {"days": ""}),
+        ("/api/v1/dashboard/trend", {"days": ""}),
+        (f"/api/v1/workflows/{wid}/runs", {"limit": ""}),
+        (f"/api/v1/workflows/{wid}/runs", {"limit": "²"}),  # isdigit() took it, int() did not: a 500 before
+        (f"/api/v1/wiki/kb/{kb}/jobs", {"limit": ""}),
+        (f"/api/v1/wiki/kb/{kb}/jobs", {"limit": "0"}),  # `or 50` read 0 as the default
+    ):
+        r = await api.get(path, params=params, token="alice")
+        assert r.status == 400, (path, params, r.body)
+    for path, params in ((f"/api/v1/wiki/kb/{kb}/jobs", {"rawId": ""}), ("/api/v1/wiki/transformations", {"kbId": ""})):
+        r = await api.get(path, params=params, token="alice")
+        assert r.status == 200, (path, params, r.body)
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    (limit,) = [p for p in doc["paths"]["/api/v1/wiki/kb/{kbId}/jobs"]["get"]["parameters"] if p["name"] == "limit"]
+    assert limit["schema"] == {"type": "integer", "minimum": 1, "maximum": 200}  # seed 7: 69904 was a refused "valid" one

@@ -8,7 +8,7 @@ import functools
 import inspect
 import logging
 from asyncio import Future
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Callable, ParamSpec, TypeVar
 
@@ -21,8 +21,9 @@ from tornado.ioloop import IOLoop
 from platform_server import idempotency
 from platform_server.blocking import run_blocking
 from platform_server.ids import CONVERSATION_ID_RE, CONVERSATION_ID_RULE
+from platform_server.json_types import JsonObject
 from platform_server.ports.database import storage_fault
-from platform_server.web import inputs, proxies, spool
+from platform_server.web import inputs, openapi_inputs, proxies, spool
 from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, check_booleans, decode_json, first_validation_error, parse_json
 from platform_server.web.context import (
     GLOBAL_ADMIN,
@@ -89,6 +90,7 @@ class ApiHandler(inputs.NotedInputs):
     body_models: dict[str, type[pydantic.BaseModel]] = {}  # method -> request model (OpenAPI + parsing)
     answers: dict[str, Answer] = {}  # method -> the typed `data` of its 200 answer (OpenAPI; see openapi_answers)
     path_schemas: dict[str, dict[str, object]] = {}  # path parameter -> its schema in the document (an enum it checks)
+    query_params: Mapping[str, Sequence[Mapping[str, object]]] = {}  # method -> query parameters it reads (OpenAPI; openapi_inputs adds more)
     sse_methods: frozenset[str] = frozenset()  # methods that answer text/event-stream
     events: dict[str, SseEvents] = {}  # SSE method -> the frames it sends (OpenAPI; see openapi_events)
     query_token: bool = False  # accept ?token= (SSE routes and chat stop only)
@@ -125,8 +127,9 @@ class ApiHandler(inputs.NotedInputs):
         """From this machine itself, not relayed by any proxy (web.proxies.is_local)."""
         return proxies.is_local(self.request.remote_ip or "", self.request.headers, self.config.trusted_proxies)
 
-    def initialize(self, long_params: frozenset[str] = frozenset()) -> None:
+    def initialize(self, long_params: frozenset[str] = frozenset(), template: str = "") -> None:
         self.long_params = long_params  # from the route template (web.routing)
+        self.template = template  # the documented path: the query parameters' schemas are found by it
         self.principal = None
         self.caller = None
         self._chunks: list[bytes] = []
@@ -466,14 +469,24 @@ class ApiHandler(inputs.NotedInputs):
         except pydantic.ValidationError as exc:
             raise BadRequest(first_validation_error(exc))
 
-    def query_long(self, name: str, required: bool = False, blank_absent: bool = True) -> int | None:
-        """A Long query parameter; empty counts as absent only where the document's pattern allows it (blank_absent)."""
+    def query_long(self, name: str, required: bool = False) -> int | None:
+        """A Long query parameter; empty counts as absent only where its documented schema takes an empty value (a
+        pattern like `^[0-9]{0,18}$`); where it says integer, empty is no integer: a 400."""
         raw = self.get_query_argument(name, None)
-        if raw is None or (raw == "" and blank_absent):
+        if raw is None or (raw == "" and openapi_inputs.takes_empty(self.documented_query(name))):
             if required:
                 raise BadRequest(f"{name}: must not be null")
             return None
         return parse_long(name, raw)
+
+    def documented_query(self, name: str) -> JsonObject | None:
+        """The schema the document states for a query parameter of this operation (web.openapi_inputs restates the
+        handler's `query_params` with their limits), or None."""
+        method = self.request.method or ""
+        declared: list[Mapping[str, object]] = [*openapi_inputs.PARAMS.get((method, self.template), []), *self.query_params.get(method, [])]
+        found = next((p for p in declared if p.get("in") == "query" and p.get("name") == name), None)
+        schema = found.get("schema") if found else None
+        return schema if isinstance(schema, dict) else None
 
     @property
     def original_console(self) -> bool:

@@ -7,6 +7,7 @@ the handlers read (web.inputs).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from platform_server.idempotency import MAX_KEY_LENGTH
@@ -86,6 +87,15 @@ def add_inputs(handler: type[ApiHandler], template: str, method: str, op: JsonOb
         body["content"] = {**body["content"], **MORE_CONTENT[(method, template)]}
 
 
+def takes_empty(schema: JsonObject | None) -> bool:
+    """Whether an empty query value is valid for the schema, so the server reads it as absent: a string with no
+    minimum length whose pattern (if any) matches it. Undocumented (None) keeps the old reading: absent."""
+    if schema is None:
+        return True
+    pattern = schema.get("pattern")
+    return schema.get("type") == "string" and not schema.get("minLength") and (not isinstance(pattern, str) or re.search(pattern, "") is not None)
+
+
 def _q(name: str, schema: JsonObject, description: str = "", required: bool = False) -> JsonObject:
     param: JsonObject = {"name": name, "in": "query", "required": required, "schema": schema}
     if description:
@@ -108,10 +118,6 @@ _OPT_LONG: JsonObject = {"type": "string", "pattern": "^[0-9]{0,18}$"}  # an opt
 
 def _range(name: str, low: int, high: int, description: str = "") -> JsonObject:
     return _q(name, {"type": "integer", "minimum": low, "maximum": high}, description)
-
-
-def _limit(default: int) -> JsonObject:
-    return _q("limit", _OPT_LONG, f"How many (default {default})")
 
 
 # (method, path template) -> query (and header) parameters read by handlers that declare none or only some of them
@@ -145,7 +151,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("DELETE", "/api/v1/models/custom-providers"): [_q("providerId", _TEXT, "The custom provider to delete", required=True)],
     ("GET", "/api/v1/docs/content"): [_q("slug", _TEXT, "The document's slug", required=True)],
     ("GET", "/api/v1/skills/install/hub/search"): [_q("q", _STR, "Same as `keyword`")],
-    ("GET", "/api/v1/wiki/kb/{kbId}/jobs"): [_limit(50), _q("rawId", _OPT_LONG, "Jobs of one raw document")],
+    ("GET", "/api/v1/wiki/kb/{kbId}/jobs"): [_range("limit", 1, 200, "How many (default 50)"), _q("rawId", _OPT_LONG, "Jobs of one raw document")],
     ("GET", "/api/v1/wiki/pages/lookup"): [
         _q("title", _STR, "A page title, any case (give it or `slug`: naming neither matches no page)"),
         _q("slug", _STR, "A page slug"),

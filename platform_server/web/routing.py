@@ -23,7 +23,7 @@ class Route:
 
     def target(self) -> tuple[str, type[tornado.web.RequestHandler], dict[str, object]]:
         """The Tornado rule: regex, handler and the handler's `initialize` arguments."""
-        return self.regex, self.handler, {"long_params": self.long_params}
+        return self.regex, self.handler, {"long_params": self.long_params, "template": self.template}
 
     @property
     def specificity(self) -> tuple[int, ...]:

@@ -82,7 +82,7 @@ class PreviewHandler(CronHandler):
     def get(self) -> None:
         """A schedule in words and its next run times (ISO with the zone's offset); nothing is stored."""
         self.require_caller()
-        given = self.query_long("count", blank_absent=False)  # documented as an integer: empty is not one
+        given = self.query_long("count")
         count = 5 if given is None else given
         if not 1 <= count <= schedule.PREVIEW_MAX:
             raise BadRequest(f"count: must be 1-{schedule.PREVIEW_MAX}")

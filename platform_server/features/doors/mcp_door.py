@@ -142,8 +142,8 @@ class McpServeHandler(ApiHandler):
         }
     }
 
-    def initialize(self, long_params: frozenset[str] = frozenset()) -> None:
-        super().initialize(long_params)
+    def initialize(self, long_params: frozenset[str] = frozenset(), template: str = "") -> None:
+        super().initialize(long_params, template)
         self._gone = asyncio.Event()
 
     def _write_error_body(self, error: ApiError) -> None:

@@ -157,7 +157,7 @@ class CandidatesHandler(MemoryHandler):
     def get(self, agentId: int) -> None:
         """Active facts ranked by recall score with its parts (recency, frequency, helpfulness, confidence)."""
         _, scope = self.scope(agentId)
-        limit = self.query_long("limit", blank_absent=False)  # documented as an integer: empty is not one
+        limit = self.query_long("limit")
         limit = 20 if limit is None else limit
         if not 1 <= limit <= 500:
             raise BadRequest("limit: must be between 1 and 500")
@@ -321,7 +321,7 @@ class MemoryFileHandler(MemoryHandler):
 
 class SummarizeHandler(MemoryHandler):
     answers = {"POST": one(MemorySummaryView)}
-    query_params: dict[str, list[dict[str, Any]]] = {}
+    query_params = {}
 
     async def post(self, agentId: int, conversationId: str) -> None:
         """Extract durable facts from the caller's conversation (its endUserId picks the memory)."""

@@ -60,7 +60,7 @@ class CuratorBase(SkillsBase):
         return self.platform.runtime(SKILLS_CURATOR)
 
     def limit(self) -> int:
-        value = self.query_long("limit", blank_absent=False)  # documented as an integer: empty is not one
+        value = self.query_long("limit")
         if value is None:
             return 20
         if not 1 <= value <= MAX_LIMIT:

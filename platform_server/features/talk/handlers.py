@@ -51,8 +51,8 @@ class TalkSocketHandler(tornado.websocket.WebSocketHandler):
 
     session: TalkSession | None = None
 
-    def initialize(self, long_params: frozenset[str] = frozenset()) -> None:
-        """The route table passes `long_params` to every handler; this socket has no path parameters."""
+    def initialize(self, long_params: frozenset[str] = frozenset(), template: str = "") -> None:
+        """The route table passes `long_params` and `template` to every handler; this socket has no parameters."""
 
     @property
     def platform(self) -> Any:

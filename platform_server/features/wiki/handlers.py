@@ -258,7 +258,8 @@ class JobsHandler(WikiHandler):
 
     def get(self, kbId: int) -> None:
         """Processing jobs with their steps, newest first (`rawId`, `limit` up to 200)."""
-        limit = self.query_long("limit") or 50
+        limit = self.query_long("limit")
+        limit = 50 if limit is None else limit
         if not 1 <= limit <= 200:
             raise BadRequest("limit: must be between 1 and 200")
         self.ok(raw.jobs(self.require_caller(), kbId, self.query_long("rawId"), limit))

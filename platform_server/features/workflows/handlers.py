@@ -153,10 +153,10 @@ class RunsHandler(ApiHandler):
 
     def get(self, id: int) -> None:
         """The workflow's most recent runs (`limit`, default 20, at most 50)."""
-        raw = self.get_query_argument("limit", "20") or "20"
-        if not raw.strip().isdigit() or int(raw) < 1:
+        limit = self.query_long("limit")  # documented as an integer: empty is none (a 400)
+        if limit is not None and limit < 1:
             raise BadRequest("limit: must be a positive integer")
-        self.ok(service.runs_of(self.require_caller(), id, int(raw)))
+        self.ok(service.runs_of(self.require_caller(), id, 20 if limit is None else limit))
 
     def post(self, id: int) -> None:
         """Start a run of the latest published revision with `{input}` (extension route)."""
