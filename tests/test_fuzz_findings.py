@@ -142,3 +142,26 @@ async def test_an_empty_query_value_is_absent_only_where_the_documented_schema_t
     doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
     (limit,) = [p for p in doc["paths"]["/api/v1/wiki/kb/{kbId}/jobs"]["get"]["parameters"] if p["name"] == "limit"]
     assert limit["schema"] == {"type": "integer", "minimum": 1, "maximum": 200}  # seed 7: 69904 was a refused "valid" one
+
+
+async def test_every_body_integer_is_a_stated_and_checked_64_bit_one(api: ApiClient, people: dict) -> None:
+    """Seed 7 sent a context window's `modelId` of 34 digits (documented: any integer) and the database refused it.
+    Every request body's integer is now stated as an int64 (web.openapi.int64_bounds) and checked so on the way in."""
+    r = await api.put("/api/v1/models/openai/models/context-window", {"modelId": 2**63, "maxInputTokens": 1000}, token="alice")
+    assert r.status == 400 and r.msg == "modelId: must be a 64-bit integer", r.body
+    r = await api.put("/api/v1/models/openai/models/context-window", {"modelId": 1, "maxInputTokens": -(2**63) - 1}, token="alice")
+    assert r.status == 400 and r.msg == "maxInputTokens: must be a 64-bit integer", r.body
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    schemas = doc["components"]["schemas"]
+    model_id = schemas["ContextWindow"]["properties"]["modelId"]
+    assert (model_id["format"], model_id["minimum"], model_id["maximum"]) == ("int64", -(2**63), 2**63 - 1)
+    bodies = {
+        media["schema"]["$ref"].rsplit("/", 1)[-1]
+        for ops in doc["paths"].values() for op in ops.values()
+        for media in (op.get("requestBody") or {}).get("content", {}).values() if "$ref" in media.get("schema", {})
+    }
+    unbounded = [
+        (name, key) for name in sorted(bodies) for key, field in (schemas[name].get("properties") or {}).items()
+        if field.get("type") == "integer" and "maximum" not in field
+    ]
+    assert len(bodies) > 100 and not unbounded, unbounded

@@ -24,7 +24,7 @@ from platform_server.ids import CONVERSATION_ID_RE, CONVERSATION_ID_RULE
 from platform_server.json_types import JsonObject
 from platform_server.ports.database import storage_fault
 from platform_server.web import inputs, openapi_inputs, proxies, spool
-from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, check_booleans, decode_json, first_validation_error, parse_json
+from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, check_booleans, check_int64, decode_json, first_validation_error, parse_json
 from platform_server.web.context import (
     GLOBAL_ADMIN,
     LOGIN,
@@ -445,9 +445,11 @@ class ApiHandler(inputs.NotedInputs):
             raise BadRequest("Request body must be a JSON object")
         check_booleans(model, data)
         try:
-            return model.model_validate(data)
+            parsed = model.model_validate(data)
         except pydantic.ValidationError as exc:
             raise BadRequest(first_validation_error(exc))
+        check_int64(parsed)
+        return parsed
 
     def toggle_body(self, model: type[M]) -> M:
         """A toggle's `{enabled}` body; with no body, `?enabled=` (as the original console sends it) stands in."""

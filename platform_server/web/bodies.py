@@ -106,6 +106,22 @@ def _takes_bool(annotation: object) -> bool:
     return bool(args) and bool in args and all(a is bool or a is type(None) for a in args)
 
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def check_int64(value: object, where: str = "") -> None:
+    """400 for an integer of a request model beyond 64 bits: the document states every body integer as an int64
+    (web.openapi.int64_bounds), the database stores no larger one. Free-form objects (dict fields) are not typed."""
+    if isinstance(value, pydantic.BaseModel):
+        for name, field in type(value).model_fields.items():
+            check_int64(getattr(value, name), f"{where}{field.alias or name}.")
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            check_int64(item, f"{where}{index}.")
+    elif isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
+        raise BadRequest(f"{where.rstrip('.')}: must be a 64-bit integer")
+
+
 def check_booleans(model: type[pydantic.BaseModel], data: dict[str, object]) -> None:
     """400 for a boolean field given anything but true/false (or null where allowed): pydantic's lax mode would
     read 0, 1, "yes" or "off" as booleans, which the document (`type: boolean`) does not allow."""

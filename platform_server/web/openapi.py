@@ -8,6 +8,7 @@ from platform_server import __version__
 from platform_server.ids import CONVERSATION_ID_PATTERN
 from platform_server.json_types import JsonObject
 from platform_server.web.base import ApiHandler, dumps
+from platform_server.web.bodies import INT64_MAX, INT64_MIN
 from platform_server.web.context import PUBLIC
 from platform_server.web.openapi_answers import NULL, answer_ref
 from platform_server.web.openapi_events import SseEvents, stream_ref
@@ -90,6 +91,20 @@ def _oas30(schema: object) -> object:
             out[bound] = value
             out[word] = True
     return out
+
+
+def int64_bounds(schema: object) -> None:
+    """State a request body's integers as the server reads them (web.bodies.check_int64): 64-bit, a 400 beyond."""
+    if isinstance(schema, list):
+        for item in schema:
+            int64_bounds(item)
+    elif isinstance(schema, dict):
+        if schema.get("type") == "integer":
+            schema.setdefault("format", "int64")
+            schema.setdefault("minimum", INT64_MIN)
+            schema.setdefault("maximum", INT64_MAX)
+        for value in schema.values():
+            int64_bounds(value)
 
 
 # String ids the server checks the same way on every route that takes them (conversations.service.validate_id)
@@ -193,6 +208,7 @@ def build_document(routes: list[Route]) -> JsonObject:
                 hook = getattr(model, "openapi_schema", None)  # a rule written with refs to the models now in components
                 if callable(hook):
                     hook(schema)
+                int64_bounds([schema, defs])
                 for name, sub in defs.items() if isinstance(defs, dict) else ():
                     schemas[name] = sub
                 ref = model.__name__
