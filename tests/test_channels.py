@@ -69,3 +69,40 @@ async def test_the_public_webchat_streams_answers_per_session(env: ChatEnv) -> N
     assert names(events)[0] == "meta" and text_of(events) == "Echo: hi"
     bad = await env.api.sse("POST", "/api/v1/channels/webchat/stream", {"token": "nope", "sessionId": "s1", "message": "hi"})
     assert names(bad) == ["error"]
+
+
+async def test_the_document_states_each_platforms_settings_and_an_update_that_the_stored_type_refuses_is_a_409(
+    env: ChatEnv,
+) -> None:
+    """Seed 7 created a Feishu channel without its appId: the document allowed any settings. The create now states each
+    type's settings; every body the document allows is taken, every body it refuses is a 400."""
+    from tests.helpers.openapi_inputs import conforms
+
+    doc = (await env.api.get("/v3/api-docs")).body
+    key = "A" * 43
+    base = {"name": "Bot", "agentId": str(env.agent_id)}
+    feishu = {**base, "channelType": "im_c", "settings": {"appId": "cli_1", "appSecret": "s", "verificationToken": "v"}}
+    answers: dict[int, list[dict[str, Any]]] = {
+        200: [feishu, {**base, "channelType": "im_f", "settings": {"token": "t", "encodingAESKey": key}},
+              {**base, "channelType": "webchat", "replyUrl": "not a url", "settings": {"any": 1}}],
+        400: [{**base, "channelType": "im_c", "settings": {"appId": "cli_1"}},  # seed 7: no appSecret, no token
+              {**base, "channelType": "im_c"},
+              {**feishu, "settings": {**feishu["settings"], "appSecret": "\ufeff"}},  # blank as the document reads it
+              {**feishu, "replyUrl": "ftp://x"},
+              {**base, "channelType": "im_f", "settings": {"token": "t", "encodingAESKey": f" {key}"}},
+              {**base, "channelType": "webchat", "settings": {"approverIds": "u1"}}],
+    }
+    made = {}
+    for status, bodies in answers.items():
+        for body in bodies:
+            r = await env.api.post("/api/v1/channels", body, token="alice")
+            assert r.status == status, (body, r.body)
+            assert conforms(doc, "ChannelCreate", body) == (status == 200), body
+            made.setdefault(body["channelType"], r.data)
+    # an update names no type: the document cannot state the type's rules there, the stored type refuses (409)
+    update = {"settings": {"appSecret": "s2"}}  # the given settings replace the public ones: appId is gone (secrets stay)
+    r = await env.api.put(f"/api/v1/channels/{made['im_c']['id']}", update, token="alice")
+    assert r.status == 409 and r.msg == "settings.appId: required for Feishu / Lark (App ID)", r.body
+    assert conforms(doc, "ChannelUpdate", update)
+    r = await env.api.put(f"/api/v1/channels/{made['im_c']['id']}", {"settings": {**feishu["settings"], "appId": "cli_2"}}, token="alice")
+    assert r.status == 200 and r.data["settings"]["appId"] == "cli_2", r.body

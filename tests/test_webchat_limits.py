@@ -29,7 +29,7 @@ async def test_a_webchat_token_is_rotated_by_a_workspace_admin_and_the_old_one_s
     im = (await env.api.post("/api/v1/channels", {"name": "tg", "channelType": "im_e", "agentId": env.agent_id,
                                                   "settings": {"botToken": "123:abc"}}, token="alice")).data
     r = await env.api.put(f"/api/v1/channels/{im['id']}", {"rotatePublicToken": True}, token="alice")
-    assert r.status == 400 and r.msg == "rotatePublicToken: only a webchat channel has a public token", r.body
+    assert r.status == 409 and r.msg == "rotatePublicToken: only a webchat channel has a public token", r.body
 
 
 @pytest.mark.config(webchat_rate_per_address=3)

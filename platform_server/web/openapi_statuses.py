@@ -28,6 +28,8 @@ CONFLICTS: dict[tuple[str, str], str] = {
         "PUT",
         "/api/v1/triggers/{id}",
     ): f"{_STORED_MODE}; or a patternType other than the console's four that is not the stored pattern sent back unchanged",
+    ("PUT", "/api/v1/channels/{id}"): "What the channel's stored type refuses: its platform's settings (as on create), a "
+    "reply URL that is not http(s), a token rotation of a channel that is not a webchat",
     ("POST", "/api/v1/skills"): "A skill of that name exists in the workspace",
     ("PUT", "/api/v1/skills/{id}"): "A skill of that name exists in the workspace, or a built-in skill is renamed",
     ("POST", "/api/v1/skills/synthesize-from-conversation"): "A skill of that name exists in the workspace",

@@ -5,14 +5,73 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, JsonValue
+from pydantic.json_schema import JsonDict
 
+from platform_server.features.channels.platforms import ADAPTERS
+from platform_server.features.channels.platforms.base import SettingField
+from platform_server.features.channels.platforms.settings import URL_KEYS
+from platform_server.ids import NOT_BLANK_PATTERN
 from platform_server.serialize import View
 from platform_server.web.secret_fields import ChannelSecret
 
 ChannelType = Literal["im_a", "im_b", "im_c", "im_d", "im_e", "im_f", "im_g", "im_h", "webchat"]
 
+HTTP_URL_PATTERN = "^https?://"  # a reply URL or a platform's base URL: http(s) (service.check_draft, settings.merge)
+# service.check_settings, for every type: approverIds is a list of at most 100 sender ids
+APPROVER_IDS: JsonDict = {"type": "array", "nullable": True, "maxItems": 100, "items": {"type": "string", "minLength": 1, "maxLength": 128}}
+
+
+def _setting(field: SettingField, extra: JsonDict) -> JsonDict:
+    """One platform setting as platforms.settings.merge checks it: a secret is a non-blank text (null: not given), a
+    public one a text, one of its choices when it has some; a required one is given (and not empty)."""
+    schema: JsonDict = (
+        {"type": "string", "maxLength": 4000, "pattern": NOT_BLANK_PATTERN}
+        if field.secret
+        else {"type": "string", "maxLength": 2000, **({"minLength": 1} if field.required else {})}
+    )
+    if field.choices:
+        schema["enum"] = [*field.choices, *([] if field.required else [None])]
+    if field.key in URL_KEYS:
+        schema["pattern"] = HTTP_URL_PATTERN
+    if not field.required:
+        schema["nullable"] = True
+    return {**schema, **extra}
+
+
+def _channel_kinds() -> list[JsonDict]:
+    """Per channel type, what service.create checks: a platform's settings (its fields, the base URLs) and a reply URL
+    that is http(s) when given; a webchat takes any settings (approverIds aside) and ignores a reply URL."""
+    kinds: list[JsonDict] = []
+    for kind, adapter in sorted(ADAPTERS.items()):
+        extra: dict[str, JsonDict] = getattr(adapter, "settings_schemas", {})  # what the platform's check_settings adds
+        fields: JsonDict = {f.key: _setting(f, extra.get(f.key, {})) for f in adapter.fields}
+        urls: JsonDict = {
+            key: {"type": "string", "nullable": True, "maxLength": 2000, "pattern": HTTP_URL_PATTERN} for key in URL_KEYS if key not in fields
+        }
+        required: list[JsonValue] = [f.key for f in adapter.fields if f.required]
+        settings: JsonDict = {"type": "object", "properties": {**fields, **urls, "approverIds": APPROVER_IDS}}
+        if required:
+            settings["required"] = required
+        kinds.append(
+            {
+                "required": ["channelType", *(["settings"] if required else [])],
+                "properties": {
+                    "channelType": {"type": "string", "enum": [kind]},
+                    "replyUrl": {"type": "string", "nullable": True, "pattern": HTTP_URL_PATTERN},
+                    "settings": settings,
+                },
+            }
+        )
+    any_settings: JsonDict = {"type": "object", "properties": {"approverIds": APPROVER_IDS}}
+    webchat: JsonDict = {"properties": {"channelType": {"type": "string", "enum": ["webchat"]}, "settings": any_settings}}
+    return [*kinds, webchat]
+
 
 class ChannelCreate(BaseModel):
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        schema["allOf"] = [{"oneOf": _channel_kinds()}]
+
     name: str = Field(min_length=1, max_length=100)
     channelType: ChannelType
     agentId: str = Field(pattern=r"^[0-9]{1,19}$")
@@ -22,7 +81,11 @@ class ChannelCreate(BaseModel):
     enabled: bool = True
 
 
-class ChannelUpdate(BaseModel):
+class ChannelUpdate(BaseModel):  # the stored type decides the settings and the reply URL: a mismatch is a 409
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        schema["allOf"] = [{"properties": {"settings": {"type": "object", "nullable": True, "properties": {"approverIds": APPROVER_IDS}}}}]
+
     name: str | None = Field(default=None, min_length=1, max_length=100)
     agentId: str | None = Field(default=None, pattern=r"^[0-9]{1,19}$")
     replyUrl: str | None = Field(default=None, max_length=2000)

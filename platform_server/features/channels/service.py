@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import peewee
@@ -22,7 +24,7 @@ from platform_server.features.workspaces.service import member_role
 from platform_server.integrations import secret_origin
 from platform_server.lazy import lazy_import
 from platform_server.web.context import Caller, Principal
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound
 
 if TYPE_CHECKING:
     import aiohttp
@@ -169,26 +171,26 @@ def toggle(caller: Caller, channel_id: int, enabled: bool | None) -> dict[str, A
 
 
 def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str, Any]:
+    """A sparse update. What the stored type refuses (a platform's settings, a reply URL, a token rotation) is a 409:
+    an update names no type, so the document states these rules on the create only (schemas.ChannelCreate)."""
     row = _get(caller, channel_id)
     rotate = bool(changes.pop("rotatePublicToken", False))
     if rotate and row.channel_type != "webchat":
-        raise BadRequest("rotatePublicToken: only a webchat channel has a public token")
-    draft = {"channelType": row.channel_type, "agentId": changes.get("agentId", row.agent_id), "replyUrl": changes.get("replyUrl", row.reply_url)}
-    fields = check_draft(caller, draft)
+        raise Conflict("rotatePublicToken: only a webchat channel has a public token")
     if changes.get("settings") is not None:
         check_settings(changes["settings"])
+    draft = {"channelType": row.channel_type, "agentId": changes.get("agentId", row.agent_id), "replyUrl": changes.get("replyUrl", row.reply_url)}
+    with _type_decides():
+        fields = check_draft(caller, draft)
+        given = changes["settings"] if "settings" in changes else None
+        settings = stored_settings(row.channel_type, given, row.settings) if given is not None else None
     with database.atomic():
         # The pairing token is sent as a bearer token to the reply URL: it stays only while the URL's
         # origin does (integrations.secret_origin); it cannot be typed again, so the channel is paired again.
         kept = secret_origin.kept(credentials_of(row), row.reply_url, fields["reply_url"])
         row.agent_id, row.reply_url = fields["agent_id"], fields["reply_url"]
         # Pairing credentials are never set through the API: the given settings replace the rest only.
-        given = changes["settings"] if "settings" in changes else None
-        row.settings = (
-            stored_settings(row.channel_type, given, row.settings)
-            if given is not None
-            else {k: v for k, v in (row.settings or {}).items() if k != "credentials"}
-        )
+        row.settings = settings if settings is not None else {k: v for k, v in (row.settings or {}).items() if k != "credentials"}
         if kept:
             row.settings["credentials"] = kept
         for key, attr in (("name", "name"), ("enabled", "enabled"), ("secret", "secret")):
@@ -200,6 +202,15 @@ def update(caller: Caller, channel_id: int, changes: dict[str, Any]) -> dict[str
         row.save()
         audit.record(caller, "UPDATE", "CHANNEL", row.id, ", ".join(sorted([*changes, *(["publicToken rotated"] if rotate else [])])))
     return to_dict(row)
+
+
+@contextlib.contextmanager
+def _type_decides() -> Iterator[None]:
+    """A 400 of the stored channel type's rules as the 409 it is for an update (the body cannot know the type)."""
+    try:
+        yield
+    except BadRequest as exc:
+        raise Conflict(exc.msg) from exc
 
 
 def delete(caller: Caller, channel_id: int) -> None:

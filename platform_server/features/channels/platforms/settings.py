@@ -8,6 +8,7 @@ from platform_server import sealed
 from platform_server.features.channels.models import Channel
 from platform_server.features.channels.platforms import ADAPTERS
 from platform_server.features.channels.platforms.base import PlatformAdapter
+from platform_server.ids import NOT_BLANK_RE
 from platform_server.integrations import secret_origin
 from platform_server.web.errors import BadRequest
 
@@ -46,7 +47,7 @@ def merge(adapter: PlatformAdapter, given: dict[str, Any], existing: dict[str, A
         value = given.get(key)
         if value is None:
             continue
-        if not isinstance(value, str) or not value.strip() or len(value) > 4000:
+        if not isinstance(value, str) or not NOT_BLANK_RE.search(value) or len(value) > 4000:  # the document's rule
             raise BadRequest(f"settings.{key}: must be a non-blank string")
         secrets[key] = sealed.seal(value.strip(), SECRETS_CONTEXT)
     for url_key in URL_KEYS:

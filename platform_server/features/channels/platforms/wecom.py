@@ -118,6 +118,8 @@ class WeComAdapter:
         SettingField("encodingAESKey", "EncodingAESKey", secret=True),
         SettingField("botId", "Bot ID", required=False, help="When set, callbacks for another bot are ignored."),
     )
+    # the document's form of check_settings (channels.schemas): the key as WeCom shows it, no spaces around
+    settings_schemas: dict[str, dict[str, Any]] = {"encodingAESKey": {"pattern": "^[A-Za-z0-9+/]{43}$"}}
     help = (
         "In the WeCom admin console create a smart bot (intelligent robot) and choose the API mode with a callback "
         "URL. Paste this channel's webhook URL as the URL, let WeCom generate the Token and the EncodingAESKey and "
@@ -133,7 +135,7 @@ class WeComAdapter:
         key = given.get("encodingAESKey")
         if key is not None:
             try:
-                _key(str(key).strip())
+                _key(key if isinstance(key, str) else "")
             except Unauthorized:
                 raise BadRequest("settings.encodingAESKey: must be the 43-character key WeCom generated")
 
