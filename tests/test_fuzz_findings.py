@@ -165,3 +165,20 @@ async def test_every_body_integer_is_a_stated_and_checked_64_bit_one(api: ApiCli
         if field.get("type") == "integer" and "maximum" not in field
     ]
     assert len(bodies) > 100 and not unbounded, unbounded
+
+
+async def test_every_toggle_takes_no_body_as_a_flip_and_checks_its_enabled_query(api: ApiClient, people: dict) -> None:
+    """Seed 99: `PUT /tools/{id}/toggle` without a body (documented optional, as for every `{enabled}` body) was a 400,
+    and a feature flag's `?enabled=<junk>` (documented boolean) was ignored with a 200."""
+    tool = (await api.get("/api/v1/tools", token="alice")).data[0]
+    endpoint = (await api.get("/api/v1/acp/endpoints", token="alice")).data[0]
+    flag = next(f for f in (await api.get("/api/v1/feature-flags", token="alice")).data if f["key"] == "skills_curator")
+    for path, before in (
+        (f"/api/v1/tools/{tool['id']}/toggle", tool["enabled"]),
+        (f"/api/v1/acp/endpoints/{endpoint['id']}/toggle", endpoint["enabled"]),
+        ("/api/v1/feature-flags/skills_curator", flag["enabled"]),
+    ):
+        r = await api.request("PUT", path, token="alice")
+        assert r.status == 200 and r.data["enabled"] is (not before), (path, r.body)
+        r = await api.put(path, {"enabled": True}, params={"enabled": "junk"}, token="alice")
+        assert r.status == 400 and r.msg == "Invalid value for parameter 'enabled': expected Boolean", (path, r.body)
