@@ -182,3 +182,20 @@ async def test_every_toggle_takes_no_body_as_a_flip_and_checks_its_enabled_query
         assert r.status == 200 and r.data["enabled"] is (not before), (path, r.body)
         r = await api.put(path, {"enabled": True}, params={"enabled": "junk"}, token="alice")
         assert r.status == 400 and r.msg == "Invalid value for parameter 'enabled': expected Boolean", (path, r.body)
+
+
+async def test_seed_5150_a_feed_kind_a_kb_id_and_an_imported_rule_id_follow_the_document(api: ApiClient, people: dict) -> None:
+    """The activity feed ignored `source` (documented enum) when `kind` was given; an agent's primaryKbId was stated as
+    any int64 though the server takes no negative one; a guard rule import skipped the int64 check of its ids."""
+    for params in ({"kind": "approval", "source": "junk"}, {"kind": ""}, {"source": "nope"}):
+        r = await api.get("/api/v1/activity/feed", params=params, token="alice")
+        assert r.status == 400, (params, r.body)
+    assert (await api.get("/api/v1/activity/feed", params={"source": "approval"}, token="alice")).status == 200
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    for model in ("AgentCreate", "AgentUpdate"):
+        assert doc["components"]["schemas"][model]["properties"]["primaryKbId"]["minimum"] == 0, model
+    r = await api.post("/api/v1/agents", {"name": "Neg", "primaryKbId": -5}, token="alice")
+    assert r.status == 400 and r.msg == "primaryKbId: must be a Long id", r.body
+    rule = {"ruleId": "big-id", "name": "Big", "toolName": "*", "severity": "low", "id": 2**63}
+    r = await api.post("/api/v1/security/guard/rules/import", {"rules": [rule]}, params={"dryRun": "true"}, token="alice")
+    assert r.status == 400 and r.msg == "rules.0.id: must be a 64-bit integer", r.body
