@@ -20,6 +20,9 @@ CONVERSATION_ID_PATTERN = f"^[^{WHITESPACE}@\\x00-\\x1f]([^@\\x00-\\x1f]{{0,126}
 # Checked with .fullmatch: a validator reads the closing `$` as the end of the string (schemathesis spells it \Z), where
 # Python's `$` also matches before a final newline. So are the other patterns this project states and checks.
 CONVERSATION_ID_RE = re.compile(CONVERSATION_ID_PATTERN)
+# a stream's `lastEventId` (a frame id, ASCII digits; empty: replay from the start): one rule for the document and the server
+LAST_EVENT_ID_PATTERN = "^[0-9]{0,18}$"
+LAST_EVENT_ID_RE = re.compile("[0-9]{0,18}")
 CONVERSATION_ID_RULE = "conversationId: must be 1-128 printable characters without '@' or a space at either end"
 
 

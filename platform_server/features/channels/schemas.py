@@ -10,7 +10,7 @@ from pydantic.json_schema import JsonDict
 from platform_server.features.channels.platforms import ADAPTERS
 from platform_server.features.channels.platforms.base import SettingField
 from platform_server.features.channels.platforms.settings import URL_KEYS
-from platform_server.ids import NOT_BLANK_PATTERN
+from platform_server.ids import LAST_EVENT_ID_PATTERN, NOT_BLANK_PATTERN
 from platform_server.serialize import View
 from platform_server.web.secret_fields import ChannelSecret
 
@@ -106,7 +106,7 @@ class WebchatRequest(BaseModel):
     sessionId: str = Field(min_length=1, max_length=128)
     message: str | None = Field(default=None, max_length=20_000)
     reconnect: bool | None = None
-    lastEventId: str | None = None
+    lastEventId: str | None = Field(default=None, pattern=LAST_EVENT_ID_PATTERN)  # chat.service.parse_last_event_id
 
 
 class PairingBegin(BaseModel):
