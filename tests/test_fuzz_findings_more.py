@@ -45,3 +45,74 @@ async def test_a_streams_last_event_id_is_the_stated_ascii_digits(api: ApiClient
             assert "error" not in names(events), (value, events)
         else:
             assert names(events) == ["error"] and events[0].data["code"] == 400, (value, events)
+
+
+async def test_every_toggle_takes_a_body_or_enabled_in_the_query_or_neither_which_flips(api: ApiClient, people: dict) -> None:
+    """Seed 101: `PUT /feature-flags/{key}?enabled=true` (the query stated beside an optional body) and a tool toggle
+    with no body at all (the document's body is optional) were 400s. Every toggle now reads `?enabled=` for an empty
+    body and flips when neither is given, as the channel, skill, cron and datasource toggles did."""
+    r = await api.put("/api/v1/feature-flags/workflows", params={"enabled": "false"}, token="alice")
+    assert r.status == 200 and r.data["enabled"] is False, r.body
+    r = await api.request("PUT", "/api/v1/feature-flags/workflows", token="alice")
+    assert r.status == 200 and r.data["enabled"] is True, r.body
+    tools = (await api.get("/api/v1/tools", token="alice")).data
+    tid = next(t["id"] for t in tools if t["name"] == "read_file")
+    r = await api.request("PUT", f"/api/v1/tools/{tid}/toggle", token="alice")
+    assert r.status == 200 and r.data["enabled"] is False, r.body
+    r = await api.put(f"/api/v1/tools/{tid}/toggle", {}, token="alice")
+    assert r.status == 200 and r.data["enabled"] is True, r.body
+    r = await api.put(f"/api/v1/tools/{tid}/toggle", params={"enabled": "false"}, token="alice")
+    assert r.status == 200 and r.data["enabled"] is False, r.body
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    for path in ("/api/v1/feature-flags/{flagKey}", "/api/v1/tools/{id}/toggle", "/api/v1/mcp/servers/{id}/toggle",
+                 "/api/v1/acp/endpoints/{id}/toggle"):
+        op = doc["paths"][path]["put"]
+        assert op["requestBody"]["required"] is False and "enabled" in {p["name"] for p in op["parameters"]}, path
+
+
+async def test_an_enum_query_value_is_one_of_the_enum_as_sent(api: ApiClient, people: dict) -> None:
+    """Seed 101: `GET /dashboard/cron-runs?status=` (none of the enum) was a 200; Tornado's reading trimmed spaces, so
+    `status= pending` was taken too. An enum parameter is now one of its values exactly."""
+    for path, name, value in (
+        ("/api/v1/dashboard/cron-runs", "status", "running"),
+        ("/api/v1/security/approvals", "status", "pending"),
+        ("/api/v1/activity/feed", "kind", "audit"),
+        ("/api/v1/activity/feed", "source", "audit"),
+        ("/api/v1/token-usage", "groupBy", "model"),
+        ("/api/v1/models/by-type", "type", "chat"),
+        ("/api/v1/models/by-type", "modelType", "chat"),
+        ("/api/v1/models/by-type", "modality", "text"),
+    ):
+        for bad in ("", " ", f" {value}", f"{value} ", f"{value}\x00"):
+            r = await api.get(path, params={name: bad}, token="alice")
+            assert r.status == 400 and r.msg.startswith(f"{name}: must be one of"), (path, name, bad, r.body)
+        assert (await api.get(path, params={name: value}, token="alice")).status == 200, (path, name)
+    # a stated limit is checked beside a page too (it was ignored there, a limit of 0 included)
+    r = await api.get("/api/v1/dashboard/cron-runs", params={"limit": "0", "page": "1"}, token="alice")
+    assert r.status == 400 and r.msg.startswith("limit:"), r.body
+
+
+async def test_a_query_long_is_read_as_its_documented_pattern_and_range(api: ApiClient, people: dict) -> None:
+    """`grantId` is stated as `^[0-9]{0,18}$`: the server took `-1`, ` 5` and 19 digits; a workflow's runs `limit` was
+    an integer without a maximum, and 20 digits were refused; a feed page past 64 bits was a 400 from SQLite."""
+    for bad in ("-1", " 5", "5 ", "1234567890123456789"):
+        r = await api.get("/api/v1/approval/resolutions", params={"grantId": bad}, token="alice")
+        assert r.status == 400 and "grantId" in r.msg, (bad, r.body)
+    for good in ("", "5"):
+        assert (await api.get("/api/v1/approval/resolutions", params={"grantId": good}, token="alice")).status == 200
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    (limit,) = [p for p in doc["paths"]["/api/v1/workflows/{id}/runs"]["get"]["parameters"] if p["name"] == "limit"]
+    assert limit["schema"]["maximum"] == 2**63 - 1
+    wid = (await api.post("/api/v1/workflows", {"name": "Flow"}, token="alice")).data["id"]
+    assert (await api.get(f"/api/v1/workflows/{wid}/runs", params={"limit": str(2**63 - 1)}, token="alice")).status == 200
+    r = await api.get("/api/v1/activity/feed", params={"page": "99999999999999999999"}, token="alice")
+    assert r.status == 200 and r.data["records"] == [] and r.data["total"] >= 1, r.body
+
+
+async def test_a_rule_import_states_and_checks_its_integers_as_int64(api: ApiClient, people: dict) -> None:
+    """Seed 101: an import entry's `id` of 2**63 (the document says int64) was taken."""
+    rule = {"ruleId": "alice", "name": "0", "toolName": "*", "severity": "low"}
+    r = await api.post("/api/v1/security/guard/rules/import", {"rules": [{**rule, "id": 2**63}]}, params={"dryRun": "true"}, token="alice")
+    assert r.status == 400 and r.msg.startswith("rules.0.id"), r.body
+    r = await api.post("/api/v1/security/guard/rules/import", {"rules": [{**rule, "id": 2**63 - 1}]}, params={"dryRun": "true"}, token="alice")
+    assert r.status == 200, r.body

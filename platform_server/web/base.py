@@ -474,12 +474,12 @@ class ApiHandler(inputs.NotedInputs):
     def query_long(self, name: str, required: bool = False) -> int | None:
         """A Long query parameter; empty counts as absent only where its documented schema takes an empty value (a
         pattern like `^[0-9]{0,18}$`); where it says integer, empty is no integer: a 400."""
-        raw = self.get_query_argument(name, None)
+        raw = self.get_query_argument(name, None, strip=False)  # as sent: a documented pattern reads it so
         if raw is None or (raw == "" and openapi_inputs.takes_empty(self.documented_query(name))):
             if required:
                 raise BadRequest(f"{name}: must not be null")
             return None
-        return parse_long(name, raw)
+        return parse_long(name, openapi_inputs.as_documented(name, raw, self.documented_query(name)))
 
     def documented_query(self, name: str) -> JsonObject | None:
         """The schema the document states for a query parameter of this operation (web.openapi_inputs restates the

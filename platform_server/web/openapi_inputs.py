@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from platform_server.idempotency import MAX_KEY_LENGTH
 from platform_server.ids import CONVERSATION_ID_PATTERN
 from platform_server.json_types import JsonObject
+from platform_server.web.bodies import INT64_MAX
+from platform_server.web.errors import BadRequest
 
 if TYPE_CHECKING:
     from platform_server.web.base import ApiHandler
@@ -94,6 +96,16 @@ def takes_empty(schema: JsonObject | None) -> bool:
         return True
     pattern = schema.get("pattern")
     return schema.get("type") == "string" and not schema.get("minLength") and (not isinstance(pattern, str) or re.search(pattern, "") is not None)
+
+
+def as_documented(name: str, raw: str, schema: JsonObject | None) -> str:
+    """A query value as sent, when its documented schema has no pattern or it matches the pattern (fullmatch: a
+    validator reads the closing `$` as the end); else the 400 naming it. A Long stated as `^[0-9]{0,18}$` took
+    `-1`, ` 5` or 19 digits, which the document refuses."""
+    pattern = schema.get("pattern") if schema else None
+    if isinstance(pattern, str) and not re.fullmatch(pattern, raw):
+        raise BadRequest(f"Invalid value for parameter '{name}': must match {pattern}")
+    return raw
 
 
 def _q(name: str, schema: JsonObject, description: str = "", required: bool = False) -> JsonObject:
@@ -193,7 +205,8 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/skills/curator/snapshots"): [_range("limit", 1, 100)],
     ("GET", "/api/v1/conversations/{conversationId}/team-runs/page"): [_q("limit", {"type": "integer", "minimum": 1})],
     ("GET", "/api/v1/teams/{teamId}/runs/page"): [_q("limit", {"type": "integer", "minimum": 1})],
-    ("GET", "/api/v1/workflows/{id}/runs"): [_q("limit", {"type": "integer", "minimum": 1})],
+    # read as a Long (web.errors.parse_long: 64 bits), at most 50 answered
+    ("GET", "/api/v1/workflows/{id}/runs"): [_range("limit", 1, INT64_MAX, "How many (default 20, at most 50 answered)")],
     ("GET", "/api/v1/plans"): [_q("agentId", _LONG, "The agent", required=True)],
     ("GET", "/api/v1/skills/prompt-preview"): [_q("agentId", _LONG, "The agent", required=True)],
     ("GET", "/api/v1/skills/routines"): [_q("status", {"type": "string", "enum": ["open", "dismissed", "promoted"]})],

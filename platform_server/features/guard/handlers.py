@@ -33,7 +33,7 @@ from platform_server.features.guard.view_models import (
     GuardToolCallView,
 )
 from platform_server.web.base import ApiHandler
-from platform_server.web.bodies import first_validation_error
+from platform_server.web.bodies import check_int64, first_validation_error
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.openapi_answers import NOTHING, list_of, one, page_of
@@ -118,9 +118,10 @@ class RulesImportHandler(ApiHandler):
         payload = self.json_body()
         # each rule as the document states it (types included) before rules.import_rules checks the rest
         try:
-            RulesImport.model_validate({"rules": payload} if isinstance(payload, list) else payload)
+            parsed = RulesImport.model_validate({"rules": payload} if isinstance(payload, list) else payload)
         except pydantic.ValidationError as exc:
             raise BadRequest(first_validation_error(exc))
+        check_int64(parsed)  # an integer (an export's `id`) is a stated int64, as in every body (web.bodies)
         self.ok(rules.import_rules(caller, payload, dry_run=bool(self.query_bool("dryRun"))))
 
 
@@ -221,7 +222,7 @@ class ApprovalsHandler(PagedHandler):
 
     def get(self) -> None:
         """Approval records of the workspace with their status, newest first."""
-        self.ok(views.approvals_page(self.require_caller(), self.page(), self.get_query_argument("status", None)))
+        self.ok(views.approvals_page(self.require_caller(), self.page(), self.query_choice("status", views.PENDING_STATUSES)))
 
 
 class MyPendingHandler(ApiHandler):
@@ -371,7 +372,9 @@ class ActivityFeedHandler(PagedHandler):
     def get(self) -> None:
         """Audit events, approval decisions and tool calls merged, newest first."""
         # `source`: the original console's name for `kind`
-        kind = self.get_query_argument("kind", None) or self.get_query_argument("source", None)
+        # each given value is one of the documented enum's (an empty one is not), `kind` wins
+        kind, source = self.query_choice("kind", views.FEED_KINDS), self.query_choice("source", views.FEED_KINDS)
+        kind = kind or source
         self.ok(views.activity_feed(self.require_caller(), self.page(), kind))
 
 

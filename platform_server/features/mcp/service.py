@@ -282,9 +282,9 @@ def update(caller: Caller, server_id: int, req: McpServerUpdate) -> McpServer:
     return row
 
 
-def toggle(caller: Caller, server_id: int, enabled: bool) -> McpServer:
+def toggle(caller: Caller, server_id: int, enabled: bool | None) -> McpServer:
     row = get_row(server_id)
-    row.enabled = enabled
+    row.enabled = enabled = (not row.enabled) if enabled is None else enabled  # none given: flip
     row.update_time = utcnow()
     audit.save(caller, "UPDATE", "MCP_SERVER", row, f"MCP server {row.name} {'enabled' if enabled else 'disabled'}")
     return row

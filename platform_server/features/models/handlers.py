@@ -111,19 +111,14 @@ class ByTypeHandler(_Models):
     def get(self) -> None:
         """Enabled models of one type (`chat` or `embedding`), optionally with a `modality`."""
         # each given value is checked (an empty one too: it is none of the documented enum's), `type` wins
-        given = [(n, self.get_query_argument(n, None)) for n in ("type", "modelType")]
-        for name, value in given:
-            if value is not None and value not in service.MODEL_TYPES:
-                raise BadRequest(f"{name}: must be chat or embedding")
+        given = [(n, self.query_choice(n, service.MODEL_TYPES)) for n in ("type", "modelType")]
         model_type = next((v for _, v in given if v is not None), "chat")
-        modality = self.get_query_argument("modality", None)
+        modality = self.query_choice("modality", (*service.MODALITIES, "vision", "video", "audio"))
         if modality == "vision":  # the original console's name for image input
             modality = "image"
         if modality in ("video", "audio"):  # no model here takes video or audio input
             self.ok([])
             return
-        if modality is not None and modality not in service.MODALITIES:
-            raise BadRequest("modality: must be one of text, image, vision, video, audio")
         self.ok([service.model_to_dict(m) for m in service.enabled_models(model_type, modality)])
 
 

@@ -110,9 +110,9 @@ def update(caller: Caller, tool_id: int, description: str | None, enabled: bool 
     return to_dict(row)
 
 
-def toggle(caller: Caller, tool_id: int, enabled: bool) -> dict[str, Any]:
+def toggle(caller: Caller, tool_id: int, enabled: bool | None) -> dict[str, Any]:
     row = _get(tool_id)
-    row.enabled = enabled
+    row.enabled = enabled = (not row.enabled) if enabled is None else enabled  # none given: flip
     row.update_time = utcnow()
     audit.save(caller, "UPDATE", "TOOL", row, f"tool {row.name} {'enabled' if enabled else 'disabled'}")
     return to_dict(row)
