@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from platform_server.idempotency import MAX_KEY_LENGTH
-from platform_server.ids import CONVERSATION_ID_PATTERN
+from platform_server.ids import CONVERSATION_ID_PATTERN, QUERY_NOT_BLANK_PATTERN
 from platform_server.json_types import JsonObject
 from platform_server.web.bodies import INT64_MAX
 from platform_server.web.errors import BadRequest
@@ -117,7 +117,7 @@ def _q(name: str, schema: JsonObject, description: str = "", required: bool = Fa
 
 _LONG: JsonObject = {"type": "string", "pattern": "^[0-9]{1,18}$"}  # a Long, as web.base.parse_long reads it
 _STR: JsonObject = {"type": "string"}
-_TEXT: JsonObject = {"type": "string", "minLength": 1, "pattern": "\\S"}  # blank is refused
+_TEXT: JsonObject = {"type": "string", "minLength": 1, "pattern": QUERY_NOT_BLANK_PATTERN}  # blank is refused, as the server reads it
 _DAY: JsonObject = {"type": "string", "format": "date"}  # RFC 3339 full-date (usage.handlers reads exactly that)
 _BOOL: JsonObject = {"type": "boolean"}
 # web.pagination.page_request: below 1 (or empty) is a 400, a size above the maximum is clamped

@@ -24,6 +24,7 @@ from platform_server.features.models.schemas import (
     ProviderOptionView,
     ProviderProbeView,
 )
+from platform_server.ids import NOT_BLANK_RE
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
@@ -154,10 +155,10 @@ class CustomProvidersHandler(_Models):
 
     def delete(self) -> None:
         """Delete a custom provider named by the `providerId` query parameter."""
-        provider_id = self.get_query_argument("providerId", "")
-        if not provider_id:
+        provider_id = self.get_query_argument("providerId", "", strip=False)
+        if not NOT_BLANK_RE.search(provider_id):  # the document's QUERY_NOT_BLANK_PATTERN, as Tornado gives the value
             raise BadRequest("providerId: must not be blank")
-        service.delete_custom_provider(self.require_caller(), provider_id)
+        service.delete_custom_provider(self.require_caller(), provider_id.strip())
         self.ok(None)
 
 
