@@ -130,3 +130,22 @@ async def test_a_required_query_text_is_blank_as_the_server_reads_it(api: ApiCli
             valid = re.search(param["schema"]["pattern"], value) is not None
             r = await api.request(method.upper(), path, params={name: value}, token="alice")
             assert (r.status != 400) == valid, (path, repr(value), r.body)
+
+
+async def test_a_grants_scope_id_is_blank_as_both_readings_count_it_and_an_unknown_rule_is_a_404(api: ApiClient, people: dict) -> None:
+    """`^\\s*\\S` (ECMA's spaces) took U+001C as a scope id, which Python's strip() found blank: a 400 for valid input.
+    A grant's `ruleId` naming no stored rule is what is stored, like its scope: 404, not 400."""
+    from tests.helpers.openapi_inputs import conforms
+
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    base = {"scopeType": "USER", "maxSeverity": "low", "grantKind": "ALWAYS", "toolName": "read_file"}
+    for scope in ("\x1c", " ", "\ufeff", "\x1c5"):
+        body = {**base, "scopeId": scope}
+        r = await api.post("/api/v1/approval/grants", body, token="alice")
+        assert (r.status == 400) == (not conforms(doc, "GrantBody", body)), (repr(scope), r.body)
+        assert r.status in (400, 404), r.body
+    me = str(people["alice"]["id"])
+    r = await api.post("/api/v1/approval/grants", {**base, "scopeId": f" {me} "}, token="alice")
+    assert r.status == 200 and r.data["scopeId"] == me, r.body
+    r = await api.post("/api/v1/approval/grants", {**base, "scopeId": me, "ruleId": "no-such-rule"}, token="alice")
+    assert r.status == 404 and r.msg.startswith("ruleId:"), r.body

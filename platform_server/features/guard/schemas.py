@@ -10,6 +10,7 @@ from pydantic.json_schema import JsonDict
 
 from platform_server.features.guard import settings
 from platform_server.features.guard.view_models import GuardRulePageView, GuardRuleView
+from platform_server.ids import NOT_BLANK_PATTERN, NOT_BLANK_RE
 from platform_server.web.bodies import explained
 
 Severity = Literal["low", "medium", "high", "critical"]
@@ -155,9 +156,12 @@ class GrantBody(BaseModel):
     )
 
     scopeType: Literal["USER", "AGENT", "CONVERSATION", "WORKSPACE"]
-    # 1-128 characters once stripped (_scope_id): a blank string is refused
+    # 1-128 characters, not blank (_scope_id: NOT_BLANK_PATTERN, the union of ECMA's and Python's spaces; `\S` let a
+    # U+001C through, which Python's strip() then removed)
     scopeId: str | int = Field(
-        json_schema_extra={"anyOf": [{"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^\\s*\\S"}, {"type": "integer", "minimum": 0}]}
+        json_schema_extra={
+            "anyOf": [{"type": "string", "minLength": 1, "maxLength": 128, "pattern": NOT_BLANK_PATTERN}, {"type": "integer", "minimum": 0}]
+        }
     )
     toolName: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]*$")
     ruleId: str | None = Field(default=None, min_length=1, max_length=64)
@@ -170,10 +174,10 @@ class GrantBody(BaseModel):
     @field_validator("scopeId")
     @classmethod
     def _scope_id(cls, value: str | int) -> str:
-        text = str(value).strip()
-        if not text or len(text) > 128:
-            raise ValueError("must be 1-128 characters")
-        return text
+        text = str(value)
+        if not NOT_BLANK_RE.search(text) or len(text) > 128:  # the document's rule, on the value as sent
+            raise ValueError("must be 1-128 characters, not blank")
+        return text.strip()
 
 
 class GuardRulesView(RootModel[list[GuardRuleView] | GuardRulePageView]):
