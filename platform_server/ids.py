@@ -16,6 +16,7 @@ _EPOCH_MS = 1_704_067_200_000
 WHITESPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 NOT_BLANK_PATTERN = f"[^{WHITESPACE}]"  # a character that is no space: a text that is not blank
 NOT_BLANK_RE = re.compile(NOT_BLANK_PATTERN)
+PY_SPACES = WHITESPACE.replace("\\ufeff", "")  # what Python's str.strip() removes (str.isspace): a class for patterns
 # A query value's: Tornado reads the control characters it does not count as spaces as spaces too (its
 # _remove_control_chars_regex), so `%00` alone is blank there; check the value as Tornado gives it with NOT_BLANK_RE
 QUERY_NOT_BLANK_PATTERN = f"[^{WHITESPACE}\\x00-\\x08\\x0e-\\x1f]"

@@ -149,3 +149,46 @@ async def test_a_grants_scope_id_is_blank_as_both_readings_count_it_and_an_unkno
     assert r.status == 200 and r.data["scopeId"] == me, r.body
     r = await api.post("/api/v1/approval/grants", {**base, "scopeId": me, "ruleId": "no-such-rule"}, token="alice")
     assert r.status == 404 and r.msg.startswith("ruleId:"), r.body
+
+
+ECMA_SPACES = "\\t\\n\\x0b\\x0c\\r \\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+
+
+def ecma(pattern: str) -> str:
+    """A document pattern as an ECMA validator (schemathesis, a generated client) reads it: `\\s` is ECMA's spaces."""
+    out, in_class, i = [], False, 0
+    while i < len(pattern):
+        if pattern[i] == "\\" and i + 1 < len(pattern):
+            pair = pattern[i : i + 2]
+            out.append({"\\s": ECMA_SPACES if in_class else f"[{ECMA_SPACES}]", "\\S": f"[^{ECMA_SPACES}]"}.get(pair, pair))
+            i += 2
+            continue
+        in_class = {"[": True, "]": False}.get(pattern[i], in_class)
+        out.append(pattern[i])
+        i += 1
+    return "".join(out)
+
+
+def patterns_in(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return [node["pattern"]] if isinstance(node.get("pattern"), str) else [p for v in node.values() for p in patterns_in(v)]
+    return [p for v in node for p in patterns_in(v)] if isinstance(node, list) else []
+
+
+async def test_spaces_in_a_stated_pattern_are_the_ones_the_server_strips(api: ApiClient, people: dict) -> None:
+    """`\\s` means ECMA's spaces to a validator, Python's to strip() and Unicode's to pydantic: a cron job's agentId
+    `\\ufeff<id>` (a space to ECMA, not to strip()) was valid to the document and no Long to the server, and a file
+    guard glob of U+0085 was valid to the document and blank to the server. The patterns now name the spaces."""
+    import re
+
+    schemas: dict[str, Any] = (await api.get("/v3/api-docs")).body["components"]["schemas"]
+    (long_text,) = patterns_in(schemas["CronJobCreate"]["properties"]["agentId"])
+    (glob,) = patterns_in(schemas["FileGuardBody"]["properties"]["patterns"])
+    agent_id = (await api.post("/api/v1/agents", {"name": "Digest", "agentType": "react"}, token="alice")).data["id"]
+    job = {"name": "Digest", "cronExpression": "*/5 * * * *", "message": "Write"}
+    for text in (f"\ufeff{agent_id}", f"\x1c{agent_id}\u3000", f" {agent_id}\n"):
+        r = await api.post("/api/v1/cron-jobs", {**job, "agentId": text}, token="alice")
+        assert (r.status == 200) == bool(re.search(ecma(long_text), text)), (repr(text), r.body)
+    for value in ("\x85", "\ufeff", "\u00a0*.env", "a\x1f", "*.env"):
+        r = await api.put("/api/v1/security/guard/config/file-guard", {"patterns": [value]}, token="alice")
+        assert (r.status == 200) == bool(re.search(ecma(glob), value)), (repr(value), r.body)

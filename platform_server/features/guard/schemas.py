@@ -10,7 +10,7 @@ from pydantic.json_schema import JsonDict
 
 from platform_server.features.guard import settings
 from platform_server.features.guard.view_models import GuardRulePageView, GuardRuleView
-from platform_server.ids import NOT_BLANK_PATTERN, NOT_BLANK_RE
+from platform_server.ids import NOT_BLANK_PATTERN, NOT_BLANK_RE, WHITESPACE
 from platform_server.web.bodies import explained
 
 Severity = Literal["low", "medium", "high", "critical"]
@@ -114,7 +114,8 @@ class GuardConfigBody(BaseModel):
 
 
 # A glob: 1-200 characters, no control characters, not blank (settings.validate_pattern)
-GLOB_PATTERN = explained(r"^[^\x00-\x1f]*[^\s\x00-\x1f][^\x00-\x1f]*$", "must be a non-empty glob without control characters")
+# (the spaces named as NOT_BLANK_PATTERN does: `\s` is another set to ECMA, to Python and to pydantic's Rust regex)
+GLOB_PATTERN = explained(f"^[^\\x00-\\x1f]*[^{WHITESPACE}\\x00-\\x1f][^\\x00-\\x1f]*$", "must be a non-empty glob without control characters")
 
 
 class FileGuardBody(BaseModel):
