@@ -16,6 +16,8 @@ _EPOCH_MS = 1_704_067_200_000
 WHITESPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 NOT_BLANK_PATTERN = f"[^{WHITESPACE}]"  # a character that is no space: a text that is not blank
 NOT_BLANK_RE = re.compile(NOT_BLANK_PATTERN)
+# an id given as text: a Long of at most 18 digits (web.errors.parse_long; 19 digits may pass 64 bits: a database error)
+LONG_ID_PATTERN = "^[0-9]{1,18}$"
 PY_SPACES = WHITESPACE.replace("\\ufeff", "")  # what Python's str.strip() removes (str.isspace): a class for patterns
 # A query value's: Tornado reads the control characters it does not count as spaces as spaces too (its
 # _remove_control_chars_regex), so `%00` alone is blank there; check the value as Tornado gives it with NOT_BLANK_RE

@@ -192,3 +192,17 @@ async def test_spaces_in_a_stated_pattern_are_the_ones_the_server_strips(api: Ap
     for value in ("\x85", "\ufeff", "\u00a0*.env", "a\x1f", "*.env"):
         r = await api.put("/api/v1/security/guard/config/file-guard", {"patterns": [value]}, token="alice")
         assert (r.status == 200) == bool(re.search(ecma(glob), value)), (repr(value), r.body)
+
+
+async def test_an_id_given_as_text_is_a_long_of_at_most_18_digits(api: ApiClient, people: dict) -> None:
+    """`^[0-9]{1,19}$` took 9999999999999999999, past 64 bits: the database refused it (400 for valid input)."""
+    from tests.helpers.openapi_inputs import conforms
+
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    agent_id = (await api.post("/api/v1/agents", {"name": "Bot", "agentType": "react"}, token="alice")).data["id"]
+    for digits, status in (("9" * 19, 400), (agent_id, 200)):
+        body = {"name": "Bot", "channelType": "webchat", "agentId": digits}
+        r = await api.post("/api/v1/channels", body, token="alice")
+        assert r.status == status and conforms(doc, "ChannelCreate", body) == (status == 200), (digits, r.body)
+    assert not conforms(doc, "ChannelUpdate", {"agentId": "9" * 19})
+    assert not conforms(doc, "McpToolCreate", {"serverId": "9" * 19, "name": "x", "toolName": "x"})
