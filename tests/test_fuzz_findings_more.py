@@ -206,3 +206,15 @@ async def test_an_id_given_as_text_is_a_long_of_at_most_18_digits(api: ApiClient
         assert r.status == status and conforms(doc, "ChannelCreate", body) == (status == 200), (digits, r.body)
     assert not conforms(doc, "ChannelUpdate", {"agentId": "9" * 19})
     assert not conforms(doc, "McpToolCreate", {"serverId": "9" * 19, "name": "x", "toolName": "x"})
+
+
+async def test_a_body_of_spaces_is_no_json(api: ApiClient, people: dict) -> None:
+    """Seed 404: `PUT /security/guard/rules/{ruleId}` with the body `\\n` (no JSON text) was read as {} and saved; a
+    toggle took it as no body. No body is still {} where the body is optional."""
+    rule = {"ruleId": "r1", "name": "R", "toolName": "*", "severity": "low"}
+    assert (await api.post("/api/v1/security/guard/rules", rule, token="alice")).status == 200
+    tid = next(t["id"] for t in (await api.get("/api/v1/tools", token="alice")).data if t["name"] == "read_file")
+    for method, path, params in (("PUT", "/api/v1/security/guard/rules/r1", None), ("PUT", f"/api/v1/tools/{tid}/toggle", {"enabled": "true"})):
+        r = await api.request(method, path, data=b"\n", params=params, token="alice", headers={"Content-Type": "application/json"})
+        assert r.status == 400 and r.msg == "Malformed JSON request body", (path, r.body)
+        assert (await api.request(method, path, params=params, token="alice")).status == 200, path
