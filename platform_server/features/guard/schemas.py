@@ -22,8 +22,8 @@ Decision = Literal["allow", "ask", "deny"]
 # A rule's value rules, stated so a client (or a fuzzer) sends only what rules.validate_rule takes
 RULE_ID_PATTERN = explained(r"^[a-z0-9][a-z0-9._-]{0,63}$", "a slug of lowercase letters, digits, '.', '_' or '-' (1-64, starting alnum)")
 TOOL_NAME_PATTERN = explained(r"^(\*|[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,127})$", "a tool name (letters, digits, _ . : -) or *")
-# str.strip() (rules._text) also strips \x1c-\x1f, which a regex's \s leaves out
-NOT_BLANK = explained(r"[^\s\x1c-\x1f]", "must not be blank")
+# the spaces named (ids.NOT_BLANK_PATTERN): `\s` has U+FEFF to ECMA and not to pydantic's regex nor to strip()
+NOT_BLANK = explained(NOT_BLANK_PATTERN, "must not be blank")
 # Each argument's regex must compile (`format: regex`); the argument name is the tool's own key, any string
 PATTERNS_SCHEMA: JsonDict = {
     "type": "object",
