@@ -16,10 +16,19 @@ _EPOCH_MS = 1_704_067_200_000
 WHITESPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 NOT_BLANK_PATTERN = f"[^{WHITESPACE}]"  # a character that is no space: a text that is not blank
 NOT_BLANK_RE = re.compile(NOT_BLANK_PATTERN)
+# an id given as text: a Long of at most 18 digits (web.errors.parse_long; 19 digits may pass 64 bits: a database error)
+LONG_ID_PATTERN = "^[0-9]{1,18}$"
+PY_SPACES = WHITESPACE.replace("\\ufeff", "")  # what Python's str.strip() removes (str.isspace): a class for patterns
+# A query value's: Tornado reads the control characters it does not count as spaces as spaces too (its
+# _remove_control_chars_regex), so `%00` alone is blank there; check the value as Tornado gives it with NOT_BLANK_RE
+QUERY_NOT_BLANK_PATTERN = f"[^{WHITESPACE}\\x00-\\x08\\x0e-\\x1f]"
 CONVERSATION_ID_PATTERN = f"^[^{WHITESPACE}@\\x00-\\x1f]([^@\\x00-\\x1f]{{0,126}}[^{WHITESPACE}@\\x00-\\x1f])?$"
 # Checked with .fullmatch: a validator reads the closing `$` as the end of the string (schemathesis spells it \Z), where
 # Python's `$` also matches before a final newline. So are the other patterns this project states and checks.
 CONVERSATION_ID_RE = re.compile(CONVERSATION_ID_PATTERN)
+# a stream's `lastEventId` (a frame id, ASCII digits; empty: replay from the start): one rule for the document and the server
+LAST_EVENT_ID_PATTERN = "^[0-9]{0,18}$"
+LAST_EVENT_ID_RE = re.compile("[0-9]{0,18}")
 CONVERSATION_ID_RULE = "conversationId: must be 1-128 printable characters without '@' or a space at either end"
 
 

@@ -125,7 +125,7 @@ async def test_grant_creation_checks_kind_and_scope(server: RunningServer, peopl
         grant(bob, "bob", "USER", str(people["carol"]["id"]))
     with pytest.raises(Forbidden):
         grant(bob, "bob", "WORKSPACE", "1")
-    with pytest.raises(BadRequest, match="ruleId"):
+    with pytest.raises(NotFound, match="ruleId"):  # the stored rules decide, as a scope's do
         grant(bob, "bob", "USER", str(bob["id"]), rule_id="nope")
 
 

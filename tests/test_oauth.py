@@ -155,7 +155,8 @@ async def test_device_polls_respect_the_interval_and_slow_down(oapi: ApiClient, 
 
 
 async def test_refresh_rotates_the_token_and_revoke_clears_it_at_the_vendor_and_here(oapi: ApiClient, oauth_server: RunningServer, idp: FakeOAuthServer) -> None:
-    assert (await oapi.post("/api/v1/oauth/vendor_b/refresh", token="alice")).status == 400  # not connected
+    r = await oapi.post("/api/v1/oauth/vendor_b/refresh", token="alice")
+    assert r.status == 409 and r.msg == "vendor_b is not connected", r.body  # the stored state, not the request
     sid = (await oapi.post("/api/v1/oauth/vendor_b/device/start", token="alice")).data["sessionId"]
     idp.approve(next(d.user_code for d in idp.devices.values()))
     await oapi.post("/api/v1/oauth/vendor_b/device/poll", {"sessionId": sid}, token="alice")

@@ -132,7 +132,7 @@ async def test_adding_members_needs_admin_and_only_an_owner_grants_owner(api: Ap
     res = await api.post(f"/api/v1/workspaces/{ws}/members", {"userId": ids["frank"], "role": "admin"}, token="erin")
     assert res.status == 200 and res.data == {"userId": ids["frank"], "username": "frank", "role": "admin"}
     res = await api.post(f"/api/v1/workspaces/{ws}/members", {"userId": ids["frank"], "role": "viewer"}, token="erin")
-    assert res.status == 400
+    assert res.status == 409 and res.msg == "userId: already a member of this workspace"  # the workspace's state
     res = await api.post(f"/api/v1/workspaces/{ws}/members", {"userId": ids["alice"], "role": "owner"}, token="dave")
     assert res.status == 200 and res.data["role"] == "owner"
     res = await api.post(f"/api/v1/workspaces/{ws}/members", {"userId": "424242", "role": "viewer"}, token="dave")
@@ -174,13 +174,13 @@ async def test_nobody_removes_or_demotes_the_last_owner(api: ApiClient, team: Te
     base = f"/api/v1/workspaces/{ws}/members"
     for token in ("dave", "alice"):
         res = await api.put(f"{base}/{ids['dave']}", {"role": "admin"}, token=token)
-        assert res.status == 400 and res.msg == "The last owner cannot be demoted"
+        assert res.status == 409 and res.msg == "The last owner cannot be demoted"  # the workspace's state
         res = await api.delete(f"{base}/{ids['dave']}", token=token)
-        assert res.status == 400 and res.msg == "The last owner cannot be removed"
+        assert res.status == 409 and res.msg == "The last owner cannot be removed"
     assert (await api.put(f"{base}/{ids['erin']}", {"role": "owner"}, token="dave")).status == 200
     assert (await api.put(f"{base}/{ids['dave']}", {"role": "member"}, token="dave")).status == 200
     res = await api.delete(f"{base}/{ids['erin']}", token="erin")
-    assert res.status == 400 and res.msg == "The last owner cannot be removed"
+    assert res.status == 409 and res.msg == "The last owner cannot be removed"
     members = {m["username"]: m["role"] for m in (await api.get(base, token="erin")).data}
     assert members["erin"] == "owner" and members["dave"] == "member"
 

@@ -448,7 +448,7 @@ class ApiHandler(inputs.NotedInputs):
     def toggle_body(self, model: type[M]) -> M:
         """A toggle's `{enabled}` body; with no body, `?enabled=` (as the original console sends it) stands in."""
         enabled = self.query_bool("enabled")
-        if b"".join(self._chunks).strip() or enabled is None:
+        if b"".join(self._chunks) or enabled is None:  # a body of spaces is no JSON: body() refuses it
             return self.body(model)
         return validated(model, {"enabled": enabled})
 
@@ -462,12 +462,13 @@ class ApiHandler(inputs.NotedInputs):
     def query_long(self, name: str, required: bool = False) -> int | None:
         """A Long query parameter; empty counts as absent only where its documented schema takes an empty value (a
         pattern like `^[0-9]{0,18}$`); where it says integer, empty is no integer: a 400."""
-        raw = self.get_query_argument(name, None)
-        if raw is None or (raw == "" and openapi_inputs.takes_empty(self.query_params, self.request.method or "", self.template, name)):
+        schema = openapi_inputs.documented_query(self.query_params, self.request.method or "", self.template, name)
+        raw = self.get_query_argument(name, None, strip=False)  # as sent: a documented pattern reads it so
+        if raw is None or (raw == "" and openapi_inputs.takes_empty(schema)):
             if required:
                 raise BadRequest(f"{name}: must not be null")
             return None
-        return parse_long(name, raw)
+        return parse_long(name, openapi_inputs.as_documented(name, raw, schema))
 
     @property
     def original_console(self) -> bool:

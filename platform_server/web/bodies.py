@@ -67,7 +67,7 @@ def parse_json(chunks: list[bytes]) -> object:
 
 
 def decode_json(raw: bytes) -> object:
-    if not raw.strip():
+    if not raw:  # no body: {}; a body of spaces is no JSON text (a 400, as the document's JSON body says)
         return {}
     try:
         data = json.loads(raw)

@@ -9,9 +9,12 @@ The statuses answered are noted the same way (web.base.on_finish). Off in produc
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import overload
 
 import tornado.web
+
+from platform_server.web.errors import BadRequest
 
 RECORDING = False
 
@@ -66,6 +69,15 @@ class NotedInputs(tornado.web.RequestHandler):
         """Tornado's, noting the parameter's name (web.inputs: the document must state every input read)."""
         self._note(QUERY, name)
         return super().get_query_argument(name, default, strip)
+
+    def query_choice(self, name: str, choices: Collection[str]) -> str | None:
+        """A query parameter the document states as an enum, read as it states it: one of `choices` exactly, or None
+        when absent. Tornado's reading trims spaces (and turns control characters into spaces), so `?status= pending`
+        or `?status=` (none of the enum's) was taken: here a value that is not a choice as sent is a 400."""
+        raw = self.get_query_argument(name, None, strip=False)
+        if raw is not None and raw not in choices:
+            raise BadRequest(f"{name}: must be one of {', '.join(sorted(choices))}")
+        return raw
 
     def query_map(self) -> dict[str, str]:
         """Every query parameter, unnoted: for a verifier that takes the whole query (a webhook's signature

@@ -12,8 +12,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from platform_server.idempotency import MAX_KEY_LENGTH
-from platform_server.ids import CONVERSATION_ID_PATTERN
+from platform_server.ids import CONVERSATION_ID_PATTERN, QUERY_NOT_BLANK_PATTERN
 from platform_server.json_types import JsonObject
+from platform_server.web.bodies import INT64_MAX
+from platform_server.web.errors import BadRequest
 
 if TYPE_CHECKING:
     from platform_server.web.base import ApiHandler
@@ -88,17 +90,32 @@ def add_inputs(handler: type[ApiHandler], template: str, method: str, op: JsonOb
         body["content"] = {**body["content"], **MORE_CONTENT[(method, template)]}
 
 
-def takes_empty(declared: Mapping[str, Sequence[Mapping[str, object]]], method: str, template: str, name: str) -> bool:
-    """Whether an empty value of a query parameter is valid for the schema the document states for it (PARAMS restate
-    a handler's `query_params` with their limits), so the server reads it as absent: a string with no minimum length
-    whose pattern (if any) matches it. An undocumented parameter keeps the old reading: absent."""
+def documented_query(declared: Mapping[str, Sequence[Mapping[str, object]]], method: str, template: str, name: str) -> JsonObject | None:
+    """The schema the document states for a query parameter of an operation (PARAMS restate a handler's declared
+    `query_params` with their limits), or None."""
     params = [*PARAMS.get((method, template), []), *declared.get(method, [])]
     found = next((p for p in params if p.get("in") == "query" and p.get("name") == name), None)
     schema = found.get("schema") if found else None
-    if not isinstance(schema, dict):
+    return schema if isinstance(schema, dict) else None
+
+
+def takes_empty(schema: JsonObject | None) -> bool:
+    """Whether an empty query value is valid for the documented schema, so the server reads it as absent: a string with
+    no minimum length whose pattern (if any) matches it. An undocumented parameter keeps the old reading: absent."""
+    if schema is None:
         return True
     pattern = schema.get("pattern")
     return schema.get("type") == "string" and not schema.get("minLength") and (not isinstance(pattern, str) or re.search(pattern, "") is not None)
+
+
+def as_documented(name: str, raw: str, schema: JsonObject | None) -> str:
+    """A query value as sent, when its documented schema has no pattern or it matches the pattern (fullmatch: a
+    validator reads the closing `$` as the end); else the 400 naming it. A Long stated as `^[0-9]{0,18}$` took
+    `-1`, ` 5` or 19 digits, which the document refuses."""
+    pattern = schema.get("pattern") if schema else None
+    if isinstance(pattern, str) and not re.fullmatch(pattern, raw):
+        raise BadRequest(f"Invalid value for parameter '{name}': must match {pattern}")
+    return raw
 
 
 def _q(name: str, schema: JsonObject, description: str = "", required: bool = False) -> JsonObject:
@@ -110,7 +127,7 @@ def _q(name: str, schema: JsonObject, description: str = "", required: bool = Fa
 
 _LONG: JsonObject = {"type": "string", "pattern": "^[0-9]{1,18}$"}  # a Long, as web.base.parse_long reads it
 _STR: JsonObject = {"type": "string"}
-_TEXT: JsonObject = {"type": "string", "minLength": 1, "pattern": "\\S"}  # blank is refused
+_TEXT: JsonObject = {"type": "string", "minLength": 1, "pattern": QUERY_NOT_BLANK_PATTERN}  # blank is refused, as the server reads it
 _DAY: JsonObject = {"type": "string", "format": "date"}  # RFC 3339 full-date (usage.handlers reads exactly that)
 _BOOL: JsonObject = {"type": "boolean"}
 # web.pagination.page_request: below 1 (or empty) is a 400, a size above the maximum is clamped
@@ -198,7 +215,8 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
     ("GET", "/api/v1/skills/curator/snapshots"): [_range("limit", 1, 100)],
     ("GET", "/api/v1/conversations/{conversationId}/team-runs/page"): [_q("limit", {"type": "integer", "minimum": 1})],
     ("GET", "/api/v1/teams/{teamId}/runs/page"): [_q("limit", {"type": "integer", "minimum": 1})],
-    ("GET", "/api/v1/workflows/{id}/runs"): [_q("limit", {"type": "integer", "minimum": 1})],
+    # read as a Long (web.errors.parse_long: 64 bits), at most 50 answered
+    ("GET", "/api/v1/workflows/{id}/runs"): [_range("limit", 1, INT64_MAX, "How many (default 20, at most 50 answered)")],
     ("GET", "/api/v1/plans"): [_q("agentId", _LONG, "The agent", required=True)],
     ("GET", "/api/v1/skills/prompt-preview"): [_q("agentId", _LONG, "The agent", required=True)],
     ("GET", "/api/v1/skills/routines"): [_q("status", {"type": "string", "enum": ["open", "dismissed", "promoted"]})],

@@ -53,6 +53,9 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("DELETE", "/api/v1/security/guard/rules/{ruleId}"): "The rule is a built-in one (disable it instead)",
     ("DELETE", "/api/v1/security/guard/rules/by-id/{id}"): "The rule is a built-in one (disable it instead)",
     ("DELETE", "/api/v1/workspaces/{id}"): "The default workspace cannot be deleted",
+    ("POST", "/api/v1/workspaces/{id}/members"): "The user is already a member of this workspace",
+    ("PUT", "/api/v1/workspaces/{id}/members/{targetUserId}"): "The last owner cannot be demoted",
+    ("DELETE", "/api/v1/workspaces/{id}/members/{targetUserId}"): "The last owner cannot be removed",
     ("DELETE", "/api/v1/skills/install/{skillName}"): "The skill is not an installed one (delete it instead)",
     ("POST", "/api/v1/skills/{id}/restore"): "The skill is not archived",
     ("PUT", "/api/v1/models/{providerId}/config"): "What the provider is refuses it: a built-in's protocol, a baseUrl of the "

@@ -9,6 +9,7 @@ from platform_server.db import BaseModel, database
 from platform_server.features.audit.models import AuditEvent
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
+from platform_server.web.errors import is_integer_text
 from platform_server.web.pagination import PageRequest, paginate
 
 NO_WORKSPACE = 0  # user-level events of a caller outside the request's workspace
@@ -99,8 +100,10 @@ def page_events(
     """Newest-first page of a workspace's audit events with optional filters (actor: username or user id)."""
     q = AuditEvent.select().where(AuditEvent.workspace_id == workspace_id)
     if actor:
-        by_name = AuditEvent.actor_username == actor.strip()
-        q = q.where(by_name | (AuditEvent.actor_user_id == int(actor)) if actor.strip().isdigit() and len(actor.strip()) <= 18 else by_name)
+        name = actor.strip()
+        by_name = AuditEvent.actor_username == name
+        # ASCII digits only: isdigit() also passes '²', which int() refuses (a 500)
+        q = q.where(by_name | (AuditEvent.actor_user_id == int(name)) if is_integer_text(name) and 0 < len(name) <= 18 else by_name)
     if resource_id:
         q = q.where(AuditEvent.resource_id == resource_id.strip())
     if action:

@@ -14,7 +14,7 @@ from platform_server.features.workspaces.models import WorkspaceMember
 from platform_server.features.workspaces.schemas import MemberRequest
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import LOGIN, Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import Conflict, NotFound
 from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
@@ -48,7 +48,7 @@ def add_member(caller: Caller, workspace_id: int, user_id: int, role: str) -> di
         raise NotFound("User not found")
     current = workspaces.member_role(user_id, workspace_id)
     if current is not None:
-        raise BadRequest("userId: already a member of this workspace")
+        raise Conflict("userId: already a member of this workspace")  # the workspace's state: a 409
     workspaces.check_grant(eff, current, role)
     with database.atomic():
         workspaces.add_membership(workspace_id, user_id, role)

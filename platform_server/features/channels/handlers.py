@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 from platform_server.features.agents import service as agents
 from platform_server.features.agents.models import Agent
@@ -40,6 +41,7 @@ from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import gated, route
 
 TAGS = ("Channels",)
+CHANNEL_ID_RE = re.compile(r"[0-9]{1,18}")  # a webhook's `?channelId=`, as the document states it (a Long)
 
 
 class ChannelsHandler(ApiHandler):
@@ -204,7 +206,8 @@ class WebhookHandler(ApiHandler):
         raw = self.body_bytes if self.request.method != "GET" else b""  # a GET (URL check) has no body to document
         query = self.query_map()
         channel_id = query.get("channelId", "")
-        channel = service.inbound_channel(self.channel_type, int(channel_id)) if channel_id.isdigit() and len(channel_id) < 19 else None
+        # the document's pattern, ASCII digits (isdigit() also passes '²', which int() refuses: a 500)
+        channel = service.inbound_channel(self.channel_type, int(channel_id)) if CHANNEL_ID_RE.fullmatch(channel_id) else None
         adapter.verify(channel, self.request.headers, raw, query)  # an unknown channel fails here like a bad signature
         if channel is None:
             return

@@ -10,7 +10,7 @@ from pydantic.json_schema import JsonDict
 from platform_server.features.channels.platforms import ADAPTERS
 from platform_server.features.channels.platforms.base import SettingField
 from platform_server.features.channels.platforms.settings import URL_KEYS
-from platform_server.ids import NOT_BLANK_PATTERN
+from platform_server.ids import LAST_EVENT_ID_PATTERN, LONG_ID_PATTERN, NOT_BLANK_PATTERN
 from platform_server.serialize import View
 from platform_server.web.secret_fields import ChannelSecret
 
@@ -74,7 +74,7 @@ class ChannelCreate(BaseModel):
 
     name: str = Field(min_length=1, max_length=100)
     channelType: ChannelType
-    agentId: str = Field(pattern=r"^[0-9]{1,19}$")
+    agentId: str = Field(pattern=LONG_ID_PATTERN)
     replyUrl: str | None = Field(default=None, max_length=2000)
     secret: ChannelSecret = Field(default=None, min_length=16, max_length=200)
     settings: dict[str, Any] = Field(default_factory=dict)
@@ -87,7 +87,7 @@ class ChannelUpdate(BaseModel):  # the stored type decides the settings and the 
         schema["allOf"] = [{"properties": {"settings": {"type": "object", "nullable": True, "properties": {"approverIds": APPROVER_IDS}}}}]
 
     name: str | None = Field(default=None, min_length=1, max_length=100)
-    agentId: str | None = Field(default=None, pattern=r"^[0-9]{1,19}$")
+    agentId: str | None = Field(default=None, pattern=LONG_ID_PATTERN)
     replyUrl: str | None = Field(default=None, max_length=2000)
     secret: ChannelSecret = Field(default=None, min_length=16, max_length=200)
     settings: dict[str, Any] | None = None
@@ -106,11 +106,11 @@ class WebchatRequest(BaseModel):
     sessionId: str = Field(min_length=1, max_length=128)
     message: str | None = Field(default=None, max_length=20_000)
     reconnect: bool | None = None
-    lastEventId: str | None = None
+    lastEventId: str | None = Field(default=None, pattern=LAST_EVENT_ID_PATTERN)  # chat.service.parse_last_event_id
 
 
 class PairingBegin(BaseModel):
-    channelId: str = Field(pattern=r"^[0-9]{1,19}$")
+    channelId: str = Field(pattern=LONG_ID_PATTERN)
 
 
 class ChannelView(View):

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue, model_validator
 
 from platform_server.features.plans.service import PlanDetailView
-from platform_server.ids import CONVERSATION_ID_PATTERN, NOT_BLANK_PATTERN, NOT_BLANK_RE
+from platform_server.ids import CONVERSATION_ID_PATTERN, LAST_EVENT_ID_PATTERN, NOT_BLANK_PATTERN, NOT_BLANK_RE
 from platform_server.serialize import View
 from platform_server.web.openapi_events import SseEvents
 
@@ -30,7 +30,7 @@ class ChatStreamRequest(BaseModel):
     contentParts: list[ContentPart] | None = Field(default=None, max_length=20)
     conversationId: str = Field(default="default", json_schema_extra={"pattern": CONVERSATION_ID_PATTERN})
     reconnect: bool | None = None
-    lastEventId: str | None = None
+    lastEventId: str | None = Field(default=None, pattern=LAST_EVENT_ID_PATTERN)  # service.parse_last_event_id
     thinkingLevel: ThinkingLevel | None = None
     modelProvider: str | None = Field(default=None, max_length=100)
     modelName: str | None = Field(default=None, max_length=200)

@@ -38,6 +38,7 @@ from platform_server.features.models.runtime import LlmRouter
 from platform_server.features.skills import lessons
 from platform_server.features.tools.registry import ToolRegistry
 from platform_server.features.usage import meter
+from platform_server.ids import LAST_EVENT_ID_RE
 from platform_server.integrations.llm import LlmError
 from platform_server.json_types import JsonObject
 from platform_server.ports.events import Stream
@@ -492,11 +493,13 @@ async def reattach(runtime: ChatService, caller: Caller, conversation_id: str) -
 
 
 def parse_last_event_id(raw: str | None) -> int:
+    """The SSE id to replay after, as the document's LAST_EVENT_ID_PATTERN states it (ASCII digits; empty: from the
+    start): isdigit() also passed '²', which int() refused (a 500)."""
     if raw is None or raw == "":
         return 0
-    if not raw.strip().isdigit():
+    if not LAST_EVENT_ID_RE.fullmatch(raw):
         raise BadRequest("Invalid value for parameter 'lastEventId': expected Long")
-    return int(raw.strip())
+    return int(raw)
 
 
 async def wait_result(turn: Turn) -> JsonObject:

@@ -16,6 +16,7 @@ from platform_server.features.compat.schemas import (
 )
 from platform_server.features.conversations import service as conversations
 from platform_server.features.wiki import kbs
+from platform_server.ids import NOT_BLANK_RE
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN, LOGIN, PUBLIC
 from platform_server.web.errors import BadRequest
@@ -51,10 +52,10 @@ class DocContentHandler(ApiHandler):
 
     def get(self) -> None:
         """One document's markdown, chosen by `slug`."""
-        slug = self.get_query_argument("slug", "")
-        if not slug:
+        slug = self.get_query_argument("slug", "", strip=False)
+        if not NOT_BLANK_RE.search(slug):  # the document's QUERY_NOT_BLANK_PATTERN, as Tornado gives the value
             raise BadRequest("slug: must not be blank")
-        self.ok(service.doc_content(slug))
+        self.ok(service.doc_content(slug.strip()))
 
 
 class ContentItemsHandler(ApiHandler):

@@ -142,10 +142,10 @@ class CronRunsHandler(CronHandler):
 
     def page(self, job_id: int | None) -> None:
         page, size, limit = self.get_query_argument("page", None), self.get_query_argument("size", None), self.query_long("limit")
-        status = self.get_query_argument("status", None)
+        status = self.query_choice("status", service.RUN_STATUSES)
+        if limit is not None and not 1 <= limit <= self.config.max_page_size:  # checked beside a page too: it is stated
+            raise BadRequest(f"limit: must be between 1 and {self.config.max_page_size}")
         if limit is not None and page is None and size is None:
-            if not 1 <= limit <= self.config.max_page_size:
-                raise BadRequest(f"limit: must be between 1 and {self.config.max_page_size}")
             self.ok(service.recent_runs(self.require_caller(), limit, status, job_id))
             return
         req = page_request(page, size, self.config.max_page_size)

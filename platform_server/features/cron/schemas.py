@@ -9,14 +9,15 @@ from pydantic.json_schema import JsonDict
 
 from platform_server.features.cron.events import MAX_FILTER_ENTRIES, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
 from platform_server.features.cron.schedule import CRON_PATTERN, ZONE_PATTERN
-from platform_server.ids import CONVERSATION_ID_PATTERN, NOT_BLANK_PATTERN
+from platform_server.ids import CONVERSATION_ID_PATTERN, NOT_BLANK_PATTERN, PY_SPACES
 from platform_server.web.bodies import explained
 
 ConversationMode = Literal["new", "fixed"]
 
 
-# An id sent as text is a Long (web.errors.parse_long): digits, an optional sign, spaces around
-_LONG_TEXT: JsonDict = {"type": "string", "pattern": "^\\s*-?[0-9]{1,18}\\s*$"}
+# An id sent as text is a Long (web.errors.parse_long): digits, an optional sign, spaces around as strip() reads them
+# (`\s` is ECMA's set to a validator: U+FEFF is one there and not to strip(), U+001C the reverse)
+_LONG_TEXT: JsonDict = {"type": "string", "pattern": f"^[{PY_SPACES}]*-?[0-9]{{1,18}}[{PY_SPACES}]*$"}
 _INT64: JsonDict = {"type": "integer", "format": "int64"}
 LONG_ID: JsonDict = {"anyOf": [_LONG_TEXT, _INT64]}
 

@@ -221,7 +221,7 @@ def create(
     _check_wildcard(caller, scope_type, tool_name)
     if rule_id is not None:
         if not GuardRule.select().where(GuardRule.rule_id == rule_id).exists():
-            raise BadRequest(f"ruleId: unknown rule '{rule_id}'")
+            raise NotFound(f"ruleId: unknown rule '{rule_id}'")  # the rules stored decide, as the scope's do (404)
     grant = ApprovalGrant(
         workspace_id=caller.workspace_id,
         scope_type=scope_type,

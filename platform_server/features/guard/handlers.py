@@ -216,7 +216,7 @@ class ApprovalsHandler(PagedHandler):
 
     def get(self) -> None:
         """Approval records of the workspace with their status, newest first."""
-        self.ok(views.approvals_page(self.require_caller(), self.page(), self.get_query_argument("status", None)))
+        self.ok(views.approvals_page(self.require_caller(), self.page(), self.query_choice("status", views.PENDING_STATUSES)))
 
 
 class MyPendingHandler(ApiHandler):
@@ -365,12 +365,11 @@ class ActivityFeedHandler(PagedHandler):
 
     def get(self) -> None:
         """Audit events, approval decisions and tool calls merged, newest first."""
-        # `source`: the original console's name for `kind`; each, when given, is one of the kinds (the documented enum)
-        given = {name: self.get_query_argument(name, None) for name in ("kind", "source")}
-        for name, value in given.items():
-            if value is not None and value not in views.FEED_KINDS:
-                raise BadRequest(f"{name}: must be one of {', '.join(views.FEED_KINDS)}")
-        self.ok(views.activity_feed(self.require_caller(), self.page(), given["kind"] or given["source"]))
+        # `source`: the original console's name for `kind`
+        # each given value is one of the documented enum's (an empty one is not), `kind` wins
+        kind, source = self.query_choice("kind", views.FEED_KINDS), self.query_choice("source", views.FEED_KINDS)
+        kind = kind or source
+        self.ok(views.activity_feed(self.require_caller(), self.page(), kind))
 
 
 class NotificationsSummaryHandler(ApiHandler):

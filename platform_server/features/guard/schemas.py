@@ -10,6 +10,7 @@ from pydantic.json_schema import JsonDict
 
 from platform_server.features.guard import settings
 from platform_server.features.guard.view_models import GuardRulePageView, GuardRuleView
+from platform_server.ids import NOT_BLANK_PATTERN, NOT_BLANK_RE, WHITESPACE
 from platform_server.web.bodies import explained
 
 Severity = Literal["low", "medium", "high", "critical"]
@@ -21,8 +22,8 @@ Decision = Literal["allow", "ask", "deny"]
 # A rule's value rules, stated so a client (or a fuzzer) sends only what rules.validate_rule takes
 RULE_ID_PATTERN = explained(r"^[a-z0-9][a-z0-9._-]{0,63}$", "a slug of lowercase letters, digits, '.', '_' or '-' (1-64, starting alnum)")
 TOOL_NAME_PATTERN = explained(r"^(\*|[A-Za-z0-9_][A-Za-z0-9_.:\-]{0,127})$", "a tool name (letters, digits, _ . : -) or *")
-# str.strip() (rules._text) also strips \x1c-\x1f, which a regex's \s leaves out
-NOT_BLANK = explained(r"[^\s\x1c-\x1f]", "must not be blank")
+# the spaces named (ids.NOT_BLANK_PATTERN): `\s` has U+FEFF to ECMA and not to pydantic's regex nor to strip()
+NOT_BLANK = explained(NOT_BLANK_PATTERN, "must not be blank")
 # Each argument's regex must compile (`format: regex`); the argument name is the tool's own key, any string
 PATTERNS_SCHEMA: JsonDict = {
     "type": "object",
@@ -113,7 +114,8 @@ class GuardConfigBody(BaseModel):
 
 
 # A glob: 1-200 characters, no control characters, not blank (settings.validate_pattern)
-GLOB_PATTERN = explained(r"^[^\x00-\x1f]*[^\s\x00-\x1f][^\x00-\x1f]*$", "must be a non-empty glob without control characters")
+# (the spaces named as NOT_BLANK_PATTERN does: `\s` is another set to ECMA, to Python and to pydantic's Rust regex)
+GLOB_PATTERN = explained(f"^[^\\x00-\\x1f]*[^{WHITESPACE}\\x00-\\x1f][^\\x00-\\x1f]*$", "must be a non-empty glob without control characters")
 
 
 class FileGuardBody(BaseModel):
@@ -155,9 +157,12 @@ class GrantBody(BaseModel):
     )
 
     scopeType: Literal["USER", "AGENT", "CONVERSATION", "WORKSPACE"]
-    # 1-128 characters once stripped (_scope_id): a blank string is refused
+    # 1-128 characters, not blank (_scope_id: NOT_BLANK_PATTERN, the union of ECMA's and Python's spaces; `\S` let a
+    # U+001C through, which Python's strip() then removed)
     scopeId: str | int = Field(
-        json_schema_extra={"anyOf": [{"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^\\s*\\S"}, {"type": "integer", "minimum": 0}]}
+        json_schema_extra={
+            "anyOf": [{"type": "string", "minLength": 1, "maxLength": 128, "pattern": NOT_BLANK_PATTERN}, {"type": "integer", "minimum": 0}]
+        }
     )
     toolName: str | None = Field(default=None, min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.:\-]*$")
     ruleId: str | None = Field(default=None, min_length=1, max_length=64)
@@ -170,10 +175,10 @@ class GrantBody(BaseModel):
     @field_validator("scopeId")
     @classmethod
     def _scope_id(cls, value: str | int) -> str:
-        text = str(value).strip()
-        if not text or len(text) > 128:
-            raise ValueError("must be 1-128 characters")
-        return text
+        text = str(value)
+        if not NOT_BLANK_RE.search(text) or len(text) > 128:  # the document's rule, on the value as sent
+            raise ValueError("must be 1-128 characters, not blank")
+        return text.strip()
 
 
 class GuardRulesView(RootModel[list[GuardRuleView] | GuardRulePageView]):

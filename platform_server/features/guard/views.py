@@ -287,10 +287,15 @@ def activity_feed(caller: Caller, req: PageRequest, kind: str | None) -> dict[st
     union = " UNION ALL ".join(sql for _, sql, _ in sources)
     params = [p for _, _, ps in sources for p in ps]
     total = sum(database.execute_sql(f"SELECT COUNT(*) FROM ({sql})", ps).fetchone()[0] for _, sql, ps in sources)
-    rows = database.execute_sql(
-        f"SELECT kind, id FROM ({union}) ORDER BY create_time DESC, id DESC LIMIT ? OFFSET ?",
-        [*params, req.size, req.offset],
-    ).fetchall()
+    # a page past the last one is empty: not asked of SQLite, whose OFFSET holds 64 bits (page * size may not fit)
+    rows = (
+        database.execute_sql(
+            f"SELECT kind, id FROM ({union}) ORDER BY create_time DESC, id DESC LIMIT ? OFFSET ?",
+            [*params, req.size, req.offset],
+        ).fetchall()
+        if req.offset < total
+        else []
+    )
     models = {"audit": AuditEvent, "approval": ApprovalResolution, "tool_call": ToolCallLog}
     loaded: dict[tuple[str, int], Any] = {}
     for k, model in models.items():

@@ -24,6 +24,7 @@ from platform_server.features.models.schemas import (
     ProviderOptionView,
     ProviderProbeView,
 )
+from platform_server.ids import NOT_BLANK_RE
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
@@ -111,19 +112,14 @@ class ByTypeHandler(_Models):
     def get(self) -> None:
         """Enabled models of one type (`chat` or `embedding`), optionally with a `modality`."""
         # each given value is checked (an empty one too: it is none of the documented enum's), `type` wins
-        given = [(n, self.get_query_argument(n, None)) for n in ("type", "modelType")]
-        for name, value in given:
-            if value is not None and value not in service.MODEL_TYPES:
-                raise BadRequest(f"{name}: must be chat or embedding")
+        given = [(n, self.query_choice(n, service.MODEL_TYPES)) for n in ("type", "modelType")]
         model_type = next((v for _, v in given if v is not None), "chat")
-        modality = self.get_query_argument("modality", None)
+        modality = self.query_choice("modality", (*service.MODALITIES, "vision", "video", "audio"))
         if modality == "vision":  # the original console's name for image input
             modality = "image"
         if modality in ("video", "audio"):  # no model here takes video or audio input
             self.ok([])
             return
-        if modality is not None and modality not in service.MODALITIES:
-            raise BadRequest("modality: must be one of text, image, vision, video, audio")
         self.ok([service.model_to_dict(m) for m in service.enabled_models(model_type, modality)])
 
 
@@ -159,10 +155,10 @@ class CustomProvidersHandler(_Models):
 
     def delete(self) -> None:
         """Delete a custom provider named by the `providerId` query parameter."""
-        provider_id = self.get_query_argument("providerId", "")
-        if not provider_id:
+        provider_id = self.get_query_argument("providerId", "", strip=False)
+        if not NOT_BLANK_RE.search(provider_id):  # the document's QUERY_NOT_BLANK_PATTERN, as Tornado gives the value
             raise BadRequest("providerId: must not be blank")
-        service.delete_custom_provider(self.require_caller(), provider_id)
+        service.delete_custom_provider(self.require_caller(), provider_id.strip())
         self.ok(None)
 
 

@@ -22,7 +22,7 @@ from platform_server.integrations.llm.types import ProviderSettings
 from platform_server.integrations.secret_origin import origin_changed
 from platform_server.serialize import GIVEN, Fields, flag, ident, typed, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Conflict, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound, is_integer_text
 
 SLUG = re.compile(PROVIDER_SLUG)
 MODALITIES_RE = re.compile(MODALITIES_PATTERN)
@@ -550,7 +550,7 @@ def find_model(provider_id: str, model_name: str, model_type: str = "chat") -> M
 
 def model_name_of(provider_id: str, name_or_id: str | None) -> str | None:
     """A model name, given its name or (as the original console sends it) its id."""
-    if name_or_id and name_or_id.isdigit():
+    if name_or_id and is_integer_text(name_or_id) and len(name_or_id) <= 18:  # ASCII: isdigit() passes '²'
         row = ModelConfig.get_or_none((ModelConfig.id == int(name_or_id)) & (ModelConfig.provider == provider_id))
         if row is not None:
             return str(row.model_name)
@@ -570,7 +570,7 @@ def set_active(caller: Caller, provider_id: str, model_name: str) -> dict[str, A
     """Make (provider, modelName) the default chat model."""
     get_provider(provider_id)
     m = find_model(provider_id, model_name)
-    if m is None and model_name.isdigit():  # the original console sends the model's id here
+    if m is None and is_integer_text(model_name) and len(model_name) <= 18:  # the original console sends the model's id here
         m = ModelConfig.get_or_none((ModelConfig.id == int(model_name)) & (ModelConfig.provider == provider_id))
     if m is None:
         raise NotFound(f"Model not found: {provider_id}/{model_name}")

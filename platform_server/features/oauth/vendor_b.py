@@ -310,10 +310,10 @@ class VendorB:
         """Use the refresh token now."""
         self._need("oauth_vendor_b_token_url", "oauth_vendor_b_client_id")
         cred = OAuthCredential.get_or_none(OAuthCredential.vendor == VENDOR)
-        if cred is None:
-            raise BadRequest("vendor_b is not connected")
+        if cred is None:  # what is stored decides, not the request (which has no body): a 409, as `_need`'s
+            raise Conflict("vendor_b is not connected")
         if not cred.refresh_token:
-            raise BadRequest("vendor_b has no refresh token; sign in again")
+            raise Conflict("vendor_b has no refresh token; sign in again")
         try:
             tokens = await oauth.refresh(self.config.oauth_vendor_b_token_url, self.config.oauth_vendor_b_client_id, cred.refresh_token)
         except oauth.OAuthError as exc:

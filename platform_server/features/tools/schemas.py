@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from platform_server.ids import LONG_ID_PATTERN
 from platform_server.web.bodies import explained
 
 FUNCTION_NAME_PATTERN = explained(
@@ -30,7 +31,7 @@ class ToolTier(BaseModel):
 class McpToolCreate(BaseModel):
     """`POST /api/v1/tools`: a named tool that runs one tool of an MCP server."""
 
-    serverId: str = Field(pattern=r"^[0-9]{1,19}$")
+    serverId: str = Field(pattern=LONG_ID_PATTERN)
     toolName: str = Field(min_length=1, max_length=256, description="The tool's name on the MCP server")
     name: str = Field(pattern=FUNCTION_NAME_PATTERN, description="The new tool's name (agents bind it)")
     description: str | None = Field(default=None, max_length=4000)

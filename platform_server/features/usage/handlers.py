@@ -88,9 +88,7 @@ class TokenUsageHandler(ApiHandler):
                 raise BadRequest(f"Invalid value for parameter '{name}': expected a date (YYYY-MM-DD)")
             if key not in times:
                 times[key] = parse_iso(day.isoformat() + clock)
-        group = self.get_query_argument("groupBy", "model")  # an empty value is not one of the enum
-        if group not in service.GROUPS:
-            raise BadRequest(f"groupBy: must be one of {', '.join(sorted(service.GROUPS))}")
+        group = self.query_choice("groupBy", service.GROUPS) or "model"  # an empty value is not one of the enum
         self.ok(service.token_usage(self.require_caller().workspace_id, times.get("startTime"), times.get("endTime"), group))
 
 

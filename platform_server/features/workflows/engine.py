@@ -30,7 +30,7 @@ from platform_server.features.workflows.models import WorkflowRevision, Workflow
 from platform_server.integrations.llm import ChatMessage, ChatRequest, LlmError
 from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.web.context import Caller
-from platform_server.web.errors import ApiError, BadRequest, Conflict, Forbidden
+from platform_server.web.errors import ApiError, Conflict, Forbidden
 
 if TYPE_CHECKING:
     from platform_server.features.chat.runtime import ChatRuntime
@@ -127,9 +127,8 @@ class WorkflowEngine:
             raise Forbidden("Only the user who started the run or a workspace admin may resume it")
         if run.status != "paused":
             raise Conflict(f"Workflow run is {run.status}, not paused")
-        if token is None:
-            raise BadRequest("pauseToken: required")
-        if token != run.pause_token:
+        # no token matches no pause (the document's pauseToken is optional: which pause is current is the run's state)
+        if token is None or token != run.pause_token:
             raise Conflict("pauseToken does not match the run's current pause")
         return self._resume(run, outcome, payload, caller)
 

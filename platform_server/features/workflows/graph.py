@@ -285,7 +285,7 @@ def agent_id_of(config: dict[str, Any]) -> int | None:
     if isinstance(raw, bool):
         return None
     text = str(raw).strip() if isinstance(raw, (str, int)) else ""
-    return int(text) if text.isdigit() and int(text) < 2**63 else None
+    return int(text) if text.isascii() and text.isdigit() and int(text) < 2**63 else None  # isdigit() alone passes '²'
 
 
 def references(template: str) -> list[str]:

@@ -225,7 +225,7 @@ def update_member(caller: Caller, workspace_id: int, user_id: int, role: str) ->
     check_grant(eff, current, role)
     with database.atomic():
         if current == "owner" and role != "owner" and _owner_count(workspace_id) <= 1:
-            raise BadRequest("The last owner cannot be demoted")
+            raise Conflict("The last owner cannot be demoted")  # the workspace's state, not the request's shape
         add_membership(workspace_id, user_id, role)
         audit.record(caller, "UPDATE", "WORKSPACE_MEMBER", user_id, f"role {current} -> {role}", workspace_id=workspace_id)
     return {"userId": str(user_id), "role": role}
@@ -239,6 +239,6 @@ def remove_member(caller: Caller, workspace_id: int, user_id: int) -> None:
     check_grant(eff, current, None)
     with database.atomic():
         if current == "owner" and _owner_count(workspace_id) <= 1:
-            raise BadRequest("The last owner cannot be removed")
+            raise Conflict("The last owner cannot be removed")
         WorkspaceMember.delete().where((WorkspaceMember.workspace == workspace_id) & (WorkspaceMember.user_id == user_id)).execute()
         audit.record(caller, "DELETE", "WORKSPACE_MEMBER", user_id, f"removed ({current})", workspace_id=workspace_id)
