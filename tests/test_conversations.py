@@ -139,3 +139,12 @@ async def test_the_page_is_kept_between_changes_yet_follows_every_change_and_the
     monkeypatch.setattr(service, "utcnow", lambda: now + service.ACTIVE_WINDOW + dt.timedelta(minutes=1))
     page = await env.api.get("/api/v1/conversations/page", token="alice")  # nothing was written, time passed
     assert page.data["records"][0]["status"] == "closed"
+
+
+async def test_a_page_number_the_document_allows_is_an_empty_page_not_a_refusal(env: ChatEnv) -> None:
+    """`page` is a documented integer from 1: a page past the last (its offset beyond SQLite's 64-bit OFFSET too)
+    answered 400 `Numeric value out of range`; it is an empty page with the total, with or without a keyword."""
+    await env.stream("hello", conversation_id="c-page")
+    for query in ("page=99999999999999999999", "page=9223372036854775807&size=50", "page=99999999999999999999&keyword=hello"):
+        r = await env.api.get(f"/api/v1/conversations/page?{query}", token="alice")
+        assert r.status == 200 and r.data["records"] == [] and r.data["total"] == 1, (query, r.body)

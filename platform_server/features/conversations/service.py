@@ -132,6 +132,8 @@ def page_for(caller: Caller, req: PageRequest, keyword: str | None) -> dict[str,
     if not keyword:
         return _plain_page(caller.user_id, caller.workspace_id, req.page, req.size).json
     q = _mine(caller, page_index=not _indexed(keyword)).where(conversations_matching(keyword))
+    if req.offset >= 2**63:  # past any last page and beyond SQLite's 64-bit OFFSET: only the total is asked
+        return page_of([], q.count(), req)
     # The page and its total in one statement: a window count over the matches the page sorts anyway, so
     # the trigram scans and their union run once (a separate COUNT ran them twice: at a million messages
     # most of the route's time). The sort carries ids only; the page's rows are read after it. Past the
@@ -255,6 +257,8 @@ def _plain_page(user_id: int, workspace_id: int, page: int, size: int) -> _Page:
     total = database.execute_sql(_COUNT_SQL, args).fetchone()[0]
     since = _active_since()
     records = []
+    # past the last page SQLite is not asked: its OFFSET holds 64 bits (a documented page number times the size may not fit)
+    rows = database.execute_sql(_PAGE_SQL, (*args, req.size, req.offset)) if req.offset < total else []
     for (
         cid,
         title,
@@ -274,7 +278,7 @@ def _plain_page(user_id: int, workspace_id: int, page: int, size: int) -> _Page:
         end_user,
         workspace_id,
         created,
-    ) in database.execute_sql(_PAGE_SQL, (*args, req.size, req.offset)):
+    ) in rows:
         records.append(
             {
                 "conversationId": cid,
