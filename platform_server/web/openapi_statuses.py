@@ -75,6 +75,12 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("PUT", "/api/v1/datasources/{id}"): "A datasource of that name exists in the workspace, or config is the other type's",
     ("POST", "/api/v1/auth/tokens"): "expiresAt is not in the future (the clock decides, not the request's shape)",
     ("POST", "/api/v1/goals"): "The conversation already has an open goal",
+    # goals.service._require: the goal's stored status decides
+    ("PATCH", "/api/v1/goals/{id}"): "The goal is closed (completed, abandoned or exhausted)",
+    ("POST", "/api/v1/goals/{id}/abandon"): "The goal is closed (completed, abandoned or exhausted)",
+    ("POST", "/api/v1/goals/{id}/criteria"): "The goal is not active, or it has 50 criteria already",
+    ("POST", "/api/v1/goals/{id}/pause"): "The goal is not active",
+    ("POST", "/api/v1/goals/{id}/resume"): "The goal is not paused",
     ("DELETE", "/api/v1/tools/{id}"): "System tools cannot be deleted",
     ("POST", "/api/v1/models"): "The provider already has a model of that name and type",
     ("POST", "/api/v1/models/{providerId}/models"): "The provider already has a model of that name and type",
