@@ -67,7 +67,7 @@ async def test_a_contradicting_fact_opens_a_contradiction_that_each_resolution_s
     assert "old editor" in env.llm.requests[-1]["messages"][1]["content"]
     assert (await resolve("sport", {"resolution": "IGNORE"})).status == 200
     again = await resolve("pet", {"resolution": "KEEP_B"})
-    assert again.status == 400 and again.msg == "The contradiction is already resolved"
+    assert again.status == 409 and again.msg == "The contradiction is already resolved"  # its state, not the body
     bad = await resolve("pet", {"resolution": "BOTH"})
     assert bad.status == 400 and bad.msg.startswith("resolution:")
 

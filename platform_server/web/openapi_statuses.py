@@ -22,7 +22,11 @@ _WRITES = ("POST", "PUT", "PATCH", "DELETE")
 _STORED_MODE = "conversationId given while the stored conversationMode is new, or missing while it is fixed (or fixed is given and no id is stored)"
 CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/cron-jobs/{id}/run"): "This job already has a running run",
-    ("POST", "/api/v1/memory/{agentId}/summarize/{conversationId}"): "The conversation is with another agent",
+    ("POST", "/api/v1/memory/{agentId}/summarize/{conversationId}"): "The conversation is with another agent, or it has no messages",
+    ("POST", "/api/v1/memory/{agentId}/dreaming/focused"): "A dream is already running for this memory",
+    ("POST", "/api/v1/memory/{agentId}/emergence"): "A dream is already running for this memory",
+    ("POST", "/api/v1/memory/{agentId}/facts/{factId}/edit"): "The fact is not active (forgotten)",
+    ("POST", "/api/v1/memory/{agentId}/facts/contradictions/{contradictionId}/resolve"): "The contradiction is already resolved",
     ("PUT", "/api/v1/cron-jobs/{id}"): _STORED_MODE,
     (
         "PUT",
