@@ -114,6 +114,9 @@ UNPROCESSABLE: dict[str, str] = {
     "POST /api/v1/wiki/knowledge-bases/{kbId}/pipelines": "a pipeline's step order and its YAML text",
     # a KB's chunkOverlap must stay under half its chunkSize: two values (one maybe stored) JSON Schema cannot relate
     "PUT /api/v1/wiki/knowledge-bases/{id}/config": "a KB's chunk overlap beside its chunk size",
+    # a team's members must name an agent besides its lead: 3.0 cannot relate an array's items to another field
+    "POST /api/v1/teams": "a member besides the lead",
+    "PUT /api/v1/teams/{teamId}": "a member besides the lead",
     # a cron expression's pattern cannot know the months' lengths: `0 0 31 2 *` matches it and names no date
     **{op: "a cron expression naming no date" for op in ("POST /api/v1/cron-jobs", "PUT /api/v1/cron-jobs/{id}",
                                                           "POST /api/v1/triggers", "PUT /api/v1/triggers/{id}")},
