@@ -291,3 +291,13 @@ async def test_what_a_team_refuses_by_its_stored_state_is_a_409_and_a_blank_goal
     extra = await make_agent(api, name="One too many")
     r = await api.post(f"{url}/members", {"agentId": int(extra)}, token="bob")
     assert r.status == 409 and r.msg.startswith("memberAgentIds: the team has 10 members"), r.body
+
+
+async def test_the_task_boards_offset_is_a_stated_long(api: ApiClient, people: dict, team: dict) -> None:
+    """`offset` was an integer without a maximum, read as a Long: 2**63 was valid input refused. It states the Long."""
+    doc = (await api.get("/v3/api-docs")).body
+    offset = next(p for p in doc["paths"]["/api/v1/teams/{teamId}/tasks"]["get"]["parameters"] if p["name"] == "offset")
+    assert offset["schema"]["maximum"] == 2**63 - 1
+    url = f"/api/v1/teams/{team['id']}/tasks"
+    assert (await api.get(url, params={"offset": str(2**63 - 1)}, token="carol")).data == []
+    assert (await api.get(url, params={"offset": str(2**63)}, token="carol")).status == 400
