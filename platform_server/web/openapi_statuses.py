@@ -82,6 +82,7 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("PUT", "/api/v1/datasources/{id}"): "A datasource of that name exists in the workspace, or config is the other type's",
     ("POST", "/api/v1/auth/tokens"): "expiresAt is not in the future (the clock decides, not the request's shape)",
     ("POST", "/api/v1/goals"): "The conversation already has an open goal",
+    ("PUT", "/api/v1/conversations/{conversationId}/messages/{messageId}/rating"): "The message is not an assistant answer",
     # goals.service._require: the goal's stored status decides
     ("PATCH", "/api/v1/goals/{id}"): "The goal is closed (completed, abandoned or exhausted)",
     ("POST", "/api/v1/goals/{id}/abandon"): "The goal is closed (completed, abandoned or exhausted)",

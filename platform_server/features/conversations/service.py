@@ -17,7 +17,7 @@ from platform_server.ids import CONVERSATION_ID_RE, CONVERSATION_ID_RULE
 from platform_server.memo import memo_on
 from platform_server.web.context import Caller
 from platform_server.web.encode import JsonText, encoded
-from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound
 from platform_server.web.pagination import PageRequest, page_of
 
 ACTIVE_WINDOW = dt.timedelta(hours=24)
@@ -336,7 +336,7 @@ def rate_message(caller: Caller, conv: Conversation, message_id: int, rating: st
         if m is None:
             raise NotFound("Message not found in this conversation")
         if m.role != "assistant":
-            raise BadRequest("messageId: only an assistant answer can be rated")
+            raise Conflict("messageId: only an assistant answer can be rated")  # the stored message decides: a 409
         metadata = {k: v for k, v in (m.metadata or {}).items() if k != "rating"}
         if rating:
             metadata["rating"] = rating
