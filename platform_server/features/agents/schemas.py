@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, JsonValue, field_validator
 
 from platform_server.features.settings.schemas import SidecarView
-from platform_server.ids import WHITESPACE
+from platform_server.ids import NOT_BLANK_PATTERN, WHITESPACE
 from platform_server.serialize import View
 from platform_server.web.bodies import explained
 
@@ -37,6 +37,9 @@ MODEL_NAME_PATTERN = r"^[^\x00-\x1f]*$"  # no control characters
 MODEL_PROVIDER_PATTERN = r"^([a-z0-9][a-z0-9._-]*)?$"  # PROVIDER_SLUG_RE, or empty (no provider: the default model)
 # "" clears the level, as null does (the original console sends an empty select)
 THINKING_CHOICES: list[JsonValue] = [*THINKING_LEVELS, "", None]
+
+
+NAME_PATTERN = explained(NOT_BLANK_PATTERN, "must not be blank")  # the name is kept stripped: a blank one is refused
 
 
 def _check_icon(value: str | None) -> str | None:
@@ -112,7 +115,7 @@ class _AgentFields(BaseModel):
 class AgentCreate(_AgentFields):
     """An AgentEntity; `id`, `workspaceId`, `creatorUserId` and times are ignored (set by the service)."""
 
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=100, pattern=NAME_PATTERN)
     description: str = Field(default="", max_length=2000)
     agentType: AgentType = "react"
     systemPrompt: str = Field(default="", max_length=100_000)
@@ -123,7 +126,7 @@ class AgentCreate(_AgentFields):
     icon: str = Field(default="", max_length=500, json_schema_extra={"pattern": ICON_PATTERN})
     tags: str = Field(default="", max_length=500)
     defaultThinkingLevel: ThinkingLevel | None = Field(default=None, json_schema_extra={"enum": THINKING_CHOICES})
-    primaryKbId: int | None = None
+    primaryKbId: int | None = Field(default=None, ge=0)  # _check_kb_id: a Long id, not negative
     skillsDisabled: bool = False
     toolsDisabled: bool = False
 
@@ -139,7 +142,7 @@ class AgentUpdate(_AgentFields):
     """Sparse update: absent fields stay; null clears only the nullable ones (modelProvider,
     defaultThinkingLevel, primaryKbId) and is ignored for the others."""
 
-    name: str | None = Field(default=None, min_length=1, max_length=100)
+    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=NAME_PATTERN)
     description: str | None = Field(default=None, max_length=2000)
     agentType: AgentType | None = None
     systemPrompt: str | None = Field(default=None, max_length=100_000)
@@ -150,7 +153,7 @@ class AgentUpdate(_AgentFields):
     icon: str | None = Field(default=None, max_length=500, json_schema_extra={"pattern": ICON_PATTERN})
     tags: str | None = Field(default=None, max_length=500)
     defaultThinkingLevel: ThinkingLevel | None = Field(default=None, json_schema_extra={"enum": THINKING_CHOICES})
-    primaryKbId: int | None = None
+    primaryKbId: int | None = Field(default=None, ge=0)  # _check_kb_id: a Long id, not negative
     skillsDisabled: bool | None = None
     toolsDisabled: bool | None = None
 
