@@ -77,14 +77,14 @@ async def test_a_cancelled_run_stops_midway_and_leaves_no_page(
     assert (await api.get(f"{T}/runs/{r.data['id']}", token="bob")).data["status"] == "running"
     c = await api.post(f"{T}/runs/{r.data['id']}/cancel", token="bob")
     assert c.status == 200 and c.data["status"] == "cancelled"
-    assert (await api.post(f"{T}/runs/{r.data['id']}/cancel", token="bob")).status == 400
+    assert (await api.post(f"{T}/runs/{r.data['id']}/cancel", token="bob")).status == 409  # the run's state decides
     s = await api.post(f"{T}/runs/{r.data['id']}/save-as-page", {}, token="bob")
-    assert s.status == 400 and "completed" in s.msg
+    assert s.status == 409 and "completed" in s.msg
     engine = server.platform.services.wiki
     await eventually(lambda: not engine.tasks, what="the cancelled run's task ended")  # it saved nothing on its way out
     assert (await api.get(f"{T}/runs/{r.data['id']}", token="bob")).data["status"] == "cancelled"
     assert (await api.get(f"{KB}/{kb}/pages", params={"page": "1"}, token="bob")).data["total"] == before
-    assert (await api.post(f"{T}/{tid}/aggregate", {"kbId": kb}, token="bob")).status == 400  # nothing completed
+    assert (await api.post(f"{T}/{tid}/aggregate", {"kbId": kb}, token="bob")).status == 409  # nothing completed
     assert (await api.delete(f"{T}/runs/{r.data['id']}", token="bob")).status == 200
     assert (await api.get(f"{T}/runs/{r.data['id']}", token="bob")).status == 404
 

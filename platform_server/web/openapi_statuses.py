@@ -51,6 +51,18 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("PUT", "/api/v1/auth/users/{id}/role"): "The last enabled global admin cannot lose the role",
     ("POST", "/api/v1/workflows/{id}/runs"): "The workflow is disabled or has no published revision",
     ("POST", "/api/v1/wiki/knowledge-bases/{id}/scan"): "No source directory is linked to the knowledge base",
+    # the wiki's stored state decides (a page's pending change, a material's or a run's status, a slug taken)
+    **{
+        ("POST", f"/api/v1/wiki/knowledge-bases/{{kbId}}/pages/{{slug}}/pending-change/{op}"): "The page has no pending change"
+        for op in ("accept", "dismiss")
+    },
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}/rename"): "A page with the new slug exists",
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/{rawId}/cancel"): "The material is not processing",
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/{rawId}/reprocess"): "The material is processing",
+    ("POST", "/api/v1/wiki/transformations/{id}/apply"): "The transformation belongs to another knowledge base, or the target holds no text",
+    ("POST", "/api/v1/wiki/transformations/{id}/aggregate"): "No completed run of the transformation in the knowledge base",
+    ("POST", "/api/v1/wiki/transformations/runs/{runId}/cancel"): "The run is not running",
+    ("POST", "/api/v1/wiki/transformations/runs/{runId}/save-as-page"): "The run has not completed with an output",
     ("POST", "/api/v1/wiki/knowledge-bases/{id}/source-watcher/scan"): "No source directory is linked to the knowledge base",
     ("POST", "/api/v1/workflows/{id}/publish"): "The saved draft does not compile (its diagnostics: POST .../compile)",
     ("POST", "/api/v1/workflows/runs/{runId}/resume"): "The run is not paused, or the pauseToken is not its current pause",
@@ -122,6 +134,10 @@ UNPROCESSABLE: dict[tuple[str, str], str] = {
         (method, path): "memberAgentIds names no agent besides leadAgentId: OpenAPI 3.0 cannot relate an array's items to another field"
         for method, path in (("POST", "/api/v1/teams"), ("PUT", "/api/v1/teams/{teamId}"))
     },
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}/rename"): (
+        "The new slug (newSlug, or newTitle when no newSlug is given) holds no letter or digit of any script: OpenAPI 3.0's"
+        " patterns cannot name every script's letters"
+    ),
     ("PUT", "/api/v1/wiki/knowledge-bases/{id}/config"): "chunkOverlap is not under half of chunkSize (either may be the stored one)",
     ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines"): (
         "The definition does not hold together (extract first, each step once and after the one it needs, chunk with"

@@ -238,6 +238,13 @@ class PageTypeSpec(BaseModel):
     description: str = Field(default="", max_length=500)
 
 
+class ProfileDraft(BaseModel):
+    """A page-type profile to check without saving it: any JSON object. The answer's `valid` and `error` say whether
+    PUT .../page-type-profile (a PageTypeProfile) would take it, so a profile that breaks that schema is a 200 too."""
+
+    model_config = ConfigDict(extra="allow")
+
+
 class PageTypeProfile(BaseModel):
     # The two rules between values (a default among the types, each type once) are not JSON Schema's to state, so the
     # profile reads them the forgiving way, as the field descriptions say, instead of refusing what the document allows
