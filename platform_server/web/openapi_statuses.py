@@ -74,6 +74,7 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("DELETE", "/api/v1/workspaces/{id}"): "The default workspace cannot be deleted",
     ("DELETE", "/api/v1/skills/install/{skillName}"): "The skill is not an installed one (delete it instead)",
     ("POST", "/api/v1/skills/{id}/restore"): "The skill is not archived",
+    ("POST", "/api/v1/skills/{skillId}/secrets"): "The skill holds its most secrets already (a new key)",
     ("PUT", "/api/v1/models/{providerId}/config"): "What the provider is refuses it: a built-in's protocol, a baseUrl of the "
     "wrong kind for its protocol (a URL for remote ones, a path for local), Ollama settings for another protocol",
     **{

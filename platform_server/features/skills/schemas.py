@@ -31,6 +31,7 @@ class _SkillFields(BaseModel):
     # OpenAPI 3.0 has no propertyNames: the keys' rule can only be said in words (service.check_bundle_path checks it)
     files: dict[str, str] | None = Field(
         default=None,
+        json_schema_extra={"maxProperties": MAX_BUNDLE_FILES},  # service.check_bundle
         description="Bundle files (relative path -> text); on update, replaces all bundle files. Each key is a relative "
         "path: no backslash, control character, leading '/' or drive (C:), no '..' name, each name at most 255 bytes, the path at "
         "most 1024 bytes and 32 names, neither SKILL.md nor LESSONS.md (a 400 names the key)",
