@@ -49,6 +49,9 @@ async def test_a_template_runs_on_a_material_and_a_page_and_aggregates(api: ApiC
     r = await api.post(f"{T}/{tid}/apply", {"kbId": kb, "slug": "saturn"}, token="bob")
     await run_until(api, r.data["id"], "completed")
     runs = (await api.get(f"{T}/runs", params={"transformationId": tid, "status": "completed"}, token="carol")).data
+    for status in ("", " completed"):  # not a run state of the document's enum: a 400, not every run
+        r = await api.get(f"{T}/runs", params={"status": status}, token="carol")
+        assert r.status == 400 and r.msg.startswith("status: must be one of"), (status, r.body)
     assert len(runs) == 2
     llm.enqueue(Script(text="# Key points of Astronomy\n\n- Saturn is a gas giant with rings of ice. See [[saturn]]."))
     agg = await api.post(f"{T}/{tid}/aggregate", {"kbId": kb}, token="bob")

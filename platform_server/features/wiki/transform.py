@@ -144,7 +144,7 @@ def list_runs(caller: Caller, tid: int | None, kb_id: int | None, status: str | 
         q = q.where(TransformationRun.transformation == tid)
     if kb_id is not None:
         q = q.where(TransformationRun.kb == kb_id)
-    if status:
+    if status is not None:  # an empty value is no run state (the document's enum): a 400, not "any status"
         if status not in RUN_STATES:
             raise BadRequest(f"status: must be one of {', '.join(RUN_STATES)}")
         q = q.where(TransformationRun.status == status)
