@@ -110,6 +110,7 @@ async def test_forget_keeps_the_row_and_rebuilds_memory_md(env: ChatEnv, server:
     assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": "x"})).status == 400
     # the document states the enum, and an empty value is none of it (not "absent"): a 400 as well
     assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": ""})).status == 400
+    assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": " active"})).status == 400  # as sent
     doc = (await env.api.get("/v3/api-docs")).body["paths"]["/api/v1/memory/{agentId}/facts"]["get"]["parameters"]
     assert next(p for p in doc if p["name"] == "status")["schema"]["enum"] == ["active", "forgotten", "all"]
 

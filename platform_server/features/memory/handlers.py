@@ -220,7 +220,8 @@ class FactsHandler(MemoryHandler):
     def get(self, agentId: int) -> None:
         """The caller's remembered facts of this agent, newest first."""
         _, scope = self.scope(agentId)
-        self.ok(facts.list_facts(scope, self.get_query_argument("status", None), self.get_query_argument("keyword", None)))
+        status = self.get_query_argument("status", None, strip=False)  # as sent: " active" is none of the document's enum
+        self.ok(facts.list_facts(scope, status, self.get_query_argument("keyword", None)))
 
 
 class ContradictionsHandler(MemoryHandler):
