@@ -307,6 +307,8 @@ async def test_agent_binding_api_reads_and_replaces_an_agents_knowledge_bases(en
     assert (await api.get(path, token="carol")).data == r.data
     assert (await api.put(path, ["999"], token="bob")).status == 404
     assert (await api.put(path, ["x"], token="bob")).status == 400
+    for body in ([int(kb.data["id"])], [" " + kb.data["id"]], ["-1"]):  # the document's items: strings of 1-18 digits
+        assert (await api.put(path, body, token="bob")).status == 400, body
     assert (await api.put(path, {"kbIds": []}, token="bob")).status == 400
     assert (await api.put(path, [], token="carol")).status == 403
     assert (await api.put(path, [], token="bob")).data == []
