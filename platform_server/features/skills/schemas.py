@@ -146,7 +146,12 @@ class SnapshotBody(BaseModel):
 
 
 class PromoteBody(BaseModel):
-    name: str | None = Field(default=None, max_length=64, description="Slug of the new skill; default: the model's")
+    name: str | None = Field(  # routines.promote checks it with fm.check_slug (empty: the model's)
+        default=None,
+        max_length=64,
+        pattern=explained(f"^(|{fm.SLUG_RE.pattern[1:-1]})$", SLUG_PATTERN_HINT),
+        description="Slug of the new skill; default: the model's",
+    )
 
     @field_validator("name")
     @classmethod
