@@ -283,3 +283,18 @@ async def test_an_agents_name_and_primary_kb_state_the_rules_the_server_checks(a
     for body in ({"primaryKbId": -1}, {"name": "\t"}):
         r = await api.put(f"/api/v1/agents/{agent['id']}", body, token="alice")
         assert r.status == 400 and not conforms(doc, "AgentUpdate", body), (body, r.body)
+
+
+async def test_a_binding_body_is_stated_as_the_object_or_the_bare_list_the_console_sends(api: ApiClient, people: dict) -> None:
+    """The three binding bodies take `{skillIds}` or the bare array (the original console's): the document said object
+    only, so a bare array was invalid input the server took. It states both; anything else stays a 400."""
+    doc = (await api.get("/v3/api-docs")).body
+    agent = (await api.post("/api/v1/agents", {"name": "Binder"}, token="alice")).data["id"]
+    for path, schema, field in (("skills", "SkillBindings", "skillIds"), ("tools", "ToolBindings", "toolNames"),
+                                ("provider-preferences", "ProviderPreferences", "providerIds")):
+        for body in ([], {field: []}):
+            r = await api.put(f"/api/v1/agents/{agent}/{path}", body, token="alice")
+            assert r.status == 200 and conforms(doc, schema, body), (path, body, r.body)
+        for body in ("x", 5, {"other": []}):
+            r = await api.put(f"/api/v1/agents/{agent}/{path}", body, token="alice")
+            assert r.status == 400 and not conforms(doc, schema, body), (path, body, r.body)

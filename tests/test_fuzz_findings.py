@@ -59,9 +59,9 @@ async def test_the_document_states_what_the_server_checks(api: ApiClient, people
     grant = {p["name"]: p["schema"] for p in paths["/api/v1/approval/resolutions"]["get"]["parameters"]}["grantId"]
     assert grant["pattern"] == "^[0-9]{0,18}$"
     # binding lists state their items' limits
-    tools = doc["components"]["schemas"]["ToolBindings"]["properties"]["toolNames"]["items"]
+    tools = doc["components"]["schemas"]["ToolBindings"]["anyOf"][0]["properties"]["toolNames"]["items"]  # or the bare list
     assert tools["pattern"] == "^[A-Za-z0-9_.:-]{1,128}$"
-    skills_items = doc["components"]["schemas"]["SkillBindings"]["properties"]["skillIds"]["items"]
+    skills_items = doc["components"]["schemas"]["SkillBindings"]["anyOf"][0]["properties"]["skillIds"]["items"]
     assert skills_items["minimum"] == 1
 
 

@@ -165,7 +165,21 @@ class AgentUpdate(_AgentFields):
         return None if v is None else v.strip()
 
 
+def _object_or_list(schema: dict[str, object], field: str) -> None:
+    """handlers._bindings: the original console sends the list alone, so the body is the object or its list (a bare
+    array was taken while the document said object only)."""
+    properties = schema.get("properties")
+    assert isinstance(properties, dict)  # pydantic writes the model's fields there
+    whole = {k: v for k, v in schema.items() if k != "title"}
+    schema.clear()
+    schema["anyOf"] = [whole, properties[field]]
+
+
 class SkillBindings(BaseModel):
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        _object_or_list(schema, "skillIds")
+
     skillIds: list[int] = Field(  # the document states the limits _positive checks
         max_length=MAX_BINDINGS, json_schema_extra={"items": {"type": "integer", "format": "int64", "minimum": 1}}
     )
@@ -186,6 +200,10 @@ class SkillBindings(BaseModel):
 
 
 class ToolBindings(BaseModel):
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        _object_or_list(schema, "toolNames")
+
     toolNames: list[str] = Field(max_length=MAX_BINDINGS, json_schema_extra={"items": {"type": "string", "pattern": TOOL_NAME_RE.pattern}})
 
     @field_validator("toolNames")
@@ -198,6 +216,10 @@ class ToolBindings(BaseModel):
 
 
 class ProviderPreferences(BaseModel):
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        _object_or_list(schema, "providerIds")
+
     providerIds: list[str] = Field(
         max_length=50,
         json_schema_extra={"items": {"type": "string", "maxLength": MAX_PROVIDER_SLUG, "pattern": PROVIDER_SLUG_RE.pattern}},
