@@ -8,6 +8,7 @@ the handlers read (web.inputs).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from platform_server.idempotency import MAX_KEY_LENGTH
@@ -87,10 +88,14 @@ def add_inputs(handler: type[ApiHandler], template: str, method: str, op: JsonOb
         body["content"] = {**body["content"], **MORE_CONTENT[(method, template)]}
 
 
-def takes_empty(schema: JsonObject | None) -> bool:
-    """Whether an empty query value is valid for the schema, so the server reads it as absent: a string with no
-    minimum length whose pattern (if any) matches it. Undocumented (None) keeps the old reading: absent."""
-    if schema is None:
+def takes_empty(declared: Mapping[str, Sequence[Mapping[str, object]]], method: str, template: str, name: str) -> bool:
+    """Whether an empty value of a query parameter is valid for the schema the document states for it (PARAMS restate
+    a handler's `query_params` with their limits), so the server reads it as absent: a string with no minimum length
+    whose pattern (if any) matches it. An undocumented parameter keeps the old reading: absent."""
+    params = [*PARAMS.get((method, template), []), *declared.get(method, [])]
+    found = next((p for p in params if p.get("in") == "query" and p.get("name") == name), None)
+    schema = found.get("schema") if found else None
+    if not isinstance(schema, dict):
         return True
     pattern = schema.get("pattern")
     return schema.get("type") == "string" and not schema.get("minLength") and (not isinstance(pattern, str) or re.search(pattern, "") is not None)

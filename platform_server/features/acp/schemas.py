@@ -33,4 +33,4 @@ class AcpUpdate(BaseModel):
 
 
 class AcpToggle(BaseModel):
-    enabled: bool
+    enabled: bool | None = Field(default=None, description="Absent: flip (as every toggle; the body is optional)")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pydantic
-
 from platform_server.db import parse_iso
 from platform_server.features.guard import grants, rules, settings, views
 from platform_server.features.guard.schemas import (
@@ -33,7 +31,7 @@ from platform_server.features.guard.view_models import (
     GuardToolCallView,
 )
 from platform_server.web.base import ApiHandler
-from platform_server.web.bodies import first_validation_error
+from platform_server.web.bodies import validated
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.openapi_answers import NOTHING, list_of, one, page_of
@@ -117,10 +115,7 @@ class RulesImportHandler(ApiHandler):
         caller = self.require_caller()
         payload = self.json_body()
         # each rule as the document states it (types included) before rules.import_rules checks the rest
-        try:
-            RulesImport.model_validate({"rules": payload} if isinstance(payload, list) else payload)
-        except pydantic.ValidationError as exc:
-            raise BadRequest(first_validation_error(exc))
+        validated(RulesImport, {"rules": payload} if isinstance(payload, list) else payload)
         self.ok(rules.import_rules(caller, payload, dry_run=bool(self.query_bool("dryRun"))))
 
 
@@ -370,9 +365,12 @@ class ActivityFeedHandler(PagedHandler):
 
     def get(self) -> None:
         """Audit events, approval decisions and tool calls merged, newest first."""
-        # `source`: the original console's name for `kind`
-        kind = self.get_query_argument("kind", None) or self.get_query_argument("source", None)
-        self.ok(views.activity_feed(self.require_caller(), self.page(), kind))
+        # `source`: the original console's name for `kind`; each, when given, is one of the kinds (the documented enum)
+        given = {name: self.get_query_argument(name, None) for name in ("kind", "source")}
+        for name, value in given.items():
+            if value is not None and value not in views.FEED_KINDS:
+                raise BadRequest(f"{name}: must be one of {', '.join(views.FEED_KINDS)}")
+        self.ok(views.activity_feed(self.require_caller(), self.page(), given["kind"] or given["source"]))
 
 
 class NotificationsSummaryHandler(ApiHandler):

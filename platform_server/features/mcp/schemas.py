@@ -44,7 +44,7 @@ class McpServerUpdate(BaseModel):
 
 
 class McpToggle(BaseModel):
-    enabled: bool
+    enabled: bool | None = Field(default=None, description="Absent: flip (as every toggle; the body is optional)")
 
 
 class McpTier(BaseModel):

@@ -111,7 +111,7 @@ class LanguageRequest(BaseModel):
 
 
 class FlagRequest(BaseModel):
-    enabled: bool
+    enabled: bool | None = Field(default=None, description="Absent: flip (as every toggle; the body is optional)")
 
 
 # An HTTP(S) proxy URL with a host name or IPv4 address (an IPv6 literal's own rules are more than a pattern should

@@ -300,11 +300,13 @@ def flag_enabled(key: str) -> bool:
 is_enabled = flag_enabled
 
 
-def set_flag(caller: Caller, key: str, enabled: bool) -> dict[str, Any]:
+def set_flag(caller: Caller, key: str, enabled: bool | None) -> dict[str, Any]:
+    """Turn a flag on or off; no value flips it (as every toggle: the body is optional)."""
     with database.atomic():
         flag = FeatureFlag.get_or_none(FeatureFlag.key == key)
         if flag is None:
             raise NotFound("Feature flag not found")
+        enabled = (not flag.enabled) if enabled is None else enabled
         flag.enabled = enabled
         flag.update_time = utcnow()
         flag.save()

@@ -20,7 +20,7 @@ class ToolUpdate(BaseModel):
 
 
 class ToolToggle(BaseModel):
-    enabled: bool
+    enabled: bool | None = Field(default=None, description="Absent: flip (as every toggle; the body is optional)")
 
 
 class ToolTier(BaseModel):

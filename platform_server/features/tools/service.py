@@ -110,8 +110,10 @@ def update(caller: Caller, tool_id: int, description: str | None, enabled: bool 
     return to_dict(row)
 
 
-def toggle(caller: Caller, tool_id: int, enabled: bool) -> dict[str, Any]:
+def toggle(caller: Caller, tool_id: int, enabled: bool | None) -> dict[str, Any]:
+    """Enable or disable; no value flips it (as every toggle: the body is optional)."""
     row = _get(tool_id)
+    enabled = (not row.enabled) if enabled is None else enabled
     row.enabled = enabled
     row.update_time = utcnow()
     audit.save(caller, "UPDATE", "TOOL", row, f"tool {row.name} {'enabled' if enabled else 'disabled'}")
