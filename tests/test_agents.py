@@ -5,6 +5,7 @@ from typing import Any
 
 from platform_server.features.agents import service
 from tests.helpers.client import ApiClient
+from tests.helpers.openapi_inputs import conforms
 from tests.helpers.server import RunningServer
 
 AGENTS = "/api/v1/agents"
@@ -268,3 +269,32 @@ async def test_the_agent_body_rules_are_the_documents_patterns_and_the_server_ta
     a = await make_agent(api)
     r = await api.put(f"{AGENTS}/{a['id']}", {"icon": "x" * 17}, token="bob")
     assert r.status == 400 and r.msg.startswith("icon: ")
+
+
+async def test_an_agents_name_and_primary_kb_state_the_rules_the_server_checks(api: ApiClient, people: dict) -> None:
+    """Seed 101: a primaryKbId of -9223372036854775807 (an int64 the document allowed) was refused as no Long id, and a
+    blank name was a 400 the document did not state. Both rules are in the document now, and nothing else changed."""
+    doc = (await api.get("/v3/api-docs")).body
+    agent = (await api.post("/api/v1/agents", {"name": " Kept ", "primaryKbId": 0}, token="alice")).data
+    assert agent["name"] == "Kept" and conforms(doc, "AgentCreate", {"name": " Kept ", "primaryKbId": 0}), agent
+    for body in ({"name": "x", "primaryKbId": -9223372036854775807}, {"name": "\u3000 "}):
+        r = await api.post("/api/v1/agents", body, token="alice")
+        assert r.status == 400 and not conforms(doc, "AgentCreate", body), (body, r.body)
+    for body in ({"primaryKbId": -1}, {"name": "\t"}):
+        r = await api.put(f"/api/v1/agents/{agent['id']}", body, token="alice")
+        assert r.status == 400 and not conforms(doc, "AgentUpdate", body), (body, r.body)
+
+
+async def test_a_binding_body_is_stated_as_the_object_or_the_bare_list_the_console_sends(api: ApiClient, people: dict) -> None:
+    """The three binding bodies take `{skillIds}` or the bare array (the original console's): the document said object
+    only, so a bare array was invalid input the server took. It states both; anything else stays a 400."""
+    doc = (await api.get("/v3/api-docs")).body
+    agent = (await api.post("/api/v1/agents", {"name": "Binder"}, token="alice")).data["id"]
+    for path, schema, field in (("skills", "SkillBindings", "skillIds"), ("tools", "ToolBindings", "toolNames"),
+                                ("provider-preferences", "ProviderPreferences", "providerIds")):
+        for body in ([], {field: []}):
+            r = await api.put(f"/api/v1/agents/{agent}/{path}", body, token="alice")
+            assert r.status == 200 and conforms(doc, schema, body), (path, body, r.body)
+        for body in ("x", 5, {"other": []}):
+            r = await api.put(f"/api/v1/agents/{agent}/{path}", body, token="alice")
+            assert r.status == 400 and not conforms(doc, schema, body), (path, body, r.body)

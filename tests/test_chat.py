@@ -455,7 +455,7 @@ async def test_an_answer_is_rated_up_or_down_by_its_owner_and_the_rating_is_stor
     assert bad.status == 400 and set(bad.body) == {"code", "msg", "data"}
     user_msg = (await env.messages())[0]["id"]
     r = await env.api.put(f"{base}/{user_msg}/rating", {"rating": "up"}, token="alice")
-    assert r.status == 400 and "assistant" in r.body["msg"]
+    assert r.status == 409 and "assistant" in r.body["msg"]  # the stored message's role refuses it
     assert (await env.api.put(f"{base}/999999/rating", {"rating": "up"}, token="alice")).status == 404
     other = await env.api.put(f"{base}/{answer}/rating", {"rating": "down"}, token="bob")  # not bob's conversation
     assert other.status in (403, 404)

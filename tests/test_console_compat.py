@@ -307,6 +307,8 @@ async def test_agent_binding_api_reads_and_replaces_an_agents_knowledge_bases(en
     assert (await api.get(path, token="carol")).data == r.data
     assert (await api.put(path, ["999"], token="bob")).status == 404
     assert (await api.put(path, ["x"], token="bob")).status == 400
+    for body in ([int(kb.data["id"])], [" " + kb.data["id"]], ["-1"]):  # the document's items: strings of 1-18 digits
+        assert (await api.put(path, body, token="bob")).status == 400, body
     assert (await api.put(path, {"kbIds": []}, token="bob")).status == 400
     assert (await api.put(path, [], token="carol")).status == 403
     assert (await api.put(path, [], token="bob")).data == []
@@ -415,7 +417,7 @@ async def test_teams_journey_reads_team_and_members_adds_and_removes_members_and
     assert (await api.post(f"/api/v1/teams/{team_id}/members", {"agentId": critic}, token="carol")).status == 403
     r = await api.delete(f"/api/v1/teams/{team_id}/members/{helper}", token="bob")
     assert r.status == 200 and [m["name"] for m in r.data["members"]] == [lead, "Critic"]
-    assert (await api.delete(f"/api/v1/teams/{team_id}/members/{env.agent_id}", token="bob")).status == 400
+    assert (await api.delete(f"/api/v1/teams/{team_id}/members/{env.agent_id}", token="bob")).status == 409  # the lead
     assert (await api.delete(f"/api/v1/teams/{team_id}/members/{helper}", token="bob")).status == 404
     # the board: tasks of the team's runs, by status, and the counts
     env.llm.enqueue(Script(text=json.dumps({"tasks": [{"agent": "Critic", "task": "Review the draft"}]})))

@@ -6,6 +6,7 @@ import pytest
 from tests.helpers.chat import ChatEnv, chat_env
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
+from tests.helpers.openapi_inputs import conforms
 
 
 @pytest.fixture
@@ -54,7 +55,9 @@ async def test_rating_an_answer_answers_the_typed_message_and_only_answers_can_b
     cleared = await env.api.put(url, {"rating": None}, token="alice")
     assert cleared.status == 200 and "rating" not in cleared.data["metadata"]
     refused = await env.api.put(f"/api/v1/conversations/c1/messages/{question['id']}/rating", {"rating": "down"}, token="alice")
-    assert refused.status == 400 and "assistant" in refused.body["msg"]
+    assert refused.status == 409 and "assistant" in refused.body["msg"]  # the stored message's role, not the body
+    doc = (await env.api.get("/v3/api-docs")).body
+    assert "409" in doc["paths"]["/api/v1/conversations/{conversationId}/messages/{messageId}/rating"]["put"]["responses"]
 
 
 async def test_rename_pin_model_and_page_with_keyword_search(env: ChatEnv) -> None:
@@ -139,3 +142,26 @@ async def test_the_page_is_kept_between_changes_yet_follows_every_change_and_the
     monkeypatch.setattr(service, "utcnow", lambda: now + service.ACTIVE_WINDOW + dt.timedelta(minutes=1))
     page = await env.api.get("/api/v1/conversations/page", token="alice")  # nothing was written, time passed
     assert page.data["records"][0]["status"] == "closed"
+
+
+async def test_a_page_number_the_document_allows_is_an_empty_page_not_a_refusal(env: ChatEnv) -> None:
+    """`page` is a documented integer from 1: a page past the last (its offset beyond SQLite's 64-bit OFFSET too)
+    answered 400 `Numeric value out of range`; it is an empty page with the total, with or without a keyword."""
+    await env.stream("hello", conversation_id="c-page")
+    for query in ("page=99999999999999999999", "page=9223372036854775807&size=50", "page=99999999999999999999&keyword=hello"):
+        r = await env.api.get(f"/api/v1/conversations/page?{query}", token="alice")
+        assert r.status == 200 and r.data["records"] == [] and r.data["total"] == 1, (query, r.body)
+
+
+async def test_a_batch_delete_states_and_checks_its_200_ids_as_sent_and_summarizing_nothing_is_a_409(env: ChatEnv) -> None:
+    """201 ids (200 unique) were taken although the document's rule is the server's 200: it states maxItems 200 and the
+    server counts the ids as sent. A conversation with no messages left cannot be summarized: its state, a 409."""
+    doc = (await env.api.get("/v3/api-docs")).body
+    body = {"conversationIds": [f"id{i}" for i in range(200)] + ["id0"]}
+    r = await env.api.post("/api/v1/conversations/batch-delete", body, token="alice")
+    assert r.status == 400 and not conforms(doc, "BatchDeleteRequest", body), r.body
+    assert conforms(doc, "BatchDeleteRequest", {"conversationIds": body["conversationIds"][:200]})
+    await env.stream("hi", conversation_id="emptied")
+    assert (await env.api.delete("/api/v1/conversations/emptied/messages", token="alice")).status == 200
+    r = await env.api.post(f"/api/v1/memory/{env.agent_id}/summarize/emptied", token="alice")
+    assert r.status == 409 and r.msg == "The conversation has no messages to summarize", r.body

@@ -197,3 +197,5 @@ def test_a_path_value_that_breaks_its_parameters_schema_is_not_counted_as_valid_
     assert not breaks_its_path_parameters(Case())
     Case.path_parameters = {"id": 384612930}  # an integer carried over is text in the path
     assert not breaks_its_path_parameters(Case())
+    Case.path_parameters = {"id": None}  # seed 101's stateful phase: a null carried over is sent as `None`
+    assert breaks_its_path_parameters(Case())

@@ -9,6 +9,7 @@ from platform_server.features.goals import service as goals
 from tests.helpers.chat import ChatEnv, chat_env
 from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import ScriptedOpenAI
+from tests.helpers.openapi_inputs import conforms
 
 
 @pytest.fixture
@@ -55,9 +56,9 @@ async def test_pause_resume_criteria_patch_and_abandon_follow_the_state_table(en
     paused = await act(env, gid, "pause")
     assert paused.status == 200 and paused.data["status"] == "paused"
     again = await act(env, gid, "pause")
-    assert again.status == 400 and again.msg == "Only an active goal can be paused: the goal is paused"
+    assert again.status == 409 and again.msg == "Only an active goal can be paused: the goal is paused"
     refused = await act(env, gid, "criteria", {"criterion": "Blog post"})
-    assert refused.status == 400 and refused.msg == "Criteria can only be added to an active goal: the goal is paused"
+    assert refused.status == 409 and refused.msg == "Criteria can only be added to an active goal: the goal is paused"
     assert (await env.api.get("/api/v1/goals/by-conversation/g1", token="alice")).data["status"] == "paused"
     patched = await env.api.patch(f"/api/v1/goals/{gid}", {"title": "Ship v2"}, token="alice")
     assert patched.status == 200 and patched.data["title"] == "Ship v2" and patched.data["status"] == "paused"
@@ -71,9 +72,9 @@ async def test_pause_resume_criteria_patch_and_abandon_follow_the_state_table(en
     assert abandoned.data["status"] == "abandoned" and abandoned.data["closedAt"] is not None
     for action, body in (("abandon", None), ("pause", None), ("resume", None), ("criteria", {"criterion": "x"})):
         r = await act(env, gid, action, body)
-        assert r.status == 400 and r.msg.endswith("the goal is abandoned"), (action, r.body)
+        assert r.status == 409 and r.msg.endswith("the goal is abandoned"), (action, r.body)
     late = await env.api.patch(f"/api/v1/goals/{gid}", {"title": "Too late"}, token="alice")
-    assert late.status == 400 and late.msg == "Only an active or paused goal can be updated: the goal is abandoned"
+    assert late.status == 409 and late.msg == "Only an active or paused goal can be updated: the goal is abandoned"
     assert (await env.api.get(f"/api/v1/goals/{gid}", token="alice")).data["title"] == "Ship v2"
     assert (await env.api.get("/api/v1/goals/by-conversation/g1", token="alice")).data is None
     events = (await env.api.get(f"/api/v1/goals/{gid}/events", token="alice")).data
@@ -98,7 +99,7 @@ async def test_patch_can_close_a_goal_as_completed_or_exhausted_and_refuses_othe
         assert r.status == 400 and r.msg.startswith(msg), (body, r.body)
     done = await env.api.patch(f"/api/v1/goals/{g['id']}", {"status": "completed"}, token="alice")
     assert done.data["status"] == "completed" and done.data["closedAt"]
-    assert (await env.api.patch(f"/api/v1/goals/{g['id']}", {"status": "exhausted"}, token="alice")).status == 400
+    assert (await env.api.patch(f"/api/v1/goals/{g['id']}", {"status": "exhausted"}, token="alice")).status == 409
     h = await make_goal(env)
     out = await env.api.patch(f"/api/v1/goals/{h['id']}", {"status": "exhausted"}, token="alice")
     assert out.data["status"] == "exhausted"
@@ -170,3 +171,32 @@ async def test_the_goal_list_refuses_a_status_outside_its_enum_an_empty_one_incl
         assert r.status == 400 and r.msg.startswith("status: must be one of"), (status, r.body)
     r = await env.api.get("/api/v1/goals/by-conversation/g1%20", token="alice")  # the document's conversationId pattern
     assert r.status == 400 and r.msg.startswith("conversationId: "), r.body
+
+
+async def test_what_the_goal_bodies_state_is_what_the_server_takes_and_the_goals_state_is_a_409(env: ChatEnv) -> None:
+    """A blank title or criterion, an agentId that is no Long, a conversationId outside its pattern, an update that
+    changes nothing: each a 400 the document states too; a closed goal or a full criteria list is a 409 (state)."""
+    doc = (await env.api.get("/v3/api-docs")).body
+    base = {"conversationId": "g1", "agentId": env.agent_id, "title": "Ship"}
+    refused = [{**base, "title": "\u3000"}, {**base, "criteria": ["ok", " "]}, {**base, "criteria": ["x" * 501]},
+               {**base, "agentId": "12a"}, {**base, "agentId": " 12"}, {**base, "agentId": True}, {**base, "conversationId": "g1 "},
+               {**base, "conversationId": "a@b"}, {**base, "agentId": "0123456789012345678"}]
+    for body in refused:
+        r = await env.api.post("/api/v1/goals", body, token="alice")
+        assert r.status == 400 and not conforms(doc, "GoalCreate", body), (body, r.body)
+    for body in ({**base, "agentId": int(env.agent_id)}, {**base, "agentId": 12}):
+        r = await env.api.post("/api/v1/goals", body, token="alice")
+        assert r.status in (200, 404) and conforms(doc, "GoalCreate", body), (body, r.body)
+    gid = (await env.api.get("/api/v1/goals/by-conversation/g1", token="alice")).data["id"]
+    for body in ({}, {"title": None}, {"status": None, "criteria": None}, {"title": " "}, {"criteria": ["\t"]}):
+        r = await env.api.patch(f"/api/v1/goals/{gid}", body, token="alice")
+        assert r.status == 400 and not conforms(doc, "GoalUpdate", body), (body, r.body)
+    for body in ({"maxAttempts": 3}, {"criteria": []}, {"title": None, "status": "completed"}):
+        r = await env.api.patch(f"/api/v1/goals/{gid}", body, token="alice")
+        assert r.status == 200 and conforms(doc, "GoalUpdate", body), (body, r.body)
+    r = await env.api.patch(f"/api/v1/goals/{gid}", {"title": "Reopen?"}, token="alice")
+    assert r.status == 409 and "409" in doc["paths"]["/api/v1/goals/{id}"]["patch"]["responses"], r.body
+    full = await make_goal(env, criteria=[f"c{i}" for i in range(goals.MAX_CRITERIA)])
+    r = await act(env, full["id"], "criteria", {"criterion": "one more"})
+    assert r.status == 409 and conforms(doc, "CriterionRequest", {"criterion": "one more"}), r.body
+    assert not conforms(doc, "CriterionRequest", {"criterion": "\n"})

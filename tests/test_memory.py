@@ -67,7 +67,7 @@ async def test_a_contradicting_fact_opens_a_contradiction_that_each_resolution_s
     assert "old editor" in env.llm.requests[-1]["messages"][1]["content"]
     assert (await resolve("sport", {"resolution": "IGNORE"})).status == 200
     again = await resolve("pet", {"resolution": "KEEP_B"})
-    assert again.status == 400 and again.msg == "The contradiction is already resolved"
+    assert again.status == 409 and again.msg == "The contradiction is already resolved"  # its state, not the body
     bad = await resolve("pet", {"resolution": "BOTH"})
     assert bad.status == 400 and bad.msg.startswith("resolution:")
 
@@ -110,6 +110,7 @@ async def test_forget_keeps_the_row_and_rebuilds_memory_md(env: ChatEnv, server:
     assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": "x"})).status == 400
     # the document states the enum, and an empty value is none of it (not "absent"): a 400 as well
     assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": ""})).status == 400
+    assert (await env.api.get(f"{base(env)}/facts", token="alice", params={"status": " active"})).status == 400  # as sent
     doc = (await env.api.get("/v3/api-docs")).body["paths"]["/api/v1/memory/{agentId}/facts"]["get"]["parameters"]
     assert next(p for p in doc if p["name"] == "status")["schema"]["enum"] == ["active", "forgotten", "all"]
 

@@ -117,3 +117,20 @@ async def test_a_binary_bundle_file_is_no_text_and_a_new_name_is_a_slug(api: Api
     assert r.status == 200 and r.data["name"] == skill["name"], r.body
     r = await api.put(f"{SKILLS}/{skill['id']}", {"name": "renamed-1"}, token="bob")
     assert r.status == 200 and r.data["name"] == "renamed-1", r.body
+
+
+async def test_a_bundles_file_count_is_stated_and_a_skills_last_free_secret_slot_is_state(api: ApiClient, people: dict[str, Any]) -> None:
+    """`files` states the 500 files the server takes (501 were valid per the document, then a 400); the 101st secret
+    of a skill is refused by what the skill holds, not by the body: a 409 the operation documents."""
+    from tests.helpers.openapi_inputs import conforms
+
+    doc = (await api.get("/v3/api-docs")).body
+    many = {"content": PDF_SKILL, "files": {f"f{i}.txt": "x" for i in range(501)}}
+    r = await api.post(SKILLS, many, token="bob")
+    assert r.status == 400 and not conforms(doc, "SkillCreate", many), r.body
+    assert conforms(doc, "SkillCreate", {"files": {f"f{i}.txt": "x" for i in range(500)}})
+    skill = await create(api, content=PDF_SKILL)
+    for i in range(100):
+        assert (await api.post(f"{SKILLS}/{skill['id']}/secrets", {"key": f"K{i}", "value": "v"}, token="bob")).status == 200
+    r = await api.post(f"{SKILLS}/{skill['id']}/secrets", {"key": "ONE_MORE", "value": "v"}, token="bob")
+    assert r.status == 409 and "409" in doc["paths"]["/api/v1/skills/{skillId}/secrets"]["post"]["responses"], r.body

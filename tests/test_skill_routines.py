@@ -7,6 +7,7 @@ from typing import Any
 from platform_server.db import utcnow
 from platform_server.features.conversations.models import Message
 from tests.helpers.chat import ChatEnv
+from tests.helpers.client import ApiClient
 from tests.helpers.fake_openai import Script
 
 ROUTINES = "/api/v1/skills/routines"
@@ -142,5 +143,21 @@ async def test_promotion_skips_the_frequency_gates_and_ids_are_checked(env: Chat
     r = await api.get(ROUTINES, token="bob", params={"status": "maybe"})
     assert r.status == 400 and r.body["msg"] == "status: must be one of open, dismissed, promoted"
     # the documented enum: an empty value is none of it (it listed every candidate)
-    r = await api.get(ROUTINES, token="bob", params={"status": ""})
-    assert r.status == 400 and r.body["msg"].startswith("status: "), r.body
+    for status in ("", " open", "open "):  # read as sent: a padded value is none of it either (it was stripped into one)
+        r = await api.get(ROUTINES, token="bob", params={"status": status})
+        assert r.status == 400 and r.body["msg"].startswith("status: "), (status, r.body)
+
+
+async def test_a_promotions_name_states_the_slug_rule_promote_checks(api: ApiClient, people: dict) -> None:
+    """`name` was any text up to 64 characters, then refused by the slug check once a candidate was open: the
+    document states the slug (or empty: the model's), and the body is refused as stated before any lookup."""
+    from tests.helpers.openapi_inputs import conforms
+
+    doc = (await api.get("/v3/api-docs")).body
+    for name in ("Bad Name", "-x", "x" * 65):
+        assert not conforms(doc, "PromoteBody", {"name": name}), name
+        r = await api.post(f"{ROUTINES}/1/promote", {"name": name}, token="bob")
+        assert r.status == 400 and r.body["msg"].startswith("name: "), (name, r.body)
+    for name in ("", "good-name", None):
+        assert conforms(doc, "PromoteBody", {"name": name}), name
+        assert (await api.post(f"{ROUTINES}/1/promote", {"name": name}, token="bob")).status == 404

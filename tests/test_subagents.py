@@ -88,3 +88,14 @@ async def test_admins_can_interrupt_any_sub_agent(env: ChatEnv) -> None:
     r = await env.api.post(f"/api/v1/admin/agent-runtime/subagents/{sid}/interrupt", token="alice")
     assert r.data["interrupted"] is True
     await stream
+
+
+async def test_the_active_list_states_the_conversation_id_rule_it_checks(env: ChatEnv) -> None:
+    """`conversationId` was any string, then a blank one (or one with spaces around, read stripped) a 400 or another
+    conversation's list: it states the one conversationId pattern and is checked as sent."""
+    doc = (await env.api.get("/v3/api-docs")).body
+    param = doc["paths"]["/api/v1/subagents/active"]["get"]["parameters"][0]
+    assert param["name"] == "conversationId" and "pattern" in param["schema"]
+    for value in (" c1", "c1 ", "a@b", " "):
+        r = await env.api.get("/api/v1/subagents/active", params={"conversationId": value}, token="alice")
+        assert r.status == 400 and r.msg.startswith("conversationId: "), (value, r.body)

@@ -11,6 +11,7 @@ from tests.helpers.client import ApiClient
 from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI, ScriptedToolCall
 from tests.helpers.models import use_fake_openai
+from tests.helpers.openapi_inputs import conforms
 
 TERMINAL = ("completed", "partial", "failed", "cancelled")
 
@@ -52,7 +53,7 @@ async def test_teams_are_made_of_agents_of_the_workspace(api: ApiClient, people:
     body = {"name": "T", "leadAgentId": team["lead"], "memberAgentIds": [team["writer"]]}
     assert (await api.post("/api/v1/teams", body, token="carol")).status == 403
     bad = await api.post("/api/v1/teams", {**body, "memberAgentIds": [team["lead"]]}, token="bob")
-    assert bad.status == 400 and "lead" in bad.msg  # nobody besides the lead
+    assert bad.status == 422 and "lead" in bad.msg  # nobody besides the lead: valid JSON, a rule the document cannot state
     # the lead listed among the members too counts once, as the lead (a rule between two values JSON Schema cannot say)
     r = await api.post("/api/v1/teams", {**body, "memberAgentIds": [team["lead"], team["writer"]]}, token="bob")
     assert r.status == 200 and r.data["memberAgentIds"] == [team["writer"]], r.body
@@ -260,3 +261,43 @@ async def test_a_cursor_page_takes_the_documented_cursor_and_limit_as_written(ap
     for query in ({"cursor": "\"x"}, {"cursor": " 12"}, {"limit": ""}, {"limit": " 5"}, {"limit": "0"}):
         r = await api.get(base, params=query, token="alice")
         assert r.status == 400, (query, r.body)
+
+
+async def test_what_a_team_refuses_by_its_stored_state_is_a_409_and_a_blank_goal_is_refused_by_the_document_too(
+    api: ApiClient, people: dict, team: dict
+) -> None:
+    """A blank run goal was a 400 the document allowed; the team's stored lead and members decide a member's add or
+    removal and a sparse update that leaves nobody besides the lead (409); both lead and members given is a 422."""
+    doc = (await api.get("/v3/api-docs")).body
+    r = await api.post(f"/api/v1/teams/{team['id']}/runs", {"goal": "\u3000 "}, token="bob")
+    assert r.status == 400 and not conforms(doc, "TeamRunStart", {"goal": "\u3000 "}), r.body
+    assert conforms(doc, "TeamRunStart", {"goal": " write "})
+    url = f"/api/v1/teams/{team['id']}"
+    r = await api.post(f"{url}/members", {"agentId": int(team["lead"]), "role": "member"}, token="bob")
+    assert r.status == 409 and conforms(doc, "MemberAdd", {"agentId": 1, "role": "member"}), r.body
+    assert (await api.delete(f"{url}/members/{team['lead']}", token="bob")).status == 409
+    r = await api.put(url, {"memberAgentIds": [int(team["lead"])]}, token="bob")  # the stored lead takes part
+    assert r.status == 409 and conforms(doc, "TeamUpdate", {"memberAgentIds": [1]}), r.body
+    r = await api.put(url, {"leadAgentId": int(team["lead"]), "memberAgentIds": [int(team["lead"])]}, token="bob")
+    assert r.status == 422, r.body
+    for method, path in (("post", "/api/v1/teams"), ("put", "/api/v1/teams/{teamId}")):
+        assert "422" in doc["paths"][path][method]["responses"], path
+    for method, path in (("put", "/api/v1/teams/{teamId}"), ("post", "/api/v1/teams/{teamId}/members"),
+                         ("delete", "/api/v1/teams/{teamId}/members/{agentId}")):
+        assert "409" in doc["paths"][path][method]["responses"], path
+    members = [await make_agent(api, name=f"M{i}") for i in range(8)]  # 2 members + 8 = the most a team may have
+    for agent in members:
+        assert (await api.post(f"{url}/members", {"agentId": int(agent)}, token="bob")).status == 200
+    extra = await make_agent(api, name="One too many")
+    r = await api.post(f"{url}/members", {"agentId": int(extra)}, token="bob")
+    assert r.status == 409 and r.msg.startswith("memberAgentIds: the team has 10 members"), r.body
+
+
+async def test_the_task_boards_offset_is_a_stated_long(api: ApiClient, people: dict, team: dict) -> None:
+    """`offset` was an integer without a maximum, read as a Long: 2**63 was valid input refused. It states the Long."""
+    doc = (await api.get("/v3/api-docs")).body
+    offset = next(p for p in doc["paths"]["/api/v1/teams/{teamId}/tasks"]["get"]["parameters"] if p["name"] == "offset")
+    assert offset["schema"]["maximum"] == 2**63 - 1
+    url = f"/api/v1/teams/{team['id']}/tasks"
+    assert (await api.get(url, params={"offset": str(2**63 - 1)}, token="carol")).data == []
+    assert (await api.get(url, params={"offset": str(2**63)}, token="carol")).status == 400

@@ -10,6 +10,7 @@ from tests.helpers.client import ApiClient
 from tests.helpers.eventually import eventually
 from tests.helpers.fake_openai import Script, ScriptedOpenAI
 from tests.helpers.models import use_fake_openai
+from tests.helpers.openapi_inputs import conforms
 from tests.helpers.server import RunningServer
 from tests.helpers.wiki import KB, add_text, make_kb, page, pages_answer, wait_idle, wait_status
 
@@ -86,7 +87,12 @@ async def test_rename_rewrites_every_referrer_and_keeps_labels(api: ApiClient, w
     back = (await api.get(f"{KB}/{kb}/pages/chlorophyll-a/backlinks", token="bob")).data
     assert [b["slug"] for b in back] == ["photosynthesis"]
     clash = await api.post(f"{KB}/{kb}/pages/photosynthesis/rename", {"newSlug": "chlorophyll-a"}, token="bob")
-    assert clash.status == 400 and "already exists" in clash.msg
+    assert clash.status == 409 and "already exists" in clash.msg  # a slug taken: stored state, not the body
+    doc = (await api.get("/v3/api-docs")).body
+    for body in ({"newSlug": "\u000b"}, {"newTitle": "!!"}, {"newSlug": "--", "newTitle": "Fine"}):  # seed 101's newSlug
+        r = await api.post(f"{KB}/{kb}/pages/photosynthesis/rename", body, token="bob")
+        assert r.status == 422 and conforms(doc, "RenameRequest", body), (body, r.body)  # a rule 3.0 cannot state
+    assert "422" in doc["paths"]["/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}/rename"]["post"]["responses"]
     found = (await api.get("/api/v1/wiki/pages/lookup", params={"title": "chlorophyll a"}, token="carol")).data
     assert [f["slug"] for f in found] == ["chlorophyll-a"] and found[0]["kbName"] == "Notes"
 
@@ -155,7 +161,7 @@ async def test_cancel_is_valid_only_while_processing(api: ApiClient, people: dic
     raw = await add_text(api, kb, "Slow", "Some text about slow things.")
     assert raw["status"] == "pending"
     r = await api.post(f"{KB}/{kb}/raw/{raw['id']}/cancel", token="bob")
-    assert r.status == 400 and "only while processing" in r.msg and "pending" in r.msg
+    assert r.status == 409 and "only while processing" in r.msg and "pending" in r.msg
     llm.enqueue(Script(hang=True))
     assert (await api.post(f"{KB}/{kb}/process", token="bob")).data["queued"] == 1
     await wait_status(api, kb, raw["id"], "processing", "generate")
@@ -166,7 +172,7 @@ async def test_cancel_is_valid_only_while_processing(api: ApiClient, people: dic
     jobs = (await api.get(f"/api/v1/wiki/kb/{kb}/jobs", token="bob")).data
     assert jobs[0]["status"] == "cancelled"
     again = await api.post(f"{KB}/{kb}/raw/{raw['id']}/cancel", token="bob")
-    assert again.status == 400 and "cancelled" in again.msg
+    assert again.status == 409 and "cancelled" in again.msg
 
 
 async def test_processing_left_unfinished_resumes_after_a_restart(server: RunningServer, api: ApiClient, people: dict,
@@ -204,6 +210,13 @@ async def test_a_page_type_profile_steers_generation_and_edits(api: ApiClient, p
     bad = {"defaultType": "note", "pageTypes": [{"name": "Note"}]}
     r = await api.post(f"{KB}/{kb}/page-type-profile/validate", bad, token="carol")
     assert r.data["valid"] is False and r.data["error"].startswith("pageTypes.0.name: must be lower-case letters")
+    # seed 101: the check's body is any object (its answer says what PUT would refuse), so a profile that breaks the
+    # saved profile's schema is a 200 `valid: false` the document allows, and only a body that is no object a 400
+    doc = (await api.get("/v3/api-docs")).body
+    assert conforms(doc, "ProfileDraft", {"defaultType": "", "pageTypes": []}) and not conforms(doc, "ProfileDraft", [1])
+    r = await api.post(f"{KB}/{kb}/page-type-profile/validate", {"defaultType": ""}, token="carol")
+    assert r.status == 200 and r.data["valid"] is False, r.body
+    assert (await api.post(f"{KB}/{kb}/page-type-profile/validate", [1], token="carol")).status == 400
     # the rules between values read the forgiving way the document states: a default not listed joins the types,
     # a type listed twice counts once
     loose = {"defaultType": "x", "pageTypes": [{"name": "note", "description": "first"}, {"name": "note"}]}

@@ -156,8 +156,9 @@ async def test_a_page_a_person_edited_is_not_overwritten_by_a_re_sync_and_the_ne
         r = await api.post(f"{KB}/{kb}/pages/tea/pending-change/dismiss", token="bob")
         assert r.status == 200 and r.data["pendingChange"] is None and r.data["markdown"] == mine, r.body
         r = await api.post(f"{KB}/{kb}/pages/tea/pending-change/accept", token="bob")
-        assert r.status == 400 and r.body["msg"] == "The page has no pending change", r.body
+        assert r.status == 409 and r.body["msg"] == "The page has no pending change", r.body  # the page's state
         assert (await api.get(f"{KB}/{kb}/pages?pendingChange=maybe", token="bob")).status == 400
+        assert (await api.get(f"{KB}/{kb}/pages?pendingChange=%20true", token="bob")).status == 400  # as sent: the enum
 
         # Accepting the archive archives the person's page; accepting a new version replaces the hand edit.
         r = await api.post(f"{KB}/{kb}/pages/kettle/pending-change/accept", token="bob")

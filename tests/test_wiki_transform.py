@@ -49,6 +49,9 @@ async def test_a_template_runs_on_a_material_and_a_page_and_aggregates(api: ApiC
     r = await api.post(f"{T}/{tid}/apply", {"kbId": kb, "slug": "saturn"}, token="bob")
     await run_until(api, r.data["id"], "completed")
     runs = (await api.get(f"{T}/runs", params={"transformationId": tid, "status": "completed"}, token="carol")).data
+    for status in ("", " completed"):  # not a run state of the document's enum: a 400, not every run
+        r = await api.get(f"{T}/runs", params={"status": status}, token="carol")
+        assert r.status == 400 and r.msg.startswith("status: must be one of"), (status, r.body)
     assert len(runs) == 2
     llm.enqueue(Script(text="# Key points of Astronomy\n\n- Saturn is a gas giant with rings of ice. See [[saturn]]."))
     agg = await api.post(f"{T}/{tid}/aggregate", {"kbId": kb}, token="bob")
@@ -77,14 +80,14 @@ async def test_a_cancelled_run_stops_midway_and_leaves_no_page(
     assert (await api.get(f"{T}/runs/{r.data['id']}", token="bob")).data["status"] == "running"
     c = await api.post(f"{T}/runs/{r.data['id']}/cancel", token="bob")
     assert c.status == 200 and c.data["status"] == "cancelled"
-    assert (await api.post(f"{T}/runs/{r.data['id']}/cancel", token="bob")).status == 400
+    assert (await api.post(f"{T}/runs/{r.data['id']}/cancel", token="bob")).status == 409  # the run's state decides
     s = await api.post(f"{T}/runs/{r.data['id']}/save-as-page", {}, token="bob")
-    assert s.status == 400 and "completed" in s.msg
+    assert s.status == 409 and "completed" in s.msg
     engine = server.platform.services.wiki
     await eventually(lambda: not engine.tasks, what="the cancelled run's task ended")  # it saved nothing on its way out
     assert (await api.get(f"{T}/runs/{r.data['id']}", token="bob")).data["status"] == "cancelled"
     assert (await api.get(f"{KB}/{kb}/pages", params={"page": "1"}, token="bob")).data["total"] == before
-    assert (await api.post(f"{T}/{tid}/aggregate", {"kbId": kb}, token="bob")).status == 400  # nothing completed
+    assert (await api.post(f"{T}/{tid}/aggregate", {"kbId": kb}, token="bob")).status == 409  # nothing completed
     assert (await api.delete(f"{T}/runs/{r.data['id']}", token="bob")).status == 200
     assert (await api.get(f"{T}/runs/{r.data['id']}", token="bob")).status == 404
 

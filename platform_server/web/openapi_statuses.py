@@ -22,7 +22,11 @@ _WRITES = ("POST", "PUT", "PATCH", "DELETE")
 _STORED_MODE = "conversationId given while the stored conversationMode is new, or missing while it is fixed (or fixed is given and no id is stored)"
 CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/cron-jobs/{id}/run"): "This job already has a running run",
-    ("POST", "/api/v1/memory/{agentId}/summarize/{conversationId}"): "The conversation is with another agent",
+    ("POST", "/api/v1/memory/{agentId}/summarize/{conversationId}"): "The conversation is with another agent, or it has no messages",
+    ("POST", "/api/v1/memory/{agentId}/dreaming/focused"): "A dream is already running for this memory",
+    ("POST", "/api/v1/memory/{agentId}/emergence"): "A dream is already running for this memory",
+    ("POST", "/api/v1/memory/{agentId}/facts/{factId}/edit"): "The fact is not active (forgotten)",
+    ("POST", "/api/v1/memory/{agentId}/facts/contradictions/{contradictionId}/resolve"): "The contradiction is already resolved",
     ("PUT", "/api/v1/cron-jobs/{id}"): _STORED_MODE,
     (
         "PUT",
@@ -39,11 +43,26 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("POST", "/api/v1/skills/routines/{id}/reopen"): "The candidate is not in a state that allows it",
     ("POST", "/api/v1/skills/routines/{id}/promote"): "The candidate is not open, or a skill of that name exists",
     ("DELETE", "/api/v1/teams/{teamId}"): "The team has an active run",
+    ("PUT", "/api/v1/teams/{teamId}"): "The stored lead or members (the ones the body does not give) leave no member besides the lead",
+    ("POST", "/api/v1/teams/{teamId}/members"): "The agent is the team's lead (to add as a member), or the team has its most members",
+    ("DELETE", "/api/v1/teams/{teamId}/members/{agentId}"): "The agent is the team's lead (make another agent lead first)",
     ("POST", "/api/v1/team-runs/{runId}/cancel"): "The run has already ended",
     ("POST", "/api/v1/auth/users/{id}/disable"): "The last enabled global admin cannot be disabled, nor your own account",
     ("PUT", "/api/v1/auth/users/{id}/role"): "The last enabled global admin cannot lose the role",
     ("POST", "/api/v1/workflows/{id}/runs"): "The workflow is disabled or has no published revision",
     ("POST", "/api/v1/wiki/knowledge-bases/{id}/scan"): "No source directory is linked to the knowledge base",
+    # the wiki's stored state decides (a page's pending change, a material's or a run's status, a slug taken)
+    **{
+        ("POST", f"/api/v1/wiki/knowledge-bases/{{kbId}}/pages/{{slug}}/pending-change/{op}"): "The page has no pending change"
+        for op in ("accept", "dismiss")
+    },
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}/rename"): "A page with the new slug exists",
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/{rawId}/cancel"): "The material is not processing",
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/raw/{rawId}/reprocess"): "The material is processing",
+    ("POST", "/api/v1/wiki/transformations/{id}/apply"): "The transformation belongs to another knowledge base, or the target holds no text",
+    ("POST", "/api/v1/wiki/transformations/{id}/aggregate"): "No completed run of the transformation in the knowledge base",
+    ("POST", "/api/v1/wiki/transformations/runs/{runId}/cancel"): "The run is not running",
+    ("POST", "/api/v1/wiki/transformations/runs/{runId}/save-as-page"): "The run has not completed with an output",
     ("POST", "/api/v1/wiki/knowledge-bases/{id}/source-watcher/scan"): "No source directory is linked to the knowledge base",
     ("POST", "/api/v1/workflows/{id}/publish"): "The saved draft does not compile (its diagnostics: POST .../compile)",
     ("POST", "/api/v1/workflows/runs/{runId}/resume"): "The run is not paused, or the pauseToken is not its current pause",
@@ -58,6 +77,7 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("DELETE", "/api/v1/workspaces/{id}/members/{targetUserId}"): "The last owner cannot be removed",
     ("DELETE", "/api/v1/skills/install/{skillName}"): "The skill is not an installed one (delete it instead)",
     ("POST", "/api/v1/skills/{id}/restore"): "The skill is not archived",
+    ("POST", "/api/v1/skills/{skillId}/secrets"): "The skill holds its most secrets already (a new key)",
     ("PUT", "/api/v1/models/{providerId}/config"): "What the provider is refuses it: a built-in's protocol, a baseUrl of the "
     "wrong kind for its protocol (a URL for remote ones, a path for local), Ollama settings for another protocol",
     **{
@@ -78,6 +98,13 @@ CONFLICTS: dict[tuple[str, str], str] = {
     ("PUT", "/api/v1/datasources/{id}"): "A datasource of that name exists in the workspace, or config is the other type's",
     ("POST", "/api/v1/auth/tokens"): "expiresAt is not in the future (the clock decides, not the request's shape)",
     ("POST", "/api/v1/goals"): "The conversation already has an open goal",
+    ("PUT", "/api/v1/conversations/{conversationId}/messages/{messageId}/rating"): "The message is not an assistant answer",
+    # goals.service._require: the goal's stored status decides
+    ("PATCH", "/api/v1/goals/{id}"): "The goal is closed (completed, abandoned or exhausted)",
+    ("POST", "/api/v1/goals/{id}/abandon"): "The goal is closed (completed, abandoned or exhausted)",
+    ("POST", "/api/v1/goals/{id}/criteria"): "The goal is not active, or it has 50 criteria already",
+    ("POST", "/api/v1/goals/{id}/pause"): "The goal is not active",
+    ("POST", "/api/v1/goals/{id}/resume"): "The goal is not paused",
     ("DELETE", "/api/v1/tools/{id}"): "System tools cannot be deleted",
     ("POST", "/api/v1/models"): "The provider already has a model of that name and type",
     ("POST", "/api/v1/models/{providerId}/models"): "The provider already has a model of that name and type",
@@ -107,6 +134,14 @@ UNPROCESSABLE: dict[tuple[str, str], str] = {
     ("PUT", "/api/v1/cron-jobs/{id}"): _NO_DATE,
     ("POST", "/api/v1/triggers"): _NO_DATE,
     ("PUT", "/api/v1/triggers/{id}"): _NO_DATE,
+    **{
+        (method, path): "memberAgentIds names no agent besides leadAgentId: OpenAPI 3.0 cannot relate an array's items to another field"
+        for method, path in (("POST", "/api/v1/teams"), ("PUT", "/api/v1/teams/{teamId}"))
+    },
+    ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}/rename"): (
+        "The new slug (newSlug, or newTitle when no newSlug is given) holds no letter or digit of any script: OpenAPI 3.0's"
+        " patterns cannot name every script's letters"
+    ),
     ("PUT", "/api/v1/wiki/knowledge-bases/{id}/config"): "chunkOverlap is not under half of chunkSize (either may be the stored one)",
     ("POST", "/api/v1/wiki/knowledge-bases/{kbId}/pipelines"): (
         "The definition does not hold together (extract first, each step once and after the one it needs, chunk with"

@@ -114,6 +114,11 @@ UNPROCESSABLE: dict[str, str] = {
     "POST /api/v1/wiki/knowledge-bases/{kbId}/pipelines": "a pipeline's step order and its YAML text",
     # a KB's chunkOverlap must stay under half its chunkSize: two values (one maybe stored) JSON Schema cannot relate
     "PUT /api/v1/wiki/knowledge-bases/{id}/config": "a KB's chunk overlap beside its chunk size",
+    # a page's new slug needs a letter or digit of any script: 3.0's patterns (no `u` flag) cannot name them
+    "POST /api/v1/wiki/knowledge-bases/{kbId}/pages/{slug}/rename": "a slug's letters of any script",
+    # a team's members must name an agent besides its lead: 3.0 cannot relate an array's items to another field
+    "POST /api/v1/teams": "a member besides the lead",
+    "PUT /api/v1/teams/{teamId}": "a member besides the lead",
     # a cron expression's pattern cannot know the months' lengths: `0 0 31 2 *` matches it and names no date
     **{op: "a cron expression naming no date" for op in ("POST /api/v1/cron-jobs", "PUT /api/v1/cron-jobs/{id}",
                                                           "POST /api/v1/triggers", "PUT /api/v1/triggers/{id}")},
@@ -123,9 +128,13 @@ UNPROCESSABLE: dict[str, str] = {
 def breaks_its_path_parameters(case: Any) -> bool:
     """Whether a path value breaks its parameter's own schema: the stateful phase carries values between answers
     along links it infers by name (the OpenAI models list's `id`, a model name, into `/models/{id}`, a Long), and
-    such a request is not valid input, whatever phase it came from. A path value is text on the wire."""
+    such a request is not valid input, whatever phase it came from. A path value is text on the wire; a null carried
+    over (a list row's empty `templateId` into `/templates/{id}/apply`) goes out as the text `None`."""
+    given = case.path_parameters or {}
     for parameter in case.operation.path_parameters:
-        value = (case.path_parameters or {}).get(parameter.name)
+        value = given.get(parameter.name)
+        if value is None and parameter.name in given:
+            value = "None"  # what goes out for a null
         schema = parameter.definition.get("schema") or {}
         if value is not None and not jsonschema.Draft4Validator(schema).is_valid(str(value) if schema.get("type") == "string" else value):
             return True

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, JsonValue, field_validator
 
 from platform_server.features.settings.schemas import SidecarView
-from platform_server.ids import WHITESPACE
+from platform_server.ids import NOT_BLANK_PATTERN, WHITESPACE
 from platform_server.serialize import View
 from platform_server.web.bodies import explained
 
@@ -37,6 +37,9 @@ MODEL_NAME_PATTERN = r"^[^\x00-\x1f]*$"  # no control characters
 MODEL_PROVIDER_PATTERN = r"^([a-z0-9][a-z0-9._-]*)?$"  # PROVIDER_SLUG_RE, or empty (no provider: the default model)
 # "" clears the level, as null does (the original console sends an empty select)
 THINKING_CHOICES: list[JsonValue] = [*THINKING_LEVELS, "", None]
+
+
+NAME_PATTERN = explained(NOT_BLANK_PATTERN, "must not be blank")  # the name is kept stripped: a blank one is refused
 
 
 def _check_icon(value: str | None) -> str | None:
@@ -112,7 +115,7 @@ class _AgentFields(BaseModel):
 class AgentCreate(_AgentFields):
     """An AgentEntity; `id`, `workspaceId`, `creatorUserId` and times are ignored (set by the service)."""
 
-    name: str = Field(min_length=1, max_length=100)
+    name: str = Field(min_length=1, max_length=100, pattern=NAME_PATTERN)
     description: str = Field(default="", max_length=2000)
     agentType: AgentType = "react"
     systemPrompt: str = Field(default="", max_length=100_000)
@@ -139,7 +142,7 @@ class AgentUpdate(_AgentFields):
     """Sparse update: absent fields stay; null clears only the nullable ones (modelProvider,
     defaultThinkingLevel, primaryKbId) and is ignored for the others."""
 
-    name: str | None = Field(default=None, min_length=1, max_length=100)
+    name: str | None = Field(default=None, min_length=1, max_length=100, pattern=NAME_PATTERN)
     description: str | None = Field(default=None, max_length=2000)
     agentType: AgentType | None = None
     systemPrompt: str | None = Field(default=None, max_length=100_000)
@@ -162,7 +165,21 @@ class AgentUpdate(_AgentFields):
         return None if v is None else v.strip()
 
 
+def _object_or_list(schema: dict[str, object], field: str) -> None:
+    """handlers._bindings: the original console sends the list alone, so the body is the object or its list (a bare
+    array was taken while the document said object only)."""
+    properties = schema.get("properties")
+    assert isinstance(properties, dict)  # pydantic writes the model's fields there
+    whole = {k: v for k, v in schema.items() if k != "title"}
+    schema.clear()
+    schema["anyOf"] = [whole, properties[field]]
+
+
 class SkillBindings(BaseModel):
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        _object_or_list(schema, "skillIds")
+
     skillIds: list[int] = Field(  # the document states the limits _positive checks
         max_length=MAX_BINDINGS, json_schema_extra={"items": {"type": "integer", "format": "int64", "minimum": 1}}
     )
@@ -183,6 +200,10 @@ class SkillBindings(BaseModel):
 
 
 class ToolBindings(BaseModel):
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        _object_or_list(schema, "toolNames")
+
     toolNames: list[str] = Field(max_length=MAX_BINDINGS, json_schema_extra={"items": {"type": "string", "pattern": TOOL_NAME_RE.pattern}})
 
     @field_validator("toolNames")
@@ -195,6 +216,10 @@ class ToolBindings(BaseModel):
 
 
 class ProviderPreferences(BaseModel):
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        _object_or_list(schema, "providerIds")
+
     providerIds: list[str] = Field(
         max_length=50,
         json_schema_extra={"items": {"type": "string", "maxLength": MAX_PROVIDER_SLUG, "pattern": PROVIDER_SLUG_RE.pattern}},

@@ -38,7 +38,7 @@ class ModelRequest(BaseModel):
 
 
 class BatchDeleteRequest(BaseModel):
-    conversationIds: list[str] = Field(min_length=1)
+    conversationIds: list[str] = Field(min_length=1, max_length=200)  # service.BATCH_DELETE_MAX, counted as sent
 
 
 class RatingRequest(BaseModel):

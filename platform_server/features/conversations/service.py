@@ -17,7 +17,7 @@ from platform_server.ids import CONVERSATION_ID_RE, CONVERSATION_ID_RULE
 from platform_server.memo import memo_on
 from platform_server.web.context import Caller
 from platform_server.web.encode import JsonText, encoded
-from platform_server.web.errors import BadRequest, Forbidden, NotFound
+from platform_server.web.errors import BadRequest, Conflict, Forbidden, NotFound
 from platform_server.web.pagination import PageRequest, page_of
 
 ACTIVE_WINDOW = dt.timedelta(hours=24)
@@ -132,6 +132,8 @@ def page_for(caller: Caller, req: PageRequest, keyword: str | None) -> dict[str,
     if not keyword:
         return _plain_page(caller.user_id, caller.workspace_id, req.page, req.size).json
     q = _mine(caller, page_index=not _indexed(keyword)).where(conversations_matching(keyword))
+    if req.offset >= 2**63:  # past any last page and beyond SQLite's 64-bit OFFSET: only the total is asked
+        return page_of([], q.count(), req)
     # The page and its total in one statement: a window count over the matches the page sorts anyway, so
     # the trigram scans and their union run once (a separate COUNT ran them twice: at a million messages
     # most of the route's time). The sort carries ids only; the page's rows are read after it. Past the
@@ -255,6 +257,8 @@ def _plain_page(user_id: int, workspace_id: int, page: int, size: int) -> _Page:
     total = database.execute_sql(_COUNT_SQL, args).fetchone()[0]
     since = _active_since()
     records = []
+    # past the last page SQLite is not asked: its OFFSET holds 64 bits (a documented page number times the size may not fit)
+    rows = database.execute_sql(_PAGE_SQL, (*args, req.size, req.offset)) if req.offset < total else []
     for (
         cid,
         title,
@@ -274,7 +278,7 @@ def _plain_page(user_id: int, workspace_id: int, page: int, size: int) -> _Page:
         end_user,
         workspace_id,
         created,
-    ) in database.execute_sql(_PAGE_SQL, (*args, req.size, req.offset)):
+    ) in rows:
         records.append(
             {
                 "conversationId": cid,
@@ -332,7 +336,7 @@ def rate_message(caller: Caller, conv: Conversation, message_id: int, rating: st
         if m is None:
             raise NotFound("Message not found in this conversation")
         if m.role != "assistant":
-            raise BadRequest("messageId: only an assistant answer can be rated")
+            raise Conflict("messageId: only an assistant answer can be rated")  # the stored message decides: a 409
         metadata = {k: v for k, v in (m.metadata or {}).items() if k != "rating"}
         if rating:
             metadata["rating"] = rating

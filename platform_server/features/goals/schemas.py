@@ -2,32 +2,56 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from platform_server.ids import CONVERSATION_ID_PATTERN, NOT_BLANK_PATTERN
 from platform_server.serialize import View
+from platform_server.web.bodies import explained
 
 MAX_CRITERIA = 50
+NOT_BLANK = explained(NOT_BLANK_PATTERN, "must not be blank")  # service._title and _criteria strip what they keep
+# A title or a criterion: 1-500 characters, not blank (the document's rule, checked here as stated)
+Text = Annotated[str, Field(min_length=1, max_length=500, pattern=NOT_BLANK)]
+# An agent id as text (ASCII digits) or as a JSON integer; strict, so a text that breaks the pattern is not read as one
+AgentId = Annotated[str, Field(pattern="^[0-9]{1,18}$")] | Annotated[int, Field(strict=True)]
+UPDATED = ("title", "criteria", "maxAttempts", "status")  # service.update: at least one of them, not null
+
+
+def _not_null(schema: object) -> dict[str, object]:
+    """A nullable field's schema without its null (nor its default): the value such a branch requires."""
+    assert isinstance(schema, dict)  # a field's schema
+    out = {k: v for k, v in schema.items() if k not in ("nullable", "default")}
+    if isinstance(out.get("enum"), list):
+        out["enum"] = [v for v in out["enum"] if v is not None]
+    return out
 
 
 class GoalCreate(BaseModel):
-    conversationId: str = Field(min_length=1, max_length=128)
-    agentId: str | int
-    title: str = Field(min_length=1, max_length=500)
-    criteria: list[str] | None = Field(default=None, max_length=MAX_CRITERIA)
+    conversationId: str = Field(json_schema_extra={"pattern": CONVERSATION_ID_PATTERN})  # conversations.validate_id
+    agentId: AgentId
+    title: Text
+    criteria: list[Text] | None = Field(default=None, max_length=MAX_CRITERIA)
     maxAttempts: int | None = Field(default=None, ge=1, le=1000)  # evaluations before `exhausted`
 
 
 class GoalUpdate(BaseModel):
-    title: str | None = Field(default=None, min_length=1, max_length=500)
-    criteria: list[str] | None = Field(default=None, max_length=MAX_CRITERIA)
+    @classmethod
+    def openapi_schema(cls, schema: dict[str, object]) -> None:
+        """At least one field given and not null (service.update refuses a body that changes nothing)."""
+        properties = schema["properties"]
+        assert isinstance(properties, dict)  # pydantic writes the model's fields there
+        schema["anyOf"] = [{"required": [name], "properties": {name: _not_null(properties[name])}} for name in UPDATED]
+
+    title: Text | None = None
+    criteria: list[Text] | None = Field(default=None, max_length=MAX_CRITERIA)
     maxAttempts: int | None = Field(default=None, ge=1, le=1000)
     status: Literal["completed", "exhausted"] | None = None
 
 
 class CriterionRequest(BaseModel):
-    criterion: str = Field(min_length=1, max_length=500)
+    criterion: Text
 
 
 class AbandonRequest(BaseModel):

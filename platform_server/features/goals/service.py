@@ -13,7 +13,7 @@ from platform_server.features.agents.models import Agent
 from platform_server.features.audit import service as audit
 from platform_server.features.conversations import service as conversations
 from platform_server.features.goals.models import Goal, GoalEvaluation, GoalEvent
-from platform_server.features.goals.schemas import MAX_CRITERIA, GoalCreate, GoalUpdate
+from platform_server.features.goals.schemas import MAX_CRITERIA, UPDATED, GoalCreate, GoalUpdate
 from platform_server.memo import memo_on
 from platform_server.serialize import Fields, flag, ident, items, when
 from platform_server.web.context import Caller
@@ -171,8 +171,9 @@ def events(caller: Caller, goal_id: int) -> list[dict[str, Any]]:
 
 
 def _require(g: Goal, allowed: tuple[str, ...], action: str) -> None:
+    """The goal's stored status allows the action, else a 409 (the request's shape is fine: the goal's state is not)."""
     if g.status not in allowed:
-        raise BadRequest(f"{action}: the goal is {g.status}")
+        raise Conflict(f"{action}: the goal is {g.status}")
 
 
 def _save(g: Goal, caller: Caller, type_: str, before: str, detail: dict[str, Any] | None, note: str) -> dict[str, Any]:
@@ -188,10 +189,10 @@ def _save(g: Goal, caller: Caller, type_: str, before: str, detail: dict[str, An
 
 def update(caller: Caller, goal_id: int, req: GoalUpdate) -> dict[str, Any]:
     """Sparse update of a non-terminal goal; `status` may close it as completed or exhausted."""
+    if all(getattr(req, f) is None for f in UPDATED):  # the document's anyOf (schemas.GoalUpdate)
+        raise BadRequest("body: nothing to update (title, criteria, maxAttempts or status)")
     g = _owned(caller, goal_id)
     _require(g, OPEN, "Only an active or paused goal can be updated")
-    if not req.model_fields_set or all(getattr(req, f) is None for f in req.model_fields_set):
-        raise BadRequest("body: nothing to update (title, criteria or status)")
     before = g.status
     with database.atomic():
         changes: dict[str, Any] = {}
@@ -226,7 +227,7 @@ def add_criterion(caller: Caller, goal_id: int, criterion: str) -> dict[str, Any
     _require(g, ("active",), "Criteria can only be added to an active goal")
     text = _criteria([criterion])[0]
     if len(g.criteria or []) >= MAX_CRITERIA:
-        raise BadRequest(f"criterion: a goal has at most {MAX_CRITERIA} criteria")
+        raise Conflict(f"criterion: the goal already has {MAX_CRITERIA} criteria, the most it may have")
     g.criteria = list(g.criteria or []) + [text]
     return _save(g, caller, "criterion_added", g.status, {"criterion": text, "index": len(g.criteria) - 1}, "criterion added")
 

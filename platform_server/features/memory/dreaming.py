@@ -24,7 +24,7 @@ from platform_server.ports import events
 from platform_server.ports.events import Subscription, TopicBus
 from platform_server.serialize import Fields, flag, ident, items, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import ApiError, BadRequest, NotFound
+from platform_server.web.errors import ApiError, BadRequest, Conflict, NotFound
 
 if TYPE_CHECKING:
     from platform_server.config import Config
@@ -152,7 +152,7 @@ class Dreamer:
     async def dream(self, scope: Scope, agent: Any, actor: Caller | None, mode: str, trigger: str, topic: str | None = None) -> dict[str, Any]:
         """Run one consolidation to its end in a task of its own; returns the report."""
         if scope in self.running:
-            raise BadRequest("A dream is already running for this memory")
+            raise Conflict("A dream is already running for this memory")  # state, not the request: a 409
         targets = llm.targets_for(agent)  # 2001 before anything is written when no model is configured
         selected: set[str] | None = None
         if topic is not None:

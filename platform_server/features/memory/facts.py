@@ -173,7 +173,7 @@ async def summarize(router: LlmRouter, config: Config, caller: Caller, agent: An
         raise Conflict("conversationId: the conversation is with another agent")
     rows = conversations.history(conv)
     if not _transcript(rows):
-        raise BadRequest("The conversation has no messages to summarize")
+        raise Conflict("The conversation has no messages to summarize")  # its stored state refuses it: a 409
     result = await extract(router, config, caller, agent, conv, rows)
     extraction.mark(conv.id, rows[-1].id)
     return result
@@ -242,7 +242,7 @@ def edit(config: Config, scope: Scope, caller: Caller, fact_id: int, statement: 
     with database.atomic():
         fact = get_fact(scope, fact_id)
         if fact.status != "active":
-            raise BadRequest("Only an active fact can be edited")
+            raise Conflict("Only an active fact can be edited")
         fact.statement, fact.user_edited, fact.update_time = statement.strip(), True, utcnow()
         fact.save()
         audit.record(caller, "UPDATE", "MEMORY_FACT", fact.id, f"edited {fact.key}", workspace_id=scope.workspace_id)
@@ -264,7 +264,7 @@ async def resolve(
     if c is None:
         raise NotFound("Contradiction not found")
     if c.status != "open":
-        raise BadRequest("The contradiction is already resolved")
+        raise Conflict("The contradiction is already resolved")
     merged = None
     if resolution == "MERGE":
         a, b = Fact.get_by_id(c.fact_a_id), Fact.get_by_id(c.fact_b_id)
@@ -285,7 +285,7 @@ async def resolve(
     with database.atomic():
         c = Contradiction.get_by_id(c.id)
         if c.status != "open":
-            raise BadRequest("The contradiction is already resolved")
+            raise Conflict("The contradiction is already resolved")
         a, b = Fact.get_by_id(c.fact_a_id), Fact.get_by_id(c.fact_b_id)
         if resolution in ("KEEP_A", "MERGE"):
             forget_row(b)

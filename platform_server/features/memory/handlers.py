@@ -45,7 +45,7 @@ BASE = "/api/v1/memory/{agentId}"
 END_USER = {
     "name": "endUserId",
     "in": "query",
-    "schema": {"type": "string"},
+    "schema": {"type": "string", "maxLength": 128},  # MemoryHandler.scope counts it as sent, spaces included
     "description": "The end user whose memory this is (none: the caller's own)",
 }
 
@@ -60,10 +60,10 @@ class MemoryHandler(ApiHandler):
     def scope(self, agent_id: int) -> tuple[Any, Scope]:
         caller = self.require_caller()
         agent = agents.get_agent(caller, agent_id)
-        raw = (self.get_query_argument("endUserId", "") or "").strip()
-        if len(raw) > 128:
+        raw = self.get_query_argument("endUserId", "", strip=False) or ""
+        if len(raw) > 128:  # the document's maxLength, of the value as sent (spaces around it count)
             raise BadRequest("endUserId: at most 128 characters")
-        return agent, Scope(agent.workspace_id, caller.user_id, agent.id, raw)
+        return agent, Scope(agent.workspace_id, caller.user_id, agent.id, raw.strip())
 
     @property
     def dreamer(self) -> dreaming.Dreamer:
@@ -220,7 +220,8 @@ class FactsHandler(MemoryHandler):
     def get(self, agentId: int) -> None:
         """The caller's remembered facts of this agent, newest first."""
         _, scope = self.scope(agentId)
-        self.ok(facts.list_facts(scope, self.get_query_argument("status", None), self.get_query_argument("keyword", None)))
+        status = self.get_query_argument("status", None, strip=False)  # as sent: " active" is none of the document's enum
+        self.ok(facts.list_facts(scope, status, self.get_query_argument("keyword", None)))
 
 
 class ContradictionsHandler(MemoryHandler):

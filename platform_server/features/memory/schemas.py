@@ -7,8 +7,13 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from platform_server.features.memory import store
+from platform_server.ids import NOT_BLANK_PATTERN
 from platform_server.serialize import View
+from platform_server.web.bodies import explained
 from platform_server.web.openapi_events import SseEvents
+
+# dreaming.edit_entry and facts.edit keep the text without its spaces: a blank one is refused (the document's rule)
+NOT_BLANK = explained(NOT_BLANK_PATTERN, "must not be blank")
 
 
 class FeedbackRequest(BaseModel):
@@ -27,11 +32,11 @@ class FocusedRequest(BaseModel):
 
 
 class EditRequest(BaseModel):
-    after: str = Field(min_length=1, max_length=1000)
+    after: str = Field(min_length=1, max_length=1000, pattern=NOT_BLANK)
 
 
 class FactEditRequest(BaseModel):
-    statement: str = Field(min_length=1, max_length=1000)
+    statement: str = Field(min_length=1, max_length=1000, pattern=NOT_BLANK)
 
 
 class FileText(BaseModel):

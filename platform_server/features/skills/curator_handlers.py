@@ -265,7 +265,8 @@ class RoutinesHandler(RoutinesBase):
 
     def get(self) -> None:
         """The caller's recurring-request candidates in this workspace, most frequent first."""
-        self.ok(routines.listing(self.require_caller(), self.gates, self.get_query_argument("status", None)))
+        # as sent: a padded value is none of the document's enum (Tornado would strip it into one)
+        self.ok(routines.listing(self.require_caller(), self.gates, self.get_query_argument("status", None, strip=False)))
 
 
 class RoutinesMineHandler(RoutinesBase):

@@ -90,7 +90,9 @@ class SkillsHandler(SkillsBase):
     def get(self) -> None:
         """Paged list of the workspace's skills (filters: type, enabled, archived, keyword)."""
         req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
-        skill_type = self.get_query_argument("type", None) or self.get_query_argument("skillType", None)
+        # as sent: an empty or padded value is no type of the document's enum (a 400), not "every type"
+        skill_type = self.get_query_argument("type", None, strip=False)
+        skill_type = self.get_query_argument("skillType", None, strip=False) if skill_type is None else skill_type
         self.ok(
             service.page(
                 self.require_caller(),

@@ -31,6 +31,7 @@ class _SkillFields(BaseModel):
     # OpenAPI 3.0 has no propertyNames: the keys' rule can only be said in words (service.check_bundle_path checks it)
     files: dict[str, str] | None = Field(
         default=None,
+        json_schema_extra={"maxProperties": MAX_BUNDLE_FILES},  # service.check_bundle
         description="Bundle files (relative path -> text); on update, replaces all bundle files. Each key is a relative "
         "path: no backslash, control character, leading '/' or drive (C:), no '..' name, each name at most 255 bytes, the path at "
         "most 1024 bytes and 32 names, neither SKILL.md nor LESSONS.md (a 400 names the key)",
@@ -145,7 +146,12 @@ class SnapshotBody(BaseModel):
 
 
 class PromoteBody(BaseModel):
-    name: str | None = Field(default=None, max_length=64, description="Slug of the new skill; default: the model's")
+    name: str | None = Field(  # routines.promote checks it with fm.check_slug (empty: the model's)
+        default=None,
+        max_length=64,
+        pattern=explained(f"^(|{fm.SLUG_RE.pattern[1:-1]})$", SLUG_PATTERN_HINT),
+        description="Slug of the new skill; default: the model's",
+    )
 
     @field_validator("name")
     @classmethod

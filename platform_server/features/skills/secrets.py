@@ -15,7 +15,7 @@ from platform_server.features.skills.models import Skill, SkillSecret
 from platform_server.sealed import KEY_FILE, load_key  # noqa: F401 - one key scheme for every secret at rest
 from platform_server.serialize import Fields, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.web.ownership import require_creator_or_admin
 
 KEY_PATTERN = r"^[A-Za-z_][A-Za-z0-9_.-]{0,127}$"  # the document states it (schemas.SecretBody)
@@ -93,7 +93,7 @@ def upsert(caller: Caller, master: bytes, skill: Skill, key: str, value: str) ->
         sealed = encrypt(master, skill.id, key, value)
         if row is None:
             if SkillSecret.select().where(SkillSecret.skill == skill.id).count() >= MAX_PER_SKILL:
-                raise BadRequest(f"A skill holds at most {MAX_PER_SKILL} secrets")
+                raise Conflict(f"A skill holds at most {MAX_PER_SKILL} secrets")  # the stored ones decide: a 409
             row = SkillSecret.create(skill=skill.id, key=key, value=sealed, preview=mask(value))
             audit.record(caller, "CREATE", "SKILL_SECRET", skill.id, f"secret {key} of skill {skill.name}")
         else:

@@ -132,7 +132,7 @@ def page(
 ) -> dict[str, Any]:
     """A page of the workspace's skills; archived ones only with `archived=true`."""
     q = _in_workspace(caller).where(Skill.archived == int(bool(archived)))
-    if skill_type:
+    if skill_type is not None:
         q = q.where(Skill.skill_type == check_type(skill_type))
     if enabled is not None:
         q = q.where(Skill.enabled == int(enabled))

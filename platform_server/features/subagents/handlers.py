@@ -11,9 +11,9 @@ from platform_server.features.subagents.view_models import (
     SubagentSpawnPauseView,
 )
 from platform_server.features.tools.registry import ToolFactory
+from platform_server.ids import CONVERSATION_ID_PATTERN
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
-from platform_server.web.errors import BadRequest
 from platform_server.web.openapi_answers import list_of, one
 from platform_server.web.routing import route
 
@@ -24,13 +24,14 @@ class ActiveHandler(ApiHandler):
     access = {"GET": "viewer"}
     answers = {"GET": list_of(SubagentRunView)}
     tags = TAGS
-    query_params = {"GET": [{"name": "conversationId", "in": "query", "required": True, "schema": {"type": "string"}}]}
+    # the one conversationId rule (ids.CONVERSATION_ID_PATTERN), read as sent: conversations.validate_id checks it
+    query_params = {
+        "GET": [{"name": "conversationId", "in": "query", "required": True, "schema": {"type": "string", "pattern": CONVERSATION_ID_PATTERN}}]
+    }
 
     def get(self) -> None:
         """Running sub-agents in a conversation's delegation tree (owner only)."""
-        cid = self.get_query_argument("conversationId", "")
-        if not cid:
-            raise BadRequest("conversationId: must not be blank")
+        cid = conversations.validate_id(self.get_query_argument("conversationId", "", strip=False) or "")
         caller = self.require_caller()
         conversations.check_owner(caller.user_id, cid)
         self.ok(service.active(caller.user_id, cid))

@@ -16,7 +16,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.teams import service
 from platform_server.features.teams.models import Team, TeamRun
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.web.ownership import require_creator_or_admin
 
 ROLES = ("lead", "member")
@@ -77,11 +77,11 @@ def add_member(caller: Caller, team_id: int, agent_id: int, role: str) -> dict[s
                 members.append(lead)
             lead = agent_id
         elif agent_id == lead:
-            raise BadRequest("agentId: the agent is the team's lead")
+            raise Conflict("agentId: the agent is the team's lead")  # the stored team decides: a 409
         else:
             members.append(agent_id)
         if len(members) > service.MAX_MEMBERS:
-            raise BadRequest(f"memberAgentIds: at most {service.MAX_MEMBERS} members")
+            raise Conflict(f"memberAgentIds: the team has {service.MAX_MEMBERS} members already, the most it may have")
         team.member_agent_ids = service.check_agents(caller, lead, members)
         team.lead_agent_id, team.update_time = lead, utcnow()
         team.save()
@@ -95,7 +95,7 @@ def remove_member(caller: Caller, team_id: int, agent_id: int) -> dict[str, Any]
         team = service.get_team_row(caller, team_id)
         require_creator_or_admin(caller, team.creator_user_id, "team")
         if agent_id == team.lead_agent_id:
-            raise BadRequest("agentId: the lead cannot be removed; make another agent lead first")
+            raise Conflict("agentId: the lead cannot be removed; make another agent lead first")
         members = [str(m) for m in team.member_agent_ids if int(m) != agent_id]
         if len(members) == len(team.member_agent_ids):
             raise NotFound("The agent is not a member of this team")

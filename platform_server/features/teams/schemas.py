@@ -7,7 +7,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field
 
 from platform_server.features.teams import service
+from platform_server.ids import NOT_BLANK_PATTERN
 from platform_server.serialize import View
+from platform_server.web.bodies import explained
 from platform_server.web.openapi_events import SseEvents
 
 # An agent id as a JSON number: a signed 64-bit integer (a larger one would overflow the database's column)
@@ -20,8 +22,9 @@ class TeamCreate(BaseModel):
     leadAgentId: AgentId
     # at least one member besides the lead (service.check_agents: the lead listed here too counts once, as the lead)
     memberAgentIds: list[AgentId] = Field(
+        min_length=1,  # checked, not only stated: an empty list is a 400
         max_length=service.MAX_MEMBERS,
-        json_schema_extra={"minItems": 1, "uniqueItems": True},
+        json_schema_extra={"uniqueItems": True},
         description="Agents of the workspace, each once; the lead listed here too counts once, as the lead",
     )
 
@@ -30,11 +33,11 @@ class TeamUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=100)
     description: str | None = Field(default=None, max_length=2000)
     leadAgentId: AgentId | None = None
-    memberAgentIds: list[AgentId] | None = Field(default=None, max_length=service.MAX_MEMBERS, json_schema_extra={"uniqueItems": True})
+    memberAgentIds: list[AgentId] | None = Field(default=None, min_length=1, max_length=service.MAX_MEMBERS, json_schema_extra={"uniqueItems": True})
 
 
 class TeamRunStart(BaseModel):
-    goal: str = Field(min_length=1, max_length=20_000)
+    goal: str = Field(min_length=1, max_length=20_000, pattern=explained(NOT_BLANK_PATTERN, "must not be blank"))  # runner.check_goal
 
 
 class CancelRequest(BaseModel):

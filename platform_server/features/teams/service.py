@@ -13,7 +13,7 @@ from platform_server.features.conversations import service as conversations
 from platform_server.features.teams.models import Team, TeamRun
 from platform_server.serialize import Fields, ident, items, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, Conflict, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound, Unprocessable
 from platform_server.web.ownership import require_creator_or_admin
 
 ACTIVE = ("planning", "running", "awaiting_review", "finalizing")
@@ -58,8 +58,8 @@ def check_agents(caller: Caller, lead: int, members: list[int]) -> list[str]:
         if agent_id not in found:
             raise NotFound(f"Agent {agent_id} is not an agent of this workspace")
     members = [m for m in members if m != lead]
-    if not members:
-        raise BadRequest("memberAgentIds: at least one member besides the lead is required")
+    if not members:  # a rule between two fields OpenAPI 3.0 cannot state: a 422 the operations document
+        raise Unprocessable("memberAgentIds: at least one member besides the lead is required")
     return [str(m) for m in members]
 
 
@@ -88,7 +88,12 @@ def update_team(caller: Caller, team_id: int, fields: dict[str, Any]) -> dict[st
         require_creator_or_admin(caller, team.creator_user_id, "team")
         lead = fields["leadAgentId"] if fields.get("leadAgentId") is not None else team.lead_agent_id
         members = fields["memberAgentIds"] if fields.get("memberAgentIds") is not None else [int(m) for m in team.member_agent_ids]
-        team.member_agent_ids = check_agents(caller, lead, members)
+        try:
+            team.member_agent_ids = check_agents(caller, lead, members)
+        except Unprocessable as exc:
+            if fields.get("leadAgentId") is None or fields.get("memberAgentIds") is None:
+                raise Conflict(exc.msg) from exc  # the stored lead or members take part: the team's state refuses it
+            raise
         team.lead_agent_id = lead
         if fields.get("name") is not None:
             team.name = fields["name"].strip()

@@ -9,9 +9,10 @@ import peewee
 from platform_server.db import iso
 from platform_server.features.wiki import WIKI, hot_cache, kbs, lint, page_views, permissions, profile, views
 from platform_server.features.wiki.models import KnowledgeBase, PageSource, RawMaterial
-from platform_server.features.wiki.schemas import PageTypeProfile, PermissionRule
+from platform_server.features.wiki.schemas import PageTypeProfile, PermissionRule, ProfileDraft
 from platform_server.web.base import ApiHandler
 from platform_server.web.context import GLOBAL_ADMIN
+from platform_server.web.errors import BadRequest
 from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
 
@@ -47,12 +48,15 @@ class ProfileResetHandler(ApiHandler):
 class ProfileValidateHandler(ApiHandler):
     access = {"POST": "viewer"}
     answers = {"POST": one(views.WikiProfileCheckView)}
-    body_models = {"POST": PageTypeProfile}
+    body_models = {"POST": ProfileDraft}
     tags = TAGS
 
     def post(self, id: int) -> None:
         """Check a profile without saving: `{valid, error}`."""
-        self.ok(profile.validate(self.require_caller(), id, self.json_body()))
+        data = self.json_body()
+        if not isinstance(data, dict):  # the document's one rule here (ProfileDraft): a JSON object
+            raise BadRequest("Request body must be a JSON object")
+        self.ok(profile.validate(self.require_caller(), id, data))
 
 
 class LintHandler(ApiHandler):

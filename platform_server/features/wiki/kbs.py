@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from platform_server.memo import memo_on
 from platform_server.ports import files as file_store
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound, Unprocessable, parse_long
+from platform_server.web.errors import BadRequest, NotFound, Unprocessable
 from platform_server.web.ownership import require_creator_or_admin
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -239,13 +240,17 @@ def agent_bindings(caller: Caller, agent_id: int) -> list[dict[str, Any]]:
     ]
 
 
+_KB_ID = re.compile("[0-9]{1,18}")  # web.openapi_inputs' body of PUT /agents/{agentId}/kbs, checked with fullmatch
+
+
 def set_agent_bindings(caller: Caller, agent_id: int, body: Any) -> list[dict[str, Any]]:
     """Replace the KBs an agent is bound to: `body` is a JSON array of ids of the caller's workspace's KBs."""
     with database.atomic():
         agent = agents.get_agent(caller, agent_id)
-        if not isinstance(body, list) or len(body) > 200:
-            raise BadRequest("Request body must be an array of at most 200 knowledge base ids")
-        wanted = list(dict.fromkeys(parse_long("kbIds", str(item)) for item in body))
+        # the document's body: at most 200 ids, each a string of 1-18 digits (a number or " 12" was taken as one)
+        if not isinstance(body, list) or len(body) > 200 or not all(isinstance(i, str) and _KB_ID.fullmatch(i) for i in body):
+            raise BadRequest("Request body must be an array of at most 200 knowledge base ids (strings of 1-18 digits)")
+        wanted = list(dict.fromkeys(int(item) for item in body))
         found = {kb.id for kb in workspace_kbs(caller.workspace_id).where(KnowledgeBase.id.in_(wanted or [0]))}
         missing = [i for i in wanted if i not in found]
         if missing:

@@ -26,7 +26,7 @@ class PagesHandler(ApiHandler):
         (title/slug contains) or `pendingChange=true`."""
         page, size = self.get_query_argument("page", None), self.get_query_argument("size", None)
         req = page_request(page, size, self.config.max_page_size)
-        pending = self.get_query_argument("pendingChange", "false")
+        pending = self.get_query_argument("pendingChange", "false", strip=False)  # as sent: the document's enum
         if pending not in ("true", "false"):
             raise BadRequest("pendingChange: must be true or false")
         caller, raw_id = self.require_caller(), self.query_long("rawId")

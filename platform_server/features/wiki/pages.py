@@ -22,7 +22,7 @@ from platform_server.features.wiki.schemas import BatchDelete, PageEdit, RenameR
 from platform_server.features.wiki.text import rewrite_links, slugify, wikilinks
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound, Unprocessable
 from platform_server.web.pagination import PageRequest, paginate
 
 # ---- serialising ------------------------------------------------------------------------------
@@ -293,10 +293,10 @@ def rename(caller: Caller, kb_id: int, slug: str, req: RenameRequest) -> dict[st
         page = get_page(kb, slug)
         new_title = req.newTitle.strip() if req.newTitle else page.title
         new_slug = slugify(req.newSlug) if req.newSlug else slugify(new_title)
-        if not new_slug:
-            raise BadRequest("newSlug: must contain a letter or digit")
+        if not new_slug:  # letters and digits of any script: OpenAPI 3.0's patterns cannot name them, a documented 422
+            raise Unprocessable("newSlug: must contain a letter or digit (or newTitle, when no newSlug is given)")
         if new_slug != page.slug and Page.get_or_none((Page.kb == kb.id) & (Page.slug == new_slug)):
-            raise BadRequest(f"A page with slug '{new_slug}' already exists")
+            raise Conflict(f"A page with slug '{new_slug}' already exists")
         referrers = _backlink_pages(page)
         old_keys = {page.slug, slugify(page.title)}
         page.slug, page.title = new_slug, new_title

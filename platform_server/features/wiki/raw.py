@@ -20,7 +20,7 @@ from platform_server.features.wiki.models import Chunk, Job, KnowledgeBase, Page
 from platform_server.features.wiki.text import content_type_for, extract_text, suffix_of
 from platform_server.serialize import GIVEN, Fields, flag, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound, PayloadTooLarge
+from platform_server.web.errors import BadRequest, Conflict, NotFound, PayloadTooLarge
 from platform_server.web.ownership import require_creator_or_admin
 
 MAX_TEXT_CHARS = 2_000_000  # extracted text of one material
@@ -177,7 +177,7 @@ def delete(caller: Caller, kb_id: int, raw_id: int) -> RawMaterial:
 def check_cancellable(caller: Caller, kb_id: int, raw_id: int) -> RawMaterial:
     raw = get_raw(caller, kb_id, raw_id)
     if raw.status != "processing":
-        raise BadRequest(f"Cancel is valid only while processing (status: {raw.status})")
+        raise Conflict(f"Cancel is valid only while processing (status: {raw.status})")
     return raw
 
 
@@ -198,7 +198,7 @@ def requeue(caller: Caller, kb_id: int, raw_id: int, force: bool) -> RawMaterial
     with database.atomic():
         raw = get_raw(caller, kb_id, raw_id)
         if raw.status == "processing":
-            raise BadRequest("The material is already processing")
+            raise Conflict("The material is already processing")
         _requeue(raw, force)
         audit.record(caller, "UPDATE", "WIKI_RAW", raw.id, f"reprocess {raw.title}{' (force)' if force else ''}")
     return raw

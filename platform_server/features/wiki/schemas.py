@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
-from platform_server.ids import NOT_BLANK_PATTERN
+from platform_server.ids import NOT_BLANK_PATTERN, WHITESPACE
 from platform_server.serialize import View
 from platform_server.web.bodies import explained
 from platform_server.web.openapi_events import SseEvents
@@ -177,7 +177,8 @@ class PipelineBody(BaseModel):
 
 class RawText(BaseModel):
     title: str = Field(min_length=1, max_length=200)
-    text: str = Field(min_length=1, pattern="^[^\\x00]+$")  # a NUL makes it binary (text.extract_text refuses it)
+    # no NUL (a NUL makes it binary: text.extract_text refuses it) and not blank (RawTextHandler), one pattern
+    text: str = Field(min_length=1, pattern=explained(f"^[^\\x00]*[^\\x00{WHITESPACE}][^\\x00]*$", "must not be blank nor hold a NUL"))
 
 
 class ResearchStart(BaseModel):
@@ -236,6 +237,13 @@ PAGE_TYPE_PATTERN = explained(r"^[a-z][a-z0-9_-]{0,39}$", "must be lower-case le
 class PageTypeSpec(BaseModel):
     name: str = Field(pattern=PAGE_TYPE_PATTERN)
     description: str = Field(default="", max_length=500)
+
+
+class ProfileDraft(BaseModel):
+    """A page-type profile to check without saving it: any JSON object. The answer's `valid` and `error` say whether
+    PUT .../page-type-profile (a PageTypeProfile) would take it, so a profile that breaks that schema is a 200 too."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 class PageTypeProfile(BaseModel):

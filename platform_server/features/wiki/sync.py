@@ -17,7 +17,7 @@ from platform_server.features.wiki import pages, search
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import Page, PageSource
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest
+from platform_server.web.errors import Conflict
 
 NOT_PRODUCED = "no longer produced by its source"  # archived_reason of a page a re-sync retired
 
@@ -115,5 +115,5 @@ def dismiss(caller: Caller, kb_id: int, slug: str) -> dict[str, Any]:
 def _pending(page: Page) -> dict[str, Any]:
     change = pending_change(page)
     if change is None:
-        raise BadRequest("The page has no pending change")
+        raise Conflict("The page has no pending change")  # the page's state, not the request: a 409
     return change

@@ -32,7 +32,7 @@ from platform_server.integrations.llm.types import ChatMessage, ChatRequest
 from platform_server.leases import LOST_ERROR, RunKind
 from platform_server.serialize import Fields, ident, when
 from platform_server.web.context import Caller
-from platform_server.web.errors import BadRequest, NotFound
+from platform_server.web.errors import BadRequest, Conflict, NotFound
 from platform_server.web.ownership import require_creator_or_admin
 
 log = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ def list_runs(caller: Caller, tid: int | None, kb_id: int | None, status: str | 
         q = q.where(TransformationRun.transformation == tid)
     if kb_id is not None:
         q = q.where(TransformationRun.kb == kb_id)
-    if status:
+    if status is not None:  # an empty value is no run state (the document's enum): a 400, not "any status"
         if status not in RUN_STATES:
             raise BadRequest(f"status: must be one of {', '.join(RUN_STATES)}")
         q = q.where(TransformationRun.status == status)
@@ -165,7 +165,7 @@ def start_apply(caller: Caller, tid: int, req: ApplyRequest) -> tuple[Transforma
     t = get(caller, tid)
     kb = kbs.get_kb(caller, req.kbId)
     if t.kb_id is not None and t.kb_id != kb.id:
-        raise BadRequest("kbId: this transformation belongs to another knowledge base")
+        raise Conflict("kbId: this transformation belongs to another knowledge base")  # stored rows decide: 409
     if req.rawId is not None:
         raw = RawMaterial.get_or_none((RawMaterial.id == req.rawId) & (RawMaterial.kb == kb.id))
         if raw is None:
@@ -177,7 +177,7 @@ def start_apply(caller: Caller, tid: int, req: ApplyRequest) -> tuple[Transforma
             raise NotFound("Page not found")
         kind, target_id, title, content = "page", page.id, page.title, page.markdown
     if not (content or "").strip():
-        raise BadRequest("The target holds no text")
+        raise Conflict("The target holds no text")
     run = TransformationRun(
         transformation=t.id,
         kb=kb.id,
@@ -205,7 +205,7 @@ def start_aggregate(caller: Caller, tid: int, kb_id: int) -> tuple[Transformatio
         .order_by(TransformationRun.create_time)
     )
     if not done:
-        raise BadRequest("No completed run of this transformation in this knowledge base to aggregate")
+        raise Conflict("No completed run of this transformation in this knowledge base to aggregate")
     parts = [f"## {r.target_title}\n\n{r.output}" for r in done]
     prompt = (
         f'Below are the results of the transformation "{t.name}" applied to {len(done)} items of the '
@@ -247,7 +247,7 @@ def _sources(run: TransformationRun) -> tuple[list[int], list[int]]:
 
 def save_as_page(caller: Caller | None, run: TransformationRun, slug: str | None, title: str | None) -> dict[str, Any]:
     if run.status != "completed" or not run.output:
-        raise BadRequest(f"Only a completed run can be saved as a page (status: {run.status})")
+        raise Conflict(f"Only a completed run can be saved as a page (status: {run.status})")
     kb = KnowledgeBase.get_by_id(run.kb_id)
     t = Transformation.get_by_id(run.transformation_id)
     chunks, raws = _sources(run)
@@ -336,7 +336,7 @@ def mark_cancelled(caller: Caller, run_id: int) -> TransformationRun:
     with database.atomic():
         run = get_run(caller, run_id)
         if run.status != "running":
-            raise BadRequest(f"Only a running run can be cancelled (status: {run.status})")
+            raise Conflict(f"Only a running run can be cancelled (status: {run.status})")
         run.status, run.error, run.end_time = "cancelled", "Cancelled by request", utcnow()
         run.save()
         audit.record(caller, "UPDATE", "WIKI_TRANSFORMATION_RUN", run.id, "cancel")

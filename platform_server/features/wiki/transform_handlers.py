@@ -88,7 +88,10 @@ class RunsHandler(TransformHandler):
         """Runs of the workspace, newest first (`transformationId`, `kbId`, `status` filter)."""
         self.ok(
             transform.list_runs(
-                self.require_caller(), self.query_long("transformationId"), self.query_long("kbId"), self.get_query_argument("status", None)
+                self.require_caller(),
+                self.query_long("transformationId"),
+                self.query_long("kbId"),
+                self.get_query_argument("status", None, strip=False),
             )
         )
 
