@@ -202,3 +202,16 @@ async def test_seed_5150_a_feed_kind_a_kb_id_and_an_imported_rule_id_follow_the_
     rule = {"ruleId": "big-id", "name": "Big", "toolName": "*", "severity": "low", "id": 2**63}
     r = await api.post("/api/v1/security/guard/rules/import", {"rules": [rule]}, params={"dryRun": "true"}, token="alice")
     assert r.status == 400 and r.msg == "rules.0.id: must be a 64-bit integer", r.body
+
+
+async def test_seed_31337_a_binding_body_is_required_and_a_skill_list_checks_both_type_names(api: ApiClient, people: dict) -> None:
+    """An agent's skill and tool bindings take the object or the bare list, and neither is `{}`: the document marked
+    the body optional (an array branch counted as one that takes {}), so no body at all was valid input refused.
+    A skill list ignored `skillType` (a documented enum) beside `type`."""
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    for what in ("skills", "tools"):
+        assert doc["paths"][f"/api/v1/agents/{{agentId}}/{what}"]["put"]["requestBody"]["required"] is True, what
+    assert doc["paths"]["/api/v1/settings/proxy"]["put"]["requestBody"]["required"] is False  # {} is one of its branches
+    r = await api.get("/api/v1/skills", params={"type": "custom", "skillType": "!"}, token="alice")
+    assert r.status == 400 and r.msg.startswith("skillType: must be one of"), r.body
+    assert (await api.get("/api/v1/skills", params={"skillType": "custom"}, token="alice")).status == 200

@@ -90,9 +90,10 @@ class SkillsHandler(SkillsBase):
     def get(self) -> None:
         """Paged list of the workspace's skills (filters: type, enabled, archived, keyword)."""
         req = page_request(self.get_query_argument("page", None), self.get_query_argument("size", None), self.config.max_page_size)
-        # as sent: an empty or padded value is no type of the document's enum (a 400), not "every type"
-        skill_type = self.get_query_argument("type", None, strip=False)
-        skill_type = self.get_query_argument("skillType", None, strip=False) if skill_type is None else skill_type
+        # each as sent, when given: an empty or padded value is no type of the document's enum (a 400), not "every
+        # type"; `skillType` (the original console's name) is checked even beside `type`, which wins
+        kind, console_kind = self.query_choice("type", SKILL_TYPES), self.query_choice("skillType", SKILL_TYPES)
+        skill_type = console_kind if kind is None else kind
         self.ok(
             service.page(
                 self.require_caller(),
