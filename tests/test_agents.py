@@ -298,3 +298,6 @@ async def test_a_binding_body_is_stated_as_the_object_or_the_bare_list_the_conso
         for body in ("x", 5, {"other": []}):
             r = await api.put(f"/api/v1/agents/{agent}/{path}", body, token="alice")
             assert r.status == 400 and not conforms(doc, schema, body), (path, body, r.body)
+        # seed 505: the bare-list branch made the body look optional ({} fits no branch, no body is a 400)
+        assert doc["paths"][f"/api/v1/agents/{{agentId}}/{path}"]["put"]["requestBody"]["required"] is True, path
+        assert (await api.request("PUT", f"/api/v1/agents/{agent}/{path}", token="alice")).status == 400

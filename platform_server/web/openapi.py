@@ -48,7 +48,8 @@ _CONFIRM = {
 def _takes_empty_object(schema: JsonObject) -> bool:
     """Whether `{}` is valid for a body schema: no field required, and when "exactly one of" (oneOf) or "at least one
     of" (anyOf) branches are stated, {} passes exactly one / at least one of them (a branch requiring nothing, as
-    "enabled: false, or a url" states it). An array body or branch never takes {}; a branch by $ref counts as requiring."""
+    "enabled: false, or a url" states it). An array body never takes {}, nor does a branch of another type (the bare
+    list beside the object an agent's bindings take); a branch by $ref counts as requiring."""
     if schema.get("type") == "array" or schema.get("required"):
         return False
     for word, fits in (("anyOf", lambda n: n >= 1), ("oneOf", lambda n: n == 1)):
@@ -57,7 +58,7 @@ def _takes_empty_object(schema: JsonObject) -> bool:
             free = [
                 b
                 for b in branches
-                if isinstance(b, dict) and not ({"$ref", "required", "minProperties", "not"} & set(b)) and b.get("type", "object") == "object"
+                if isinstance(b, dict) and b.get("type", "object") == "object" and not ({"$ref", "required", "minProperties", "not"} & set(b))
             ]
             if not fits(len(free)):
                 return False
