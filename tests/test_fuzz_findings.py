@@ -165,3 +165,37 @@ async def test_every_body_integer_is_a_stated_and_checked_64_bit_one(api: ApiCli
         if field.get("type") == "integer" and "maximum" not in field
     ]
     assert len(bodies) > 100 and not unbounded, unbounded
+
+
+async def test_every_toggle_takes_no_body_as_a_flip_and_checks_its_enabled_query(api: ApiClient, people: dict) -> None:
+    """Seed 99: `PUT /tools/{id}/toggle` without a body (documented optional, as for every `{enabled}` body) was a 400,
+    and a feature flag's `?enabled=<junk>` (documented boolean) was ignored with a 200."""
+    tool = (await api.get("/api/v1/tools", token="alice")).data[0]
+    endpoint = (await api.get("/api/v1/acp/endpoints", token="alice")).data[0]
+    flag = next(f for f in (await api.get("/api/v1/feature-flags", token="alice")).data if f["key"] == "skills_curator")
+    for path, before in (
+        (f"/api/v1/tools/{tool['id']}/toggle", tool["enabled"]),
+        (f"/api/v1/acp/endpoints/{endpoint['id']}/toggle", endpoint["enabled"]),
+        ("/api/v1/feature-flags/skills_curator", flag["enabled"]),
+    ):
+        r = await api.request("PUT", path, token="alice")
+        assert r.status == 200 and r.data["enabled"] is (not before), (path, r.body)
+        r = await api.put(path, {"enabled": True}, params={"enabled": "junk"}, token="alice")
+        assert r.status == 400 and r.msg == "Invalid value for parameter 'enabled': expected Boolean", (path, r.body)
+
+
+async def test_seed_5150_a_feed_kind_a_kb_id_and_an_imported_rule_id_follow_the_document(api: ApiClient, people: dict) -> None:
+    """The activity feed ignored `source` (documented enum) when `kind` was given; an agent's primaryKbId was stated as
+    any int64 though the server takes no negative one; a guard rule import skipped the int64 check of its ids."""
+    for params in ({"kind": "approval", "source": "junk"}, {"kind": ""}, {"source": "nope"}):
+        r = await api.get("/api/v1/activity/feed", params=params, token="alice")
+        assert r.status == 400, (params, r.body)
+    assert (await api.get("/api/v1/activity/feed", params={"source": "approval"}, token="alice")).status == 200
+    doc: dict[str, Any] = (await api.get("/v3/api-docs")).body
+    for model in ("AgentCreate", "AgentUpdate"):
+        assert doc["components"]["schemas"][model]["properties"]["primaryKbId"]["minimum"] == 0, model
+    r = await api.post("/api/v1/agents", {"name": "Neg", "primaryKbId": -5}, token="alice")
+    assert r.status == 400 and r.msg == "primaryKbId: must be a Long id", r.body
+    rule = {"ruleId": "big-id", "name": "Big", "toolName": "*", "severity": "low", "id": 2**63}
+    r = await api.post("/api/v1/security/guard/rules/import", {"rules": [rule]}, params={"dryRun": "true"}, token="alice")
+    assert r.status == 400 and r.msg == "rules.0.id: must be a 64-bit integer", r.body

@@ -21,10 +21,9 @@ from tornado.ioloop import IOLoop
 from platform_server import idempotency
 from platform_server.blocking import run_blocking
 from platform_server.ids import CONVERSATION_ID_RE, CONVERSATION_ID_RULE
-from platform_server.json_types import JsonObject
 from platform_server.ports.database import storage_fault
 from platform_server.web import inputs, openapi_inputs, proxies, spool
-from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, check_booleans, check_int64, decode_json, first_validation_error, parse_json
+from platform_server.web.bodies import JSON_OFF_LOOP_BYTES, check_booleans, decode_json, parse_json, validated
 from platform_server.web.context import (
     GLOBAL_ADMIN,
     LOGIN,
@@ -444,51 +443,32 @@ class ApiHandler(inputs.NotedInputs):
         if not isinstance(data, dict):
             raise BadRequest("Request body must be a JSON object")
         check_booleans(model, data)
-        try:
-            parsed = model.model_validate(data)
-        except pydantic.ValidationError as exc:
-            raise BadRequest(first_validation_error(exc))
-        check_int64(parsed)
-        return parsed
+        return validated(model, data)
 
     def toggle_body(self, model: type[M]) -> M:
         """A toggle's `{enabled}` body; with no body, `?enabled=` (as the original console sends it) stands in."""
         enabled = self.query_bool("enabled")
         if b"".join(self._chunks) or enabled is None:  # a body of spaces is no JSON: body() refuses it
             return self.body(model)
-        try:
-            return model.model_validate({"enabled": enabled})
-        except pydantic.ValidationError as exc:
-            raise BadRequest(first_validation_error(exc))
+        return validated(model, {"enabled": enabled})
 
     def query(self, model: type[M]) -> M:
         """Validate query parameters into a pydantic model."""
         for name, field in model.model_fields.items():
             self._note(inputs.QUERY, field.alias or name)
         data = {k: tornado.web.RequestHandler.get_query_argument(self, k) for k in self.request.query_arguments}
-        try:
-            return model.model_validate(data)
-        except pydantic.ValidationError as exc:
-            raise BadRequest(first_validation_error(exc))
+        return validated(model, data)
 
     def query_long(self, name: str, required: bool = False) -> int | None:
         """A Long query parameter; empty counts as absent only where its documented schema takes an empty value (a
         pattern like `^[0-9]{0,18}$`); where it says integer, empty is no integer: a 400."""
         raw = self.get_query_argument(name, None, strip=False)  # as sent: a documented pattern reads it so
-        if raw is None or (raw == "" and openapi_inputs.takes_empty(self.documented_query(name))):
+        where = (self.query_params, self.request.method or "", self.template, name)
+        if raw is None or (raw == "" and openapi_inputs.takes_empty(*where)):
             if required:
                 raise BadRequest(f"{name}: must not be null")
             return None
-        return parse_long(name, openapi_inputs.as_documented(name, raw, self.documented_query(name)))
-
-    def documented_query(self, name: str) -> JsonObject | None:
-        """The schema the document states for a query parameter of this operation (web.openapi_inputs restates the
-        handler's `query_params` with their limits), or None."""
-        method = self.request.method or ""
-        declared: list[Mapping[str, object]] = [*openapi_inputs.PARAMS.get((method, self.template), []), *self.query_params.get(method, [])]
-        found = next((p for p in declared if p.get("in") == "query" and p.get("name") == name), None)
-        schema = found.get("schema") if found else None
-        return schema if isinstance(schema, dict) else None
+        return parse_long(name, openapi_inputs.as_documented(name, raw, openapi_inputs.documented(*where)))
 
     @property
     def original_console(self) -> bool:

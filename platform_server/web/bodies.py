@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pydantic
 import tornado.httputil
@@ -120,6 +120,19 @@ def check_int64(value: object, where: str = "") -> None:
             check_int64(item, f"{where}{index}.")
     elif isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= INT64_MAX:
         raise BadRequest(f"{where.rstrip('.')}: must be a 64-bit integer")
+
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+def validated(model: type[M], data: object) -> M:
+    """`data` as the request model, or the spec's 400 `<field>: <message>` (an int beyond 64 bits included)."""
+    try:
+        parsed = model.model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise BadRequest(first_validation_error(exc))
+    check_int64(parsed)
+    return parsed
 
 
 def check_booleans(model: type[pydantic.BaseModel], data: dict[str, object]) -> None:

@@ -8,6 +8,7 @@ the handlers read (web.inputs).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from platform_server.idempotency import MAX_KEY_LENGTH
@@ -89,9 +90,20 @@ def add_inputs(handler: type[ApiHandler], template: str, method: str, op: JsonOb
         body["content"] = {**body["content"], **MORE_CONTENT[(method, template)]}
 
 
-def takes_empty(schema: JsonObject | None) -> bool:
-    """Whether an empty query value is valid for the schema, so the server reads it as absent: a string with no
-    minimum length whose pattern (if any) matches it. Undocumented (None) keeps the old reading: absent."""
+def documented(declared: Mapping[str, Sequence[Mapping[str, object]]], method: str, template: str, name: str) -> JsonObject | None:
+    """The schema the document states for a query parameter (PARAMS restate a handler's `query_params` with their
+    limits), or None."""
+    params = [*PARAMS.get((method, template), []), *declared.get(method, [])]
+    found = next((p for p in params if p.get("in") == "query" and p.get("name") == name), None)
+    schema = found.get("schema") if found else None
+    return schema if isinstance(schema, dict) else None
+
+
+def takes_empty(declared: Mapping[str, Sequence[Mapping[str, object]]], method: str, template: str, name: str) -> bool:
+    """Whether an empty value of a query parameter is valid for the schema the document states for it, so the server
+    reads it as absent: a string with no minimum length whose pattern (if any) matches it. An undocumented parameter
+    keeps the old reading: absent."""
+    schema = documented(declared, method, template, name)
     if schema is None:
         return True
     pattern = schema.get("pattern")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-import pydantic
 from pydantic import BaseModel
 
 from platform_server.blocking import run_blocking
@@ -40,7 +39,8 @@ from platform_server.features.agents.workspace_handlers import (
 )
 from platform_server.features.models import LLM
 from platform_server.features.tools import TOOLS
-from platform_server.web.base import ApiHandler, first_validation_error
+from platform_server.web.base import ApiHandler
+from platform_server.web.bodies import validated
 from platform_server.web.errors import BadRequest
 from platform_server.web.openapi_answers import NOTHING, list_of, one
 from platform_server.web.routing import route
@@ -119,10 +119,7 @@ def _bindings(handler: ApiHandler, model: type[M], field: str) -> M:
         data = {field: data}
     if not isinstance(data, dict):
         raise BadRequest("Request body must be a JSON object")
-    try:
-        return model.model_validate(data)
-    except pydantic.ValidationError as exc:
-        raise BadRequest(first_validation_error(exc))
+    return validated(model, data)
 
 
 class SkillsHandler(ApiHandler):

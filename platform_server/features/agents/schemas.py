@@ -123,7 +123,7 @@ class AgentCreate(_AgentFields):
     icon: str = Field(default="", max_length=500, json_schema_extra={"pattern": ICON_PATTERN})
     tags: str = Field(default="", max_length=500)
     defaultThinkingLevel: ThinkingLevel | None = Field(default=None, json_schema_extra={"enum": THINKING_CHOICES})
-    primaryKbId: int | None = None
+    primaryKbId: int | None = Field(default=None, ge=0)  # a KB id (_check_kb_id: digits, below 2**63)
     skillsDisabled: bool = False
     toolsDisabled: bool = False
 
@@ -150,7 +150,7 @@ class AgentUpdate(_AgentFields):
     icon: str | None = Field(default=None, max_length=500, json_schema_extra={"pattern": ICON_PATTERN})
     tags: str | None = Field(default=None, max_length=500)
     defaultThinkingLevel: ThinkingLevel | None = Field(default=None, json_schema_extra={"enum": THINKING_CHOICES})
-    primaryKbId: int | None = None
+    primaryKbId: int | None = Field(default=None, ge=0)  # a KB id (_check_kb_id: digits, below 2**63)
     skillsDisabled: bool | None = None
     toolsDisabled: bool | None = None
 

@@ -22,7 +22,8 @@ from platform_server.features.agents.schemas import (
     FileContent,
 )
 from platform_server.features.audit import service as audit
-from platform_server.web.base import ApiHandler, first_validation_error
+from platform_server.web.base import ApiHandler
+from platform_server.web.bodies import first_validation_error
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest, Conflict, Forbidden
 from platform_server.web.openapi_answers import NOTHING, list_of, one

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pydantic
-
 from platform_server.db import parse_iso
 from platform_server.features.guard import grants, rules, settings, views
 from platform_server.features.guard.schemas import (
@@ -33,7 +31,7 @@ from platform_server.features.guard.view_models import (
     GuardToolCallView,
 )
 from platform_server.web.base import ApiHandler
-from platform_server.web.bodies import check_int64, first_validation_error
+from platform_server.web.bodies import validated
 from platform_server.web.context import GLOBAL_ADMIN
 from platform_server.web.errors import BadRequest
 from platform_server.web.openapi_answers import NOTHING, list_of, one, page_of
@@ -117,11 +115,7 @@ class RulesImportHandler(ApiHandler):
         caller = self.require_caller()
         payload = self.json_body()
         # each rule as the document states it (types included) before rules.import_rules checks the rest
-        try:
-            parsed = RulesImport.model_validate({"rules": payload} if isinstance(payload, list) else payload)
-        except pydantic.ValidationError as exc:
-            raise BadRequest(first_validation_error(exc))
-        check_int64(parsed)  # an integer (an export's `id`) is a stated int64, as in every body (web.bodies)
+        validated(RulesImport, {"rules": payload} if isinstance(payload, list) else payload)
         self.ok(rules.import_rules(caller, payload, dry_run=bool(self.query_bool("dryRun"))))
 
 

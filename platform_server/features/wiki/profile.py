@@ -11,7 +11,7 @@ from platform_server.features.audit import service as audit
 from platform_server.features.wiki.kbs import get_kb
 from platform_server.features.wiki.models import KnowledgeBase
 from platform_server.features.wiki.schemas import PageTypeProfile
-from platform_server.web.base import first_validation_error
+from platform_server.web.bodies import first_validation_error
 from platform_server.web.context import Caller
 from platform_server.web.errors import BadRequest
 
