@@ -141,8 +141,8 @@ async def test_custom_endpoints_crud_and_validation(api: ApiClient, people: dict
     assert r.status == 400
     r = await api.put(f"/api/v1/acp/endpoints/{eid}/toggle", {"enabled": False}, token="alice")
     assert r.data["enabled"] is False
-    r = await api.put(f"/api/v1/acp/endpoints/{eid}/toggle", {}, token="alice")  # none given: flip, as every toggle
-    assert r.status == 200 and r.data["enabled"] is True, r.body
+    flipped = await api.put(f"/api/v1/acp/endpoints/{eid}/toggle", {}, token="alice")  # no value: a flip, as every toggle
+    assert flipped.status == 200 and flipped.data["enabled"] is True, flipped.body
     r = await api.delete(f"/api/v1/acp/endpoints/{eid}", token="alice")
     assert r.status == 200
     assert (await api.get(f"/api/v1/acp/endpoints/{eid}", token="alice")).status == 404

@@ -419,7 +419,7 @@ async def test_admin_updates_description_config_and_tier(server: RunningServer, 
     [
         ("", {"config": "nope"}, "config"),
         ("", {"enabled": "maybe"}, "enabled"),
-        ("/toggle", {"enabled": "maybe"}, "enabled"),  # (none given flips it, as every toggle)
+        ("/toggle", {"enabled": "maybe"}, "enabled"),
         ("/disclosure-tier", {"tier": "hidden"}, "tier"),
         ("/disclosure-tier", {}, "tier"),
     ],

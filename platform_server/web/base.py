@@ -462,13 +462,13 @@ class ApiHandler(inputs.NotedInputs):
     def query_long(self, name: str, required: bool = False) -> int | None:
         """A Long query parameter; empty counts as absent only where its documented schema takes an empty value (a
         pattern like `^[0-9]{0,18}$`); where it says integer, empty is no integer: a 400."""
-        schema = openapi_inputs.documented_query(self.query_params, self.request.method or "", self.template, name)
         raw = self.get_query_argument(name, None, strip=False)  # as sent: a documented pattern reads it so
-        if raw is None or (raw == "" and openapi_inputs.takes_empty(schema)):
+        where = (self.query_params, self.request.method or "", self.template, name)
+        if raw is None or (raw == "" and openapi_inputs.takes_empty(*where)):
             if required:
                 raise BadRequest(f"{name}: must not be null")
             return None
-        return parse_long(name, openapi_inputs.as_documented(name, raw, schema))
+        return parse_long(name, openapi_inputs.as_documented(name, raw, openapi_inputs.documented(*where)))
 
     @property
     def original_console(self) -> bool:

@@ -90,18 +90,20 @@ def add_inputs(handler: type[ApiHandler], template: str, method: str, op: JsonOb
         body["content"] = {**body["content"], **MORE_CONTENT[(method, template)]}
 
 
-def documented_query(declared: Mapping[str, Sequence[Mapping[str, object]]], method: str, template: str, name: str) -> JsonObject | None:
-    """The schema the document states for a query parameter of an operation (PARAMS restate a handler's declared
-    `query_params` with their limits), or None."""
+def documented(declared: Mapping[str, Sequence[Mapping[str, object]]], method: str, template: str, name: str) -> JsonObject | None:
+    """The schema the document states for a query parameter (PARAMS restate a handler's `query_params` with their
+    limits), or None."""
     params = [*PARAMS.get((method, template), []), *declared.get(method, [])]
     found = next((p for p in params if p.get("in") == "query" and p.get("name") == name), None)
     schema = found.get("schema") if found else None
     return schema if isinstance(schema, dict) else None
 
 
-def takes_empty(schema: JsonObject | None) -> bool:
-    """Whether an empty query value is valid for the documented schema, so the server reads it as absent: a string with
-    no minimum length whose pattern (if any) matches it. An undocumented parameter keeps the old reading: absent."""
+def takes_empty(declared: Mapping[str, Sequence[Mapping[str, object]]], method: str, template: str, name: str) -> bool:
+    """Whether an empty value of a query parameter is valid for the schema the document states for it, so the server
+    reads it as absent: a string with no minimum length whose pattern (if any) matches it. An undocumented parameter
+    keeps the old reading: absent."""
+    schema = documented(declared, method, template, name)
     if schema is None:
         return True
     pattern = schema.get("pattern")
@@ -250,7 +252,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
         _q("status", _STR, "Comma-separated task statuses"),
         _q("runId", _OPT_LONG, "Tasks of one run"),
         _q("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
-        _q("offset", {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}),  # a Long (query_long): a 400 beyond
+        _q("offset", {"type": "integer", "minimum": 0}),
     ],
 }
 

@@ -196,8 +196,10 @@ def update(caller: Caller, endpoint_id: int, req: AcpUpdate) -> dict[str, Any]:
 
 
 def toggle(caller: Caller, endpoint_id: int, enabled: bool | None) -> dict[str, Any]:
+    """Enable or disable; no value flips it (as every toggle: the body is optional)."""
     row = get_row(endpoint_id)
-    row.enabled = enabled = (not row.enabled) if enabled is None else enabled  # none given: flip
+    enabled = (not row.enabled) if enabled is None else enabled
+    row.enabled = enabled
     row.update_time = utcnow()
     audit.save(caller, "UPDATE", "ACP_ENDPOINT", row, f"ACP endpoint {row.name} {'enabled' if enabled else 'disabled'}")
     return to_dict(row)

@@ -283,8 +283,10 @@ def update(caller: Caller, server_id: int, req: McpServerUpdate) -> McpServer:
 
 
 def toggle(caller: Caller, server_id: int, enabled: bool | None) -> McpServer:
+    """Enable or disable; no value flips it (as every toggle: the body is optional)."""
     row = get_row(server_id)
-    row.enabled = enabled = (not row.enabled) if enabled is None else enabled  # none given: flip
+    enabled = (not row.enabled) if enabled is None else enabled
+    row.enabled = enabled
     row.update_time = utcnow()
     audit.save(caller, "UPDATE", "MCP_SERVER", row, f"MCP server {row.name} {'enabled' if enabled else 'disabled'}")
     return row

@@ -122,7 +122,7 @@ class FlagHandler(ApiHandler):
 
     def put(self, flagKey: str) -> None:
         """Turn a feature flag on or off (global admin)."""
-        req = self.toggle_body(FlagRequest)  # the document states `?enabled=` for an empty body, as on every toggle
+        req = self.toggle_body(FlagRequest)
         self.ok(service.set_flag(self.require_caller(), flagKey, req.enabled))
 
 

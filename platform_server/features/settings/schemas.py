@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, RootModel
 from pydantic.json_schema import JsonDict
 
 from platform_server.features.settings import service
+from platform_server.ids import WHITESPACE
 from platform_server.serialize import View
 from platform_server.web.bodies import explained
 
@@ -116,10 +117,11 @@ class FlagRequest(BaseModel):
 
 # An HTTP(S) proxy URL with a host name or IPv4 address (an IPv6 literal's own rules are more than a pattern should
 # carry), optional credentials, a port of 0-65535 and a path (outbound_proxy.check_url), or "" for none; the pattern
-# is the rule both ways: the server refuses what it does not match
+# is the rule both ways: the server refuses what it does not match. The spaces are named (ids.WHITESPACE): `\s` is
+# another set to ECMA (U+FEFF), to pydantic's regex (U+0085) and to strip()
 PROXY_URL_PATTERN = explained(
-    r"^(|[hH][tT][tT][pP][sS]?://([^\s/?#@\[\]]+@)?[A-Za-z0-9._~-]+"
-    r"(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(/[^\s]*)?)$",
+    f"^(|[hH][tT][tT][pP][sS]?://([^{WHITESPACE}/?#@\\[\\]]+@)?[A-Za-z0-9._~-]+"
+    f"(:([0-9]{{1,4}}|[1-5][0-9]{{4}}|6[0-4][0-9]{{3}}|65[0-4][0-9]{{2}}|655[0-2][0-9]|6553[0-5]))?(/[^{WHITESPACE}]*)?)$",
     "must be an http:// or https:// URL with a host and a port of 0-65535, e.g. http://127.0.0.1:7890 (SOCKS proxies are not supported)",
 )
 

@@ -301,11 +301,13 @@ is_enabled = flag_enabled
 
 
 def set_flag(caller: Caller, key: str, enabled: bool | None) -> dict[str, Any]:
+    """Turn a flag on or off; no value flips it (as every toggle: the body is optional)."""
     with database.atomic():
         flag = FeatureFlag.get_or_none(FeatureFlag.key == key)
         if flag is None:
             raise NotFound("Feature flag not found")
-        flag.enabled = enabled = (not flag.enabled) if enabled is None else enabled  # none given: flip, as every toggle
+        enabled = (not flag.enabled) if enabled is None else enabled
+        flag.enabled = enabled
         flag.update_time = utcnow()
         flag.save()
         audit.record(caller, "UPDATE", "FEATURE_FLAG", key, f"{key} -> {enabled}")

@@ -111,8 +111,10 @@ def update(caller: Caller, tool_id: int, description: str | None, enabled: bool 
 
 
 def toggle(caller: Caller, tool_id: int, enabled: bool | None) -> dict[str, Any]:
+    """Enable or disable; no value flips it (as every toggle: the body is optional)."""
     row = _get(tool_id)
-    row.enabled = enabled = (not row.enabled) if enabled is None else enabled  # none given: flip
+    enabled = (not row.enabled) if enabled is None else enabled
+    row.enabled = enabled
     row.update_time = utcnow()
     audit.save(caller, "UPDATE", "TOOL", row, f"tool {row.name} {'enabled' if enabled else 'disabled'}")
     return to_dict(row)
