@@ -127,8 +127,8 @@ async def test_switching_a_trigger_from_cron_to_event_unregisters_its_schedule(e
     ev = await env.api.put(f"/api/v1/triggers/{t['id']}", {"type": "event", "eventType": "ping"}, token="alice")
     assert ev.status == 200 and ev.data["cronExpression"] is None and ev.data["nextFireTime"] is None
     assert ev.data["patternVersion"] == 2
-    back = await env.api.put(f"/api/v1/triggers/{t['id']}", {"type": "cron"}, token="alice")
-    assert back.status == 400 and back.msg.startswith("cronExpression: required")
+    back = await env.api.put(f"/api/v1/triggers/{t['id']}", {"type": "cron"}, token="alice")  # no stored expression: 409
+    assert back.status == 409 and back.msg.startswith("cronExpression: required")
 
 
 @pytest.mark.parametrize("fields, msg", [
@@ -211,3 +211,22 @@ async def test_an_update_states_the_console_patterns_json_and_an_unknown_pattern
     again = await env.api.put(f"/api/v1/triggers/{t['id']}", echo, token="alice")
     assert again.status == 200 and again.data["cronExpression"] == "0 9 * * *" and again.data["type"] == "cron", again.body
     assert conforms(doc, "TriggerUpdate", echo)
+
+
+async def test_an_update_without_a_type_leaves_the_kind_to_the_stored_one_and_a_type_given_states_its_fields(
+    env: ChatEnv,
+) -> None:
+    """Seed 2718 sent an event type to a stored cron trigger without `type`: the document cannot know the stored
+    kind (a 409); with `type` given the document states which kind's fields go with it (a 400 otherwise)."""
+    doc = (await env.api.get("/v3/api-docs")).body
+    t = await make_trigger(env, type="cron", eventType=None, cronExpression="0 9 * * *")
+    answers: dict[int, list[dict[str, Any]]] = {
+        409: [{"eventType": "order.created"}, {"type": "event"}],  # the stored kind; a switch with no stored event type
+        400: [{"type": "cron", "eventType": "order.created"}, {"type": "event", "cronExpression": "0 9 * * *"}],
+        200: [{"cronExpression": "0 10 * * *"}, {"type": "event", "eventType": "order.created"}],
+    }
+    for status, bodies in answers.items():
+        for body in bodies:
+            r = await env.api.put(f"/api/v1/triggers/{t['id']}", body, token="alice")
+            assert r.status == status, (body, r.body)
+            assert conforms(doc, "TriggerUpdate", body) == (status != 400), body

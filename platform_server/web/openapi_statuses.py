@@ -31,7 +31,9 @@ CONFLICTS: dict[tuple[str, str], str] = {
     (
         "PUT",
         "/api/v1/triggers/{id}",
-    ): f"{_STORED_MODE}; or a patternType other than the console's four that is not the stored pattern sent back unchanged",
+    ): f"{_STORED_MODE}; or a patternType other than the console's four that is not the stored pattern sent back unchanged;"
+    " or, with no type given, another kind's fields than the stored type's (or a switch of type without the new kind's "
+    "expression or event type)",
     ("PUT", "/api/v1/channels/{id}"): "What the channel's stored type refuses: its platform's settings (as on create), a "
     "reply URL that is not http(s), a token rotation of a channel that is not a webchat",
     ("POST", "/api/v1/skills"): "A skill of that name exists in the workspace",

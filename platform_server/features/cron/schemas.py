@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, model_validator
-from pydantic.json_schema import JsonDict
+from pydantic.json_schema import JsonDict, JsonValue
 
 from platform_server.features.cron.events import MAX_FILTER_ENTRIES, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
 from platform_server.features.cron.schedule import CRON_PATTERN, ZONE_PATTERN
@@ -187,7 +187,15 @@ def _trigger_update_rules() -> list[JsonDict]:
         "properties": {"patternType": {"type": "string", "not": {"enum": list(PATTERN_JSON)}}},
     }
     no_pattern: JsonDict = {"properties": _only_null("patternType")}
-    return [{"anyOf": [no_pattern, *_console_patterns(), echoed]}, CONVERSATION_UPDATE_RULE]
+    # the kind fields (read only without a console pattern): a type given takes only its own kind's fields; without
+    # one the stored type decides (triggers._apply_kind: a 409)
+    kinds: list[JsonValue] = [
+        {"required": ["patternType"], "properties": {"patternType": {"type": "string"}}},
+        {"properties": _only_null("type")},
+        {"required": ["type"], "properties": {"type": {"type": "string", "enum": ["cron"]}, **_only_null("eventType", "filter")}},
+        {"required": ["type"], "properties": {"type": {"type": "string", "enum": ["event"]}, **_only_null("cronExpression", "timezone")}},
+    ]
+    return [{"anyOf": [no_pattern, *_console_patterns(), echoed]}, {"anyOf": kinds}, CONVERSATION_UPDATE_RULE]
 
 
 def _trigger_rules() -> list[JsonDict]:

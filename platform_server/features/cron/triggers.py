@@ -78,28 +78,31 @@ def _get(caller: Caller, trigger_id: int) -> Trigger:
     return t
 
 
-def _apply_kind(t: Trigger, given: set[str], req: TriggerCreate | TriggerUpdate, default_tz: str) -> None:
-    """Set the cron or event fields; the other kind's fields are refused when sent and cleared."""
+def _apply_kind(t: Trigger, given: set[str], req: TriggerCreate | TriggerUpdate, default_tz: str, update: bool = False) -> None:
+    """Set the cron or event fields; the other kind's fields are refused when sent and cleared. In an update the stored
+    state decides what the body cannot say: a type left as stored, a field required and not stored (409s)."""
+    mismatch = Conflict if update and req.type is None else BadRequest
+    missing = Conflict if update else BadRequest
     if t.type == "cron":
         if req.eventType is not None or req.filter is not None:
-            raise BadRequest("eventType: only for triggers of type 'event'")
+            raise mismatch("eventType: only for triggers of type 'event'")
         if req.cronExpression is not None:
             t.cron_expression = schedule.normalize(req.cronExpression)
         if not t.cron_expression:
-            raise BadRequest("cronExpression: required for triggers of type 'cron'")
+            raise missing("cronExpression: required for triggers of type 'cron'")
         tz = schedule.given_zone(req.timezone) if req.timezone is not None else (t.timezone or default_tz)
         schedule.zone(tz)
         t.timezone = tz.strip()
         t.event_type, t.filter = None, None
     else:
         if req.cronExpression is not None or req.timezone is not None:
-            raise BadRequest("cronExpression: only for triggers of type 'cron'")
+            raise mismatch("cronExpression: only for triggers of type 'cron'")
         if req.eventType is not None:
             if not _EVENT_TYPE.fullmatch(req.eventType):  # as the document's pattern reads (`$` is the end)
                 raise BadRequest("eventType: 1-100 characters of letters, digits and _ . : / -")
             t.event_type = req.eventType
         if not t.event_type:
-            raise BadRequest("eventType: required for triggers of type 'event'")
+            raise missing("eventType: required for triggers of type 'event'")
         if "filter" in given:
             t.filter = check_filter(req.filter)
         t.cron_expression, t.timezone = None, None
@@ -167,7 +170,7 @@ def update(caller: Caller, trigger_id: int, req: TriggerUpdate, default_tz: str)
     else:
         if req.type is not None:
             t.type = req.type
-        _apply_kind(t, given, req, default_tz)
+        _apply_kind(t, given, req, default_tz, update=True)
     message = req.message if req.message is not None else req.payloadTemplate
     if message:
         t.message = check_text(message, "message")
