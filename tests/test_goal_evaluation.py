@@ -74,7 +74,7 @@ async def test_a_goal_runs_out_of_attempts_and_is_exhausted(env: ChatEnv, server
     detail = await goal(env, g["id"])
     assert detail["lastEvaluation"]["blocked"] is True and detail["attempts"] == 2
     r = await env.api.patch(f"/api/v1/goals/{g['id']}", {"maxAttempts": 5}, token="alice")
-    assert r.status == 400  # terminal now
+    assert r.status == 409  # terminal now: the stored status refuses it (documented)
 
 
 async def test_a_judge_that_never_answers_json_counts_attempts_and_exhausts_the_goal_without_asking_every_tick(

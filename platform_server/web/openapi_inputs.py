@@ -252,7 +252,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
         _q("status", _STR, "Comma-separated task statuses"),
         _q("runId", _OPT_LONG, "Tasks of one run"),
         _q("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
-        _q("offset", {"type": "integer", "minimum": 0}),
+        _q("offset", {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}),  # a Long (query_long): a 400 beyond
     ],
 }
 
