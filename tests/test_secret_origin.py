@@ -34,9 +34,9 @@ async def test_a_platform_channel_moved_to_another_api_origin_forgets_its_tokens
     assert same.status == 200 and same.data["secretSettingsSet"] == ["appSecret"]  # same origin: kept
     moved = {"appId": real.app_id, "apiBaseUrl": attacker.url, "authBaseUrl": attacker.url}
     r = await env.api.put(path, {"settings": moved}, token="alice")
-    assert r.status == 400 and "appSecret" in r.msg, r.body  # the stored secret does not follow: type it again
+    assert r.status == 409 and "appSecret" in r.msg, r.body  # the stored secret does not follow: type it again
     r = await env.api.put(path, {"settings": {**moved, "apiBaseUrl": real.url}}, token="alice")
-    assert r.status == 400  # the access token host moved alone: the same
+    assert r.status == 409  # the access token host moved alone: the same
     assert (await env.api.get(path, token="alice")).data["settings"]["apiBaseUrl"] == real.url + "/v2"
     r = await env.api.put(path, {"settings": {**moved, "appSecret": "typed-again"}}, token="alice")
     assert r.status == 200 and r.data["secretSettingsSet"] == ["appSecret"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field, model_validator
-from pydantic.json_schema import JsonDict, JsonValue
+from pydantic.json_schema import JsonDict
 
 from platform_server.features.cron.events import MAX_FILTER_ENTRIES, MAX_MESSAGE_CHARS, MAX_VALUE_CHARS
 from platform_server.features.cron.schedule import CRON_PATTERN, ZONE_PATTERN
@@ -180,22 +180,24 @@ def _console_patterns() -> list[JsonDict]:
 
 
 def _trigger_update_rules() -> list[JsonDict]:
-    """What triggers.update checks between fields: a console pattern as on create, or no pattern, or the stored
-    pattern's type echoed (an event type outside PATTERN_TYPES: unchanged, or a 409), and the conversation."""
+    """What triggers.update checks between fields, as one `anyOf`: a console pattern as on create (its pattern decides,
+    the kind fields are ignored), the stored pattern's type echoed (an event type outside PATTERN_TYPES: unchanged, or
+    a 409), or no pattern, where a type given takes only its own kind's fields and none leaves the kind to the stored
+    type (triggers._apply_kind: a 409). Then the conversation."""
     echoed: JsonDict = {
         "required": ["patternType"],
         "properties": {"patternType": {"type": "string", "not": {"enum": list(PATTERN_JSON)}}},
     }
-    no_pattern: JsonDict = {"properties": _only_null("patternType")}
-    # the kind fields (read only without a console pattern): a type given takes only its own kind's fields; without
-    # one the stored type decides (triggers._apply_kind: a 409)
-    kinds: list[JsonValue] = [
-        {"required": ["patternType"], "properties": {"patternType": {"type": "string"}}},
-        {"properties": _only_null("type")},
-        {"required": ["type"], "properties": {"type": {"type": "string", "enum": ["cron"]}, **_only_null("eventType", "filter")}},
-        {"required": ["type"], "properties": {"type": {"type": "string", "enum": ["event"]}, **_only_null("cronExpression", "timezone")}},
+    no_pattern = _only_null("patternType")
+    kinds: list[JsonDict] = [
+        {"properties": {**no_pattern, **_only_null("type")}},
+        {"required": ["type"], "properties": {**no_pattern, "type": {"type": "string", "enum": ["cron"]}, **_only_null("eventType", "filter")}},
+        {
+            "required": ["type"],
+            "properties": {**no_pattern, "type": {"type": "string", "enum": ["event"]}, **_only_null("cronExpression", "timezone")},
+        },
     ]
-    return [{"anyOf": [no_pattern, *_console_patterns(), echoed]}, {"anyOf": kinds}, CONVERSATION_UPDATE_RULE]
+    return [{"anyOf": [*kinds, *_console_patterns(), echoed]}, CONVERSATION_UPDATE_RULE]
 
 
 def _trigger_rules() -> list[JsonDict]:
