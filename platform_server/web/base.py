@@ -463,12 +463,12 @@ class ApiHandler(inputs.NotedInputs):
         """A Long query parameter; empty counts as absent only where its documented schema takes an empty value (a
         pattern like `^[0-9]{0,18}$`); where it says integer, empty is no integer: a 400."""
         raw = self.get_query_argument(name, None, strip=False)  # as sent: a documented pattern reads it so
-        where = (self.query_params, self.request.method or "", self.template, name)
-        if raw is None or (raw == "" and openapi_inputs.takes_empty(*where)):
+        schema = openapi_inputs.documented(self.query_params, self.request.method or "", self.template, name)
+        if raw is None or (raw == "" and openapi_inputs.takes_empty(schema)):
             if required:
                 raise BadRequest(f"{name}: must not be null")
             return None
-        return parse_long(name, openapi_inputs.as_documented(name, raw, openapi_inputs.documented(*where)))
+        return parse_long(name, openapi_inputs.as_documented(name, raw, schema))
 
     @property
     def original_console(self) -> bool:

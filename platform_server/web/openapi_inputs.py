@@ -99,11 +99,10 @@ def documented(declared: Mapping[str, Sequence[Mapping[str, object]]], method: s
     return schema if isinstance(schema, dict) else None
 
 
-def takes_empty(declared: Mapping[str, Sequence[Mapping[str, object]]], method: str, template: str, name: str) -> bool:
-    """Whether an empty value of a query parameter is valid for the schema the document states for it, so the server
-    reads it as absent: a string with no minimum length whose pattern (if any) matches it. An undocumented parameter
-    keeps the old reading: absent."""
-    schema = documented(declared, method, template, name)
+def takes_empty(schema: JsonObject | None) -> bool:
+    """Whether an empty query value is valid for its documented schema (`documented`), so the server reads it as
+    absent: a string with no minimum length whose pattern (if any) matches it. An undocumented parameter keeps the old
+    reading: absent."""
     if schema is None:
         return True
     pattern = schema.get("pattern")
@@ -252,7 +251,7 @@ PARAMS: dict[tuple[str, str], list[JsonObject]] = {
         _q("status", _STR, "Comma-separated task statuses"),
         _q("runId", _OPT_LONG, "Tasks of one run"),
         _q("limit", {"type": "integer", "minimum": 1, "maximum": 100}),
-        _q("offset", {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}),  # a Long (query_long): a 400 beyond
+        _q("offset", {"type": "integer", "minimum": 0, "maximum": INT64_MAX}),  # a Long (query_long): a 400 beyond
     ],
 }
 
